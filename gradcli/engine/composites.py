@@ -1,0 +1,118 @@
+"""Operations built from primitives: losses and small shape helpers.
+
+They need no rules of their own: their derivatives come from the primitives they are made of.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import primitives as P
+from .tensor import ShapeError, Tensor
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return P.mean(loss)
+    if reduction == "sum":
+        return P.sum(loss)
+    if reduction == "none":
+        return loss
+    raise ValueError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
+
+
+def _same_shape(name: str, a: Tensor, b: Tensor) -> None:
+    if tuple(np.shape(a.data if isinstance(a, Tensor) else a)) != tuple(
+        np.shape(b.data if isinstance(b, Tensor) else b)
+    ):
+        raise ShapeError(
+            f"{name}: input and target must have the same shape, got {np.shape(a.data)} "
+            f"and {np.shape(b.data if isinstance(b, Tensor) else b)}"
+        )
+
+
+def binary_cross_entropy_with_logits(input, target, reduction: str = "mean") -> Tensor:
+    """Sigmoid then binary cross-entropy in one numerically stable step (mean by default)."""
+    input, target = P.as_tensor_pair(input, target)
+    _same_shape("binary_cross_entropy_with_logits", input, target)
+    return _reduce(P.bce_with_logits_elementwise(input, target), reduction)
+
+
+def binary_cross_entropy(input, target, reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy of probabilities ``input`` against ``target`` (mean by default)."""
+    input, target = P.as_tensor_pair(input, target)
+    _same_shape("binary_cross_entropy", input, target)
+    if np.any((input.data < 0) | (input.data > 1)):
+        raise ValueError("binary_cross_entropy: all elements of input must be between 0 and 1")
+    return _reduce(P.bce_elementwise(input, target), reduction)
+
+
+def mse_loss(input, target, reduction: str = "mean") -> Tensor:
+    """Mean squared error (mean by default)."""
+    input, target = P.as_tensor_pair(input, target)
+    _same_shape("mse_loss", input, target)
+    difference = P.sub(input, target)
+    return _reduce(P.mul(difference, difference), reduction)
+
+
+def cross_entropy(input, target, reduction: str = "mean") -> Tensor:
+    """Softmax cross-entropy of logits ``input`` (C) or (N, C).
+
+    ``target`` holds class indices, shape () or (N,), or class probabilities shaped like
+    ``input``.
+    """
+    input, target = P.as_tensor_pair(input, target)
+    if input.ndim not in (1, 2):
+        raise ShapeError(f"cross_entropy: input must be (C) or (N, C), got {input.shape}")
+    log_probs = P.log_softmax(input, input.ndim - 1)
+    if target.shape == input.shape:
+        loss = P.neg(P.sum(P.mul(target, log_probs), input.ndim - 1))
+        return _reduce(loss, reduction)
+    classes = target.data
+    if classes.shape != input.shape[:-1] or not np.all(classes == np.round(classes)):
+        raise ShapeError(
+            f"cross_entropy: target must be class indices of shape {input.shape[:-1]} or "
+            f"probabilities of shape {input.shape}, got {target.shape}"
+        )
+    classes = classes.astype(np.int64)
+    n_classes = input.shape[-1]
+    if np.any((classes < 0) | (classes >= n_classes)):
+        raise IndexError(f"cross_entropy: class indices must be in [0, {n_classes - 1}]")
+    if input.ndim == 1:
+        picked = P.getitem(log_probs, (int(classes),))
+    else:
+        picked = P.getitem(log_probs, (np.arange(input.shape[0]), classes))
+    return _reduce(P.neg(picked), reduction)
+
+
+def unsqueeze(x, dim: int) -> Tensor:
+    """Insert a dimension of size 1 at ``dim``."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    dim = dim % (x.ndim + 1)
+    return P.reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
+
+
+def squeeze(x, dim: int | None = None) -> Tensor:
+    """Remove dimensions of size 1 (all of them, or only ``dim``)."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    if dim is None:
+        shape = tuple(n for n in x.shape if n != 1)
+    else:
+        dim = dim % max(x.ndim, 1)
+        shape = x.shape if x.ndim == 0 or x.shape[dim] != 1 else x.shape[:dim] + x.shape[dim + 1 :]
+    return P.reshape(x, shape)
+
+
+def flatten(x) -> Tensor:
+    """All elements as a vector."""
+    return P.reshape(x, -1)
+
+
+def dot(a, b) -> Tensor:
+    """Inner product of two vectors."""
+    a, b = P.as_tensor_pair(a, b)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ShapeError(f"dot: expected two vectors, got shapes {a.shape} and {b.shape}")
+    return P.matmul(a, b)

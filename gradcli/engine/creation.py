@@ -1,0 +1,103 @@
+"""Creating tensors: ``tensor``, ``ones``, ``randn`` and friends, seeded for reproducibility."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .tensor import DEFAULT_DTYPE, Tensor
+
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+
+_generator = np.random.default_rng(0)
+
+
+def manual_seed(seed: int) -> np.random.Generator:
+    """Reset the generator behind ``rand`` and ``randn`` (it starts seeded with 0)."""
+    global _generator
+    _generator = np.random.default_rng(seed)
+    return _generator
+
+
+def resolve_dtype(dtype: Any) -> np.dtype | None:
+    """``float32``, ``"float64"``, a numpy dtype or None (meaning the default) to a dtype."""
+    if dtype is None:
+        return None
+    resolved = np.dtype(dtype)
+    if resolved not in (float32, float64, np.dtype(bool), np.dtype(np.int64)):
+        raise TypeError(f"unsupported dtype {resolved}: use float64 (default) or float32")
+    return resolved
+
+
+def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """A new leaf tensor holding a copy of ``data``; numbers become float64 unless told."""
+    if isinstance(data, Tensor):
+        data = data.data
+    array = np.array(data, dtype=resolve_dtype(dtype))
+    if dtype is None and array.dtype.kind in "iuf":
+        array = array.astype(DEFAULT_DTYPE)
+    return Tensor(array, requires_grad=requires_grad)
+
+
+def _shape(size: tuple) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for n in size:
+        if int(n) != n or n < 0:
+            raise ValueError(f"sizes must be non-negative whole numbers, got {size}")
+    return tuple(int(n) for n in size)
+
+
+def _made(array: np.ndarray, requires_grad: bool, dtype: Any) -> Tensor:
+    return Tensor(array.astype(resolve_dtype(dtype) or DEFAULT_DTYPE), requires_grad=requires_grad)
+
+
+def ones(*size, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """A tensor of ones, e.g. ``ones(2, 2)``."""
+    return _made(np.ones(_shape(size)), requires_grad, dtype)
+
+
+def zeros(*size, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """A tensor of zeros."""
+    return _made(np.zeros(_shape(size)), requires_grad, dtype)
+
+
+def full(*args, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """``full(2, 3, 0.5)`` or ``full((2, 3), 0.5)``: a tensor of one value."""
+    if len(args) < 2:
+        raise ValueError("full needs a size and a fill value, e.g. full(2, 3, 0.5)")
+    *size, value = args
+    return _made(np.full(_shape(tuple(size)), float(value)), requires_grad, dtype)
+
+
+def eye(n: int, m: int | None = None, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """The identity matrix n x n (or n x m)."""
+    n, m = _shape((n, n if m is None else m))
+    return _made(np.eye(n, m), requires_grad, dtype)
+
+
+def arange(start, end=None, step=1, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """``arange(6)`` = 0..5, ``arange(1, 2, 0.25)``; float64 like every gradcli tensor."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    return _made(np.arange(start, end, step, dtype=float), requires_grad, dtype)
+
+
+def linspace(start, end, steps, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
+    (steps,) = _shape((steps,))
+    return _made(np.linspace(start, end, steps), requires_grad, dtype)
+
+
+def rand(*size, requires_grad: bool = False, dtype: Any = None, generator=None) -> Tensor:
+    """Uniform samples on [0, 1) from the seeded generator."""
+    return _made((generator or _generator).random(_shape(size)), requires_grad, dtype)
+
+
+def randn(*size, requires_grad: bool = False, dtype: Any = None, generator=None) -> Tensor:
+    """Standard normal samples from the seeded generator."""
+    return _made((generator or _generator).standard_normal(_shape(size)), requires_grad, dtype)

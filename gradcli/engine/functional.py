@@ -1,0 +1,167 @@
+"""The functional API, after ``torch.autograd.functional``: vjp, jvp, jacobian, hessian, hvp.
+
+Each takes a function of tensors and the point to evaluate it at. ``jvp`` is true forward
+mode: tangents ride along the forward pass through each primitive's forward rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .tensor import Tensor, _forward_mode, as_tensor, grad, set_grad_enabled
+
+Inputs = Tensor | Sequence[Tensor]
+
+
+def _leaves(inputs: Inputs, requires_grad: bool) -> tuple[bool, tuple[Tensor, ...]]:
+    """Fresh leaves holding the inputs' values, and whether the caller passed a sequence."""
+    many = not isinstance(inputs, Tensor)
+    xs = tuple(inputs) if many else (inputs,)
+    return many, tuple(Tensor(as_tensor(x).data, requires_grad=requires_grad) for x in xs)
+
+
+def _matching(values, xs: tuple[Tensor, ...], what: str) -> tuple[Tensor, ...]:
+    values = (values,) if len(xs) == 1 and not isinstance(values, (tuple, list)) else tuple(values)
+    if len(values) != len(xs):
+        raise ValueError(f"{what}: expected {len(xs)} tensors, got {len(values)}")
+    result = tuple(as_tensor(v, x.dtype) for v, x in zip(values, xs))
+    for v, x in zip(result, xs):
+        if v.shape != x.shape:
+            raise ValueError(f"{what}: a tensor of shape {v.shape} was given for shape {x.shape}")
+    return result
+
+
+def _or_zeros(gradients, like: Sequence[Tensor]) -> tuple[Tensor, ...]:
+    return tuple(
+        Tensor(np.zeros(x.shape, dtype=x.dtype)) if g is None else g for g, x in zip(gradients, like)
+    )
+
+
+def _unpack(many: bool, values: tuple):
+    return values if many else values[0]
+
+
+def _reverse(out: Tensor, xs, v, create_graph=False, retain_graph=None):
+    if not out.requires_grad:
+        return _or_zeros([None] * len(xs), xs)
+    found = grad(out, xs, v, retain_graph=retain_graph, create_graph=create_graph, allow_unused=True)
+    return _or_zeros(found, xs)
+
+
+def vjp(func: Callable[..., Tensor], inputs: Inputs, v=None):
+    """(func(inputs), J^T v). ``v`` may be omitted only for a scalar output."""
+    many, xs = _leaves(inputs, requires_grad=True)
+    out = func(*xs)
+    if v is not None:
+        v = _matching(v, (out,), "vjp: v")[0]
+    return out.detach(), _unpack(many, _reverse(out, xs, v))
+
+
+def jvp(func: Callable[..., Tensor], inputs: Inputs, v=None):
+    """(func(inputs), J v) by forward mode. ``v`` may be omitted only for a scalar input."""
+    many, xs = _leaves(inputs, requires_grad=False)
+    if v is None:
+        if len(xs) != 1 or xs[0].numel() != 1:
+            raise RuntimeError("v can be omitted only when the input is a single scalar")
+        v = Tensor(np.ones(xs[0].shape, dtype=xs[0].dtype))
+    for x, t in zip(xs, _matching(v, xs, "jvp: v")):
+        x.tangent = t
+    with _forward_mode(True), set_grad_enabled(False):
+        out = func(*xs)
+    tangent = out.tangent
+    if tangent is None:
+        tangent = Tensor(np.zeros(out.shape, dtype=out.dtype))
+    return out.detach(), tangent.detach()
+
+
+def _basis(shape, dtype, k: int) -> Tensor:
+    e = np.zeros(int(np.prod(shape)), dtype=dtype)
+    e[k] = 1
+    return Tensor(e.reshape(shape))
+
+
+def jacobian(func: Callable[..., Tensor], inputs: Inputs, strategy: str = "reverse-mode"):
+    """d func / d inputs, laid out as output.shape + input.shape (one per input).
+
+    ``strategy`` is "reverse-mode" (one backward pass per output element) or "forward-mode"
+    (one forward pass per input element).
+    """
+    if strategy == "reverse-mode":
+        many, xs = _leaves(inputs, requires_grad=True)
+        out = func(*xs)
+        rows = [
+            _reverse(out, xs, _basis(out.shape, out.dtype, k), retain_graph=True)
+            for k in range(out.numel())
+        ]
+        blocks = tuple(
+            np.stack([row[i].data for row in rows]).reshape(out.shape + x.shape)
+            if rows
+            else np.zeros(out.shape + x.shape, dtype=x.dtype)
+            for i, x in enumerate(xs)
+        )
+    elif strategy == "forward-mode":
+        many, xs = _leaves(inputs, requires_grad=False)
+        blocks = []
+        for i, x in enumerate(xs):
+            columns = []
+            for k in range(x.numel()):
+                tangents = [
+                    _basis(x.shape, x.dtype, k) if j == i else np.zeros(y.shape, y.dtype)
+                    for j, y in enumerate(xs)
+                ]
+                out, column = jvp(func, xs, tangents)
+                columns.append(column.data)
+            out_shape = out.shape if columns else func(*xs).shape
+            stacked = np.stack(columns, axis=-1) if columns else np.zeros(out_shape + (0,))
+            blocks.append(stacked.reshape(out_shape + x.shape))
+    else:
+        raise ValueError(f'strategy must be "reverse-mode" or "forward-mode", got {strategy!r}')
+    return _unpack(many, tuple(Tensor(b) for b in blocks))
+
+
+def hessian(func: Callable[..., Tensor], inputs: Inputs):
+    """Second derivatives of a scalar function, by differentiating its own gradient.
+
+    For one input the result has shape input.shape + input.shape; for several, a tuple of
+    tuples ``H[i][j]`` of shape inputs[i].shape + inputs[j].shape.
+    """
+    many, xs = _leaves(inputs, requires_grad=True)
+    out = func(*xs)
+    if out.numel() != 1:
+        raise RuntimeError(f"hessian needs a scalar output, got shape {out.shape}")
+    gradients = _reverse(out, xs, None, create_graph=True)
+    blocks = []
+    for gi, xi in zip(gradients, xs):
+        rows = []
+        flat = gi.reshape(-1)
+        for k in range(xi.numel()):
+            element = flat[k]
+            rows.append(_reverse(element, xs, None, retain_graph=True))
+        blocks.append(
+            tuple(
+                Tensor(
+                    np.stack([r[j].data for r in rows]).reshape(xi.shape + xj.shape)
+                    if rows
+                    else np.zeros(xi.shape + xj.shape, dtype=xj.dtype)
+                )
+                for j, xj in enumerate(xs)
+            )
+        )
+    return tuple(tuple(row) for row in blocks) if many else blocks[0][0]
+
+
+def hvp(func: Callable[..., Tensor], inputs: Inputs, v):
+    """(func(inputs), H v) for a scalar function, without forming H."""
+    many, xs = _leaves(inputs, requires_grad=True)
+    vs = _matching(v, xs, "hvp: v")
+    out = func(*xs)
+    if out.numel() != 1:
+        raise RuntimeError(f"hvp needs a scalar output, got shape {out.shape}")
+    gradients = _reverse(out, xs, None, create_graph=True)
+    inner = None
+    for g, t in zip(gradients, vs):
+        term = (g * t).sum()
+        inner = term if inner is None else inner + term
+    return out.detach(), _unpack(many, _reverse(inner, xs, None))

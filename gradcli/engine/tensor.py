@@ -1,0 +1,467 @@
+"""The Tensor, the graph node, and the reverse-mode pass.
+
+A Tensor wraps a numpy array. Applying a primitive (see ``primitives.py``) to tensors that
+require grad records a ``Node`` on the result: the primitive, its input tensors and its
+parameters. ``backward`` walks those nodes in a deterministic reverse topological order,
+calling each primitive's reverse rule. The rules are written with the engine's own operations,
+so with ``create_graph=True`` the backward pass itself builds a graph that can be
+differentiated again.
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from collections.abc import Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+DEFAULT_DTYPE = np.dtype(np.float64)
+
+
+class ShapeError(ValueError):
+    """An operation was given operands whose shapes do not fit together."""
+
+
+class _Mode:
+    """Global switches: whether graphs are recorded, whether forward mode is running."""
+
+    grad_enabled = True
+    forward_active = False
+
+
+@contextmanager
+def set_grad_enabled(enabled: bool):
+    """Record graphs (True) or not (False) inside the block."""
+    previous = _Mode.grad_enabled
+    _Mode.grad_enabled = enabled
+    try:
+        yield
+    finally:
+        _Mode.grad_enabled = previous
+
+
+def no_grad():
+    """Context manager that stops graph recording, like ``torch.no_grad()``."""
+    return set_grad_enabled(False)
+
+
+@contextmanager
+def _forward_mode(active: bool):
+    previous = _Mode.forward_active
+    _Mode.forward_active = active
+    try:
+        yield
+    finally:
+        _Mode.forward_active = previous
+
+
+_NONLEAF_GRAD_WARNING = (
+    "Reading .grad of a tensor that is not a leaf: backward() does not populate the .grad of "
+    "non-leaf tensors, so it is None. Call .retain_grad() on the tensor before backward() to "
+    "keep its gradient."
+)
+
+_FREED_GRAPH_ERROR = (
+    "Trying to backward through the graph a second time: the values saved for the backward "
+    "pass were freed by the first backward(). Pass retain_graph=True to the first backward() "
+    "(or grad()) if you need to go through the graph again."
+)
+
+
+class Node:
+    """One recorded operation: what ``Tensor.grad_fn`` holds.
+
+    ``inputs`` are the input tensors (saved for the reverse rule); ``needs`` says which of them
+    require grad. After a backward pass without ``retain_graph`` the saved values are released
+    and a second pass raises an error, as in PyTorch.
+    """
+
+    __slots__ = ("prim", "inputs", "params", "needs", "out_data", "out_ref", "retained", "__weakref__")
+
+    def __init__(self, prim, inputs: tuple[Tensor, ...], params: dict, out: Tensor):
+        self.prim = prim
+        self.inputs = inputs
+        self.params = params
+        self.needs = tuple(t.requires_grad for t in inputs)
+        self.out_data = out.data
+        self.out_ref = weakref.ref(out)
+        self.retained: Tensor | None = None
+
+    def name(self) -> str:
+        """The backward function's name as PyTorch prints it, e.g. ``MulBackward0``."""
+        namer = self.prim.backward_name
+        return namer if isinstance(namer, str) else namer(self)
+
+    @property
+    def released(self) -> bool:
+        return self.inputs is None
+
+    def output(self, create_graph: bool) -> Tensor:
+        """The node's output for use in a rule: the live tensor when building a graph."""
+        if create_graph:
+            out = self.out_ref()
+            if out is not None:
+                return out
+        return Tensor(self.out_data)
+
+    def release(self) -> None:
+        self.inputs = None
+        self.out_data = None
+
+    def __repr__(self) -> str:
+        return f"<{self.name()}>"
+
+
+class Tensor:
+    """A numpy array with autograd bookkeeping, shaped after ``torch.Tensor``."""
+
+    __slots__ = ("data", "requires_grad", "grad_fn", "_grad", "_retains_grad", "tangent", "__weakref__")
+    __array_priority__ = 1000  # so that ndarray <op> Tensor defers to Tensor's operators
+
+    def __init__(self, data: Any, requires_grad: bool = False, dtype=None):
+        array = np.asarray(data, dtype=dtype)
+        if requires_grad and not np.issubdtype(array.dtype, np.floating):
+            raise TypeError(
+                f"only tensors of floating point dtype can require gradients (got {array.dtype})"
+            )
+        self.data = array
+        self.requires_grad = requires_grad
+        self.grad_fn: Node | None = None
+        self._grad: Tensor | None = None
+        self._retains_grad = False
+        self.tangent: Tensor | None = None
+
+    # -- attributes ---------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    def dim(self) -> int:
+        return self.data.ndim
+
+    def numel(self) -> int:
+        return self.data.size
+
+    def size(self, dim: int | None = None):
+        return self.shape if dim is None else self.shape[dim]
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient; None (and a warning) on a non-leaf that did not retain it."""
+        if not self.is_leaf and not self._retains_grad:
+            warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        self._grad = value
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` during backward."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on a Tensor that has requires_grad=False")
+        if self.grad_fn is not None:
+            self._retains_grad = True
+            self.grad_fn.retained = self
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError("requires_grad can only be changed on leaf tensors")
+        if requires_grad and not np.issubdtype(self.dtype, np.floating):
+            raise TypeError("only tensors of floating point dtype can require gradients")
+        self.requires_grad = requires_grad
+        return self
+
+    def detach(self) -> Tensor:
+        """A new leaf sharing the data, cut from the graph."""
+        return Tensor(self.data)
+
+    def numpy(self) -> np.ndarray:
+        return self.data
+
+    def item(self) -> float:
+        return self.data.item()
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.data, separator=", ", precision=4, prefix="tensor(")
+        extra = ""
+        if self.grad_fn is not None:
+            extra = f", grad_fn=<{self.grad_fn.name()}>"
+        elif self.requires_grad:
+            extra = ", requires_grad=True"
+        if self.dtype != DEFAULT_DTYPE:
+            extra = f", dtype={self.dtype}" + extra
+        return f"tensor({body}{extra})"
+
+    # -- autograd -----------------------------------------------------------------------------
+    def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False):
+        """Accumulate d(self)/d(leaf) (times ``gradient``) into every leaf's ``.grad``."""
+        backward([self], None if gradient is None else [gradient], retain_graph, create_graph)
+
+    # Operators are attached in ``functional.py`` so that they share the primitive table.
+
+
+def as_tensor(value: Any, dtype=None) -> Tensor:
+    """``value`` unchanged if it is a Tensor, else a new constant tensor."""
+    if isinstance(value, Tensor):
+        return value
+    if dtype is None:
+        array = np.asarray(value)
+        if array.dtype.kind in "iuf" and array.dtype != DEFAULT_DTYPE:
+            array = array.astype(DEFAULT_DTYPE)
+        return Tensor(array)
+    return Tensor(np.asarray(value, dtype=dtype))
+
+
+def apply(prim, *args: Any, **params: Any) -> Tensor:
+    """Run a primitive on tensors (or numbers), recording a graph node when needed."""
+    tensors = _coerce(args)
+    try:
+        out_data = prim.forward(*[t.data for t in tensors], **params)
+    except ShapeError:
+        raise
+    except (ValueError, IndexError) as exc:
+        shapes = " and ".join(str(t.shape) for t in tensors)
+        raise ShapeError(f"{prim.name}: cannot apply to shapes {shapes}: {exc}") from None
+    out = Tensor.__new__(Tensor)
+    out.data = out_data if isinstance(out_data, np.ndarray) else np.asarray(out_data)
+    out.grad_fn = None
+    out._grad = None
+    out._retains_grad = False
+    out.tangent = None
+    out.requires_grad = False
+    if _Mode.grad_enabled:
+        for t in tensors:
+            if t.requires_grad:
+                out.requires_grad = True
+                out.grad_fn = Node(prim, tensors, params, out)
+                break
+    if _Mode.forward_active:
+        tangents = [t.tangent for t in tensors]
+        if any(t is not None for t in tangents):
+            with _forward_mode(False):
+                tangent = prim.jvp(tangents, Tensor(out.data), *tensors, **params)
+                if tangent.shape != out.shape:
+                    tangent = tangent.expand(out.shape)
+            out.tangent = tangent
+    return out
+
+
+def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
+    """Turn numbers into tensors of the floating dtype of the tensor operands."""
+    dtype = None
+    for a in args:
+        if isinstance(a, Tensor) and a.data.dtype.kind == "f":
+            dtype = a.data.dtype if dtype is None else np.promote_types(dtype, a.data.dtype)
+    return tuple(a if isinstance(a, Tensor) else as_tensor(a, dtype) for a in args)
+
+
+# -- the reverse pass -------------------------------------------------------------------------
+
+
+def _topological_order(roots: Sequence[Node]) -> list[Node]:
+    """Nodes reachable from ``roots``, consumers before producers.
+
+    An iterative depth-first post-order (no recursion limit), visiting inputs in their order,
+    so the result is the same on every run.
+    """
+    post_order: list[Node] = []
+    visited: set[int] = set()
+    for root in roots:
+        if id(root) in visited:
+            continue
+        visited.add(id(root))
+        stack = [(root, _producers(root))]
+        while stack:
+            node, producers = stack[-1]
+            for producer in producers:
+                if id(producer) not in visited:
+                    visited.add(id(producer))
+                    stack.append((producer, _producers(producer)))
+                    break
+            else:
+                stack.pop()
+                post_order.append(node)
+    post_order.reverse()
+    return post_order
+
+
+def _producers(node: Node):
+    if node.released:
+        raise RuntimeError(_FREED_GRAPH_ERROR)
+    return iter([t.grad_fn for t in node.inputs if t.grad_fn is not None])
+
+
+def _initial_gradient(output: Tensor, gradient: Any) -> Tensor:
+    if gradient is None:
+        if output.data.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        return Tensor(np.ones(output.shape, dtype=output.dtype))
+    gradient = as_tensor(gradient, output.dtype)
+    if gradient.shape != output.shape:
+        raise ShapeError(
+            f"Mismatch in shape: the gradient has shape {gradient.shape} but the output has "
+            f"shape {output.shape}; they must be equal"
+        )
+    return gradient
+
+
+def _run_backward(
+    outputs: Sequence[Tensor],
+    gradients: Sequence[Any] | None,
+    retain_graph: bool,
+    create_graph: bool,
+    capture: Sequence[Tensor] | None,
+) -> dict[int, Tensor]:
+    """The shared reverse pass of ``backward`` and ``grad``.
+
+    With ``capture`` None, leaf gradients are accumulated into ``.grad``; otherwise nothing is
+    written and the cotangents of the captured tensors are returned, keyed by ``id``.
+    """
+    if gradients is None:
+        gradients = [None] * len(outputs)
+    if len(gradients) != len(outputs):
+        raise ValueError(f"got {len(gradients)} gradients for {len(outputs)} outputs")
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+    seeds = [_initial_gradient(o, g) for o, g in zip(outputs, gradients)]
+
+    cotangents: dict[int, Tensor] = {}  # id(node) -> cotangent of its output
+    leaf_cotangents: dict[int, tuple[Tensor, Tensor]] = {}  # id(leaf) -> (leaf, cotangent)
+
+    def send(tensor: Tensor, cotangent: Tensor) -> None:
+        if tensor.grad_fn is None:
+            key = id(tensor)
+            if key in leaf_cotangents:
+                cotangent = leaf_cotangents[key][1] + cotangent
+            leaf_cotangents[key] = (tensor, cotangent)
+        else:
+            key = id(tensor.grad_fn)
+            cotangents[key] = cotangents[key] + cotangent if key in cotangents else cotangent
+
+    for out, seed in zip(outputs, seeds):
+        send(out, seed)
+    captured_nodes = {id(t.grad_fn): t for t in capture or () if t.grad_fn is not None}
+    found: dict[int, Tensor] = {}
+
+    order = _topological_order([o.grad_fn for o in outputs if o.grad_fn is not None])
+    with set_grad_enabled(create_graph):
+        for node in order:
+            cotangent = cotangents.pop(id(node), None)
+            if cotangent is None:
+                continue
+            if id(node) in captured_nodes:
+                found[id(captured_nodes[id(node)])] = cotangent
+            if capture is None and node.retained is not None:
+                _accumulate(node.retained, cotangent, create_graph)
+            inputs = node.inputs
+            input_cotangents = node.prim.vjp(
+                cotangent, node.output(create_graph), *inputs, needs=node.needs, **node.params
+            )
+            for tensor, need, input_cotangent in zip(inputs, node.needs, input_cotangents):
+                if need and input_cotangent is not None:
+                    send(tensor, input_cotangent)
+            if not retain_graph:
+                node.release()
+
+    if capture is None:
+        for leaf, cotangent in leaf_cotangents.values():
+            _accumulate(leaf, cotangent, create_graph)
+    else:
+        for leaf, cotangent in leaf_cotangents.values():
+            found.setdefault(id(leaf), cotangent)
+    return found
+
+
+def _accumulate(tensor: Tensor, cotangent: Tensor, create_graph: bool) -> None:
+    if not create_graph:
+        cotangent = Tensor(cotangent.data)
+    if tensor._grad is None:
+        # A fresh array: later accumulation must never write into a view of user data.
+        tensor._grad = cotangent if cotangent.grad_fn else Tensor(np.array(cotangent.data))
+    else:
+        with set_grad_enabled(create_graph):
+            tensor._grad = tensor._grad + cotangent
+
+
+def backward(
+    tensors: Sequence[Tensor],
+    grad_tensors: Sequence[Any] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+) -> None:
+    """``torch.autograd.backward``: accumulate gradients of ``tensors`` into leaf ``.grad``."""
+    if retain_graph is None:
+        retain_graph = create_graph
+    _run_backward(list(tensors), grad_tensors, retain_graph, create_graph, capture=None)
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """``torch.autograd.grad``: the gradients of ``outputs`` w.r.t. ``inputs``, returned.
+
+    Never touches ``.grad``. ``grad_outputs`` is the vector of the vector-Jacobian product,
+    required for non-scalar outputs.
+    """
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if isinstance(grad_outputs, Tensor) or (
+        grad_outputs is not None and len(outputs) == 1 and not _is_sequence_of_grads(grad_outputs)
+    ):
+        grad_outputs = [grad_outputs]
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError(f"input {i} of grad() does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    found = _run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=inputs)
+    result = []
+    for i, t in enumerate(inputs):
+        g = found.get(id(t))
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"input {i} of grad() was not used in the graph of the outputs; "
+                "pass allow_unused=True to get None for it"
+            )
+        if g is not None and not create_graph:
+            g = Tensor(g.data)
+        result.append(g)
+    return tuple(result)
+
+
+def _is_sequence_of_grads(value) -> bool:
+    return isinstance(value, (list, tuple)) and all(
+        isinstance(v, Tensor) or v is None for v in value
+    )
