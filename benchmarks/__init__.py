@@ -1,0 +1,32 @@
+"""Benchmarks for gradcli: timed figures, not tests.
+
+Run from the repository root::
+
+    python -m benchmarks              # every suite
+    python -m benchmarks engine       # one suite, by name
+    python -m benchmarks --quick --json figures.json
+
+Each suite is a sibling module listed in :data:`SUITES`. A suite module provides
+
+* ``TITLE``: a one-line description, and
+* ``run(quick: bool) -> list[benchmarks.harness.Result]``: run its benchmarks and return the
+  figures (it may also print notes such as reference targets while it runs).
+
+To add a suite (start-up time, compiled programs, Jacobians, batch mode, ...), write
+``benchmarks/<name>.py`` with those two names and add ``"<name>"`` to :data:`SUITES`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+#: Suite names, in the order ``python -m benchmarks`` runs them; each is a module of this package.
+SUITES: tuple[str, ...] = ("engine",)
+
+
+def load_suite(name: str) -> ModuleType:
+    """Import the suite module ``benchmarks.<name>`` (only when it is about to run)."""
+    if name not in SUITES:
+        raise KeyError(f"unknown benchmark suite {name!r}; known: {', '.join(SUITES)}")
+    return importlib.import_module(f"{__name__}.{name}")

@@ -1,0 +1,213 @@
+"""Shared machinery for the benchmark suites: timing, checking, machine facts, table and JSON.
+
+Timing follows one rule everywhere: call the function once as a warm-up, then time it with
+``time.perf_counter`` for a number of repeats chosen from the warm-up's duration (so that each
+implementation takes about ``budget`` seconds), and report the best (minimum) time. The garbage
+collector stays on, as a user would have it, but is emptied before each implementation is timed.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import importlib.metadata
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How long to time one implementation: about ``budget`` seconds, within the repeat bounds."""
+
+    budget: float
+    min_repeats: int
+    max_repeats: int
+
+
+#: The default timing, and the one for ``--quick``.
+FULL = Timing(budget=1.0, min_repeats=5, max_repeats=200)
+QUICK = Timing(budget=0.2, min_repeats=3, max_repeats=20)
+
+
+@dataclass
+class Result:
+    """One figure: the best time of one implementation on one benchmark."""
+
+    suite: str
+    benchmark: str
+    implementation: str
+    best_ms: float
+    repeats: int
+    baseline: str
+    ratio: float | None = None
+    target: float | None = None
+    status: str = ""
+
+
+def optional_import(name: str) -> ModuleType | None:
+    """``importlib.import_module(name)``, or None when it (or something it needs) is missing."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def best_time(fn: Callable[[], Any], timing: Timing) -> tuple[float, int]:
+    """Warm ``fn`` up once, then return (best seconds over the repeats, number of repeats)."""
+    gc.collect()
+    start = time.perf_counter()
+    fn()
+    first = time.perf_counter() - start
+    repeats = int(timing.budget / max(first, 1e-9))
+    repeats = max(timing.min_repeats, min(timing.max_repeats, repeats))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best, repeats
+
+
+def check_same(
+    benchmark: str, outputs: dict[str, Sequence[np.ndarray]], reference: str, rtol: float
+) -> None:
+    """Raise AssertionError unless every implementation's outputs match ``reference``'s.
+
+    Outputs are compared with ``np.allclose(rtol=rtol)`` and an absolute tolerance of ``rtol``
+    times 1e-3 of the reference's largest magnitude, so that tiny values (a chain of products can
+    make gradients of order 1e-188) are still compared relatively rather than passing trivially.
+    """
+    expected = [np.asarray(a, dtype=np.float64) for a in outputs[reference]]
+    for name, got in outputs.items():
+        if len(got) != len(expected):
+            raise AssertionError(
+                f"{benchmark}: {name} gave {len(got)} outputs, not {len(expected)}"
+            )
+        for index, (want, have) in enumerate(zip(expected, got, strict=True)):
+            have = np.asarray(have, dtype=np.float64)
+            atol = rtol * 1e-3 * float(np.max(np.abs(want), initial=0.0))
+            if have.shape != want.shape or not np.allclose(have, want, rtol=rtol, atol=atol):
+                worst = np.max(np.abs(have - want) / np.maximum(np.abs(want), atol or 1e-300))
+                raise AssertionError(
+                    f"{benchmark}: {name} disagrees with {reference} on output {index} "
+                    f"(shape {have.shape} vs {want.shape}, worst relative error {worst:.3g})"
+                )
+
+
+def add_ratios(results: list[Result], subject: str, targets: dict[str, float]) -> list[Result]:
+    """Fill each result's ratio to its baseline, and PASS/MISS for ``subject`` against targets."""
+    base = {(r.benchmark, r.implementation): r.best_ms for r in results}
+    for r in results:
+        r.ratio = r.best_ms / base[(r.benchmark, r.baseline)]
+        if r.implementation == subject and r.benchmark in targets:
+            r.target = targets[r.benchmark]
+            r.status = "PASS" if r.ratio <= r.target else "MISS"
+    return results
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def machine_facts() -> dict[str, Any]:
+    """Facts that decide the figures: versions, CPU count, BLAS set-up, thread pools."""
+    facts: dict[str, Any] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "numpy": np.__version__,
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
+    }
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        facts["numpy_blas"] = f"{blas.get('name')} {blas.get('version')}"
+    except Exception:  # noqa: BLE001 - the layout of show_config differs between numpy versions
+        facts["numpy_blas"] = None
+    for dist in ("torch", "autograd", "jax"):
+        facts[dist] = _version(dist)
+    if facts["torch"] and "torch" in sys.modules:
+        facts["torch_threads"] = sys.modules["torch"].get_num_threads()
+    threadpoolctl = optional_import("threadpoolctl")
+    if threadpoolctl is not None:
+        facts["threadpools"] = [
+            {k: info.get(k) for k in ("user_api", "internal_api", "version", "num_threads")}
+            for info in threadpoolctl.threadpool_info()
+        ]
+    return facts
+
+
+def print_facts(facts: dict[str, Any]) -> None:
+    """Print the machine facts, one per line."""
+    print("Machine")
+    width = max(map(len, facts))
+    for key, value in facts.items():
+        if key == "threadpools":
+            for pool in value:
+                print(
+                    f"  {'threadpool':<{width}}  " + ", ".join(f"{k}={v}" for k, v in pool.items())
+                )
+        elif value is not None:
+            print(f"  {key:<{width}}  {value}")
+    if "threadpools" not in facts:
+        print(f"  {'threadpools':<{width}}  (threadpoolctl not installed)")
+
+
+def print_table(results: Iterable[Result]) -> None:
+    """Print the figures as an aligned table: benchmark, implementation, best ms, ratio, target."""
+    results = list(results)
+    header = ("benchmark", "implementation", "best (ms)", "ratio", "repeats", "target", "")
+    rows = [
+        (
+            f"{r.suite}.{r.benchmark}",
+            r.implementation,
+            f"{r.best_ms:.3f}",
+            "" if r.ratio is None else f"{r.ratio:.2f}x",
+            str(r.repeats),
+            "" if r.target is None else f"<= {r.target:g}x",
+            r.status,
+        )
+        for r in results
+    ]
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    right = {2, 3, 4}  # numeric columns
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    print(line(header))
+    print("  ".join("-" * w for w in widths).rstrip())
+    previous = None
+    for r, row in zip(results, rows, strict=True):
+        if previous is not None and r.benchmark != previous:
+            print()
+        previous = r.benchmark
+        print(line(row))
+
+
+def write_json(path: str, facts: dict[str, Any], results: Iterable[Result], quick: bool) -> None:
+    """Write the machine facts and every figure to ``path`` as JSON."""
+    document = {
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "quick": quick,
+        "machine": facts,
+        "results": [asdict(r) for r in results],
+    }
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(document, handle, indent=2)
+        handle.write("\n")

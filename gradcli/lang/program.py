@@ -1,0 +1,275 @@
+"""A parsed program: ordered assignments in IR, its inputs, and the interpreter that runs it.
+
+``Program`` is plain data (it round-trips through JSON for the parse cache), so running a
+cached program needs neither sympy nor the validator.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import engine as gc
+from ..errors import GradcliError
+from ..values import generator_for, parse_constructor
+from . import functions as F
+from .validate import Statement, element_of
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """``target = expression`` (``ir``), or an input declared with a constructor."""
+
+    target: str
+    statement: Statement
+    ir: list | None = None
+    constructor: str | None = None
+    sympy_text: str | None = None
+    columns: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Program:
+    """The statements in order; everything else is derived from them."""
+
+    source: str
+    assignments: tuple[Assignment, ...]
+
+    @property
+    def targets(self) -> list[str]:
+        return [a.target for a in self.assignments if a.ir is not None]
+
+    @property
+    def declared(self) -> dict[str, Assignment]:
+        """Inputs given a default by a constructor, e.g. ``W = randn(8, 10)``."""
+        return {a.target: a for a in self.assignments if a.constructor is not None}
+
+    def groups(self) -> dict[str, list[str]]:
+        """Vectors built from element assignments: ``y0 = ...; y2 = ...`` gives ``y``."""
+        assigned = set(self.targets) | set(self.declared)
+        found: dict[str, dict[int, str]] = {}
+        for target in self.targets:
+            parts = element_of(target)
+            if parts and parts[0] not in assigned:
+                found.setdefault(parts[0], {})[parts[1]] = target
+        return {
+            base: [elements.get(i) for i in range(max(elements) + 1)]
+            for base, elements in found.items()
+            if 0 in elements
+        }
+
+    def default_output(self) -> str:
+        """The last assigned name, or the vector its element belongs to."""
+        if not self.targets:
+            last = self.assignments[-1].target
+            return last
+        last = self.targets[-1]
+        for base, elements in self.groups().items():
+            if last in elements:
+                return base
+        return last
+
+    def free_names(self) -> list[str]:
+        """Names used but never assigned, in order of first use."""
+        assigned = set(self.targets) | set(self.declared) | set(self.groups())
+        seen: list[str] = []
+        for a in self.assignments:
+            for name in _refs(a.ir) if a.ir is not None else ():
+                if name not in assigned and name not in seen:
+                    seen.append(name)
+        return seen
+
+    def inputs(self, given: set[str]) -> list[str]:
+        """The program's inputs when values are given for ``given``.
+
+        ``x0`` stands for ``x[0]`` where ``x`` is given (or declared) and ``x0`` itself is not.
+        """
+        names = []
+        for name in [*self.declared, *self.free_names(), *sorted(given)]:
+            parts = element_of(name)
+            is_element = (
+                name not in given
+                and name not in self.declared
+                and parts is not None
+                and (parts[0] in given or parts[0] in self.declared)
+            )
+            if is_element:
+                name = parts[0]
+            if name not in names:
+                names.append(name)
+        return names
+
+    def declared_value(self, name: str, seed: int) -> tuple[np.ndarray, bool]:
+        """The default of a declared input, and whether it requires grad."""
+        import ast
+
+        assignment = self.declared[name]
+        node = ast.parse(assignment.constructor, mode="eval").body
+        try:
+            array, keywords = parse_constructor(node, assignment.constructor, generator_for(name, seed))
+        except GradcliError as exc:
+            raise assignment.statement.error(exc.message, hint=exc.hint) from None
+        requires_grad = keywords.get("requires_grad", False)
+        if not isinstance(requires_grad, bool):
+            raise assignment.statement.error("requires_grad must be True or False")
+        return array, requires_grad
+
+    def run(self, inputs: dict[str, gc.Tensor], record: list[str] | None = None) -> dict[str, gc.Tensor]:
+        """Evaluate every assignment in order; returns inputs, assigned names and vectors.
+
+        ``record`` collects warnings for the user (a gap in an element vector).
+        """
+        env = dict(inputs)
+        groups = self.groups()
+        for a in self.assignments:
+            if a.ir is None:
+                continue
+            env[a.target] = _Evaluator(env, a, groups, record).value(a.ir)
+        for base in groups:
+            if base not in env:
+                env[base] = _stack_group(base, groups[base], env, record)
+        return env
+
+    # -- caching ------------------------------------------------------------------------------
+    def to_json(self) -> dict:
+        return {
+            "source": self.source,
+            "assignments": [
+                {
+                    "target": a.target,
+                    "statement": [a.statement.number, a.statement.line, a.statement.text],
+                    "ir": a.ir,
+                    "constructor": a.constructor,
+                    "sympy_text": a.sympy_text,
+                    "columns": a.columns,
+                }
+                for a in self.assignments
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Program:
+        return cls(
+            data["source"],
+            tuple(
+                Assignment(
+                    a["target"], Statement(*a["statement"]), a["ir"], a["constructor"],
+                    a["sympy_text"], a["columns"],
+                )
+                for a in data["assignments"]
+            ),
+        )
+
+
+def _refs(ir) -> list[str]:
+    """Names referenced by an IR tree, in evaluation order."""
+    kind = ir[0]
+    if kind == "ref":
+        return [ir[1]]
+    if kind == "index":
+        return _refs(ir[1])
+    if kind == "call":
+        names = []
+        for arg in ir[2]:
+            if arg[0] == "list":
+                for item in arg[1]:
+                    names.extend(_refs(item))
+            elif arg[0] != "lit":
+                names.extend(_refs(arg))
+        return names
+    return []
+
+
+def _stack_group(base: str, elements: list, env: dict, record: list | None) -> gc.Tensor:
+    values = []
+    template = next(env[e] for e in elements if e is not None and e in env)
+    for i, element in enumerate(elements):
+        if element is None or element not in env:
+            if record is not None:
+                message = f"{base}{i} is not assigned: {base}[{i}] is taken as 0"
+                if message not in record:
+                    record.append(message)
+            values.append(gc.zeros(*template.shape, dtype=template.dtype))
+        else:
+            values.append(env[element])
+    shapes = {v.shape for v in values}
+    if len(shapes) > 1:
+        raise GradcliError(
+            f"the elements of {base} have different shapes {sorted(shapes)}",
+            hint=f"each of {', '.join(e for e in elements if e)} must have the same shape",
+        )
+    return gc.stack(values)
+
+
+class _Evaluator:
+    """Runs one assignment's IR on the engine; errors name the statement and its column."""
+
+    def __init__(self, env, assignment: Assignment, groups, record):
+        self.env = env
+        self.assignment = assignment
+        self.groups = groups
+        self.record = record
+
+    def fail(self, message: str, function: str | None = None, hint: str | None = None):
+        column = self.assignment.columns.get(function) if function else None
+        return self.assignment.statement.error(message, column, hint)
+
+    def value(self, ir) -> gc.Tensor:
+        kind = ir[0]
+        if kind == "const":
+            return ir[1]
+        if kind == "ref":
+            return self.ref(ir[1])
+        if kind == "index":
+            base = self.tensor(ir[1])
+            index = tuple(slice(*item) if isinstance(item, list) else (Ellipsis if item == "..." else item) for item in ir[2])
+            return self.apply("getitem", lambda: gc.getitem(base, index))
+        name = ir[1]
+        function = F.FUNCTIONS[name]
+        args = []
+        for arg in ir[2]:
+            if arg[0] == "lit":
+                args.append(arg[1])
+            elif arg[0] == "list":
+                args.append([self.tensor(item) for item in arg[1]])
+            else:
+                args.append(self.value(arg))
+        return self.apply(name, lambda: function.call(*args))
+
+    def tensor(self, ir) -> gc.Tensor:
+        value = self.value(ir)
+        return value if isinstance(value, gc.Tensor) else gc.tensor(value)
+
+    def ref(self, name: str) -> gc.Tensor:
+        if name in self.env:
+            return self.env[name]
+        if name in self.groups:
+            self.env[name] = _stack_group(name, self.groups[name], self.env, self.record)
+            return self.env[name]
+        parts = element_of(name)
+        if parts and parts[0] in self.env:
+            base, i = parts
+            vector = self.env[base]
+            if vector.ndim == 0 or i >= vector.shape[0]:
+                raise self.fail(
+                    f"{name} means {base}[{i}], but {base} has shape {vector.shape}",
+                    hint=f"give {base} at least {i + 1} elements",
+                )
+            return gc.getitem(vector, (i,))
+        raise self.fail(f"{name!r} has no value", hint=f"give it with -i {name}=VALUE")
+
+    def apply(self, function: str, thunk):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                with np.errstate(all="ignore"):
+                    return thunk()
+        except GradcliError:
+            raise
+        except (ValueError, IndexError, TypeError) as exc:
+            shapes_hint = None
+            if isinstance(exc, gc.ShapeError):
+                shapes_hint = "the shapes of the operands must fit the operation (see the message)"
+            raise self.fail(str(exc), function, shapes_hint) from None

@@ -1,0 +1,385 @@
+"""Checking program text against a whitelist before anything else reads it.
+
+A program is statements ``name = expression`` separated by ``;`` or newlines, with ``#``
+comments. Each statement is parsed by Python's ``ast`` (which only parses, never runs) and
+every node is checked: numbers, names, ``+ - * / ** @``, unary minus, calls of known functions
+with known keywords, indexing and slicing. Anything else (attributes, dunder names, strings,
+lambdas, comprehensions, imports) is rejected here, so the text handed on to sympy's parser
+is plain arithmetic and calls. The checked statement is re-emitted in that plain form: ``@``
+as ``matmul``, ``x[i]`` as ``_index(x, i)``, keywords as positional arguments.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from dataclasses import dataclass
+
+from ..errors import GradcliError
+from ..values import CONSTRUCTORS
+from . import functions as F
+
+CONSTANTS = {"e", "pi"}
+_ELEMENT_NAME = re.compile(r"^([A-Za-z]\w*?)(\d+)$")
+
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+_DESCRIPTIONS = {
+    ast.Attribute: "attribute access ('.')",
+    ast.Lambda: "a lambda",
+    ast.ListComp: "a comprehension",
+    ast.SetComp: "a comprehension",
+    ast.DictComp: "a comprehension",
+    ast.GeneratorExp: "a generator expression",
+    ast.Dict: "a dict",
+    ast.Set: "a set",
+    ast.Compare: "a comparison",
+    ast.BoolOp: "'and'/'or'",
+    ast.IfExp: "an if-expression",
+    ast.NamedExpr: "':='",
+    ast.Starred: "'*' unpacking",
+    ast.Await: "await",
+    ast.JoinedStr: "a string",
+    ast.FormattedValue: "a string",
+    ast.Import: "an import",
+    ast.ImportFrom: "an import",
+    ast.Expr: "an expression with no `name =`",
+}
+
+
+def describe(node: ast.AST) -> str:
+    """A person's name for a syntax node that is not allowed."""
+    if isinstance(node, ast.Constant):
+        return "a string" if isinstance(node.value, (str, bytes)) else repr(node.value)
+    if isinstance(node, ast.BinOp):
+        return f"the operator {type(node.op).__name__}"
+    if isinstance(node, ast.UnaryOp):
+        return "'not'" if isinstance(node.op, ast.Not) else "'~'"
+    return _DESCRIPTIONS.get(type(node), type(node).__name__)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One ``name = expression`` as written, and where it stands in the program."""
+
+    number: int  # 1-based position among the statements
+    line: int  # 1-based line of the program
+    text: str  # the statement, stripped
+
+    @property
+    def where(self) -> str:
+        return f"statement {self.number} (line {self.line})"
+
+    def error(self, message: str, column: int | None = None, hint: str | None = None):
+        return GradcliError(message, where=self.where, source=self.text, column=column, hint=hint)
+
+
+def split_statements(source: str) -> list[Statement]:
+    """Statements in order: split at newlines and ``;``, ``#`` starts a comment."""
+    statements = []
+    for line_number, line in enumerate(source.splitlines(), start=1):
+        code = line.split("#", 1)[0]
+        for part in code.split(";"):
+            text = part.strip()
+            if text:
+                statements.append(Statement(len(statements) + 1, line_number, text))
+    if not statements:
+        raise GradcliError(
+            "the program is empty", hint="write statements like: y = x + 2; out = mean(y)"
+        )
+    return statements
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A statement that passed the whitelist.
+
+    Either ``expression`` (the plain text for sympy) or ``constructor`` (the text of a call
+    such as ``randn(8, 10, requires_grad=True)`` that declares an input with a default).
+    ``columns`` maps each function used to the column of its first use, for error carets.
+    """
+
+    statement: Statement
+    target: str
+    expression: str | None
+    constructor: str | None
+    names: tuple[str, ...]
+    columns: dict[str, int]
+
+
+def reserved(name: str) -> bool:
+    return name in CONSTANTS or F.lookup(name) is not None or name in CONSTRUCTORS
+
+
+def _suggest(name: str, choices) -> str | None:
+    close = difflib.get_close_matches(name, sorted(choices), n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else None
+
+
+class _Checker:
+    """Walks one statement's expression, raising on anything outside the whitelist."""
+
+    def __init__(self, statement: Statement, offset: int):
+        self.statement = statement
+        self.offset = offset  # columns of the expression within the statement text
+        self.names: list[str] = []
+        self.columns: dict[str, int] = {}
+
+    def fail(self, node: ast.AST, message: str, hint: str | None = None) -> GradcliError:
+        column = getattr(node, "col_offset", 0) + self.offset
+        return self.statement.error(message, column, hint)
+
+    def note(self, function: str, column: int) -> None:
+        self.columns.setdefault(function, column + self.offset)
+
+    def expression(self, node: ast.AST) -> str:
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return repr(node.value)
+        if isinstance(node, ast.Name):
+            return self.name(node)
+        if isinstance(node, ast.BinOp):
+            left, right = self.expression(node.left), self.expression(node.right)
+            column = self._operator_column(node)
+            if isinstance(node.op, ast.MatMult):
+                self.note("matmul", column)
+                return f"matmul({left}, {right})"
+            symbol = _OPERATORS.get(type(node.op))
+            if symbol is None:
+                raise self.fail(
+                    node, f"{describe(node)} is not allowed", "operators are + - * / ** and @"
+                )
+            self.note({"+": "add", "-": "sub", "*": "mul", "/": "div", "**": "pow"}[symbol], column)
+            return f"({left}) {symbol} ({right})"
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = self.expression(node.operand)
+            if isinstance(node.op, ast.UAdd):
+                return inner
+            self.note("neg", node.col_offset)
+            return f"-({inner})"
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            raise self.fail(
+                node,
+                "a list is allowed only as the first argument of stack or cat",
+                "write stack([a, b]); give list values with --x or -i",
+            )
+        raise self.fail(node, f"{describe(node)} is not allowed in an expression", _LANGUAGE_HINT)
+
+    def _operator_column(self, node: ast.BinOp) -> int:
+        between = self.statement.text[
+            node.left.end_col_offset + self.offset : node.right.col_offset + self.offset
+        ]
+        stripped = between.lstrip(" )")
+        return node.left.end_col_offset + len(between) - len(stripped)
+
+    def name(self, node: ast.Name) -> str:
+        name = node.id
+        if name.startswith("_"):
+            raise self.fail(node, f"names may not start with '_' ({name!r})",
+                            "use letters, digits and '_' inside a name, like w_1")
+        if F.lookup(name) is not None or name in CONSTRUCTORS:
+            raise self.fail(node, f"{name!r} is a function, not a value", f"call it: {name}(...)")
+        if name not in CONSTANTS:
+            self.names.append(name)
+        return name
+
+    def call(self, node: ast.Call) -> str:
+        if not isinstance(node.func, ast.Name):
+            if isinstance(node.func, ast.Attribute):
+                raise self.fail(
+                    node.func,
+                    "attribute access ('.') is not allowed",
+                    f"call functions by name, e.g. {node.func.attr}(x) instead of x.{node.func.attr}()",
+                )
+            raise self.fail(node, "only named functions can be called", _LANGUAGE_HINT)
+        name = node.func.id
+        function = F.lookup(name)
+        if function is None:
+            if name in CONSTRUCTORS:
+                raise self.fail(
+                    node,
+                    f"{name}(...) makes an input: it must be the whole right-hand side",
+                    f"write a separate statement, e.g. w = {name}(3)",
+                )
+            raise self.fail(
+                node, f"unknown function {name!r}",
+                _suggest(name, [*F.FUNCTIONS, *F.ALIASES]) or "see `gradcli functions`",
+            )
+        self.note(function.name, node.col_offset)
+        arguments = self.bind(function, node)
+        return f"{function.name}({', '.join(arguments)})"
+
+    def bind(self, function: F.Function, node: ast.Call) -> list[str]:
+        """Arguments in signature order as text; literals checked against their kind."""
+        params = function.params
+        bound: dict[str, ast.AST] = {}
+        rest: list[ast.AST] = []
+        for i, argument in enumerate(node.args):
+            if isinstance(argument, ast.Starred):
+                raise self.fail(argument, "'*' unpacking is not allowed")
+            if i < len(params) and params[i].kind != F.SIZES:
+                bound[params[i].name] = argument
+            elif params and params[-1].kind == F.SIZES:
+                rest.append(argument)
+            else:
+                raise self.fail(
+                    argument,
+                    f"{function.name} takes at most {len(params)} arguments",
+                    f"it is {function.signature()}",
+                )
+        for keyword in node.keywords:
+            known = [p.name for p in params if p.kind != F.SIZES]
+            if keyword.arg is None:
+                raise self.fail(keyword.value, "'**' unpacking is not allowed")
+            if keyword.arg not in known:
+                raise self.fail(
+                    keyword.value,
+                    f"unknown keyword argument {keyword.arg!r} for {function.name}",
+                    _suggest(keyword.arg, known) or f"it is {function.signature()}",
+                )
+            if keyword.arg in bound:
+                raise self.fail(keyword.value, f"{keyword.arg!r} is given twice")
+            bound[keyword.arg] = keyword.value
+        texts = []
+        for param in params:
+            if param.kind == F.SIZES:
+                texts.extend(self.literal(a, F.INT, function) for a in rest)
+            elif param.name in bound:
+                texts.append(self.argument(bound[param.name], param, function))
+            elif param.default is F.REQUIRED:
+                raise self.fail(
+                    node, f"{function.name} is missing its argument {param.name!r}",
+                    f"it is {function.signature()}",
+                )
+            else:
+                texts.append(_literal_text(param.default))
+        return texts
+
+    def argument(self, node: ast.AST, param: F.Param, function: F.Function) -> str:
+        if param.kind == F.TENSOR:
+            return self.expression(node)
+        if param.kind == F.TENSORS:
+            if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
+                raise self.fail(node, f"{function.name} needs a list of tensors",
+                                f"write {function.name}([a, b])")
+            return f"_list({', '.join(self.expression(e) for e in node.elts)})"
+        return self.literal(node, param.kind, function, param.name)
+
+    def literal(self, node: ast.AST, kind: str, function: F.Function, name: str = "size") -> str:
+        value = _constant(node)
+        ok = {
+            F.INT: isinstance(value, int) and not isinstance(value, bool),
+            F.OPT_INT: value is None or (isinstance(value, int) and not isinstance(value, bool)),
+            F.NUMBER: isinstance(value, (int, float)) and not isinstance(value, bool),
+            F.OPT_NUMBER: value is None
+            or (isinstance(value, (int, float)) and not isinstance(value, bool)),
+            F.BOOL: isinstance(value, bool),
+            F.REDUCTION: value in ("mean", "sum", "none"),
+        }[kind]
+        if value is _NOT_CONSTANT or not ok:
+            raise self.fail(
+                node, f"{name} of {function.name} must be {kind}", f"it is {function.signature()}"
+            )
+        return _literal_text(value)
+
+    def subscript(self, node: ast.Subscript) -> str:
+        base = self.expression(node.value)
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        self.note("getitem", node.value.end_col_offset)
+        return f"_index({base}, {', '.join(self.index_item(i) for i in items)})"
+
+    def index_item(self, node: ast.AST) -> str:
+        if isinstance(node, ast.Slice):
+            parts = [node.lower, node.upper, node.step]
+            return "_slice({})".format(
+                ", ".join("_none" if p is None else self.whole_number(p) for p in parts)
+            )
+        if isinstance(node, ast.Constant) and node.value is Ellipsis:
+            return "_ellipsis"
+        if isinstance(node, ast.Constant) and node.value is None:
+            return "_newaxis"
+        return self.whole_number(node)
+
+    def whole_number(self, node: ast.AST) -> str:
+        value = _constant(node)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self.fail(
+                node, "an index must be a whole number, a slice like 1:3, or ...",
+                "write x[0], x[1, 2], x[:, 0] or x[-1]",
+            )
+        return str(value)
+
+
+_LANGUAGE_HINT = (
+    "expressions use numbers, names, + - * / ** @, parentheses, function calls like mean(z) "
+    "and indexing like x[0] or x[:, 1]"
+)
+_NOT_CONSTANT = object()
+
+
+def _constant(node: ast.AST):
+    """The value of a literal number, -number, True/False, None or string; else a marker."""
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float, bool, str, type(None)):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _constant(node.operand)
+        if type(value) in (int, float):
+            return -value
+    return _NOT_CONSTANT
+
+
+def _literal_text(value) -> str:
+    if value is None:
+        return "_none"
+    if isinstance(value, str):
+        return f"_s_{value}"
+    return repr(value)
+
+
+def check(statement: Statement) -> Checked:
+    """Parse one statement with ``ast`` and check every node against the whitelist."""
+    try:
+        tree = ast.parse(statement.text, mode="exec")
+    except SyntaxError as exc:
+        raise statement.error(
+            f"syntax error: {exc.msg}", max((exc.offset or 1) - 1, 0), _LANGUAGE_HINT
+        ) from None
+    body = tree.body
+    if len(body) != 1 or not isinstance(body[0], ast.Assign):
+        raise statement.error(
+            f"expected an assignment `name = expression`, found {describe(body[0]) if body else 'nothing'}",
+            0,
+            "write statements like: y = x + 2",
+        )
+    assign = body[0]
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
+        raise statement.error(
+            "the left-hand side must be a single name", 0, "write statements like: y = x + 2"
+        )
+    target = assign.targets[0].id
+    if target.startswith("_") or reserved(target):
+        raise statement.error(
+            f"{target!r} cannot be assigned: "
+            + ("names may not start with '_'" if target.startswith("_") else "it is a built-in name"),
+            0,
+        )
+    value = assign.value
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in CONSTRUCTORS
+    ):
+        text = statement.text[value.col_offset : value.end_col_offset]
+        return Checked(statement, target, None, text, (), {})
+    checker = _Checker(statement, 0)
+    expression = checker.expression(value)
+    return Checked(statement, target, expression, None, tuple(checker.names), checker.columns)
+
+
+def element_of(name: str) -> tuple[str, int] | None:
+    """``x12`` -> (``x``, 12): the seed's indexed style."""
+    match = _ELEMENT_NAME.match(name)
+    return (match.group(1), int(match.group(2))) if match else None

@@ -1,0 +1,275 @@
+"""Turning value text (``1,2``, ``[[1,2],[3,4]]``, ``randn(8,10)``, ``@file.npy``) into arrays.
+
+Value text is parsed with Python's ``ast`` into literals and never evaluated: only numbers,
+lists, ``nan``/``inf`` and calls of the constructors below are accepted.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+import math
+import sys
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import GradcliError
+
+VALUE_SYNTAX = (
+    "a value is a number (2.5), a list (1,2 or [[1,2],[3,4]]), a constructor (ones(2,2), "
+    "zeros(10), full(2,3, 0.5), eye(3), arange(6), linspace(0,1,5), rand(3), randn(8,10)), "
+    "a file (@x.npy, @x.npz:key, @x.csv, @x.json) or - for JSON on stdin"
+)
+
+
+def _sizes(args: list, what: str) -> tuple[int, ...]:
+    if len(args) == 1 and isinstance(args[0], list):
+        args = args[0]
+    for n in args:
+        if not isinstance(n, (int, float)) or n != int(n) or n < 0:
+            raise GradcliError(f"{what}: sizes must be non-negative whole numbers, got {args}")
+    return tuple(int(n) for n in args)
+
+
+def _full(args: list, rng) -> np.ndarray:
+    if len(args) < 2:
+        raise GradcliError("full needs a size and a fill value, e.g. full(2, 3, 0.5)")
+    return np.full(_sizes(args[:-1], "full"), float(args[-1]))
+
+
+def _eye(args: list, rng) -> np.ndarray:
+    sizes = _sizes(args, "eye")
+    if len(sizes) not in (1, 2):
+        raise GradcliError("eye takes one or two sizes, e.g. eye(3) or eye(2, 3)")
+    return np.eye(*sizes)
+
+
+def _arange(args: list, rng) -> np.ndarray:
+    if not 1 <= len(args) <= 3 or (len(args) == 3 and args[2] == 0):
+        raise GradcliError("arange takes (end), (start, end) or (start, end, step != 0)")
+    return np.arange(*args, dtype=float)
+
+
+def _linspace(args: list, rng) -> np.ndarray:
+    if len(args) != 3:
+        raise GradcliError("linspace takes (start, end, steps), e.g. linspace(0, 1, 5)")
+    return np.linspace(args[0], args[1], _sizes([args[2]], "linspace")[0])
+
+
+CONSTRUCTORS: dict[str, Callable[[list, np.random.Generator], np.ndarray]] = {
+    "ones": lambda args, rng: np.ones(_sizes(args, "ones")),
+    "zeros": lambda args, rng: np.zeros(_sizes(args, "zeros")),
+    "full": _full,
+    "eye": _eye,
+    "arange": _arange,
+    "linspace": _linspace,
+    "rand": lambda args, rng: rng.random(_sizes(args, "rand")),
+    "randn": lambda args, rng: rng.standard_normal(_sizes(args, "randn")),
+    "tensor": lambda args, rng: _tensor(args),
+}
+
+
+def _tensor(args: list) -> np.ndarray:
+    if len(args) != 1:
+        raise GradcliError("tensor takes one list, e.g. tensor([[1, 2], [3, 4]])")
+    return _rectangular(args[0])
+
+
+def generator_for(name: str, seed: int) -> np.random.Generator:
+    """The random generator of one named value: the same for a name and seed on every run,
+    and independent of which other values are given."""
+    return np.random.default_rng([seed, zlib.crc32(name.encode())])
+
+
+def _rectangular(nested: Any) -> np.ndarray:
+    try:
+        array = np.array(nested, dtype=float)
+    except ValueError:
+        raise GradcliError(
+            "the rows of a nested list must all have the same length", hint=VALUE_SYNTAX
+        ) from None
+    return array
+
+
+class _Literal:
+    """Walks a parsed value and returns numbers and lists; anything else is an error."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def fail(self, node: ast.AST, what: str) -> GradcliError:
+        return GradcliError(
+            f"{what} is not allowed in a value",
+            source=self.text,
+            column=getattr(node, "col_offset", None),
+            hint=VALUE_SYNTAX,
+        )
+
+    def literal(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return node.value
+        if isinstance(node, ast.Constant) and type(node.value) is bool:
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            value = self.literal(node.operand)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return -value if isinstance(node.op, ast.USub) else value
+            raise self.fail(node, "a sign before a non-number")
+        if isinstance(node, ast.Name) and node.id in ("nan", "inf"):
+            return math.nan if node.id == "nan" else math.inf
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [self.literal(item) for item in node.elts]
+        if isinstance(node, ast.Name):
+            raise self.fail(node, f"the name {node.id!r}")
+        if isinstance(node, ast.Call):
+            raise self.fail(node, "a call inside a list")
+        return self._unsupported(node)
+
+    def _unsupported(self, node: ast.AST):
+        raise self.fail(node, type(node).__name__.lower().replace("constant", "this constant"))
+
+
+def parse_constructor(
+    node: ast.Call, text: str, rng: np.random.Generator, allowed_keywords=("requires_grad",)
+) -> tuple[np.ndarray, dict]:
+    """Evaluate a constructor call node such as ``randn(8, 10, requires_grad=True)``.
+
+    Returns the array and the keyword arguments (for a program: ``requires_grad``).
+    """
+    walker = _Literal(text)
+    if not isinstance(node.func, ast.Name) or node.func.id not in CONSTRUCTORS:
+        name = node.func.id if isinstance(node.func, ast.Name) else "this call"
+        raise GradcliError(
+            f"unknown constructor {name!r}",
+            source=text,
+            column=node.col_offset,
+            hint=f"constructors are {', '.join(CONSTRUCTORS)}",
+        )
+    args = [walker.literal(a) for a in node.args]
+    keywords = {}
+    for keyword in node.keywords:
+        if keyword.arg not in allowed_keywords:
+            raise GradcliError(
+                f"unknown keyword argument {keyword.arg!r} for {node.func.id}",
+                source=text,
+                column=keyword.value.col_offset,
+                hint=f"allowed: {', '.join(allowed_keywords)}" if allowed_keywords else None,
+            )
+        keywords[keyword.arg] = walker.literal(keyword.value)
+    return CONSTRUCTORS[node.func.id](args, rng), keywords
+
+
+def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np.ndarray:
+    """The array a value text stands for (float64; the caller casts to the run's dtype)."""
+    text = text.strip()
+    if not text:
+        raise GradcliError(f"the value of {name} is empty", hint=VALUE_SYNTAX)
+    if text == "-":
+        source = (stdin or sys.stdin).read()
+        return _from_json(source, f"{name} (stdin)")
+    if text.startswith("@"):
+        return _from_file(text[1:], name)
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError as exc:
+        raise GradcliError(
+            f"cannot read the value of {name}",
+            source=text,
+            column=max((exc.offset or 1) - 1, 0),
+            hint=VALUE_SYNTAX,
+        ) from None
+    if isinstance(tree, ast.Call):
+        array, _ = parse_constructor(tree, text, generator_for(name, seed), allowed_keywords=())
+        return array
+    value = _Literal(text).literal(tree)
+    if isinstance(value, bool):
+        raise GradcliError(f"{name}: True/False is not a number", hint=VALUE_SYNTAX)
+    return _rectangular(value)
+
+
+def _from_json(source: str, name: str) -> np.ndarray:
+    try:
+        value = json.loads(source)
+    except json.JSONDecodeError as exc:
+        raise GradcliError(f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
+                           hint="give a number or nested lists, e.g. [[1, 2], [3, 4]]") from None
+    if isinstance(value, dict):
+        raise GradcliError(f"{name}: expected a number or a list in JSON, got an object",
+                           hint="give a number or nested lists, e.g. [[1, 2], [3, 4]]")
+    value = _json_numbers(value)
+    return _rectangular(value)
+
+
+def _json_numbers(value: Any) -> Any:
+    """JSON's stand-ins "nan", "inf", "-inf" (as gradcli writes them) back to floats."""
+    if isinstance(value, list):
+        return [_json_numbers(v) for v in value]
+    if isinstance(value, str) and value in ("nan", "inf", "-inf"):
+        return float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise GradcliError(f"expected numbers, got {value!r}", hint=VALUE_SYNTAX)
+    return value
+
+
+def _from_file(spec: str, name: str) -> np.ndarray:
+    key = None
+    path_text = spec
+    if ".npz:" in spec:
+        path_text, key = spec.split(".npz:", 1)
+        path_text += ".npz"
+    path = Path(path_text)
+    if not path.is_file():
+        raise GradcliError(f"{name}: no such file: {path_text}", hint=VALUE_SYNTAX)
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npy":
+            array = np.load(path, allow_pickle=False)
+        elif suffix == ".npz":
+            with np.load(path, allow_pickle=False) as archive:
+                keys = list(archive.keys())
+                if key is None:
+                    if len(keys) != 1:
+                        raise GradcliError(
+                            f"{name}: {path_text} holds {len(keys)} arrays; name one",
+                            hint=f"write @{path_text}:KEY with KEY one of {', '.join(keys)}",
+                        )
+                    key = keys[0]
+                if key not in keys:
+                    raise GradcliError(
+                        f"{name}: {path_text} has no array {key!r}",
+                        hint=f"its arrays are {', '.join(keys)}",
+                    )
+                array = archive[key]
+        elif suffix == ".json":
+            return _from_json(path.read_text(), f"{name} ({path_text})")
+        elif suffix == ".csv":
+            return _from_csv(path.read_text(), f"{name} ({path_text})")
+        else:
+            raise GradcliError(
+                f"{name}: unknown file type {suffix or '(none)'}", hint=VALUE_SYNTAX
+            )
+    except (OSError, ValueError) as exc:
+        raise GradcliError(f"{name}: cannot read {path_text}: {exc}") from None
+    if array.dtype.kind not in "iuf":
+        raise GradcliError(f"{name}: {path_text} holds {array.dtype} values, not numbers")
+    return array.astype(float)
+
+
+def _from_csv(source: str, name: str) -> np.ndarray:
+    rows = [row for row in csv.reader(io.StringIO(source)) if row and any(c.strip() for c in row)]
+    try:
+        values = [[float(cell) for cell in row] for row in rows]
+    except ValueError as exc:
+        raise GradcliError(f"{name}: not a table of numbers: {exc}") from None
+    array = _rectangular(values)
+    if array.ndim == 2 and array.shape[0] == 1:
+        return array[0]
+    if array.ndim == 2 and array.shape[1] == 1:
+        return array[:, 0]
+    return array
