@@ -1,8 +1,15 @@
-"""The Typer application: read options, call one compute function, render, map errors."""
+"""The Typer application: read options, call one compute function, render, map errors.
+
+Exit codes: 0 success, 1 a check that ran and failed, 2 bad usage or bad input.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+import traceback
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
@@ -13,7 +20,36 @@ app = typer.Typer(
     help="A command-line gradient calculator with PyTorch's autograd semantics.",
     no_args_is_help=True,
     add_completion=False,
+    pretty_exceptions_enable=False,
 )
+
+# -- options shared by the commands ------------------------------------------------------------
+Expr = Annotated[
+    Optional[str],
+    typer.Option("--expr", "-e", help="The program: statements `name = expression` separated by ; or newlines."),
+]
+File = Annotated[
+    Optional[str], typer.Option("--file", "-f", help="Read the program from a file (- for stdin).")
+]
+X = Annotated[Optional[str], typer.Option("--x", help="The value of the input x, e.g. 1,2 or ones(2,2).")]
+Inputs = Annotated[
+    Optional[list[str]],
+    typer.Option("--input", "-i", help="NAME=VALUE for any input; repeatable."),
+]
+Wrt = Annotated[
+    Optional[str],
+    typer.Option("--wrt", help="Comma-separated inputs that require grad (default: all inputs)."),
+]
+Of = Annotated[Optional[str], typer.Option("--of", help="The output (default: the last assigned name).")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed for rand/randn values.")]
+Dtype = Annotated[str, typer.Option("--dtype", help="float64 or float32.")]
+Format = Annotated[str, typer.Option("--format", help="table, json or csv.")]
+Precision = Annotated[int, typer.Option("--precision", help="Significant digits in tables and CSV.")]
+Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
+V = Annotated[
+    Optional[str],
+    typer.Option("--v", help="The vector v of the vector-Jacobian product, shaped like the output."),
+]
 
 
 def _version(value: bool) -> None:
@@ -29,6 +65,189 @@ def _root(
     ] = False,
 ) -> None:
     """A command-line gradient calculator with PyTorch's autograd semantics."""
+
+
+@contextmanager
+def _guard(debug: bool):
+    """User errors: message on stderr, exit 2; no traceback unless --debug."""
+    from .errors import GradcliError
+
+    try:
+        yield
+    except GradcliError as exc:
+        if debug:
+            traceback.print_exc()
+        typer.echo(exc.render(), err=True)
+        raise typer.Exit(2) from None
+    except typer.Exit:
+        raise
+    except Exception as exc:  # a bug in gradcli, not the user's input
+        if debug:
+            raise
+        typer.echo(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)", err=True)
+        raise typer.Exit(1) from None
+
+
+def _source(expr: str | None, file: str | None) -> str:
+    from .errors import GradcliError
+
+    if (expr is None) == (file is None):
+        raise GradcliError(
+            "give the program with exactly one of --expr and --file",
+            hint='e.g. --expr "y = x + 2; out = mean(y)"',
+        )
+    if expr is not None:
+        return expr
+    if file == "-":
+        return sys.stdin.read()
+    path = Path(file)
+    if not path.is_file():
+        raise GradcliError(f"no such program file: {file}")
+    return path.read_text()
+
+
+def _names(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _given(x: str | None, inputs: list[str] | None, seed: int) -> dict:
+    from .errors import GradcliError
+    from .values import parse_value
+
+    given = {}
+    if x is not None:
+        given["x"] = parse_value(x, "x", seed)
+    for item in inputs or []:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise GradcliError(
+                f"cannot read -i {item!r}", hint="write -i NAME=VALUE, e.g. -i W=randn(8,10)"
+            )
+        if name in given:
+            raise GradcliError(f"the input {name!r} is given twice")
+        given[name] = parse_value(value, name, seed)
+    return given
+
+
+def _bind(expr, file, x, inputs, wrt, seed, dtype):
+    from .compute import bind
+    from .lang import parse_program
+
+    program = parse_program(_source(expr, file))
+    return bind(program, _given(x, inputs, seed), _names(wrt), dtype, seed)
+
+
+def _emit(result, fmt: str, precision: int) -> None:
+    from .errors import GradcliError
+    from .render import FORMATS, render
+
+    if fmt not in FORMATS:
+        raise GradcliError(f"unknown format {fmt!r}", hint=f"use one of {', '.join(FORMATS)}")
+    if precision < 1:
+        raise GradcliError("--precision must be at least 1")
+    for message in result.warnings:
+        typer.echo(f"warning: {message}", err=True)
+    render(result, fmt, precision)
+
+
+def _vector(v: str | None, seed: int):
+    from .values import parse_value
+
+    return None if v is None else parse_value(v, "v", seed)
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+@app.command("eval")
+def eval_command(
+    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
+    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    debug: Debug = False,
+) -> None:
+    """The value of every input and every assigned name.
+
+    Example: gradcli eval -e "y = x + 2; z = y*y*3; out = mean(z)" --x "ones(2,2)"
+    """
+    with _guard(debug):
+        from .compute import evaluate
+
+        _emit(evaluate(_bind(expr, file, x, inputs, wrt, seed, dtype)), format, precision)
+
+
+@app.command("grad")
+def grad_command(
+    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
+    of: Of = None, v: V = None,
+    show: Annotated[Optional[str], typer.Option("--show", help="Also show .grad of these intermediate names.")] = None,
+    retain_grad: Annotated[Optional[str], typer.Option("--retain-grad", help="Call .retain_grad() on these names.")] = None,
+    repeat: Annotated[int, typer.Option("--repeat", help="Call backward N times: .grad accumulates.")] = 1,
+    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    debug: Debug = False,
+) -> None:
+    """out.backward() (or out.backward(v)), then .grad of every input.
+
+    Example: gradcli grad -e "y = x + 2; z = y*y*3; out = mean(z)" --x "ones(2,2)"
+    """
+    with _guard(debug):
+        from .compute import grad
+
+        bound = _bind(expr, file, x, inputs, wrt, seed, dtype)
+        result = grad(bound, of, _vector(v, seed), _names(show) or [], _names(retain_grad) or [], repeat)
+        _emit(result, format, precision)
+
+
+@app.command("vjp")
+def vjp_command(
+    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
+    of: Of = None, v: V = None,
+    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    debug: Debug = False,
+) -> None:
+    """torch.autograd.grad(out, wrt, grad_outputs=v): J^T v for each --wrt name.
+
+    Example: gradcli vjp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --v 1,1,1
+    """
+    with _guard(debug):
+        from .compute import vjp
+
+        wanted = _names(wrt)
+        bound = _bind(expr, file, x, inputs, None, seed, dtype)
+        result = vjp(bound, of, _vector(v, seed), wanted)
+        _emit(result, format, precision)
+
+
+@app.command("jacobian")
+def jacobian_command(
+    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
+    of: Of = None,
+    transpose: Annotated[bool, typer.Option("--transpose", help="Print J^T, as the seed post does.")] = False,
+    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    debug: Debug = False,
+) -> None:
+    """The Jacobian of the output for each --wrt input (layout output.shape + input.shape).
+
+    Example: gradcli jacobian -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
+    """
+    with _guard(debug):
+        from .compute import jacobian
+
+        bound = _bind(expr, file, x, inputs, wrt, seed, dtype)
+        _emit(jacobian(bound, of, _names(wrt), transpose), format, precision)
+
+
+@app.command("functions")
+def functions_command() -> None:
+    """List the functions a program may call."""
+    from .lang.functions import ALIASES, FUNCTIONS
+
+    for function in FUNCTIONS.values():
+        typer.echo(f"{function.signature():<60} {function.summary}")
+    typer.echo("aliases: " + ", ".join(f"{a} = {n}" for a, n in ALIASES.items()))
+    typer.echo("constants: e, pi    inputs with defaults: ones, zeros, full, eye, arange, linspace, rand, randn, tensor")
 
 
 def main() -> None:

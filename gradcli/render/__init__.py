@@ -1,0 +1,64 @@
+"""Turning a ``Result`` into text: a rich table (people), JSON (scripts) or CSV (spreadsheets).
+
+Renderers never compute. ``blocks`` lists a result's arrays in one order shared by all three.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+from ..compute import Result
+
+FORMATS = ("table", "json", "csv")
+
+
+def format_number(value: float, precision: int) -> str:
+    """``precision`` significant digits; integers without a point; nan, inf, -inf spelled out."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == 0:
+        return "0"
+    return f"{value:.{precision}g}"
+
+
+def element_label(name: str, index: tuple[int, ...]) -> str:
+    """``y[0]``, ``x[0,2]``, or ``y`` for a scalar."""
+    return f"{name}[{','.join(str(i) for i in index)}]" if index else name
+
+
+def blocks(result: Result) -> list[tuple[str, str, str, np.ndarray | None]]:
+    """(kind, name, label, array) for every array of the result, in display order."""
+    items: list[tuple[str, str, str, np.ndarray | None]] = []
+    for name, value in result.values.items():
+        items.append(("value", name, name, value))
+    for name, value in result.grads.items():
+        label = f"{name}.grad" if result.command == "grad" else f"J^T v for {name}"
+        items.append(("grad", name, label, value))
+    for name, value in result.jacobian.items():
+        label = f"d{result.output}/d{name}"
+        items.append(("jacobian", name, label + ("^T" if result.transposed else ""), value))
+    return items
+
+
+def render(result: Result, fmt: str, precision: int = 4, file=None) -> None:
+    """Write ``result`` to ``file`` (stdout by default) as a table, JSON or CSV."""
+    file = file or sys.stdout
+    if fmt == "table":
+        from .table import print_tables
+
+        print_tables(result, precision, file)
+        return
+    if fmt == "json":
+        from .json_format import to_json
+
+        text = to_json(result)
+    else:
+        from .csv_format import to_csv
+
+        text = to_csv(result, precision)
+    file.write(text + "\n")

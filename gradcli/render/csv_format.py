@@ -1,0 +1,36 @@
+"""CSV: one block per array, a header line naming it, a blank line between blocks."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+
+from ..compute import Result
+from . import blocks, format_number
+
+
+def _rows(array: np.ndarray) -> np.ndarray:
+    if array.ndim == 0:
+        return array.reshape(1, 1)
+    if array.ndim == 1:
+        return array.reshape(1, -1)
+    return array.reshape(-1, array.shape[-1])
+
+
+def to_csv(result: Result, precision: int) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for i, (_, _, label, array) in enumerate(blocks(result)):
+        if i:
+            buffer.write("\n")
+        shape = "None" if array is None else "x".join(str(n) for n in array.shape) or "scalar"
+        writer.writerow([label, shape])
+        if array is None:
+            writer.writerow(["None"])
+            continue
+        rows = _rows(np.asarray(array, dtype=float))
+        for row in rows:
+            writer.writerow([format_number(v, precision) for v in row])
+    return buffer.getvalue().rstrip("\n")

@@ -1,0 +1,38 @@
+"""One JSON object per result: valid JSON always, NaN and infinities as strings."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from ..compute import Result
+
+
+def plain(value):
+    """An array or number as nested lists of floats, with "nan", "inf", "-inf" as strings."""
+    if value is None:
+        return None
+    array = np.asarray(value, dtype=float)
+    if array.ndim == 0:
+        number = float(array)
+        if math.isnan(number):
+            return "nan"
+        if math.isinf(number):
+            return "inf" if number > 0 else "-inf"
+        return number
+    return [plain(row) for row in array]
+
+
+def to_json(result: Result) -> str:
+    document = {"command": result.command, "output": result.output}
+    if result.values:
+        document["values"] = {k: plain(v) for k, v in result.values.items()}
+    if result.grads:
+        document["grads"] = {k: plain(v) for k, v in result.grads.items()}
+    if result.jacobian:
+        document["jacobian"] = {k: plain(v) for k, v in result.jacobian.items()}
+        document["layout"] = "input.shape + output.shape" if result.transposed else "output.shape + input.shape"
+    document["warnings"] = list(result.warnings)
+    return json.dumps(document, allow_nan=False)

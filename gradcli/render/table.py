@@ -1,0 +1,95 @@
+"""Rich tables, one per array, the shape in the title.
+
+Jacobians are laid out as a matrix whose rows and columns are labelled by element
+(``y[0]``, ``x[1]``, ``x[0,2]``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from ..compute import Result
+from . import blocks, element_label, format_number
+
+SNAPSHOT_WIDTH = 100
+
+
+def console(file=None) -> Console:
+    """A console: colour on a terminal (unless NO_COLOR), plain fixed-width text otherwise."""
+    file = file or sys.stdout
+    terminal = file.isatty()
+    return Console(
+        file=file,
+        width=None if terminal else SNAPSHOT_WIDTH,
+        force_terminal=terminal,
+        no_color=not terminal or "NO_COLOR" in os.environ,
+        highlight=False,
+        soft_wrap=False,
+    )
+
+
+def _indices(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
+    return list(np.ndindex(*shape)) if shape else [()]
+
+
+def _matrix_table(array: np.ndarray, row_labels, column_labels, precision) -> Table:
+    table = Table(show_edge=True, pad_edge=True)
+    table.add_column("", style="bold")
+    for label in column_labels:
+        table.add_column(label, justify="right")
+    for label, row in zip(row_labels, array):
+        table.add_row(label, *(format_number(float(v), precision) for v in row))
+    return table
+
+
+def title(label: str, array: np.ndarray | None) -> str:
+    return f"{label} = None" if array is None else f"{label}  shape {tuple(np.shape(array))}"
+
+
+def array_table(name: str, array: np.ndarray | None, precision: int) -> Table | None:
+    """One array as a table: a scalar as one cell, a vector as a row, a matrix as a grid."""
+    if array is None:
+        return None
+    array = np.asarray(array, dtype=float)
+    if array.ndim == 0:
+        return _matrix_table(array.reshape(1, 1), [name], ["value"], precision)
+    if array.ndim == 1:
+        columns = [f"[{i}]" for i in range(array.shape[0])]
+        return _matrix_table(array.reshape(1, -1), [name], columns, precision)
+    lead = _indices(array.shape[:-1])
+    rows = [f"[{','.join(str(i) for i in index)}]" for index in lead]
+    columns = [f"[{j}]" for j in range(array.shape[-1])]
+    return _matrix_table(array.reshape(len(lead), -1), rows, columns, precision)
+
+
+def jacobian_table(result: Result, name: str, array: np.ndarray, precision) -> Table:
+    """A Jacobian as a matrix with element labels: rows of the output, columns of the input."""
+    out_shape = result.values[result.output].shape
+    if result.transposed:
+        in_shape = array.shape[: array.ndim - len(out_shape)]
+        row_names = [element_label(name, i) for i in _indices(in_shape)]
+        column_names = [element_label(result.output, i) for i in _indices(out_shape)]
+    else:
+        in_shape = array.shape[len(out_shape) :]
+        row_names = [element_label(result.output, i) for i in _indices(out_shape)]
+        column_names = [element_label(name, i) for i in _indices(in_shape)]
+    matrix = np.asarray(array, dtype=float).reshape(len(row_names), len(column_names))
+    return _matrix_table(matrix, row_names, column_names, precision)
+
+
+def print_tables(result: Result, precision: int, file=None) -> None:
+    """Print every array of ``result`` as a table to ``file`` (stdout by default)."""
+    out = console(file)
+    for kind, name, label, array in blocks(result):
+        out.print(title(label, array), style="bold")
+        if kind == "jacobian":
+            table = jacobian_table(result, name, array, precision)
+        else:
+            table = array_table(name, array, precision)
+        if table is not None:
+            out.print(table)

@@ -1,0 +1,542 @@
+"""The op table: one line per differentiable operation.
+
+Each ``Op`` says how to call the operation (``fn(*differentiable_inputs, **params)``), where its
+differentiable inputs live (a ``Domain`` each, chosen so the function is smooth there), which
+shapes and parameters to try (a hypothesis strategy, ``spec``), the PyTorch equivalent, and
+which entries of ``gc.PRIMITIVES`` it exercises. A new primitive is one new line in ``OPS``;
+``test_every_primitive_is_in_the_table`` fails until that line exists.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import gradcli as gc
+from gradcli.engine import primitives as P
+
+MAX_SIDE = 3
+MARGIN = 0.05  # how far sampled values stay from a kink
+
+# -- input domains ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Where an input's values are drawn from.
+
+    Uniform on [lo, hi], at least MARGIN away from every point of ``avoid``; ``signed`` gives
+    each value a random sign; ``distinct`` keeps all distinct-domain values of one case
+    (across inputs) well apart, so that max/min/clamp never meet a tie.
+    """
+
+    lo: float
+    hi: float
+    avoid: tuple[float, ...] = ()
+    signed: bool = False
+    distinct: bool = False
+
+    def sample(self, rng: np.random.Generator, shape) -> np.ndarray:
+        x = rng.uniform(self.lo, self.hi, shape)
+        flat = x.reshape(-1)
+        for _ in range(1000):
+            bad = np.zeros(flat.shape, dtype=bool)
+            for p in self.avoid:
+                bad |= np.abs(flat - p) < MARGIN
+            if not bad.any():
+                break
+            flat[bad] = rng.uniform(self.lo, self.hi, int(bad.sum()))
+        return flat.reshape(shape)
+
+
+REAL = Domain(-2.0, 2.0)
+WIDE = Domain(-4.0, 4.0)
+POS = Domain(0.5, 2.0)
+UNIT = Domain(-0.9, 0.9)  # asin, acos
+NONZERO = Domain(0.3, 2.0, signed=True)  # abs, sign, relu, 1/x: away from the kink at 0
+DISTINCT = Domain(-2.0, 2.0, distinct=True)  # maximum, minimum, amax, amin: no ties
+DISTINCT_ABS = Domain(0.3, 2.0, signed=True, distinct=True)  # inf-norm: no ties of |x|
+PROB = Domain(0.05, 0.95)
+CLAMP = Domain(-2.0, 2.0, avoid=(-0.5, 0.5))  # away from the clamp bounds used below
+
+
+def sample_inputs(domains, shapes, rng: np.random.Generator) -> list[np.ndarray]:
+    arrays: list[Any] = [None] * len(shapes)
+    distinct = [i for i, d in enumerate(domains) if d.distinct]
+    if distinct:
+        lo, hi = domains[distinct[0]].lo, domains[distinct[0]].hi
+        sizes = [math.prod(shapes[i]) for i in distinct]
+        total = sum(sizes)
+        slots_count = max(8 * total, 64)
+        slots = rng.choice(slots_count, size=total, replace=False)
+        values = lo + (slots + rng.uniform(0.25, 0.75, total)) * (hi - lo) / slots_count
+        start = 0
+        for i, size in zip(distinct, sizes):
+            arrays[i] = values[start : start + size].reshape(shapes[i])
+            start += size
+    for i, (domain, shape) in enumerate(zip(domains, shapes)):
+        if arrays[i] is None:
+            arrays[i] = domain.sample(rng, shape)
+        if domain.signed:
+            arrays[i] = arrays[i] * rng.choice([-1.0, 1.0], size=shapes[i])
+        arrays[i] = np.asarray(arrays[i], dtype=np.float64)
+    return arrays
+
+
+# -- shape and parameter strategies: each yields (shapes of the inputs, params) ------------------
+
+
+def shapes(min_dims=0, max_dims=3, min_side=1):
+    return hnp.array_shapes(
+        min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=MAX_SIDE
+    )
+
+
+def one(min_dims=0, max_dims=3):
+    """A single input of any shape, 0-d included."""
+    return shapes(min_dims, max_dims).map(lambda s: ((s,), {}))
+
+
+def same(n):
+    """n inputs of one shape."""
+    return shapes().map(lambda s: ((s,) * n, {}))
+
+
+def broadcast(n):
+    """n inputs whose shapes broadcast together (0-d and size-1 dimensions included)."""
+    return hnp.mutually_broadcastable_shapes(
+        num_shapes=n, min_dims=0, max_dims=3, min_side=1, max_side=MAX_SIDE
+    ).map(lambda r: (tuple(r.input_shapes), {}))
+
+
+def with_params(spec, params):
+    """``spec`` with extra parameters drawn from the strategy ``params`` (a dict)."""
+    return st.tuples(spec, params).map(lambda t: (t[0][0], {**t[0][1], **t[1]}))
+
+
+def _dim_in(ndim):
+    """Any valid single dim of an ndim-tensor, negative ones included (0-d takes 0 and -1)."""
+    n = max(ndim, 1)
+    return st.integers(-n, n - 1)
+
+
+@st.composite
+def reduction(draw, tuple_dims=True):
+    shape = draw(shapes())
+    options = [st.none(), _dim_in(len(shape))]
+    if tuple_dims and len(shape) >= 1:
+        options.append(
+            st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape), unique=True)
+            .flatmap(lambda ds: st.tuples(*[st.sampled_from([d, d - len(shape)]) for d in ds]))
+        )
+    dim = draw(st.one_of(options))
+    return (shape,), {"dim": dim, "keepdim": draw(st.booleans())}
+
+
+@st.composite
+def along_dim(draw):
+    shape = draw(shapes())
+    return (shape,), {"dim": draw(_dim_in(len(shape)))}
+
+
+@st.composite
+def reshape_spec(draw):
+    shape = draw(shapes())
+    rest = math.prod(shape)
+    new = []
+    for _ in range(draw(st.integers(0, 3))):
+        d = draw(st.sampled_from([k for k in range(1, rest + 1) if rest % k == 0]))
+        new.append(d)
+        rest //= d
+    if rest != 1 or (not new and draw(st.booleans())):
+        new.append(rest)
+    if new and draw(st.booleans()):
+        new[draw(st.integers(0, len(new) - 1))] = -1
+    return (shape,), {"shape": tuple(new)}
+
+
+@st.composite
+def transpose_spec(draw):
+    shape = draw(shapes())
+    return (shape,), {"dim0": draw(_dim_in(len(shape))), "dim1": draw(_dim_in(len(shape)))}
+
+
+@st.composite
+def sum_to_spec(draw):
+    big = draw(shapes())
+    lead = draw(st.integers(0, len(big)))
+    target = tuple(n if draw(st.booleans()) else 1 for n in big[lead:])
+    return (big,), {"shape": target}
+
+
+@st.composite
+def expand_spec(draw):
+    small = draw(shapes())
+    lead = draw(shapes(min_dims=0, max_dims=2)) if len(small) < 3 else ()
+    target = list(lead) + [draw(st.integers(1, MAX_SIDE)) if n == 1 else n for n in small]
+    for i in range(len(lead), len(target)):  # -1 keeps a dimension, as in torch
+        if target[i] == small[i - len(lead)] and draw(st.booleans()):
+            target[i] = -1
+    return (small,), {"shape": tuple(target)}
+
+
+@st.composite
+def where_spec(draw):
+    cond_shape, a_shape, b_shape = draw(broadcast(3))[0]
+    condition = draw(hnp.arrays(np.bool_, cond_shape))
+    return (a_shape, b_shape), {"condition": condition}
+
+
+@st.composite
+def _slice(draw, n):
+    bound = st.one_of(st.none(), st.integers(-n - 1, n + 1))
+    step = st.one_of(st.none(), st.integers(1, 3))  # torch has no negative steps
+    return slice(draw(bound), draw(bound), draw(step))
+
+
+@st.composite
+def index_for(draw, shape):
+    """An index for ``x[index]``: basic (ints, slices, None, ...), integer arrays or a mask."""
+    ndim = len(shape)
+    kind = draw(st.sampled_from(["basic", "array", "pairs", "mask"]))
+    if kind == "basic" or (kind == "pairs" and ndim < 2):
+        k = draw(st.integers(1, ndim))
+        parts = [
+            draw(st.one_of(st.integers(-n, n - 1), _slice(n))) for n in shape[:k]
+        ]
+        if draw(st.booleans()):
+            parts.insert(draw(st.integers(0, len(parts))), None)
+        if k < ndim and draw(st.booleans()):
+            parts.insert(draw(st.integers(0, len(parts))), Ellipsis)
+        return tuple(parts)
+    if kind == "array":
+        position = draw(st.integers(0, ndim - 1))
+        n = shape[position]
+        array = draw(
+            hnp.arrays(np.int64, draw(shapes(min_dims=1, max_dims=2)), elements=st.integers(-n, n - 1))
+        )
+        lead = tuple(draw(_slice(m)) for m in shape[:position])
+        return (*lead, array)
+    if kind == "pairs":  # x[rows, cols]: pairs, repeats allowed
+        length = draw(st.integers(1, 4))
+        rows, cols = (
+            draw(hnp.arrays(np.int64, (length,), elements=st.integers(-n, n - 1)))
+            for n in shape[:2]
+        )
+        return (rows, cols)
+    k = draw(st.integers(1, ndim))  # a boolean mask over the first k dimensions
+    return (draw(hnp.arrays(np.bool_, shape[:k])),)
+
+
+@st.composite
+def getitem_spec(draw):
+    shape = draw(shapes(min_dims=1))
+    return (shape,), {"index": draw(index_for(shape))}
+
+
+@st.composite
+def scatter_spec(draw):
+    shape = draw(shapes(min_dims=1))
+    index = draw(index_for(shape))
+    return (np.empty(shape)[index].shape,), {"index": index, "shape": shape}
+
+
+@st.composite
+def stack_spec(draw):
+    shape = draw(shapes())
+    count = draw(st.integers(1, 3))
+    return (shape,) * count, {"dim": draw(_dim_in(len(shape) + 1))}
+
+
+@st.composite
+def cat_spec(draw):
+    shape = list(draw(shapes(min_dims=1)))
+    dim = draw(_dim_in(len(shape)))
+    out = []
+    for _ in range(draw(st.integers(1, 3))):
+        shape[dim] = draw(st.integers(1, MAX_SIDE))
+        out.append(tuple(shape))
+    return tuple(out), {"dim": dim}
+
+
+@st.composite
+def matmul_spec(draw):
+    """Every PyTorch matmul rule: vector-vector, matrix-vector, vector-matrix, matrix-matrix,
+    and batched operands (of either kind, vectors included) with broadcast batch dims."""
+    n, k, m = (draw(st.integers(1, MAX_SIDE)) for _ in range(3))
+    kind_a, kind_b = (draw(st.sampled_from(["vector", "matrix", "batched"])) for _ in range(2))
+    batch_a, batch_b = draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=2, max_side=2)
+    ).input_shapes
+    a = {"vector": (k,), "matrix": (n, k), "batched": (*batch_a, n, k)}[kind_a]
+    b = {"vector": (k,), "matrix": (k, m), "batched": (*batch_b, k, m)}[kind_b]
+    return (a, b), {}
+
+
+@st.composite
+def dot_spec(draw):
+    n = draw(st.integers(1, MAX_SIDE))
+    return ((n,), (n,)), {}
+
+
+@st.composite
+def class_targets(draw):
+    """cross_entropy with class indices: input (C,) with a 0-d target, or (N, C) with (N,)."""
+    classes = draw(st.integers(1, 4))
+    batch = draw(st.one_of(st.just(()), st.tuples(st.integers(1, 3))))
+    target = draw(hnp.arrays(np.int64, batch, elements=st.integers(0, classes - 1)))
+    reduction = draw(st.sampled_from(["mean", "sum", "none"]))
+    return ((*batch, classes),), {"target": target, "reduction": reduction}
+
+
+@st.composite
+def class_probabilities(draw):
+    shape = draw(shapes(min_dims=1, max_dims=2))
+    return (shape, shape), {"reduction": draw(st.sampled_from(["mean", "sum", "none"]))}
+
+
+@st.composite
+def unsqueeze_spec(draw):
+    shape = draw(shapes())
+    return (shape,), {"dim": draw(st.integers(-len(shape) - 1, len(shape)))}
+
+
+@st.composite
+def squeeze_spec(draw):
+    shape = draw(shapes())
+    dim = draw(st.one_of(st.none(), _dim_in(len(shape)))) if shape else None
+    return (shape,), {} if dim is None else {"dim": dim}
+
+
+REDUCTIONS = st.sampled_from(["mean", "sum", "none"])
+CLAMP_BOUNDS = st.sampled_from([{"min": -0.5}, {"max": 0.5}, {"min": -0.5, "max": 0.5}])
+
+# -- torch counterparts -------------------------------------------------------------------------
+
+
+def torch_module():
+    return importlib.import_module("torch")
+
+
+def torch_index(index):
+    torch = torch_module()
+    return tuple(torch.from_numpy(i) if isinstance(i, np.ndarray) else i for i in index)
+
+
+def _all_dims(x, dim):
+    return tuple(range(x.ndim)) if dim is None else dim
+
+
+def _t_reduce(name):
+    def call(x, dim=None, keepdim=False):
+        return getattr(torch_module(), name)(x, _all_dims(x, dim), keepdim=keepdim)
+
+    return call
+
+
+def _t_prod(x, dim=None, keepdim=False):
+    dims = _all_dims(x, dim)
+    dims = (dims,) if isinstance(dims, int) else dims
+    if x.ndim == 0:
+        return x.prod()
+    out = x
+    for d in sorted((d % x.ndim for d in dims), reverse=True):
+        out = out.prod(d, keepdim=True)
+    if not keepdim:
+        out = out.reshape([n for i, n in enumerate(out.shape) if i not in {d % x.ndim for d in dims}])
+    return out
+
+
+def _t_norm(p):
+    def call(x, dim=None, keepdim=False):
+        return torch_module().linalg.vector_norm(x, p, dim=dim, keepdim=keepdim)
+
+    return call
+
+
+def _t_scatter(g, index, shape):
+    # The adjoint of indexing, as torch computes it: the gradient of x[index] w.r.t. x.
+    torch = torch_module()
+    x = torch.zeros(shape, dtype=g.dtype, requires_grad=True)
+    (out,) = torch.autograd.grad(x[torch_index(index)], x, g, create_graph=True)
+    return out
+
+
+def _t_functional(name, **fixed):
+    def call(*xs, **params):
+        return getattr(torch_module().nn.functional, name)(*xs, **fixed, **params)
+
+    return call
+
+
+def _t(name):
+    def call(*xs, **params):
+        return getattr(torch_module(), name)(*xs, **params)
+
+    return call
+
+
+# -- the table --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Op:
+    """One table line. ``fn(*inputs, **params)`` computes the op on gradcli tensors."""
+
+    name: str
+    fn: Callable[..., gc.Tensor]
+    domains: Domain | tuple[Domain, ...]
+    spec: Any = field(default_factory=one)
+    torch: Callable | str | None = "same"  # "same": torch.<name> with the same arguments
+    prims: tuple[str, ...] | None = None  # default: (name,) when name is a primitive
+
+    @property
+    def primitives(self) -> tuple[str, ...]:
+        if self.prims is not None:
+            return self.prims
+        return (self.name,) if self.name in gc.PRIMITIVES else ()
+
+    def torch_fn(self) -> Callable | None:
+        if self.torch == "same":
+            return _t(self.name)
+        return self.torch
+
+    def cases(self):
+        """A hypothesis strategy of ``Case``s of this op."""
+        return st.tuples(self.spec, st.integers(0, 2**32 - 1)).map(
+            lambda t: Case.build(self, t[0][0], t[0][1], t[1])
+        )
+
+
+@dataclass
+class Case:
+    op: Op
+    shapes: tuple
+    params: dict
+    seed: int
+    inputs: list[np.ndarray]
+
+    @classmethod
+    def build(cls, op: Op, shapes, params, seed) -> Case:
+        domains = op.domains if isinstance(op.domains, tuple) else (op.domains,) * len(shapes)
+        assert len(domains) == len(shapes), op.name
+        inputs = sample_inputs(domains, shapes, np.random.default_rng(seed))
+        return cls(op, tuple(shapes), params, seed, inputs)
+
+    def fn(self, *xs):
+        return self.op.fn(*xs, **self.params)
+
+    def torch_fn(self) -> Callable | None:
+        f = self.op.torch_fn()
+        return None if f is None else partial(f, **self.params)
+
+    def __repr__(self) -> str:
+        return f"Case({self.op.name}, shapes={self.shapes}, params={self.params}, seed={self.seed})"
+
+
+def _stack(*xs, dim):
+    return gc.stack(list(xs), dim)
+
+
+def _cat(*xs, dim):
+    return gc.cat(list(xs), dim)
+
+
+def _where(a, b, condition):
+    return gc.where(condition, a, b)
+
+
+OPS: list[Op] = [
+    # element-wise, one input
+    Op("neg", gc.neg, REAL),
+    Op("reciprocal", gc.reciprocal, NONZERO),
+    Op("exp", gc.exp, REAL),
+    Op("log", gc.log, POS),
+    Op("log1p", gc.log1p, Domain(-0.5, 2.0)),
+    Op("expm1", gc.expm1, REAL),
+    Op("sqrt", gc.sqrt, POS),
+    Op("abs", gc.abs, NONZERO),
+    Op("sign", gc.sign, NONZERO),
+    Op("sin", gc.sin, REAL),
+    Op("cos", gc.cos, REAL),
+    Op("tan", gc.tan, Domain(-1.2, 1.2)),
+    Op("asin", gc.asin, UNIT),
+    Op("acos", gc.acos, UNIT),
+    Op("atan", gc.atan, REAL),
+    Op("sinh", gc.sinh, REAL),
+    Op("cosh", gc.cosh, REAL),
+    Op("tanh", gc.tanh, REAL),
+    Op("sigmoid", gc.sigmoid, WIDE),
+    Op("relu", gc.relu, NONZERO),
+    Op("softplus", gc.softplus, WIDE, torch=_t_functional("softplus")),
+    Op("erf", gc.erf, REAL),
+    Op("clamp", gc.clamp, CLAMP, with_params(one(), CLAMP_BOUNDS)),
+    # element-wise, broadcasting
+    Op("add", gc.add, (REAL, REAL), broadcast(2)),
+    Op("sub", gc.sub, (REAL, REAL), broadcast(2)),
+    Op("mul", gc.mul, (REAL, REAL), broadcast(2)),
+    Op("div", gc.div, (REAL, NONZERO), broadcast(2)),
+    Op("pow", gc.pow, (POS, REAL), broadcast(2)),
+    Op("pow_scalar_exponent", lambda x: x**3.0, REAL, torch=lambda x: x**3.0, prims=("pow",)),
+    Op("rpow", lambda x: 2.0**x, REAL, torch=lambda x: 2.0**x, prims=("pow",)),
+    Op("maximum", gc.maximum, (DISTINCT, DISTINCT), broadcast(2)),
+    Op("minimum", gc.minimum, (DISTINCT, DISTINCT), broadcast(2)),
+    Op("where", _where, (REAL, REAL), where_spec(),
+       torch=lambda a, b, condition: torch_module().where(torch_module().from_numpy(condition), a, b)),
+    Op("binary_cross_entropy_with_logits", gc.binary_cross_entropy_with_logits, (WIDE, PROB),
+       with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
+       torch=_t_functional("binary_cross_entropy_with_logits")),
+    Op("binary_cross_entropy", gc.binary_cross_entropy, (PROB, PROB),
+       with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
+       torch=_t_functional("binary_cross_entropy")),
+    Op("mse_loss", gc.mse_loss, (REAL, REAL),
+       with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
+       torch=_t_functional("mse_loss")),
+    Op("cross_entropy_classes", gc.cross_entropy, REAL, class_targets(),
+       torch=lambda x, target, reduction: torch_module().nn.functional.cross_entropy(
+           x, torch_module().from_numpy(target), reduction=reduction)),
+    Op("cross_entropy_probabilities", gc.cross_entropy, (REAL, PROB), class_probabilities(),
+       torch=_t_functional("cross_entropy")),
+    # broadcasting helpers
+    Op("sum_to", P.sum_to, REAL, sum_to_spec(), torch=lambda x, shape: x.sum_to_size(shape)),
+    Op("expand", gc.expand, REAL, expand_spec(), torch=lambda x, shape: x.expand(shape)),
+    # reductions
+    Op("sum", gc.sum, REAL, reduction(), torch=_t_reduce("sum")),
+    Op("mean", gc.mean, REAL, reduction(), torch=_t_reduce("mean")),
+    Op("prod", gc.prod, NONZERO, reduction(), torch=_t_prod),
+    Op("amax", gc.amax, DISTINCT, reduction(), torch=_t_reduce("amax")),
+    Op("amin", gc.amin, DISTINCT, reduction(), torch=_t_reduce("amin")),
+    Op("logsumexp", gc.logsumexp, REAL, reduction(), torch=_t_reduce("logsumexp")),
+    Op("norm", gc.norm, NONZERO, reduction(), torch=_t_norm(2)),
+    Op("norm_p1", partial(gc.norm, p=1), NONZERO, reduction(), torch=_t_norm(1)),
+    Op("norm_inf", partial(gc.norm, p=math.inf), DISTINCT_ABS, reduction(), torch=_t_norm(math.inf)),
+    Op("norm_p3", partial(gc.norm, p=3), NONZERO, reduction(), torch=_t_norm(3)),
+    Op("softmax", gc.softmax, REAL, along_dim()),
+    Op("log_softmax", gc.log_softmax, REAL, along_dim()),
+    # shapes, indexing, joining
+    Op("reshape", gc.reshape, REAL, reshape_spec()),
+    Op("transpose", gc.transpose, REAL, transpose_spec()),
+    Op("matrix_transpose", gc.transpose, REAL, one(max_dims=2), torch=lambda x: x.t(),
+       prims=()),
+    Op("getitem", gc.getitem, REAL, getitem_spec(), torch=lambda x, index: x[torch_index(index)]),
+    Op("scatter", P.scatter, REAL, scatter_spec(), torch=_t_scatter),
+    Op("stack", _stack, REAL, stack_spec(), torch=lambda *xs, dim: torch_module().stack(xs, dim)),
+    Op("cat", _cat, REAL, cat_spec(), torch=lambda *xs, dim: torch_module().cat(xs, dim)),
+    Op("unsqueeze", gc.unsqueeze, REAL, unsqueeze_spec()),
+    Op("squeeze", gc.squeeze, REAL, squeeze_spec()),
+    Op("flatten", gc.flatten, REAL),
+    # products
+    Op("matmul", gc.matmul, (REAL, REAL), matmul_spec()),
+    Op("dot", gc.dot, (REAL, REAL), dot_spec()),
+]
+
+OPS_BY_NAME = {op.name: op for op in OPS}
+assert len(OPS_BY_NAME) == len(OPS), "duplicate op names in the table"
