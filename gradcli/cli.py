@@ -9,7 +9,7 @@ import sys
 import traceback
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -25,30 +25,42 @@ app = typer.Typer(
 
 # -- options shared by the commands ------------------------------------------------------------
 Expr = Annotated[
-    Optional[str],
-    typer.Option("--expr", "-e", help="The program: statements `name = expression` separated by ; or newlines."),
+    str | None,
+    typer.Option(
+        "--expr",
+        "-e",
+        help="The program: statements `name = expression` separated by ; or newlines.",
+    ),
 ]
 File = Annotated[
-    Optional[str], typer.Option("--file", "-f", help="Read the program from a file (- for stdin).")
+    str | None, typer.Option("--file", "-f", help="Read the program from a file (- for stdin).")
 ]
-X = Annotated[Optional[str], typer.Option("--x", help="The value of the input x, e.g. 1,2 or ones(2,2).")]
+X = Annotated[
+    str | None, typer.Option("--x", help="The value of the input x, e.g. 1,2 or ones(2,2).")
+]
 Inputs = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--input", "-i", help="NAME=VALUE for any input; repeatable."),
 ]
 Wrt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--wrt", help="Comma-separated inputs that require grad (default: all inputs)."),
 ]
-Of = Annotated[Optional[str], typer.Option("--of", help="The output (default: the last assigned name).")]
+Of = Annotated[
+    str | None, typer.Option("--of", help="The output (default: the last assigned name).")
+]
 Seed = Annotated[int, typer.Option("--seed", help="Seed for rand/randn values.")]
 Dtype = Annotated[str, typer.Option("--dtype", help="float64 or float32.")]
 Format = Annotated[str, typer.Option("--format", help="table, json or csv.")]
-Precision = Annotated[int, typer.Option("--precision", help="Significant digits in tables and CSV.")]
+Precision = Annotated[
+    int, typer.Option("--precision", help="Significant digits in tables and CSV.")
+]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
 V = Annotated[
-    Optional[str],
-    typer.Option("--v", help="The vector v of the vector-Jacobian product, shaped like the output."),
+    str | None,
+    typer.Option(
+        "--v", help="The vector v of the vector-Jacobian product, shaped like the output."
+    ),
 ]
 
 
@@ -84,7 +96,10 @@ def _guard(debug: bool):
     except Exception as exc:  # a bug in gradcli, not the user's input
         if debug:
             raise
-        typer.echo(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)", err=True)
+        typer.echo(
+            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)",
+            err=True,
+        )
         raise typer.Exit(1) from None
 
 
@@ -164,8 +179,15 @@ def _vector(v: str | None, seed: int):
 
 @app.command("eval")
 def eval_command(
-    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
-    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    expr: Expr = None,
+    file: File = None,
+    x: X = None,
+    inputs: Inputs = None,
+    wrt: Wrt = None,
+    seed: Seed = 0,
+    dtype: Dtype = "float64",
+    format: Format = "table",
+    precision: Precision = 4,
     debug: Debug = False,
 ) -> None:
     """The value of every input and every assigned name.
@@ -180,12 +202,26 @@ def eval_command(
 
 @app.command("grad")
 def grad_command(
-    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
-    of: Of = None, v: V = None,
-    show: Annotated[Optional[str], typer.Option("--show", help="Also show .grad of these intermediate names.")] = None,
-    retain_grad: Annotated[Optional[str], typer.Option("--retain-grad", help="Call .retain_grad() on these names.")] = None,
-    repeat: Annotated[int, typer.Option("--repeat", help="Call backward N times: .grad accumulates.")] = 1,
-    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    expr: Expr = None,
+    file: File = None,
+    x: X = None,
+    inputs: Inputs = None,
+    wrt: Wrt = None,
+    of: Of = None,
+    v: V = None,
+    show: Annotated[
+        str | None, typer.Option("--show", help="Also show .grad of these intermediate names.")
+    ] = None,
+    retain_grad: Annotated[
+        str | None, typer.Option("--retain-grad", help="Call .retain_grad() on these names.")
+    ] = None,
+    repeat: Annotated[
+        int, typer.Option("--repeat", help="Call backward N times: .grad accumulates.")
+    ] = 1,
+    seed: Seed = 0,
+    dtype: Dtype = "float64",
+    format: Format = "table",
+    precision: Precision = 4,
     debug: Debug = False,
 ) -> None:
     """out.backward() (or out.backward(v)), then .grad of every input.
@@ -196,15 +232,25 @@ def grad_command(
         from .compute import grad
 
         bound = _bind(expr, file, x, inputs, wrt, seed, dtype)
-        result = grad(bound, of, _vector(v, seed), _names(show) or [], _names(retain_grad) or [], repeat)
+        result = grad(
+            bound, of, _vector(v, seed), _names(show) or [], _names(retain_grad) or [], repeat
+        )
         _emit(result, format, precision)
 
 
 @app.command("vjp")
 def vjp_command(
-    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
-    of: Of = None, v: V = None,
-    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    expr: Expr = None,
+    file: File = None,
+    x: X = None,
+    inputs: Inputs = None,
+    wrt: Wrt = None,
+    of: Of = None,
+    v: V = None,
+    seed: Seed = 0,
+    dtype: Dtype = "float64",
+    format: Format = "table",
+    precision: Precision = 4,
     debug: Debug = False,
 ) -> None:
     """torch.autograd.grad(out, wrt, grad_outputs=v): J^T v for each --wrt name.
@@ -222,10 +268,19 @@ def vjp_command(
 
 @app.command("jacobian")
 def jacobian_command(
-    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
+    expr: Expr = None,
+    file: File = None,
+    x: X = None,
+    inputs: Inputs = None,
+    wrt: Wrt = None,
     of: Of = None,
-    transpose: Annotated[bool, typer.Option("--transpose", help="Print J^T, as the seed post does.")] = False,
-    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    transpose: Annotated[
+        bool, typer.Option("--transpose", help="Print J^T, as the seed post does.")
+    ] = False,
+    seed: Seed = 0,
+    dtype: Dtype = "float64",
+    format: Format = "table",
+    precision: Precision = 4,
     debug: Debug = False,
 ) -> None:
     """The Jacobian of the output for each --wrt input (layout output.shape + input.shape).
@@ -247,7 +302,9 @@ def functions_command() -> None:
     for function in FUNCTIONS.values():
         typer.echo(f"{function.signature():<60} {function.summary}")
     typer.echo("aliases: " + ", ".join(f"{a} = {n}" for a, n in ALIASES.items()))
-    typer.echo("constants: e, pi    inputs with defaults: ones, zeros, full, eye, arange, linspace, rand, randn, tensor")
+    typer.echo(
+        "constants: e, pi    inputs with defaults: ones, zeros, full, eye, arange, linspace, rand, randn, tensor"
+    )
 
 
 def main() -> None:

@@ -184,7 +184,9 @@ def grad(
     return Result("grad", name, values={name: out.data}, grads=grads, warnings=tuple(messages))
 
 
-def vjp(bound: Bound, of: str | None = None, v: np.ndarray | None = None, wrt: list[str] | None = None) -> Result:
+def vjp(
+    bound: Bound, of: str | None = None, v: np.ndarray | None = None, wrt: list[str] | None = None
+) -> Result:
     """``torch.autograd.grad(out, wrt, grad_outputs=v)``: J^T v for each name; nothing accumulates."""
     leaves = bound.leaves()
     env = bound.run(leaves)
@@ -238,6 +240,10 @@ def jacobian(
             array = np.transpose(array, tuple(range(k, array.ndim)) + tuple(range(k)))
         jac[t] = array
     return Result(
-        "jacobian", name, values={name: out0.data}, jacobian=jac,
-        warnings=tuple(dict.fromkeys(bound.notes)), transposed=transpose,
+        "jacobian",
+        name,
+        values={name: out0.data},
+        jacobian=jac,
+        warnings=tuple(dict.fromkeys(bound.notes)),
+        transposed=transpose,
     )

@@ -28,7 +28,11 @@ class GradcliError(Exception):
 
     def render(self) -> str:
         """The full text for stderr: the message, the source with a caret, the hint."""
-        head = f"error: {self.message}" if self.where is None else f"error: {self.where}: {self.message}"
+        head = (
+            f"error: {self.message}"
+            if self.where is None
+            else f"error: {self.where}: {self.message}"
+        )
         lines = [head]
         if self.source is not None:
             lines.append(f"  {self.source}")

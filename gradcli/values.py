@@ -197,11 +197,15 @@ def _from_json(source: str, name: str) -> np.ndarray:
     try:
         value = json.loads(source)
     except json.JSONDecodeError as exc:
-        raise GradcliError(f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
-                           hint="give a number or nested lists, e.g. [[1, 2], [3, 4]]") from None
+        raise GradcliError(
+            f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
+            hint="give a number or nested lists, e.g. [[1, 2], [3, 4]]",
+        ) from None
     if isinstance(value, dict):
-        raise GradcliError(f"{name}: expected a number or a list in JSON, got an object",
-                           hint="give a number or nested lists, e.g. [[1, 2], [3, 4]]")
+        raise GradcliError(
+            f"{name}: expected a number or a list in JSON, got an object",
+            hint="give a number or nested lists, e.g. [[1, 2], [3, 4]]",
+        )
     value = _json_numbers(value)
     return _rectangular(value)
 
@@ -251,9 +255,7 @@ def _from_file(spec: str, name: str) -> np.ndarray:
         elif suffix == ".csv":
             return _from_csv(path.read_text(), f"{name} ({path_text})")
         else:
-            raise GradcliError(
-                f"{name}: unknown file type {suffix or '(none)'}", hint=VALUE_SYNTAX
-            )
+            raise GradcliError(f"{name}: unknown file type {suffix or '(none)'}", hint=VALUE_SYNTAX)
     except (OSError, ValueError) as exc:
         raise GradcliError(f"{name}: cannot read {path_text}: {exc}") from None
     if array.dtype.kind not in "iuf":

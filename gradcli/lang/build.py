@@ -31,7 +31,9 @@ def parse_program(source: str) -> Program:
             )
         defined[checked.target] = statement.number
         if checked.constructor is not None:
-            assignments.append(Assignment(checked.target, statement, constructor=checked.constructor))
+            assignments.append(
+                Assignment(checked.target, statement, constructor=checked.constructor)
+            )
         else:
             ir = to_ir(to_sympy(checked))
             assignments.append(

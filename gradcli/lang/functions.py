@@ -118,14 +118,22 @@ for _name, _summary in {
 
 _define(
     "norm",
-    (Param("input", TENSOR), Param("p", NUMBER, 2), Param("dim", OPT_INT, None),
-     Param("keepdim", BOOL, False)),
+    (
+        Param("input", TENSOR),
+        Param("p", NUMBER, 2),
+        Param("dim", OPT_INT, None),
+        Param("keepdim", BOOL, False),
+    ),
     lambda x, p, dim, keepdim: gc.norm(x, p, dim, keepdim),
     "p-norm (2 by default)",
 )
 for _name in ("softmax", "log_softmax"):
-    _define(_name, (Param("input", TENSOR), Param("dim", OPT_INT, None)), getattr(gc, _name),
-            f"{_name.replace('_', ' ')} along dim (the only dim of a vector by default)")
+    _define(
+        _name,
+        (Param("input", TENSOR), Param("dim", OPT_INT, None)),
+        getattr(gc, _name),
+        f"{_name.replace('_', ' ')} along dim (the only dim of a vector by default)",
+    )
 _define(
     "clamp",
     (Param("input", TENSOR), Param("min", OPT_NUMBER, None), Param("max", OPT_NUMBER, None)),
@@ -144,16 +152,36 @@ _define(
     gc.transpose,
     "matrix transpose, or swap dim0 and dim1",
 )
-_define("reshape", (Param("input", TENSOR), Param("shape", SIZES)),
-        lambda x, *shape: gc.reshape(x, *shape), "same elements, new shape (one size may be -1)")
-_define("unsqueeze", (Param("input", TENSOR), Param("dim", INT)), gc.unsqueeze,
-        "insert a dimension of size 1")
-_define("squeeze", (Param("input", TENSOR), Param("dim", OPT_INT, None)), gc.squeeze,
-        "remove dimensions of size 1")
-_define("stack", (Param("tensors", TENSORS), Param("dim", INT, 0)), gc.stack,
-        "join along a new dimension: stack([a, b])")
-_define("cat", (Param("tensors", TENSORS), Param("dim", INT, 0)), gc.cat,
-        "join along an existing dimension: cat([a, b])")
+_define(
+    "reshape",
+    (Param("input", TENSOR), Param("shape", SIZES)),
+    lambda x, *shape: gc.reshape(x, *shape),
+    "same elements, new shape (one size may be -1)",
+)
+_define(
+    "unsqueeze",
+    (Param("input", TENSOR), Param("dim", INT)),
+    gc.unsqueeze,
+    "insert a dimension of size 1",
+)
+_define(
+    "squeeze",
+    (Param("input", TENSOR), Param("dim", OPT_INT, None)),
+    gc.squeeze,
+    "remove dimensions of size 1",
+)
+_define(
+    "stack",
+    (Param("tensors", TENSORS), Param("dim", INT, 0)),
+    gc.stack,
+    "join along a new dimension: stack([a, b])",
+)
+_define(
+    "cat",
+    (Param("tensors", TENSORS), Param("dim", INT, 0)),
+    gc.cat,
+    "join along an existing dimension: cat([a, b])",
+)
 for _name, _summary in {
     "binary_cross_entropy_with_logits": "sigmoid + binary cross-entropy, stable (alias bce_with_logits)",
     "binary_cross_entropy": "binary cross-entropy of probabilities (alias bce)",

@@ -23,7 +23,10 @@ from .validate import Checked
 _SPECIAL_FUNCTIONS = ("_index", "_slice", "_list")
 _GLOBALS = {
     "__builtins__": {},
-    **{name: getattr(sp, name) for name in ("Integer", "Float", "Rational", "Symbol", "Mul", "Add", "Pow")},
+    **{
+        name: getattr(sp, name)
+        for name in ("Integer", "Float", "Rational", "Symbol", "Mul", "Add", "Pow")
+    },
 }
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 

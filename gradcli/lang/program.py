@@ -108,7 +108,9 @@ class Program:
         assignment = self.declared[name]
         node = ast.parse(assignment.constructor, mode="eval").body
         try:
-            array, keywords = parse_constructor(node, assignment.constructor, generator_for(name, seed))
+            array, keywords = parse_constructor(
+                node, assignment.constructor, generator_for(name, seed)
+            )
         except GradcliError as exc:
             raise assignment.statement.error(exc.message, hint=exc.hint) from None
         requires_grad = keywords.get("requires_grad", False)
@@ -116,7 +118,9 @@ class Program:
             raise assignment.statement.error("requires_grad must be True or False")
         return array, requires_grad
 
-    def run(self, inputs: dict[str, gc.Tensor], record: list[str] | None = None) -> dict[str, gc.Tensor]:
+    def run(
+        self, inputs: dict[str, gc.Tensor], record: list[str] | None = None
+    ) -> dict[str, gc.Tensor]:
         """Evaluate every assignment in order; returns inputs, assigned names and vectors.
 
         ``record`` collects warnings for the user (a gap in an element vector).
@@ -155,8 +159,12 @@ class Program:
             data["source"],
             tuple(
                 Assignment(
-                    a["target"], Statement(*a["statement"]), a["ir"], a["constructor"],
-                    a["sympy_text"], a["columns"],
+                    a["target"],
+                    Statement(*a["statement"]),
+                    a["ir"],
+                    a["constructor"],
+                    a["sympy_text"],
+                    a["columns"],
                 )
                 for a in data["assignments"]
             ),
@@ -224,7 +232,10 @@ class _Evaluator:
             return self.ref(ir[1])
         if kind == "index":
             base = self.tensor(ir[1])
-            index = tuple(slice(*item) if isinstance(item, list) else (Ellipsis if item == "..." else item) for item in ir[2])
+            index = tuple(
+                slice(*item) if isinstance(item, list) else (Ellipsis if item == "..." else item)
+                for item in ir[2]
+            )
             return self.apply("getitem", lambda: gc.getitem(base, index))
         name = ir[1]
         function = F.FUNCTIONS[name]

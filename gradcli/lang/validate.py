@@ -178,8 +178,11 @@ class _Checker:
     def name(self, node: ast.Name) -> str:
         name = node.id
         if name.startswith("_"):
-            raise self.fail(node, f"names may not start with '_' ({name!r})",
-                            "use letters, digits and '_' inside a name, like w_1")
+            raise self.fail(
+                node,
+                f"names may not start with '_' ({name!r})",
+                "use letters, digits and '_' inside a name, like w_1",
+            )
         if F.lookup(name) is not None or name in CONSTRUCTORS:
             raise self.fail(node, f"{name!r} is a function, not a value", f"call it: {name}(...)")
         if name not in CONSTANTS:
@@ -205,7 +208,8 @@ class _Checker:
                     f"write a separate statement, e.g. w = {name}(3)",
                 )
             raise self.fail(
-                node, f"unknown function {name!r}",
+                node,
+                f"unknown function {name!r}",
                 _suggest(name, [*F.FUNCTIONS, *F.ALIASES]) or "see `gradcli functions`",
             )
         self.note(function.name, node.col_offset)
@@ -251,7 +255,8 @@ class _Checker:
                 texts.append(self.argument(bound[param.name], param, function))
             elif param.default is F.REQUIRED:
                 raise self.fail(
-                    node, f"{function.name} is missing its argument {param.name!r}",
+                    node,
+                    f"{function.name} is missing its argument {param.name!r}",
                     f"it is {function.signature()}",
                 )
             else:
@@ -263,8 +268,11 @@ class _Checker:
             return self.expression(node)
         if param.kind == F.TENSORS:
             if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
-                raise self.fail(node, f"{function.name} needs a list of tensors",
-                                f"write {function.name}([a, b])")
+                raise self.fail(
+                    node,
+                    f"{function.name} needs a list of tensors",
+                    f"write {function.name}([a, b])",
+                )
             return f"_list({', '.join(self.expression(e) for e in node.elts)})"
         return self.literal(node, param.kind, function, param.name)
 
@@ -307,7 +315,8 @@ class _Checker:
         value = _constant(node)
         if not isinstance(value, int) or isinstance(value, bool):
             raise self.fail(
-                node, "an index must be a whole number, a slice like 1:3, or ...",
+                node,
+                "an index must be a whole number, a slice like 1:3, or ...",
                 "write x[0], x[1, 2], x[:, 0] or x[-1]",
             )
         return str(value)
@@ -363,7 +372,11 @@ def check(statement: Statement) -> Checked:
     if target.startswith("_") or reserved(target):
         raise statement.error(
             f"{target!r} cannot be assigned: "
-            + ("names may not start with '_'" if target.startswith("_") else "it is a built-in name"),
+            + (
+                "names may not start with '_'"
+                if target.startswith("_")
+                else "it is a built-in name"
+            ),
             0,
         )
     value = assign.value

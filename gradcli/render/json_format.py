@@ -33,6 +33,8 @@ def to_json(result: Result) -> str:
         document["grads"] = {k: plain(v) for k, v in result.grads.items()}
     if result.jacobian:
         document["jacobian"] = {k: plain(v) for k, v in result.jacobian.items()}
-        document["layout"] = "input.shape + output.shape" if result.transposed else "output.shape + input.shape"
+        document["layout"] = (
+            "input.shape + output.shape" if result.transposed else "output.shape + input.shape"
+        )
     document["warnings"] = list(result.warnings)
     return json.dumps(document, allow_nan=False)
