@@ -56,6 +56,9 @@ Precision = Annotated[
     int, typer.Option("--precision", help="Significant digits in tables and CSV.")
 ]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
+NoCache = Annotated[
+    bool, typer.Option("--no-cache", help="Parse the program afresh; do not read or write the cache.")
+]
 V = Annotated[
     str | None,
     typer.Option(
@@ -147,11 +150,11 @@ def _given(x: str | None, inputs: list[str] | None, seed: int) -> dict:
     return given
 
 
-def _bind(expr, file, x, inputs, wrt, seed, dtype):
+def _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache=False):
     from .compute import bind
-    from .lang import parse_program
+    from .lang import load_program
 
-    program = parse_program(_source(expr, file))
+    program = load_program(_source(expr, file), use_cache=not no_cache)
     return bind(program, _given(x, inputs, seed), _names(wrt), dtype, seed)
 
 
@@ -189,6 +192,7 @@ def eval_command(
     format: Format = "table",
     precision: Precision = 4,
     debug: Debug = False,
+    no_cache: NoCache = False,
 ) -> None:
     """The value of every input and every assigned name.
 
@@ -197,7 +201,7 @@ def eval_command(
     with _guard(debug):
         from .compute import evaluate
 
-        _emit(evaluate(_bind(expr, file, x, inputs, wrt, seed, dtype)), format, precision)
+        _emit(evaluate(_bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)), format, precision)
 
 
 @app.command("grad")
@@ -223,6 +227,7 @@ def grad_command(
     format: Format = "table",
     precision: Precision = 4,
     debug: Debug = False,
+    no_cache: NoCache = False,
 ) -> None:
     """out.backward() (or out.backward(v)), then .grad of every input.
 
@@ -231,7 +236,7 @@ def grad_command(
     with _guard(debug):
         from .compute import grad
 
-        bound = _bind(expr, file, x, inputs, wrt, seed, dtype)
+        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
         result = grad(
             bound, of, _vector(v, seed), _names(show) or [], _names(retain_grad) or [], repeat
         )
@@ -252,6 +257,7 @@ def vjp_command(
     format: Format = "table",
     precision: Precision = 4,
     debug: Debug = False,
+    no_cache: NoCache = False,
 ) -> None:
     """torch.autograd.grad(out, wrt, grad_outputs=v): J^T v for each --wrt name.
 
@@ -261,7 +267,7 @@ def vjp_command(
         from .compute import vjp
 
         wanted = _names(wrt)
-        bound = _bind(expr, file, x, inputs, None, seed, dtype)
+        bound = _bind(expr, file, x, inputs, None, seed, dtype, no_cache)
         result = vjp(bound, of, _vector(v, seed), wanted)
         _emit(result, format, precision)
 
@@ -282,6 +288,7 @@ def jacobian_command(
     format: Format = "table",
     precision: Precision = 4,
     debug: Debug = False,
+    no_cache: NoCache = False,
 ) -> None:
     """The Jacobian of the output for each --wrt input (layout output.shape + input.shape).
 
@@ -290,7 +297,7 @@ def jacobian_command(
     with _guard(debug):
         from .compute import jacobian
 
-        bound = _bind(expr, file, x, inputs, wrt, seed, dtype)
+        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
         _emit(jacobian(bound, of, _names(wrt), transpose), format, precision)
 
 

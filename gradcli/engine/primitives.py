@@ -654,7 +654,10 @@ def transpose(x, dim0: int | None = None, dim1: int | None = None) -> Tensor:
         dim0, dim1 = 0, 1
     elif dim0 is None or dim1 is None:
         raise ValueError("transpose: give both dims or neither")
-    dim0, dim1 = (_axes(int(d), x.ndim)[0] for d in (dim0, dim1))
+    dims = [_axes(int(d), x.ndim) for d in (dim0, dim1)]  # validates the dims
+    if x.ndim == 0:  # as in torch, dims 0 and -1 of a 0-d tensor: nothing to swap
+        return x
+    dim0, dim1 = (d[0] for d in dims)
     return apply(_TRANSPOSE, x, dim0=dim0, dim1=dim1)
 
 

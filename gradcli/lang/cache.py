@@ -1,0 +1,58 @@
+"""A cache of parsed programs, so that a repeated call needs neither sympy nor the validator.
+
+Entries are JSON (never pickle) in the user's cache directory, keyed by a hash of gradcli's
+version and the program text. An unreadable or malformed entry is ignored and rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .. import __version__
+from .program import Program
+
+
+def cache_dir() -> Path:
+    """``$GRADCLI_CACHE_DIR``, else ``$XDG_CACHE_HOME/gradcli``, else ``~/.cache/gradcli``."""
+    if os.environ.get("GRADCLI_CACHE_DIR"):
+        return Path(os.environ["GRADCLI_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "gradcli"
+
+
+def _path(source: str) -> Path:
+    digest = hashlib.sha256(f"{__version__}\0{source}".encode()).hexdigest()
+    return cache_dir() / f"program-{digest[:32]}.json"
+
+
+def load_program(source: str, use_cache: bool = True) -> Program:
+    """The parsed program of ``source``, from the cache when possible."""
+    path = _path(source)
+    if use_cache:
+        try:
+            program = Program.from_json(json.loads(path.read_text()))
+            if program.source == source:
+                return program
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    from .build import parse_program  # imports sympy: only on a cache miss
+
+    program = parse_program(source)
+    if use_cache:
+        _store(path, program)
+    return program
+
+
+def _store(path: Path, program: Program) -> None:
+    """Write atomically; a cache that cannot be written is not an error."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
+            json.dump(program.to_json(), f)
+        os.replace(f.name, path)
+    except OSError:
+        pass
