@@ -301,6 +301,150 @@ def jacobian_command(
         _emit(jacobian(bound, of, _names(wrt), transpose), format, precision)
 
 
+def _named_values(items: list[str] | None, seed: int, option: str) -> dict:
+    """``VALUE`` (for x) or ``NAME=VALUE`` items of a repeatable option."""
+    from .errors import GradcliError
+    from .values import parse_value
+
+    values = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep:
+            name, value = "x", item
+        name = name.strip()
+        if not name.isidentifier():
+            raise GradcliError(f"cannot read {option} {item!r}", hint=f"write {option} VALUE or {option} NAME=VALUE")
+        if name in values:
+            raise GradcliError(f"{option} gives {name!r} twice")
+        values[name] = parse_value(value, f"{option} {name}", seed)
+    return values
+
+
+@app.command("jvp")
+def jvp_command(
+    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, of: Of = None,
+    t: Annotated[
+        list[str] | None,
+        typer.Option("--t", help="Tangent: VALUE (for x) or NAME=VALUE; repeatable; others are 0."),
+    ] = None,
+    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    debug: Debug = False,
+    no_cache: NoCache = False,
+) -> None:
+    """Forward mode: J t, the directional derivative along the tangents.
+
+    Example: gradcli jvp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --t 1,0
+    """
+    with _guard(debug):
+        from .compute import jvp
+
+        bound = _bind(expr, file, x, inputs, None, seed, dtype, no_cache)
+        _emit(jvp(bound, of, _named_values(t, seed, "--t")), format, precision)
+
+
+@app.command("hessian")
+def hessian_command(
+    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
+    of: Of = None,
+    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    debug: Debug = False,
+    no_cache: NoCache = False,
+) -> None:
+    """Second derivatives of a scalar output, by differentiating the engine's own gradient.
+
+    Example: gradcli hessian -e "f = (1 - x0)**2 + 100*(x1 - x0**2)**2" --x -1.2,1
+    """
+    with _guard(debug):
+        from .compute import hessian
+
+        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
+        _emit(hessian(bound, of, _names(wrt)), format, precision)
+
+
+@app.command("hvp")
+def hvp_command(
+    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
+    of: Of = None,
+    v: Annotated[
+        list[str] | None,
+        typer.Option("--v", help="The vector: VALUE (for x) or NAME=VALUE; repeatable."),
+    ] = None,
+    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    debug: Debug = False,
+    no_cache: NoCache = False,
+) -> None:
+    """Hessian-vector product H v of a scalar output, without forming H.
+
+    Example: gradcli hvp -e "f = (1 - x0)**2 + 100*(x1 - x0**2)**2" --x -1.2,1 --v 1,0
+    """
+    with _guard(debug):
+        from .compute import hvp
+
+        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
+        _emit(hvp(bound, of, _named_values(v, seed, "--v"), _names(wrt)), format, precision)
+
+
+@app.command("check")
+def check_command(
+    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
+    of: Of = None,
+    atol: Annotated[float, typer.Option("--atol", help="Absolute tolerance.")] = 1e-5,
+    rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.")] = 1e-3,
+    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    debug: Debug = False,
+    no_cache: NoCache = False,
+) -> None:
+    """The Jacobian by reverse mode, forward mode, finite differences and sympy; exit 1 if they differ.
+
+    Example: gradcli check -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
+    """
+    with _guard(debug):
+        from .compute import check
+
+        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
+        result = check(bound, of, _names(wrt), atol, rtol)
+        _emit(result, format, precision)
+    if not result.agree:
+        raise typer.Exit(1)
+
+
+@app.command("graph")
+def graph_command(
+    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
+    of: Of = None,
+    seed: Seed = 0, dtype: Dtype = "float64",
+    format: Annotated[str, typer.Option("--format", help="table (a tree), dot or json.")] = "table",
+    debug: Debug = False,
+    no_cache: NoCache = False,
+) -> None:
+    """The computational graph: each node's name, operation, shape, leaf/requires_grad, grad_fn.
+
+    Example: gradcli graph -f samples/neural_network.gc --format dot
+    """
+    with _guard(debug):
+        from .compute import graph
+        from .errors import GradcliError
+
+        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
+        result = graph(bound, of)
+        for message in result.warnings:
+            typer.echo(f"warning: {message}", err=True)
+        if format == "table":
+            from .render.graph import print_tree
+
+            print_tree(result)
+        elif format == "dot":
+            from .render.graph import to_dot
+
+            typer.echo(to_dot(result))
+        elif format == "json":
+            from .render.json_format import to_json
+
+            typer.echo(to_json(result))
+        else:
+            raise GradcliError(f"unknown format {format!r}", hint="use table, dot or json")
+
+
 @app.command("functions")
 def functions_command() -> None:
     """List the functions a program may call."""

@@ -29,6 +29,13 @@ class Result:
     jacobian: dict[str, np.ndarray] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     transposed: bool = False  # jacobian entries are J^T (input.shape + output.shape)
+    jvp: dict[str, np.ndarray] = field(default_factory=dict)  # output name -> J t
+    hessian: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    hvp: dict[str, np.ndarray] = field(default_factory=dict)
+    check: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # method -> name -> J
+    agree: bool | None = None
+    worst: tuple[str, ...] = ()
+    graph: tuple[dict, ...] = ()
 
 
 @dataclass
@@ -247,3 +254,213 @@ def jacobian(
         warnings=tuple(dict.fromkeys(bound.notes)),
         transposed=transpose,
     )
+
+
+def _function_of(bound: Bound, name: str, targets: list[str]):
+    """The program as a function of the ``targets`` inputs, the others held at their values."""
+
+    def function(*values):
+        leaves = {n: gc.Tensor(array) for n, array in bound.arrays.items()}
+        leaves.update(zip(targets, values))
+        return bound.program.run(leaves)[name]
+
+    return function
+
+
+def _targets(bound: Bound, wrt: list[str] | None) -> list[str]:
+    targets = wrt or [n for n in bound.arrays if bound.requires_grad[n]]
+    _check_names(bound, targets, bound.arrays, "--wrt")
+    if not targets:
+        raise GradcliError("no input requires grad", hint="name the inputs with --wrt")
+    return targets
+
+
+def _scalar_output(name: str, out: gc.Tensor, command: str) -> None:
+    if out.numel() != 1:
+        raise GradcliError(
+            f"{command} needs a scalar output, but {name} has shape {out.shape}",
+            hint="choose a scalar output with --of, or reduce it, e.g. out = sum(y)",
+        )
+
+
+def jvp(bound: Bound, of: str | None, tangents: dict[str, np.ndarray]) -> Result:
+    """Forward mode: J t, with a tangent per input (zero where none is given)."""
+    env = bound.run(bound.leaves())
+    name, out = output_of(bound, env, of)
+    _check_names(bound, list(tangents), bound.arrays, "--t")
+    names = list(bound.arrays)
+    vectors = []
+    for n in names:
+        tangent = tangents.get(n)
+        if tangent is None:
+            tangent = np.zeros(bound.arrays[n].shape)
+        tangent = np.asarray(tangent, dtype=bound.dtype)
+        if tangent.shape != bound.arrays[n].shape:
+            raise GradcliError(
+                f"the tangent of {n} has shape {tangent.shape}, but {n} has shape "
+                f"{bound.arrays[n].shape}",
+                hint=f"give --t {n}=VALUE with shape {bound.arrays[n].shape}",
+            )
+        vectors.append(gc.Tensor(tangent))
+    function = _function_of(bound, name, names)
+    start = tuple(gc.Tensor(bound.arrays[n]) for n in names)
+    _, tangent = _engine_errors(lambda: gc.jvp(function, start, vectors))
+    return Result(
+        "jvp", name, values={name: out.data}, jvp={name: tangent.data},
+        warnings=tuple(dict.fromkeys(bound.notes)),
+    )
+
+
+def hessian(bound: Bound, of: str | None = None, wrt: list[str] | None = None) -> Result:
+    """Second derivatives of a scalar output for each pair of ``wrt`` inputs."""
+    targets = _targets(bound, wrt)
+    env = bound.run(bound.leaves())
+    name, out = output_of(bound, env, of)
+    _scalar_output(name, out, "hessian")
+    function = _function_of(bound, name, targets)
+    start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
+    blocks = _engine_errors(lambda: gc.hessian(lambda *xs: function(*xs).reshape(()), start))
+    return Result(
+        "hessian", name, values={name: out.data},
+        hessian={
+            (a, b): blocks[i][j].data for i, a in enumerate(targets) for j, b in enumerate(targets)
+        },
+        warnings=tuple(dict.fromkeys(bound.notes)),
+    )
+
+
+def hvp(bound: Bound, of: str | None, vectors: dict[str, np.ndarray], wrt: list[str] | None = None) -> Result:
+    """H v of a scalar output without forming H (a double backward pass)."""
+    targets = _targets(bound, wrt or list(vectors) or None)
+    env = bound.run(bound.leaves())
+    name, out = output_of(bound, env, of)
+    _scalar_output(name, out, "hvp")
+    missing = [t for t in targets if t not in vectors]
+    if missing:
+        raise GradcliError(
+            f"no vector v for {', '.join(missing)}",
+            hint="give --v VALUE for x, or --v NAME=VALUE for each input",
+        )
+    function = _function_of(bound, name, targets)
+    start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
+    v = tuple(np.asarray(vectors[t], dtype=bound.dtype) for t in targets)
+    for t, vector in zip(targets, v):
+        if vector.shape != bound.arrays[t].shape:
+            raise GradcliError(
+                f"v for {t} has shape {vector.shape}, but {t} has shape {bound.arrays[t].shape}"
+            )
+    _, products = _engine_errors(
+        lambda: gc.hvp(lambda *xs: function(*xs).reshape(()), start, tuple(gc.Tensor(a) for a in v))
+    )
+    return Result(
+        "hvp", name, values={name: out.data},
+        hvp={t: p.data for t, p in zip(targets, products)},
+        warnings=tuple(dict.fromkeys(bound.notes)),
+    )
+
+
+def finite_difference_jacobian(function, point: np.ndarray, out_shape, dtype) -> np.ndarray:
+    """Central differences, step eps^(1/3) scaled to each coordinate's magnitude."""
+    eps = np.finfo(dtype).eps
+    columns = []
+    flat = point.reshape(-1)
+    for k in range(flat.size):
+        h = eps ** (1 / 3) * max(1.0, abs(float(flat[k])))
+        plus, minus = flat.copy(), flat.copy()
+        plus[k] += h
+        minus[k] -= h
+        f_plus = function(gc.Tensor(plus.reshape(point.shape))).data
+        f_minus = function(gc.Tensor(minus.reshape(point.shape))).data
+        columns.append((f_plus - f_minus) / (2 * h))
+    if not columns:
+        return np.zeros(tuple(out_shape) + point.shape, dtype)
+    return np.stack(columns, axis=-1).reshape(tuple(out_shape) + point.shape)
+
+
+def check(
+    bound: Bound, of: str | None = None, wrt: list[str] | None = None,
+    atol: float = 1e-5, rtol: float = 1e-3,
+) -> Result:
+    """The Jacobian three or four independent ways, and whether they agree."""
+    from .symbolic import symbolic_jacobian
+
+    targets = _targets(bound, wrt)
+    env = bound.run(bound.leaves())
+    name, out = output_of(bound, env, of)
+    methods: dict[str, dict[str, np.ndarray]] = {"reverse": {}, "forward": {}, "finite differences": {}}
+    with np.errstate(all="ignore"):
+        for t in targets:
+            def function(value, t=t):
+                return _function_of(bound, name, [t])(value)
+
+            start = gc.Tensor(bound.arrays[t])
+            methods["reverse"][t] = _engine_errors(lambda: gc.jacobian(function, start)).data
+            methods["forward"][t] = _engine_errors(
+                lambda: gc.jacobian(function, start, strategy="forward-mode")
+            ).data
+            methods["finite differences"][t] = finite_difference_jacobian(
+                function, bound.arrays[t], out.shape, bound.dtype
+            )
+    notes = list(dict.fromkeys(bound.notes))
+    symbolic, reason = symbolic_jacobian(bound, name, targets)
+    if symbolic is not None:
+        methods["symbolic"] = symbolic
+    else:
+        notes.append(f"no symbolic check: {reason}")
+    worst = []
+    agree = True
+    reference = methods["reverse"]
+    for method, jacobians in methods.items():
+        if method == "reverse":
+            continue
+        for t in targets:
+            a, b = reference[t], jacobians[t]
+            bad = ~np.isclose(b, a, rtol=rtol, atol=atol, equal_nan=True)
+            if bad.any():
+                agree = False
+                for index in zip(*np.nonzero(bad)):
+                    where = ",".join(str(int(i)) for i in index)
+                    worst.append(
+                        f"{method} differs from reverse mode at d{name}/d{t}[{where}]: "
+                        f"{float(b[index])!r} vs {float(a[index])!r}"
+                    )
+    return Result(
+        "check", name, values={name: out.data}, check=methods, agree=agree,
+        worst=tuple(worst[:10]), warnings=tuple(notes),
+    )
+
+
+def graph(bound: Bound, of: str | None = None) -> Result:
+    """The computational graph of the output: one dict per node, output first."""
+    leaves = bound.leaves()
+    env = bound.run(leaves)
+    name, out = output_of(bound, env, of)
+    names = {}
+    for n, tensor in env.items():
+        names.setdefault(id(tensor), n)
+    nodes, ids = [], {}
+
+    def node_id(tensor) -> int:
+        key = id(tensor)
+        if key not in ids:
+            ids[key] = len(ids)
+            pending.append(tensor)
+        return ids[key]
+
+    pending: list = []
+    node_id(out)
+    while pending:
+        tensor = pending.pop(0)
+        fn = tensor.grad_fn
+        inputs = [node_id(t) for t in fn.inputs] if fn is not None else []
+        nodes.append({
+            "id": ids[id(tensor)],
+            "name": names.get(id(tensor)),
+            "op": fn.prim.name if fn is not None else ("input" if id(tensor) in map(id, leaves.values()) else "constant"),
+            "shape": list(tensor.shape),
+            "is_leaf": tensor.is_leaf,
+            "requires_grad": tensor.requires_grad,
+            "grad_fn": fn.name() if fn is not None else None,
+            "inputs": inputs,
+        })
+    return Result("graph", name, graph=tuple(nodes), warnings=tuple(dict.fromkeys(bound.notes)))

@@ -153,10 +153,11 @@ def _bce_forward(p, y):
 
 
 def _bce_partials(p, y, out, needs):
-    # PyTorch divides by max(p (1 - p), 1e-12) to stay finite at p = 0 and p = 1.
+    # PyTorch divides by max(p (1 - p), 1e-12) to stay finite at p = 0 and p = 1. The
+    # denominator is built with engine ops (not a constant) so that it is differentiated too.
     dp = None
     if needs[0]:
-        denom = _const(np.maximum(p.data * (1 - p.data), 1e-12).astype(p.dtype))
+        denom = clamp(mul(p, sub(1.0, p)), min=1e-12)
         dp = div(sub(p, y), denom)
     dy = sub(log1p(neg(p)), log(p)) if needs[1] else None
     return dp, dy

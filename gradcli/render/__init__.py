@@ -39,6 +39,15 @@ def blocks(result: Result) -> list[tuple[str, str, str, np.ndarray | None]]:
     for name, value in result.grads.items():
         label = f"{name}.grad" if result.command == "grad" else f"J^T v for {name}"
         items.append(("grad", name, label, value))
+    for name, value in result.jvp.items():
+        items.append(("value", name, f"J t for {name}", value))
+    for (a, b), value in result.hessian.items():
+        items.append(("hessian", f"{a},{b}", f"d2{result.output}/d{a}d{b}", value))
+    for name, value in result.hvp.items():
+        items.append(("value", name, f"H v for {name}", value))
+    for method, jacobians in result.check.items():
+        for name, value in jacobians.items():
+            items.append(("jacobian", name, f"d{result.output}/d{name} by {method}", value))
     for name, value in result.jacobian.items():
         label = f"d{result.output}/d{name}"
         items.append(("jacobian", name, label + ("^T" if result.transposed else ""), value))

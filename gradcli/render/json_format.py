@@ -36,5 +36,20 @@ def to_json(result: Result) -> str:
         document["layout"] = (
             "input.shape + output.shape" if result.transposed else "output.shape + input.shape"
         )
+    if result.jvp:
+        document["jvp"] = {k: plain(v) for k, v in result.jvp.items()}
+    if result.hessian:
+        document["hessian"] = {f"{a},{b}": plain(v) for (a, b), v in result.hessian.items()}
+    if result.hvp:
+        document["hvp"] = {k: plain(v) for k, v in result.hvp.items()}
+    if result.check:
+        document["check"] = {
+            method: {k: plain(v) for k, v in jacobians.items()}
+            for method, jacobians in result.check.items()
+        }
+        document["agree"] = result.agree
+        document["worst"] = list(result.worst)
+    if result.graph:
+        document["graph"] = list(result.graph)
     document["warnings"] = list(result.warnings)
     return json.dumps(document, allow_nan=False)

@@ -29,6 +29,7 @@ def console(file=None) -> Console:
         force_terminal=terminal,
         no_color=not terminal or "NO_COLOR" in os.environ,
         highlight=False,
+        markup=False,
         soft_wrap=False,
     )
 
@@ -82,6 +83,16 @@ def jacobian_table(result: Result, name: str, array: np.ndarray, precision) -> T
     return _matrix_table(matrix, row_names, column_names, precision)
 
 
+def hessian_table(pair: str, array: np.ndarray, precision) -> Table:
+    """A Hessian block as a matrix: rows by elements of the first input, columns by the second."""
+    first, second = pair.split(",")
+    half = array.ndim // 2
+    rows = [element_label(first, i) for i in _indices(array.shape[:half])]
+    columns = [element_label(second, i) for i in _indices(array.shape[half:])]
+    matrix = np.asarray(array, dtype=float).reshape(len(rows), len(columns))
+    return _matrix_table(matrix, rows, columns, precision)
+
+
 def print_tables(result: Result, precision: int, file=None) -> None:
     """Print every array of ``result`` as a table to ``file`` (stdout by default)."""
     out = console(file)
@@ -89,7 +100,14 @@ def print_tables(result: Result, precision: int, file=None) -> None:
         out.print(title(label, array), style="bold")
         if kind == "jacobian":
             table = jacobian_table(result, name, array, precision)
+        elif kind == "hessian":
+            table = hessian_table(name, array, precision)
         else:
             table = array_table(name, array, precision)
         if table is not None:
             out.print(table)
+    if result.agree is not None:
+        verdict = "all methods agree" if result.agree else "the methods DISAGREE"
+        out.print(verdict, style="bold green" if result.agree else "bold red")
+        for line in result.worst:
+            out.print(f"  {line}")

@@ -1,0 +1,200 @@
+"""Exact derivatives from sympy: the program re-run on arrays of sympy expressions.
+
+Each input that is differentiated becomes an array of real symbols (``x_0``, ``x_1``, or
+``W_0_2``); the program's IR is evaluated with numpy object arrays whose elements are sympy
+expressions, so indexing, broadcasting, sums and matrix products keep their usual meaning.
+Every Jacobian entry is then ``sympy.diff`` of an output element by an input symbol.
+Only used by ``check`` (and imported only there): sympy is slow to import.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+MAX_ELEMENTS = 64  # symbolic differentiation grows quickly; beyond this, skip it
+
+
+class NotSymbolic(Exception):
+    """The program uses something sympy is not given a rule for here."""
+
+
+def _elementwise(function):
+    vectorized = np.frompyfunc(function, 1, 1)
+    return lambda x: vectorized(x)
+
+
+_UNARY = {
+    "neg": lambda x: -x,
+    "exp": _elementwise(sp.exp),
+    "log": _elementwise(sp.log),
+    "log1p": _elementwise(lambda v: sp.log(1 + v)),
+    "expm1": _elementwise(lambda v: sp.exp(v) - 1),
+    "sqrt": _elementwise(sp.sqrt),
+    "abs": _elementwise(sp.Abs),
+    "sin": _elementwise(sp.sin),
+    "cos": _elementwise(sp.cos),
+    "tan": _elementwise(sp.tan),
+    "asin": _elementwise(sp.asin),
+    "acos": _elementwise(sp.acos),
+    "atan": _elementwise(sp.atan),
+    "sinh": _elementwise(sp.sinh),
+    "cosh": _elementwise(sp.cosh),
+    "tanh": _elementwise(sp.tanh),
+    "sigmoid": _elementwise(lambda v: 1 / (1 + sp.exp(-v))),
+    "softplus": _elementwise(lambda v: sp.log(1 + sp.exp(v))),
+    "erf": _elementwise(sp.erf),
+    "reciprocal": lambda x: 1 / x,
+    "flatten": lambda x: x.reshape(-1),
+}
+_BINARY = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "pow": lambda a, b: a**b,
+}
+
+
+def _matmul(a, b):
+    if a.ndim > 2 or b.ndim > 2:
+        raise NotSymbolic("batched matrix products")
+    return np.asarray(np.dot(a, b), dtype=object)
+
+
+def _reduce(numpy_function):
+    def reduce(x, dim=None, keepdim=False):
+        return np.asarray(numpy_function(x, axis=dim, keepdims=keepdim), dtype=object)
+
+    return reduce
+
+
+_OTHER = {
+    "matmul": _matmul,
+    "dot": _matmul,
+    "sum": _reduce(np.sum),
+    "mean": lambda x, dim=None, keepdim=False: _reduce(np.sum)(x, dim, keepdim)
+    / (x.size if dim is None else x.shape[dim]),
+    "prod": _reduce(np.prod),
+    "transpose": lambda x, d0=None, d1=None: x.T if d0 is None else np.swapaxes(x, d0, d1),
+    "reshape": lambda x, *shape: x.reshape(shape),
+    "stack": lambda xs, dim=0: np.stack(xs, axis=dim),
+    "cat": lambda xs, dim=0: np.concatenate(xs, axis=dim),
+}
+
+
+def _number(value: float) -> sp.Expr:
+    return sp.Integer(int(value)) if float(value).is_integer() else sp.Float(value)
+
+
+def _constant_array(array: np.ndarray) -> np.ndarray:
+    return np.vectorize(_number, otypes=[object])(array) if array.size else array.astype(object)
+
+
+def symbols_for(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """An array of real symbols named after their elements: x_0, W_1_2, or x for a scalar."""
+    cells = np.empty(shape, dtype=object)
+    for index in np.ndindex(*shape):
+        label = "_".join([name, *map(str, index)])
+        cells[index] = sp.Symbol(label, real=True)
+    return cells
+
+
+class _Evaluator:
+    def __init__(self, env: dict, groups: dict):
+        self.env = env
+        self.groups = groups
+
+    def value(self, ir):
+        kind = ir[0]
+        if kind == "const":
+            return np.asarray(_number(ir[1]), dtype=object)
+        if kind == "ref":
+            return self.ref(ir[1])
+        if kind == "index":
+            base = self.value(ir[1])
+            index = tuple(
+                slice(*i) if isinstance(i, list) else (Ellipsis if i == "..." else i) for i in ir[2]
+            )
+            return np.asarray(base[index], dtype=object)
+        name, args = ir[1], ir[2]
+        values = []
+        for arg in args:
+            if arg[0] == "lit":
+                values.append(arg[1])
+            elif arg[0] == "list":
+                values.append([self.value(item) for item in arg[1]])
+            else:
+                values.append(self.value(arg))
+        if name in _UNARY:
+            return np.asarray(_UNARY[name](values[0]), dtype=object)
+        if name in _BINARY:
+            return np.asarray(_BINARY[name](values[0], values[1]), dtype=object)
+        if name in _OTHER:
+            return _OTHER[name](*values)
+        raise NotSymbolic(f"{name} has no symbolic form here")
+
+    def ref(self, name: str):
+        from .lang.validate import element_of
+
+        if name in self.env:
+            return self.env[name]
+        if name in self.groups:
+            return self.group(name)
+        parts = element_of(name)
+        if parts and parts[0] in self.env:
+            return np.asarray(self.env[parts[0]][parts[1]], dtype=object)
+        raise NotSymbolic(f"{name} has no value")
+
+    def group(self, base: str):
+        elements = [
+            self.env[e] if e is not None else np.asarray(sp.Integer(0), dtype=object)
+            for e in self.groups[base]
+        ]
+        return np.stack(elements)
+
+
+def symbolic_values(program, arrays: dict, targets: list[str], of: str) -> tuple[np.ndarray, dict]:
+    """The output as an object array of sympy expressions in the targets' symbols."""
+    env = {}
+    symbols = {}
+    for name, array in arrays.items():
+        if name in targets:
+            symbols[name] = symbols_for(name, array.shape)
+            env[name] = symbols[name]
+        else:
+            env[name] = _constant_array(np.asarray(array, dtype=float))
+    evaluator = _Evaluator(env, program.groups())
+    for assignment in program.assignments:
+        if assignment.ir is not None:
+            env[assignment.target] = evaluator.value(assignment.ir)
+    output = env[of] if of in env else evaluator.ref(of)
+    return output, symbols
+
+
+def symbolic_jacobian(bound, of: str, targets: list[str]):
+    """(name -> exact Jacobian evaluated at the point, None) or (None, why not)."""
+    sizes = [bound.arrays[t].size for t in targets]
+    if sum(sizes) > MAX_ELEMENTS:
+        return None, f"the inputs have {sum(sizes)} elements (the symbolic limit is {MAX_ELEMENTS})"
+    try:
+        output, symbols = symbolic_values(bound.program, bound.arrays, targets, of)
+    except NotSymbolic as exc:
+        return None, str(exc)
+    if output.size > MAX_ELEMENTS:
+        return None, f"the output has {output.size} elements (the symbolic limit is {MAX_ELEMENTS})"
+    point = {
+        symbol: float(value)
+        for t in targets
+        for symbol, value in zip(symbols[t].reshape(-1), bound.arrays[t].reshape(-1))
+    }
+    jacobians = {}
+    for t in targets:
+        flat_symbols = symbols[t].reshape(-1)
+        matrix = np.empty((output.size, flat_symbols.size))
+        for i, expression in enumerate(output.reshape(-1)):
+            for j, symbol in enumerate(flat_symbols):
+                derivative = sp.diff(sp.sympify(expression), symbol)
+                matrix[i, j] = complex(derivative.evalf(subs=point)).real
+        jacobians[t] = matrix.reshape(output.shape + bound.arrays[t].shape)
+    return jacobians, None
