@@ -57,7 +57,8 @@ Precision = Annotated[
 ]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
 NoCache = Annotated[
-    bool, typer.Option("--no-cache", help="Parse the program afresh; do not read or write the cache.")
+    bool,
+    typer.Option("--no-cache", help="Parse the program afresh; do not read or write the cache."),
 ]
 V = Annotated[
     str | None,
@@ -313,7 +314,10 @@ def _named_values(items: list[str] | None, seed: int, option: str) -> dict:
             name, value = "x", item
         name = name.strip()
         if not name.isidentifier():
-            raise GradcliError(f"cannot read {option} {item!r}", hint=f"write {option} VALUE or {option} NAME=VALUE")
+            raise GradcliError(
+                f"cannot read {option} {item!r}",
+                hint=f"write {option} VALUE or {option} NAME=VALUE",
+            )
         if name in values:
             raise GradcliError(f"{option} gives {name!r} twice")
         values[name] = parse_value(value, f"{option} {name}", seed)
@@ -322,12 +326,19 @@ def _named_values(items: list[str] | None, seed: int, option: str) -> dict:
 
 @app.command("jvp")
 def jvp_command(
-    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, of: Of = None,
+    expr: Expr = None,
+    file: File = None,
+    x: X = None,
+    inputs: Inputs = None,
+    of: Of = None,
     t: Annotated[
         list[str] | None,
         typer.Option("--t", help="Tangent: VALUE (for x) or NAME=VALUE; repeatable; others are 0."),
     ] = None,
-    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    seed: Seed = 0,
+    dtype: Dtype = "float64",
+    format: Format = "table",
+    precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
 ) -> None:
@@ -344,9 +355,16 @@ def jvp_command(
 
 @app.command("hessian")
 def hessian_command(
-    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
+    expr: Expr = None,
+    file: File = None,
+    x: X = None,
+    inputs: Inputs = None,
+    wrt: Wrt = None,
     of: Of = None,
-    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    seed: Seed = 0,
+    dtype: Dtype = "float64",
+    format: Format = "table",
+    precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
 ) -> None:
@@ -363,13 +381,20 @@ def hessian_command(
 
 @app.command("hvp")
 def hvp_command(
-    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
+    expr: Expr = None,
+    file: File = None,
+    x: X = None,
+    inputs: Inputs = None,
+    wrt: Wrt = None,
     of: Of = None,
     v: Annotated[
         list[str] | None,
         typer.Option("--v", help="The vector: VALUE (for x) or NAME=VALUE; repeatable."),
     ] = None,
-    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    seed: Seed = 0,
+    dtype: Dtype = "float64",
+    format: Format = "table",
+    precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
 ) -> None:
@@ -386,15 +411,22 @@ def hvp_command(
 
 @app.command("check")
 def check_command(
-    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
+    expr: Expr = None,
+    file: File = None,
+    x: X = None,
+    inputs: Inputs = None,
+    wrt: Wrt = None,
     of: Of = None,
     atol: Annotated[float, typer.Option("--atol", help="Absolute tolerance.")] = 1e-5,
     rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.")] = 1e-3,
-    seed: Seed = 0, dtype: Dtype = "float64", format: Format = "table", precision: Precision = 4,
+    seed: Seed = 0,
+    dtype: Dtype = "float64",
+    format: Format = "table",
+    precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
 ) -> None:
-    """The Jacobian by reverse mode, forward mode, finite differences and sympy; exit 1 if they differ.
+    """The Jacobian four ways: reverse, forward, finite differences, sympy; exit 1 if they differ.
 
     Example: gradcli check -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
     """
@@ -410,9 +442,14 @@ def check_command(
 
 @app.command("graph")
 def graph_command(
-    expr: Expr = None, file: File = None, x: X = None, inputs: Inputs = None, wrt: Wrt = None,
+    expr: Expr = None,
+    file: File = None,
+    x: X = None,
+    inputs: Inputs = None,
+    wrt: Wrt = None,
     of: Of = None,
-    seed: Seed = 0, dtype: Dtype = "float64",
+    seed: Seed = 0,
+    dtype: Dtype = "float64",
     format: Annotated[str, typer.Option("--format", help="table (a tree), dot or json.")] = "table",
     debug: Debug = False,
     no_cache: NoCache = False,
@@ -454,7 +491,8 @@ def functions_command() -> None:
         typer.echo(f"{function.signature():<60} {function.summary}")
     typer.echo("aliases: " + ", ".join(f"{a} = {n}" for a, n in ALIASES.items()))
     typer.echo(
-        "constants: e, pi    inputs with defaults: ones, zeros, full, eye, arange, linspace, rand, randn, tensor"
+        "constants: e, pi\n"
+        "inputs with defaults: ones, zeros, full, eye, arange, linspace, rand, randn, tensor"
     )
 
 

@@ -179,7 +179,8 @@ def grad(
         env[node].retain_grad()
     gradient = _cotangent(v, out, name, bound.dtype)
     for i in range(repeat):
-        _engine_errors(lambda: out.backward(gradient, retain_graph=i < repeat - 1))
+        keep = i < repeat - 1
+        _engine_errors(lambda keep=keep: out.backward(gradient, retain_graph=keep))
     messages = list(bound.notes)
     grads: dict[str, np.ndarray | None] = {}
     for node in [*leaves, *(n for n in [*show, *retain] if n not in leaves)]:
@@ -194,7 +195,7 @@ def grad(
 def vjp(
     bound: Bound, of: str | None = None, v: np.ndarray | None = None, wrt: list[str] | None = None
 ) -> Result:
-    """``torch.autograd.grad(out, wrt, grad_outputs=v)``: J^T v for each name; nothing accumulates."""
+    """``torch.autograd.grad(out, wrt, grad_outputs=v)``: J^T v per name; nothing accumulates."""
     leaves = bound.leaves()
     env = bound.run(leaves)
     name, out = output_of(bound, env, of)
@@ -203,7 +204,7 @@ def vjp(
     if v is None and out.numel() != 1:
         raise GradcliError(
             f"the output {name} has shape {out.shape}: vjp needs the vector v",
-            hint=f"give --v with shape {out.shape}, e.g. --v ones{out.shape if len(out.shape) > 1 else '(' + str(out.shape[0]) + ')'}",
+            hint=f"give --v with shape {out.shape}, e.g. --v 'ones{tuple(out.shape)}'",
         )
     tensors = [env[t] for t in targets]
     for t, tensor in zip(targets, tensors):
@@ -225,31 +226,23 @@ def jacobian(
     bound: Bound, of: str | None = None, wrt: list[str] | None = None, transpose: bool = False
 ) -> Result:
     """d out / d input for each ``wrt`` input, laid out output.shape + input.shape."""
-    names = list(bound.arrays)
-    targets = wrt or [n for n in names if bound.requires_grad[n]]
-    _check_names(bound, targets, bound.arrays, "--wrt")
-    env0 = bound.run(bound.leaves())
-    name, out0 = output_of(bound, env0, of)
-
-    def function(*values):
-        leaves = {n: gc.Tensor(bound.arrays[n]) for n in names}
-        leaves.update(zip(targets, values))
-        return bound.program.run(leaves)[name]
-
-    blocks = _engine_errors(
-        lambda: gc.jacobian(function, tuple(gc.Tensor(bound.arrays[t]) for t in targets))
-    )
+    targets = _targets(bound, wrt)
+    env = bound.run(bound.leaves())
+    name, out = output_of(bound, env, of)
+    function = _function_of(bound, name, targets)
+    start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
+    blocks = _engine_errors(lambda: gc.jacobian(function, start))
     jac = {}
     for t, block in zip(targets, blocks):
         array = block.data
         if transpose:
-            k = out0.ndim
+            k = out.ndim
             array = np.transpose(array, tuple(range(k, array.ndim)) + tuple(range(k)))
         jac[t] = array
     return Result(
         "jacobian",
         name,
-        values={name: out0.data},
+        values={name: out.data},
         jacobian=jac,
         warnings=tuple(dict.fromkeys(bound.notes)),
         transposed=transpose,
@@ -306,7 +299,10 @@ def jvp(bound: Bound, of: str | None, tangents: dict[str, np.ndarray]) -> Result
     start = tuple(gc.Tensor(bound.arrays[n]) for n in names)
     _, tangent = _engine_errors(lambda: gc.jvp(function, start, vectors))
     return Result(
-        "jvp", name, values={name: out.data}, jvp={name: tangent.data},
+        "jvp",
+        name,
+        values={name: out.data},
+        jvp={name: tangent.data},
         warnings=tuple(dict.fromkeys(bound.notes)),
     )
 
@@ -321,7 +317,9 @@ def hessian(bound: Bound, of: str | None = None, wrt: list[str] | None = None) -
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
     blocks = _engine_errors(lambda: gc.hessian(lambda *xs: function(*xs).reshape(()), start))
     return Result(
-        "hessian", name, values={name: out.data},
+        "hessian",
+        name,
+        values={name: out.data},
         hessian={
             (a, b): blocks[i][j].data for i, a in enumerate(targets) for j, b in enumerate(targets)
         },
@@ -329,7 +327,9 @@ def hessian(bound: Bound, of: str | None = None, wrt: list[str] | None = None) -
     )
 
 
-def hvp(bound: Bound, of: str | None, vectors: dict[str, np.ndarray], wrt: list[str] | None = None) -> Result:
+def hvp(
+    bound: Bound, of: str | None, vectors: dict[str, np.ndarray], wrt: list[str] | None = None
+) -> Result:
     """H v of a scalar output without forming H (a double backward pass)."""
     targets = _targets(bound, wrt or list(vectors) or None)
     env = bound.run(bound.leaves())
@@ -353,7 +353,9 @@ def hvp(bound: Bound, of: str | None, vectors: dict[str, np.ndarray], wrt: list[
         lambda: gc.hvp(lambda *xs: function(*xs).reshape(()), start, tuple(gc.Tensor(a) for a in v))
     )
     return Result(
-        "hvp", name, values={name: out.data},
+        "hvp",
+        name,
+        values={name: out.data},
         hvp={t: p.data for t, p in zip(targets, products)},
         warnings=tuple(dict.fromkeys(bound.notes)),
     )
@@ -378,8 +380,11 @@ def finite_difference_jacobian(function, point: np.ndarray, out_shape, dtype) ->
 
 
 def check(
-    bound: Bound, of: str | None = None, wrt: list[str] | None = None,
-    atol: float = 1e-5, rtol: float = 1e-3,
+    bound: Bound,
+    of: str | None = None,
+    wrt: list[str] | None = None,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
 ) -> Result:
     """The Jacobian three or four independent ways, and whether they agree."""
     from .symbolic import symbolic_jacobian
@@ -387,17 +392,22 @@ def check(
     targets = _targets(bound, wrt)
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
-    methods: dict[str, dict[str, np.ndarray]] = {"reverse": {}, "forward": {}, "finite differences": {}}
+    methods: dict[str, dict[str, np.ndarray]] = {
+        "reverse": {},
+        "forward": {},
+        "finite differences": {},
+    }
     with np.errstate(all="ignore"):
         for t in targets:
+
             def function(value, t=t):
                 return _function_of(bound, name, [t])(value)
 
             start = gc.Tensor(bound.arrays[t])
-            methods["reverse"][t] = _engine_errors(lambda: gc.jacobian(function, start)).data
-            methods["forward"][t] = _engine_errors(
-                lambda: gc.jacobian(function, start, strategy="forward-mode")
-            ).data
+            for method, strategy in (("reverse", "reverse-mode"), ("forward", "forward-mode")):
+                methods[method][t] = _engine_errors(
+                    lambda f=function, s=start, how=strategy: gc.jacobian(f, s, strategy=how)
+                ).data
             methods["finite differences"][t] = finite_difference_jacobian(
                 function, bound.arrays[t], out.shape, bound.dtype
             )
@@ -425,8 +435,13 @@ def check(
                         f"{float(b[index])!r} vs {float(a[index])!r}"
                     )
     return Result(
-        "check", name, values={name: out.data}, check=methods, agree=agree,
-        worst=tuple(worst[:10]), warnings=tuple(notes),
+        "check",
+        name,
+        values={name: out.data},
+        check=methods,
+        agree=agree,
+        worst=tuple(worst[:10]),
+        warnings=tuple(notes),
     )
 
 
@@ -453,14 +468,18 @@ def graph(bound: Bound, of: str | None = None) -> Result:
         tensor = pending.pop(0)
         fn = tensor.grad_fn
         inputs = [node_id(t) for t in fn.inputs] if fn is not None else []
-        nodes.append({
-            "id": ids[id(tensor)],
-            "name": names.get(id(tensor)),
-            "op": fn.prim.name if fn is not None else ("input" if id(tensor) in map(id, leaves.values()) else "constant"),
-            "shape": list(tensor.shape),
-            "is_leaf": tensor.is_leaf,
-            "requires_grad": tensor.requires_grad,
-            "grad_fn": fn.name() if fn is not None else None,
-            "inputs": inputs,
-        })
+        nodes.append(
+            {
+                "id": ids[id(tensor)],
+                "name": names.get(id(tensor)),
+                "op": fn.prim.name
+                if fn is not None
+                else ("input" if id(tensor) in map(id, leaves.values()) else "constant"),
+                "shape": list(tensor.shape),
+                "is_leaf": tensor.is_leaf,
+                "requires_grad": tensor.requires_grad,
+                "grad_fn": fn.name() if fn is not None else None,
+                "inputs": inputs,
+            }
+        )
     return Result("graph", name, graph=tuple(nodes), warnings=tuple(dict.fromkeys(bound.notes)))

@@ -73,8 +73,9 @@ _OTHER = {
     "matmul": _matmul,
     "dot": _matmul,
     "sum": _reduce(np.sum),
-    "mean": lambda x, dim=None, keepdim=False: _reduce(np.sum)(x, dim, keepdim)
-    / (x.size if dim is None else x.shape[dim]),
+    "mean": lambda x, dim=None, keepdim=False: (
+        _reduce(np.sum)(x, dim, keepdim) / (x.size if dim is None else x.shape[dim])
+    ),
     "prod": _reduce(np.prod),
     "transpose": lambda x, d0=None, d1=None: x.T if d0 is None else np.swapaxes(x, d0, d1),
     "reshape": lambda x, *shape: x.reshape(shape),

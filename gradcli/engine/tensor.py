@@ -79,7 +79,10 @@ class Node:
     and a second pass raises an error, as in PyTorch.
     """
 
-    __slots__ = ("prim", "inputs", "params", "needs", "out_data", "out_ref", "retained", "__weakref__")
+    __slots__ = (
+        "prim", "inputs", "params", "needs", "out_data", "out_ref", "retained", "released_name",
+        "__weakref__",
+    )
 
     def __init__(self, prim, inputs: tuple[Tensor, ...], params: dict, out: Tensor):
         self.prim = prim
@@ -89,9 +92,12 @@ class Node:
         self.out_data = out.data
         self.out_ref = weakref.ref(out)
         self.retained: Tensor | None = None
+        self.released_name: str | None = None
 
     def name(self) -> str:
         """The backward function's name as PyTorch prints it, e.g. ``MulBackward0``."""
+        if self.released_name is not None:  # some namers read the inputs, which are gone
+            return self.released_name
         namer = self.prim.backward_name
         return namer if isinstance(namer, str) else namer(self)
 
@@ -108,6 +114,7 @@ class Node:
         return Tensor(self.out_data)
 
     def release(self) -> None:
+        self.released_name = self.name()
         self.inputs = None
         self.out_data = None
 

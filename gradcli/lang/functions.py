@@ -183,7 +183,8 @@ _define(
     "join along an existing dimension: cat([a, b])",
 )
 for _name, _summary in {
-    "binary_cross_entropy_with_logits": "sigmoid + binary cross-entropy, stable (alias bce_with_logits)",
+    "binary_cross_entropy_with_logits": "sigmoid + binary cross-entropy, stable "
+    "(alias bce_with_logits)",
     "binary_cross_entropy": "binary cross-entropy of probabilities (alias bce)",
     "mse_loss": "mean squared error",
     "cross_entropy": "softmax cross-entropy; target: class indices or probabilities",

@@ -195,7 +195,7 @@ class _Checker:
                 raise self.fail(
                     node.func,
                     "attribute access ('.') is not allowed",
-                    f"call functions by name, e.g. {node.func.attr}(x) instead of x.{node.func.attr}()",
+                    f"call functions by name: {node.func.attr}(x), not x.{node.func.attr}()",
                 )
             raise self.fail(node, "only named functions can be called", _LANGUAGE_HINT)
         name = node.func.id
@@ -359,7 +359,8 @@ def check(statement: Statement) -> Checked:
     body = tree.body
     if len(body) != 1 or not isinstance(body[0], ast.Assign):
         raise statement.error(
-            f"expected an assignment `name = expression`, found {describe(body[0]) if body else 'nothing'}",
+            "expected an assignment `name = expression`, found "
+            + (describe(body[0]) if body else "nothing"),
             0,
             "write statements like: y = x + 2",
         )

@@ -14,7 +14,9 @@ def _describe(node: dict) -> str:
     if node["requires_grad"]:
         flags.append("requires_grad")
     shape = tuple(node["shape"])
-    return f"{name}  {node['op']}  shape {shape}{kind}" + (f"  [{', '.join(flags)}]" if flags else "")
+    return f"{name}  {node['op']}  shape {shape}{kind}" + (
+        f"  [{', '.join(flags)}]" if flags else ""
+    )
 
 
 def print_tree(result: Result, file=None) -> None:
