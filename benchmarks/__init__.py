@@ -9,8 +9,9 @@ Run from the repository root::
 Each suite is a sibling module listed in :data:`SUITES`. A suite module provides
 
 * ``TITLE``: a one-line description, and
-* ``run(quick: bool) -> list[benchmarks.harness.Result]``: run its benchmarks and return the
-  figures (it may also print notes such as reference targets while it runs).
+* ``run(quick: bool) -> list[benchmarks.harness.Result]``: check and time its benchmarks and
+  return the figures (``benchmarks.harness`` has the shared timing, checking and ratio helpers),
+* optionally ``NOTES``: lines printed under the table, such as the targets and where they come from.
 
 To add a suite (start-up time, compiled programs, Jacobians, batch mode, ...), write
 ``benchmarks/<name>.py`` with those two names and add ``"<name>"`` to :data:`SUITES`.

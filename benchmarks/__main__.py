@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -35,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the chosen suites, then print the machine facts, the table and the suites' notes."""
     args = parse_args(argv)
     results, notes = [], []
+    load_at_start = os.getloadavg() if hasattr(os, "getloadavg") else None
     started = time.perf_counter()
     for name in args.suites or SUITES:
         suite = load_suite(name)
@@ -46,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         notes += getattr(suite, "NOTES", ())
     facts = machine_facts()  # after the suites, so that the libraries they used are imported
+    if load_at_start is not None:  # other work on the machine makes the figures noisier
+        facts["load_avg_at_start"] = " ".join(f"{x:.2f}" for x in load_at_start)
 
     print_facts(facts)
     print()

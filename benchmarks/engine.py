@@ -33,7 +33,7 @@ from .harness import (
     QUICK,
     Result,
     add_ratios,
-    best_time,
+    best_times,
     check_same,
     optional_import,
 )
@@ -311,11 +311,11 @@ def run_benchmark(name: str, quick: bool = False) -> list[Result]:
     inputs = make_inputs()
     runs = {impl: make(**inputs) for impl, make in _available(implementations).items()}
     check_same(f"{SUITE}.{name}", {impl: run() for impl, run in runs.items()}, BASELINE, RTOL)
-    results = []
-    for impl, run in runs.items():
-        seconds, repeats = best_time(run, QUICK if quick else FULL)
-        results.append(Result(SUITE, name, impl, seconds * 1e3, repeats, BASELINE))
-    return results
+    times = best_times(runs, QUICK if quick else FULL)
+    return [
+        Result(SUITE, name, impl, seconds * 1e3, repeats, BASELINE)
+        for impl, (seconds, repeats) in times.items()
+    ]
 
 
 def run(quick: bool = False) -> list[Result]:

@@ -1,9 +1,11 @@
 """Shared machinery for the benchmark suites: timing, checking, machine facts, table and JSON.
 
-Timing follows one rule everywhere: call the function once as a warm-up, then time it with
-``time.perf_counter`` for a number of repeats chosen from the warm-up's duration (so that each
-implementation takes about ``budget`` seconds), and report the best (minimum) time. The garbage
-collector stays on, as a user would have it, but is emptied before each implementation is timed.
+Timing follows one rule everywhere (:func:`best_times`): the implementations of one benchmark
+are warmed up once each, then timed with ``time.perf_counter`` in interleaved rounds (each round
+calls every implementation, the fast ones several times, for about ``round_seconds`` each), and
+each implementation's best (minimum) call is reported. Interleaving makes every implementation
+sample the same moments of a shared, noisy machine, so their ratios stay fair. The garbage
+collector stays on, as a user would have it, but is emptied before each implementation's turn.
 """
 
 from __future__ import annotations
@@ -26,16 +28,15 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Timing:
-    """How long to time one implementation: about ``budget`` seconds, within the repeat bounds."""
+    """How to time: ``rounds`` rounds, each giving every implementation ``round_seconds``."""
 
-    budget: float
-    min_repeats: int
-    max_repeats: int
+    rounds: int
+    round_seconds: float
 
 
 #: The default timing, and the one for ``--quick``.
-FULL = Timing(budget=1.0, min_repeats=5, max_repeats=200)
-QUICK = Timing(budget=0.2, min_repeats=3, max_repeats=20)
+FULL = Timing(rounds=5, round_seconds=0.15)
+QUICK = Timing(rounds=3, round_seconds=0.05)
 
 
 @dataclass
@@ -61,20 +62,27 @@ def optional_import(name: str) -> ModuleType | None:
         return None
 
 
-def best_time(fn: Callable[[], Any], timing: Timing) -> tuple[float, int]:
-    """Warm ``fn`` up once, then return (best seconds over the repeats, number of repeats)."""
-    gc.collect()
-    start = time.perf_counter()
-    fn()
-    first = time.perf_counter() - start
-    repeats = int(timing.budget / max(first, 1e-9))
-    repeats = max(timing.min_repeats, min(timing.max_repeats, repeats))
-    best = float("inf")
-    for _ in range(repeats):
+def best_times(fns: dict[str, Callable[[], Any]], timing: Timing) -> dict[str, tuple[float, int]]:
+    """Time each function in interleaved rounds: name to (best seconds, number of timed calls).
+
+    After one warm-up call each, every round calls each function ``round_seconds`` divided by its
+    warm-up time times (at least once), so that a slow one costs one call a round.
+    """
+    calls = {}
+    for name, fn in fns.items():
+        gc.collect()
         start = time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - start)
-    return best, repeats
+        calls[name] = max(1, int(timing.round_seconds / max(time.perf_counter() - start, 1e-9)))
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(timing.rounds):
+        for name, fn in fns.items():
+            gc.collect()
+            for _ in range(calls[name]):
+                start = time.perf_counter()
+                fn()
+                best[name] = min(best[name], time.perf_counter() - start)
+    return {name: (best[name], calls[name] * timing.rounds) for name in fns}
 
 
 def check_same(
@@ -129,12 +137,12 @@ def machine_facts() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "numpy": np.__version__,
-        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "(not set)"),
     }
     try:
         blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
         facts["numpy_blas"] = f"{blas.get('name')} {blas.get('version')}"
-    except Exception:  # noqa: BLE001 - the layout of show_config differs between numpy versions
+    except (KeyError, TypeError):  # show_config's layout differs between numpy versions
         facts["numpy_blas"] = None
     for dist in ("torch", "autograd", "jax"):
         facts[dist] = _version(dist)
