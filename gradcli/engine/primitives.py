@@ -131,6 +131,9 @@ def _ties_split(a: Tensor, b: Tensor, first_wins) -> tuple[Tensor, Tensor]:
 
 def _pow_partials(a, b, out, needs):
     da = mul(b, pow(a, sub(b, 1.0))) if needs[0] else None
+    if needs[0] and np.any(b.data == 0):
+        # PyTorch: the base's gradient is 0 where the exponent is 0, even at base 0 (not nan).
+        da = where(_const(np.broadcast_to(b.data == 0, out.shape)), 0.0, da)
     db = None
     if needs[1]:
         # PyTorch: the exponent's gradient is 0 where the base is 0 and the exponent >= 0.
@@ -789,6 +792,8 @@ def stack(tensors, dim: int = 0) -> Tensor:
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along the existing dimension ``dim``."""
     tensors = _joinable(tensors, "cat")
+    if tensors[0].ndim == 0:
+        raise ShapeError("cat: zero-dimensional tensors (shape ()) cannot be concatenated; use stack")
     dim = _axes(dim, tensors[0].ndim)[0]
     return apply(_CAT, *tensors, dim=dim)
 

@@ -88,7 +88,7 @@ class Node:
         self.prim = prim
         self.inputs = inputs
         self.params = params
-        self.needs = tuple(t.requires_grad for t in inputs)
+        self.needs = tuple([t.requires_grad for t in inputs])
         self.out_data = out.data
         self.out_ref = weakref.ref(out)
         self.retained: Tensor | None = None
@@ -111,7 +111,7 @@ class Node:
             out = self.out_ref()
             if out is not None:
                 return out
-        return Tensor(self.out_data)
+        return _wrap(self.out_data)
 
     def release(self) -> None:
         self.released_name = self.name()
@@ -243,9 +243,28 @@ def as_tensor(value: Any, dtype=None) -> Tensor:
     return Tensor(np.asarray(value, dtype=dtype))
 
 
+def _wrap(data: np.ndarray) -> Tensor:
+    """A constant tensor around an existing array, without ``__init__``'s checks (hot path)."""
+    out = _new_tensor(Tensor)
+    out.data = data
+    out.requires_grad = False
+    out.grad_fn = None
+    out._grad = None
+    out._retains_grad = False
+    out.tangent = None
+    return out
+
+
+_new_tensor = object.__new__
+
+
 def apply(prim, *args: Any, **params: Any) -> Tensor:
     """Run a primitive on tensors (or numbers), recording a graph node when needed."""
-    tensors = _coerce(args)
+    tensors = args
+    for a in args:
+        if type(a) is not Tensor:
+            tensors = _coerce(args)
+            break
     try:
         out_data = prim.forward(*[t.data for t in tensors], **params)
     except ShapeError:
@@ -253,13 +272,7 @@ def apply(prim, *args: Any, **params: Any) -> Tensor:
     except (ValueError, IndexError) as exc:
         shapes = " and ".join(str(t.shape) for t in tensors)
         raise ShapeError(f"{prim.name}: cannot apply to shapes {shapes}: {exc}") from None
-    out = Tensor.__new__(Tensor)
-    out.data = out_data if isinstance(out_data, np.ndarray) else np.asarray(out_data)
-    out.grad_fn = None
-    out._grad = None
-    out._retains_grad = False
-    out.tangent = None
-    out.requires_grad = False
+    out = _wrap(out_data if type(out_data) is np.ndarray else np.asarray(out_data))
     if _Mode.grad_enabled:
         for t in tensors:
             if t.requires_grad:
@@ -270,7 +283,7 @@ def apply(prim, *args: Any, **params: Any) -> Tensor:
         tangents = [t.tangent for t in tensors]
         if any(t is not None for t in tangents):
             with _forward_mode(False):
-                tangent = prim.jvp(tangents, Tensor(out.data), *tensors, **params)
+                tangent = prim.jvp(tangents, _wrap(out.data), *tensors, **params)
                 if tangent.shape != out.shape:
                     tangent = tangent.expand(out.shape)
             out.tangent = tangent
@@ -283,7 +296,27 @@ def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
     for a in args:
         if isinstance(a, Tensor) and a.data.dtype.kind == "f":
             dtype = a.data.dtype if dtype is None else np.promote_types(dtype, a.data.dtype)
-    return tuple(a if isinstance(a, Tensor) else as_tensor(a, dtype) for a in args)
+    return tuple(
+        a if isinstance(a, Tensor) else _scalar(a, dtype or DEFAULT_DTYPE)
+        if isinstance(a, (int, float))
+        else as_tensor(a, dtype)
+        for a in args
+    )
+
+
+_SCALARS: dict[tuple, np.ndarray] = {}
+
+
+def _scalar(value: float, dtype: np.dtype) -> Tensor:
+    """A constant 0-d tensor; the arrays of recent numbers are reused (nothing writes to them)."""
+    key = (type(value), value, dtype)
+    array = _SCALARS.get(key)
+    if array is None:
+        if len(_SCALARS) > 4096:
+            _SCALARS.clear()
+        array = _SCALARS[key] = np.asarray(value, dtype=dtype)
+        array.flags.writeable = False
+    return _wrap(array)
 
 
 # -- the reverse pass -------------------------------------------------------------------------
@@ -326,7 +359,7 @@ def _initial_gradient(output: Tensor, gradient: Any) -> Tensor:
     if gradient is None:
         if output.data.size != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        return Tensor(np.ones(output.shape, dtype=output.dtype))
+        return _wrap(np.ones(output.shape, dtype=output.dtype))
     gradient = as_tensor(gradient, output.dtype)
     if gradient.shape != output.shape:
         raise ShapeError(
