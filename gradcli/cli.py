@@ -159,7 +159,7 @@ def _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache=False):
     return bind(program, _given(x, inputs, seed), _names(wrt), dtype, seed)
 
 
-def _emit(result, fmt: str, precision: int) -> None:
+def _emit(result, fmt: str, precision: int, heatmap: bool = False) -> None:
     from .errors import GradcliError
     from .render import FORMATS, render
 
@@ -169,7 +169,7 @@ def _emit(result, fmt: str, precision: int) -> None:
         raise GradcliError("--precision must be at least 1")
     for message in result.warnings:
         typer.echo(f"warning: {message}", err=True)
-    render(result, fmt, precision)
+    render(result, fmt, precision, heatmap=heatmap)
 
 
 def _vector(v: str | None, seed: int):
@@ -284,6 +284,9 @@ def jacobian_command(
     transpose: Annotated[
         bool, typer.Option("--transpose", help="Print J^T, as the seed post does.")
     ] = False,
+    heatmap: Annotated[
+        bool, typer.Option("--heatmap", help="Shade cells by sign and magnitude; zeros blank.")
+    ] = False,
     seed: Seed = 0,
     dtype: Dtype = "float64",
     format: Format = "table",
@@ -299,7 +302,7 @@ def jacobian_command(
         from .compute import jacobian
 
         bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        _emit(jacobian(bound, of, _names(wrt), transpose), format, precision)
+        _emit(jacobian(bound, of, _names(wrt), transpose), format, precision, heatmap)
 
 
 def _named_values(items: list[str] | None, seed: int, option: str) -> dict:
@@ -480,6 +483,53 @@ def graph_command(
             typer.echo(to_json(result))
         else:
             raise GradcliError(f"unknown format {format!r}", hint="use table, dot or json")
+
+
+@app.command("plot")
+def plot_command(
+    expr: Expr = None,
+    file: File = None,
+    x: X = None,
+    inputs: Inputs = None,
+    wrt: Wrt = None,
+    of: Of = None,
+    x_range: Annotated[
+        str, typer.Option("--x-range", help="LOW:HIGH, the range of the input (or of s).")
+    ] = "-3:3",
+    direction: Annotated[
+        str | None,
+        typer.Option(
+            "--direction", help="Vary a non-scalar input along a line: input + s * direction."
+        ),
+    ] = None,
+    points: Annotated[int, typer.Option("--points", help="Number of points.")] = 101,
+    out: Annotated[
+        str | None, typer.Option("--out", help="Write an image (.png or .svg) with matplotlib.")
+    ] = None,
+    seed: Seed = 0,
+    dtype: Dtype = "float64",
+    format: Format = "table",
+    precision: Precision = 4,
+    debug: Debug = False,
+    no_cache: NoCache = False,
+) -> None:
+    """The output and its derivative over a range of one input, drawn in the terminal.
+
+    Example: gradcli plot -e "y = tanh(x)" --x 0 --x-range -3:3
+    """
+    with _guard(debug):
+        from .compute import parse_range, plot
+
+        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
+        line = None if direction is None else _vector(direction, seed)
+        result = plot(bound, of, parse_range(x_range), _names(wrt), line, points)
+        if out is not None:
+            from .render.image import save_plot
+
+            save_plot(result, out)
+            typer.echo(f"wrote {out}", err=True)
+        else:
+            _emit(result, format, precision)
 
 
 @app.command("functions")

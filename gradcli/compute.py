@@ -36,6 +36,7 @@ class Result:
     agree: bool | None = None
     worst: tuple[str, ...] = ()
     graph: tuple[dict, ...] = ()
+    plot: dict[str, np.ndarray] = field(default_factory=dict)  # axis, output, derivative
 
 
 @dataclass
@@ -483,3 +484,69 @@ def graph(bound: Bound, of: str | None = None) -> Result:
             }
         )
     return Result("graph", name, graph=tuple(nodes), warnings=tuple(dict.fromkeys(bound.notes)))
+
+
+def parse_range(text: str) -> tuple[float, float]:
+    """``-3:3`` to (-3.0, 3.0)."""
+    low, sep, high = text.partition(":")
+    try:
+        bounds = float(low), float(high)
+    except ValueError:
+        bounds = None
+    if not sep or bounds is None or not bounds[0] < bounds[1]:
+        raise GradcliError(f"cannot read the range {text!r}", hint="write LOW:HIGH, e.g. -3:3")
+    return bounds
+
+
+def plot(
+    bound: Bound,
+    of: str | None,
+    span: tuple[float, float],
+    wrt: list[str] | None = None,
+    direction: np.ndarray | None = None,
+    points: int = 101,
+) -> Result:
+    """The output and its derivative along a line: one input set to s, or base + s * direction.
+
+    The derivative is computed by forward mode at every point.
+    """
+    if points < 2:
+        raise GradcliError("--points must be at least 2")
+    targets = _targets(bound, wrt)
+    if len(targets) != 1:
+        raise GradcliError(
+            f"plot varies one input, got {', '.join(targets)}", hint="name it with --wrt"
+        )
+    (target,) = targets
+    base = bound.arrays[target]
+    if direction is None:
+        if base.size != 1:
+            raise GradcliError(
+                f"{target} has shape {base.shape}: give --direction to plot along a line",
+                hint=f"e.g. --direction 'ones{tuple(base.shape)}'",
+            )
+        start, step = np.zeros_like(base), np.ones_like(base)
+    else:
+        step = np.asarray(direction, dtype=bound.dtype)
+        if step.shape != base.shape:
+            raise GradcliError(
+                f"--direction has shape {step.shape}, but {target} has shape {base.shape}"
+            )
+        start = base
+    env = bound.run(bound.leaves())
+    name, out = output_of(bound, env, of)
+    _scalar_output(name, out, "plot")
+    function = _function_of(bound, name, [target])
+    s = np.linspace(span[0], span[1], points)
+    values, slopes = np.empty(points), np.empty(points)
+    for i, si in enumerate(s):
+        point = gc.Tensor(np.asarray(start + si * step, dtype=bound.dtype))
+        value, slope = _engine_errors(lambda p=point: gc.jvp(function, p, gc.Tensor(step)))
+        values[i], slopes[i] = float(value.data.reshape(())), float(slope.data.reshape(()))
+    axis = target if direction is None else "s"
+    return Result(
+        "plot",
+        name,
+        plot={axis: s, name: values, f"d{name}/d{axis}": slopes},
+        warnings=tuple(dict.fromkeys(bound.notes)),
+    )

@@ -152,6 +152,10 @@ def parse_constructor(
             hint=f"constructors are {', '.join(CONSTRUCTORS)}",
         )
     args = [walker.literal(a) for a in node.args]
+    if _has_bool(args):
+        raise GradcliError(
+            f"{node.func.id}: True/False is not a number", source=text, hint=VALUE_SYNTAX
+        )
     keywords = {}
     for keyword in node.keywords:
         if keyword.arg not in allowed_keywords:
@@ -188,9 +192,16 @@ def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np
         array, _ = parse_constructor(tree, text, generator_for(name, seed), allowed_keywords=())
         return array
     value = _Literal(text).literal(tree)
-    if isinstance(value, bool):
+    if _has_bool(value):
         raise GradcliError(f"{name}: True/False is not a number", hint=VALUE_SYNTAX)
     return _rectangular(value)
+
+
+def _has_bool(value: Any) -> bool:
+    """Whether a literal (a number or nested lists) holds True or False anywhere."""
+    if isinstance(value, list):
+        return any(_has_bool(v) for v in value)
+    return isinstance(value, bool)
 
 
 def _from_json(source: str, name: str) -> np.ndarray:

@@ -793,7 +793,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along the existing dimension ``dim``."""
     tensors = _joinable(tensors, "cat")
     if tensors[0].ndim == 0:
-        raise ShapeError("cat: zero-dimensional tensors (shape ()) cannot be concatenated; use stack")
+        raise ShapeError("cat: tensors of shape () cannot be concatenated; use stack")
     dim = _axes(dim, tensors[0].ndim)[0]
     return apply(_CAT, *tensors, dim=dim)
 

@@ -10,6 +10,7 @@ differentiated again.
 
 from __future__ import annotations
 
+import math
 import warnings
 import weakref
 from collections.abc import Sequence
@@ -309,7 +310,8 @@ _SCALARS: dict[tuple, np.ndarray] = {}
 
 def _scalar(value: float, dtype: np.dtype) -> Tensor:
     """A constant 0-d tensor; the arrays of recent numbers are reused (nothing writes to them)."""
-    key = (type(value), value, dtype)
+    # copysign: -0.0 == 0.0 (same hash), but 1 / -0.0 is -inf, so the sign is part of the key
+    key = (type(value), value, math.copysign(1.0, value), dtype)
     array = _SCALARS.get(key)
     if array is None:
         if len(_SCALARS) > 4096:

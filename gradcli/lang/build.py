@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from .parse import to_ir, to_sympy
 from .program import Assignment, Program
 from .validate import check, split_statements
@@ -17,10 +19,9 @@ def parse_program(source: str) -> Program:
         statement = checked.statement
         for name in checked.names:
             if name not in defined and later.get(name, 0) >= statement.number:
-                column = statement.text.find(name, statement.text.index("=") + 1)
                 raise statement.error(
                     f"{name!r} is used before it is assigned (in statement {later[name]})",
-                    column if column >= 0 else None,
+                    _column(statement, name),
                     "assign a name before using it, or rename the input",
                 )
         if checked.target in defined:
@@ -39,4 +40,34 @@ def parse_program(source: str) -> Program:
             assignments.append(
                 Assignment(checked.target, statement, ir, None, checked.expression, checked.columns)
             )
-    return Program(source, tuple(assignments))
+    program = Program(source, tuple(assignments))
+    _check_vectors_used_after_their_elements(program, checked_all)
+    return program
+
+
+def _column(statement, name: str) -> int | None:
+    """The column of the first use of ``name`` (a whole word) right of the ``=``."""
+    start = statement.text.index("=") + 1
+    match = re.compile(rf"\b{re.escape(name)}\b").search(statement.text, start)
+    return match.start() if match else None
+
+
+def _check_vectors_used_after_their_elements(program: Program, checked_all) -> None:
+    """A vector built from elements (``y0 = ...; y1 = ...``) is used only after all of them."""
+    groups = program.groups()
+    if not groups:
+        return
+    numbers = {c.target: c.statement.number for c in checked_all}
+    for checked in checked_all:
+        statement = checked.statement
+        for name in checked.names:
+            if name not in groups:
+                continue
+            late = [e for e in groups[name] if e is not None and numbers[e] >= statement.number]
+            if late:
+                raise statement.error(
+                    f"{name!r} is used before all its elements are assigned "
+                    f"({late[0]} is assigned in statement {numbers[late[0]]})",
+                    _column(statement, name),
+                    f"use {name} after the last of its elements",
+                )

@@ -44,6 +44,8 @@ def to_sympy(checked: Checked) -> sp.Expr:
             continue
         if name == "e":
             local[name] = sp.E
+        elif name == "_inf":  # a float literal too large to be finite (see validate)
+            local[name] = sp.oo
         elif name == "pi":
             local[name] = sp.pi
         elif name in F.FUNCTIONS or name in _SPECIAL_FUNCTIONS:

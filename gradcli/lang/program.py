@@ -85,9 +85,10 @@ class Program:
         """The program's inputs when values are given for ``given``.
 
         ``x0`` stands for ``x[0]`` where ``x`` is given (or declared) and ``x0`` itself is not.
+        A given name the program never uses is not an input (``bind`` reports it).
         """
         names = []
-        for name in [*self.declared, *self.free_names(), *sorted(given)]:
+        for name in [*self.declared, *self.free_names()]:
             parts = element_of(name)
             is_element = (
                 name not in given
@@ -130,7 +131,9 @@ class Program:
         for a in self.assignments:
             if a.ir is None:
                 continue
-            env[a.target] = _Evaluator(env, a, groups, record).value(a.ir)
+            value = _Evaluator(env, a, groups, record).value(a.ir)
+            # a constant right-hand side (``y = 2*3``) is a number: store it as a tensor
+            env[a.target] = value if isinstance(value, gc.Tensor) else gc.tensor(value)
         for base in groups:
             if base not in env:
                 env[base] = _stack_group(base, groups[base], env, record)

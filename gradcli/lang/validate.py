@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import math
 import re
 from dataclasses import dataclass
 
@@ -124,17 +125,22 @@ class _Checker:
         self.offset = offset  # columns of the expression within the statement text
         self.names: list[str] = []
         self.columns: dict[str, int] = {}
+        self._utf8 = statement.text.encode("utf-8")
+
+    def _chars(self, column: int) -> int:
+        """``ast`` columns count UTF-8 bytes; carets count characters."""
+        return len(self._utf8[:column].decode("utf-8", errors="ignore"))
 
     def fail(self, node: ast.AST, message: str, hint: str | None = None) -> GradcliError:
-        column = getattr(node, "col_offset", 0) + self.offset
+        column = self._chars(getattr(node, "col_offset", 0) + self.offset)
         return self.statement.error(message, column, hint)
 
     def note(self, function: str, column: int) -> None:
-        self.columns.setdefault(function, column + self.offset)
+        self.columns.setdefault(function, self._chars(column + self.offset))
 
     def expression(self, node: ast.AST) -> str:
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            return repr(node.value)
+            return _literal_text(node.value)
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.BinOp):
@@ -169,10 +175,10 @@ class _Checker:
         raise self.fail(node, f"{describe(node)} is not allowed in an expression", _LANGUAGE_HINT)
 
     def _operator_column(self, node: ast.BinOp) -> int:
-        between = self.statement.text[
+        between = self._utf8[
             node.left.end_col_offset + self.offset : node.right.col_offset + self.offset
         ]
-        stripped = between.lstrip(" )")
+        stripped = between.lstrip(b" )")
         return node.left.end_col_offset + len(between) - len(stripped)
 
     def name(self, node: ast.Name) -> str:
@@ -345,6 +351,9 @@ def _literal_text(value) -> str:
         return "_none"
     if isinstance(value, str):
         return f"_s_{value}"
+    if isinstance(value, float) and math.isinf(value):
+        # a literal too large for a float, like 1e400: repr gives 'inf', which would be a name
+        return "_inf" if value > 0 else "(-_inf)"
     return repr(value)
 
 
@@ -386,7 +395,7 @@ def check(statement: Statement) -> Checked:
         and isinstance(value.func, ast.Name)
         and value.func.id in CONSTRUCTORS
     ):
-        text = statement.text[value.col_offset : value.end_col_offset]
+        text = ast.get_source_segment(statement.text, value)
         return Checked(statement, target, None, text, (), {})
     checker = _Checker(statement, 0)
     expression = checker.expression(value)

@@ -54,13 +54,20 @@ def blocks(result: Result) -> list[tuple[str, str, str, np.ndarray | None]]:
     return items
 
 
-def render(result: Result, fmt: str, precision: int = 4, file=None) -> None:
+def render(result: Result, fmt: str, precision: int = 4, file=None, heatmap: bool = False) -> None:
     """Write ``result`` to ``file`` (stdout by default) as a table, JSON or CSV."""
     file = file or sys.stdout
+    if fmt == "table" and result.plot:
+        from .chart import line_chart
+
+        axis, output, slope = list(result.plot)
+        series = [(output, "*", result.plot[output]), (slope, "o", result.plot[slope])]
+        file.write(line_chart(result.plot[axis], series, axis) + "\n")
+        return
     if fmt == "table":
         from .table import print_tables
 
-        print_tables(result, precision, file)
+        print_tables(result, precision, file, heatmap)
         return
     if fmt == "json":
         from .json_format import to_json

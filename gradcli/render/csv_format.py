@@ -22,6 +22,11 @@ def _rows(array: np.ndarray) -> np.ndarray:
 def to_csv(result: Result, precision: int) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
+    if result.plot:  # one table: a column per series
+        writer.writerow(list(result.plot))
+        for row in zip(*result.plot.values()):
+            writer.writerow([format_number(float(v), precision) for v in row])
+        return buffer.getvalue().rstrip("\n")
     for i, (_, _, label, array) in enumerate(blocks(result)):
         if i:
             buffer.write("\n")

@@ -49,6 +49,8 @@ def to_json(result: Result) -> str:
         }
         document["agree"] = result.agree
         document["worst"] = list(result.worst)
+    if result.plot:
+        document["plot"] = {k: plain(v) for k, v in result.plot.items()}
     if result.graph:
         document["graph"] = list(result.graph)
     document["warnings"] = list(result.warnings)

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..compute import Result
 from . import blocks, element_label, format_number
@@ -68,7 +69,29 @@ def array_table(name: str, array: np.ndarray | None, precision: int) -> Table | 
     return _matrix_table(array.reshape(len(lead), -1), rows, columns, precision)
 
 
-def jacobian_table(result: Result, name: str, array: np.ndarray, precision) -> Table:
+def heatmap_cell(value: float, scale: float, colour: bool, precision: int) -> Text:
+    """A Jacobian cell for the heatmap: blank when zero, else shaded by sign and magnitude.
+
+    In colour the number sits on a red (positive) or blue (negative) background whose
+    strength follows |value| / scale; in plain text a sign and a bar of up to 8 steps stand
+    in for the colour: one to four blocks.
+    """
+    if value == 0:
+        return Text("")
+    if not np.isfinite(value):
+        return Text(format_number(value, precision))
+    level = min(abs(value) / scale, 1.0) if scale > 0 else 1.0
+    if colour:
+        strength = int(round(80 + 175 * level))
+        fade = 255 - strength + 80
+        background = f"rgb(255,{fade},{fade})" if value > 0 else f"rgb({fade},{fade},255)"
+        return Text(format_number(value, precision), style=f"black on {background}")
+    return Text(("+" if value > 0 else "-") + "█" * max(1, int(round(level * 4))))
+
+
+def jacobian_table(
+    result: Result, name: str, array: np.ndarray, precision, heatmap: bool = False, colour=False
+) -> Table:
     """A Jacobian as a matrix with element labels: rows of the output, columns of the input."""
     out_shape = result.values[result.output].shape
     if result.transposed:
@@ -80,7 +103,17 @@ def jacobian_table(result: Result, name: str, array: np.ndarray, precision) -> T
         row_names = [element_label(result.output, i) for i in _indices(out_shape)]
         column_names = [element_label(name, i) for i in _indices(in_shape)]
     matrix = np.asarray(array, dtype=float).reshape(len(row_names), len(column_names))
-    return _matrix_table(matrix, row_names, column_names, precision)
+    if not heatmap:
+        return _matrix_table(matrix, row_names, column_names, precision)
+    finite = np.abs(matrix[np.isfinite(matrix)])
+    scale = float(finite.max()) if finite.size else 0.0
+    table = Table(show_edge=True, pad_edge=True)
+    table.add_column("", style="bold")
+    for label in column_names:
+        table.add_column(label, justify="right")
+    for label, row in zip(row_names, matrix):
+        table.add_row(label, *(heatmap_cell(float(v), scale, colour, precision) for v in row))
+    return table
 
 
 def hessian_table(pair: str, array: np.ndarray, precision) -> Table:
@@ -93,13 +126,17 @@ def hessian_table(pair: str, array: np.ndarray, precision) -> Table:
     return _matrix_table(matrix, rows, columns, precision)
 
 
-def print_tables(result: Result, precision: int, file=None) -> None:
-    """Print every array of ``result`` as a table to ``file`` (stdout by default)."""
+def print_tables(result: Result, precision: int, file=None, heatmap: bool = False) -> None:
+    """Print every array of ``result`` as a table to ``file`` (stdout by default).
+
+    With ``heatmap``, Jacobians are shaded by sign and magnitude instead of printed plainly.
+    """
     out = console(file)
+    colour = out.color_system is not None and not out.no_color
     for kind, name, label, array in blocks(result):
         out.print(title(label, array), style="bold")
         if kind == "jacobian":
-            table = jacobian_table(result, name, array, precision)
+            table = jacobian_table(result, name, array, precision, heatmap, colour)
         elif kind == "hessian":
             table = hessian_table(name, array, precision)
         else:

@@ -1,0 +1,38 @@
+"""Images of plots with matplotlib, an optional dependency (the ``[plot]`` extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..compute import Result
+from ..errors import GradcliError
+
+
+def save_plot(result: Result, path: str) -> None:
+    """Write the function and its derivative to a .png or .svg file."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".png", ".svg"):
+        raise GradcliError(f"cannot write {path!r}", hint="give a file name ending in .png or .svg")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise GradcliError(
+            "writing an image needs matplotlib, which is not installed",
+            hint="pip install 'gradcli[plot]' (or pip install matplotlib)",
+        ) from None
+    axis, output, slope = list(result.plot)
+    figure, axes = plt.subplots(figsize=(7, 4))
+    axes.plot(result.plot[axis], result.plot[output], label=output)
+    axes.plot(result.plot[axis], result.plot[slope], label=slope, linestyle="--")
+    axes.axhline(0, color="grey", linewidth=0.5)
+    axes.set_xlabel(axis)
+    axes.legend()
+    try:
+        figure.savefig(path, metadata={"Date": None} if suffix == ".svg" else None)
+    except OSError as exc:
+        raise GradcliError(f"cannot write {path}: {exc}") from None
+    finally:
+        plt.close(figure)
