@@ -532,6 +532,33 @@ def plot_command(
             _emit(result, format, precision)
 
 
+@app.command("explain")
+def explain_command(
+    expr: Expr = None,
+    file: File = None,
+    x: X = None,
+    inputs: Inputs = None,
+    wrt: Wrt = None,
+    of: Of = None,
+    v: V = None,
+    seed: Seed = 0,
+    dtype: Dtype = "float64",
+    format: Format = "table",
+    precision: Precision = 4,
+    debug: Debug = False,
+    no_cache: NoCache = False,
+) -> None:
+    """The chain rule with numbers: forward pass, backward pass, local derivatives, J^T v.
+
+    Example: gradcli explain -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --v 1,1,1
+    """
+    with _guard(debug):
+        from .explain import explain
+
+        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
+        _emit(explain(bound, of, _vector(v, seed)), format, precision)
+
+
 @app.command("functions")
 def functions_command() -> None:
     """List the functions a program may call."""

@@ -37,6 +37,7 @@ class Result:
     worst: tuple[str, ...] = ()
     graph: tuple[dict, ...] = ()
     plot: dict[str, np.ndarray] = field(default_factory=dict)  # axis, output, derivative
+    explain: dict = field(default_factory=dict)  # see explain.py
 
 
 @dataclass

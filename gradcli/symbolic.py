@@ -9,6 +9,8 @@ Only used by ``check`` (and imported only there): sympy is slow to import.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import sympy as sp
 
@@ -199,3 +201,66 @@ def symbolic_jacobian(bound, of: str, targets: list[str]):
                 matrix[i, j] = complex(derivative.evalf(subs=point)).real
         jacobians[t] = matrix.reshape(output.shape + bound.arrays[t].shape)
     return jacobians, None
+
+
+_SCALAR_FUNCTIONS = {
+    "exp": sp.exp,
+    "log": sp.log,
+    "sqrt": sp.sqrt,
+    "abs": sp.Abs,
+    "sin": sp.sin,
+    "cos": sp.cos,
+    "tan": sp.tan,
+    "asin": sp.asin,
+    "acos": sp.acos,
+    "atan": sp.atan,
+    "sinh": sp.sinh,
+    "cosh": sp.cosh,
+    "tanh": sp.tanh,
+    "erf": sp.erf,
+    "log1p": lambda v: sp.log(1 + v),
+    "expm1": lambda v: sp.exp(v) - 1,
+    "sigmoid": lambda v: 1 / (1 + sp.exp(-v)),
+    "softplus": lambda v: sp.log(1 + sp.exp(v)),
+    "neg": lambda v: -v,
+    "reciprocal": lambda v: 1 / v,
+}
+
+
+def formula(ir) -> sp.Expr:
+    """A statement's expression as a scalar sympy formula, each name a real symbol.
+
+    Element-wise operations become their sympy functions; anything else (sums, matrix
+    products, indexing) stays an opaque function of its operands, e.g. ``mean(z)``.
+    """
+    kind = ir[0]
+    if kind == "const":
+        return _number(ir[1])
+    if kind == "ref":
+        return sp.Symbol(ir[1], real=True)
+    if kind == "index":
+        items = ",".join(":" if isinstance(i, list) else str(i) for i in ir[2])
+        return sp.Function(f"index[{items}]")(formula(ir[1]))
+    name, args = ir[1], ir[2]
+    operands = [formula(a) for a in args if a[0] not in ("lit", "list")]
+    for a in args:
+        if a[0] == "list":
+            operands.extend(formula(item) for item in a[1])
+    if name in _BINARY:
+        return _BINARY[name](operands[0], operands[1])
+    if name in _SCALAR_FUNCTIONS:
+        return _SCALAR_FUNCTIONS[name](operands[0])
+    return sp.Function(name)(*operands)
+
+
+def local_derivatives(ir) -> list[tuple[str, str]]:
+    """(operand, d statement / d operand) as text, for every name the statement uses."""
+    expression = formula(ir)
+    result = []
+    for symbol in sorted(expression.free_symbols, key=lambda s: s.name):
+        derivative = sp.simplify(sp.diff(expression, symbol))
+        text = sp.sstr(derivative)
+        # An opaque operation's derivative reads better as d/dz f(z) than Derivative(f(z), z).
+        text = re.sub(r"Derivative\((.*), (\w+)\)", r"d/d\2 \1", text)
+        result.append((symbol.name, text))
+    return result

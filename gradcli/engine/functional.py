@@ -35,7 +35,8 @@ def _matching(values, xs: tuple[Tensor, ...], what: str) -> tuple[Tensor, ...]:
 
 def _or_zeros(gradients, like: Sequence[Tensor]) -> tuple[Tensor, ...]:
     return tuple(
-        Tensor(np.zeros(x.shape, dtype=x.dtype)) if g is None else g for g, x in zip(gradients, like)
+        Tensor(np.zeros(x.shape, dtype=x.dtype)) if g is None else g
+        for g, x in zip(gradients, like)
     )
 
 
@@ -46,7 +47,9 @@ def _unpack(many: bool, values: tuple):
 def _reverse(out: Tensor, xs, v, create_graph=False, retain_graph=None):
     if not out.requires_grad:
         return _or_zeros([None] * len(xs), xs)
-    found = grad(out, xs, v, retain_graph=retain_graph, create_graph=create_graph, allow_unused=True)
+    found = grad(
+        out, xs, v, retain_graph=retain_graph, create_graph=create_graph, allow_unused=True
+    )
     return _or_zeros(found, xs)
 
 

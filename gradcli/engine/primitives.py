@@ -228,7 +228,9 @@ def _mask(condition: np.ndarray, like: Tensor) -> Tensor:
 
 
 neg = _unary("neg", "NegBackward0", np.negative, lambda x, out: -1)
-reciprocal = _unary("reciprocal", "ReciprocalBackward0", np.reciprocal, lambda x, out: neg(mul(out, out)))
+reciprocal = _unary(
+    "reciprocal", "ReciprocalBackward0", np.reciprocal, lambda x, out: neg(mul(out, out))
+)
 exp = _unary("exp", "ExpBackward0", np.exp, lambda x, out: out)
 log = _unary("log", "LogBackward0", np.log, lambda x, out: reciprocal(x))
 log1p = _unary("log1p", "Log1PBackward0", np.log1p, lambda x, out: reciprocal(add(x, 1.0)))
@@ -255,9 +257,13 @@ sigmoid = _unary(
     "sigmoid", "SigmoidBackward0", _stable_sigmoid, lambda x, out: mul(out, sub(1.0, out))
 )
 # relu'(0) = 0, as in PyTorch.
-relu = _unary("relu", "ReluBackward0", lambda x: np.maximum(x, 0), lambda x, out: _mask(x.data > 0, x))
+relu = _unary(
+    "relu", "ReluBackward0", lambda x: np.maximum(x, 0), lambda x, out: _mask(x.data > 0, x)
+)
 # softplus(x) = log(1 + e^x), computed without overflow; its derivative is sigmoid(x).
-softplus = _unary("softplus", "SoftplusBackward0", lambda x: np.logaddexp(0, x), lambda x, out: sigmoid(x))
+softplus = _unary(
+    "softplus", "SoftplusBackward0", lambda x: np.logaddexp(0, x), lambda x, out: sigmoid(x)
+)
 erf = _unary(
     "erf",
     "ErfBackward0",
@@ -411,14 +417,18 @@ def _count(shape, dim) -> int:
 
 sum = _reduction(  # noqa: A001
     "sum",
-    lambda node: "SumBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "SumBackward0",
+    lambda node: (
+        "SumBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "SumBackward0"
+    ),
     lambda x, dim, keepdim: np.sum(x, axis=dim, keepdims=keepdim),
     lambda g, out, x, needs, dim, keepdim: (_unreduce(g, x.shape, dim, keepdim),),
     lambda tangents, out, x, dim, keepdim: sum(tangents[0], dim, keepdim),
 )
 mean = _reduction(
     "mean",
-    lambda node: "MeanBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "MeanBackward0",
+    lambda node: (
+        "MeanBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "MeanBackward0"
+    ),
     lambda x, dim, keepdim: np.mean(x, axis=dim, keepdims=keepdim),
     lambda g, out, x, needs, dim, keepdim: (
         div(_unreduce(g, x.shape, dim, keepdim), float(_count(x.shape, dim))),
@@ -446,7 +456,9 @@ def _prod_of_others(x: Tensor, dim) -> Tensor:
 
 prod = _reduction(
     "prod",
-    lambda node: "ProdBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "ProdBackward0",
+    lambda node: (
+        "ProdBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "ProdBackward0"
+    ),
     lambda x, dim, keepdim: np.prod(x, axis=dim, keepdims=keepdim),
     lambda g, out, x, needs, dim, keepdim: (
         mul(_unreduce(g, x.shape, dim, keepdim), _prod_of_others(x, dim)),
@@ -524,7 +536,9 @@ def _norm_direction(x: Tensor, out: Tensor, dim, keepdim) -> Tensor:
 
 _norm2 = _reduction(
     "norm",
-    lambda node: "NormBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "NormBackward0",
+    lambda node: (
+        "NormBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "NormBackward0"
+    ),
     lambda x, dim, keepdim: np.sqrt(np.sum(x * x, axis=dim, keepdims=keepdim)),
     lambda g, out, x, needs, dim, keepdim: (
         mul(_unreduce(g, x.shape, dim, keepdim), _norm_direction(x, out, dim, keepdim)),

@@ -81,7 +81,14 @@ class Node:
     """
 
     __slots__ = (
-        "prim", "inputs", "params", "needs", "out_data", "out_ref", "retained", "released_name",
+        "prim",
+        "inputs",
+        "params",
+        "needs",
+        "out_data",
+        "out_ref",
+        "retained",
+        "released_name",
         "__weakref__",
     )
 
@@ -126,7 +133,15 @@ class Node:
 class Tensor:
     """A numpy array with autograd bookkeeping, shaped after ``torch.Tensor``."""
 
-    __slots__ = ("data", "requires_grad", "grad_fn", "_grad", "_retains_grad", "tangent", "__weakref__")
+    __slots__ = (
+        "data",
+        "requires_grad",
+        "grad_fn",
+        "_grad",
+        "_retains_grad",
+        "tangent",
+        "__weakref__",
+    )
     __array_priority__ = 1000  # so that ndarray <op> Tensor defers to Tensor's operators
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype=None):
@@ -298,7 +313,9 @@ def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
         if isinstance(a, Tensor) and a.data.dtype.kind == "f":
             dtype = a.data.dtype if dtype is None else np.promote_types(dtype, a.data.dtype)
     return tuple(
-        a if isinstance(a, Tensor) else _scalar(a, dtype or DEFAULT_DTYPE)
+        a
+        if isinstance(a, Tensor)
+        else _scalar(a, dtype or DEFAULT_DTYPE)
         if isinstance(a, (int, float))
         else as_tensor(a, dtype)
         for a in args

@@ -37,7 +37,7 @@ def blocks(result: Result) -> list[tuple[str, str, str, np.ndarray | None]]:
     for name, value in result.values.items():
         items.append(("value", name, name, value))
     for name, value in result.grads.items():
-        label = f"{name}.grad" if result.command == "grad" else f"J^T v for {name}"
+        label = f"{name}.grad" if result.command in ("grad", "explain") else f"J^T v for {name}"
         items.append(("grad", name, label, value))
     for name, value in result.jvp.items():
         items.append(("value", name, f"J t for {name}", value))
@@ -63,6 +63,11 @@ def render(result: Result, fmt: str, precision: int = 4, file=None, heatmap: boo
         axis, output, slope = list(result.plot)
         series = [(output, "*", result.plot[output]), (slope, "o", result.plot[slope])]
         file.write(line_chart(result.plot[axis], series, axis) + "\n")
+        return
+    if fmt == "table" and result.explain:
+        from .explanation import print_explanation
+
+        print_explanation(result, precision, file)
         return
     if fmt == "table":
         from .table import print_tables

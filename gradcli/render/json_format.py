@@ -49,6 +49,8 @@ def to_json(result: Result) -> str:
         }
         document["agree"] = result.agree
         document["worst"] = list(result.worst)
+    if result.explain:
+        document["explain"] = result.explain
     if result.plot:
         document["plot"] = {k: plain(v) for k, v in result.plot.items()}
     if result.graph:
