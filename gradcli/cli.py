@@ -60,6 +60,9 @@ NoCache = Annotated[
     bool,
     typer.Option("--no-cache", help="Parse the program afresh; do not read or write the cache."),
 ]
+Symbolic = Annotated[
+    bool, typer.Option("--symbolic", help="Add sympy's derivative formulas beside the numbers.")
+]
 V = Annotated[
     str | None,
     typer.Option(
@@ -172,6 +175,15 @@ def _emit(result, fmt: str, precision: int, heatmap: bool = False) -> None:
     render(result, fmt, precision, heatmap=heatmap)
 
 
+def _symbolic(result, bound, vector, wanted: bool):
+    """The result with sympy's formulas when --symbolic asked for them."""
+    if not wanted:
+        return result
+    from .compute import with_formulas
+
+    return with_formulas(result, bound, vector)
+
+
 def _vector(v: str | None, seed: int):
     from .values import parse_value
 
@@ -229,6 +241,7 @@ def grad_command(
     precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
+    symbolic: Symbolic = False,
 ) -> None:
     """out.backward() (or out.backward(v)), then .grad of every input.
 
@@ -238,10 +251,9 @@ def grad_command(
         from .compute import grad
 
         bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        result = grad(
-            bound, of, _vector(v, seed), _names(show) or [], _names(retain_grad) or [], repeat
-        )
-        _emit(result, format, precision)
+        vector = _vector(v, seed)
+        result = grad(bound, of, vector, _names(show) or [], _names(retain_grad) or [], repeat)
+        _emit(_symbolic(result, bound, vector, symbolic), format, precision)
 
 
 @app.command("vjp")
@@ -259,6 +271,7 @@ def vjp_command(
     precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
+    symbolic: Symbolic = False,
 ) -> None:
     """torch.autograd.grad(out, wrt, grad_outputs=v): J^T v for each --wrt name.
 
@@ -269,8 +282,9 @@ def vjp_command(
 
         wanted = _names(wrt)
         bound = _bind(expr, file, x, inputs, None, seed, dtype, no_cache)
-        result = vjp(bound, of, _vector(v, seed), wanted)
-        _emit(result, format, precision)
+        vector = _vector(v, seed)
+        result = vjp(bound, of, vector, wanted)
+        _emit(_symbolic(result, bound, vector, symbolic), format, precision)
 
 
 @app.command("jacobian")
@@ -293,6 +307,7 @@ def jacobian_command(
     precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
+    symbolic: Symbolic = False,
 ) -> None:
     """The Jacobian of the output for each --wrt input (layout output.shape + input.shape).
 
@@ -302,7 +317,8 @@ def jacobian_command(
         from .compute import jacobian
 
         bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        _emit(jacobian(bound, of, _names(wrt), transpose), format, precision, heatmap)
+        result = jacobian(bound, of, _names(wrt), transpose)
+        _emit(_symbolic(result, bound, None, symbolic), format, precision, heatmap)
 
 
 def _named_values(items: list[str] | None, seed: int, option: str) -> dict:

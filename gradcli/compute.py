@@ -38,6 +38,7 @@ class Result:
     graph: tuple[dict, ...] = ()
     plot: dict[str, np.ndarray] = field(default_factory=dict)  # axis, output, derivative
     explain: dict = field(default_factory=dict)  # see explain.py
+    formulas: dict[str, np.ndarray] = field(default_factory=dict)  # --symbolic: arrays of text
 
 
 @dataclass
@@ -551,3 +552,25 @@ def plot(
         plot={axis: s, name: values, f"d{name}/d{axis}": slopes},
         warnings=tuple(dict.fromkeys(bound.notes)),
     )
+
+
+def with_formulas(result: Result, bound: Bound, v: np.ndarray | None = None) -> Result:
+    """``result`` with sympy's derivative formulas for its grads or Jacobians (``--symbolic``)."""
+    from dataclasses import replace
+
+    from .symbolic import gradient_formulas, jacobian_formulas
+
+    if result.jacobian:
+        formulas, reason = jacobian_formulas(bound, result.output, list(result.jacobian))
+        if formulas and result.transposed:
+            k = np.ndim(result.values[result.output])
+            formulas = {
+                n: np.transpose(f, tuple(range(k, f.ndim)) + tuple(range(k)))
+                for n, f in formulas.items()
+            }
+    else:
+        targets = [n for n, g in result.grads.items() if g is not None and n in bound.arrays]
+        formulas, reason = gradient_formulas(bound, result.output, targets, v)
+    if formulas is None:
+        return replace(result, warnings=(*result.warnings, f"no symbolic form: {reason}"))
+    return replace(result, formulas=formulas)

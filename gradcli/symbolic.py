@@ -264,3 +264,62 @@ def local_derivatives(ir) -> list[tuple[str, str]]:
         text = re.sub(r"Derivative\((.*), (\w+)\)", r"d/d\2 \1", text)
         result.append((symbol.name, text))
     return result
+
+
+def _formulas(bound, of: str, targets: list[str]):
+    """(output expressions, symbols) or raise NotSymbolic with the reason."""
+    sizes = sum(bound.arrays[t].size for t in targets)
+    if sizes > MAX_ELEMENTS:
+        raise NotSymbolic(
+            f"the inputs have {sizes} elements (the symbolic limit is {MAX_ELEMENTS})"
+        )
+    output, symbols = symbolic_values(bound.program, bound.arrays, targets, of)
+    if output.size > MAX_ELEMENTS:
+        raise NotSymbolic(
+            f"the output has {output.size} elements (the symbolic limit is {MAX_ELEMENTS})"
+        )
+    return output, symbols
+
+
+def _text(expression) -> str:
+    return sp.sstr(sp.simplify(expression))
+
+
+def jacobian_formulas(bound, of: str, targets: list[str]):
+    """(name -> array of formula strings, layout output.shape + input.shape, None) or (None, why)."""
+    try:
+        output, symbols = _formulas(bound, of, targets)
+    except NotSymbolic as exc:
+        return None, str(exc)
+    result = {}
+    for t in targets:
+        cells = np.empty(output.shape + symbols[t].shape, dtype=object)
+        for out_index in np.ndindex(*output.shape):
+            for in_index in np.ndindex(*symbols[t].shape):
+                expression = sp.sympify(output[out_index])
+                cells[out_index + in_index] = _text(sp.diff(expression, symbols[t][in_index]))
+        result[t] = cells
+    return result, None
+
+
+def gradient_formulas(bound, of: str, targets: list[str], v=None):
+    """(name -> array of formulas of sum_i v_i d out_i / d input, None) or (None, why)."""
+    try:
+        output, symbols = _formulas(bound, of, targets)
+    except NotSymbolic as exc:
+        return None, str(exc)
+    weights = np.ones(output.shape) if v is None else np.asarray(v, dtype=float)
+    total = sum(
+        (
+            _number(float(w)) * sp.sympify(e)
+            for w, e in zip(weights.reshape(-1), output.reshape(-1))
+        ),
+        sp.Integer(0),
+    )
+    result = {}
+    for t in targets:
+        cells = np.empty(symbols[t].shape, dtype=object)
+        for index in np.ndindex(*symbols[t].shape):
+            cells[index] = _text(sp.diff(total, symbols[t][index]))
+        result[t] = cells
+    return result, None

@@ -31,14 +31,17 @@ def element_label(name: str, index: tuple[int, ...]) -> str:
     return f"{name}[{','.join(str(i) for i in index)}]" if index else name
 
 
+def _grad_label(result: Result, name: str) -> str:
+    return f"{name}.grad" if result.command in ("grad", "explain") else f"J^T v for {name}"
+
+
 def blocks(result: Result) -> list[tuple[str, str, str, np.ndarray | None]]:
     """(kind, name, label, array) for every array of the result, in display order."""
     items: list[tuple[str, str, str, np.ndarray | None]] = []
     for name, value in result.values.items():
         items.append(("value", name, name, value))
     for name, value in result.grads.items():
-        label = f"{name}.grad" if result.command in ("grad", "explain") else f"J^T v for {name}"
-        items.append(("grad", name, label, value))
+        items.append(("grad", name, _grad_label(result, name), value))
     for name, value in result.jvp.items():
         items.append(("value", name, f"J t for {name}", value))
     for (a, b), value in result.hessian.items():
@@ -51,7 +54,18 @@ def blocks(result: Result) -> list[tuple[str, str, str, np.ndarray | None]]:
     for name, value in result.jacobian.items():
         label = f"d{result.output}/d{name}"
         items.append(("jacobian", name, label + ("^T" if result.transposed else ""), value))
+    for name, value in result.formulas.items():
+        if result.jacobian:
+            label = f"d{result.output}/d{name}" + ("^T" if result.transposed else "")
+            items.append(("jacobian", name, f"{label} (symbolic)", value))
+        else:
+            items.append(("value", name, f"{_grad_label(result, name)} (symbolic)", value))
     return items
+
+
+def cell(value, precision: int) -> str:
+    """A number in ``precision`` significant digits; a formula as it is."""
+    return value if isinstance(value, str) else format_number(float(value), precision)
 
 
 def render(result: Result, fmt: str, precision: int = 4, file=None, heatmap: bool = False) -> None:

@@ -8,7 +8,7 @@ import io
 import numpy as np
 
 from ..compute import Result
-from . import blocks, format_number
+from . import blocks, cell, format_number
 
 
 def _rows(array: np.ndarray) -> np.ndarray:
@@ -35,7 +35,8 @@ def to_csv(result: Result, precision: int) -> str:
         if array is None:
             writer.writerow(["None"])
             continue
-        rows = _rows(np.asarray(array, dtype=float))
+        array = np.asarray(array)
+        rows = _rows(array if array.dtype == object else array.astype(float))
         for row in rows:
-            writer.writerow([format_number(v, precision) for v in row])
+            writer.writerow([cell(v, precision) for v in row])
     return buffer.getvalue().rstrip("\n")

@@ -49,6 +49,8 @@ def to_json(result: Result) -> str:
         }
         document["agree"] = result.agree
         document["worst"] = list(result.worst)
+    if result.formulas:
+        document["symbolic"] = {k: np.asarray(v).tolist() for k, v in result.formulas.items()}
     if result.explain:
         document["explain"] = result.explain
     if result.plot:

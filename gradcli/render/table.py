@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..compute import Result
-from . import blocks, element_label, format_number
+from . import blocks, cell, element_label, format_number
 
 SNAPSHOT_WIDTH = 100
 
@@ -35,6 +35,12 @@ def console(file=None) -> Console:
     )
 
 
+def _cells(array) -> np.ndarray:
+    """Numbers as floats; formulas (an object array of text) as they are."""
+    array = np.asarray(array)
+    return array if array.dtype == object else array.astype(float)
+
+
 def _indices(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
     return list(np.ndindex(*shape)) if shape else [()]
 
@@ -45,7 +51,7 @@ def _matrix_table(array: np.ndarray, row_labels, column_labels, precision) -> Ta
     for label in column_labels:
         table.add_column(label, justify="right")
     for label, row in zip(row_labels, array):
-        table.add_row(label, *(format_number(float(v), precision) for v in row))
+        table.add_row(label, *(cell(v, precision) for v in row))
     return table
 
 
@@ -57,7 +63,7 @@ def array_table(name: str, array: np.ndarray | None, precision: int) -> Table | 
     """One array as a table: a scalar as one cell, a vector as a row, a matrix as a grid."""
     if array is None:
         return None
-    array = np.asarray(array, dtype=float)
+    array = _cells(array)
     if array.ndim == 0:
         return _matrix_table(array.reshape(1, 1), [name], ["value"], precision)
     if array.ndim == 1:
@@ -102,8 +108,8 @@ def jacobian_table(
         in_shape = array.shape[len(out_shape) :]
         row_names = [element_label(result.output, i) for i in _indices(out_shape)]
         column_names = [element_label(name, i) for i in _indices(in_shape)]
-    matrix = np.asarray(array, dtype=float).reshape(len(row_names), len(column_names))
-    if not heatmap:
+    matrix = _cells(array).reshape(len(row_names), len(column_names))
+    if not heatmap or matrix.dtype == object:
         return _matrix_table(matrix, row_names, column_names, precision)
     finite = np.abs(matrix[np.isfinite(matrix)])
     scale = float(finite.max()) if finite.size else 0.0
@@ -122,7 +128,7 @@ def hessian_table(pair: str, array: np.ndarray, precision) -> Table:
     half = array.ndim // 2
     rows = [element_label(first, i) for i in _indices(array.shape[:half])]
     columns = [element_label(second, i) for i in _indices(array.shape[half:])]
-    matrix = np.asarray(array, dtype=float).reshape(len(rows), len(columns))
+    matrix = _cells(array).reshape(len(rows), len(columns))
     return _matrix_table(matrix, rows, columns, precision)
 
 
