@@ -286,7 +286,7 @@ def _text(expression) -> str:
 
 
 def jacobian_formulas(bound, of: str, targets: list[str]):
-    """(name -> array of formula strings, layout output.shape + input.shape, None) or (None, why)."""
+    """(name -> formulas laid out output.shape + input.shape, None), or (None, why not)."""
     try:
         output, symbols = _formulas(bound, of, targets)
     except NotSymbolic as exc:
