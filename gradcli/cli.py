@@ -60,6 +60,10 @@ NoCache = Annotated[
     bool,
     typer.Option("--no-cache", help="Parse the program afresh; do not read or write the cache."),
 ]
+Strict = Annotated[
+    bool,
+    typer.Option("--strict", help="Exit 1 when a NaN or an infinity appears (after printing)."),
+]
 Symbolic = Annotated[
     bool, typer.Option("--symbolic", help="Add sympy's derivative formulas beside the numbers.")
 ]
@@ -162,7 +166,9 @@ def _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache=False):
     return bind(program, _given(x, inputs, seed), _names(wrt), dtype, seed)
 
 
-def _emit(result, fmt: str, precision: int, heatmap: bool = False) -> None:
+def _emit(
+    result, fmt: str, precision: int, heatmap: bool = False, strict: bool = False, bound=None
+) -> None:
     from .errors import GradcliError
     from .render import FORMATS, render
 
@@ -173,6 +179,9 @@ def _emit(result, fmt: str, precision: int, heatmap: bool = False) -> None:
     for message in result.warnings:
         typer.echo(f"warning: {message}", err=True)
     render(result, fmt, precision, heatmap=heatmap)
+    if strict and bound is not None and bound.log.nonfinite:
+        typer.echo("error: a NaN or an infinity appeared (--strict); see the warnings", err=True)
+        raise typer.Exit(1)
 
 
 def _symbolic(result, bound, vector, wanted: bool):
@@ -206,6 +215,7 @@ def eval_command(
     precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
+    strict: Strict = False,
 ) -> None:
     """The value of every input and every assigned name.
 
@@ -214,7 +224,8 @@ def eval_command(
     with _guard(debug):
         from .compute import evaluate
 
-        _emit(evaluate(_bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)), format, precision)
+        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
+        _emit(evaluate(bound), format, precision, strict=strict, bound=bound)
 
 
 @app.command("grad")
@@ -241,6 +252,7 @@ def grad_command(
     precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
+    strict: Strict = False,
     symbolic: Symbolic = False,
 ) -> None:
     """out.backward() (or out.backward(v)), then .grad of every input.
@@ -253,7 +265,13 @@ def grad_command(
         bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
         vector = _vector(v, seed)
         result = grad(bound, of, vector, _names(show) or [], _names(retain_grad) or [], repeat)
-        _emit(_symbolic(result, bound, vector, symbolic), format, precision)
+        _emit(
+            _symbolic(result, bound, vector, symbolic),
+            format,
+            precision,
+            strict=strict,
+            bound=bound,
+        )
 
 
 @app.command("vjp")
@@ -271,6 +289,7 @@ def vjp_command(
     precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
+    strict: Strict = False,
     symbolic: Symbolic = False,
 ) -> None:
     """torch.autograd.grad(out, wrt, grad_outputs=v): J^T v for each --wrt name.
@@ -284,7 +303,13 @@ def vjp_command(
         bound = _bind(expr, file, x, inputs, None, seed, dtype, no_cache)
         vector = _vector(v, seed)
         result = vjp(bound, of, vector, wanted)
-        _emit(_symbolic(result, bound, vector, symbolic), format, precision)
+        _emit(
+            _symbolic(result, bound, vector, symbolic),
+            format,
+            precision,
+            strict=strict,
+            bound=bound,
+        )
 
 
 @app.command("jacobian")
@@ -307,6 +332,7 @@ def jacobian_command(
     precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
+    strict: Strict = False,
     symbolic: Symbolic = False,
 ) -> None:
     """The Jacobian of the output for each --wrt input (layout output.shape + input.shape).
@@ -318,7 +344,14 @@ def jacobian_command(
 
         bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
         result = jacobian(bound, of, _names(wrt), transpose)
-        _emit(_symbolic(result, bound, None, symbolic), format, precision, heatmap)
+        _emit(
+            _symbolic(result, bound, None, symbolic),
+            format,
+            precision,
+            heatmap,
+            strict=strict,
+            bound=bound,
+        )
 
 
 def _named_values(items: list[str] | None, seed: int, option: str) -> dict:
@@ -360,6 +393,7 @@ def jvp_command(
     precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
+    strict: Strict = False,
 ) -> None:
     """Forward mode: J t, the directional derivative along the tangents.
 
@@ -369,7 +403,13 @@ def jvp_command(
         from .compute import jvp
 
         bound = _bind(expr, file, x, inputs, None, seed, dtype, no_cache)
-        _emit(jvp(bound, of, _named_values(t, seed, "--t")), format, precision)
+        _emit(
+            jvp(bound, of, _named_values(t, seed, "--t")),
+            format,
+            precision,
+            strict=strict,
+            bound=bound,
+        )
 
 
 @app.command("hessian")
@@ -386,6 +426,7 @@ def hessian_command(
     precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
+    strict: Strict = False,
 ) -> None:
     """Second derivatives of a scalar output, by differentiating the engine's own gradient.
 
@@ -395,7 +436,7 @@ def hessian_command(
         from .compute import hessian
 
         bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        _emit(hessian(bound, of, _names(wrt)), format, precision)
+        _emit(hessian(bound, of, _names(wrt)), format, precision, strict=strict, bound=bound)
 
 
 @app.command("hvp")
@@ -416,6 +457,7 @@ def hvp_command(
     precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
+    strict: Strict = False,
 ) -> None:
     """Hessian-vector product H v of a scalar output, without forming H.
 
@@ -425,7 +467,8 @@ def hvp_command(
         from .compute import hvp
 
         bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        _emit(hvp(bound, of, _named_values(v, seed, "--v"), _names(wrt)), format, precision)
+        result = hvp(bound, of, _named_values(v, seed, "--v"), _names(wrt))
+        _emit(result, format, precision, strict=strict, bound=bound)
 
 
 @app.command("check")
@@ -444,6 +487,7 @@ def check_command(
     precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
+    strict: Strict = False,
 ) -> None:
     """The Jacobian four ways: reverse, forward, finite differences, sympy; exit 1 if they differ.
 
@@ -454,7 +498,7 @@ def check_command(
 
         bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
         result = check(bound, of, _names(wrt), atol, rtol)
-        _emit(result, format, precision)
+        _emit(result, format, precision, strict=strict, bound=bound)
     if not result.agree:
         raise typer.Exit(1)
 
@@ -528,6 +572,7 @@ def plot_command(
     precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
+    strict: Strict = False,
 ) -> None:
     """The output and its derivative over a range of one input, drawn in the terminal.
 
@@ -545,7 +590,7 @@ def plot_command(
             save_plot(result, out)
             typer.echo(f"wrote {out}", err=True)
         else:
-            _emit(result, format, precision)
+            _emit(result, format, precision, strict=strict, bound=bound)
 
 
 @app.command("explain")
@@ -563,6 +608,7 @@ def explain_command(
     precision: Precision = 4,
     debug: Debug = False,
     no_cache: NoCache = False,
+    strict: Strict = False,
 ) -> None:
     """The chain rule with numbers: forward pass, backward pass, local derivatives, J^T v.
 
@@ -572,7 +618,7 @@ def explain_command(
         from .explain import explain
 
         bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        _emit(explain(bound, of, _vector(v, seed)), format, precision)
+        _emit(explain(bound, of, _vector(v, seed)), format, precision, strict=strict, bound=bound)
 
 
 @app.command("functions")

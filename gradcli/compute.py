@@ -14,6 +14,8 @@ import numpy as np
 from . import engine as gc
 from .errors import GradcliError
 from .lang import Program
+from .lang.diagnose import backward_message
+from .lang.program import RunLog
 
 DTYPES = {"float64": np.float64, "float32": np.float32}
 
@@ -50,6 +52,7 @@ class Bound:
     requires_grad: dict[str, bool]
     dtype: type
     notes: list[str] = field(default_factory=list)
+    log: RunLog = field(default_factory=RunLog)
 
     def leaves(self) -> dict[str, gc.Tensor]:
         """Fresh leaf tensors for one run of the program."""
@@ -59,7 +62,26 @@ class Bound:
         }
 
     def run(self, leaves: dict[str, gc.Tensor]) -> dict[str, gc.Tensor]:
-        return self.program.run(leaves, self.notes)
+        return self.program.run(leaves, self.notes, self.log)
+
+    def engine(self, action):
+        """Run ``action`` on the engine: its semantic errors become user errors (exit 2), and
+        the nodes whose reverse rule first made a nan or inf are reported."""
+        try:
+            with np.errstate(all="ignore"), gc.watch_nonfinite() as found:
+                result = action()
+        except RuntimeError as exc:
+            hint = None
+            if "implicitly created only for scalar outputs" in str(exc):
+                hint = "the output is not a scalar: give the vector v with --v"
+            raise GradcliError(str(exc), hint=hint) from None
+        for node in found:
+            self.log.nonfinite.append(backward_message(node, self.log.origins))
+        return result
+
+    def messages(self, *extra: str) -> tuple[str, ...]:
+        """The warnings of all runs so far, each once: notes, then non-finite values."""
+        return tuple(dict.fromkeys([*self.notes, *self.log.nonfinite, *extra]))
 
 
 def _did_you_mean(name: str, choices) -> str | None:
@@ -133,18 +155,6 @@ def _cotangent(v: np.ndarray | None, out: gc.Tensor, name: str, dtype) -> gc.Ten
     return gc.Tensor(v)
 
 
-def _engine_errors(action):
-    """Run ``action``, turning the engine's semantic errors into user errors (exit 2)."""
-    try:
-        with np.errstate(all="ignore"):
-            return action()
-    except RuntimeError as exc:
-        hint = None
-        if "implicitly created only for scalar outputs" in str(exc):
-            hint = "the output is not a scalar: give the vector v with --v"
-        raise GradcliError(str(exc), hint=hint) from None
-
-
 def evaluate(bound: Bound) -> Result:
     """The value of every input and every assigned name."""
     env = bound.run(bound.leaves())
@@ -152,7 +162,7 @@ def evaluate(bound: Bound) -> Result:
         "eval",
         bound.program.default_output(),
         values={name: t.data for name, t in env.items()},
-        warnings=tuple(bound.notes),
+        warnings=bound.messages(),
     )
 
 
@@ -183,8 +193,8 @@ def grad(
     gradient = _cotangent(v, out, name, bound.dtype)
     for i in range(repeat):
         keep = i < repeat - 1
-        _engine_errors(lambda keep=keep: out.backward(gradient, retain_graph=keep))
-    messages = list(bound.notes)
+        bound.engine(lambda keep=keep: out.backward(gradient, retain_graph=keep))
+    messages = []
     grads: dict[str, np.ndarray | None] = {}
     for node in [*leaves, *(n for n in [*show, *retain] if n not in leaves)]:
         with warnings.catch_warnings(record=True) as caught:
@@ -192,7 +202,9 @@ def grad(
             value = env[node].grad
         messages.extend(f"{node}.grad: {w.message}" for w in caught)
         grads[node] = None if value is None else value.data
-    return Result("grad", name, values={name: out.data}, grads=grads, warnings=tuple(messages))
+    return Result(
+        "grad", name, values={name: out.data}, grads=grads, warnings=bound.messages(*messages)
+    )
 
 
 def vjp(
@@ -217,12 +229,12 @@ def vjp(
         found = [None] * len(tensors)
     else:
         cotangent = _cotangent(v, out, name, bound.dtype)
-        found = _engine_errors(lambda: gc.grad(out, tensors, cotangent, allow_unused=True))
+        found = bound.engine(lambda: gc.grad(out, tensors, cotangent, allow_unused=True))
     grads = {
         t: (np.zeros(tensor.shape, bound.dtype) if g is None else g.data)
         for t, tensor, g in zip(targets, tensors, found)
     }
-    return Result("vjp", name, values={name: out.data}, grads=grads, warnings=tuple(bound.notes))
+    return Result("vjp", name, values={name: out.data}, grads=grads, warnings=bound.messages())
 
 
 def jacobian(
@@ -234,7 +246,7 @@ def jacobian(
     name, out = output_of(bound, env, of)
     function = _function_of(bound, name, targets)
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
-    blocks = _engine_errors(lambda: gc.jacobian(function, start))
+    blocks = bound.engine(lambda: gc.jacobian(function, start))
     jac = {}
     for t, block in zip(targets, blocks):
         array = block.data
@@ -247,7 +259,7 @@ def jacobian(
         name,
         values={name: out.data},
         jacobian=jac,
-        warnings=tuple(dict.fromkeys(bound.notes)),
+        warnings=bound.messages(),
         transposed=transpose,
     )
 
@@ -258,7 +270,7 @@ def _function_of(bound: Bound, name: str, targets: list[str]):
     def function(*values):
         leaves = {n: gc.Tensor(array) for n, array in bound.arrays.items()}
         leaves.update(zip(targets, values))
-        return bound.program.run(leaves)[name]
+        return bound.run(leaves)[name]
 
     return function
 
@@ -300,13 +312,13 @@ def jvp(bound: Bound, of: str | None, tangents: dict[str, np.ndarray]) -> Result
         vectors.append(gc.Tensor(tangent))
     function = _function_of(bound, name, names)
     start = tuple(gc.Tensor(bound.arrays[n]) for n in names)
-    _, tangent = _engine_errors(lambda: gc.jvp(function, start, vectors))
+    _, tangent = bound.engine(lambda: gc.jvp(function, start, vectors))
     return Result(
         "jvp",
         name,
         values={name: out.data},
         jvp={name: tangent.data},
-        warnings=tuple(dict.fromkeys(bound.notes)),
+        warnings=bound.messages(),
     )
 
 
@@ -318,7 +330,7 @@ def hessian(bound: Bound, of: str | None = None, wrt: list[str] | None = None) -
     _scalar_output(name, out, "hessian")
     function = _function_of(bound, name, targets)
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
-    blocks = _engine_errors(lambda: gc.hessian(lambda *xs: function(*xs).reshape(()), start))
+    blocks = bound.engine(lambda: gc.hessian(lambda *xs: function(*xs).reshape(()), start))
     return Result(
         "hessian",
         name,
@@ -326,7 +338,7 @@ def hessian(bound: Bound, of: str | None = None, wrt: list[str] | None = None) -
         hessian={
             (a, b): blocks[i][j].data for i, a in enumerate(targets) for j, b in enumerate(targets)
         },
-        warnings=tuple(dict.fromkeys(bound.notes)),
+        warnings=bound.messages(),
     )
 
 
@@ -352,7 +364,7 @@ def hvp(
             raise GradcliError(
                 f"v for {t} has shape {vector.shape}, but {t} has shape {bound.arrays[t].shape}"
             )
-    _, products = _engine_errors(
+    _, products = bound.engine(
         lambda: gc.hvp(lambda *xs: function(*xs).reshape(()), start, tuple(gc.Tensor(a) for a in v))
     )
     return Result(
@@ -360,7 +372,7 @@ def hvp(
         name,
         values={name: out.data},
         hvp={t: p.data for t, p in zip(targets, products)},
-        warnings=tuple(dict.fromkeys(bound.notes)),
+        warnings=bound.messages(),
     )
 
 
@@ -408,13 +420,13 @@ def check(
 
             start = gc.Tensor(bound.arrays[t])
             for method, strategy in (("reverse", "reverse-mode"), ("forward", "forward-mode")):
-                methods[method][t] = _engine_errors(
+                methods[method][t] = bound.engine(
                     lambda f=function, s=start, how=strategy: gc.jacobian(f, s, strategy=how)
                 ).data
             methods["finite differences"][t] = finite_difference_jacobian(
                 function, bound.arrays[t], out.shape, bound.dtype
             )
-    notes = list(dict.fromkeys(bound.notes))
+    notes = []
     symbolic, reason = symbolic_jacobian(bound, name, targets)
     if symbolic is not None:
         methods["symbolic"] = symbolic
@@ -444,7 +456,7 @@ def check(
         check=methods,
         agree=agree,
         worst=tuple(worst[:10]),
-        warnings=tuple(notes),
+        warnings=bound.messages(*notes),
     )
 
 
@@ -485,7 +497,7 @@ def graph(bound: Bound, of: str | None = None) -> Result:
                 "inputs": inputs,
             }
         )
-    return Result("graph", name, graph=tuple(nodes), warnings=tuple(dict.fromkeys(bound.notes)))
+    return Result("graph", name, graph=tuple(nodes), warnings=bound.messages())
 
 
 def parse_range(text: str) -> tuple[float, float]:
@@ -543,14 +555,14 @@ def plot(
     values, slopes = np.empty(points), np.empty(points)
     for i, si in enumerate(s):
         point = gc.Tensor(np.asarray(start + si * step, dtype=bound.dtype))
-        value, slope = _engine_errors(lambda p=point: gc.jvp(function, p, gc.Tensor(step)))
+        value, slope = bound.engine(lambda p=point: gc.jvp(function, p, gc.Tensor(step)))
         values[i], slopes[i] = float(value.data.reshape(())), float(slope.data.reshape(()))
     axis = target if direction is None else "s"
     return Result(
         "plot",
         name,
         plot={axis: s, name: values, f"d{name}/d{axis}": slopes},
-        warnings=tuple(dict.fromkeys(bound.notes)),
+        warnings=bound.messages(),
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import engine as gc
-from .compute import Bound, GradcliError, Result, _cotangent, _engine_errors, output_of
+from .compute import Bound, GradcliError, Result, _cotangent, output_of
 from .lang.validate import element_of
 from .render import format_number
 
@@ -71,7 +71,7 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     if not out.is_leaf:
         out.retain_grad()
     gradient = _cotangent(v, out, name, bound.dtype)
-    _engine_errors(lambda: out.backward(gradient, retain_graph=True))
+    bound.engine(lambda: out.backward(gradient, retain_graph=True))
 
     forward = [
         {
@@ -91,7 +91,7 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
         for operand in _operands(a.ir, env):
             if not env[operand].requires_grad:
                 continue
-            (part,) = _engine_errors(
+            (part,) = bound.engine(
                 lambda o=operand, t=tensor, g=incoming: gc.grad(
                     t, [env[o]], g, retain_graph=True, allow_unused=True
                 )
@@ -122,7 +122,7 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
         name,
         values={name: out.data},
         grads=grads,
-        warnings=tuple(dict.fromkeys(bound.notes)),
+        warnings=bound.messages(),
         explain=details,
     )
 

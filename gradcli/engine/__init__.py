@@ -76,6 +76,14 @@ from .primitives import (
     transpose,
     where,
 )
-from .tensor import ShapeError, Tensor, backward, grad, no_grad, set_grad_enabled
+from .tensor import (
+    ShapeError,
+    Tensor,
+    backward,
+    grad,
+    no_grad,
+    set_grad_enabled,
+    watch_nonfinite,
+)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

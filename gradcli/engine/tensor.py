@@ -31,6 +31,7 @@ class _Mode:
 
     grad_enabled = True
     forward_active = False
+    nonfinite_watch: list | None = None  # nodes whose reverse rule first made a nan or inf
 
 
 @contextmanager
@@ -47,6 +48,29 @@ def set_grad_enabled(enabled: bool):
 def no_grad():
     """Context manager that stops graph recording, like ``torch.no_grad()``."""
     return set_grad_enabled(False)
+
+
+@contextmanager
+def watch_nonfinite():
+    """Collect, in a list, the nodes whose reverse rule turned finite values into nan or inf."""
+    previous = _Mode.nonfinite_watch
+    _Mode.nonfinite_watch = found = []
+    try:
+        yield found
+    finally:
+        _Mode.nonfinite_watch = previous
+
+
+def _all_finite(tensor: Tensor) -> bool:
+    return tensor.data.dtype.kind != "f" or bool(np.all(np.isfinite(tensor.data)))
+
+
+def _watch(node: Node, cotangent: Tensor, inputs, input_cotangents) -> None:
+    watch = _Mode.nonfinite_watch
+    if node in watch or not _all_finite(cotangent) or not all(_all_finite(t) for t in inputs):
+        return
+    if any(c is not None and not _all_finite(c) for c in input_cotangents):
+        watch.append(node)
 
 
 @contextmanager
@@ -443,6 +467,8 @@ def _run_backward(
             input_cotangents = node.prim.vjp(
                 cotangent, node.output(create_graph), *inputs, needs=node.needs, **node.params
             )
+            if _Mode.nonfinite_watch is not None:
+                _watch(node, cotangent, inputs, input_cotangents)
             for tensor, need, input_cotangent in zip(inputs, node.needs, input_cotangents):
                 if need and input_cotangent is not None:
                     send(tensor, input_cotangent)

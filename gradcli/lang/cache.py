@@ -24,8 +24,12 @@ def cache_dir() -> Path:
     return Path(base) / "gradcli"
 
 
+# Bump when the IR changes meaning, so that no stale entry is read by a new build.
+IR_FORMAT = 2
+
+
 def _path(source: str) -> Path:
-    digest = hashlib.sha256(f"{__version__}\0{source}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{__version__}\0{IR_FORMAT}\0{source}".encode()).hexdigest()
     return cache_dir() / f"program-{digest[:32]}.json"
 
 

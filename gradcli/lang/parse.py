@@ -74,82 +74,35 @@ def _literal(arg: sp.Basic):
         return int(arg)
     if arg.is_Number:
         return float(arg)
-    number = _number(arg)
-    if number is not None:
-        return number
     raise ValueError(f"not a literal: {arg}")
 
 
 def _number(expr: sp.Basic) -> float | None:
-    """The value of a constant subtree, like ``-1*2`` or ``pi/2``, else None."""
-    if expr.free_symbols or expr.atoms(sp.Function):
-        return None
-    return float(expr.evalf())
-
-
-def _binary(name: str, a: list, b: list) -> list:
-    return ["call", name, [a, b]]
-
-
-def _product(factors: list[list]) -> list:
-    result = factors[0]
-    for factor in factors[1:]:
-        result = _binary("mul", result, factor)
-    return result
-
-
-def _signed_term(term: sp.Basic) -> tuple[bool, list]:
-    """(is it negated, IR of its magnitude) for one term of a sum."""
-    if term.is_Number and term < 0:
-        return True, ["const", float(-term)]
-    if isinstance(term, sp.Mul) and any(a == -1 for a in term.args):
-        rest = list(term.args)
-        rest.remove(sp.Integer(-1))
-        magnitude = to_ir(rest[0] if len(rest) == 1 else sp.Mul(*rest, evaluate=False))
-        return True, magnitude
-    return False, to_ir(term)
+    """The value of a number (``2``, ``-0.5``, ``pi``, ``e``), else None."""
+    if expr.is_Number or isinstance(expr, sp.NumberSymbol):
+        return float(expr)
+    return None
 
 
 def to_ir(expr: sp.Basic) -> list:
-    """Translate a sympy tree into engine operations (see the module docstring)."""
+    """Translate a sympy tree into engine operations (see the module docstring).
+
+    The checked text holds only numbers, names and calls (operators were re-emitted as
+    calls), so the tree holds only numbers, symbols and functions.
+    """
     number = _number(expr)
     if number is not None:
         return ["const", number]
     if isinstance(expr, sp.Symbol):
         return ["ref", expr.name]
-    if isinstance(expr, sp.Add):
-        result = None
-        for negative, magnitude in (_signed_term(t) for t in expr.args):
-            if result is None:
-                result = ["call", "neg", [magnitude]] if negative else magnitude
-            else:
-                result = _binary("sub" if negative else "add", result, magnitude)
-        return result
-    if isinstance(expr, sp.Mul):
-        numerator, denominator, negative = [], [], False
-        for factor in expr.args:
-            if factor == -1:
-                negative = not negative
-            elif isinstance(factor, sp.Pow) and factor.exp == -1:
-                denominator.append(to_ir(factor.base))
-            else:
-                numerator.append(to_ir(factor))
-        result = _product(numerator) if numerator else ["const", 1.0]
-        if denominator:
-            result = _binary("div", result, _product(denominator))
-        return ["call", "neg", [result]] if negative else result
-    if isinstance(expr, sp.Pow):
-        if expr.base == sp.E:
-            return ["call", "exp", [to_ir(expr.exp)]]
-        if expr.exp == -1:
-            return _binary("div", ["const", 1.0], to_ir(expr.base))
-        return _binary("pow", to_ir(expr.base), to_ir(expr.exp))
     if isinstance(expr, sp.Function):
         return _call(type(expr).__name__, expr.args)
     raise ValueError(f"cannot translate {sp.srepr(expr)}")
 
 
 def _call(name: str, args: tuple) -> list:
+    if name == "pow" and args[0] == sp.E:
+        return ["call", "exp", [to_ir(args[1])]]
     if name == "_index":
         return ["index", to_ir(args[0]), [_index_item(a) for a in args[1:]]]
     function = F.FUNCTIONS[name]

@@ -14,8 +14,17 @@ import numpy as np
 from .. import engine as gc
 from ..errors import GradcliError
 from ..values import generator_for, parse_constructor
+from . import diagnose
 from . import functions as F
 from .validate import Statement, element_of
+
+
+@dataclass
+class RunLog:
+    """Diagnostics of runs: non-finite values (messages) and the statement of each node."""
+
+    nonfinite: list[str] = field(default_factory=list)
+    origins: dict[int, Statement] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -120,20 +129,27 @@ class Program:
         return array, requires_grad
 
     def run(
-        self, inputs: dict[str, gc.Tensor], record: list[str] | None = None
+        self,
+        inputs: dict[str, gc.Tensor],
+        record: list[str] | None = None,
+        log: RunLog | None = None,
     ) -> dict[str, gc.Tensor]:
         """Evaluate every assignment in order; returns inputs, assigned names and vectors.
 
-        ``record`` collects warnings for the user (a gap in an element vector).
+        ``record`` collects warnings for the user (a gap in an element vector); ``log``, when
+        given, collects where non-finite values first appear and which statement made each
+        graph node.
         """
         env = dict(inputs)
         groups = self.groups()
         for a in self.assignments:
             if a.ir is None:
                 continue
-            value = _Evaluator(env, a, groups, record).value(a.ir)
+            value = _Evaluator(env, a, groups, record, log).value(a.ir)
             # a constant right-hand side (``y = 2*3``) is a number: store it as a tensor
             env[a.target] = value if isinstance(value, gc.Tensor) else gc.tensor(value)
+            if log is not None:
+                diagnose.tag_origins(env[a.target], a.statement, log.origins)
         for base in groups:
             if base not in env:
                 env[base] = _stack_group(base, groups[base], env, record)
@@ -217,11 +233,12 @@ def _stack_group(base: str, elements: list, env: dict, record: list | None) -> g
 class _Evaluator:
     """Runs one assignment's IR on the engine; errors name the statement and its column."""
 
-    def __init__(self, env, assignment: Assignment, groups, record):
+    def __init__(self, env, assignment: Assignment, groups, record, log=None):
         self.env = env
         self.assignment = assignment
         self.groups = groups
         self.record = record
+        self.log = log
 
     def fail(self, message: str, function: str | None = None, hint: str | None = None):
         column = self.assignment.columns.get(function) if function else None
@@ -239,7 +256,7 @@ class _Evaluator:
                 slice(*item) if isinstance(item, list) else (Ellipsis if item == "..." else item)
                 for item in ir[2]
             )
-            return self.apply("getitem", lambda: gc.getitem(base, index))
+            return self.apply("getitem", gc.getitem, [base, index])
         name = ir[1]
         function = F.FUNCTIONS[name]
         args = []
@@ -250,7 +267,7 @@ class _Evaluator:
                 args.append([self.tensor(item) for item in arg[1]])
             else:
                 args.append(self.value(arg))
-        return self.apply(name, lambda: function.call(*args))
+        return self.apply(name, function.call, args)
 
     def tensor(self, ir) -> gc.Tensor:
         value = self.value(ir)
@@ -274,12 +291,12 @@ class _Evaluator:
             return gc.getitem(vector, (i,))
         raise self.fail(f"{name!r} has no value", hint=f"give it with -i {name}=VALUE")
 
-    def apply(self, function: str, thunk):
+    def apply(self, function: str, call, args: list):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 with np.errstate(all="ignore"):
-                    return thunk()
+                    result = call(*args)
         except GradcliError:
             raise
         except (ValueError, IndexError, TypeError) as exc:
@@ -287,3 +304,10 @@ class _Evaluator:
             if isinstance(exc, gc.ShapeError):
                 shapes_hint = "the shapes of the operands must fit the operation (see the message)"
             raise self.fail(str(exc), function, shapes_hint) from None
+        if self.log is not None:
+            found = diagnose.new_kinds(result, args)
+            if found:
+                self.log.nonfinite.append(
+                    diagnose.forward_message(self.assignment.statement, function, found)
+                )
+        return result

@@ -5,8 +5,9 @@ comments. Each statement is parsed by Python's ``ast`` (which only parses, never
 every node is checked: numbers, names, ``+ - * / ** @``, unary minus, calls of known functions
 with known keywords, indexing and slicing. Anything else (attributes, dunder names, strings,
 lambdas, comprehensions, imports) is rejected here, so the text handed on to sympy's parser
-is plain arithmetic and calls. The checked statement is re-emitted in that plain form: ``@``
-as ``matmul``, ``x[i]`` as ``_index(x, i)``, keywords as positional arguments.
+is plain arithmetic and calls. The checked statement is re-emitted in that plain form:
+operators as calls (``a + b`` as ``add(a, b)``, ``@`` as ``matmul``), ``x[i]`` as
+``_index(x, i)``, keywords as positional arguments.
 """
 
 from __future__ import annotations
@@ -24,7 +25,16 @@ from . import functions as F
 CONSTANTS = {"e", "pi"}
 _ELEMENT_NAME = re.compile(r"^([A-Za-z]\w*?)(\d+)$")
 
-_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+# Operators are re-emitted as calls, so that sympy keeps the program's structure exactly
+# (its own Add and Mul would reorder, distribute and cancel terms: x - x would vanish).
+_OPERATORS = {
+    ast.Add: "add",
+    ast.Sub: "sub",
+    ast.Mult: "mul",
+    ast.Div: "div",
+    ast.Pow: "pow",
+    ast.MatMult: "matmul",
+}
 _DESCRIPTIONS = {
     ast.Attribute: "attribute access ('.')",
     ast.Lambda: "a lambda",
@@ -144,24 +154,23 @@ class _Checker:
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.BinOp):
-            left, right = self.expression(node.left), self.expression(node.right)
-            column = self._operator_column(node)
-            if isinstance(node.op, ast.MatMult):
-                self.note("matmul", column)
-                return f"matmul({left}, {right})"
-            symbol = _OPERATORS.get(type(node.op))
-            if symbol is None:
+            function = _OPERATORS.get(type(node.op))
+            if function is None:
                 raise self.fail(
                     node, f"{describe(node)} is not allowed", "operators are + - * / ** and @"
                 )
-            self.note({"+": "add", "-": "sub", "*": "mul", "/": "div", "**": "pow"}[symbol], column)
-            return f"({left}) {symbol} ({right})"
+            left, right = self.expression(node.left), self.expression(node.right)
+            self.note(function, self._operator_column(node))
+            return f"{function}({left}, {right})"
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            value = _constant(node)
+            if type(value) in (int, float):
+                return _literal_text(value)
             inner = self.expression(node.operand)
             if isinstance(node.op, ast.UAdd):
                 return inner
             self.note("neg", node.col_offset)
-            return f"-({inner})"
+            return f"neg({inner})"
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, ast.Subscript):

@@ -1,0 +1,106 @@
+"""Where a NaN or an infinity first appeared, and why, in words for the user.
+
+A value is reported when it holds a kind of non-finite number (nan, inf, -inf) that none of
+the operands of its operation held: the place it first appeared, not everywhere it spread.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import engine as gc
+
+_FORWARD_REASONS = {
+    "log": "log of a non-positive number",
+    "log1p": "log1p of a number <= -1",
+    "sqrt": "sqrt of a negative number",
+    "div": "division by zero",
+    "reciprocal": "division by zero",
+    "pow": "a power of zero or of a negative number",
+    "exp": "overflow",
+    "expm1": "overflow",
+    "sinh": "overflow",
+    "cosh": "overflow",
+    "asin": "asin of a number outside [-1, 1]",
+    "acos": "acos of a number outside [-1, 1]",
+    "mul": "0 * inf",
+    "add": "inf - inf",
+    "sub": "inf - inf",
+}
+_BACKWARD_REASONS = {
+    "sqrt": "the derivative of sqrt at 0 is infinite",
+    "log": "the derivative of log at 0 is infinite",
+    "log1p": "the derivative of log1p at -1 is infinite",
+    "div": "division by zero in the derivative",
+    "reciprocal": "division by zero in the derivative",
+    "pow": "the derivative of a power at a zero base",
+    "asin": "the derivative of asin at +-1 is infinite",
+    "acos": "the derivative of acos at +-1 is infinite",
+    "mul": "0 * inf",
+}
+
+
+def kinds(array: np.ndarray) -> set[str]:
+    """Which of nan, inf, -inf an array holds."""
+    if array.dtype.kind not in "fc" or np.all(np.isfinite(array)):
+        return set()
+    found = set()
+    if np.any(np.isnan(array)):
+        found.add("nan")
+    if np.any(np.isposinf(array)):
+        found.add("inf")
+    if np.any(np.isneginf(array)):
+        found.add("-inf")
+    return found
+
+
+def _operands(args) -> list[np.ndarray]:
+    arrays = []
+    for arg in args:
+        if isinstance(arg, gc.Tensor):
+            arrays.append(arg.data)
+        elif isinstance(arg, list):
+            arrays.extend(a.data for a in arg if isinstance(a, gc.Tensor))
+        elif isinstance(arg, float):
+            arrays.append(np.asarray(arg))
+    return arrays
+
+
+def new_kinds(result, args) -> set[str]:
+    """The non-finite kinds in ``result`` that no operand had."""
+    if not isinstance(result, gc.Tensor):
+        return set()
+    produced = kinds(result.data)
+    if not produced:
+        return set()
+    for operand in _operands(args):
+        produced -= kinds(operand)
+    return produced
+
+
+def forward_message(statement, function: str, found: set[str]) -> str:
+    reason = _FORWARD_REASONS.get(function, "overflow or an invalid operation")
+    what = ", ".join(sorted(found))
+    return f"{statement.where} `{statement.text}`: {function} gave {what} ({reason})"
+
+
+def backward_message(node, origins: dict) -> str:
+    """A non-finite gradient that first appeared in ``node``'s reverse rule."""
+    statement = origins.get(id(node))
+    place = f"{statement.where} `{statement.text}`: " if statement is not None else ""
+    reason = _BACKWARD_REASONS.get(node.prim.name, "overflow or an invalid operation")
+    return (
+        f"{place}the backward pass of {node.prim.name} ({node.name()}) gave a non-finite "
+        f"gradient ({reason})"
+    )
+
+
+def tag_origins(tensor, statement, origins: dict) -> None:
+    """Record ``statement`` as the origin of every graph node new in ``tensor``'s graph."""
+    stack = [tensor.grad_fn] if tensor.grad_fn is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in origins or node.inputs is None:
+            continue
+        origins[id(node)] = statement
+        stack.extend(t.grad_fn for t in node.inputs if t.grad_fn is not None)
