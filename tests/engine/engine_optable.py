@@ -209,20 +209,21 @@ def index_for(draw, shape):
     kind = draw(st.sampled_from(["basic", "array", "pairs", "mask"]))
     if kind == "basic" or (kind == "pairs" and ndim < 2):
         k = draw(st.integers(1, ndim))
-        parts = [
-            draw(st.one_of(st.integers(-n, n - 1), _slice(n))) for n in shape[:k]
-        ]
+        ellipsis_first = k < ndim and draw(st.booleans())  # then index the last k dims
+        indexed = shape[ndim - k :] if ellipsis_first else shape[:k]
+        parts = [draw(st.one_of(st.integers(-n, n - 1), _slice(n))) for n in indexed]
         if draw(st.booleans()):
             parts.insert(draw(st.integers(0, len(parts))), None)
-        if k < ndim and draw(st.booleans()):
-            parts.insert(draw(st.integers(0, len(parts))), Ellipsis)
+        if ellipsis_first:
+            parts.insert(0, Ellipsis)
+        elif k < ndim and draw(st.booleans()):
+            parts.append(Ellipsis)
         return tuple(parts)
     if kind == "array":
         position = draw(st.integers(0, ndim - 1))
         n = shape[position]
-        array = draw(
-            hnp.arrays(np.int64, draw(shapes(min_dims=1, max_dims=2)), elements=st.integers(-n, n - 1))
-        )
+        array_shape = draw(shapes(min_dims=1, max_dims=2))
+        array = draw(hnp.arrays(np.int64, array_shape, elements=st.integers(-n, n - 1)))
         lead = tuple(draw(_slice(m)) for m in shape[:position])
         return (*lead, array)
     if kind == "pairs":  # x[rows, cols]: pairs, repeats allowed
@@ -347,11 +348,12 @@ def _t_prod(x, dim=None, keepdim=False):
     dims = (dims,) if isinstance(dims, int) else dims
     if x.ndim == 0:
         return x.prod()
+    axes = {d % x.ndim for d in dims}
     out = x
-    for d in sorted((d % x.ndim for d in dims), reverse=True):
+    for d in sorted(axes, reverse=True):
         out = out.prod(d, keepdim=True)
     if not keepdim:
-        out = out.reshape([n for i, n in enumerate(out.shape) if i not in {d % x.ndim for d in dims}])
+        out = out.reshape([n for i, n in enumerate(out.shape) if i not in axes])
     return out
 
 
@@ -454,6 +456,16 @@ def _where(a, b, condition):
     return gc.where(condition, a, b)
 
 
+def _t_where(a, b, condition):
+    return torch_module().where(torch_module().from_numpy(condition), a, b)
+
+
+def _t_cross_entropy_classes(x, target, reduction):
+    return torch_module().nn.functional.cross_entropy(
+        x, torch_module().from_numpy(target), reduction=reduction
+    )
+
+
 OPS: list[Op] = [
     # element-wise, one input
     Op("neg", gc.neg, REAL),
@@ -489,8 +501,7 @@ OPS: list[Op] = [
     Op("rpow", lambda x: 2.0**x, REAL, torch=lambda x: 2.0**x, prims=("pow",)),
     Op("maximum", gc.maximum, (DISTINCT, DISTINCT), broadcast(2)),
     Op("minimum", gc.minimum, (DISTINCT, DISTINCT), broadcast(2)),
-    Op("where", _where, (REAL, REAL), where_spec(),
-       torch=lambda a, b, condition: torch_module().where(torch_module().from_numpy(condition), a, b)),
+    Op("where", _where, (REAL, REAL), where_spec(), torch=_t_where),
     Op("binary_cross_entropy_with_logits", gc.binary_cross_entropy_with_logits, (WIDE, PROB),
        with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
        torch=_t_functional("binary_cross_entropy_with_logits")),
@@ -501,8 +512,7 @@ OPS: list[Op] = [
        with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
        torch=_t_functional("mse_loss")),
     Op("cross_entropy_classes", gc.cross_entropy, REAL, class_targets(),
-       torch=lambda x, target, reduction: torch_module().nn.functional.cross_entropy(
-           x, torch_module().from_numpy(target), reduction=reduction)),
+       torch=_t_cross_entropy_classes),
     Op("cross_entropy_probabilities", gc.cross_entropy, (REAL, PROB), class_probabilities(),
        torch=_t_functional("cross_entropy")),
     # broadcasting helpers
@@ -517,12 +527,13 @@ OPS: list[Op] = [
     Op("logsumexp", gc.logsumexp, REAL, reduction(), torch=_t_reduce("logsumexp")),
     Op("norm", gc.norm, NONZERO, reduction(), torch=_t_norm(2)),
     Op("norm_p1", partial(gc.norm, p=1), NONZERO, reduction(), torch=_t_norm(1)),
-    Op("norm_inf", partial(gc.norm, p=math.inf), DISTINCT_ABS, reduction(), torch=_t_norm(math.inf)),
+    Op("norm_inf", partial(gc.norm, p=math.inf), DISTINCT_ABS, reduction(),
+       torch=_t_norm(math.inf)),
     Op("norm_p3", partial(gc.norm, p=3), NONZERO, reduction(), torch=_t_norm(3)),
     Op("softmax", gc.softmax, REAL, along_dim()),
     Op("log_softmax", gc.log_softmax, REAL, along_dim()),
     # shapes, indexing, joining
-    Op("reshape", gc.reshape, REAL, reshape_spec()),
+    Op("reshape", lambda x, shape: gc.reshape(x, shape), REAL, reshape_spec()),
     Op("transpose", gc.transpose, REAL, transpose_spec()),
     Op("matrix_transpose", gc.transpose, REAL, one(max_dims=2), torch=lambda x: x.t(),
        prims=()),
