@@ -12,8 +12,10 @@ The IR is plain lists, so a parsed program can be cached as JSON and run without
 
 from __future__ import annotations
 
+import math
 import re
 
+import numpy as np
 import sympy as sp
 from sympy.parsing.sympy_parser import parse_expr, standard_transformations
 
@@ -23,12 +25,25 @@ from .validate import Checked
 _SPECIAL_FUNCTIONS = ("_index", "_slice", "_list")
 _GLOBALS = {
     "__builtins__": {},
-    **{
-        name: getattr(sp, name)
-        for name in ("Integer", "Float", "Rational", "Symbol", "Mul", "Add", "Pow")
-    },
+    **{name: getattr(sp, name) for name in ("Integer", "Rational", "Symbol", "Mul", "Add", "Pow")},
+    # sympy would read 0.1 as a decimal of 15+ digits; read it as Python does, exactly
+    "Float": lambda text: sp.Float(float(text)),
 }
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+# A program may name an input Integer or Float, but sympy's parser calls those names to make
+# numbers: such names are renamed (to names a program cannot write) for the parser.
+_PARSER_NAMES = re.compile(r"\b(" + "|".join(n for n in _GLOBALS if n[0] != "_") + r")\b")
+# Arithmetic on numbers only (2*3, pi/2) is done here, as Python would, so that the run sees a
+# number and not a float64 tensor; a result that is not finite is left to the run to report.
+_FOLD = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "pow": np.power,
+    "neg": np.negative,
+    "exp": np.exp,
+}
 
 
 def to_sympy(checked: Checked) -> sp.Expr:
@@ -37,10 +52,12 @@ def to_sympy(checked: Checked) -> sp.Expr:
     The text has passed the whitelist in ``validate``, and every name in it is bound here to
     a sympy Symbol or Function, so sympy's parser sees nothing but arithmetic and calls.
     """
-    text = checked.expression
     local = {}
+    for name in set(_PARSER_NAMES.findall(checked.expression)):
+        local[f"_u_{name}"] = sp.Symbol(name)
+    text = _PARSER_NAMES.sub(r"_u_\1", checked.expression)
     for name in set(_IDENTIFIER.findall(text)):
-        if name in ("True", "False"):
+        if name in ("True", "False") or name.startswith("_u_"):
             continue
         if name == "e":
             local[name] = sp.E
@@ -102,7 +119,7 @@ def to_ir(expr: sp.Basic) -> list:
 
 def _call(name: str, args: tuple) -> list:
     if name == "pow" and args[0] == sp.E:
-        return ["call", "exp", [to_ir(args[1])]]
+        return _folded(["call", "exp", [to_ir(args[1])]])
     if name == "_index":
         return ["index", to_ir(args[0]), [_index_item(a) for a in args[1:]]]
     function = F.FUNCTIONS[name]
@@ -115,7 +132,17 @@ def _call(name: str, args: tuple) -> list:
             converted.append(["list", [to_ir(a) for a in arg.args]])
         else:
             converted.append(["lit", _literal(arg)])
-    return ["call", name, converted]
+    return _folded(["call", name, converted]) if name in _FOLD else ["call", name, converted]
+
+
+def _folded(ir: list) -> list:
+    """``["const", value]`` for arithmetic on constants with a finite result, else ``ir``."""
+    if all(arg[0] == "const" for arg in ir[2]):
+        with np.errstate(all="ignore"):
+            value = float(_FOLD[ir[1]](*(arg[1] for arg in ir[2])))
+        if math.isfinite(value):
+            return ["const", value]
+    return ir
 
 
 def _index_item(arg: sp.Basic):

@@ -134,8 +134,9 @@ def reduction(draw, tuple_dims=True):
     options = [st.none(), _dim_in(len(shape))]
     if tuple_dims and len(shape) >= 1:
         options.append(
-            st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape), unique=True)
-            .flatmap(lambda ds: st.tuples(*[st.sampled_from([d, d - len(shape)]) for d in ds]))
+            st.lists(
+                st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape), unique=True
+            ).flatmap(lambda ds: st.tuples(*[st.sampled_from([d, d - len(shape)]) for d in ds]))
         )
     dim = draw(st.one_of(options))
     return (shape,), {"dim": dim, "keepdim": draw(st.booleans())}
@@ -502,19 +503,41 @@ OPS: list[Op] = [
     Op("maximum", gc.maximum, (DISTINCT, DISTINCT), broadcast(2)),
     Op("minimum", gc.minimum, (DISTINCT, DISTINCT), broadcast(2)),
     Op("where", _where, (REAL, REAL), where_spec(), torch=_t_where),
-    Op("binary_cross_entropy_with_logits", gc.binary_cross_entropy_with_logits, (WIDE, PROB),
-       with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
-       torch=_t_functional("binary_cross_entropy_with_logits")),
-    Op("binary_cross_entropy", gc.binary_cross_entropy, (PROB, PROB),
-       with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
-       torch=_t_functional("binary_cross_entropy")),
-    Op("mse_loss", gc.mse_loss, (REAL, REAL),
-       with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
-       torch=_t_functional("mse_loss")),
-    Op("cross_entropy_classes", gc.cross_entropy, REAL, class_targets(),
-       torch=_t_cross_entropy_classes),
-    Op("cross_entropy_probabilities", gc.cross_entropy, (REAL, PROB), class_probabilities(),
-       torch=_t_functional("cross_entropy")),
+    Op(
+        "binary_cross_entropy_with_logits",
+        gc.binary_cross_entropy_with_logits,
+        (WIDE, PROB),
+        with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
+        torch=_t_functional("binary_cross_entropy_with_logits"),
+    ),
+    Op(
+        "binary_cross_entropy",
+        gc.binary_cross_entropy,
+        (PROB, PROB),
+        with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
+        torch=_t_functional("binary_cross_entropy"),
+    ),
+    Op(
+        "mse_loss",
+        gc.mse_loss,
+        (REAL, REAL),
+        with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
+        torch=_t_functional("mse_loss"),
+    ),
+    Op(
+        "cross_entropy_classes",
+        gc.cross_entropy,
+        REAL,
+        class_targets(),
+        torch=_t_cross_entropy_classes,
+    ),
+    Op(
+        "cross_entropy_probabilities",
+        gc.cross_entropy,
+        (REAL, PROB),
+        class_probabilities(),
+        torch=_t_functional("cross_entropy"),
+    ),
     # broadcasting helpers
     Op("sum_to", P.sum_to, REAL, sum_to_spec(), torch=lambda x, shape: x.sum_to_size(shape)),
     Op("expand", gc.expand, REAL, expand_spec(), torch=lambda x, shape: x.expand(shape)),
@@ -527,16 +550,16 @@ OPS: list[Op] = [
     Op("logsumexp", gc.logsumexp, REAL, reduction(), torch=_t_reduce("logsumexp")),
     Op("norm", gc.norm, NONZERO, reduction(), torch=_t_norm(2)),
     Op("norm_p1", partial(gc.norm, p=1), NONZERO, reduction(), torch=_t_norm(1)),
-    Op("norm_inf", partial(gc.norm, p=math.inf), DISTINCT_ABS, reduction(),
-       torch=_t_norm(math.inf)),
+    Op(
+        "norm_inf", partial(gc.norm, p=math.inf), DISTINCT_ABS, reduction(), torch=_t_norm(math.inf)
+    ),
     Op("norm_p3", partial(gc.norm, p=3), NONZERO, reduction(), torch=_t_norm(3)),
     Op("softmax", gc.softmax, REAL, along_dim()),
     Op("log_softmax", gc.log_softmax, REAL, along_dim()),
     # shapes, indexing, joining
     Op("reshape", lambda x, shape: gc.reshape(x, shape), REAL, reshape_spec()),
     Op("transpose", gc.transpose, REAL, transpose_spec()),
-    Op("matrix_transpose", gc.transpose, REAL, one(max_dims=2), torch=lambda x: x.t(),
-       prims=()),
+    Op("matrix_transpose", gc.transpose, REAL, one(max_dims=2), torch=lambda x: x.t(), prims=()),
     Op("getitem", gc.getitem, REAL, getitem_spec(), torch=lambda x, index: x[torch_index(index)]),
     Op("scatter", P.scatter, REAL, scatter_spec(), torch=_t_scatter),
     Op("stack", _stack, REAL, stack_spec(), torch=lambda *xs, dim: torch_module().stack(xs, dim)),

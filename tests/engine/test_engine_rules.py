@@ -182,8 +182,10 @@ def test_hessian_is_symmetric_and_matches_hvp(op, data):
     hw = hessian_vector(case.fn, case.inputs, v, w)
     sizes = [x.size for x in case.inputs]
     full = np.block(
-        [[blocks[i][j].numpy().reshape(sizes[i], sizes[j]) for j in range(len(sizes))]
-         for i in range(len(sizes))]
+        [
+            [blocks[i][j].numpy().reshape(sizes[i], sizes[j]) for j in range(len(sizes))]
+            for i in range(len(sizes))
+        ]
     )
     np.testing.assert_allclose(full, full.T, rtol=1e-9, atol=1e-9)
     flat_w = np.concatenate([wi.reshape(-1) for wi in w])

@@ -42,9 +42,7 @@ def torch_leaves(arrays):
 
 def torch_grads(outputs, inputs, grad_outputs=None):
     """torch.autograd.grad with create_graph, unused inputs as zeros (numpy)."""
-    found = torch.autograd.grad(
-        outputs, inputs, grad_outputs, create_graph=True, allow_unused=True
-    )
+    found = torch.autograd.grad(outputs, inputs, grad_outputs, create_graph=True, allow_unused=True)
     return [torch.zeros_like(x) if g is None else g for g, x in zip(found, inputs)]
 
 
@@ -91,7 +89,6 @@ def test_matches_torch(op, data):
 
 
 # -- kinks and edges: PyTorch's conventions ---------------------------------------------------
-
 
 
 KINKS = {
