@@ -13,6 +13,7 @@ and are written beside each rule.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ class Primitive:
     vjp: Rule
     jvp: Rule
     backward_name: str | Callable[[Any], str]
+    differentiable: bool = True
 
 
 PRIMITIVES: dict[str, Primitive] = {}
@@ -68,6 +70,49 @@ def _scale(value: Tensor, factor) -> Tensor:
 
 def zeros_like(x: Tensor) -> Tensor:
     return _const(np.zeros(x.shape, dtype=x.dtype))
+
+
+def _mask_forward(*arrays, fn, axis=None):
+    return fn(*arrays) if axis is None else fn(*arrays, axis=axis)
+
+
+_MASK = _register(
+    Primitive(
+        "mask",
+        _mask_forward,
+        lambda g, out, *xs, needs, fn, axis=None: (None,) * len(xs),
+        lambda tangents, out, *xs, fn, axis=None: zeros_like(out),
+        "NotDifferentiable",
+        differentiable=False,
+    )
+)
+
+
+def mask(fn, *xs: Tensor, axis=None) -> Tensor:
+    """A value without a gradient (relu's x > 0, the ties of a maximum), ``fn(*arrays)``.
+
+    Rules compute every data-dependent constant this way rather than from ``.data``, so a
+    traced program (``compile.py``) recomputes it at each new point. ``fn`` is a numpy
+    function; a reduction's ``axis`` is passed as a parameter so that batching can shift it.
+    """
+    params = {"fn": fn} if axis is None else {"fn": fn, "axis": axis}
+    return apply(_MASK, *xs, **params)
+
+
+def _is_zero(x):
+    return x == 0
+
+
+def _positive(x):
+    return (x > 0).astype(x.dtype)
+
+
+def _sign(x):
+    return np.sign(x)
+
+
+def _nonzero(x):
+    return x != 0
 
 
 # -- element-wise operations, declared by their partial derivatives ---------------------------
@@ -121,25 +166,34 @@ def _binary(name: str, backward_name, forward, partials) -> Callable[..., Tensor
     return op
 
 
-def _ties_split(a: Tensor, b: Tensor, first_wins) -> tuple[Tensor, Tensor]:
+def _first_share(a, b):
+    """maximum's share of the gradient for a: 1 where a wins, 1/2 on a tie (PyTorch)."""
+    return (np.greater(a, b) + 0.5 * (a == b)).astype(np.result_type(a, b))
+
+
+def _first_share_min(a, b):
+    return (np.less(a, b) + 0.5 * (a == b)).astype(np.result_type(a, b))
+
+
+def _ties_split(a: Tensor, b: Tensor, share_of_first) -> tuple[Tensor, Tensor]:
     """Masks for maximum/minimum: the winner gets 1; on a tie each side gets half (PyTorch)."""
-    win = first_wins(a.data, b.data).astype(a.dtype)
-    tie = (a.data == b.data).astype(a.dtype)
-    share = win + 0.5 * tie
-    return _const(share), _const(1.0 - share)
+    share = mask(share_of_first, a, b)
+    return share, sub(1.0, share)
 
 
 def _pow_partials(a, b, out, needs):
-    da = mul(b, pow(a, sub(b, 1.0))) if needs[0] else None
-    if needs[0] and np.any(b.data == 0):
+    da = db = None
+    if needs[0]:
         # PyTorch: the base's gradient is 0 where the exponent is 0, even at base 0 (not nan).
-        da = where(_const(np.broadcast_to(b.data == 0, out.shape)), 0.0, da)
-    db = None
+        da = where(mask(_is_zero, b), 0.0, mul(b, pow(a, sub(b, 1.0))))
     if needs[1]:
         # PyTorch: the exponent's gradient is 0 where the base is 0 and the exponent >= 0.
-        zero_base = np.broadcast_to((a.data == 0) & (b.data >= 0), out.shape)
-        db = where(_const(zero_base), 0.0, mul(out, log(a)))
+        db = where(mask(_zero_base, a, b), 0.0, mul(out, log(a)))
     return da, db
+
+
+def _zero_base(a, b):
+    return (a == 0) & (b >= 0)
 
 
 def _bce_logits_forward(z, y):
@@ -188,13 +242,13 @@ maximum = _binary(
     "maximum",
     "MaximumBackward0",
     np.maximum,
-    lambda a, b, out, needs: _ties_split(a, b, np.greater),
+    lambda a, b, out, needs: _ties_split(a, b, _first_share),
 )
 minimum = _binary(
     "minimum",
     "MinimumBackward0",
     np.minimum,
-    lambda a, b, out, needs: _ties_split(a, b, np.less),
+    lambda a, b, out, needs: _ties_split(a, b, _first_share_min),
 )
 # Element-wise loss, no reduction; the functions in composites.py apply the reduction.
 bce_with_logits_elementwise = _binary(
@@ -223,10 +277,6 @@ def _erf(x):
     return _vector_erf(x).astype(x.dtype) if x.size else x.copy()
 
 
-def _mask(condition: np.ndarray, like: Tensor) -> Tensor:
-    return _const(condition.astype(like.dtype))
-
-
 neg = _unary("neg", "NegBackward0", np.negative, lambda x, out: -1)
 reciprocal = _unary(
     "reciprocal", "ReciprocalBackward0", np.reciprocal, lambda x, out: neg(mul(out, out))
@@ -238,7 +288,7 @@ expm1 = _unary("expm1", "Expm1Backward0", np.expm1, lambda x, out: add(out, 1.0)
 # sqrt'(0) = inf, as in PyTorch.
 sqrt = _unary("sqrt", "SqrtBackward0", np.sqrt, lambda x, out: div(0.5, out))
 # abs'(0) = 0 (PyTorch uses sign(x)).
-abs = _unary("abs", "AbsBackward0", np.abs, lambda x, out: _mask(np.sign(x.data), x))  # noqa: A001
+abs = _unary("abs", "AbsBackward0", np.abs, lambda x, out: mask(_sign, x))  # noqa: A001
 sign = _unary("sign", "SignBackward0", np.sign, lambda x, out: 0)
 sin = _unary("sin", "SinBackward0", np.sin, lambda x, out: cos(x))
 cos = _unary("cos", "CosBackward0", np.cos, lambda x, out: neg(sin(x)))
@@ -258,7 +308,7 @@ sigmoid = _unary(
 )
 # relu'(0) = 0, as in PyTorch.
 relu = _unary(
-    "relu", "ReluBackward0", lambda x: np.maximum(x, 0), lambda x, out: _mask(x.data > 0, x)
+    "relu", "ReluBackward0", lambda x: np.maximum(x, 0), lambda x, out: mask(_positive, x)
 )
 # softplus(x) = log(1 + e^x), computed without overflow; its derivative is sigmoid(x).
 softplus = _unary(
@@ -276,14 +326,18 @@ def _clamp_forward(x, min=None, max=None):  # noqa: A002 - PyTorch's names
     return np.clip(x, min, max)
 
 
-def _clamp_derivative(x, out, min=None, max=None):  # noqa: A002
-    # Gradient 1 inside [min, max], bounds included, 0 outside (PyTorch).
+def _inside(x, low, high):
+    """1 inside [low, high], bounds included, 0 outside: clamp's derivative (PyTorch)."""
     inside = np.ones(x.shape, dtype=bool)
-    if min is not None:
-        inside &= x.data >= min
-    if max is not None:
-        inside &= x.data <= max
-    return _mask(inside, x)
+    if low is not None:
+        inside &= x >= low
+    if high is not None:
+        inside &= x <= high
+    return inside.astype(x.dtype)
+
+
+def _clamp_derivative(x, out, min=None, max=None):  # noqa: A002
+    return mask(functools.partial(_inside, low=min, high=max), x)
 
 
 _clamp = _unary("clamp", "ClampBackward1", _clamp_forward, _clamp_derivative)
@@ -321,7 +375,7 @@ def where(condition, a, b) -> Tensor:
     if not isinstance(condition, Tensor):
         condition = Tensor(np.asarray(condition, dtype=bool))
     elif condition.dtype != np.bool_:
-        condition = Tensor(condition.data != 0)
+        condition = mask(_nonzero, condition)
     return apply(_WHERE, condition, a, b)
 
 
@@ -443,15 +497,21 @@ def _prod_of_others(x: Tensor, dim) -> Tensor:
     Written without dividing by zero: with no zero in a group it is prod / x; with one zero,
     the zero's entry is the product of the rest and the others get 0; with more, all get 0.
     """
-    is_zero = x.data == 0
-    zeros_in_group = np.sum(is_zero, axis=dim, keepdims=True)
-    nonzero = where(_const(is_zero), 1.0, x)
+    nonzero = where(mask(_is_zero, x), 1.0, x)
     prod_nonzero = expand(prod(nonzero, dim, keepdim=True), x.shape)
-    no_zero = np.broadcast_to(zeros_in_group == 0, x.shape)
-    lone_zero = is_zero & (zeros_in_group == 1)
     return where(
-        _const(no_zero), div(prod_nonzero, nonzero), where(_const(lone_zero), prod_nonzero, 0.0)
+        mask(_no_zero_in_group, x, axis=dim),
+        div(prod_nonzero, nonzero),
+        where(mask(_lone_zero, x, axis=dim), prod_nonzero, 0.0),
     )
+
+
+def _no_zero_in_group(x, axis):
+    return np.broadcast_to(np.sum(x == 0, axis=axis, keepdims=True) == 0, x.shape)
+
+
+def _lone_zero(x, axis):
+    return (x == 0) & (np.sum(x == 0, axis=axis, keepdims=True) == 1)
 
 
 prod = _reduction(
@@ -471,9 +531,13 @@ prod = _reduction(
 
 def _extreme_weights(x: Tensor, out: Tensor, dim, keepdim) -> Tensor:
     """amax/amin: ties share the gradient evenly (PyTorch's convention)."""
-    kept = out.data if keepdim else out.data.reshape(_kept_shape(x.shape, dim))
-    hit = x.data == kept
-    return _const((hit / np.sum(hit, axis=dim, keepdims=True)).astype(x.dtype))
+    kept = out if keepdim else reshape(out, _kept_shape(x.shape, dim))
+    return mask(_tie_weights, x, kept, axis=dim)
+
+
+def _tie_weights(x, kept, axis):
+    hit = x == kept
+    return (hit / np.sum(hit, axis=axis, keepdims=True)).astype(x.dtype)
 
 
 amax = _reduction(
@@ -530,7 +594,7 @@ logsumexp = _reduction(
 def _norm_direction(x: Tensor, out: Tensor, dim, keepdim) -> Tensor:
     """x / ||x||, and 0 where the norm is 0 (PyTorch's subgradient at the origin)."""
     norm = _unreduce(out, x.shape, dim, keepdim)
-    zero = _const(norm.data == 0)
+    zero = mask(_is_zero, norm)
     return where(zero, 0.0, div(x, where(zero, 1.0, norm)))
 
 

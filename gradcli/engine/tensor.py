@@ -313,13 +313,13 @@ def apply(prim, *args: Any, **params: Any) -> Tensor:
         shapes = " and ".join(str(t.shape) for t in tensors)
         raise ShapeError(f"{prim.name}: cannot apply to shapes {shapes}: {exc}") from None
     out = _wrap(out_data if type(out_data) is np.ndarray else np.asarray(out_data))
-    if _Mode.grad_enabled:
+    if _Mode.grad_enabled and prim.differentiable:
         for t in tensors:
             if t.requires_grad:
                 out.requires_grad = True
                 out.grad_fn = Node(prim, tensors, params, out)
                 break
-    if _Mode.forward_active:
+    if _Mode.forward_active and prim.differentiable:
         tangents = [t.tangent for t in tensors]
         if any(t is not None for t in tangents):
             with _forward_mode(False):
