@@ -32,6 +32,7 @@ class _Mode:
     grad_enabled = True
     forward_active = False
     nonfinite_watch: list | None = None  # nodes whose reverse rule first made a nan or inf
+    tracer = None  # records every primitive application while compiling (compile.py)
 
 
 @contextmanager
@@ -313,6 +314,8 @@ def apply(prim, *args: Any, **params: Any) -> Tensor:
         shapes = " and ".join(str(t.shape) for t in tensors)
         raise ShapeError(f"{prim.name}: cannot apply to shapes {shapes}: {exc}") from None
     out = _wrap(out_data if type(out_data) is np.ndarray else np.asarray(out_data))
+    if _Mode.tracer is not None:
+        _Mode.tracer.record(prim, tensors, params, out)
     if _Mode.grad_enabled and prim.differentiable:
         for t in tensors:
             if t.requires_grad:
