@@ -326,6 +326,10 @@ def jacobian_command(
     heatmap: Annotated[
         bool, typer.Option("--heatmap", help="Shade cells by sign and magnitude; zeros blank.")
     ] = False,
+    mode: Annotated[
+        str,
+        typer.Option("--mode", help="auto, forward or reverse (auto: fewer inputs -> forward)."),
+    ] = "auto",
     seed: Seed = 0,
     dtype: Dtype = "float64",
     format: Format = "table",
@@ -343,7 +347,7 @@ def jacobian_command(
         from .compute import jacobian
 
         bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        result = jacobian(bound, of, _names(wrt), transpose)
+        result = jacobian(bound, of, _names(wrt), transpose, mode)
         _emit(
             _symbolic(result, bound, None, symbolic),
             format,

@@ -41,6 +41,7 @@ class Result:
     plot: dict[str, np.ndarray] = field(default_factory=dict)  # axis, output, derivative
     explain: dict = field(default_factory=dict)  # see explain.py
     formulas: dict[str, np.ndarray] = field(default_factory=dict)  # --symbolic: arrays of text
+    mode: str = ""  # how a Jacobian was computed, e.g. "reverse (3 outputs <= 4 inputs)"
 
 
 @dataclass
@@ -237,16 +238,38 @@ def vjp(
     return Result("vjp", name, values={name: out.data}, grads=grads, warnings=bound.messages())
 
 
+MODES = ("auto", "forward", "reverse")
+
+
 def jacobian(
-    bound: Bound, of: str | None = None, wrt: list[str] | None = None, transpose: bool = False
+    bound: Bound,
+    of: str | None = None,
+    wrt: list[str] | None = None,
+    transpose: bool = False,
+    mode: str = "auto",
 ) -> Result:
-    """d out / d input for each ``wrt`` input, laid out output.shape + input.shape."""
+    """d out / d input for each ``wrt`` input, laid out output.shape + input.shape.
+
+    All basis vectors go through one traced pass at once: a batched VJP (reverse mode, one
+    row per output element) or a batched JVP (forward mode, one column per input element).
+    ``auto`` picks forward mode when the inputs have fewer elements than the output.
+    """
+    if mode not in MODES:
+        raise GradcliError(f"unknown mode {mode!r}", hint=f"use one of {', '.join(MODES)}")
     targets = _targets(bound, wrt)
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
+    n_in = sum(bound.arrays[t].size for t in targets)
+    if mode == "auto":
+        mode = "forward" if n_in < out.numel() else "reverse"
+        why = f" ({n_in} input elements {'<' if mode == 'forward' else '>='} {out.numel()} outputs)"
+    else:
+        why = " (as asked)"
     function = _function_of(bound, name, targets)
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
-    blocks = bound.engine(lambda: gc.jacobian(function, start))
+    blocks = bound.engine(
+        lambda: gc.jacobian(function, start, strategy=f"{mode}-mode", vectorize=True)
+    )
     jac = {}
     for t, block in zip(targets, blocks):
         array = block.data
@@ -261,6 +284,7 @@ def jacobian(
         jacobian=jac,
         warnings=bound.messages(),
         transposed=transpose,
+        mode=mode + why,
     )
 
 

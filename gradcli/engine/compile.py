@@ -204,6 +204,11 @@ def _batched_matmul(values, batched, ranks, size):
     """PyTorch's matmul rules with a batch dimension in front of either operand."""
     a, b = values
     a_vector, b_vector = ranks[0] == 1, ranks[1] == 1
+    # A batch of vectors against a fixed matrix is one matrix product, not a batch of them.
+    if b_vector and batched[1] and not batched[0] and ranks[0] == 2:
+        return b @ a.T
+    if a_vector and batched[0] and not batched[1] and ranks[1] == 2:
+        return a @ b
     if a_vector:
         a = a[..., None, :]
     if b_vector:

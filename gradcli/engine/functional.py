@@ -85,43 +85,100 @@ def _basis(shape, dtype, k: int) -> Tensor:
     return Tensor(e.reshape(shape))
 
 
-def jacobian(func: Callable[..., Tensor], inputs: Inputs, strategy: str = "reverse-mode"):
+def jacobian(
+    func: Callable[..., Tensor],
+    inputs: Inputs,
+    strategy: str = "reverse-mode",
+    vectorize: bool = False,
+):
     """d func / d inputs, laid out as output.shape + input.shape (one per input).
 
-    ``strategy`` is "reverse-mode" (one backward pass per output element) or "forward-mode"
-    (one forward pass per input element).
+    ``strategy`` is "reverse-mode" (a backward pass per output element) or "forward-mode" (a
+    forward pass per input element). With ``vectorize`` the pass is traced once and replayed
+    with all basis vectors at once along a batch dimension (``compile.run_batched``); a
+    computation that cannot be batched falls back to one pass per basis vector.
     """
+    if strategy not in ("reverse-mode", "forward-mode"):
+        raise ValueError(f'strategy must be "reverse-mode" or "forward-mode", got {strategy!r}')
+    many = not isinstance(inputs, Tensor)
+    if vectorize:
+        from .compile import NotBatchable
+
+        try:
+            blocks = _batched_jacobian(func, inputs, strategy)
+        except NotBatchable:
+            blocks = _looped_jacobian(func, inputs, strategy)
+    else:
+        blocks = _looped_jacobian(func, inputs, strategy)
+    return _unpack(many, tuple(Tensor(b) for b in blocks))
+
+
+def _looped_jacobian(func, inputs, strategy) -> tuple[np.ndarray, ...]:
     if strategy == "reverse-mode":
-        many, xs = _leaves(inputs, requires_grad=True)
+        _, xs = _leaves(inputs, requires_grad=True)
         out = func(*xs)
         rows = [
             _reverse(out, xs, _basis(out.shape, out.dtype, k), retain_graph=True)
             for k in range(out.numel())
         ]
-        blocks = tuple(
+        return tuple(
             np.stack([row[i].data for row in rows]).reshape(out.shape + x.shape)
             if rows
             else np.zeros(out.shape + x.shape, dtype=x.dtype)
             for i, x in enumerate(xs)
         )
-    elif strategy == "forward-mode":
-        many, xs = _leaves(inputs, requires_grad=False)
-        blocks = []
-        for i, x in enumerate(xs):
-            columns = []
-            for k in range(x.numel()):
-                tangents = [
-                    _basis(x.shape, x.dtype, k) if j == i else np.zeros(y.shape, y.dtype)
-                    for j, y in enumerate(xs)
-                ]
-                out, column = jvp(func, xs, tangents)
-                columns.append(column.data)
-            out_shape = out.shape if columns else func(*xs).shape
-            stacked = np.stack(columns, axis=-1) if columns else np.zeros(out_shape + (0,))
-            blocks.append(stacked.reshape(out_shape + x.shape))
-    else:
-        raise ValueError(f'strategy must be "reverse-mode" or "forward-mode", got {strategy!r}')
-    return _unpack(many, tuple(Tensor(b) for b in blocks))
+    _, xs = _leaves(inputs, requires_grad=False)
+    blocks = []
+    for i, x in enumerate(xs):
+        columns = []
+        for k in range(x.numel()):
+            tangents = [
+                _basis(x.shape, x.dtype, k) if j == i else np.zeros(y.shape, y.dtype)
+                for j, y in enumerate(xs)
+            ]
+            out, column = jvp(func, xs, tangents)
+            columns.append(column.data)
+        out_shape = out.shape if columns else func(*xs).shape
+        stacked = np.stack(columns, axis=-1) if columns else np.zeros(out_shape + (0,))
+        blocks.append(stacked.reshape(out_shape + x.shape))
+    return tuple(blocks)
+
+
+def _batched_jacobian(func, inputs, strategy) -> tuple[np.ndarray, ...]:
+    """All basis vectors in one replay: a batched VJP (reverse) or batched JVPs (forward)."""
+    from .compile import run_batched, trace
+
+    _, xs = _leaves(inputs, requires_grad=False)
+    arrays = [x.data for x in xs]
+    with set_grad_enabled(False):
+        out_shape, out_dtype = (lambda o: (o.shape, o.dtype))(func(*[Tensor(a) for a in arrays]))
+    n_out = int(np.prod(out_shape))
+    if strategy == "reverse-mode":
+
+        def cotangent_pass(seed, *values):
+            for value in values:
+                value.requires_grad = True
+            return list(_reverse(func(*values), values, seed))
+
+        tape = trace(cotangent_pass, np.zeros(out_shape, out_dtype), *arrays)
+        seeds = np.eye(n_out, dtype=out_dtype).reshape((n_out,) + out_shape)
+        rows = run_batched(tape, [seeds, *arrays], [True] + [False] * len(arrays))
+        return tuple(np.asarray(r).reshape(out_shape + x.shape) for r, x in zip(rows, xs))
+    blocks = []
+    for i, x in enumerate(xs):
+
+        def tangent_pass(tangent, *values, i=i):
+            tangents = [
+                tangent if j == i else np.zeros(v.shape, v.dtype) for j, v in enumerate(values)
+            ]
+            return [jvp(func, values, tangents)[1]]
+
+        tape = trace(tangent_pass, np.zeros(x.shape, x.dtype), *arrays)
+        basis = np.eye(x.numel(), dtype=x.dtype).reshape((x.numel(),) + x.shape)
+        (columns,) = run_batched(tape, [basis, *arrays], [True] + [False] * len(arrays))
+        columns = np.moveaxis(np.asarray(columns).reshape((x.numel(),) + out_shape), 0, -1)
+        blocks.append(columns.reshape(out_shape + x.shape))
+    return tuple(blocks)
 
 
 def hessian(func: Callable[..., Tensor], inputs: Inputs):

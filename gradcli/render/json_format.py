@@ -36,6 +36,8 @@ def to_json(result: Result) -> str:
         document["layout"] = (
             "input.shape + output.shape" if result.transposed else "output.shape + input.shape"
         )
+    if result.mode:
+        document["mode"] = result.mode
     if result.jvp:
         document["jvp"] = {k: plain(v) for k, v in result.jvp.items()}
     if result.hessian:

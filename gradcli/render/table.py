@@ -149,6 +149,8 @@ def print_tables(result: Result, precision: int, file=None, heatmap: bool = Fals
             table = array_table(name, array, precision)
         if table is not None:
             out.print(table)
+    if result.mode:
+        out.print(f"mode: {result.mode}")
     if result.agree is not None:
         verdict = "all methods agree" if result.agree else "the methods DISAGREE"
         out.print(verdict, style="bold green" if result.agree else "bold red")
