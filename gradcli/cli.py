@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
 import typer
 
 from . import __version__
@@ -63,6 +64,16 @@ NoCache = Annotated[
 Strict = Annotated[
     bool,
     typer.Option("--strict", help="Exit 1 when a NaN or an infinity appears (after printing)."),
+]
+Batch = Annotated[
+    str | None,
+    typer.Option(
+        "--batch",
+        help="Run at many points: @points.npy/.csv (x per row), @points.npz, or - (JSON lines).",
+    ),
+]
+Out = Annotated[
+    str | None, typer.Option("--out", help="With --batch: write results to .npy or .npz.")
 ]
 Symbolic = Annotated[
     bool, typer.Option("--symbolic", help="Add sympy's derivative formulas beside the numbers.")
@@ -184,6 +195,62 @@ def _emit(
         raise typer.Exit(1)
 
 
+def _run_batch(bound, command: str, spec: str, of, v, wrt, out: str | None) -> None:
+    """--batch: stream JSON lines to stdout, or gather everything into --out."""
+    from . import batch
+    from .errors import GradcliError
+
+    points = batch.read_points(spec, bound)
+    total = len(next(iter(points.values())))
+    chunks = batch.run(bound, command, points, of, v, wrt)
+    progress = None
+    if sys.stderr.isatty() and total > batch.CHUNK:
+        from rich.progress import Progress
+
+        progress = Progress(transient=True, console=None)
+        task = progress.add_task("points", total=total)
+        progress.start()
+    gathered, done = [], 0
+    try:
+        for chunk in chunks:
+            if out is None:
+                sys.stdout.write(batch.json_lines(chunk, done))
+            else:
+                gathered.append(chunk)
+            done += len(next(iter(chunk.values.values())))
+            if progress is not None:
+                progress.update(task, completed=done)
+    finally:
+        if progress is not None:
+            progress.stop()
+    for message in bound.messages():
+        typer.echo(f"warning: {message}", err=True)
+    if out is not None:
+        arrays = {
+            f"values.{k}": np.concatenate([c.values[k] for c in gathered])
+            for k in gathered[0].values
+        }
+        arrays.update(
+            {
+                f"grads.{k}": np.concatenate([c.grads[k] for c in gathered])
+                for k in gathered[0].grads
+            }
+        )
+        if out.endswith(".npz"):
+            np.savez(out, **arrays)
+        elif out.endswith(".npy"):
+            main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
+            if len(main) != 1:
+                raise GradcliError(
+                    f"--out {out}: there are {len(main)} results ({', '.join(main)})",
+                    hint="write them all with --out results.npz",
+                )
+            np.save(out, arrays[main[0]])
+        else:
+            raise GradcliError(f"--out {out}: unknown file type", hint="use .npy or .npz")
+        typer.echo(f"wrote {done} points to {out}", err=True)
+
+
 def _symbolic(result, bound, vector, wanted: bool):
     """The result with sympy's formulas when --symbolic asked for them."""
     if not wanted:
@@ -214,6 +281,8 @@ def eval_command(
     format: Format = "table",
     precision: Precision = 4,
     debug: Debug = False,
+    batch: Batch = None,
+    out: Out = None,
     no_cache: NoCache = False,
     strict: Strict = False,
 ) -> None:
@@ -225,6 +294,9 @@ def eval_command(
         from .compute import evaluate
 
         bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
+        if batch is not None:
+            _run_batch(bound, "eval", batch, None, None, None, out)
+            return
         _emit(evaluate(bound), format, precision, strict=strict, bound=bound)
 
 
@@ -251,6 +323,8 @@ def grad_command(
     format: Format = "table",
     precision: Precision = 4,
     debug: Debug = False,
+    batch: Batch = None,
+    out: Out = None,
     no_cache: NoCache = False,
     strict: Strict = False,
     symbolic: Symbolic = False,
@@ -264,6 +338,9 @@ def grad_command(
 
         bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
         vector = _vector(v, seed)
+        if batch is not None:
+            _run_batch(bound, "grad", batch, of, vector, None, out)
+            return
         result = grad(bound, of, vector, _names(show) or [], _names(retain_grad) or [], repeat)
         _emit(
             _symbolic(result, bound, vector, symbolic),
@@ -288,6 +365,8 @@ def vjp_command(
     format: Format = "table",
     precision: Precision = 4,
     debug: Debug = False,
+    batch: Batch = None,
+    out: Out = None,
     no_cache: NoCache = False,
     strict: Strict = False,
     symbolic: Symbolic = False,
@@ -302,6 +381,9 @@ def vjp_command(
         wanted = _names(wrt)
         bound = _bind(expr, file, x, inputs, None, seed, dtype, no_cache)
         vector = _vector(v, seed)
+        if batch is not None:
+            _run_batch(bound, "vjp", batch, of, vector, wanted, out)
+            return
         result = vjp(bound, of, vector, wanted)
         _emit(
             _symbolic(result, bound, vector, symbolic),

@@ -15,14 +15,19 @@ def plain(value):
     if value is None:
         return None
     array = np.asarray(value, dtype=float)
-    if array.ndim == 0:
-        number = float(array)
-        if math.isnan(number):
-            return "nan"
-        if math.isinf(number):
-            return "inf" if number > 0 else "-inf"
-        return number
-    return [plain(row) for row in array]
+    if np.all(np.isfinite(array)):
+        return array.tolist()
+    return _spelled(array.tolist())
+
+
+def _spelled(value):
+    if isinstance(value, list):
+        return [_spelled(v) for v in value]
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
 
 
 def to_json(result: Result) -> str:

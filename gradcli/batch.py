@@ -1,0 +1,180 @@
+"""Batch mode: one command at many points, through one traced pass replayed in chunks.
+
+The command's computation (the program, and for grad/vjp its backward pass) is traced once
+at the bound point into a tape (``engine.compile``); each chunk of points then goes through
+one batched replay, so memory stays bounded by the chunk size for any number of points.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import engine as gc
+from .compute import Bound, _check_names, _targets, output_of
+from .engine.compile import NotBatchable, run_batched, trace
+from .errors import GradcliError
+from .values import parse_value
+
+CHUNK = 8192
+
+
+def read_points(spec: str, bound: Bound, stdin=None) -> dict[str, np.ndarray]:
+    """Points as arrays with a leading point dimension, keyed by input name.
+
+    ``@points.npy`` or ``@points.csv`` (one point of x per row), ``@points.npz`` (one array
+    per input), or ``-``: JSON lines on stdin, each a value of x or an object {name: value}.
+    """
+    if spec == "-":
+        return _json_lines((stdin or sys.stdin).read(), bound)
+    if spec.startswith("@") and spec.lower().endswith(".npz"):
+        path = Path(spec[1:])
+        if not path.is_file():
+            raise GradcliError(f"--batch: no such file: {path}")
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: np.asarray(archive[name], dtype=float) for name in archive.files}
+    array = parse_value(spec, "--batch")
+    if spec.lower().endswith(".csv") and array.ndim == 1 and "x" in bound.arrays:
+        array = array.reshape((-1,) + bound.arrays["x"].shape)
+    return {"x": array}
+
+
+def _json_lines(text: str, bound: Bound) -> dict[str, np.ndarray]:
+    columns: dict[str, list] = {}
+    lines = [line for line in text.splitlines() if line.strip()]
+    for number, line in enumerate(lines, start=1):
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise GradcliError(
+                f"--batch -: line {number} is not JSON ({exc.msg})",
+                hint='give one point per line: [1, 2] or {"x": [1, 2]}',
+            ) from None
+        item = item if isinstance(item, dict) else {"x": item}
+        if columns and set(item) != set(columns):
+            raise GradcliError(f"--batch -: line {number} names other inputs than line 1")
+        for name, value in item.items():
+            columns.setdefault(name, []).append(value)
+    if not columns:
+        raise GradcliError("--batch -: no points on stdin")
+    try:
+        return {name: np.asarray(values, dtype=float) for name, values in columns.items()}
+    except ValueError:
+        raise GradcliError("--batch -: the points of an input must all have one shape") from None
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Arrays with a leading point dimension: the output's values and, for grad/vjp, grads."""
+
+    command: str
+    output: str
+    values: dict[str, np.ndarray]
+    grads: dict[str, np.ndarray]
+
+
+def run(
+    bound: Bound,
+    command: str,
+    points: dict[str, np.ndarray],
+    of: str | None = None,
+    v: np.ndarray | None = None,
+    wrt: list[str] | None = None,
+    chunk: int = CHUNK,
+) -> Iterator[BatchResult]:
+    """The command at every point, one ``BatchResult`` per chunk of points."""
+    _check_names(bound, list(points), bound.arrays, "--batch")
+    counts = {len(a) for a in points.values()}
+    if len(counts) != 1:
+        raise GradcliError("--batch: every input needs the same number of points")
+    for name, array in points.items():
+        if array.shape[1:] != bound.arrays[name].shape:
+            raise GradcliError(
+                f"--batch: the points of {name} have shape {array.shape[1:]}, "
+                f"but {name} has shape {bound.arrays[name].shape}",
+                hint=f"give an array of shape (N, {', '.join(map(str, bound.arrays[name].shape))})",
+            )
+    env = bound.run(bound.leaves())
+    name, out = output_of(bound, env, of)
+    targets = [] if command == "eval" else _targets(bound, wrt)
+    if command != "eval" and v is None and out.numel() != 1:
+        raise GradcliError(
+            "grad can be implicitly created only for scalar outputs",
+            hint="the output is not a scalar: give the vector v with --v",
+        )
+    names = list(bound.arrays)
+
+    def one_pass(*values):
+        leaves = dict(zip(names, values))
+        for t in targets:
+            leaves[t].requires_grad = True
+        result = bound.run(leaves)[name]
+        if not targets:
+            return [result]
+        seed = None if v is None else gc.Tensor(np.asarray(v, dtype=bound.dtype))
+        grads = gc.grad(result, [leaves[t] for t in targets], seed, allow_unused=True)
+        zeros = [gc.zeros(*leaves[t].shape, dtype=bound.dtype) for t in targets]
+        return [result, *(z if g is None else g for g, z in zip(grads, zeros))]
+
+    tape = bound.engine(lambda: trace(one_pass, *(bound.arrays[n] for n in names)))
+    batched = [n in points for n in names]
+    total = next(iter(counts))
+    for start in range(0, total, chunk):
+        stop = min(start + chunk, total)
+        arrays = [
+            np.asarray(points[n][start:stop], dtype=bound.dtype) if n in points else bound.arrays[n]
+            for n in names
+        ]
+        with np.errstate(all="ignore"):
+            try:
+                outputs = run_batched(tape, arrays, batched)
+            except NotBatchable:
+                outputs = _point_by_point(tape, arrays, batched, stop - start)
+        yield BatchResult(
+            command,
+            name,
+            {name: np.asarray(outputs[0])},
+            {t: np.asarray(g) for t, g in zip(targets, outputs[1:])},
+        )
+
+
+def _point_by_point(tape, arrays, batched, count) -> list[np.ndarray]:
+    rows = [tape.run(*[a[i] if b else a for a, b in zip(arrays, batched)]) for i in range(count)]
+    return [np.stack(column) for column in zip(*rows)]
+
+
+def json_lines(result: BatchResult, first: int) -> str:
+    """One JSON object per point, numbered from ``first``.
+
+    Finite numbers print as Python prints lists of floats, which is valid JSON and much
+    faster than a ``json.dumps`` per point; NaN and infinities take the slow, exact path.
+    """
+    from .render.json_format import plain
+
+    arrays = [("values", k, v) for k, v in result.values.items()]
+    arrays += [("grads", k, v) for k, v in result.grads.items()]
+    count = len(arrays[0][2])
+    if not all(np.all(np.isfinite(a)) for _, _, a in arrays):
+        lines = []
+        for i in range(count):
+            document = {"point": first + i}
+            for section, name, array in arrays:
+                document.setdefault(section, {})[name] = plain(array[i])
+            lines.append(json.dumps(document, allow_nan=False))
+        return "\n".join(lines) + "\n"
+    sections: dict[str, list[str]] = {}
+    for section, name, _ in arrays:
+        sections.setdefault(section, []).append(f'"{name}": %r')
+    template = (
+        '{"point": %d, '
+        + ", ".join(f'"{section}": {{{", ".join(parts)}}}' for section, parts in sections.items())
+        + "}\n"
+    )
+    columns = [array.tolist() for _, _, array in arrays]
+    return "".join(template % (first + i, *row) for i, row in enumerate(zip(*columns)))
