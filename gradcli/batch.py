@@ -7,7 +7,6 @@ one batched replay, so memory stays bounded by the chunk size for any number of 
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from collections.abc import Iterator
