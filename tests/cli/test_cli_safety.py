@@ -152,7 +152,20 @@ def test_hostile_constructor_arguments_in_a_program(cli, tmp_path):
 def test_sympy_names_in_a_program_are_plain_inputs(cli_json):
     """Names that mean something to sympy (S, N, I, E, Symbol) are inputs like any other."""
     document = cli_json(
-        "eval", "-e", "y = S + N + I + E + Symbol + Integer", "-i", "S=1", "-i", "N=2",
-        "-i", "I=3", "-i", "E=4", "-i", "Symbol=5", "-i", "Integer=6",
+        "eval",
+        "-e",
+        "y = S + N + I + E + Symbol + Integer",
+        "-i",
+        "S=1",
+        "-i",
+        "N=2",
+        "-i",
+        "I=3",
+        "-i",
+        "E=4",
+        "-i",
+        "Symbol=5",
+        "-i",
+        "Integer=6",
     )
     assert document["values"]["y"] == 21.0

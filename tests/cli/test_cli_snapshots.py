@@ -1,0 +1,111 @@
+"""Snapshots of what people and scripts see: every sample, and each command on the seed examples.
+
+Each sample's command comes from its ``# Run:`` comment, so a new sample is picked up without
+editing this file. Regenerate after an intended change with ``pytest --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = sorted((REPO / "samples").glob("*.gc"))
+
+
+def run_line(sample: Path) -> list[str]:
+    """The arguments of the sample's ``# Run: gradcli ...`` comment."""
+    lines = [line for line in sample.read_text().splitlines() if line.startswith("# Run:")]
+    assert len(lines) == 1, f"{sample.name} needs exactly one '# Run: gradcli ...' line"
+    words = shlex.split(lines[0][len("# Run:") :])
+    assert words[:1] == ["gradcli"], f"{sample.name}: the Run line must start with gradcli"
+    return words[1:]
+
+
+def expected_exit(sample: Path) -> int:
+    """0, unless the sample's comments say ``Exit N`` (a check that fails on purpose)."""
+    match = re.search(r"^#.*\bExit (\d+)\b", sample.read_text(), re.MULTILINE)
+    return int(match.group(1)) if match else 0
+
+
+def with_format(args: list[str], fmt: str) -> list[str]:
+    out, skip = [], False
+    for word in args:
+        if skip:
+            skip = False
+        elif word == "--format":
+            skip = True
+        elif not word.startswith("--format="):
+            out.append(word)
+    return [*out, "--format", fmt]
+
+
+def captured(result) -> dict:
+    return {"exit_code": result.exit_code, "stdout": result.stdout, "stderr": result.stderr}
+
+
+def test_there_are_samples_and_each_has_a_run_line():
+    from typer.main import get_command
+
+    from gradcli.cli import app
+
+    commands = set(get_command(app).commands)
+    assert len(SAMPLES) >= 8
+    for sample in SAMPLES:
+        args = run_line(sample)
+        assert args[0] in commands, f"{sample.name}: unknown command {args[0]!r}"
+        assert f"samples/{sample.name}" in args, "the Run line must use the sample itself"
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)
+def test_sample_output(sample, fmt, cli, parse_json, snapshot):
+    """``table``: the Run line as written (its default output); ``json``: with --format json."""
+    args = run_line(sample)
+    result = cli(*(with_format(args, "json") if fmt == "json" else args))
+    assert result.exit_code == expected_exit(sample), result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout.strip(), "a sample prints its result"
+    if fmt == "json":
+        document = parse_json(result.stdout)
+        assert document["command"] == run_line(sample)[0]
+    else:
+        assert "\x1b[" not in result.stdout, "no colour codes when stdout is not a terminal"
+    assert captured(result) == snapshot
+
+
+# The seed post's examples, with the vector v where the output is not a scalar.
+SEED_EXAMPLES = {
+    "first_example": [],
+    "neural_network": [],
+    "vjp_example1": ["--v", "rand(3)"],
+    "vjp_example2": ["--v", "1,1,1"],
+    "log_general_case": ["--v", "[[3,2,0],[4,0,1]]"],
+}
+COMMANDS = {
+    "eval": (["eval"], False),
+    "grad": (["grad"], True),
+    "vjp": (["vjp"], True),
+    "jacobian": (["jacobian"], False),
+    "jacobian-transpose": (["jacobian", "--transpose"], False),
+}
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("example", list(SEED_EXAMPLES))
+def test_seed_example_commands(example, command, fmt, cli, parse_json, snapshot):
+    words, takes_v = COMMANDS[command]
+    args = [*words, "-f", f"samples/{example}.gc", *(SEED_EXAMPLES[example] if takes_v else [])]
+    result = cli(*args, "--format", fmt)
+    assert result.exit_code == 0, result.stderr
+    if fmt == "json":
+        assert parse_json(result.stdout)["command"] == words[0]
+    elif fmt == "csv":
+        assert "┃" not in result.stdout and "," in result.stdout
+    else:
+        assert "┃" in result.stdout
+    assert captured(result) == snapshot

@@ -1,0 +1,273 @@
+"""program (and build): inputs, element vectors, the default output, declared inputs, running."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradcli.engine as gc
+from gradcli.compute import bind
+from gradcli.errors import GradcliError
+from gradcli.lang import parse_program
+
+
+def run(source: str, record: list | None = None, **values) -> dict:
+    program = parse_program(source)
+    leaves = {name: gc.tensor(np.asarray(v, dtype=float)) for name, v in values.items()}
+    return program.run(leaves, record)
+
+
+# -- inputs --------------------------------------------------------------------------------------
+
+
+def test_inputs_are_free_names_in_order_of_first_use():
+    program = parse_program("y = b * a; z = y + c + a")
+    assert program.free_names() == ["b", "a", "c"]
+    assert program.inputs(set()) == ["b", "a", "c"]
+
+
+def test_declared_inputs_come_first():
+    program = parse_program("W = randn(2, 3)\nb = zeros(2)\ny = W @ x + b")
+    assert list(program.declared) == ["W", "b"]
+    assert program.inputs({"x"}) == ["W", "b", "x"]
+
+
+def test_indexed_style_x0_means_x_0_when_x_is_given():
+    program = parse_program("y0 = x0**2; y1 = x0**2 + 5*x1**2; y2 = 3*x1")
+    assert program.free_names() == ["x0", "x1"]
+    assert program.inputs({"x"}) == ["x"]
+    assert program.inputs({"x0", "x1"}) == ["x0", "x1"], "separate scalars when given so"
+    assert program.inputs(set()) == ["x0", "x1"]
+
+
+def test_indexed_style_with_a_declared_vector():
+    program = parse_program("x = tensor([1, 2])\ny = x0 * x1")
+    assert program.inputs(set()) == ["x"]
+
+
+def test_a_given_name_the_program_does_not_use_is_not_an_input():
+    program = parse_program("y = x * 2")
+    assert program.inputs({"x", "q"}) == ["x"]
+    with pytest.raises(GradcliError, match="no input 'q'") as info:
+        bind(program, {"x": np.ones(1), "q": np.ones(1)})
+    assert "its inputs are: x" in info.value.hint
+
+
+def test_bind_suggests_the_closest_input():
+    program = parse_program("y = weight * x")
+    with pytest.raises(GradcliError) as info:
+        bind(program, {"x": np.ones(1), "weight": np.ones(1), "wieght": np.ones(1)})
+    assert info.value.hint == "did you mean 'weight'?"
+
+
+def test_bind_without_a_value():
+    program = parse_program("y = w * x")
+    with pytest.raises(GradcliError, match="no value for the input 'w'") as info:
+        bind(program, {"x": np.ones(1)})
+    assert info.value.hint == "give it with -i w=VALUE"
+    with pytest.raises(GradcliError) as info:
+        bind(program, {"w": np.ones(1)})
+    assert info.value.hint == "give it with --x VALUE"
+
+
+# -- element vectors -----------------------------------------------------------------------------
+
+
+def test_groups_and_default_output_of_element_vectors():
+    program = parse_program("y0 = x0**2; y1 = x0**2 + 5*x1**2; y2 = 3*x1")
+    assert program.groups() == {"y": ["y0", "y1", "y2"]}
+    assert program.default_output() == "y"
+    env = run(program.source, x=[1, 2])
+    np.testing.assert_array_equal(env["y"].data, [1, 21, 6])
+
+
+def test_a_gap_in_an_element_vector_is_zero_with_a_warning():
+    program = parse_program("y0 = x0; y2 = x1")
+    assert program.groups() == {"y": ["y0", None, "y2"]}
+    record: list[str] = []
+    env = program.run({"x": gc.tensor([1.0, 2.0])}, record)
+    np.testing.assert_array_equal(env["y"].data, [1, 0, 2])
+    assert record == ["y1 is not assigned: y[1] is taken as 0"]
+
+
+def test_elements_without_a_zeroth_are_not_a_vector():
+    program = parse_program("y1 = x; y2 = x")
+    assert program.groups() == {}
+    assert program.default_output() == "y2"
+
+
+def test_an_assigned_or_declared_base_is_not_a_vector():
+    assert parse_program("y = x; y0 = x; y1 = x").groups() == {}
+    assert parse_program("y = ones(2); y0 = x").groups() == {}
+
+
+def test_elements_of_different_shapes():
+    with pytest.raises(GradcliError, match="the elements of y have different shapes"):
+        run("y0 = x; y1 = x0", x=[1.0, 2.0])
+
+
+def test_a_vector_used_after_its_elements():
+    env = run("y0 = x0; y1 = x1 * 3; out = sum(y)", x=[1.0, 2.0])
+    assert float(env["out"].data) == 7.0
+
+
+@pytest.mark.parametrize(
+    "source, late",
+    [
+        ("z = sum(y); y0 = x; y1 = x", "y0 is assigned in statement 2"),
+        ("y0 = x; z = sum(y); y1 = x", "y1 is assigned in statement 3"),
+        ("y0 = x; y1 = sum(y)", "y1 is assigned in statement 2"),
+    ],
+)
+def test_a_vector_used_before_all_its_elements_are_assigned(source, late):
+    with pytest.raises(GradcliError, match="'y' is used before all its elements") as info:
+        parse_program(source)
+    assert late in info.value.message
+
+
+def test_an_element_out_of_range():
+    with pytest.raises(GradcliError, match=r"x5 means x\[5\], but x has shape \(2,\)") as info:
+        run("y = x5 * 2", x=[1.0, 2.0])
+    assert info.value.hint == "give x at least 6 elements"
+
+
+# -- default output ------------------------------------------------------------------------------
+
+
+def test_default_output_is_the_last_assigned_name():
+    assert parse_program("y = x + 2; z = y * y; out = mean(z)").default_output() == "out"
+    assert parse_program("out = mean(x); y = x * 2").default_output() == "y"
+
+
+def test_default_output_of_a_program_of_declarations_only():
+    assert parse_program("x = ones(2)").default_output() == "x"
+
+
+# -- errors found while building -----------------------------------------------------------------
+
+
+def test_used_before_assigned():
+    with pytest.raises(GradcliError) as info:
+        parse_program("y = z + 1\nz = 3")
+    error = info.value
+    assert error.message == "'z' is used before it is assigned (in statement 2)"
+    assert error.where == "statement 1 (line 1)" and error.column == 4
+
+
+def test_used_before_assigned_points_at_the_whole_name():
+    with pytest.raises(GradcliError) as info:
+        parse_program("y = sizez + z; z = 1")
+    assert info.value.column == len("y = sizez + ")
+
+
+def test_self_reference_is_used_before_assigned():
+    with pytest.raises(GradcliError, match="'y' is used before it is assigned"):
+        parse_program("y = y + 1")
+
+
+def test_reassignment():
+    with pytest.raises(GradcliError) as info:
+        parse_program("y = x\nz = y\ny = 2")
+    assert info.value.message == "'y' is already assigned in statement 1"
+    assert info.value.where == "statement 3 (line 3)" and info.value.column == 0
+
+
+def test_a_declared_input_cannot_be_reassigned():
+    with pytest.raises(GradcliError, match="'W' is already assigned"):
+        parse_program("W = randn(2); W = W * 2")
+
+
+# -- declared inputs -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "declaration, requires_grad",
+    [
+        ("w = randn(3, requires_grad=True)", True),
+        ("w = randn(3, requires_grad=False)", False),
+        ("w = randn(3)", False),
+        ("w = tensor([1, 2, 3], requires_grad=True)", True),
+        ("w = ones(3)", False),
+    ],
+)
+def test_declared_requires_grad(declaration, requires_grad):
+    program = parse_program(f"{declaration}\ny = sum(w * x)")
+    array, flag = program.declared_value("w", seed=0)
+    assert array.shape == (3,) and flag is requires_grad
+    bound = bind(program, {"x": np.ones(3)})
+    assert bound.requires_grad == {"w": requires_grad, "x": True}
+    assert bind(program, {"x": np.ones(3)}, wrt=["w"]).requires_grad == {"w": True, "x": False}
+
+
+def test_a_value_given_for_a_declared_input_keeps_its_requires_grad():
+    program = parse_program("w = zeros(2)\nv = ones(2, requires_grad=True)\ny = sum(w * v)")
+    bound = bind(program, {"w": np.array([5.0, 6.0]), "v": np.array([1.0, 2.0])})
+    np.testing.assert_array_equal(bound.arrays["w"], [5, 6])
+    assert bound.requires_grad == {"w": False, "v": True}
+
+
+def test_declared_random_values_depend_on_name_and_seed():
+    program = parse_program("a = randn(4)\nb = randn(4)\ny = a + b")
+    a0, _ = program.declared_value("a", 0)
+    b0, _ = program.declared_value("b", 0)
+    assert not np.array_equal(a0, b0)
+    np.testing.assert_array_equal(program.declared_value("a", 0)[0], a0)
+    assert not np.array_equal(program.declared_value("a", 1)[0], a0)
+
+
+@pytest.mark.parametrize(
+    "declaration, message",
+    [
+        ("w = ones(2, requires_grad=1)", "requires_grad must be True or False"),
+        ("w = ones(2, grad=True)", "unknown keyword argument 'grad' for ones"),
+        ("w = ones(x)", "the name 'x' is not allowed in a value"),
+        ("w = ones(-2)", "sizes must be non-negative whole numbers"),
+        ("w = tensor([[1, 2], [3]])", "same length"),
+    ],
+)
+def test_bad_declarations_name_their_statement(declaration, message):
+    program = parse_program(f"y = 1\n{declaration}")
+    with pytest.raises(GradcliError, match=message) as info:
+        program.declared_value("w", 0)
+    assert info.value.where == "statement 2 (line 2)"
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+def test_run_returns_inputs_and_every_assigned_name():
+    env = run("y = x + 2; z = y * y * 3; out = mean(z)", x=np.ones((2, 2)))
+    assert list(env) == ["x", "y", "z", "out"]
+    assert float(env["out"].data) == 27.0
+
+
+def test_a_constant_assignment_is_a_tensor():
+    env = run("y = 2 * 3; z = pi")
+    assert isinstance(env["y"], gc.Tensor) and float(env["y"].data) == 6.0
+    assert isinstance(env["z"], gc.Tensor) and not env["y"].requires_grad
+
+
+def test_shape_errors_name_the_statement_and_the_operator_column():
+    with pytest.raises(GradcliError) as info:
+        run("y = x * 2\nz = x + w", x=[1.0, 2.0], w=[1.0, 2.0, 3.0])
+    error = info.value
+    assert error.where == "statement 2 (line 2)"
+    assert "(2,)" in error.message and "(3,)" in error.message
+    assert error.column == "z = x + w".index("+")
+
+
+def test_a_name_without_a_value_when_run():
+    with pytest.raises(GradcliError, match="'q' has no value") as info:
+        run("y = q * 2")
+    assert info.value.hint == "give it with -i q=VALUE"
+
+
+def test_cached_program_runs_the_same():
+    import json
+
+    from gradcli.lang import Program
+
+    program = parse_program("y0 = x0 * 2; y1 = sin(x1); out = sum(y * y)")
+    again = Program.from_json(json.loads(json.dumps(program.to_json())))
+    x = gc.tensor([0.5, 1.5])
+    assert float(again.run({"x": x})["out"].data) == float(program.run({"x": x})["out"].data)

@@ -1,0 +1,251 @@
+"""validate: splitting a program into statements, and the whitelist with its error columns."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradcli.errors import GradcliError
+from gradcli.lang.validate import Statement, check, describe, element_of, split_statements
+
+
+def checked(text: str):
+    return check(Statement(1, 1, text))
+
+
+def rejected(text: str) -> GradcliError:
+    with pytest.raises(GradcliError) as info:
+        checked(text)
+    return info.value
+
+
+# -- split_statements ---------------------------------------------------------------------------
+
+
+def test_split_at_semicolons_and_newlines():
+    statements = split_statements("y = x + 2; z = y*y\n  out = mean(z)  ")
+    assert statements == [
+        Statement(1, 1, "y = x + 2"),
+        Statement(2, 1, "z = y*y"),
+        Statement(3, 2, "out = mean(z)"),
+    ]
+
+
+def test_comments_blank_lines_and_empty_statements_are_skipped():
+    source = "# a header\n\ny = x  # a comment; z = 2 is part of it\n ;; \nz = y # end"
+    assert split_statements(source) == [Statement(1, 3, "y = x"), Statement(2, 5, "z = y")]
+
+
+def test_crlf_line_endings():
+    assert [s.line for s in split_statements("y = x\r\nz = y\r\n")] == [1, 2]
+
+
+@pytest.mark.parametrize("source", ["", "   ", "# only a comment", ";;\n;", "\n\n"])
+def test_an_empty_program_is_an_error(source):
+    with pytest.raises(GradcliError, match="the program is empty") as info:
+        split_statements(source)
+    assert "y = x + 2" in info.value.hint
+
+
+def test_statement_where_and_error_rendering():
+    statement = split_statements("a = 1\nb = 2; y = x + q")[2]
+    assert statement.where == "statement 3 (line 2)"
+    error = statement.error("something is wrong", 8, "a hint")
+    assert error.render() == (
+        "error: statement 3 (line 2): something is wrong\n  y = x + q\n          ^\nhint: a hint"
+    )
+
+
+# -- check: what passes, and what it hands on ------------------------------------------------
+
+
+def test_target_names_and_constants():
+    result = checked("y = x + w * x0 - e * pi")
+    assert result.target == "y"
+    assert result.names == ("x", "w", "x0")
+    assert result.constructor is None and result.expression
+
+
+def test_a_constructor_declares_an_input():
+    result = checked("W = randn(8, 10, requires_grad=True)")
+    assert result.constructor == "randn(8, 10, requires_grad=True)"
+    assert result.expression is None and result.names == ()
+
+
+def test_a_constructor_after_a_non_ascii_name():
+    assert checked("ŵ = ones(2, 3)").constructor == "ones(2, 3)"
+
+
+def test_columns_of_functions_and_operators():
+    result = checked("y = sin(x) + x @ A - -x")
+    text = "y = sin(x) + x @ A - -x"
+    assert result.columns["sin"] == text.index("sin")
+    assert result.columns["add"] == text.index("+")
+    assert result.columns["matmul"] == text.index("@")
+    assert result.columns["sub"] == text.index("- -")
+    assert result.columns["neg"] == text.rindex("-")
+
+
+def test_operator_column_skips_closing_parentheses():
+    text = "y = (x + 1) * w"
+    assert checked(text).columns["mul"] == text.index("*")
+
+
+def test_keywords_are_re_emitted_in_signature_order():
+    expression = checked("y = sum(x, keepdim=True, dim=1)").expression
+    assert expression.startswith("sum(") and expression.endswith(", 1, True)")
+    assert "keepdim" not in expression and "dim=" not in expression
+
+
+def test_defaults_are_filled_in():
+    assert checked("y = sum(x)").expression == "sum(x, _none, False)"
+
+
+def test_re_emitted_text_has_no_python_operators_or_subscripts():
+    expression = checked("y = (x[0] + x[1:3]) @ A ** 2 / -w").expression
+    assert not set("+*/@[]") & set(expression)
+    assert "_index(x, 0)" in expression and "_slice(1, 3, _none)" in expression
+
+
+# -- check: what is rejected, with the column of the caret ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, message, column",
+    [
+        ("y = x.sum()", "attribute access ('.') is not allowed", 4),
+        ("y = x.T", "attribute access ('.') is not allowed", 4),
+        ("y = ().__class__.__bases__", "attribute access ('.') is not allowed", 4),
+        ("y = _x", "names may not start with '_' ('_x')", 4),
+        ("y = x + __builtins__", "names may not start with '_'", 8),
+        ("y = lambda: 1", "a lambda is not allowed", 4),
+        ("y = [i for i in x]", "a comprehension is not allowed", 4),
+        ("y = {i for i in x}", "a comprehension is not allowed", 4),
+        ("y = {1: 2}", "a dict is not allowed", 4),
+        ("y = 'abc'", "a string is not allowed", 4),
+        ("y = x if x else w", "an if-expression is not allowed", 4),
+        ("y = x and w", "'and'/'or' is not allowed", 4),
+        ("y = x < w", "a comparison is not allowed", 4),
+        ("y = not x", "'not' is not allowed", 4),
+        ("y = ~x", "'~' is not allowed", 4),
+        ("y = x % 2", "the operator Mod is not allowed", 4),
+        ("y = x // 2", "the operator FloorDiv is not allowed", 4),
+        ("y = 1j", "1j is not allowed", 4),
+        ("y = None", "None is not allowed", 4),
+        ("y = [x, w]", "a list is allowed only as the first argument of stack or cat", 4),
+        ("y = x + sinn(x)", "unknown function 'sinn'", 8),
+        ("y = exec('1')", "unknown function 'exec'", 4),
+        ("y = open('f')", "unknown function 'open'", 4),
+        ("y = (lambda: 1)()", "only named functions can be called", 4),
+        ("y = sin", "'sin' is a function, not a value", 4),
+        ("y = x + ones(2)", "ones(...) makes an input: it must be the whole right-hand side", 8),
+        ("y = exp(x, 2)", "exp takes at most 1 arguments", 11),
+        ("y = mse_loss(x)", "mse_loss is missing its argument 'target'", 4),
+        ("y = mean(x, axis=0)", "unknown keyword argument 'axis' for mean", 17),
+        ("y = mean(x, 0, dim=1)", "'dim' is given twice", 19),
+        ("y = mean(x, dim=1.5)", "dim of mean must be int or None", 16),
+        ("y = mean(x, dim=x)", "dim of mean must be int or None", 16),
+        ("y = mean(x, keepdim=1)", "keepdim of mean must be True or False", 20),
+        ("y = norm(x, p='fro')", "p of norm must be number", 14),
+        ("y = mse_loss(x, t, reduction='avg')", "reduction of mse_loss must be", 29),
+        ("y = stack(x)", "stack needs a list of tensors", 10),
+        ("y = stack([])", "stack needs a list of tensors", 10),
+        ("y = reshape(x, 2.5)", "size of reshape must be int", 15),
+        ("y = sum(*x)", "'*' unpacking is not allowed", 8),
+        ("y = sum(**x)", "'**' unpacking is not allowed", 10),
+        ("y = x[w]", "an index must be a whole number, a slice like 1:3, or ...", 6),
+        ("y = x[0.5]", "an index must be a whole number", 6),
+        ("y = x[True]", "an index must be a whole number", 6),
+        ("y = x[1:'a']", "an index must be a whole number", 8),
+        ("y = (z := 2)", "':=' is not allowed", 5),
+    ],
+)
+def test_rejected_expressions(text, message, column):
+    error = rejected(text)
+    assert message in error.message
+    assert error.column == column
+    assert error.where == "statement 1 (line 1)" and error.source == text
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("import os", "expected an assignment `name = expression`, found an import"),
+        ("from os import path", "found an import"),
+        ("x + 1", "found an expression with no `name =`"),
+        ("y = x = 1", "the left-hand side must be a single name"),
+        ("y, z = x", "the left-hand side must be a single name"),
+        ("x[0] = 1", "the left-hand side must be a single name"),
+        ("x.a = 1", "the left-hand side must be a single name"),
+        ("y += 1", "expected an assignment"),
+        ("def f(): pass", "expected an assignment"),
+        ("_y = x", "'_y' cannot be assigned: names may not start with '_'"),
+        ("sin = x", "'sin' cannot be assigned: it is a built-in name"),
+        ("pi = 3", "'pi' cannot be assigned: it is a built-in name"),
+        ("randn = x", "'randn' cannot be assigned"),
+        ("bce = x", "'bce' cannot be assigned"),
+    ],
+)
+def test_rejected_statements_point_at_the_start(text, message):
+    error = rejected(text)
+    assert message in error.message
+    assert error.column == 0
+
+
+@pytest.mark.parametrize(
+    "text, column",
+    [("y = x +", 7), ("y = (x", 4), ("y = x $ 2", 6), ("y = 1 +* 2", 7)],
+)
+def test_syntax_errors_point_at_the_column(text, column):
+    error = rejected(text)
+    assert error.message.startswith("syntax error")
+    assert error.column == column
+    assert "expressions use numbers" in error.hint
+
+
+def test_suggestions_for_misspelled_functions_and_keywords():
+    assert rejected("y = sine(x)").hint == "did you mean 'sin'?"
+    assert rejected("y = sigmod(x)").hint == "did you mean 'sigmoid'?"
+    assert rejected("y = mean(x, keepdims=True)").hint == "did you mean 'keepdim'?"
+    assert rejected("y = frobnicate(x)").hint == "see `gradcli functions`"
+    assert rejected("y = x.mean()").hint == "call functions by name: mean(x), not x.mean()"
+
+
+def test_carets_count_characters_not_utf8_bytes():
+    text = "ŵ = exp(x, 3)"
+    error = rejected(text)
+    assert error.column == text.index("3")
+    assert checked("ŵ = ŵ0 + sin(x)").columns["sin"] == "ŵ = ŵ0 + sin(x)".index("sin")
+
+
+def test_aliases_are_accepted():
+    assert "binary_cross_entropy_with_logits(" in checked("y = bce_with_logits(z, t)").expression
+
+
+# -- element_of and describe -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, parts",
+    [
+        ("x0", ("x", 0)),
+        ("x12", ("x", 12)),
+        ("W2", ("W", 2)),
+        ("w_1", ("w_", 1)),
+        ("ab3", ("ab", 3)),
+        ("x", None),
+        ("x1a", None),
+        ("_x1", None),
+        ("12", None),
+    ],
+)
+def test_element_of(name, parts):
+    assert element_of(name) == parts
+
+
+def test_describe():
+    import ast
+
+    assert describe(ast.parse("'a'", mode="eval").body) == "a string"
+    assert describe(ast.parse("x % 2", mode="eval").body) == "the operator Mod"
+    assert describe(ast.parse("lambda: 1", mode="eval").body) == "a lambda"
+    assert describe(ast.parse("x.y", mode="eval").body) == "attribute access ('.')"
