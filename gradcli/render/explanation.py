@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..compute import Result
-from .table import array_table, console
+from .table import array_table, console, show
 
 
 def print_explanation(result: Result, precision: int, file=None) -> None:
@@ -17,7 +17,7 @@ def print_explanation(result: Result, precision: int, file=None) -> None:
         forward.add_column(column)
     for i, row in enumerate(details["forward"], start=1):
         forward.add_row(str(i), row["statement"], row["operation"], row["value"])
-    out.print(forward)
+    show(out, forward)
 
     out.print("backward pass (reverse order)", style="bold")
     backward = Table()
@@ -27,14 +27,14 @@ def print_explanation(result: Result, precision: int, file=None) -> None:
         local = "\n".join(f"d{row['node']}/d{d['wrt']} = {d['derivative']}" for d in row["local"])
         passes = "\n".join(f"{p['to']}: {p['gradient']}" for p in row["passes_on"])
         backward.add_row(row["node"], local, row["incoming"], passes)
-    out.print(backward)
+    show(out, backward)
 
     out.print("leaf gradients", style="bold")
     for name, value in result.grads.items():
         table = array_table(name, value, precision)
         out.print(f"{name}.grad = None" if table is None else f"{name}.grad")
         if table is not None:
-            out.print(table)
+            show(out, table)
 
     for target, rows in details.get("jacobian_t", {}).items():
         out.print(f"J^T for {target} (symbolic) and v", style="bold")
@@ -45,7 +45,7 @@ def print_explanation(result: Result, precision: int, file=None) -> None:
         for symbol, row in zip(details["symbols"][target], rows):
             symbolic.add_row(symbol, *row)
         symbolic.add_row("v", *details["v"], style="bold")
-        out.print(symbolic)
+        show(out, symbolic)
         out.print(f"J^T v = {details['jt_v'].get(target)}")
     for note in details["notes"]:
         out.print(note)

@@ -35,6 +35,18 @@ def console(file=None) -> Console:
     )
 
 
+def show(out: Console, table: Table) -> None:
+    """Print a table whole: off a terminal, the width grows to fit it rather than cut digits."""
+    if not out.is_terminal:
+        needed = out.measure(table).maximum
+        if needed > out.width:
+            out.width = needed
+            out.print(table)
+            out.width = SNAPSHOT_WIDTH
+            return
+    out.print(table)
+
+
 def _cells(array) -> np.ndarray:
     """Numbers as floats; formulas (an object array of text) as they are."""
     array = np.asarray(array)
@@ -49,7 +61,7 @@ def _matrix_table(array: np.ndarray, row_labels, column_labels, precision) -> Ta
     table = Table(show_edge=True, pad_edge=True)
     table.add_column("", style="bold")
     for label in column_labels:
-        table.add_column(label, justify="right")
+        table.add_column(label, justify="right", overflow="fold")
     for label, row in zip(row_labels, array):
         table.add_row(label, *(cell(v, precision) for v in row))
     return table
@@ -116,7 +128,7 @@ def jacobian_table(
     table = Table(show_edge=True, pad_edge=True)
     table.add_column("", style="bold")
     for label in column_names:
-        table.add_column(label, justify="right")
+        table.add_column(label, justify="right", overflow="fold")
     for label, row in zip(row_names, matrix):
         table.add_row(label, *(heatmap_cell(float(v), scale, colour, precision) for v in row))
     return table
@@ -148,7 +160,7 @@ def print_tables(result: Result, precision: int, file=None, heatmap: bool = Fals
         else:
             table = array_table(name, array, precision)
         if table is not None:
-            out.print(table)
+            show(out, table)
     if result.mode:
         out.print(f"mode: {result.mode}")
     if result.agree is not None:

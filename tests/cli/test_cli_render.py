@@ -44,12 +44,8 @@ def test_tables_are_plain_and_at_most_100_columns_when_not_a_terminal(cli, args)
     assert "┏" in result.stdout, "rich tables are drawn"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="render/table.py: at the fixed width of 100 columns rich truncates cells of a wide "
-    "table (W.grad 8x10 prints '0.091…'), so digits are lost when stdout is not a terminal",
-)
 def test_wide_tables_do_not_truncate_numbers(cli):
+    """Off a terminal a wide table widens the output instead of cutting digits."""
     result = cli(*NETWORK)
     assert result.exit_code == 0
     assert "…" not in result.stdout
