@@ -142,12 +142,14 @@ class Program:
         """
         env = dict(inputs)
         groups = self.groups()
+        # Constants take the dtype of the inputs, so a float32 run stays float32 throughout.
+        dtype = next((t.dtype for t in inputs.values() if t.dtype.kind == "f"), np.float64)
         for a in self.assignments:
             if a.ir is None:
                 continue
-            value = _Evaluator(env, a, groups, record, log).value(a.ir)
+            evaluator = _Evaluator(env, a, groups, record, log, dtype)
             # a constant right-hand side (``y = 2*3``) is a number: store it as a tensor
-            env[a.target] = value if isinstance(value, gc.Tensor) else gc.tensor(value)
+            env[a.target] = evaluator.tensor(a.ir)
             if log is not None:
                 diagnose.tag_origins(env[a.target], a.statement, log.origins)
         for base in groups:
@@ -233,12 +235,13 @@ def _stack_group(base: str, elements: list, env: dict, record: list | None) -> g
 class _Evaluator:
     """Runs one assignment's IR on the engine; errors name the statement and its column."""
 
-    def __init__(self, env, assignment: Assignment, groups, record, log=None):
+    def __init__(self, env, assignment: Assignment, groups, record, log=None, dtype=np.float64):
         self.env = env
         self.assignment = assignment
         self.groups = groups
         self.record = record
         self.log = log
+        self.dtype = dtype
 
     def fail(self, message: str, function: str | None = None, hint: str | None = None):
         column = self.assignment.columns.get(function) if function else None
@@ -267,11 +270,14 @@ class _Evaluator:
                 args.append([self.tensor(item) for item in arg[1]])
             else:
                 args.append(self.value(arg))
+        if not any(isinstance(a, (gc.Tensor, list)) for a in args):
+            # A function of numbers only, like sin(1): its number gets the run's dtype.
+            args = [gc.tensor(a, dtype=self.dtype) if isinstance(a, float) else a for a in args]
         return self.apply(name, function.call, args)
 
     def tensor(self, ir) -> gc.Tensor:
         value = self.value(ir)
-        return value if isinstance(value, gc.Tensor) else gc.tensor(value)
+        return value if isinstance(value, gc.Tensor) else gc.tensor(value, dtype=self.dtype)
 
     def ref(self, name: str) -> gc.Tensor:
         if name in self.env:

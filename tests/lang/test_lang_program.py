@@ -271,3 +271,14 @@ def test_cached_program_runs_the_same():
     again = Program.from_json(json.loads(json.dumps(program.to_json())))
     x = gc.tensor([0.5, 1.5])
     assert float(again.run({"x": x})["out"].data) == float(program.run({"x": x})["out"].data)
+
+
+def test_constants_take_the_dtype_of_the_inputs():
+    """A float32 run stays float32, as in PyTorch: sin(1) and 2*3 do not promote x."""
+    import gradcli as gc
+    from gradcli.lang import parse_program
+
+    env = parse_program("y = x * sin(1); z = 2*3; w = x * z + pi").run(
+        {"x": gc.tensor([1.0, 2.0], dtype=gc.float32)}
+    )
+    assert {name: str(t.dtype) for name, t in env.items()} == dict.fromkeys("xyzw", "float32")
