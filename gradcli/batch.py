@@ -177,3 +177,26 @@ def json_lines(result: BatchResult, first: int) -> str:
     )
     columns = [array.tolist() for _, _, array in arrays]
     return "".join(template % (first + i, *row) for i, row in enumerate(zip(*columns)))
+
+
+def save(chunks: list[BatchResult], path: str) -> None:
+    """Write gathered chunks: .npz holds ``values.NAME`` and ``grads.NAME``; .npy the gradient
+    (or, for eval, the value) when there is exactly one."""
+    arrays = {
+        f"values.{k}": np.concatenate([c.values[k] for c in chunks]) for k in chunks[0].values
+    }
+    arrays.update(
+        {f"grads.{k}": np.concatenate([c.grads[k] for c in chunks]) for k in chunks[0].grads}
+    )
+    if path.endswith(".npz"):
+        np.savez(path, **arrays)
+    elif path.endswith(".npy"):
+        main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
+        if len(main) != 1:
+            raise GradcliError(
+                f"--out {path}: there are {len(main)} results ({', '.join(main)})",
+                hint="write them all with --out results.npz",
+            )
+        np.save(path, arrays[main[0]])
+    else:
+        raise GradcliError(f"--out {path}: unknown file type", hint="use .npy or .npz")

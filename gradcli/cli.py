@@ -5,13 +5,15 @@ Exit codes: 0 success, 1 a check that ran and failed, 2 bad usage or bad input.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
 import traceback
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
 from . import __version__
@@ -52,7 +54,9 @@ Of = Annotated[
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Seed for rand/randn values.")]
 Dtype = Annotated[str, typer.Option("--dtype", help="float64 or float32.")]
-Format = Annotated[str, typer.Option("--format", help="table, json or csv.")]
+Format = Annotated[
+    str, typer.Option("--format", help="table, json or csv (graph: table, dot or json).")
+]
 Precision = Annotated[
     int, typer.Option("--precision", help="Significant digits in tables and CSV.")
 ]
@@ -169,50 +173,128 @@ def _given(x: str | None, inputs: list[str] | None, seed: int) -> dict:
     return given
 
 
-def _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache=False):
-    from .compute import bind
-    from .lang import load_program
-
-    program = load_program(_source(expr, file), use_cache=not no_cache)
-    return bind(program, _given(x, inputs, seed), _names(wrt), dtype, seed)
+# -- the options every program command shares ----------------------------------------------------
 
 
-def _emit(
-    result, fmt: str, precision: int, heatmap: bool = False, strict: bool = False, bound=None
-) -> None:
-    from .errors import GradcliError
-    from .render import FORMATS, render
+@dataclass
+class Run:
+    """The shared options of a command that runs a program."""
 
-    if fmt not in FORMATS:
-        raise GradcliError(f"unknown format {fmt!r}", hint=f"use one of {', '.join(FORMATS)}")
-    if precision < 1:
-        raise GradcliError("--precision must be at least 1")
-    for message in result.warnings:
-        typer.echo(f"warning: {message}", err=True)
-    render(result, fmt, precision, heatmap=heatmap)
-    if strict and bound is not None and bound.log.nonfinite:
-        typer.echo("error: a NaN or an infinity appeared (--strict); see the warnings", err=True)
-        raise typer.Exit(1)
+    expr: str | None
+    file: str | None
+    x: str | None
+    inputs: list[str] | None
+    wrt: str | None
+    of: str | None
+    seed: int
+    dtype: str
+    format: str
+    precision: int
+    strict: bool
+    no_cache: bool
+    debug: bool
+
+    def bound(self, use_wrt: bool = True):
+        """The program with its input values (and, unless told not to, --wrt applied)."""
+        from .compute import bind
+        from .lang import load_program
+
+        program = load_program(_source(self.expr, self.file), use_cache=not self.no_cache)
+        wrt = _names(self.wrt) if use_wrt else None
+        return bind(program, _given(self.x, self.inputs, self.seed), wrt, self.dtype, self.seed)
+
+    def value(self, text: str | None, name: str):
+        from .values import parse_value
+
+        return None if text is None else parse_value(text, name, self.seed)
+
+    def emit(self, result, bound, heatmap: bool = False) -> None:
+        """Warnings to stderr, the result to stdout; with --strict, exit 1 on a NaN or inf."""
+        from .errors import GradcliError
+        from .render import FORMATS, render
+
+        if self.format not in FORMATS:
+            raise GradcliError(
+                f"unknown format {self.format!r}", hint=f"use one of {', '.join(FORMATS)}"
+            )
+        if self.precision < 1:
+            raise GradcliError("--precision must be at least 1")
+        for message in result.warnings:
+            typer.echo(f"warning: {message}", err=True)
+        render(result, self.format, self.precision, heatmap=heatmap)
+        if self.strict and bound.log.nonfinite:
+            typer.echo(
+                "error: a NaN or an infinity appeared (--strict); see the warnings", err=True
+            )
+            raise typer.Exit(1)
 
 
-def _run_batch(bound, command: str, spec: str, of, v, wrt, out: str | None) -> None:
+_SHARED = (
+    ("expr", Expr, None),
+    ("file", File, None),
+    ("x", X, None),
+    ("inputs", Inputs, None),
+    ("wrt", Wrt, None),
+    ("of", Of, None),
+    ("seed", Seed, 0),
+    ("dtype", Dtype, "float64"),
+    ("format", Format, "table"),
+    ("precision", Precision, 4),
+    ("strict", Strict, False),
+    ("no_cache", NoCache, False),
+    ("debug", Debug, False),
+)
+
+
+def program_command(name: str):
+    """Register ``function(run, **own_options)`` as the command ``name``.
+
+    The command's signature, which Typer reads, is the function's own options followed by
+    the shared ones; the shared ones reach the function as one ``Run``. Errors are reported
+    by ``_guard``.
+    """
+
+    def register(function):
+        own = list(inspect.signature(function, eval_str=True).parameters.values())[1:]
+        shared = [
+            inspect.Parameter(
+                option, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind
+            )
+            for option, kind, default in _SHARED
+        ]
+
+        @functools.wraps(function)
+        def command(**options):
+            run = Run(**{option: options.pop(option) for option, _, _ in _SHARED})
+            with _guard(run.debug):
+                function(run, **options)
+
+        command.__signature__ = inspect.Signature(
+            [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared
+        )
+        del command.__wrapped__  # Typer must read the signature above, not the function's
+        app.command(name)(command)
+        return function
+
+    return register
+
+
+def _run_batch(run: Run, bound, command: str, spec: str, v, wrt, out: str | None) -> None:
     """--batch: stream JSON lines to stdout, or gather everything into --out."""
     from . import batch
-    from .errors import GradcliError
 
     points = batch.read_points(spec, bound)
     total = len(next(iter(points.values())))
-    chunks = batch.run(bound, command, points, of, v, wrt)
     progress = None
     if sys.stderr.isatty() and total > batch.CHUNK:
         from rich.progress import Progress
 
-        progress = Progress(transient=True, console=None)
+        progress = Progress(transient=True)
         task = progress.add_task("points", total=total)
         progress.start()
     gathered, done = [], 0
     try:
-        for chunk in chunks:
+        for chunk in batch.run(bound, command, points, run.of, v, wrt):
             if out is None:
                 sys.stdout.write(batch.json_lines(chunk, done))
             else:
@@ -226,28 +308,7 @@ def _run_batch(bound, command: str, spec: str, of, v, wrt, out: str | None) -> N
     for message in bound.messages():
         typer.echo(f"warning: {message}", err=True)
     if out is not None:
-        arrays = {
-            f"values.{k}": np.concatenate([c.values[k] for c in gathered])
-            for k in gathered[0].values
-        }
-        arrays.update(
-            {
-                f"grads.{k}": np.concatenate([c.grads[k] for c in gathered])
-                for k in gathered[0].grads
-            }
-        )
-        if out.endswith(".npz"):
-            np.savez(out, **arrays)
-        elif out.endswith(".npy"):
-            main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
-            if len(main) != 1:
-                raise GradcliError(
-                    f"--out {out}: there are {len(main)} results ({', '.join(main)})",
-                    hint="write them all with --out results.npz",
-                )
-            np.save(out, arrays[main[0]])
-        else:
-            raise GradcliError(f"--out {out}: unknown file type", hint="use .npy or .npz")
+        batch.save(gathered, out)
         typer.echo(f"wrote {done} points to {out}", err=True)
 
 
@@ -260,190 +321,9 @@ def _symbolic(result, bound, vector, wanted: bool):
     return with_formulas(result, bound, vector)
 
 
-def _vector(v: str | None, seed: int):
-    from .values import parse_value
-
-    return None if v is None else parse_value(v, "v", seed)
-
-
-# -- commands ------------------------------------------------------------------------------------
-
-
-@app.command("eval")
-def eval_command(
-    expr: Expr = None,
-    file: File = None,
-    x: X = None,
-    inputs: Inputs = None,
-    wrt: Wrt = None,
-    seed: Seed = 0,
-    dtype: Dtype = "float64",
-    format: Format = "table",
-    precision: Precision = 4,
-    debug: Debug = False,
-    batch: Batch = None,
-    out: Out = None,
-    no_cache: NoCache = False,
-    strict: Strict = False,
-) -> None:
-    """The value of every input and every assigned name.
-
-    Example: gradcli eval -e "y = x + 2; z = y*y*3; out = mean(z)" --x "ones(2,2)"
-    """
-    with _guard(debug):
-        from .compute import evaluate
-
-        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        if batch is not None:
-            _run_batch(bound, "eval", batch, None, None, None, out)
-            return
-        _emit(evaluate(bound), format, precision, strict=strict, bound=bound)
-
-
-@app.command("grad")
-def grad_command(
-    expr: Expr = None,
-    file: File = None,
-    x: X = None,
-    inputs: Inputs = None,
-    wrt: Wrt = None,
-    of: Of = None,
-    v: V = None,
-    show: Annotated[
-        str | None, typer.Option("--show", help="Also show .grad of these intermediate names.")
-    ] = None,
-    retain_grad: Annotated[
-        str | None, typer.Option("--retain-grad", help="Call .retain_grad() on these names.")
-    ] = None,
-    repeat: Annotated[
-        int, typer.Option("--repeat", help="Call backward N times: .grad accumulates.")
-    ] = 1,
-    seed: Seed = 0,
-    dtype: Dtype = "float64",
-    format: Format = "table",
-    precision: Precision = 4,
-    debug: Debug = False,
-    batch: Batch = None,
-    out: Out = None,
-    no_cache: NoCache = False,
-    strict: Strict = False,
-    symbolic: Symbolic = False,
-) -> None:
-    """out.backward() (or out.backward(v)), then .grad of every input.
-
-    Example: gradcli grad -e "y = x + 2; z = y*y*3; out = mean(z)" --x "ones(2,2)"
-    """
-    with _guard(debug):
-        from .compute import grad
-
-        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        vector = _vector(v, seed)
-        if batch is not None:
-            _run_batch(bound, "grad", batch, of, vector, None, out)
-            return
-        result = grad(bound, of, vector, _names(show) or [], _names(retain_grad) or [], repeat)
-        _emit(
-            _symbolic(result, bound, vector, symbolic),
-            format,
-            precision,
-            strict=strict,
-            bound=bound,
-        )
-
-
-@app.command("vjp")
-def vjp_command(
-    expr: Expr = None,
-    file: File = None,
-    x: X = None,
-    inputs: Inputs = None,
-    wrt: Wrt = None,
-    of: Of = None,
-    v: V = None,
-    seed: Seed = 0,
-    dtype: Dtype = "float64",
-    format: Format = "table",
-    precision: Precision = 4,
-    debug: Debug = False,
-    batch: Batch = None,
-    out: Out = None,
-    no_cache: NoCache = False,
-    strict: Strict = False,
-    symbolic: Symbolic = False,
-) -> None:
-    """torch.autograd.grad(out, wrt, grad_outputs=v): J^T v for each --wrt name.
-
-    Example: gradcli vjp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --v 1,1,1
-    """
-    with _guard(debug):
-        from .compute import vjp
-
-        wanted = _names(wrt)
-        bound = _bind(expr, file, x, inputs, None, seed, dtype, no_cache)
-        vector = _vector(v, seed)
-        if batch is not None:
-            _run_batch(bound, "vjp", batch, of, vector, wanted, out)
-            return
-        result = vjp(bound, of, vector, wanted)
-        _emit(
-            _symbolic(result, bound, vector, symbolic),
-            format,
-            precision,
-            strict=strict,
-            bound=bound,
-        )
-
-
-@app.command("jacobian")
-def jacobian_command(
-    expr: Expr = None,
-    file: File = None,
-    x: X = None,
-    inputs: Inputs = None,
-    wrt: Wrt = None,
-    of: Of = None,
-    transpose: Annotated[
-        bool, typer.Option("--transpose", help="Print J^T, as the seed post does.")
-    ] = False,
-    heatmap: Annotated[
-        bool, typer.Option("--heatmap", help="Shade cells by sign and magnitude; zeros blank.")
-    ] = False,
-    mode: Annotated[
-        str,
-        typer.Option("--mode", help="auto, forward or reverse (auto: fewer inputs -> forward)."),
-    ] = "auto",
-    seed: Seed = 0,
-    dtype: Dtype = "float64",
-    format: Format = "table",
-    precision: Precision = 4,
-    debug: Debug = False,
-    no_cache: NoCache = False,
-    strict: Strict = False,
-    symbolic: Symbolic = False,
-) -> None:
-    """The Jacobian of the output for each --wrt input (layout output.shape + input.shape).
-
-    Example: gradcli jacobian -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
-    """
-    with _guard(debug):
-        from .compute import jacobian
-
-        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        result = jacobian(bound, of, _names(wrt), transpose, mode)
-        _emit(
-            _symbolic(result, bound, None, symbolic),
-            format,
-            precision,
-            heatmap,
-            strict=strict,
-            bound=bound,
-        )
-
-
-def _named_values(items: list[str] | None, seed: int, option: str) -> dict:
+def _named_values(run: Run, items: list[str] | None, option: str) -> dict:
     """``VALUE`` (for x) or ``NAME=VALUE`` items of a repeatable option."""
     from .errors import GradcliError
-    from .values import parse_value
 
     values = {}
     for item in items or []:
@@ -458,187 +338,206 @@ def _named_values(items: list[str] | None, seed: int, option: str) -> dict:
             )
         if name in values:
             raise GradcliError(f"{option} gives {name!r} twice")
-        values[name] = parse_value(value, f"{option} {name}", seed)
+        values[name] = run.value(value, f"{option} {name}")
     return values
 
 
-@app.command("jvp")
+# -- commands ------------------------------------------------------------------------------------
+
+
+@program_command("eval")
+def eval_command(run: Run, batch: Batch = None, out: Out = None) -> None:
+    """The value of every input and every assigned name.
+
+    Example: gradcli eval -e "y = x + 2; z = y*y*3; out = mean(z)" --x "ones(2,2)"
+    """
+    from .compute import evaluate
+
+    bound = run.bound()
+    if batch is not None:
+        _run_batch(run, bound, "eval", batch, None, None, out)
+    else:
+        run.emit(evaluate(bound), bound)
+
+
+@program_command("grad")
+def grad_command(
+    run: Run,
+    v: V = None,
+    show: Annotated[
+        str | None, typer.Option("--show", help="Also show .grad of these intermediate names.")
+    ] = None,
+    retain_grad: Annotated[
+        str | None, typer.Option("--retain-grad", help="Call .retain_grad() on these names.")
+    ] = None,
+    repeat: Annotated[
+        int, typer.Option("--repeat", help="Call backward N times: .grad accumulates.")
+    ] = 1,
+    symbolic: Symbolic = False,
+    batch: Batch = None,
+    out: Out = None,
+) -> None:
+    """out.backward() (or out.backward(v)), then .grad of every input.
+
+    Example: gradcli grad -e "y = x + 2; z = y*y*3; out = mean(z)" --x "ones(2,2)"
+    """
+    from .compute import grad
+
+    bound = run.bound()
+    vector = run.value(v, "v")
+    if batch is not None:
+        _run_batch(run, bound, "grad", batch, vector, None, out)
+        return
+    result = grad(bound, run.of, vector, _names(show) or [], _names(retain_grad) or [], repeat)
+    run.emit(_symbolic(result, bound, vector, symbolic), bound)
+
+
+@program_command("vjp")
+def vjp_command(
+    run: Run, v: V = None, symbolic: Symbolic = False, batch: Batch = None, out: Out = None
+) -> None:
+    """torch.autograd.grad(out, wrt, grad_outputs=v): J^T v for each --wrt name.
+
+    Example: gradcli vjp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --v 1,1,1
+    """
+    from .compute import vjp
+
+    bound = run.bound(use_wrt=False)  # --wrt may name intermediate nodes here
+    vector = run.value(v, "v")
+    if batch is not None:
+        _run_batch(run, bound, "vjp", batch, vector, _names(run.wrt), out)
+        return
+    result = vjp(bound, run.of, vector, _names(run.wrt))
+    run.emit(_symbolic(result, bound, vector, symbolic), bound)
+
+
+@program_command("jacobian")
+def jacobian_command(
+    run: Run,
+    transpose: Annotated[
+        bool, typer.Option("--transpose", help="Print J^T, as the seed post does.")
+    ] = False,
+    heatmap: Annotated[
+        bool, typer.Option("--heatmap", help="Shade cells by sign and magnitude; zeros blank.")
+    ] = False,
+    mode: Annotated[
+        str,
+        typer.Option("--mode", help="auto, forward or reverse (auto: fewer inputs -> forward)."),
+    ] = "auto",
+    symbolic: Symbolic = False,
+) -> None:
+    """The Jacobian of the output for each --wrt input (layout output.shape + input.shape).
+
+    Example: gradcli jacobian -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
+    """
+    from .compute import jacobian
+
+    bound = run.bound()
+    result = jacobian(bound, run.of, _names(run.wrt), transpose, mode)
+    run.emit(_symbolic(result, bound, None, symbolic), bound, heatmap)
+
+
+@program_command("jvp")
 def jvp_command(
-    expr: Expr = None,
-    file: File = None,
-    x: X = None,
-    inputs: Inputs = None,
-    of: Of = None,
+    run: Run,
     t: Annotated[
         list[str] | None,
         typer.Option("--t", help="Tangent: VALUE (for x) or NAME=VALUE; repeatable; others are 0."),
     ] = None,
-    seed: Seed = 0,
-    dtype: Dtype = "float64",
-    format: Format = "table",
-    precision: Precision = 4,
-    debug: Debug = False,
-    no_cache: NoCache = False,
-    strict: Strict = False,
 ) -> None:
     """Forward mode: J t, the directional derivative along the tangents.
 
     Example: gradcli jvp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --t 1,0
     """
-    with _guard(debug):
-        from .compute import jvp
+    from .compute import jvp
 
-        bound = _bind(expr, file, x, inputs, None, seed, dtype, no_cache)
-        _emit(
-            jvp(bound, of, _named_values(t, seed, "--t")),
-            format,
-            precision,
-            strict=strict,
-            bound=bound,
-        )
+    bound = run.bound(use_wrt=False)
+    run.emit(jvp(bound, run.of, _named_values(run, t, "--t")), bound)
 
 
-@app.command("hessian")
-def hessian_command(
-    expr: Expr = None,
-    file: File = None,
-    x: X = None,
-    inputs: Inputs = None,
-    wrt: Wrt = None,
-    of: Of = None,
-    seed: Seed = 0,
-    dtype: Dtype = "float64",
-    format: Format = "table",
-    precision: Precision = 4,
-    debug: Debug = False,
-    no_cache: NoCache = False,
-    strict: Strict = False,
-) -> None:
+@program_command("hessian")
+def hessian_command(run: Run) -> None:
     """Second derivatives of a scalar output, by differentiating the engine's own gradient.
 
     Example: gradcli hessian -e "f = (1 - x0)**2 + 100*(x1 - x0**2)**2" --x -1.2,1
     """
-    with _guard(debug):
-        from .compute import hessian
+    from .compute import hessian
 
-        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        _emit(hessian(bound, of, _names(wrt)), format, precision, strict=strict, bound=bound)
+    bound = run.bound()
+    run.emit(hessian(bound, run.of, _names(run.wrt)), bound)
 
 
-@app.command("hvp")
+@program_command("hvp")
 def hvp_command(
-    expr: Expr = None,
-    file: File = None,
-    x: X = None,
-    inputs: Inputs = None,
-    wrt: Wrt = None,
-    of: Of = None,
+    run: Run,
     v: Annotated[
         list[str] | None,
         typer.Option("--v", help="The vector: VALUE (for x) or NAME=VALUE; repeatable."),
     ] = None,
-    seed: Seed = 0,
-    dtype: Dtype = "float64",
-    format: Format = "table",
-    precision: Precision = 4,
-    debug: Debug = False,
-    no_cache: NoCache = False,
-    strict: Strict = False,
 ) -> None:
     """Hessian-vector product H v of a scalar output, without forming H.
 
     Example: gradcli hvp -e "f = (1 - x0)**2 + 100*(x1 - x0**2)**2" --x -1.2,1 --v 1,0
     """
-    with _guard(debug):
-        from .compute import hvp
+    from .compute import hvp
 
-        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        result = hvp(bound, of, _named_values(v, seed, "--v"), _names(wrt))
-        _emit(result, format, precision, strict=strict, bound=bound)
+    bound = run.bound()
+    run.emit(hvp(bound, run.of, _named_values(run, v, "--v"), _names(run.wrt)), bound)
 
 
-@app.command("check")
+@program_command("check")
 def check_command(
-    expr: Expr = None,
-    file: File = None,
-    x: X = None,
-    inputs: Inputs = None,
-    wrt: Wrt = None,
-    of: Of = None,
+    run: Run,
     atol: Annotated[float, typer.Option("--atol", help="Absolute tolerance.")] = 1e-5,
     rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.")] = 1e-3,
-    seed: Seed = 0,
-    dtype: Dtype = "float64",
-    format: Format = "table",
-    precision: Precision = 4,
-    debug: Debug = False,
-    no_cache: NoCache = False,
-    strict: Strict = False,
 ) -> None:
     """The Jacobian four ways: reverse, forward, finite differences, sympy; exit 1 if they differ.
 
     Example: gradcli check -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
     """
-    with _guard(debug):
-        from .compute import check
+    from .compute import check
 
-        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        result = check(bound, of, _names(wrt), atol, rtol)
-        _emit(result, format, precision, strict=strict, bound=bound)
+    bound = run.bound()
+    result = check(bound, run.of, _names(run.wrt), atol, rtol)
+    run.emit(result, bound)
     if not result.agree:
         raise typer.Exit(1)
 
 
-@app.command("graph")
-def graph_command(
-    expr: Expr = None,
-    file: File = None,
-    x: X = None,
-    inputs: Inputs = None,
-    wrt: Wrt = None,
-    of: Of = None,
-    seed: Seed = 0,
-    dtype: Dtype = "float64",
-    format: Annotated[str, typer.Option("--format", help="table (a tree), dot or json.")] = "table",
-    debug: Debug = False,
-    no_cache: NoCache = False,
-) -> None:
+@program_command("graph")
+def graph_command(run: Run) -> None:
     """The computational graph: each node's name, operation, shape, leaf/requires_grad, grad_fn.
+
+    --format table draws a tree, dot writes Graphviz text, json a node list.
 
     Example: gradcli graph -f samples/neural_network.gc --format dot
     """
-    with _guard(debug):
-        from .compute import graph
-        from .errors import GradcliError
+    from .compute import graph
+    from .errors import GradcliError
 
-        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        result = graph(bound, of)
-        for message in result.warnings:
-            typer.echo(f"warning: {message}", err=True)
-        if format == "table":
-            from .render.graph import print_tree
+    bound = run.bound()
+    result = graph(bound, run.of)
+    for message in result.warnings:
+        typer.echo(f"warning: {message}", err=True)
+    if run.format == "table":
+        from .render.graph import print_tree
 
-            print_tree(result)
-        elif format == "dot":
-            from .render.graph import to_dot
+        print_tree(result)
+    elif run.format == "dot":
+        from .render.graph import to_dot
 
-            typer.echo(to_dot(result))
-        elif format == "json":
-            from .render.json_format import to_json
+        typer.echo(to_dot(result))
+    elif run.format == "json":
+        from .render.json_format import to_json
 
-            typer.echo(to_json(result))
-        else:
-            raise GradcliError(f"unknown format {format!r}", hint="use table, dot or json")
+        typer.echo(to_json(result))
+    else:
+        raise GradcliError(f"unknown format {run.format!r}", hint="use table, dot or json")
 
 
-@app.command("plot")
+@program_command("plot")
 def plot_command(
-    expr: Expr = None,
-    file: File = None,
-    x: X = None,
-    inputs: Inputs = None,
-    wrt: Wrt = None,
-    of: Of = None,
+    run: Run,
     x_range: Annotated[
         str, typer.Option("--x-range", help="LOW:HIGH, the range of the input (or of s).")
     ] = "-3:3",
@@ -652,59 +551,35 @@ def plot_command(
     out: Annotated[
         str | None, typer.Option("--out", help="Write an image (.png or .svg) with matplotlib.")
     ] = None,
-    seed: Seed = 0,
-    dtype: Dtype = "float64",
-    format: Format = "table",
-    precision: Precision = 4,
-    debug: Debug = False,
-    no_cache: NoCache = False,
-    strict: Strict = False,
 ) -> None:
     """The output and its derivative over a range of one input, drawn in the terminal.
 
     Example: gradcli plot -e "y = tanh(x)" --x 0 --x-range -3:3
     """
-    with _guard(debug):
-        from .compute import parse_range, plot
+    from .compute import parse_range, plot
 
-        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        line = None if direction is None else _vector(direction, seed)
-        result = plot(bound, of, parse_range(x_range), _names(wrt), line, points)
-        if out is not None:
-            from .render.image import save_plot
+    bound = run.bound()
+    line = run.value(direction, "--direction")
+    result = plot(bound, run.of, parse_range(x_range), _names(run.wrt), line, points)
+    if out is None:
+        run.emit(result, bound)
+        return
+    from .render.image import save_plot
 
-            save_plot(result, out)
-            typer.echo(f"wrote {out}", err=True)
-        else:
-            _emit(result, format, precision, strict=strict, bound=bound)
+    save_plot(result, out)
+    typer.echo(f"wrote {out}", err=True)
 
 
-@app.command("explain")
-def explain_command(
-    expr: Expr = None,
-    file: File = None,
-    x: X = None,
-    inputs: Inputs = None,
-    wrt: Wrt = None,
-    of: Of = None,
-    v: V = None,
-    seed: Seed = 0,
-    dtype: Dtype = "float64",
-    format: Format = "table",
-    precision: Precision = 4,
-    debug: Debug = False,
-    no_cache: NoCache = False,
-    strict: Strict = False,
-) -> None:
+@program_command("explain")
+def explain_command(run: Run, v: V = None) -> None:
     """The chain rule with numbers: forward pass, backward pass, local derivatives, J^T v.
 
     Example: gradcli explain -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --v 1,1,1
     """
-    with _guard(debug):
-        from .explain import explain
+    from .explain import explain
 
-        bound = _bind(expr, file, x, inputs, wrt, seed, dtype, no_cache)
-        _emit(explain(bound, of, _vector(v, seed)), format, precision, strict=strict, bound=bound)
+    bound = run.bound()
+    run.emit(explain(bound, run.of, run.value(v, "v")), bound)
 
 
 @app.command("functions")
