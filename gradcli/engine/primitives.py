@@ -465,6 +465,23 @@ def _reduction(name, backward_name, forward, vjp, jvp):
     return op
 
 
+def _weighted_reduction(name, backward_name, forward, weights):
+    """A reduction whose derivative with respect to each element is ``weights(x, out, dim,
+    keepdim)``: the reverse rule spreads the cotangent times the weights, the forward rule
+    reduces the tangent times the weights."""
+    return _reduction(
+        name,
+        backward_name,
+        forward,
+        lambda g, out, x, needs, dim, keepdim: (
+            mul(_unreduce(g, x.shape, dim, keepdim), weights(x, out, dim, keepdim)),
+        ),
+        lambda tangents, out, x, dim, keepdim: sum(
+            mul(tangents[0], weights(x, out, dim, keepdim)), dim, keepdim
+        ),
+    )
+
+
 def _count(shape, dim) -> int:
     return int(np.prod([shape[d] for d in dim])) if dim else 1
 
@@ -491,7 +508,7 @@ mean = _reduction(
 )
 
 
-def _prod_of_others(x: Tensor, dim) -> Tensor:
+def _prod_of_others(x: Tensor, out: Tensor, dim, keepdim) -> Tensor:
     """For each element, the product of the other elements of its reduction group.
 
     Written without dividing by zero: with no zero in a group it is prod / x; with one zero,
@@ -514,18 +531,13 @@ def _lone_zero(x, axis):
     return (x == 0) & (np.sum(x == 0, axis=axis, keepdims=True) == 1)
 
 
-prod = _reduction(
+prod = _weighted_reduction(
     "prod",
     lambda node: (
         "ProdBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "ProdBackward0"
     ),
     lambda x, dim, keepdim: np.prod(x, axis=dim, keepdims=keepdim),
-    lambda g, out, x, needs, dim, keepdim: (
-        mul(_unreduce(g, x.shape, dim, keepdim), _prod_of_others(x, dim)),
-    ),
-    lambda tangents, out, x, dim, keepdim: sum(
-        mul(tangents[0], _prod_of_others(x, dim)), dim, keepdim
-    ),
+    _prod_of_others,
 )
 
 
@@ -540,27 +552,17 @@ def _tie_weights(x, kept, axis):
     return (hit / np.sum(hit, axis=axis, keepdims=True)).astype(x.dtype)
 
 
-amax = _reduction(
+amax = _weighted_reduction(
     "amax",
     "AmaxBackward0",
     lambda x, dim, keepdim: np.max(x, axis=dim, keepdims=keepdim),
-    lambda g, out, x, needs, dim, keepdim: (
-        mul(_unreduce(g, x.shape, dim, keepdim), _extreme_weights(x, out, dim, keepdim)),
-    ),
-    lambda tangents, out, x, dim, keepdim: sum(
-        mul(tangents[0], _extreme_weights(x, out, dim, keepdim)), dim, keepdim
-    ),
+    _extreme_weights,
 )
-amin = _reduction(
+amin = _weighted_reduction(
     "amin",
     "AminBackward0",
     lambda x, dim, keepdim: np.min(x, axis=dim, keepdims=keepdim),
-    lambda g, out, x, needs, dim, keepdim: (
-        mul(_unreduce(g, x.shape, dim, keepdim), _extreme_weights(x, out, dim, keepdim)),
-    ),
-    lambda tangents, out, x, dim, keepdim: sum(
-        mul(tangents[0], _extreme_weights(x, out, dim, keepdim)), dim, keepdim
-    ),
+    _extreme_weights,
 )
 
 
@@ -578,16 +580,11 @@ def _logsumexp_weights(x, out, dim, keepdim):
     return exp(sub(x, _unreduce(out, x.shape, dim, keepdim)))
 
 
-logsumexp = _reduction(
+logsumexp = _weighted_reduction(
     "logsumexp",
     "LogsumexpBackward0",
     _logsumexp_forward,
-    lambda g, out, x, needs, dim, keepdim: (
-        mul(_unreduce(g, x.shape, dim, keepdim), _logsumexp_weights(x, out, dim, keepdim)),
-    ),
-    lambda tangents, out, x, dim, keepdim: sum(
-        mul(tangents[0], _logsumexp_weights(x, out, dim, keepdim)), dim, keepdim
-    ),
+    _logsumexp_weights,
 )
 
 
@@ -598,18 +595,13 @@ def _norm_direction(x: Tensor, out: Tensor, dim, keepdim) -> Tensor:
     return where(zero, 0.0, div(x, where(zero, 1.0, norm)))
 
 
-_norm2 = _reduction(
+_norm2 = _weighted_reduction(
     "norm",
     lambda node: (
         "NormBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "NormBackward0"
     ),
     lambda x, dim, keepdim: np.sqrt(np.sum(x * x, axis=dim, keepdims=keepdim)),
-    lambda g, out, x, needs, dim, keepdim: (
-        mul(_unreduce(g, x.shape, dim, keepdim), _norm_direction(x, out, dim, keepdim)),
-    ),
-    lambda tangents, out, x, dim, keepdim: sum(
-        mul(tangents[0], _norm_direction(x, out, dim, keepdim)), dim, keepdim
-    ),
+    _norm_direction,
 )
 
 
