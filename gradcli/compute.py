@@ -52,7 +52,6 @@ class Bound:
     arrays: dict[str, np.ndarray]
     requires_grad: dict[str, bool]
     dtype: type
-    notes: list[str] = field(default_factory=list)
     log: RunLog = field(default_factory=RunLog)
 
     def leaves(self) -> dict[str, gc.Tensor]:
@@ -63,7 +62,7 @@ class Bound:
         }
 
     def run(self, leaves: dict[str, gc.Tensor]) -> dict[str, gc.Tensor]:
-        return self.program.run(leaves, self.notes, self.log)
+        return self.program.run(leaves, self.log)
 
     def engine(self, action):
         """Run ``action`` on the engine: its semantic errors become user errors (exit 2), and
@@ -82,7 +81,7 @@ class Bound:
 
     def messages(self, *extra: str) -> tuple[str, ...]:
         """The warnings of all runs so far, each once: notes, then non-finite values."""
-        return tuple(dict.fromkeys([*self.notes, *self.log.nonfinite, *extra]))
+        return tuple(dict.fromkeys([*self.log.notes, *self.log.nonfinite, *extra]))
 
 
 def _did_you_mean(name: str, choices) -> str | None:

@@ -21,8 +21,10 @@ from .validate import Statement, element_of
 
 @dataclass
 class RunLog:
-    """Diagnostics of runs: non-finite values (messages) and the statement of each node."""
+    """What runs tell the user besides their values: notes (a gap in an element vector),
+    where non-finite values appeared, and the statement that made each graph node."""
 
+    notes: list[str] = field(default_factory=list)
     nonfinite: list[str] = field(default_factory=list)
     origins: dict[int, Statement] = field(default_factory=dict)
 
@@ -128,17 +130,11 @@ class Program:
             raise assignment.statement.error("requires_grad must be True or False")
         return array, requires_grad
 
-    def run(
-        self,
-        inputs: dict[str, gc.Tensor],
-        record: list[str] | None = None,
-        log: RunLog | None = None,
-    ) -> dict[str, gc.Tensor]:
+    def run(self, inputs: dict[str, gc.Tensor], log: RunLog | None = None) -> dict[str, gc.Tensor]:
         """Evaluate every assignment in order; returns inputs, assigned names and vectors.
 
-        ``record`` collects warnings for the user (a gap in an element vector); ``log``, when
-        given, collects where non-finite values first appear and which statement made each
-        graph node.
+        ``log``, when given, collects notes for the user, where non-finite values first
+        appear and which statement made each graph node.
         """
         env = dict(inputs)
         groups = self.groups()
@@ -147,14 +143,14 @@ class Program:
         for a in self.assignments:
             if a.ir is None:
                 continue
-            evaluator = _Evaluator(env, a, groups, record, log, dtype)
+            evaluator = _Evaluator(env, a, groups, log, dtype)
             # a constant right-hand side (``y = 2*3``) is a number: store it as a tensor
             env[a.target] = evaluator.tensor(a.ir)
             if log is not None:
                 diagnose.tag_origins(env[a.target], a.statement, log.origins)
         for base in groups:
             if base not in env:
-                env[base] = _stack_group(base, groups[base], env, record)
+                env[base] = _stack_group(base, groups[base], env, log)
         return env
 
     # -- caching ------------------------------------------------------------------------------
@@ -211,15 +207,15 @@ def _refs(ir) -> list[str]:
     return []
 
 
-def _stack_group(base: str, elements: list, env: dict, record: list | None) -> gc.Tensor:
+def _stack_group(base: str, elements: list, env: dict, log: RunLog | None) -> gc.Tensor:
     values = []
     template = next(env[e] for e in elements if e is not None and e in env)
     for i, element in enumerate(elements):
         if element is None or element not in env:
-            if record is not None:
+            if log is not None:
                 message = f"{base}{i} is not assigned: {base}[{i}] is taken as 0"
-                if message not in record:
-                    record.append(message)
+                if message not in log.notes:
+                    log.notes.append(message)
             values.append(gc.zeros(*template.shape, dtype=template.dtype))
         else:
             values.append(env[element])
@@ -235,11 +231,10 @@ def _stack_group(base: str, elements: list, env: dict, record: list | None) -> g
 class _Evaluator:
     """Runs one assignment's IR on the engine; errors name the statement and its column."""
 
-    def __init__(self, env, assignment: Assignment, groups, record, log=None, dtype=np.float64):
+    def __init__(self, env, assignment: Assignment, groups, log=None, dtype=np.float64):
         self.env = env
         self.assignment = assignment
         self.groups = groups
-        self.record = record
         self.log = log
         self.dtype = dtype
 
@@ -283,7 +278,7 @@ class _Evaluator:
         if name in self.env:
             return self.env[name]
         if name in self.groups:
-            self.env[name] = _stack_group(name, self.groups[name], self.env, self.record)
+            self.env[name] = _stack_group(name, self.groups[name], self.env, self.log)
             return self.env[name]
         parts = element_of(name)
         if parts and parts[0] in self.env:

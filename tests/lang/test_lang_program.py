@@ -9,12 +9,17 @@ import gradcli.engine as gc
 from gradcli.compute import bind
 from gradcli.errors import GradcliError
 from gradcli.lang import parse_program
+from gradcli.lang.program import RunLog
 
 
 def run(source: str, record: list | None = None, **values) -> dict:
     program = parse_program(source)
     leaves = {name: gc.tensor(np.asarray(v, dtype=float)) for name, v in values.items()}
-    return program.run(leaves, record)
+    log = RunLog()
+    env = program.run(leaves, log)
+    if record is not None:
+        record.extend(log.notes)
+    return env
 
 
 # -- inputs --------------------------------------------------------------------------------------
@@ -84,8 +89,9 @@ def test_groups_and_default_output_of_element_vectors():
 def test_a_gap_in_an_element_vector_is_zero_with_a_warning():
     program = parse_program("y0 = x0; y2 = x1")
     assert program.groups() == {"y": ["y0", None, "y2"]}
-    record: list[str] = []
-    env = program.run({"x": gc.tensor([1.0, 2.0])}, record)
+    log = RunLog()
+    env = program.run({"x": gc.tensor([1.0, 2.0])}, log)
+    record = log.notes
     np.testing.assert_array_equal(env["y"].data, [1, 0, 2])
     assert record == ["y1 is not assigned: y[1] is taken as 0"]
 
