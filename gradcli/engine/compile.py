@@ -209,6 +209,13 @@ def _batched_matmul(values, batched, ranks, size):
         return b @ a.T
     if a_vector and batched[0] and not batched[1] and ranks[1] == 2:
         return a @ b
+    if ranks == [2, 2] and batched[1] and not batched[0]:  # (m, n) @ (B, n, k)
+        size_, n, k = b.shape
+        flat = a @ b.transpose(1, 0, 2).reshape(n, size_ * k)
+        return flat.reshape(a.shape[0], size_, k).transpose(1, 0, 2)
+    if ranks == [2, 2] and batched[0] and not batched[1]:  # (B, m, n) @ (n, k)
+        size_, m, n = a.shape
+        return (a.reshape(size_ * m, n) @ b).reshape(size_, m, b.shape[1])
     if a_vector:
         a = a[..., None, :]
     if b_vector:

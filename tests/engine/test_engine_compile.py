@@ -120,3 +120,26 @@ def test_an_unbatchable_step_is_reported():
     )  # fmt: skip
     with pytest.raises(NotBatchable):
         run_batched(broken, [np.ones((2, 2))], [True])
+
+
+@pytest.mark.parametrize("batched", [(True, False), (False, True)], ids=["left", "right"])
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 2)), ((4,), (4, 2)), ((3, 4), (4,))])
+def test_matmul_with_one_batched_operand(batched, shapes):
+    """The single-product rewrites of a batch against a fixed operand equal the plain rule."""
+    rng = np.random.default_rng(5)
+
+    def run(a, b):
+        a.requires_grad = b.requires_grad = True
+        out = gc.matmul(a, b)
+        return [out, *gc.grad(gc.tanh(out).sum(), [a, b])]
+
+    tape = trace(run, *[rng.standard_normal(s) for s in shapes])
+    arrays = [
+        rng.standard_normal((3, *s)) if b else rng.standard_normal(s)
+        for s, b in zip(shapes, batched)
+    ]
+    results = run_batched(tape, arrays, list(batched))
+    for k in range(3):
+        point = [gc.Tensor(a[k] if b else a) for a, b in zip(arrays, batched)]
+        for got, want in zip(results, run(*point)):
+            np.testing.assert_allclose(got[k], want.data, rtol=1e-12, atol=1e-14)
