@@ -23,7 +23,7 @@ import importlib
 from types import ModuleType
 
 #: Suite names, in the order ``python -m benchmarks`` runs them; each is a module of this package.
-SUITES: tuple[str, ...] = ("engine",)
+SUITES: tuple[str, ...] = ("engine", "startup", "compiled", "jacobian", "batch", "scaling")
 
 
 def load_suite(name: str) -> ModuleType:

@@ -16,10 +16,12 @@ import importlib.metadata
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -38,6 +40,12 @@ class Timing:
 FULL = Timing(rounds=5, round_seconds=0.15)
 QUICK = Timing(rounds=3, round_seconds=0.05)
 
+#: For benchmarks that start processes (a fraction of a second to seconds a call): a warm-up,
+#: then the best of 7 (3 with ``--quick``) interleaved calls; in-process functions timed in the
+#: same rounds still get several calls a round.
+PROCESS_FULL = Timing(rounds=7, round_seconds=0.15)
+PROCESS_QUICK = Timing(rounds=3, round_seconds=0.05)
+
 
 @dataclass
 class Result:
@@ -52,6 +60,7 @@ class Result:
     ratio: float | None = None
     target: float | None = None
     status: str = ""
+    target_ms: float | None = None  # an absolute target, where the issue states one
 
 
 def optional_import(name: str) -> ModuleType | None:
@@ -122,6 +131,68 @@ def add_ratios(results: list[Result], subject: str, targets: dict[str, float]) -
     return results
 
 
+def add_absolute(results: list[Result], targets: Mapping[tuple[str, str], float]) -> list[Result]:
+    """PASS/MISS against absolute targets in ms, keyed by (benchmark, implementation)."""
+    for r in results:
+        target = targets.get((r.benchmark, r.implementation))
+        if target is not None:
+            r.target_ms = target
+            r.status = "PASS" if r.best_ms <= target else "MISS"
+    return results
+
+
+def python_script(name: str) -> Path:
+    """A console script installed beside the running interpreter (the virtualenv's ``bin``)."""
+    return Path(sys.executable).parent / name
+
+
+def with_bytecode(pycache: str | Path) -> dict[str, str | None]:
+    """Environment changes giving a process compiled bytecode, as an installed program has.
+
+    Python then reads and writes ``.pyc`` files under ``pycache`` (``PYTHONPYCACHEPREFIX``),
+    never beside the sources, even where ``PYTHONDONTWRITEBYTECODE`` is set (it is removed):
+    after a first, warm-up run nothing is compiled from source again.
+    """
+    return {"PYTHONPYCACHEPREFIX": str(pycache), "PYTHONDONTWRITEBYTECODE": None}
+
+
+def command(
+    argv: Sequence[str | Path],
+    env: Mapping[str, str | None] | None = None,
+    cwd: str | Path | None = None,
+    stdout_path: str | Path | None = None,
+) -> Callable[[], str]:
+    """A function that runs ``argv`` to completion and returns its standard output.
+
+    ``env`` changes this process's environment for the command (a value of None removes the
+    variable); with ``stdout_path`` the output goes to that file (truncated each call) and the
+    function returns "". A non-zero exit raises RuntimeError with the command's standard error.
+    """
+    argv = [str(a) for a in argv]
+    full_env = dict(os.environ)
+    for key, value in (env or {}).items():
+        if value is None:
+            full_env.pop(key, None)
+        else:
+            full_env[key] = value
+
+    def run() -> str:
+        if stdout_path is None:
+            done = subprocess.run(argv, env=full_env, cwd=cwd, capture_output=True, text=True)
+        else:
+            with open(stdout_path, "w", encoding="utf-8") as out:
+                done = subprocess.run(
+                    argv, env=full_env, cwd=cwd, stdout=out, stderr=subprocess.PIPE, text=True
+                )
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"{' '.join(argv)} exited with {done.returncode}: {done.stderr.strip()[-2000:]}"
+            )
+        return done.stdout or ""
+
+    return run
+
+
 def _version(dist: str) -> str | None:
     try:
         return importlib.metadata.version(dist)
@@ -184,7 +255,9 @@ def print_table(results: Iterable[Result]) -> None:
             f"{r.best_ms:.3f}",
             "" if r.ratio is None else f"{r.ratio:.2f}x",
             str(r.repeats),
-            "" if r.target is None else f"<= {r.target:g}x",
+            f"<= {r.target:g}x"
+            if r.target is not None
+            else ("" if r.target_ms is None else f"<= {r.target_ms:g} ms"),
             r.status,
         )
         for r in results

@@ -1,0 +1,164 @@
+"""Start-up benchmarks: one small ``gradcli vjp`` call, as a user runs it, in a new process.
+
+One benchmark, ``vjp``: the wall time of a whole process, from start to exit, for
+
+* ``gradcli (second run)``: ``gradcli vjp --expr "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
+  --v 1,1,1 --format json`` with a parse cache that already holds the program (the usual case:
+  the same program again), and ``gradcli (first run)``: the same call, each time with a fresh,
+  empty ``GRADCLI_CACHE_DIR`` (a program never seen before: it is parsed, which imports sympy).
+  The console script is the one beside the running interpreter (the virtualenv's ``gradcli``).
+  Both run with compiled bytecode, as an installed program does: their ``.pyc`` files live in a
+  temporary ``PYTHONPYCACHEPREFIX`` (written by the warm-up run; nothing is written beside the
+  sources). Where ``PYTHONDONTWRITEBYTECODE`` is set in the environment, one more row,
+  ``gradcli (second run, environment as is)``, runs without that: a checkout whose ``gradcli``
+  has no ``__pycache__`` then compiles gradcli's modules from source at every start. (The
+  anchors' libraries are installed with their bytecode, so they run as they are.)
+* the anchors: ``python -c "import numpy, typer, rich.table"`` (the baseline of every ratio:
+  the imports a numpy + Typer + Rich command line cannot avoid), ``python -c pass`` (the
+  interpreter alone), ``python -c "import sympy"`` (what a cache miss adds), and, when
+  installed, a short torch script and a short jax script computing the same vjp and printing
+  the same JSON.
+
+The outputs of gradcli (both runs) and of the torch and jax scripts are checked to agree (values
+of y and the vjp for x) before anything is timed. Every command is run once to warm up, then 7
+times (3 with ``--quick``) in interleaved rounds; the best call is reported.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .harness import (
+    PROCESS_FULL,
+    PROCESS_QUICK,
+    Result,
+    add_absolute,
+    add_ratios,
+    best_times,
+    check_same,
+    command,
+    python_script,
+    with_bytecode,
+)
+
+TITLE = "start-up: one `gradcli vjp` call in a new process vs the imports it needs, torch, jax"
+
+SUITE = "startup"
+BENCHMARK = "vjp"
+BASELINE = "import numpy, typer, rich.table"
+SECOND = "gradcli (second run)"
+FIRST = "gradcli (first run)"
+AS_IS = "gradcli (second run, environment as is)"
+RTOL = 1e-12
+
+#: The issue's targets: the second run as a ratio to the import baseline, the first run in ms.
+TARGETS = {BENCHMARK: 1.3}
+ABSOLUTE_TARGETS = {(BENCHMARK, FIRST): 1000.0}
+
+NOTES = (
+    "targets (from the issue): startup.vjp gradcli second run <= 1.3x "
+    "`python -c 'import numpy, typer, rich.table'`;",
+    "                          gradcli first run (empty parse cache) <= 1.0 s. "
+    "Every row is a whole process (start to exit), best of 7 after a warm-up;",
+    "                          gradcli's rows run with compiled bytecode (PYTHONPYCACHEPREFIX "
+    "in a temporary directory), as an installed gradcli does.",
+)
+
+EXPR = "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1"
+GRADCLI_ARGS = ("vjp", "--expr", EXPR, "--x", "1,2", "--v", "1,1,1", "--format", "json")
+
+TORCH_SCRIPT = """\
+import json, torch
+x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+y = torch.stack([x[0] ** 2, x[0] ** 2 + 5 * x[1] ** 2, 3 * x[1]])
+(g,) = torch.autograd.grad(y, x, torch.ones(3, dtype=torch.float64))
+print(json.dumps({"values": {"y": y.tolist()}, "grads": {"x": g.tolist()}}))
+"""
+
+JAX_SCRIPT = """\
+import json, jax
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp
+f = lambda x: jnp.stack([x[0] ** 2, x[0] ** 2 + 5 * x[1] ** 2, 3 * x[1]])
+y, pullback = jax.vjp(f, jnp.array([1.0, 2.0]))
+(g,) = pullback(jnp.ones(3))
+print(json.dumps({"values": {"y": y.tolist()}, "grads": {"x": g.tolist()}}))
+"""
+
+#: What every checked command must print (values of y, then the vjp for x).
+EXPECTED = (np.array([1.0, 21.0, 6.0]), np.array([4.0, 23.0]))
+
+
+def installed(name: str) -> bool:
+    """Whether ``name`` can be imported, without importing it here."""
+    return importlib.util.find_spec(name) is not None
+
+
+def _fresh_cache(root: Path, env: dict[str, str | None]):
+    """A function running gradcli with a new, empty cache directory under ``root`` each call."""
+    count = 0
+
+    def run() -> str:
+        nonlocal count
+        count += 1
+        cache = root / f"fresh-{count}"  # made by gradcli itself when it stores the program
+        return command(
+            [python_script("gradcli"), *GRADCLI_ARGS], env={**env, "GRADCLI_CACHE_DIR": str(cache)}
+        )()
+
+    return run
+
+
+def _parsed(output: str) -> tuple[np.ndarray, np.ndarray]:
+    document = json.loads(output)
+    return np.asarray(document["values"]["y"]), np.asarray(document["grads"]["x"])
+
+
+def run(quick: bool = False) -> list[Result]:
+    """Check the commands agree, then time each whole process."""
+    python = sys.executable
+    root = Path(tempfile.mkdtemp(prefix="gradcli-bench-startup-"))
+    try:
+        warm = root / "warm"
+        bytecode = with_bytecode(root / "pycache")
+        gradcli = [python_script("gradcli"), *GRADCLI_ARGS]
+        processes = {
+            "python -c pass": command([python, "-c", "pass"]),
+            BASELINE: command([python, "-c", "import numpy, typer, rich.table"]),
+            SECOND: command(gradcli, env={**bytecode, "GRADCLI_CACHE_DIR": str(warm)}),
+            FIRST: _fresh_cache(root, bytecode),
+        }
+        if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            processes[AS_IS] = command(gradcli, env={"GRADCLI_CACHE_DIR": str(warm)})
+        processes["import sympy"] = command([python, "-c", "import sympy"])
+        if installed("torch"):
+            processes["torch script"] = command([python, "-c", TORCH_SCRIPT])
+        if installed("jax"):
+            processes["jax script"] = command([python, "-c", JAX_SCRIPT])
+
+        outputs = {"expected": EXPECTED}
+        processes[SECOND]()  # the first call fills the warm cache; every later one reads it
+        for name in (FIRST, SECOND, AS_IS, "torch script", "jax script"):
+            if name in processes:
+                outputs[name] = _parsed(processes[name]())
+        check_same(f"{SUITE}.{BENCHMARK}", outputs, "expected", RTOL)
+        if not any(warm.glob("program-*.json")):
+            raise AssertionError(f"{SUITE}: gradcli wrote no parse cache entry in {warm}")
+
+        times = best_times(processes, PROCESS_QUICK if quick else PROCESS_FULL)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    results = [
+        Result(SUITE, BENCHMARK, name, seconds * 1e3, repeats, BASELINE)
+        for name, (seconds, repeats) in times.items()
+    ]
+    add_ratios(results, SECOND, TARGETS)
+    return add_absolute(results, ABSOLUTE_TARGETS)
