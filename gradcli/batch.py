@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from . import engine as gc
-from .compute import Bound, _check_names, _targets, output_of
+from .compute import Bound, _check_names, _cotangent, _targets, output_of
 from .engine.compile import NotBatchable, run_batched, trace
 from .errors import GradcliError
 from .values import parse_value
@@ -40,6 +40,12 @@ def read_points(spec: str, bound: Bound, stdin=None) -> dict[str, np.ndarray]:
             return {name: np.asarray(archive[name], dtype=float) for name in archive.files}
     array = parse_value(spec, "--batch")
     if spec.lower().endswith(".csv") and array.ndim == 1 and "x" in bound.arrays:
+        if array.size % max(bound.arrays["x"].size, 1):
+            raise GradcliError(
+                f"--batch: the rows of {spec[1:]} do not hold points of x, of shape "
+                f"{bound.arrays['x'].shape}",
+                hint="write one point of x per row",
+            )
         array = array.reshape((-1,) + bound.arrays["x"].shape)
     return {"x": array}
 
@@ -68,6 +74,22 @@ def _json_lines(text: str, bound: Bound) -> dict[str, np.ndarray]:
         raise GradcliError("--batch -: the points of an input must all have one shape") from None
 
 
+def count(points: dict[str, np.ndarray]) -> int:
+    """The number of points, after checking that every input has the same, at least one."""
+    if not points:
+        raise GradcliError("--batch: the file holds no arrays")
+    for name, array in points.items():
+        if array.ndim == 0 or len(array) == 0:
+            raise GradcliError(
+                f"--batch: no points for {name}",
+                hint="give an array with a leading dimension of points, e.g. shape (N, 2)",
+            )
+    counts = {len(a) for a in points.values()}
+    if len(counts) != 1:
+        raise GradcliError("--batch: every input needs the same number of points")
+    return counts.pop()
+
+
 @dataclass(frozen=True)
 class BatchResult:
     """Arrays with a leading point dimension: the output's values and, for grad/vjp, grads."""
@@ -87,11 +109,12 @@ def run(
     wrt: list[str] | None = None,
     chunk: int = CHUNK,
 ) -> Iterator[BatchResult]:
-    """The command at every point, one ``BatchResult`` per chunk of points."""
+    """The command at every point, one ``BatchResult`` per chunk of points.
+
+    ``wrt`` names inputs only: an intermediate node has no value of its own at each point.
+    """
+    total = count(points)
     _check_names(bound, list(points), bound.arrays, "--batch")
-    counts = {len(a) for a in points.values()}
-    if len(counts) != 1:
-        raise GradcliError("--batch: every input needs the same number of points")
     for name, array in points.items():
         if array.shape[1:] != bound.arrays[name].shape:
             raise GradcliError(
@@ -101,12 +124,19 @@ def run(
             )
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
+    if wrt is not None and any(t not in bound.arrays for t in wrt):
+        raise GradcliError(
+            "--batch: --wrt must name inputs of the program",
+            hint=f"its inputs are {', '.join(bound.arrays)}",
+        )
     targets = [] if command == "eval" else _targets(bound, wrt)
     if command != "eval" and v is None and out.numel() != 1:
         raise GradcliError(
             "grad can be implicitly created only for scalar outputs",
             hint="the output is not a scalar: give the vector v with --v",
         )
+    if v is not None:
+        _cotangent(v, out, name, bound.dtype)  # the shape must match the output's
     names = list(bound.arrays)
 
     def one_pass(*values):
@@ -123,7 +153,6 @@ def run(
 
     tape = bound.engine(lambda: trace(one_pass, *(bound.arrays[n] for n in names)))
     batched = [n in points for n in names]
-    total = next(iter(counts))
     for start in range(0, total, chunk):
         stop = min(start + chunk, total)
         arrays = [
@@ -179,6 +208,15 @@ def json_lines(result: BatchResult, first: int) -> str:
     return "".join(template % (first + i, *row) for i, row in enumerate(zip(*columns)))
 
 
+def check_out_path(path: str) -> None:
+    """Fail before any work when --out cannot be written."""
+    if not path.endswith((".npy", ".npz")):
+        raise GradcliError(f"--out {path}: unknown file type", hint="use .npy or .npz")
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise GradcliError(f"--out {path}: no such folder {folder}")
+
+
 def save(chunks: list[BatchResult], path: str) -> None:
     """Write gathered chunks: .npz holds ``values.NAME`` and ``grads.NAME``; .npy the gradient
     (or, for eval, the value) when there is exactly one."""
@@ -188,9 +226,10 @@ def save(chunks: list[BatchResult], path: str) -> None:
     arrays.update(
         {f"grads.{k}": np.concatenate([c.grads[k] for c in chunks]) for k in chunks[0].grads}
     )
-    if path.endswith(".npz"):
-        np.savez(path, **arrays)
-    elif path.endswith(".npy"):
+    try:
+        if path.endswith(".npz"):
+            np.savez(path, **arrays)
+            return
         main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
         if len(main) != 1:
             raise GradcliError(
@@ -198,5 +237,5 @@ def save(chunks: list[BatchResult], path: str) -> None:
                 hint="write them all with --out results.npz",
             )
         np.save(path, arrays[main[0]])
-    else:
-        raise GradcliError(f"--out {path}: unknown file type", hint="use .npy or .npz")
+    except OSError as exc:
+        raise GradcliError(f"--out {path}: cannot write: {exc}") from None

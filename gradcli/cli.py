@@ -1,6 +1,7 @@
 """The Typer application: read options, call one compute function, render, map errors.
 
-Exit codes: 0 success, 1 a check that ran and failed, 2 bad usage or bad input.
+Exit codes: 0 success, 1 a check that ran and failed (check, --strict), 2 bad usage or bad
+input, 3 an internal error (a bug in gradcli: please report it).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import functools
 import inspect
 import sys
 import traceback
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +54,7 @@ Wrt = Annotated[
 Of = Annotated[
     str | None, typer.Option("--of", help="The output (default: the last assigned name).")
 ]
-Seed = Annotated[int, typer.Option("--seed", help="Seed for rand/randn values.")]
+Seed = Annotated[int, typer.Option("--seed", min=0, help="Seed for rand/randn values.")]
 Dtype = Annotated[str, typer.Option("--dtype", help="float64 or float32.")]
 Format = Annotated[
     str, typer.Option("--format", help="table, json or csv (graph: table, dot or json).")
@@ -119,6 +121,9 @@ def _guard(debug: bool):
         raise typer.Exit(2) from None
     except typer.Exit:
         raise
+    except MemoryError:
+        typer.echo("error: out of memory: the values or the work are too large", err=True)
+        raise typer.Exit(2) from None
     except Exception as exc:  # a bug in gradcli, not the user's input
         if debug:
             raise
@@ -126,7 +131,7 @@ def _guard(debug: bool):
             f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)",
             err=True,
         )
-        raise typer.Exit(1) from None
+        raise typer.Exit(3) from None
 
 
 def _source(expr: str | None, file: str | None) -> str:
@@ -142,9 +147,12 @@ def _source(expr: str | None, file: str | None) -> str:
     if file == "-":
         return sys.stdin.read()
     path = Path(file)
-    if not path.is_file():
+    if not path.exists():
         raise GradcliError(f"no such program file: {file}")
-    return path.read_text()
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GradcliError(f"cannot read the program file {file}: {exc}") from None
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -162,7 +170,7 @@ def _given(x: str | None, inputs: list[str] | None, seed: int) -> dict:
         given["x"] = parse_value(x, "x", seed)
     for item in inputs or []:
         name, sep, value = item.partition("=")
-        name = name.strip()
+        name = unicodedata.normalize("NFKC", name.strip())  # as Python reads program names
         if not sep or not name.isidentifier():
             raise GradcliError(
                 f"cannot read -i {item!r}", hint="write -i NAME=VALUE, e.g. -i W=randn(8,10)"
@@ -279,12 +287,28 @@ def program_command(name: str):
     return register
 
 
-def _run_batch(run: Run, bound, command: str, spec: str, v, wrt, out: str | None) -> None:
-    """--batch: stream JSON lines to stdout, or gather everything into --out."""
+def _run_batch(run: Run, bound, command: str, spec: str | None, v, wrt, out: str | None) -> bool:
+    """--batch: stream JSON lines to stdout, or gather everything into --out.
+
+    Returns False (and does nothing) without --batch; --out belongs to --batch.
+    """
     from . import batch
+    from .errors import GradcliError
+
+    if spec is None:
+        if out is not None:
+            raise GradcliError("--out writes the results of --batch", hint="add --batch POINTS")
+        return False
+    if run.format not in ("table", "json"):
+        raise GradcliError(
+            f"--batch writes JSON lines (or --out arrays), not {run.format}",
+            hint="leave out --format, or use --out results.npz",
+        )
+    if out is not None:
+        batch.check_out_path(out)
 
     points = batch.read_points(spec, bound)
-    total = len(next(iter(points.values())))
+    total = batch.count(points)
     progress = None
     if sys.stderr.isatty() and total > batch.CHUNK:
         from rich.progress import Progress
@@ -310,6 +334,7 @@ def _run_batch(run: Run, bound, command: str, spec: str, v, wrt, out: str | None
     if out is not None:
         batch.save(gathered, out)
         typer.echo(f"wrote {done} points to {out}", err=True)
+    return True
 
 
 def _symbolic(result, bound, vector, wanted: bool):
@@ -330,7 +355,7 @@ def _named_values(run: Run, items: list[str] | None, option: str) -> dict:
         name, sep, value = item.partition("=")
         if not sep:
             name, value = "x", item
-        name = name.strip()
+        name = unicodedata.normalize("NFKC", name.strip())
         if not name.isidentifier():
             raise GradcliError(
                 f"cannot read {option} {item!r}",
@@ -354,9 +379,7 @@ def eval_command(run: Run, batch: Batch = None, out: Out = None) -> None:
     from .compute import evaluate
 
     bound = run.bound()
-    if batch is not None:
-        _run_batch(run, bound, "eval", batch, None, None, out)
-    else:
+    if not _run_batch(run, bound, "eval", batch, None, None, out):
         run.emit(evaluate(bound), bound)
 
 
@@ -371,7 +394,10 @@ def grad_command(
         str | None, typer.Option("--retain-grad", help="Call .retain_grad() on these names.")
     ] = None,
     repeat: Annotated[
-        int, typer.Option("--repeat", help="Call backward N times: .grad accumulates.")
+        int,
+        typer.Option(
+            "--repeat", min=1, max=10_000, help="Call backward N times: .grad accumulates."
+        ),
     ] = 1,
     symbolic: Symbolic = False,
     batch: Batch = None,
@@ -385,8 +411,7 @@ def grad_command(
 
     bound = run.bound()
     vector = run.value(v, "v")
-    if batch is not None:
-        _run_batch(run, bound, "grad", batch, vector, None, out)
+    if _run_batch(run, bound, "grad", batch, vector, None, out):
         return
     result = grad(bound, run.of, vector, _names(show) or [], _names(retain_grad) or [], repeat)
     run.emit(_symbolic(result, bound, vector, symbolic), bound)
@@ -404,8 +429,7 @@ def vjp_command(
 
     bound = run.bound(use_wrt=False)  # --wrt may name intermediate nodes here
     vector = run.value(v, "v")
-    if batch is not None:
-        _run_batch(run, bound, "vjp", batch, vector, _names(run.wrt), out)
+    if _run_batch(run, bound, "vjp", batch, vector, _names(run.wrt), out):
         return
     result = vjp(bound, run.of, vector, _names(run.wrt))
     run.emit(_symbolic(result, bound, vector, symbolic), bound)

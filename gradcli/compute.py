@@ -105,6 +105,12 @@ def bind(
         raise GradcliError(f"unknown dtype {dtype!r}", hint="use float64 (default) or float32")
     inputs = program.inputs(set(given))
     used = set(inputs)
+    for name in wrt or ():
+        if name not in used:
+            raise GradcliError(
+                f"--wrt names {name!r}, which is not an input of the program",
+                hint=_did_you_mean(name, used) or f"its inputs are: {', '.join(inputs) or 'none'}",
+            )
     for name in given:
         if name not in used:
             raise GradcliError(
@@ -117,7 +123,7 @@ def bind(
         if name in given:
             array = given[name]
             if name in program.declared:
-                declared_grad = program.declared_value(name, seed)[1]
+                declared_grad = program.declared_value(name, seed, build=False)[1]
         elif name in program.declared:
             array, declared_grad = program.declared_value(name, seed)
         else:
@@ -139,6 +145,8 @@ def _check_names(bound: Bound, names: list[str], env: dict, what: str) -> None:
 
 def output_of(bound: Bound, env: dict, of: str | None) -> tuple[str, gc.Tensor]:
     name = of or bound.program.default_output()
+    if of is None and name not in env:  # elements of different shapes do not make a vector
+        name = bound.program.targets[-1]
     _check_names(bound, [name], env, "--of")
     return name, env[name]
 
@@ -160,7 +168,7 @@ def evaluate(bound: Bound) -> Result:
     env = bound.run(bound.leaves())
     return Result(
         "eval",
-        bound.program.default_output(),
+        output_of(bound, env, None)[0],
         values={name: t.data for name, t in env.items()},
         warnings=bound.messages(),
     )
@@ -530,7 +538,7 @@ def parse_range(text: str) -> tuple[float, float]:
         bounds = float(low), float(high)
     except ValueError:
         bounds = None
-    if not sep or bounds is None or not bounds[0] < bounds[1]:
+    if not sep or bounds is None or not np.all(np.isfinite(bounds)) or not bounds[0] < bounds[1]:
         raise GradcliError(f"cannot read the range {text!r}", hint="write LOW:HIGH, e.g. -3:3")
     return bounds
 

@@ -28,13 +28,22 @@ VALUE_SYNTAX = (
 )
 
 
+MAX_ELEMENTS = 100_000_000  # 800 MB of float64: a calculator's value, not a data set
+
+
 def _sizes(args: list, what: str) -> tuple[int, ...]:
     if len(args) == 1 and isinstance(args[0], list):
         args = args[0]
     for n in args:
-        if not isinstance(n, (int, float)) or n != int(n) or n < 0:
+        if not isinstance(n, (int, float)) or not math.isfinite(n) or n != int(n) or n < 0:
             raise GradcliError(f"{what}: sizes must be non-negative whole numbers, got {args}")
-    return tuple(int(n) for n in args)
+    sizes = tuple(int(n) for n in args)
+    if math.prod(sizes) > MAX_ELEMENTS:
+        raise GradcliError(
+            f"{what}{sizes} would have {math.prod(sizes):,} elements",
+            hint=f"gradcli takes values of at most {MAX_ELEMENTS:,} elements",
+        )
+    return sizes
 
 
 def _full(args: list, rng) -> np.ndarray:
@@ -53,6 +62,12 @@ def _eye(args: list, rng) -> np.ndarray:
 def _arange(args: list, rng) -> np.ndarray:
     if not 1 <= len(args) <= 3 or (len(args) == 3 and args[2] == 0):
         raise GradcliError("arange takes (end), (start, end) or (start, end, step != 0)")
+    start, end, step = {1: (0, *args, 1), 2: (*args, 1), 3: tuple(args)}[len(args)]
+    if not all(isinstance(a, (int, float)) for a in (start, end, step)):
+        raise GradcliError("arange takes numbers, e.g. arange(0, 1, 0.25)")
+    count = (end - start) / step
+    if not math.isfinite(count) or count > MAX_ELEMENTS:
+        raise GradcliError(f"arange{tuple(args)} would be too long or endless")
     return np.arange(*args, dtype=float)
 
 
@@ -136,8 +151,12 @@ class _Literal:
 
 
 def parse_constructor(
-    node: ast.Call, text: str, rng: np.random.Generator, allowed_keywords=("requires_grad",)
-) -> tuple[np.ndarray, dict]:
+    node: ast.Call,
+    text: str,
+    rng: np.random.Generator,
+    allowed_keywords=("requires_grad",),
+    build: bool = True,
+) -> tuple[np.ndarray | None, dict]:
     """Evaluate a constructor call node such as ``randn(8, 10, requires_grad=True)``.
 
     Returns the array and the keyword arguments (for a program: ``requires_grad``).
@@ -166,7 +185,17 @@ def parse_constructor(
                 hint=f"allowed: {', '.join(allowed_keywords)}" if allowed_keywords else None,
             )
         keywords[keyword.arg] = walker.literal(keyword.value)
-    return CONSTRUCTORS[node.func.id](args, rng), keywords
+    if not build:
+        return None, keywords
+    try:
+        return CONSTRUCTORS[node.func.id](args, rng), keywords
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise GradcliError(
+            f"{node.func.id}: cannot make a value of {args}: {exc}",
+            source=text,
+            column=node.col_offset,
+            hint=VALUE_SYNTAX,
+        ) from None
 
 
 def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np.ndarray:

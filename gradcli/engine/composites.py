@@ -90,7 +90,7 @@ def cross_entropy(input, target, reduction: str = "mean") -> Tensor:
 def unsqueeze(x, dim: int) -> Tensor:
     """Insert a dimension of size 1 at ``dim``."""
     x = x if isinstance(x, Tensor) else Tensor(x)
-    dim = dim % (x.ndim + 1)
+    dim = P._axes(dim, x.ndim + 1)[0]
     return P.reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
 
 
@@ -100,7 +100,7 @@ def squeeze(x, dim: int | None = None) -> Tensor:
     if dim is None:
         shape = tuple(n for n in x.shape if n != 1)
     else:
-        dim = dim % max(x.ndim, 1)
+        dim = P._axes(dim, max(x.ndim, 1))[0]
         shape = x.shape if x.ndim == 0 or x.shape[dim] != 1 else x.shape[:dim] + x.shape[dim + 1 :]
     return P.reshape(x, shape)
 

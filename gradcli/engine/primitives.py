@@ -115,6 +115,10 @@ def _nonzero(x):
     return x != 0
 
 
+def _nonzero_count(x):
+    return (x != 0).astype(x.dtype)
+
+
 # -- element-wise operations, declared by their partial derivatives ---------------------------
 
 
@@ -606,7 +610,12 @@ _norm2 = _weighted_reduction(
 
 
 def norm(x, p: float = 2, dim=None, keepdim: bool = False) -> Tensor:
-    """The p-norm over all elements or ``dim`` (2 by default; 1, inf and other p too)."""
+    """The p-norm over all elements or ``dim`` (2 by default; 0, 1, inf and other p too).
+
+    p = 0 counts the non-zero elements, as in PyTorch; its gradient is zero.
+    """
+    if p == 0:
+        return sum(mask(_nonzero_count, x), dim, keepdim)
     if p == 2:
         return _norm2(x, dim, keepdim)
     if p == 1:

@@ -13,7 +13,7 @@ def parse_program(source: str) -> Program:
     """Parse a whole program; raises ``GradcliError`` naming the statement at fault."""
     assignments = []
     defined: dict[str, int] = {}
-    checked_all = [check(s) for s in split_statements(source)]
+    checked_all = [_guarded(s, check, s) for s in split_statements(source)]
     later = {c.target: c.statement.number for c in checked_all}
     for checked in checked_all:
         statement = checked.statement
@@ -36,13 +36,24 @@ def parse_program(source: str) -> Program:
                 Assignment(checked.target, statement, constructor=checked.constructor)
             )
         else:
-            ir = to_ir(to_sympy(checked))
+            ir = _guarded(statement, lambda c: to_ir(to_sympy(c)), checked)
             assignments.append(
                 Assignment(checked.target, statement, ir, None, checked.expression, checked.columns)
             )
     program = Program(source, tuple(assignments))
     _check_vectors_used_after_their_elements(program, checked_all)
     return program
+
+
+def _guarded(statement, step, argument):
+    """``step(argument)``, with the limits of Python's parser reported as the user's error."""
+    try:
+        return step(argument)
+    except (SyntaxError, RecursionError, MemoryError):
+        raise statement.error(
+            "the expression is nested too deeply or is too long to parse",
+            hint="split it into several statements, e.g. s1 = a + b + c; s2 = s1 + d + e",
+        ) from None
 
 
 def _column(statement, name: str) -> int | None:

@@ -18,6 +18,8 @@ from . import diagnose
 from . import functions as F
 from .validate import Statement, element_of
 
+MAX_GAP = 64  # missing elements a vector y0, y1, ... may have (each taken as 0)
+
 
 @dataclass
 class RunLog:
@@ -58,7 +60,11 @@ class Program:
         return {a.target: a for a in self.assignments if a.constructor is not None}
 
     def groups(self) -> dict[str, list[str]]:
-        """Vectors built from element assignments: ``y0 = ...; y2 = ...`` gives ``y``."""
+        """Vectors built from element assignments: ``y0 = ...; y2 = ...`` gives ``y``.
+
+        A vector needs its element 0 and at most ``MAX_GAP`` missing elements, so that names
+        such as ``h0, h1`` or ``y1000000`` are not taken for a vector of mostly zeros.
+        """
         assigned = set(self.targets) | set(self.declared)
         found: dict[str, dict[int, str]] = {}
         for target in self.targets:
@@ -68,14 +74,13 @@ class Program:
         return {
             base: [elements.get(i) for i in range(max(elements) + 1)]
             for base, elements in found.items()
-            if 0 in elements
+            if 0 in elements and max(elements) + 1 - len(elements) <= MAX_GAP
         }
 
     def default_output(self) -> str:
         """The last assigned name, or the vector its element belongs to."""
         if not self.targets:
-            last = self.assignments[-1].target
-            return last
+            return self.assignments[-1].target
         last = self.targets[-1]
         for base, elements in self.groups().items():
             if last in elements:
@@ -113,15 +118,19 @@ class Program:
                 names.append(name)
         return names
 
-    def declared_value(self, name: str, seed: int) -> tuple[np.ndarray, bool]:
-        """The default of a declared input, and whether it requires grad."""
+    def declared_value(
+        self, name: str, seed: int, build: bool = True
+    ) -> tuple[np.ndarray | None, bool]:
+        """The default of a declared input (None unless ``build``), and whether it requires
+        grad. An input given on the command line needs only the flag: its default is never
+        built, however large."""
         import ast
 
         assignment = self.declared[name]
         node = ast.parse(assignment.constructor, mode="eval").body
         try:
             array, keywords = parse_constructor(
-                node, assignment.constructor, generator_for(name, seed)
+                node, assignment.constructor, generator_for(name, seed), build=build
             )
         except GradcliError as exc:
             raise assignment.statement.error(exc.message, hint=exc.hint) from None
@@ -148,9 +157,11 @@ class Program:
             env[a.target] = evaluator.tensor(a.ir)
             if log is not None:
                 diagnose.tag_origins(env[a.target], a.statement, log.origins)
-        for base in groups:
-            if base not in env:
-                env[base] = _stack_group(base, groups[base], env, log)
+        for base, elements in groups.items():
+            # Elements of different shapes (h0 = x*2; h1 = sum(h0)) are not a vector: such a
+            # group exists only when a statement uses it, and then its shapes are an error.
+            if base not in env and len({env[e].shape for e in elements if e is not None}) == 1:
+                env[base] = _stack_group(base, elements, env, log)
         return env
 
     # -- caching ------------------------------------------------------------------------------

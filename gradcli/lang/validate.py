@@ -23,7 +23,8 @@ from ..values import CONSTRUCTORS
 from . import functions as F
 
 CONSTANTS = {"e", "pi"}
-_ELEMENT_NAME = re.compile(r"^([A-Za-z]\w*?)(\d+)$")
+# x0, x12 (not x01: a leading zero would make y0 and y00 the same element)
+_ELEMENT_NAME = re.compile(r"^([A-Za-z]\w*?)(0|[1-9]\d*)$")
 
 # Operators are re-emitted as calls, so that sympy keeps the program's structure exactly
 # (its own Add and Mul would reorder, distribute and cancel terms: x - x would vanish).

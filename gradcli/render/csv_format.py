@@ -16,7 +16,7 @@ def _rows(array: np.ndarray) -> np.ndarray:
         return array.reshape(1, 1)
     if array.ndim == 1:
         return array.reshape(1, -1)
-    return array.reshape(-1, array.shape[-1])
+    return array.reshape(int(np.prod(array.shape[:-1])), array.shape[-1])
 
 
 def to_csv(result: Result, precision: int) -> str:

@@ -84,7 +84,7 @@ def array_table(name: str, array: np.ndarray | None, precision: int) -> Table | 
     lead = _indices(array.shape[:-1])
     rows = [f"[{','.join(str(i) for i in index)}]" for index in lead]
     columns = [f"[{j}]" for j in range(array.shape[-1])]
-    return _matrix_table(array.reshape(len(lead), -1), rows, columns, precision)
+    return _matrix_table(array.reshape(len(lead), array.shape[-1]), rows, columns, precision)
 
 
 def heatmap_cell(value: float, scale: float, colour: bool, precision: int) -> Text:

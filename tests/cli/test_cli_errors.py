@@ -156,7 +156,10 @@ def test_output_that_needs_no_grad(cli):
     [
         (["grad", "-f", "samples/first_example.gc", "--of", "q"], "--of names 'q'"),
         (["grad", "-f", "samples/first_example.gc", "--show", "q"], "names 'q'"),
-        (["grad", "-f", "samples/first_example.gc", "--repeat", "0"], "--repeat must be"),
+        (
+            ["grad", "-f", "samples/first_example.gc", "--repeat", "0"],
+            "is not in the range 1<=x<=10000",
+        ),
         (["grad", "-f", "samples/first_example.gc", "--format", "xml"], "unknown format 'xml'"),
         (["grad", "-f", "samples/first_example.gc", "--precision", "0"], "--precision must be"),
         (["grad", "-f", "samples/first_example.gc", "--dtype", "int8"], "unknown dtype 'int8'"),

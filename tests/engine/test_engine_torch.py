@@ -27,7 +27,9 @@ TORCH_OPS = [pytest.param(op, id=op.name) for op in OPS if op.torch_fn() is not 
 # torch's double backward of binary_cross_entropy adds eps = 1e-12 to p and 1 - p inside its
 # formula, so it is off by ~1e-10 relative; the engine's value is exact to ~1e-15 (checked
 # against a long-double evaluation of the closed form).
-SECOND_ORDER_RTOL = {"binary_cross_entropy": 1e-8}
+# torch's double backward of binary_cross_entropy adds eps = 1e-12 inside its formula, which
+# moves its second derivative by up to about 1e-8 relative when p (1 - p) is small.
+SECOND_ORDER_RTOL = {"binary_cross_entropy": 1e-6}
 
 
 def close(actual, expected, rtol=RTOL, atol=ATOL):

@@ -107,9 +107,18 @@ def test_an_assigned_or_declared_base_is_not_a_vector():
     assert parse_program("y = ones(2); y0 = x").groups() == {}
 
 
-def test_elements_of_different_shapes():
+def test_elements_of_different_shapes_are_a_vector_only_when_used():
+    """h0 = x*2; h1 = sum(h0) are layer names, not a vector; using y as one is an error."""
+    env = run("h0 = x * 2; h1 = sum(h0); out = h1 * 3", x=[1.0, 2.0])
+    assert "h" not in env and float(env["out"].data) == 18.0
     with pytest.raises(GradcliError, match="the elements of y have different shapes"):
-        run("y0 = x; y1 = x0", x=[1.0, 2.0])
+        run("y0 = x; y1 = x0; out = sum(y)", x=[1.0, 2.0])
+
+
+def test_element_names_need_a_canonical_index_and_few_gaps():
+    """y00 is not y[0]; y1000000 does not make a vector of a million zeros."""
+    program = parse_program("y0 = x; y00 = 2*x; z0 = x; z1000000 = x")
+    assert program.groups() == {"y": ["y0"]}
 
 
 def test_a_vector_used_after_its_elements():
