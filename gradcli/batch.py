@@ -114,7 +114,7 @@ def run(
     ``wrt`` names inputs only: an intermediate node has no value of its own at each point.
     """
     total = count(points)
-    _check_names(bound, list(points), bound.arrays, "--batch")
+    _check_names(list(points), bound.arrays, "--batch")
     for name, array in points.items():
         if array.shape[1:] != bound.arrays[name].shape:
             raise GradcliError(

@@ -134,7 +134,7 @@ def bind(
     return Bound(program, arrays, requires_grad, DTYPES[dtype])
 
 
-def _check_names(bound: Bound, names: list[str], env: dict, what: str) -> None:
+def _check_names(names: list[str], env: dict, what: str) -> None:
     for name in names:
         if name not in env:
             raise GradcliError(
@@ -147,7 +147,7 @@ def output_of(bound: Bound, env: dict, of: str | None) -> tuple[str, gc.Tensor]:
     name = of or bound.program.default_output()
     if of is None and name not in env:  # elements of different shapes do not make a vector
         name = bound.program.targets[-1]
-    _check_names(bound, [name], env, "--of")
+    _check_names([name], env, "--of")
     return name, env[name]
 
 
@@ -188,7 +188,7 @@ def grad(
     leaves = bound.leaves()
     env = bound.run(leaves)
     name, out = output_of(bound, env, of)
-    _check_names(bound, [*show, *retain], env, "--show/--retain-grad")
+    _check_names([*show, *retain], env, "--show/--retain-grad")
     if not out.requires_grad:
         raise GradcliError(
             f"the output {name} does not depend on any input that requires grad",
@@ -223,7 +223,7 @@ def vjp(
     env = bound.run(leaves)
     name, out = output_of(bound, env, of)
     targets = wrt or [n for n, leaf in leaves.items() if leaf.requires_grad]
-    _check_names(bound, targets, env, "--wrt")
+    _check_names(targets, env, "--wrt")
     if v is None and out.numel() != 1:
         raise GradcliError(
             f"the output {name} has shape {out.shape}: vjp needs the vector v",
@@ -308,7 +308,7 @@ def _function_of(bound: Bound, name: str, targets: list[str]):
 
 def _targets(bound: Bound, wrt: list[str] | None) -> list[str]:
     targets = wrt or [n for n in bound.arrays if bound.requires_grad[n]]
-    _check_names(bound, targets, bound.arrays, "--wrt")
+    _check_names(targets, bound.arrays, "--wrt")
     if not targets:
         raise GradcliError("no input requires grad", hint="name the inputs with --wrt")
     return targets
@@ -326,7 +326,7 @@ def jvp(bound: Bound, of: str | None, tangents: dict[str, np.ndarray]) -> Result
     """Forward mode: J t, with a tangent per input (zero where none is given)."""
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
-    _check_names(bound, list(tangents), bound.arrays, "--t")
+    _check_names(list(tangents), bound.arrays, "--t")
     names = list(bound.arrays)
     vectors = []
     for n in names:

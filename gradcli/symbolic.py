@@ -4,7 +4,8 @@ Each input that is differentiated becomes an array of real symbols (``x_0``, ``x
 ``W_0_2``); the program's IR is evaluated with numpy object arrays whose elements are sympy
 expressions, so indexing, broadcasting, sums and matrix products keep their usual meaning.
 Every Jacobian entry is then ``sympy.diff`` of an output element by an input symbol.
-Only used by ``check`` (and imported only there): sympy is slow to import.
+Used by ``check``, ``--symbolic`` and ``explain``, and imported only by them: sympy is slow
+to import.
 """
 
 from __future__ import annotations
@@ -26,29 +27,31 @@ def _elementwise(function):
     return lambda x: vectorized(x)
 
 
-_UNARY = {
-    "neg": lambda x: -x,
-    "exp": _elementwise(sp.exp),
-    "log": _elementwise(sp.log),
-    "log1p": _elementwise(lambda v: sp.log(1 + v)),
-    "expm1": _elementwise(lambda v: sp.exp(v) - 1),
-    "sqrt": _elementwise(sp.sqrt),
-    "abs": _elementwise(sp.Abs),
-    "sin": _elementwise(sp.sin),
-    "cos": _elementwise(sp.cos),
-    "tan": _elementwise(sp.tan),
-    "asin": _elementwise(sp.asin),
-    "acos": _elementwise(sp.acos),
-    "atan": _elementwise(sp.atan),
-    "sinh": _elementwise(sp.sinh),
-    "cosh": _elementwise(sp.cosh),
-    "tanh": _elementwise(sp.tanh),
-    "sigmoid": _elementwise(lambda v: 1 / (1 + sp.exp(-v))),
-    "softplus": _elementwise(lambda v: sp.log(1 + sp.exp(v))),
-    "erf": _elementwise(sp.erf),
-    "reciprocal": lambda x: 1 / x,
-    "flatten": lambda x: x.reshape(-1),
+# Element-wise functions as sympy sees one element; _UNARY applies them to whole arrays.
+_SCALAR_FUNCTIONS = {
+    "exp": sp.exp,
+    "log": sp.log,
+    "sqrt": sp.sqrt,
+    "abs": sp.Abs,
+    "sin": sp.sin,
+    "cos": sp.cos,
+    "tan": sp.tan,
+    "asin": sp.asin,
+    "acos": sp.acos,
+    "atan": sp.atan,
+    "sinh": sp.sinh,
+    "cosh": sp.cosh,
+    "tanh": sp.tanh,
+    "erf": sp.erf,
+    "log1p": lambda v: sp.log(1 + v),
+    "expm1": lambda v: sp.exp(v) - 1,
+    "sigmoid": lambda v: 1 / (1 + sp.exp(-v)),
+    "softplus": lambda v: sp.log(1 + sp.exp(v)),
+    "neg": lambda v: -v,
+    "reciprocal": lambda v: 1 / v,
 }
+_UNARY = {name: _elementwise(function) for name, function in _SCALAR_FUNCTIONS.items()}
+_UNARY["flatten"] = lambda x: x.reshape(-1)
 _BINARY = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
@@ -177,15 +180,10 @@ def symbolic_values(program, arrays: dict, targets: list[str], of: str) -> tuple
 
 def symbolic_jacobian(bound, of: str, targets: list[str]):
     """(name -> exact Jacobian evaluated at the point, None) or (None, why not)."""
-    sizes = [bound.arrays[t].size for t in targets]
-    if sum(sizes) > MAX_ELEMENTS:
-        return None, f"the inputs have {sum(sizes)} elements (the symbolic limit is {MAX_ELEMENTS})"
     try:
-        output, symbols = symbolic_values(bound.program, bound.arrays, targets, of)
+        output, symbols = _formulas(bound, of, targets)
     except NotSymbolic as exc:
         return None, str(exc)
-    if output.size > MAX_ELEMENTS:
-        return None, f"the output has {output.size} elements (the symbolic limit is {MAX_ELEMENTS})"
     point = {
         symbol: float(value)
         for t in targets
@@ -201,30 +199,6 @@ def symbolic_jacobian(bound, of: str, targets: list[str]):
                 matrix[i, j] = complex(derivative.evalf(subs=point)).real
         jacobians[t] = matrix.reshape(output.shape + bound.arrays[t].shape)
     return jacobians, None
-
-
-_SCALAR_FUNCTIONS = {
-    "exp": sp.exp,
-    "log": sp.log,
-    "sqrt": sp.sqrt,
-    "abs": sp.Abs,
-    "sin": sp.sin,
-    "cos": sp.cos,
-    "tan": sp.tan,
-    "asin": sp.asin,
-    "acos": sp.acos,
-    "atan": sp.atan,
-    "sinh": sp.sinh,
-    "cosh": sp.cosh,
-    "tanh": sp.tanh,
-    "erf": sp.erf,
-    "log1p": lambda v: sp.log(1 + v),
-    "expm1": lambda v: sp.exp(v) - 1,
-    "sigmoid": lambda v: 1 / (1 + sp.exp(-v)),
-    "softplus": lambda v: sp.log(1 + sp.exp(v)),
-    "neg": lambda v: -v,
-    "reciprocal": lambda v: 1 / v,
-}
 
 
 def formula(ir) -> sp.Expr:

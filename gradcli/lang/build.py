@@ -37,9 +37,7 @@ def parse_program(source: str) -> Program:
             )
         else:
             ir = _guarded(statement, lambda c: to_ir(to_sympy(c)), checked)
-            assignments.append(
-                Assignment(checked.target, statement, ir, None, checked.expression, checked.columns)
-            )
+            assignments.append(Assignment(checked.target, statement, ir, None, checked.columns))
     program = Program(source, tuple(assignments))
     _check_vectors_used_after_their_elements(program, checked_all)
     return program

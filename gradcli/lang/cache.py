@@ -29,7 +29,7 @@ def cache_dir() -> Path:
 
 
 # Bump when the IR changes meaning, so that no stale entry is read by a new build.
-IR_FORMAT = 3  # 3: arithmetic on constants folded
+IR_FORMAT = 4  # 4: no sympy_text
 
 
 def _path(source: str) -> Path:

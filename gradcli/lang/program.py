@@ -39,7 +39,6 @@ class Assignment:
     statement: Statement
     ir: list | None = None
     constructor: str | None = None
-    sympy_text: str | None = None
     columns: dict = field(default_factory=dict)
 
 
@@ -174,7 +173,6 @@ class Program:
                     "statement": [a.statement.number, a.statement.line, a.statement.text],
                     "ir": a.ir,
                     "constructor": a.constructor,
-                    "sympy_text": a.sympy_text,
                     "columns": a.columns,
                 }
                 for a in self.assignments
@@ -191,7 +189,6 @@ class Program:
                     Statement(*a["statement"]),
                     a["ir"],
                     a["constructor"],
-                    a["sympy_text"],
                     a["columns"],
                 )
                 for a in data["assignments"]

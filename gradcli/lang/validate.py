@@ -131,9 +131,8 @@ def _suggest(name: str, choices) -> str | None:
 class _Checker:
     """Walks one statement's expression, raising on anything outside the whitelist."""
 
-    def __init__(self, statement: Statement, offset: int):
+    def __init__(self, statement: Statement):
         self.statement = statement
-        self.offset = offset  # columns of the expression within the statement text
         self.names: list[str] = []
         self.columns: dict[str, int] = {}
         self._utf8 = statement.text.encode("utf-8")
@@ -143,11 +142,11 @@ class _Checker:
         return len(self._utf8[:column].decode("utf-8", errors="ignore"))
 
     def fail(self, node: ast.AST, message: str, hint: str | None = None) -> GradcliError:
-        column = self._chars(getattr(node, "col_offset", 0) + self.offset)
+        column = self._chars(getattr(node, "col_offset", 0))
         return self.statement.error(message, column, hint)
 
     def note(self, function: str, column: int) -> None:
-        self.columns.setdefault(function, self._chars(column + self.offset))
+        self.columns.setdefault(function, self._chars(column))
 
     def expression(self, node: ast.AST) -> str:
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
@@ -185,9 +184,7 @@ class _Checker:
         raise self.fail(node, f"{describe(node)} is not allowed in an expression", _LANGUAGE_HINT)
 
     def _operator_column(self, node: ast.BinOp) -> int:
-        between = self._utf8[
-            node.left.end_col_offset + self.offset : node.right.col_offset + self.offset
-        ]
+        between = self._utf8[node.left.end_col_offset : node.right.col_offset]
         stripped = between.lstrip(b" )")
         return node.left.end_col_offset + len(between) - len(stripped)
 
@@ -407,7 +404,7 @@ def check(statement: Statement) -> Checked:
     ):
         text = ast.get_source_segment(statement.text, value)
         return Checked(statement, target, None, text, (), {})
-    checker = _Checker(statement, 0)
+    checker = _Checker(statement)
     expression = checker.expression(value)
     return Checked(statement, target, expression, None, tuple(checker.names), checker.columns)
 
