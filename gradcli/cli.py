@@ -311,9 +311,10 @@ def _run_batch(run: Run, bound, command: str, spec: str | None, v, wrt, out: str
     total = batch.count(points)
     progress = None
     if sys.stderr.isatty() and total > batch.CHUNK:
+        from rich.console import Console
         from rich.progress import Progress
 
-        progress = Progress(transient=True)
+        progress = Progress(transient=True, console=Console(stderr=True))  # stdout is results
         task = progress.add_task("points", total=total)
         progress.start()
     gathered, done = [], 0
