@@ -279,11 +279,7 @@ def jacobian(
     )
     jac = {}
     for t, block in zip(targets, blocks):
-        array = block.data
-        if transpose:
-            k = out.ndim
-            array = np.transpose(array, tuple(range(k, array.ndim)) + tuple(range(k)))
-        jac[t] = array
+        jac[t] = _transposed(block.data, out.ndim) if transpose else block.data
     return Result(
         "jacobian",
         name,
@@ -293,6 +289,12 @@ def jacobian(
         transposed=transpose,
         mode=mode + why,
     )
+
+
+def _transposed(jacobian: np.ndarray, out_ndim: int) -> np.ndarray:
+    """J laid out output.shape + input.shape, as J^T: input.shape + output.shape."""
+    axes = tuple(range(out_ndim, jacobian.ndim)) + tuple(range(out_ndim))
+    return np.transpose(jacobian, axes)
 
 
 def _function_of(bound: Bound, name: str, targets: list[str]):
@@ -607,10 +609,7 @@ def with_formulas(result: Result, bound: Bound, v: np.ndarray | None = None) -> 
         formulas, reason = jacobian_formulas(bound, result.output, list(result.jacobian))
         if formulas and result.transposed:
             k = np.ndim(result.values[result.output])
-            formulas = {
-                n: np.transpose(f, tuple(range(k, f.ndim)) + tuple(range(k)))
-                for n, f in formulas.items()
-            }
+            formulas = {n: _transposed(f, k) for n, f in formulas.items()}
     else:
         targets = [n for n, g in result.grads.items() if g is not None and n in bound.arrays]
         formulas, reason = gradient_formulas(bound, result.output, targets, v)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import engine as gc
-from .compute import Bound, GradcliError, Result, _cotangent, output_of
+from .compute import Bound, GradcliError, Result, _cotangent, _function_of, output_of
 from .lang.validate import element_of
 from .render import format_number
 
@@ -137,12 +137,7 @@ def _notes(bound, name, out, env, leaves, gradient) -> list[str]:
         n = out.numel()
         if n < 2:
             continue
-
-        def function(value, target=target):
-            values = {k: gc.Tensor(a) for k, a in bound.arrays.items()}
-            values[target] = value
-            return bound.program.run(values)[name]
-
+        function = _function_of(bound, name, [target])
         matrix = gc.jacobian(function, gc.Tensor(bound.arrays[target])).data.reshape(n, n)
         if np.count_nonzero(matrix - np.diag(np.diag(matrix))) == 0:
             final = [a for a in bound.program.assignments if a.target == name and a.ir is not None]
