@@ -16,10 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from . import engine as gc
+from . import limits
 from .compute import Bound, _check_names, _cotangent, _targets, output_of
-from .engine.compile import NotBatchable, run_batched, trace
+from .engine.compile import NotBatchable, batch_size, run_batched, trace
 from .errors import GradcliError
-from .values import parse_value
+from .values import open_archive, parse_value, read_data
 
 CHUNK = 8192
 
@@ -31,13 +32,10 @@ def read_points(spec: str, bound: Bound, stdin=None) -> dict[str, np.ndarray]:
     per input), or ``-``: JSON lines on stdin, each a value of x or an object {name: value}.
     """
     if spec == "-":
-        return _json_lines((stdin or sys.stdin).read(), bound)
+        return _json_lines(read_data(stdin or sys.stdin, "--batch -"), bound)
     if spec.startswith("@") and spec.lower().endswith(".npz"):
-        path = Path(spec[1:])
-        if not path.is_file():
-            raise GradcliError(f"--batch: no such file: {path}")
-        with np.load(path, allow_pickle=False) as archive:
-            return {name: np.asarray(archive[name], dtype=float) for name in archive.files}
+        with open_archive(spec[1:], "--batch") as archive:
+            return {name: archive[name].astype(float) for name in archive.files}
     array = parse_value(spec, "--batch")
     if spec.lower().endswith(".csv") and array.ndim == 1 and "x" in bound.arrays:
         if array.size % max(bound.arrays["x"].size, 1):
@@ -51,14 +49,16 @@ def read_points(spec: str, bound: Bound, stdin=None) -> dict[str, np.ndarray]:
 
 
 def _json_lines(text: str, bound: Bound) -> dict[str, np.ndarray]:
+    limits.check_elements(text.count(",") + text.count("\n") + 1, "--batch -")
     columns: dict[str, list] = {}
     lines = [line for line in text.splitlines() if line.strip()]
     for number, line in enumerate(lines, start=1):
         try:
             item = json.loads(line)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
             raise GradcliError(
-                f"--batch -: line {number} is not JSON ({exc.msg})",
+                f"--batch -: line {number} is not JSON ({why})",
                 hint='give one point per line: [1, 2] or {"x": [1, 2]}',
             ) from None
         item = item if isinstance(item, dict) else {"x": item}
@@ -70,8 +70,11 @@ def _json_lines(text: str, bound: Bound) -> dict[str, np.ndarray]:
         raise GradcliError("--batch -: no points on stdin")
     try:
         return {name: np.asarray(values, dtype=float) for name, values in columns.items()}
-    except ValueError:
-        raise GradcliError("--batch -: the points of an input must all have one shape") from None
+    except (ValueError, TypeError):
+        raise GradcliError(
+            "--batch -: the points of an input must all be numbers of one shape",
+            hint='give one point per line: [1, 2] or {"x": [1, 2]}',
+        ) from None
 
 
 def count(points: dict[str, np.ndarray]) -> int:
@@ -153,6 +156,7 @@ def run(
 
     tape = bound.engine(lambda: trace(one_pass, *(bound.arrays[n] for n in names)))
     batched = [n in points for n in names]
+    chunk = min(chunk, batch_size(tape, limits.current().max_elements))
     for start in range(0, total, chunk):
         stop = min(start + chunk, total)
         arrays = [

@@ -18,7 +18,8 @@ from typing import Annotated
 
 import typer
 
-from . import __version__
+from . import __version__, limits
+from .limits import Limits
 
 app = typer.Typer(
     name="gradcli",
@@ -83,6 +84,19 @@ Out = Annotated[
 ]
 Symbolic = Annotated[
     bool, typer.Option("--symbolic", help="Add sympy's derivative formulas beside the numbers.")
+]
+MaxElements = Annotated[
+    int,
+    typer.Option(
+        "--max-elements", help="The most elements any tensor may have (input or intermediate)."
+    ),
+]
+MaxLength = Annotated[
+    int, typer.Option("--max-length", help="The most characters of program or value text.")
+]
+MaxDepth = Annotated[
+    int,
+    typer.Option("--max-depth", help="How deep operations may nest in one expression (<= 190)."),
 ]
 V = Annotated[
     str | None,
@@ -201,6 +215,9 @@ class Run:
     strict: bool
     no_cache: bool
     debug: bool
+    max_elements: int
+    max_length: int
+    max_depth: int
 
     def bound(self, use_wrt: bool = True):
         """The program with its input values (and, unless told not to, --wrt applied)."""
@@ -251,6 +268,9 @@ _SHARED = (
     ("strict", Strict, False),
     ("no_cache", NoCache, False),
     ("debug", Debug, False),
+    ("max_elements", MaxElements, Limits.max_elements),
+    ("max_length", MaxLength, Limits.max_length),
+    ("max_depth", MaxDepth, Limits.max_depth),
 )
 
 
@@ -275,7 +295,9 @@ def program_command(name: str):
         def command(**options):
             run = Run(**{option: options.pop(option) for option, _, _ in _SHARED})
             with _guard(run.debug):
-                function(run, **options)
+                in_force = Limits(run.max_elements, run.max_length, run.max_depth)
+                with limits.using(in_force):
+                    function(run, **options)
 
         command.__signature__ = inspect.Signature(
             [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared

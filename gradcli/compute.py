@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import engine as gc
+from . import limits
 from .errors import GradcliError
 from .lang import Program
 from .lang.diagnose import backward_message
@@ -272,10 +273,14 @@ def jacobian(
         why = f" ({n_in} input elements {'<' if mode == 'forward' else '>='} {out.numel()} outputs)"
     else:
         why = " (as asked)"
+    limits.check_elements(out.numel() * n_in, f"the Jacobian of {name}")
     function = _function_of(bound, name, targets)
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
+    most = limits.current().max_elements
     blocks = bound.engine(
-        lambda: gc.jacobian(function, start, strategy=f"{mode}-mode", vectorize=True)
+        lambda: gc.jacobian(
+            function, start, strategy=f"{mode}-mode", vectorize=True, max_batch_elements=most
+        )
     )
     jac = {}
     for t, block in zip(targets, blocks):
@@ -361,6 +366,7 @@ def hessian(bound: Bound, of: str | None = None, wrt: list[str] | None = None) -
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
     _scalar_output(name, out, "hessian")
+    limits.check_elements(sum(bound.arrays[t].size for t in targets) ** 2, f"the Hessian of {name}")
     function = _function_of(bound, name, targets)
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
     blocks = bound.engine(lambda: gc.hessian(lambda *xs: function(*xs).reshape(()), start))
@@ -427,6 +433,9 @@ def finite_difference_jacobian(function, point: np.ndarray, out_shape, dtype) ->
     return np.stack(columns, axis=-1).reshape(tuple(out_shape) + point.shape)
 
 
+CHECK_PASSES = 10_000  # check's methods go element by element: more would take minutes
+
+
 def check(
     bound: Bound,
     of: str | None = None,
@@ -440,6 +449,14 @@ def check(
     targets = _targets(bound, wrt)
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
+    n_in = sum(bound.arrays[t].size for t in targets)
+    limits.check_elements(out.numel() * n_in, f"the Jacobian of {name}")
+    if max(n_in, out.numel()) > CHECK_PASSES:
+        raise GradcliError(
+            f"check runs one pass per element: {name} has {out.numel():,} elements and the "
+            f"inputs {n_in:,}; it checks at most {CHECK_PASSES:,}",
+            hint="check a smaller instance of the program; `jacobian` computes large ones",
+        )
     methods: dict[str, dict[str, np.ndarray]] = {
         "reverse": {},
         "forward": {},

@@ -12,13 +12,16 @@ import io
 import json
 import math
 import sys
+import zipfile
 import zlib
 from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from . import limits
 from .errors import GradcliError
 
 VALUE_SYNTAX = (
@@ -28,21 +31,17 @@ VALUE_SYNTAX = (
 )
 
 
-MAX_ELEMENTS = 100_000_000  # 800 MB of float64: a calculator's value, not a data set
-
-
 def _sizes(args: list, what: str) -> tuple[int, ...]:
     if len(args) == 1 and isinstance(args[0], list):
         args = args[0]
     for n in args:
         if not isinstance(n, (int, float)) or not math.isfinite(n) or n != int(n) or n < 0:
-            raise GradcliError(f"{what}: sizes must be non-negative whole numbers, got {args}")
+            raise GradcliError(
+                f"{what}: sizes must be non-negative whole numbers, got {args}",
+                hint=f"e.g. {what}(2, 3)",
+            )
     sizes = tuple(int(n) for n in args)
-    if math.prod(sizes) > MAX_ELEMENTS:
-        raise GradcliError(
-            f"{what}{sizes} would have {math.prod(sizes):,} elements",
-            hint=f"gradcli takes values of at most {MAX_ELEMENTS:,} elements",
-        )
+    limits.check_elements(math.prod(sizes), f"{what}{sizes}")
     return sizes
 
 
@@ -56,6 +55,7 @@ def _eye(args: list, rng) -> np.ndarray:
     sizes = _sizes(args, "eye")
     if len(sizes) not in (1, 2):
         raise GradcliError("eye takes one or two sizes, e.g. eye(3) or eye(2, 3)")
+    limits.check_elements(sizes[0] * sizes[-1], f"eye{sizes}")
     return np.eye(*sizes)
 
 
@@ -66,8 +66,9 @@ def _arange(args: list, rng) -> np.ndarray:
     if not all(isinstance(a, (int, float)) for a in (start, end, step)):
         raise GradcliError("arange takes numbers, e.g. arange(0, 1, 0.25)")
     count = (end - start) / step
-    if not math.isfinite(count) or count > MAX_ELEMENTS:
-        raise GradcliError(f"arange{tuple(args)} would be too long or endless")
+    if not math.isfinite(count):
+        raise GradcliError(f"arange{tuple(args)} would be endless", hint="give finite numbers")
+    limits.check_elements(max(math.ceil(count), 0), f"arange{tuple(args)}")
     return np.arange(*args, dtype=float)
 
 
@@ -105,7 +106,11 @@ def generator_for(name: str, seed: int) -> np.random.Generator:
 def _rectangular(nested: Any) -> np.ndarray:
     try:
         array = np.array(nested, dtype=float)
-    except ValueError:
+    except ValueError as exc:
+        if "maximum number of dimension" in str(exc):
+            raise GradcliError(
+                f"the lists are nested too deeply for an array ({exc})", hint=VALUE_SYNTAX
+            ) from None
         raise GradcliError(
             "the rows of a nested list must all have the same length", hint=VALUE_SYNTAX
         ) from None
@@ -204,18 +209,22 @@ def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np
     if not text:
         raise GradcliError(f"the value of {name} is empty", hint=VALUE_SYNTAX)
     if text == "-":
-        source = (stdin or sys.stdin).read()
-        return _from_json(source, f"{name} (stdin)")
+        return _from_json(read_data(stdin or sys.stdin, f"{name} (stdin)"), f"{name} (stdin)")
     if text.startswith("@"):
         return _from_file(text[1:], name)
+    limits.check_length(text, f"the value of {name}")
     try:
         tree = ast.parse(text, mode="eval").body
     except SyntaxError as exc:
         raise GradcliError(
-            f"cannot read the value of {name}",
+            f"cannot read the value of {name}: {exc.msg}",
             source=text,
             column=max((exc.offset or 1) - 1, 0),
             hint=VALUE_SYNTAX,
+        ) from None
+    except (RecursionError, MemoryError):
+        raise GradcliError(
+            f"the value of {name} is nested too deeply to read", hint=VALUE_SYNTAX
         ) from None
     if isinstance(tree, ast.Call):
         array, _ = parse_constructor(tree, text, generator_for(name, seed), allowed_keywords=())
@@ -233,7 +242,28 @@ def _has_bool(value: Any) -> bool:
     return isinstance(value, bool)
 
 
+# A number in a text file takes at least two characters ("1,"); allow long ones, but not a
+# file whose text alone could not fit in memory once read.
+_CHARACTERS_PER_NUMBER = 64
+
+
+def read_data(stream, name: str) -> str:
+    """All of a text stream of numbers, refusing one too large for ``--max-elements``
+    before it is read."""
+    most = _CHARACTERS_PER_NUMBER * limits.current().max_elements
+    text = stream.read(most + 1)
+    if len(text) > most:
+        raise GradcliError(
+            f"{name} holds more than {most:,} characters, more numbers than --max-elements "
+            f"allows ({limits.current().max_elements:,})",
+            hint="raise --max-elements, or give the values as a .npy file",
+        )
+    return text
+
+
 def _from_json(source: str, name: str) -> np.ndarray:
+    # every number but the last in a list is followed by a comma: an upper bound, cheaply
+    limits.check_elements(source.count(",") + 1, name)
     try:
         value = json.loads(source)
     except json.JSONDecodeError as exc:
@@ -241,13 +271,17 @@ def _from_json(source: str, name: str) -> np.ndarray:
             f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
             hint="give a number or nested lists, e.g. [[1, 2], [3, 4]]",
         ) from None
+    except RecursionError:
+        raise GradcliError(
+            f"{name}: the JSON lists are nested too deeply",
+            hint="give a number or nested lists, e.g. [[1, 2], [3, 4]]",
+        ) from None
     if isinstance(value, dict):
         raise GradcliError(
             f"{name}: expected a number or a list in JSON, got an object",
             hint="give a number or nested lists, e.g. [[1, 2], [3, 4]]",
         )
-    value = _json_numbers(value)
-    return _rectangular(value)
+    return _rectangular(_json_numbers(value))
 
 
 def _json_numbers(value: Any) -> Any:
@@ -257,58 +291,131 @@ def _json_numbers(value: Any) -> Any:
     if isinstance(value, str) and value in ("nan", "inf", "-inf"):
         return float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise GradcliError(f"expected numbers, got {value!r}", hint=VALUE_SYNTAX)
+        raise GradcliError(f"expected numbers, got {value!r}"[:200], hint=VALUE_SYNTAX)
     return value
 
 
 def _from_file(spec: str, name: str) -> np.ndarray:
+    """``@path`` (.npy, .npz, .csv, .json) or ``@path.npz:KEY``; nothing is ever unpickled."""
     key = None
     path_text = spec
     if ".npz:" in spec:
         path_text, key = spec.split(".npz:", 1)
         path_text += ".npz"
-    path = Path(path_text)
-    if not path.is_file():
-        raise GradcliError(f"{name}: no such file: {path_text}", hint=VALUE_SYNTAX)
+    path = _existing(path_text, name)
     suffix = path.suffix.lower()
-    try:
+    what = f"{name} ({path_text})"
+    with _reading(path_text, name):
         if suffix == ".npy":
-            array = np.load(path, allow_pickle=False)
-        elif suffix == ".npz":
-            with np.load(path, allow_pickle=False) as archive:
-                keys = list(archive.keys())
-                if key is None:
-                    if len(keys) != 1:
-                        raise GradcliError(
-                            f"{name}: {path_text} holds {len(keys)} arrays; name one",
-                            hint=f"write @{path_text}:KEY with KEY one of {', '.join(keys)}",
-                        )
-                    key = keys[0]
+            with path.open("rb") as f:
+                _check_npy_header(f, what)
+            return np.load(path, allow_pickle=False).astype(float)
+        if suffix == ".npz":
+            with open_archive(path_text, name) as archive:
+                keys = archive.files
+                if key is None and len(keys) != 1:
+                    raise GradcliError(
+                        f"{what}: the archive holds {len(keys)} arrays; name one",
+                        hint=f"write @{path_text}:KEY with KEY one of {', '.join(keys)}",
+                    )
+                key = keys[0] if key is None else key
                 if key not in keys:
                     raise GradcliError(
-                        f"{name}: {path_text} has no array {key!r}",
-                        hint=f"its arrays are {', '.join(keys)}",
+                        f"{what}: the archive has no array {key!r}",
+                        hint=f"its arrays are {', '.join(keys) or '(none)'}",
                     )
-                array = archive[key]
-        elif suffix == ".json":
-            return _from_json(path.read_text(), f"{name} ({path_text})")
-        elif suffix == ".csv":
-            return _from_csv(path.read_text(), f"{name} ({path_text})")
-        else:
-            raise GradcliError(f"{name}: unknown file type {suffix or '(none)'}", hint=VALUE_SYNTAX)
-    except (OSError, ValueError) as exc:
-        raise GradcliError(f"{name}: cannot read {path_text}: {exc}") from None
-    if array.dtype.kind not in "iuf":
-        raise GradcliError(f"{name}: {path_text} holds {array.dtype} values, not numbers")
-    return array.astype(float)
+                return archive[key].astype(float)
+        if suffix in (".json", ".csv"):
+            with path.open(encoding="utf-8") as f:
+                text = read_data(f, what)
+            return _from_json(text, what) if suffix == ".json" else _from_csv(text, what)
+    raise GradcliError(
+        f"{name}: unknown file type {suffix or '(none)'} for {path_text}", hint=VALUE_SYNTAX
+    )
+
+
+def _existing(path_text: str, name: str) -> Path:
+    path = Path(path_text)
+    if not path.exists():
+        raise GradcliError(f"{name}: no such file: {path_text}", hint=VALUE_SYNTAX)
+    if not path.is_file():
+        raise GradcliError(f"{name}: {path_text} is not a regular file", hint=VALUE_SYNTAX)
+    return path
+
+
+@contextmanager
+def _reading(path_text: str, name: str):
+    """A file that cannot be read (or is damaged) is the user's error, named with its path."""
+    try:
+        yield
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise GradcliError(
+            f"{name}: cannot read {path_text}: {exc}",
+            hint="give a .npy or .npz file written by numpy.save or numpy.savez, "
+            "or a .csv or .json file of numbers",
+        ) from None
+
+
+@contextmanager
+def open_archive(path_text: str, name: str):
+    """A .npz archive, open, after checking every member's header: numbers only, within
+    ``--max-elements``. Reading its arrays inside the ``with`` reports errors as the user's."""
+    path = _existing(path_text, name)
+    what = f"{name} ({path_text})"
+    with _reading(path_text, name):
+        if not zipfile.is_zipfile(path):
+            raise GradcliError(
+                f"{what}: not a .npz archive, or a damaged one", hint="write it with numpy.savez"
+            )
+        with np.load(path, allow_pickle=False) as archive:
+            for key in archive.files:
+                with archive.zip.open(f"{key}.npy") as member:
+                    _check_npy_header(member, f"{what}:{key}")
+            yield archive
+
+
+def _check_npy_header(f, what: str) -> None:
+    """Read a .npy header and refuse, before any data is read, what gradcli will not load:
+    anything but numbers (Python objects would be unpickled), or too many elements."""
+    try:
+        version = np.lib.format.read_magic(f)
+    except ValueError:
+        raise GradcliError(
+            f"{what}: not a NumPy .npy file (it does not start with numpy's magic string)",
+            hint="write it with numpy.save; gradcli never reads pickles",
+        ) from None
+    read = (
+        np.lib.format.read_array_header_1_0
+        if version == (1, 0)
+        else np.lib.format.read_array_header_2_0
+    )
+    shape, _, dtype = read(f)
+    if dtype.hasobject:
+        raise GradcliError(
+            f"{what} holds Python objects (stored as a pickle), which gradcli never loads",
+            hint="save a numeric array, e.g. numpy.save(path, values.astype(float))",
+        )
+    if dtype.kind not in "iuf":
+        raise GradcliError(
+            f"{what} holds {dtype} values, not numbers", hint="save integers or floats"
+        )
+    limits.check_elements(math.prod(shape), what)
 
 
 def _from_csv(source: str, name: str) -> np.ndarray:
-    rows = [row for row in csv.reader(io.StringIO(source)) if row and any(c.strip() for c in row)]
-    try:
-        values = [[float(cell) for cell in row] for row in rows]
-    except ValueError as exc:
-        raise GradcliError(f"{name}: not a table of numbers: {exc}") from None
+    values, count = [], 0
+    for row in csv.reader(io.StringIO(source)):
+        if not row or not any(c.strip() for c in row):
+            continue
+        count += len(row)
+        limits.check_elements(count, name)
+        try:
+            values.append([float(cell) for cell in row])
+        except ValueError as exc:
+            raise GradcliError(
+                f"{name}: row {len(values) + 1} is not all numbers: {exc}",
+                hint="write one row of comma-separated numbers per line",
+            ) from None
     array = _rectangular(values)
     if array.ndim == 2 and array.shape[0] == 1:
         return array[0]

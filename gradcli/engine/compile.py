@@ -29,6 +29,7 @@ class Tape:
     constants: tuple[tuple[int, np.ndarray], ...]
     steps: tuple[tuple, ...]  # (name, numpy function, argument slots, parameters, result slot)
     ranks: tuple[int, ...]  # the number of dimensions of each slot, as traced
+    largest: int  # the most elements of any slot, as traced: a batch of B holds B times this
 
     def run(self, *arrays: np.ndarray) -> list[np.ndarray]:
         slots: list = [None] * self.size
@@ -115,7 +116,8 @@ def _simplify(tracer: _Tracer, inputs: tuple, outputs: tuple) -> Tape:
     kept.reverse()
     used_constants = tuple((s, v) for s, v in constants.items() if s in needed)
     ranks = tuple(np.ndim(a) for a in tracer.keep)
-    return Tape(len(tracer.keep), inputs, outputs, used_constants, tuple(kept), ranks)
+    largest = max((np.size(a) for a in tracer.keep), default=1)
+    return Tape(len(tracer.keep), inputs, outputs, used_constants, tuple(kept), ranks, largest)
 
 
 # -- replaying a tape over a leading batch dimension ---------------------------------------------
@@ -234,6 +236,12 @@ def _batched_matmul(values, batched, ranks, size):
     if a_vector:
         out = out[..., 0, :] if not b_vector else out[..., 0]
     return out
+
+
+def batch_size(tape: Tape, max_elements: int | None) -> int | None:
+    """How many points one batched replay of ``tape`` may take, so that no slot holds more
+    than ``max_elements`` (None: no limit)."""
+    return None if max_elements is None else max(1, max_elements // max(tape.largest, 1))
 
 
 def run_batched(tape: Tape, arrays: Sequence[np.ndarray], batched: Sequence[bool]) -> list:

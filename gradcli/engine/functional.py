@@ -90,12 +90,14 @@ def jacobian(
     inputs: Inputs,
     strategy: str = "reverse-mode",
     vectorize: bool = False,
+    max_batch_elements: int | None = None,
 ):
     """d func / d inputs, laid out as output.shape + input.shape (one per input).
 
     ``strategy`` is "reverse-mode" (a backward pass per output element) or "forward-mode" (a
     forward pass per input element). With ``vectorize`` the pass is traced once and replayed
-    with all basis vectors at once along a batch dimension (``compile.run_batched``); a
+    with all basis vectors at once along a batch dimension (``compile.run_batched``), in
+    chunks small enough that no batched value has more than ``max_batch_elements``; a
     computation that cannot be batched falls back to one pass per basis vector.
     """
     if strategy not in ("reverse-mode", "forward-mode"):
@@ -105,7 +107,7 @@ def jacobian(
         from .compile import NotBatchable
 
         try:
-            blocks = _batched_jacobian(func, inputs, strategy)
+            blocks = _batched_jacobian(func, inputs, strategy, max_batch_elements)
         except NotBatchable:
             blocks = _looped_jacobian(func, inputs, strategy)
     else:
@@ -144,15 +146,14 @@ def _looped_jacobian(func, inputs, strategy) -> tuple[np.ndarray, ...]:
     return tuple(blocks)
 
 
-def _batched_jacobian(func, inputs, strategy) -> tuple[np.ndarray, ...]:
+def _batched_jacobian(func, inputs, strategy, max_elements) -> tuple[np.ndarray, ...]:
     """All basis vectors in one replay: a batched VJP (reverse) or batched JVPs (forward)."""
-    from .compile import run_batched, trace
+    from .compile import trace
 
     _, xs = _leaves(inputs, requires_grad=False)
     arrays = [x.data for x in xs]
     with set_grad_enabled(False):
         out_shape, out_dtype = (lambda o: (o.shape, o.dtype))(func(*[Tensor(a) for a in arrays]))
-    n_out = int(np.prod(out_shape))
     if strategy == "reverse-mode":
 
         def cotangent_pass(seed, *values):
@@ -161,8 +162,7 @@ def _batched_jacobian(func, inputs, strategy) -> tuple[np.ndarray, ...]:
             return list(_reverse(func(*values), values, seed))
 
         tape = trace(cotangent_pass, np.zeros(out_shape, out_dtype), *arrays)
-        seeds = np.eye(n_out, dtype=out_dtype).reshape((n_out,) + out_shape)
-        rows = run_batched(tape, [seeds, *arrays], [True] + [False] * len(arrays))
+        rows = _replay_basis(tape, out_shape, out_dtype, arrays, max_elements)
         return tuple(np.asarray(r).reshape(out_shape + x.shape) for r, x in zip(rows, xs))
     blocks = []
     for i, x in enumerate(xs):
@@ -174,11 +174,30 @@ def _batched_jacobian(func, inputs, strategy) -> tuple[np.ndarray, ...]:
             return [jvp(func, values, tangents)[1]]
 
         tape = trace(tangent_pass, np.zeros(x.shape, x.dtype), *arrays)
-        basis = np.eye(x.numel(), dtype=x.dtype).reshape((x.numel(),) + x.shape)
-        (columns,) = run_batched(tape, [basis, *arrays], [True] + [False] * len(arrays))
+        (columns,) = _replay_basis(tape, x.shape, x.dtype, arrays, max_elements)
         columns = np.moveaxis(np.asarray(columns).reshape((x.numel(),) + out_shape), 0, -1)
         blocks.append(columns.reshape(out_shape + x.shape))
     return tuple(blocks)
+
+
+def _replay_basis(tape, shape, dtype, arrays, max_elements) -> list[np.ndarray]:
+    """Replay ``tape`` with every basis vector of ``shape`` as its first, batched, input.
+
+    The basis goes in chunks (each built only when its turn comes) small enough that no
+    batched value holds more than ``max_elements``; the outputs are joined again.
+    """
+    from .compile import batch_size, run_batched
+
+    n = int(np.prod(shape))
+    chunk = batch_size(tape, max_elements) or max(n, 1)
+    flags = [True] + [False] * len(arrays)
+    parts = []
+    for start in range(0, max(n, 1), chunk):
+        stop = min(start + chunk, n)
+        basis = np.zeros((stop - start, n), dtype)
+        basis[np.arange(stop - start), np.arange(start, stop)] = 1
+        parts.append(run_batched(tape, [basis.reshape((stop - start, *shape)), *arrays], flags))
+    return [np.concatenate(column) for column in zip(*parts)]
 
 
 def hessian(func: Callable[..., Tensor], inputs: Inputs):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from .. import limits
 from .parse import to_ir, to_sympy
 from .program import Assignment, Program
 from .validate import check, split_statements
@@ -11,6 +12,7 @@ from .validate import check, split_statements
 
 def parse_program(source: str) -> Program:
     """Parse a whole program; raises ``GradcliError`` naming the statement at fault."""
+    limits.check_length(source, "the program")
     assignments = []
     defined: dict[str, int] = {}
     checked_all = [_guarded(s, check, s) for s in split_statements(source)]

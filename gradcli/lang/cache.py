@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, limits
 from .functions import FUNCTIONS
 from .program import Program
 
@@ -33,12 +33,15 @@ IR_FORMAT = 4  # 4: no sympy_text
 
 
 def _path(source: str) -> Path:
-    digest = hashlib.sha256(f"{__version__}\0{IR_FORMAT}\0{source}".encode()).hexdigest()
+    # the depth limit decides whether a text parses: a run under another limit parses afresh
+    depth = limits.current().max_depth
+    digest = hashlib.sha256(f"{__version__}\0{IR_FORMAT}\0{depth}\0{source}".encode()).hexdigest()
     return cache_dir() / f"program-{digest[:32]}.json"
 
 
 def load_program(source: str, use_cache: bool = True) -> Program:
     """The parsed program of ``source``, from the cache when possible."""
+    limits.check_length(source, "the program")
     path = _path(source)
     if use_cache:
         try:

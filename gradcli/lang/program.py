@@ -6,12 +6,14 @@ cached program needs neither sympy nor the validator.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import engine as gc
+from .. import limits
 from ..errors import GradcliError
 from ..values import generator_for, parse_constructor
 from . import diagnose
@@ -301,6 +303,12 @@ class _Evaluator:
         raise self.fail(f"{name!r} has no value", hint=f"give it with -i {name}=VALUE")
 
     def apply(self, function: str, call, args: list):
+        size = _result_elements(function, args)
+        if size is not None:
+            try:
+                limits.check_elements(size, f"the result of {function}")
+            except GradcliError as exc:
+                raise self.fail(exc.message, function, exc.hint) from None
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -320,3 +328,20 @@ class _Evaluator:
                     diagnose.forward_message(self.assignment.statement, function, found)
                 )
         return result
+
+
+def _result_elements(function: str, args: list) -> int | None:
+    """How many elements ``function(*args)`` will make, worked out before it runs (None when
+    the shapes do not fit: the operation itself then says why)."""
+    if function in ("stack", "cat"):
+        return sum(t.numel() for t in args[0])
+    shapes = [a.shape for a in args if isinstance(a, gc.Tensor)]
+    try:
+        if function == "matmul" and len(shapes) == 2 and all(shapes):
+            a, b = shapes
+            batch = np.broadcast_shapes(a[:-2], b[:-2])
+            return math.prod(batch) * (a[-2] if len(a) > 1 else 1) * (b[-1] if len(b) > 1 else 1)
+        # everything else is element-wise (broadcasting) or makes no more than it is given
+        return math.prod(np.broadcast_shapes(*shapes)) if shapes else None
+    except ValueError:
+        return None

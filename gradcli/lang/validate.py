@@ -16,8 +16,10 @@ import ast
 import difflib
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 
+from .. import limits
 from ..errors import GradcliError
 from ..values import CONSTRUCTORS
 from . import functions as F
@@ -90,6 +92,7 @@ def split_statements(source: str) -> list[Statement]:
     """Statements in order: split at newlines and ``;``, ``#`` starts a comment."""
     statements = []
     for line_number, line in enumerate(source.splitlines(), start=1):
+        _check_characters(line, line_number)
         code = line.split("#", 1)[0]
         for part in code.split(";"):
             text = part.strip()
@@ -100,6 +103,52 @@ def split_statements(source: str) -> list[Statement]:
             "the program is empty", hint="write statements like: y = x + 2; out = mean(y)"
         )
     return statements
+
+
+# Characters that look like operators but are not: the usual ones from word processors and
+# mathematical text. (Full-width forms such as '＋' are found through NFKC.)
+_LOOKALIKES = {
+    "\u2212": "-", "\u2013": "-", "\u2014": "-", "\u2010": "-", "\u2011": "-",
+    "\u00d7": "*", "\u2217": "*", "\u22c5": "*", "\u00b7": "*", "\u2219": "*",
+    "\u00f7": "/", "\u2215": "/", "\u2044": "/",
+    "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+    "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u3000": " ",
+}  # fmt: skip
+# Bidirectional controls can make a line display otherwise than it reads ("Trojan Source"),
+# even inside a comment: they are refused anywhere.
+_BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+
+
+def _character_name(c: str) -> str:
+    return f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed character')}"
+
+
+def _check_characters(line: str, number: int) -> None:
+    """Refuse invisible characters, and characters that only look like operators.
+
+    Letters of any script are allowed in names, as in Python (``α = 2*x``).
+    """
+    in_comment = False
+    for column, c in enumerate(line):
+        in_comment = in_comment or c == "#"
+        if c.isascii() and (c.isprintable() or c == "\t"):
+            continue
+        if c in _BIDI or (not in_comment and (c in _LOOKALIKES or not ("a" + c).isidentifier())):
+            meant = _LOOKALIKES.get(c) or unicodedata.normalize("NFKC", c)
+            hint = (
+                f"did you mean {meant!r}?"
+                if meant != c and meant.isascii() and meant.isprintable()
+                else "retype the line with plain characters"
+            )
+            invisible = not c.isprintable() or c in _BIDI
+            kind = "an invisible character" if invisible else "the character"
+            raise GradcliError(
+                f"{kind} {_character_name(c)} is not part of the language",
+                where=f"line {number}, column {column + 1}",
+                source=line.encode("unicode_escape").decode() if c in _BIDI else line,
+                column=None if c in _BIDI else column,
+                hint=hint,
+            )
 
 
 @dataclass(frozen=True)
@@ -369,9 +418,15 @@ def check(statement: Statement) -> Checked:
     try:
         tree = ast.parse(statement.text, mode="exec")
     except SyntaxError as exc:
+        hint = _SPLIT_HINT if "nested" in exc.msg else _LANGUAGE_HINT
         raise statement.error(
-            f"syntax error: {exc.msg}", max((exc.offset or 1) - 1, 0), _LANGUAGE_HINT
+            f"syntax error: {exc.msg}", max((exc.offset or 1) - 1, 0), hint
         ) from None
+    except (RecursionError, MemoryError):  # Python's parser gives up on very deep nesting
+        raise statement.error(
+            "the expression is nested too deeply to parse", 0, _SPLIT_HINT
+        ) from None
+    _check_depth(statement, tree)
     body = tree.body
     if len(body) != 1 or not isinstance(body[0], ast.Assign):
         raise statement.error(
@@ -407,6 +462,32 @@ def check(statement: Statement) -> Checked:
     checker = _Checker(statement)
     expression = checker.expression(value)
     return Checked(statement, target, expression, None, tuple(checker.names), checker.columns)
+
+
+_SPLIT_HINT = "split it into several statements, e.g. s1 = a + b + c; s2 = s1 + d + e"
+
+
+def _check_depth(statement: Statement, tree: ast.AST) -> None:
+    """Refuse an expression whose operations nest deeper than ``--max-depth``.
+
+    Walks the tree without recursion, so that no depth can overflow the walk itself; the
+    checks after this one, and sympy's parser, recurse once per level.
+    """
+    limit = limits.current().max_depth
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, ast.expr) and not isinstance(node, (ast.Name, ast.Constant)):
+            depth += 1
+            if depth > limit:
+                column = len(statement.text.encode()[: node.col_offset].decode(errors="ignore"))
+                raise statement.error(
+                    f"the expression nests operations more than {limit} deep",
+                    column,
+                    f"{_SPLIT_HINT}; or raise --max-depth (at most {limits.DEPTH_CEILING}, "
+                    "where Python's parser, which sympy's runs on, stops)",
+                )
+        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
 
 
 def element_of(name: str) -> tuple[str, int] | None:

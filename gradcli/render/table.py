@@ -6,6 +6,7 @@ Jacobians are laid out as a matrix whose rows and columns are labelled by elemen
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 
@@ -38,7 +39,7 @@ def console(file=None) -> Console:
 def show(out: Console, table: Table) -> None:
     """Print a table whole: off a terminal, the width grows to fit it rather than cut digits."""
     if not out.is_terminal:
-        needed = out.measure(table).maximum
+        needed = out.measure(table, options=out.options.update(width=1_000_000)).maximum
         if needed > out.width:
             out.width = needed
             out.print(table)
@@ -53,17 +54,43 @@ def _cells(array) -> np.ndarray:
     return array if array.dtype == object else array.astype(float)
 
 
-def _indices(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
-    return list(np.ndindex(*shape)) if shape else [()]
+SUMMARY_CELLS = 1000  # a larger table shows its edges only, as numpy prints large arrays
+EDGE = 5  # rows and columns kept at each edge of a summarised table
 
 
-def _matrix_table(array: np.ndarray, row_labels, column_labels, precision) -> Table:
+def _kept(n: int, summarise: bool) -> list[int | None]:
+    """The indices a table shows: all, or the edges with None where the rest is left out."""
+    if not summarise or n <= 2 * EDGE:
+        return list(range(n))
+    return [*range(EDGE), None, *range(n - EDGE, n)]
+
+
+def _label(name: str, shape: tuple[int, ...]):
+    """The element label of flat index i of an array of ``shape``: ``x[0,2]``."""
+    return lambda i: element_label(name, tuple(int(k) for k in np.unravel_index(i, shape)))
+
+
+def _bracketed(shape: tuple[int, ...]):
+    return lambda i: element_label("", tuple(int(k) for k in np.unravel_index(i, shape)))
+
+
+def _matrix_table(matrix: np.ndarray, row_label, column_label, format_cell) -> Table:
+    """A grid of ``format_cell(value)``; rows and columns named by ``row_label(i)`` and
+    ``column_label(j)``. Beyond ``SUMMARY_CELLS`` cells only the edges are shown."""
+    summarise = matrix.size > SUMMARY_CELLS
+    rows, columns = _kept(matrix.shape[0], summarise), _kept(matrix.shape[1], summarise)
     table = Table(show_edge=True, pad_edge=True)
     table.add_column("", style="bold")
-    for label in column_labels:
-        table.add_column(label, justify="right", overflow="fold")
-    for label, row in zip(row_labels, array):
-        table.add_row(label, *(cell(v, precision) for v in row))
+    for j in columns:
+        table.add_column("…" if j is None else column_label(j), justify="right", overflow="fold")
+    for i in rows:
+        if i is None:
+            table.add_row("…", *("…" for _ in columns))
+            continue
+        cells = ("…" if j is None else format_cell(matrix[i, j]) for j in columns)
+        table.add_row(row_label(i), *cells)
+    if summarise:
+        table.caption = f"{matrix.size:,} values, edges shown: --format json or csv gives all"
     return table
 
 
@@ -76,15 +103,15 @@ def array_table(name: str, array: np.ndarray | None, precision: int) -> Table | 
     if array is None:
         return None
     array = _cells(array)
+    number = lambda v: cell(v, precision)  # noqa: E731
     if array.ndim == 0:
-        return _matrix_table(array.reshape(1, 1), [name], ["value"], precision)
+        return _matrix_table(array.reshape(1, 1), lambda i: name, lambda j: "value", number)
     if array.ndim == 1:
-        columns = [f"[{i}]" for i in range(array.shape[0])]
-        return _matrix_table(array.reshape(1, -1), [name], columns, precision)
-    lead = _indices(array.shape[:-1])
-    rows = [f"[{','.join(str(i) for i in index)}]" for index in lead]
-    columns = [f"[{j}]" for j in range(array.shape[-1])]
-    return _matrix_table(array.reshape(len(lead), array.shape[-1]), rows, columns, precision)
+        return _matrix_table(array.reshape(1, -1), lambda i: name, _bracketed(array.shape), number)
+    lead = array.shape[:-1]
+    return _matrix_table(
+        array.reshape(-1, array.shape[-1]), _bracketed(lead), _bracketed(array.shape[-1:]), number
+    )
 
 
 def heatmap_cell(value: float, scale: float, colour: bool, precision: int) -> Text:
@@ -113,35 +140,31 @@ def jacobian_table(
     """A Jacobian as a matrix with element labels: rows of the output, columns of the input."""
     out_shape = result.values[result.output].shape
     if result.transposed:
-        in_shape = array.shape[: array.ndim - len(out_shape)]
-        row_names = [element_label(name, i) for i in _indices(in_shape)]
-        column_names = [element_label(result.output, i) for i in _indices(out_shape)]
+        row_shape = array.shape[: array.ndim - len(out_shape)]
+        rows, columns = _label(name, row_shape), _label(result.output, out_shape)
+        column_shape = out_shape
     else:
-        in_shape = array.shape[len(out_shape) :]
-        row_names = [element_label(result.output, i) for i in _indices(out_shape)]
-        column_names = [element_label(name, i) for i in _indices(in_shape)]
-    matrix = _cells(array).reshape(len(row_names), len(column_names))
+        row_shape, column_shape = out_shape, array.shape[len(out_shape) :]
+        rows, columns = _label(result.output, out_shape), _label(name, column_shape)
+    matrix = _cells(array).reshape(math.prod(row_shape), math.prod(column_shape))
     if not heatmap or matrix.dtype == object:
-        return _matrix_table(matrix, row_names, column_names, precision)
+        return _matrix_table(matrix, rows, columns, lambda v: cell(v, precision))
     finite = np.abs(matrix[np.isfinite(matrix)])
     scale = float(finite.max()) if finite.size else 0.0
-    table = Table(show_edge=True, pad_edge=True)
-    table.add_column("", style="bold")
-    for label in column_names:
-        table.add_column(label, justify="right", overflow="fold")
-    for label, row in zip(row_names, matrix):
-        table.add_row(label, *(heatmap_cell(float(v), scale, colour, precision) for v in row))
-    return table
+    return _matrix_table(
+        matrix, rows, columns, lambda v: heatmap_cell(float(v), scale, colour, precision)
+    )
 
 
 def hessian_table(pair: str, array: np.ndarray, precision) -> Table:
     """A Hessian block as a matrix: rows by elements of the first input, columns by the second."""
     first, second = pair.split(",")
     half = array.ndim // 2
-    rows = [element_label(first, i) for i in _indices(array.shape[:half])]
-    columns = [element_label(second, i) for i in _indices(array.shape[half:])]
-    matrix = _cells(array).reshape(len(rows), len(columns))
-    return _matrix_table(matrix, rows, columns, precision)
+    rows, columns = array.shape[:half], array.shape[half:]
+    matrix = _cells(array).reshape(math.prod(rows), math.prod(columns))
+    return _matrix_table(
+        matrix, _label(first, rows), _label(second, columns), lambda v: cell(v, precision)
+    )
 
 
 def print_tables(result: Result, precision: int, file=None, heatmap: bool = False) -> None:

@@ -8,6 +8,8 @@ import io
 import pytest
 from rich.cells import cell_len
 
+from gradcli.render import format_number
+
 NETWORK = ["grad", "-f", "samples/neural_network.gc"]
 FIRST = ["grad", "-f", "samples/first_example.gc", "--show", "y,z"]
 
@@ -32,8 +34,8 @@ def test_table_output_is_the_same_whatever_the_terminal_settings(cli):
 
 @pytest.mark.parametrize(
     "args",
-    [FIRST, NETWORK, ["jacobian", "-f", "samples/log_general_case.gc"]],
-    ids=["first", "network", "log-jacobian"],
+    [FIRST, ["jacobian", "-f", "samples/log_general_case.gc"]],
+    ids=["first", "log-jacobian"],
 )
 def test_tables_are_plain_and_at_most_100_columns_when_not_a_terminal(cli, args):
     result = cli(*args)
@@ -44,11 +46,24 @@ def test_tables_are_plain_and_at_most_100_columns_when_not_a_terminal(cli, args)
     assert "┏" in result.stdout, "rich tables are drawn"
 
 
-def test_wide_tables_do_not_truncate_numbers(cli):
-    """Off a terminal a wide table widens the output instead of cutting digits."""
+def test_wide_tables_widen_the_output_instead_of_folding_numbers(cli, cli_json):
+    """Off a terminal a table too wide for 100 columns is printed wider, every number whole."""
     result = cli(*NETWORK)
     assert result.exit_code == 0
+    assert max(cell_len(line) for line in result.stdout.splitlines()) > 100
     assert "…" not in result.stdout
+    cells = {c.strip() for line in result.stdout.splitlines() for c in line.split("│")}
+    grads = cli_json(*NETWORK)["grads"]
+    numbers = [v for rows in grads["W"] for v in rows]
+    assert numbers and all(format_number(v, 4) in cells for v in numbers)
+
+
+def test_large_values_are_summarised_in_tables_and_whole_in_json(cli, cli_json):
+    args = ["eval", "-e", "y = x * 2", "--x", "arange(5000)"]
+    table = cli(*args).stdout
+    assert "5,000 values, edges shown: --format json or csv gives all" in table
+    assert "[4999]" in table and "9998" in table and "[2500]" not in table
+    assert len(cli_json(*args)["values"]["y"]) == 5000
 
 
 def test_precision_sets_significant_digits_in_tables_and_csv(cli):

@@ -5,10 +5,13 @@ from __future__ import annotations
 import io
 import json
 import math
+import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from gradcli import limits
 from gradcli.errors import GradcliError
 from gradcli.values import CONSTRUCTORS, VALUE_SYNTAX, generator_for, parse_value
 
@@ -272,7 +275,7 @@ def test_csv_shapes(tmp_path):
 
 def test_csv_errors(tmp_path):
     (tmp_path / "text.csv").write_text("1,a\n")
-    assert "not a table of numbers" in error(f"@{tmp_path / 'text.csv'}").message
+    assert "row 1 is not all numbers" in error(f"@{tmp_path / 'text.csv'}").message
     (tmp_path / "ragged.csv").write_text("1,2\n3\n")
     assert "same length" in error(f"@{tmp_path / 'ragged.csv'}").message
 
@@ -288,16 +291,90 @@ def test_json_file(tmp_path):
 def test_file_errors(tmp_path):
     err = error(f"@{tmp_path / 'missing.npy'}")
     assert "x: no such file:" in err.message and err.hint == VALUE_SYNTAX
+    assert "is not a regular file" in error(f"@{tmp_path}").message
     (tmp_path / "a.txt").write_text("1")
     assert "x: unknown file type .txt" in error(f"@{tmp_path / 'a.txt'}").message
     (tmp_path / "noext").write_text("1")
     assert "unknown file type (none)" in error(f"@{tmp_path / 'noext'}").message
     (tmp_path / "broken.npy").write_bytes(b"not numpy")
-    assert "cannot read" in error(f"@{tmp_path / 'broken.npy'}").message
+    assert "not a NumPy .npy file" in error(f"@{tmp_path / 'broken.npy'}").message
     np.save(tmp_path / "bools.npy", np.array([True, False]))
     assert "holds bool values, not numbers" in error(f"@{tmp_path / 'bools.npy'}").message
-    np.save(tmp_path / "objects.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
-    assert "cannot read" in error(f"@{tmp_path / 'objects.npy'}").message
+    np.save(tmp_path / "floats.npy", np.ones(4))
+    (tmp_path / "cut.npy").write_bytes((tmp_path / "floats.npy").read_bytes()[:-1])
+    assert "cannot read" in error(f"@{tmp_path / 'cut.npy'}").message
+    (tmp_path / "latin1.csv").write_bytes(b"1,\xff\n")
+    assert "cannot read" in error(f"@{tmp_path / 'latin1.csv'}").message
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    assert "nested too deeply" in error(f"@{tmp_path / 'deep.json'}").message
+
+
+class _Payload:
+    """Unpickling this would create the file ``target``."""
+
+    def __init__(self, target):
+        self.target = str(target)
+
+    def __reduce__(self):
+        return (open, (self.target, "w"))
+
+
+def test_pickles_are_never_loaded(tmp_path):
+    target = tmp_path / "pwned"
+    objects = np.array([_Payload(target)], dtype=object)
+    np.save(tmp_path / "objects.npy", objects, allow_pickle=True)
+    err = error(f"@{tmp_path / 'objects.npy'}")
+    assert "holds Python objects (stored as a pickle), which gradcli never loads" in err.message
+    (tmp_path / "raw.npy").write_bytes(pickle.dumps(_Payload(target)))
+    assert "not a NumPy .npy file" in error(f"@{tmp_path / 'raw.npy'}").message
+    (tmp_path / "raw.npz").write_bytes(pickle.dumps(_Payload(target)))
+    assert "not a .npz archive" in error(f"@{tmp_path / 'raw.npz'}").message
+    np.savez(tmp_path / "mixed.npz", a=np.ones(2), b=objects)
+    assert "mixed.npz):b holds Python objects" in error(f"@{tmp_path / 'mixed.npz'}:b").message
+    # an archive holding a pickle anywhere is refused whole
+    assert "mixed.npz):b holds Python objects" in error(f"@{tmp_path / 'mixed.npz'}:a").message
+    assert not target.exists()
+
+
+def test_a_corrupt_archive_is_an_error(tmp_path):
+    np.savez(tmp_path / "a.npz", a=np.ones(3))
+    data = (tmp_path / "a.npz").read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])
+    assert "not a .npz archive, or a damaged one" in error(f"@{tmp_path / 'cut.npz'}").message
+    flipped = data.replace(np.ones(3).tobytes(), np.zeros(3).tobytes())  # the CRC no longer fits
+    (tmp_path / "flipped.npz").write_bytes(flipped)
+    assert "cannot read" in error(f"@{tmp_path / 'flipped.npz'}").message
+    np.save(tmp_path / "plain.npy", np.ones(2))
+    (tmp_path / "plain.npz").write_bytes((tmp_path / "plain.npy").read_bytes())
+    assert "not a .npz archive" in error(f"@{tmp_path / 'plain.npz'}").message
+
+
+def test_an_unreadable_file_is_an_error(tmp_path, monkeypatch):
+    (tmp_path / "v.json").write_text("[1, 2]")
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "open", denied)
+    err = error(f"@{tmp_path / 'v.json'}")
+    assert "cannot read" in err.message and "Permission denied" in err.message
+
+
+def test_a_file_too_large_is_refused_before_it_is_loaded(tmp_path, monkeypatch):
+    header = tmp_path / "huge.npy"
+    # only the header of a 10^10-element array: the data is never read
+    with header.open("wb") as f:
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "<f8", "fortran_order": False, "shape": (100_000, 100_000)}
+        )
+    err = error(f"@{header}")
+    assert "would have 10,000,000,000 elements; the limit is 50,000,000" in err.message
+    assert "--max-elements" in err.hint
+    (tmp_path / "many.json").write_text("[" + "1," * 20 + "1]")
+    with limits.using(limits.Limits(max_elements=10)):
+        assert "would have 21 elements" in error(f"@{tmp_path / 'many.json'}").message
+        (tmp_path / "many.csv").write_text("1,2,3\n" * 5)
+        assert "would have 12 elements" in error(f"@{tmp_path / 'many.csv'}").message
 
 
 def test_error_names_the_value():

@@ -1,0 +1,88 @@
+"""The limits that keep any input from eating the machine: sizes, text length, nesting depth.
+
+Each limit has a command-line option (``--max-elements``, ``--max-length``, ``--max-depth``)
+and every error that enforces one names the option that raises it. The limits in force are
+module state, set for the length of one command by ``using``; everything that allocates or
+parses reads them through ``current()``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from .errors import GradcliError
+
+# Python's own parser, which sympy's parser runs on, stops near 200 nested brackets; each
+# nested operation becomes one bracket in the text sympy reads, so this is as deep as it goes.
+DEPTH_CEILING = 190
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How large an input may be, and how much text the parser reads."""
+
+    max_elements: int = 50_000_000  # of any tensor: input, intermediate or result
+    max_length: int = 100_000  # characters of a program, or of one value's text
+    max_depth: int = 100  # operations nested in one another in one expression
+
+    def __post_init__(self):
+        for name, low, high in (
+            ("max_elements", 1, None),
+            ("max_length", 1, None),
+            ("max_depth", 1, DEPTH_CEILING),
+        ):
+            value = getattr(self, name)
+            option = "--" + name.replace("_", "-")
+            if value < low or (high is not None and value > high):
+                bound = f"between {low} and {high}" if high else f"at least {low}"
+                raise GradcliError(f"{option} must be {bound}, got {value}")
+
+
+_current = Limits()
+
+
+def current() -> Limits:
+    """The limits in force."""
+    return _current
+
+
+@contextmanager
+def using(limits: Limits) -> Iterator[None]:
+    """Put ``limits`` in force for the body of the ``with``."""
+    global _current
+    previous, _current = _current, limits
+    try:
+        yield
+    finally:
+        _current = previous
+
+
+def check_elements(count: int, what: str, where: str | None = None) -> None:
+    """Raise before allocating ``what`` when it would have more elements than allowed."""
+    limit = _current.max_elements
+    if count > limit:
+        raise GradcliError(
+            f"{what} would have {count:,} elements; the limit is {limit:,}",
+            where=where,
+            hint=f"raise it with --max-elements {_round_up(count)}, or make the values smaller",
+        )
+
+
+def check_length(text: str, what: str) -> None:
+    """Raise when ``text`` is longer than the parser is allowed to read."""
+    limit = _current.max_length
+    if len(text) > limit:
+        raise GradcliError(
+            f"{what} is {len(text):,} characters long; the limit is {limit:,}",
+            hint=f"raise it with --max-length {_round_up(len(text))}; give large values "
+            "as files (@x.npy)",
+        )
+
+
+def _round_up(count: int) -> int:
+    """A round number at least ``count``, to suggest as a new limit."""
+    step = 10 ** max(len(str(count)) - 2, 0)
+    return math.ceil(count / step) * step
