@@ -61,7 +61,8 @@ Format = Annotated[
     str, typer.Option("--format", help="table, json or csv (graph: table, dot or json).")
 ]
 Precision = Annotated[
-    int, typer.Option("--precision", help="Significant digits in tables and CSV.")
+    int,
+    typer.Option("--precision", min=1, max=17, help="Significant digits in tables and CSV."),
 ]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
 NoCache = Annotated[
@@ -136,8 +137,16 @@ def _guard(debug: bool):
     except typer.Exit:
         raise
     except MemoryError:
-        typer.echo("error: out of memory: the values or the work are too large", err=True)
+        typer.echo(
+            "error: out of memory: the values or the work are too large\n"
+            "hint: make the values smaller, or lower --max-elements so that gradcli refuses "
+            "such sizes before it starts",
+            err=True,
+        )
         raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        raise typer.Exit(130) from None
     except Exception as exc:  # a bug in gradcli, not the user's input
         if debug:
             raise
@@ -158,12 +167,25 @@ def _source(expr: str | None, file: str | None) -> str:
         )
     if expr is not None:
         return expr
+    # never read more than the limit allows: a stream may be endless, a file huge
+    most = limits.current().max_length
     if file == "-":
-        return sys.stdin.read()
+        text = sys.stdin.read(most + 1)
+        if len(text) > most:
+            raise GradcliError(
+                f"the program on stdin is longer than {most:,} characters, the limit",
+                hint="raise it with --max-length",
+            )
+        return text
     path = Path(file)
     if not path.exists():
         raise GradcliError(f"no such program file: {file}")
+    if not path.is_file():
+        raise GradcliError(f"the program file {file} is not a regular file")
     try:
+        size = path.stat().st_size
+        if size > 4 * most:  # UTF-8 takes at most 4 bytes a character
+            limits.check_length(size // 4, f"the program file {file}", "at least ")
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise GradcliError(f"cannot read the program file {file}: {exc}") from None
@@ -242,8 +264,6 @@ class Run:
             raise GradcliError(
                 f"unknown format {self.format!r}", hint=f"use one of {', '.join(FORMATS)}"
             )
-        if self.precision < 1:
-            raise GradcliError("--precision must be at least 1")
         for message in result.warnings:
             typer.echo(f"warning: {message}", err=True)
         render(result, self.format, self.precision, heatmap=heatmap)
@@ -535,8 +555,8 @@ def hvp_command(
 @program_command("check")
 def check_command(
     run: Run,
-    atol: Annotated[float, typer.Option("--atol", help="Absolute tolerance.")] = 1e-5,
-    rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.")] = 1e-3,
+    atol: Annotated[float, typer.Option("--atol", min=0, help="Absolute tolerance.")] = 1e-5,
+    rtol: Annotated[float, typer.Option("--rtol", min=0, help="Relative tolerance.")] = 1e-3,
 ) -> None:
     """The Jacobian four ways: reverse, forward, finite differences, sympy; exit 1 if they differ.
 
@@ -594,7 +614,9 @@ def plot_command(
             "--direction", help="Vary a non-scalar input along a line: input + s * direction."
         ),
     ] = None,
-    points: Annotated[int, typer.Option("--points", help="Number of points.")] = 101,
+    points: Annotated[
+        int, typer.Option("--points", min=2, max=10_000, help="Number of points.")
+    ] = 101,
     out: Annotated[
         str | None, typer.Option("--out", help="Write an image (.png or .svg) with matplotlib.")
     ] = None,

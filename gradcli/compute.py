@@ -6,6 +6,7 @@ Nothing here prints or exits; errors are ``GradcliError`` for the command line t
 from __future__ import annotations
 
 import difflib
+import unicodedata
 import warnings
 from dataclasses import dataclass, field
 
@@ -86,8 +87,22 @@ class Bound:
 
 
 def _did_you_mean(name: str, choices) -> str | None:
+    """A close name among ``choices``; or, for a name that is not plain ASCII, which of its
+    letters only look like ASCII ones (a Cyrillic 'х' is not an 'x')."""
     close = difflib.get_close_matches(name, list(choices), n=1)
-    return f"did you mean {close[0]!r}?" if close else None
+    if close:
+        return f"did you mean {close[0]!r}?"
+    foreign = [c for c in dict.fromkeys(name) if not c.isascii()]
+    if foreign:
+        letters = ", ".join(f"{c!r} is U+{ord(c):04X} {unicodedata.name(c, '?')}" for c in foreign)
+        return f"{name!r} is not plain ASCII: {letters}"
+    return None
+
+
+def _inputs_are(inputs: list[str]) -> str:
+    """The program's inputs, with a note on any name that only looks like ASCII."""
+    notes = [_did_you_mean(name, ()) for name in inputs if not name.isascii()]
+    return "; ".join([f"its inputs are: {', '.join(inputs) or 'none'}", *notes])
 
 
 def bind(
@@ -110,13 +125,13 @@ def bind(
         if name not in used:
             raise GradcliError(
                 f"--wrt names {name!r}, which is not an input of the program",
-                hint=_did_you_mean(name, used) or f"its inputs are: {', '.join(inputs) or 'none'}",
+                hint=_did_you_mean(name, used) or _inputs_are(inputs),
             )
     for name in given:
         if name not in used:
             raise GradcliError(
                 f"a value was given for {name!r}, but the program has no input {name!r}",
-                hint=_did_you_mean(name, used) or f"its inputs are: {', '.join(inputs) or 'none'}",
+                hint=_did_you_mean(name, used) or _inputs_are(inputs),
             )
     arrays, requires_grad = {}, {}
     for name in inputs:
@@ -129,7 +144,10 @@ def bind(
             array, declared_grad = program.declared_value(name, seed)
         else:
             flag = "--x VALUE" if name == "x" else f"-i {name}=VALUE"
-            raise GradcliError(f"no value for the input {name!r}", hint=f"give it with {flag}")
+            hint = f"give it with {flag}"
+            if not name.isascii():
+                hint += f"; note: {_did_you_mean(name, ())}"
+            raise GradcliError(f"no value for the input {name!r}", hint=hint)
         arrays[name] = np.asarray(array, dtype=DTYPES[dtype])
         requires_grad[name] = declared_grad if wrt is None else name in wrt
     return Bound(program, arrays, requires_grad, DTYPES[dtype])
@@ -446,6 +464,11 @@ def check(
     """The Jacobian three or four independent ways, and whether they agree."""
     from .symbolic import symbolic_jacobian
 
+    for option, tolerance in (("--atol", atol), ("--rtol", rtol)):
+        if not (np.isfinite(tolerance) and tolerance >= 0):
+            raise GradcliError(
+                f"{option} must be a finite number >= 0, got {tolerance}", hint="e.g. 1e-5"
+            )
     targets = _targets(bound, wrt)
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)

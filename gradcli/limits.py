@@ -71,13 +71,15 @@ def check_elements(count: int, what: str, where: str | None = None) -> None:
         )
 
 
-def check_length(text: str, what: str) -> None:
-    """Raise when ``text`` is longer than the parser is allowed to read."""
+def check_length(text: str | int, what: str, about: str = "") -> None:
+    """Raise when ``text`` (or a text of that many characters) is longer than the parser is
+    allowed to read."""
+    length = text if isinstance(text, int) else len(text)
     limit = _current.max_length
-    if len(text) > limit:
+    if length > limit:
         raise GradcliError(
-            f"{what} is {len(text):,} characters long; the limit is {limit:,}",
-            hint=f"raise it with --max-length {_round_up(len(text))}; give large values "
+            f"{what} is {about}{length:,} characters long; the limit is {limit:,}",
+            hint=f"raise it with --max-length {_round_up(length)}; give large values "
             "as files (@x.npy)",
         )
 

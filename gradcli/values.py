@@ -167,10 +167,12 @@ def parse_constructor(
     Returns the array and the keyword arguments (for a program: ``requires_grad``).
     """
     walker = _Literal(text)
+    if isinstance(node.func, ast.Attribute):
+        raise walker.fail(node.func, "attribute access ('.')")
     if not isinstance(node.func, ast.Name) or node.func.id not in CONSTRUCTORS:
-        name = node.func.id if isinstance(node.func, ast.Name) else "this call"
+        name = repr(node.func.id) if isinstance(node.func, ast.Name) else "(only names)"
         raise GradcliError(
-            f"unknown constructor {name!r}",
+            f"unknown constructor {name}",
             source=text,
             column=node.col_offset,
             hint=f"constructors are {', '.join(CONSTRUCTORS)}",
