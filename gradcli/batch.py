@@ -63,7 +63,10 @@ def _json_lines(text: str, bound: Bound) -> dict[str, np.ndarray]:
             ) from None
         item = item if isinstance(item, dict) else {"x": item}
         if columns and set(item) != set(columns):
-            raise GradcliError(f"--batch -: line {number} names other inputs than line 1")
+            raise GradcliError(
+                f"--batch -: line {number} names other inputs than line 1",
+                hint="name the same inputs on every line",
+            )
         for name, value in item.items():
             columns.setdefault(name, []).append(value)
     if not columns:
@@ -89,7 +92,10 @@ def count(points: dict[str, np.ndarray]) -> int:
             )
     counts = {len(a) for a in points.values()}
     if len(counts) != 1:
-        raise GradcliError("--batch: every input needs the same number of points")
+        raise GradcliError(
+            "--batch: every input needs the same number of points",
+            hint="give every array the same leading dimension N",
+        )
     return counts.pop()
 
 

@@ -179,9 +179,14 @@ def _source(expr: str | None, file: str | None) -> str:
         return text
     path = Path(file)
     if not path.exists():
-        raise GradcliError(f"no such program file: {file}")
+        raise GradcliError(
+            f"no such program file: {file}", hint="check the path, or give the program with --expr"
+        )
     if not path.is_file():
-        raise GradcliError(f"the program file {file} is not a regular file")
+        raise GradcliError(
+            f"the program file {file} is not a regular file",
+            hint="give a text file of statements, or - to read stdin",
+        )
     try:
         size = path.stat().st_size
         if size > 4 * most:  # UTF-8 takes at most 4 bytes a character

@@ -419,7 +419,8 @@ def hvp(
     for t, vector in zip(targets, v):
         if vector.shape != bound.arrays[t].shape:
             raise GradcliError(
-                f"v for {t} has shape {vector.shape}, but {t} has shape {bound.arrays[t].shape}"
+                f"v for {t} has shape {vector.shape}, but {t} has shape {bound.arrays[t].shape}",
+                hint=f"give --v {t}=VALUE of shape {bound.arrays[t].shape}",
             )
     _, products = bound.engine(
         lambda: gc.hvp(lambda *xs: function(*xs).reshape(()), start, tuple(gc.Tensor(a) for a in v))
@@ -617,7 +618,8 @@ def plot(
         step = np.asarray(direction, dtype=bound.dtype)
         if step.shape != base.shape:
             raise GradcliError(
-                f"--direction has shape {step.shape}, but {target} has shape {base.shape}"
+                f"--direction has shape {step.shape}, but {target} has shape {base.shape}",
+                hint=f"give a direction of shape {base.shape}",
             )
         start = base
     env = bound.run(bound.leaves())

@@ -137,7 +137,9 @@ class Program:
             raise assignment.statement.error(exc.message, hint=exc.hint) from None
         requires_grad = keywords.get("requires_grad", False)
         if not isinstance(requires_grad, bool):
-            raise assignment.statement.error("requires_grad must be True or False")
+            raise assignment.statement.error(
+                "requires_grad must be True or False", hint="e.g. randn(3, requires_grad=True)"
+            )
         return array, requires_grad
 
     def run(self, inputs: dict[str, gc.Tensor], log: RunLog | None = None) -> dict[str, gc.Tensor]:

@@ -285,7 +285,9 @@ class _Checker:
         rest: list[ast.AST] = []
         for i, argument in enumerate(node.args):
             if isinstance(argument, ast.Starred):
-                raise self.fail(argument, "'*' unpacking is not allowed")
+                raise self.fail(
+                    argument, "'*' unpacking is not allowed", "give the arguments one by one"
+                )
             if i < len(params) and params[i].kind != F.SIZES:
                 bound[params[i].name] = argument
             elif params and params[-1].kind == F.SIZES:
@@ -299,7 +301,11 @@ class _Checker:
         for keyword in node.keywords:
             known = [p.name for p in params if p.kind != F.SIZES]
             if keyword.arg is None:
-                raise self.fail(keyword.value, "'**' unpacking is not allowed")
+                raise self.fail(
+                    keyword.value,
+                    "'**' unpacking is not allowed",
+                    "give keywords one by one, e.g. sum(x, dim=0)",
+                )
             if keyword.arg not in known:
                 raise self.fail(
                     keyword.value,
@@ -450,6 +456,7 @@ def check(statement: Statement) -> Checked:
                 else "it is a built-in name"
             ),
             0,
+            "choose another name, e.g. y1 or w_2",
         )
     value = assign.value
     if (
