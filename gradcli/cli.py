@@ -13,7 +13,6 @@ import traceback
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -159,6 +158,7 @@ def _guard(debug: bool):
 
 def _source(expr: str | None, file: str | None) -> str:
     from .errors import GradcliError
+    from .values import existing_file
 
     if (expr is None) == (file is None):
         raise GradcliError(
@@ -177,16 +177,7 @@ def _source(expr: str | None, file: str | None) -> str:
                 hint="raise it with --max-length",
             )
         return text
-    path = Path(file)
-    if not path.exists():
-        raise GradcliError(
-            f"no such program file: {file}", hint="check the path, or give the program with --expr"
-        )
-    if not path.is_file():
-        raise GradcliError(
-            f"the program file {file} is not a regular file",
-            hint="give a text file of statements, or - to read stdin",
-        )
+    path = existing_file(file, "--file", "check the path, or give the program with --expr")
     try:
         size = path.stat().st_size
         if size > 4 * most:  # UTF-8 takes at most 4 bytes a character

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import math
+import stat
 import sys
 import zipfile
 import zlib
@@ -304,7 +305,7 @@ def _from_file(spec: str, name: str) -> np.ndarray:
     if ".npz:" in spec:
         path_text, key = spec.split(".npz:", 1)
         path_text += ".npz"
-    path = _existing(path_text, name)
+    path = existing_file(path_text, name)
     suffix = path.suffix.lower()
     what = f"{name} ({path_text})"
     with _reading(path_text, name):
@@ -336,12 +337,17 @@ def _from_file(spec: str, name: str) -> np.ndarray:
     )
 
 
-def _existing(path_text: str, name: str) -> Path:
+def existing_file(path_text: str, name: str, hint: str = VALUE_SYNTAX) -> Path:
+    """The path of a regular file that exists; any other path is the user's error."""
     path = Path(path_text)
-    if not path.exists():
-        raise GradcliError(f"{name}: no such file: {path_text}", hint=VALUE_SYNTAX)
-    if not path.is_file():
-        raise GradcliError(f"{name}: {path_text} is not a regular file", hint=VALUE_SYNTAX)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise GradcliError(f"{name}: no such file: {path_text}", hint=hint) from None
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, no permission
+        raise GradcliError(f"{name}: cannot use the path {path_text!r}: {exc}") from None
+    if not stat.S_ISREG(mode):
+        raise GradcliError(f"{name}: {path_text} is not a regular file", hint=hint)
     return path
 
 
@@ -362,7 +368,7 @@ def _reading(path_text: str, name: str):
 def open_archive(path_text: str, name: str):
     """A .npz archive, open, after checking every member's header: numbers only, within
     ``--max-elements``. Reading its arrays inside the ``with`` reports errors as the user's."""
-    path = _existing(path_text, name)
+    path = existing_file(path_text, name)
     what = f"{name} ({path_text})"
     with _reading(path_text, name):
         if not zipfile.is_zipfile(path):

@@ -170,7 +170,7 @@ def test_output_that_needs_no_grad(cli):
         (["grad", "-e", "y = x", "--x", "1", "--max-elements", "0"], "at least 1"),
         (["grad", "-e", "y = x", "--x", "1", "--max-length", "0"], "at least 1"),
         (["grad", "-f", "samples/first_example.gc", "--dtype", "int8"], "unknown dtype 'int8'"),
-        (["grad", "-f", "samples/no_such_sample.gc"], "no such program file"),
+        (["grad", "-f", "samples/no_such_sample.gc"], "--file: no such file"),
         (["grad", "-e", "y = x", "-f", "samples/first_example.gc"], "exactly one of --expr"),
         (["grad", "--x", "1"], "exactly one of --expr"),
         (["grad", "-e", "# nothing\n"], "the program is empty"),

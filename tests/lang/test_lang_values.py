@@ -292,6 +292,8 @@ def test_file_errors(tmp_path):
     err = error(f"@{tmp_path / 'missing.npy'}")
     assert "x: no such file:" in err.message and err.hint == VALUE_SYNTAX
     assert "is not a regular file" in error(f"@{tmp_path}").message
+    assert "cannot use the path" in error("@" + "a" * 5000 + ".npy").message  # name too long
+    assert "cannot use the path" in error("@a\0b.npy").message
     (tmp_path / "a.txt").write_text("1")
     assert "x: unknown file type .txt" in error(f"@{tmp_path / 'a.txt'}").message
     (tmp_path / "noext").write_text("1")
