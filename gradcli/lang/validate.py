@@ -173,8 +173,10 @@ def reserved(name: str) -> bool:
 
 
 def _suggest(name: str, choices) -> str | None:
-    close = difflib.get_close_matches(name, sorted(choices), n=1, cutoff=0.6)
-    return f"did you mean {close[0]!r}?" if close else None
+    """A close match among ``choices``, ignoring case first (``SIN`` -> ``sin``)."""
+    by_case = {c.lower(): c for c in sorted(choices)}
+    close = difflib.get_close_matches(name.lower(), list(by_case), n=1, cutoff=0.6)
+    return f"did you mean {by_case[close[0]]!r}?" if close else None
 
 
 class _Checker:
@@ -199,7 +201,7 @@ class _Checker:
 
     def expression(self, node: ast.AST) -> str:
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            return _literal_text(node.value)
+            return _number_text(node.value)
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.BinOp):
@@ -214,7 +216,7 @@ class _Checker:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             value = _constant(node)
             if type(value) in (int, float):
-                return _literal_text(value)
+                return _number_text(value)
             inner = self.expression(node.operand)
             if isinstance(node.op, ast.UAdd):
                 return inner
@@ -406,6 +408,14 @@ def _constant(node: ast.AST):
         if type(value) in (int, float):
             return -value
     return _NOT_CONSTANT
+
+
+def _number_text(value: int | float) -> str:
+    """A number in an expression; -0.0 as neg(0.0), since sympy has no negative zero (the
+    parser folds it back to -0.0)."""
+    if isinstance(value, float) and value == 0 and math.copysign(1, value) < 0:
+        return "neg(0.0)"
+    return _literal_text(value)
 
 
 def _literal_text(value) -> str:

@@ -105,6 +105,13 @@ def test_a_non_finite_constant_expression_is_left_to_the_run():
     assert ir("y = 1 / 0") == call("div", const(1), const(0))
 
 
+def test_negative_zero_keeps_its_sign():
+    """sympy has no -0.0; it goes through as neg(0.0), folded back: 1 / (x * -0.0) is -inf."""
+    (value,) = ir("y = x * -0.0")[2][1][1:]
+    assert value == 0 and math.copysign(1, value) == -1
+    assert math.copysign(1, ir("y = -0.0")[1]) == -1
+
+
 def test_float_literal_overflowing_to_inf_is_a_number_not_a_name():
     assert ir("y = x * 1e400") == call("mul", X, const(math.inf))
     assert ir("y = clamp(x, max=1e400, min=-1e400)") == call(

@@ -205,6 +205,8 @@ def test_syntax_errors_point_at_the_column(text, column):
 def test_suggestions_for_misspelled_functions_and_keywords():
     assert rejected("y = sine(x)").hint == "did you mean 'sin'?"
     assert rejected("y = sigmod(x)").hint == "did you mean 'sigmoid'?"
+    assert rejected("y = SIN(x)").hint == "did you mean 'sin'?"
+    assert rejected("y = Softmax(x)").hint == "did you mean 'softmax'?"
     assert rejected("y = mean(x, keepdims=True)").hint == "did you mean 'keepdim'?"
     assert rejected("y = frobnicate(x)").hint == "see `gradcli functions`"
     assert rejected("y = x.mean()").hint == "call functions by name: mean(x), not x.mean()"
