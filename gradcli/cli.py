@@ -11,6 +11,7 @@ import inspect
 import sys
 import traceback
 import unicodedata
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Annotated
@@ -127,7 +128,11 @@ def _guard(debug: bool):
     from .errors import GradcliError
 
     try:
-        yield
+        with warnings.catch_warnings():
+            # gradcli reports non-finite values itself, with the statement that made them;
+            # numpy's RuntimeWarnings (its file and line) would only be noise beside them
+            warnings.simplefilter("ignore", RuntimeWarning)
+            yield
     except GradcliError as exc:
         if debug:
             traceback.print_exc()

@@ -74,13 +74,17 @@ def _reduce(numpy_function):
     return reduce
 
 
+def _mean(x, dim=None, keepdim=False):
+    count = x.size if dim is None else x.shape[dim]
+    scale = sp.Rational(1, count) if count else sp.nan  # as torch: the mean of nothing is nan
+    return np.asarray(_reduce(np.sum)(x, dim, keepdim) * scale, dtype=object)
+
+
 _OTHER = {
     "matmul": _matmul,
     "dot": _matmul,
     "sum": _reduce(np.sum),
-    "mean": lambda x, dim=None, keepdim=False: (
-        _reduce(np.sum)(x, dim, keepdim) / (x.size if dim is None else x.shape[dim])
-    ),
+    "mean": lambda x, dim=None, keepdim=False: _mean(x, dim, keepdim),
     "prod": _reduce(np.prod),
     "transpose": lambda x, d0=None, d1=None: x.T if d0 is None else np.swapaxes(x, d0, d1),
     "reshape": lambda x, *shape: x.reshape(shape),

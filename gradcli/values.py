@@ -13,6 +13,7 @@ import json
 import math
 import stat
 import sys
+import warnings
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -206,6 +207,14 @@ def parse_constructor(
         ) from None
 
 
+def quiet_parse(text: str, mode: str) -> ast.AST:
+    """``ast.parse``, without the SyntaxWarnings Python prints for text such as ``1if``: the
+    text is refused with gradcli's own error, or it is fine."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return ast.parse(text, mode=mode)
+
+
 def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np.ndarray:
     """The array a value text stands for (float64; the caller casts to the run's dtype)."""
     text = text.strip()
@@ -217,7 +226,7 @@ def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np
         return _from_file(text[1:], name)
     limits.check_length(text, f"the value of {name}")
     try:
-        tree = ast.parse(text, mode="eval").body
+        tree = quiet_parse(text, "eval").body
     except SyntaxError as exc:
         raise GradcliError(
             f"cannot read the value of {name}: {exc.msg}",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from .. import limits
 from ..errors import GradcliError
-from ..values import CONSTRUCTORS
+from ..values import CONSTRUCTORS, quiet_parse
 from . import functions as F
 
 CONSTANTS = {"e", "pi"}
@@ -432,7 +432,7 @@ def _literal_text(value) -> str:
 def check(statement: Statement) -> Checked:
     """Parse one statement with ``ast`` and check every node against the whitelist."""
     try:
-        tree = ast.parse(statement.text, mode="exec")
+        tree = quiet_parse(statement.text, "exec")
     except SyntaxError as exc:
         hint = _SPLIT_HINT if "nested" in exc.msg else _LANGUAGE_HINT
         raise statement.error(

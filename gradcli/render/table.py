@@ -109,9 +109,8 @@ def array_table(name: str, array: np.ndarray | None, precision: int) -> Table | 
     if array.ndim == 1:
         return _matrix_table(array.reshape(1, -1), lambda i: name, _bracketed(array.shape), number)
     lead = array.shape[:-1]
-    return _matrix_table(
-        array.reshape(-1, array.shape[-1]), _bracketed(lead), _bracketed(array.shape[-1:]), number
-    )
+    matrix = array.reshape(math.prod(lead), array.shape[-1])
+    return _matrix_table(matrix, _bracketed(lead), _bracketed(array.shape[-1:]), number)
 
 
 def heatmap_cell(value: float, scale: float, colour: bool, precision: int) -> Text:
