@@ -17,6 +17,7 @@ def save_plot(result: Result, path: str) -> None:
         import matplotlib
 
         matplotlib.use("Agg")
+        matplotlib.rcParams["svg.hashsalt"] = "gradcli"  # the same ids in the SVG every run
         import matplotlib.pyplot as plt
     except ImportError:
         raise GradcliError(

@@ -5,6 +5,7 @@ sympy, renderings against snapshots."""
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -159,16 +160,25 @@ def test_plot_draws_a_chart(cli):
     assert result.stdout.count("*") > 40
 
 
-def test_plot_image_without_matplotlib_says_how_to_install(cli, tmp_path):
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        result = cli("plot", "-f", "samples/plot_tanh.gc", "--out", tmp_path / "p.png")
-        assert result.exit_code == 2
-        assert "pip install 'gradcli[plot]'" in result.stderr
-    else:
-        result = cli("plot", "-f", "samples/plot_tanh.gc", "--out", tmp_path / "p.png")
-        assert result.exit_code == 0 and (tmp_path / "p.png").stat().st_size > 0
+def test_plot_image_without_matplotlib_says_how_to_install(cli, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    result = cli("plot", "-f", "samples/plot_tanh.gc", "--out", tmp_path / "p.png")
+    assert result.exit_code == 2
+    assert "pip install 'gradcli[plot]'" in result.stderr
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_plot_writes_the_same_image_every_run(cli, tmp_path):
+    pytest.importorskip("matplotlib")  # in the test extra, so CI runs this
+    for name in ("a.png", "b.png", "a.svg", "b.svg"):
+        result = cli("plot", "-f", "samples/plot_tanh.gc", "--out", tmp_path / name)
+        assert result.exit_code == 0 and f"wrote {tmp_path / name}" in result.stderr
+    assert (tmp_path / "a.png").read_bytes().startswith(b"\x89PNG")
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+    assert (tmp_path / "a.svg").read_text().count("<path") > 2
+    assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
+    result = cli("plot", "-f", "samples/plot_tanh.gc", "--out", tmp_path / "p.gif")
+    assert result.exit_code == 2 and "ending in .png or .svg" in result.stderr
 
 
 def test_non_finite_values_are_reported_and_strict_fails(cli):
