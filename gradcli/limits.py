@@ -64,10 +64,14 @@ def check_elements(count: int, what: str, where: str | None = None) -> None:
     """Raise before allocating ``what`` when it would have more elements than allowed."""
     limit = _current.max_elements
     if count > limit:
+        if count < 10**12:
+            told, hint = f"{count:,}", f"raise it with --max-elements {_round_up(count)}, or "
+        else:  # more than any machine holds: no point suggesting a limit
+            told, hint = f"about {count:.1e}", ""
         raise GradcliError(
-            f"{what} would have {count:,} elements; the limit is {limit:,}",
+            f"{what} would have {told} elements; the limit is {limit:,}",
             where=where,
-            hint=f"raise it with --max-elements {_round_up(count)}, or make the values smaller",
+            hint=hint + "make the values smaller",
         )
 
 

@@ -10,6 +10,7 @@ to import.
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -200,9 +201,18 @@ def symbolic_jacobian(bound, of: str, targets: list[str]):
         for i, expression in enumerate(output.reshape(-1)):
             for j, symbol in enumerate(flat_symbols):
                 derivative = sp.diff(sp.sympify(expression), symbol)
-                matrix[i, j] = complex(derivative.evalf(subs=point)).real
+                matrix[i, j] = _evaluate(derivative, point)
         jacobians[t] = matrix.reshape(output.shape + bound.arrays[t].shape)
     return jacobians, None
+
+
+def _evaluate(expression: sp.Expr, point: dict) -> float:
+    """The real value of ``expression`` at ``point``; nan where it has none (1/sqrt(x) at 0,
+    where mpmath divides by zero, or a complex infinity)."""
+    try:
+        return complex(expression.evalf(subs=point)).real
+    except (ZeroDivisionError, TypeError, ValueError, OverflowError):
+        return math.nan
 
 
 def formula(ir) -> sp.Expr:

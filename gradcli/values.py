@@ -67,7 +67,7 @@ def _arange(args: list, rng) -> np.ndarray:
     start, end, step = {1: (0, *args, 1), 2: (*args, 1), 3: tuple(args)}[len(args)]
     if not all(isinstance(a, (int, float)) for a in (start, end, step)):
         raise GradcliError("arange takes numbers, e.g. arange(0, 1, 0.25)")
-    count = (end - start) / step
+    count = end / step - start / step  # not (end - start) / step, which overflows sooner
     if not math.isfinite(count):
         raise GradcliError(f"arange{tuple(args)} would be endless", hint="give finite numbers")
     limits.check_elements(max(math.ceil(count), 0), f"arange{tuple(args)}")
@@ -197,7 +197,8 @@ def parse_constructor(
     if not build:
         return None, keywords
     try:
-        return CONSTRUCTORS[node.func.id](args, rng), keywords
+        with np.errstate(all="ignore"):  # linspace(-1e308, 1e308, 5) overflows to inf: a value
+            return CONSTRUCTORS[node.func.id](args, rng), keywords
     except (ValueError, TypeError, OverflowError) as exc:
         raise GradcliError(
             f"{node.func.id}: cannot make a value of {args}: {exc}",

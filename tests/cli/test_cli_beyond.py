@@ -83,6 +83,23 @@ def test_check_fails_at_a_kink_and_names_the_entry(cli):
     assert "finite differences differs from reverse mode at dy/dx[0,0]: 1.5 vs 0.0" in result.stdout
 
 
+@pytest.mark.parametrize(
+    "program, x, line",
+    [
+        ("y = sqrt(x)", "0", "symbolic differs from reverse mode at dy/dx: nan vs inf"),
+        ("y = log(x)", "-1", "finite differences differs from reverse mode at dy/dx: nan vs -1.0"),
+        ("y = mean(x)", "zeros(0)", None),
+    ],
+)
+def test_check_at_a_singular_or_empty_point_reports_instead_of_crashing(cli, program, x, line):
+    result = cli("check", "-e", program, "--x", x)
+    if line is None:
+        assert result.exit_code == 0 and "all methods agree" in result.stdout
+    else:
+        assert result.exit_code == 1, result.stderr
+        assert "the methods DISAGREE" in result.stdout and line in result.stdout
+
+
 def test_check_tolerances_are_options(cli):
     loose = cli("check", "-f", "samples/check_kink.gc", "--atol", "2")
     assert loose.exit_code == 0

@@ -10,7 +10,8 @@ input:
   ``error: ...`` (or click's ``Usage: ...``), never a traceback or an internal error.
 
 Whatever sympy's parser is handed (it evaluates its input) must be the validator's plain form:
-calls, names, numbers, commas and parentheses, no attribute, string or dunder.
+calls, names, numbers, commas and parentheses; no attribute, no string, and no name starting
+with "_" but the validator's own markers.
 
 Every case runs under a hang guard: an interval timer raises after ``BUDGET`` seconds, and
 faulthandler ends the process with a traceback if even that cannot interrupt it.
@@ -434,8 +435,8 @@ _OWN_NAMES = {"_index", "_slice", "_list", "_none", "_inf", "_ellipsis", "_newax
 
 def plain_form_problem(text: str) -> str | None:
     """Why ``text`` is not the validator's plain form (calls, names, numbers), or None."""
-    if "__" in text:
-        return "a dunder"
+    # a name may hold "__" inside (x__class__ is an ordinary name, a plain sympy Symbol); no
+    # name may start with "_" but the validator's own markers
     rest = _NUMBER.sub("0", text)
     # a minus only as the sign of a literal argument: f(x, -1), (-_inf)
     rest = re.sub(r"(?:^|(?<=[(,]))(\s*)-(?=0|_inf\b)", r"\1", rest)
