@@ -159,6 +159,8 @@ def _symbolic_jt(bound, name, out, leaves, gradient, symbolic_values) -> dict:
     """J^T as formulas, v, and J^T v, for a 1-D output of few elements and 1-D inputs."""
     import sympy as sp
 
+    from .symbolic import formula_text
+
     targets = [n for n, t in leaves.items() if t.requires_grad]
     if (
         out.ndim != 1
@@ -174,7 +176,7 @@ def _symbolic_jt(bound, name, out, leaves, gradient, symbolic_values) -> dict:
     rows = {}
     for t in targets:
         rows[t] = [
-            [sp.sstr(sp.simplify(sp.diff(sp.sympify(e), s))) for e in expressions.reshape(-1)]
+            [formula_text(sp.diff(sp.sympify(e), s)) for e in expressions.reshape(-1)]
             for s in symbols[t].reshape(-1)
         ]
     return {

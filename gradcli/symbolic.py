@@ -246,8 +246,7 @@ def local_derivatives(ir) -> list[tuple[str, str]]:
     expression = formula(ir)
     result = []
     for symbol in sorted(expression.free_symbols, key=lambda s: s.name):
-        derivative = sp.simplify(sp.diff(expression, symbol))
-        text = sp.sstr(derivative)
+        text = formula_text(sp.diff(expression, symbol))
         # An opaque operation's derivative reads better as d/dz f(z) than Derivative(f(z), z).
         text = re.sub(r"Derivative\((.*), (\w+)\)", r"d/d\2 \1", text)
         result.append((symbol.name, text))
@@ -269,8 +268,14 @@ def _formulas(bound, of: str, targets: list[str]):
     return output, symbols
 
 
-def _text(expression) -> str:
-    return sp.sstr(sp.simplify(expression))
+SIMPLIFY_OPS = 40  # sympy's simplify can take minutes; it is tried on small formulas only
+
+
+def formula_text(expression) -> str:
+    """A formula as text, simplified when that is quick: when it is small and exact (float
+    constants, such as a random matrix's, send simplify's factoring into long searches)."""
+    quick = not expression.has(sp.Float) and sp.count_ops(expression) <= SIMPLIFY_OPS
+    return sp.sstr(sp.simplify(expression) if quick else expression)
 
 
 def jacobian_formulas(bound, of: str, targets: list[str]):
@@ -284,8 +289,8 @@ def jacobian_formulas(bound, of: str, targets: list[str]):
         cells = np.empty(output.shape + symbols[t].shape, dtype=object)
         for out_index in np.ndindex(*output.shape):
             for in_index in np.ndindex(*symbols[t].shape):
-                expression = sp.sympify(output[out_index])
-                cells[out_index + in_index] = _text(sp.diff(expression, symbols[t][in_index]))
+                derivative = sp.diff(sp.sympify(output[out_index]), symbols[t][in_index])
+                cells[out_index + in_index] = formula_text(derivative)
         result[t] = cells
     return result, None
 
@@ -308,6 +313,6 @@ def gradient_formulas(bound, of: str, targets: list[str], v=None):
     for t in targets:
         cells = np.empty(symbols[t].shape, dtype=object)
         for index in np.ndindex(*symbols[t].shape):
-            cells[index] = _text(sp.diff(total, symbols[t][index]))
+            cells[index] = formula_text(sp.diff(total, symbols[t][index]))
         result[t] = cells
     return result, None

@@ -705,6 +705,11 @@ def _found(name: str, was: str, *args: str, stdin: str | None = None):
 
 FOUND = [
     _found(
+        "symbolic-simplify-ran-for-minutes",
+        "over 60 s: sympy's simplify on gradient formulas with a random matrix's float constants",
+        "vjp", f"--file={REPO / 'samples' / 'matrix_expression.gc'}", "--symbolic",
+    ),
+    _found(
         "symbolic-mean",
         "exit 3: internal error: AttributeError: 'Add' object has no attribute 'size' "
         "(symbolic.py: mean of an object array divides a 0-d array and gets a sympy "
