@@ -17,10 +17,10 @@ import numpy as np
 
 from . import engine as gc
 from . import limits
-from .compute import Bound, _check_names, _cotangent, _targets, output_of
+from .compute import Bound, _cotangent, _inputs_are, _targets, output_of
 from .engine.compile import NotBatchable, batch_size, run_batched, trace
 from .errors import GradcliError
-from .values import open_archive, parse_value, read_data
+from .values import json_numbers, load_json, open_archive, parse_value, read_data
 
 CHUNK = 8192
 
@@ -53,15 +53,10 @@ def _json_lines(text: str, bound: Bound) -> dict[str, np.ndarray]:
     columns: dict[str, list] = {}
     lines = [line for line in text.splitlines() if line.strip()]
     for number, line in enumerate(lines, start=1):
-        try:
-            item = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            raise GradcliError(
-                f"--batch -: line {number} is not JSON ({why})",
-                hint='give one point per line: [1, 2] or {"x": [1, 2]}',
-            ) from None
+        where = f"--batch -: line {number}"
+        item = load_json(line, where)
         item = item if isinstance(item, dict) else {"x": item}
+        item = {name: json_numbers(value, f"{where}: {name}") for name, value in item.items()}
         if columns and set(item) != set(columns):
             raise GradcliError(
                 f"--batch -: line {number} names other inputs than line 1",
@@ -123,7 +118,12 @@ def run(
     ``wrt`` names inputs only: an intermediate node has no value of its own at each point.
     """
     total = count(points)
-    _check_names(list(points), bound.arrays, "--batch")
+    for name in points:
+        if name not in bound.arrays:
+            raise GradcliError(
+                f"--batch gives points for {name!r}, which is not an input of the program",
+                hint=_inputs_are(list(bound.arrays)),
+            )
     for name, array in points.items():
         if array.shape[1:] != bound.arrays[name].shape:
             raise GradcliError(

@@ -176,17 +176,13 @@ def _source(expr: str | None, file: str | None) -> str:
     most = limits.current().max_length
     if file == "-":
         text = sys.stdin.read(most + 1)
-        if len(text) > most:
-            raise GradcliError(
-                f"the program on stdin is longer than {most:,} characters, the limit",
-                hint="raise it with --max-length",
-            )
+        limits.check_length(text, "the program on stdin", at_least=True)
         return text
     path = existing_file(file, "--file", "check the path, or give the program with --expr")
     try:
         size = path.stat().st_size
         if size > 4 * most:  # UTF-8 takes at most 4 bytes a character
-            limits.check_length(size // 4, f"the program file {file}", "at least ")
+            limits.check_length(size // 4, f"the program file {file}", at_least=True)
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise GradcliError(f"cannot read the program file {file}: {exc}") from None
@@ -316,6 +312,7 @@ def program_command(name: str):
         def command(**options):
             run = Run(**{option: options.pop(option) for option, _, _ in _SHARED})
             with _guard(run.debug):
+                _check_encoding({**vars(run), **options})
                 in_force = Limits(run.max_elements, run.max_length, run.max_depth)
                 with limits.using(in_force):
                     function(run, **options)
@@ -328,6 +325,21 @@ def program_command(name: str):
         return function
 
     return register
+
+
+def _check_encoding(options: dict) -> None:
+    """Refuse option text that is not valid UTF-8 (Python keeps such bytes as surrogates,
+    which nothing can print or encode)."""
+    from .errors import GradcliError
+
+    for option, value in options.items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and any("\ud800" <= c <= "\udfff" for c in text):
+                flag = "--" + option.replace("_", "-")
+                raise GradcliError(
+                    f"{flag}: the text is not valid UTF-8",
+                    hint="give the text in UTF-8 (or plain ASCII)",
+                )
 
 
 def _run_batch(run: Run, bound, command: str, spec: str | None, v, wrt, out: str | None) -> bool:
@@ -424,7 +436,7 @@ def eval_command(run: Run, batch: Batch = None, out: Out = None) -> None:
 
     bound = run.bound()
     if not _run_batch(run, bound, "eval", batch, None, None, out):
-        run.emit(evaluate(bound), bound)
+        run.emit(evaluate(bound, run.of), bound)
 
 
 @program_command("grad")

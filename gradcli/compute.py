@@ -6,7 +6,6 @@ Nothing here prints or exits; errors are ``GradcliError`` for the command line t
 from __future__ import annotations
 
 import difflib
-import unicodedata
 import warnings
 from dataclasses import dataclass, field
 
@@ -87,21 +86,26 @@ class Bound:
 
 
 def _did_you_mean(name: str, choices) -> str | None:
-    """A close name among ``choices``; or, for a name that is not plain ASCII, which of its
-    letters only look like ASCII ones (a Cyrillic 'х' is not an 'x')."""
+    """A close name among ``choices``; else, for a name not plain ASCII, what it holds."""
     close = difflib.get_close_matches(name, list(choices), n=1)
     if close:
         return f"did you mean {close[0]!r}?"
-    foreign = [c for c in dict.fromkeys(name) if not c.isascii()]
-    if foreign:
-        letters = ", ".join(f"{c!r} is U+{ord(c):04X} {unicodedata.name(c, '?')}" for c in foreign)
-        return f"{name!r} is not plain ASCII: {letters}"
-    return None
+    return None if name.isascii() else _not_ascii(name)
+
+
+def _not_ascii(name: str) -> str:
+    """Which letters of ``name`` only look like ASCII ones (a Cyrillic 'х' is not an 'x')."""
+    from .lang.validate import character_name
+
+    letters = ", ".join(
+        f"{c!r} is {character_name(c)}" for c in dict.fromkeys(name) if not c.isascii()
+    )
+    return f"{name!r} is not plain ASCII: {letters}"
 
 
 def _inputs_are(inputs: list[str]) -> str:
     """The program's inputs, with a note on any name that only looks like ASCII."""
-    notes = [_did_you_mean(name, ()) for name in inputs if not name.isascii()]
+    notes = [_not_ascii(name) for name in inputs if not name.isascii()]
     return "; ".join([f"its inputs are: {', '.join(inputs) or 'none'}", *notes])
 
 
@@ -146,7 +150,7 @@ def bind(
             flag = "--x VALUE" if name == "x" else f"-i {name}=VALUE"
             hint = f"give it with {flag}"
             if not name.isascii():
-                hint += f"; note: {_did_you_mean(name, ())}"
+                hint += f"; note: {_not_ascii(name)}"
             raise GradcliError(f"no value for the input {name!r}", hint=hint)
         arrays[name] = np.asarray(array, dtype=DTYPES[dtype])
         requires_grad[name] = declared_grad if wrt is None else name in wrt
@@ -182,12 +186,12 @@ def _cotangent(v: np.ndarray | None, out: gc.Tensor, name: str, dtype) -> gc.Ten
     return gc.Tensor(v)
 
 
-def evaluate(bound: Bound) -> Result:
-    """The value of every input and every assigned name."""
+def evaluate(bound: Bound, of: str | None = None) -> Result:
+    """The value of every input and every assigned name (``of``, when given, must be one)."""
     env = bound.run(bound.leaves())
     return Result(
         "eval",
-        output_of(bound, env, None)[0],
+        output_of(bound, env, of)[0],
         values={name: t.data for name, t in env.items()},
         warnings=bound.messages(),
     )
@@ -581,8 +585,10 @@ def parse_range(text: str) -> tuple[float, float]:
         bounds = float(low), float(high)
     except ValueError:
         bounds = None
-    if not sep or bounds is None or not np.all(np.isfinite(bounds)) or not bounds[0] < bounds[1]:
+    if not sep or bounds is None or not np.all(np.isfinite(bounds)):
         raise GradcliError(f"cannot read the range {text!r}", hint="write LOW:HIGH, e.g. -3:3")
+    if not bounds[0] < bounds[1]:
+        raise GradcliError(f"the range {text!r} is empty: LOW must be below HIGH", hint="e.g. -3:3")
     return bounds
 
 

@@ -35,9 +35,24 @@ class GradcliError(Exception):
         )
         lines = [head]
         if self.source is not None:
-            lines.append(f"  {self.source}")
-            if self.column is not None:
-                lines.append("  " + " " * self.column + "^")
+            source, column = _window(self.source, self.column)
+            lines.append(f"  {source}")
+            if column is not None:
+                lines.append("  " + " " * column + "^")
         if self.hint:
             lines.append(f"hint: {self.hint}")
         return "\n".join(lines)
+
+
+WIDTH = 100  # of the source shown under an error; a longer one is cut around the caret
+
+
+def _window(source: str, column: int | None) -> tuple[str, int | None]:
+    """``source`` cut to about ``WIDTH`` characters around ``column``, with … where cut."""
+    if len(source) <= WIDTH:
+        return source, column
+    centre = column or 0
+    start = max(0, min(centre - WIDTH // 2, len(source) - WIDTH))
+    end = start + WIDTH
+    shown = ("…" if start else "") + source[start:end] + ("…" if end < len(source) else "")
+    return shown, None if column is None else column - start + (1 if start else 0)

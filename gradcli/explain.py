@@ -159,7 +159,7 @@ def _symbolic_jt(bound, name, out, leaves, gradient, symbolic_values) -> dict:
     """J^T as formulas, v, and J^T v, for a 1-D output of few elements and 1-D inputs."""
     import sympy as sp
 
-    from .symbolic import formula_text
+    from .symbolic import NotSymbolic, formula_text, time_budget
 
     targets = [n for n, t in leaves.items() if t.requires_grad]
     if (
@@ -169,16 +169,20 @@ def _symbolic_jt(bound, name, out, leaves, gradient, symbolic_values) -> dict:
     ):
         return {}
     try:
-        expressions, symbols = symbolic_values(bound.program, bound.arrays, targets, name)
+        with time_budget():
+            expressions, symbols = symbolic_values(bound.program, bound.arrays, targets, name)
+            rows = {
+                t: [
+                    [formula_text(sp.diff(sp.sympify(e), s)) for e in expressions.reshape(-1)]
+                    for s in symbols[t].reshape(-1)
+                ]
+                for t in targets
+            }
+    except NotSymbolic:  # not symbolic here, or too slow: no formulas
+        return {}
     except Exception:  # noqa: BLE001 - a program sympy cannot follow simply gets no formulas
         return {}
     v = np.ones(out.shape) if gradient is None else gradient.data
-    rows = {}
-    for t in targets:
-        rows[t] = [
-            [formula_text(sp.diff(sp.sympify(e), s)) for e in expressions.reshape(-1)]
-            for s in symbols[t].reshape(-1)
-        ]
     return {
         "jacobian_t": rows,
         "symbols": {t: [str(s) for s in symbols[t].reshape(-1)] for t in targets},

@@ -18,6 +18,7 @@ from .errors import GradcliError
 # Python's own parser, which sympy's parser runs on, stops near 200 nested brackets; each
 # nested operation becomes one bracket in the text sympy reads, so this is as deep as it goes.
 DEPTH_CEILING = 190
+LARGEST = 10**15  # a limit beyond any machine's memory, and within a C integer
 
 
 @dataclass(frozen=True)
@@ -29,16 +30,18 @@ class Limits:
     max_depth: int = 100  # operations nested in one another in one expression
 
     def __post_init__(self):
-        for name, low, high in (
-            ("max_elements", 1, None),
-            ("max_length", 1, None),
-            ("max_depth", 1, DEPTH_CEILING),
+        for name, high in (
+            ("max_elements", LARGEST),
+            ("max_length", LARGEST),
+            ("max_depth", DEPTH_CEILING),
         ):
             value = getattr(self, name)
             option = "--" + name.replace("_", "-")
-            if value < low or (high is not None and value > high):
-                bound = f"between {low} and {high}" if high else f"at least {low}"
-                raise GradcliError(f"{option} must be {bound}, got {value}")
+            if not 1 <= value <= high:
+                raise GradcliError(
+                    f"{option} must be between 1 and {high:,}, got {value}",
+                    hint=f"e.g. {option} {getattr(Limits, name)} (the default)",
+                )
 
 
 _current = Limits()
@@ -67,7 +70,7 @@ def check_elements(count: int, what: str, where: str | None = None) -> None:
         if count < 10**12:
             told, hint = f"{count:,}", f"raise it with --max-elements {_round_up(count)}, or "
         else:  # more than any machine holds: no point suggesting a limit
-            told, hint = f"about {count:.1e}", ""
+            told, hint = f"about 10^{int(count.bit_length() * math.log10(2))}", ""
         raise GradcliError(
             f"{what} would have {told} elements; the limit is {limit:,}",
             where=where,
@@ -75,12 +78,13 @@ def check_elements(count: int, what: str, where: str | None = None) -> None:
         )
 
 
-def check_length(text: str | int, what: str, about: str = "") -> None:
-    """Raise when ``text`` (or a text of that many characters) is longer than the parser is
-    allowed to read."""
+def check_length(text: str | int, what: str, at_least: bool = False) -> None:
+    """Raise when ``text`` (or a text of that many characters, or of ``at_least`` that many)
+    is longer than the parser is allowed to read."""
     length = text if isinstance(text, int) else len(text)
     limit = _current.max_length
     if length > limit:
+        about = "at least " if at_least else ""
         raise GradcliError(
             f"{what} is {about}{length:,} characters long; the limit is {limit:,}",
             hint=f"raise it with --max-length {_round_up(length)}; give large values "

@@ -10,8 +10,13 @@ to import.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import signal
+import threading
+import time
+from contextlib import contextmanager
 
 import numpy as np
 import sympy as sp
@@ -19,8 +24,60 @@ import sympy as sp
 MAX_ELEMENTS = 64  # symbolic differentiation grows quickly; beyond this, skip it
 
 
+SECONDS = 5.0  # sympy's time for one command's formulas: exact work can grow exponentially
+
+
 class NotSymbolic(Exception):
-    """The program uses something sympy is not given a rule for here."""
+    """The program uses something sympy is not given a rule for here, or it took too long."""
+
+
+class _OutOfTime(BaseException):
+    """Raised by the timer; a BaseException, so that no ``except Exception`` in sympy
+    swallows it."""
+
+
+@contextmanager
+def time_budget(seconds: float = SECONDS):
+    """Raise NotSymbolic when the body runs longer than ``seconds`` (on the main thread of a
+    Unix process; elsewhere the body runs unbounded). A timer already running, such as a
+    test's hang guard, is re-armed afterwards with the time it had left."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "setitimer"
+    ):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _OutOfTime
+
+    started = time.monotonic()
+    handler = signal.signal(signal.SIGALRM, expire)
+    outer, interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _OutOfTime:
+        raise NotSymbolic(f"sympy took longer than {seconds:g} s") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, handler)
+        if outer:
+            left = max(outer - (time.monotonic() - started), 1e-3)
+            signal.setitimer(signal.ITIMER_REAL, left, interval)
+
+
+def _or_reason(function):
+    """``function(...)`` as (result, None), or (None, why not) when it is not symbolic or
+    runs out of time."""
+
+    @functools.wraps(function)
+    def bounded(*args, **kwargs):
+        try:
+            with time_budget():
+                return function(*args, **kwargs)
+        except NotSymbolic as exc:
+            return None, str(exc)
+
+    return bounded
 
 
 def _elementwise(function):
@@ -58,8 +115,22 @@ _BINARY = {
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
     "div": lambda a, b: a / b,
-    "pow": lambda a, b: a**b,
+    "pow": lambda a, b: _power(a, b),
 }
+
+
+def _power(a, b):
+    """a**b; a power of numbers is computed in floating point, as the run does, so that an
+    exact 2**2**30 is never built (a number beyond float range is not symbolic)."""
+    if all(isinstance(e, sp.Number) for e in np.ravel(a)) and all(
+        isinstance(e, sp.Number) for e in np.ravel(b)
+    ):
+        with np.errstate(all="ignore"):
+            value = np.power(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+        if not np.all(np.isfinite(value)):
+            raise NotSymbolic("a power of numbers beyond float range")
+        return _constant_array(value)
+    return a**b
 
 
 def _matmul(a, b):
@@ -85,7 +156,7 @@ _OTHER = {
     "matmul": _matmul,
     "dot": _matmul,
     "sum": _reduce(np.sum),
-    "mean": lambda x, dim=None, keepdim=False: _mean(x, dim, keepdim),
+    "mean": _mean,
     "prod": _reduce(np.prod),
     "transpose": lambda x, d0=None, d1=None: x.T if d0 is None else np.swapaxes(x, d0, d1),
     "reshape": lambda x, *shape: x.reshape(shape),
@@ -183,12 +254,10 @@ def symbolic_values(program, arrays: dict, targets: list[str], of: str) -> tuple
     return output, symbols
 
 
+@_or_reason
 def symbolic_jacobian(bound, of: str, targets: list[str]):
     """(name -> exact Jacobian evaluated at the point, None) or (None, why not)."""
-    try:
-        output, symbols = _formulas(bound, of, targets)
-    except NotSymbolic as exc:
-        return None, str(exc)
+    output, symbols = _formulas(bound, of, targets)
     point = {
         symbol: float(value)
         for t in targets
@@ -242,7 +311,16 @@ def formula(ir) -> sp.Expr:
 
 
 def local_derivatives(ir) -> list[tuple[str, str]]:
-    """(operand, d statement / d operand) as text, for every name the statement uses."""
+    """(operand, d statement / d operand) as text, for every name the statement uses; none
+    when sympy cannot give them within its time budget."""
+    try:
+        with time_budget():
+            return _local_derivatives(ir)
+    except NotSymbolic:
+        return []
+
+
+def _local_derivatives(ir) -> list[tuple[str, str]]:
     expression = formula(ir)
     result = []
     for symbol in sorted(expression.free_symbols, key=lambda s: s.name):
@@ -278,12 +356,10 @@ def formula_text(expression) -> str:
     return sp.sstr(sp.simplify(expression) if quick else expression)
 
 
+@_or_reason
 def jacobian_formulas(bound, of: str, targets: list[str]):
     """(name -> formulas laid out output.shape + input.shape, None), or (None, why not)."""
-    try:
-        output, symbols = _formulas(bound, of, targets)
-    except NotSymbolic as exc:
-        return None, str(exc)
+    output, symbols = _formulas(bound, of, targets)
     result = {}
     for t in targets:
         cells = np.empty(output.shape + symbols[t].shape, dtype=object)
@@ -295,12 +371,10 @@ def jacobian_formulas(bound, of: str, targets: list[str]):
     return result, None
 
 
+@_or_reason
 def gradient_formulas(bound, of: str, targets: list[str], v=None):
     """(name -> array of formulas of sum_i v_i d out_i / d input, None) or (None, why)."""
-    try:
-        output, symbols = _formulas(bound, of, targets)
-    except NotSymbolic as exc:
-        return None, str(exc)
+    output, symbols = _formulas(bound, of, targets)
     weights = np.ones(output.shape) if v is None else np.asarray(v, dtype=float)
     total = sum(
         (

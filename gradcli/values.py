@@ -37,7 +37,8 @@ def _sizes(args: list, what: str) -> tuple[int, ...]:
     if len(args) == 1 and isinstance(args[0], list):
         args = args[0]
     for n in args:
-        if not isinstance(n, (int, float)) or not math.isfinite(n) or n != int(n) or n < 0:
+        whole = isinstance(n, int) or (isinstance(n, float) and math.isfinite(n) and n == int(n))
+        if isinstance(n, bool) or not whole or n < 0:
             raise GradcliError(
                 f"{what}: sizes must be non-negative whole numbers, got {args}",
                 hint=f"e.g. {what}(2, 3)",
@@ -77,7 +78,11 @@ def _arange(args: list, rng) -> np.ndarray:
 def _linspace(args: list, rng) -> np.ndarray:
     if len(args) != 3:
         raise GradcliError("linspace takes (start, end, steps), e.g. linspace(0, 1, 5)")
-    return np.linspace(args[0], args[1], _sizes([args[2]], "linspace")[0])
+    steps = args[2]
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
+        raise GradcliError("linspace: steps must be a whole number >= 0, e.g. linspace(0, 1, 5)")
+    limits.check_elements(steps, f"linspace{tuple(args)}")
+    return np.linspace(float(args[0]), float(args[1]), steps)
 
 
 CONSTRUCTORS: dict[str, Callable[[list, np.random.Generator], np.ndarray]] = {
@@ -105,18 +110,37 @@ def generator_for(name: str, seed: int) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(name.encode())])
 
 
-def _rectangular(nested: Any) -> np.ndarray:
+MAX_DIMENSIONS = 32  # numpy's broadcasting and many of its functions take no more
+
+
+def _rectangular(nested: Any, name: str = "the value") -> np.ndarray:
     try:
         array = np.array(nested, dtype=float)
     except ValueError as exc:
-        if "maximum number of dimension" in str(exc):
+        if "maximum number of dimension" not in str(exc):
             raise GradcliError(
-                f"the lists are nested too deeply for an array ({exc})", hint=VALUE_SYNTAX
+                f"{name}: the rows of a nested list must all have the same length",
+                hint=VALUE_SYNTAX,
             ) from None
+        array = None
+    if array is None or array.ndim > MAX_DIMENSIONS:
         raise GradcliError(
-            "the rows of a nested list must all have the same length", hint=VALUE_SYNTAX
-        ) from None
+            f"{name}: the lists are nested too deeply (at most {MAX_DIMENSIONS} dimensions)",
+            hint=VALUE_SYNTAX,
+        )
     return array
+
+
+def _finite_number(value, name: str | None = None):
+    """A whole number beyond float range (10**400 written out) is an error, not a crash."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**1024:
+        digits = int(abs(value).bit_length() * math.log10(2)) + 1
+        raise GradcliError(
+            f"{name}: " * (name is not None)
+            + f"a whole number of about {digits} digits is beyond the range of a float",
+            hint="write it as a float, e.g. 1e400 (which is inf)",
+        )
+    return value
 
 
 class _Literal:
@@ -135,7 +159,7 @@ class _Literal:
 
     def literal(self, node: ast.AST) -> Any:
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            return node.value
+            return _finite_number(node.value)
         if isinstance(node, ast.Constant) and type(node.value) is bool:
             return node.value
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -150,11 +174,22 @@ class _Literal:
         if isinstance(node, ast.Name):
             raise self.fail(node, f"the name {node.id!r}")
         if isinstance(node, ast.Call):
-            raise self.fail(node, "a call inside a list")
-        return self._unsupported(node)
+            raise self.fail(node, "a nested call")
+        raise self.fail(node, _NODES.get(type(node), "this"))
 
-    def _unsupported(self, node: ast.AST):
-        raise self.fail(node, type(node).__name__.lower().replace("constant", "this constant"))
+
+_NODES = {
+    ast.BinOp: "an operator (write the number itself, e.g. 1e400)",
+    ast.Subscript: "indexing",
+    ast.Attribute: "attribute access ('.')",
+    ast.IfExp: "an if-expression",
+    ast.Set: "a set",
+    ast.Dict: "a dict",
+    ast.Compare: "a comparison",
+    ast.Lambda: "a lambda",
+    ast.JoinedStr: "a string",
+    ast.Constant: "a string",
+}
 
 
 def parse_constructor(
@@ -208,6 +243,17 @@ def parse_constructor(
         ) from None
 
 
+@contextmanager
+def _naming(name: str):
+    """Errors about a value's text say which value they are about."""
+    try:
+        yield
+    except GradcliError as exc:
+        raise GradcliError(
+            f"{name}: {exc.message}", source=exc.source, column=exc.column, hint=exc.hint
+        ) from None
+
+
 def quiet_parse(text: str, mode: str) -> ast.AST:
     """``ast.parse``, without the SyntaxWarnings Python prints for text such as ``1if``: the
     text is refused with gradcli's own error, or it is fine."""
@@ -224,6 +270,8 @@ def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np
     if text == "-":
         return _from_json(read_data(stdin or sys.stdin, f"{name} (stdin)"), f"{name} (stdin)")
     if text.startswith("@"):
+        if not text[1:].strip():
+            raise GradcliError(f"{name}: @ needs a file name, e.g. @x.npy", hint=VALUE_SYNTAX)
         return _from_file(text[1:], name)
     limits.check_length(text, f"the value of {name}")
     try:
@@ -239,13 +287,14 @@ def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np
         raise GradcliError(
             f"the value of {name} is nested too deeply to read", hint=VALUE_SYNTAX
         ) from None
-    if isinstance(tree, ast.Call):
-        array, _ = parse_constructor(tree, text, generator_for(name, seed), allowed_keywords=())
-        return array
-    value = _Literal(text).literal(tree)
+    with _naming(name):
+        if isinstance(tree, ast.Call):
+            rng = generator_for(name, seed)
+            return parse_constructor(tree, text, rng, allowed_keywords=())[0]
+        value = _Literal(text).literal(tree)
     if _has_bool(value):
         raise GradcliError(f"{name}: True/False is not a number", hint=VALUE_SYNTAX)
-    return _rectangular(value)
+    return _rectangular(value, name)
 
 
 def _has_bool(value: Any) -> bool:
@@ -277,35 +326,46 @@ def read_data(stream, name: str) -> str:
 def _from_json(source: str, name: str) -> np.ndarray:
     # every number but the last in a list is followed by a comma: an upper bound, cheaply
     limits.check_elements(source.count(",") + 1, name)
+    value = load_json(source, name)
+    if isinstance(value, dict):
+        raise GradcliError(
+            f"{name}: expected a number or a list in JSON, got an object", hint=JSON_HINT
+        )
+    return _rectangular(json_numbers(value, name), name)
+
+
+JSON_HINT = "give a number or nested lists, e.g. [[1, 2], [3, 4]]"
+
+
+def load_json(text: str, name: str):
+    """``json.loads``, its every failure the user's error naming ``name``."""
     try:
-        value = json.loads(source)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise GradcliError(
             f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
-            hint="give a number or nested lists, e.g. [[1, 2], [3, 4]]",
+            hint=JSON_HINT,
         ) from None
     except RecursionError:
         raise GradcliError(
-            f"{name}: the JSON lists are nested too deeply",
-            hint="give a number or nested lists, e.g. [[1, 2], [3, 4]]",
+            f"{name}: the JSON lists are nested too deeply", hint=JSON_HINT
         ) from None
-    if isinstance(value, dict):
+    except ValueError:  # an integer of more digits than Python converts to a number
         raise GradcliError(
-            f"{name}: expected a number or a list in JSON, got an object",
-            hint="give a number or nested lists, e.g. [[1, 2], [3, 4]]",
-        )
-    return _rectangular(_json_numbers(value))
+            f"{name}: a whole number of more than 4,300 digits", hint=JSON_HINT
+        ) from None
 
 
-def _json_numbers(value: Any) -> Any:
-    """JSON's stand-ins "nan", "inf", "-inf" (as gradcli writes them) back to floats."""
+def json_numbers(value: Any, name: str) -> Any:
+    """Numbers and lists of JSON, with its stand-ins "nan", "inf", "-inf" (as gradcli writes
+    them) back to floats; anything else (null, true, strings, objects) is an error."""
     if isinstance(value, list):
-        return [_json_numbers(v) for v in value]
+        return [json_numbers(v, name) for v in value]
     if isinstance(value, str) and value in ("nan", "inf", "-inf"):
         return float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise GradcliError(f"expected numbers, got {value!r}"[:200], hint=VALUE_SYNTAX)
-    return value
+        raise GradcliError(f"{name}: expected numbers, got {value!r}"[:200], hint=JSON_HINT)
+    return _finite_number(value, name)
 
 
 def _from_file(spec: str, name: str) -> np.ndarray:
@@ -320,12 +380,15 @@ def _from_file(spec: str, name: str) -> np.ndarray:
     what = f"{name} ({path_text})"
     with _reading(path_text, name):
         if suffix == ".npy":
-            with path.open("rb") as f:
+            with path.open("rb") as f:  # one open file: checked, then loaded
                 _check_npy_header(f, what)
-            return np.load(path, allow_pickle=False).astype(float)
+                f.seek(0)
+                return np.load(f, allow_pickle=False).astype(float)
         if suffix == ".npz":
             with open_archive(path_text, name) as archive:
                 keys = archive.files
+                if not keys:
+                    raise GradcliError(f"{what}: the archive holds no arrays")
                 if key is None and len(keys) != 1:
                     raise GradcliError(
                         f"{what}: the archive holds {len(keys)} arrays; name one",
@@ -366,7 +429,7 @@ def _reading(path_text: str, name: str):
     """A file that cannot be read (or is damaged) is the user's error, named with its path."""
     try:
         yield
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+    except (OSError, ValueError, OverflowError, zipfile.BadZipFile, csv.Error) as exc:
         raise GradcliError(
             f"{name}: cannot read {path_text}: {exc}",
             hint="give a .npy or .npz file written by numpy.save or numpy.savez, "
@@ -386,9 +449,14 @@ def open_archive(path_text: str, name: str):
                 f"{what}: not a .npz archive, or a damaged one", hint="write it with numpy.savez"
             )
         with np.load(path, allow_pickle=False) as archive:
-            for key in archive.files:
-                with archive.zip.open(f"{key}.npy") as member:
-                    _check_npy_header(member, f"{what}:{key}")
+            for member in archive.zip.namelist():
+                if not member.endswith(".npy"):
+                    raise GradcliError(
+                        f"{what} holds {member!r}, which is not a .npy array",
+                        hint="write the archive with numpy.savez",
+                    )
+                with archive.zip.open(member) as f:
+                    _check_npy_header(f, f"{what}:{member[:-4]}")
             yield archive
 
 
@@ -408,6 +476,11 @@ def _check_npy_header(f, what: str) -> None:
         else np.lib.format.read_array_header_2_0
     )
     shape, _, dtype = read(f)
+    if len(shape) > MAX_DIMENSIONS or any(n > limits.LARGEST for n in shape):
+        raise GradcliError(
+            f"{what} has shape {shape}"[:200] + ": too many dimensions, or one too large",
+            hint=f"at most {MAX_DIMENSIONS} dimensions, within --max-elements",
+        )
     if dtype.hasobject:
         raise GradcliError(
             f"{what} holds Python objects (stored as a pickle), which gradcli never loads",
@@ -434,7 +507,7 @@ def _from_csv(source: str, name: str) -> np.ndarray:
                 f"{name}: row {len(values) + 1} is not all numbers: {exc}",
                 hint="write one row of comma-separated numbers per line",
             ) from None
-    array = _rectangular(values)
+    array = _rectangular(values, name)
     if array.ndim == 2 and array.shape[0] == 1:
         return array[0]
     if array.ndim == 2 and array.shape[1] == 1:

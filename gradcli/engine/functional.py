@@ -147,7 +147,8 @@ def _looped_jacobian(func, inputs, strategy) -> tuple[np.ndarray, ...]:
 
 
 def _batched_jacobian(func, inputs, strategy, max_elements) -> tuple[np.ndarray, ...]:
-    """All basis vectors in one replay: a batched VJP (reverse) or batched JVPs (forward)."""
+    """All basis vectors replayed along a batch dimension, in chunks within ``max_elements``:
+    a batched VJP (reverse) or batched JVPs (forward)."""
     from .compile import trace
 
     _, xs = _leaves(inputs, requires_grad=False)

@@ -318,7 +318,7 @@ class _Evaluator:
                     result = call(*args)
         except GradcliError:
             raise
-        except (ValueError, IndexError, TypeError) as exc:
+        except (ValueError, IndexError, TypeError, RuntimeError) as exc:  # numpy's refusals
             shapes_hint = None
             if isinstance(exc, gc.ShapeError):
                 shapes_hint = "the shapes of the operands must fit the operation (see the message)"
@@ -345,5 +345,5 @@ def _result_elements(function: str, args: list) -> int | None:
             return math.prod(batch) * (a[-2] if len(a) > 1 else 1) * (b[-1] if len(b) > 1 else 1)
         # everything else is element-wise (broadcasting) or makes no more than it is given
         return math.prod(np.broadcast_shapes(*shapes)) if shapes else None
-    except ValueError:
+    except (ValueError, RuntimeError):  # shapes that do not fit, or over 32 dimensions
         return None

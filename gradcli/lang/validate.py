@@ -26,7 +26,7 @@ from . import functions as F
 
 CONSTANTS = {"e", "pi"}
 # x0, x12 (not x01: a leading zero would make y0 and y00 the same element)
-_ELEMENT_NAME = re.compile(r"^([A-Za-z]\w*?)(0|[1-9]\d*)$")
+_ELEMENT_NAME = re.compile(r"^([A-Za-z]\w*?)(0|[1-9]\d{0,8})$")  # up to 9 digits: x999999999
 
 # Operators are re-emitted as calls, so that sympy keeps the program's structure exactly
 # (its own Add and Mul would reorder, distribute and cancel terms: x - x would vanish).
@@ -58,6 +58,9 @@ _DESCRIPTIONS = {
     ast.Import: "an import",
     ast.ImportFrom: "an import",
     ast.Expr: "an expression with no `name =`",
+    ast.AugAssign: "'+=' (write y2 = y + x)",
+    ast.AnnAssign: "an annotation",
+    ast.Delete: "'del'",
 }
 
 
@@ -91,7 +94,10 @@ class Statement:
 def split_statements(source: str) -> list[Statement]:
     """Statements in order: split at newlines and ``;``, ``#`` starts a comment."""
     statements = []
-    for line_number, line in enumerate(source.splitlines(), start=1):
+    # lines end at \n only (splitlines would also break at \v, \f or U+2028, which are
+    # refused below, and the line numbers would no longer be the editor's)
+    for line_number, line in enumerate(source.split("\n"), start=1):
+        line = line.removesuffix("\r")
         _check_characters(line, line_number)
         code = line.split("#", 1)[0]
         for part in code.split(";"):
@@ -119,8 +125,8 @@ _LOOKALIKES = {
 _BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
 
 
-def _character_name(c: str) -> str:
-    return f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed character')}"
+def character_name(c: str) -> str:
+    return f"U+{ord(c):04X} {unicodedata.name(c, 'a control character')}"
 
 
 def _check_characters(line: str, number: int) -> None:
@@ -143,7 +149,7 @@ def _check_characters(line: str, number: int) -> None:
             invisible = not c.isprintable() or c in _BIDI
             kind = "an invisible character" if invisible else "the character"
             raise GradcliError(
-                f"{kind} {_character_name(c)} is not part of the language",
+                f"{kind} {character_name(c)} is not part of the language",
                 where=f"line {number}, column {column + 1}",
                 source=line.encode("unicode_escape").decode() if c in _BIDI else line,
                 column=None if c in _BIDI else column,
@@ -361,6 +367,10 @@ class _Checker:
             raise self.fail(
                 node, f"{name} of {function.name} must be {kind}", f"it is {function.signature()}"
             )
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _LARGEST_INT:
+            raise self.fail(
+                node, f"{name} of {function.name} is too large ({value:.3g})", "no array has it"
+            )
         return _literal_text(value)
 
     def subscript(self, node: ast.Subscript) -> str:
@@ -389,6 +399,8 @@ class _Checker:
                 "an index must be a whole number, a slice like 1:3, or ...",
                 "write x[0], x[1, 2], x[:, 0] or x[-1]",
             )
+        if abs(value) > _LARGEST_INT:
+            raise self.fail(node, f"the index {value:.3g} is too large", "no array is that long")
         return str(value)
 
 
@@ -397,6 +409,7 @@ _LANGUAGE_HINT = (
     "and indexing like x[0] or x[:, 1]"
 )
 _NOT_CONSTANT = object()
+_LARGEST_INT = 2**62  # a size, dim or index beyond this fits no array (nor a C integer)
 
 
 def _constant(node: ast.AST):
@@ -434,10 +447,13 @@ def check(statement: Statement) -> Checked:
     try:
         tree = quiet_parse(statement.text, "exec")
     except SyntaxError as exc:
-        hint = _SPLIT_HINT if "nested" in exc.msg else _LANGUAGE_HINT
-        raise statement.error(
-            f"syntax error: {exc.msg}", max((exc.offset or 1) - 1, 0), hint
-        ) from None
+        message, hint = f"syntax error: {exc.msg}", _LANGUAGE_HINT
+        if "nested" in exc.msg:
+            hint = _SPLIT_HINT
+        elif "Exceeds the limit" in exc.msg:  # Python reads at most 4,300 digits
+            message = "a whole number of more than 4,300 digits"
+            hint = "write it as a float, e.g. 1e5000 (which is inf)"
+        raise statement.error(message, max((exc.offset or 1) - 1, 0), hint) from None
     except (RecursionError, MemoryError):  # Python's parser gives up on very deep nesting
         raise statement.error(
             "the expression is nested too deeply to parse", 0, _SPLIT_HINT

@@ -70,10 +70,6 @@ def _label(name: str, shape: tuple[int, ...]):
     return lambda i: element_label(name, tuple(int(k) for k in np.unravel_index(i, shape)))
 
 
-def _bracketed(shape: tuple[int, ...]):
-    return lambda i: element_label("", tuple(int(k) for k in np.unravel_index(i, shape)))
-
-
 def _matrix_table(matrix: np.ndarray, row_label, column_label, format_cell) -> Table:
     """A grid of ``format_cell(value)``; rows and columns named by ``row_label(i)`` and
     ``column_label(j)``. Beyond ``SUMMARY_CELLS`` cells only the edges are shown."""
@@ -107,10 +103,10 @@ def array_table(name: str, array: np.ndarray | None, precision: int) -> Table | 
     if array.ndim == 0:
         return _matrix_table(array.reshape(1, 1), lambda i: name, lambda j: "value", number)
     if array.ndim == 1:
-        return _matrix_table(array.reshape(1, -1), lambda i: name, _bracketed(array.shape), number)
+        return _matrix_table(array.reshape(1, -1), lambda i: name, _label("", array.shape), number)
     lead = array.shape[:-1]
     matrix = array.reshape(math.prod(lead), array.shape[-1])
-    return _matrix_table(matrix, _bracketed(lead), _bracketed(array.shape[-1:]), number)
+    return _matrix_table(matrix, _label("", lead), _label("", array.shape[-1:]), number)
 
 
 def heatmap_cell(value: float, scale: float, colour: bool, precision: int) -> Text:

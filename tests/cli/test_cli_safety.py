@@ -72,7 +72,7 @@ HOSTILE_PROGRAMS = {
     "nested-minus": ("y = " + "-" * 50_000 + "x", "nested too deeply to parse"),
     "long-chain": ("y = " + "+".join(["x"] * 300), "nests operations more than 100 deep"),
     "too-long": ("y = x" + " " * 100_001, "the limit is 100,000"),
-    "huge-integer": ("y = x * 9" + "9" * 5000, "Exceeds the limit"),
+    "huge-integer": ("y = x * 9" + "9" * 5000, "a whole number of more than 4,300 digits"),
     # smuggling through statements, keywords, indices, unpacking and constructors
     "semicolon": ("y = x; __import__('os').system('touch {c}')", "statement 2"),
     "newline": ("y = x\n__import__('os').system('touch {c}')", "line 2"),
@@ -86,7 +86,7 @@ HOSTILE_PROGRAMS = {
     ),
     "constructor-keyword": (
         "w = randn(2, requires_grad=open('{c}', 'w')); y = w * x",
-        "a call inside a list is not allowed in a value",
+        "a nested call is not allowed in a value",
     ),
     "subscript-target": ("x[0] = 1", "the left-hand side must be a single name"),
     "attribute-target": ("x.y = 1", "the left-hand side must be a single name"),
@@ -97,7 +97,7 @@ HOSTILE_PROGRAMS = {
 # Hostile values and options: (arguments after the program, what the error must say).
 HOSTILE_OPTIONS = {
     "value-import": (["--x", "__import__('os').system('touch {c}')"], "not allowed in a value"),
-    "value-constructor": (["--x", "ones(open('{c}', 'w'))"], "a call inside a list"),
+    "value-constructor": (["--x", "ones(open('{c}', 'w'))"], "a nested call"),
     "value-open": (["--x", "open('{c}', 'w')"], "unknown constructor 'open'"),
     "value-lambda": (["--x", "(lambda: 1)()"], "unknown constructor (only names)"),
     "input-eval": (["-i", "x=eval('1')"], "unknown constructor 'eval'"),
