@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import time
+import zipfile
 
 import numpy as np
 import pytest
@@ -294,3 +295,68 @@ def test_sympy_names_in_a_program_are_plain_inputs(cli_json):
         "Integer=6",
     )
     assert document["values"]["y"] == 21.0
+
+
+def _odd_files(folder) -> None:
+    """Files whose reading once crashed gradcli: each must now be a plain error."""
+    with (folder / "huge.npy").open("wb") as f:
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "<f8", "fortran_order": False, "shape": (10**400,)}
+        )
+    np.save(folder / "deep.npy", np.ones((1,) * 40))
+    with zipfile.ZipFile(folder / "text.npz", "w") as archive:
+        archive.writestr("notes.txt", "hello")
+    np.savez(folder / "empty.npz")
+    (folder / "wide.csv").write_text('"' + "1" * 200_000 + '"\n')
+
+
+ODD_INPUTS = {
+    "int-beyond-float": (["--x", "1" + "0" * 400], "x: a whole number of about 401 digits"),
+    "json-4301-digits": (["--x", "-"], "a whole number of more than 4,300 digits"),
+    "npy-shape-huge": (["--x", "@huge.npy"], "too many dimensions, or one too large"),
+    "npy-40-dimensions": (["--x", "@deep.npy"], "too many dimensions, or one too large"),
+    "list-40-deep": (["--x", "[" * 40 + "1" + "]" * 40], "at most 32 dimensions"),
+    "npz-text-member": (["--x", "@text.npz"], "holds 'notes.txt', which is not a .npy array"),
+    "npz-empty": (["--x", "@empty.npz"], "the archive holds no arrays"),
+    "csv-wide-field": (["--x", "@wide.csv"], "field larger than field limit"),
+    "not-utf8": (["--x", "1\udc85"], "--x: the text is not valid UTF-8"),
+    "limit-beyond": (["--x", "1", "--max-elements", str(10**30)], "between 1 and"),
+    "at-nothing": (["--x", "@"], "@ needs a file name"),
+    "nested-call": (["--x", "-ones(2)"], "x: a nested call is not allowed in a value"),
+    "huge-constructor": (["--x", "ones(2, 1" + "0" * 320 + ")"], "beyond the range of a float"),
+}
+
+
+@pytest.mark.parametrize("name", list(ODD_INPUTS))
+def test_odd_inputs_are_errors_not_crashes(cli, tmp_path, monkeypatch, name):
+    _odd_files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    options, message = ODD_INPUTS[name]
+    result = cli("eval", "-e", "y = x * 2", *options, input="[1" + "0" * 5000 + "]")
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith("error: ") and message in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(
+    "program, message",
+    [
+        ("y += x", "found '+=' (write y2 = y + x)"),
+        ("y: int = x", "found an annotation"),
+        ("y = x\v+ 1", "U+000B a control character"),
+        ("y = x[1" + "0" * 30 + "]", "the index 1e+30 is too large"),
+        ("y = reshape(x, 1" + "0" * 20 + ")", "size of reshape is too large"),
+    ],
+)
+def test_odd_programs_are_errors_not_crashes(cli, program, message):
+    result = cli("eval", "-e", program, "--x", "1,2", "--no-cache")
+    assert result.exit_code == 2 and message in result.stderr, result.stderr
+
+
+def test_sympy_is_bounded_in_time_and_size(cli):
+    """Exact powers are never built, and a formula sympy cannot finish in its budget is left
+    out with a note; the numbers still come out."""
+    power = cli("grad", "-e", "y = x**(2**2**2**30)", "--x", "2", "--symbolic")
+    assert power.exit_code == 0
+    assert "no symbolic form: a power of numbers beyond float range" in power.stderr
+    nested = cli("check", "-e", "y = exp(exp(exp(exp(exp(x)))))", "--x", "1")
+    assert "no symbolic check: sympy took longer than 5 s" in nested.stderr
