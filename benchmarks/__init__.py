@@ -23,7 +23,9 @@ import importlib
 from types import ModuleType
 
 #: Suite names, in the order ``python -m benchmarks`` runs them; each is a module of this package.
-SUITES: tuple[str, ...] = ("engine", "startup", "compiled", "jacobian", "batch", "scaling")
+SUITES: tuple[str, ...] = (
+    "engine", "startup", "compiled", "jacobian", "batch", "scaling", "rejections",
+)  # fmt: skip
 
 
 def load_suite(name: str) -> ModuleType:

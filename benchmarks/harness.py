@@ -161,12 +161,14 @@ def command(
     env: Mapping[str, str | None] | None = None,
     cwd: str | Path | None = None,
     stdout_path: str | Path | None = None,
+    exit_code: int = 0,
 ) -> Callable[[], str]:
     """A function that runs ``argv`` to completion and returns its standard output.
 
     ``env`` changes this process's environment for the command (a value of None removes the
     variable); with ``stdout_path`` the output goes to that file (truncated each call) and the
-    function returns "". A non-zero exit raises RuntimeError with the command's standard error.
+    function returns "". An exit other than ``exit_code`` raises RuntimeError with the
+    command's standard error.
     """
     argv = [str(a) for a in argv]
     full_env = dict(os.environ)
@@ -184,7 +186,7 @@ def command(
                 done = subprocess.run(
                     argv, env=full_env, cwd=cwd, stdout=out, stderr=subprocess.PIPE, text=True
                 )
-        if done.returncode != 0:
+        if done.returncode != exit_code:
             raise RuntimeError(
                 f"{' '.join(argv)} exited with {done.returncode}: {done.stderr.strip()[-2000:]}"
             )

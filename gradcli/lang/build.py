@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from .. import limits
-from .parse import to_ir, to_sympy
 from .program import Assignment, Program
 from .validate import check, split_statements
 
@@ -16,6 +15,8 @@ def parse_program(source: str) -> Program:
     assignments = []
     defined: dict[str, int] = {}
     checked_all = [_guarded(s, check, s) for s in split_statements(source)]
+    from .parse import to_ir, to_sympy  # imports sympy: only for text that passed the checks
+
     later = {c.target: c.statement.number for c in checked_all}
     for checked in checked_all:
         statement = checked.statement
