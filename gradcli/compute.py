@@ -289,13 +289,12 @@ def jacobian(
     targets = _targets(bound, wrt)
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
-    n_in = sum(bound.arrays[t].size for t in targets)
+    n_in = _jacobian_inputs(bound, name, out, targets)
     if mode == "auto":
         mode = "forward" if n_in < out.numel() else "reverse"
         why = f" ({n_in} input elements {'<' if mode == 'forward' else '>='} {out.numel()} outputs)"
     else:
         why = " (as asked)"
-    limits.check_elements(out.numel() * n_in, f"the Jacobian of {name}")
     function = _function_of(bound, name, targets)
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
     most = limits.current().max_elements
@@ -316,6 +315,14 @@ def jacobian(
         transposed=transpose,
         mode=mode + why,
     )
+
+
+def _jacobian_inputs(bound: Bound, name: str, out: gc.Tensor, targets: list[str]) -> int:
+    """How many input elements ``targets`` have, once their Jacobian with ``out`` is known to
+    fit ``--max-elements``."""
+    n_in = sum(bound.arrays[t].size for t in targets)
+    limits.check_elements(out.numel() * n_in, f"the Jacobian of {name}")
+    return n_in
 
 
 def _transposed(jacobian: np.ndarray, out_ndim: int) -> np.ndarray:
@@ -477,8 +484,7 @@ def check(
     targets = _targets(bound, wrt)
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
-    n_in = sum(bound.arrays[t].size for t in targets)
-    limits.check_elements(out.numel() * n_in, f"the Jacobian of {name}")
+    n_in = _jacobian_inputs(bound, name, out, targets)
     if max(n_in, out.numel()) > CHECK_PASSES:
         raise GradcliError(
             f"check runs one pass per element: {name} has {out.numel():,} elements and the "

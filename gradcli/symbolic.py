@@ -110,13 +110,6 @@ _SCALAR_FUNCTIONS = {
 }
 _UNARY = {name: _elementwise(function) for name, function in _SCALAR_FUNCTIONS.items()}
 _UNARY["flatten"] = lambda x: x.reshape(-1)
-_BINARY = {
-    "add": lambda a, b: a + b,
-    "sub": lambda a, b: a - b,
-    "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b,
-    "pow": lambda a, b: _power(a, b),
-}
 
 
 def _power(a, b):
@@ -131,6 +124,15 @@ def _power(a, b):
             raise NotSymbolic("a power of numbers beyond float range")
         return _constant_array(value)
     return a**b
+
+
+_BINARY = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "pow": _power,
+}
 
 
 def _matmul(a, b):
