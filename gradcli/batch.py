@@ -8,8 +8,11 @@ one batched replay, so memory stays bounded by the chunk size for any number of 
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,30 +28,43 @@ from .values import json_numbers, load_json, open_archive, parse_value, read_dat
 CHUNK = 8192
 
 
-def read_points(spec: str, bound: Bound, stdin=None) -> dict[str, np.ndarray]:
+def read_points(spec: str, stdin=None) -> dict[str, np.ndarray]:
     """Points as arrays with a leading point dimension, keyed by input name.
 
     ``@points.npy`` or ``@points.csv`` (one point of x per row), ``@points.npz`` (one array
     per input), or ``-``: JSON lines on stdin, each a value of x or an object {name: value}.
     """
     if spec == "-":
-        return _json_lines(read_data(stdin or sys.stdin, "--batch -"), bound)
+        return _json_lines(read_data(stdin or sys.stdin, "--batch -"))
     if spec.startswith("@") and spec.lower().endswith(".npz"):
         with open_archive(spec[1:], "--batch") as archive:
             return {name: archive[name].astype(float) for name in archive.files}
-    array = parse_value(spec, "--batch")
-    if spec.lower().endswith(".csv") and array.ndim == 1 and "x" in bound.arrays:
-        if array.size % max(bound.arrays["x"].size, 1):
-            raise GradcliError(
-                f"--batch: the rows of {spec[1:]} do not hold points of x, of shape "
-                f"{bound.arrays['x'].shape}",
-                hint="write one point of x per row",
-            )
-        array = array.reshape((-1,) + bound.arrays["x"].shape)
-    return {"x": array}
+    return {"x": parse_value(spec, "--batch")}
 
 
-def _json_lines(text: str, bound: Bound) -> dict[str, np.ndarray]:
+def first_points(points: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The first point of each input: the value that gives an input its shape when the
+    command line gives it none."""
+    return {name: array[0] for name, array in points.items() if array.ndim and len(array)}
+
+
+def fit_rows(points: dict[str, np.ndarray], spec: str, bound: Bound) -> dict[str, np.ndarray]:
+    """Rows of a CSV file reshaped to points of x, when x has a shape of its own."""
+    array = points.get("x")
+    if not spec.lower().endswith(".csv") or array is None or array.ndim != 1:
+        return points
+    if "x" not in bound.arrays or bound.arrays["x"].ndim == 0:
+        return points
+    if array.size % max(bound.arrays["x"].size, 1):
+        raise GradcliError(
+            f"--batch: the rows of {spec[1:]} do not hold points of x, of shape "
+            f"{bound.arrays['x'].shape}",
+            hint="write one point of x per row",
+        )
+    return {**points, "x": array.reshape((-1,) + bound.arrays["x"].shape)}
+
+
+def _json_lines(text: str) -> dict[str, np.ndarray]:
     limits.check_elements(text.count(",") + text.count("\n") + 1, "--batch -")
     columns: dict[str, list] = {}
     lines = [line for line in text.splitlines() if line.strip()]
@@ -249,3 +265,80 @@ def save(chunks: list[BatchResult], path: str) -> None:
         np.save(path, arrays[main[0]])
     except OSError as exc:
         raise GradcliError(f"--out {path}: cannot write: {exc}") from None
+
+
+class Interrupted(Exception):
+    """Ctrl-C stopped a batch; ``done`` points had been written (or saved)."""
+
+    def __init__(self, done: int, total: int, out: str | None):
+        super().__init__(done)
+        self.done, self.total, self.out = done, total, out
+
+    def message(self) -> str:
+        where = "" if self.out is None else f" to {self.out}"
+        return f"interrupted: wrote {self.done} of {self.total} points{where}"
+
+
+@contextmanager
+def _deferred_interrupts():
+    """Ctrl-C while a chunk is written waits until its last line is out, so the output never
+    ends inside a line. A first Ctrl-C lets the chunk under way finish; a second one stops the
+    computation at once. Yields a function that tells whether Ctrl-C was pressed."""
+    state = {"presses": 0, "writing": False}
+
+    def handler(signum, frame):
+        state["presses"] += 1
+        if state["presses"] > 1 and not state["writing"]:
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield state  # signals reach the main thread only: nothing to defer
+        return
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield state
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def stream(
+    bound: Bound,
+    command: str,
+    points: dict[str, np.ndarray],
+    of: str | None,
+    v: np.ndarray | None,
+    wrt: list[str] | None,
+    out: str | None,
+    stdout=None,
+) -> int:
+    """Run the batch: JSON lines to ``stdout`` chunk by chunk, or everything to ``out``.
+
+    Returns the number of points. On Ctrl-C, what was computed so far is written (complete
+    lines only; to ``out``, the points done) and ``Interrupted`` is raised.
+    """
+    from .notice import Progress
+
+    stdout = stdout or sys.stdout
+    total = count(points)
+    gathered, done = [], 0
+    with _deferred_interrupts() as state, Progress(total, "points", total > CHUNK) as progress:
+        try:
+            for chunk in run(bound, command, points, of, v, wrt):
+                state["writing"] = True
+                if out is None:
+                    stdout.write(json_lines(chunk, done))
+                    stdout.flush()
+                else:
+                    gathered.append(chunk)
+                done += len(next(iter(chunk.values.values())))
+                state["writing"] = False
+                progress.update(done)
+                if state["presses"]:
+                    raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            if out is not None and gathered:
+                save(gathered, out)
+            raise Interrupted(done, total, out) from None
+    if out is not None:
+        save(gathered, out)
+    return done

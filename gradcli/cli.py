@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
+import signal
 import sys
 import traceback
 import unicodedata
@@ -20,6 +22,7 @@ import typer
 
 from . import __version__, limits
 from .limits import Limits
+from .notice import say
 
 app = typer.Typer(
     name="gradcli",
@@ -136,28 +139,29 @@ def _guard(debug: bool):
     except GradcliError as exc:
         if debug:
             traceback.print_exc()
-        typer.echo(exc.render(), err=True)
+        say(exc.render())
         raise typer.Exit(2) from None
     except typer.Exit:
         raise
+    except BrokenPipeError:
+        # where SIGPIPE cannot end the process (see main): stop quietly, and keep Python's
+        # final flush of stdout from failing again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(141) from None
     except MemoryError:
-        typer.echo(
+        say(
             "error: out of memory: the values or the work are too large\n"
             "hint: make the values smaller, or lower --max-elements so that gradcli refuses "
-            "such sizes before it starts",
-            err=True,
+            "such sizes before it starts"
         )
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
+        say("interrupted")
         raise typer.Exit(130) from None
     except Exception as exc:  # a bug in gradcli, not the user's input
         if debug:
             raise
-        typer.echo(
-            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)",
-            err=True,
-        )
+        say(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)")
         raise typer.Exit(3) from None
 
 
@@ -238,14 +242,20 @@ class Run:
     max_length: int
     max_depth: int
 
-    def bound(self, use_wrt: bool = True):
-        """The program with its input values (and, unless told not to, --wrt applied)."""
+    def given(self) -> dict:
+        """The values of --x and -i."""
+        return _given(self.x, self.inputs, self.seed)
+
+    def bound(self, use_wrt: bool = True, given: dict | None = None, defaults=None):
+        """The program with its input values (and, unless told not to, --wrt applied);
+        ``defaults`` for inputs given no value (see ``compute.bind``)."""
         from .compute import bind
         from .lang import load_program
 
         program = load_program(_source(self.expr, self.file), use_cache=not self.no_cache)
         wrt = _names(self.wrt) if use_wrt else None
-        return bind(program, _given(self.x, self.inputs, self.seed), wrt, self.dtype, self.seed)
+        given = self.given() if given is None else given
+        return bind(program, given, wrt, self.dtype, self.seed, defaults)
 
     def value(self, text: str | None, name: str):
         from .values import parse_value
@@ -262,12 +272,10 @@ class Run:
                 f"unknown format {self.format!r}", hint=f"use one of {', '.join(FORMATS)}"
             )
         for message in result.warnings:
-            typer.echo(f"warning: {message}", err=True)
+            say(f"warning: {message}")
         render(result, self.format, self.precision, heatmap=heatmap)
         if self.strict and bound.log.nonfinite:
-            typer.echo(
-                "error: a NaN or an infinity appeared (--strict); see the warnings", err=True
-            )
+            say("error: a NaN or an infinity appeared (--strict); see the warnings")
             raise typer.Exit(1)
 
 
@@ -342,18 +350,16 @@ def _check_encoding(options: dict) -> None:
                 )
 
 
-def _run_batch(run: Run, bound, command: str, spec: str | None, v, wrt, out: str | None) -> bool:
-    """--batch: stream JSON lines to stdout, or gather everything into --out.
+def _run_batch(
+    run: Run, command: str, spec: str, out: str | None, v=None, wrt=None, use_wrt: bool = True
+) -> None:
+    """--batch: stream JSON lines to stdout, or write everything to --out.
 
-    Returns False (and does nothing) without --batch; --out belongs to --batch.
+    Inputs the command line gives no value take their shape from the first point.
     """
     from . import batch
     from .errors import GradcliError
 
-    if spec is None:
-        if out is not None:
-            raise GradcliError("--out writes the results of --batch", hint="add --batch POINTS")
-        return False
     if run.format not in ("table", "json"):
         raise GradcliError(
             f"--batch writes JSON lines (or --out arrays), not {run.format}",
@@ -361,36 +367,26 @@ def _run_batch(run: Run, bound, command: str, spec: str | None, v, wrt, out: str
         )
     if out is not None:
         batch.check_out_path(out)
-
-    points = batch.read_points(spec, bound)
-    total = batch.count(points)
-    progress = None
-    if sys.stderr.isatty() and total > batch.CHUNK:
-        from rich.console import Console
-        from rich.progress import Progress
-
-        progress = Progress(transient=True, console=Console(stderr=True))  # stdout is results
-        task = progress.add_task("points", total=total)
-        progress.start()
-    gathered, done = [], 0
+    points = batch.read_points(spec)
+    bound = run.bound(use_wrt, defaults=batch.first_points(points))
+    points = batch.fit_rows(points, spec, bound)
     try:
-        for chunk in batch.run(bound, command, points, run.of, v, wrt):
-            if out is None:
-                sys.stdout.write(batch.json_lines(chunk, done))
-            else:
-                gathered.append(chunk)
-            done += len(next(iter(chunk.values.values())))
-            if progress is not None:
-                progress.update(task, completed=done)
-    finally:
-        if progress is not None:
-            progress.stop()
+        done = batch.stream(bound, command, points, run.of, v, wrt, out)
+    except batch.Interrupted as stop:
+        say(stop.message())
+        raise typer.Exit(130) from None
     for message in bound.messages():
-        typer.echo(f"warning: {message}", err=True)
+        say(f"warning: {message}")
     if out is not None:
-        batch.save(gathered, out)
-        typer.echo(f"wrote {done} points to {out}", err=True)
-    return True
+        say(f"wrote {done} points to {out}")
+
+
+def _no_out(out: str | None) -> None:
+    """--out belongs to --batch."""
+    from .errors import GradcliError
+
+    if out is not None:
+        raise GradcliError("--out writes the results of --batch", hint="add --batch POINTS")
 
 
 def _symbolic(result, bound, vector, wanted: bool):
@@ -434,9 +430,11 @@ def eval_command(run: Run, batch: Batch = None, out: Out = None) -> None:
     """
     from .compute import evaluate
 
+    if batch is not None:
+        return _run_batch(run, "eval", batch, out)
+    _no_out(out)
     bound = run.bound()
-    if not _run_batch(run, bound, "eval", batch, None, None, out):
-        run.emit(evaluate(bound, run.of), bound)
+    run.emit(evaluate(bound, run.of), bound)
 
 
 @program_command("grad")
@@ -465,10 +463,11 @@ def grad_command(
     """
     from .compute import grad
 
-    bound = run.bound()
     vector = run.value(v, "v")
-    if _run_batch(run, bound, "grad", batch, vector, None, out):
-        return
+    if batch is not None:
+        return _run_batch(run, "grad", batch, out, vector)
+    _no_out(out)
+    bound = run.bound()
     result = grad(bound, run.of, vector, _names(show) or [], _names(retain_grad) or [], repeat)
     run.emit(_symbolic(result, bound, vector, symbolic), bound)
 
@@ -483,10 +482,11 @@ def vjp_command(
     """
     from .compute import vjp
 
-    bound = run.bound(use_wrt=False)  # --wrt may name intermediate nodes here
     vector = run.value(v, "v")
-    if _run_batch(run, bound, "vjp", batch, vector, _names(run.wrt), out):
-        return
+    if batch is not None:
+        return _run_batch(run, "vjp", batch, out, vector, _names(run.wrt), use_wrt=False)
+    _no_out(out)
+    bound = run.bound(use_wrt=False)  # --wrt may name intermediate nodes here
     result = vjp(bound, run.of, vector, _names(run.wrt))
     run.emit(_symbolic(result, bound, vector, symbolic), bound)
 
@@ -598,7 +598,7 @@ def graph_command(run: Run) -> None:
     bound = run.bound()
     result = graph(bound, run.of)
     for message in result.warnings:
-        typer.echo(f"warning: {message}", err=True)
+        say(f"warning: {message}")
     if run.format == "table":
         from .render.graph import print_tree
 
@@ -649,7 +649,7 @@ def plot_command(
     from .render.image import save_plot
 
     save_plot(result, out)
-    typer.echo(f"wrote {out}", err=True)
+    say(f"wrote {out}")
 
 
 @program_command("explain")
@@ -680,4 +680,8 @@ def functions_command() -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    if hasattr(signal, "SIGPIPE"):
+        # a reader that closed the pipe (``gradcli ... | head -1``) ends gradcli quietly, as
+        # it ends ``seq``: Python would otherwise raise BrokenPipeError on the next write
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     app()

@@ -115,8 +115,11 @@ def bind(
     wrt: list[str] | None = None,
     dtype: str = "float64",
     seed: int = 0,
+    defaults: dict[str, np.ndarray] | None = None,
 ) -> Bound:
-    """Give every input a value (from ``given`` or its declared default) and a grad flag.
+    """Give every input a value (from ``given``, its declared default, or ``defaults``) and a
+    grad flag. ``defaults`` stand in for values the command does not need (plot sets the
+    input it varies, --batch every input it has points for).
 
     Without ``wrt``, every input requires grad except those declared by a constructor without
     ``requires_grad=True`` (as in PyTorch, ``x = ones(8)`` is a constant).
@@ -146,6 +149,8 @@ def bind(
                 declared_grad = program.declared_value(name, seed, build=False)[1]
         elif name in program.declared:
             array, declared_grad = program.declared_value(name, seed)
+        elif defaults and name in defaults:
+            array = defaults[name]
         else:
             flag = "--x VALUE" if name == "x" else f"-i {name}=VALUE"
             hint = f"give it with {flag}"

@@ -68,6 +68,35 @@ def cell(value, precision: int) -> str:
     return value if isinstance(value, str) else format_number(float(value), precision)
 
 
+def _exponent_needed(value: float, precision: int) -> bool:
+    """Whether ``precision`` significant digits of ``value`` take an exponent (as %g decides)."""
+    return "e" in f"{value:.{precision}g}"
+
+
+def number_format(array: np.ndarray, precision: int):
+    """How a table shows each element of ``array``: ``precision`` significant digits, in
+    scientific notation for the whole array when any of its numbers needs an exponent (1e-9
+    beside 3e7, as torch does), so that one array never mixes the two notations."""
+    values = np.asarray(array)
+    if values.dtype == object:
+        return lambda v: v if isinstance(v, str) else format_number(float(v), precision)
+    finite = np.abs(values[np.isfinite(values) & (values != 0)]).astype(float)
+    if finite.size == 0 or not any(
+        _exponent_needed(float(v), precision) for v in (finite.min(), finite.max())
+    ):
+        return lambda v: format_number(float(v), precision)
+
+    def scientific(v) -> str:
+        v = float(v)
+        return (
+            format_number(v, precision)
+            if v == 0 or not math.isfinite(v)
+            else (f"{v:.{precision - 1}e}")
+        )
+
+    return scientific
+
+
 def render(result: Result, fmt: str, precision: int = 4, file=None, heatmap: bool = False) -> None:
     """Write ``result`` to ``file`` (stdout by default) as a table, JSON or CSV."""
     file = file or sys.stdout

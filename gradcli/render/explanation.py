@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..compute import Result
-from .table import array_table, console, show
+from .table import console, print_array, show
 
 
 def print_explanation(result: Result, precision: int, file=None) -> None:
@@ -31,10 +31,8 @@ def print_explanation(result: Result, precision: int, file=None) -> None:
 
     out.print("leaf gradients", style="bold")
     for name, value in result.grads.items():
-        table = array_table(name, value, precision)
-        out.print(f"{name}.grad = None" if table is None else f"{name}.grad")
-        if table is not None:
-            show(out, table)
+        out.print(f"{name}.grad = None" if value is None else f"{name}.grad")
+        print_array(out, name, value, precision)
 
     for target, rows in details.get("jacobian_t", {}).items():
         out.print(f"J^T for {target} (symbolic) and v", style="bold")

@@ -1,7 +1,13 @@
-"""Rich tables, one per array, the shape in the title.
+"""Rich tables, one per array, the shape in the title; every number whole.
 
-Jacobians are laid out as a matrix whose rows and columns are labelled by element
-(``y[0]``, ``x[1]``, ``x[0,2]``).
+A vector is one row, a matrix a grid, and a tensor of three or more dimensions one grid per
+slice over its leading dimensions (titled ``[0, :, :]``). Jacobians and Hessians are grids
+whose rows and columns are labelled by element (``y[0]``, ``x[1]``, ``x[0,2]``).
+
+Cells are never narrower than their text: on a terminal, a grid wider than the screen is
+folded into blocks of whole columns (``columns [0] to [4] of 10``), as torch and numpy fold
+wide tensors; off a terminal, the output widens to fit instead, so that scripts and snapshots
+see one grid. Large arrays show their edges only, with ``…`` standing for the rest.
 """
 
 from __future__ import annotations
@@ -9,16 +15,21 @@ from __future__ import annotations
 import math
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ..compute import Result
-from . import blocks, cell, element_label, format_number
+from . import blocks, element_label, number_format
 
 SNAPSHOT_WIDTH = 100
+SUMMARY_CELLS = 1000  # a larger array shows its edges only, as numpy prints large arrays
+EDGE = 5  # rows, columns and slices kept at each edge of a summarised array
 
 
 def console(file=None) -> Console:
@@ -48,68 +59,178 @@ def show(out: Console, table: Table) -> None:
     out.print(table)
 
 
+def _kept(n: int, summarise: bool) -> list[int | None]:
+    """The indices shown: all, or the edges with None where the rest is left out."""
+    if not summarise or n <= 2 * EDGE:
+        return list(range(n))
+    return [*range(EDGE), None, *range(n - EDGE, n)]
+
+
+def _label(name: str, shape: tuple[int, ...]) -> Callable[[int], str]:
+    """The element label of flat index i of an array of ``shape``: ``x[0,2]``."""
+    return lambda i: element_label(name, tuple(int(k) for k in np.unravel_index(i, shape)))
+
+
+@dataclass
+class Grid:
+    """A matrix of cell texts with row and column labels: what one table shows."""
+
+    row_labels: list[str]
+    column_labels: list[str]
+    rows: list[list[Text]]
+    caption: str = ""
+
+
+def grid(
+    matrix: np.ndarray,
+    row_label: Callable[[int], str],
+    column_label: Callable[[int], str],
+    format_cell: Callable[[object], Text | str],
+    summarise: bool,
+) -> Grid:
+    """The cells of ``matrix`` (only its edges when ``summarise``), each made by ``format_cell``."""
+    rows, columns = _kept(matrix.shape[0], summarise), _kept(matrix.shape[1], summarise)
+    labels = ["…" if j is None else column_label(j) for j in columns]
+    body, names = [], []
+    for i in rows:
+        names.append("…" if i is None else row_label(i))
+        body.append(
+            [
+                Text("…") if i is None or j is None else _as_text(format_cell(matrix[i, j]))
+                for j in columns
+            ]
+        )
+    return Grid(names, labels, body)
+
+
+def _as_text(cell: Text | str) -> Text:
+    return cell if isinstance(cell, Text) else Text(cell)
+
+
+# A table draws each column as its text plus one space of padding on either side and one rule.
+_COLUMN_FRAME = 3
+
+
+def _widths(g: Grid) -> tuple[int, list[int]]:
+    """The width of the label column and of the data columns: one width for all of them, the
+    widest text, so that folded blocks line up."""
+    label = max([0, *(cell_len(name) for name in g.row_labels)])
+    widest = max(
+        [0, *map(cell_len, g.column_labels), *(text.cell_len for row in g.rows for text in row)]
+    )
+    return label, [widest] * len(g.column_labels)
+
+
+def _blocks(widths: list[int], room: int) -> list[range]:
+    """Runs of whole columns, each as wide as fits in ``room`` (at least one column a run)."""
+    runs, start, used = [], 0, 0
+    for j, width in enumerate(widths):
+        if j > start and used + width + _COLUMN_FRAME > room:
+            runs.append(range(start, j))
+            start, used = j, 0
+        used += width + _COLUMN_FRAME
+    runs.append(range(start, len(widths)))
+    return runs
+
+
+def _table(g: Grid, columns: range, label_width: int, widths: list[int]) -> Table:
+    table = Table(show_edge=True, pad_edge=True, collapse_padding=False)
+    table.add_column("", style="bold", no_wrap=True, min_width=label_width)
+    for j in columns:
+        table.add_column(g.column_labels[j], justify="right", no_wrap=True, min_width=widths[j])
+    for name, row in zip(g.row_labels, g.rows):
+        table.add_row(name, *(row[j] for j in columns))
+    return table
+
+
+def print_grid(out: Console, g: Grid) -> None:
+    """Print a grid whole: in blocks of columns that fit the terminal, else one element a line.
+
+    Off a terminal the grid is one table, and the output widens to fit it.
+    """
+    label_width, widths = _widths(g)
+    if not out.is_terminal or not widths:
+        show(out, _table(g, range(len(widths)), label_width, widths))
+    else:
+        room = out.width - 1 - (label_width + _COLUMN_FRAME)
+        if max(widths) + _COLUMN_FRAME > room:
+            _print_elements(out, g)
+        else:
+            runs = _blocks(widths, room)
+            for run in runs:
+                if len(runs) > 1:
+                    first, last = g.column_labels[run[0]], g.column_labels[run[-1]]
+                    span = first if len(run) == 1 else f"{first} to {last}"
+                    out.print(f"columns {span} of {len(widths)}")
+                out.print(_table(g, run, label_width, widths))
+    if g.caption:
+        out.print(g.caption)
+
+
+def _print_elements(out: Console, g: Grid) -> None:
+    """The last resort of a very narrow terminal: ``row column = value``, one a line."""
+    for name, row in zip(g.row_labels, g.rows):
+        for header, value in zip(g.column_labels, row):
+            line = Text(f"{name} {header} = ".lstrip())
+            line.append_text(value)
+            out.print(line)
+
+
+def _summary(size: int) -> str:
+    return f"{size:,} values, edges shown: --format json or csv gives all"
+
+
+def array_grids(name: str, array: np.ndarray, precision: int) -> list[tuple[str, Grid]]:
+    """One array as grids: a scalar as one cell, a vector as a row, a matrix as a grid, and a
+    tensor of three or more dimensions as one grid per slice, titled ``[0, :, :]``."""
+    array = np.asarray(array)
+    number = number_format(array, precision)
+    summarise = array.size > SUMMARY_CELLS
+    if array.ndim == 0:
+        return [("", grid(array.reshape(1, 1), lambda i: name, lambda j: "value", number, False))]
+    if array.ndim == 1:
+        row = array.reshape(1, -1)
+        return [("", grid(row, lambda i: name, _label("", array.shape), number, summarise))]
+    lead, matrix_shape = array.shape[:-2], array.shape[-2:]
+    rows, columns = _label("", matrix_shape[:1]), _label("", matrix_shape[1:])
+    if not lead:
+        return [("", grid(array, rows, columns, number, summarise))]
+    slices = array.reshape(-1, *matrix_shape)
+    grids = []
+    for k in _kept(len(slices), summarise):
+        if k is None:
+            grids.append(("…", Grid([], [], [])))
+            continue
+        index = ", ".join(str(int(i)) for i in np.unravel_index(k, lead))
+        grids.append((f"[{index}, :, :]", grid(slices[k], rows, columns, number, summarise)))
+    return grids
+
+
+def print_array(out: Console, name: str, array: np.ndarray | None, precision: int) -> None:
+    """Print one array (see ``array_grids``); nothing for None."""
+    if array is None:
+        return
+    array = _cells(array)
+    for heading, g in array_grids(name, array, precision):
+        if heading:
+            out.print(heading)
+        if g.column_labels:
+            print_grid(out, g)
+    if array.size > SUMMARY_CELLS:
+        out.print(_summary(array.size))
+
+
 def _cells(array) -> np.ndarray:
     """Numbers as floats; formulas (an object array of text) as they are."""
     array = np.asarray(array)
     return array if array.dtype == object else array.astype(float)
 
 
-SUMMARY_CELLS = 1000  # a larger table shows its edges only, as numpy prints large arrays
-EDGE = 5  # rows and columns kept at each edge of a summarised table
-
-
-def _kept(n: int, summarise: bool) -> list[int | None]:
-    """The indices a table shows: all, or the edges with None where the rest is left out."""
-    if not summarise or n <= 2 * EDGE:
-        return list(range(n))
-    return [*range(EDGE), None, *range(n - EDGE, n)]
-
-
-def _label(name: str, shape: tuple[int, ...]):
-    """The element label of flat index i of an array of ``shape``: ``x[0,2]``."""
-    return lambda i: element_label(name, tuple(int(k) for k in np.unravel_index(i, shape)))
-
-
-def _matrix_table(matrix: np.ndarray, row_label, column_label, format_cell) -> Table:
-    """A grid of ``format_cell(value)``; rows and columns named by ``row_label(i)`` and
-    ``column_label(j)``. Beyond ``SUMMARY_CELLS`` cells only the edges are shown."""
-    summarise = matrix.size > SUMMARY_CELLS
-    rows, columns = _kept(matrix.shape[0], summarise), _kept(matrix.shape[1], summarise)
-    table = Table(show_edge=True, pad_edge=True)
-    table.add_column("", style="bold")
-    for j in columns:
-        table.add_column("…" if j is None else column_label(j), justify="right", overflow="fold")
-    for i in rows:
-        if i is None:
-            table.add_row("…", *("…" for _ in columns))
-            continue
-        cells = ("…" if j is None else format_cell(matrix[i, j]) for j in columns)
-        table.add_row(row_label(i), *cells)
-    if summarise:
-        table.caption = f"{matrix.size:,} values, edges shown: --format json or csv gives all"
-    return table
-
-
 def title(label: str, array: np.ndarray | None) -> str:
     return f"{label} = None" if array is None else f"{label}  shape {tuple(np.shape(array))}"
 
 
-def array_table(name: str, array: np.ndarray | None, precision: int) -> Table | None:
-    """One array as a table: a scalar as one cell, a vector as a row, a matrix as a grid."""
-    if array is None:
-        return None
-    array = _cells(array)
-    number = lambda v: cell(v, precision)  # noqa: E731
-    if array.ndim == 0:
-        return _matrix_table(array.reshape(1, 1), lambda i: name, lambda j: "value", number)
-    if array.ndim == 1:
-        return _matrix_table(array.reshape(1, -1), lambda i: name, _label("", array.shape), number)
-    lead = array.shape[:-1]
-    matrix = array.reshape(math.prod(lead), array.shape[-1])
-    return _matrix_table(matrix, _label("", lead), _label("", array.shape[-1:]), number)
-
-
-def heatmap_cell(value: float, scale: float, colour: bool, precision: int) -> Text:
+def heatmap_cell(value: float, scale: float, colour: bool, number) -> Text:
     """A Jacobian cell for the heatmap: blank when zero, else shaded by sign and magnitude.
 
     In colour the number sits on a red (positive) or blue (negative) background whose
@@ -119,19 +240,19 @@ def heatmap_cell(value: float, scale: float, colour: bool, precision: int) -> Te
     if value == 0:
         return Text("")
     if not np.isfinite(value):
-        return Text(format_number(value, precision))
+        return Text(number(value))
     level = min(abs(value) / scale, 1.0) if scale > 0 else 1.0
     if colour:
         strength = int(round(80 + 175 * level))
         fade = 255 - strength + 80
         background = f"rgb(255,{fade},{fade})" if value > 0 else f"rgb({fade},{fade},255)"
-        return Text(format_number(value, precision), style=f"black on {background}")
+        return Text(number(value), style=f"black on {background}")
     return Text(("+" if value > 0 else "-") + "█" * max(1, int(round(level * 4))))
 
 
-def jacobian_table(
+def jacobian_grid(
     result: Result, name: str, array: np.ndarray, precision, heatmap: bool = False, colour=False
-) -> Table:
+) -> Grid:
     """A Jacobian as a matrix with element labels: rows of the output, columns of the input."""
     out_shape = result.values[result.output].shape
     if result.transposed:
@@ -142,23 +263,25 @@ def jacobian_table(
         row_shape, column_shape = out_shape, array.shape[len(out_shape) :]
         rows, columns = _label(result.output, out_shape), _label(name, column_shape)
     matrix = _cells(array).reshape(math.prod(row_shape), math.prod(column_shape))
-    if not heatmap or matrix.dtype == object:
-        return _matrix_table(matrix, rows, columns, lambda v: cell(v, precision))
-    finite = np.abs(matrix[np.isfinite(matrix)])
-    scale = float(finite.max()) if finite.size else 0.0
-    return _matrix_table(
-        matrix, rows, columns, lambda v: heatmap_cell(float(v), scale, colour, precision)
-    )
+    number = number_format(matrix, precision)
+    summarise = matrix.size > SUMMARY_CELLS
+    if heatmap and matrix.dtype != object:
+        finite = np.abs(matrix[np.isfinite(matrix)])
+        scale = float(finite.max()) if finite.size else 0.0
+        shade = lambda v: heatmap_cell(float(v), scale, colour, number)  # noqa: E731
+        return grid(matrix, rows, columns, shade, summarise)
+    return grid(matrix, rows, columns, number, summarise)
 
 
-def hessian_table(pair: str, array: np.ndarray, precision) -> Table:
+def hessian_grid(pair: str, array: np.ndarray, precision) -> Grid:
     """A Hessian block as a matrix: rows by elements of the first input, columns by the second."""
     first, second = pair.split(",")
     half = array.ndim // 2
     rows, columns = array.shape[:half], array.shape[half:]
     matrix = _cells(array).reshape(math.prod(rows), math.prod(columns))
-    return _matrix_table(
-        matrix, _label(first, rows), _label(second, columns), lambda v: cell(v, precision)
+    number = number_format(matrix, precision)
+    return grid(
+        matrix, _label(first, rows), _label(second, columns), number, matrix.size > SUMMARY_CELLS
     )
 
 
@@ -171,14 +294,16 @@ def print_tables(result: Result, precision: int, file=None, heatmap: bool = Fals
     colour = out.color_system is not None and not out.no_color
     for kind, name, label, array in blocks(result):
         out.print(title(label, array), style="bold")
-        if kind == "jacobian":
-            table = jacobian_table(result, name, array, precision, heatmap, colour)
-        elif kind == "hessian":
-            table = hessian_table(name, array, precision)
+        if kind in ("jacobian", "hessian"):
+            if kind == "jacobian":
+                g = jacobian_grid(result, name, array, precision, heatmap, colour)
+            else:
+                g = hessian_grid(name, array, precision)
+            print_grid(out, g)
+            if np.size(array) > SUMMARY_CELLS:
+                out.print(_summary(np.size(array)))
         else:
-            table = array_table(name, array, precision)
-        if table is not None:
-            show(out, table)
+            print_array(out, name, array, precision)
     if result.mode:
         out.print(f"mode: {result.mode}")
     if result.agree is not None:
