@@ -246,23 +246,23 @@ class Run:
         """The values of --x and -i."""
         return _given(self.x, self.inputs, self.seed)
 
-    def bound(self, use_wrt: bool = True, given: dict | None = None, defaults=None):
+    def bound(self, use_wrt: bool = True, given: dict | None = None, default=None):
         """The program with its input values (and, unless told not to, --wrt applied);
-        ``defaults`` for inputs given no value (see ``compute.bind``)."""
+        ``default(name)`` for inputs given no value (see ``compute.bind``)."""
         from .compute import bind
         from .lang import load_program
 
         program = load_program(_source(self.expr, self.file), use_cache=not self.no_cache)
         wrt = _names(self.wrt) if use_wrt else None
         given = self.given() if given is None else given
-        return bind(program, given, wrt, self.dtype, self.seed, defaults)
+        return bind(program, given, wrt, self.dtype, self.seed, default)
 
     def value(self, text: str | None, name: str):
         from .values import parse_value
 
         return None if text is None else parse_value(text, name, self.seed)
 
-    def emit(self, result, bound, heatmap: bool = False) -> None:
+    def emit(self, result, bound, heatmap: bool = False, chart=(None, None)) -> None:
         """Warnings to stderr, the result to stdout; with --strict, exit 1 on a NaN or inf."""
         from .errors import GradcliError
         from .render import FORMATS, render
@@ -273,7 +273,7 @@ class Run:
             )
         for message in result.warnings:
             say(f"warning: {message}")
-        render(result, self.format, self.precision, heatmap=heatmap)
+        render(result, self.format, self.precision, heatmap=heatmap, chart=chart)
         if self.strict and bound.log.nonfinite:
             say("error: a NaN or an infinity appeared (--strict); see the warnings")
             raise typer.Exit(1)
@@ -368,7 +368,7 @@ def _run_batch(
     if out is not None:
         batch.check_out_path(out)
     points = batch.read_points(spec)
-    bound = run.bound(use_wrt, defaults=batch.first_points(points))
+    bound = run.bound(use_wrt, default=batch.first_points(points).get)
     points = batch.fit_rows(points, spec, bound)
     try:
         done = batch.stream(bound, command, points, run.of, v, wrt, out)
@@ -628,23 +628,50 @@ def plot_command(
         ),
     ] = None,
     points: Annotated[
-        int, typer.Option("--points", min=2, max=10_000, help="Number of points.")
-    ] = 101,
+        int | None,
+        typer.Option(
+            "--points",
+            min=2,
+            max=10_000,
+            help="Number of points (default: one a column of the chart, or 101 off a terminal).",
+        ),
+    ] = None,
     out: Annotated[
         str | None, typer.Option("--out", help="Write an image (.png or .svg) with matplotlib.")
+    ] = None,
+    width: Annotated[
+        int | None,
+        typer.Option("--width", min=24, max=1000, help="Chart width (default: the terminal's)."),
+    ] = None,
+    height: Annotated[
+        int | None,
+        typer.Option("--height", min=8, max=1000, help="Chart height in lines (default: fits)."),
     ] = None,
 ) -> None:
     """The output and its derivative over a range of one input, drawn in the terminal.
 
-    Example: gradcli plot -e "y = tanh(x)" --x 0 --x-range -3:3
-    """
-    from .compute import parse_range, plot
+    The input that varies needs no value (s sets it); with --direction it starts at 0
+    unless given.
 
-    bound = run.bound()
+    Example: gradcli plot -e "y = tanh(x)" --x-range -3:3
+    """
+    import numpy as np
+
+    from .compute import parse_range, plot
+    from .render.chart import size
+    from .render.table import console
+
     line = run.value(direction, "--direction")
-    result = plot(bound, run.of, parse_range(x_range), _names(run.wrt), line, points)
+    varied = _names(run.wrt)
+    bound = run.bound(
+        default=lambda name: np.zeros(np.shape(line)) if varied in (None, [name]) else None
+    )
+    if points is None:
+        terminal = out is None and run.format == "table" and console().is_terminal
+        points = size(console(), width, height)[0] if terminal else 101
+    result = plot(bound, run.of, parse_range(x_range), varied, line, points)
     if out is None:
-        run.emit(result, bound)
+        run.emit(result, bound, chart=(width, height))
         return
     from .render.image import save_plot
 

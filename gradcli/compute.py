@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -115,11 +116,11 @@ def bind(
     wrt: list[str] | None = None,
     dtype: str = "float64",
     seed: int = 0,
-    defaults: dict[str, np.ndarray] | None = None,
+    default: Callable[[str], np.ndarray | None] | None = None,
 ) -> Bound:
-    """Give every input a value (from ``given``, its declared default, or ``defaults``) and a
-    grad flag. ``defaults`` stand in for values the command does not need (plot sets the
-    input it varies, --batch every input it has points for).
+    """Give every input a value (from ``given``, its declared default, or ``default(name)``)
+    and a grad flag. ``default`` stands in for values a command makes itself (plot varies an
+    input over a range, --batch has points for them).
 
     Without ``wrt``, every input requires grad except those declared by a constructor without
     ``requires_grad=True`` (as in PyTorch, ``x = ones(8)`` is a constant).
@@ -149,8 +150,8 @@ def bind(
                 declared_grad = program.declared_value(name, seed, build=False)[1]
         elif name in program.declared:
             array, declared_grad = program.declared_value(name, seed)
-        elif defaults and name in defaults:
-            array = defaults[name]
+        elif default is not None and default(name) is not None:
+            array = default(name)
         else:
             flag = "--x VALUE" if name == "x" else f"-i {name}=VALUE"
             hint = f"give it with {flag}"

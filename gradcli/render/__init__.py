@@ -97,15 +97,28 @@ def number_format(array: np.ndarray, precision: int):
     return scientific
 
 
-def render(result: Result, fmt: str, precision: int = 4, file=None, heatmap: bool = False) -> None:
-    """Write ``result`` to ``file`` (stdout by default) as a table, JSON or CSV."""
+def render(
+    result: Result,
+    fmt: str,
+    precision: int = 4,
+    file=None,
+    heatmap: bool = False,
+    chart: tuple[int | None, int | None] = (None, None),
+) -> None:
+    """Write ``result`` to ``file`` (stdout by default) as a table, JSON or CSV.
+
+    ``chart`` is a plot's width and height in characters (None: fit the terminal).
+    """
     file = file or sys.stdout
     if fmt == "table" and result.plot:
-        from .chart import line_chart
+        from .chart import line_chart, size
+        from .table import console
 
+        out = console(file)
         axis, output, slope = list(result.plot)
         series = [(output, "*", result.plot[output]), (slope, "o", result.plot[slope])]
-        file.write(line_chart(result.plot[axis], series, axis) + "\n")
+        for line in line_chart(result.plot[axis], series, axis, *size(out, *chart)):
+            out.print(line)
         return
     if fmt == "table" and result.explain:
         from .explanation import print_explanation

@@ -1,15 +1,36 @@
-"""Terminal line charts: a function and its derivative on one grid of characters."""
+"""Terminal line charts: a function and its derivative on one grid of characters.
+
+On a terminal the chart fills its width and a share of its height (``--width`` and
+``--height`` set them), and each series has its colour unless NO_COLOR is set; off a
+terminal it has a fixed size and no colour, so its text can be compared from run to run.
+"""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+from rich.console import Console
+from rich.text import Text
 
 from . import format_number
 
-WIDTH = 64
-HEIGHT = 18
+WIDTH = 72  # the whole chart, labels included, off a terminal
+HEIGHT = 22
+SMALLEST = (24, 8)
+STYLES = {"*": "bold cyan", "o": "bold magenta", "-": "dim"}
+_FOOTER = 4  # lines under the plotting area: the axis, its two ends, its name, the legend
+
+
+def size(out: Console, width: int | None, height: int | None) -> tuple[int, int]:
+    """The chart's width and height in characters: as asked, else the terminal's (the height
+    at most a third of the width, as a square on screen), else the fixed size."""
+    if out.is_terminal:
+        columns, rows = out.size
+        fit = (columns, max(SMALLEST[1], min(rows - 2, columns // 3)))
+    else:
+        fit = (WIDTH, HEIGHT)
+    return max(width or fit[0], SMALLEST[0]), max(height or fit[1], SMALLEST[1])
 
 
 def _row(value: float, low: float, high: float, height: int) -> int | None:
@@ -26,34 +47,44 @@ def line_chart(
     x_label: str,
     width: int = WIDTH,
     height: int = HEIGHT,
-) -> str:
-    """Plot each (name, mark, ys) over ``xs``; later series draw over earlier ones.
+) -> list[Text]:
+    """Plot each (name, mark, ys) over ``xs`` in a chart ``width`` x ``height`` characters,
+    labels included; later series draw over earlier ones.
 
     The y axis spans all finite values; the row of y = 0 is drawn when it is in range.
     """
     finite = np.concatenate([ys[np.isfinite(ys)] for _, _, ys in series] or [np.zeros(0)])
     low, high = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 1.0)
-    grid = [[" "] * width for _ in range(height)]
-    zero = _row(0.0, low, high, height) if low <= 0 <= high else None
+    top, bottom = format_number(high, 4), format_number(low, 4)
+    label_width = max(len(top), len(bottom))
+    columns = max(width - label_width - 2, 2)
+    rows = max(height - _FOOTER, 2)
+    grid = [[" "] * columns for _ in range(rows)]
+    zero = _row(0.0, low, high, rows) if low <= 0 <= high else None
     if zero is not None:
-        grid[zero] = ["-"] * width
-    columns = np.linspace(0, width - 1, len(xs)).round().astype(int)
+        grid[zero] = ["-"] * columns
+    positions = np.linspace(0, columns - 1, len(xs)).round().astype(int)
     for _, mark, ys in series:
-        for column, y in zip(columns, ys):
-            row = _row(float(y), low, high, height)
+        for column, y in zip(positions, ys):
+            row = _row(float(y), low, high, rows)
             if row is not None:
                 grid[row][column] = mark
-    label_width = max(len(format_number(v, 4)) for v in (low, high))
     lines = []
     for i, cells in enumerate(grid):
-        label = (
-            format_number(high, 4) if i == 0 else format_number(low, 4) if i == height - 1 else ""
-        )
-        lines.append(f"{label:>{label_width}} |{''.join(cells)}")
-    lines.append(" " * label_width + " +" + "-" * width)
+        label = top if i == 0 else bottom if i == rows - 1 else ""
+        line = Text(f"{label:>{label_width}} |")
+        for mark in cells:
+            line.append(mark, style=STYLES.get(mark))
+        lines.append(line)
+    margin = " " * (label_width + 2)
     left, right = format_number(float(xs[0]), 4), format_number(float(xs[-1]), 4)
-    lines.append(" " * (label_width + 2) + left + right.rjust(width - len(left)))
-    lines.append(" " * (label_width + 2) + x_label.center(width).rstrip())
-    legend = "   ".join(f"{mark} {name}" for name, mark, _ in series)
-    lines.append(" " * (label_width + 2) + legend)
-    return "\n".join(lines)
+    lines.append(Text(" " * label_width + " +" + "-" * columns))
+    lines.append(Text(margin + left + right.rjust(columns - len(left))))
+    lines.append(Text(margin + x_label.center(columns).rstrip()))
+    legend = Text(margin)
+    for k, (name, mark, _) in enumerate(series):
+        legend.append("   " if k else "")
+        legend.append(mark, style=STYLES.get(mark))
+        legend.append(f" {name}")
+    lines.append(legend)
+    return lines
