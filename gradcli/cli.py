@@ -6,8 +6,10 @@ input, 3 an internal error (a bug in gradcli: please report it).
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
+import json
 import os
 import signal
 import sys
@@ -21,18 +23,52 @@ from typing import Annotated
 import typer
 
 from . import __version__, limits
+from .compute import DTYPES, MODES
 from .limits import Limits
 from .notice import say
+from .render import FORMATS, GRAPH_FORMATS
 
 app = typer.Typer(
     name="gradcli",
     help="A command-line gradient calculator with PyTorch's autograd semantics.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 
 # -- options shared by the commands ------------------------------------------------------------
+
+
+def _choice(choices: tuple[str, ...], help: str) -> dict:
+    """The declaration of an option that takes one of ``choices``: --help and shell
+    completion list them. The command checks the value (``check_choice``), so that a typo
+    is reported like any other bad input, with the closest choice."""
+    return {
+        "autocompletion": lambda: list(choices),
+        "metavar": "[" + "|".join(choices) + "]",
+        "help": help,
+    }
+
+
+def check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
+    """Refuse a value that is not one of ``choices``, suggesting the closest one."""
+    from .errors import GradcliError
+
+    if value in choices:
+        return
+    close = difflib.get_close_matches(value.lower(), choices, n=1, cutoff=0.5)
+    raise GradcliError(
+        f"{option}: {value!r} is not one of {', '.join(choices)}",
+        hint=f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(choices)}",
+    )
+
+
+Program = Annotated[
+    str | None,
+    typer.Argument(
+        help="The program, as with --expr (one of PROGRAM, --expr, --file).", show_default=False
+    ),
+]
 Expr = Annotated[
     str | None,
     typer.Option(
@@ -59,10 +95,7 @@ Of = Annotated[
     str | None, typer.Option("--of", help="The output (default: the last assigned name).")
 ]
 Seed = Annotated[int, typer.Option("--seed", min=0, help="Seed for rand/randn values.")]
-Dtype = Annotated[str, typer.Option("--dtype", help="float64 or float32.")]
-Format = Annotated[
-    str, typer.Option("--format", help="table, json or csv (graph: table, dot or json).")
-]
+Dtype = Annotated[str, typer.Option("--dtype", **_choice(tuple(DTYPES), "The floating type."))]
 Precision = Annotated[
     int,
     typer.Option("--precision", min=1, max=17, help="Significant digits in tables and CSV."),
@@ -126,9 +159,18 @@ def _root(
 
 
 @contextmanager
-def _guard(debug: bool):
-    """User errors: message on stderr, exit 2; no traceback unless --debug."""
+def _guard(debug: bool, as_json: bool = False):
+    """Errors on stderr with their exit code, no traceback unless --debug: 2 for bad usage or
+    input, 130 for Ctrl-C, 3 for a bug in gradcli. With ``as_json`` (--format json) an error
+    is one JSON object, for the script that asked for JSON."""
     from .errors import GradcliError
+
+    def fail(error: GradcliError, code: int) -> typer.Exit:
+        if as_json:  # one line, never wrapped: a script reads it
+            sys.stderr.write(json.dumps(error.document()) + "\n")
+        else:
+            say(error.render())
+        return typer.Exit(code)
 
     try:
         with warnings.catch_warnings():
@@ -139,8 +181,7 @@ def _guard(debug: bool):
     except GradcliError as exc:
         if debug:
             traceback.print_exc()
-        say(exc.render())
-        raise typer.Exit(2) from None
+        raise fail(exc, 2) from None
     except typer.Exit:
         raise
     except BrokenPipeError:
@@ -149,31 +190,38 @@ def _guard(debug: bool):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise typer.Exit(141) from None
     except MemoryError:
-        say(
-            "error: out of memory: the values or the work are too large\n"
-            "hint: make the values smaller, or lower --max-elements so that gradcli refuses "
-            "such sizes before it starts"
+        message = "out of memory: the values or the work are too large"
+        hint = (
+            "make the values smaller, or lower --max-elements so that gradcli refuses such "
+            "sizes before it starts"
         )
-        raise typer.Exit(2) from None
+        raise fail(GradcliError(message, hint=hint), 2) from None
     except KeyboardInterrupt:
+        if as_json:
+            raise fail(GradcliError("interrupted"), 130) from None
         say("interrupted")
         raise typer.Exit(130) from None
     except Exception as exc:  # a bug in gradcli, not the user's input
         if debug:
             raise
-        say(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)")
+        message = f"{type(exc).__name__}: {exc} (rerun with --debug for details)"
+        error = GradcliError(message, where="internal error")
+        if as_json:
+            raise fail(error, 3) from None
+        say(f"internal error: {message}")
         raise typer.Exit(3) from None
 
 
-def _source(expr: str | None, file: str | None) -> str:
+def _source(program: str | None, expr: str | None, file: str | None) -> str:
     from .errors import GradcliError
     from .values import existing_file
 
-    if (expr is None) == (file is None):
+    if sum(given is not None for given in (program, expr, file)) != 1:
         raise GradcliError(
-            "give the program with exactly one of --expr and --file",
-            hint='e.g. --expr "y = x + 2; out = mean(y)"',
+            "give the program once: as the argument, with --expr, or with --file",
+            hint='e.g. gradcli eval "y = x + 2; out = mean(y)" --x 1,2',
         )
+    expr = program if program is not None else expr
     if expr is not None:
         return expr
     # never read more than the limit allows: a stream may be endless, a file huge
@@ -225,6 +273,7 @@ def _given(x: str | None, inputs: list[str] | None, seed: int) -> dict:
 class Run:
     """The shared options of a command that runs a program."""
 
+    program: str | None
     expr: str | None
     file: str | None
     x: str | None
@@ -252,7 +301,9 @@ class Run:
         from .compute import bind
         from .lang import load_program
 
-        program = load_program(_source(self.expr, self.file), use_cache=not self.no_cache)
+        program = load_program(
+            _source(self.program, self.expr, self.file), use_cache=not self.no_cache
+        )
         wrt = _names(self.wrt) if use_wrt else None
         given = self.given() if given is None else given
         return bind(program, given, wrt, self.dtype, self.seed, default)
@@ -264,13 +315,8 @@ class Run:
 
     def emit(self, result, bound, heatmap: bool = False, chart=(None, None)) -> None:
         """Warnings to stderr, the result to stdout; with --strict, exit 1 on a NaN or inf."""
-        from .errors import GradcliError
-        from .render import FORMATS, render
+        from .render import render
 
-        if self.format not in FORMATS:
-            raise GradcliError(
-                f"unknown format {self.format!r}", hint=f"use one of {', '.join(FORMATS)}"
-            )
         for message in result.warnings:
             say(f"warning: {message}")
         render(result, self.format, self.precision, heatmap=heatmap, chart=chart)
@@ -280,6 +326,7 @@ class Run:
 
 
 _SHARED = (
+    ("program", Program, None),
     ("expr", Expr, None),
     ("file", File, None),
     ("x", X, None),
@@ -288,7 +335,7 @@ _SHARED = (
     ("of", Of, None),
     ("seed", Seed, 0),
     ("dtype", Dtype, "float64"),
-    ("format", Format, "table"),
+    ("format", str, "table"),  # its choices are the command's: see program_command
     ("precision", Precision, 4),
     ("strict", Strict, False),
     ("no_cache", NoCache, False),
@@ -299,19 +346,28 @@ _SHARED = (
 )
 
 
-def program_command(name: str):
+def program_command(name: str, formats: tuple[str, ...] = FORMATS):
     """Register ``function(run, **own_options)`` as the command ``name``.
 
     The command's signature, which Typer reads, is the function's own options followed by
-    the shared ones; the shared ones reach the function as one ``Run``. Errors are reported
-    by ``_guard``.
+    the shared ones; the shared ones reach the function as one ``Run``. ``formats`` are the
+    choices of its --format. Errors are reported by ``_guard``.
     """
+    kinds = {
+        "format": Annotated[
+            str,
+            typer.Option("--format", **_choice(formats, "How to print the result.")),
+        ]
+    }
 
     def register(function):
         own = list(inspect.signature(function, eval_str=True).parameters.values())[1:]
         shared = [
             inspect.Parameter(
-                option, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind
+                option,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=default,
+                annotation=kinds.get(option, kind),
             )
             for option, kind, default in _SHARED
         ]
@@ -319,8 +375,10 @@ def program_command(name: str):
         @functools.wraps(function)
         def command(**options):
             run = Run(**{option: options.pop(option) for option, _, _ in _SHARED})
-            with _guard(run.debug):
+            with _guard(run.debug, as_json=run.format == "json"):
                 _check_encoding({**vars(run), **options})
+                check_choice("--format", run.format, formats)
+                check_choice("--dtype", run.dtype, tuple(DTYPES))
                 in_force = Limits(run.max_elements, run.max_length, run.max_depth)
                 with limits.using(in_force):
                     function(run, **options)
@@ -502,7 +560,10 @@ def jacobian_command(
     ] = False,
     mode: Annotated[
         str,
-        typer.Option("--mode", help="auto, forward or reverse (auto: fewer inputs -> forward)."),
+        typer.Option(
+            "--mode",
+            **_choice(MODES, "How to compute it (auto: fewer inputs -> forward)."),
+        ),
     ] = "auto",
     symbolic: Symbolic = False,
 ) -> None:
@@ -513,6 +574,7 @@ def jacobian_command(
     from .compute import jacobian
 
     bound = run.bound()
+    check_choice("--mode", mode, MODES)
     result = jacobian(bound, run.of, _names(run.wrt), transpose, mode)
     run.emit(_symbolic(result, bound, None, symbolic), bound, heatmap)
 
@@ -584,7 +646,7 @@ def check_command(
         raise typer.Exit(1)
 
 
-@program_command("graph")
+@program_command("graph", formats=GRAPH_FORMATS)
 def graph_command(run: Run) -> None:
     """The computational graph: each node's name, operation, shape, leaf/requires_grad, grad_fn.
 
@@ -593,7 +655,6 @@ def graph_command(run: Run) -> None:
     Example: gradcli graph -f samples/neural_network.gc --format dot
     """
     from .compute import graph
-    from .errors import GradcliError
 
     bound = run.bound()
     result = graph(bound, run.of)
@@ -607,12 +668,10 @@ def graph_command(run: Run) -> None:
         from .render.graph import to_dot
 
         typer.echo(to_dot(result))
-    elif run.format == "json":
+    else:
         from .render.json_format import to_json
 
         typer.echo(to_json(result))
-    else:
-        raise GradcliError(f"unknown format {run.format!r}", hint="use table, dot or json")
 
 
 @program_command("plot")

@@ -43,6 +43,16 @@ class GradcliError(Exception):
             lines.append(f"hint: {self.hint}")
         return "\n".join(lines)
 
+    def document(self) -> dict:
+        """The error as JSON fields, for ``--format json``: what, where, and what is right."""
+        return {
+            "error": self.message,
+            "where": self.where,
+            "source": self.source,
+            "column": self.column,
+            "hint": self.hint,
+        }
+
 
 WIDTH = 100  # of the source shown under an error; a longer one is cut around the caret
 

@@ -13,6 +13,7 @@ import numpy as np
 from ..compute import Result
 
 FORMATS = ("table", "json", "csv")
+GRAPH_FORMATS = ("table", "dot", "json")
 
 
 def format_number(value: float, precision: int) -> str:

@@ -111,8 +111,8 @@ HOSTILE_OPTIONS = {
     "file-pickle": (["--x", "@{pickle}"], "holds Python objects"),
     "wrt-code": (["--x", "1", "--wrt", "__import__('os')"], "--wrt names"),
     "of-dunder": (["--x", "1", "--of", "__class__"], "--of names '__class__'"),
-    "dtype": (["--x", "1", "--dtype", "object"], "unknown dtype 'object'"),
-    "format": (["--x", "1", "--format", "{{0.__class__}}"], "unknown format"),
+    "dtype": (["--x", "1", "--dtype", "object"], "--dtype: 'object' is not one of"),
+    "format": (["--x", "1", "--format", "{{0.__class__}}"], "--format: '{0.__class__}' is not"),
 }
 
 

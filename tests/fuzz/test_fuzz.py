@@ -659,13 +659,15 @@ def check_cli(
     if result.exit_code == 1:
         assert args[0] == "check", f"exit 1 from {args[0]}: {last}\n{stderr}\n{case}"
     if result.exit_code == 2:
-        # gradcli's "error: ..." (warnings may come first, over several lines), or click's
-        # usage error: "Usage: ..." and a box, or the box alone ("Option '--transpose' does
-        # not take a value.")
+        # gradcli's "error: ..." (warnings may come first, over several lines), or under
+        # --format json one JSON object with its "error", or click's usage error: "Usage: ..."
+        # and a box, or the box alone ("Option '--transpose' does not take a value.")
         first = stderr.split("\n", 1)[0]
-        assert first.startswith(("error: ", "Usage:", "warning: ", "╭─ Error")) and re.search(
-            r"^(error: |Usage:|╭─ Error)", stderr, re.M
-        ), f"exit 2 without an error message: {stderr[:2000]!r}\n{case}"
+        assert first.startswith(
+            ("error: ", "Usage:", "warning: ", "╭─ Error", '{"error": ')
+        ) and re.search(r'^(error: |Usage:|╭─ Error|{"error": )', stderr, re.M), (
+            f"exit 2 without an error message: {stderr[:2000]!r}\n{case}"
+        )
     # In-process, Python's warnings are caught, not printed; a real run prints them on stderr
     # (once per place, with Python's default filters), ahead of gradcli's own message.
     for w in result.python_warnings:

@@ -1,0 +1,58 @@
+"""How the command line reads: the program as an argument, choices, completion, JSON errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def test_the_program_can_be_the_first_argument(cli_json):
+    by_argument = cli_json("grad", "out = mean((x+2)**2*3)", "--x", "ones(2,2)")
+    by_option = cli_json("grad", "-e", "out = mean((x+2)**2*3)", "--x", "ones(2,2)")
+    assert by_argument == by_option
+    assert by_argument["grads"]["x"] == [[4.5, 4.5], [4.5, 4.5]]
+
+
+@pytest.mark.parametrize(
+    "command, option, choices",
+    [
+        ("eval", "--format", "[table|json|csv]"),
+        ("graph", "--format", "[table|dot|json]"),
+        ("eval", "--dtype", "[float64|float32]"),
+        ("jacobian", "--mode", "[auto|forward|reverse]"),
+    ],
+)
+def test_help_lists_the_choices(cli, command, option, choices):
+    result = cli(command, "--help", env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    rows = [line.strip("│ ") for line in result.stdout.splitlines() if line.startswith("│")]
+    assert any(row.startswith(option) and choices in row for row in rows)
+
+
+def test_shell_completion_can_be_installed(cli):
+    result = cli("--help", env={"COLUMNS": "200"})
+    assert "--install-completion" in result.stdout and "--show-completion" in result.stdout
+
+
+def test_an_error_is_a_json_object_when_json_was_asked_for(cli):
+    result = cli("eval", "-e", "y = x +", "--x", "1", "--format", "json")
+    assert result.exit_code == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    error = json.loads(line)
+    assert set(error) == {"error", "where", "source", "column", "hint"}
+    assert error["source"] == "y = x +" and isinstance(error["column"], int)
+    assert error["hint"]
+
+
+def test_a_scalar_output_error_as_json(cli):
+    result = cli("grad", "-e", "y = x + 2", "--x", "1,2", "--format", "json")
+    assert result.exit_code == 2
+    error = json.loads(result.stderr)
+    assert error["error"] == "grad can be implicitly created only for scalar outputs"
+    assert "--v" in error["hint"]
+
+
+def test_a_table_error_stays_text(cli):
+    result = cli("eval", "-e", "y = x +", "--x", "1")
+    assert result.exit_code == 2 and result.stderr.startswith("error: ")
