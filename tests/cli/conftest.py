@@ -3,6 +3,8 @@
 ``cli(*args, input=None, env=None)`` runs ``gradcli ARGS`` in-process through Typer's
 ``CliRunner`` (stdout and stderr kept apart, stdout not a terminal) and returns the result;
 ``cli_json(*args)`` adds ``--format json``, checks the exit code and parses the output strictly.
+``snapshot`` is syrupy's, with long numbers rounded (see ``snapshot_numbers``);
+``torch_oracle(args, document)`` checks every number of a JSON document against torch.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from snapshot_numbers import RoundedNumbers
 from typer.testing import CliRunner
 
 from gradcli.cli import app
@@ -82,3 +85,18 @@ def cli_json(cli):
 @pytest.fixture
 def parse_json():
     return strict_json
+
+
+@pytest.fixture
+def snapshot(snapshot):
+    """Syrupy's snapshot, its long numbers rounded and compared at a tolerance."""
+    return snapshot.use_extension(RoundedNumbers)
+
+
+@pytest.fixture
+def torch_oracle():
+    """``torch_oracle.check_document``; the test is skipped when torch is not installed."""
+    pytest.importorskip("torch")
+    from torch_oracle import check_document
+
+    return check_document
