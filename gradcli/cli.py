@@ -62,7 +62,9 @@ Format = Annotated[
 ]
 Precision = Annotated[
     int,
-    typer.Option("--precision", min=1, max=17, help="Significant digits in tables and CSV."),
+    typer.Option(
+        "--precision", min=1, max=17, help="Significant digits in tables (JSON and CSV: all)."
+    ),
 ]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
 NoCache = Annotated[

@@ -69,7 +69,10 @@ def cell(value, precision: int) -> str:
 
 
 def render(result: Result, fmt: str, precision: int = 4, file=None, heatmap: bool = False) -> None:
-    """Write ``result`` to ``file`` (stdout by default) as a table, JSON or CSV."""
+    """Write ``result`` to ``file`` (stdout by default) as a table, JSON or CSV.
+
+    ``precision`` (significant digits) is for tables; JSON and CSV hold every digit.
+    """
     file = file or sys.stdout
     if fmt == "table" and result.plot:
         from .chart import line_chart
@@ -95,5 +98,5 @@ def render(result: Result, fmt: str, precision: int = 4, file=None, heatmap: boo
     else:
         from .csv_format import to_csv
 
-        text = to_csv(result, precision)
+        text = to_csv(result)
     file.write(text + "\n")
