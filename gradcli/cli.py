@@ -98,7 +98,9 @@ Seed = Annotated[int, typer.Option("--seed", min=0, help="Seed for rand/randn va
 Dtype = Annotated[str, typer.Option("--dtype", **_choice(tuple(DTYPES), "The floating type."))]
 Precision = Annotated[
     int,
-    typer.Option("--precision", min=1, max=17, help="Significant digits in tables and CSV."),
+    typer.Option(
+        "--precision", min=1, max=17, help="Significant digits in tables (JSON and CSV: all)."
+    ),
 ]
 Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
 NoCache = Annotated[

@@ -89,11 +89,9 @@ def number_format(array: np.ndarray, precision: int):
 
     def scientific(v) -> str:
         v = float(v)
-        return (
-            format_number(v, precision)
-            if v == 0 or not math.isfinite(v)
-            else (f"{v:.{precision - 1}e}")
-        )
+        if v == 0 or not math.isfinite(v):
+            return format_number(v, precision)
+        return f"{v:.{precision - 1}e}"
 
     return scientific
 
@@ -108,6 +106,7 @@ def render(
 ) -> None:
     """Write ``result`` to ``file`` (stdout by default) as a table, JSON or CSV.
 
+    ``precision`` (significant digits) is for tables; JSON and CSV hold every digit.
     ``chart`` is a plot's width and height in characters (None: fit the terminal).
     """
     file = file or sys.stdout
@@ -138,5 +137,5 @@ def render(
     else:
         from .csv_format import to_csv
 
-        text = to_csv(result, precision)
+        text = to_csv(result)
     file.write(text + "\n")

@@ -1,4 +1,13 @@
-"""CSV: one block per array, a header line naming it, a blank line between blocks."""
+"""CSV: tidy, one row per element, ``tensor,i0,i1,...,value``; numbers at full precision.
+
+There are as many index columns as the highest rank among the result's arrays; an array of
+lower rank leaves the rest blank, a scalar all of them. A Jacobian's index is the output's
+followed by the input's (the input's first when transposed), a Hessian block's the first
+input's followed by the second's. A gradient that is None is one row with a blank value.
+Numbers are written as Python's ``repr``, which reads back to the same float; NaN and the
+infinities as ``nan``, ``inf``, ``-inf``; ``--symbolic`` formulas as text. ``plot`` is one
+column per series instead.
+"""
 
 from __future__ import annotations
 
@@ -8,35 +17,30 @@ import io
 import numpy as np
 
 from ..compute import Result
-from . import blocks, cell, format_number
+from . import blocks
 
 
-def _rows(array: np.ndarray) -> np.ndarray:
-    if array.ndim == 0:
-        return array.reshape(1, 1)
-    if array.ndim == 1:
-        return array.reshape(1, -1)
-    return array.reshape(int(np.prod(array.shape[:-1])), array.shape[-1])
+def full_precision(value) -> str:
+    """A number as the shortest text that reads back to the same float; a formula as it is."""
+    return value if isinstance(value, str) else repr(float(value))
 
 
-def to_csv(result: Result, precision: int) -> str:
+def to_csv(result: Result) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     if result.plot:  # one table: a column per series
         writer.writerow(list(result.plot))
         for row in zip(*result.plot.values()):
-            writer.writerow([format_number(float(v), precision) for v in row])
+            writer.writerow([full_precision(v) for v in row])
         return buffer.getvalue().rstrip("\n")
-    for i, (_, _, label, array) in enumerate(blocks(result)):
-        if i:
-            buffer.write("\n")
-        shape = "None" if array is None else "x".join(str(n) for n in array.shape) or "scalar"
-        writer.writerow([label, shape])
+    arrays = [(label, None if a is None else np.asarray(a)) for _, _, label, a in blocks(result)]
+    rank = max((a.ndim for _, a in arrays if a is not None), default=0)
+    writer.writerow(["tensor", *(f"i{k}" for k in range(rank)), "value"])
+    for label, array in arrays:
         if array is None:
-            writer.writerow(["None"])
+            writer.writerow([label, *[""] * rank, ""])
             continue
-        array = np.asarray(array)
-        rows = _rows(array if array.dtype == object else array.astype(float))
-        for row in rows:
-            writer.writerow([cell(v, precision) for v in row])
+        for index in np.ndindex(array.shape):
+            blank = [""] * (rank - len(index))
+            writer.writerow([label, *index, *blank, full_precision(array[index])])
     return buffer.getvalue().rstrip("\n")

@@ -3,14 +3,23 @@
 ``cli(*args, input=None, env=None)`` runs ``gradcli ARGS`` in-process through Typer's
 ``CliRunner`` (stdout and stderr kept apart, stdout not a terminal) and returns the result;
 ``cli_json(*args)`` adds ``--format json``, checks the exit code and parses the output strictly.
+``csv_as_json(*args)`` runs with ``--format csv`` and ``--format json`` and checks that the CSV
+holds every array of the JSON, to the last bit; it returns the CSV's arrays by label.
+``snapshot`` is syrupy's, with long numbers rounded (see ``snapshot_numbers``);
+``torch_oracle(args, document)`` checks every number of a JSON document against torch.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
+from snapshot_numbers import RoundedNumbers
 from typer.testing import CliRunner
 
 from gradcli.cli import app
@@ -50,6 +59,54 @@ def _isolated_environment(tmp_path_factory, monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+def tidy_csv(text: str) -> dict[str, np.ndarray | None]:
+    """gradcli's ``tensor,i0,...,value`` CSV read back: an array per label (of floats, or of
+    formulas as text), None for a gradient that is None. Checks that every element is there."""
+    header, *rows = csv.reader(io.StringIO(text))
+    assert header == ["tensor", *(f"i{k}" for k in range(len(header) - 2)), "value"]
+    cells: dict[str, dict[tuple[int, ...], str]] = {}
+    for label, *index, value in rows:
+        rank = index.index("") if "" in index else len(index)
+        assert set(index[rank:]) <= {""}, f"{label}: blank index cells come last"
+        element = tuple(int(i) for i in index[:rank])
+        assert element not in cells.setdefault(label, {}), f"{label}{list(element)} twice"
+        cells[label][element] = value
+    arrays = {}
+    for label, elements in cells.items():
+        if list(elements.items()) == [((), "")]:
+            arrays[label] = None
+            continue
+        shape = tuple(max(i) + 1 for i in zip(*elements)) if () not in elements else ()
+        assert len(elements) == math.prod(shape), f"{label}: an element is missing"
+        values = [elements[i] for i in np.ndindex(shape)]
+        try:
+            arrays[label] = np.array([float(v) for v in values]).reshape(shape)
+        except ValueError:  # formulas
+            arrays[label] = np.array(values, dtype=object).reshape(shape)
+    return arrays
+
+
+def csv_labels(document: dict) -> dict:
+    """The arrays of a JSON document under the labels gradcli's CSV gives them."""
+    output, command = document["output"], document["command"]
+    grad = "{}.grad" if command in ("grad", "explain") else "J^T v for {}"
+    transposed = "^T" if document.get("layout") == "input.shape + output.shape" else ""
+    jacobian = f"d{output}/d{{}}{transposed}"
+    labelled = dict(document.get("values", {}))
+    labelled |= {grad.format(n): v for n, v in document.get("grads", {}).items()}
+    labelled |= {f"J t for {n}": v for n, v in document.get("jvp", {}).items()}
+    for pair, value in document.get("hessian", {}).items():
+        a, b = pair.split(",")
+        labelled[f"d2{output}/d{a}d{b}"] = value
+    labelled |= {f"H v for {n}": v for n, v in document.get("hvp", {}).items()}
+    for method, jacobians in document.get("check", {}).items():
+        labelled |= {f"d{output}/d{n} by {method}": v for n, v in jacobians.items()}
+    labelled |= {jacobian.format(n): v for n, v in document.get("jacobian", {}).items()}
+    symbolic = (jacobian if "jacobian" in document else grad) + " (symbolic)"
+    labelled |= {symbolic.format(n): v for n, v in document.get("symbolic", {}).items()}
+    return labelled
+
+
 @pytest.fixture
 def repo() -> Path:
     return REPO
@@ -82,3 +139,41 @@ def cli_json(cli):
 @pytest.fixture
 def parse_json():
     return strict_json
+
+
+@pytest.fixture
+def csv_as_json(cli):
+    """Run with ``--format csv`` and ``--format json``: the same arrays, the same floats."""
+
+    def invoke(*args) -> dict[str, np.ndarray | None]:
+        table, document = cli(*args, "--format", "csv"), cli(*args, "--format", "json")
+        assert table.exit_code == document.exit_code, table.stderr
+        arrays, expected = tidy_csv(table.stdout), csv_labels(strict_json(document.stdout))
+        expected = {k: v for k, v in expected.items() if v is None or np.size(v)}  # no rows
+        assert list(arrays) == list(expected)
+        for label, array in arrays.items():
+            wanted = expected[label]
+            if array is None or wanted is None or array.dtype == object:  # None, or formulas
+                assert (array if array is None else array.tolist()) == wanted, label
+            else:
+                wanted = np.asarray(wanted, dtype=float)  # "nan", "inf", "-inf" as numbers
+                assert array.shape == wanted.shape, label
+                assert np.array_equal(array, wanted, equal_nan=True), label
+        return arrays
+
+    return invoke
+
+
+@pytest.fixture
+def snapshot(snapshot):
+    """Syrupy's snapshot, its long numbers rounded and compared at a tolerance."""
+    return snapshot.use_extension(RoundedNumbers)
+
+
+@pytest.fixture
+def torch_oracle():
+    """``torch_oracle.check_document``; the test is skipped when torch is not installed."""
+    pytest.importorskip("torch")
+    from torch_oracle import check_document
+
+    return check_document

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+import numpy as np
 import pytest
 from rich.cells import cell_len
 
@@ -66,39 +67,112 @@ def test_large_values_are_summarised_in_tables_and_whole_in_json(cli, cli_json):
     assert len(cli_json(*args)["values"]["y"]) == 5000
 
 
-def test_precision_sets_significant_digits_in_tables_and_csv(cli):
+def test_precision_sets_significant_digits_in_tables_only(cli):
     args = ["eval", "-e", "y = x / 3", "--x", "1"]
     assert "0.3333" in cli(*args).stdout
     assert "0.33333333" in cli(*args, "--precision", "8").stdout
     assert "0.33333333" not in cli(*args, "--precision", "3").stdout
-    assert "0.333\n" in cli(*args, "--precision", "3", "--format", "csv").stdout
+    for digits in ("1", "3", "17"):
+        assert cli(*args, "--precision", digits, "--format", "csv").stdout == (
+            "tensor,value\nx,1.0\ny,0.3333333333333333\n"
+        )
 
 
-def _csv_blocks(text: str) -> dict[str, tuple[str, list[list[str]]]]:
-    blocks = {}
-    for chunk in text.strip().split("\n\n"):
-        rows = list(csv.reader(io.StringIO(chunk)))
-        label, shape = rows[0]
-        blocks[label] = (shape, rows[1:])
-    return blocks
+def _csv_rows(cli, *args) -> list[list[str]]:
+    result = cli(*args, "--format", "csv")
+    assert result.exit_code == 0, result.stderr
+    return list(csv.reader(io.StringIO(result.stdout)))
 
 
-def test_csv_has_one_labelled_block_per_array(cli):
-    result = cli("grad", "-f", "samples/first_example.gc", "--show", "y", "--format", "csv")
-    assert result.exit_code == 0
-    blocks = _csv_blocks(result.stdout)
-    assert blocks["out"] == ("scalar", [["27"]])
-    assert blocks["x.grad"] == ("2x2", [["4.5", "4.5"], ["4.5", "4.5"]])
-    assert blocks["y.grad"] == ("None", [["None"]])
+def test_csv_is_tidy_one_row_per_element(cli):
+    rows = _csv_rows(cli, "grad", "-f", "samples/first_example.gc", "--show", "y")
+    assert rows == [
+        ["tensor", "i0", "i1", "value"],
+        ["out", "", "", "27.0"],
+        ["x.grad", "0", "0", "4.5"],
+        ["x.grad", "0", "1", "4.5"],
+        ["x.grad", "1", "0", "4.5"],
+        ["x.grad", "1", "1", "4.5"],
+        ["y.grad", "", "", ""],  # None: not a leaf
+    ]
 
 
-def test_csv_jacobian_and_transpose(cli):
-    plain = _csv_blocks(cli("jacobian", "-f", "samples/vjp_example2.gc", "--format", "csv").stdout)
-    assert plain["dy/dx"] == ("3x2", [["2", "0"], ["2", "20"], ["0", "3"]])
-    transposed = _csv_blocks(
-        cli("jacobian", "-f", "samples/vjp_example2.gc", "--transpose", "--format", "csv").stdout
-    )
-    assert transposed["dy/dx^T"] == ("2x3", [["2", "2", "0"], ["0", "20", "3"]])
+def test_csv_cells_read_back_to_the_same_float64(cli, cli_json):
+    args = ["eval", "-e", "y = x / 3; z = exp(x) * 1e300; w = x * 1e-310", "--x", "1,-2,0.1"]
+    values = cli_json(*args)["values"]
+    rows = _csv_rows(cli, *args)
+    assert rows[0] == ["tensor", "i0", "value"]
+    for name in ("x", "y", "z", "w"):
+        cells = [float(value) for tensor, _, value in rows[1:] if tensor == name]
+        assert cells == values[name]
+    assert [float(r[2]) for r in rows if r[0] == "y"] == [1 / 3, -2 / 3, 0.1 / 3]
+    single = _csv_rows(cli, "eval", "-e", "y = x * 1", "--x", "0.1", "--dtype", "float32")
+    assert single[-1] == ["y", repr(float(np.float32(0.1)))]
+
+
+def test_csv_spells_nan_and_infinities(cli):
+    rows = _csv_rows(cli, "eval", "-e", "y = log(x); z = 1 / x", "--x", "-1,0,1")
+    assert [r[2] for r in rows if r[0] == "y"] == ["nan", "-inf", "0.0"]
+    assert [r[2] for r in rows if r[0] == "z"] == ["-1.0", "inf", "1.0"]
+
+
+def test_csv_jacobian_index_is_the_output_s_then_the_input_s(cli, csv_as_json):
+    rows = _csv_rows(cli, "jacobian", "-f", "samples/vjp_example2.gc")
+    assert rows[:2] == [["tensor", "i0", "i1", "value"], ["y", "0", "", "1.0"]]
+    assert ["dy/dx", "1", "1", "20.0"] in rows and ["dy/dx", "2", "1", "3.0"] in rows
+    rows = _csv_rows(cli, "jacobian", "-f", "samples/vjp_example2.gc", "--transpose")
+    assert ["dy/dx^T", "1", "1", "20.0"] in rows and ["dy/dx^T", "1", "2", "3.0"] in rows
+    arrays = csv_as_json("jacobian", "-e", "y = x ** 2", "--x", "[[1,2,3],[4,5,6]]")
+    assert arrays["dy/dx"].shape == (2, 3, 2, 3) and arrays["dy/dx"][1, 2, 1, 2] == 12.0
+    rows = _csv_rows(cli, "jacobian", "-e", "y = x ** 2", "--x", "[[1,2,3],[4,5,6]]")
+    assert rows[0] == ["tensor", "i0", "i1", "i2", "i3", "value"]
+    assert rows[1] == ["y", "0", "0", "", "", "1.0"]  # y = x ** 2 at x[0,0] = 1
+
+
+def test_csv_hessian_index_is_the_first_input_s_then_the_second_s(csv_as_json):
+    arrays = csv_as_json("hessian", "-e", "f = x[0] * w[2]", "--x", "1,2", "-i", "w=3,4,5")
+    assert arrays["d2f/dxdw"].shape == (2, 3) and arrays["d2f/dxdw"][0, 2] == 1.0
+    assert arrays["d2f/dwdx"].shape == (3, 2) and arrays["d2f/dwdx"][2, 0] == 1.0
+    assert arrays["d2f/dxdw"].sum() == arrays["d2f/dwdx"].sum() == 1.0
+
+
+@pytest.mark.parametrize(
+    "args, labels",
+    [
+        (["check", "-f", "samples/vjp_example2.gc"],
+         ["y", *(f"dy/dx by {m}" for m in ("reverse", "forward", "finite differences",
+                                          "symbolic"))]),
+        (["jvp", "-f", "samples/forward_mode.gc", "--t", "1,0"], ["y", "J t for y"]),
+        (["hvp", "-f", "samples/hvp_rosenbrock.gc", "--v", "1,0"], ["f", "H v for x"]),
+        (["vjp", "-f", "samples/log_general_case.gc", "--v", "[[3,2,0],[4,0,1]]"],
+         ["y", "J^T v for x"]),
+        (["explain", "-f", "samples/vjp_example2.gc", "--v", "1,1,1"], ["y", "x.grad"]),
+        (["grad", "-f", "samples/neural_network.gc", "--show", "z"],
+         ["loss", "x.grad", "y.grad", "W.grad", "b.grad", "z.grad"]),
+    ],
+    ids=["check", "jvp", "hvp", "vjp", "explain", "grad"],
+)  # fmt: skip
+def test_csv_holds_every_array_of_the_json_to_the_last_bit(csv_as_json, args, labels):
+    assert list(csv_as_json(*args)) == labels
+
+
+def test_csv_symbolic_formulas_are_text_cells(cli, csv_as_json):
+    arrays = csv_as_json("grad", "-f", "samples/rosenbrock.gc", "--symbolic")
+    assert arrays["x.grad (symbolic)"].tolist() == [
+        "400*x_0*(x_0**2 - x_1) + 2*x_0 - 2",
+        "-200*x_0**2 + 200*x_1",
+    ]
+    rows = _csv_rows(cli, "jacobian", "-e", "y = x * x", "--x", "1,2", "--symbolic")
+    assert ["dy/dx (symbolic)", "1", "1", "2*x_1"] in rows
+
+
+def test_csv_plot_has_a_column_per_series_at_full_precision(cli, cli_json):
+    args = ["plot", "-e", "y = tanh(x)", "--x", "0", "--x-range", "-1:1", "--points", "5"]
+    header, *rows = _csv_rows(cli, *args, "--precision", "2")
+    assert header == ["x", "y", "dy/dx"]
+    columns = [[float(cell) for cell in column] for column in zip(*rows)]
+    assert columns == list(cli_json(*args)["plot"].values())
+    assert columns[1][1] == float(np.tanh(-0.5))
 
 
 def test_json_is_one_object_with_the_documented_keys(cli_json):

@@ -2,6 +2,8 @@
 
 Each sample's command comes from its ``# Run:`` comment, so a new sample is picked up without
 editing this file. Regenerate after an intended change with ``pytest --snapshot-update``.
+Snapshots keep 12 significant digits of a number; the ``*_match_torch`` tests check the same
+commands' numbers at full precision.
 """
 
 from __future__ import annotations
@@ -77,6 +79,15 @@ def test_sample_output(sample, fmt, cli, parse_json, snapshot):
     assert captured(result) == snapshot
 
 
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)
+def test_sample_numbers_match_torch(sample, cli, parse_json, torch_oracle):
+    """The numbers of test_sample_output's snapshots (its tables show the same ones)."""
+    args = with_format(run_line(sample), "json")
+    result = cli(*args)
+    assert result.exit_code == expected_exit(sample), result.stderr
+    torch_oracle(args, parse_json(result.stdout))
+
+
 # The seed post's examples, with the vector v where the output is not a scalar.
 SEED_EXAMPLES = {
     "first_example": [],
@@ -94,18 +105,32 @@ COMMANDS = {
 }
 
 
+def seed_args(example: str, command: str) -> list[str]:
+    words, takes_v = COMMANDS[command]
+    return [*words, "-f", f"samples/{example}.gc", *(SEED_EXAMPLES[example] if takes_v else [])]
+
+
 @pytest.mark.parametrize("fmt", ["table", "json", "csv"])
 @pytest.mark.parametrize("command", list(COMMANDS))
 @pytest.mark.parametrize("example", list(SEED_EXAMPLES))
-def test_seed_example_commands(example, command, fmt, cli, parse_json, snapshot):
-    words, takes_v = COMMANDS[command]
-    args = [*words, "-f", f"samples/{example}.gc", *(SEED_EXAMPLES[example] if takes_v else [])]
-    result = cli(*args, "--format", fmt)
+def test_seed_example_commands(example, command, fmt, cli, parse_json, csv_as_json, snapshot):
+    """The CSV also holds the JSON's numbers to the last bit, so the oracle checks both."""
+    words, _ = COMMANDS[command]
+    result = cli(*seed_args(example, command), "--format", fmt)
     assert result.exit_code == 0, result.stderr
     if fmt == "json":
         assert parse_json(result.stdout)["command"] == words[0]
     elif fmt == "csv":
-        assert "┃" not in result.stdout and "," in result.stdout
+        assert result.stdout.startswith("tensor,")
+        assert csv_as_json(*seed_args(example, command))
     else:
         assert "┃" in result.stdout
     assert captured(result) == snapshot
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("example", list(SEED_EXAMPLES))
+def test_seed_example_numbers_match_torch(example, command, cli_json, torch_oracle):
+    """The numbers of test_seed_example_commands' snapshots, in every format."""
+    args = seed_args(example, command)
+    torch_oracle(args, cli_json(*args))
