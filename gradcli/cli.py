@@ -297,18 +297,21 @@ class Run:
         """The values of --x and -i."""
         return _given(self.x, self.inputs, self.seed)
 
-    def bound(self, use_wrt: bool = True, given: dict | None = None, default=None):
-        """The program with its input values (and, unless told not to, --wrt applied);
-        ``default(name)`` for inputs given no value (see ``compute.bind``)."""
+    def bound(self, use_wrt: bool = True, defaults=None):
+        """The program with its input values (and, unless told not to, --wrt applied).
+
+        ``defaults(program, given)`` gives values for inputs the command sets itself (see
+        ``compute.bind``).
+        """
         from .compute import bind
         from .lang import load_program
 
-        program = load_program(
-            _source(self.program, self.expr, self.file), use_cache=not self.no_cache
-        )
+        source = _source(self.program, self.expr, self.file)
+        program = load_program(source, use_cache=not self.no_cache)
         wrt = _names(self.wrt) if use_wrt else None
-        given = self.given() if given is None else given
-        return bind(program, given, wrt, self.dtype, self.seed, default)
+        given = self.given()
+        extra = {} if defaults is None else defaults(program, given)
+        return bind(program, given, wrt, self.dtype, self.seed, extra)
 
     def value(self, text: str | None, name: str):
         from .values import parse_value
@@ -428,7 +431,12 @@ def _run_batch(
     if out is not None:
         batch.check_out_path(out)
     points = batch.read_points(spec)
-    bound = run.bound(use_wrt, default=batch.first_points(points).get)
+    first = batch.first_points(points)
+
+    def defaults(program, given):  # points give an undeclared input its shape
+        return {n: a for n, a in first.items() if n not in given and n not in program.declared}
+
+    bound = run.bound(use_wrt, defaults)
     points = batch.fit_rows(points, spec, bound)
     try:
         done = batch.stream(bound, command, points, run.of, v, wrt, out)
@@ -724,9 +732,13 @@ def plot_command(
 
     line = run.value(direction, "--direction")
     varied = _names(run.wrt)
-    bound = run.bound(
-        default=lambda name: np.zeros(np.shape(line)) if varied in (None, [name]) else None
-    )
+
+    def defaults(program, given):  # the one input plot varies needs no value
+        free = [n for n in program.inputs(set(given)) if n not in given | program.declared.keys()]
+        names = varied or free
+        return {names[0]: np.zeros(np.shape(line))} if len(names) == 1 and names[0] in free else {}
+
+    bound = run.bound(defaults=defaults)
     if points is None:
         terminal = out is None and run.format == "table" and console().is_terminal
         points = size(console(), width, height)[0] if terminal else 101

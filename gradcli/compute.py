@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import difflib
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -116,18 +115,20 @@ def bind(
     wrt: list[str] | None = None,
     dtype: str = "float64",
     seed: int = 0,
-    default: Callable[[str], np.ndarray | None] | None = None,
+    defaults: dict[str, np.ndarray] | None = None,
 ) -> Bound:
-    """Give every input a value (from ``given``, its declared default, or ``default(name)``)
-    and a grad flag. ``default`` stands in for values a command makes itself (plot varies an
-    input over a range, --batch has points for them).
+    """Give every input a value (from ``given``, its declared default, or ``defaults``) and a
+    grad flag. ``defaults`` stand in for values a command makes itself (plot varies an input
+    over a range, --batch has points for them); like ``given``, they decide whether ``x0``
+    means ``x[0]``.
 
     Without ``wrt``, every input requires grad except those declared by a constructor without
     ``requires_grad=True`` (as in PyTorch, ``x = ones(8)`` is a constant).
     """
     if dtype not in DTYPES:
         raise GradcliError(f"unknown dtype {dtype!r}", hint="use float64 (default) or float32")
-    inputs = program.inputs(set(given))
+    defaults = defaults or {}
+    inputs = program.inputs(set(given) | set(defaults))
     used = set(inputs)
     for name in wrt or ():
         if name not in used:
@@ -150,8 +151,8 @@ def bind(
                 declared_grad = program.declared_value(name, seed, build=False)[1]
         elif name in program.declared:
             array, declared_grad = program.declared_value(name, seed)
-        elif default is not None and default(name) is not None:
-            array = default(name)
+        elif name in defaults:
+            array = defaults[name]
         else:
             flag = "--x VALUE" if name == "x" else f"-i {name}=VALUE"
             hint = f"give it with {flag}"

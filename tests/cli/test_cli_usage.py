@@ -56,3 +56,22 @@ def test_a_scalar_output_error_as_json(cli):
 def test_a_table_error_stays_text(cli):
     result = cli("eval", "-e", "y = x +", "--x", "1")
     assert result.exit_code == 2 and result.stderr.startswith("error: ")
+
+
+def test_plot_needs_no_value_for_the_input_it_varies(cli_json, cli):
+    without = cli_json("plot", "-e", "y = tanh(x)", "--points", "5")
+    with_x = cli_json("plot", "-e", "y = tanh(x)", "--x", "0.7", "--points", "5")
+    assert without["plot"] == with_x["plot"]
+    result = cli("plot", "-e", "y = tanh(x) * a", "--wrt", "x")
+    assert result.exit_code == 2 and "no value for the input 'a'" in result.stderr
+
+
+def test_a_batch_of_element_style_points_needs_no_x(cli, tmp_path):
+    import numpy as np
+
+    np.save(tmp_path / "p.npy", np.array([[1.0, 2.0], [0.0, 1.0]]))
+    args = ["vjp", "-e", "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1", "--v", "1,1,1"]
+    result = cli(*args, "--batch", f"@{tmp_path}/p.npy")
+    assert result.exit_code == 0, result.stderr
+    grads = [json.loads(line)["grads"]["x"] for line in result.stdout.splitlines()]
+    assert grads == [[4.0, 23.0], [0.0, 13.0]]
