@@ -74,6 +74,6 @@ def to_json(result: Result) -> str:
     if result.plot:
         document["plot"] = {k: plain(v) for k, v in result.plot.items()}
     if result.graph:
-        document["graph"] = list(result.graph)
+        document["graph"] = _numbers(result.graph)
     document["warnings"] = list(result.warnings)
     return json.dumps(document, allow_nan=False)

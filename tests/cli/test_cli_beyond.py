@@ -115,6 +115,19 @@ def test_graph_json_lists_nodes_with_torch_names(cli_json):
     assert any(n["grad_fn"] == "BinaryCrossEntropyWithLogitsBackward0" for n in nodes)
 
 
+def test_graph_shows_the_values_of_constants(cli, cli_json):
+    args = ("graph", "-e", "y = x*3 + 2", "--x", "1,2")
+    constants = [n for n in cli_json(*args)["graph"] if n["op"] == "constant"]
+    assert sorted(n["value"] for n in constants) == [2.0, 3.0]
+    assert all(n["value"] is None for n in cli_json(*args)["graph"] if n["op"] != "constant")
+    tree = cli(*args).stdout
+    assert "constant 3  shape ()" in tree and "constant 2  shape ()" in tree
+    dot = cli(*args, "--format", "dot").stdout
+    assert 'label="constant 3\\n()"' in dot and 'label="constant 2\\n()"' in dot
+    rounded = cli("graph", "-e", "y = x*3.14159", "--x", "1", "--precision", "2").stdout
+    assert "constant 3.1  shape ()" in rounded
+
+
 def test_graph_dot_is_graphviz_text(cli):
     result = cli("graph", "-f", "samples/neural_network.gc", "--format", "dot")
     assert result.exit_code == 0
