@@ -148,19 +148,19 @@ def _loss(slot: Slot) -> tuple[str, str]:
             if slot.position == 0
             else f"(log(1 - {xi}) - log({xi}))"
         )
+    elif slot.position == 1 and slot.arrays[1].shape != slot.arrays[0].shape:
+        return left, "0 (class indices are not differentiable)"
     else:
         formula = _cross_entropy(slot, x, t, index, rows)
     return left, formula + scale
 
 
 def _cross_entropy(slot: Slot, x: str, t: str, index: str, rows: bool) -> str:
-    indices = slot.arrays[1].shape != slot.arrays[0].shape
+    """cross_entropy by its logits, or by target probabilities."""
     row = f"{t}[n]" if rows else t
     if slot.position == 1:
-        if indices:
-            return "0 (class indices are not differentiable)"
         return f"-log_softmax({x})[{index}]"
-    if indices:
+    if slot.arrays[1].shape != slot.arrays[0].shape:  # class indices
         return f"(softmax({x})[{index}] - (1 if c = {row} else 0))"
     return f"(softmax({x})[{index}]*sum({row}) - {t}[{index}])"
 

@@ -303,3 +303,14 @@ def test_large_softmax_blocks_are_described_not_computed(cli_json):
     (local,) = row["local"]
     assert local["value"] is None
     assert local["formula"].endswith("its blocks, shape (101, 100, 100), are too large to show")
+
+
+def test_class_indices_get_no_derivative(cli_json):
+    args = ("explain", "-e", "y = cross_entropy(m, c)", "-i", "m=[[1,2],[3,4]]", "-i", "c=[0,1]")
+    (row,) = cli_json(*args)["explain"]["backward"]
+    by_c = row["local"][1]
+    assert (by_c["wrt"], by_c["formula"], by_c["value"]) == (
+        "c",
+        "0 (class indices are not differentiable)",
+        [0.0, 0.0],
+    )
