@@ -673,11 +673,11 @@ def graph_command(run: Run) -> None:
     if run.format == "table":
         from .render.graph import print_tree
 
-        print_tree(result)
+        print_tree(result, run.precision)
     elif run.format == "dot":
         from .render.graph import to_dot
 
-        typer.echo(to_dot(result))
+        typer.echo(to_dot(result, run.precision))
     else:
         from .render.json_format import to_json
 

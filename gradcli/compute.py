@@ -552,7 +552,8 @@ def check(
 
 
 def graph(bound: Bound, of: str | None = None) -> Result:
-    """The computational graph of the output: one dict per node, output first."""
+    """The computational graph of the output: one dict per node, output first; a constant's
+    node holds its value."""
     leaves = bound.leaves()
     env = bound.run(leaves)
     name, out = output_of(bound, env, of)
@@ -569,23 +570,24 @@ def graph(bound: Bound, of: str | None = None) -> Result:
         return ids[key]
 
     pending: list = []
+    inputs_ = {id(t) for t in leaves.values()}
     node_id(out)
     while pending:
         tensor = pending.pop(0)
         fn = tensor.grad_fn
         inputs = [node_id(t) for t in fn.inputs] if fn is not None else []
+        op = fn.prim.name if fn is not None else ("input" if id(tensor) in inputs_ else "constant")
         nodes.append(
             {
                 "id": ids[id(tensor)],
                 "name": names.get(id(tensor)),
-                "op": fn.prim.name
-                if fn is not None
-                else ("input" if id(tensor) in map(id, leaves.values()) else "constant"),
+                "op": op,
                 "shape": list(tensor.shape),
                 "is_leaf": tensor.is_leaf,
                 "requires_grad": tensor.requires_grad,
                 "grad_fn": fn.name() if fn is not None else None,
                 "inputs": inputs,
+                "value": tensor.data if op == "constant" else None,
             }
         )
     return Result("graph", name, graph=tuple(nodes), warnings=bound.messages())

@@ -1,32 +1,26 @@
 """``gradcli explain``: the chain rule with numbers, statement by statement.
 
-Runs the program once with every intermediate keeping its gradient, then reports the forward
-pass (each statement's operation and value) and the backward pass in reverse order (the
-gradient arriving at each statement, its local derivative as a sympy formula, and what it
-passes on to each operand), ending with the leaf gradients. For small programs it also shows
-the symbolic J^T, v and J^T v, as the seed post does, and says when the Jacobian is diagonal.
+Runs the program once, each statement split into its operations (``steps.py``), with every
+intermediate keeping its gradient, then reports the forward pass (each statement's operation
+and value) and the backward pass in reverse order: the gradient arriving at each step, its
+local derivative by each operand (formula and value, ``local.py``), and what it passes on to
+each operand, ending with the leaf gradients. For small programs it also shows the symbolic
+J^T, v and J^T v, as the seed post does, and says when the Jacobian is diagonal. Values are
+kept as arrays: the renderers round them.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
 from . import engine as gc
 from .compute import Bound, GradcliError, Result, _cotangent, _function_of, output_of
+from .lang.program import Assignment
 from .lang.validate import element_of
-from .render import format_number
-
-
-def short(array, precision: int = 4, limit: int = 8) -> str:
-    """A compact text of an array: all elements when few, else its shape and range."""
-    array = np.asarray(array, dtype=float)
-    if array.size <= limit:
-        body = np.array2string(
-            array, separator=", ", formatter={"float_kind": lambda v: format_number(v, precision)}
-        )
-        return body.replace("\n", "")
-    low, high = (format_number(float(f(array)), precision) for f in (np.min, np.max))
-    return f"shape {array.shape}, from {low} to {high}"
+from .local import ELEMENTWISE, step_locals
+from .steps import operand_name, split
 
 
 def _operands(ir, env: dict) -> list[str]:
@@ -43,29 +37,22 @@ def _operands(ir, env: dict) -> list[str]:
     return names
 
 
-def _requires_grad(name: str, env: dict) -> bool:
-    """Whether a name (or the vector an element name ``x0`` belongs to) requires grad."""
-    if name in env:
-        return env[name].requires_grad
-    parts = element_of(name)
-    return bool(parts) and parts[0] in env and env[parts[0]].requires_grad
-
-
 def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) -> Result:
     """The forward and backward passes of ``out.backward(v)``, step by step."""
-    from .symbolic import local_derivatives, symbolic_values
+    from .symbolic import symbolic_values
 
     leaves = bound.leaves()
-    env = bound.run(leaves)
+    statements = [a for a in bound.program.assignments if a.ir is not None]
+    steps = {a.target: split(a.target, a.ir, ELEMENTWISE.__contains__) for a in statements}
+    env = _run_steps(bound, leaves, steps)
     name, out = output_of(bound, env, of)
     if not out.requires_grad:
         raise GradcliError(
             f"the output {name} does not depend on any input that requires grad",
             hint="choose inputs with --wrt",
         )
-    statements = [a for a in bound.program.assignments if a.ir is not None]
-    for a in statements:
-        tensor = env[a.target]
+    for step in (step for a in statements for step in steps[a.target]):
+        tensor = env[step.key]
         if tensor.requires_grad and not tensor.is_leaf:
             tensor.retain_grad()
     if not out.is_leaf:
@@ -77,44 +64,27 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
         {
             "statement": a.statement.text,
             "operation": a.ir[1] if a.ir[0] == "call" else a.ir[0],
-            "value": short(env[a.target].data),
+            "value": env[a.target].data,
         }
         for a in statements
     ]
-    backward = []
+    names = {s.key: operand_name(s) for a in statements for s in steps[a.target][:-1]}
+    labels = {s.key: s.label for a in statements for s in steps[a.target]}
+    backward, output_locals = [], []
     for a in reversed(statements):
-        tensor = env[a.target]
-        incoming = tensor._grad
-        if incoming is None:
-            continue
-        passes = []
-        for operand in _operands(a.ir, env):
-            if not env[operand].requires_grad:
+        run = _step_runner(bound, a, env)
+        for step in reversed(steps[a.target]):
+            row = _backward_row(bound, step, env, names, labels, run)
+            if row is None:
                 continue
-            (part,) = bound.engine(
-                lambda o=operand, t=tensor, g=incoming: gc.grad(
-                    t, [env[o]], g, retain_graph=True, allow_unused=True
-                )
-            )
-            if part is not None:
-                passes.append({"to": operand, "gradient": short(part.data)})
-        backward.append(
-            {
-                "node": a.target,
-                "local": [
-                    {"wrt": w, "derivative": d}
-                    for w, d in local_derivatives(a.ir)
-                    if _requires_grad(w, env)
-                ],
-                "incoming": short(incoming.data),
-                "passes_on": passes,
-            }
-        )
+            backward.append(row)
+            if step.key == name:
+                output_locals = row["local"]
     grads = {n: (None if t._grad is None else t._grad.data) for n, t in leaves.items()}
     details = {
         "forward": forward,
         "backward": backward,
-        "notes": _notes(bound, name, out, env, leaves, gradient),
+        "notes": _notes(bound, name, out, leaves, gradient, output_locals),
     }
     details.update(_symbolic_jt(bound, name, out, leaves, gradient, symbolic_values))
     return Result(
@@ -127,11 +97,71 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     )
 
 
-def _notes(bound, name, out, env, leaves, gradient) -> list[str]:
-    """Say when an output's Jacobian is diagonal: the vjp is then v times dy/dx entry-wise."""
-    from .symbolic import local_derivatives
+def _run_steps(bound: Bound, leaves: dict, steps: dict) -> dict:
+    """Run the program with each step of a statement as an assignment of its own, so that
+    every step's value is a node of the graph."""
+    assignments = []
+    for a in bound.program.assignments:
+        if a.ir is None:
+            assignments.append(a)
+            continue
+        assignments.extend(
+            Assignment(s.key, a.statement, s.ir, columns=a.columns) for s in steps[a.target]
+        )
+    program = replace(bound.program, assignments=tuple(assignments))
+    return program.run(leaves, bound.log)
 
+
+def _step_runner(bound: Bound, assignment, env: dict):
+    """``run(ir, names)``: the value of a step's IR with some names given other values, on
+    values detached from the run's graph (a local derivative holds the other operands
+    fixed, and leaves the run's graph as it was)."""
+    from .lang.program import _Evaluator
+
+    groups = bound.program.groups()
+    fixed = {name: tensor.detach() for name, tensor in env.items()}
+
+    def run(ir, given: dict) -> gc.Tensor:
+        return _Evaluator({**fixed, **given}, assignment, groups, dtype=bound.dtype).tensor(ir)
+
+    return run
+
+
+def _backward_row(bound, step, env, names, labels, run) -> dict | None:
+    """What reaches one step and what it passes on, with its local derivatives; None when no
+    gradient reaches it."""
+    tensor = env[step.key]
+    incoming = tensor._grad
+    if incoming is None:
+        return None
+    passes = []
+    for operand in _operands(step.ir, env):
+        if not env[operand].requires_grad:
+            continue
+        (part,) = bound.engine(
+            lambda o=operand: gc.grad(
+                tensor, [env[o]], incoming, retain_graph=True, allow_unused=True
+            )
+        )
+        if part is not None:
+            passes.append({"to": labels.get(operand, operand), "gradient": part.data})
+    found = bound.engine(lambda: step_locals(step.ir, operand_name(step), env, names, run))
+    return {
+        "node": step.label,
+        "local": [vars(local) for local in found],
+        "incoming": incoming.data,
+        "passes_on": passes,
+    }
+
+
+def _notes(bound, name, out, leaves, gradient, output_locals) -> list[str]:
+    """Say when an output's Jacobian is diagonal: the vjp is then v times dy/dx entry-wise."""
     notes = []
+    formulas = {
+        local["wrt"]: local["formula"]
+        for local in output_locals
+        if local["layout"] == "element-wise"
+    }
     targets = [n for n, t in leaves.items() if t.requires_grad and t.shape == out.shape]
     for target in targets:
         n = out.numel()
@@ -140,12 +170,7 @@ def _notes(bound, name, out, env, leaves, gradient) -> list[str]:
         function = _function_of(bound, name, [target])
         matrix = gc.jacobian(function, gc.Tensor(bound.arrays[target])).data.reshape(n, n)
         if np.count_nonzero(matrix - np.diag(np.diag(matrix))) == 0:
-            final = [a for a in bound.program.assignments if a.target == name and a.ir is not None]
-            formula = ""
-            if final:
-                local = dict(local_derivatives(final[0].ir))
-                if target in local:
-                    formula = f" = {local[target]}"
+            formula = f" = {formulas[target]}" if target in formulas else ""
             v = "v" if gradient is not None else "1"
             notes.append(
                 f"d{name}/d{target} is diagonal: of its {n}x{n} = {n * n} entries only the {n} on "
@@ -186,6 +211,6 @@ def _symbolic_jt(bound, name, out, leaves, gradient, symbolic_values) -> dict:
     return {
         "jacobian_t": rows,
         "symbols": {t: [str(s) for s in symbols[t].reshape(-1)] for t in targets},
-        "v": [format_number(float(x), 6) for x in v.reshape(-1)],
-        "jt_v": {t: short(leaves[t]._grad.data) for t in targets if leaves[t]._grad is not None},
+        "v": v.reshape(-1),
+        "jt_v": {t: leaves[t]._grad.data for t in targets if leaves[t]._grad is not None},
     }

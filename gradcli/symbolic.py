@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import signal
 import threading
 import time
@@ -286,51 +285,92 @@ def _evaluate(expression: sp.Expr, point: dict) -> float:
         return math.nan
 
 
-def formula(ir) -> sp.Expr:
-    """A statement's expression as a scalar sympy formula, each name a real symbol.
+def _relu(v):
+    return sp.Piecewise((v, v > 0), (0, True))  # relu'(0) = 0, as in PyTorch
 
-    Element-wise operations become their sympy functions; anything else (sums, matrix
-    products, indexing) stays an opaque function of its operands, e.g. ``mean(z)``.
-    """
+
+def _sign(v):
+    return sp.Piecewise((1, v > 0), (-1, v < 0), (0, True))  # its derivative is 0 everywhere
+
+
+def _maximum(a, b):
+    return sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True))  # ties share, as PyTorch
+
+
+def _minimum(a, b):
+    return sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True))
+
+
+def _where(condition, a, b):
+    return sp.Piecewise((a, sp.Ne(condition, 0)), (b, True))
+
+
+def _clamp(v, low, high):
+    pieces = [(_number(low), v < low)] if low is not None else []
+    if high is not None:
+        pieces.append((_number(high), v > high))
+    return sp.Piecewise(*pieces, (v, True))  # slope 1 inside, bounds included (PyTorch)
+
+
+# Element-wise functions sympy cannot evaluate on arrays here, written for one element only:
+# they give explain its formulas, and stay out of check and --symbolic.
+_PIECEWISE = {
+    "relu": _relu,
+    "sign": _sign,
+    "maximum": _maximum,
+    "minimum": _minimum,
+    "where": _where,
+    "clamp": _clamp,
+}
+ELEMENTWISE = frozenset(_SCALAR_FUNCTIONS) | frozenset(_BINARY) | frozenset(_PIECEWISE)
+
+
+def formula(ir, names: dict | None = None) -> sp.Expr:
+    """An element-wise expression as a scalar sympy formula, each name a real symbol (shown
+    as ``names`` says, else as itself); NotSymbolic for any other operation."""
+    names = names or {}
     kind = ir[0]
     if kind == "const":
         return _number(ir[1])
     if kind == "ref":
-        return sp.Symbol(ir[1], real=True)
-    if kind == "index":
-        items = ",".join(":" if isinstance(i, list) else str(i) for i in ir[2])
-        return sp.Function(f"index[{items}]")(formula(ir[1]))
-    name, args = ir[1], ir[2]
-    operands = [formula(a) for a in args if a[0] not in ("lit", "list")]
-    for a in args:
-        if a[0] == "list":
-            operands.extend(formula(item) for item in a[1])
+        return sp.Symbol(names.get(ir[1], ir[1]), real=True)
+    name = ir[1] if kind == "call" else kind
+    if name not in ELEMENTWISE:
+        raise NotSymbolic(f"{name} is not element-wise")
+    values = [a[1] if a[0] == "lit" else formula(a, names) for a in ir[2]]
     if name in _BINARY:
-        return _BINARY[name](operands[0], operands[1])
+        return _BINARY[name](*values)
     if name in _SCALAR_FUNCTIONS:
-        return _SCALAR_FUNCTIONS[name](operands[0])
-    return sp.Function(name)(*operands)
+        return _SCALAR_FUNCTIONS[name](*values)
+    return _PIECEWISE[name](*values)
 
 
-def local_derivatives(ir) -> list[tuple[str, str]]:
-    """(operand, d statement / d operand) as text, for every name the statement uses; none
+def local_derivatives(ir, names: dict | None = None) -> dict[str, str] | None:
+    """{operand: d expression / d operand as text} for an element-wise expression, the
+    operands as the IR names them (``names`` says how each is shown in the formulas); None
     when sympy cannot give them within its time budget."""
+    from .lang.program import _refs
+
+    names = names or {}
+    shown = {names.get(key, key): key for key in _refs(ir)}
     try:
         with time_budget():
-            return _local_derivatives(ir)
+            expression = formula(ir, names)
+            return {
+                shown[symbol.name]: _bare(formula_text(sp.diff(expression, symbol)), shown)
+                for symbol in expression.free_symbols
+            }
     except NotSymbolic:
-        return []
+        return None
 
 
-def _local_derivatives(ir) -> list[tuple[str, str]]:
-    expression = formula(ir)
-    result = []
-    for symbol in sorted(expression.free_symbols, key=lambda s: s.name):
-        text = formula_text(sp.diff(expression, symbol))
-        # An opaque operation's derivative reads better as d/dz f(z) than Derivative(f(z), z).
-        text = re.sub(r"Derivative\((.*), (\w+)\)", r"d/d\2 \1", text)
-        result.append((symbol.name, text))
-    return result
+def _bare(text: str, names) -> str:
+    """``cosh(x @ A)``, not ``cosh((x @ A))``: a name shown in parentheses, as a function's
+    argument, needs only the function's own."""
+    for name in names:
+        if name.startswith("("):
+            text = text.replace(f"({name})", name)
+    return text
 
 
 def _formulas(bound, of: str, targets: list[str]):

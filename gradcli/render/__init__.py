@@ -27,6 +27,18 @@ def format_number(value: float, precision: int) -> str:
     return f"{value:.{precision}g}"
 
 
+def short(array, precision: int = 4, limit: int = 8) -> str:
+    """A compact text of an array: all elements when few, else its shape and range."""
+    array = np.asarray(array, dtype=float)
+    if array.size <= limit:
+        body = np.array2string(
+            array, separator=", ", formatter={"float_kind": lambda v: format_number(v, precision)}
+        )
+        return body.replace("\n", "")
+    low, high = (format_number(float(f(array)), precision) for f in (np.min, np.max))
+    return f"shape {array.shape}, from {low} to {high}"
+
+
 def element_label(name: str, index: tuple[int, ...]) -> str:
     """``y[0]``, ``x[0,2]``, or ``y`` for a scalar."""
     return f"{name}[{','.join(str(i) for i in index)}]" if index else name

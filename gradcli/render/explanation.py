@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
+import numpy as np
 from rich.table import Table
 
 from ..compute import Result
+from . import format_number, short
 from .table import console, print_array, show
+
+
+def local_text(local: dict, precision: int) -> str:
+    """``dout/dz[i] = 1/n = 1/4 = 0.25 for each element``: formula, then value."""
+    text = f"{local['derivative']} = {local['formula']}"
+    value = local["value"]
+    if value is None:
+        return text
+    array = np.asarray(value, dtype=float)
+    uniform = array.size > 1 and local["layout"] in ("element-wise", "per element")
+    uniform = uniform and bool(np.all(array == array.flat[0]))
+    shown = short(array.flat[0] if uniform else array, precision)
+    if local["formula"] != shown and not local["formula"].startswith(f"{shown} ("):
+        text += f" = {shown}"
+    return text + (" for each element" if uniform else "")
 
 
 def print_explanation(result: Result, precision: int, file=None) -> None:
@@ -16,7 +33,7 @@ def print_explanation(result: Result, precision: int, file=None) -> None:
     for column in ("#", "statement", "operation", "value"):
         forward.add_column(column)
     for i, row in enumerate(details["forward"], start=1):
-        forward.add_row(str(i), row["statement"], row["operation"], row["value"])
+        forward.add_row(str(i), row["statement"], row["operation"], short(row["value"], precision))
     show(out, forward)
 
     out.print("backward pass (reverse order)", style="bold")
@@ -24,9 +41,11 @@ def print_explanation(result: Result, precision: int, file=None) -> None:
     for column in ("node", "local derivative", "incoming gradient", "passes on"):
         backward.add_column(column)
     for row in details["backward"]:
-        local = "\n".join(f"d{row['node']}/d{d['wrt']} = {d['derivative']}" for d in row["local"])
-        passes = "\n".join(f"{p['to']}: {p['gradient']}" for p in row["passes_on"])
-        backward.add_row(row["node"], local, row["incoming"], passes)
+        local = "\n".join(local_text(d, precision) for d in row["local"])
+        passes = "\n".join(
+            f"{part['to']}: {short(part['gradient'], precision)}" for part in row["passes_on"]
+        )
+        backward.add_row(row["node"], local, short(row["incoming"], precision), passes)
     show(out, backward)
 
     out.print("leaf gradients", style="bold")
@@ -42,8 +61,10 @@ def print_explanation(result: Result, precision: int, file=None) -> None:
             symbolic.add_column(f"{result.output}[{i}]")
         for symbol, row in zip(details["symbols"][target], rows):
             symbolic.add_row(symbol, *row)
-        symbolic.add_row("v", *details["v"], style="bold")
+        v = [format_number(float(x), precision) for x in details["v"]]
+        symbolic.add_row("v", *v, style="bold")
         show(out, symbolic)
-        out.print(f"J^T v = {details['jt_v'].get(target)}")
+        jt_v = details["jt_v"].get(target)
+        out.print(f"J^T v = {None if jt_v is None else short(jt_v, precision)}")
     for note in details["notes"]:
         out.print(note)

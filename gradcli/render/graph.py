@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from ..compute import Result
+from . import short
 
 
-def _describe(node: dict) -> str:
+def _op(node: dict, precision: int) -> str:
+    """The node's operation; a constant with its value: ``constant 3``."""
+    return node["op"] if node["value"] is None else f"constant {short(node['value'], precision)}"
+
+
+def _describe(node: dict, precision: int) -> str:
     name = node["name"] or f"#{node['id']}"
     kind = f"  {node['grad_fn']}" if node["grad_fn"] else ""
     flags = []
@@ -14,19 +20,19 @@ def _describe(node: dict) -> str:
     if node["requires_grad"]:
         flags.append("requires_grad")
     shape = tuple(node["shape"])
-    return f"{name}  {node['op']}  shape {shape}{kind}" + (
+    return f"{name}  {_op(node, precision)}  shape {shape}{kind}" + (
         f"  [{', '.join(flags)}]" if flags else ""
     )
 
 
-def print_tree(result: Result, file=None) -> None:
+def print_tree(result: Result, precision: int = 4, file=None) -> None:
     """The graph from the output down to the leaves; a node reached twice is shown once."""
     from rich.tree import Tree
 
     from .table import console
 
     nodes = {node["id"]: node for node in result.graph}
-    root = Tree(_describe(nodes[0]))
+    root = Tree(_describe(nodes[0], precision))
     shown = {0}
     stack = [(0, root)]
     while stack:
@@ -37,16 +43,18 @@ def print_tree(result: Result, file=None) -> None:
                 branch.add(f"(see {nodes[child]['name'] or '#' + str(child)} above)")
                 continue
             shown.add(child)
-            children.append((child, branch.add(_describe(nodes[child]))))
+            children.append((child, branch.add(_describe(nodes[child], precision))))
         stack.extend(reversed(children))
     console(file).print(root)
 
 
-def to_dot(result: Result) -> str:
+def to_dot(result: Result, precision: int = 4) -> str:
     """Graphviz text: an edge from each input to the node that uses it."""
     lines = ["digraph gradcli {", "  rankdir=BT;"]
     for node in result.graph:
-        label = (node["name"] + "\\n" if node["name"] else "") + (node["grad_fn"] or node["op"])
+        label = (node["name"] + "\\n" if node["name"] else "") + (
+            node["grad_fn"] or _op(node, precision)
+        )
         label += f"\\n{tuple(node['shape'])}"
         shape = "box" if node["is_leaf"] else "ellipse"
         lines.append(f'  n{node["id"]} [label="{label}", shape={shape}];')

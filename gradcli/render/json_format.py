@@ -30,6 +30,17 @@ def _spelled(value):
     return value
 
 
+def _numbers(tree):
+    """A nested structure of dicts and lists with every array in it made ``plain``."""
+    if isinstance(tree, dict):
+        return {k: _numbers(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return [_numbers(v) for v in tree]
+    if isinstance(tree, (np.ndarray, np.generic)):
+        return plain(tree)
+    return tree
+
+
 def to_json(result: Result) -> str:
     document = {"command": result.command, "output": result.output}
     if result.values:
@@ -59,10 +70,10 @@ def to_json(result: Result) -> str:
     if result.formulas:
         document["symbolic"] = {k: np.asarray(v).tolist() for k, v in result.formulas.items()}
     if result.explain:
-        document["explain"] = result.explain
+        document["explain"] = _numbers(result.explain)
     if result.plot:
         document["plot"] = {k: plain(v) for k, v in result.plot.items()}
     if result.graph:
-        document["graph"] = list(result.graph)
+        document["graph"] = _numbers(result.graph)
     document["warnings"] = list(result.warnings)
     return json.dumps(document, allow_nan=False)

@@ -1,0 +1,316 @@
+"""``explain``'s local derivatives: a formula and a value for every operation, the values
+checked against torch's Jacobian of the same operation; numbers in its JSON; --precision.
+
+Each case is one statement ``out = ...`` of one function of the language, run by
+``gradcli explain --format json``. For each local derivative the test takes torch's full
+Jacobian J of the statement by that operand and reads the value the way its layout says:
+element-wise (J 1), per element (J^T 1), the Jacobian blocks, or the other operand of a
+matrix product.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_cli_snapshots import SAMPLES, run_line
+
+from gradcli.lang import parse_program
+from gradcli.lang.functions import FUNCTIONS
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+X = [0.5, -1.2, 2.0, 0.3]
+P = [0.2, 0.7, 0.9, 0.4]  # probabilities
+M = [[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]  # 2 x 3
+K = [[1.0, 2.0], [-1.0, 0.5], [0.3, -2.0]]  # 3 x 2
+V3 = [0.4, -0.6, 1.1]
+
+
+def unary(name, function):
+    return (f"{name}(x)", {"x": X}, lambda t: function(t["x"]))
+
+
+# name -> (program right-hand side, inputs (all require grad), the same in torch)
+CASES = {
+    "neg": unary("neg", torch.neg),
+    "exp": unary("exp", torch.exp),
+    "log": ("log(x)", {"x": P}, lambda t: torch.log(t["x"])),
+    "log1p": unary("log1p", torch.log1p),
+    "expm1": unary("expm1", torch.expm1),
+    "sqrt": ("sqrt(x)", {"x": P}, lambda t: torch.sqrt(t["x"])),
+    "abs": unary("abs", torch.abs),
+    "sign": unary("sign", torch.sign),
+    "sin": unary("sin", torch.sin),
+    "cos": unary("cos", torch.cos),
+    "tan": unary("tan", torch.tan),
+    "asin": ("asin(x)", {"x": P}, lambda t: torch.asin(t["x"])),
+    "acos": ("acos(x)", {"x": P}, lambda t: torch.acos(t["x"])),
+    "atan": unary("atan", torch.atan),
+    "sinh": unary("sinh", torch.sinh),
+    "cosh": unary("cosh", torch.cosh),
+    "tanh": unary("tanh", torch.tanh),
+    "sigmoid": unary("sigmoid", torch.sigmoid),
+    "relu": ("relu(x)", {"x": [-1.0, 2.0, 0.0, 0.5]}, lambda t: torch.relu(t["x"])),
+    "softplus": unary("softplus", F.softplus),
+    "erf": unary("erf", torch.erf),
+    "reciprocal": unary("reciprocal", torch.reciprocal),
+    "flatten": ("flatten(m)", {"m": M}, lambda t: t["m"].flatten()),
+    "add": ("x + 2*w", {"x": X, "w": 1.5}, lambda t: t["x"] + 2 * t["w"]),
+    "sub": ("x - w", {"x": X, "w": 1.5}, lambda t: t["x"] - t["w"]),
+    "mul": ("x*w", {"x": X, "w": 1.5}, lambda t: t["x"] * t["w"]),
+    "div": ("x/w", {"x": X, "w": P}, lambda t: t["x"] / t["w"]),
+    "pow": ("p**w", {"p": P, "w": X}, lambda t: t["p"] ** t["w"]),
+    "matmul": ("m @ k", {"m": M, "k": K}, lambda t: t["m"] @ t["k"]),
+    "maximum": ("maximum(x, w)", {"x": X, "w": [0.5, 0.0, 3.0, 0.0]},
+                lambda t: torch.maximum(t["x"], t["w"])),
+    "minimum": ("minimum(x, w)", {"x": X, "w": [0.5, 0.0, 3.0, 0.0]},
+                lambda t: torch.minimum(t["x"], t["w"])),
+    "dot": ("dot(x, w)", {"x": X, "w": P}, lambda t: torch.dot(t["x"], t["w"])),
+    "sum": ("sum(m, dim=1)", {"m": M}, lambda t: t["m"].sum(1)),
+    "mean": ("mean(m)", {"m": M}, lambda t: t["m"].mean()),
+    "prod": ("prod(x)", {"x": X}, lambda t: t["x"].prod()),
+    "amax": ("amax(x)", {"x": [1.0, 3.0, 3.0, -2.0]}, lambda t: t["x"].amax()),
+    "amin": ("amin(m, dim=0)", {"m": M}, lambda t: t["m"].amin(0)),
+    "logsumexp": ("logsumexp(m, dim=1)", {"m": M}, lambda t: t["m"].logsumexp(1)),
+    "norm": ("norm(x, 3)", {"x": X}, lambda t: torch.linalg.vector_norm(t["x"], 3)),
+    "softmax": ("softmax(x)", {"x": X}, lambda t: torch.softmax(t["x"], 0)),
+    "log_softmax": ("log_softmax(m, dim=1)", {"m": M},
+                    lambda t: torch.log_softmax(t["m"], 1)),
+    "clamp": ("clamp(x, -1, 0.5)", {"x": X}, lambda t: torch.clamp(t["x"], -1, 0.5)),
+    "where": ("where(c, x, w)", {"c": [1.0, 0.0, 2.0, 0.0], "x": X, "w": P},
+              lambda t: torch.where(t["c"] != 0, t["x"], t["w"])),
+    "transpose": ("transpose(m)", {"m": M}, lambda t: t["m"].T),
+    "reshape": ("reshape(m, 3, 2)", {"m": M}, lambda t: t["m"].reshape(3, 2)),
+    "unsqueeze": ("unsqueeze(x, 0)", {"x": X}, lambda t: t["x"].unsqueeze(0)),
+    "squeeze": ("squeeze(u)", {"u": [[1.0, 2.0]]}, lambda t: t["u"].squeeze()),
+    "stack": ("stack([x, w])", {"x": X, "w": P}, lambda t: torch.stack([t["x"], t["w"]])),
+    "cat": ("cat([x, v])", {"x": X, "v": V3}, lambda t: torch.cat([t["x"], t["v"]])),
+    "binary_cross_entropy_with_logits": (
+        "binary_cross_entropy_with_logits(x, p)", {"x": X, "p": P},
+        lambda t: F.binary_cross_entropy_with_logits(t["x"], t["p"]),
+    ),
+    "binary_cross_entropy": (
+        "binary_cross_entropy(p, y, reduction='sum')", {"p": P, "y": [1.0, 0.0, 1.0, 0.3]},
+        lambda t: F.binary_cross_entropy(t["p"], t["y"], reduction="sum"),
+    ),
+    "mse_loss": ("mse_loss(x, p, reduction='none')", {"x": X, "p": P},
+                 lambda t: F.mse_loss(t["x"], t["p"], reduction="none")),
+    "cross_entropy": (
+        "cross_entropy(m, s)", {"m": M, "s": [[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]]},
+        lambda t: F.cross_entropy(t["m"], t["s"]),
+    ),
+    "index": ("m[1, 0:2]", {"m": M}, lambda t: t["m"][1, 0:2]),
+    "softmax along dim 0": ("softmax(m, dim=0)", {"m": M}, lambda t: torch.softmax(t["m"], 0)),
+    "matrix times vector": ("m @ v", {"m": M, "v": V3}, lambda t: t["m"] @ t["v"]),
+    "vector times matrix": ("v @ k", {"v": V3, "k": K}, lambda t: t["v"] @ t["k"]),
+    "cross_entropy of classes": ("cross_entropy(m, c)", {"m": M, "c": [2.0, 0.0]},
+                                 lambda t: F.cross_entropy(t["m"], t["c"].long())),
+}  # fmt: skip
+# Inputs that are not differentiated: a condition, class indices.
+FIXED = {"where": {"c"}, "cross_entropy of classes": {"c"}}
+UNEVALUATED = re.compile(r"\bd/d|Derivative|Subs\(")
+
+
+def _arguments(case: str, **extra) -> list[str]:
+    expression, inputs, function = CASES[case]
+    args = ["explain", "-e", f"out = {expression}"]
+    for name, value in inputs.items():
+        args += ["-i", f"{name}={value}"]
+    wrt = [n for n in inputs if n not in FIXED.get(case, ())]
+    args += ["--wrt", ",".join(wrt)]
+    shape = tuple(function(_tensors(inputs)).shape)
+    if shape:
+        args += ["--v", str(np.ones(shape).tolist())]
+    return args
+
+
+def _tensors(inputs: dict, requires_grad: set = frozenset()) -> dict:
+    return {
+        n: torch.tensor(v, dtype=torch.float64, requires_grad=n in requires_grad)
+        for n, v in inputs.items()
+    }
+
+
+def _jacobian(case: str, wrt: str) -> np.ndarray:
+    """torch's d out / d wrt, laid out out.shape + wrt.shape."""
+    _, inputs, function = CASES[case]
+    tensors = _tensors(inputs)
+
+    def of(value):
+        return function({**tensors, wrt: value})
+
+    return torch.autograd.functional.jacobian(of, tensors[wrt]).numpy()
+
+
+def test_every_function_has_a_case():
+    assert set(FUNCTIONS) <= set(CASES)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_local_derivatives_agree_with_torch(cli_json, case):
+    (row,) = cli_json(*_arguments(case))["explain"]["backward"]
+    assert row["node"] == "out" and not UNEVALUATED.search(str(row))
+    _, inputs, _ = CASES[case]
+    expected_wrt = [n for n in inputs if n not in FIXED.get(case, ())]
+    assert [local["wrt"] for local in row["local"]] == expected_wrt
+    for local in row["local"]:
+        assert local["formula"] and local["value"] is not None, local
+        _check_value(case, local, _jacobian(case, local["wrt"]))
+
+
+def _check_value(case: str, local: dict, jacobian: np.ndarray) -> None:
+    value = np.asarray(local["value"], dtype=float)
+    _, inputs, function = CASES[case]
+    out_ndim = function(_tensors(inputs)).ndim
+    out_axes, in_axes = tuple(range(out_ndim)), tuple(range(out_ndim, jacobian.ndim))
+    nonzero = jacobian != 0
+    if local["layout"] == "element-wise":
+        assert np.all(nonzero.sum(axis=in_axes) <= 1), "one element of w for each out[i]"
+        np.testing.assert_allclose(value, jacobian.sum(axis=in_axes), rtol=1e-10, atol=1e-12)
+    elif local["layout"] == "per element":
+        assert np.all(nonzero.sum(axis=out_axes) <= 1), "each w[i] reaches one out element"
+        np.testing.assert_allclose(value, jacobian.sum(axis=out_axes), rtol=1e-10, atol=1e-12)
+    elif local["layout"] == "jacobian blocks":
+        np.testing.assert_allclose(value, _blocks(case, jacobian), rtol=1e-10, atol=1e-12)
+    else:
+        assert local["layout"] == "other operand"
+        np.testing.assert_allclose(_from_other(case, local, value), jacobian, atol=1e-12)
+
+
+def _blocks(case: str, jacobian: np.ndarray) -> np.ndarray:
+    """The n x n blocks of a softmax's Jacobian along its dim, one for each other index."""
+    if jacobian.ndim == 2:
+        return jacobian
+    dim = 0 if case == "softmax along dim 0" else 1
+    rows, columns = jacobian.shape[:2]
+    if dim == 1:
+        return np.stack([jacobian[r, :, r, :] for r in range(rows)])
+    return np.stack([jacobian[:, c, :, c] for c in range(columns)])
+
+
+def _from_other(case: str, local: dict, other: np.ndarray) -> np.ndarray:
+    """The Jacobian that the formula d(a @ b)[i, j] / d a[i, k] = b[k, j] (and its vector
+    forms) makes of the other operand."""
+    _, inputs, _ = CASES[case]
+    a_name, b_name = list(inputs)
+    a, b = (np.asarray(inputs[n], dtype=float) for n in (a_name, b_name))
+    by_a = local["wrt"] == a_name and local["formula"].startswith(b_name)
+    if a.ndim == 1 and b.ndim == 1:
+        return other
+    if a.ndim == 1:  # out[j] = a[k] b[k, j]
+        return other.T if by_a else np.einsum("k,jq->jkq", other, np.eye(b.shape[1]))
+    if b.ndim == 1:  # out[i] = a[i, k] b[k]
+        return np.einsum("ip,k->ipk", np.eye(a.shape[0]), other) if by_a else other
+    if by_a:
+        return np.einsum("ip,kj->ijpk", np.eye(a.shape[0]), other)
+    return np.einsum("ik,jq->ijkq", other, np.eye(b.shape[1]))
+
+
+@pytest.mark.parametrize(
+    ("case", "derivative", "formula"),
+    [
+        ("mean", "dout/dm[i]", "1/n = 1/6"),
+        ("sum", "dout/dm[i]", "1"),
+        ("prod", "dout/dx[i]", "out/x[i] (the product of the other elements)"),
+        ("matmul", "dout[i, j]/dm[i, k]", "k[k, j]"),
+        ("softmax", "dout[i]/dx[j]", "s[i]*(δij - s[j]) = diag(s) - s s^T (s = out)"),
+        ("log", "dout/dx", "1/x"),
+        ("relu", "dout/dx", "Piecewise((1, x > 0), (0, True))"),
+    ],
+)
+def test_closed_formulas(cli_json, case, derivative, formula):
+    (row,) = cli_json(*_arguments(case))["explain"]["backward"]
+    first = row["local"][0]
+    assert (first["derivative"], first["formula"]) == (derivative, formula)
+
+
+def test_mean_gives_each_element_a_quarter(cli, cli_json):
+    args = ["explain", "-e", "y = x + 2; z = y*y*3; out = mean(z)", "--x", "ones(2,2)"]
+    (mean,) = cli_json(*args)["explain"]["backward"][0]["local"]
+    assert mean["formula"] == "1/n = 1/4"
+    assert mean["value"] == [[0.25, 0.25], [0.25, 0.25]]
+    table = cli(*args).stdout
+    assert "dout/dz[i] = 1/n = 1/4 = 0.25 for each element" in table
+    assert "dz/dy = 6*y = 18 for each element" in table
+
+
+def test_a_compound_statement_is_explained_operation_by_operation(cli_json):
+    doc = cli_json("explain", "-f", "samples/neural_network.gc")
+    rows = {row["node"]: row for row in doc["explain"]["backward"]}
+    assert list(rows) == ["loss", "z", "x @ W"]
+    assert [p["to"] for p in rows["z"]["passes_on"]] == ["x @ W", "b"]
+    (by_w,) = rows["x @ W"]["local"]
+    assert (by_w["derivative"], by_w["formula"]) == ("d(x @ W)[j]/dW[k, j]", "x[k]")
+    assert by_w["value"] == [1.0] * 8
+    # the chain rule: what x @ W passes to W is x[k] times the gradient arriving at it
+    arriving = np.asarray(rows["x @ W"]["incoming"])
+    np.testing.assert_allclose(
+        rows["x @ W"]["passes_on"][0]["gradient"], np.outer(by_w["value"], arriving)
+    )
+
+
+def _sample_explain_args(cli_json, sample: Path) -> list[str]:
+    """explain on a sample by all its inputs, with the v of its Run line (explain's or
+    vjp's), or v = ones for a vector output."""
+    words = run_line(sample)
+    inputs = parse_program(sample.read_text()).inputs(set())
+    args = ["explain", "-f", f"samples/{sample.name}", "--wrt", ",".join(inputs)]
+    if words[0] in ("explain", "vjp") and "--v" in words:
+        return [*args, "--v", words[words.index("--v") + 1]]
+    doc = cli_json("eval", *args[1:])
+    shape = np.shape(doc["values"][doc["output"]])
+    return [*args, "--v", str(np.ones(shape).tolist())] if shape else args
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)
+def test_no_sample_shows_an_unevaluated_derivative(cli, cli_json, sample):
+    args = _sample_explain_args(cli_json, sample)
+    result = cli(*args, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    table = cli(*args)
+    assert not UNEVALUATED.search(result.stdout + table.stdout)
+    for row in json.loads(result.stdout)["explain"]["backward"]:
+        for local in row["local"]:
+            assert local["formula"] and local["value"] is not None, (row["node"], local)
+
+
+def test_json_carries_numbers(cli_json):
+    details = cli_json("explain", "-e", "y = log(x)", "--x", "2,4", "--v", "1,1")["explain"]
+    assert details["forward"][0]["value"] == pytest.approx([np.log(2), np.log(4)])
+    (row,) = details["backward"]
+    assert row["incoming"] == [1.0, 1.0]
+    assert row["local"][0]["value"] == [0.5, 0.25]
+    assert row["passes_on"][0]["gradient"] == [0.5, 0.25]
+    assert details["v"] == [1.0, 1.0] and details["jt_v"]["x"] == [0.5, 0.25]
+
+
+def test_precision_reaches_the_explain_tables(cli):
+    args = ("explain", "-e", "y = log(x)", "--x", "2,3", "--v", "1,1")
+    default, two = cli(*args).stdout, cli(*args, "--precision", "2").stdout
+    assert "[0.6931, 1.099]" in default and "[0.6931, 1.099]" not in two
+    assert "[0.69, 1.1]" in two
+    assert "dy/dx = 1/x = [0.33, 0.5]" not in two and "dy/dx = 1/x = [0.5, 0.33]" in two
+
+
+def test_large_softmax_blocks_are_described_not_computed(cli_json):
+    args = ("explain", "-e", "y = sum(softmax(x, dim=1)*x)", "--x", "randn(101, 100)")
+    row = cli_json(*args)["explain"]["backward"][-1]
+    (local,) = row["local"]
+    assert local["value"] is None
+    assert local["formula"].endswith("its blocks, shape (101, 100, 100), are too large to show")
+
+
+def test_class_indices_get_no_derivative(cli_json):
+    args = ("explain", "-e", "y = cross_entropy(m, c)", "-i", "m=[[1,2],[3,4]]", "-i", "c=[0,1]")
+    (row,) = cli_json(*args)["explain"]["backward"]
+    by_c = row["local"][1]
+    assert (by_c["wrt"], by_c["formula"], by_c["value"]) == (
+        "c",
+        "0 (class indices are not differentiable)",
+        [0.0, 0.0],
+    )
