@@ -424,3 +424,77 @@ def test_every_refusal_speaks_of_what_the_user_wrote(cli, args):
     assert re.search(r"^error: \S", stderr, re.M), stderr
     found = _FORBIDDEN.search(stderr)
     assert found is None, f"{found.group()!r} in:\n{stderr}"
+
+
+def refused(cli, program: str, *values: str) -> tuple[str, str, int | None]:
+    """(message, hint, caret column) of a program the command line refuses."""
+    result = cli("eval", "-e", program, *(values or ("--x", "1,2")), "--no-cache")
+    assert result.exit_code == 2, result.stderr
+    lines = result.stderr.splitlines()
+    message = lines[0].split(": ", 2)[-1]
+    hint = next((line.removeprefix("hint: ") for line in lines if line.startswith("hint: ")), "")
+    carets = [line for line in lines if line.strip() == "^"]
+    return message, hint, carets[0].index("^") - 2 if carets else None
+
+
+def test_a_caret_names_the_operator_and_suggests_a_power(cli):
+    message, hint, column = refused(cli, "y = x ^ 2")
+    assert "'^'" in message and "BitXor" not in message
+    assert hint == "write x ** 2"
+    assert column == "y = x ^ 2".index("^")
+    # Python reads (x + 1) ^ (3 + 1); the hint keeps the text, where ** binds as ^ does in math
+    assert refused(cli, "y = (x + 1)^3 + 1")[1] == "write (x + 1) ** 3 + 1"
+
+
+def test_floor_division_and_remainder_name_their_symbols(cli):
+    message, hint, column = refused(cli, "y = x // 2")
+    assert message.startswith("'//' (floor division) is not allowed") and column == 6
+    assert hint == "for plain division write x / 2"
+    assert refused(cli, "y = x % 2")[0].startswith("'%' (remainder) is not allowed")
+
+
+def test_implicit_multiplication_asks_for_the_star(cli):
+    message, hint, column = refused(cli, "y = 2x")
+    assert message == "nothing joins 2 and x: multiplication needs '*'"
+    assert hint == "write 2*x" and column == 5
+    assert refused(cli, "y = 2(x + 1)")[1] == "write 2*(x + 1)"
+    assert refused(cli, "y = (x+1)(x-1)")[1] == "write (x+1)*(x-1)"
+    assert refused(cli, "y = sin x")[1] == "write sin(x)"
+
+
+def test_ln_is_log(cli):
+    message, hint, _ = refused(cli, "y = ln(x + 1)")
+    assert message == "unknown function 'ln'" and hint == "write log(x + 1)"
+
+
+def test_a_superscript_is_a_power(cli):
+    assert refused(cli, "y = x²")[1] == "write a power with **: x**2"
+    assert refused(cli, "y = (x + 1)³")[1] == "write a power with **: (x + 1)**3"
+    assert refused(cli, "y = √x")[1] == "write sqrt(x)"
+
+
+def test_max_of_two_values_is_maximum_or_clamp_never_amax(cli):
+    message, hint, _ = refused(cli, "y = max(x, 0)")
+    assert message == "unknown function 'max'"
+    assert "maximum(x, 0)" in hint and "clamp(x, min=0)" in hint and "amax" not in hint
+    assert "minimum(x, w)" in refused(cli, "y = min(x, w)", "--x", "1", "-i", "w=2")[1]
+    assert refused(cli, "y = max(x)")[1] == "for the largest element write amax(x)"
+
+
+def test_comparisons_are_not_supported_yet(cli):
+    message, hint, column = refused(cli, "y = x < 1")
+    assert message == "comparisons ('<') are not supported yet" and column == 6
+    assert "maximum(a, b)" in hint
+    message, hint, _ = refused(cli, "y == x")
+    assert message == "'==' compares, and comparisons are not supported yet"
+    assert hint == "to assign, write y = x"
+
+
+def test_unbalanced_parentheses_and_trailing_operators(cli):
+    assert refused(cli, "y = (x + 1") == ("this '(' is never closed", "add the ')' it needs", 4)
+    assert refused(cli, "y = x + 1)")[:2] == (
+        "this ')' closes nothing",
+        "remove it, or add its opener",
+    )
+    message, hint, column = refused(cli, "y = x *")
+    assert message == "nothing follows '*': it needs a value on its right" and column == 7
