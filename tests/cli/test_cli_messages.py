@@ -11,6 +11,9 @@ import warnings
 
 import pytest
 
+from gradcli.lang.functions import ALIASES, FUNCTIONS
+from gradcli.values import CONSTRUCTORS
+
 
 def _class_names(module, base) -> set[str]:
     with warnings.catch_warnings():  # ast.Num and its kind are deprecated
@@ -27,6 +30,9 @@ FORBIDDEN_WORDS = sorted(
 _FORBIDDEN = re.compile(
     r"(?<!--)\b(?:" + "|".join(FORBIDDEN_WORDS) + r")\b|\bast\.|<unknown>|invalid syntax"
 )
+
+
+CALLABLE = {*FUNCTIONS, *ALIASES, *CONSTRUCTORS}
 
 
 def program(text: str, *more: str) -> list[str]:
@@ -424,6 +430,10 @@ def test_every_refusal_speaks_of_what_the_user_wrote(cli, args):
     assert re.search(r"^error: \S", stderr, re.M), stderr
     found = _FORBIDDEN.search(stderr)
     assert found is None, f"{found.group()!r} in:\n{stderr}"
+    # a hint suggests only functions that exist (or that the user wrote)
+    hints = " ".join(line for line in stderr.splitlines() if line.startswith("hint: "))
+    for name in re.findall(r"\b([A-Za-z_]\w*)\(", hints):
+        assert name in CALLABLE or name in " ".join(args), f"{name}(...) in: {hints}"
 
 
 def refused(cli, program: str, *values: str) -> tuple[str, str, int | None]:
