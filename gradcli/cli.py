@@ -163,7 +163,7 @@ def _guard(debug: bool):
 
 def _source(expr: str | None, file: str | None) -> str:
     from .errors import GradcliError
-    from .values import existing_file
+    from .values import existing_file, why_unreadable
 
     if (expr is None) == (file is None):
         raise GradcliError(
@@ -185,7 +185,7 @@ def _source(expr: str | None, file: str | None) -> str:
             limits.check_length(size // 4, f"the program file {file}", at_least=True)
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise GradcliError(f"cannot read the program file {file}: {exc}") from None
+        raise GradcliError(f"cannot read the program file {file}: {why_unreadable(exc)}") from None
 
 
 def _names(text: str | None) -> list[str] | None:

@@ -444,10 +444,19 @@ def _reading(path_text: str, name: str):
         yield
     except (OSError, ValueError, OverflowError, zipfile.BadZipFile, csv.Error) as exc:
         raise GradcliError(
-            f"{name}: cannot read {path_text}: {exc}",
+            f"{name}: cannot read {path_text}: {why_unreadable(exc)}",
             hint="give a .npy or .npz file written by numpy.save or numpy.savez, "
             "or a .csv or .json file of numbers",
         ) from None
+
+
+def why_unreadable(exc: Exception) -> str:
+    """Why a file could not be read, in a user's words where Python's are a codec's."""
+    if isinstance(exc, UnicodeDecodeError):
+        return (
+            f"it is not UTF-8 text (the byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        )
+    return str(exc)
 
 
 @contextmanager
@@ -513,13 +522,16 @@ def _from_csv(source: str, name: str) -> np.ndarray:
             continue
         count += len(row)
         limits.check_elements(count, name)
-        try:
-            values.append([float(cell) for cell in row])
-        except ValueError as exc:
-            raise GradcliError(
-                f"{name}: row {len(values) + 1} is not all numbers: {exc}",
-                hint="write one row of comma-separated numbers per line",
-            ) from None
+        numbers = []
+        for cell in row:
+            try:
+                numbers.append(float(cell))
+            except ValueError:
+                raise GradcliError(
+                    f"{name}: row {len(values) + 1} is not all numbers: {cell.strip()!r}"[:200],
+                    hint="write one row of comma-separated numbers per line",
+                ) from None
+        values.append(numbers)
     array = _rectangular(values, name)
     if array.ndim == 2 and array.shape[0] == 1:
         return array[0]

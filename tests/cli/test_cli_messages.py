@@ -423,7 +423,11 @@ def test_the_forbidden_words_come_from_ast_and_builtins():
     "args", CATALOGUE, ids=[" ".join(a)[:60].encode("unicode_escape").decode() for a in CATALOGUE]
 )
 def test_every_refusal_speaks_of_what_the_user_wrote(cli, args):
-    result = cli(*args, "--no-cache", input="")
+    assert_speaks(cli(*args, "--no-cache", input=""), args)
+
+
+def assert_speaks(result, args) -> None:
+    """Exit 2, an ``error:`` line, no word of Python's internals, hints of real functions."""
     stderr = result.stderr
     assert result.exit_code == 2, (result.exit_code, stderr)
     assert result.stdout == "", result.stdout
@@ -434,6 +438,32 @@ def test_every_refusal_speaks_of_what_the_user_wrote(cli, args):
     hints = " ".join(line for line in stderr.splitlines() if line.startswith("hint: "))
     for name in re.findall(r"\b([A-Za-z_]\w*)\(", hints):
         assert name in CALLABLE or name in " ".join(args), f"{name}(...) in: {hints}"
+
+
+# Files that gradcli cannot read: (content, options, what the error says)
+_VALUE = ["-e", "y = x", "--x", "@{path}"]
+BAD_FILES = {
+    "program.gc": (b"\xff\xfey = x\n", ["-f", "{path}", "--x", "1"], "not UTF-8 text"),
+    "value.json": (b"\xff[1, 2]", _VALUE, "not UTF-8 text (the byte 0xff at offset 0)"),
+    "value.csv": (b"1,2\n3,a\n", _VALUE, "row 2 is not all numbers: 'a'"),
+    "latin1.csv": ("1,2\n\u00e9,3\n".encode("latin-1"), _VALUE, "byte 0xe9 at offset 4"),
+    "damaged.npz": (b"PK\x03\x04 not really", _VALUE, "damaged"),
+    "text.npy": (b"1, 2, 3", _VALUE, "not a NumPy .npy file"),
+    "points.csv": (b"\xff1,2\n", ["-e", "y = x", "--x", "1", "--batch", "@{path}"], "UTF-8"),
+    "points.txt": (b"1\n2\n", ["-e", "y = x", "--x", "1", "--batch", "@{path}"], "file type"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_FILES))
+def test_files_that_cannot_be_read_speak_of_the_file(cli, tmp_path, name):
+    content, options, message = BAD_FILES[name]
+    path = tmp_path / name
+    path.write_bytes(content)
+    args = ["eval", *(o.format(path=path) for o in options)]
+    result = cli(*args, "--no-cache")
+    assert_speaks(result, args)
+    assert name in result.stderr and message in result.stderr
+    assert "codec" not in result.stderr and "convert string to float" not in result.stderr
 
 
 def refused(cli, program: str, *values: str) -> tuple[str, str, int | None]:
