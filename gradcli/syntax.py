@@ -97,7 +97,7 @@ class Token:
 _TOKEN = re.compile(
     r"(?P<number>(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][+-]?\d+)?)"
     r"|(?P<name>[^\W\d]\w*)"
-    r"|(?P<op>\*\*|//|<<|>>|<=|>=|==|!=|:=|\S)"
+    r"|(?P<op>\*\*|//|<<|>>|<=|>=|==|!=|:=|->|\S)"
 )
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _BINARY = {"*", "/", "**", "//", "%", "@", "^", "&", "|", "<<", ">>", "<", ">", "<=", ">="}
@@ -343,7 +343,7 @@ def _invalid(text: str, column: int, items: list[Token], clue: str, value: bool)
         return _bars(text, token.start)
     if value and token.text in (":", "=", ".", ";"):
         return f"{token.text!r} has no place in a value", token.start, None
-    if token.text in ("$", "?", "!", "`", "\\", ";"):
+    if token.text in ("$", "?", "!", "`", "\\", ";", "->"):
         hint = "gradcli has no factorial" if token.text == "!" else None
         return f"{token.text!r} is not part of the language", token.start, hint
     if token.text == ":":

@@ -265,6 +265,7 @@ CATALOGUE = [
     program("y = *"),
     program("y: = 2"),
     program("y = `x`"),
+    program("y = x -> 2"),
     program("y = x \\"),
     program("y = None == ^x"),
     program("y = print  ...not"),
