@@ -216,7 +216,7 @@ def _guard(debug: bool, as_json: bool = False):
 
 def _source(program: str | None, expr: str | None, file: str | None) -> str:
     from .errors import GradcliError
-    from .values import existing_file
+    from .values import existing_file, why_unreadable
 
     if sum(given is not None for given in (program, expr, file)) != 1:
         raise GradcliError(
@@ -239,7 +239,7 @@ def _source(program: str | None, expr: str | None, file: str | None) -> str:
             limits.check_length(size // 4, f"the program file {file}", at_least=True)
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise GradcliError(f"cannot read the program file {file}: {exc}") from None
+        raise GradcliError(f"cannot read the program file {file}: {why_unreadable(exc)}") from None
 
 
 def _names(text: str | None) -> list[str] | None:

@@ -95,7 +95,7 @@ def _did_you_mean(name: str, choices) -> str | None:
 
 def _not_ascii(name: str) -> str:
     """Which letters of ``name`` only look like ASCII ones (a Cyrillic 'х' is not an 'x')."""
-    from .lang.validate import character_name
+    from .syntax import character_name
 
     letters = ", ".join(
         f"{c!r} is {character_name(c)}" for c in dict.fromkeys(name) if not c.isascii()

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import limits
 from .errors import GradcliError
+from .syntax import explain
 
 VALUE_SYNTAX = (
     "a value is a number (2.5), a list (1,2 or [[1,2],[3,4]]), a constructor (ones(2,2), "
@@ -51,6 +52,8 @@ def _sizes(args: list, what: str) -> tuple[int, ...]:
 def _full(args: list, rng) -> np.ndarray:
     if len(args) < 2:
         raise GradcliError("full needs a size and a fill value, e.g. full(2, 3, 0.5)")
+    if not isinstance(args[-1], (int, float)):
+        raise GradcliError("full: the fill value must be a number, e.g. full(2, 3, 0.5)")
     return np.full(_sizes(args[:-1], "full"), float(args[-1]))
 
 
@@ -82,6 +85,8 @@ def _linspace(args: list, rng) -> np.ndarray:
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
         raise GradcliError("linspace: steps must be a whole number >= 0, e.g. linspace(0, 1, 5)")
     limits.check_elements(steps, f"linspace{tuple(args)}")
+    if not all(isinstance(a, (int, float)) for a in args[:2]):
+        raise GradcliError("linspace takes numbers, e.g. linspace(0, 1, 5)")
     return np.linspace(float(args[0]), float(args[1]), steps)
 
 
@@ -175,11 +180,18 @@ class _Literal:
             raise self.fail(node, f"the name {node.id!r}")
         if isinstance(node, ast.Call):
             raise self.fail(node, "a nested call")
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.List):
+            raise GradcliError(
+                "a ',' is missing between two lists",
+                source=self.text,
+                column=node.value.end_col_offset,
+                hint="write rows as [[1, 2], [3, 4]]",
+            )
         raise self.fail(node, _NODES.get(type(node), "this"))
 
 
 _NODES = {
-    ast.BinOp: "an operator (write the number itself, e.g. 1e400)",
+    ast.BinOp: "arithmetic (write the number itself, e.g. 1e400)",
     ast.Subscript: "indexing",
     ast.Attribute: "attribute access ('.')",
     ast.IfExp: "an if-expression",
@@ -223,7 +235,7 @@ def parse_constructor(
     for keyword in node.keywords:
         if keyword.arg not in allowed_keywords:
             raise GradcliError(
-                f"unknown keyword argument {keyword.arg!r} for {node.func.id}",
+                f"{node.func.id} has no argument named {keyword.arg!r}",
                 source=text,
                 column=keyword.value.col_offset,
                 hint=f"allowed: {', '.join(allowed_keywords)}" if allowed_keywords else None,
@@ -277,11 +289,12 @@ def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np
     try:
         tree = quiet_parse(text, "eval").body
     except SyntaxError as exc:
+        message, column, hint = explain(text, exc, value=True)
         raise GradcliError(
-            f"cannot read the value of {name}: {exc.msg}",
+            f"cannot read the value of {name}: {message}",
             source=text,
-            column=max((exc.offset or 1) - 1, 0),
-            hint=VALUE_SYNTAX,
+            column=column,
+            hint=hint or VALUE_SYNTAX,
         ) from None
     except (RecursionError, MemoryError):
         raise GradcliError(
@@ -431,10 +444,19 @@ def _reading(path_text: str, name: str):
         yield
     except (OSError, ValueError, OverflowError, zipfile.BadZipFile, csv.Error) as exc:
         raise GradcliError(
-            f"{name}: cannot read {path_text}: {exc}",
+            f"{name}: cannot read {path_text}: {why_unreadable(exc)}",
             hint="give a .npy or .npz file written by numpy.save or numpy.savez, "
             "or a .csv or .json file of numbers",
         ) from None
+
+
+def why_unreadable(exc: Exception) -> str:
+    """Why a file could not be read, in a user's words where Python's are a codec's."""
+    if isinstance(exc, UnicodeDecodeError):
+        return (
+            f"it is not UTF-8 text (the byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        )
+    return str(exc)
 
 
 @contextmanager
@@ -500,13 +522,16 @@ def _from_csv(source: str, name: str) -> np.ndarray:
             continue
         count += len(row)
         limits.check_elements(count, name)
-        try:
-            values.append([float(cell) for cell in row])
-        except ValueError as exc:
-            raise GradcliError(
-                f"{name}: row {len(values) + 1} is not all numbers: {exc}",
-                hint="write one row of comma-separated numbers per line",
-            ) from None
+        numbers = []
+        for cell in row:
+            try:
+                numbers.append(float(cell))
+            except ValueError:
+                raise GradcliError(
+                    f"{name}: row {len(values) + 1} is not all numbers: {cell.strip()!r}"[:200],
+                    hint="write one row of comma-separated numbers per line",
+                ) from None
+        values.append(numbers)
     array = _rectangular(values, name)
     if array.ndim == 2 and array.shape[0] == 1:
         return array[0]

@@ -319,6 +319,13 @@ class _Evaluator:
         except GradcliError:
             raise
         except (ValueError, IndexError, TypeError, RuntimeError) as exc:  # numpy's refusals
+            if function == "getitem":  # x[...], which the engine names after Python's method
+                raise self.fail(
+                    f"the index does not fit the shape {args[0].shape}: "
+                    + str(exc).split(": ", 2)[-1],
+                    function,
+                    "indices count from 0 (or from -1 at the end), below each axis's length",
+                ) from None
             shapes_hint = None
             if isinstance(exc, gc.ShapeError):
                 shapes_hint = "the shapes of the operands must fit the operation (see the message)"

@@ -16,10 +16,10 @@ import ast
 import difflib
 import math
 import re
-import unicodedata
 from dataclasses import dataclass
+from keyword import kwlist
 
-from .. import limits
+from .. import limits, syntax
 from ..errors import GradcliError
 from ..values import CONSTRUCTORS, quiet_parse
 from . import functions as F
@@ -38,41 +38,94 @@ _OPERATORS = {
     ast.Pow: "pow",
     ast.MatMult: "matmul",
 }
-_DESCRIPTIONS = {
-    ast.Attribute: "attribute access ('.')",
-    ast.Lambda: "a lambda",
-    ast.ListComp: "a comprehension",
-    ast.SetComp: "a comprehension",
-    ast.DictComp: "a comprehension",
-    ast.GeneratorExp: "a generator expression",
-    ast.Dict: "a dict",
-    ast.Set: "a set",
-    ast.Compare: "a comparison",
-    ast.BoolOp: "'and'/'or'",
-    ast.IfExp: "an if-expression",
-    ast.NamedExpr: "':='",
-    ast.Starred: "'*' unpacking",
-    ast.Await: "await",
-    ast.JoinedStr: "a string",
-    ast.FormattedValue: "a string",
-    ast.Import: "an import",
-    ast.ImportFrom: "an import",
-    ast.Expr: "an expression with no `name =`",
-    ast.AugAssign: "'+=' (write y2 = y + x)",
-    ast.AnnAssign: "an annotation",
-    ast.Delete: "'del'",
+# Python's operators, as written: for messages
+_SYMBOLS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.MatMult: "@",
+    ast.BitXor: "^", ast.FloorDiv: "//", ast.Mod: "%", ast.LShift: "<<", ast.RShift: ">>",
+    ast.BitAnd: "&", ast.BitOr: "|", ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=",
+    ast.Gt: ">", ast.GtE: ">=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in",
+    ast.NotIn: "not in",
+}  # fmt: skip
+_OPERATOR_HINT = "operators are + - * / ** and @"
+# Python's operators that gradcli does not have: (message, hint); {a} and {b} in the hint are
+# the operands as written
+_REFUSED_OPERATORS = {
+    ast.BitXor: ("'^' is not a power in gradcli: powers are written **", "write {a} ** {b}"),
+    ast.FloorDiv: (
+        "'//' (floor division) is not allowed: gradcli has no rounding",
+        "for plain division write {a} / {b}",
+    ),
+    ast.Mod: ("'%' (remainder) is not allowed: gradcli has no rounding", _OPERATOR_HINT),
+    ast.LShift: (
+        "'<<' (a bit shift) is not allowed",
+        "to multiply by a power of 2, write {a} * 2 ** {b}",
+    ),
+    ast.RShift: (
+        "'>>' (a bit shift) is not allowed",
+        "to divide by a power of 2, write {a} / 2 ** {b}",
+    ),
+    ast.BitAnd: (f"'&' (bitwise and) is not allowed: {syntax.LOGIC}", syntax.WHERE_HINT),
+    ast.BitOr: (
+        f"'|' (bitwise or) is not allowed: {syntax.LOGIC}",
+        f"an absolute value is abs(x); {syntax.WHERE_HINT}",
+    ),
 }
+_STRING = "a string is not allowed here", syntax.QUOTES_HINT
+_BRACES = "braces {...} are not allowed", "a list is [a, b], and only inside stack or cat"
+# Other syntax gradcli does not have: (message, hint)
+_REFUSED = {
+    ast.Lambda: syntax.KEYWORDS["lambda"],
+    ast.IfExp: syntax.KEYWORDS["if"],
+    ast.ListComp: syntax.LOOP,
+    ast.SetComp: syntax.LOOP,
+    ast.DictComp: syntax.LOOP,
+    ast.GeneratorExp: syntax.LOOP,
+    ast.Dict: _BRACES,
+    ast.Set: _BRACES,
+    ast.NamedExpr: syntax.WALRUS,
+    ast.Starred: ("'*' unpacking is not allowed", "give each value on its own"),
+    ast.Await: ("'await' is not allowed", syntax.LANGUAGE_HINT),
+    ast.Yield: ("'yield' is not allowed", syntax.LANGUAGE_HINT),
+    ast.YieldFrom: ("'yield' is not allowed", syntax.LANGUAGE_HINT),
+    ast.JoinedStr: _STRING,
+    ast.FormattedValue: _STRING,
+}
+# Python's statements that can start a line, and what a program does instead
+_STATEMENT_WORDS = set(kwlist) - {"True", "False", "None", "and", "or", "not", "in", "is"}
+_STATEMENT_HINTS = {
+    "if": f"a program has no control flow; {syntax.WHERE_HINT}",
+    "for": syntax.LOOP[1],
+    "while": syntax.LOOP[1],
+    "def": syntax.STEPS_HINT,
+    "lambda": syntax.STEPS_HINT,
+    "return": "the output is the last name assigned (or the one --of names)",
+    "import": "nothing needs importing: `gradcli functions` lists what a program can call",
+    "from": "nothing needs importing: `gradcli functions` lists what a program can call",
+}
+# Modules whose functions a person may qualify (np.sin(x)): gradcli calls them by name alone
+_MODULES = {"np", "numpy", "torch", "math", "cmath", "F", "nn", "functional", "sp", "sympy"}
 
 
-def describe(node: ast.AST) -> str:
-    """A person's name for a syntax node that is not allowed."""
-    if isinstance(node, ast.Constant):
-        return "a string" if isinstance(node.value, (str, bytes)) else repr(node.value)
-    if isinstance(node, ast.BinOp):
-        return f"the operator {type(node.op).__name__}"
-    if isinstance(node, ast.UnaryOp):
-        return "'not'" if isinstance(node.op, ast.Not) else "'~'"
-    return _DESCRIPTIONS.get(type(node), type(node).__name__)
+def describe(node: ast.stmt | None, text: str) -> str:
+    """A person's name for a statement that is not an assignment, ``text`` as written (None:
+    one that Python could not parse)."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return "an import"
+    if isinstance(node, ast.Expr):
+        return "an expression with no `name =`"
+    if isinstance(node, ast.AugAssign):
+        symbol = _SYMBOLS[type(node.op)]
+        return f"'{symbol}=' (write y2 = y {symbol} x)"
+    if isinstance(node, ast.AnnAssign):
+        return "an annotation"
+    word = _leading_word(text)
+    return f"{'an' if word[0] in 'aeiou' else 'a'} '{word}' statement" if word else "a statement"
+
+
+def _leading_word(text: str) -> str | None:
+    """The Python keyword that starts a statement such as ``if x: ...``, or None."""
+    match = re.match(r"[a-z]+\b", text)
+    return match.group() if match and match.group() in _STATEMENT_WORDS else None
 
 
 @dataclass(frozen=True)
@@ -111,22 +164,9 @@ def split_statements(source: str) -> list[Statement]:
     return statements
 
 
-# Characters that look like operators but are not: the usual ones from word processors and
-# mathematical text. (Full-width forms such as '＋' are found through NFKC.)
-_LOOKALIKES = {
-    "\u2212": "-", "\u2013": "-", "\u2014": "-", "\u2010": "-", "\u2011": "-",
-    "\u00d7": "*", "\u2217": "*", "\u22c5": "*", "\u00b7": "*", "\u2219": "*",
-    "\u00f7": "/", "\u2215": "/", "\u2044": "/",
-    "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
-    "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u3000": " ",
-}  # fmt: skip
 # Bidirectional controls can make a line display otherwise than it reads ("Trojan Source"),
 # even inside a comment: they are refused anywhere.
 _BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
-
-
-def character_name(c: str) -> str:
-    return f"U+{ord(c):04X} {unicodedata.name(c, 'a control character')}"
 
 
 def _check_characters(line: str, number: int) -> None:
@@ -139,21 +179,17 @@ def _check_characters(line: str, number: int) -> None:
         in_comment = in_comment or c == "#"
         if c.isascii() and (c.isprintable() or c == "\t"):
             continue
-        if c in _BIDI or (not in_comment and (c in _LOOKALIKES or not ("a" + c).isidentifier())):
-            meant = _LOOKALIKES.get(c) or unicodedata.normalize("NFKC", c)
-            hint = (
-                f"did you mean {meant!r}?"
-                if meant != c and meant.isascii() and meant.isprintable()
-                else "retype the line with plain characters"
-            )
+        if c in _BIDI or (
+            not in_comment and (c in syntax.LOOKALIKES or not ("a" + c).isidentifier())
+        ):
             invisible = not c.isprintable() or c in _BIDI
             kind = "an invisible character" if invisible else "the character"
             raise GradcliError(
-                f"{kind} {character_name(c)} is not part of the language",
+                f"{kind} {syntax.character_name(c)} is not part of the language",
                 where=f"line {number}, column {column + 1}",
                 source=line.encode("unicode_escape").decode() if c in _BIDI else line,
                 column=None if c in _BIDI else column,
-                hint=hint,
+                hint=syntax.character_hint(line, column),
             )
 
 
@@ -202,6 +238,13 @@ class _Checker:
         column = self._chars(getattr(node, "col_offset", 0))
         return self.statement.error(message, column, hint)
 
+    def text(self, start: int, end: int) -> str:
+        """The statement's text between two ``ast`` columns (UTF-8 bytes), stripped."""
+        return self._utf8[start:end].decode("utf-8", errors="ignore").strip()
+
+    def source(self, node: ast.AST) -> str:
+        return self.text(node.col_offset, node.end_col_offset)
+
     def note(self, function: str, column: int) -> None:
         self.columns.setdefault(function, self._chars(column))
 
@@ -211,13 +254,15 @@ class _Checker:
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.BinOp):
+            column = self._operator_column(node.left, node.right)
             function = _OPERATORS.get(type(node.op))
             if function is None:
-                raise self.fail(
-                    node, f"{describe(node)} is not allowed", "operators are + - * / ** and @"
-                )
+                message, hint = _REFUSED_OPERATORS[type(node.op)]
+                a, b = self.text(node.col_offset, column), self.text(column, node.end_col_offset)
+                b = b.removeprefix(_SYMBOLS[type(node.op)]).strip()
+                raise self.statement.error(message, self._chars(column), hint.format(a=a, b=b))
             left, right = self.expression(node.left), self.expression(node.right)
-            self.note(function, self._operator_column(node))
+            self.note(function, column)
             return f"{function}({left}, {right})"
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             value = _constant(node)
@@ -238,12 +283,61 @@ class _Checker:
                 "a list is allowed only as the first argument of stack or cat",
                 "write stack([a, b]); give list values with --x or -i",
             )
-        raise self.fail(node, f"{describe(node)} is not allowed in an expression", _LANGUAGE_HINT)
+        raise self.refusal(node)
 
-    def _operator_column(self, node: ast.BinOp) -> int:
-        between = self._utf8[node.left.end_col_offset : node.right.col_offset]
+    def refusal(self, node: ast.AST) -> GradcliError:
+        """The error for syntax outside the language, named as the user wrote it."""
+        if isinstance(node, ast.Attribute):
+            return self.fail(node, syntax.ATTRIBUTE, self.instead(node))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return self.fail(node, *syntax.KEYWORDS["not"])
+        if isinstance(node, ast.UnaryOp):  # ~
+            return self.fail(
+                node, "'~' (bitwise not) is not allowed", f"write -{self.source(node.operand)}"
+            )
+        if isinstance(node, ast.BoolOp):
+            return self.fail(
+                node, *syntax.KEYWORDS["and" if isinstance(node.op, ast.And) else "or"]
+            )
+        if isinstance(node, ast.Compare):
+            symbol = _SYMBOLS[type(node.ops[0])]
+            column = self._operator_column(node.left, node.comparators[0])
+            hint = (
+                syntax.COMPARISON_HINT if symbol in ("<", "<=", ">", ">=") else syntax.LANGUAGE_HINT
+            )
+            return self.statement.error(
+                syntax.COMPARISONS.format(repr(symbol)), self._chars(column), hint
+            )
+        if isinstance(node, ast.Constant):
+            return self.fail(node, *_constant_refusal(node.value))
+        message, hint = _REFUSED.get(type(node), ("this is not allowed", syntax.LANGUAGE_HINT))
+        return self.fail(node, message, hint)
+
+    def instead(self, node: ast.Attribute, call: ast.Call | None = None) -> str:
+        """What to write instead of ``x.T``, ``np.sin(x)``, ``x.sum(0)`` or ``math.pi``."""
+        root = node.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        qualified = isinstance(root, ast.Name) and root.id in _MODULES
+        arguments = [self.source(a) for a in (*call.args, *call.keywords)] if call else []
+        made = (
+            isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") in CONSTRUCTORS
+        )
+        if node.attr == "T" and call is None and not made:  # ones(2).T: ones must stand alone
+            return f"write transpose({self.source(node.value)})"
+        if node.attr in CONSTANTS and call is None and qualified:
+            return f"write {node.attr}"
+        if F.lookup(node.attr) is None or call is None:
+            return "see `gradcli functions` for what a program can call, by name"
+        if not qualified:
+            arguments.insert(0, self.source(node.value))
+        written = f"{node.attr}({', '.join(arguments)})"
+        return f"write {written}" if qualified else f"call functions by name: {written}"
+
+    def _operator_column(self, left: ast.AST, right: ast.AST) -> int:
+        between = self._utf8[left.end_col_offset : right.col_offset]
         stripped = between.lstrip(b" )")
-        return node.left.end_col_offset + len(between) - len(stripped)
+        return left.end_col_offset + len(between) - len(stripped)
 
     def name(self, node: ast.Name) -> str:
         name = node.id
@@ -260,14 +354,18 @@ class _Checker:
         return name
 
     def call(self, node: ast.Call) -> str:
+        if isinstance(node.func, ast.Attribute):
+            raise self.fail(node.func, syntax.ATTRIBUTE, self.instead(node.func, node))
+        factor = isinstance(node.func, (ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript)) or (
+            isinstance(node.func, ast.Constant) and type(node.func.value) in (int, float)
+        )
+        if factor or (isinstance(node.func, ast.Name) and node.func.id in CONSTANTS):
+            # 2(x + 1), (x + 1)(x - 1), pi(x): a product without its '*'
+            paren = self._utf8.index(b"(", node.func.end_col_offset)
+            first, second = self.text(node.col_offset, paren), self.text(paren, node.end_col_offset)
+            raise self.statement.error(*syntax.product(first, second, self._chars(paren)))
         if not isinstance(node.func, ast.Name):
-            if isinstance(node.func, ast.Attribute):
-                raise self.fail(
-                    node.func,
-                    "attribute access ('.') is not allowed",
-                    f"call functions by name: {node.func.attr}(x), not x.{node.func.attr}()",
-                )
-            raise self.fail(node, "only named functions can be called", _LANGUAGE_HINT)
+            raise self.fail(node, "only named functions can be called", syntax.LANGUAGE_HINT)
         name = node.func.id
         function = F.lookup(name)
         if function is None:
@@ -280,11 +378,30 @@ class _Checker:
             raise self.fail(
                 node,
                 f"unknown function {name!r}",
-                _suggest(name, [*F.FUNCTIONS, *F.ALIASES]) or "see `gradcli functions`",
+                self.known_as(name, node)
+                or _suggest(name, [*F.FUNCTIONS, *F.ALIASES])
+                or "see `gradcli functions`",
             )
         self.note(function.name, node.col_offset)
         arguments = self.bind(function, node)
         return f"{function.name}({', '.join(arguments)})"
+
+    def known_as(self, name: str, node: ast.Call) -> str | None:
+        """How gradcli writes a function known from mathematics or numpy: ``ln(x)`` is
+        ``log(x)``, ``max(x, 0)`` is ``maximum(x, 0)``; None for other names."""
+        arguments = [self.source(a) for a in (*node.args, *node.keywords)]
+        joined = ", ".join(arguments)
+        if name in ("max", "min"):
+            big = name == "max"
+            if len(node.args) != 2 or node.keywords:
+                return f"for the {'largest' if big else 'smallest'} element write a{name}({joined})"
+            pairwise = f"{'maximum' if big else 'minimum'}({joined})"
+            if _constant(node.args[1]) is not _NOT_CONSTANT:
+                bound = "min" if big else "max"
+                pairwise += f", or clamp({arguments[0]}, {bound}={arguments[1]})"
+            return f"for the {'larger' if big else 'smaller'} of two values write {pairwise}"
+        written = _KNOWN_AS.get(name)
+        return None if written is None else "write " + written.format(joined)
 
     def bind(self, function: F.Function, node: ast.Call) -> list[str]:
         """Arguments in signature order as text; literals checked against their kind."""
@@ -293,9 +410,7 @@ class _Checker:
         rest: list[ast.AST] = []
         for i, argument in enumerate(node.args):
             if isinstance(argument, ast.Starred):
-                raise self.fail(
-                    argument, "'*' unpacking is not allowed", "give the arguments one by one"
-                )
+                raise self.fail(argument, *_REFUSED[ast.Starred])
             if i < len(params) and params[i].kind != F.SIZES:
                 bound[params[i].name] = argument
             elif params and params[-1].kind == F.SIZES:
@@ -303,7 +418,7 @@ class _Checker:
             else:
                 raise self.fail(
                     argument,
-                    f"{function.name} takes at most {len(params)} arguments",
+                    f"{function.name} has no {_ordinal(i + 1)} argument",
                     f"it is {function.signature()}",
                 )
         for keyword in node.keywords:
@@ -312,12 +427,12 @@ class _Checker:
                 raise self.fail(
                     keyword.value,
                     "'**' unpacking is not allowed",
-                    "give keywords one by one, e.g. sum(x, dim=0)",
+                    "name each argument on its own, e.g. sum(x, dim=0)",
                 )
             if keyword.arg not in known:
                 raise self.fail(
                     keyword.value,
-                    f"unknown keyword argument {keyword.arg!r} for {function.name}",
+                    f"{function.name} has no argument named {keyword.arg!r}",
                     _suggest(keyword.arg, known) or f"it is {function.signature()}",
                 )
             if keyword.arg in bound:
@@ -396,7 +511,7 @@ class _Checker:
         if not isinstance(value, int) or isinstance(value, bool):
             raise self.fail(
                 node,
-                "an index must be a whole number, a slice like 1:3, or ...",
+                "an index must be a whole number, a range like 1:3, or ...",
                 "write x[0], x[1, 2], x[:, 0] or x[-1]",
             )
         if abs(value) > _LARGEST_INT:
@@ -404,10 +519,17 @@ class _Checker:
         return str(value)
 
 
-_LANGUAGE_HINT = (
-    "expressions use numbers, names, + - * / ** @, parentheses, function calls like mean(z) "
-    "and indexing like x[0] or x[:, 1]"
-)
+# How gradcli writes functions known from mathematics or numpy ({} is the arguments)
+_KNOWN_AS = {
+    "ln": "log({})",
+    "log10": "log({}) / log(10)",
+    "log2": "log({}) / log(2)",
+    "arcsin": "asin({})",
+    "arccos": "acos({})",
+    "arctan": "atan({})",
+    "sgn": "sign({})",
+    "fabs": "abs({})",
+}
 _NOT_CONSTANT = object()
 _LARGEST_INT = 2**62  # a size, dim or index beyond this fits no array (nor a C integer)
 
@@ -421,6 +543,23 @@ def _constant(node: ast.AST):
         if type(value) in (int, float):
             return -value
     return _NOT_CONSTANT
+
+
+def _constant_refusal(value) -> tuple[str, str]:
+    """(message, hint) for a literal that is not a real number."""
+    if isinstance(value, (str, bytes)):
+        return _STRING
+    if value is None:
+        return "None is not allowed here", "None is only for options, as in sum(x, dim=None)"
+    if isinstance(value, bool):
+        return f"{value} is not allowed here", "True and False are only for options: keepdim=True"
+    if value is Ellipsis:
+        return "'...' is not allowed here", "'...' is only for indexing, as in x[..., 0]"
+    return f"the imaginary number {value!r} is not allowed", "gradcli computes with real numbers"
+
+
+def _ordinal(n: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
 
 
 def _number_text(value: int | float) -> str:
@@ -447,13 +586,18 @@ def check(statement: Statement) -> Checked:
     try:
         tree = quiet_parse(statement.text, "exec")
     except SyntaxError as exc:
-        message, hint = f"syntax error: {exc.msg}", _LANGUAGE_HINT
-        if "nested" in exc.msg:
-            hint = _SPLIT_HINT
-        elif "Exceeds the limit" in exc.msg:  # Python reads at most 4,300 digits
-            message = "a whole number of more than 4,300 digits"
-            hint = "write it as a float, e.g. 1e5000 (which is inf)"
-        raise statement.error(message, max((exc.offset or 1) - 1, 0), hint) from None
+        if _leading_word(statement.text) is not None:  # if x, for i in x: without a body
+            raise _not_an_assignment(statement, None) from None
+        if "=" not in statement.text:
+            raise statement.error(
+                "expected an assignment `name = expression`, found no '='",
+                0,
+                syntax.STATEMENT_HINT,
+            ) from None
+        message, column, hint = syntax.explain(statement.text, exc, _CALLED)
+        if hint is None:
+            hint = _SPLIT_HINT if "nested" in message else syntax.LANGUAGE_HINT
+        raise statement.error(message, column, hint) from None
     except (RecursionError, MemoryError):  # Python's parser gives up on very deep nesting
         raise statement.error(
             "the expression is nested too deeply to parse", 0, _SPLIT_HINT
@@ -461,17 +605,10 @@ def check(statement: Statement) -> Checked:
     _check_depth(statement, tree)
     body = tree.body
     if len(body) != 1 or not isinstance(body[0], ast.Assign):
-        raise statement.error(
-            "expected an assignment `name = expression`, found "
-            + (describe(body[0]) if body else "nothing"),
-            0,
-            "write statements like: y = x + 2",
-        )
+        raise _not_an_assignment(statement, body[0])
     assign = body[0]
     if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
-        raise statement.error(
-            "the left-hand side must be a single name", 0, "write statements like: y = x + 2"
-        )
+        raise statement.error("the left-hand side must be a single name", 0, syntax.STATEMENT_HINT)
     target = assign.targets[0].id
     if target.startswith("_") or reserved(target):
         raise statement.error(
@@ -495,6 +632,35 @@ def check(statement: Statement) -> Checked:
     checker = _Checker(statement)
     expression = checker.expression(value)
     return Checked(statement, target, expression, None, tuple(checker.names), checker.columns)
+
+
+_CALLED = frozenset([*F.FUNCTIONS, *F.ALIASES, *CONSTRUCTORS])
+
+
+def _not_an_assignment(statement: Statement, node: ast.stmt | None) -> GradcliError:
+    """The error for a statement that assigns nothing (``x + 1``, ``import os``, ``y == x``);
+    ``node`` is None where Python could not parse it (``if x`` without its ':')."""
+    text = statement.text
+    hint = _STATEMENT_HINTS.get(_leading_word(text), syntax.STATEMENT_HINT)
+    if isinstance(node, ast.Expr):
+        value = node.value
+        if (
+            isinstance(value, ast.Compare)
+            and isinstance(value.ops[0], ast.Eq)
+            and isinstance(value.left, ast.Name)
+            and len(value.ops) == 1
+        ):
+            equals = text.index("==")
+            return statement.error(
+                "'==' compares, and comparisons are not supported yet",
+                equals,
+                f"to assign, write {value.left.id} = {text[equals + 2 :].strip()}",
+            )
+        refused = _REFUSED.get(type(value))
+        hint = refused[1] if refused else f"give it a name: y = {text}"
+    return statement.error(
+        f"expected an assignment `name = expression`, found {describe(node, text)}", 0, hint
+    )
 
 
 _SPLIT_HINT = "split it into several statements, e.g. s1 = a + b + c; s2 = s1 + d + e"

@@ -44,16 +44,16 @@ HOSTILE_PROGRAMS = {
     # lambdas and comprehensions
     "lambda": ("y = lambda: 1", "a lambda is not allowed"),
     "lambda-call": ("y = (lambda: open('{c}', 'w'))()", "only named functions can be called"),
-    "list-comp": ("y = [open('{c}', 'w') for i in x]", "a comprehension is not allowed"),
-    "set-comp": ("y = {{open('{c}', 'w') for i in x}}", "a comprehension is not allowed"),
-    "generator": ("y = sum(open('{c}', 'w') for i in x)", "a generator expression"),
+    "list-comp": ("y = [open('{c}', 'w') for i in x]", "a 'for' loop is not allowed"),
+    "set-comp": ("y = {{open('{c}', 'w') for i in x}}", "a 'for' loop is not allowed"),
+    "generator": ("y = sum(open('{c}', 'w') for i in x)", "a 'for' loop is not allowed"),
     "walrus": ("y = (z := open('{c}', 'w'))", "':=' is not allowed"),
     # strings, f-strings and format strings
     "string": ("y = 'abc'", "a string is not allowed"),
     "bytes": ("y = b'abc'", "a string is not allowed"),
     "f-string": ('y = f\'{{open("{c}", "w")}}\'', "a string is not allowed"),
     "format-method": ("y = '{{0.__class__}}'.format(x)", "attribute access ('.')"),
-    "percent-format": ("y = '%s' % x", "the operator Mod is not allowed"),
+    "percent-format": ("y = '%s' % x", "'%' (remainder) is not allowed"),
     # unicode look-alikes and invisible characters
     "minus-sign": ("y = x \u2212 1", "U+2212 MINUS SIGN"),
     "fullwidth-plus": ("y = x \uff0b 1", "U+FF0B FULLWIDTH PLUS SIGN"),
@@ -63,7 +63,7 @@ HOSTILE_PROGRAMS = {
     ),
     "fullwidth-underscores": (
         "y = \uff3f\uff3fimport\uff3f\uff3f('os')",
-        "invalid character",
+        "U+FF3F FULLWIDTH LOW LINE is not part of the language",
     ),
     "bidi-override": ("y = x # \u202e ; z = open('{c}')", "U+202E RIGHT-TO-LEFT OVERRIDE"),
     "zero-width": ("y = x\u200b+1", "U+200B ZERO WIDTH SPACE"),
@@ -92,7 +92,7 @@ HOSTILE_PROGRAMS = {
     "subscript-target": ("x[0] = 1", "the left-hand side must be a single name"),
     "attribute-target": ("x.y = 1", "the left-hand side must be a single name"),
     "if-expression": ("y = x if x else x", "an if-expression"),
-    "comparison": ("y = x < 1", "a comparison"),
+    "comparison": ("y = x < 1", "comparisons ('<') are not supported yet"),
 }
 
 # Hostile values and options: (arguments after the program, what the error must say).
