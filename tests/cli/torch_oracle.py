@@ -18,14 +18,12 @@ import re
 import numpy as np
 import torch
 import torch.nn.functional as F
-from snapshot_numbers import numbers
 
 from gradcli.compute import bind
 from gradcli.lang import load_program
 from gradcli.values import parse_value
 
 RTOL, ATOL = 1e-10, 1e-12
-SHORT_RTOL = 1e-3  # explain's text shows 4 significant digits
 
 
 def _example_2(x):
