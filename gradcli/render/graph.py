@@ -11,7 +11,11 @@ def _op(node: dict, precision: int) -> str:
     return node["op"] if node["value"] is None else f"constant {short(node['value'], precision)}"
 
 
-def _describe(node: dict, precision: int) -> str:
+def _describe(node: dict, precision: int):
+    """A node's line of the tree; it wraps between words, and a word longer than the
+    terminal (a long backward name) ends in … rather than continue on the next line."""
+    from rich.text import Text
+
     name = node["name"] or f"#{node['id']}"
     kind = f"  {node['grad_fn']}" if node["grad_fn"] else ""
     flags = []
@@ -20,9 +24,10 @@ def _describe(node: dict, precision: int) -> str:
     if node["requires_grad"]:
         flags.append("requires_grad")
     shape = tuple(node["shape"])
-    return f"{name}  {_op(node, precision)}  shape {shape}{kind}" + (
+    text = f"{name}  {_op(node, precision)}  shape {shape}{kind}" + (
         f"  [{', '.join(flags)}]" if flags else ""
     )
+    return Text(text, overflow="ellipsis")
 
 
 def print_tree(result: Result, precision: int = 4, file=None) -> None:

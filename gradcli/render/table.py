@@ -48,15 +48,33 @@ def console(file=None) -> Console:
 
 
 def show(out: Console, table: Table) -> None:
-    """Print a table whole: off a terminal, the width grows to fit it rather than cut digits."""
+    """Print a table whole: off a terminal, the width grows to fit it rather than cut digits;
+    on a terminal too narrow for its longest words, each row is printed as lines of
+    ``column: text`` instead, so that no word or number is cut."""
+    unbounded = out.measure(table, options=out.options.update(width=1_000_000))
+    if out.is_terminal and unbounded.minimum > out.width:
+        _print_records(out, table)
+        return
     if not out.is_terminal:
-        needed = out.measure(table, options=out.options.update(width=1_000_000)).maximum
+        needed = unbounded.maximum
         if needed > out.width:
             out.width = needed
             out.print(table)
             out.width = SNAPSHOT_WIDTH
             return
     out.print(table)
+
+
+def _print_records(out: Console, table: Table) -> None:
+    """A table as records: the first column's text, then ``header: text`` for the others."""
+    columns = [(str(column.header), list(column.cells)) for column in table.columns]
+    for row in range(table.row_count):
+        first_header, first_cells = columns[0]
+        out.print(Text(f"{first_header}: " if first_header else "") + Text(str(first_cells[row])))
+        for header, cells in columns[1:]:
+            text = str(cells[row])
+            for k, line in enumerate(text.split("\n")):
+                out.print(Text(f"  {header}: " if k == 0 and header else "    ") + Text(line))
 
 
 def _kept(n: int, summarise: bool) -> list[int | None]:
