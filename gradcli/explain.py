@@ -19,8 +19,9 @@ from . import engine as gc
 from .compute import Bound, GradcliError, Result, _cotangent, _function_of, output_of
 from .lang.program import Assignment
 from .lang.validate import element_of
-from .local import ELEMENTWISE, step_locals
+from .local import step_locals
 from .steps import operand_name, split
+from .symbolic import elementwise
 
 
 def _operands(ir, env: dict) -> list[str]:
@@ -43,7 +44,7 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
 
     leaves = bound.leaves()
     statements = [a for a in bound.program.assignments if a.ir is not None]
-    steps = {a.target: split(a.target, a.ir, ELEMENTWISE.__contains__) for a in statements}
+    steps = {a.target: split(a.target, a.ir, elementwise) for a in statements}
     env = _run_steps(bound, leaves, steps)
     name, out = output_of(bound, env, of)
     if not out.requires_grad:

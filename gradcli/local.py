@@ -22,7 +22,7 @@ from .lang import functions as F
 from .lang.program import _refs
 from .lang.validate import element_of
 from .steps import ir_text, number_text
-from .symbolic import ELEMENTWISE, local_derivatives
+from .symbolic import elementwise, local_derivatives
 
 BLOCK_ENTRIES = 1_000_000  # the most entries of softmax's Jacobian blocks worked out
 _PLACE = "\0operand"  # the name an operand slot is read under when it alone is varied
@@ -259,7 +259,7 @@ def step_locals(ir, node: str, env: dict, names: dict, run) -> list[Local]:
     """The local derivatives of a step (``node`` names its result) by each of its operands
     that requires grad; ``names`` says how a step's value is shown as an operand, ``run(ir,
     given)`` evaluates IR with some names given values."""
-    if ir[0] in ("const", "ref") or (ir[0] == "call" and ir[1] in ELEMENTWISE):
+    if ir[0] in ("const", "ref") or (ir[0] == "call" and elementwise(ir[1])):
         return _element_wise_locals(ir, node, env, names, run)
     operands = slots(ir)
     texts = [names.get(o[1], o[1]) if o[0] == "ref" else ir_text(o) for o, _ in operands]

@@ -20,6 +20,9 @@ from contextlib import contextmanager
 import numpy as np
 import sympy as sp
 
+from .ops import batching
+from .ops.table import OPS
+
 MAX_ELEMENTS = 64  # symbolic differentiation grows quickly; beyond this, skip it
 
 
@@ -79,99 +82,14 @@ def _or_reason(function):
     return bounded
 
 
-def _elementwise(function):
-    vectorized = np.frompyfunc(function, 1, 1)
-    return lambda x: vectorized(x)
-
-
-# Element-wise functions as sympy sees one element; _UNARY applies them to whole arrays.
-_SCALAR_FUNCTIONS = {
-    "exp": sp.exp,
-    "log": sp.log,
-    "sqrt": sp.sqrt,
-    "abs": sp.Abs,
-    "sin": sp.sin,
-    "cos": sp.cos,
-    "tan": sp.tan,
-    "asin": sp.asin,
-    "acos": sp.acos,
-    "atan": sp.atan,
-    "sinh": sp.sinh,
-    "cosh": sp.cosh,
-    "tanh": sp.tanh,
-    "erf": sp.erf,
-    "log1p": lambda v: sp.log(1 + v),
-    "expm1": lambda v: sp.exp(v) - 1,
-    "sigmoid": lambda v: 1 / (1 + sp.exp(-v)),
-    "softplus": lambda v: sp.log(1 + sp.exp(v)),
-    "neg": lambda v: -v,
-    "reciprocal": lambda v: 1 / v,
-}
-_UNARY = {name: _elementwise(function) for name, function in _SCALAR_FUNCTIONS.items()}
-_UNARY["flatten"] = lambda x: x.reshape(-1)
-
-
-def _power(a, b):
-    """a**b; a power of numbers is computed in floating point, as the run does, so that an
-    exact 2**2**30 is never built (a number beyond float range is not symbolic)."""
-    if all(isinstance(e, sp.Number) for e in np.ravel(a)) and all(
-        isinstance(e, sp.Number) for e in np.ravel(b)
-    ):
-        with np.errstate(all="ignore"):
-            value = np.power(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
-        if not np.all(np.isfinite(value)):
-            raise NotSymbolic("a power of numbers beyond float range")
-        return _constant_array(value)
-    return a**b
-
-
-_BINARY = {
-    "add": lambda a, b: a + b,
-    "sub": lambda a, b: a - b,
-    "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b,
-    "pow": _power,
-}
-
-
-def _matmul(a, b):
-    if a.ndim > 2 or b.ndim > 2:
-        raise NotSymbolic("batched matrix products")
-    return np.asarray(np.dot(a, b), dtype=object)
-
-
-def _reduce(numpy_function):
-    def reduce(x, dim=None, keepdim=False):
-        return np.asarray(numpy_function(x, axis=dim, keepdims=keepdim), dtype=object)
-
-    return reduce
-
-
-def _mean(x, dim=None, keepdim=False):
-    count = x.size if dim is None else x.shape[dim]
-    scale = sp.Rational(1, count) if count else sp.nan  # as torch: the mean of nothing is nan
-    return np.asarray(_reduce(np.sum)(x, dim, keepdim) * scale, dtype=object)
-
-
-_OTHER = {
-    "matmul": _matmul,
-    "dot": _matmul,
-    "sum": _reduce(np.sum),
-    "mean": _mean,
-    "prod": _reduce(np.prod),
-    "transpose": lambda x, d0=None, d1=None: x.T if d0 is None else np.swapaxes(x, d0, d1),
-    "reshape": lambda x, *shape: x.reshape(shape),
-    "stack": lambda xs, dim=0: np.stack(xs, axis=dim),
-    "cat": lambda xs, dim=0: np.concatenate(xs, axis=dim),
-}
-
-
-def _number(value: float) -> sp.Expr:
+def number(value: float) -> sp.Expr:
+    """A number as sympy writes it: a whole number exactly, else a float."""
     return sp.Integer(int(value)) if float(value).is_integer() else sp.Float(value)
 
 
-def _constant_array(array: np.ndarray) -> np.ndarray:
-    return np.vectorize(_number, otypes=[object])(array) if array.size else array.astype(object)
+def constant_array(array: np.ndarray) -> np.ndarray:
+    """Numbers as an object array of sympy numbers (whole numbers exact)."""
+    return np.vectorize(number, otypes=[object])(array) if array.size else array.astype(object)
 
 
 def symbols_for(name: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -191,7 +109,7 @@ class _Evaluator:
     def value(self, ir):
         kind = ir[0]
         if kind == "const":
-            return np.asarray(_number(ir[1]), dtype=object)
+            return np.asarray(number(ir[1]), dtype=object)
         if kind == "ref":
             return self.ref(ir[1])
         if kind == "index":
@@ -209,13 +127,10 @@ class _Evaluator:
                 values.append([self.value(item) for item in arg[1]])
             else:
                 values.append(self.value(arg))
-        if name in _UNARY:
-            return np.asarray(_UNARY[name](values[0]), dtype=object)
-        if name in _BINARY:
-            return np.asarray(_BINARY[name](values[0], values[1]), dtype=object)
-        if name in _OTHER:
-            return _OTHER[name](*values)
-        raise NotSymbolic(f"{name} has no symbolic form here")
+        op = OPS[name]
+        if op.symbolic is None:
+            raise NotSymbolic(f"{name} has no symbolic form here")
+        return np.asarray(op.symbolic(*values), dtype=object)
 
     def ref(self, name: str):
         from .lang.validate import element_of
@@ -246,7 +161,7 @@ def symbolic_values(program, arrays: dict, targets: list[str], of: str) -> tuple
             symbols[name] = symbols_for(name, array.shape)
             env[name] = symbols[name]
         else:
-            env[name] = _constant_array(np.asarray(array, dtype=float))
+            env[name] = constant_array(np.asarray(array, dtype=float))
     evaluator = _Evaluator(env, program.groups())
     for assignment in program.assignments:
         if assignment.ir is not None:
@@ -285,44 +200,27 @@ def _evaluate(expression: sp.Expr, point: dict) -> float:
         return math.nan
 
 
-def _relu(v):
-    return sp.Piecewise((v, v > 0), (0, True))  # relu'(0) = 0, as in PyTorch
+def _is_elementwise(op) -> bool:
+    return op.batch is batching.elementwise or op.batch is batching.mask
 
 
-def _sign(v):
-    return sp.Piecewise((1, v > 0), (-1, v < 0), (0, True))  # its derivative is 0 everywhere
+def _element_formula(op, values: list):
+    """One element's formula: the entry's own (``formula``, for piecewise functions), else
+    its array rule on one element."""
+    if op.formula is not None:
+        return op.formula(sp, *values)
+    arrays = [np.asarray(v, dtype=object) if isinstance(v, sp.Basic) else v for v in values]
+    return np.asarray(op.symbolic(*arrays), dtype=object).item()
 
 
-def _maximum(a, b):
-    return sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True))  # ties share, as PyTorch
-
-
-def _minimum(a, b):
-    return sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True))
-
-
-def _where(condition, a, b):
-    return sp.Piecewise((a, sp.Ne(condition, 0)), (b, True))
-
-
-def _clamp(v, low, high):
-    pieces = [(_number(low), v < low)] if low is not None else []
-    if high is not None:
-        pieces.append((_number(high), v > high))
-    return sp.Piecewise(*pieces, (v, True))  # slope 1 inside, bounds included (PyTorch)
-
-
-# Element-wise functions sympy cannot evaluate on arrays here, written for one element only:
-# they give explain its formulas, and stay out of check and --symbolic.
-_PIECEWISE = {
-    "relu": _relu,
-    "sign": _sign,
-    "maximum": _maximum,
-    "minimum": _minimum,
-    "where": _where,
-    "clamp": _clamp,
-}
-ELEMENTWISE = frozenset(_SCALAR_FUNCTIONS) | frozenset(_BINARY) | frozenset(_PIECEWISE)
+def elementwise(name: str) -> bool:
+    """Whether ``name`` is an element-wise operation with a formula for one element."""
+    op = OPS.get(name)
+    return (
+        op is not None
+        and _is_elementwise(op)
+        and (op.formula is not None or op.symbolic is not None)
+    )
 
 
 def formula(ir, names: dict | None = None) -> sp.Expr:
@@ -331,18 +229,14 @@ def formula(ir, names: dict | None = None) -> sp.Expr:
     names = names or {}
     kind = ir[0]
     if kind == "const":
-        return _number(ir[1])
+        return number(ir[1])
     if kind == "ref":
         return sp.Symbol(names.get(ir[1], ir[1]), real=True)
     name = ir[1] if kind == "call" else kind
-    if name not in ELEMENTWISE:
+    if not elementwise(name):
         raise NotSymbolic(f"{name} is not element-wise")
     values = [a[1] if a[0] == "lit" else formula(a, names) for a in ir[2]]
-    if name in _BINARY:
-        return _BINARY[name](*values)
-    if name in _SCALAR_FUNCTIONS:
-        return _SCALAR_FUNCTIONS[name](*values)
-    return _PIECEWISE[name](*values)
+    return _element_formula(OPS[name], values)
 
 
 def local_derivatives(ir, names: dict | None = None) -> dict[str, str] | None:
@@ -419,10 +313,7 @@ def gradient_formulas(bound, of: str, targets: list[str], v=None):
     output, symbols = _formulas(bound, of, targets)
     weights = np.ones(output.shape) if v is None else np.asarray(v, dtype=float)
     total = sum(
-        (
-            _number(float(w)) * sp.sympify(e)
-            for w, e in zip(weights.reshape(-1), output.reshape(-1))
-        ),
+        (number(float(w)) * sp.sympify(e) for w, e in zip(weights.reshape(-1), output.reshape(-1))),
         sp.Integer(0),
     )
     result = {}

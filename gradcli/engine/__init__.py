@@ -1,16 +1,15 @@
-"""gradcli's autograd engine: numpy tensors with PyTorch's autograd semantics."""
+"""gradcli's autograd engine: numpy tensors with PyTorch's autograd semantics.
 
-from . import methods as _methods  # noqa: F401 - attaches operators to Tensor
-from .composites import (
-    binary_cross_entropy,
-    binary_cross_entropy_with_logits,
-    cross_entropy,
-    dot,
-    flatten,
-    mse_loss,
-    squeeze,
-    unsqueeze,
-)
+Every operation of the op table (``gradcli/ops``) with a call is a function of this module
+under its own name (``gc.sin``, ``gc.matmul``, ``gc.cross_entropy``) and, where the table
+says so, a method and an operator of ``Tensor``.
+"""
+
+from typing import Any
+
+from ..ops.table import OPS
+from . import composites as _composites  # noqa: F401 - declares the composite operations
+from . import methods as _methods
 from .creation import (
     arange,
     eye,
@@ -26,56 +25,6 @@ from .creation import (
     zeros,
 )
 from .functional import hessian, hvp, jacobian, jvp, vjp
-from .primitives import (
-    PRIMITIVES,
-    abs,
-    acos,
-    add,
-    amax,
-    amin,
-    asin,
-    atan,
-    cat,
-    clamp,
-    cos,
-    cosh,
-    div,
-    erf,
-    exp,
-    expand,
-    expm1,
-    getitem,
-    log,
-    log1p,
-    log_softmax,
-    logsumexp,
-    matmul,
-    maximum,
-    mean,
-    minimum,
-    mul,
-    neg,
-    norm,
-    pow,
-    prod,
-    reciprocal,
-    relu,
-    reshape,
-    sigmoid,
-    sign,
-    sin,
-    sinh,
-    softmax,
-    softplus,
-    sqrt,
-    stack,
-    sub,
-    sum,
-    tan,
-    tanh,
-    transpose,
-    where,
-)
 from .tensor import (
     ShapeError,
     Tensor,
@@ -85,5 +34,15 @@ from .tensor import (
     set_grad_enabled,
     watch_nonfinite,
 )
+
+_methods.attach()
+globals().update({name: op.call for name, op in OPS.items() if op.call is not None})
+# the entries the engine applies itself (those with a forward), by name
+PRIMITIVES = {name: op for name, op in OPS.items() if op.forward is not None}
+
+
+def __getattr__(name: str) -> Any:  # the table's functions are set above; tell type checkers
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..ops.table import OPS
 from .tensor import Tensor, _Mode
 
 
@@ -123,119 +124,13 @@ def _simplify(tracer: _Tracer, inputs: tuple, outputs: tuple) -> Tape:
 # -- replaying a tape over a leading batch dimension ---------------------------------------------
 #
 # Some inputs carry a leading batch dimension; every step whose arguments include a batched
-# value is rewritten for it: element-wise steps align ranks so the batch dimension stays first,
-# steps with an axis parameter shift it by one, shapes gain the batch size in front. One
-# replay then does the work of many points (or, for a Jacobian, of many cotangents).
-
-_ELEMENTWISE = {
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "neg", "reciprocal", "exp", "log", "log1p", "expm1",
-    "sqrt", "abs", "sign", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-    "sigmoid", "relu", "softplus", "erf", "clamp", "where",
-}  # fmt: skip
-_REDUCTIONS = {"sum", "mean", "prod", "amax", "amin", "logsumexp", "norm"}
+# value is computed by its operation's batch rule (the op table's ``batch``, see
+# ops/batching.py). One replay then does the work of many points (or, for a Jacobian, of many
+# cotangents).
 
 
 class NotBatchable(Exception):
-    """A step this replay cannot rewrite for a batch dimension."""
-
-
-def _aligned(value, batched: bool, rank: int, size: int, target: int):
-    """A batched value reshaped to (B, 1, ..., 1, *shape) so it has ``target`` logical dims."""
-    if not batched:
-        return value
-    return value.reshape((size,) + (1,) * (target - rank) + value.shape[1:])
-
-
-def _with_batch(value, batched: bool, size: int):
-    return value if batched else np.broadcast_to(value, (size,) + np.shape(value))
-
-
-def _batched_step(name, function, params, values, batched, ranks, size):
-    """The result of one step when some of its arguments carry the batch dimension."""
-    if name in _ELEMENTWISE or (name == "mask" and "axis" not in params):
-        target = max(ranks)
-        values = [_aligned(v, b, r, size, target) for v, b, r in zip(values, batched, ranks)]
-        return function(*values, **params)
-    if name == "mask":  # a reduction's mask: every argument batched, the axis shifted
-        target = max(ranks)
-        values = [
-            _with_batch(_aligned(v, b, r, size, target), b, size)
-            for v, b, r in zip(values, batched, ranks)
-        ]
-        axis = params["axis"]
-        shifted = tuple(a + 1 for a in axis) if isinstance(axis, tuple) else axis + 1
-        return function(*values, fn=params["fn"], axis=shifted)
-    (x, *rest) = values
-    if name in _REDUCTIONS:
-        return function(x, dim=tuple(d + 1 for d in params["dim"]), keepdim=params["keepdim"])
-    if name in ("softmax", "log_softmax"):
-        return function(x, dim=params["dim"] + 1)
-    if name == "transpose":
-        return np.swapaxes(x, params["dim0"] + 1, params["dim1"] + 1)
-    if name == "reshape":
-        return np.reshape(x, (size,) + tuple(params["shape"]))
-    if name == "expand":
-        shape = tuple(params["shape"])
-        return np.broadcast_to(_aligned(x, True, ranks[0], size, len(shape)), (size,) + shape)
-    if name == "sum_to":
-        shape = tuple(params["shape"])
-        inner = x.shape[1:]
-        extra = len(inner) - len(shape)
-        axes = tuple(range(1, extra + 1)) + tuple(
-            1 + extra + i for i, n in enumerate(shape) if n == 1 and inner[extra + i] != 1
-        )
-        summed = np.sum(x, axis=axes, keepdims=True) if axes else x
-        return summed.reshape((size,) + shape)
-    if name == "getitem":
-        return x[(slice(None), *params["index"])]
-    if name == "scatter":
-        out = np.zeros((size,) + tuple(params["shape"]), dtype=x.dtype)
-        np.add.at(out, (slice(None), *params["index"]), x)
-        return out
-    if name in ("stack", "cat"):
-        joined = [_with_batch(v, b, size) for v, b in zip(values, batched)]
-        join = np.stack if name == "stack" else np.concatenate
-        return join(joined, axis=params["dim"] + 1)
-    if name == "matmul":
-        return _batched_matmul(values, batched, ranks, size)
-    raise NotBatchable(name)
-
-
-def _batched_matmul(values, batched, ranks, size):
-    """PyTorch's matmul rules with a batch dimension in front of either operand."""
-    a, b = values
-    a_vector, b_vector = ranks[0] == 1, ranks[1] == 1
-    # A batch of vectors against a fixed matrix is one matrix product, not a batch of them.
-    if b_vector and batched[1] and not batched[0] and ranks[0] == 2:
-        return b @ a.T
-    if a_vector and batched[0] and not batched[1] and ranks[1] == 2:
-        return a @ b
-    if ranks == [2, 2] and batched[1] and not batched[0]:  # (m, n) @ (B, n, k)
-        size_, n, k = b.shape
-        flat = a @ b.transpose(1, 0, 2).reshape(n, size_ * k)
-        return flat.reshape(a.shape[0], size_, k).transpose(1, 0, 2)
-    if ranks == [2, 2] and batched[0] and not batched[1]:  # (B, m, n) @ (n, k)
-        size_, m, n = a.shape
-        return (a.reshape(size_ * m, n) @ b).reshape(size_, m, b.shape[1])
-    if a_vector:
-        a = a[..., None, :]
-    if b_vector:
-        b = b[..., None]
-    if batched[0] and not a_vector and ranks[0] < ranks[1]:
-        a = _aligned(a, True, ranks[0], size, ranks[1])
-    if batched[1] and not b_vector and ranks[1] < ranks[0]:
-        b = _aligned(b, True, ranks[1], size, ranks[0])
-    if batched[0] and a_vector and not b_vector and ranks[1] > 2:
-        a = _aligned(a, True, 2, size, ranks[1])
-    if batched[1] and b_vector and not a_vector and ranks[0] > 2:
-        b = _aligned(b, True, 2, size, ranks[0])
-    out = np.matmul(a, b)
-    if b_vector:
-        out = out[..., 0]
-    if a_vector:
-        out = out[..., 0, :] if not b_vector else out[..., 0]
-    return out
+    """A step whose operation has no batch rule (the caller then replays point by point)."""
 
 
 def batch_size(tape: Tape, max_elements: int | None) -> int | None:
@@ -265,8 +160,12 @@ def run_batched(tape: Tape, arrays: Sequence[np.ndarray], batched: Sequence[bool
         flags = [is_batched[i] for i in args]
         values = [slots[i] for i in args]
         if any(flags):
+            op = OPS.get(name)
+            rule = None if op is None else op.batch
+            if rule is None:
+                raise NotBatchable(name)
             ranks = [tape.ranks[i] for i in args]
-            slots[out] = _batched_step(name, function, params, values, flags, ranks, size)
+            slots[out] = rule(function, params, values, flags, ranks, size)
             is_batched[out] = True
         else:
             slots[out] = function(*values, **params)

@@ -7,8 +7,38 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops.table import INT, OPS, OPT_INT, TENSOR, Op, Param, public, register
 from . import primitives as P
 from .tensor import ShapeError, Tensor
+
+
+def _composite(name: str, summary: str, params: tuple[Param, ...], **fields) -> None:
+    """Declare an operation built from others: its call is the function of that name below."""
+    register(Op(name, summary, params=params, **fields))
+
+
+_LOSS = OPS["binary_cross_entropy"].params  # input, target, reduction
+_composite("mse_loss", "mean squared error", _LOSS)
+_composite("cross_entropy", "softmax cross-entropy; target: class indices or probabilities", _LOSS)
+_composite(
+    "unsqueeze",
+    "insert a dimension of size 1",
+    (Param("input", TENSOR), Param("dim", INT)),
+    methods=("unsqueeze",),
+)
+_composite(
+    "squeeze",
+    "remove dimensions of size 1",
+    (Param("input", TENSOR), Param("dim", OPT_INT, None)),
+    methods=("squeeze",),
+)
+_composite(
+    "flatten",
+    "all elements as a vector",
+    (Param("input", TENSOR),),
+    methods=("flatten",),
+    symbolic=lambda x: x.reshape(-1),
+)
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -33,6 +63,7 @@ def _same_shape(name: str, a: Tensor, b: Tensor) -> None:
         )
 
 
+@public("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, reduction: str = "mean") -> Tensor:
     """Sigmoid then binary cross-entropy in one numerically stable step (mean by default)."""
     input, target = P.as_tensor_pair(input, target)
@@ -40,6 +71,7 @@ def binary_cross_entropy_with_logits(input, target, reduction: str = "mean") -> 
     return _reduce(P.bce_with_logits_elementwise(input, target), reduction)
 
 
+@public("binary_cross_entropy")
 def binary_cross_entropy(input, target, reduction: str = "mean") -> Tensor:
     """Binary cross-entropy of probabilities ``input`` against ``target`` (mean by default)."""
     input, target = P.as_tensor_pair(input, target)
@@ -49,6 +81,7 @@ def binary_cross_entropy(input, target, reduction: str = "mean") -> Tensor:
     return _reduce(P.bce_elementwise(input, target), reduction)
 
 
+@public("mse_loss")
 def mse_loss(input, target, reduction: str = "mean") -> Tensor:
     """Mean squared error (mean by default)."""
     input, target = P.as_tensor_pair(input, target)
@@ -57,6 +90,7 @@ def mse_loss(input, target, reduction: str = "mean") -> Tensor:
     return _reduce(P.mul(difference, difference), reduction)
 
 
+@public("cross_entropy")
 def cross_entropy(input, target, reduction: str = "mean") -> Tensor:
     """Softmax cross-entropy of logits ``input`` (C) or (N, C).
 
@@ -87,6 +121,7 @@ def cross_entropy(input, target, reduction: str = "mean") -> Tensor:
     return _reduce(P.neg(picked), reduction)
 
 
+@public("unsqueeze")
 def unsqueeze(x, dim: int) -> Tensor:
     """Insert a dimension of size 1 at ``dim``."""
     x = x if isinstance(x, Tensor) else Tensor(x)
@@ -94,6 +129,7 @@ def unsqueeze(x, dim: int) -> Tensor:
     return P.reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
 
 
+@public("squeeze")
 def squeeze(x, dim: int | None = None) -> Tensor:
     """Remove dimensions of size 1 (all of them, or only ``dim``)."""
     x = x if isinstance(x, Tensor) else Tensor(x)
@@ -105,11 +141,22 @@ def squeeze(x, dim: int | None = None) -> Tensor:
     return P.reshape(x, shape)
 
 
+@public("flatten")
 def flatten(x) -> Tensor:
     """All elements as a vector."""
     return P.reshape(x, -1)
 
 
+_composite(
+    "dot",
+    "inner product of two vectors",
+    OPS["matmul"].params,
+    methods=("dot",),
+    symbolic=OPS["matmul"].symbolic,
+)
+
+
+@public("dot")
 def dot(a, b) -> Tensor:
     """Inner product of two vectors."""
     a, b = P.as_tensor_pair(a, b)

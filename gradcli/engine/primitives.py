@@ -13,43 +13,36 @@ and are written beside each rule.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from ..ops import batching as B
+from ..ops import symbolic as S
+from ..ops.table import (
+    BOOL,
+    INT,
+    NUMBER,
+    OPT_INT,
+    OPT_NUMBER,
+    REDUCTION,
+    SIZES,
+    TENSOR,
+    TENSORS,
+    Op,
+    Param,
+    public,
+    register,
+)
 from .tensor import ShapeError, Tensor, _coerce, apply
 
-Rule = Callable[..., Any]
-
-
-@dataclass(frozen=True)
-class Primitive:
-    """One differentiable operation.
-
-    ``vjp(cotangent, out, *inputs, needs, **params)`` returns one cotangent (or None) per
-    input; ``needs[i]`` tells whether input ``i`` requires grad, so rules can skip work.
-    ``jvp(tangents, out, *inputs, **params)`` returns the output tangent; a missing input
-    tangent is None.
-    """
-
-    name: str
-    forward: Callable[..., np.ndarray]
-    vjp: Rule
-    jvp: Rule
-    backward_name: str | Callable[[Any], str]
-    differentiable: bool = True
-
-
-PRIMITIVES: dict[str, Primitive] = {}
-
-
-def _register(prim: Primitive) -> Primitive:
-    PRIMITIVES[prim.name] = prim
-    return prim
+# Signatures shared by several entries
+_X = (Param("input", TENSOR),)
+_XY = (Param("input", TENSOR), Param("other", TENSOR))
+_REDUCE = (Param("input", TENSOR), Param("dim", OPT_INT, None), Param("keepdim", BOOL, False))
 
 
 def _const(array: np.ndarray) -> Tensor:
@@ -76,14 +69,16 @@ def _mask_forward(*arrays, fn, axis=None):
     return fn(*arrays) if axis is None else fn(*arrays, axis=axis)
 
 
-_MASK = _register(
-    Primitive(
+_MASK = register(
+    Op(
         "mask",
-        _mask_forward,
-        lambda g, out, *xs, needs, fn, axis=None: (None,) * len(xs),
-        lambda tangents, out, *xs, fn, axis=None: zeros_like(out),
-        "NotDifferentiable",
+        "a value without a gradient, made by a numpy function (relu's x > 0, ties)",
+        forward=_mask_forward,
+        vjp=lambda g, out, *xs, needs, fn, axis=None: (None,) * len(xs),
+        jvp=lambda tangents, out, *xs, fn, axis=None: zeros_like(out),
+        backward_name="NotDifferentiable",
         differentiable=False,
+        batch=B.mask,
     )
 )
 
@@ -122,8 +117,14 @@ def _nonzero_count(x):
 # -- element-wise operations, declared by their partial derivatives ---------------------------
 
 
-def _unary(name: str, backward_name: str, forward, derivative) -> Callable[..., Tensor]:
-    """Register an element-wise op of one tensor; ``derivative(x, out, **params)``."""
+def _unary(
+    name: str, backward_name: str, forward, derivative, summary: str, **fields
+) -> Callable[..., Tensor]:
+    """Register an element-wise op of one tensor; ``derivative(x, out, **params)``.
+
+    By default it is a function and a method of the same name, of one tensor, and batches
+    element-wise; ``fields`` set the entry's other fields (see ``ops.table.Op``).
+    """
 
     def vjp(g, out, x, needs, **params):
         return (_scale(g, derivative(x, out, **params)),)
@@ -131,21 +132,23 @@ def _unary(name: str, backward_name: str, forward, derivative) -> Callable[..., 
     def jvp(tangents, out, x, **params):
         return _scale(tangents[0], derivative(x, out, **params))
 
-    prim = _register(Primitive(name, forward, vjp, jvp, backward_name))
-
     def op(x, **params) -> Tensor:
-        return apply(prim, x, **params)
+        return apply(entry, x, **params)
 
+    fields = {"params": _X, "methods": (name,), **fields}
+    entry = register(
+        Op(name, summary, forward, vjp, jvp, backward_name, batch=B.elementwise, call=op, **fields)
+    )
     op.__name__ = name
     return op
 
 
-def _binary(name: str, backward_name, forward, partials) -> Callable[..., Tensor]:
+def _binary(name: str, backward_name, forward, partials, summary: str, **fields):
     """Register a broadcasting element-wise op of two tensors.
 
     ``partials(a, b, out, needs)`` returns (d out/d a, d out/d b); an entry may be None where
     ``needs`` says it is not wanted. Cotangents of broadcast operands are summed back to the
-    operand's shape by ``sum_to``.
+    operand's shape by ``sum_to``. By default it is a function and a method of two tensors.
     """
 
     def vjp(g, out, a, b, needs):
@@ -161,11 +164,13 @@ def _binary(name: str, backward_name, forward, partials) -> Callable[..., Tensor
         terms = [_scale(t, d) for t, d in ((ta, da), (tb, db)) if t is not None]
         return terms[0] if len(terms) == 1 else add(terms[0], terms[1])
 
-    prim = _register(Primitive(name, forward, vjp, jvp, backward_name))
-
     def op(a, b) -> Tensor:
-        return apply(prim, a, b)
+        return apply(entry, a, b)
 
+    fields = {"params": _XY, "methods": (name,), **fields}
+    entry = register(
+        Op(name, summary, forward, vjp, jvp, backward_name, batch=B.elementwise, call=op, **fields)
+    )
     op.__name__ = name
     return op
 
@@ -224,9 +229,40 @@ def _bce_partials(p, y, out, needs):
     return dp, dy
 
 
-add = _binary("add", "AddBackward0", np.add, lambda a, b, out, needs: (1, 1))
-sub = _binary("sub", "SubBackward0", np.subtract, lambda a, b, out, needs: (1, -1))
-mul = _binary("mul", "MulBackward0", np.multiply, lambda a, b, out, needs: (b, a))
+add = _binary(
+    "add",
+    "AddBackward0",
+    np.add,
+    lambda a, b, out, needs: (1, 1),
+    "a + b",
+    operator="+",
+    symbolic=lambda a, b: a + b,
+    fold=True,
+    nonfinite="inf - inf",
+)
+sub = _binary(
+    "sub",
+    "SubBackward0",
+    np.subtract,
+    lambda a, b, out, needs: (1, -1),
+    "a - b",
+    operator="-",
+    symbolic=lambda a, b: a - b,
+    fold=True,
+    nonfinite="inf - inf",
+)
+mul = _binary(
+    "mul",
+    "MulBackward0",
+    np.multiply,
+    lambda a, b, out, needs: (b, a),
+    "a * b (element-wise)",
+    operator="*",
+    symbolic=lambda a, b: a * b,
+    fold=True,
+    nonfinite="0 * inf",
+    nonfinite_backward="0 * inf",
+)
 div = _binary(
     "div",
     "DivBackward0",
@@ -235,26 +271,47 @@ div = _binary(
         reciprocal(b) if needs[0] else None,
         neg(div(out, b)) if needs[1] else None,
     ),
+    "a / b",
+    operator="/",
+    symbolic=lambda a, b: a / b,
+    fold=True,
+    nonfinite="division by zero",
+    nonfinite_backward="division by zero in the derivative",
 )
 pow = _binary(  # noqa: A001 - PyTorch's name
     "pow",
     lambda node: "PowBackward1" if node.needs[1] else "PowBackward0",
     np.power,
     _pow_partials,
+    "a ** b",
+    operator="**",
+    symbolic=S.power,
+    fold=True,
+    nonfinite="overflow, or a power of zero or of a negative number",
+    nonfinite_backward="overflow, or the derivative of a power at a zero base",
+    kink="d/da a**b is 0 where b == 0, even at a == 0; d/db is 0 where a == 0 and b >= 0",
 )
 maximum = _binary(
     "maximum",
     "MaximumBackward0",
     np.maximum,
     lambda a, b, out, needs: _ties_split(a, b, _first_share),
+    "element-wise maximum (ties share the gradient)",
+    formula=S.maximum,
+    kink="on a tie each operand gets half the gradient",
 )
 minimum = _binary(
     "minimum",
     "MinimumBackward0",
     np.minimum,
     lambda a, b, out, needs: _ties_split(a, b, _first_share_min),
+    "element-wise minimum (ties share the gradient)",
+    formula=S.minimum,
+    kink="on a tie each operand gets half the gradient",
 )
-# Element-wise loss, no reduction; the functions in composites.py apply the reduction.
+_LOSS = (Param("input", TENSOR), Param("target", TENSOR), Param("reduction", REDUCTION, "mean"))
+# Element-wise losses; their calls (in composites.py) check the operands and apply the
+# reduction.
 bce_with_logits_elementwise = _binary(
     "binary_cross_entropy_with_logits",
     "BinaryCrossEntropyWithLogitsBackward0",
@@ -263,9 +320,21 @@ bce_with_logits_elementwise = _binary(
         sub(sigmoid(z), y) if needs[0] else None,
         neg(z) if needs[1] else None,
     ),
+    "sigmoid + binary cross-entropy, stable (alias bce_with_logits)",
+    params=_LOSS,
+    methods=(),
+    aliases=("bce_with_logits",),
 )
 bce_elementwise = _binary(
-    "binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce_forward, _bce_partials
+    "binary_cross_entropy",
+    "BinaryCrossEntropyBackward0",
+    _bce_forward,
+    _bce_partials,
+    "binary cross-entropy of probabilities (alias bce)",
+    params=_LOSS,
+    methods=(),
+    aliases=("bce",),
+    kink="each log term is clamped at -100 and the derivative's denominator at 1e-12",
 )
 
 
@@ -281,48 +350,201 @@ def _erf(x):
     return _vector_erf(x).astype(x.dtype) if x.size else x.copy()
 
 
-neg = _unary("neg", "NegBackward0", np.negative, lambda x, out: -1)
-reciprocal = _unary(
-    "reciprocal", "ReciprocalBackward0", np.reciprocal, lambda x, out: neg(mul(out, out))
+neg = _unary(
+    "neg",
+    "NegBackward0",
+    np.negative,
+    lambda x, out: -1,
+    "-x",
+    operator="-x",
+    symbolic=S.each(lambda sp, v: -v),
+    fold=True,
 )
-exp = _unary("exp", "ExpBackward0", np.exp, lambda x, out: out)
-log = _unary("log", "LogBackward0", np.log, lambda x, out: reciprocal(x))
-log1p = _unary("log1p", "Log1PBackward0", np.log1p, lambda x, out: reciprocal(add(x, 1.0)))
-expm1 = _unary("expm1", "Expm1Backward0", np.expm1, lambda x, out: add(out, 1.0))
+reciprocal = _unary(
+    "reciprocal",
+    "ReciprocalBackward0",
+    np.reciprocal,
+    lambda x, out: neg(mul(out, out)),
+    "1 / x",
+    symbolic=S.each(lambda sp, v: 1 / v),
+    nonfinite="division by zero",
+    nonfinite_backward="division by zero in the derivative",
+)
+exp = _unary(
+    "exp",
+    "ExpBackward0",
+    np.exp,
+    lambda x, out: out,
+    "e to the x",
+    symbolic=S.each("exp"),
+    fold=True,
+    nonfinite="overflow",
+)
+log = _unary(
+    "log",
+    "LogBackward0",
+    np.log,
+    lambda x, out: reciprocal(x),
+    "natural logarithm",
+    symbolic=S.each("log"),
+    nonfinite="log of a non-positive number",
+    nonfinite_backward="the derivative of log at 0 is infinite",
+)
+log1p = _unary(
+    "log1p",
+    "Log1PBackward0",
+    np.log1p,
+    lambda x, out: reciprocal(add(x, 1.0)),
+    "log(1 + x), accurate near 0",
+    symbolic=S.each(lambda sp, v: sp.log(1 + v)),
+    nonfinite="log1p of a number <= -1",
+    nonfinite_backward="the derivative of log1p at -1 is infinite",
+)
+expm1 = _unary(
+    "expm1",
+    "Expm1Backward0",
+    np.expm1,
+    lambda x, out: add(out, 1.0),
+    "exp(x) - 1, accurate near 0",
+    symbolic=S.each(lambda sp, v: sp.exp(v) - 1),
+    nonfinite="overflow",
+)
 # sqrt'(0) = inf, as in PyTorch.
-sqrt = _unary("sqrt", "SqrtBackward0", np.sqrt, lambda x, out: div(0.5, out))
+sqrt = _unary(
+    "sqrt",
+    "SqrtBackward0",
+    np.sqrt,
+    lambda x, out: div(0.5, out),
+    "square root",
+    symbolic=S.each("sqrt"),
+    nonfinite="sqrt of a negative number",
+    nonfinite_backward="the derivative of sqrt at 0 is infinite",
+    kink="the derivative at 0 is inf",
+)
 # abs'(0) = 0 (PyTorch uses sign(x)).
-abs = _unary("abs", "AbsBackward0", np.abs, lambda x, out: mask(_sign, x))  # noqa: A001
-sign = _unary("sign", "SignBackward0", np.sign, lambda x, out: 0)
-sin = _unary("sin", "SinBackward0", np.sin, lambda x, out: cos(x))
-cos = _unary("cos", "CosBackward0", np.cos, lambda x, out: neg(sin(x)))
-tan = _unary("tan", "TanBackward0", np.tan, lambda x, out: add(mul(out, out), 1.0))
+abs = _unary(  # noqa: A001 - PyTorch's name
+    "abs",
+    "AbsBackward0",
+    np.abs,
+    lambda x, out: mask(_sign, x),
+    "absolute value (derivative 0 at 0)",
+    methods=("abs", "__abs__"),
+    symbolic=S.each("Abs"),
+    kink="the derivative at 0 is 0 (sign(x))",
+)
+sign = _unary(
+    "sign",
+    "SignBackward0",
+    np.sign,
+    lambda x, out: 0,
+    "-1, 0 or 1",
+    formula=S.sign,
+    kink="derivative 0",
+)
+sin = _unary("sin", "SinBackward0", np.sin, lambda x, out: cos(x), "sine", symbolic=S.each("sin"))
+cos = _unary(
+    "cos",
+    "CosBackward0",
+    np.cos,
+    lambda x, out: neg(sin(x)),
+    "cosine",
+    symbolic=S.each("cos"),
+)
+tan = _unary(
+    "tan",
+    "TanBackward0",
+    np.tan,
+    lambda x, out: add(mul(out, out), 1.0),
+    "tangent",
+    symbolic=S.each("tan"),
+)
 asin = _unary(
-    "asin", "AsinBackward0", np.arcsin, lambda x, out: reciprocal(sqrt(sub(1.0, mul(x, x))))
+    "asin",
+    "AsinBackward0",
+    np.arcsin,
+    lambda x, out: reciprocal(sqrt(sub(1.0, mul(x, x)))),
+    "arcsine",
+    symbolic=S.each("asin"),
+    nonfinite="asin of a number outside [-1, 1]",
+    nonfinite_backward="the derivative of asin at +-1 is infinite",
 )
 acos = _unary(
-    "acos", "AcosBackward0", np.arccos, lambda x, out: neg(reciprocal(sqrt(sub(1.0, mul(x, x)))))
+    "acos",
+    "AcosBackward0",
+    np.arccos,
+    lambda x, out: neg(reciprocal(sqrt(sub(1.0, mul(x, x))))),
+    "arccosine",
+    symbolic=S.each("acos"),
+    nonfinite="acos of a number outside [-1, 1]",
+    nonfinite_backward="the derivative of acos at +-1 is infinite",
 )
-atan = _unary("atan", "AtanBackward0", np.arctan, lambda x, out: reciprocal(add(mul(x, x), 1.0)))
-sinh = _unary("sinh", "SinhBackward0", np.sinh, lambda x, out: cosh(x))
-cosh = _unary("cosh", "CoshBackward0", np.cosh, lambda x, out: sinh(x))
-tanh = _unary("tanh", "TanhBackward0", np.tanh, lambda x, out: sub(1.0, mul(out, out)))
+atan = _unary(
+    "atan",
+    "AtanBackward0",
+    np.arctan,
+    lambda x, out: reciprocal(add(mul(x, x), 1.0)),
+    "arctangent",
+    symbolic=S.each("atan"),
+)
+sinh = _unary(
+    "sinh",
+    "SinhBackward0",
+    np.sinh,
+    lambda x, out: cosh(x),
+    "hyperbolic sine",
+    symbolic=S.each("sinh"),
+    nonfinite="overflow",
+)
+cosh = _unary(
+    "cosh",
+    "CoshBackward0",
+    np.cosh,
+    lambda x, out: sinh(x),
+    "hyperbolic cosine",
+    symbolic=S.each("cosh"),
+    nonfinite="overflow",
+)
+tanh = _unary(
+    "tanh",
+    "TanhBackward0",
+    np.tanh,
+    lambda x, out: sub(1.0, mul(out, out)),
+    "hyperbolic tangent",
+    symbolic=S.each("tanh"),
+)
 sigmoid = _unary(
-    "sigmoid", "SigmoidBackward0", _stable_sigmoid, lambda x, out: mul(out, sub(1.0, out))
+    "sigmoid",
+    "SigmoidBackward0",
+    _stable_sigmoid,
+    lambda x, out: mul(out, sub(1.0, out)),
+    "1 / (1 + exp(-x))",
+    symbolic=S.each(lambda sp, v: 1 / (1 + sp.exp(-v))),
 )
-# relu'(0) = 0, as in PyTorch.
 relu = _unary(
-    "relu", "ReluBackward0", lambda x: np.maximum(x, 0), lambda x, out: mask(_positive, x)
+    "relu",
+    "ReluBackward0",
+    lambda x: np.maximum(x, 0),
+    lambda x, out: mask(_positive, x),
+    "max(x, 0) (derivative 0 at 0)",
+    formula=S.relu,
+    kink="the derivative at 0 is 0",
 )
 # softplus(x) = log(1 + e^x), computed without overflow; its derivative is sigmoid(x).
 softplus = _unary(
-    "softplus", "SoftplusBackward0", lambda x: np.logaddexp(0, x), lambda x, out: sigmoid(x)
+    "softplus",
+    "SoftplusBackward0",
+    lambda x: np.logaddexp(0, x),
+    lambda x, out: sigmoid(x),
+    "log(1 + exp(x))",
+    symbolic=S.each(lambda sp, v: sp.log(1 + sp.exp(v))),
 )
 erf = _unary(
     "erf",
     "ErfBackward0",
     _erf,
     lambda x, out: mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))),
+    "error function",
+    symbolic=S.each("erf"),
 )
 
 
@@ -344,9 +566,23 @@ def _clamp_derivative(x, out, min=None, max=None):  # noqa: A002
     return mask(functools.partial(_inside, low=min, high=max), x)
 
 
-_clamp = _unary("clamp", "ClampBackward1", _clamp_forward, _clamp_derivative)
+_clamp = _unary(
+    "clamp",
+    "ClampBackward1",
+    _clamp_forward,
+    _clamp_derivative,
+    "limit to [min, max] (gradient 1 inside, bounds included)",
+    formula=S.clamp,
+    params=(
+        Param("input", TENSOR),
+        Param("min", OPT_NUMBER, None),
+        Param("max", OPT_NUMBER, None),
+    ),
+    kink="the gradient is 1 inside [min, max], bounds included, and 0 outside",
+)
 
 
+@public("clamp")
 def clamp(x, min=None, max=None) -> Tensor:  # noqa: A002
     """Limit ``x`` to [min, max]; either bound may be None."""
     if min is None and max is None:
@@ -369,11 +605,23 @@ def _where_jvp(tangents, out, cond, a, b):
     return where(cond, zero if ta is None else ta, zero if tb is None else tb)
 
 
-_WHERE = _register(
-    Primitive("where", lambda c, a, b: np.where(c, a, b), _where_vjp, _where_jvp, "WhereBackward0")
+_WHERE = register(
+    Op(
+        "where",
+        "input where condition is non-zero, else other",
+        forward=lambda c, a, b: np.where(c, a, b),
+        vjp=_where_vjp,
+        jvp=_where_jvp,
+        backward_name="WhereBackward0",
+        batch=B.elementwise,
+        params=(Param("condition", TENSOR), Param("input", TENSOR), Param("other", TENSOR)),
+        formula=S.where,
+        kink="the gradient goes to the branch chosen; the condition has none",
+    )
 )
 
 
+@public("where")
 def where(condition, a, b) -> Tensor:
     """Element-wise ``a`` where ``condition`` holds, else ``b`` (broadcasting)."""
     if not isinstance(condition, Tensor):
@@ -394,22 +642,27 @@ def _sum_to_forward(x, shape):
     return np.sum(x, axis=axes, keepdims=True).reshape(shape) if axes else x.reshape(shape)
 
 
-_SUM_TO = _register(
-    Primitive(
+_SUM_TO = register(
+    Op(
         "sum_to",
-        _sum_to_forward,
-        lambda g, out, x, needs, shape: (expand(g, x.shape),),
-        lambda tangents, out, x, shape: sum_to(tangents[0], shape),
-        "SumBackward1",
+        "sum down to a shape: the reverse of broadcasting",
+        forward=_sum_to_forward,
+        vjp=lambda g, out, x, needs, shape: (expand(g, x.shape),),
+        jvp=lambda tangents, out, x, shape: sum_to(tangents[0], shape),
+        backward_name="SumBackward1",
+        batch=B.sum_to,
     )
 )
-_EXPAND = _register(
-    Primitive(
+_EXPAND = register(
+    Op(
         "expand",
-        lambda x, shape: np.broadcast_to(x, shape),
-        lambda g, out, x, needs, shape: (sum_to(g, x.shape),),
-        lambda tangents, out, x, shape: expand(tangents[0], shape),
-        "ExpandBackward0",
+        "broadcast to a shape (-1 keeps a dimension)",
+        forward=lambda x, shape: np.broadcast_to(x, shape),
+        vjp=lambda g, out, x, needs, shape: (sum_to(g, x.shape),),
+        jvp=lambda tangents, out, x, shape: expand(tangents[0], shape),
+        backward_name="ExpandBackward0",
+        batch=B.expand,
+        methods=("expand",),
     )
 )
 
@@ -419,9 +672,13 @@ def sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     return x if x.shape == tuple(shape) else apply(_SUM_TO, x, shape=tuple(shape))
 
 
-def expand(x, shape) -> Tensor:
-    """Broadcast ``x`` to ``shape`` (PyTorch's ``expand``; -1 keeps a dimension)."""
+@public("expand")
+def expand(x, *sizes, shape=None) -> Tensor:
+    """Broadcast ``x`` to ``shape`` (PyTorch's ``expand``; -1 keeps a dimension), given as
+    sizes (``x.expand(2, 3)``), one tuple, or ``shape=``."""
     x = x if isinstance(x, Tensor) else Tensor(x)
+    if shape is None:
+        shape = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
     shape = tuple(shape)
     if -1 in shape:
         offset = len(shape) - x.ndim
@@ -457,19 +714,24 @@ def _unreduce(g: Tensor, shape, dim, keepdim: bool) -> Tensor:
     return expand(g, shape)
 
 
-def _reduction(name, backward_name, forward, vjp, jvp):
-    prim = _register(Primitive(name, forward, vjp, jvp, backward_name))
+def _reduction(name, backward_name, forward, vjp, jvp, summary: str, **fields):
+    """Register a reduction over all dimensions or ``dim`` (an int or a tuple), ``keepdim``
+    as in PyTorch; by default a function and a method with the signature of ``sum``."""
 
     def op(x, dim=None, keepdim: bool = False) -> Tensor:
         x = x if isinstance(x, Tensor) else Tensor(x)
         axes = _axes(dim, x.ndim)
-        return apply(prim, x, dim=axes, keepdim=keepdim)
+        return apply(entry, x, dim=axes, keepdim=keepdim)
 
+    fields = {"params": _REDUCE, "methods": (name,), **fields}
+    entry = register(
+        Op(name, summary, forward, vjp, jvp, backward_name, batch=B.reduction, call=op, **fields)
+    )
     op.__name__ = name
     return op
 
 
-def _weighted_reduction(name, backward_name, forward, weights):
+def _weighted_reduction(name, backward_name, forward, weights, summary: str, **fields):
     """A reduction whose derivative with respect to each element is ``weights(x, out, dim,
     keepdim)``: the reverse rule spreads the cotangent times the weights, the forward rule
     reduces the tangent times the weights."""
@@ -483,6 +745,8 @@ def _weighted_reduction(name, backward_name, forward, weights):
         lambda tangents, out, x, dim, keepdim: sum(
             mul(tangents[0], weights(x, out, dim, keepdim)), dim, keepdim
         ),
+        summary,
+        **fields,
     )
 
 
@@ -498,6 +762,8 @@ sum = _reduction(  # noqa: A001
     lambda x, dim, keepdim: np.sum(x, axis=dim, keepdims=keepdim),
     lambda g, out, x, needs, dim, keepdim: (_unreduce(g, x.shape, dim, keepdim),),
     lambda tangents, out, x, dim, keepdim: sum(tangents[0], dim, keepdim),
+    "sum of all elements, or along dim",
+    symbolic=S.reduce(np.sum),
 )
 mean = _reduction(
     "mean",
@@ -509,6 +775,8 @@ mean = _reduction(
         div(_unreduce(g, x.shape, dim, keepdim), float(_count(x.shape, dim))),
     ),
     lambda tangents, out, x, dim, keepdim: mean(tangents[0], dim, keepdim),
+    "mean of all elements, or along dim",
+    symbolic=S.mean,
 )
 
 
@@ -542,6 +810,9 @@ prod = _weighted_reduction(
     ),
     lambda x, dim, keepdim: np.prod(x, axis=dim, keepdims=keepdim),
     _prod_of_others,
+    "product of all elements, or along dim",
+    symbolic=S.reduce(np.prod),
+    kink="the derivative is the product of the others, also where elements are 0",
 )
 
 
@@ -561,12 +832,16 @@ amax = _weighted_reduction(
     "AmaxBackward0",
     lambda x, dim, keepdim: np.max(x, axis=dim, keepdims=keepdim),
     _extreme_weights,
+    "largest element (ties share the gradient)",
+    kink="ties share the gradient evenly",
 )
 amin = _weighted_reduction(
     "amin",
     "AminBackward0",
     lambda x, dim, keepdim: np.min(x, axis=dim, keepdims=keepdim),
     _extreme_weights,
+    "smallest element (ties share the gradient)",
+    kink="ties share the gradient evenly",
 )
 
 
@@ -589,6 +864,7 @@ logsumexp = _weighted_reduction(
     "LogsumexpBackward0",
     _logsumexp_forward,
     _logsumexp_weights,
+    "log(sum(exp(x))), computed stably",
 )
 
 
@@ -606,9 +882,18 @@ _norm2 = _weighted_reduction(
     ),
     lambda x, dim, keepdim: np.sqrt(np.sum(x * x, axis=dim, keepdims=keepdim)),
     _norm_direction,
+    "p-norm (2 by default)",
+    params=(
+        Param("input", TENSOR),
+        Param("p", NUMBER, 2),
+        Param("dim", OPT_INT, None),
+        Param("keepdim", BOOL, False),
+    ),
+    kink="the gradient at a zero norm is 0",
 )
 
 
+@public("norm")
 def norm(x, p: float = 2, dim=None, keepdim: bool = False) -> Tensor:
     """The p-norm over all elements or ``dim`` (2 by default; 0, 1, inf and other p too).
 
@@ -651,22 +936,31 @@ def _log_softmax_jvp(t, out, dim):
     return sub(t, sum(mul(exp(out), t), dim, keepdim=True))
 
 
-_SOFTMAX = _register(
-    Primitive(
+_ALONG = (Param("input", TENSOR), Param("dim", OPT_INT, None))
+_SOFTMAX = register(
+    Op(
         "softmax",
-        _softmax_forward,
-        lambda g, out, x, needs, dim: (_softmax_rule(g, out, dim),),
-        lambda tangents, out, x, dim: _softmax_rule(tangents[0], out, dim),
-        "SoftmaxBackward0",
+        "softmax along dim (the only dim of a vector by default)",
+        forward=_softmax_forward,
+        vjp=lambda g, out, x, needs, dim: (_softmax_rule(g, out, dim),),
+        jvp=lambda tangents, out, x, dim: _softmax_rule(tangents[0], out, dim),
+        backward_name="SoftmaxBackward0",
+        batch=B.along_dim,
+        params=_ALONG,
+        methods=("softmax",),
     )
 )
-_LOG_SOFTMAX = _register(
-    Primitive(
+_LOG_SOFTMAX = register(
+    Op(
         "log_softmax",
-        _log_softmax_forward,
-        lambda g, out, x, needs, dim: (_log_softmax_vjp(g, out, dim),),
-        lambda tangents, out, x, dim: _log_softmax_jvp(tangents[0], out, dim),
-        "LogSoftmaxBackward0",
+        "log softmax along dim (the only dim of a vector by default)",
+        forward=_log_softmax_forward,
+        vjp=lambda g, out, x, needs, dim: (_log_softmax_vjp(g, out, dim),),
+        jvp=lambda tangents, out, x, dim: _log_softmax_jvp(tangents[0], out, dim),
+        backward_name="LogSoftmaxBackward0",
+        batch=B.along_dim,
+        params=_ALONG,
+        methods=("log_softmax",),
     )
 )
 
@@ -679,12 +973,14 @@ def _one_dim(x: Tensor, dim) -> int:
     return _axes(int(dim), x.ndim)[0] if x.ndim else 0
 
 
+@public("softmax")
 def softmax(x, dim=None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim`` (the only dim of a vector when omitted)."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     return apply(_SOFTMAX, x, dim=_one_dim(x, dim))
 
 
+@public("log_softmax")
 def log_softmax(x, dim=None) -> Tensor:
     """log(softmax(x)) along ``dim``, computed stably."""
     x = x if isinstance(x, Tensor) else Tensor(x)
@@ -693,17 +989,23 @@ def log_softmax(x, dim=None) -> Tensor:
 
 # -- shapes, indexing, joining ----------------------------------------------------------------
 
-_RESHAPE = _register(
-    Primitive(
+_RESHAPE = register(
+    Op(
         "reshape",
-        lambda x, shape: np.reshape(x, shape),
-        lambda g, out, x, needs, shape: (reshape(g, x.shape),),
-        lambda tangents, out, x, shape: reshape(tangents[0], shape),
-        "ViewBackward0",
+        "same elements, new shape (one size may be -1)",
+        forward=lambda x, shape: np.reshape(x, shape),
+        vjp=lambda g, out, x, needs, shape: (reshape(g, x.shape),),
+        jvp=lambda tangents, out, x, shape: reshape(tangents[0], shape),
+        backward_name="ViewBackward0",
+        batch=B.reshape,
+        params=(Param("input", TENSOR), Param("shape", SIZES)),
+        methods=("reshape", "view"),
+        symbolic=lambda x, *shape: x.reshape(shape),
     )
 )
 
 
+@public("reshape")
 def reshape(x, *shape) -> Tensor:
     """The same elements in a new shape (one entry may be -1)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -713,17 +1015,24 @@ def reshape(x, *shape) -> Tensor:
     return x if x.shape == shape else apply(_RESHAPE, x, shape=shape)
 
 
-_TRANSPOSE = _register(
-    Primitive(
+_TRANSPOSE = register(
+    Op(
         "transpose",
-        lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
-        lambda g, out, x, needs, dim0, dim1: (transpose(g, dim0, dim1),),
-        lambda tangents, out, x, dim0, dim1: transpose(tangents[0], dim0, dim1),
-        "TransposeBackward0",
+        "matrix transpose, or swap dim0 and dim1",
+        forward=lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
+        vjp=lambda g, out, x, needs, dim0, dim1: (transpose(g, dim0, dim1),),
+        jvp=lambda tangents, out, x, dim0, dim1: transpose(tangents[0], dim0, dim1),
+        backward_name="TransposeBackward0",
+        batch=B.transpose,
+        params=(Param("input", TENSOR), Param("dim0", OPT_INT, None), Param("dim1", OPT_INT, None)),
+        methods=("transpose", "t"),
+        extra={"property": "T"},
+        symbolic=lambda x, d0=None, d1=None: x.T if d0 is None else np.swapaxes(x, d0, d1),
     )
 )
 
 
+@public("transpose")
 def transpose(x, dim0: int | None = None, dim1: int | None = None) -> Tensor:
     """Swap two dimensions; with none given, the matrix transpose (a vector is unchanged)."""
     x = x if isinstance(x, Tensor) else Tensor(x)
@@ -762,22 +1071,27 @@ def _scatter_forward(g, index, shape):
     return out
 
 
-_GETITEM = _register(
-    Primitive(
+_GETITEM = register(
+    Op(
         "getitem",
-        lambda x, index: x[index],
-        lambda g, out, x, needs, index: (scatter(g, index, x.shape),),
-        lambda tangents, out, x, index: getitem(tangents[0], index),
-        _index_name,
+        "x[index]: integers, slices, None, Ellipsis, integer or boolean arrays",
+        forward=lambda x, index: x[index],
+        vjp=lambda g, out, x, needs, index: (scatter(g, index, x.shape),),
+        jvp=lambda tangents, out, x, index: getitem(tangents[0], index),
+        backward_name=_index_name,
+        batch=B.getitem,
+        methods=("__getitem__",),
     )
 )
-_SCATTER = _register(
-    Primitive(
+_SCATTER = register(
+    Op(
         "scatter",
-        _scatter_forward,
-        lambda g, out, x, needs, index, shape: (getitem(g, index),),
-        lambda tangents, out, x, index, shape: scatter(tangents[0], index, shape),
-        "IndexPutBackward0",
+        "the adjoint of getitem: zeros with values added at an index",
+        forward=_scatter_forward,
+        vjp=lambda g, out, x, needs, index, shape: (getitem(g, index),),
+        jvp=lambda tangents, out, x, index, shape: scatter(tangents[0], index, shape),
+        backward_name="IndexPutBackward0",
+        batch=B.scatter,
     )
 )
 
@@ -799,6 +1113,7 @@ def _normalize_index(index) -> tuple:
     return tuple(result)
 
 
+@public("getitem")
 def getitem(x, index) -> Tensor:
     """``x[index]`` with integers, slices, None, Ellipsis, integer or boolean arrays."""
     x = x if isinstance(x, Tensor) else Tensor(x)
@@ -819,13 +1134,23 @@ def _joined_tangents(tangents, xs):
     return [zeros_like(x) if t is None else t for t, x in zip(tangents, xs)]
 
 
-_STACK = _register(
-    Primitive(
+def _joined_size(args: list) -> int:
+    return builtins.sum(t.numel() for t in args[0])
+
+
+_JOIN = (Param("tensors", TENSORS), Param("dim", INT, 0))
+_STACK = register(
+    Op(
         "stack",
-        lambda *xs, dim: np.stack(xs, axis=dim),
-        _stack_vjp,
-        lambda tangents, out, *xs, dim: stack(_joined_tangents(tangents, xs), dim),
-        "StackBackward0",
+        "join along a new dimension: stack([a, b])",
+        forward=lambda *xs, dim: np.stack(xs, axis=dim),
+        vjp=_stack_vjp,
+        jvp=lambda tangents, out, *xs, dim: stack(_joined_tangents(tangents, xs), dim),
+        backward_name="StackBackward0",
+        batch=B.join(np.stack),
+        params=_JOIN,
+        symbolic=lambda xs, dim=0: np.stack(xs, axis=dim),
+        size=_joined_size,
     )
 )
 
@@ -840,13 +1165,18 @@ def _cat_vjp(g, out, *xs, needs, dim):
     return tuple(cotangents)
 
 
-_CAT = _register(
-    Primitive(
+_CAT = register(
+    Op(
         "cat",
-        lambda *xs, dim: np.concatenate(xs, axis=dim),
-        _cat_vjp,
-        lambda tangents, out, *xs, dim: cat(_joined_tangents(tangents, xs), dim),
-        "CatBackward0",
+        "join along an existing dimension: cat([a, b])",
+        forward=lambda *xs, dim: np.concatenate(xs, axis=dim),
+        vjp=_cat_vjp,
+        jvp=lambda tangents, out, *xs, dim: cat(_joined_tangents(tangents, xs), dim),
+        backward_name="CatBackward0",
+        batch=B.join(np.concatenate),
+        params=_JOIN,
+        symbolic=lambda xs, dim=0: np.concatenate(xs, axis=dim),
+        size=_joined_size,
     )
 )
 
@@ -858,6 +1188,7 @@ def _joinable(tensors, what: str) -> list[Tensor]:
     return tensors
 
 
+@public("stack")
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dimension ``dim``."""
     tensors = _joinable(tensors, "stack")
@@ -868,6 +1199,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
     return apply(_STACK, *tensors, dim=dim)
 
 
+@public("cat")
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along the existing dimension ``dim``."""
     tensors = _joinable(tensors, "cat")
@@ -928,9 +1260,37 @@ def _matmul_forward(a, b):
     return np.matmul(a, b)
 
 
-_MATMUL = _register(Primitive("matmul", _matmul_forward, _matmul_vjp, _matmul_jvp, _matmul_name))
+def _matmul_size(args: list) -> int | None:
+    shapes = [a.shape for a in args if isinstance(a, Tensor)]
+    if len(shapes) != 2 or not all(shapes):
+        return None
+    a, b = shapes
+    try:
+        batch = np.broadcast_shapes(a[:-2], b[:-2])
+    except ValueError:
+        return None
+    return math.prod(batch) * (a[-2] if len(a) > 1 else 1) * (b[-1] if len(b) > 1 else 1)
 
 
+_MATMUL = register(
+    Op(
+        "matmul",
+        "a @ b, with PyTorch's rules for vectors",
+        forward=_matmul_forward,
+        vjp=_matmul_vjp,
+        jvp=_matmul_jvp,
+        backward_name=_matmul_name,
+        batch=B.matmul,
+        params=_XY,
+        methods=("matmul",),
+        operator="@",
+        symbolic=S.matmul,
+        size=_matmul_size,
+    )
+)
+
+
+@public("matmul")
 def matmul(a, b) -> Tensor:
     """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dimensions."""
     return apply(_MATMUL, a, b)

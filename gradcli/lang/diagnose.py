@@ -2,6 +2,7 @@
 
 A value is reported when it holds a kind of non-finite number (nan, inf, -inf) that none of
 the operands of its operation held: the place it first appeared, not everywhere it spread.
+The reasons are the op table's (``nonfinite``, ``nonfinite_backward``).
 """
 
 from __future__ import annotations
@@ -9,35 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import engine as gc
-
-_FORWARD_REASONS = {
-    "log": "log of a non-positive number",
-    "log1p": "log1p of a number <= -1",
-    "sqrt": "sqrt of a negative number",
-    "div": "division by zero",
-    "reciprocal": "division by zero",
-    "pow": "overflow, or a power of zero or of a negative number",
-    "exp": "overflow",
-    "expm1": "overflow",
-    "sinh": "overflow",
-    "cosh": "overflow",
-    "asin": "asin of a number outside [-1, 1]",
-    "acos": "acos of a number outside [-1, 1]",
-    "mul": "0 * inf",
-    "add": "inf - inf",
-    "sub": "inf - inf",
-}
-_BACKWARD_REASONS = {
-    "sqrt": "the derivative of sqrt at 0 is infinite",
-    "log": "the derivative of log at 0 is infinite",
-    "log1p": "the derivative of log1p at -1 is infinite",
-    "div": "division by zero in the derivative",
-    "reciprocal": "division by zero in the derivative",
-    "pow": "overflow, or the derivative of a power at a zero base",
-    "asin": "the derivative of asin at +-1 is infinite",
-    "acos": "the derivative of acos at +-1 is infinite",
-    "mul": "0 * inf",
-}
+from ..ops.table import OPS
 
 
 def kinds(array: np.ndarray) -> set[str]:
@@ -79,7 +52,7 @@ def new_kinds(result, args) -> set[str]:
 
 
 def forward_message(statement, function: str, found: set[str]) -> str:
-    reason = _FORWARD_REASONS.get(function, "overflow or an invalid operation")
+    reason = OPS[function].nonfinite
     what = ", ".join(sorted(found))
     return f"{statement.where} `{statement.text}`: {function} gave {what} ({reason})"
 
@@ -88,7 +61,7 @@ def backward_message(node, origins: dict) -> str:
     """A non-finite gradient that first appeared in ``node``'s reverse rule."""
     statement = origins.get(id(node))
     place = f"{statement.where} `{statement.text}`: " if statement is not None else ""
-    reason = _BACKWARD_REASONS.get(node.prim.name, "overflow or an invalid operation")
+    reason = node.prim.nonfinite_backward
     return (
         f"{place}the backward pass of {node.prim.name} ({node.name()}) gave a non-finite "
         f"gradient ({reason})"

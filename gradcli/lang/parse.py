@@ -35,15 +35,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _PARSER_NAMES = re.compile(r"\b(" + "|".join(n for n in _GLOBALS if n[0] != "_") + r")\b")
 # Arithmetic on numbers only (2*3, pi/2) is done here, as Python would, so that the run sees a
 # number and not a float64 tensor; a result that is not finite is left to the run to report.
-_FOLD = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "div": np.divide,
-    "pow": np.power,
-    "neg": np.negative,
-    "exp": np.exp,
-}
+# Which operations fold is the op table's ``fold``.
 
 
 def to_sympy(checked: Checked) -> sp.Expr:
@@ -132,14 +124,14 @@ def _call(name: str, args: tuple) -> list:
             converted.append(["list", [to_ir(a) for a in arg.args]])
         else:
             converted.append(["lit", _literal(arg)])
-    return _folded(["call", name, converted]) if name in _FOLD else ["call", name, converted]
+    return _folded(["call", name, converted]) if function.fold else ["call", name, converted]
 
 
 def _folded(ir: list) -> list:
     """``["const", value]`` for arithmetic on constants with a finite result, else ``ir``."""
     if all(arg[0] == "const" for arg in ir[2]):
         with np.errstate(all="ignore"):
-            value = float(_FOLD[ir[1]](*(arg[1] for arg in ir[2])))
+            value = float(F.FUNCTIONS[ir[1]].forward(*(np.float64(arg[1]) for arg in ir[2])))
         if math.isfinite(value):
             return ["const", value]
     return ir

@@ -341,16 +341,13 @@ class _Evaluator:
 
 def _result_elements(function: str, args: list) -> int | None:
     """How many elements ``function(*args)`` will make, worked out before it runs (None when
-    the shapes do not fit: the operation itself then says why)."""
-    if function in ("stack", "cat"):
-        return sum(t.numel() for t in args[0])
+    the shapes do not fit: the operation itself then says why). The op table's ``size`` says
+    it for the operations that make more than their operands broadcast together."""
+    op = F.OPS.get(function)
+    if op is not None and op.size is not None:
+        return op.size(args)
     shapes = [a.shape for a in args if isinstance(a, gc.Tensor)]
     try:
-        if function == "matmul" and len(shapes) == 2 and all(shapes):
-            a, b = shapes
-            batch = np.broadcast_shapes(a[:-2], b[:-2])
-            return math.prod(batch) * (a[-2] if len(a) > 1 else 1) * (b[-1] if len(b) > 1 else 1)
-        # everything else is element-wise (broadcasting) or makes no more than it is given
         return math.prod(np.broadcast_shapes(*shapes)) if shapes else None
     except (ValueError, RuntimeError):  # shapes that do not fit, or over 32 dimensions
         return None

@@ -30,14 +30,6 @@ _ELEMENT_NAME = re.compile(r"^([A-Za-z]\w*?)(0|[1-9]\d{0,8})$")  # up to 9 digit
 
 # Operators are re-emitted as calls, so that sympy keeps the program's structure exactly
 # (its own Add and Mul would reorder, distribute and cancel terms: x - x would vanish).
-_OPERATORS = {
-    ast.Add: "add",
-    ast.Sub: "sub",
-    ast.Mult: "mul",
-    ast.Div: "div",
-    ast.Pow: "pow",
-    ast.MatMult: "matmul",
-}
 # Python's operators, as written: for messages
 _SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.MatMult: "@",
@@ -46,6 +38,8 @@ _SYMBOLS = {
     ast.Gt: ">", ast.GtE: ">=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in",
     ast.NotIn: "not in",
 }  # fmt: skip
+# The operators gradcli has, and the operation each is: the op table's ``operator``
+_OPERATOR_FUNCTIONS = {f.operator: name for name, f in F.FUNCTIONS.items() if f.operator}
 _OPERATOR_HINT = "operators are + - * / ** and @"
 # Python's operators that gradcli does not have: (message, hint); {a} and {b} in the hint are
 # the operands as written
@@ -255,7 +249,7 @@ class _Checker:
             return self.name(node)
         if isinstance(node, ast.BinOp):
             column = self._operator_column(node.left, node.right)
-            function = _OPERATORS.get(type(node.op))
+            function = _OPERATOR_FUNCTIONS.get(_SYMBOLS[type(node.op)])
             if function is None:
                 message, hint = _REFUSED_OPERATORS[type(node.op)]
                 a, b = self.text(node.col_offset, column), self.text(column, node.end_col_offset)
@@ -271,8 +265,9 @@ class _Checker:
             inner = self.expression(node.operand)
             if isinstance(node.op, ast.UAdd):
                 return inner
-            self.note("neg", node.col_offset)
-            return f"neg({inner})"
+            negate = _OPERATOR_FUNCTIONS["-x"]
+            self.note(negate, node.col_offset)
+            return f"{negate}({inner})"
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, ast.Subscript):

@@ -1,0 +1,150 @@
+"""Batch rules: how one traced step acts when some arguments carry a leading batch dimension.
+
+Each rule is ``rule(forward, params, values, batched, ranks, size)``: the step's numpy
+function and parameters, its argument values (the batched ones with the batch dimension in
+front), which are batched, the number of dimensions each had when traced, and the batch size.
+It returns the result with the batch dimension in front. An entry with no rule is replayed
+point by point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def aligned(value, batched: bool, rank: int, size: int, target: int):
+    """A batched value reshaped to (B, 1, ..., 1, *shape) so it has ``target`` logical dims."""
+    if not batched:
+        return value
+    return value.reshape((size,) + (1,) * (target - rank) + value.shape[1:])
+
+
+def with_batch(value, batched: bool, size: int):
+    """Every value with the batch dimension: an unbatched one broadcast to the batch."""
+    return value if batched else np.broadcast_to(value, (size,) + np.shape(value))
+
+
+def _shifted(axis, rank: int):
+    """An axis (or a tuple of axes) of the traced value, one further right; a 0-d value's
+    axes (0 or -1 stand for its only position) become the new last axis of the batch."""
+    if rank == 0:
+        return tuple(1 for _ in axis) if isinstance(axis, tuple) else 1
+    if isinstance(axis, tuple):
+        return tuple(a % rank + 1 for a in axis)
+    return axis % rank + 1
+
+
+def elementwise(forward, params, values, batched, ranks, size):
+    """Element-wise (broadcasting) steps: ranks aligned so the batch dimension stays first."""
+    target = max(ranks)
+    return forward(
+        *[aligned(v, b, r, size, target) for v, b, r in zip(values, batched, ranks)], **params
+    )
+
+
+def mask(forward, params, values, batched, ranks, size):
+    """A mask: element-wise, or for a reduction's mask, every argument batched and the axis
+    shifted."""
+    if "axis" not in params:
+        return elementwise(forward, params, values, batched, ranks, size)
+    target = max(ranks)
+    values = [
+        with_batch(aligned(v, b, r, size, target), b, size)
+        for v, b, r in zip(values, batched, ranks)
+    ]
+    return forward(*values, fn=params["fn"], axis=_shifted(params["axis"], target))
+
+
+def reduction(forward, params, values, batched, ranks, size):
+    """A reduction over ``dim`` (a tuple of axes of the traced value)."""
+    dim = tuple(d + 1 for d in params["dim"])
+    return forward(values[0], dim=dim, keepdim=params["keepdim"])
+
+
+def along_dim(forward, params, values, batched, ranks, size):
+    """An operation along one ``dim`` (softmax): the dim shifted past the batch dimension."""
+    if ranks[0] == 0:  # one element along no dimension: apply it to each point alone
+        return forward(values[0][:, None], dim=1)[:, 0]
+    return forward(values[0], dim=_shifted(params["dim"], ranks[0]))
+
+
+def transpose(forward, params, values, batched, ranks, size):
+    return np.swapaxes(values[0], params["dim0"] + 1, params["dim1"] + 1)
+
+
+def reshape(forward, params, values, batched, ranks, size):
+    return np.reshape(values[0], (size,) + tuple(params["shape"]))
+
+
+def expand(forward, params, values, batched, ranks, size):
+    shape = tuple(params["shape"])
+    return np.broadcast_to(aligned(values[0], True, ranks[0], size, len(shape)), (size,) + shape)
+
+
+def sum_to(forward, params, values, batched, ranks, size):
+    shape = tuple(params["shape"])
+    x = values[0]
+    inner = x.shape[1:]
+    extra = len(inner) - len(shape)
+    axes = tuple(range(1, extra + 1)) + tuple(
+        1 + extra + i for i, n in enumerate(shape) if n == 1 and inner[extra + i] != 1
+    )
+    summed = np.sum(x, axis=axes, keepdims=True) if axes else x
+    return summed.reshape((size,) + shape)
+
+
+def getitem(forward, params, values, batched, ranks, size):
+    return values[0][(slice(None), *params["index"])]
+
+
+def scatter(forward, params, values, batched, ranks, size):
+    x = values[0]
+    out = np.zeros((size,) + tuple(params["shape"]), dtype=x.dtype)
+    np.add.at(out, (slice(None), *params["index"]), x)
+    return out
+
+
+def join(numpy_join):
+    """stack or cat: every value batched, the dim shifted."""
+
+    def rule(forward, params, values, batched, ranks, size):
+        joined = [with_batch(v, b, size) for v, b in zip(values, batched)]
+        return numpy_join(joined, axis=params["dim"] + 1)
+
+    return rule
+
+
+def matmul(forward, params, values, batched, ranks, size):
+    """PyTorch's matmul rules with a batch dimension in front of either operand."""
+    a, b = values
+    a_vector, b_vector = ranks[0] == 1, ranks[1] == 1
+    # A batch of vectors against a fixed matrix is one matrix product, not a batch of them.
+    if b_vector and batched[1] and not batched[0] and ranks[0] == 2:
+        return b @ a.T
+    if a_vector and batched[0] and not batched[1] and ranks[1] == 2:
+        return a @ b
+    if list(ranks) == [2, 2] and batched[1] and not batched[0]:  # (m, n) @ (B, n, k)
+        size_, n, k = b.shape
+        flat = a @ b.transpose(1, 0, 2).reshape(n, size_ * k)
+        return flat.reshape(a.shape[0], size_, k).transpose(1, 0, 2)
+    if list(ranks) == [2, 2] and batched[0] and not batched[1]:  # (B, m, n) @ (n, k)
+        size_, m, n = a.shape
+        return (a.reshape(size_ * m, n) @ b).reshape(size_, m, b.shape[1])
+    if a_vector:
+        a = a[..., None, :]
+    if b_vector:
+        b = b[..., None]
+    if batched[0] and not a_vector and ranks[0] < ranks[1]:
+        a = aligned(a, True, ranks[0], size, ranks[1])
+    if batched[1] and not b_vector and ranks[1] < ranks[0]:
+        b = aligned(b, True, ranks[1], size, ranks[0])
+    if batched[0] and a_vector and not b_vector and ranks[1] > 2:
+        a = aligned(a, True, 2, size, ranks[1])
+    if batched[1] and b_vector and not a_vector and ranks[0] > 2:
+        b = aligned(b, True, 2, size, ranks[0])
+    out = np.matmul(a, b)
+    if b_vector:
+        out = out[..., 0]
+    if a_vector:
+        out = out[..., 0, :] if not b_vector else out[..., 0]
+    return out

@@ -1,0 +1,106 @@
+"""Symbolic rules: the operations on numpy object arrays of sympy formulas.
+
+A rule takes the call's arguments as a program gives them (arrays, then dims and flags) and
+returns an array of formulas. sympy is imported only when a rule runs: it is slow to import,
+and most commands never need it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+
+def each(function: str | Callable):
+    """An element-wise rule: ``function`` names a sympy function (``"exp"``) or is
+    ``function(sympy, element)``."""
+
+    def rule(x):
+        import sympy
+
+        scalar = (
+            getattr(sympy, function)
+            if isinstance(function, str)
+            else (lambda v: function(sympy, v))
+        )
+        return np.asarray(np.frompyfunc(scalar, 1, 1)(x), dtype=object)
+
+    return rule
+
+
+def reduce(numpy_function):
+    """A reduction of formulas by ``numpy_function`` (np.sum, np.prod) over dim."""
+
+    def rule(x, dim=None, keepdim=False):
+        return np.asarray(numpy_function(x, axis=dim, keepdims=keepdim), dtype=object)
+
+    return rule
+
+
+def mean(x, dim=None, keepdim=False):
+    """The sum over dim, divided exactly; as torch, the mean of nothing is nan."""
+    import sympy
+
+    count = x.size if dim is None else x.shape[dim]
+    scale = sympy.Rational(1, count) if count else sympy.nan
+    return np.asarray(reduce(np.sum)(x, dim, keepdim) * scale, dtype=object)
+
+
+def power(a, b):
+    """a**b; a power of numbers is computed in floating point, as the run does, so that an
+    exact 2**2**30 is never built (a number beyond float range is not symbolic)."""
+    import sympy
+
+    from ..symbolic import NotSymbolic, constant_array
+
+    numbers = [e for e in (*np.ravel(a), *np.ravel(b))]
+    if all(isinstance(e, sympy.Number) for e in numbers):
+        with np.errstate(all="ignore"):
+            value = np.power(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+        if not np.all(np.isfinite(value)):
+            raise NotSymbolic("a power of numbers beyond float range")
+        return constant_array(value)
+    return a**b
+
+
+def matmul(a, b):
+    """Matrix and vector products of formulas (not batched ones)."""
+    from ..symbolic import NotSymbolic
+
+    if a.ndim > 2 or b.ndim > 2:
+        raise NotSymbolic("batched matrix products")
+    return np.asarray(np.dot(a, b), dtype=object)
+
+
+# One element's formula, for the piecewise functions sympy is not asked to differentiate as
+# arrays (they give explain its formulas, and stay out of check and --symbolic).
+
+
+def relu(sp, v):
+    return sp.Piecewise((v, v > 0), (0, True))  # relu'(0) = 0, as in PyTorch
+
+
+def sign(sp, v):
+    return sp.Piecewise((1, v > 0), (-1, v < 0), (0, True))  # its derivative is 0 everywhere
+
+
+def maximum(sp, a, b):
+    return sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True))  # ties share, as PyTorch
+
+
+def minimum(sp, a, b):
+    return sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True))
+
+
+def where(sp, condition, a, b):
+    return sp.Piecewise((a, sp.Ne(condition, 0)), (b, True))
+
+
+def clamp(sp, v, low, high):
+    from ..symbolic import number
+
+    pieces = [(number(low), v < low)] if low is not None else []
+    if high is not None:
+        pieces.append((number(high), v > high))
+    return sp.Piecewise(*pieces, (v, True))  # slope 1 inside, bounds included (PyTorch)

@@ -1,0 +1,130 @@
+"""The op table: every operation gradcli knows, one entry each, holding everything about it.
+
+An entry (``Op``) is read by every part of gradcli that needs to know an operation:
+
+- the engine: ``forward`` (numpy), ``vjp`` and ``jvp`` (written in differentiable operations,
+  so derivatives can be differentiated again), ``backward_name`` (PyTorch's ``grad_fn`` name);
+- the language: ``params`` (the signature the validator checks calls against), ``summary``,
+  ``aliases`` and ``operator`` (``+`` is ``add``); ``call`` is the function a program calls;
+- the tensor methods: ``methods`` (``x.sum()``);
+- the compiler: ``batch``, how a traced step acts when its arguments carry a leading batch
+  dimension (compiled replay, vectorized Jacobians, ``--batch``);
+- sympy: ``symbolic``, the operation on arrays of formulas (``--symbolic``, ``check``,
+  ``explain``), or None when it has no symbolic form;
+- the parser: ``fold``, whether arithmetic on numbers alone is done while parsing;
+- NaN provenance: ``nonfinite`` and ``nonfinite_backward``, why the forward value or a
+  derivative can be NaN or infinite, in words;
+- the docs: ``kink``, PyTorch's convention at kinks and ties.
+
+An operation that is a primitive of the engine has a ``forward``; one built from others (a
+loss, ``dot``) has only a ``call``. Adding an operation is one entry plus its row in the
+sweep test (``tests/engine/engine_optable.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+REQUIRED = object()
+
+# Parameter kinds: what an argument of a call may be.
+TENSOR = "tensor"  # any expression
+TENSORS = "tensors"  # a list of expressions: stack([a, b])
+INT = "int"  # a whole number, possibly negative (a dim)
+OPT_INT = "int or None"
+NUMBER = "number"
+OPT_NUMBER = "number or None"
+BOOL = "True or False"
+REDUCTION = "'mean', 'sum' or 'none'"
+SIZES = "sizes"  # the rest of the positional arguments, whole numbers: reshape(x, 2, 3)
+
+Rule = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of an operation as a program calls it."""
+
+    name: str
+    kind: str
+    default: object = REQUIRED
+
+
+@dataclass(eq=False)
+class Op:
+    """One operation (see the module docstring for who reads which field).
+
+    ``vjp(cotangent, out, *inputs, needs, **params)`` returns one cotangent (or None) per
+    input; ``needs[i]`` tells whether input ``i`` requires grad, so rules can skip work.
+    ``jvp(tangents, out, *inputs, **params)`` returns the output tangent; a missing input
+    tangent is None. ``batch(forward, params, values, batched, ranks, size)`` computes the
+    step with a leading batch dimension on the ``batched`` values (see ``ops.batching``).
+    ``symbolic(*arrays, *literals)`` computes it on object arrays of sympy formulas;
+    ``formula(sympy, *elements)`` gives one element's formula where the array rule is
+    missing (piecewise functions, which only explain shows).
+    ``size(args)`` is the number of elements a call will make, before it runs (None: the
+    shapes do not fit, and the operation itself says why).
+    """
+
+    name: str
+    summary: str = ""
+    forward: Callable[..., Any] | None = None
+    vjp: Rule | None = None
+    jvp: Rule | None = None
+    backward_name: str | Callable[[Any], str] = ""
+    differentiable: bool = True
+    batch: Rule | None = None
+    params: tuple[Param, ...] | None = None
+    call: Callable[..., Any] | None = None
+    aliases: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    operator: str | None = None
+    symbolic: Rule | None = None
+    formula: Rule | None = None
+    fold: bool = False
+    nonfinite: str = "overflow or an invalid operation"
+    nonfinite_backward: str = "overflow or an invalid operation"
+    kink: str = ""
+    size: Callable[[list], int | None] | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def in_language(self) -> bool:
+        """Whether programs may call it by name."""
+        return self.params is not None
+
+    def signature(self) -> str:
+        """``sum(input, dim=None, keepdim=False)``, as ``gradcli functions`` lists it."""
+        parts = []
+        for p in self.params or ():
+            if p.kind == SIZES:
+                parts.append(f"*{p.name}")
+            elif p.default is REQUIRED:
+                parts.append(p.name)
+            else:
+                parts.append(f"{p.name}={p.default!r}")
+        return f"{self.name}({', '.join(parts)})"
+
+
+OPS: dict[str, Op] = {}
+
+
+def register(op: Op) -> Op:
+    """Add ``op`` to the table; a name is declared once."""
+    if op.name in OPS:
+        raise ValueError(f"the operation {op.name!r} is declared twice")
+    OPS[op.name] = op
+    return op
+
+
+def public(name: str):
+    """Make the decorated function the ``call`` of the entry ``name`` (a wrapper that checks
+    its arguments, or a composite built from other operations)."""
+
+    def attach(function):
+        OPS[name].call = function
+        return function
+
+    return attach
