@@ -170,6 +170,8 @@ def _batched_step(name, function, params, values, batched, ranks, size):
     if name in _REDUCTIONS:
         return function(x, dim=tuple(d + 1 for d in params["dim"]), keepdim=params["keepdim"])
     if name in ("softmax", "log_softmax"):
+        if ranks[0] == 0:  # over a 0-d input's only "dim": each point alone, as (B, 1)
+            return function(x[:, None], dim=1)[:, 0]
         return function(x, dim=params["dim"] + 1)
     if name == "transpose":
         return np.swapaxes(x, params["dim0"] + 1, params["dim1"] + 1)
@@ -188,10 +190,12 @@ def _batched_step(name, function, params, values, batched, ranks, size):
         summed = np.sum(x, axis=axes, keepdims=True) if axes else x
         return summed.reshape((size,) + shape)
     if name == "getitem":
-        return x[(slice(None), *params["index"])]
+        index = params["index"]
+        return np.moveaxis(x[(slice(None), *index)], _advanced_lead(index), 0)
     if name == "scatter":
+        index = params["index"]
         out = np.zeros((size,) + tuple(params["shape"]), dtype=x.dtype)
-        np.add.at(out, (slice(None), *params["index"]), x)
+        np.add.at(out, (slice(None), *index), np.moveaxis(x, 0, _advanced_lead(index)))
         return out
     if name in ("stack", "cat"):
         joined = [_with_batch(v, b, size) for v, b in zip(values, batched)]
@@ -200,6 +204,23 @@ def _batched_step(name, function, params, values, batched, ranks, size):
     if name == "matmul":
         return _batched_matmul(values, batched, ranks, size)
     raise NotBatchable(name)
+
+
+def _advanced_lead(index) -> int:
+    """Where the batch dimension lands in ``x[(slice(None), *index)]``: first, unless the
+    index's arrays (with its integers, then advanced too) are apart, when numpy puts their
+    broadcast dimensions in front of everything, the batch dimension after them."""
+    arrays = [i for i, part in enumerate(index) if isinstance(part, np.ndarray)]
+    if not arrays:
+        return 0
+    advanced = [
+        i for i, part in enumerate(index) if isinstance(part, (np.ndarray, int, np.integer))
+    ]
+    if advanced[-1] - advanced[0] + 1 == len(advanced):
+        return 0
+    parts = [np.asarray(index[i]) for i in advanced]
+    shapes = [(np.count_nonzero(p),) if p.dtype == np.bool_ else p.shape for p in parts]
+    return len(np.broadcast_shapes(*shapes))
 
 
 def _batched_matmul(values, batched, ranks, size):
