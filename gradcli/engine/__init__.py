@@ -77,6 +77,7 @@ from .primitives import (
     where,
 )
 from .tensor import (
+    NonfiniteTangent,
     ShapeError,
     Tensor,
     backward,
@@ -84,6 +85,7 @@ from .tensor import (
     no_grad,
     set_grad_enabled,
     watch_nonfinite,
+    watched_nonfinite,
 )
 
 __all__ = [name for name in dir() if not name.startswith("_")]
