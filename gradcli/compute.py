@@ -15,7 +15,7 @@ from . import engine as gc
 from . import limits
 from .errors import GradcliError
 from .lang import Program
-from .lang.diagnose import backward_message
+from .lang.diagnose import backward_message, tangent_message
 from .lang.program import RunLog
 
 DTYPES = {"float64": np.float64, "float32": np.float32}
@@ -67,7 +67,7 @@ class Bound:
 
     def engine(self, action):
         """Run ``action`` on the engine: its semantic errors become user errors (exit 2), and
-        the nodes whose reverse rule first made a nan or inf are reported."""
+        the nodes whose reverse rule (or forward rule) first made a nan or inf are reported."""
         try:
             with np.errstate(all="ignore"), gc.watch_nonfinite() as found:
                 result = action()
@@ -77,7 +77,10 @@ class Bound:
                 hint = "the output is not a scalar: give the vector v with --v"
             raise GradcliError(str(exc), hint=hint) from None
         for node in found:
-            self.log.nonfinite.append(backward_message(node, self.log.origins))
+            if isinstance(node, gc.NonfiniteTangent):
+                self.log.nonfinite.append(tangent_message(node))
+            else:
+                self.log.nonfinite.append(backward_message(node, self.log.origins))
         return result
 
     def messages(self, *extra: str) -> tuple[str, ...]:

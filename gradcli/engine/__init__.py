@@ -26,6 +26,7 @@ from .creation import (
 )
 from .functional import hessian, hvp, jacobian, jvp, vjp
 from .tensor import (
+    NonfiniteTangent,
     ShapeError,
     Tensor,
     backward,
@@ -33,6 +34,7 @@ from .tensor import (
     no_grad,
     set_grad_enabled,
     watch_nonfinite,
+    watched_nonfinite,
 )
 
 _methods.attach()

@@ -194,7 +194,11 @@ def _pow_partials(a, b, out, needs):
     da = db = None
     if needs[0]:
         # PyTorch: the base's gradient is 0 where the exponent is 0, even at base 0 (not nan).
-        da = where(mask(_is_zero, b), 0.0, mul(b, pow(a, sub(b, 1.0))))
+        # The masked branch uses exponent 1 there, so that pow(a, b - 1) is a**0 = 1 and its
+        # own derivatives stay finite at base 0 (else 0 * inf = nan at the next order).
+        zero_exponent = mask(_is_zero, b)
+        safe_b = where(zero_exponent, 1.0, b)
+        da = where(zero_exponent, 0.0, mul(b, pow(a, sub(safe_b, 1.0))))
     if needs[1]:
         # PyTorch: the exponent's gradient is 0 where the base is 0 and the exponent >= 0.
         db = where(mask(_zero_base, a, b), 0.0, mul(out, log(a)))
@@ -765,12 +769,20 @@ sum = _reduction(  # noqa: A001
     "sum of all elements, or along dim",
     symbolic=S.reduce(np.sum),
 )
+
+
+def _mean_forward(x, dim, keepdim):
+    # The mean of no elements is nan (0 / 0), as in PyTorch, without numpy's warning.
+    with np.errstate(invalid="ignore"):
+        return np.sum(x, axis=dim, keepdims=keepdim) / _count(x.shape, dim)
+
+
 mean = _reduction(
     "mean",
     lambda node: (
         "MeanBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "MeanBackward0"
     ),
-    lambda x, dim, keepdim: np.mean(x, axis=dim, keepdims=keepdim),
+    lambda x, dim, keepdim: _mean_forward(x, dim, keepdim),
     lambda g, out, x, needs, dim, keepdim: (
         div(_unreduce(g, x.shape, dim, keepdim), float(_count(x.shape, dim))),
     ),
@@ -827,10 +839,26 @@ def _tie_weights(x, kept, axis):
     return (hit / np.sum(hit, axis=axis, keepdims=True)).astype(x.dtype)
 
 
+def _extreme(reduce, name):
+    """np.max or np.min over ``dim``; a zero-size reduced dimension has no extreme (PyTorch
+    raises), so it is a ShapeError rather than numpy's ValueError."""
+
+    def forward(x, dim, keepdim):
+        empty = [d for d in dim if x.shape[d] == 0]
+        if empty or (x.size == 0 and x.ndim == 0):
+            raise ShapeError(
+                f"{name}: dimension {empty[0]} of shape {x.shape} has size 0, "
+                "and the empty set has no extreme value"
+            )
+        return reduce(x, axis=dim, keepdims=keepdim)
+
+    return forward
+
+
 amax = _weighted_reduction(
     "amax",
     "AmaxBackward0",
-    lambda x, dim, keepdim: np.max(x, axis=dim, keepdims=keepdim),
+    _extreme(np.max, "amax"),
     _extreme_weights,
     "largest element (ties share the gradient)",
     kink="ties share the gradient evenly",
@@ -838,7 +866,7 @@ amax = _weighted_reduction(
 amin = _weighted_reduction(
     "amin",
     "AminBackward0",
-    lambda x, dim, keepdim: np.min(x, axis=dim, keepdims=keepdim),
+    _extreme(np.min, "amin"),
     _extreme_weights,
     "smallest element (ties share the gradient)",
     kink="ties share the gradient evenly",
@@ -846,8 +874,9 @@ amin = _weighted_reduction(
 
 
 def _logsumexp_forward(x, dim, keepdim):
-    if x.size == 0:
-        return np.log(np.sum(np.exp(x), axis=dim, keepdims=keepdim))
+    if x.size == 0:  # log(0) = -inf over an empty dimension, as in PyTorch
+        with np.errstate(divide="ignore"):
+            return np.log(np.sum(np.exp(x), axis=dim, keepdims=keepdim))
     m = np.max(x, axis=dim, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)
     out = np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True)) + m
@@ -897,7 +926,8 @@ _norm2 = _weighted_reduction(
 def norm(x, p: float = 2, dim=None, keepdim: bool = False) -> Tensor:
     """The p-norm over all elements or ``dim`` (2 by default; 0, 1, inf and other p too).
 
-    p = 0 counts the non-zero elements, as in PyTorch; its gradient is zero.
+    p = 0 counts the non-zero elements, as in PyTorch; its gradient is zero. -inf is the
+    smallest magnitude (ties share its gradient, as amin's).
     """
     if p == 0:
         return sum(mask(_nonzero_count, x), dim, keepdim)
@@ -907,18 +937,38 @@ def norm(x, p: float = 2, dim=None, keepdim: bool = False) -> Tensor:
         return sum(abs(x), dim, keepdim)
     if p == math.inf:
         return amax(abs(x), dim, keepdim)
-    return pow(sum(pow(abs(x), float(p)), dim, keepdim), 1.0 / p)
+    if p == -math.inf:
+        return amin(abs(x), dim, keepdim)
+    if p < 0:
+        return pow(sum(pow(abs(x), float(p)), dim, keepdim), 1.0 / p)
+    return _p_norm(x, float(p), dim, keepdim)
+
+
+def _p_norm(x, p: float, dim, keepdim: bool) -> Tensor:
+    """(sum |x|^p)^(1/p) for p > 0, with PyTorch's gradient: 0 at a zero element (its
+    subgradient) and 0 for a group whose norm is 0, at every order. The masked branches see
+    1 in place of 0, so that no derivative of theirs is 0 * inf."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    zero = mask(_is_zero, x)
+    powered = where(zero, 0.0, pow(abs(where(zero, 1.0, x)), p))
+    total = sum(powered, dim, keepdim)
+    empty = mask(_is_zero, total)
+    return where(empty, 0.0, pow(where(empty, 1.0, total), 1.0 / p))
 
 
 # -- softmax ----------------------------------------------------------------------------------
 
 
 def _softmax_forward(x, dim):
+    if x.size == 0:  # nothing to normalize: an empty result of the same shape (PyTorch)
+        return x.copy()
     e = np.exp(x - np.max(x, axis=dim, keepdims=True))
     return e / np.sum(e, axis=dim, keepdims=True)
 
 
 def _log_softmax_forward(x, dim):
+    if x.size == 0:
+        return x.copy()
     shifted = x - np.max(x, axis=dim, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 

@@ -31,7 +31,8 @@ class _Mode:
 
     grad_enabled = True
     forward_active = False
-    nonfinite_watch: list | None = None  # nodes whose reverse rule first made a nan or inf
+    # nodes whose reverse rule, and NonfiniteTangents of forward rules, first made a nan or inf
+    nonfinite_watch: list | None = None
     tracer = None  # records every primitive application while compiling (compile.py)
 
 
@@ -53,13 +54,38 @@ def no_grad():
 
 @contextmanager
 def watch_nonfinite():
-    """Collect, in a list, the nodes whose reverse rule turned finite values into nan or inf."""
+    """Collect, in a list, the nodes whose reverse rule turned finite values into nan or inf,
+    and a ``NonfiniteTangent`` for each forward rule that did so to a tangent."""
     previous = _Mode.nonfinite_watch
     _Mode.nonfinite_watch = found = []
     try:
         yield found
     finally:
         _Mode.nonfinite_watch = previous
+
+
+def watched_nonfinite() -> list | None:
+    """The list the innermost ``watch_nonfinite`` block collects into (None outside one)."""
+    return _Mode.nonfinite_watch
+
+
+class NonfiniteTangent:
+    """A forward rule that turned finite inputs and tangents into a nan or inf tangent.
+
+    ``origin`` is free for the caller: gradcli's programs put the statement there."""
+
+    __slots__ = ("prim", "origin")
+
+    def __init__(self, prim):
+        self.prim = prim
+        self.origin = None
+
+
+def _watch_tangent(prim, tensors, tangents, tangent: Tensor) -> None:
+    if _all_finite(tangent) or not all(_all_finite(t) for t in tensors):
+        return
+    if all(t is None or _all_finite(t) for t in tangents):
+        _Mode.nonfinite_watch.append(NonfiniteTangent(prim))
 
 
 def _all_finite(tensor: Tensor) -> bool:
@@ -330,6 +356,8 @@ def apply(prim, *args: Any, **params: Any) -> Tensor:
                 if tangent.shape != out.shape:
                     tangent = tangent.expand(out.shape)
             out.tangent = tangent
+            if _Mode.nonfinite_watch is not None:
+                _watch_tangent(prim, tensors, tangents, tangent)
     return out
 
 

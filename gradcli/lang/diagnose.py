@@ -68,6 +68,21 @@ def backward_message(node, origins: dict) -> str:
     )
 
 
+def tangent_message(found) -> str:
+    """A non-finite tangent that first appeared in a forward rule (a ``NonfiniteTangent``)."""
+    statement = found.origin
+    place = f"{statement.where} `{statement.text}`: " if statement is not None else ""
+    name, reason = found.prim.name, found.prim.nonfinite_backward
+    return f"{place}the forward-mode derivative of {name} gave a non-finite tangent ({reason})"
+
+
+def tag_tangents(watch: list | None, start: int, statement) -> None:
+    """Name ``statement`` as the origin of the non-finite tangents found since ``start``."""
+    for found in [] if watch is None else watch[start:]:
+        if isinstance(found, gc.NonfiniteTangent) and found.origin is None:
+            found.origin = statement
+
+
 def tag_origins(tensor, statement, origins: dict) -> None:
     """Record ``statement`` as the origin of every graph node new in ``tensor``'s graph."""
     stack = [tensor.grad_fn] if tensor.grad_fn is not None else []

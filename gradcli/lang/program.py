@@ -156,10 +156,13 @@ class Program:
             if a.ir is None:
                 continue
             evaluator = _Evaluator(env, a, groups, log, dtype)
+            watch = gc.watched_nonfinite()
+            seen = 0 if watch is None else len(watch)
             # a constant right-hand side (``y = 2*3``) is a number: store it as a tensor
             env[a.target] = evaluator.tensor(a.ir)
             if log is not None:
                 diagnose.tag_origins(env[a.target], a.statement, log.origins)
+                diagnose.tag_tangents(watch, seen, a.statement)
         for base, elements in groups.items():
             # Elements of different shapes (h0 = x*2; h1 = sum(h0)) are not a vector: such a
             # group exists only when a statement uses it, and then its shapes are an error.

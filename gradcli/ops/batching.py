@@ -93,14 +93,32 @@ def sum_to(forward, params, values, batched, ranks, size):
     return summed.reshape((size,) + shape)
 
 
+def _advanced_lead(index) -> int:
+    """Where the batch dimension lands in ``x[(slice(None), *index)]``: first, unless the
+    index's arrays (with its integers, then advanced too) are apart, when numpy puts their
+    broadcast dimensions in front of everything, the batch dimension after them."""
+    arrays = [i for i, part in enumerate(index) if isinstance(part, np.ndarray)]
+    if not arrays:
+        return 0
+    advanced = [
+        i for i, part in enumerate(index) if isinstance(part, (np.ndarray, int, np.integer))
+    ]
+    if advanced[-1] - advanced[0] + 1 == len(advanced):
+        return 0
+    parts = [np.asarray(index[i]) for i in advanced]
+    shapes = [(np.count_nonzero(p),) if p.dtype == np.bool_ else p.shape for p in parts]
+    return len(np.broadcast_shapes(*shapes))
+
+
 def getitem(forward, params, values, batched, ranks, size):
-    return values[0][(slice(None), *params["index"])]
+    index = params["index"]
+    return np.moveaxis(values[0][(slice(None), *index)], _advanced_lead(index), 0)
 
 
 def scatter(forward, params, values, batched, ranks, size):
-    x = values[0]
+    x, index = values[0], params["index"]
     out = np.zeros((size,) + tuple(params["shape"]), dtype=x.dtype)
-    np.add.at(out, (slice(None), *params["index"]), x)
+    np.add.at(out, (slice(None), *index), np.moveaxis(x, 0, _advanced_lead(index)))
     return out
 
 

@@ -226,6 +226,38 @@ def test_non_finite_values_are_reported_and_strict_fails(cli):
     assert "x.grad" in strict.stdout  # the values are still printed
 
 
+SQRT_TANGENT = (
+    "statement 1 (line 1) `y = sqrt(x)`: the forward-mode derivative of sqrt gave a "
+    "non-finite tangent (the derivative of sqrt at 0 is infinite)"
+)
+
+
+@pytest.mark.parametrize(
+    "name, at_zero, away",
+    [
+        ("jvp", ["--x", "0", "--t", "1"], ["--x", "1", "--t", "1"]),
+        ("jacobian", ["--x", "0,1", "--mode", "forward"], ["--x", "2,1", "--mode", "forward"]),
+        ("plot", ["--x-range", "0:1"], ["--x-range", "1:2"]),
+    ],
+)
+def test_forward_mode_non_finite_tangents_are_reported_and_strict_fails(cli, name, at_zero, away):
+    result = cli(name, "-e", "y = sqrt(x)", *at_zero)
+    assert result.exit_code == 0
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning")]
+    assert warnings == [f"warning: {SQRT_TANGENT}"]
+    assert cli(name, "-e", "y = sqrt(x)", *at_zero, "--strict").exit_code == 1
+    finite = cli(name, "-e", "y = sqrt(x)", *away, "--strict")
+    assert finite.exit_code == 0 and "warning" not in finite.stderr
+
+
+def test_batch_of_a_0d_softmax(cli):
+    result = cli("eval", "-e", "y = softmax(x) + log_softmax(x)", "--x", "2", "--batch", "-",
+                 input="1\n2\n3\n")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["values"]["y"] for line in lines] == [1.0, 1.0, 1.0]
+
+
 def test_forward_non_finite_names_the_first_statement_only(cli):
     result = cli("eval", "-e", "y = log(x); z = y * 2; w = y * 0", "--x", "0,1")
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning")]

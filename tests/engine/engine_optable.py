@@ -207,8 +207,19 @@ def _slice(draw, n):
 def index_for(draw, shape):
     """An index for ``x[index]``: basic (ints, slices, None, ...), integer arrays or a mask."""
     ndim = len(shape)
-    kind = draw(st.sampled_from(["basic", "array", "pairs", "mask"]))
-    if kind == "basic" or (kind == "pairs" and ndim < 2):
+    kind = draw(st.sampled_from(["basic", "array", "pairs", "mask", "apart"]))
+    if kind == "apart" and ndim >= 2:  # advanced parts apart: numpy puts their dims first
+        first = draw(
+            hnp.arrays(
+                np.int64,
+                draw(shapes(min_dims=1, max_dims=2)),
+                elements=st.integers(-shape[0], shape[0] - 1),
+            )
+        )
+        last = draw(st.integers(-shape[-1], shape[-1] - 1))
+        between = draw(_slice(shape[1])) if ndim >= 3 else None
+        return (first, between, last)
+    if kind in ("basic", "apart") or (kind == "pairs" and ndim < 2):
         k = draw(st.integers(1, ndim))
         ellipsis_first = k < ndim and draw(st.booleans())  # then index the last k dims
         indexed = shape[ndim - k :] if ellipsis_first else shape[:k]
