@@ -12,18 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .lang import functions as F
+from .ops.explaining import number_text
 
 # How tightly an operator binds, for parentheses; a name, number, call or index binds tightest.
 _ATOM = 5
-_OPERATORS = {
-    "add": (" + ", 1),
-    "sub": (" - ", 1),
-    "mul": ("*", 2),
-    "div": ("/", 2),
-    "matmul": (" @ ", 2),
-    "pow": ("**", 4),
-}
+_BINDING = {"+": (" + ", 1), "-": (" - ", 1), "*": ("*", 2), "/": ("/", 2), "@": (" @ ", 2)}
+_BINDING["**"] = ("**", 4)
 _NEG = 3
+_RIGHT = {"**"}  # a ** b ** c is a ** (b ** c)
+_KEEP_RIGHT = {"-", "/", "@"}  # a - (b - c) and a / (b * c) keep their parentheses
 
 
 @dataclass(frozen=True)
@@ -35,11 +32,6 @@ class Step:
     label: str
     ir: list
     atom: bool = True  # whether the label needs no parentheses as an operand
-
-
-def number_text(value: float) -> str:
-    """A number as a program would write it: 2, 0.5, -3."""
-    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else repr(value)
 
 
 def _text(ir) -> tuple[str, int]:
@@ -55,13 +47,13 @@ def _text(ir) -> tuple[str, int]:
         items = ", ".join(_index_item(i) for i in ir[2])
         return f"{base}[{items}]", _ATOM
     name, args = ir[1], ir[2]
-    if name in _OPERATORS:
-        operator, level = _OPERATORS[name]
-        # a ** b ** c is a ** (b ** c); a - (b - c) and a / (b * c) keep their parentheses
-        left = _wrapped(args[0], level + (name == "pow"))
-        right = _wrapped(args[1], level + (name in ("sub", "div", "matmul")))
+    symbol = F.FUNCTIONS[name].operator
+    if symbol in _BINDING:
+        operator, level = _BINDING[symbol]
+        left = _wrapped(args[0], level + (symbol in _RIGHT))
+        right = _wrapped(args[1], level + (symbol in _KEEP_RIGHT))
         return f"{left}{operator}{right}", level
-    if name == "neg":
+    if symbol == "-x":
         return "-" + _wrapped(args[0], _NEG), _NEG
     return f"{name}({', '.join(_arguments(name, args))})", _ATOM
 

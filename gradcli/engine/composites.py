@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops import explaining as X
 from ..ops.table import INT, OPS, OPT_INT, TENSOR, Op, Param, public, register
 from . import primitives as P
 from .tensor import ShapeError, Tensor
@@ -18,25 +19,33 @@ def _composite(name: str, summary: str, params: tuple[Param, ...], **fields) -> 
 
 
 _LOSS = OPS["binary_cross_entropy"].params  # input, target, reduction
-_composite("mse_loss", "mean squared error", _LOSS)
-_composite("cross_entropy", "softmax cross-entropy; target: class indices or probabilities", _LOSS)
+_composite("mse_loss", "mean squared error", _LOSS, explain=X.loss(X.mse))
+_composite(
+    "cross_entropy",
+    "softmax cross-entropy; target: class indices or probabilities",
+    _LOSS,
+    explain=X.cross_entropy,
+)
 _composite(
     "unsqueeze",
     "insert a dimension of size 1",
     (Param("input", TENSOR), Param("dim", INT)),
     methods=("unsqueeze",),
+    explain=X.MOVED,
 )
 _composite(
     "squeeze",
     "remove dimensions of size 1",
     (Param("input", TENSOR), Param("dim", OPT_INT, None)),
     methods=("squeeze",),
+    explain=X.MOVED,
 )
 _composite(
     "flatten",
     "all elements as a vector",
     (Param("input", TENSOR),),
     methods=("flatten",),
+    explain=X.MOVED,
     symbolic=lambda x: x.reshape(-1),
 )
 
@@ -152,6 +161,7 @@ _composite(
     "inner product of two vectors",
     OPS["matmul"].params,
     methods=("dot",),
+    explain=X.matmul,
     symbolic=OPS["matmul"].symbolic,
 )
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..ops import batching as B
+from ..ops import explaining as X
 from ..ops import symbolic as S
 from ..ops.table import (
     BOOL,
@@ -289,6 +290,7 @@ pow = _binary(  # noqa: A001 - PyTorch's name
     _pow_partials,
     "a ** b",
     operator="**",
+    extra={"base_e": "exp"},  # e ** x is parsed as exp(x)
     symbolic=S.power,
     fold=True,
     nonfinite="overflow, or a power of zero or of a negative number",
@@ -328,6 +330,7 @@ bce_with_logits_elementwise = _binary(
     params=_LOSS,
     methods=(),
     aliases=("bce_with_logits",),
+    explain=X.loss(X.bce_with_logits),
 )
 bce_elementwise = _binary(
     "binary_cross_entropy",
@@ -338,6 +341,7 @@ bce_elementwise = _binary(
     params=_LOSS,
     methods=(),
     aliases=("bce",),
+    explain=X.loss(X.bce),
     kink="each log term is clamped at -100 and the derivative's denominator at 1e-12",
 )
 
@@ -432,7 +436,7 @@ abs = _unary(  # noqa: A001 - PyTorch's name
     np.abs,
     lambda x, out: mask(_sign, x),
     "absolute value (derivative 0 at 0)",
-    methods=("abs", "__abs__"),
+    methods=("abs", "__abs__"),  # abs(x) on a tensor
     symbolic=S.each("Abs"),
     kink="the derivative at 0 is 0 (sign(x))",
 )
@@ -768,6 +772,7 @@ sum = _reduction(  # noqa: A001
     lambda tangents, out, x, dim, keepdim: sum(tangents[0], dim, keepdim),
     "sum of all elements, or along dim",
     symbolic=S.reduce(np.sum),
+    explain=X.per_element(lambda slot: "1"),
 )
 
 
@@ -789,6 +794,7 @@ mean = _reduction(
     lambda tangents, out, x, dim, keepdim: mean(tangents[0], dim, keepdim),
     "mean of all elements, or along dim",
     symbolic=S.mean,
+    explain=X.per_element(X.mean),
 )
 
 
@@ -824,6 +830,9 @@ prod = _weighted_reduction(
     _prod_of_others,
     "product of all elements, or along dim",
     symbolic=S.reduce(np.prod),
+    explain=X.per_element(
+        lambda s: f"{s.node}/{s.wrt}[i] (the product of the other elements{X.along(s)})"
+    ),
     kink="the derivative is the product of the others, also where elements are 0",
 )
 
@@ -861,6 +870,9 @@ amax = _weighted_reduction(
     _extreme(np.max, "amax"),
     _extreme_weights,
     "largest element (ties share the gradient)",
+    explain=X.per_element(
+        lambda s: f"1/k where {s.wrt}[i] is the largest{X.along(s)} (k of them), else 0"
+    ),
     kink="ties share the gradient evenly",
 )
 amin = _weighted_reduction(
@@ -869,6 +881,9 @@ amin = _weighted_reduction(
     _extreme(np.min, "amin"),
     _extreme_weights,
     "smallest element (ties share the gradient)",
+    explain=X.per_element(
+        lambda s: f"1/k where {s.wrt}[i] is the smallest{X.along(s)} (k of them), else 0"
+    ),
     kink="ties share the gradient evenly",
 )
 
@@ -894,6 +909,9 @@ logsumexp = _weighted_reduction(
     _logsumexp_forward,
     _logsumexp_weights,
     "log(sum(exp(x))), computed stably",
+    explain=X.per_element(
+        lambda s: f"exp({s.wrt}[i] - {s.node}) = softmax({s.wrt})[i]{X.along(s)}"
+    ),
 )
 
 
@@ -912,6 +930,7 @@ _norm2 = _weighted_reduction(
     lambda x, dim, keepdim: np.sqrt(np.sum(x * x, axis=dim, keepdims=keepdim)),
     _norm_direction,
     "p-norm (2 by default)",
+    explain=X.per_element(X.norm),
     params=(
         Param("input", TENSOR),
         Param("p", NUMBER, 2),
@@ -998,6 +1017,7 @@ _SOFTMAX = register(
         batch=B.along_dim,
         params=_ALONG,
         methods=("softmax",),
+        explain=X.blocks(log=False),
     )
 )
 _LOG_SOFTMAX = register(
@@ -1011,6 +1031,7 @@ _LOG_SOFTMAX = register(
         batch=B.along_dim,
         params=_ALONG,
         methods=("log_softmax",),
+        explain=X.blocks(log=True),
     )
 )
 
@@ -1050,6 +1071,7 @@ _RESHAPE = register(
         batch=B.reshape,
         params=(Param("input", TENSOR), Param("shape", SIZES)),
         methods=("reshape", "view"),
+        explain=X.MOVED,
         symbolic=lambda x, *shape: x.reshape(shape),
     )
 )
@@ -1076,6 +1098,7 @@ _TRANSPOSE = register(
         batch=B.transpose,
         params=(Param("input", TENSOR), Param("dim0", OPT_INT, None), Param("dim1", OPT_INT, None)),
         methods=("transpose", "t"),
+        explain=X.MOVED,
         extra={"property": "T"},
         symbolic=lambda x, d0=None, d1=None: x.T if d0 is None else np.swapaxes(x, d0, d1),
     )
@@ -1130,7 +1153,8 @@ _GETITEM = register(
         jvp=lambda tangents, out, x, index: getitem(tangents[0], index),
         backward_name=_index_name,
         batch=B.getitem,
-        methods=("__getitem__",),
+        operator="[]",
+        explain=X.PICKED,
     )
 )
 _SCATTER = register(
@@ -1200,6 +1224,7 @@ _STACK = register(
         batch=B.join(np.stack),
         params=_JOIN,
         symbolic=lambda xs, dim=0: np.stack(xs, axis=dim),
+        explain=X.COPIED,
         size=_joined_size,
     )
 )
@@ -1226,6 +1251,7 @@ _CAT = register(
         batch=B.join(np.concatenate),
         params=_JOIN,
         symbolic=lambda xs, dim=0: np.concatenate(xs, axis=dim),
+        explain=X.COPIED,
         size=_joined_size,
     )
 )
@@ -1335,6 +1361,7 @@ _MATMUL = register(
         methods=("matmul",),
         operator="@",
         symbolic=S.matmul,
+        explain=X.matmul,
         size=_matmul_size,
     )
 )

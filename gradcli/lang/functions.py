@@ -27,6 +27,8 @@ Function = Op
 
 FUNCTIONS: dict[str, Op] = {name: op for name, op in OPS.items() if op.in_language}
 ALIASES: dict[str, str] = {alias: op.name for op in FUNCTIONS.values() for alias in op.aliases}
+# The operators, as the table writes them (+, **, -x for negation, [] for indexing).
+OPERATORS: dict[str, Op] = {op.operator: op for op in OPS.values() if op.operator is not None}
 
 
 def lookup(name: str) -> Op | None:

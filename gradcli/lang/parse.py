@@ -110,8 +110,9 @@ def to_ir(expr: sp.Basic) -> list:
 
 
 def _call(name: str, args: tuple) -> list:
-    if name == "pow" and args[0] == sp.E:
-        return _folded(["call", "exp", [to_ir(args[1])]])
+    base_e = F.FUNCTIONS[name].extra.get("base_e") if name in F.FUNCTIONS else None
+    if base_e is not None and args[0] == sp.E:  # e ** x is exp(x)
+        return _folded(["call", base_e, [to_ir(args[1])]])
     if name == "_index":
         return ["index", to_ir(args[0]), [_index_item(a) for a in args[1:]]]
     function = F.FUNCTIONS[name]

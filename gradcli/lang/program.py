@@ -269,7 +269,8 @@ class _Evaluator:
                 slice(*item) if isinstance(item, list) else (Ellipsis if item == "..." else item)
                 for item in ir[2]
             )
-            return self.apply("getitem", gc.getitem, [base, index])
+            indexing = F.OPERATORS["[]"]
+            return self.apply(indexing.name, indexing.call, [base, index])
         name = ir[1]
         function = F.FUNCTIONS[name]
         args = []
@@ -322,7 +323,7 @@ class _Evaluator:
         except GradcliError:
             raise
         except (ValueError, IndexError, TypeError, RuntimeError) as exc:  # numpy's refusals
-            if function == "getitem":  # x[...], which the engine names after Python's method
+            if F.OPS[function].operator == "[]":  # x[...]
                 raise self.fail(
                     f"the index does not fit the shape {args[0].shape}: "
                     + str(exc).split(": ", 2)[-1],

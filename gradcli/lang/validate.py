@@ -486,7 +486,7 @@ class _Checker:
     def subscript(self, node: ast.Subscript) -> str:
         base = self.expression(node.value)
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        self.note("getitem", node.value.end_col_offset)
+        self.note(F.OPERATORS["[]"].name, node.value.end_col_offset)
         return f"_index({base}, {', '.join(self.index_item(i) for i in items)})"
 
     def index_item(self, node: ast.AST) -> str:

@@ -10,7 +10,8 @@ An entry (``Op``) is read by every part of gradcli that needs to know an operati
 - the compiler: ``batch``, how a traced step acts when its arguments carry a leading batch
   dimension (compiled replay, vectorized Jacobians, ``--batch``);
 - sympy: ``symbolic``, the operation on arrays of formulas (``--symbolic``, ``check``,
-  ``explain``), or None when it has no symbolic form;
+  ``explain``), or None when it has no symbolic form; ``formula``, one element's formula;
+- explain: ``explain``, the local derivative of an operation that is not element-wise;
 - the parser: ``fold``, whether arithmetic on numbers alone is done while parsing;
 - NaN provenance: ``nonfinite`` and ``nonfinite_backward``, why the forward value or a
   derivative can be NaN or infinite, in words;
@@ -63,7 +64,9 @@ class Op:
     step with a leading batch dimension on the ``batched`` values (see ``ops.batching``).
     ``symbolic(*arrays, *literals)`` computes it on object arrays of sympy formulas;
     ``formula(sympy, *elements)`` gives one element's formula where the array rule is
-    missing (piecewise functions, which only explain shows).
+    missing (piecewise functions, which only explain shows). ``explain(slot, vary)`` is the
+    local derivative ``explain`` shows for an operation that is not element-wise (see
+    ``ops.explaining``).
     ``size(args)`` is the number of elements a call will make, before it runs (None: the
     shapes do not fit, and the operation itself says why).
     """
@@ -83,12 +86,14 @@ class Op:
     operator: str | None = None
     symbolic: Rule | None = None
     formula: Rule | None = None
+    explain: Rule | None = None
     fold: bool = False
     nonfinite: str = "overflow or an invalid operation"
     nonfinite_backward: str = "overflow or an invalid operation"
     kink: str = ""
     size: Callable[[list], int | None] | None = None
-    extra: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)  # property: a property name (x.T); base_e: the
+    # operation that e ** x is (for pow)
 
     @property
     def in_language(self) -> bool:
