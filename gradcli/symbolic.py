@@ -21,7 +21,7 @@ import numpy as np
 import sympy as sp
 
 from .ops import batching
-from .ops.table import OPS
+from .ops.table import OPS, REDUCTION
 
 MAX_ELEMENTS = 64  # symbolic differentiation grows quickly; beyond this, skip it
 
@@ -128,8 +128,9 @@ class _Evaluator:
             else:
                 values.append(self.value(arg))
         op = OPS[name]
-        if op.symbolic is None:
-            raise NotSymbolic(f"{name} has no symbolic form here")
+        if not callable(op.symbolic):  # None, or the reason it has none
+            reason = f": {op.symbolic}" if op.symbolic else ""
+            raise NotSymbolic(f"{name} has no symbolic form here{reason}")
         return np.asarray(op.symbolic(*values), dtype=object)
 
     def ref(self, name: str):
@@ -201,7 +202,9 @@ def _evaluate(expression: sp.Expr, point: dict) -> float:
 
 
 def _is_elementwise(op) -> bool:
-    return op.batch is batching.elementwise or op.batch is batching.mask
+    """Element-wise as a program calls it: a loss is element-wise inside, then reduced."""
+    reduces = any(p.kind == REDUCTION for p in op.params or ())
+    return op.batch in (batching.elementwise, batching.mask) and not reduces
 
 
 def _element_formula(op, values: list):
@@ -209,6 +212,8 @@ def _element_formula(op, values: list):
     its array rule on one element."""
     if op.formula is not None:
         return op.formula(sp, *values)
+    if not callable(op.symbolic):
+        raise NotSymbolic(f"{op.name} has no formula")
     arrays = [np.asarray(v, dtype=object) if isinstance(v, sp.Basic) else v for v in values]
     return np.asarray(op.symbolic(*arrays), dtype=object).item()
 
@@ -217,9 +222,7 @@ def elementwise(name: str) -> bool:
     """Whether ``name`` is an element-wise operation with a formula for one element."""
     op = OPS.get(name)
     return (
-        op is not None
-        and _is_elementwise(op)
-        and (op.formula is not None or op.symbolic is not None)
+        op is not None and _is_elementwise(op) and (op.formula is not None or callable(op.symbolic))
     )
 
 

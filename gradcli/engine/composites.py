@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import explaining as X
+from ..ops import symbolic as S
 from ..ops.table import INT, OPS, OPT_INT, TENSOR, Op, Param, public, register
 from . import primitives as P
 from .tensor import ShapeError, Tensor
@@ -19,11 +20,12 @@ def _composite(name: str, summary: str, params: tuple[Param, ...], **fields) -> 
 
 
 _LOSS = OPS["binary_cross_entropy"].params  # input, target, reduction
-_composite("mse_loss", "mean squared error", _LOSS, explain=X.loss(X.mse))
+_composite("mse_loss", "mean squared error", _LOSS, symbolic=S.mse_loss, explain=X.loss(X.mse))
 _composite(
     "cross_entropy",
     "softmax cross-entropy; target: class indices or probabilities",
     _LOSS,
+    symbolic="its class-index targets pick elements by value, which sympy does not write",
     explain=X.cross_entropy,
 )
 _composite(
@@ -31,6 +33,7 @@ _composite(
     "insert a dimension of size 1",
     (Param("input", TENSOR), Param("dim", INT)),
     methods=("unsqueeze",),
+    symbolic=S.unsqueeze,
     explain=X.MOVED,
 )
 _composite(
@@ -38,6 +41,7 @@ _composite(
     "remove dimensions of size 1",
     (Param("input", TENSOR), Param("dim", OPT_INT, None)),
     methods=("squeeze",),
+    symbolic=S.squeeze,
     explain=X.MOVED,
 )
 _composite(

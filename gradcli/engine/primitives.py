@@ -304,6 +304,7 @@ maximum = _binary(
     lambda a, b, out, needs: _ties_split(a, b, _first_share),
     "element-wise maximum (ties share the gradient)",
     formula=S.maximum,
+    symbolic=S.PIECEWISE,
     kink="on a tie each operand gets half the gradient",
 )
 minimum = _binary(
@@ -313,6 +314,7 @@ minimum = _binary(
     lambda a, b, out, needs: _ties_split(a, b, _first_share_min),
     "element-wise minimum (ties share the gradient)",
     formula=S.minimum,
+    symbolic=S.PIECEWISE,
     kink="on a tie each operand gets half the gradient",
 )
 _LOSS = (Param("input", TENSOR), Param("target", TENSOR), Param("reduction", REDUCTION, "mean"))
@@ -330,6 +332,7 @@ bce_with_logits_elementwise = _binary(
     params=_LOSS,
     methods=(),
     aliases=("bce_with_logits",),
+    symbolic=S.bce_with_logits,
     explain=X.loss(X.bce_with_logits),
 )
 bce_elementwise = _binary(
@@ -341,6 +344,7 @@ bce_elementwise = _binary(
     params=_LOSS,
     methods=(),
     aliases=("bce",),
+    symbolic="its logarithms are clamped at -100, which sympy does not write",
     explain=X.loss(X.bce),
     kink="each log term is clamped at -100 and the derivative's denominator at 1e-12",
 )
@@ -447,6 +451,7 @@ sign = _unary(
     lambda x, out: 0,
     "-1, 0 or 1",
     formula=S.sign,
+    symbolic=S.PIECEWISE,
     kink="derivative 0",
 )
 sin = _unary("sin", "SinBackward0", np.sin, lambda x, out: cos(x), "sine", symbolic=S.each("sin"))
@@ -535,6 +540,7 @@ relu = _unary(
     lambda x, out: mask(_positive, x),
     "max(x, 0) (derivative 0 at 0)",
     formula=S.relu,
+    symbolic=S.PIECEWISE,
     kink="the derivative at 0 is 0",
 )
 # softplus(x) = log(1 + e^x), computed without overflow; its derivative is sigmoid(x).
@@ -581,6 +587,7 @@ _clamp = _unary(
     _clamp_derivative,
     "limit to [min, max] (gradient 1 inside, bounds included)",
     formula=S.clamp,
+    symbolic=S.PIECEWISE,
     params=(
         Param("input", TENSOR),
         Param("min", OPT_NUMBER, None),
@@ -624,6 +631,7 @@ _WHERE = register(
         batch=B.elementwise,
         params=(Param("condition", TENSOR), Param("input", TENSOR), Param("other", TENSOR)),
         formula=S.where,
+        symbolic=S.PIECEWISE,
         kink="the gradient goes to the branch chosen; the condition has none",
     )
 )
@@ -870,6 +878,7 @@ amax = _weighted_reduction(
     _extreme(np.max, "amax"),
     _extreme_weights,
     "largest element (ties share the gradient)",
+    symbolic=S.PIECEWISE,
     explain=X.per_element(
         lambda s: f"1/k where {s.wrt}[i] is the largest{X.along(s)} (k of them), else 0"
     ),
@@ -881,6 +890,7 @@ amin = _weighted_reduction(
     _extreme(np.min, "amin"),
     _extreme_weights,
     "smallest element (ties share the gradient)",
+    symbolic=S.PIECEWISE,
     explain=X.per_element(
         lambda s: f"1/k where {s.wrt}[i] is the smallest{X.along(s)} (k of them), else 0"
     ),
@@ -909,6 +919,7 @@ logsumexp = _weighted_reduction(
     _logsumexp_forward,
     _logsumexp_weights,
     "log(sum(exp(x))), computed stably",
+    symbolic=S.logsumexp,
     explain=X.per_element(
         lambda s: f"exp({s.wrt}[i] - {s.node}) = softmax({s.wrt})[i]{X.along(s)}"
     ),
@@ -930,6 +941,7 @@ _norm2 = _weighted_reduction(
     lambda x, dim, keepdim: np.sqrt(np.sum(x * x, axis=dim, keepdims=keepdim)),
     _norm_direction,
     "p-norm (2 by default)",
+    symbolic=S.norm,
     explain=X.per_element(X.norm),
     params=(
         Param("input", TENSOR),
@@ -1017,6 +1029,7 @@ _SOFTMAX = register(
         batch=B.along_dim,
         params=_ALONG,
         methods=("softmax",),
+        symbolic=S.softmax,
         explain=X.blocks(log=False),
     )
 )
@@ -1031,6 +1044,7 @@ _LOG_SOFTMAX = register(
         batch=B.along_dim,
         params=_ALONG,
         methods=("log_softmax",),
+        symbolic=S.log_softmax,
         explain=X.blocks(log=True),
     )
 )

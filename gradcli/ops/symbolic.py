@@ -104,3 +104,68 @@ def clamp(sp, v, low, high):
     if high is not None:
         pieces.append((number(high), v > high))
     return sp.Piecewise(*pieces, (v, True))  # slope 1 inside, bounds included (PyTorch)
+
+
+def _axis(x, dim) -> int:
+    """The one dim of softmax-like operations: the only one of a vector when omitted."""
+    return 0 if dim is None else dim % max(x.ndim, 1)
+
+
+def softmax(x, dim=None):
+    if x.ndim == 0:
+        return each(lambda sp, v: sp.Integer(1))(x)
+    e = each("exp")(x)
+    return e / np.sum(e, axis=_axis(x, dim), keepdims=True)
+
+
+def log_softmax(x, dim=None):
+    if x.ndim == 0:
+        return each(lambda sp, v: sp.Integer(0))(x)
+    return x - each("log")(np.sum(each("exp")(x), axis=_axis(x, dim), keepdims=True))
+
+
+def logsumexp(x, dim=None, keepdim=False):
+    return each("log")(np.asarray(np.sum(each("exp")(x), axis=dim, keepdims=keepdim), dtype=object))
+
+
+def norm(x, p=2, dim=None, keepdim=False):
+    """The 2-norm (others have kinks that sympy's Abs does not differentiate as torch does)."""
+    from ..symbolic import NotSymbolic
+
+    if p != 2:
+        raise NotSymbolic(f"the {p}-norm has no symbolic form here (only the 2-norm)")
+    return each("sqrt")(np.asarray(np.sum(x * x, axis=dim, keepdims=keepdim), dtype=object))
+
+
+def _reduced(loss, reduction: str):
+    if reduction == "none":
+        return loss
+    total = np.asarray(np.sum(loss), dtype=object)
+    return total if reduction == "sum" else mean(loss)
+
+
+def mse_loss(x, target, reduction="mean"):
+    return _reduced((x - target) * (x - target), reduction)
+
+
+def bce_with_logits(z, target, reduction="mean"):
+    """log(1 + e^z) - z y, the smooth form of the stable formula the engine computes."""
+    return _reduced(each(lambda sp, v: sp.log(1 + sp.exp(v)))(z) - z * target, reduction)
+
+
+def unsqueeze(x, dim):
+    return np.expand_dims(x, dim % (x.ndim + 1))
+
+
+def squeeze(x, dim=None):
+    if dim is None:
+        return x.reshape(tuple(n for n in x.shape if n != 1))
+    if x.ndim == 0 or x.shape[dim] != 1:
+        return x
+    return np.squeeze(x, axis=dim)
+
+
+PIECEWISE = (
+    "it is piecewise, and sympy's derivative at a kink is not PyTorch's convention (explain "
+    "shows its formula)"
+)

@@ -10,7 +10,7 @@ An entry (``Op``) is read by every part of gradcli that needs to know an operati
 - the compiler: ``batch``, how a traced step acts when its arguments carry a leading batch
   dimension (compiled replay, vectorized Jacobians, ``--batch``);
 - sympy: ``symbolic``, the operation on arrays of formulas (``--symbolic``, ``check``,
-  ``explain``), or None when it has no symbolic form; ``formula``, one element's formula;
+  ``explain``), or the reason it has none; ``formula``, one element's formula;
 - explain: ``explain``, the local derivative of an operation that is not element-wise;
 - the parser: ``fold``, whether arithmetic on numbers alone is done while parsing;
 - NaN provenance: ``nonfinite`` and ``nonfinite_backward``, why the forward value or a
@@ -84,7 +84,7 @@ class Op:
     aliases: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()
     operator: str | None = None
-    symbolic: Rule | None = None
+    symbolic: Rule | str | None = None
     formula: Rule | None = None
     explain: Rule | None = None
     fold: bool = False
