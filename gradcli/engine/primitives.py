@@ -402,6 +402,16 @@ log = _unary(
     nonfinite="log of a non-positive number",
     nonfinite_backward="the derivative of log at 0 is infinite",
 )
+log2 = _unary(
+    "log2",
+    "Log2Backward0",
+    np.log2,
+    lambda x, out: reciprocal(mul(x, math.log(2.0))),
+    "base-2 logarithm",
+    symbolic=S.each(lambda sp, v: sp.log(v, 2)),
+    nonfinite="log2 of a non-positive number",
+    nonfinite_backward="the derivative of log2 at 0 is infinite",
+)
 log1p = _unary(
     "log1p",
     "Log1PBackward0",

@@ -484,6 +484,7 @@ OPS: list[Op] = [
     Op("reciprocal", gc.reciprocal, NONZERO),
     Op("exp", gc.exp, REAL),
     Op("log", gc.log, POS),
+    Op("log2", gc.log2, POS),
     Op("log1p", gc.log1p, Domain(-0.5, 2.0)),
     Op("expm1", gc.expm1, REAL),
     Op("sqrt", gc.sqrt, POS),
