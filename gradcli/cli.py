@@ -26,7 +26,7 @@ from . import __version__, limits
 from .compute import DTYPES, MODES
 from .limits import Limits
 from .notice import say
-from .render import FORMATS, GRAPH_FORMATS
+from .results import FORMATS, Graph
 
 app = typer.Typer(
     name="gradcli",
@@ -318,13 +318,12 @@ class Run:
 
         return None if text is None else parse_value(text, name, self.seed)
 
-    def emit(self, result, bound, heatmap: bool = False, chart=(None, None)) -> None:
-        """Warnings to stderr, the result to stdout; with --strict, exit 1 on a NaN or inf."""
-        from .render import render
+    def emit(self, result, bound, **options) -> None:
+        """Warnings to stderr, the result to stdout; with --strict, exit 1 on a NaN or inf.
+        ``options`` are the table's (see ``render.Options``)."""
+        from .render import Options, emit
 
-        for message in result.warnings:
-            say(f"warning: {message}")
-        render(result, self.format, self.precision, heatmap=heatmap, chart=chart)
+        emit(result, self.format, Options(self.precision, **options))
         if self.strict and bound.log.nonfinite:
             say("error: a NaN or an infinity appeared (--strict); see the warnings")
             raise typer.Exit(1)
@@ -457,15 +456,6 @@ def _no_out(out: str | None) -> None:
         raise GradcliError("--out writes the results of --batch", hint="add --batch POINTS")
 
 
-def _symbolic(result, bound, vector, wanted: bool):
-    """The result with sympy's formulas when --symbolic asked for them."""
-    if not wanted:
-        return result
-    from .compute import with_formulas
-
-    return with_formulas(result, bound, vector)
-
-
 def _named_values(run: Run, items: list[str] | None, option: str) -> dict:
     """``VALUE`` (for x) or ``NAME=VALUE`` items of a repeatable option."""
     from .errors import GradcliError
@@ -536,8 +526,8 @@ def grad_command(
         return _run_batch(run, "grad", batch, out, vector)
     _no_out(out)
     bound = run.bound()
-    result = grad(bound, run.of, vector, _names(show) or [], _names(retain_grad) or [], repeat)
-    run.emit(_symbolic(result, bound, vector, symbolic), bound)
+    shown, retained = _names(show) or [], _names(retain_grad) or []
+    run.emit(grad(bound, run.of, vector, shown, retained, repeat, symbolic), bound)
 
 
 @program_command("vjp")
@@ -555,8 +545,7 @@ def vjp_command(
         return _run_batch(run, "vjp", batch, out, vector, _names(run.wrt), use_wrt=False)
     _no_out(out)
     bound = run.bound(use_wrt=False)  # --wrt may name intermediate nodes here
-    result = vjp(bound, run.of, vector, _names(run.wrt))
-    run.emit(_symbolic(result, bound, vector, symbolic), bound)
+    run.emit(vjp(bound, run.of, vector, _names(run.wrt), symbolic), bound)
 
 
 @program_command("jacobian")
@@ -585,8 +574,8 @@ def jacobian_command(
 
     bound = run.bound()
     check_choice("--mode", mode, MODES)
-    result = jacobian(bound, run.of, _names(run.wrt), transpose, mode)
-    run.emit(_symbolic(result, bound, None, symbolic), bound, heatmap)
+    result = jacobian(bound, run.of, _names(run.wrt), transpose, mode, symbolic)
+    run.emit(result, bound, heatmap=heatmap)
 
 
 @program_command("jvp")
@@ -656,7 +645,7 @@ def check_command(
         raise typer.Exit(1)
 
 
-@program_command("graph", formats=GRAPH_FORMATS)
+@program_command("graph", formats=Graph.formats)
 def graph_command(run: Run) -> None:
     """The computational graph: each node's name, operation, shape, leaf/requires_grad, grad_fn.
 
@@ -665,23 +654,10 @@ def graph_command(run: Run) -> None:
     Example: gradcli graph -f samples/neural_network.gc --format dot
     """
     from .compute import graph
+    from .render import Options, emit
 
     bound = run.bound()
-    result = graph(bound, run.of)
-    for message in result.warnings:
-        say(f"warning: {message}")
-    if run.format == "table":
-        from .render.graph import print_tree
-
-        print_tree(result, run.precision)
-    elif run.format == "dot":
-        from .render.graph import to_dot
-
-        typer.echo(to_dot(result, run.precision))
-    else:
-        from .render.json_format import to_json
-
-        typer.echo(to_json(result))
+    emit(graph(bound, run.of), run.format, Options(run.precision))
 
 
 @program_command("plot")
@@ -744,7 +720,7 @@ def plot_command(
         points = size(console(), width, height)[0] if terminal else 101
     result = plot(bound, run.of, parse_range(x_range), varied, line, points)
     if out is None:
-        run.emit(result, bound, chart=(width, height))
+        run.emit(result, bound, width=width, height=height)
         return
     from .render.image import save_plot
 

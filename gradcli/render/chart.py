@@ -13,7 +13,8 @@ import numpy as np
 from rich.console import Console
 from rich.text import Text
 
-from . import format_number
+from ..results import Plot
+from . import Options, format_number, renders
 
 WIDTH = 72  # the whole chart, labels included, off a terminal
 HEIGHT = 22
@@ -88,3 +89,15 @@ def line_chart(
         legend.append(f" {name}")
     lines.append(legend)
     return lines
+
+
+@renders("table", Plot)
+def print_chart(result: Plot, file, options: Options) -> None:
+    """The output (``*``) and its derivative (``o``) along the axis."""
+    from .table import console
+
+    out = console(file)
+    series = [(result.output, "*", result.values), (result.derivative, "o", result.slopes)]
+    width, height = size(out, options.width, options.height)
+    for line in line_chart(result.positions, series, result.axis, width, height):
+        out.print(line)
