@@ -6,6 +6,7 @@ refused in the others with an error that names the formats it has.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 
@@ -96,3 +97,15 @@ def test_a_format_a_kind_does_not_list_is_refused_with_the_ones_it_has(kind, fmt
 def test_renderers_are_registered_for_the_formats_each_kind_lists_and_no_others():
     declared = {(kind, fmt) for kind in _kinds() for fmt in kind.formats}
     assert registered() == declared
+
+
+def test_results_hold_numbers_and_the_renderers_round_them(examples):
+    """Check's differences are numbers: the table rounds them, JSON keeps every digit."""
+    difference = results.Difference("finite differences", "x", (0, 1), 1 / 3, 0.0)
+    check = dataclasses.replace(examples[results.Check], agree=False, worst=(difference,))
+    table, document = io.StringIO(), io.StringIO()
+    render(check, "table", Options(precision=3), file=table)
+    render(check, "json", file=document)
+    line = "finite differences differs from reverse mode at dy/dx[0,1]: "
+    assert f"  {line}0.333 vs 0\n" in table.getvalue()
+    assert json.loads(document.getvalue())["worst"] == [f"{line}0.3333333333333333 vs 0.0"]

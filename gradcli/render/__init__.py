@@ -249,6 +249,15 @@ def difference_text(output: str, difference: Difference, numbers: tuple[str, str
     )
 
 
+def distinct(a: float, b: float, precision: int) -> tuple[str, str]:
+    """Two numbers that differ, each in ``precision`` significant digits, or in as many more
+    as it takes for their texts to differ too (at most 17, which tells any two floats apart)."""
+    digits = precision
+    while format_number(a, digits) == format_number(b, digits) and digits < 17 and a != b:
+        digits += 1
+    return format_number(a, digits), format_number(b, digits)
+
+
 def _exponent_needed(value: float, precision: int) -> bool:
     """Whether ``precision`` significant digits of ``value`` take an exponent (as %g decides)."""
     return "e" in f"{value:.{precision}g}"

@@ -48,15 +48,17 @@ def line_chart(
     x_label: str,
     width: int = WIDTH,
     height: int = HEIGHT,
+    precision: int = 4,
 ) -> list[Text]:
     """Plot each (name, mark, ys) over ``xs`` in a chart ``width`` x ``height`` characters,
-    labels included; later series draw over earlier ones.
+    labels included (their numbers in ``precision`` significant digits); later series draw
+    over earlier ones.
 
     The y axis spans all finite values; the row of y = 0 is drawn when it is in range.
     """
     finite = np.concatenate([ys[np.isfinite(ys)] for _, _, ys in series] or [np.zeros(0)])
     low, high = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 1.0)
-    top, bottom = format_number(high, 4), format_number(low, 4)
+    top, bottom = format_number(high, precision), format_number(low, precision)
     label_width = max(len(top), len(bottom))
     columns = max(width - label_width - 2, 2)
     rows = max(height - _FOOTER, 2)
@@ -78,7 +80,7 @@ def line_chart(
             line.append(mark, style=STYLES.get(mark))
         lines.append(line)
     margin = " " * (label_width + 2)
-    left, right = format_number(float(xs[0]), 4), format_number(float(xs[-1]), 4)
+    left, right = (format_number(float(x), precision) for x in (xs[0], xs[-1]))
     lines.append(Text(" " * label_width + " +" + "-" * columns))
     lines.append(Text(margin + left + right.rjust(columns - len(left))))
     lines.append(Text(margin + x_label.center(columns).rstrip()))
@@ -99,5 +101,5 @@ def print_chart(result: Plot, file, options: Options) -> None:
     out = console(file)
     series = [(result.output, "*", result.values), (result.derivative, "o", result.slopes)]
     width, height = size(out, options.width, options.height)
-    for line in line_chart(result.positions, series, result.axis, width, height):
+    for line in line_chart(result.positions, series, result.axis, width, height, options.precision):
         out.print(line)

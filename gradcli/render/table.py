@@ -30,6 +30,7 @@ from . import (
     Options,
     blocks,
     difference_text,
+    distinct,
     element_label,
     number_format,
     renders,
@@ -344,10 +345,10 @@ def _jacobian(result: Jacobian, file, options: Options) -> None:
 
 @renders("table", Check)
 def _check(result: Check, file, options: Options) -> None:
-    """The Jacobians, the verdict, and where they differ."""
+    """The Jacobians, the verdict, and where they differ (in as many digits as it takes)."""
     out = print_tables(result, file, options)
     verdict = "all methods agree" if result.agree else "the methods DISAGREE"
     out.print(verdict, style="bold green" if result.agree else "bold red")
     for difference in result.worst:
-        numbers = (repr(difference.value), repr(difference.reference))
+        numbers = distinct(difference.value, difference.reference, options.precision)
         out.print(f"  {difference_text(result.output, difference, numbers)}")
