@@ -654,10 +654,9 @@ def graph_command(run: Run) -> None:
     Example: gradcli graph -f samples/neural_network.gc --format dot
     """
     from .compute import graph
-    from .render import Options, emit
 
     bound = run.bound()
-    emit(graph(bound, run.of), run.format, Options(run.precision))
+    run.emit(graph(bound, run.of), bound)
 
 
 @program_command("plot")

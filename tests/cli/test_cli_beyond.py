@@ -247,6 +247,16 @@ def test_non_finite_values_are_reported_and_strict_fails(cli):
     assert "x.grad" in strict.stdout  # the values are still printed
 
 
+@pytest.mark.parametrize("fmt", ["table", "dot", "json"])
+def test_graph_warns_and_strict_fails_as_the_other_commands_do(cli, fmt):
+    args = ["graph", "-e", "y = log(x)", "--x", "0", "--format", fmt]
+    loose = cli(*args)
+    assert loose.exit_code == 0 and "log gave -inf" in loose.stderr
+    strict = cli(*args, "--strict")
+    assert strict.exit_code == 1 and "(--strict)" in strict.stderr
+    assert strict.stdout == loose.stdout, "the graph is still printed"
+
+
 def test_forward_non_finite_names_the_first_statement_only(cli):
     result = cli("eval", "-e", "y = log(x); z = y * 2; w = y * 0", "--x", "0,1")
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning")]
