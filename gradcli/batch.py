@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -302,3 +302,48 @@ def stream(
     if out is not None:
         save(gathered, out)
     return done
+
+
+def main(
+    fmt: str,
+    command: str,
+    spec: str,
+    out: str | None,
+    bind: Callable,
+    of: str | None = None,
+    v: np.ndarray | None = None,
+    wrt: list[str] | None = None,
+) -> None:
+    """``--batch``: read the points, bind the program, then stream JSON lines to stdout or
+    write everything to ``out``; the runs' warnings go to stderr at the end.
+
+    ``bind(defaults)`` binds the program as the command line gives it, ``defaults(program,
+    given)`` the values of the inputs it gives none: those take their shape from the first
+    point. On Ctrl-C, says how far it got and raises ``Interrupted``.
+    """
+    from .notice import say
+
+    if fmt not in ("table", *Points.formats):  # table: the default, when none is asked
+        raise GradcliError(
+            f"--batch writes JSON lines (or --out arrays), not {fmt}",
+            hint="leave out --format, or use --out results.npz",
+        )
+    if out is not None:
+        check_out_path(out)
+    points = read_points(spec)
+    first = first_points(points)
+
+    def defaults(program, given):  # points give an undeclared input its shape
+        return {n: a for n, a in first.items() if n not in given and n not in program.declared}
+
+    bound = bind(defaults)
+    points = fit_rows(points, spec, bound)
+    try:
+        done = stream(bound, command, points, of, v, wrt, out)
+    except Interrupted as stop:
+        say(stop.message())
+        raise
+    for message in bound.messages():
+        say(f"warning: {message}")
+    if out is not None:
+        say(f"wrote {done} points to {out}")

@@ -605,6 +605,20 @@ def parse_range(text: str) -> tuple[float, float]:
     return bounds
 
 
+def plot_defaults(varied: list[str] | None, direction: np.ndarray | None):
+    """``defaults`` for ``bind`` (see there): the one input plot varies needs no value, zero
+    (shaped like ``direction``) where the command line gives it none."""
+
+    def defaults(program: Program, given: dict) -> dict[str, np.ndarray]:
+        free = [n for n in program.inputs(set(given)) if n not in given | program.declared.keys()]
+        names = varied or free
+        if len(names) == 1 and names[0] in free:
+            return {names[0]: np.zeros(np.shape(direction))}
+        return {}
+
+    return defaults
+
+
 def plot(
     bound: Bound,
     of: str | None,

@@ -103,3 +103,12 @@ def print_chart(result: Plot, file, options: Options) -> None:
     width, height = size(out, options.width, options.height)
     for line in line_chart(result.positions, series, result.axis, width, height, options.precision):
         out.print(line)
+
+
+def default_points(fmt: str | None, width: int | None, height: int | None) -> int:
+    """How many points a plot has unless told: one a column of the chart when it is drawn on
+    a terminal (``fmt`` "table"), else 101 (another format, or None: an image)."""
+    from .table import console
+
+    out = console()
+    return size(out, width, height)[0] if fmt == "table" and out.is_terminal else 101
