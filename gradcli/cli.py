@@ -285,6 +285,10 @@ class Run:
         from .render import Options, emit
 
         emit(result, self.format, Options(self.precision, **options))
+        self.strictly(bound)
+
+    def strictly(self, bound) -> None:
+        """With --strict, exit 1 when a NaN or an infinity appeared."""
         if self.strict and bound.log.nonfinite:
             say("error: a NaN or an infinity appeared (--strict); see the warnings")
             raise typer.Exit(1)
@@ -627,10 +631,13 @@ def plot_command(
     if out is None:
         run.emit(result, bound, width=width, height=height)
         return
+    from .render import warn
     from .render.image import save_plot
 
+    warn(result)
     save_plot(result, out)
     say(f"wrote {out}")
+    run.strictly(bound)
 
 
 @program_command("explain")

@@ -91,12 +91,17 @@ def render(result: Result, fmt: str, options: Options | None = None, file=None) 
     renderer(type(result), fmt)(result, file or sys.stdout, options or Options())
 
 
-def emit(result: Result, fmt: str, options: Options | None = None) -> None:
-    """A command's answer: its warnings on stderr, then the result on stdout."""
+def warn(result: Result) -> None:
+    """The result's warnings, on stderr."""
     from ..notice import say
 
     for message in result.warnings:
         say(f"warning: {message}")
+
+
+def emit(result: Result, fmt: str, options: Options | None = None) -> None:
+    """A command's answer: its warnings on stderr, then the result on stdout."""
+    warn(result)
     render(result, fmt, options)
 
 

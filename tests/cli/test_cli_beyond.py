@@ -257,6 +257,18 @@ def test_graph_warns_and_strict_fails_as_the_other_commands_do(cli, fmt):
     assert strict.stdout == loose.stdout, "the graph is still printed"
 
 
+def test_plot_image_warns_and_strict_fails_as_the_chart_does(cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    args = ["plot", "-e", "y = log(x)", "--x-range", "-1:1", "--points", "5"]
+    image = cli(*args, "--out", tmp_path / "p.svg")
+    chart = cli(*args)
+    warnings = [line for line in chart.stderr.splitlines() if line.startswith("warning")]
+    assert warnings and image.stderr.splitlines()[: len(warnings)] == warnings
+    assert image.exit_code == 0 and f"wrote {tmp_path / 'p.svg'}" in image.stderr
+    strict = cli(*args, "--out", tmp_path / "q.svg", "--strict")
+    assert strict.exit_code == 1 and (tmp_path / "q.svg").exists()
+
+
 def test_forward_non_finite_names_the_first_statement_only(cli):
     result = cli("eval", "-e", "y = log(x); z = y * 2; w = y * 0", "--x", "0,1")
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning")]
