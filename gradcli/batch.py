@@ -7,13 +7,11 @@ one batched replay, so memory stays bounded by the chunk size for any number of 
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +21,7 @@ from . import limits
 from .compute import Bound, _cotangent, _inputs_are, _targets, output_of
 from .engine.compile import NotBatchable, batch_size, run_batched, trace
 from .errors import GradcliError
+from .results import Points
 from .values import json_numbers, load_json, open_archive, parse_value, read_data
 
 CHUNK = 8192
@@ -110,16 +109,6 @@ def count(points: dict[str, np.ndarray]) -> int:
     return counts.pop()
 
 
-@dataclass(frozen=True)
-class BatchResult:
-    """Arrays with a leading point dimension: the output's values and, for grad/vjp, grads."""
-
-    command: str
-    output: str
-    values: dict[str, np.ndarray]
-    grads: dict[str, np.ndarray]
-
-
 def run(
     bound: Bound,
     command: str,
@@ -128,8 +117,8 @@ def run(
     v: np.ndarray | None = None,
     wrt: list[str] | None = None,
     chunk: int = CHUNK,
-) -> Iterator[BatchResult]:
-    """The command at every point, one ``BatchResult`` per chunk of points.
+) -> Iterator[Points]:
+    """The command at every point, one ``Points`` per chunk of points.
 
     ``wrt`` names inputs only: an intermediate node has no value of its own at each point.
     """
@@ -190,48 +179,18 @@ def run(
                 outputs = run_batched(tape, arrays, batched)
             except NotBatchable:
                 outputs = _point_by_point(tape, arrays, batched, stop - start)
-        yield BatchResult(
-            command,
-            name,
-            {name: np.asarray(outputs[0])},
-            {t: np.asarray(g) for t, g in zip(targets, outputs[1:])},
+        yield Points(
+            command=command,
+            output=name,
+            first=start,
+            values={name: np.asarray(outputs[0])},
+            grads={t: np.asarray(g) for t, g in zip(targets, outputs[1:])},
         )
 
 
 def _point_by_point(tape, arrays, batched, count) -> list[np.ndarray]:
     rows = [tape.run(*[a[i] if b else a for a, b in zip(arrays, batched)]) for i in range(count)]
     return [np.stack(column) for column in zip(*rows)]
-
-
-def json_lines(result: BatchResult, first: int) -> str:
-    """One JSON object per point, numbered from ``first``.
-
-    Finite numbers print as Python prints lists of floats, which is valid JSON and much
-    faster than a ``json.dumps`` per point; NaN and infinities take the slow, exact path.
-    """
-    from .render.json_format import plain
-
-    arrays = [("values", k, v) for k, v in result.values.items()]
-    arrays += [("grads", k, v) for k, v in result.grads.items()]
-    count = len(arrays[0][2])
-    if not all(np.all(np.isfinite(a)) for _, _, a in arrays):
-        lines = []
-        for i in range(count):
-            document = {"point": first + i}
-            for section, name, array in arrays:
-                document.setdefault(section, {})[name] = plain(array[i])
-            lines.append(json.dumps(document, allow_nan=False))
-        return "\n".join(lines) + "\n"
-    sections: dict[str, list[str]] = {}
-    for section, name, _ in arrays:
-        sections.setdefault(section, []).append(f'"{name}": %r')
-    template = (
-        '{"point": %d, '
-        + ", ".join(f'"{section}": {{{", ".join(parts)}}}' for section, parts in sections.items())
-        + "}\n"
-    )
-    columns = [array.tolist() for _, _, array in arrays]
-    return "".join(template % (first + i, *row) for i, row in enumerate(zip(*columns)))
 
 
 def check_out_path(path: str) -> None:
@@ -243,7 +202,7 @@ def check_out_path(path: str) -> None:
         raise GradcliError(f"--out {path}: no such folder {folder}")
 
 
-def save(chunks: list[BatchResult], path: str) -> None:
+def save(chunks: list[Points], path: str) -> None:
     """Write gathered chunks: .npz holds ``values.NAME`` and ``grads.NAME``; .npy the gradient
     (or, for eval, the value) when there is exactly one."""
     arrays = {
@@ -317,6 +276,7 @@ def stream(
     lines only; to ``out``, the points done) and ``Interrupted`` is raised.
     """
     from .notice import Progress
+    from .render import render
 
     stdout = stdout or sys.stdout
     total = count(points)
@@ -326,7 +286,7 @@ def stream(
             for chunk in run(bound, command, points, of, v, wrt):
                 state["writing"] = True
                 if out is None:
-                    stdout.write(json_lines(chunk, done))
+                    render(chunk, "json", file=stdout)
                     stdout.flush()
                 else:
                     gathered.append(chunk)
@@ -342,3 +302,48 @@ def stream(
     if out is not None:
         save(gathered, out)
     return done
+
+
+def main(
+    fmt: str,
+    command: str,
+    spec: str,
+    out: str | None,
+    bind: Callable,
+    of: str | None = None,
+    v: np.ndarray | None = None,
+    wrt: list[str] | None = None,
+) -> None:
+    """``--batch``: read the points, bind the program, then stream JSON lines to stdout or
+    write everything to ``out``; the runs' warnings go to stderr at the end.
+
+    ``bind(defaults)`` binds the program as the command line gives it, ``defaults(program,
+    given)`` the values of the inputs it gives none: those take their shape from the first
+    point. On Ctrl-C, says how far it got and raises ``Interrupted``.
+    """
+    from .notice import say
+
+    if fmt not in ("table", *Points.formats):  # table: the default, when none is asked
+        raise GradcliError(
+            f"--batch writes JSON lines (or --out arrays), not {fmt}",
+            hint="leave out --format, or use --out results.npz",
+        )
+    if out is not None:
+        check_out_path(out)
+    points = read_points(spec)
+    first = first_points(points)
+
+    def defaults(program, given):  # points give an undeclared input its shape
+        return {n: a for n, a in first.items() if n not in given and n not in program.declared}
+
+    bound = bind(defaults)
+    points = fit_rows(points, spec, bound)
+    try:
+        done = stream(bound, command, points, of, v, wrt, out)
+    except Interrupted as stop:
+        say(stop.message())
+        raise
+    for message in bound.messages():
+        say(f"warning: {message}")
+    if out is not None:
+        say(f"wrote {done} points to {out}")

@@ -14,7 +14,6 @@ import os
 import signal
 import sys
 import traceback
-import unicodedata
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from . import __version__, limits
 from .compute import DTYPES, MODES
 from .limits import Limits
 from .notice import say
-from .render import FORMATS, GRAPH_FORMATS
+from .results import FORMATS, Graph
 
 app = typer.Typer(
     name="gradcli",
@@ -214,58 +213,10 @@ def _guard(debug: bool, as_json: bool = False):
         raise typer.Exit(3) from None
 
 
-def _source(program: str | None, expr: str | None, file: str | None) -> str:
-    from .errors import GradcliError
-    from .values import existing_file, why_unreadable
-
-    if sum(given is not None for given in (program, expr, file)) != 1:
-        raise GradcliError(
-            "give the program once: as the argument, with --expr, or with --file",
-            hint='e.g. gradcli eval "y = x + 2; out = mean(y)" --x 1,2',
-        )
-    expr = program if program is not None else expr
-    if expr is not None:
-        return expr
-    # never read more than the limit allows: a stream may be endless, a file huge
-    most = limits.current().max_length
-    if file == "-":
-        text = sys.stdin.read(most + 1)
-        limits.check_length(text, "the program on stdin", at_least=True)
-        return text
-    path = existing_file(file, "--file", "check the path, or give the program with --expr")
-    try:
-        size = path.stat().st_size
-        if size > 4 * most:  # UTF-8 takes at most 4 bytes a character
-            limits.check_length(size // 4, f"the program file {file}", at_least=True)
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GradcliError(f"cannot read the program file {file}: {why_unreadable(exc)}") from None
-
-
 def _names(text: str | None) -> list[str] | None:
     if text is None:
         return None
     return [n.strip() for n in text.split(",") if n.strip()]
-
-
-def _given(x: str | None, inputs: list[str] | None, seed: int) -> dict:
-    from .errors import GradcliError
-    from .values import parse_value
-
-    given = {}
-    if x is not None:
-        given["x"] = parse_value(x, "x", seed)
-    for item in inputs or []:
-        name, sep, value = item.partition("=")
-        name = unicodedata.normalize("NFKC", name.strip())  # as Python reads program names
-        if not sep or not name.isidentifier():
-            raise GradcliError(
-                f"cannot read -i {item!r}", hint="write -i NAME=VALUE, e.g. -i W=randn(8,10)"
-            )
-        if name in given:
-            raise GradcliError(f"the input {name!r} is given twice")
-        given[name] = parse_value(value, name, seed)
-    return given
 
 
 # -- the options every program command shares ----------------------------------------------------
@@ -295,7 +246,10 @@ class Run:
 
     def given(self) -> dict:
         """The values of --x and -i."""
-        return _given(self.x, self.inputs, self.seed)
+        from .values import named_values, parse_value
+
+        x = {} if self.x is None else {"x": parse_value(self.x, "x", self.seed)}
+        return named_values(self.inputs, "-i", self.seed, given=x)
 
     def bound(self, use_wrt: bool = True, defaults=None):
         """The program with its input values (and, unless told not to, --wrt applied).
@@ -305,8 +259,9 @@ class Run:
         """
         from .compute import bind
         from .lang import load_program
+        from .lang.source import read_source
 
-        source = _source(self.program, self.expr, self.file)
+        source = read_source(self.program, self.expr, self.file)
         program = load_program(source, use_cache=not self.no_cache)
         wrt = _names(self.wrt) if use_wrt else None
         given = self.given()
@@ -318,13 +273,22 @@ class Run:
 
         return None if text is None else parse_value(text, name, self.seed)
 
-    def emit(self, result, bound, heatmap: bool = False, chart=(None, None)) -> None:
-        """Warnings to stderr, the result to stdout; with --strict, exit 1 on a NaN or inf."""
-        from .render import render
+    def values(self, items: list[str] | None, option: str) -> dict:
+        """``VALUE`` (for x) or ``NAME=VALUE`` items of a repeatable option (--t, --v)."""
+        from .values import named_values
 
-        for message in result.warnings:
-            say(f"warning: {message}")
-        render(result, self.format, self.precision, heatmap=heatmap, chart=chart)
+        return named_values(items, option, self.seed, bare="x")
+
+    def emit(self, result, bound, **options) -> None:
+        """Warnings to stderr, the result to stdout; with --strict, exit 1 on a NaN or inf.
+        ``options`` are the table's (see ``render.Options``)."""
+        from .render import Options, emit
+
+        emit(result, self.format, Options(self.precision, **options))
+        self.strictly(bound)
+
+    def strictly(self, bound) -> None:
+        """With --strict, exit 1 when a NaN or an infinity appeared."""
         if self.strict and bound.log.nonfinite:
             say("error: a NaN or an infinity appeared (--strict); see the warnings")
             raise typer.Exit(1)
@@ -416,37 +380,13 @@ def _check_encoding(options: dict) -> None:
 def _run_batch(
     run: Run, command: str, spec: str, out: str | None, v=None, wrt=None, use_wrt: bool = True
 ) -> None:
-    """--batch: stream JSON lines to stdout, or write everything to --out.
-
-    Inputs the command line gives no value take their shape from the first point.
-    """
+    """--batch (see ``batch.main``); Ctrl-C exits 130."""
     from . import batch
-    from .errors import GradcliError
 
-    if run.format not in ("table", "json"):
-        raise GradcliError(
-            f"--batch writes JSON lines (or --out arrays), not {run.format}",
-            hint="leave out --format, or use --out results.npz",
-        )
-    if out is not None:
-        batch.check_out_path(out)
-    points = batch.read_points(spec)
-    first = batch.first_points(points)
-
-    def defaults(program, given):  # points give an undeclared input its shape
-        return {n: a for n, a in first.items() if n not in given and n not in program.declared}
-
-    bound = run.bound(use_wrt, defaults)
-    points = batch.fit_rows(points, spec, bound)
     try:
-        done = batch.stream(bound, command, points, run.of, v, wrt, out)
-    except batch.Interrupted as stop:
-        say(stop.message())
+        batch.main(run.format, command, spec, out, lambda d: run.bound(use_wrt, d), run.of, v, wrt)
+    except batch.Interrupted:
         raise typer.Exit(130) from None
-    for message in bound.messages():
-        say(f"warning: {message}")
-    if out is not None:
-        say(f"wrote {done} points to {out}")
 
 
 def _no_out(out: str | None) -> None:
@@ -455,36 +395,6 @@ def _no_out(out: str | None) -> None:
 
     if out is not None:
         raise GradcliError("--out writes the results of --batch", hint="add --batch POINTS")
-
-
-def _symbolic(result, bound, vector, wanted: bool):
-    """The result with sympy's formulas when --symbolic asked for them."""
-    if not wanted:
-        return result
-    from .compute import with_formulas
-
-    return with_formulas(result, bound, vector)
-
-
-def _named_values(run: Run, items: list[str] | None, option: str) -> dict:
-    """``VALUE`` (for x) or ``NAME=VALUE`` items of a repeatable option."""
-    from .errors import GradcliError
-
-    values = {}
-    for item in items or []:
-        name, sep, value = item.partition("=")
-        if not sep:
-            name, value = "x", item
-        name = unicodedata.normalize("NFKC", name.strip())
-        if not name.isidentifier():
-            raise GradcliError(
-                f"cannot read {option} {item!r}",
-                hint=f"write {option} VALUE or {option} NAME=VALUE",
-            )
-        if name in values:
-            raise GradcliError(f"{option} gives {name!r} twice")
-        values[name] = run.value(value, f"{option} {name}")
-    return values
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -536,8 +446,8 @@ def grad_command(
         return _run_batch(run, "grad", batch, out, vector)
     _no_out(out)
     bound = run.bound()
-    result = grad(bound, run.of, vector, _names(show) or [], _names(retain_grad) or [], repeat)
-    run.emit(_symbolic(result, bound, vector, symbolic), bound)
+    shown, retained = _names(show) or [], _names(retain_grad) or []
+    run.emit(grad(bound, run.of, vector, shown, retained, repeat, symbolic), bound)
 
 
 @program_command("vjp")
@@ -555,8 +465,7 @@ def vjp_command(
         return _run_batch(run, "vjp", batch, out, vector, _names(run.wrt), use_wrt=False)
     _no_out(out)
     bound = run.bound(use_wrt=False)  # --wrt may name intermediate nodes here
-    result = vjp(bound, run.of, vector, _names(run.wrt))
-    run.emit(_symbolic(result, bound, vector, symbolic), bound)
+    run.emit(vjp(bound, run.of, vector, _names(run.wrt), symbolic), bound)
 
 
 @program_command("jacobian")
@@ -585,8 +494,8 @@ def jacobian_command(
 
     bound = run.bound()
     check_choice("--mode", mode, MODES)
-    result = jacobian(bound, run.of, _names(run.wrt), transpose, mode)
-    run.emit(_symbolic(result, bound, None, symbolic), bound, heatmap)
+    result = jacobian(bound, run.of, _names(run.wrt), transpose, mode, symbolic)
+    run.emit(result, bound, heatmap=heatmap)
 
 
 @program_command("jvp")
@@ -604,7 +513,7 @@ def jvp_command(
     from .compute import jvp
 
     bound = run.bound(use_wrt=False)
-    run.emit(jvp(bound, run.of, _named_values(run, t, "--t")), bound)
+    run.emit(jvp(bound, run.of, run.values(t, "--t")), bound)
 
 
 @program_command("hessian")
@@ -634,7 +543,7 @@ def hvp_command(
     from .compute import hvp
 
     bound = run.bound()
-    run.emit(hvp(bound, run.of, _named_values(run, v, "--v"), _names(run.wrt)), bound)
+    run.emit(hvp(bound, run.of, run.values(v, "--v"), _names(run.wrt)), bound)
 
 
 @program_command("check")
@@ -656,7 +565,7 @@ def check_command(
         raise typer.Exit(1)
 
 
-@program_command("graph", formats=GRAPH_FORMATS)
+@program_command("graph", formats=Graph.formats)
 def graph_command(run: Run) -> None:
     """The computational graph: each node's name, operation, shape, leaf/requires_grad, grad_fn.
 
@@ -667,21 +576,7 @@ def graph_command(run: Run) -> None:
     from .compute import graph
 
     bound = run.bound()
-    result = graph(bound, run.of)
-    for message in result.warnings:
-        say(f"warning: {message}")
-    if run.format == "table":
-        from .render.graph import print_tree
-
-        print_tree(result, run.precision)
-    elif run.format == "dot":
-        from .render.graph import to_dot
-
-        typer.echo(to_dot(result, run.precision))
-    else:
-        from .render.json_format import to_json
-
-        typer.echo(to_json(result))
+    run.emit(graph(bound, run.of), bound)
 
 
 @program_command("plot")
@@ -724,32 +619,25 @@ def plot_command(
 
     Example: gradcli plot -e "y = tanh(x)" --x-range -3:3
     """
-    import numpy as np
-
-    from .compute import parse_range, plot
-    from .render.chart import size
-    from .render.table import console
+    from .compute import parse_range, plot, plot_defaults
+    from .render.chart import default_points
 
     line = run.value(direction, "--direction")
     varied = _names(run.wrt)
-
-    def defaults(program, given):  # the one input plot varies needs no value
-        free = [n for n in program.inputs(set(given)) if n not in given | program.declared.keys()]
-        names = varied or free
-        return {names[0]: np.zeros(np.shape(line))} if len(names) == 1 and names[0] in free else {}
-
-    bound = run.bound(defaults=defaults)
+    bound = run.bound(defaults=plot_defaults(varied, line))
     if points is None:
-        terminal = out is None and run.format == "table" and console().is_terminal
-        points = size(console(), width, height)[0] if terminal else 101
+        points = default_points(run.format if out is None else None, width, height)
     result = plot(bound, run.of, parse_range(x_range), varied, line, points)
     if out is None:
-        run.emit(result, bound, chart=(width, height))
+        run.emit(result, bound, width=width, height=height)
         return
+    from .render import warn
     from .render.image import save_plot
 
+    warn(result)
     save_plot(result, out)
     say(f"wrote {out}")
+    run.strictly(bound)
 
 
 @program_command("explain")

@@ -1,4 +1,4 @@
-"""One pure function per command: a bound program in, a frozen ``Result`` out.
+"""One pure function per command: a bound program in, a frozen result (``results``) out.
 
 Nothing here prints or exits; errors are ``GradcliError`` for the command line to report.
 """
@@ -17,32 +17,22 @@ from .errors import GradcliError
 from .lang import Program
 from .lang.diagnose import backward_message, tangent_message
 from .lang.program import RunLog
+from .results import (
+    HVP,
+    JVP,
+    VJP,
+    Check,
+    Difference,
+    Grads,
+    Graph,
+    Hessian,
+    Jacobian,
+    Node,
+    Plot,
+    Values,
+)
 
 DTYPES = {"float64": np.float64, "float32": np.float32}
-
-
-@dataclass(frozen=True)
-class Result:
-    """What a command computed, ready for any renderer."""
-
-    command: str
-    output: str
-    values: dict[str, np.ndarray] = field(default_factory=dict)
-    grads: dict[str, np.ndarray | None] = field(default_factory=dict)
-    jacobian: dict[str, np.ndarray] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
-    transposed: bool = False  # jacobian entries are J^T (input.shape + output.shape)
-    jvp: dict[str, np.ndarray] = field(default_factory=dict)  # output name -> J t
-    hessian: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
-    hvp: dict[str, np.ndarray] = field(default_factory=dict)
-    check: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # method -> name -> J
-    agree: bool | None = None
-    worst: tuple[str, ...] = ()
-    graph: tuple[dict, ...] = ()
-    plot: dict[str, np.ndarray] = field(default_factory=dict)  # axis, output, derivative
-    explain: dict = field(default_factory=dict)  # see explain.py
-    formulas: dict[str, np.ndarray] = field(default_factory=dict)  # --symbolic: arrays of text
-    mode: str = ""  # how a Jacobian was computed, e.g. "reverse (3 outputs <= 4 inputs)"
 
 
 @dataclass
@@ -196,12 +186,11 @@ def _cotangent(v: np.ndarray | None, out: gc.Tensor, name: str, dtype) -> gc.Ten
     return gc.Tensor(v)
 
 
-def evaluate(bound: Bound, of: str | None = None) -> Result:
+def evaluate(bound: Bound, of: str | None = None) -> Values:
     """The value of every input and every assigned name (``of``, when given, must be one)."""
     env = bound.run(bound.leaves())
-    return Result(
-        "eval",
-        output_of(bound, env, of)[0],
+    return Values(
+        output=output_of(bound, env, of)[0],
         values={name: t.data for name, t in env.items()},
         warnings=bound.messages(),
     )
@@ -214,8 +203,10 @@ def grad(
     show: list[str] = (),
     retain: list[str] = (),
     repeat: int = 1,
-) -> Result:
-    """``out.backward(v)`` (``repeat`` times), then ``.grad`` of every input and shown node."""
+    symbolic: bool = False,
+) -> Grads:
+    """``out.backward(v)`` (``repeat`` times), then ``.grad`` of every input and shown node;
+    with ``symbolic``, sympy's formulas of the inputs' gradients too."""
     if repeat < 1:
         raise GradcliError("--repeat must be at least 1")
     leaves = bound.leaves()
@@ -235,23 +226,39 @@ def grad(
     for i in range(repeat):
         keep = i < repeat - 1
         bound.engine(lambda keep=keep: out.backward(gradient, retain_graph=keep))
-    messages = []
-    grads: dict[str, np.ndarray | None] = {}
-    for node in [*leaves, *(n for n in [*show, *retain] if n not in leaves)]:
+    messages: list[str] = []
+    shown = [n for n in dict.fromkeys([*show, *retain]) if n not in leaves]
+    result = Grads(
+        output=name,
+        value=out.data,
+        grads=_grads_of(env, leaves, messages),
+        shown=_grads_of(env, shown, messages),
+        warnings=bound.messages(*messages),
+    )
+    return with_formulas(result, bound, v) if symbolic else result
+
+
+def _grads_of(env: dict, names, messages: list[str]) -> dict[str, np.ndarray | None]:
+    """``.grad`` of each of ``names``; PyTorch's warnings on reading it go to ``messages``."""
+    grads = {}
+    for node in names:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             value = env[node].grad
         messages.extend(f"{node}.grad: {w.message}" for w in caught)
         grads[node] = None if value is None else value.data
-    return Result(
-        "grad", name, values={name: out.data}, grads=grads, warnings=bound.messages(*messages)
-    )
+    return grads
 
 
 def vjp(
-    bound: Bound, of: str | None = None, v: np.ndarray | None = None, wrt: list[str] | None = None
-) -> Result:
-    """``torch.autograd.grad(out, wrt, grad_outputs=v)``: J^T v per name; nothing accumulates."""
+    bound: Bound,
+    of: str | None = None,
+    v: np.ndarray | None = None,
+    wrt: list[str] | None = None,
+    symbolic: bool = False,
+) -> VJP:
+    """``torch.autograd.grad(out, wrt, grad_outputs=v)``: J^T v per name; nothing accumulates.
+    With ``symbolic``, sympy's formulas of the inputs' products too."""
     leaves = bound.leaves()
     env = bound.run(leaves)
     name, out = output_of(bound, env, of)
@@ -275,7 +282,8 @@ def vjp(
         t: (np.zeros(tensor.shape, bound.dtype) if g is None else g.data)
         for t, tensor, g in zip(targets, tensors, found)
     }
-    return Result("vjp", name, values={name: out.data}, grads=grads, warnings=bound.messages())
+    result = VJP(output=name, value=out.data, grads=grads, warnings=bound.messages())
+    return with_formulas(result, bound, v) if symbolic else result
 
 
 MODES = ("auto", "forward", "reverse")
@@ -287,8 +295,10 @@ def jacobian(
     wrt: list[str] | None = None,
     transpose: bool = False,
     mode: str = "auto",
-) -> Result:
-    """d out / d input for each ``wrt`` input, laid out output.shape + input.shape.
+    symbolic: bool = False,
+) -> Jacobian:
+    """d out / d input for each ``wrt`` input, laid out output.shape + input.shape (with
+    ``transpose``, input.shape + output.shape); with ``symbolic``, sympy's formulas too.
 
     All basis vectors go through one traced pass at once: a batched VJP (reverse mode, one
     row per output element) or a batched JVP (forward mode, one column per input element).
@@ -316,15 +326,15 @@ def jacobian(
     jac = {}
     for t, block in zip(targets, blocks):
         jac[t] = _transposed(block.data, out.ndim) if transpose else block.data
-    return Result(
-        "jacobian",
-        name,
-        values={name: out.data},
-        jacobian=jac,
-        warnings=bound.messages(),
+    result = Jacobian(
+        output=name,
+        value=out.data,
+        jacobians=jac,
         transposed=transpose,
         mode=mode + why,
+        warnings=bound.messages(),
     )
+    return with_formulas(result, bound) if symbolic else result
 
 
 def _jacobian_inputs(bound: Bound, name: str, out: gc.Tensor, targets: list[str]) -> int:
@@ -368,7 +378,7 @@ def _scalar_output(name: str, out: gc.Tensor, command: str) -> None:
         )
 
 
-def jvp(bound: Bound, of: str | None, tangents: dict[str, np.ndarray]) -> Result:
+def jvp(bound: Bound, of: str | None, tangents: dict[str, np.ndarray]) -> JVP:
     """Forward mode: J t, with a tangent per input (zero where none is given)."""
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
@@ -390,16 +400,10 @@ def jvp(bound: Bound, of: str | None, tangents: dict[str, np.ndarray]) -> Result
     function = _function_of(bound, name, names)
     start = tuple(gc.Tensor(bound.arrays[n]) for n in names)
     _, tangent = bound.engine(lambda: gc.jvp(function, start, vectors))
-    return Result(
-        "jvp",
-        name,
-        values={name: out.data},
-        jvp={name: tangent.data},
-        warnings=bound.messages(),
-    )
+    return JVP(output=name, value=out.data, tangent=tangent.data, warnings=bound.messages())
 
 
-def hessian(bound: Bound, of: str | None = None, wrt: list[str] | None = None) -> Result:
+def hessian(bound: Bound, of: str | None = None, wrt: list[str] | None = None) -> Hessian:
     """Second derivatives of a scalar output for each pair of ``wrt`` inputs."""
     targets = _targets(bound, wrt)
     env = bound.run(bound.leaves())
@@ -409,11 +413,10 @@ def hessian(bound: Bound, of: str | None = None, wrt: list[str] | None = None) -
     function = _function_of(bound, name, targets)
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
     blocks = bound.engine(lambda: gc.hessian(lambda *xs: function(*xs).reshape(()), start))
-    return Result(
-        "hessian",
-        name,
-        values={name: out.data},
-        hessian={
+    return Hessian(
+        output=name,
+        value=out.data,
+        blocks={
             (a, b): blocks[i][j].data for i, a in enumerate(targets) for j, b in enumerate(targets)
         },
         warnings=bound.messages(),
@@ -422,7 +425,7 @@ def hessian(bound: Bound, of: str | None = None, wrt: list[str] | None = None) -
 
 def hvp(
     bound: Bound, of: str | None, vectors: dict[str, np.ndarray], wrt: list[str] | None = None
-) -> Result:
+) -> HVP:
     """H v of a scalar output without forming H (a double backward pass)."""
     targets = _targets(bound, wrt or list(vectors) or None)
     env = bound.run(bound.leaves())
@@ -446,11 +449,10 @@ def hvp(
     _, products = bound.engine(
         lambda: gc.hvp(lambda *xs: function(*xs).reshape(()), start, tuple(gc.Tensor(a) for a in v))
     )
-    return Result(
-        "hvp",
-        name,
-        values={name: out.data},
-        hvp={t: p.data for t, p in zip(targets, products)},
+    return HVP(
+        output=name,
+        value=out.data,
+        products={t: p.data for t, p in zip(targets, products)},
         warnings=bound.messages(),
     )
 
@@ -482,7 +484,7 @@ def check(
     wrt: list[str] | None = None,
     atol: float = 1e-5,
     rtol: float = 1e-3,
-) -> Result:
+) -> Check:
     """The Jacobian three or four independent ways, and whether they agree."""
     from .symbolic import symbolic_jacobian
 
@@ -538,25 +540,21 @@ def check(
             if bad.any():
                 agree = False
                 for index in map(tuple, np.argwhere(bad)[:10]):  # argwhere: 0-d arrays too
-                    where = f"[{','.join(str(int(i)) for i in index)}]" if index else ""
-                    worst.append(
-                        f"{method} differs from reverse mode at d{name}/d{t}{where}: "
-                        f"{float(b[index])!r} vs {float(a[index])!r}"
-                    )
-    return Result(
-        "check",
-        name,
-        values={name: out.data},
-        check=methods,
+                    at = tuple(int(i) for i in index)
+                    worst.append(Difference(method, t, at, float(b[index]), float(a[index])))
+    return Check(
+        output=name,
+        value=out.data,
+        jacobians=methods,
         agree=agree,
         worst=tuple(worst[:10]),
         warnings=bound.messages(*notes),
     )
 
 
-def graph(bound: Bound, of: str | None = None) -> Result:
-    """The computational graph of the output: one dict per node, output first; a constant's
-    node holds its value."""
+def graph(bound: Bound, of: str | None = None) -> Graph:
+    """The computational graph of the output: one ``Node`` per node, output first; a
+    constant's node holds its value."""
     leaves = bound.leaves()
     env = bound.run(leaves)
     name, out = output_of(bound, env, of)
@@ -581,19 +579,19 @@ def graph(bound: Bound, of: str | None = None) -> Result:
         inputs = [node_id(t) for t in fn.inputs] if fn is not None else []
         op = fn.prim.name if fn is not None else ("input" if id(tensor) in inputs_ else "constant")
         nodes.append(
-            {
-                "id": ids[id(tensor)],
-                "name": names.get(id(tensor)),
-                "op": op,
-                "shape": list(tensor.shape),
-                "is_leaf": tensor.is_leaf,
-                "requires_grad": tensor.requires_grad,
-                "grad_fn": fn.name() if fn is not None else None,
-                "inputs": inputs,
-                "value": tensor.data if op == "constant" else None,
-            }
+            Node(
+                id=ids[id(tensor)],
+                name=names.get(id(tensor)),
+                op=op,
+                shape=tuple(tensor.shape),
+                is_leaf=tensor.is_leaf,
+                requires_grad=tensor.requires_grad,
+                grad_fn=fn.name() if fn is not None else None,
+                inputs=tuple(inputs),
+                value=tensor.data if op == "constant" else None,
+            )
         )
-    return Result("graph", name, graph=tuple(nodes), warnings=bound.messages())
+    return Graph(output=name, nodes=tuple(nodes), warnings=bound.messages())
 
 
 def parse_range(text: str) -> tuple[float, float]:
@@ -610,6 +608,20 @@ def parse_range(text: str) -> tuple[float, float]:
     return bounds
 
 
+def plot_defaults(varied: list[str] | None, direction: np.ndarray | None):
+    """``defaults`` for ``bind`` (see there): the one input plot varies needs no value, zero
+    (shaped like ``direction``) where the command line gives it none."""
+
+    def defaults(program: Program, given: dict) -> dict[str, np.ndarray]:
+        free = [n for n in program.inputs(set(given)) if n not in given | program.declared.keys()]
+        names = varied or free
+        if len(names) == 1 and names[0] in free:
+            return {names[0]: np.zeros(np.shape(direction))}
+        return {}
+
+    return defaults
+
+
 def plot(
     bound: Bound,
     of: str | None,
@@ -617,7 +629,7 @@ def plot(
     wrt: list[str] | None = None,
     direction: np.ndarray | None = None,
     points: int = 101,
-) -> Result:
+) -> Plot:
     """The output and its derivative along a line: one input set to s, or base + s * direction.
 
     The derivative is computed by forward mode at every point.
@@ -656,25 +668,29 @@ def plot(
         point = gc.Tensor(np.asarray(start + si * step, dtype=bound.dtype))
         value, slope = bound.engine(lambda p=point: gc.jvp(function, p, gc.Tensor(step)))
         values[i], slopes[i] = float(value.data.reshape(())), float(slope.data.reshape(()))
-    axis = target if direction is None else "s"
-    return Result(
-        "plot",
-        name,
-        plot={axis: s, name: values, f"d{name}/d{axis}": slopes},
+    return Plot(
+        output=name,
+        axis=target if direction is None else "s",
+        positions=s,
+        values=values,
+        slopes=slopes,
         warnings=bound.messages(),
     )
 
 
-def with_formulas(result: Result, bound: Bound, v: np.ndarray | None = None) -> Result:
-    """``result`` with sympy's derivative formulas for its grads or Jacobians (``--symbolic``)."""
+def with_formulas(
+    result: Grads | VJP | Jacobian, bound: Bound, v: np.ndarray | None = None
+) -> Grads | VJP | Jacobian:
+    """``result`` (``Grads``, ``VJP`` or ``Jacobian``) with sympy's formulas of its
+    derivatives (``--symbolic``); when there are none, with a warning that says why."""
     from dataclasses import replace
 
     from .symbolic import gradient_formulas, jacobian_formulas
 
-    if result.jacobian:
-        formulas, reason = jacobian_formulas(bound, result.output, list(result.jacobian))
+    if isinstance(result, Jacobian):
+        formulas, reason = jacobian_formulas(bound, result.output, list(result.jacobians))
         if formulas and result.transposed:
-            k = np.ndim(result.values[result.output])
+            k = np.ndim(result.value)
             formulas = {n: _transposed(f, k) for n, f in formulas.items()}
     else:
         targets = [n for n, g in result.grads.items() if g is not None and n in bound.arrays]

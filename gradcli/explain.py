@@ -16,10 +16,11 @@ from dataclasses import replace
 import numpy as np
 
 from . import engine as gc
-from .compute import Bound, GradcliError, Result, _cotangent, _function_of, output_of
+from .compute import Bound, GradcliError, _cotangent, _function_of, output_of
 from .lang.program import Assignment
 from .lang.validate import element_of
 from .local import step_locals
+from .results import Backward, Explanation, Forward, Passed, SymbolicJT
 from .steps import operand_name, split
 from .symbolic import elementwise
 
@@ -38,7 +39,7 @@ def _operands(ir, env: dict) -> list[str]:
     return names
 
 
-def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) -> Result:
+def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) -> Explanation:
     """The forward and backward passes of ``out.backward(v)``, step by step."""
     from .symbolic import symbolic_values
 
@@ -61,14 +62,14 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     gradient = _cotangent(v, out, name, bound.dtype)
     bound.engine(lambda: out.backward(gradient, retain_graph=True))
 
-    forward = [
-        {
-            "statement": a.statement.text,
-            "operation": a.ir[1] if a.ir[0] == "call" else a.ir[0],
-            "value": env[a.target].data,
-        }
+    forward = tuple(
+        Forward(
+            statement=a.statement.text,
+            operation=a.ir[1] if a.ir[0] == "call" else a.ir[0],
+            value=env[a.target].data,
+        )
         for a in statements
-    ]
+    )
     names = {s.key: operand_name(s) for a in statements for s in steps[a.target][:-1]}
     labels = {s.key: s.label for a in statements for s in steps[a.target]}
     backward, output_locals = [], []
@@ -80,21 +81,16 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
                 continue
             backward.append(row)
             if step.key == name:
-                output_locals = row["local"]
-    grads = {n: (None if t._grad is None else t._grad.data) for n, t in leaves.items()}
-    details = {
-        "forward": forward,
-        "backward": backward,
-        "notes": _notes(bound, name, out, leaves, gradient, output_locals),
-    }
-    details.update(_symbolic_jt(bound, name, out, leaves, gradient, symbolic_values))
-    return Result(
-        "explain",
-        name,
-        values={name: out.data},
-        grads=grads,
+                output_locals = row.local
+    return Explanation(
+        output=name,
+        value=out.data,
+        grads={n: (None if t._grad is None else t._grad.data) for n, t in leaves.items()},
+        forward=forward,
+        backward=tuple(backward),
+        notes=tuple(_notes(bound, name, out, leaves, gradient, output_locals)),
+        symbolic=_symbolic_jt(bound, name, out, leaves, gradient, symbolic_values),
         warnings=bound.messages(),
-        explain=details,
     )
 
 
@@ -128,7 +124,7 @@ def _step_runner(bound: Bound, assignment, env: dict):
     return run
 
 
-def _backward_row(bound, step, env, names, labels, run) -> dict | None:
+def _backward_row(bound, step, env, names, labels, run) -> Backward | None:
     """What reaches one step and what it passes on, with its local derivatives; None when no
     gradient reaches it."""
     tensor = env[step.key]
@@ -145,23 +141,16 @@ def _backward_row(bound, step, env, names, labels, run) -> dict | None:
             )
         )
         if part is not None:
-            passes.append({"to": labels.get(operand, operand), "gradient": part.data})
+            passes.append(Passed(labels.get(operand, operand), part.data))
     found = bound.engine(lambda: step_locals(step.ir, operand_name(step), env, names, run))
-    return {
-        "node": step.label,
-        "local": [vars(local) for local in found],
-        "incoming": incoming.data,
-        "passes_on": passes,
-    }
+    return Backward(step.label, tuple(found), incoming.data, tuple(passes))
 
 
 def _notes(bound, name, out, leaves, gradient, output_locals) -> list[str]:
     """Say when an output's Jacobian is diagonal: the vjp is then v times dy/dx entry-wise."""
     notes = []
     formulas = {
-        local["wrt"]: local["formula"]
-        for local in output_locals
-        if local["layout"] == "element-wise"
+        local.wrt: local.formula for local in output_locals if local.layout == "element-wise"
     }
     targets = [n for n, t in leaves.items() if t.requires_grad and t.shape == out.shape]
     for target in targets:
@@ -181,7 +170,7 @@ def _notes(bound, name, out, leaves, gradient, output_locals) -> list[str]:
     return notes
 
 
-def _symbolic_jt(bound, name, out, leaves, gradient, symbolic_values) -> dict:
+def _symbolic_jt(bound, name, out, leaves, gradient, symbolic_values) -> SymbolicJT | None:
     """J^T as formulas, v, and J^T v, for a 1-D output of few elements and 1-D inputs."""
     import sympy as sp
 
@@ -193,7 +182,7 @@ def _symbolic_jt(bound, name, out, leaves, gradient, symbolic_values) -> dict:
         or out.numel() > 8
         or any(leaves[t].ndim != 1 or leaves[t].numel() > 8 for t in targets)
     ):
-        return {}
+        return None
     try:
         with time_budget():
             expressions, symbols = symbolic_values(bound.program, bound.arrays, targets, name)
@@ -205,13 +194,13 @@ def _symbolic_jt(bound, name, out, leaves, gradient, symbolic_values) -> dict:
                 for t in targets
             }
     except NotSymbolic:  # not symbolic here, or too slow: no formulas
-        return {}
+        return None
     except Exception:  # noqa: BLE001 - a program sympy cannot follow simply gets no formulas
-        return {}
+        return None
     v = np.ones(out.shape) if gradient is None else gradient.data
-    return {
-        "jacobian_t": rows,
-        "symbols": {t: [str(s) for s in symbols[t].reshape(-1)] for t in targets},
-        "v": v.reshape(-1),
-        "jt_v": {t: leaves[t]._grad.data for t in targets if leaves[t]._grad is not None},
-    }
+    return SymbolicJT(
+        jacobian_t=rows,
+        symbols={t: [str(s) for s in symbols[t].reshape(-1)] for t in targets},
+        v=v.reshape(-1),
+        jt_v={t: leaves[t]._grad.data for t in targets if leaves[t]._grad is not None},
+    )

@@ -13,6 +13,7 @@ import json
 import math
 import stat
 import sys
+import unicodedata
 import warnings
 import zipfile
 import zlib
@@ -308,6 +309,40 @@ def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np
     if _has_bool(value):
         raise GradcliError(f"{name}: True/False is not a number", hint=VALUE_SYNTAX)
     return _rectangular(value, name)
+
+
+def named_values(
+    items: list[str] | None,
+    option: str,
+    seed: int = 0,
+    bare: str | None = None,
+    given: dict[str, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
+    """The values of a repeatable option, by name, after those already ``given`` (as --x).
+
+    Each item is ``NAME=VALUE``, the name read as Python reads a program's names (NFKC); with
+    ``bare``, an item may also be a plain ``VALUE``, for the input ``bare``. Without it the
+    items are inputs' own values (-i), each parsed under the input's name; with it they are
+    vectors for inputs (--t, --v), parsed under the option and the name (``--t x``).
+    """
+    values = dict(given or {})
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep and bare is not None:
+            name, value = bare, item
+        name = unicodedata.normalize("NFKC", name.strip())
+        if not (sep or bare) or not name.isidentifier():
+            if bare is None:
+                hint = f"write {option} NAME=VALUE, e.g. {option} W=randn(8,10)"
+            else:
+                hint = f"write {option} VALUE or {option} NAME=VALUE"
+            raise GradcliError(f"cannot read {option} {item!r}", hint=hint)
+        if name in values:
+            if bare is None:
+                raise GradcliError(f"the input {name!r} is given twice")
+            raise GradcliError(f"{option} gives {name!r} twice")
+        values[name] = parse_value(value, name if bare is None else f"{option} {name}", seed)
+    return values
 
 
 def _has_bool(value: Any) -> bool:

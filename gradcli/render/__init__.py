@@ -1,19 +1,121 @@
-"""Turning a ``Result`` into text: a rich table (people), JSON (scripts) or CSV (spreadsheets).
+"""Turning a result (``results``) into text: a rich table (people), JSON (scripts), CSV
+(spreadsheets), or Graphviz dot (a graph).
 
-Renderers never compute. ``blocks`` lists a result's arrays in one order shared by all three.
+Renderers never compute. Each is registered (``renders``) for the kinds of result and the
+format it writes, and ``render`` finds it by the result's type; the modules that hold a
+format's renderers are imported only when that format is written. ``blocks`` lists a
+result's arrays in one order shared by tables and CSV.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import singledispatch
+from typing import NamedTuple
 
 import numpy as np
 
-from ..compute import Result
+from ..errors import GradcliError
+from ..results import (
+    HVP,
+    JVP,
+    VJP,
+    Check,
+    Derivatives,
+    Difference,
+    Explanation,
+    Grads,
+    Hessian,
+    Jacobian,
+    Result,
+    Values,
+)
 
-FORMATS = ("table", "json", "csv")
-GRAPH_FORMATS = ("table", "dot", "json")
+# the modules whose renderers write each format
+_MODULES = {
+    "table": ("table", "chart", "explanation", "graph"),
+    "json": ("json_format",),
+    "csv": ("csv_format",),
+    "dot": ("graph",),
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a table looks: significant digits, --heatmap (Jacobians), and a chart's width and
+    height in characters (None: fit the terminal). JSON and CSV ignore them; dot writes its
+    constants in ``precision`` digits."""
+
+    precision: int = 4
+    heatmap: bool = False
+    width: int | None = None
+    height: int | None = None
+
+
+Renderer = Callable[[Result, object, Options], None]  # (result, file, options)
+_RENDERERS: dict[tuple[type, str], Renderer] = {}
+
+
+def renders(fmt: str, *kinds: type[Result]):
+    """Register the decorated function as the renderer of ``kinds`` of result in ``fmt``."""
+
+    def register(function: Renderer) -> Renderer:
+        for kind in kinds:
+            _RENDERERS[kind, fmt] = function
+        return function
+
+    return register
+
+
+def renderer(kind: type[Result], fmt: str) -> Renderer:
+    """The function that writes ``kind`` of result in ``fmt``; a ``GradcliError`` when the
+    kind is not written in that format."""
+    if fmt not in kind.formats:
+        name = getattr(kind, "command", kind.__name__)
+        raise GradcliError(
+            f"the result of {name} cannot be written as {fmt!r}",
+            hint=f"use one of {', '.join(kind.formats)}",
+        )
+    _load(fmt)
+    if (kind, fmt) not in _RENDERERS:  # a bug: the kind lists a format nothing writes
+        raise LookupError(f"no {fmt} renderer is registered for {kind.__name__}")
+    return _RENDERERS[kind, fmt]
+
+
+def render(result: Result, fmt: str, options: Options | None = None, file=None) -> None:
+    """Write ``result`` to ``file`` (stdout by default) in ``fmt``."""
+    renderer(type(result), fmt)(result, file or sys.stdout, options or Options())
+
+
+def warn(result: Result) -> None:
+    """The result's warnings, on stderr."""
+    from ..notice import say
+
+    for message in result.warnings:
+        say(f"warning: {message}")
+
+
+def emit(result: Result, fmt: str, options: Options | None = None) -> None:
+    """A command's answer: its warnings on stderr, then the result on stdout."""
+    warn(result)
+    render(result, fmt, options)
+
+
+def registered() -> set[tuple[type[Result], str]]:
+    """Every (kind of result, format) that has a renderer."""
+    _load(*_MODULES)
+    return set(_RENDERERS)
+
+
+def _load(*formats: str) -> None:
+    """Import the modules that hold the renderers of ``formats`` (they register them)."""
+    for fmt in formats:
+        for module in _MODULES.get(fmt, ()):
+            importlib.import_module(f"{__name__}.{module}")
 
 
 def format_number(value: float, precision: int) -> str:
@@ -44,41 +146,121 @@ def element_label(name: str, index: tuple[int, ...]) -> str:
     return f"{name}[{','.join(str(i) for i in index)}]" if index else name
 
 
-def _grad_label(result: Result, name: str) -> str:
-    return f"{name}.grad" if result.command in ("grad", "explain") else f"J^T v for {name}"
+class Block(NamedTuple):
+    """One array of a result as tables and CSV show it: ``kind`` is "array", "jacobian"
+    (rows of the output, columns of the input ``name``; the other way round when
+    ``transposed``) or "hessian" (``name`` is the pair "a,b")."""
+
+    kind: str
+    name: str
+    label: str
+    array: np.ndarray | None
+    transposed: bool = False
 
 
-def blocks(result: Result) -> list[tuple[str, str, str, np.ndarray | None]]:
-    """(kind, name, label, array) for every array of the result, in display order."""
-    items: list[tuple[str, str, str, np.ndarray | None]] = []
-    for name, value in result.values.items():
-        items.append(("value", name, name, value))
-    for name, value in result.grads.items():
-        items.append(("grad", name, _grad_label(result, name), value))
-    for name, value in result.jvp.items():
-        items.append(("value", name, f"J t for {name}", value))
-    for (a, b), value in result.hessian.items():
-        items.append(("hessian", f"{a},{b}", f"d2{result.output}/d{a}d{b}", value))
-    for name, value in result.hvp.items():
-        items.append(("value", name, f"H v for {name}", value))
-    for method, jacobians in result.check.items():
-        for name, value in jacobians.items():
-            items.append(("jacobian", name, f"d{result.output}/d{name} by {method}", value))
-    for name, value in result.jacobian.items():
-        label = f"d{result.output}/d{name}"
-        items.append(("jacobian", name, label + ("^T" if result.transposed else ""), value))
-    for name, value in result.formulas.items():
-        if result.jacobian:
-            label = f"d{result.output}/d{name}" + ("^T" if result.transposed else "")
-            items.append(("jacobian", name, f"{label} (symbolic)", value))
-        else:
-            items.append(("value", name, f"{_grad_label(result, name)} (symbolic)", value))
+@singledispatch
+def blocks(result: Result) -> list[Block]:
+    """Every array of the result, in display order."""
+    raise TypeError(f"{type(result).__name__} has no arrays to show")
+
+
+@blocks.register
+def _(result: Values) -> list[Block]:
+    return [Block("array", name, name, value) for name, value in result.values.items()]
+
+
+def _value(result: Derivatives) -> list[Block]:
+    return [Block("array", result.output, result.output, result.value)]
+
+
+def _gradients(arrays: dict, label: Callable[[str], str], formulas: dict) -> list[Block]:
+    """Gradient-like arrays, then their formulas (``--symbolic``), labelled by ``label``."""
+    items = [Block("array", name, label(name), value) for name, value in arrays.items()]
+    items += [Block("array", n, f"{label(n)} (symbolic)", f) for n, f in formulas.items()]
     return items
 
 
-def cell(value, precision: int) -> str:
-    """A number in ``precision`` significant digits; a formula as it is."""
-    return value if isinstance(value, str) else format_number(float(value), precision)
+def _grad(name: str) -> str:
+    return f"{name}.grad"
+
+
+@blocks.register
+def _(result: Grads) -> list[Block]:
+    return _value(result) + _gradients({**result.grads, **result.shown}, _grad, result.formulas)
+
+
+@blocks.register
+def _(result: Explanation) -> list[Block]:
+    return _value(result) + _gradients(result.grads, _grad, {})
+
+
+@blocks.register
+def _(result: VJP) -> list[Block]:
+    return _value(result) + _gradients(result.grads, lambda n: f"J^T v for {n}", result.formulas)
+
+
+@blocks.register
+def _(result: Jacobian) -> list[Block]:
+    t = result.transposed
+
+    def label(name: str) -> str:
+        return f"d{result.output}/d{name}" + ("^T" if t else "")
+
+    items = [Block("jacobian", n, label(n), j, t) for n, j in result.jacobians.items()]
+    items += [
+        Block("jacobian", n, f"{label(n)} (symbolic)", f, t) for n, f in result.formulas.items()
+    ]
+    return _value(result) + items
+
+
+@blocks.register
+def _(result: JVP) -> list[Block]:
+    return _value(result) + [
+        Block("array", result.output, f"J t for {result.output}", result.tangent)
+    ]
+
+
+@blocks.register
+def _(result: Hessian) -> list[Block]:
+    return _value(result) + [
+        Block("hessian", f"{a},{b}", f"d2{result.output}/d{a}d{b}", value)
+        for (a, b), value in result.blocks.items()
+    ]
+
+
+@blocks.register
+def _(result: HVP) -> list[Block]:
+    return _value(result) + [
+        Block("array", name, f"H v for {name}", value) for name, value in result.products.items()
+    ]
+
+
+@blocks.register
+def _(result: Check) -> list[Block]:
+    return _value(result) + [
+        Block("jacobian", name, f"d{result.output}/d{name} by {method}", value)
+        for method, jacobians in result.jacobians.items()
+        for name, value in jacobians.items()
+    ]
+
+
+def difference_text(output: str, difference: Difference, numbers: tuple[str, str]) -> str:
+    """``finite differences differs from reverse mode at dy/dx[0,0]: 1.5 vs 0``, with the
+    method's number and reverse mode's written as ``numbers``."""
+    where = f"[{','.join(map(str, difference.index))}]" if difference.index else ""
+    return (
+        f"{difference.method} differs from reverse mode at d{output}/d{difference.wrt}{where}: "
+        f"{numbers[0]} vs {numbers[1]}"
+    )
+
+
+def distinct(a: float, b: float, precision: int) -> tuple[str, str]:
+    """Two numbers that differ, each in ``precision`` significant digits, or in as many more
+    as it takes for their texts to differ too (at most 17, which tells any two floats apart)."""
+    digits = precision
+    while format_number(a, digits) == format_number(b, digits) and digits < 17 and a != b:
+        digits += 1
+    return format_number(a, digits), format_number(b, digits)
 
 
 def _exponent_needed(value: float, precision: int) -> bool:
@@ -106,48 +288,3 @@ def number_format(array: np.ndarray, precision: int):
         return f"{v:.{precision - 1}e}"
 
     return scientific
-
-
-def render(
-    result: Result,
-    fmt: str,
-    precision: int = 4,
-    file=None,
-    heatmap: bool = False,
-    chart: tuple[int | None, int | None] = (None, None),
-) -> None:
-    """Write ``result`` to ``file`` (stdout by default) as a table, JSON or CSV.
-
-    ``precision`` (significant digits) is for tables; JSON and CSV hold every digit.
-    ``chart`` is a plot's width and height in characters (None: fit the terminal).
-    """
-    file = file or sys.stdout
-    if fmt == "table" and result.plot:
-        from .chart import line_chart, size
-        from .table import console
-
-        out = console(file)
-        axis, output, slope = list(result.plot)
-        series = [(output, "*", result.plot[output]), (slope, "o", result.plot[slope])]
-        for line in line_chart(result.plot[axis], series, axis, *size(out, *chart)):
-            out.print(line)
-        return
-    if fmt == "table" and result.explain:
-        from .explanation import print_explanation
-
-        print_explanation(result, precision, file)
-        return
-    if fmt == "table":
-        from .table import print_tables
-
-        print_tables(result, precision, file, heatmap)
-        return
-    if fmt == "json":
-        from .json_format import to_json
-
-        text = to_json(result)
-    else:
-        from .csv_format import to_csv
-
-        text = to_csv(result)
-    file.write(text + "\n")

@@ -13,7 +13,8 @@ import numpy as np
 from rich.console import Console
 from rich.text import Text
 
-from . import format_number
+from ..results import Plot
+from . import Options, format_number, renders
 
 WIDTH = 72  # the whole chart, labels included, off a terminal
 HEIGHT = 22
@@ -47,15 +48,17 @@ def line_chart(
     x_label: str,
     width: int = WIDTH,
     height: int = HEIGHT,
+    precision: int = 4,
 ) -> list[Text]:
     """Plot each (name, mark, ys) over ``xs`` in a chart ``width`` x ``height`` characters,
-    labels included; later series draw over earlier ones.
+    labels included (their numbers in ``precision`` significant digits); later series draw
+    over earlier ones.
 
     The y axis spans all finite values; the row of y = 0 is drawn when it is in range.
     """
     finite = np.concatenate([ys[np.isfinite(ys)] for _, _, ys in series] or [np.zeros(0)])
     low, high = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 1.0)
-    top, bottom = format_number(high, 4), format_number(low, 4)
+    top, bottom = format_number(high, precision), format_number(low, precision)
     label_width = max(len(top), len(bottom))
     columns = max(width - label_width - 2, 2)
     rows = max(height - _FOOTER, 2)
@@ -77,7 +80,7 @@ def line_chart(
             line.append(mark, style=STYLES.get(mark))
         lines.append(line)
     margin = " " * (label_width + 2)
-    left, right = format_number(float(xs[0]), 4), format_number(float(xs[-1]), 4)
+    left, right = (format_number(float(x), precision) for x in (xs[0], xs[-1]))
     lines.append(Text(" " * label_width + " +" + "-" * columns))
     lines.append(Text(margin + left + right.rjust(columns - len(left))))
     lines.append(Text(margin + x_label.center(columns).rstrip()))
@@ -88,3 +91,24 @@ def line_chart(
         legend.append(f" {name}")
     lines.append(legend)
     return lines
+
+
+@renders("table", Plot)
+def print_chart(result: Plot, file, options: Options) -> None:
+    """The output (``*``) and its derivative (``o``) along the axis."""
+    from .table import console
+
+    out = console(file)
+    series = [(result.output, "*", result.values), (result.derivative, "o", result.slopes)]
+    width, height = size(out, options.width, options.height)
+    for line in line_chart(result.positions, series, result.axis, width, height, options.precision):
+        out.print(line)
+
+
+def default_points(fmt: str | None, width: int | None, height: int | None) -> int:
+    """How many points a plot has unless told: one a column of the chart when it is drawn on
+    a terminal (``fmt`` "table"), else 101 (another format, or None: an image)."""
+    from .table import console
+
+    out = console()
+    return size(out, width, height)[0] if fmt == "table" and out.is_terminal else 101

@@ -16,8 +16,8 @@ import io
 
 import numpy as np
 
-from ..compute import Result
-from . import blocks
+from ..results import HVP, JVP, VJP, Check, Explanation, Grads, Hessian, Jacobian, Plot, Values
+from . import Options, blocks, renders
 
 
 def full_precision(value) -> str:
@@ -25,22 +25,33 @@ def full_precision(value) -> str:
     return value if isinstance(value, str) else repr(float(value))
 
 
-def to_csv(result: Result) -> str:
+def _write(file, rows) -> None:
+    """The rows as CSV, ending in one newline."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    if result.plot:  # one table: a column per series
-        writer.writerow(list(result.plot))
-        for row in zip(*result.plot.values()):
-            writer.writerow([full_precision(v) for v in row])
-        return buffer.getvalue().rstrip("\n")
-    arrays = [(label, None if a is None else np.asarray(a)) for _, _, label, a in blocks(result)]
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    file.write(buffer.getvalue().rstrip("\n") + "\n")
+
+
+@renders("csv", Values, Grads, VJP, Jacobian, JVP, Hessian, HVP, Check, Explanation)
+def tidy(result, file, options: Options) -> None:
+    """One row per element of every array of ``result``."""
+    arrays = [(b.label, None if b.array is None else np.asarray(b.array)) for b in blocks(result)]
     rank = max((a.ndim for _, a in arrays if a is not None), default=0)
-    writer.writerow(["tensor", *(f"i{k}" for k in range(rank)), "value"])
+    rows = [["tensor", *(f"i{k}" for k in range(rank)), "value"]]
     for label, array in arrays:
         if array is None:
-            writer.writerow([label, *[""] * rank, ""])
+            rows.append([label, *[""] * rank, ""])
             continue
         for index in np.ndindex(array.shape):
             blank = [""] * (rank - len(index))
-            writer.writerow([label, *index, *blank, full_precision(array[index])])
-    return buffer.getvalue().rstrip("\n")
+            rows.append([label, *index, *blank, full_precision(array[index])])
+    _write(file, rows)
+
+
+@renders("csv", Plot)
+def columns(result: Plot, file, options: Options) -> None:
+    """One table: a column per series, a row per position."""
+    series = result.series
+    rows = [list(series)]
+    rows += [[full_precision(v) for v in row] for row in zip(*series.values())]
+    _write(file, rows)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..compute import Result
 from ..errors import GradcliError
+from ..results import Plot
 
 
-def save_plot(result: Result, path: str) -> None:
+def save_plot(result: Plot, path: str) -> None:
     """Write the function and its derivative to a .png or .svg file."""
     suffix = Path(path).suffix.lower()
     if suffix not in (".png", ".svg"):
@@ -24,12 +24,11 @@ def save_plot(result: Result, path: str) -> None:
             "writing an image needs matplotlib, which is not installed",
             hint="pip install 'gradcli[plot]' (or pip install matplotlib)",
         ) from None
-    axis, output, slope = list(result.plot)
     figure, axes = plt.subplots(figsize=(7, 4))
-    axes.plot(result.plot[axis], result.plot[output], label=output)
-    axes.plot(result.plot[axis], result.plot[slope], label=slope, linestyle="--")
+    axes.plot(result.positions, result.values, label=result.output)
+    axes.plot(result.positions, result.slopes, label=result.derivative, linestyle="--")
     axes.axhline(0, color="grey", linewidth=0.5)
-    axes.set_xlabel(axis)
+    axes.set_xlabel(result.axis)
     axes.legend()
     try:
         figure.savefig(path, metadata={"Date": None} if suffix == ".svg" else None)

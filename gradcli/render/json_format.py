@@ -1,13 +1,36 @@
-"""One JSON object per result: valid JSON always, NaN and infinities as strings."""
+"""One JSON object per result: valid JSON always, NaN and infinities as strings.
+
+The keys are the same for every kind of result where they mean the same: ``command``,
+``output``, then the kind's own (``values``, ``grads``, ``jacobian``, ...), then
+``warnings``; a section with nothing in it is left out. ``--batch`` chunks are JSON lines,
+one object per point.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
 import numpy as np
 
-from ..compute import Result
+from ..results import (
+    HVP,
+    JVP,
+    VJP,
+    Check,
+    Derivatives,
+    Explanation,
+    Grads,
+    Graph,
+    Hessian,
+    Jacobian,
+    Plot,
+    Points,
+    Result,
+    Values,
+)
+from . import Options, difference_text, renders
 
 
 def plain(value):
@@ -31,7 +54,12 @@ def _spelled(value):
 
 
 def _numbers(tree):
-    """A nested structure of dicts and lists with every array in it made ``plain``."""
+    """A nested structure of records, dicts and lists as JSON values: a record (a named tuple
+    or a dataclass) as an object of its fields in order, every array made ``plain``."""
+    if hasattr(tree, "_asdict"):
+        tree = tree._asdict()
+    elif dataclasses.is_dataclass(tree):
+        tree = {f.name: getattr(tree, f.name) for f in dataclasses.fields(tree)}
     if isinstance(tree, dict):
         return {k: _numbers(v) for k, v in tree.items()}
     if isinstance(tree, (list, tuple)):
@@ -41,39 +69,130 @@ def _numbers(tree):
     return tree
 
 
-def to_json(result: Result) -> str:
+def _arrays(arrays: dict) -> dict:
+    return {name: plain(value) for name, value in arrays.items()}
+
+
+def _value(result: Derivatives) -> dict:
+    return {result.output: plain(result.value)}
+
+
+def _formulas(formulas: dict) -> dict:
+    return {name: np.asarray(f).tolist() for name, f in formulas.items()}
+
+
+def _write(file, result: Result, **sections) -> None:
+    """One object: the command and the output, ``sections`` in order (those that are empty
+    left out), the warnings."""
     document = {"command": result.command, "output": result.output}
-    if result.values:
-        document["values"] = {k: plain(v) for k, v in result.values.items()}
-    if result.grads:
-        document["grads"] = {k: plain(v) for k, v in result.grads.items()}
-    if result.jacobian:
-        document["jacobian"] = {k: plain(v) for k, v in result.jacobian.items()}
-        document["layout"] = (
-            "input.shape + output.shape" if result.transposed else "output.shape + input.shape"
-        )
-    if result.mode:
-        document["mode"] = result.mode
-    if result.jvp:
-        document["jvp"] = {k: plain(v) for k, v in result.jvp.items()}
-    if result.hessian:
-        document["hessian"] = {f"{a},{b}": plain(v) for (a, b), v in result.hessian.items()}
-    if result.hvp:
-        document["hvp"] = {k: plain(v) for k, v in result.hvp.items()}
-    if result.check:
-        document["check"] = {
-            method: {k: plain(v) for k, v in jacobians.items()}
-            for method, jacobians in result.check.items()
-        }
-        document["agree"] = result.agree
-        document["worst"] = list(result.worst)
-    if result.formulas:
-        document["symbolic"] = {k: np.asarray(v).tolist() for k, v in result.formulas.items()}
-    if result.explain:
-        document["explain"] = _numbers(result.explain)
-    if result.plot:
-        document["plot"] = {k: plain(v) for k, v in result.plot.items()}
-    if result.graph:
-        document["graph"] = _numbers(result.graph)
+    document.update((key, value) for key, value in sections.items() if value != {})
     document["warnings"] = list(result.warnings)
-    return json.dumps(document, allow_nan=False)
+    file.write(json.dumps(document, allow_nan=False) + "\n")
+
+
+@renders("json", Values)
+def _(result: Values, file, options: Options) -> None:
+    _write(file, result, values=_arrays(result.values))
+
+
+@renders("json", Grads)
+def _(result: Grads, file, options: Options) -> None:
+    grads = _arrays({**result.grads, **result.shown})
+    _write(file, result, values=_value(result), grads=grads, symbolic=_formulas(result.formulas))
+
+
+@renders("json", VJP)
+def _(result: VJP, file, options: Options) -> None:
+    grads = _arrays(result.grads)
+    _write(file, result, values=_value(result), grads=grads, symbolic=_formulas(result.formulas))
+
+
+@renders("json", Jacobian)
+def _(result: Jacobian, file, options: Options) -> None:
+    _write(
+        file,
+        result,
+        values=_value(result),
+        jacobian=_arrays(result.jacobians),
+        layout="input.shape + output.shape" if result.transposed else "output.shape + input.shape",
+        mode=result.mode,
+        symbolic=_formulas(result.formulas),
+    )
+
+
+@renders("json", JVP)
+def _(result: JVP, file, options: Options) -> None:
+    _write(file, result, values=_value(result), jvp={result.output: plain(result.tangent)})
+
+
+@renders("json", Hessian)
+def _(result: Hessian, file, options: Options) -> None:
+    hessian = {f"{a},{b}": plain(v) for (a, b), v in result.blocks.items()}
+    _write(file, result, values=_value(result), hessian=hessian)
+
+
+@renders("json", HVP)
+def _(result: HVP, file, options: Options) -> None:
+    _write(file, result, values=_value(result), hvp=_arrays(result.products))
+
+
+@renders("json", Check)
+def _(result: Check, file, options: Options) -> None:
+    """The Jacobians by method, the verdict, and each difference as a line of text whose two
+    numbers read back exactly (Python's ``repr``)."""
+    worst = [
+        difference_text(result.output, d, (repr(d.value), repr(d.reference))) for d in result.worst
+    ]
+    check = {method: _arrays(jacobians) for method, jacobians in result.jacobians.items()}
+    _write(file, result, values=_value(result), check=check, agree=result.agree, worst=worst)
+
+
+@renders("json", Explanation)
+def _(result: Explanation, file, options: Options) -> None:
+    explain = _numbers(
+        {"forward": result.forward, "backward": result.backward, "notes": result.notes}
+    )
+    if result.symbolic is not None:
+        explain.update(_numbers(result.symbolic))
+    _write(file, result, values=_value(result), grads=_arrays(result.grads), explain=explain)
+
+
+@renders("json", Plot)
+def _(result: Plot, file, options: Options) -> None:
+    _write(file, result, plot=_arrays(result.series))
+
+
+@renders("json", Graph)
+def _(result: Graph, file, options: Options) -> None:
+    _write(file, result, graph=_numbers(result.nodes))
+
+
+@renders("json", Points)
+def json_lines(result: Points, file, options: Options) -> None:
+    """One JSON object per point, numbered from the chunk's first.
+
+    Finite numbers print as Python prints lists of floats, which is valid JSON and much
+    faster than a ``json.dumps`` per point; NaN and infinities take the slow, exact path.
+    """
+    arrays = [("values", k, v) for k, v in result.values.items()]
+    arrays += [("grads", k, v) for k, v in result.grads.items()]
+    count = len(arrays[0][2])
+    if not all(np.all(np.isfinite(a)) for _, _, a in arrays):
+        lines = []
+        for i in range(count):
+            document = {"point": result.first + i}
+            for section, name, array in arrays:
+                document.setdefault(section, {})[name] = plain(array[i])
+            lines.append(json.dumps(document, allow_nan=False))
+        file.write("\n".join(lines) + "\n")
+        return
+    sections: dict[str, list[str]] = {}
+    for section, name, _ in arrays:
+        sections.setdefault(section, []).append(f'"{name}": %r')
+    template = (
+        '{"point": %d, '
+        + ", ".join(f'"{section}": {{{", ".join(parts)}}}' for section, parts in sections.items())
+        + "}\n"
+    )
+    columns = [array.tolist() for _, _, array in arrays]
+    file.write("".join(template % (result.first + i, *row) for i, row in enumerate(zip(*columns))))

@@ -24,8 +24,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..compute import Result
-from . import blocks, element_label, number_format
+from ..results import HVP, JVP, VJP, Check, Derivatives, Grads, Hessian, Jacobian, Values
+from . import (
+    Block,
+    Options,
+    blocks,
+    difference_text,
+    distinct,
+    element_label,
+    number_format,
+    renders,
+)
 
 SNAPSHOT_WIDTH = 100
 SUMMARY_CELLS = 1000  # a larger array shows its edges only, as numpy prints large arrays
@@ -269,11 +278,12 @@ def heatmap_cell(value: float, scale: float, colour: bool, number) -> Text:
 
 
 def jacobian_grid(
-    result: Result, name: str, array: np.ndarray, precision, heatmap: bool = False, colour=False
+    result: Derivatives, block: Block, precision, heatmap: bool = False, colour=False
 ) -> Grid:
-    """A Jacobian as a matrix with element labels: rows of the output, columns of the input."""
-    out_shape = result.values[result.output].shape
-    if result.transposed:
+    """A Jacobian as a matrix with element labels: rows of the output, columns of the input
+    (the other way round when the block is transposed)."""
+    name, array, out_shape = block.name, block.array, np.shape(result.value)
+    if block.transposed:
         row_shape = array.shape[: array.ndim - len(out_shape)]
         rows, columns = _label(name, row_shape), _label(result.output, out_shape)
         column_shape = out_shape
@@ -303,29 +313,42 @@ def hessian_grid(pair: str, array: np.ndarray, precision) -> Grid:
     )
 
 
-def print_tables(result: Result, precision: int, file=None, heatmap: bool = False) -> None:
-    """Print every array of ``result`` as a table to ``file`` (stdout by default).
+@renders("table", Values, Grads, VJP, JVP, Hessian, HVP)
+def print_tables(result, file, options: Options) -> Console:
+    """Print every array of ``result`` as a table to ``file``; returns
+    the console, for what a kind of result adds below its tables.
 
-    With ``heatmap``, Jacobians are shaded by sign and magnitude instead of printed plainly.
+    With ``options.heatmap``, Jacobians are shaded by sign and magnitude instead of printed
+    plainly.
     """
     out = console(file)
     colour = out.color_system is not None and not out.no_color
-    for kind, name, label, array in blocks(result):
-        out.print(title(label, array), style="bold")
-        if kind in ("jacobian", "hessian"):
-            if kind == "jacobian":
-                g = jacobian_grid(result, name, array, precision, heatmap, colour)
-            else:
-                g = hessian_grid(name, array, precision)
-            print_grid(out, g)
-            if np.size(array) > SUMMARY_CELLS:
-                out.print(_summary(np.size(array)))
+    for block in blocks(result):
+        out.print(title(block.label, block.array), style="bold")
+        if block.kind == "array":
+            print_array(out, block.name, block.array, options.precision)
+            continue
+        if block.kind == "jacobian":
+            g = jacobian_grid(result, block, options.precision, options.heatmap, colour)
         else:
-            print_array(out, name, array, precision)
-    if result.mode:
-        out.print(f"mode: {result.mode}")
-    if result.agree is not None:
-        verdict = "all methods agree" if result.agree else "the methods DISAGREE"
-        out.print(verdict, style="bold green" if result.agree else "bold red")
-        for line in result.worst:
-            out.print(f"  {line}")
+            g = hessian_grid(block.name, block.array, options.precision)
+        print_grid(out, g)
+        if np.size(block.array) > SUMMARY_CELLS:
+            out.print(_summary(np.size(block.array)))
+    return out
+
+
+@renders("table", Jacobian)
+def _jacobian(result: Jacobian, file, options: Options) -> None:
+    print_tables(result, file, options).print(f"mode: {result.mode}")
+
+
+@renders("table", Check)
+def _check(result: Check, file, options: Options) -> None:
+    """The Jacobians, the verdict, and where they differ (in as many digits as it takes)."""
+    out = print_tables(result, file, options)
+    verdict = "all methods agree" if result.agree else "the methods DISAGREE"
+    out.print(verdict, style="bold green" if result.agree else "bold red")
+    for difference in result.worst:
+        numbers = distinct(difference.value, difference.reference, options.precision)
+        out.print(f"  {difference_text(result.output, difference, numbers)}")

@@ -77,21 +77,42 @@ def test_check_agrees_on_example_2(cli):
     assert doc["check"]["symbolic"]["x"] == [[2.0, 0.0], [2.0, 20.0], [0.0, 3.0]]
 
 
-def test_check_fails_at_a_kink_and_names_the_entry(cli):
+def test_check_fails_at_a_kink_and_names_the_entry(cli, parse_json):
     result = cli("check", "-f", "samples/check_kink.gc")
     assert result.exit_code == 1
     assert "DISAGREE" in result.stdout
-    # 3 h / 2 h: 1.5 give or take the last bit, which depends on the step h = eps^(1/3)
-    assert "finite differences differs from reverse mode at dy/dx[0,0]: " in result.stdout
-    found = re.search(r"at dy/dx\[0,0\]: (\S+) vs 0\.0\n", result.stdout)
+    line = "finite differences differs from reverse mode at dy/dx[0,0]: 1.5 vs 0\n"
+    assert line in result.stdout, "the table writes the numbers in --precision digits"
+    # 3 h / 2 h: 1.5 give or take the last bit, which depends on the step h = eps^(1/3); JSON
+    # holds every digit
+    (worst,) = parse_json(cli("check", "-f", "samples/check_kink.gc", "--format", "json").stdout)[
+        "worst"
+    ]
+    found = re.fullmatch(r".* at dy/dx\[0,0\]: (\S+) vs 0\.0", worst)
     assert found and float(found.group(1)) == pytest.approx(1.5, rel=1e-15)
+
+
+def test_check_writes_a_difference_in_as_many_digits_as_tell_the_numbers_apart(cli, parse_json):
+    """--precision digits, or more where two numbers that differ would read the same."""
+    args = ["check", "-e", "y = x**3", "--x", "1.00001", "--rtol", "0", "--atol", "1e-12"]
+    document = parse_json(cli(*args, "--format", "json").stdout)
+    exact = [float(n) for n in re.search(r": (\S+) vs (\S+)$", document["worst"][0]).groups()]
+    assert exact[0] != exact[1] and exact[0] == pytest.approx(exact[1], rel=1e-9)
+    for digits in ("2", "4"):
+        result = cli(*args, "--precision", digits)
+        assert result.exit_code == 1
+        (line,) = [line for line in result.stdout.splitlines() if "differs from" in line]
+        shown = re.search(r": (\S+) vs (\S+)$", line).groups()
+        assert shown[0] != shown[1], line
+        for text, number in zip(shown, exact):
+            assert float(text) == pytest.approx(number, rel=1e-9), line
 
 
 @pytest.mark.parametrize(
     "program, x, line",
     [
         ("y = sqrt(x)", "0", "symbolic differs from reverse mode at dy/dx: nan vs inf"),
-        ("y = log(x)", "-1", "finite differences differs from reverse mode at dy/dx: nan vs -1.0"),
+        ("y = log(x)", "-1", "finite differences differs from reverse mode at dy/dx: nan vs -1"),
         ("y = mean(x)", "zeros(0)", None),
     ],
 )
@@ -256,6 +277,28 @@ def test_batch_of_a_0d_softmax(cli):
     assert result.exit_code == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["values"]["y"] for line in lines] == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("fmt", ["table", "dot", "json"])
+def test_graph_warns_and_strict_fails_as_the_other_commands_do(cli, fmt):
+    args = ["graph", "-e", "y = log(x)", "--x", "0", "--format", fmt]
+    loose = cli(*args)
+    assert loose.exit_code == 0 and "log gave -inf" in loose.stderr
+    strict = cli(*args, "--strict")
+    assert strict.exit_code == 1 and "(--strict)" in strict.stderr
+    assert strict.stdout == loose.stdout, "the graph is still printed"
+
+
+def test_plot_image_warns_and_strict_fails_as_the_chart_does(cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    args = ["plot", "-e", "y = log(x)", "--x-range", "-1:1", "--points", "5"]
+    image = cli(*args, "--out", tmp_path / "p.svg")
+    chart = cli(*args)
+    warnings = [line for line in chart.stderr.splitlines() if line.startswith("warning")]
+    assert warnings and image.stderr.splitlines()[: len(warnings)] == warnings
+    assert image.exit_code == 0 and f"wrote {tmp_path / 'p.svg'}" in image.stderr
+    strict = cli(*args, "--out", tmp_path / "q.svg", "--strict")
+    assert strict.exit_code == 1 and (tmp_path / "q.svg").exists()
 
 
 def test_forward_non_finite_names_the_first_statement_only(cli):

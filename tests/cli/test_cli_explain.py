@@ -20,6 +20,7 @@ from test_cli_snapshots import SAMPLES, run_line
 
 from gradcli.lang import parse_program
 from gradcli.lang.functions import FUNCTIONS
+from gradcli.symbolic import elementwise
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -112,6 +113,12 @@ CASES = {
                                  lambda t: F.cross_entropy(t["m"], t["c"].long())),
 }  # fmt: skip
 # Inputs that are not differentiated: a condition, class indices.
+# An element-wise function of one tensor needs no case of its own: torch's function of the same
+# name at probabilities (inside every such function's domain).
+for _name, _function in FUNCTIONS.items():
+    if _name not in CASES and [p.name for p in _function.params] == ["input"]:
+        if elementwise(_name):
+            CASES[_name] = (f"{_name}(x)", {"x": P}, lambda t, n=_name: getattr(torch, n)(t["x"]))
 FIXED = {"where": {"c"}, "cross_entropy of classes": {"c"}}
 UNEVALUATED = re.compile(r"\bd/d|Derivative|Subs\(")
 

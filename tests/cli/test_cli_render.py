@@ -78,6 +78,22 @@ def test_precision_sets_significant_digits_in_tables_only(cli):
         )
 
 
+@pytest.mark.parametrize(
+    "args, default, rounded",
+    [
+        (["plot", "y = tanh(x)", "--x-range", "-3:3"], "-0.9951 |", "-1 |"),
+        (["graph", "-e", "y = x * 3.14159", "--x", "1"], "constant 3.142", "constant 3.1"),
+        (["check", "-e", "y = abs(x)", "--x", "1e-9"], ": 0.0001651 vs 1", ": 0.00017 vs 1"),
+        (["explain", "-e", "y = sum(x / 3)", "--x", "1,2"], "0.3333", "0.33 "),
+    ],
+    ids=["plot labels", "graph constants", "check differences", "explain"],
+)
+def test_precision_reaches_every_table(cli, args, default, rounded):
+    assert default in cli(*args).stdout
+    two = cli(*args, "--precision", "2").stdout
+    assert rounded in two and default not in two
+
+
 def _csv_rows(cli, *args) -> list[list[str]]:
     result = cli(*args, "--format", "csv")
     assert result.exit_code == 0, result.stderr

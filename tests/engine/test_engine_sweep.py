@@ -101,6 +101,6 @@ def test_symbolic_rules_agree_with_the_engine(name):
     source, x = _program(name)
     program = load_program(source, use_cache=False)
     result = check(bind(program, {"x": x}))
-    assert "symbolic" in result.check, result.warnings
+    assert "symbolic" in result.jacobians, result.warnings
     assert result.agree, result.worst
-    assert np.allclose(result.check["symbolic"]["x"], result.check["reverse"]["x"])
+    assert np.allclose(result.jacobians["symbolic"]["x"], result.jacobians["reverse"]["x"])

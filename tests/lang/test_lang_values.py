@@ -13,7 +13,7 @@ import pytest
 
 from gradcli import limits
 from gradcli.errors import GradcliError
-from gradcli.values import CONSTRUCTORS, VALUE_SYNTAX, generator_for, parse_value
+from gradcli.values import CONSTRUCTORS, VALUE_SYNTAX, generator_for, named_values, parse_value
 
 
 def value(text: str, **kwargs) -> np.ndarray:
@@ -397,3 +397,27 @@ def test_a_file_too_large_is_refused_before_it_is_loaded(tmp_path, monkeypatch):
 def test_error_names_the_value():
     with pytest.raises(GradcliError, match="the value of weights is empty"):
         parse_value("", "weights")
+
+
+def test_named_values_reads_inputs_and_vectors_for_inputs():
+    """-i takes NAME=VALUE only, after --x; --t and --v take a bare VALUE for x too."""
+    inputs = named_values(["W=ones(2)", "\uff42=3"], "-i", given={"x": np.array(1.0)})
+    assert list(inputs) == ["x", "W", "b"], "names are read as Python reads them (NFKC)"
+    np.testing.assert_array_equal(inputs["W"], [1.0, 1.0])
+    tangents = named_values(["1,0", "w=2"], "--t", bare="x")
+    assert list(tangents) == ["x", "w"] and tangents["x"].tolist() == [1.0, 0.0]
+    refusals = [
+        ((["1,0"], "-i"), {}, "cannot read -i '1,0'", "write -i NAME=VALUE, e.g."),
+        ((["2w=1"], "--t"), {"bare": "x"}, "cannot read --t '2w=1'", "write --t VALUE or"),
+        ((["x=2"], "-i"), {"given": {"x": np.ones(1)}}, "the input 'x' is given twice", None),
+        ((["1", "x=2"], "--v"), {"bare": "x"}, "--v gives 'x' twice", None),
+    ]
+    for args, options, message, hint in refusals:
+        with pytest.raises(GradcliError) as refused:
+            named_values(*args, **options)
+        assert refused.value.message == message
+        assert hint is None or refused.value.hint.startswith(hint)
+    with pytest.raises(GradcliError, match="cannot read the value of --t w"):
+        named_values(["w=(("], "--t", bare="x")
+    with pytest.raises(GradcliError, match="cannot read the value of w:"):
+        named_values(["w=(("], "-i")

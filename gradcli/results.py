@@ -1,0 +1,242 @@
+"""What the commands answer: one frozen dataclass per kind of answer, names and numbers only.
+
+A result holds arrays, floats, names and plain text (formulas, statements), never text made
+for display: the renderers (``render``) choose the format and the digits. Each kind lists
+the ``formats`` it can be written in; ``render.renderer`` finds how. The records inside a
+result (a graph's nodes, explain's steps, check's differences) are named tuples, which cost
+less to define at start-up than dataclasses.
+
+Results hold numpy arrays, which do not compare as one boolean: they compare by identity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .local import Local
+
+FORMATS = ("table", "json", "csv")
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Result:
+    """What every answer has: the output it is about, and the warnings of the runs."""
+
+    formats: ClassVar[tuple[str, ...]] = FORMATS
+
+    output: str
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Values(Result):
+    """``eval``: the value of every input and every assigned name."""
+
+    command: ClassVar[str] = "eval"
+
+    values: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Derivatives(Result):
+    """An answer about derivatives of the output, beside its value."""
+
+    value: np.ndarray
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Grads(Derivatives):
+    """``grad``: ``.grad`` of every input (None when it has none), then of the intermediate
+    names asked for (``--show``, ``--retain-grad``); ``formulas`` with ``--symbolic``."""
+
+    command: ClassVar[str] = "grad"
+
+    grads: dict[str, np.ndarray | None]
+    shown: dict[str, np.ndarray | None] = field(default_factory=dict)
+    formulas: dict[str, np.ndarray] = field(default_factory=dict)  # name -> array of text
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class VJP(Derivatives):
+    """``vjp``: J^T v for each ``--wrt`` name (an input or an intermediate)."""
+
+    command: ClassVar[str] = "vjp"
+
+    grads: dict[str, np.ndarray]
+    formulas: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Jacobian(Derivatives):
+    """``jacobian``: d out / d input for each input, laid out output.shape + input.shape, or
+    input.shape + output.shape when ``transposed``; ``mode`` says how it was computed."""
+
+    command: ClassVar[str] = "jacobian"
+
+    jacobians: dict[str, np.ndarray]
+    transposed: bool = False
+    mode: str = ""  # e.g. "reverse (3 input elements >= 3 outputs)"
+    formulas: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class JVP(Derivatives):
+    """``jvp``: J t, shaped like the output."""
+
+    command: ClassVar[str] = "jvp"
+
+    tangent: np.ndarray
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Hessian(Derivatives):
+    """``hessian``: the block d2 out / da db for each pair (a, b) of inputs."""
+
+    command: ClassVar[str] = "hessian"
+
+    blocks: dict[tuple[str, str], np.ndarray]
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class HVP(Derivatives):
+    """``hvp``: H v for each input."""
+
+    command: ClassVar[str] = "hvp"
+
+    products: dict[str, np.ndarray]
+
+
+class Difference(NamedTuple):
+    """An entry where ``method`` differs from reverse mode: d out / d ``wrt`` at ``index``."""
+
+    method: str
+    wrt: str
+    index: tuple[int, ...]
+    value: float
+    reference: float  # reverse mode's
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Check(Derivatives):
+    """``check``: the Jacobian by each method (method -> input -> J), whether they agree, and
+    the first entries where they do not."""
+
+    command: ClassVar[str] = "check"
+
+    jacobians: dict[str, dict[str, np.ndarray]]
+    agree: bool
+    worst: tuple[Difference, ...] = ()
+
+
+class Node(NamedTuple):
+    """A node of the computational graph; ``inputs`` are the ids of the nodes it uses, and a
+    constant's node holds its ``value``."""
+
+    id: int
+    name: str | None
+    op: str
+    shape: tuple[int, ...]
+    is_leaf: bool
+    requires_grad: bool
+    grad_fn: str | None
+    inputs: tuple[int, ...]
+    value: np.ndarray | None
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Graph(Result):
+    """``graph``: the nodes from the output (id 0) down to the leaves."""
+
+    command: ClassVar[str] = "graph"
+    formats: ClassVar[tuple[str, ...]] = ("table", "dot", "json")
+
+    nodes: tuple[Node, ...]
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Plot(Result):
+    """``plot``: the output and its derivative at each position along ``axis`` (an input, or
+    s along a direction)."""
+
+    command: ClassVar[str] = "plot"
+
+    axis: str
+    positions: np.ndarray
+    values: np.ndarray
+    slopes: np.ndarray
+
+    @property
+    def derivative(self) -> str:
+        """The derivative's name: ``dy/dx``, or ``dy/ds`` along a direction."""
+        return f"d{self.output}/d{self.axis}"
+
+    @property
+    def series(self) -> dict[str, np.ndarray]:
+        """The three series by name: the axis, the output, and its derivative."""
+        return {self.axis: self.positions, self.output: self.values, self.derivative: self.slopes}
+
+
+class Forward(NamedTuple):
+    """One statement of the forward pass: its text, its operation, the value it made."""
+
+    statement: str
+    operation: str
+    value: np.ndarray
+
+
+class Passed(NamedTuple):
+    """The part of a step's gradient that goes ``to`` one operand."""
+
+    to: str
+    gradient: np.ndarray
+
+
+class Backward(NamedTuple):
+    """One step of the backward pass: the gradient arriving at ``node``, its local
+    derivatives by each operand, and what it passes on."""
+
+    node: str
+    local: tuple[Local, ...]
+    incoming: np.ndarray
+    passes_on: tuple[Passed, ...]
+
+
+class SymbolicJT(NamedTuple):
+    """J^T as formulas (a row per input element, a column per output element), the symbols
+    of each input's elements, the vector v, and J^T v for each input."""
+
+    jacobian_t: dict[str, list[list[str]]]
+    symbols: dict[str, list[str]]
+    v: np.ndarray
+    jt_v: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Explanation(Derivatives):
+    """``explain``: the forward pass, the backward pass, the leaf gradients, notes (plain
+    statements), and for small programs the symbolic J^T v."""
+
+    command: ClassVar[str] = "explain"
+
+    grads: dict[str, np.ndarray | None]
+    forward: tuple[Forward, ...]
+    backward: tuple[Backward, ...]
+    notes: tuple[str, ...] = ()
+    symbolic: SymbolicJT | None = None
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Points(Result):
+    """``--batch``: one chunk of points, numbered from ``first``; arrays with a leading point
+    dimension, the output's values and, for grad and vjp, the inputs' gradients."""
+
+    formats: ClassVar[tuple[str, ...]] = ("json",)  # JSON lines (--out writes arrays)
+
+    command: str
+    first: int
+    values: dict[str, np.ndarray]
+    grads: dict[str, np.ndarray]
