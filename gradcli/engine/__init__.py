@@ -25,6 +25,15 @@ from .creation import (
     tensor,
     zeros,
 )
+from .errors import (
+    DomainError,
+    DtypeError,
+    EngineError,
+    GradError,
+    IndexDomainError,
+    ScalarOutputError,
+    ShapeError,
+)
 from .functional import hessian, hvp, jacobian, jvp, vjp
 from .primitives import (
     PRIMITIVES,
@@ -77,7 +86,6 @@ from .primitives import (
     where,
 )
 from .tensor import (
-    ShapeError,
     Tensor,
     backward,
     grad,

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import primitives as P
-from .tensor import ShapeError, Tensor
+from .errors import DomainError, IndexDomainError, ShapeError
+from .tensor import Tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -20,7 +21,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
         return P.sum(loss)
     if reduction == "none":
         return loss
-    raise ValueError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
+    raise DomainError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
 
 
 def _same_shape(name: str, a: Tensor, b: Tensor) -> None:
@@ -45,7 +46,7 @@ def binary_cross_entropy(input, target, reduction: str = "mean") -> Tensor:
     input, target = P.as_tensor_pair(input, target)
     _same_shape("binary_cross_entropy", input, target)
     if np.any((input.data < 0) | (input.data > 1)):
-        raise ValueError("binary_cross_entropy: all elements of input must be between 0 and 1")
+        raise DomainError("binary_cross_entropy: all elements of input must be between 0 and 1")
     return _reduce(P.bce_elementwise(input, target), reduction)
 
 
@@ -79,7 +80,7 @@ def cross_entropy(input, target, reduction: str = "mean") -> Tensor:
     classes = classes.astype(np.int64)
     n_classes = input.shape[-1]
     if np.any((classes < 0) | (classes >= n_classes)):
-        raise IndexError(f"cross_entropy: class indices must be in [0, {n_classes - 1}]")
+        raise IndexDomainError(f"cross_entropy: class indices must be in [0, {n_classes - 1}]")
     if input.ndim == 1:
         picked = P.getitem(log_probs, (int(classes),))
     else:

@@ -19,11 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from .errors import DtypeError, EngineError, GradError, ScalarOutputError, ShapeError
+
 DEFAULT_DTYPE = np.dtype(np.float64)
-
-
-class ShapeError(ValueError):
-    """An operation was given operands whose shapes do not fit together."""
 
 
 class _Mode:
@@ -172,7 +170,7 @@ class Tensor:
     def __init__(self, data: Any, requires_grad: bool = False, dtype=None):
         array = np.asarray(data, dtype=dtype)
         if requires_grad and not np.issubdtype(array.dtype, np.floating):
-            raise TypeError(
+            raise DtypeError(
                 f"only tensors of floating point dtype can require gradients (got {array.dtype})"
             )
         self.data = array
@@ -222,16 +220,16 @@ class Tensor:
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in ``.grad`` during backward."""
         if not self.requires_grad:
-            raise RuntimeError("can't retain_grad on a Tensor that has requires_grad=False")
+            raise GradError("can't retain_grad on a Tensor that has requires_grad=False")
         if self.grad_fn is not None:
             self._retains_grad = True
             self.grad_fn.retained = self
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if not self.is_leaf:
-            raise RuntimeError("requires_grad can only be changed on leaf tensors")
+            raise GradError("requires_grad can only be changed on leaf tensors")
         if requires_grad and not np.issubdtype(self.dtype, np.floating):
-            raise TypeError("only tensors of floating point dtype can require gradients")
+            raise DtypeError("only tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -308,9 +306,9 @@ def apply(prim, *args: Any, **params: Any) -> Tensor:
             break
     try:
         out_data = prim.forward(*[t.data for t in tensors], **params)
-    except ShapeError:
+    except EngineError:
         raise
-    except (ValueError, IndexError) as exc:
+    except (ValueError, IndexError) as exc:  # numpy's refusals of these operands
         shapes = " and ".join(str(t.shape) for t in tensors)
         raise ShapeError(f"{prim.name}: cannot apply to shapes {shapes}: {exc}") from None
     out = _wrap(out_data if type(out_data) is np.ndarray else np.asarray(out_data))
@@ -397,14 +395,14 @@ def _topological_order(roots: Sequence[Node]) -> list[Node]:
 
 def _producers(node: Node):
     if node.released:
-        raise RuntimeError(_FREED_GRAPH_ERROR)
+        raise GradError(_FREED_GRAPH_ERROR)
     return iter([t.grad_fn for t in node.inputs if t.grad_fn is not None])
 
 
 def _initial_gradient(output: Tensor, gradient: Any) -> Tensor:
     if gradient is None:
         if output.data.size != 1:
-            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            raise ScalarOutputError("grad can be implicitly created only for scalar outputs")
         return _wrap(np.ones(output.shape, dtype=output.dtype))
     gradient = as_tensor(gradient, output.dtype)
     if gradient.shape != output.shape:
@@ -430,10 +428,10 @@ def _run_backward(
     if gradients is None:
         gradients = [None] * len(outputs)
     if len(gradients) != len(outputs):
-        raise ValueError(f"got {len(gradients)} gradients for {len(outputs)} outputs")
+        raise ShapeError(f"got {len(gradients)} gradients for {len(outputs)} outputs")
     for i, out in enumerate(outputs):
         if not out.requires_grad:
-            raise RuntimeError(
+            raise GradError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
     seeds = [_initial_gradient(o, g) for o, g in zip(outputs, gradients)]
@@ -531,7 +529,7 @@ def grad(
         grad_outputs = [grad_outputs]
     for i, t in enumerate(inputs):
         if not t.requires_grad:
-            raise RuntimeError(f"input {i} of grad() does not require grad")
+            raise GradError(f"input {i} of grad() does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
     found = _run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=inputs)
@@ -539,7 +537,7 @@ def grad(
     for i, t in enumerate(inputs):
         g = found.get(id(t))
         if g is None and not allow_unused:
-            raise RuntimeError(
+            raise GradError(
                 f"input {i} of grad() was not used in the graph of the outputs; "
                 "pass allow_unused=True to get None for it"
             )
