@@ -1,6 +1,7 @@
 """One pure function per command: a bound program in, a frozen ``Result`` out.
 
-Nothing here prints or exits; errors are ``GradcliError`` for the command line to report.
+Nothing here prints or exits; errors are ``GradcliError``, or the engine's ``EngineError``
+(whose class says what kind of refusal it is), for the command line to report.
 """
 
 from __future__ import annotations
@@ -66,16 +67,10 @@ class Bound:
         return self.program.run(leaves, self.log)
 
     def engine(self, action):
-        """Run ``action`` on the engine: its semantic errors become user errors (exit 2), and
-        the nodes whose reverse rule first made a nan or inf are reported."""
-        try:
-            with np.errstate(all="ignore"), gc.watch_nonfinite() as found:
-                result = action()
-        except RuntimeError as exc:
-            hint = None
-            if "implicitly created only for scalar outputs" in str(exc):
-                hint = "the output is not a scalar: give the vector v with --v"
-            raise GradcliError(str(exc), hint=hint) from None
+        """Run ``action`` on the engine, reporting the nodes whose reverse rule first made a
+        nan or inf. Its refusals are ``EngineError``s, which the command line reports by kind."""
+        with np.errstate(all="ignore"), gc.watch_nonfinite() as found:
+            result = action()
         for node in found:
             self.log.nonfinite.append(backward_message(node, self.log.origins))
         return result

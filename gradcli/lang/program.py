@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import engine as gc
 from .. import limits
-from ..errors import GradcliError
+from ..errors import GradcliError, engine_hint
 from ..values import generator_for, parse_constructor
 from . import diagnose
 from . import functions as F
@@ -316,9 +316,7 @@ class _Evaluator:
                 warnings.simplefilter("ignore", RuntimeWarning)
                 with np.errstate(all="ignore"):
                     result = call(*args)
-        except GradcliError:
-            raise
-        except (ValueError, IndexError, TypeError, RuntimeError) as exc:  # numpy's refusals
+        except gc.EngineError as exc:  # the engine refused these operands
             if function == "getitem":  # x[...], which the engine names after Python's method
                 raise self.fail(
                     f"the index does not fit the shape {args[0].shape}: "
@@ -326,10 +324,7 @@ class _Evaluator:
                     function,
                     "indices count from 0 (or from -1 at the end), below each axis's length",
                 ) from None
-            shapes_hint = None
-            if isinstance(exc, gc.ShapeError):
-                shapes_hint = "the shapes of the operands must fit the operation (see the message)"
-            raise self.fail(str(exc), function, shapes_hint) from None
+            raise self.fail(str(exc), function, engine_hint(exc)) from None
         if self.log is not None:
             found = diagnose.new_kinds(result, args)
             if found:

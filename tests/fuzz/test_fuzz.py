@@ -713,7 +713,7 @@ FOUND = [
     ),
     _found(
         "symbolic-mean",
-        "exit 3: internal error: AttributeError: 'Add' object has no attribute 'size' "
+        "internal error: AttributeError: 'Add' object has no attribute 'size' "
         "(symbolic.py: mean of an object array divides a 0-d array and gets a sympy "
         "expression, not an array; also grad/vjp/jacobian --symbolic, and "
         "check -f samples/first_example.gc)",
@@ -721,7 +721,7 @@ FOUND = [
     ),
     _found(
         "empty-columns-table",
-        "exit 3: internal error: ValueError: cannot reshape array of size 0 into shape (0) "
+        "internal error: ValueError: cannot reshape array of size 0 into shape (0) "
         "(render/table.py array_table on a value of two or more dimensions whose last one "
         "is 0: [[],[]], ones(2,0), eye(0); --format json is fine)",
         "eval", "--expr=y = x", "--x=[[],[]]",
@@ -740,7 +740,7 @@ FOUND = [
     ),
     _found(
         "symbolic-mean-of-empty",
-        "exit 3: internal error: ZeroDivisionError: division by zero (symbolic.py: mean "
+        "internal error: ZeroDivisionError: division by zero (symbolic.py: mean "
         "divides by x.size, 0 for an empty input)",
         "check", "--expr=y = mean(x)", "--x=zeros(0)",
     ),
