@@ -425,7 +425,8 @@ def test_the_hang_guard_stops_a_case_over_budget():
     assert guarded(tally, "self-test", "quick", lambda: ("done", 1), budget=0.2) == ("done", 1)
     time.sleep(0.4)  # the timer is off again: no stray Hang after the case
     [(hang, spun), (done, _)] = tally.outcomes
-    assert (hang, done) == ("hang", "done") and 0.2 <= spun < 5
+    assert (hang, done) == ("hang", "done")
+    assert spun >= 0.2, "the guard never stops a case before its budget"
 
 
 # -- "never runs code": what sympy's parser is handed --------------------------------------------
