@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -178,7 +179,7 @@ def run(
 
     tape = bound.engine(lambda: trace(one_pass, *(bound.arrays[n] for n in names)))
     batched = [n in points for n in names]
-    chunk = min(chunk, batch_size(tape, limits.current().max_elements))
+    chunk = min(chunk, batch_size(tape, limits.current().max_elements) or chunk)
     for start in range(0, total, chunk):
         stop = min(start + chunk, total)
         arrays = [
@@ -217,7 +218,7 @@ def json_lines(result: BatchResult, first: int) -> str:
     if not all(np.all(np.isfinite(a)) for _, _, a in arrays):
         lines = []
         for i in range(count):
-            document = {"point": first + i}
+            document: dict[str, Any] = {"point": first + i}
             for section, name, array in arrays:
                 document.setdefault(section, {})[name] = plain(array[i])
             lines.append(json.dumps(document, allow_nan=False))
@@ -254,7 +255,8 @@ def save(chunks: list[BatchResult], path: str) -> None:
     )
     try:
         if path.endswith(".npz"):
-            np.savez(path, **arrays)
+            # (ignored: to the checker, the keys might include savez's bool allow_pickle)
+            np.savez(path, **arrays)  # type: ignore[arg-type]
             return
         main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
         if len(main) != 1:

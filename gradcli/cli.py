@@ -235,9 +235,10 @@ def _source(program: str | None, expr: str | None, file: str | None) -> str:
             "give the program once: as the argument, with --expr, or with --file",
             hint='e.g. gradcli eval "y = x + 2; out = mean(y)" --x 1,2',
         )
-    expr = program if program is not None else expr
-    if expr is not None:
-        return expr
+    text = program if program is not None else expr
+    if text is not None:
+        return text
+    assert file is not None  # one of the three is given (checked above)
     # never read more than the limit allows: a stream may be endless, a file huge
     most = limits.current().max_length
     if file == "-":

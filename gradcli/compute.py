@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -145,7 +146,9 @@ def bind(
             if name in program.declared:
                 declared_grad = program.declared_value(name, seed, build=False)[1]
         elif name in program.declared:
-            array, declared_grad = program.declared_value(name, seed)
+            built, declared_grad = program.declared_value(name, seed)
+            assert built is not None  # declared_value builds unless told not to
+            array = built
         elif name in defaults:
             array = defaults[name]
         else:
@@ -203,8 +206,8 @@ def grad(
     bound: Bound,
     of: str | None = None,
     v: np.ndarray | None = None,
-    show: list[str] = (),
-    retain: list[str] = (),
+    show: Sequence[str] = (),
+    retain: Sequence[str] = (),
     repeat: int = 1,
 ) -> Result:
     """``out.backward(v)`` (``repeat`` times), then ``.grad`` of every input and shown node."""
@@ -227,7 +230,7 @@ def grad(
     for i in range(repeat):
         keep = i < repeat - 1
         bound.engine(lambda keep=keep: out.backward(gradient, retain_graph=keep))
-    messages = []
+    messages: list[str] = []
     grads: dict[str, np.ndarray | None] = {}
     for node in [*leaves, *(n for n in [*show, *retain] if n not in leaves)]:
         with warnings.catch_warnings(record=True) as caught:
@@ -263,7 +266,7 @@ def vjp(
     else:
         cotangent = _cotangent(v, out, name, bound.dtype)
         found = bound.engine(lambda: gc.grad(out, tensors, cotangent, allow_unused=True))
-    grads = {
+    grads: dict[str, np.ndarray | None] = {
         t: (np.zeros(tensor.shape, bound.dtype) if g is None else g.data)
         for t, tensor, g in zip(targets, tensors, found)
     }
@@ -428,7 +431,7 @@ def hvp(
         )
     function = _function_of(bound, name, targets)
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
-    v = tuple(np.asarray(vectors[t], dtype=bound.dtype) for t in targets)
+    v: tuple[np.ndarray, ...] = tuple(np.asarray(vectors[t], dtype=bound.dtype) for t in targets)
     for t, vector in zip(targets, v):
         if vector.shape != bound.arrays[t].shape:
             raise GradcliError(
@@ -552,10 +555,11 @@ def graph(bound: Bound, of: str | None = None) -> Result:
     leaves = bound.leaves()
     env = bound.run(leaves)
     name, out = output_of(bound, env, of)
-    names = {}
+    names: dict[int, str] = {}
     for n, tensor in env.items():
         names.setdefault(id(tensor), n)
-    nodes, ids = [], {}
+    nodes: list[dict] = []
+    ids: dict[int, int] = {}
 
     def node_id(tensor) -> int:
         key = id(tensor)

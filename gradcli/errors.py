@@ -45,7 +45,7 @@ class GradcliError(Exception):
             lines.append(f"hint: {self.hint}")
         return "\n".join(lines)
 
-    def document(self) -> dict:
+    def document(self) -> dict[str, str | int | None]:
         """The error as JSON fields, for ``--format json``: what, where, and what is right."""
         return {
             "error": self.message,

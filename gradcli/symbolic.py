@@ -15,6 +15,7 @@ import math
 import signal
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import numpy as np
@@ -314,7 +315,7 @@ def _clamp(v, low, high):
 
 # Element-wise functions sympy cannot evaluate on arrays here, written for one element only:
 # they give explain its formulas, and stay out of check and --symbolic.
-_PIECEWISE = {
+_PIECEWISE: dict[str, Callable[..., sp.Expr]] = {
     "relu": _relu,
     "sign": _sign,
     "maximum": _maximum,

@@ -19,7 +19,7 @@ Inputs = Tensor | Sequence[Tensor]
 def _leaves(inputs: Inputs, requires_grad: bool) -> tuple[bool, tuple[Tensor, ...]]:
     """Fresh leaves holding the inputs' values, and whether the caller passed a sequence."""
     many = not isinstance(inputs, Tensor)
-    xs = tuple(inputs) if many else (inputs,)
+    xs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     return many, tuple(Tensor(as_tensor(x).data, requires_grad=requires_grad) for x in xs)
 
 
@@ -241,8 +241,8 @@ def hvp(func: Callable[..., Tensor], inputs: Inputs, v):
     if out.numel() != 1:
         raise ScalarOutputError(f"hvp needs a scalar output, got shape {out.shape}")
     gradients = _reverse(out, xs, None, create_graph=True)
-    inner = None
-    for g, t in zip(gradients, vs):
-        term = (g * t).sum()
-        inner = term if inner is None else inner + term
+    terms = [(g * t).sum() for g, t in zip(gradients, vs)]
+    inner = terms[0]
+    for term in terms[1:]:
+        inner = inner + term
     return out.detach(), _unpack(many, _reverse(inner, xs, None))

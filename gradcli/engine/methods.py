@@ -46,6 +46,7 @@ _METHODS = {
     "log_softmax": P.log_softmax,
     "transpose": P.transpose,
     "t": lambda self: P.transpose(self),
+    "T": property(lambda self: P.transpose(self)),
     "reshape": P.reshape,
     "view": P.reshape,
     "expand": lambda self, *shape: P.expand(
@@ -65,5 +66,3 @@ for _name in (
 
 for _name, _function in _METHODS.items():
     setattr(Tensor, _name, _function)
-
-Tensor.T = property(lambda self: P.transpose(self))

@@ -15,7 +15,7 @@ import warnings
 import weakref
 from collections.abc import Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,7 +30,7 @@ class _Mode:
     grad_enabled = True
     forward_active = False
     nonfinite_watch: list | None = None  # nodes whose reverse rule first made a nan or inf
-    tracer = None  # records every primitive application while compiling (compile.py)
+    tracer: Any = None  # records every primitive application while compiling (compile.py)
 
 
 @contextmanager
@@ -64,8 +64,7 @@ def _all_finite(tensor: Tensor) -> bool:
     return tensor.data.dtype.kind != "f" or bool(np.all(np.isfinite(tensor.data)))
 
 
-def _watch(node: Node, cotangent: Tensor, inputs, input_cotangents) -> None:
-    watch = _Mode.nonfinite_watch
+def _watch(watch: list, node: Node, cotangent: Tensor, inputs, input_cotangents) -> None:
     if node in watch or not _all_finite(cotangent) or not all(_all_finite(t) for t in inputs):
         return
     if any(c is not None and not _all_finite(c) for c in input_cotangents):
@@ -117,10 +116,10 @@ class Node:
 
     def __init__(self, prim, inputs: tuple[Tensor, ...], params: dict, out: Tensor):
         self.prim = prim
-        self.inputs = inputs
+        self.inputs: tuple[Tensor, ...] | None = inputs  # None once released
         self.params = params
         self.needs = tuple([t.requires_grad for t in inputs])
-        self.out_data = out.data
+        self.out_data: np.ndarray | None = out.data
         self.out_ref = weakref.ref(out)
         self.retained: Tensor | None = None
         self.released_name: str | None = None
@@ -142,6 +141,7 @@ class Node:
             out = self.out_ref()
             if out is not None:
                 return out
+        assert self.out_data is not None, "a released node has no output"
         return _wrap(self.out_data)
 
     def release(self) -> None:
@@ -267,7 +267,11 @@ class Tensor:
         """Accumulate d(self)/d(leaf) (times ``gradient``) into every leaf's ``.grad``."""
         backward([self], None if gradient is None else [gradient], retain_graph, create_graph)
 
-    # Operators are attached in ``functional.py`` so that they share the primitive table.
+    # The operators and methods are attached in ``methods.py``, from the primitive table; the
+    # type checker is told of the one this module uses.
+    if TYPE_CHECKING:
+
+        def __add__(self, other: Any) -> Tensor: ...
 
 
 def as_tensor(value: Any, dtype=None) -> Tensor:
@@ -394,7 +398,7 @@ def _topological_order(roots: Sequence[Node]) -> list[Node]:
 
 
 def _producers(node: Node):
-    if node.released:
+    if node.inputs is None:  # released
         raise GradError(_FREED_GRAPH_ERROR)
     return iter([t.grad_fn for t in node.inputs if t.grad_fn is not None])
 
@@ -465,11 +469,12 @@ def _run_backward(
             if capture is None and node.retained is not None:
                 _accumulate(node.retained, cotangent, create_graph)
             inputs = node.inputs
+            assert inputs is not None  # _topological_order refuses released nodes
             input_cotangents = node.prim.vjp(
                 cotangent, node.output(create_graph), *inputs, needs=node.needs, **node.params
             )
             if _Mode.nonfinite_watch is not None:
-                _watch(node, cotangent, inputs, input_cotangents)
+                _watch(_Mode.nonfinite_watch, node, cotangent, inputs, input_cotangents)
             for tensor, need, input_cotangent in zip(inputs, node.needs, input_cotangents):
                 if need and input_cotangent is not None:
                     send(tensor, input_cotangent)

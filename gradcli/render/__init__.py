@@ -32,7 +32,9 @@ def short(array, precision: int = 4, limit: int = 8) -> str:
     array = np.asarray(array, dtype=float)
     if array.size <= limit:
         body = np.array2string(
-            array, separator=", ", formatter={"float_kind": lambda v: format_number(v, precision)}
+            array,
+            separator=", ",
+            formatter={"float_kind": lambda v: format_number(float(v), precision)},
         )
         return body.replace("\n", "")
     low, high = (format_number(float(f(array)), precision) for f in (np.min, np.max))
@@ -53,8 +55,8 @@ def blocks(result: Result) -> list[tuple[str, str, str, np.ndarray | None]]:
     items: list[tuple[str, str, str, np.ndarray | None]] = []
     for name, value in result.values.items():
         items.append(("value", name, name, value))
-    for name, value in result.grads.items():
-        items.append(("grad", name, _grad_label(result, name), value))
+    for name, grad in result.grads.items():
+        items.append(("grad", name, _grad_label(result, name), grad))
     for name, value in result.jvp.items():
         items.append(("value", name, f"J t for {name}", value))
     for (a, b), value in result.hessian.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ def _numbers(tree):
 
 
 def to_json(result: Result) -> str:
-    document = {"command": result.command, "output": result.output}
+    document: dict[str, Any] = {"command": result.command, "output": result.output}
     if result.values:
         document["values"] = {k: plain(v) for k, v in result.values.items()}
     if result.grads:

@@ -313,6 +313,7 @@ def print_tables(result: Result, precision: int, file=None, heatmap: bool = Fals
     for kind, name, label, array in blocks(result):
         out.print(title(label, array), style="bold")
         if kind in ("jacobian", "hessian"):
+            assert array is not None  # only a gradient can be None
             if kind == "jacobian":
                 g = jacobian_grid(result, name, array, precision, heatmap, colour)
             else:
