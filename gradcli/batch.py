@@ -156,11 +156,8 @@ def run(
             hint=f"its inputs are {', '.join(bound.arrays)}",
         )
     targets = [] if command == "eval" else _targets(bound, wrt)
-    if command != "eval" and v is None and out.numel() != 1:
-        raise GradcliError(
-            "grad can be implicitly created only for scalar outputs",
-            hint="the output is not a scalar: give the vector v with --v",
-        )
+    if command != "eval" and v is None and out.numel() != 1:  # refused before the tracing
+        raise gc.ScalarOutputError("grad can be implicitly created only for scalar outputs")
     if v is not None:
         _cotangent(v, out, name, bound.dtype)  # the shape must match the output's
     names = list(bound.arrays)

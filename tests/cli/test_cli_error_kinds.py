@@ -101,6 +101,14 @@ def test_what_the_engine_refuses_gets_the_hint_of_its_kind(cli, args, kind, mess
     _user_error(cli(*args), message, f"hint: {HINTS[kind]}")
 
 
+def test_a_batch_refuses_a_non_scalar_output_without_v_as_backward_does(cli):
+    _user_error(
+        cli("grad", "-e", "y = x * 2", "--batch", "-", input="[1, 2]\n"),
+        "error: grad can be implicitly created only for scalar outputs",
+        f"hint: {HINTS[gc.ScalarOutputError]}",
+    )
+
+
 def test_an_engine_error_under_json_is_one_object(cli, monkeypatch):
     monkeypatch.setattr(tensor_module, "_run_backward", _raising(gc.GradError("no second time")))
     result = cli("grad", "-f", "samples/first_example.gc", "--format", "json")
