@@ -1,23 +1,32 @@
-"""Rejections: how long gradcli takes to refuse hostile or oversized input, in a new process.
+"""Rejections: how long gradcli takes to refuse hostile or oversized input.
 
-One benchmark, ``refuse``: the wall time of a whole ``gradcli`` process that refuses its input,
-for one input of each kind that ``tests/cli/test_cli_safety.py`` tries (code smuggled into a
-program or a value, look-alike characters, deep and long text, huge sizes, huge powers in
-sympy's hands, a pickle), against the baseline ``gradcli (seed vjp)``: the seed's own
-``vjp`` call, which succeeds. A ratio near 1 means refusing costs no more than answering; the
-issue's target is that no rejection takes longer than a second.
+Two benchmarks, each against the seed's own ``vjp`` call, which succeeds (a ratio near 1 means
+refusing costs no more than answering; the issue's target is that no rejection takes longer
+than a second):
 
-Every command first runs once and must exit 2 (``check`` exits 1: its methods disagree on the
-inf it is given; the baseline exits 0); then each is timed in interleaved rounds, best of 7
-(3 with ``--quick``), with compiled bytecode and a warm parse cache, as an installed gradcli
-runs a second time.
+* ``refuse``: the wall time of a whole ``gradcli`` process that refuses its input, for one
+  input of each kind (code smuggled into a program or a value, look-alike characters, deep and
+  long text, huge sizes, huge powers in sympy's hands, a pickle), baseline ``gradcli (seed
+  vjp)``. Every command first runs once and must exit 2 (``check`` exits 1: its methods
+  disagree on the inf it is given; the baseline exits 0); then each is timed in interleaved
+  rounds, best of 7 (3 with ``--quick``), with compiled bytecode and a warm parse cache, as an
+  installed gradcli runs a second time.
+* ``refuse-in-process``: every input the tests try (``tests/cli/hostile.py``: the hostile
+  programs and the hostile values and options of ``test_cli_safety.py``, which must exit 2,
+  and the huge powers of ``test_cli_limits.py``, which are floats, exit 0), each run through
+  Typer's ``CliRunner`` in this process (imports done, ``--no-cache``), best of 5 (3 with
+  ``--quick``) after a warm-up that checks the exit code; baseline ``gradcli (seed vjp, in
+  process)``. One row per group: its slowest input, named.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -25,6 +34,7 @@ from .harness import (
     PROCESS_FULL,
     PROCESS_QUICK,
     Result,
+    Timing,
     add_absolute,
     add_ratios,
     best_times,
@@ -41,7 +51,17 @@ BASELINE = "gradcli (seed vjp)"
 SEED = ("vjp", "--expr", "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1", "--x", "1,2", "--v", "1,1,1")
 SECOND = 1000.0  # ms: the issue's bound on any rejection
 
-NOTES = ("target (from the issue): every rejection answers within 1 s (whole process, best of 7).",)
+IN_PROCESS = "refuse-in-process"
+IN_PROCESS_BASELINE = "gradcli (seed vjp, in process)"
+IN_PROCESS_FULL = Timing(rounds=5, round_seconds=0.02)  # a few calls a round: 80 inputs
+IN_PROCESS_QUICK = Timing(rounds=3, round_seconds=0.01)
+HOSTILE = Path(__file__).resolve().parents[1] / "tests" / "cli" / "hostile.py"
+
+NOTES = (
+    "target (from the issue): every rejection answers within 1 s (refuse: whole process, best "
+    "of 7;",
+    "                         refuse-in-process: the slowest input of each group, best of 5).",
+)
 
 
 def _inputs(folder: Path) -> dict[str, list[str]]:
@@ -64,8 +84,83 @@ def _inputs(folder: Path) -> dict[str, list[str]]:
     }
 
 
+def _hostile() -> ModuleType:
+    """``tests/cli/hostile.py``, the inputs the tests try (a plain module, not a package)."""
+    spec = importlib.util.spec_from_file_location("hostile", HOSTILE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _test_inputs(folder: Path) -> dict[str, tuple[dict[str, list[str]], int]]:
+    """The tests' inputs as command lines, by group, with the exit code each must give.
+
+    The canary path of the hostile payloads is a file in ``folder`` that nothing creates; the
+    pickle they load is ``folder``'s harmless one (see ``_inputs``)."""
+    hostile = _hostile()
+    canary, pickled = folder / "canary", folder / "payload.npy"
+    programs = {
+        name: ["grad", "-e", program.format(c=canary), "--x", "1", "--no-cache"]
+        for name, (program, _) in hostile.HOSTILE_PROGRAMS.items()
+    }
+    options = {
+        name: ["vjp", "-e", "y = x * 1"]
+        + [o.format(c=canary, pickle=pickled) for o in given]
+        + ["--no-cache"]
+        for name, (given, _) in hostile.HOSTILE_OPTIONS.items()
+    }
+    powers = {p: ["eval", "-e", p, "--x", "3", "--no-cache"] for p in hostile.HUGE_POWERS}
+    return {
+        f"{len(programs)} hostile programs": (programs, 2),
+        f"{len(options)} hostile values and options": (options, 2),
+        f"{len(powers)} huge powers": (powers, 0),
+    }
+
+
+def _in_process(args: list[str], exit_code: int) -> Callable[[], None]:
+    """A function that runs ``gradcli ARGS`` in this process and checks its exit code."""
+    from typer.testing import CliRunner
+
+    from gradcli.cli import app
+
+    runner = CliRunner()
+
+    def run() -> None:
+        result = runner.invoke(app, args)
+        if result.exit_code != exit_code:
+            raise RuntimeError(
+                f"gradcli {' '.join(args)[:200]} exited with {result.exit_code}, not "
+                f"{exit_code}: {result.stderr.strip()[-2000:]}"
+            )
+
+    return run
+
+
+def _run_in_process(folder: Path, quick: bool) -> list[Result]:
+    """Every test input in this process; a row per group, its slowest input."""
+    groups = _test_inputs(folder)
+    calls = {IN_PROCESS_BASELINE: _in_process([*SEED, "--no-cache"], 0)}
+    for group, (cases, exit_code) in groups.items():
+        calls |= {f"{group}: {case}": _in_process(args, exit_code) for case, args in cases.items()}
+    for call in calls.values():  # warms up, and checks the exit codes
+        call()
+    times = best_times(calls, IN_PROCESS_QUICK if quick else IN_PROCESS_FULL)
+    shown = {IN_PROCESS_BASELINE: IN_PROCESS_BASELINE}
+    for group in groups:
+        case = max((c for c in times if c.startswith(f"{group}: ")), key=lambda c: times[c][0])
+        shown[f"slowest of {case}"] = case
+    results = [
+        Result(SUITE, IN_PROCESS, name, times[case][0] * 1e3, times[case][1], IN_PROCESS_BASELINE)
+        for name, case in shown.items()
+    ]
+    add_ratios(results, IN_PROCESS_BASELINE, {})
+    return add_absolute(results, {(IN_PROCESS, r.implementation): SECOND for r in results[1:]})
+
+
 def run(quick: bool = False) -> list[Result]:
-    """Check that each command is refused (exit 2, an error line), then time them."""
+    """Check that each command is refused (exit 2, an error line), then time them: as whole
+    processes, then every input of the tests in this process."""
     root = Path(tempfile.mkdtemp(prefix="gradcli-bench-rejections-"))
     try:
         env = {**with_bytecode(root / "pycache"), "GRADCLI_CACHE_DIR": str(root / "cache")}
@@ -78,6 +173,7 @@ def run(quick: bool = False) -> list[Result]:
         for process in processes.values():  # warms up, and checks the exit codes
             process()
         times = best_times(processes, PROCESS_QUICK if quick else PROCESS_FULL)
+        in_process = _run_in_process(root, quick)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     results = [
@@ -86,4 +182,4 @@ def run(quick: bool = False) -> list[Result]:
     ]
     add_ratios(results, BASELINE, {})
     targets = {(BENCHMARK, name): SECOND for name in times if name != BASELINE}
-    return add_absolute(results, targets)
+    return add_absolute(results, targets) + in_process

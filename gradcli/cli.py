@@ -1,7 +1,8 @@
 """The Typer application: read options, call one compute function, render, map errors.
 
 Exit codes: 0 success, 1 a check that ran and failed (check, --strict), 2 bad usage or bad
-input, 3 an internal error (a bug in gradcli: please report it).
+input (``GradcliError``, or an ``EngineError`` of the engine, told apart by its class), 70 an
+internal error (a bug in gradcli: please report it), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -159,14 +160,24 @@ def _root(
     """A command-line gradient calculator with PyTorch's autograd semantics."""
 
 
+INTERNAL = 70  # sysexits' EX_SOFTWARE: an internal software error
+
+
 @contextmanager
 def _guard(debug: bool, as_json: bool = False):
     """Errors on stderr with their exit code, no traceback unless --debug: 2 for bad usage or
-    input, 130 for Ctrl-C, 3 for a bug in gradcli. With ``as_json`` (--format json) an error
-    is one JSON object, for the script that asked for JSON."""
-    from .errors import GradcliError
+    input, 130 for Ctrl-C, 70 for a bug in gradcli. With ``as_json`` (--format json) an error
+    is one JSON object, for the script that asked for JSON.
+
+    Bad input is a ``GradcliError``, or an ``EngineError`` (the engine refused the values or
+    shapes it was given), which gets the hint of its kind; any other exception is a bug.
+    """
+    from .engine import EngineError
+    from .errors import GradcliError, from_engine
 
     def fail(error: GradcliError, code: int) -> typer.Exit:
+        if debug:
+            traceback.print_exc()
         if as_json:  # one line, never wrapped: a script reads it
             sys.stderr.write(json.dumps(error.document()) + "\n")
         else:
@@ -180,9 +191,9 @@ def _guard(debug: bool, as_json: bool = False):
             warnings.simplefilter("ignore", RuntimeWarning)
             yield
     except GradcliError as exc:
-        if debug:
-            traceback.print_exc()
         raise fail(exc, 2) from None
+    except EngineError as exc:
+        raise fail(from_engine(exc), 2) from None
     except typer.Exit:
         raise
     except BrokenPipeError:
@@ -203,14 +214,15 @@ def _guard(debug: bool, as_json: bool = False):
         say("interrupted")
         raise typer.Exit(130) from None
     except Exception as exc:  # a bug in gradcli, not the user's input
-        if debug:
-            raise
-        message = f"{type(exc).__name__}: {exc} (rerun with --debug for details)"
+        how = "with the traceback above" if debug else "rerun with --debug for the traceback"
+        message = f"{type(exc).__name__}: {exc} (a bug in gradcli: please report it, {how})"
         error = GradcliError(message, where="internal error")
         if as_json:
-            raise fail(error, 3) from None
+            raise fail(error, INTERNAL) from None
+        if debug:
+            traceback.print_exc()
         say(f"internal error: {message}")
-        raise typer.Exit(3) from None
+        raise typer.Exit(INTERNAL) from None
 
 
 def _names(text: str | None) -> list[str] | None:

@@ -1,12 +1,14 @@
 """One pure function per command: a bound program in, a frozen result (``results``) out.
 
-Nothing here prints or exits; errors are ``GradcliError`` for the command line to report.
+Nothing here prints or exits; errors are ``GradcliError``, or the engine's ``EngineError``
+(whose class says what kind of refusal it is), for the command line to report.
 """
 
 from __future__ import annotations
 
 import difflib
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,16 +58,10 @@ class Bound:
         return self.program.run(leaves, self.log)
 
     def engine(self, action):
-        """Run ``action`` on the engine: its semantic errors become user errors (exit 2), and
-        the nodes whose reverse rule (or forward rule) first made a nan or inf are reported."""
-        try:
-            with np.errstate(all="ignore"), gc.watch_nonfinite() as found:
-                result = action()
-        except RuntimeError as exc:
-            hint = None
-            if "implicitly created only for scalar outputs" in str(exc):
-                hint = "the output is not a scalar: give the vector v with --v"
-            raise GradcliError(str(exc), hint=hint) from None
+        """Run ``action`` on the engine, reporting the nodes whose reverse rule first made a
+        nan or inf. Its refusals are ``EngineError``s, which the command line reports by kind."""
+        with np.errstate(all="ignore"), gc.watch_nonfinite() as found:
+            result = action()
         for node in found:
             if isinstance(node, gc.NonfiniteTangent):
                 self.log.nonfinite.append(tangent_message(node))
@@ -143,7 +139,9 @@ def bind(
             if name in program.declared:
                 declared_grad = program.declared_value(name, seed, build=False)[1]
         elif name in program.declared:
-            array, declared_grad = program.declared_value(name, seed)
+            built, declared_grad = program.declared_value(name, seed)
+            assert built is not None  # declared_value builds unless told not to
+            array = built
         elif name in defaults:
             array = defaults[name]
         else:
@@ -200,8 +198,8 @@ def grad(
     bound: Bound,
     of: str | None = None,
     v: np.ndarray | None = None,
-    show: list[str] = (),
-    retain: list[str] = (),
+    show: Sequence[str] = (),
+    retain: Sequence[str] = (),
     repeat: int = 1,
     symbolic: bool = False,
 ) -> Grads:
@@ -278,7 +276,7 @@ def vjp(
     else:
         cotangent = _cotangent(v, out, name, bound.dtype)
         found = bound.engine(lambda: gc.grad(out, tensors, cotangent, allow_unused=True))
-    grads = {
+    grads: dict[str, np.ndarray | None] = {
         t: (np.zeros(tensor.shape, bound.dtype) if g is None else g.data)
         for t, tensor, g in zip(targets, tensors, found)
     }
@@ -439,7 +437,7 @@ def hvp(
         )
     function = _function_of(bound, name, targets)
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
-    v = tuple(np.asarray(vectors[t], dtype=bound.dtype) for t in targets)
+    v: tuple[np.ndarray, ...] = tuple(np.asarray(vectors[t], dtype=bound.dtype) for t in targets)
     for t, vector in zip(targets, v):
         if vector.shape != bound.arrays[t].shape:
             raise GradcliError(
@@ -558,10 +556,11 @@ def graph(bound: Bound, of: str | None = None) -> Graph:
     leaves = bound.leaves()
     env = bound.run(leaves)
     name, out = output_of(bound, env, of)
-    names = {}
+    names: dict[int, str] = {}
     for n, tensor in env.items():
         names.setdefault(id(tensor), n)
-    nodes, ids = [], {}
+    nodes: list[dict] = []
+    ids: dict[int, int] = {}
 
     def node_id(tensor) -> int:
         key = id(tensor)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .engine import errors as engine
+
 
 class GradcliError(Exception):
     """Bad usage or bad input; the command line prints it without a traceback and exits 2.
@@ -43,7 +45,7 @@ class GradcliError(Exception):
             lines.append(f"hint: {self.hint}")
         return "\n".join(lines)
 
-    def document(self) -> dict:
+    def document(self) -> dict[str, str | int | None]:
         """The error as JSON fields, for ``--format json``: what, where, and what is right."""
         return {
             "error": self.message,
@@ -52,6 +54,33 @@ class GradcliError(Exception):
             "column": self.column,
             "hint": self.hint,
         }
+
+
+# What would be right, for each kind of engine error that reaches the user; a kind not named
+# here takes the hint of the nearest kind it is a subclass of.
+ENGINE_HINTS: dict[type[engine.EngineError], str] = {
+    engine.ShapeError: "the shapes of the operands must fit the operation (see the message)",
+    engine.IndexDomainError: "indices count from 0, below the length of their axis (for "
+    "cross_entropy: below the number of classes)",
+    engine.DomainError: "the operation does not take these values: see what it takes with "
+    "`gradcli functions`",
+    engine.ScalarOutputError: "the output is not a scalar: give the vector v with --v",
+    engine.GradError: "gradcli follows PyTorch's autograd rules here (see the message)",
+    engine.DtypeError: "gradcli computes in float64 (the default) or float32 (--dtype float32)",
+}
+
+
+def engine_hint(error: engine.EngineError) -> str | None:
+    """The hint for ``error``, by its kind (see ``ENGINE_HINTS``)."""
+    for kind in type(error).__mro__:
+        if kind in ENGINE_HINTS:
+            return ENGINE_HINTS[kind]
+    return None
+
+
+def from_engine(error: engine.EngineError) -> GradcliError:
+    """An engine error as the user sees it: its message (PyTorch's) and the hint of its kind."""
+    return GradcliError(str(error), hint=engine_hint(error))
 
 
 WIDTH = 100  # of the source shown under an error; a longer one is cut around the caret

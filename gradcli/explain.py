@@ -45,7 +45,8 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
 
     leaves = bound.leaves()
     statements = [a for a in bound.program.assignments if a.ir is not None]
-    steps = {a.target: split(a.target, a.ir, elementwise) for a in statements}
+    irs = {a.target: a.ir for a in statements if a.ir is not None}
+    steps = {target: split(target, ir, elementwise) for target, ir in irs.items()}
     env = _run_steps(bound, leaves, steps)
     name, out = output_of(bound, env, of)
     if not out.requires_grad:
@@ -65,7 +66,7 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     forward = tuple(
         Forward(
             statement=a.statement.text,
-            operation=a.ir[1] if a.ir[0] == "call" else a.ir[0],
+            operation=irs[a.target][1] if irs[a.target][0] == "call" else irs[a.target][0],
             value=env[a.target].data,
         )
         for a in statements

@@ -29,7 +29,7 @@ class Limits:
     max_length: int = 100_000  # characters of a program, or of one value's text
     max_depth: int = 100  # operations nested in one another in one expression
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name, high in (
             ("max_elements", LARGEST),
             ("max_length", LARGEST),
@@ -94,5 +94,5 @@ def check_length(text: str | int, what: str, at_least: bool = False) -> None:
 
 def _round_up(count: int) -> int:
     """A round number at least ``count``, to suggest as a new limit."""
-    step = 10 ** max(len(str(count)) - 2, 0)
+    step: int = 10 ** max(len(str(count)) - 2, 0)
     return math.ceil(count / step) * step

@@ -156,4 +156,4 @@ def _requires_grad(name: str, env: dict) -> bool:
     if name in env:
         return env[name].requires_grad
     parts = element_of(name)
-    return bool(parts) and parts[0] in env and env[parts[0]].requires_grad
+    return parts is not None and parts[0] in env and env[parts[0]].requires_grad

@@ -108,6 +108,7 @@ def tokens(text: str) -> list[Token]:
     found = []
     for match in _TOKEN.finditer(text):
         kind = match.lastgroup
+        assert kind is not None  # every alternative of _TOKEN is a named group
         if kind == "name" and keyword.iskeyword(match.group()):
             kind = "keyword" if match.group() not in ("True", "False", "None") else "name"
         found.append(Token(kind, match.group(), match.start(), match.end()))
@@ -333,7 +334,7 @@ def _invalid(text: str, column: int, items: list[Token], clue: str, value: bool)
     if token.kind == "keyword" and token.text in KEYWORDS:
         return _keyword(token.text, token.start)
     if token.text in _COMPARISON_OPERATORS or (before and before.text in _COMPARISON_OPERATORS):
-        operator = token if token.text in _COMPARISON_OPERATORS else before
+        operator = token if token.text in _COMPARISON_OPERATORS or before is None else before
         # as written, with what stands next to it: '=>', '<>', '==='
         run = next(
             m for m in re.finditer(r"[<>=!]+", text) if m.start() <= operator.start < m.end()

@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -63,7 +63,7 @@ def _eye(args: list, rng) -> np.ndarray:
     if len(sizes) not in (1, 2):
         raise GradcliError("eye takes one or two sizes, e.g. eye(3) or eye(2, 3)")
     limits.check_elements(sizes[0] * sizes[-1], f"eye{sizes}")
-    return np.eye(*sizes)
+    return np.eye(sizes[0], sizes[-1])
 
 
 def _arange(args: list, rng) -> np.ndarray:
@@ -267,7 +267,13 @@ def _naming(name: str):
         ) from None
 
 
-def quiet_parse(text: str, mode: str) -> ast.AST:
+@overload
+def quiet_parse(text: str, mode: Literal["eval"]) -> ast.Expression: ...
+@overload
+def quiet_parse(text: str, mode: Literal["exec"]) -> ast.Module: ...
+
+
+def quiet_parse(text: str, mode: str) -> ast.mod:
     """``ast.parse``, without the SyntaxWarnings Python prints for text such as ``1if``: the
     text is refused with gradcli's own error, or it is fine."""
     with warnings.catch_warnings():
@@ -304,7 +310,9 @@ def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np
     with _naming(name):
         if isinstance(tree, ast.Call):
             rng = generator_for(name, seed)
-            return parse_constructor(tree, text, rng, allowed_keywords=())[0]
+            array = parse_constructor(tree, text, rng, allowed_keywords=())[0]
+            assert array is not None  # built: parse_constructor's build is True
+            return array
         value = _Literal(text).literal(tree)
     if _has_bool(value):
         raise GradcliError(f"{name}: True/False is not a number", hint=VALUE_SYNTAX)
@@ -551,7 +559,8 @@ def _check_npy_header(f, what: str) -> None:
 
 
 def _from_csv(source: str, name: str) -> np.ndarray:
-    values, count = [], 0
+    values: list[list[float]] = []
+    count = 0
     for row in csv.reader(io.StringIO(source)):
         if not row or not any(c.strip() for c in row):
             continue

@@ -24,10 +24,18 @@ from .creation import (
     tensor,
     zeros,
 )
+from .errors import (
+    DomainError,
+    DtypeError,
+    EngineError,
+    GradError,
+    IndexDomainError,
+    ScalarOutputError,
+    ShapeError,
+)
 from .functional import hessian, hvp, jacobian, jvp, vjp
 from .tensor import (
     NonfiniteTangent,
-    ShapeError,
     Tensor,
     backward,
     grad,

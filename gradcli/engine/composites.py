@@ -11,7 +11,8 @@ from ..ops import explaining as X
 from ..ops import symbolic as S
 from ..ops.table import INT, OPS, OPT_INT, TENSOR, Op, Param, public, register
 from . import primitives as P
-from .tensor import ShapeError, Tensor
+from .errors import DomainError, IndexDomainError, ShapeError
+from .tensor import Tensor
 
 
 def _composite(name: str, summary: str, params: tuple[Param, ...], **fields) -> None:
@@ -63,7 +64,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
         return P.sum(loss)
     if reduction == "none":
         return loss
-    raise ValueError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
+    raise DomainError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
 
 
 def _same_shape(name: str, a: Tensor, b: Tensor) -> None:
@@ -90,7 +91,7 @@ def binary_cross_entropy(input, target, reduction: str = "mean") -> Tensor:
     input, target = P.as_tensor_pair(input, target)
     _same_shape("binary_cross_entropy", input, target)
     if np.any((input.data < 0) | (input.data > 1)):
-        raise ValueError("binary_cross_entropy: all elements of input must be between 0 and 1")
+        raise DomainError("binary_cross_entropy: all elements of input must be between 0 and 1")
     return _reduce(P.bce_elementwise(input, target), reduction)
 
 
@@ -126,7 +127,7 @@ def cross_entropy(input, target, reduction: str = "mean") -> Tensor:
     classes = classes.astype(np.int64)
     n_classes = input.shape[-1]
     if np.any((classes < 0) | (classes >= n_classes)):
-        raise IndexError(f"cross_entropy: class indices must be in [0, {n_classes - 1}]")
+        raise IndexDomainError(f"cross_entropy: class indices must be in [0, {n_classes - 1}]")
     if input.ndim == 1:
         picked = P.getitem(log_probs, (int(classes),))
     else:

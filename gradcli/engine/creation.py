@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import DomainError, DtypeError
 from .tensor import DEFAULT_DTYPE, Tensor
 
 float32 = np.dtype(np.float32)
@@ -27,7 +28,7 @@ def resolve_dtype(dtype: Any) -> np.dtype | None:
         return None
     resolved = np.dtype(dtype)
     if resolved not in (float32, float64, np.dtype(bool), np.dtype(np.int64)):
-        raise TypeError(f"unsupported dtype {resolved}: use float64 (default) or float32")
+        raise DtypeError(f"unsupported dtype {resolved}: use float64 (default) or float32")
     return resolved
 
 
@@ -46,7 +47,7 @@ def _shape(size: tuple) -> tuple[int, ...]:
         size = tuple(size[0])
     for n in size:
         if int(n) != n or n < 0:
-            raise ValueError(f"sizes must be non-negative whole numbers, got {size}")
+            raise DomainError(f"sizes must be non-negative whole numbers, got {size}")
     return tuple(int(n) for n in size)
 
 
@@ -67,7 +68,7 @@ def zeros(*size, requires_grad: bool = False, dtype: Any = None) -> Tensor:
 def full(*args, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     """``full(2, 3, 0.5)`` or ``full((2, 3), 0.5)``: a tensor of one value."""
     if len(args) < 2:
-        raise ValueError("full needs a size and a fill value, e.g. full(2, 3, 0.5)")
+        raise DomainError("full needs a size and a fill value, e.g. full(2, 3, 0.5)")
     *size, value = args
     return _made(np.full(_shape(tuple(size)), float(value)), requires_grad, dtype)
 
@@ -83,7 +84,7 @@ def arange(start, end=None, step=1, requires_grad: bool = False, dtype: Any = No
     if end is None:
         start, end = 0, start
     if step == 0:
-        raise ValueError("arange: step must not be zero")
+        raise DomainError("arange: step must not be zero")
     return _made(np.arange(start, end, step, dtype=float), requires_grad, dtype)
 
 

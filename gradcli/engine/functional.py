@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .errors import DomainError, GradError, ScalarOutputError, ShapeError
 from .tensor import Tensor, _forward_mode, as_tensor, grad, set_grad_enabled
 
 Inputs = Tensor | Sequence[Tensor]
@@ -18,18 +19,18 @@ Inputs = Tensor | Sequence[Tensor]
 def _leaves(inputs: Inputs, requires_grad: bool) -> tuple[bool, tuple[Tensor, ...]]:
     """Fresh leaves holding the inputs' values, and whether the caller passed a sequence."""
     many = not isinstance(inputs, Tensor)
-    xs = tuple(inputs) if many else (inputs,)
+    xs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     return many, tuple(Tensor(as_tensor(x).data, requires_grad=requires_grad) for x in xs)
 
 
 def _matching(values, xs: tuple[Tensor, ...], what: str) -> tuple[Tensor, ...]:
     values = (values,) if len(xs) == 1 and not isinstance(values, (tuple, list)) else tuple(values)
     if len(values) != len(xs):
-        raise ValueError(f"{what}: expected {len(xs)} tensors, got {len(values)}")
+        raise ShapeError(f"{what}: expected {len(xs)} tensors, got {len(values)}")
     result = tuple(as_tensor(v, x.dtype) for v, x in zip(values, xs))
     for v, x in zip(result, xs):
         if v.shape != x.shape:
-            raise ValueError(f"{what}: a tensor of shape {v.shape} was given for shape {x.shape}")
+            raise ShapeError(f"{what}: a tensor of shape {v.shape} was given for shape {x.shape}")
     return result
 
 
@@ -67,7 +68,7 @@ def jvp(func: Callable[..., Tensor], inputs: Inputs, v=None):
     many, xs = _leaves(inputs, requires_grad=False)
     if v is None:
         if len(xs) != 1 or xs[0].numel() != 1:
-            raise RuntimeError("v can be omitted only when the input is a single scalar")
+            raise GradError("v can be omitted only when the input is a single scalar")
         v = Tensor(np.ones(xs[0].shape, dtype=xs[0].dtype))
     for x, t in zip(xs, _matching(v, xs, "jvp: v")):
         x.tangent = t
@@ -101,7 +102,7 @@ def jacobian(
     computation that cannot be batched falls back to one pass per basis vector.
     """
     if strategy not in ("reverse-mode", "forward-mode"):
-        raise ValueError(f'strategy must be "reverse-mode" or "forward-mode", got {strategy!r}')
+        raise DomainError(f'strategy must be "reverse-mode" or "forward-mode", got {strategy!r}')
     many = not isinstance(inputs, Tensor)
     if vectorize:
         from .compile import NotBatchable
@@ -210,7 +211,7 @@ def hessian(func: Callable[..., Tensor], inputs: Inputs):
     many, xs = _leaves(inputs, requires_grad=True)
     out = func(*xs)
     if out.numel() != 1:
-        raise RuntimeError(f"hessian needs a scalar output, got shape {out.shape}")
+        raise ScalarOutputError(f"hessian needs a scalar output, got shape {out.shape}")
     gradients = _reverse(out, xs, None, create_graph=True)
     blocks = []
     for gi, xi in zip(gradients, xs):
@@ -238,10 +239,10 @@ def hvp(func: Callable[..., Tensor], inputs: Inputs, v):
     vs = _matching(v, xs, "hvp: v")
     out = func(*xs)
     if out.numel() != 1:
-        raise RuntimeError(f"hvp needs a scalar output, got shape {out.shape}")
+        raise ScalarOutputError(f"hvp needs a scalar output, got shape {out.shape}")
     gradients = _reverse(out, xs, None, create_graph=True)
-    inner = None
-    for g, t in zip(gradients, vs):
-        term = (g * t).sum()
-        inner = term if inner is None else inner + term
+    terms = [(g * t).sum() for g, t in zip(gradients, vs)]
+    inner = terms[0]
+    for term in terms[1:]:
+        inner = inner + term
     return out.detach(), _unpack(many, _reverse(inner, xs, None))

@@ -38,7 +38,8 @@ from ..ops.table import (
     public,
     register,
 )
-from .tensor import ShapeError, Tensor, _coerce, apply
+from .errors import DomainError, IndexDomainError, ShapeError
+from .tensor import Tensor, _coerce, apply
 
 # Signatures shared by several entries
 _X = (Param("input", TENSOR),)
@@ -611,7 +612,7 @@ _clamp = _unary(
 def clamp(x, min=None, max=None) -> Tensor:  # noqa: A002
     """Limit ``x`` to [min, max]; either bound may be None."""
     if min is None and max is None:
-        raise ValueError("clamp: give at least one of min and max")
+        raise DomainError("clamp: give at least one of min and max")
     return _clamp(x, min=min, max=max)
 
 
@@ -1142,7 +1143,7 @@ def transpose(x, dim0: int | None = None, dim1: int | None = None) -> Tensor:
             )
         dim0, dim1 = 0, 1
     elif dim0 is None or dim1 is None:
-        raise ValueError("transpose: give both dims or neither")
+        raise DomainError("transpose: give both dims or neither")
     dims = [_axes(int(d), x.ndim) for d in (dim0, dim1)]  # validates the dims
     if x.ndim == 0:  # as in torch, dims 0 and -1 of a 0-d tensor: nothing to swap
         return x
@@ -1205,7 +1206,7 @@ def _normalize_index(index) -> tuple:
             i = np.asarray(i)
             if i.dtype.kind == "f":
                 if not np.all(i == np.round(i)):
-                    raise IndexError("tensors used as indices must hold whole numbers")
+                    raise IndexDomainError("tensors used as indices must hold whole numbers")
                 i = i.astype(np.int64)
         result.append(i)
     return tuple(result)
@@ -1284,7 +1285,7 @@ _CAT = register(
 def _joinable(tensors, what: str) -> list[Tensor]:
     tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
     if not tensors:
-        raise ValueError(f"{what}: expected a non-empty list of tensors")
+        raise ShapeError(f"{what}: expected a non-empty list of tensors")
     return tensors
 
 

@@ -15,15 +15,13 @@ import warnings
 import weakref
 from collections.abc import Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .errors import DtypeError, EngineError, GradError, ScalarOutputError, ShapeError
+
 DEFAULT_DTYPE = np.dtype(np.float64)
-
-
-class ShapeError(ValueError):
-    """An operation was given operands whose shapes do not fit together."""
 
 
 class _Mode:
@@ -33,7 +31,7 @@ class _Mode:
     forward_active = False
     # nodes whose reverse rule, and NonfiniteTangents of forward rules, first made a nan or inf
     nonfinite_watch: list | None = None
-    tracer = None  # records every primitive application while compiling (compile.py)
+    tracer: Any = None  # records every primitive application while compiling (compile.py)
 
 
 @contextmanager
@@ -92,8 +90,7 @@ def _all_finite(tensor: Tensor) -> bool:
     return tensor.data.dtype.kind != "f" or bool(np.all(np.isfinite(tensor.data)))
 
 
-def _watch(node: Node, cotangent: Tensor, inputs, input_cotangents) -> None:
-    watch = _Mode.nonfinite_watch
+def _watch(watch: list, node: Node, cotangent: Tensor, inputs, input_cotangents) -> None:
     if node in watch or not _all_finite(cotangent) or not all(_all_finite(t) for t in inputs):
         return
     if any(c is not None and not _all_finite(c) for c in input_cotangents):
@@ -145,10 +142,10 @@ class Node:
 
     def __init__(self, prim, inputs: tuple[Tensor, ...], params: dict, out: Tensor):
         self.prim = prim
-        self.inputs = inputs
+        self.inputs: tuple[Tensor, ...] | None = inputs  # None once released
         self.params = params
         self.needs = tuple([t.requires_grad for t in inputs])
-        self.out_data = out.data
+        self.out_data: np.ndarray | None = out.data
         self.out_ref = weakref.ref(out)
         self.retained: Tensor | None = None
         self.released_name: str | None = None
@@ -170,6 +167,7 @@ class Node:
             out = self.out_ref()
             if out is not None:
                 return out
+        assert self.out_data is not None, "a released node has no output"
         return _wrap(self.out_data)
 
     def release(self) -> None:
@@ -198,7 +196,7 @@ class Tensor:
     def __init__(self, data: Any, requires_grad: bool = False, dtype=None):
         array = np.asarray(data, dtype=dtype)
         if requires_grad and not np.issubdtype(array.dtype, np.floating):
-            raise TypeError(
+            raise DtypeError(
                 f"only tensors of floating point dtype can require gradients (got {array.dtype})"
             )
         self.data = array
@@ -248,16 +246,16 @@ class Tensor:
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in ``.grad`` during backward."""
         if not self.requires_grad:
-            raise RuntimeError("can't retain_grad on a Tensor that has requires_grad=False")
+            raise GradError("can't retain_grad on a Tensor that has requires_grad=False")
         if self.grad_fn is not None:
             self._retains_grad = True
             self.grad_fn.retained = self
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if not self.is_leaf:
-            raise RuntimeError("requires_grad can only be changed on leaf tensors")
+            raise GradError("requires_grad can only be changed on leaf tensors")
         if requires_grad and not np.issubdtype(self.dtype, np.floating):
-            raise TypeError("only tensors of floating point dtype can require gradients")
+            raise DtypeError("only tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -295,7 +293,11 @@ class Tensor:
         """Accumulate d(self)/d(leaf) (times ``gradient``) into every leaf's ``.grad``."""
         backward([self], None if gradient is None else [gradient], retain_graph, create_graph)
 
-    # Operators are attached in ``functional.py`` so that they share the primitive table.
+    # The operators and methods are attached in ``methods.py``, from the primitive table; the
+    # type checker is told of the one this module uses.
+    if TYPE_CHECKING:
+
+        def __add__(self, other: Any) -> Tensor: ...
 
 
 def as_tensor(value: Any, dtype=None) -> Tensor:
@@ -334,9 +336,9 @@ def apply(prim, *args: Any, **params: Any) -> Tensor:
             break
     try:
         out_data = prim.forward(*[t.data for t in tensors], **params)
-    except ShapeError:
+    except EngineError:
         raise
-    except (ValueError, IndexError) as exc:
+    except (ValueError, IndexError) as exc:  # numpy's refusals of these operands
         shapes = " and ".join(str(t.shape) for t in tensors)
         raise ShapeError(f"{prim.name}: cannot apply to shapes {shapes}: {exc}") from None
     out = _wrap(out_data if type(out_data) is np.ndarray else np.asarray(out_data))
@@ -424,15 +426,15 @@ def _topological_order(roots: Sequence[Node]) -> list[Node]:
 
 
 def _producers(node: Node):
-    if node.released:
-        raise RuntimeError(_FREED_GRAPH_ERROR)
+    if node.inputs is None:  # released
+        raise GradError(_FREED_GRAPH_ERROR)
     return iter([t.grad_fn for t in node.inputs if t.grad_fn is not None])
 
 
 def _initial_gradient(output: Tensor, gradient: Any) -> Tensor:
     if gradient is None:
         if output.data.size != 1:
-            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            raise ScalarOutputError("grad can be implicitly created only for scalar outputs")
         return _wrap(np.ones(output.shape, dtype=output.dtype))
     gradient = as_tensor(gradient, output.dtype)
     if gradient.shape != output.shape:
@@ -458,10 +460,10 @@ def _run_backward(
     if gradients is None:
         gradients = [None] * len(outputs)
     if len(gradients) != len(outputs):
-        raise ValueError(f"got {len(gradients)} gradients for {len(outputs)} outputs")
+        raise ShapeError(f"got {len(gradients)} gradients for {len(outputs)} outputs")
     for i, out in enumerate(outputs):
         if not out.requires_grad:
-            raise RuntimeError(
+            raise GradError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
     seeds = [_initial_gradient(o, g) for o, g in zip(outputs, gradients)]
@@ -495,11 +497,12 @@ def _run_backward(
             if capture is None and node.retained is not None:
                 _accumulate(node.retained, cotangent, create_graph)
             inputs = node.inputs
+            assert inputs is not None  # _topological_order refuses released nodes
             input_cotangents = node.prim.vjp(
                 cotangent, node.output(create_graph), *inputs, needs=node.needs, **node.params
             )
             if _Mode.nonfinite_watch is not None:
-                _watch(node, cotangent, inputs, input_cotangents)
+                _watch(_Mode.nonfinite_watch, node, cotangent, inputs, input_cotangents)
             for tensor, need, input_cotangent in zip(inputs, node.needs, input_cotangents):
                 if need and input_cotangent is not None:
                     send(tensor, input_cotangent)
@@ -559,7 +562,7 @@ def grad(
         grad_outputs = [grad_outputs]
     for i, t in enumerate(inputs):
         if not t.requires_grad:
-            raise RuntimeError(f"input {i} of grad() does not require grad")
+            raise GradError(f"input {i} of grad() does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
     found = _run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=inputs)
@@ -567,7 +570,7 @@ def grad(
     for i, t in enumerate(inputs):
         g = found.get(id(t))
         if g is None and not allow_unused:
-            raise RuntimeError(
+            raise GradError(
                 f"input {i} of grad() was not used in the graph of the outputs; "
                 "pass allow_unused=True to get None for it"
             )

@@ -44,10 +44,12 @@ def to_sympy(checked: Checked) -> sp.Expr:
     The text has passed the whitelist in ``validate``, and every name in it is bound here to
     a sympy Symbol or Function, so sympy's parser sees nothing but arithmetic and calls.
     """
+    expression = checked.expression
+    assert expression is not None  # a checked statement without a constructor has one
     local = {}
-    for name in set(_PARSER_NAMES.findall(checked.expression)):
+    for name in set(_PARSER_NAMES.findall(expression)):
         local[f"_u_{name}"] = sp.Symbol(name)
-    text = _PARSER_NAMES.sub(r"_u_\1", checked.expression)
+    text = _PARSER_NAMES.sub(r"_u_\1", expression)
     for name in set(_IDENTIFIER.findall(text)):
         if name in ("True", "False") or name.startswith("_u_"):
             continue

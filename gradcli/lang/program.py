@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import engine as gc
 from .. import limits
-from ..errors import GradcliError
+from ..errors import GradcliError, engine_hint
 from ..values import generator_for, parse_constructor
 from . import diagnose
 from . import functions as F
@@ -60,7 +60,7 @@ class Program:
         """Inputs given a default by a constructor, e.g. ``W = randn(8, 10)``."""
         return {a.target: a for a in self.assignments if a.constructor is not None}
 
-    def groups(self) -> dict[str, list[str]]:
+    def groups(self) -> dict[str, list[str | None]]:
         """Vectors built from element assignments: ``y0 = ...; y2 = ...`` gives ``y``.
 
         A vector needs its element 0 and at most ``MAX_GAP`` missing elements, so that names
@@ -107,13 +107,12 @@ class Program:
         names = []
         for name in [*self.declared, *self.free_names()]:
             parts = element_of(name)
-            is_element = (
-                name not in given
+            if (
+                parts is not None
+                and name not in given
                 and name not in self.declared
-                and parts is not None
                 and (parts[0] in given or parts[0] in self.declared)
-            )
-            if is_element:
+            ):
                 name = parts[0]
             if name not in names:
                 names.append(name)
@@ -128,10 +127,13 @@ class Program:
         import ast
 
         assignment = self.declared[name]
-        node = ast.parse(assignment.constructor, mode="eval").body
+        constructor = assignment.constructor
+        assert constructor is not None  # what makes an input declared
+        node = ast.parse(constructor, mode="eval").body
+        assert isinstance(node, ast.Call)  # a constructor is a call (checked by the validator)
         try:
             array, keywords = parse_constructor(
-                node, assignment.constructor, generator_for(name, seed), build=build
+                node, constructor, generator_for(name, seed), build=build
             )
         except GradcliError as exc:
             raise assignment.statement.error(exc.message, hint=exc.hint) from None
@@ -320,9 +322,7 @@ class _Evaluator:
                 warnings.simplefilter("ignore", RuntimeWarning)
                 with np.errstate(all="ignore"):
                     result = call(*args)
-        except GradcliError:
-            raise
-        except (ValueError, IndexError, TypeError, RuntimeError) as exc:  # numpy's refusals
+        except gc.EngineError as exc:  # the engine refused these operands
             if F.OPS[function].operator == "[]":  # x[...]
                 raise self.fail(
                     f"the index does not fit the shape {args[0].shape}: "
@@ -330,10 +330,7 @@ class _Evaluator:
                     function,
                     "indices count from 0 (or from -1 at the end), below each axis's length",
                 ) from None
-            shapes_hint = None
-            if isinstance(exc, gc.ShapeError):
-                shapes_hint = "the shapes of the operands must fit the operation (see the message)"
-            raise self.fail(str(exc), function, shapes_hint) from None
+            raise self.fail(str(exc), function, engine_hint(exc)) from None
         if self.log is not None:
             found = diagnose.new_kinds(result, args)
             if found:

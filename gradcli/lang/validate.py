@@ -116,6 +116,12 @@ def describe(node: ast.stmt | None, text: str) -> str:
     return f"{'an' if word[0] in 'aeiou' else 'a'} '{word}' statement" if word else "a statement"
 
 
+def _end(node: ast.expr) -> int:
+    """The column just after ``node`` (``ast.parse`` sets it on every node it makes; its type
+    allows None)."""
+    return node.col_offset if node.end_col_offset is None else node.end_col_offset
+
+
 def _leading_word(text: str) -> str | None:
     """The Python keyword that starts a statement such as ``if x: ...``, or None."""
     match = re.match(r"[a-z]+\b", text)
@@ -140,7 +146,7 @@ class Statement:
 
 def split_statements(source: str) -> list[Statement]:
     """Statements in order: split at newlines and ``;``, ``#`` starts a comment."""
-    statements = []
+    statements: list[Statement] = []
     # lines end at \n only (splitlines would also break at \v, \f or U+2028, which are
     # refused below, and the line numbers would no longer be the editor's)
     for line_number, line in enumerate(source.split("\n"), start=1):
@@ -232,19 +238,25 @@ class _Checker:
         column = self._chars(getattr(node, "col_offset", 0))
         return self.statement.error(message, column, hint)
 
-    def text(self, start: int, end: int) -> str:
-        """The statement's text between two ``ast`` columns (UTF-8 bytes), stripped."""
+    def text(self, start: int, end: int | None) -> str:
+        """The statement's text between two ``ast`` columns (UTF-8 bytes; None: to the end),
+        stripped."""
         return self._utf8[start:end].decode("utf-8", errors="ignore").strip()
 
-    def source(self, node: ast.AST) -> str:
+    def source(self, node: ast.expr | ast.keyword) -> str:
         return self.text(node.col_offset, node.end_col_offset)
+
+    def arguments(self, call: ast.Call) -> list[str]:
+        """The text of each argument of ``call``, keywords last."""
+        return [self.source(a) for a in call.args] + [self.source(k) for k in call.keywords]
 
     def note(self, function: str, column: int) -> None:
         self.columns.setdefault(function, self._chars(column))
 
     def expression(self, node: ast.AST) -> str:
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            return _number_text(node.value)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            if not isinstance(node.value, bool):
+                return _number_text(node.value)
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.BinOp):
@@ -314,7 +326,7 @@ class _Checker:
         while isinstance(root, ast.Attribute):
             root = root.value
         qualified = isinstance(root, ast.Name) and root.id in _MODULES
-        arguments = [self.source(a) for a in (*call.args, *call.keywords)] if call else []
+        arguments = self.arguments(call) if call else []
         made = (
             isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") in CONSTRUCTORS
         )
@@ -329,10 +341,11 @@ class _Checker:
         written = f"{node.attr}({', '.join(arguments)})"
         return f"write {written}" if qualified else f"call functions by name: {written}"
 
-    def _operator_column(self, left: ast.AST, right: ast.AST) -> int:
-        between = self._utf8[left.end_col_offset : right.col_offset]
+    def _operator_column(self, left: ast.expr, right: ast.expr) -> int:
+        end = _end(left)
+        between = self._utf8[end : right.col_offset]
         stripped = between.lstrip(b" )")
-        return left.end_col_offset + len(between) - len(stripped)
+        return end + len(between) - len(stripped)
 
     def name(self, node: ast.Name) -> str:
         name = node.id
@@ -384,7 +397,7 @@ class _Checker:
     def known_as(self, name: str, node: ast.Call) -> str | None:
         """How gradcli writes a function known from mathematics or numpy: ``ln(x)`` is
         ``log(x)``, ``max(x, 0)`` is ``maximum(x, 0)``; None for other names."""
-        arguments = [self.source(a) for a in (*node.args, *node.keywords)]
+        arguments = self.arguments(node)
         joined = ", ".join(arguments)
         if name in ("max", "min"):
             big = name == "max"
@@ -433,7 +446,7 @@ class _Checker:
             if keyword.arg in bound:
                 raise self.fail(keyword.value, f"{keyword.arg!r} is given twice")
             bound[keyword.arg] = keyword.value
-        texts = []
+        texts: list[str] = []
         for param in params:
             if param.kind == F.SIZES:
                 texts.extend(self.literal(a, F.INT, function) for a in rest)
@@ -486,7 +499,7 @@ class _Checker:
     def subscript(self, node: ast.Subscript) -> str:
         base = self.expression(node.value)
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        self.note(F.OPERATORS["[]"].name, node.value.end_col_offset)
+        self.note(F.OPERATORS["[]"].name, _end(node.value))
         return f"_index({base}, {', '.join(self.index_item(i) for i in items)})"
 
     def index_item(self, node: ast.AST) -> str:
@@ -636,7 +649,7 @@ def _not_an_assignment(statement: Statement, node: ast.stmt | None) -> GradcliEr
     """The error for a statement that assigns nothing (``x + 1``, ``import os``, ``y == x``);
     ``node`` is None where Python could not parse it (``if x`` without its ':')."""
     text = statement.text
-    hint = _STATEMENT_HINTS.get(_leading_word(text), syntax.STATEMENT_HINT)
+    hint = _STATEMENT_HINTS.get(_leading_word(text) or "", syntax.STATEMENT_HINT)
     if isinstance(node, ast.Expr):
         value = node.value
         if (

@@ -134,7 +134,9 @@ def short(array, precision: int = 4, limit: int = 8) -> str:
     array = np.asarray(array, dtype=float)
     if array.size <= limit:
         body = np.array2string(
-            array, separator=", ", formatter={"float_kind": lambda v: format_number(v, precision)}
+            array,
+            separator=", ",
+            formatter={"float_kind": lambda v: format_number(float(v), precision)},
         )
         return body.replace("\n", "")
     low, high = (format_number(float(f(array)), precision) for f in (np.min, np.max))

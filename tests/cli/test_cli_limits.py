@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 
 import numpy as np
 import pytest
+from hostile import HUGE_POWERS
 
 OUTER = "y = x[:, None] * x[None, :]"
 
@@ -20,21 +20,11 @@ def _peak_mb(action) -> tuple[object, float]:
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize(
-    "program",
-    [
-        "y = x * 2**2**2**30",
-        "y = x * 10**100000",
-        "y = x ** 2**2**2**30",
-        "y = x ** 10**100000",
-        "y = exp(exp(exp(x * 1e308)))",
-    ],
-)
-def test_huge_powers_neither_hang_nor_eat_memory(cli, program):
-    cli("eval", "-e", "y = x", "--x", "1", "--no-cache")  # sympy imported: not what is timed
-    start = time.process_time()
+@pytest.mark.parametrize("program", HUGE_POWERS)
+def test_huge_powers_are_floats_and_eat_no_memory(cli, program):
+    """(How long they take is measured by ``python -m benchmarks rejections``.)"""
+    cli("eval", "-e", "y = x", "--x", "1", "--no-cache")  # sympy imported: not what is measured
     result, peak = _peak_mb(lambda: cli("eval", "-e", program, "--x", "3", "--no-cache"))
-    assert time.process_time() - start < 1.0
     assert peak < 50, f"{peak:.0f} MB"
     assert result.exit_code == 0, result.stderr
     assert "warning:" in result.stderr and ("inf" in result.stdout or "nan" in result.stdout)

@@ -3,117 +3,13 @@
 from __future__ import annotations
 
 import builtins
-import time
 import zipfile
 
 import numpy as np
 import pytest
+from hostile import HOSTILE_OPTIONS, HOSTILE_PROGRAMS
 
 import gradcli.lang.parse as parse_module
-
-# Hostile programs, by kind. ``{c}`` is a canary file's path: each payload would create it if
-# any part of it ran. Each pair is (program, what the error must say).
-HOSTILE_PROGRAMS = {
-    # attribute chains
-    "subclasses": ("y = ().__class__.__bases__[0].__subclasses__()", "attribute access ('.')"),
-    "globals-chain": (
-        "y = x.__class__.__init__.__globals__['os'].system('touch {c}')",
-        "attribute access ('.')",
-    ),
-    "import-call": ("y = __import__('os').system('touch {c}')", "attribute access ('.')"),
-    "method": ("y = x.sum()", "attribute access ('.')"),
-    "literal-attr": ("y = (1).__class__", "attribute access ('.')"),
-    # dunder and private names
-    "dunder-name": ("y = __builtins__", "names may not start with '_'"),
-    "dunder-target": ("__x = x", "names may not start with '_'"),
-    "internal-helper": ("y = _index(x, 0)", "unknown function '_index'"),
-    "internal-marker": ("y = x * _none", "names may not start with '_'"),
-    "dunder-call": ("y = __import__('os')", "unknown function '__import__'"),
-    # builtins
-    "open": ("y = open('{c}', 'w')", "unknown function 'open'"),
-    "getattr": ("y = getattr(x, '__class__')", "unknown function 'getattr'"),
-    "globals": ("y = globals()", "unknown function 'globals'"),
-    "breakpoint": ("y = breakpoint()", "unknown function 'breakpoint'"),
-    "compile": ("y = compile('1', 'f', 'eval')", "unknown function 'compile'"),
-    # eval, exec, import
-    "eval": ("y = eval(\"open('{c}', 'w')\")", "unknown function 'eval'"),
-    "exec": ("y = exec(\"open('{c}', 'w')\")", "unknown function 'exec'"),
-    "import": ("import os", "found an import"),
-    "from-import": ("from os import system", "found an import"),
-    "bare-call": ("__import__('os').system('touch {c}')", "found an expression with no"),
-    # lambdas and comprehensions
-    "lambda": ("y = lambda: 1", "a lambda is not allowed"),
-    "lambda-call": ("y = (lambda: open('{c}', 'w'))()", "only named functions can be called"),
-    "list-comp": ("y = [open('{c}', 'w') for i in x]", "a 'for' loop is not allowed"),
-    "set-comp": ("y = {{open('{c}', 'w') for i in x}}", "a 'for' loop is not allowed"),
-    "generator": ("y = sum(open('{c}', 'w') for i in x)", "a 'for' loop is not allowed"),
-    "walrus": ("y = (z := open('{c}', 'w'))", "':=' is not allowed"),
-    # strings, f-strings and format strings
-    "string": ("y = 'abc'", "a string is not allowed"),
-    "bytes": ("y = b'abc'", "a string is not allowed"),
-    "f-string": ('y = f\'{{open("{c}", "w")}}\'', "a string is not allowed"),
-    "format-method": ("y = '{{0.__class__}}'.format(x)", "attribute access ('.')"),
-    "percent-format": ("y = '%s' % x", "'%' (remainder) is not allowed"),
-    # unicode look-alikes and invisible characters
-    "minus-sign": ("y = x \u2212 1", "U+2212 MINUS SIGN"),
-    "fullwidth-plus": ("y = x \uff0b 1", "U+FF0B FULLWIDTH PLUS SIGN"),
-    "fullwidth-eval": (
-        "y = \uff45\uff56\uff41\uff4c(\"open('{c}', 'w')\")",
-        "unknown function 'eval'",
-    ),
-    "fullwidth-underscores": (
-        "y = \uff3f\uff3fimport\uff3f\uff3f('os')",
-        "U+FF3F FULLWIDTH LOW LINE is not part of the language",
-    ),
-    "bidi-override": ("y = x # \u202e ; z = open('{c}')", "U+202E RIGHT-TO-LEFT OVERRIDE"),
-    "zero-width": ("y = x\u200b+1", "U+200B ZERO WIDTH SPACE"),
-    "cyrillic-x": ("y = \u0445 + 1", "U+0445 CYRILLIC SMALL LETTER HA"),
-    # very long or deeply nested text
-    "nested-parentheses": ("y = " + "(" * 500 + "x" + ")" * 500, "too many nested parentheses"),
-    "nested-minus": ("y = " + "-" * 50_000 + "x", "nested too deeply to parse"),
-    "long-chain": ("y = " + "+".join(["x"] * 300), "nests operations more than 100 deep"),
-    "too-long": ("y = x" + " " * 100_001, "the limit is 100,000"),
-    "huge-integer": ("y = x * 9" + "9" * 5000, "a whole number of more than 4,300 digits"),
-    # smuggling through statements, keywords, indices, unpacking and constructors
-    "semicolon": ("y = x; __import__('os').system('touch {c}')", "statement 2"),
-    "newline": ("y = x\n__import__('os').system('touch {c}')", "line 2"),
-    "keyword": ("y = sum(x, dim=__import__('os'))", "dim of sum must be int or None"),
-    "index": ("y = x[__import__('os')]", "an index must be a whole number"),
-    "star-args": ("y = sum(*x)", "'*' unpacking is not allowed"),
-    "star-kwargs": ("y = sum(**x)", "'**' unpacking is not allowed"),
-    "constructor": (
-        "w = ones(__import__('os').system('touch {c}')); y = w * x",
-        "not allowed in a value",
-    ),
-    "constructor-keyword": (
-        "w = randn(2, requires_grad=open('{c}', 'w')); y = w * x",
-        "a nested call is not allowed in a value",
-    ),
-    "subscript-target": ("x[0] = 1", "the left-hand side must be a single name"),
-    "attribute-target": ("x.y = 1", "the left-hand side must be a single name"),
-    "if-expression": ("y = x if x else x", "an if-expression"),
-    "comparison": ("y = x < 1", "comparisons ('<') are not supported yet"),
-}
-
-# Hostile values and options: (arguments after the program, what the error must say).
-HOSTILE_OPTIONS = {
-    "value-import": (["--x", "__import__('os').system('touch {c}')"], "not allowed in a value"),
-    "value-constructor": (["--x", "ones(open('{c}', 'w'))"], "a nested call"),
-    "value-open": (["--x", "open('{c}', 'w')"], "unknown constructor 'open'"),
-    "value-lambda": (["--x", "(lambda: 1)()"], "unknown constructor (only names)"),
-    "input-eval": (["-i", "x=eval('1')"], "unknown constructor 'eval'"),
-    "v-exec": (["--x", "1", "--v", "exec('1')"], "unknown constructor 'exec'"),
-    "value-huge": (["--x", "randn(100000, 100000)"], "the limit is 50,000,000"),
-    "value-eye": (["--x", "eye(100000)"], "eye(100000,) would have 10,000,000,000"),
-    "value-deep": (["--x", "[" * 1000 + "]" * 1000], "too many nested parentheses"),
-    "file-device": (["--x", "@/dev/zero"], "is not a regular file"),
-    "file-proc": (["--x", "@/proc/self/environ"], "unknown file type"),
-    "file-pickle": (["--x", "@{pickle}"], "holds Python objects"),
-    "wrt-code": (["--x", "1", "--wrt", "__import__('os')"], "--wrt names"),
-    "of-dunder": (["--x", "1", "--of", "__class__"], "--of names '__class__'"),
-    "dtype": (["--x", "1", "--dtype", "object"], "--dtype: 'object' is not one of"),
-    "format": (["--x", "1", "--format", "{{0.__class__}}"], "--format: '{0.__class__}' is not"),
-}
 
 
 class _Payload:
@@ -137,20 +33,15 @@ def canary(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["payload.npy"]
 
 
-def test_the_hostile_lists_are_long_and_varied():
-    assert len(HOSTILE_PROGRAMS) + len(HOSTILE_OPTIONS) >= 40
-    assert len(HOSTILE_PROGRAMS) >= 40
-
-
-def _assert_rejected(result, message: str, seconds: float) -> None:
+def _assert_rejected(result, message: str) -> None:
     """Exit 2 with an actionable error: what (the message), where and what would be right
-    (a caret, a hint or the option named), within a second of work."""
+    (a caret, a hint or the option named). How long a rejection takes is measured by
+    ``python -m benchmarks rejections``."""
     assert result.exit_code == 2, result.stderr
     assert result.stderr.startswith("error: "), result.stderr
     assert message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     assert "^" in result.stderr or "hint: " in result.stderr or " --" in result.stderr
-    assert seconds < 1.0, f"the rejection took {seconds:.2f} s of CPU time"
 
 
 @pytest.fixture
@@ -192,9 +83,8 @@ def test_hostile_program_is_rejected_before_sympy(
 ):
     program, message = HOSTILE_PROGRAMS[name]
     program = program.format(c=canary[0])
-    start = time.process_time()
     result = cli("grad", "-e", program, "--x", "1", "--no-cache")
-    _assert_rejected(result, message, time.process_time() - start)
+    _assert_rejected(result, message)
     # sympy's parser sees only the harmless statements beside a hostile one, if any
     assert set(parse_expr_calls) <= {"mul(w, x)", "add(\u0445, 1)"}, parse_expr_calls
     assert not [c for c in eval_exec_calls if isinstance(c, str) and program in c]
@@ -204,9 +94,8 @@ def test_hostile_program_is_rejected_before_sympy(
 def test_hostile_value_or_option_is_rejected(cli, canary, eval_exec_calls, name):
     options, message = HOSTILE_OPTIONS[name]
     options = [o.format(c=canary[0], pickle=canary[1]) for o in options]
-    start = time.process_time()
     result = cli("vjp", "-e", "y = x * 1", *options, "--no-cache")
-    _assert_rejected(result, message, time.process_time() - start)
+    _assert_rejected(result, message)
     assert not [c for c in eval_exec_calls if isinstance(c, str) and "touch" in c]
 
 

@@ -1,4 +1,5 @@
-"""Bad input: operands whose shapes do not fit raise gc.ShapeError naming the op and shapes."""
+"""Bad input: operands whose shapes do not fit raise gc.ShapeError naming the op and shapes;
+every refusal is a class of gc.EngineError that is also the builtin exception torch raises."""
 
 from __future__ import annotations
 
@@ -115,3 +116,51 @@ def test_cross_entropy_rejects_bad_targets():
         gc.cross_entropy(gc.ones(2, 3), gc.tensor([0, 3]))
     with pytest.raises(gc.ShapeError, match="cross_entropy"):
         gc.cross_entropy(gc.ones(2, 3), gc.tensor([0, 1, 2]))
+
+
+def _backward_twice():
+    x = gc.ones(2, requires_grad=True)
+    y = (x * x).sum()
+    y.backward()
+    y.backward()
+
+
+def _unused_input():
+    x, w = gc.ones(2, requires_grad=True), gc.ones(2, requires_grad=True)
+    gc.grad((x * 2).sum(), [x, w])
+
+
+@pytest.mark.parametrize(
+    ("call", "kind", "builtin", "message"),
+    [
+        (lambda: gc.ones(2) + gc.ones(3), gc.ShapeError, ValueError, "add"),
+        (lambda: gc.stack([]), gc.ShapeError, ValueError, "non-empty list"),
+        (lambda: gc.jvp(gc.sin, gc.ones(2), (gc.ones(2), gc.ones(2))), gc.ShapeError, ValueError,
+         "expected 1 tensors, got 2"),
+        (lambda: gc.binary_cross_entropy(gc.tensor([1.5]), gc.tensor([1.0])), gc.DomainError,
+         ValueError, "between 0 and 1"),
+        (lambda: gc.clamp(gc.ones(2)), gc.DomainError, ValueError, "at least one of min"),
+        (lambda: gc.arange(0, 1, 0), gc.DomainError, ValueError, "step must not be zero"),
+        (lambda: gc.mse_loss(gc.ones(2), gc.ones(2), "bogus"), gc.DomainError, ValueError,
+         "reduction must be one of"),
+        (lambda: gc.ones(-1), gc.DomainError, ValueError, "non-negative whole numbers"),
+        (lambda: gc.cross_entropy(gc.ones(2, 3), gc.tensor([0, 3])), gc.IndexDomainError,
+         IndexError, "class indices must be in [0, 2]"),
+        (lambda: gc.ones(3)[gc.tensor([0.5])], gc.IndexDomainError, IndexError, "whole numbers"),
+        (_backward_twice, gc.GradError, RuntimeError, "second time"),
+        (_unused_input, gc.GradError, RuntimeError, "allow_unused"),
+        (lambda: (gc.ones(2, requires_grad=True) * 2).requires_grad_(), gc.GradError,
+         RuntimeError, "leaf tensors"),
+        (lambda: (gc.ones(2, requires_grad=True) * 2).backward(), gc.ScalarOutputError,
+         RuntimeError, "implicitly created only for scalar outputs"),
+        (lambda: gc.hessian(gc.sin, gc.ones(2)), gc.ScalarOutputError, RuntimeError,
+         "scalar output"),
+        (lambda: gc.tensor([1, 2], dtype="int64", requires_grad=True), gc.DtypeError, TypeError,
+         "floating"),
+        (lambda: gc.zeros(2, dtype="int8"), gc.DtypeError, TypeError, "unsupported dtype"),
+    ],
+)  # fmt: skip
+def test_each_refusal_has_its_kind_and_torchs_builtin(call, kind, builtin, message):
+    with pytest.raises(kind, match=re.escape(message)) as info:
+        call()
+    assert isinstance(info.value, gc.EngineError) and isinstance(info.value, builtin)

@@ -1,0 +1,42 @@
+"""The engine's errors: each kind of refusal is a class, so that callers tell them apart by type.
+
+Every class is an ``EngineError`` and also the builtin exception PyTorch raises for the same
+refusal (a ``ValueError``, ``IndexError``, ``RuntimeError`` or ``TypeError``), so that code
+written against torch catches them as it would there. The messages follow PyTorch's.
+"""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """An operation or an autograd call refused what it was given."""
+
+
+class ShapeError(EngineError, ValueError):
+    """An operation was given operands whose shapes do not fit together, a dimension or an
+    index beyond a tensor's shape, or a size that does not fit its elements."""
+
+
+class DomainError(EngineError, ValueError):
+    """An operation was given a value outside what it accepts: a probability outside [0, 1],
+    a zero step, an unknown reduction, a missing bound."""
+
+
+class IndexDomainError(DomainError, IndexError):
+    """An index that is not one: a class index outside [0, classes), a tensor of fractions used
+    as indices. An ``IndexError``, as in PyTorch."""
+
+
+class GradError(EngineError, RuntimeError):
+    """An autograd call broke one of its rules: backward through a freed graph, grad of an input
+    the outputs do not use or that does not require grad, requires_grad on a non-leaf."""
+
+
+class ScalarOutputError(GradError):
+    """A gradient was asked of a non-scalar output without the vector it needs
+    (``backward()`` without ``gradient``), or a Hessian of a non-scalar output."""
+
+
+class DtypeError(EngineError, TypeError):
+    """A dtype the engine does not compute in, or a tensor of a non-floating dtype asked to
+    require grad."""
