@@ -10,6 +10,7 @@ import difflib
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -276,7 +277,7 @@ def vjp(
     else:
         cotangent = _cotangent(v, out, name, bound.dtype)
         found = bound.engine(lambda: gc.grad(out, tensors, cotangent, allow_unused=True))
-    grads: dict[str, np.ndarray | None] = {
+    grads: dict[str, np.ndarray] = {
         t: (np.zeros(tensor.shape, bound.dtype) if g is None else g.data)
         for t, tensor, g in zip(targets, tensors, found)
     }
@@ -559,7 +560,7 @@ def graph(bound: Bound, of: str | None = None) -> Graph:
     names: dict[int, str] = {}
     for n, tensor in env.items():
         names.setdefault(id(tensor), n)
-    nodes: list[dict] = []
+    nodes: list[Node] = []
     ids: dict[int, int] = {}
 
     def node_id(tensor) -> int:
@@ -615,7 +616,7 @@ def plot_defaults(varied: list[str] | None, direction: np.ndarray | None):
         free = [n for n in program.inputs(set(given)) if n not in given | program.declared.keys()]
         names = varied or free
         if len(names) == 1 and names[0] in free:
-            return {names[0]: np.zeros(np.shape(direction))}
+            return {names[0]: np.zeros(() if direction is None else direction.shape)}
         return {}
 
     return defaults
@@ -677,9 +678,10 @@ def plot(
     )
 
 
-def with_formulas(
-    result: Grads | VJP | Jacobian, bound: Bound, v: np.ndarray | None = None
-) -> Grads | VJP | Jacobian:
+Symbolic = TypeVar("Symbolic", Grads, VJP, Jacobian)
+
+
+def with_formulas(result: Symbolic, bound: Bound, v: np.ndarray | None = None) -> Symbolic:
     """``result`` (``Grads``, ``VJP`` or ``Jacobian``) with sympy's formulas of its
     derivatives (``--symbolic``); when there are none, with a warning that says why."""
     from dataclasses import replace

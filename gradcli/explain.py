@@ -73,7 +73,8 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     )
     names = {s.key: operand_name(s) for a in statements for s in steps[a.target][:-1]}
     labels = {s.key: s.label for a in statements for s in steps[a.target]}
-    backward, output_locals = [], []
+    backward: list[Backward] = []
+    output_locals: tuple = ()
     for a in reversed(statements):
         run = _step_runner(bound, a, env)
         for step in reversed(steps[a.target]):

@@ -115,7 +115,7 @@ class Difference(NamedTuple):
 
     method: str
     wrt: str
-    index: tuple[int, ...]
+    index: tuple[int, ...]  # type: ignore[assignment]  # a field named like tuple.index
     value: float
     reference: float  # reverse mode's
 

@@ -203,7 +203,7 @@ def _evaluate(expression: sp.Expr, point: dict) -> float:
 
 def _is_elementwise(op) -> bool:
     """Element-wise as a program calls it: a loss is element-wise inside, then reduced."""
-    reduces = any(p.kind == REDUCTION for p in op.params or ())
+    reduces = any(p.kind == REDUCTION for p in op.params)
     return op.batch in (batching.elementwise, batching.mask) and not reduces
 
 

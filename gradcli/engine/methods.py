@@ -41,4 +41,4 @@ def attach() -> None:
                 setattr(Tensor, name, _reflected(op.call))
         if "property" in op.extra:
             setattr(Tensor, op.extra["property"], property(op.call))
-    Tensor.__pos__ = lambda self: self  # type: ignore[attr-defined]
+    setattr(Tensor, "__pos__", lambda self: self)  # noqa: B010 - +x is x

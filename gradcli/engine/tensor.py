@@ -82,8 +82,9 @@ class NonfiniteTangent:
 def _watch_tangent(prim, tensors, tangents, tangent: Tensor) -> None:
     if _all_finite(tangent) or not all(_all_finite(t) for t in tensors):
         return
-    if all(t is None or _all_finite(t) for t in tangents):
-        _Mode.nonfinite_watch.append(NonfiniteTangent(prim))
+    watch = _Mode.nonfinite_watch
+    if watch is not None and all(t is None or _all_finite(t) for t in tangents):
+        watch.append(NonfiniteTangent(prim))
 
 
 def _all_finite(tensor: Tensor) -> bool:

@@ -133,8 +133,10 @@ def _call(name: str, args: tuple) -> list:
 def _folded(ir: list) -> list:
     """``["const", value]`` for arithmetic on constants with a finite result, else ``ir``."""
     if all(arg[0] == "const" for arg in ir[2]):
+        forward = F.FUNCTIONS[ir[1]].forward
+        assert forward is not None  # only primitives fold
         with np.errstate(all="ignore"):
-            value = float(F.FUNCTIONS[ir[1]].forward(*(np.float64(arg[1]) for arg in ir[2])))
+            value = float(forward(*(np.float64(arg[1]) for arg in ir[2])))
         if math.isfinite(value):
             return ["const", value]
     return ir

@@ -27,6 +27,7 @@ def read_source(program: str | None, expr: str | None, file: str | None) -> str:
         text = sys.stdin.read(most + 1)
         limits.check_length(text, "the program on stdin", at_least=True)
         return text
+    assert file is not None  # one of the three is given (checked above)
     path = existing_file(file, "--file", "check the path, or give the program with --expr")
     try:
         size = path.stat().st_size

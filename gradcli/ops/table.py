@@ -79,7 +79,7 @@ class Op:
     backward_name: str | Callable[[Any], str] = ""
     differentiable: bool = True
     batch: Rule | None = None
-    params: tuple[Param, ...] | None = None
+    params: tuple[Param, ...] = ()  # empty: programs do not call it by name
     call: Callable[..., Any] | None = None
     aliases: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()
@@ -98,12 +98,12 @@ class Op:
     @property
     def in_language(self) -> bool:
         """Whether programs may call it by name."""
-        return self.params is not None
+        return bool(self.params)
 
     def signature(self) -> str:
         """``sum(input, dim=None, keepdim=False)``, as ``gradcli functions`` lists it."""
         parts = []
-        for p in self.params or ():
+        for p in self.params:
             if p.kind == SIZES:
                 parts.append(f"*{p.name}")
             elif p.default is REQUIRED:

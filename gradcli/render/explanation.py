@@ -32,8 +32,8 @@ def print_explanation(result: Explanation, file, options: Options) -> None:
     forward = Table()
     for column in ("#", "statement", "operation", "value"):
         forward.add_column(column)
-    for i, row in enumerate(result.forward, start=1):
-        forward.add_row(str(i), row.statement, row.operation, short(row.value, precision))
+    for i, step in enumerate(result.forward, start=1):
+        forward.add_row(str(i), step.statement, step.operation, short(step.value, precision))
     show(out, forward)
 
     out.print("backward pass (reverse order)", style="bold")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,6 @@ from ..results import (
     Jacobian,
     Plot,
     Points,
-    Result,
     Values,
 )
 from . import Options, difference_text, renders
@@ -81,10 +81,10 @@ def _formulas(formulas: dict) -> dict:
     return {name: np.asarray(f).tolist() for name, f in formulas.items()}
 
 
-def _write(file, result: Result, **sections) -> None:
+def _write(file, result: Any, **sections) -> None:
     """One object: the command and the output, ``sections`` in order (those that are empty
     left out), the warnings."""
-    document = {"command": result.command, "output": result.output}
+    document: dict[str, Any] = {"command": result.command, "output": result.output}
     document.update((key, value) for key, value in sections.items() if value != {})
     document["warnings"] = list(result.warnings)
     file.write(json.dumps(document, allow_nan=False) + "\n")
@@ -180,7 +180,7 @@ def json_lines(result: Points, file, options: Options) -> None:
     if not all(np.all(np.isfinite(a)) for _, _, a in arrays):
         lines = []
         for i in range(count):
-            document = {"point": result.first + i}
+            document: dict[str, Any] = {"point": result.first + i}
             for section, name, array in arrays:
                 document.setdefault(section, {})[name] = plain(array[i])
             lines.append(json.dumps(document, allow_nan=False))

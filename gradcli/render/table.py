@@ -283,6 +283,7 @@ def jacobian_grid(
     """A Jacobian as a matrix with element labels: rows of the output, columns of the input
     (the other way round when the block is transposed)."""
     name, array, out_shape = block.name, block.array, np.shape(result.value)
+    assert array is not None  # only a gradient can be None, and it is no Jacobian
     if block.transposed:
         row_shape = array.shape[: array.ndim - len(out_shape)]
         rows, columns = _label(name, row_shape), _label(result.output, out_shape)
@@ -331,9 +332,10 @@ def print_tables(result, file, options: Options) -> Console:
         if block.kind == "jacobian":
             g = jacobian_grid(result, block, options.precision, options.heatmap, colour)
         else:
+            assert block.array is not None  # only a gradient can be None
             g = hessian_grid(block.name, block.array, options.precision)
         print_grid(out, g)
-        if np.size(block.array) > SUMMARY_CELLS:
+        if block.array is not None and np.size(block.array) > SUMMARY_CELLS:
             out.print(_summary(np.size(block.array)))
     return out
 
