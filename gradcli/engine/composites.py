@@ -1,4 +1,5 @@
-"""Operations built from primitives: losses and small shape helpers.
+"""Operations built from primitives: losses and small shape helpers, each an entry of the op
+table with a call and no forward.
 
 They need no rules of their own: their derivatives come from the primitives they are made of.
 """

@@ -1,7 +1,9 @@
-"""The primitive table: every differentiable operation, one entry each.
+"""The engine's primitives, each declared as one entry of the op table (``ops/table.py``).
 
 An entry holds the PyTorch name, the numpy forward, the reverse rule (cotangent in, one
-cotangent per input out) and the forward rule (input tangents in, output tangent out). Both
+cotangent per input out) and the forward rule (input tangents in, output tangent out), and
+beside them everything else gradcli needs to know of the operation: its signature and summary,
+methods and operator, batch rule, symbolic form, explain rule, non-finite reasons. Both
 rules are written with the functions of this module, never raw numpy on differentiable values,
 so a derivative can itself be differentiated (``create_graph=True``, Hessians). Raw numpy only
 builds masks, which are constant where they are differentiable at all.
