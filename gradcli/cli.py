@@ -666,11 +666,14 @@ def explain_command(run: Run, v: V = None) -> None:
 
 @app.command("functions")
 def functions_command() -> None:
-    """List the functions a program may call."""
+    """List the functions a program may call, by name, with PyTorch's convention at kinks."""
     from .lang.functions import ALIASES, FUNCTIONS
 
-    for function in FUNCTIONS.values():
+    for name in sorted(FUNCTIONS):
+        function = FUNCTIONS[name]
         typer.echo(f"{function.signature():<60} {function.summary}")
+        if function.kink:
+            typer.echo(f"{'':<60}   at kinks: {function.kink}")
     typer.echo("aliases: " + ", ".join(f"{a} = {n}" for a, n in ALIASES.items()))
     typer.echo(
         "constants: e, pi\n"

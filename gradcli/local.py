@@ -1,9 +1,10 @@
 """The local derivative of one step of ``explain``: its formula, and its value at the point.
 
 An element-wise step (see ``steps.py``) gets sympy's formula for each operand. Every other
-operation has its rule here: a formula for each element where one exists (sum: 1, mean: 1/n,
-prod: the product of the others, matmul: the other operand) and, for softmax and
-log_softmax, the Jacobian of each slice. The value comes from the run, in one of four
+operation has its rule in its op-table entry (``explain``, see ``ops/explaining.py``): a
+formula for each element where one exists (sum: 1, mean: 1/n, prod: the product of the
+others, matmul: the other operand) and, for softmax and log_softmax, the Jacobian of each
+slice. The value comes from the run, in one of four
 layouts (see ``Local``): the engine's forward mode gives J 1 for an element-wise step, its
 reverse mode J^T 1 where each element of the operand reaches one element of the result; the
 Jacobian blocks and the other operand of a matrix product are read off the values.

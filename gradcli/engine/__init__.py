@@ -5,7 +5,7 @@ under its own name (``gc.sin``, ``gc.matmul``, ``gc.cross_entropy``) and, where 
 says so, a method and an operator of ``Tensor``.
 """
 
-from typing import Any
+from typing import Any as _Any
 
 from ..ops.table import OPS
 from . import composites as _composites  # noqa: F401 - declares the composite operations
@@ -51,7 +51,7 @@ globals().update({name: op.call for name, op in OPS.items() if op.call is not No
 PRIMITIVES = {name: op for name, op in OPS.items() if op.forward is not None}
 
 
-def __getattr__(name: str) -> Any:  # the table's functions are set above; tell type checkers
+def __getattr__(name: str) -> _Any:  # the table's functions are set above; tell type checkers
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -15,7 +15,7 @@ An entry (``Op``) is read by every part of gradcli that needs to know an operati
 - the parser: ``fold``, whether arithmetic on numbers alone is done while parsing;
 - NaN provenance: ``nonfinite`` and ``nonfinite_backward``, why the forward value or a
   derivative can be NaN or infinite, in words;
-- the docs: ``kink``, PyTorch's convention at kinks and ties.
+- ``gradcli functions``: ``kink``, PyTorch's convention at kinks and ties.
 
 An operation that is a primitive of the engine has a ``forward``; one built from others (a
 loss, ``dot``) has only a ``call``. Adding an operation is one entry plus its row in the

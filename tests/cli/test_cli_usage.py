@@ -75,3 +75,13 @@ def test_a_batch_of_element_style_points_needs_no_x(cli, tmp_path):
     assert result.exit_code == 0, result.stderr
     grads = [json.loads(line)["grads"]["x"] for line in result.stdout.splitlines()]
     assert grads == [[4.0, 23.0], [0.0, 13.0]]
+
+
+def test_functions_lists_every_operation_by_name_with_its_kink_convention(cli):
+    from gradcli.lang.functions import FUNCTIONS
+
+    lines = cli("functions").stdout.splitlines()
+    names = [line.split("(")[0] for line in lines if line[:1].isalpha() and "(" in line]
+    assert names == sorted(FUNCTIONS)
+    relu = lines.index(next(line for line in lines if line.startswith("relu(")))
+    assert lines[relu + 1].strip() == f"at kinks: {FUNCTIONS['relu'].kink}"
