@@ -16,8 +16,14 @@ from .ops.explaining import number_text
 
 # How tightly an operator binds, for parentheses; a name, number, call or index binds tightest.
 _ATOM = 5
-_BINDING = {"+": (" + ", 1), "-": (" - ", 1), "*": ("*", 2), "/": ("/", 2), "@": (" @ ", 2)}
-_BINDING["**"] = ("**", 4)
+_BINDING = {
+    "+": (" + ", 1),
+    "-": (" - ", 1),
+    "*": ("*", 2),
+    "/": ("/", 2),
+    "@": (" @ ", 2),
+    "**": ("**", 4),
+}
 _NEG = 3
 _RIGHT = {"**"}  # a ** b ** c is a ** (b ** c)
 _KEEP_RIGHT = {"-", "/", "@"}  # a - (b - c) and a / (b * c) keep their parentheses

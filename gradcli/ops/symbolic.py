@@ -54,7 +54,7 @@ def power(a, b):
 
     from ..symbolic import NotSymbolic, constant_array
 
-    numbers = [e for e in (*np.ravel(a), *np.ravel(b))]
+    numbers = [*np.ravel(a), *np.ravel(b)]
     if all(isinstance(e, sympy.Number) for e in numbers):
         with np.errstate(all="ignore"):
             value = np.power(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
