@@ -17,7 +17,9 @@ import numpy as np
 
 from . import engine as gc
 from .compute import Bound, GradcliError, _cotangent, _function_of, output_of
-from .lang.program import Assignment
+from .lang import ir
+from .lang.ir import Call, Const, Index, Name, Node
+from .lang.program import Assignment, Numbers
 from .lang.validate import element_of
 from .local import step_locals
 from .results import Backward, Explanation, Forward, Passed, SymbolicJT
@@ -25,12 +27,10 @@ from .steps import operand_name, split
 from .symbolic import elementwise
 
 
-def _operands(ir, env: dict) -> list[str]:
+def _operands(expression: Node, env: dict) -> list[str]:
     """The names a statement reads, elements (x0) mapped to their vector (x)."""
-    from .lang.program import _refs
-
     names = []
-    for name in _refs(ir):
+    for name in ir.names(expression):
         if name not in env:
             parts = element_of(name)
             name = parts[0] if parts and parts[0] in env else name
@@ -66,7 +66,7 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     forward = tuple(
         Forward(
             statement=a.statement.text,
-            operation=irs[a.target][1] if irs[a.target][0] == "call" else irs[a.target][0],
+            operation=_operation(irs[a.target]),
             value=env[a.target].data,
         )
         for a in statements
@@ -96,6 +96,13 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     )
 
 
+def _operation(expression: Node) -> str:
+    """What a statement does at its top: an operation's name, ``index``, ``ref`` or ``const``."""
+    if isinstance(expression, Call):
+        return expression.op
+    return {Index: "index", Name: "ref", Const: "const"}[type(expression)]
+
+
 def _run_steps(bound: Bound, leaves: dict, steps: dict) -> dict:
     """Run the program with each step of a statement as an assignment of its own, so that
     every step's value is a node of the graph."""
@@ -115,13 +122,11 @@ def _step_runner(bound: Bound, assignment, env: dict):
     """``run(ir, names)``: the value of a step's IR with some names given other values, on
     values detached from the run's graph (a local derivative holds the other operands
     fixed, and leaves the run's graph as it was)."""
-    from .lang.program import _Evaluator
-
     groups = bound.program.groups()
     fixed = {name: tensor.detach() for name, tensor in env.items()}
 
-    def run(ir, given: dict) -> gc.Tensor:
-        return _Evaluator({**fixed, **given}, assignment, groups, dtype=bound.dtype).tensor(ir)
+    def run(expression: Node, given: dict) -> gc.Tensor:
+        return Numbers({**fixed, **given}, assignment, groups, dtype=bound.dtype).tensor(expression)
 
     return run
 

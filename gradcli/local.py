@@ -18,7 +18,8 @@ import numpy as np
 
 from . import engine as gc
 from .lang import functions as F
-from .lang.program import _refs
+from .lang import ir
+from .lang.ir import Call, Const, Index, Name, Node
 from .lang.validate import element_of
 from .ops.explaining import d
 from .steps import ir_text
@@ -73,50 +74,50 @@ def operation_local(slot: Slot, vary) -> Local:
     return Local(slot.wrt, left, formula, layout, value)
 
 
-def parameters(ir) -> dict:
+def parameters(node: Node) -> dict:
     """The options of a call, by parameter name (dims, p, reduction)."""
-    if ir[0] != "call":
+    if not isinstance(node, Call):
         return {}
-    params = F.FUNCTIONS[ir[1]].params
-    return {
-        params[min(i, len(params) - 1)].name: a[1] for i, a in enumerate(ir[2]) if a[0] == "lit"
-    }
+    params = F.FUNCTIONS[node.op].params[len(node.args) :]
+    return {params[min(i, len(params) - 1)].name: v for i, v in enumerate(node.params)}
 
 
-def slots(ir) -> list[tuple[list, list]]:
-    """(operand IR, the step's IR with that operand read from _PLACE) for each tensor operand
-    of an operation, in order."""
-    if ir[0] == "index":
-        return [(ir[1], ["index", ["ref", _PLACE], ir[2]])]
-    found = []
-    for i, arg in enumerate(ir[2]):
-        if arg[0] == "list":
-            for j, item in enumerate(arg[1]):
-                items = [*arg[1][:j], ["ref", _PLACE], *arg[1][j + 1 :]]
-                found.append((item, _replaced(ir, i, ["list", items])))
-        elif arg[0] != "lit":
-            found.append((arg, _replaced(ir, i, ["ref", _PLACE])))
+def slots(node: Call | Index) -> list[tuple[Node, Node]]:
+    """(operand, the step with that operand read from _PLACE) for each tensor operand of an
+    operation, in order."""
+    place = Name(_PLACE)
+    if isinstance(node, Index):
+        return [(node.base, replace(node, base=place))]
+    found: list[tuple[Node, Node]] = []
+    for i, arg in enumerate(node.args):
+        if isinstance(arg, tuple):
+            for j, item in enumerate(arg):
+                found.append((item, _replaced(node, i, (*arg[:j], place, *arg[j + 1 :]))))
+        else:
+            found.append((arg, _replaced(node, i, place)))
     return found
 
 
-def _replaced(ir, i: int, arg) -> list:
-    return ["call", ir[1], [*ir[2][:i], arg, *ir[2][i + 1 :]]]
+def _replaced(node: Call, i: int, arg) -> Call:
+    return replace(node, args=(*node.args[:i], arg, *node.args[i + 1 :]))
 
 
-def step_locals(ir, node: str, env: dict, names: dict, run) -> list[Local]:
+def step_locals(expression: Node, node: str, env: dict, names: dict, run) -> list[Local]:
     """The local derivatives of a step (``node`` names its result) by each of its operands
-    that requires grad; ``names`` says how a step's value is shown as an operand, ``run(ir,
+    that requires grad; ``names`` says how a step's value is shown as an operand, ``run(expression,
     given)`` evaluates IR with some names given values."""
-    if ir[0] in ("const", "ref") or (ir[0] == "call" and elementwise(ir[1])):
-        return _element_wise_locals(ir, node, env, names, run)
-    operands = slots(ir)
-    texts = [names.get(o[1], o[1]) if o[0] == "ref" else ir_text(o) for o, _ in operands]
+    if isinstance(expression, (Const, Name)) or (
+        isinstance(expression, Call) and elementwise(expression.op)
+    ):
+        return _element_wise_locals(expression, node, env, names, run)
+    operands = slots(expression)
+    texts = [names.get(o.name, o.name) if isinstance(o, Name) else ir_text(o) for o, _ in operands]
     arrays = [run(o, {}).data for o, _ in operands]
-    op = ir[1] if ir[0] == "call" else F.OPERATORS["[]"].name
-    params, out = parameters(ir), run(ir, {}).data
+    op = expression.op if isinstance(expression, Call) else F.OPERATORS["[]"].name
+    params, out = parameters(expression), run(expression, {}).data
     found = []
     for position, (operand, placed) in enumerate(operands):
-        if operand[0] != "ref" or not _requires_grad(operand[1], env):
+        if not isinstance(operand, Name) or not _requires_grad(operand.name, env):
             continue
         slot = Slot(node, op, params, texts, arrays, position, out)
         local = operation_local(slot, _varied(run, placed, run(operand, {})))
@@ -126,21 +127,21 @@ def step_locals(ir, node: str, env: dict, names: dict, run) -> list[Local]:
     return found
 
 
-def _element_wise_locals(ir, node: str, env: dict, names: dict, run) -> list[Local]:
+def _element_wise_locals(expression: Node, node: str, env: dict, names, run) -> list[Local]:
     """sympy's formula by each operand, and J 1 by the engine's forward mode: one value per
     element of the result."""
-    formulas = local_derivatives(ir, names)
+    formulas = local_derivatives(expression, names)
     found = []
-    for key in dict.fromkeys(_refs(ir)):
+    for key in ir.names(expression):
         if not _requires_grad(key, env):
             continue
         shown = names.get(key, key)
         formula = (
             "no formula: sympy ran out of time" if formulas is None else formulas.get(key, "0")
         )
-        at = run(["ref", key], {})
+        at = run(Name(key), {})
         ones = gc.Tensor(np.ones(at.shape, dtype=at.dtype))
-        value = gc.jvp(lambda v, k=key: run(ir, {k: v}), at, ones)[1].data
+        value = gc.jvp(lambda v, k=key: run(expression, {k: v}), at, ones)[1].data
         found.append(Local(shown, f"{d(node)}/{d(shown)}", formula, "element-wise", value))
     return found
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .lang import functions as F
+from .lang.ir import Call, Const, Index, Name, Node, evaluate
 from .ops.explaining import number_text
 
 # How tightly an operator binds, for parentheses; a name, number, call or index binds tightest.
@@ -36,66 +37,76 @@ class Step:
 
     key: str
     label: str
-    ir: list
+    ir: Node
     atom: bool = True  # whether the label needs no parentheses as an operand
 
 
-def _text(ir) -> tuple[str, int]:
-    """The program text of an IR tree, with the strength of its outermost operator."""
-    kind = ir[0]
-    if kind == "const":
-        text = number_text(ir[1])
+Text = tuple[str, int]  # program text, and the strength of its outermost operator
+
+
+class Texts:
+    """The interpreter's domain of program text: ``x @ W + b``, ``sum(x, dim=0)``, ``x[0:2]``,
+    with parentheses only where the operators' strengths need them."""
+
+    def const(self, node: Const) -> Text:
+        text = number_text(node.value)
         return text, (_NEG if text.startswith("-") else _ATOM)
-    if kind == "ref":
-        return ir[1], _ATOM
-    if kind == "index":
-        base = _wrapped(ir[1], _ATOM)
-        items = ", ".join(_index_item(i) for i in ir[2])
-        return f"{base}[{items}]", _ATOM
-    name, args = ir[1], ir[2]
-    symbol = F.FUNCTIONS[name].operator
-    if symbol in _BINDING:
-        operator, level = _BINDING[symbol]
-        left = _wrapped(args[0], level + (symbol in _RIGHT))
-        right = _wrapped(args[1], level + (symbol in _KEEP_RIGHT))
-        return f"{left}{operator}{right}", level
-    if symbol == "-x":
-        return "-" + _wrapped(args[0], _NEG), _NEG
-    return f"{name}({', '.join(_arguments(name, args))})", _ATOM
+
+    def name(self, node: Name) -> Text:
+        return node.name, _ATOM
+
+    def index(self, node: Index, base: Text) -> Text:
+        items = ", ".join(_index_item(i) for i in node.items)
+        return f"{_wrapped(base, _ATOM)}[{items}]", _ATOM
+
+    def call(self, node: Call, args: list) -> Text:
+        symbol = F.FUNCTIONS[node.op].operator
+        if symbol in _BINDING:
+            operator, level = _BINDING[symbol]
+            left = _wrapped(args[0], level + (symbol in _RIGHT))
+            right = _wrapped(args[1], level + (symbol in _KEEP_RIGHT))
+            return f"{left}{operator}{right}", level
+        if symbol == "-x":
+            return "-" + _wrapped(args[0], _NEG), _NEG
+        return f"{node.op}({', '.join(_arguments(node, args))})", _ATOM
 
 
-def _wrapped(ir, level: int) -> str:
-    text, own = _text(ir)
+def _wrapped(value: Text, level: int) -> str:
+    text, own = value
     return text if own >= level else f"({text})"
 
 
-def ir_text(ir) -> str:
+def ir_text(node: Node) -> str:
     """``x @ W + b``, ``sum(x, dim=0)``, ``x[0:2]``: an IR tree as program text."""
-    return _text(ir)[0]
+    return evaluate(node, Texts())[0]
 
 
-def _arguments(name: str, args: list) -> list[str]:
+def _arguments(node: Call, args: list) -> list[str]:
     """A call's arguments as written: operands in order, options only where not the default."""
-    params = F.FUNCTIONS[name].params
-    texts = []
-    for i, arg in enumerate(args):
+    texts = [
+        "[" + ", ".join(text for text, _ in value) + "]" if isinstance(arg, tuple) else value[0]
+        for arg, value in zip(node.args, args)
+    ]
+    params = F.FUNCTIONS[node.op].params[len(node.args) :]
+    for i, value in enumerate(node.params):
         param = params[min(i, len(params) - 1)]
-        if arg[0] == "list":
-            texts.append("[" + ", ".join(ir_text(item) for item in arg[1]) + "]")
-        elif arg[0] != "lit":
-            texts.append(ir_text(arg))
-        elif param.kind == F.SIZES:
-            texts.append(str(arg[1]))
-        elif arg[1] != param.default:
-            value = repr(arg[1]) if isinstance(arg[1], str) else arg[1]
-            texts.append(f"{param.name}={value}")
+        if param.kind == F.SIZES:
+            texts.append(str(value))
+        elif value != param.default:
+            texts.append(
+                f"{param.name}={value!r}" if isinstance(value, str) else f"{param.name}={value}"
+            )
     return texts
 
 
 def _index_item(item) -> str:
-    if isinstance(item, list):
-        start, stop, step = ("" if v is None else str(v) for v in item)
+    if isinstance(item, slice):
+        start, stop, step = (
+            "" if v is None else str(v) for v in (item.start, item.stop, item.step)
+        )
         return f"{start}:{stop}" + (f":{step}" if step else "")
+    if item is Ellipsis:
+        return "..."
     return "None" if item is None else str(item)
 
 
@@ -104,46 +115,74 @@ def operand_name(step: Step) -> str:
     return step.label if step.atom else f"({step.label})"
 
 
-def split(target: str, ir: list, elementwise) -> list[Step]:
-    """The steps of ``target = ir`` in the order they run, the statement's own step last.
+Piece = tuple[Node, tuple[Step, ...]]  # a rewritten tree, and the steps it reads, in order
+
+
+class Splits:
+    """The interpreter's domain of ``split``: a value is the tree rewritten to read the steps
+    below it, with those steps. An element-wise call keeps element-wise operands inline;
+    any other operand becomes a step, and so does every operand of any other operation that
+    is not a name or a number."""
+
+    def __init__(self, target: str, elementwise):
+        self.target = target
+        self.elementwise = elementwise
+
+    def const(self, node: Const) -> Piece:
+        return node, ()
+
+    def name(self, node: Name) -> Piece:
+        return node, ()
+
+    def index(self, node: Index, base: Piece) -> Piece:
+        (rewritten,), steps = self._operands([(node.base, base)], inline=False)
+        return Index(rewritten, node.items), steps
+
+    def call(self, node: Call, args: list) -> Piece:
+        inline = self.elementwise(node.op)
+        operands: list = []
+        steps: tuple[Step, ...] = ()
+        for arg, value in zip(node.args, args):
+            if isinstance(arg, tuple):
+                items, found = self._operands(list(zip(arg, value)), inline)
+                operands.append(tuple(items))
+            else:
+                (item,), found = self._operands([(arg, value)], inline)
+                operands.append(item)
+            steps = _joined(steps, found)
+        return Call(node.op, tuple(operands), node.params), steps
+
+    def _operands(self, pairs: list[tuple[Node, Piece]], inline: bool):
+        """The operands as the operation reads them, and the steps they take, in order."""
+        nodes = []
+        steps: tuple[Step, ...] = ()
+        for original, (rewritten, found) in pairs:
+            steps = _joined(steps, found)
+            if isinstance(rewritten, (Const, Name)) or (inline and self._inline(rewritten)):
+                nodes.append(rewritten)
+                continue
+            label, level = evaluate(original, Texts())
+            key = f"{self.target}: {label}"  # no program name has a colon: no clash
+            steps = _joined(steps, (Step(key, label, rewritten, level == _ATOM),))
+            nodes.append(Name(key))
+        return nodes, steps
+
+    def _inline(self, node: Node) -> bool:
+        return isinstance(node, Call) and self.elementwise(node.op)
+
+
+def _joined(steps: tuple[Step, ...], more: tuple[Step, ...]) -> tuple[Step, ...]:
+    """``steps`` then those of ``more`` not among them: a sub-expression written twice in a
+    statement is one step."""
+    keys = {step.key for step in steps}
+    return steps + tuple(step for step in more if step.key not in keys)
+
+
+def split(target: str, node: Node, elementwise) -> list[Step]:
+    """The steps of ``target = node`` in the order they run, the statement's own step last.
 
     ``elementwise(name)`` tells whether a function stays inside an element-wise step. A
     sub-expression written twice in one statement is one step.
     """
-    steps: list[Step] = []
-
-    def new_step(rewritten: list, original: list) -> list:
-        label, level = _text(original)
-        for step in steps:
-            if step.label == label:
-                return ["ref", step.key]
-        key = f"{target}: {label}"  # no program name has a colon: no clash
-        steps.append(Step(key, label, rewritten, level == _ATOM))
-        return ["ref", key]
-
-    def operand(node: list) -> list:
-        """A name or a number for an operation to read."""
-        return node if node[0] in ("const", "ref") else new_step(rewrite(node, True), node)
-
-    def rewrite(node: list, own_step: bool) -> list:
-        kind = node[0]
-        if kind in ("const", "ref"):
-            return node
-        if kind == "call" and elementwise(node[1]):
-            return ["call", node[1], [a if a[0] == "lit" else rewrite(a, False) for a in node[2]]]
-        if kind == "index":
-            rewritten = ["index", operand(node[1]), node[2]]
-        else:
-            rewritten = ["call", node[1], [_operands_of(a, operand) for a in node[2]]]
-        return rewritten if own_step else new_step(rewritten, node)
-
-    steps.append(Step(target, target, rewrite(ir, True)))
-    return steps
-
-
-def _operands_of(arg: list, operand) -> list:
-    if arg[0] == "lit":
-        return arg
-    if arg[0] == "list":
-        return ["list", [operand(item) for item in arg[1]]]
-    return operand(arg)
+    rewritten, steps = evaluate(node, Splits(target, elementwise))
+    return [*steps, Step(target, target, rewritten)]

@@ -1,11 +1,12 @@
 """Exact derivatives from sympy: the program re-run on arrays of sympy expressions.
 
 Each input that is differentiated becomes an array of real symbols (``x_0``, ``x_1``, or
-``W_0_2``); the program's IR is evaluated with numpy object arrays whose elements are sympy
-expressions, so indexing, broadcasting, sums and matrix products keep their usual meaning.
-Every Jacobian entry is then ``sympy.diff`` of an output element by an input symbol.
-Used by ``check``, ``--symbolic`` and ``explain``, and imported only by them: sympy is slow
-to import.
+``W_0_2``); the program's IR is evaluated in the interpreter's domain of formulas
+(``Arrays``): numpy object arrays whose elements are sympy expressions, so indexing,
+broadcasting, sums and matrix products keep their usual meaning. Every Jacobian entry is
+then ``sympy.diff`` of an output element by an input symbol. ``Scalars`` is the domain of
+one element's formula, for ``explain``'s element-wise steps. Used by ``check``,
+``--symbolic`` and ``explain``, and imported only by them: sympy is slow to import.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from contextlib import contextmanager
 import numpy as np
 import sympy as sp
 
+from .lang import ir
+from .lang.ir import Call, Const, Index, Name, Node, evaluate
 from .ops import batching
 from .ops.table import OPS, REDUCTION
 
@@ -101,39 +104,31 @@ def symbols_for(name: str, shape: tuple[int, ...]) -> np.ndarray:
     return cells
 
 
-class _Evaluator:
+class Arrays:
+    """The interpreter's domain of formulas: a value is an object array of sympy expressions,
+    so indexing, broadcasting, sums and matrix products keep their usual meaning."""
+
     def __init__(self, env: dict, groups: dict):
         self.env = env
         self.groups = groups
 
-    def value(self, ir):
-        kind = ir[0]
-        if kind == "const":
-            return np.asarray(number(ir[1]), dtype=object)
-        if kind == "ref":
-            return self.ref(ir[1])
-        if kind == "index":
-            base = self.value(ir[1])
-            index = tuple(
-                slice(*i) if isinstance(i, list) else (Ellipsis if i == "..." else i) for i in ir[2]
-            )
-            return np.asarray(base[index], dtype=object)
-        name, args = ir[1], ir[2]
-        values = []
-        for arg in args:
-            if arg[0] == "lit":
-                values.append(arg[1])
-            elif arg[0] == "list":
-                values.append([self.value(item) for item in arg[1]])
-            else:
-                values.append(self.value(arg))
-        op = OPS[name]
+    def const(self, node: Const) -> np.ndarray:
+        return np.asarray(number(node.value), dtype=object)
+
+    def name(self, node: Name) -> np.ndarray:
+        return self.ref(node.name)
+
+    def index(self, node: Index, base: np.ndarray) -> np.ndarray:
+        return np.asarray(base[node.items], dtype=object)
+
+    def call(self, node: Call, args: list) -> np.ndarray:
+        op = OPS[node.op]
         if not callable(op.symbolic):  # None, or the reason it has none
             reason = f": {op.symbolic}" if op.symbolic else ""
-            raise NotSymbolic(f"{name} has no symbolic form here{reason}")
-        return np.asarray(op.symbolic(*values), dtype=object)
+            raise NotSymbolic(f"{node.op} has no symbolic form here{reason}")
+        return np.asarray(op.symbolic(*args, *node.params), dtype=object)
 
-    def ref(self, name: str):
+    def ref(self, name: str) -> np.ndarray:
         from .lang.validate import element_of
 
         if name in self.env:
@@ -145,7 +140,7 @@ class _Evaluator:
             return np.asarray(self.env[parts[0]][parts[1]], dtype=object)
         raise NotSymbolic(f"{name} has no value")
 
-    def group(self, base: str):
+    def group(self, base: str) -> np.ndarray:
         elements = [
             self.env[e] if e is not None else np.asarray(sp.Integer(0), dtype=object)
             for e in self.groups[base]
@@ -163,11 +158,11 @@ def symbolic_values(program, arrays: dict, targets: list[str], of: str) -> tuple
             env[name] = symbols[name]
         else:
             env[name] = constant_array(np.asarray(array, dtype=float))
-    evaluator = _Evaluator(env, program.groups())
+    arrays_of = Arrays(env, program.groups())
     for assignment in program.assignments:
         if assignment.ir is not None:
-            env[assignment.target] = evaluator.value(assignment.ir)
-    output = env[of] if of in env else evaluator.ref(of)
+            env[assignment.target] = evaluate(assignment.ir, arrays_of)
+    output = env[of] if of in env else arrays_of.ref(of)
     return output, symbols
 
 
@@ -226,33 +221,43 @@ def elementwise(name: str) -> bool:
     )
 
 
-def formula(ir, names: dict | None = None) -> sp.Expr:
-    """An element-wise expression as a scalar sympy formula, each name a real symbol (shown
-    as ``names`` says, else as itself); NotSymbolic for any other operation."""
-    names = names or {}
-    kind = ir[0]
-    if kind == "const":
-        return number(ir[1])
-    if kind == "ref":
-        return sp.Symbol(names.get(ir[1], ir[1]), real=True)
-    name = ir[1] if kind == "call" else kind
-    if not elementwise(name):
-        raise NotSymbolic(f"{name} is not element-wise")
-    values = [a[1] if a[0] == "lit" else formula(a, names) for a in ir[2]]
-    return _element_formula(OPS[name], values)
+class Scalars:
+    """The interpreter's domain of one element's formula, for an element-wise expression:
+    each name a real symbol (shown as ``names`` says, else as itself); NotSymbolic for any
+    other operation."""
+
+    def __init__(self, names: dict):
+        self.names = names
+
+    def const(self, node: Const) -> sp.Expr:
+        return number(node.value)
+
+    def name(self, node: Name) -> sp.Expr:
+        return sp.Symbol(self.names.get(node.name, node.name), real=True)
+
+    def index(self, node: Index, base: sp.Expr) -> sp.Expr:
+        raise NotSymbolic("indexing is not element-wise")
+
+    def call(self, node: Call, args: list) -> sp.Expr:
+        if not elementwise(node.op):
+            raise NotSymbolic(f"{node.op} is not element-wise")
+        return _element_formula(OPS[node.op], [*args, *node.params])
 
 
-def local_derivatives(ir, names: dict | None = None) -> dict[str, str] | None:
+def formula(node: Node, names: dict | None = None) -> sp.Expr:
+    """An element-wise expression as a scalar sympy formula (see ``Scalars``)."""
+    return evaluate(node, Scalars(names or {}))
+
+
+def local_derivatives(node: Node, names: dict | None = None) -> dict[str, str] | None:
     """{operand: d expression / d operand as text} for an element-wise expression, the
     operands as the IR names them (``names`` says how each is shown in the formulas); None
     when sympy cannot give them within its time budget."""
-    from .lang.program import _refs
-
     names = names or {}
-    shown = {names.get(key, key): key for key in _refs(ir)}
+    shown = {names.get(key, key): key for key in ir.names(node)}
     try:
         with time_budget():
-            expression = formula(ir, names)
+            expression = formula(node, names)
             return {
                 shown[symbol.name]: _bare(formula_text(sp.diff(expression, symbol)), shown)
                 for symbol in expression.free_symbols

@@ -1,10 +1,10 @@
 """A cache of parsed programs, so that a repeated call needs neither sympy nor the validator.
 
 Entries are JSON (never pickle) in the user's cache directory, keyed by a hash of gradcli's
-version and the program text. An entry that cannot be read, or whose IR calls anything but
-the language's functions, is ignored and rewritten. Nothing in an entry is ever evaluated as
-code: the IR is data for the interpreter, and a declared input's constructor text is read by
-``ast`` as literals, as on the first run.
+version and the program text. An entry that cannot be read, or whose IR is not the nodes
+the parser makes (calling the language's functions only), is ignored and rewritten. Nothing
+in an entry is ever evaluated as code: the IR is data for the interpreter, and a declared
+input's constructor text is read by ``ast`` as literals, as on the first run.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import tempfile
 from pathlib import Path
 
 from .. import __version__, limits
-from .functions import FUNCTIONS
 from .program import Program
 
 
@@ -29,7 +28,7 @@ def cache_dir() -> Path:
 
 
 # Bump when the IR changes meaning, so that no stale entry is read by a new build.
-IR_FORMAT = 4  # 4: no sympy_text
+IR_FORMAT = 5  # 5: typed nodes, a call's options apart from its operands
 
 
 def _path(source: str) -> Path:
@@ -46,7 +45,7 @@ def load_program(source: str, use_cache: bool = True) -> Program:
     if use_cache:
         try:
             program = Program.from_json(json.loads(path.read_text()))
-            if program.source == source and all(_valid(a.ir) for a in program.assignments):
+            if program.source == source:
                 return program
         except Exception:  # noqa: BLE001 - any unreadable entry is simply parsed afresh
             pass
@@ -56,39 +55,6 @@ def load_program(source: str, use_cache: bool = True) -> Program:
     if use_cache:
         _store(path, program)
     return program
-
-
-def _valid(ir) -> bool:
-    """Whether an IR tree has the shapes ``parse.to_ir`` makes, calling known functions only."""
-    if ir is None:
-        return True
-    if not isinstance(ir, list) or not ir:
-        return False
-    kind = ir[0]
-    if kind == "const":
-        return len(ir) == 2 and isinstance(ir[1], (int, float))
-    if kind == "ref":
-        return len(ir) == 2 and isinstance(ir[1], str) and ir[1].isidentifier()
-    if kind == "index":
-        return len(ir) == 3 and _valid(ir[1]) and isinstance(ir[2], list)
-    if kind == "call":
-        return (
-            len(ir) == 3
-            and ir[1] in FUNCTIONS
-            and isinstance(ir[2], list)
-            and all(_valid_argument(a) for a in ir[2])
-        )
-    return False
-
-
-def _valid_argument(argument) -> bool:
-    if isinstance(argument, list) and argument and argument[0] == "lit":
-        return len(argument) == 2
-    if isinstance(argument, list) and argument and argument[0] == "list":
-        return (
-            len(argument) == 2 and isinstance(argument[1], list) and all(map(_valid, argument[1]))
-        )
-    return _valid(argument)
 
 
 def _store(path: Path, program: Program) -> None:

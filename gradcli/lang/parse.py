@@ -1,14 +1,5 @@
-"""From checked statement text to sympy trees, and from sympy trees to the program's IR.
-
-The IR is plain lists, so a parsed program can be cached as JSON and run without sympy:
-
-    ["const", 2.0]                      a number
-    ["ref", "x"]                        a name
-    ["call", "mean", [arg, ...]]        a function; arguments are IR, ["list", [IR, ...]]
-                                        or ["lit", value] for dims, flags and reductions
-    ["index", base, [item, ...]]        base[items]; an item is an int, [start, stop, step]
-                                        (ints or null), "..." or null (a new axis)
-"""
+"""From checked statement text to sympy trees, and from sympy trees to the program's typed IR
+(``ir.py``): numbers, names, calls of the op table's operations and indexing."""
 
 from __future__ import annotations
 
@@ -20,6 +11,7 @@ import sympy as sp
 from sympy.parsing.sympy_parser import parse_expr, standard_transformations
 
 from . import functions as F
+from . import ir
 from .validate import Checked
 
 _SPECIAL_FUNCTIONS = ("_index", "_slice", "_list")
@@ -95,56 +87,59 @@ def _number(expr: sp.Basic) -> float | None:
     return None
 
 
-def to_ir(expr: sp.Basic) -> list:
-    """Translate a sympy tree into engine operations (see the module docstring).
+def to_ir(expr: sp.Basic) -> ir.Node:
+    """Translate a sympy tree into IR nodes.
 
     The checked text holds only numbers, names and calls (operators were re-emitted as
     calls), so the tree holds only numbers, symbols and functions.
     """
     number = _number(expr)
     if number is not None:
-        return ["const", number]
+        return ir.Const(number)
     if isinstance(expr, sp.Symbol):
-        return ["ref", expr.name]
+        return ir.Name(expr.name)
     if isinstance(expr, sp.Function):
         return _call(type(expr).__name__, expr.args)
     raise ValueError(f"cannot translate {sp.srepr(expr)}")
 
 
-def _call(name: str, args: tuple) -> list:
+def _call(name: str, args: tuple) -> ir.Node:
     base_e = F.FUNCTIONS[name].extra.get("base_e") if name in F.FUNCTIONS else None
     if base_e is not None and args[0] == sp.E:  # e ** x is exp(x)
-        return _folded(["call", base_e, [to_ir(args[1])]])
+        return _folded(ir.Call(base_e, (to_ir(args[1]),)))
     if name == "_index":
-        return ["index", to_ir(args[0]), [_index_item(a) for a in args[1:]]]
+        return ir.Index(to_ir(args[0]), tuple(_index_item(a) for a in args[1:]))
     function = F.FUNCTIONS[name]
-    converted = []
+    operands: list[ir.Operand] = []
+    params = []
     for i, arg in enumerate(args):
         kind = function.params[min(i, len(function.params) - 1)].kind
         if kind == F.TENSOR:
-            converted.append(to_ir(arg))
+            operands.append(to_ir(arg))
         elif kind == F.TENSORS:
-            converted.append(["list", [to_ir(a) for a in arg.args]])
+            operands.append(tuple(to_ir(a) for a in arg.args))
         else:
-            converted.append(["lit", _literal(arg)])
-    return _folded(["call", name, converted]) if function.fold else ["call", name, converted]
+            params.append(_literal(arg))
+    call = ir.Call(name, tuple(operands), tuple(params))
+    return _folded(call) if function.fold else call
 
 
-def _folded(ir: list) -> list:
-    """``["const", value]`` for arithmetic on constants with a finite result, else ``ir``."""
-    if all(arg[0] == "const" for arg in ir[2]):
-        forward = F.FUNCTIONS[ir[1]].forward
+def _folded(call: ir.Call) -> ir.Node:
+    """``Const(value)`` for arithmetic on constants with a finite result, else ``call``."""
+    constants = [arg.value for arg in call.args if isinstance(arg, ir.Const)]
+    if len(constants) == len(call.args):
+        forward = F.FUNCTIONS[call.op].forward
         assert forward is not None  # only primitives fold
         with np.errstate(all="ignore"):
-            value = float(forward(*(np.float64(arg[1]) for arg in ir[2])))
+            value = float(forward(*map(np.float64, constants)))
         if math.isfinite(value):
-            return ["const", value]
-    return ir
+            return ir.Const(value)
+    return call
 
 
-def _index_item(arg: sp.Basic):
+def _index_item(arg: sp.Basic) -> ir.IndexItem:
     if isinstance(arg, sp.Function) and type(arg).__name__ == "_slice":
-        return [_literal(a) for a in arg.args]
+        return slice(*(_literal(a) for a in arg.args))
     if isinstance(arg, sp.Symbol):
-        return {"_ellipsis": "...", "_newaxis": None}[arg.name]
+        return {"_ellipsis": Ellipsis, "_newaxis": None}[arg.name]
     return _literal(arg)

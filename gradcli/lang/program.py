@@ -1,4 +1,5 @@
-"""A parsed program: ordered assignments in IR, its inputs, and the interpreter that runs it.
+"""A parsed program: ordered assignments of IR trees (``ir.py``), its inputs, and the
+engine's domain of the interpreter, which runs it on numbers.
 
 ``Program`` is plain data (it round-trips through JSON for the parse cache), so running a
 cached program needs neither sympy nor the validator.
@@ -18,6 +19,7 @@ from ..errors import GradcliError, engine_hint
 from ..values import generator_for, parse_constructor
 from . import diagnose
 from . import functions as F
+from .ir import Call, Const, Index, Name, Node, evaluate, from_json, names, to_json
 from .validate import Statement, element_of
 
 MAX_GAP = 64  # missing elements a vector y0, y1, ... may have (each taken as 0)
@@ -39,7 +41,7 @@ class Assignment:
 
     target: str
     statement: Statement
-    ir: list | None = None
+    ir: Node | None = None
     constructor: str | None = None
     columns: dict = field(default_factory=dict)
 
@@ -93,7 +95,7 @@ class Program:
         assigned = set(self.targets) | set(self.declared) | set(self.groups())
         seen: list[str] = []
         for a in self.assignments:
-            for name in _refs(a.ir) if a.ir is not None else ():
+            for name in names(a.ir) if a.ir is not None else ():
                 if name not in assigned and name not in seen:
                     seen.append(name)
         return seen
@@ -157,11 +159,9 @@ class Program:
         for a in self.assignments:
             if a.ir is None:
                 continue
-            evaluator = _Evaluator(env, a, groups, log, dtype)
             watch = gc.watched_nonfinite()
             seen = 0 if watch is None else len(watch)
-            # a constant right-hand side (``y = 2*3``) is a number: store it as a tensor
-            env[a.target] = evaluator.tensor(a.ir)
+            env[a.target] = Numbers(env, a, groups, log, dtype).tensor(a.ir)
             if log is not None:
                 diagnose.tag_origins(env[a.target], a.statement, log.origins)
                 diagnose.tag_tangents(watch, seen, a.statement)
@@ -180,7 +180,7 @@ class Program:
                 {
                     "target": a.target,
                     "statement": [a.statement.number, a.statement.line, a.statement.text],
-                    "ir": a.ir,
+                    "ir": None if a.ir is None else to_json(a.ir),
                     "constructor": a.constructor,
                     "columns": a.columns,
                 }
@@ -190,38 +190,21 @@ class Program:
 
     @classmethod
     def from_json(cls, data: dict) -> Program:
+        """The program ``to_json`` wrote; ValueError (or KeyError, TypeError) for anything
+        else, such as an IR tree that calls an operation the language does not have."""
         return cls(
             data["source"],
             tuple(
                 Assignment(
                     a["target"],
                     Statement(*a["statement"]),
-                    a["ir"],
+                    None if a["ir"] is None else from_json(a["ir"], F.FUNCTIONS),
                     a["constructor"],
                     a["columns"],
                 )
                 for a in data["assignments"]
             ),
         )
-
-
-def _refs(ir) -> list[str]:
-    """Names referenced by an IR tree, in evaluation order."""
-    kind = ir[0]
-    if kind == "ref":
-        return [ir[1]]
-    if kind == "index":
-        return _refs(ir[1])
-    if kind == "call":
-        names = []
-        for arg in ir[2]:
-            if arg[0] == "list":
-                for item in arg[1]:
-                    names.extend(_refs(item))
-            elif arg[0] != "lit":
-                names.extend(_refs(arg))
-        return names
-    return []
 
 
 def _stack_group(base: str, elements: list, env: dict, log: RunLog | None) -> gc.Tensor:
@@ -245,8 +228,10 @@ def _stack_group(base: str, elements: list, env: dict, log: RunLog | None) -> gc
     return gc.stack(values)
 
 
-class _Evaluator:
-    """Runs one assignment's IR on the engine; errors name the statement and its column."""
+class Numbers:
+    """The engine's domain of the interpreter: a value is a tensor, or a number until an
+    operation makes it a tensor of the run's dtype. Runs one assignment; errors name its
+    statement and the column of the function at fault."""
 
     def __init__(self, env, assignment: Assignment, groups, log=None, dtype=np.float64):
         self.env = env
@@ -255,42 +240,36 @@ class _Evaluator:
         self.log = log
         self.dtype = dtype
 
+    def tensor(self, node: Node) -> gc.Tensor:
+        """``node``'s value as a tensor (a constant right-hand side, ``y = 2*3``, too)."""
+        return self._tensor(evaluate(node, self))
+
+    def const(self, node: Const) -> float:
+        return node.value
+
+    def name(self, node: Name) -> gc.Tensor:
+        return self.ref(node.name)
+
+    def index(self, node: Index, base) -> gc.Tensor:
+        indexing = F.OPERATORS["[]"]
+        return self.apply(indexing.name, indexing.call, [self._tensor(base), node.items])
+
+    def call(self, node: Call, args: list) -> gc.Tensor:
+        operands = [
+            [self._tensor(item) for item in value] if isinstance(arg, tuple) else value
+            for arg, value in zip(node.args, args)
+        ]
+        if not any(isinstance(a, (gc.Tensor, list)) for a in operands):
+            # A function of numbers only, like sin(1): its number gets the run's dtype.
+            operands = [gc.tensor(a, dtype=self.dtype) for a in operands]
+        return self.apply(node.op, F.FUNCTIONS[node.op].call, [*operands, *node.params])
+
+    def _tensor(self, value) -> gc.Tensor:
+        return value if isinstance(value, gc.Tensor) else gc.tensor(value, dtype=self.dtype)
+
     def fail(self, message: str, function: str | None = None, hint: str | None = None):
         column = self.assignment.columns.get(function) if function else None
         return self.assignment.statement.error(message, column, hint)
-
-    def value(self, ir) -> gc.Tensor:
-        kind = ir[0]
-        if kind == "const":
-            return ir[1]
-        if kind == "ref":
-            return self.ref(ir[1])
-        if kind == "index":
-            base = self.tensor(ir[1])
-            index = tuple(
-                slice(*item) if isinstance(item, list) else (Ellipsis if item == "..." else item)
-                for item in ir[2]
-            )
-            indexing = F.OPERATORS["[]"]
-            return self.apply(indexing.name, indexing.call, [base, index])
-        name = ir[1]
-        function = F.FUNCTIONS[name]
-        args = []
-        for arg in ir[2]:
-            if arg[0] == "lit":
-                args.append(arg[1])
-            elif arg[0] == "list":
-                args.append([self.tensor(item) for item in arg[1]])
-            else:
-                args.append(self.value(arg))
-        if not any(isinstance(a, (gc.Tensor, list)) for a in args):
-            # A function of numbers only, like sin(1): its number gets the run's dtype.
-            args = [gc.tensor(a, dtype=self.dtype) if isinstance(a, float) else a for a in args]
-        return self.apply(name, function.call, args)
-
-    def tensor(self, ir) -> gc.Tensor:
-        value = self.value(ir)
-        return value if isinstance(value, gc.Tensor) else gc.tensor(value, dtype=self.dtype)
 
     def ref(self, name: str) -> gc.Tensor:
         if name in self.env:

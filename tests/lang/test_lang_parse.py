@@ -3,30 +3,39 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradcli.lang import parse_program
+from gradcli.lang.ir import Call, Const, Index, Name
 
-X, W, Z, A = ["ref", "x"], ["ref", "w"], ["ref", "z"], ["ref", "A"]
+X, W, Z, A = Name("x"), Name("w"), Name("z"), Name("A")
 
 
-def ir(source: str) -> list:
+def ir(source: str):
     return parse_program(source).assignments[-1].ir
 
 
+@dataclass(frozen=True)
+class Lit:
+    """An option of a call, written among its operands as the program writes it."""
+
+    value: object
+
+
 def call(name, *args):
-    return ["call", name, list(args)]
+    operands = tuple(tuple(a) if isinstance(a, list) else a for a in args if not isinstance(a, Lit))
+    return Call(name, operands, tuple(a.value for a in args if isinstance(a, Lit)))
 
 
 def const(value):
-    return ["const", float(value)]
+    return Const(float(value))
 
 
-def lit(value):
-    return ["lit", value]
+lit = Lit
 
 
 @pytest.mark.parametrize(
@@ -98,7 +107,7 @@ def test_structure_is_kept(source, expected):
     ],
 )
 def test_arithmetic_on_numbers_is_a_number(source, value):
-    assert ir(source) == ["const", value]
+    assert ir(source) == Const(value)
 
 
 def test_a_non_finite_constant_expression_is_left_to_the_run():
@@ -107,9 +116,9 @@ def test_a_non_finite_constant_expression_is_left_to_the_run():
 
 def test_negative_zero_keeps_its_sign():
     """sympy has no -0.0; it goes through as neg(0.0), folded back: 1 / (x * -0.0) is -inf."""
-    (value,) = ir("y = x * -0.0")[2][1][1:]
+    value = ir("y = x * -0.0").args[1].value
     assert value == 0 and math.copysign(1, value) == -1
-    assert math.copysign(1, ir("y = -0.0")[1]) == -1
+    assert math.copysign(1, ir("y = -0.0").value) == -1
 
 
 def test_float_literal_overflowing_to_inf_is_a_number_not_a_name():
@@ -122,21 +131,21 @@ def test_float_literal_overflowing_to_inf_is_a_number_not_a_name():
 @settings(max_examples=300, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_float_literals_are_read_exactly(number):
-    assert ir(f"y = x * {number!r}") == call("mul", X, ["const", number])
+    assert ir(f"y = x * {number!r}") == call("mul", X, Const(number))
 
 
 @pytest.mark.parametrize(
     "source, expected",
     [
-        ("y = x[0]", ["index", X, [0]]),
-        ("y = x[-1]", ["index", X, [-1]]),
-        ("y = x[1, 2]", ["index", X, [1, 2]]),
-        ("y = x[1:3]", ["index", X, [[1, 3, None]]]),
-        ("y = x[::-1]", ["index", X, [[None, None, -1]]]),
-        ("y = x[:, 0]", ["index", X, [[None, None, None], 0]]),
-        ("y = x[..., None]", ["index", X, ["...", None]]),
-        ("y = x[0][1]", ["index", ["index", X, [0]], [1]]),
-        ("y = (x + w)[0]", ["index", call("add", X, W), [0]]),
+        ("y = x[0]", Index(X, (0,))),
+        ("y = x[-1]", Index(X, (-1,))),
+        ("y = x[1, 2]", Index(X, (1, 2))),
+        ("y = x[1:3]", Index(X, (slice(1, 3, None),))),
+        ("y = x[::-1]", Index(X, (slice(None, None, -1),))),
+        ("y = x[:, 0]", Index(X, (slice(None, None, None), 0))),
+        ("y = x[..., None]", Index(X, (Ellipsis, None))),
+        ("y = x[0][1]", Index(Index(X, (0,)), (1,))),
+        ("y = (x + w)[0]", Index(call("add", X, W), (0,))),
     ],
 )
 def test_indexing_and_slicing(source, expected):
@@ -164,10 +173,10 @@ def test_indexing_and_slicing(source, expected):
         ("y = softmax(x, dim=0)", call("softmax", X, lit(0))),
         ("y = reshape(x, 2, -1)", call("reshape", X, lit(2), lit(-1))),
         ("y = transpose(x, 0, 1)", call("transpose", X, lit(0), lit(1))),
-        ("y = stack([x, w])", call("stack", ["list", [X, W]], lit(0))),
+        ("y = stack([x, w])", call("stack", [X, W], lit(0))),
         (
             "y = cat([x, x + 1], dim=0)",
-            call("cat", ["list", [X, call("add", X, const(1))]], lit(0)),
+            call("cat", [X, call("add", X, const(1))], lit(0)),
         ),
         ("y = where(x, w, 0)", call("where", X, W, const(0))),
     ],
@@ -197,7 +206,7 @@ def test_names_sympy_knows_are_plain_names():
         "nan",
     ):
         assert ir(f"y = {name} * 2.5 + 1") == call(
-            "add", call("mul", ["ref", name], const(2.5)), const(1)
+            "add", call("mul", Name(name), const(2.5)), const(1)
         )
 
 

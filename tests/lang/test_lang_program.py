@@ -297,3 +297,44 @@ def test_constants_take_the_dtype_of_the_inputs():
         {"x": gc.tensor([1.0, 2.0], dtype=gc.float32)}
     )
     assert {name: str(t.dtype) for name, t in env.items()} == dict.fromkeys("xyzw", "float32")
+
+
+def test_every_kind_of_node_round_trips_through_the_cache_json():
+    import json
+
+    from gradcli.lang import Program
+
+    source = (
+        "a = stack([x, x * 2], dim=0); b = a[..., None, 0:2, ::-1][0]; "
+        "c = cross_entropy(reshape(a, 2, -1), a, reduction='sum'); d = clamp(x, max=1.5)"
+    )
+    program = parse_program(source)
+    again = Program.from_json(json.loads(json.dumps(program.to_json())))
+    assert again == program
+
+
+@pytest.mark.parametrize(
+    "ir",
+    [
+        ["call", "system", [["ref", "x"]], []],  # not an operation of the language
+        ["call", "sin", [["ref", "__import__('os')"]], []],  # not a name
+        ["index", ["ref", "x"], [[0, "1", None]]],  # a slice of text
+        ["call", "sum", [["ref", "x"]], [{"dim": 0}]],  # an option that is not a literal
+        ["const", True],
+        ["lit", 1],
+    ],
+)
+def test_a_cache_entry_that_is_not_the_parsers_ir_is_parsed_afresh(ir, tmp_path, monkeypatch):
+    import json
+
+    from gradcli.lang import load_program
+    from gradcli.lang.cache import _path
+
+    monkeypatch.setenv("GRADCLI_CACHE_DIR", str(tmp_path))
+    source = "y = sin(x)"
+    expected = load_program(source)
+    entry = expected.to_json()
+    entry["assignments"][0]["ir"] = ir
+    _path(source).write_text(json.dumps(entry))
+    assert load_program(source) == expected
+    assert json.loads(_path(source).read_text()) == expected.to_json()  # and rewritten

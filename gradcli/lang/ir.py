@@ -1,0 +1,200 @@
+"""The program's typed IR, and the one interpreter that walks it.
+
+A validated statement's sympy tree becomes these nodes once (``parse.to_ir``):
+
+    Const(2.0)                              a number
+    Name("x")                               a name
+    Call("mean", (Name("x"),), (0, False))  an operation of the op table: its tensor
+                                            operands (a tuple of nodes for a list argument,
+                                            as in stack([a, b])), then its options in
+                                            signature order (dims, flags, a reduction)
+    Index(Name("x"), (0, slice(1, None, None), ..., None))
+                                            x[0, 1:, ..., None]
+
+``evaluate(node, domain)`` is the only walk over a tree: the domain says what a value is
+(engine tensors for numbers, object arrays of sympy formulas, program text, the names read,
+the steps of ``explain``) by making the value of each node from its operands' values.
+
+Nodes are plain data: ``to_json``/``from_json`` carry them through the parse cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container
+from dataclasses import dataclass
+from types import EllipsisType
+from typing import Protocol, TypeVar, Union, cast
+
+Option = Union[int, float, bool, str, None]  # noqa: UP007 - a dim, p, a flag, a reduction
+IndexItem = Union[int, slice, EllipsisType, None]  # noqa: UP007 - None is a new axis
+
+
+@dataclass(frozen=True)
+class Const:
+    """A number written in the program (or folded from arithmetic on numbers)."""
+
+    value: float
+
+
+@dataclass(frozen=True)
+class Name:
+    """A name: an input, an assigned name, or an element ``x0`` of a vector."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Call:
+    """``op(*args, *params)``: tensor operands first, then options, as the op table's
+    signature orders them (the validator fills in every default)."""
+
+    op: str
+    args: tuple[Node | tuple[Node, ...], ...]
+    params: tuple[Option, ...] = ()
+
+
+@dataclass(frozen=True)
+class Index:
+    """``base[items]``, numpy's basic indexing."""
+
+    base: Node
+    items: tuple[IndexItem, ...]
+
+
+Node = Union[Const, Name, Call, Index]  # noqa: UP007 - aliases run on Python 3.10
+Operand = Union[Node, tuple[Node, ...]]  # noqa: UP007
+
+V = TypeVar("V")
+
+
+class Domain(Protocol[V]):
+    """What a value is: each method makes one node's value from its operands' values (a list
+    for a list argument)."""
+
+    def const(self, node: Const) -> V: ...
+
+    def name(self, node: Name) -> V: ...
+
+    def index(self, node: Index, base: V) -> V: ...
+
+    def call(self, node: Call, args: list[V | list[V]]) -> V: ...
+
+
+def evaluate(node: Node, domain: Domain[V]) -> V:
+    """The value of ``node`` in ``domain``: operands first, left to right."""
+    if isinstance(node, Const):
+        return domain.const(node)
+    if isinstance(node, Name):
+        return domain.name(node)
+    if isinstance(node, Index):
+        return domain.index(node, evaluate(node.base, domain))
+    args: list[V | list[V]] = [
+        [evaluate(item, domain) for item in arg]
+        if isinstance(arg, tuple)
+        else evaluate(arg, domain)
+        for arg in node.args
+    ]
+    return domain.call(node, args)
+
+
+def operands(node: Call, args: list[V | list[V]]) -> list[V]:
+    """A call's operand values in order, the items of a list argument in its place."""
+    found: list[V] = []
+    for arg, value in zip(node.args, args):
+        found.extend(cast("list[V]", value) if isinstance(arg, tuple) else [cast(V, value)])
+    return found
+
+
+class Names:
+    """The domain of the names a tree reads, in order of use (with repeats)."""
+
+    def const(self, node: Const) -> list[str]:
+        return []
+
+    def name(self, node: Name) -> list[str]:
+        return [node.name]
+
+    def index(self, node: Index, base: list[str]) -> list[str]:
+        return base
+
+    def call(self, node: Call, args: list[list[str] | list[list[str]]]) -> list[str]:
+        parts: list[list[str]] = operands(node, args)
+        return [name for part in parts for name in part]
+
+
+def names(node: Node) -> list[str]:
+    """The names ``node`` reads, each once, in order of first use."""
+    used: list[str] = evaluate(node, Names())
+    return list(dict.fromkeys(used))
+
+
+# -- the parse cache's JSON -------------------------------------------------------------------
+def to_json(node: Node) -> list[object]:
+    """``["const", 2.0]``, ``["ref", "x"]``, ``["call", op, [args], [params]]`` (a list
+    argument as ``["list", [...]]``), ``["index", base, [items]]`` (a slice as ``[start, stop,
+    step]``, ``...`` as ``"..."``)."""
+    if isinstance(node, Const):
+        return ["const", node.value]
+    if isinstance(node, Name):
+        return ["ref", node.name]
+    if isinstance(node, Index):
+        return ["index", to_json(node.base), [_item_json(i) for i in node.items]]
+    args = [
+        ["list", [to_json(i) for i in a]] if isinstance(a, tuple) else to_json(a) for a in node.args
+    ]
+    return ["call", node.op, args, list(node.params)]
+
+
+def _item_json(item: IndexItem) -> object:
+    if isinstance(item, slice):
+        return [item.start, item.stop, item.step]
+    return "..." if item is Ellipsis else item
+
+
+def from_json(data: object, ops: Container[str]) -> Node:
+    """The node ``to_json`` wrote; ValueError for anything else, or a call of an operation
+    not in ``ops``."""
+    if not isinstance(data, list) or not data:
+        raise ValueError(f"not an IR node: {data!r}")
+    kind, rest = data[0], data[1:]
+    if kind == "const" and len(rest) == 1 and _is_number(rest[0]):
+        return Const(float(rest[0]))
+    if kind == "ref" and len(rest) == 1 and isinstance(rest[0], str) and rest[0].isidentifier():
+        return Name(rest[0])
+    if kind == "index" and len(rest) == 2 and isinstance(rest[1], list):
+        return Index(from_json(rest[0], ops), tuple(_item_from_json(i) for i in rest[1]))
+    if kind == "call" and len(rest) == 3 and rest[0] in ops:
+        op, args, params = rest
+        if isinstance(args, list) and isinstance(params, list):
+            if all(_is_option(p) for p in params):
+                return Call(op, tuple(_operand_from_json(a, ops) for a in args), tuple(params))
+    raise ValueError(f"not an IR node: {data!r}")
+
+
+def _operand_from_json(data: object, ops: Container[str]) -> Operand:
+    if isinstance(data, list) and len(data) == 2 and data[0] == "list":
+        if isinstance(data[1], list):
+            return tuple(from_json(item, ops) for item in data[1])
+    return from_json(data, ops)
+
+
+def _item_from_json(data: object) -> IndexItem:
+    if data is None or (isinstance(data, int) and not isinstance(data, bool)):
+        return data
+    if data == "...":
+        return Ellipsis
+    if isinstance(data, list) and len(data) == 3 and all(_is_whole(v) or v is None for v in data):
+        return slice(*data)
+    raise ValueError(f"not an index: {data!r}")
+
+
+def _is_whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_option(value: object) -> bool:
+    return value is None or isinstance(value, (int, float, bool, str))
