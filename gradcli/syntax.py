@@ -55,8 +55,14 @@ LOOKALIKES = {
     "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u3000": " ",
 }  # fmt: skip
 SUPERSCRIPTS = dict(zip("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+", strict=True))
-# mathematical signs with a function of the language: √x is sqrt(x)
-SIGNS = {"√": "sqrt", "∑": "sum", "∏": "prod"}
+
+
+def _signs() -> dict[str, str]:
+    """Mathematical signs with a function of the language, as the op table says: √x is
+    sqrt(x)."""
+    from .lang.functions import FUNCTIONS
+
+    return {op.extra["glyph"]: name for name, op in FUNCTIONS.items() if "glyph" in op.extra}
 
 
 def character_name(c: str) -> str:
@@ -77,9 +83,10 @@ def character_hint(line: str, column: int) -> str:
         if before and _ends_value(before[-1]):
             base = line[before[_operand(before, len(before) - 1, -1)].start : column].strip()
         return f"write a power with **: {base}**{power if power.isdigit() else f'({power})'}"
-    if c in SIGNS:
+    signs = _signs()
+    if c in signs:
         operand = re.match(r"\s*(\w+)", line[column + 1 :])
-        return f"write {SIGNS[c]}({operand.group(1) if operand else '...'})"
+        return f"write {signs[c]}({operand.group(1) if operand else '...'})"
     meant = LOOKALIKES.get(c) or unicodedata.normalize("NFKC", c)
     if meant != c and meant.isascii() and meant.isprintable():
         return f"did you mean {meant!r}?"

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..ops import explaining as X
 from ..ops import symbolic as S
-from ..ops.table import INT, OPS, OPT_INT, TENSOR, Op, Param, public, register
+from ..ops.table import INT, OPS, OPT_INT, REDUCTIONS, TENSOR, Op, Param, public, register
 from . import primitives as P
 from .errors import DomainError, IndexDomainError, ShapeError
 from .tensor import Tensor
@@ -55,8 +55,6 @@ _composite(
     symbolic=lambda x: x.reshape(-1),
 )
 
-_REDUCTIONS = ("mean", "sum", "none")
-
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
@@ -65,7 +63,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
         return P.sum(loss)
     if reduction == "none":
         return loss
-    raise DomainError(f"reduction must be one of {', '.join(_REDUCTIONS)}, got {reduction!r}")
+    raise DomainError(f"reduction must be one of {', '.join(REDUCTIONS)}, got {reduction!r}")
 
 
 def _same_shape(name: str, a: Tensor, b: Tensor) -> None:

@@ -34,7 +34,7 @@ def attach() -> None:
             continue
         for method in op.methods:
             setattr(Tensor, method, op.call)
-        if op.operator is not None:
+        if op.operator in _SPECIAL:  # not the element vector, which Python does not write
             special, *reflection = _SPECIAL[op.operator]
             setattr(Tensor, special, op.call)
             for name in reflection:

@@ -27,6 +27,7 @@ from ..ops import explaining as X
 from ..ops import symbolic as S
 from ..ops.table import (
     BOOL,
+    ELEMENTS,
     INT,
     NUMBER,
     OPT_INT,
@@ -442,6 +443,7 @@ sqrt = _unary(
     lambda x, out: div(0.5, out),
     "square root",
     symbolic=S.each("sqrt"),
+    extra={"glyph": "√"},
     nonfinite="sqrt of a negative number",
     nonfinite_backward="the derivative of sqrt at 0 is infinite",
     kink="the derivative at 0 is inf",
@@ -793,6 +795,7 @@ sum = _reduction(  # noqa: A001
     lambda tangents, out, x, dim, keepdim: sum(tangents[0], dim, keepdim),
     "sum of all elements, or along dim",
     symbolic=S.reduce(np.sum),
+    extra={"glyph": "∑"},
     explain=X.per_element(lambda slot: "1"),
 )
 
@@ -851,6 +854,7 @@ prod = _weighted_reduction(
     _prod_of_others,
     "product of all elements, or along dim",
     symbolic=S.reduce(np.prod),
+    extra={"glyph": "∏"},
     explain=X.per_element(
         lambda s: f"{s.node}/{s.wrt}[i] (the product of the other elements{X.along(s)})"
     ),
@@ -1250,6 +1254,7 @@ _STACK = register(
         backward_name="StackBackward0",
         batch=B.join(np.stack),
         params=_JOIN,
+        operator=ELEMENTS,  # the vector y of elements y0, y1, ... is stack([y0, y1, ...])
         symbolic=lambda xs, dim=0: np.stack(xs, axis=dim),
         explain=X.COPIED,
         size=_joined_size,

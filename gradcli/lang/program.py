@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -225,7 +226,14 @@ def _stack_group(base: str, elements: list, env: dict, log: RunLog | None) -> gc
             f"the elements of {base} have different shapes {sorted(shapes)}",
             hint=f"each of {', '.join(e for e in elements if e)} must have the same shape",
         )
-    return gc.stack(values)
+    return _operator(F.ELEMENTS)(values)
+
+
+def _operator(symbol: str) -> Callable[..., gc.Tensor]:
+    """The function of an operator of the language (``[]``, the element vector)."""
+    call = F.OPERATORS[symbol].call
+    assert call is not None  # every operator is a function of the language
+    return call
 
 
 class Numbers:
@@ -286,7 +294,7 @@ class Numbers:
                     f"{name} means {base}[{i}], but {base} has shape {vector.shape}",
                     hint=f"give {base} at least {i + 1} elements",
                 )
-            return gc.getitem(vector, (i,))
+            return _operator("[]")(vector, (i,))
         raise self.fail(f"{name!r} has no value", hint=f"give it with -i {name}=VALUE")
 
     def apply(self, function: str, call, args: list):

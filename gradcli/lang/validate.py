@@ -484,7 +484,7 @@ class _Checker:
             F.OPT_NUMBER: value is None
             or (isinstance(value, (int, float)) and not isinstance(value, bool)),
             F.BOOL: isinstance(value, bool),
-            F.REDUCTION: value in ("mean", "sum", "none"),
+            F.REDUCTION: value in F.REDUCTIONS,
         }[kind]
         if value is _NOT_CONSTANT or not ok:
             raise self.fail(
@@ -531,7 +531,6 @@ class _Checker:
 _KNOWN_AS = {
     "ln": "log({})",
     "log10": "log({}) / log(10)",
-    "log2": "log({}) / log(2)",
     "arcsin": "asin({})",
     "arccos": "acos({})",
     "arctan": "atan({})",

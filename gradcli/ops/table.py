@@ -5,7 +5,9 @@ An entry (``Op``) is read by every part of gradcli that needs to know an operati
 - the engine: ``forward`` (numpy), ``vjp`` and ``jvp`` (written in differentiable operations,
   so derivatives can be differentiated again), ``backward_name`` (PyTorch's ``grad_fn`` name);
 - the language: ``params`` (the signature the validator checks calls against), ``summary``,
-  ``aliases`` and ``operator`` (``+`` is ``add``); ``call`` is the function a program calls;
+  ``aliases`` and ``operator``, how the language writes it besides a call (``+`` is ``add``,
+  ``-x`` is ``neg``, ``[]`` indexing, ``ELEMENTS`` the vector of elements ``y0, y1, ...``);
+  ``call`` is the function a program calls;
 - the tensor methods: ``methods`` (``x.sum()``);
 - the compiler: ``batch``, how a traced step acts when its arguments carry a leading batch
   dimension (compiled replay, vectorized Jacobians, ``--batch``);
@@ -38,8 +40,12 @@ OPT_INT = "int or None"
 NUMBER = "number"
 OPT_NUMBER = "number or None"
 BOOL = "True or False"
+REDUCTIONS = ("mean", "sum", "none")  # what a loss's reduction may be
 REDUCTION = "'mean', 'sum' or 'none'"
 SIZES = "sizes"  # the rest of the positional arguments, whole numbers: reshape(x, 2, 3)
+
+# The vector a program makes of element assignments (y0 = ...; y1 = ... makes y): an operator.
+ELEMENTS = "y0, y1, ..."
 
 Rule = Callable[..., Any]
 
@@ -93,7 +99,7 @@ class Op:
     kink: str = ""
     size: Callable[[list], int | None] | None = None
     extra: dict = field(default_factory=dict)  # property: a property name (x.T); base_e: the
-    # operation that e ** x is (for pow)
+    # operation that e ** x is (for pow); glyph: the mathematical sign messages suggest it for
 
     @property
     def in_language(self) -> bool:

@@ -1,0 +1,80 @@
+"""Every operation is named in the op table and nowhere else in gradcli's code.
+
+The table is ``gradcli/ops`` and the modules that declare its entries (those that hold an
+entry's call). Anywhere else, code that names an operation is a second place to describe it:
+a string equal to an operation's name or alias (outside docstrings and messages), or an
+operation taken from the engine by name (``gc.stack``). Messages and help text may name
+operations: they are written for people, and they are not compared with anything.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import gradcli
+from gradcli.ops.table import OPS
+
+ROOT = Path(gradcli.__file__).parent
+NAMES = set(OPS) | {alias for op in OPS.values() for alias in op.aliases}
+ENGINE = {"gc", "engine", "_engine", "P", "primitives", "F"}  # names the engine goes by
+# The same word, meaning something else: (file, word) -> what it means there.
+HOMONYMS = {
+    ("errors.py", "where"): "the JSON field of an error's place",
+    ("render/__init__.py", "dot"): "Graphviz's format",
+    ("render/graph.py", "dot"): "Graphviz's format",
+    ("results.py", "dot"): "Graphviz's format",
+}
+
+
+def _table_modules() -> set[Path]:
+    modules = {Path(inspect.getfile(op.call)) for op in OPS.values() if op.call is not None}
+    return modules | set((ROOT / "ops").glob("*.py"))
+
+
+def _texts(tree: ast.AST) -> set[int]:
+    """Docstrings, and the strings of f-strings and of calls' messages: text for people."""
+    found = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            found.add(id(body[0].value))
+        if isinstance(node, ast.JoinedStr):
+            found.update(id(part) for part in ast.walk(node))
+    return found
+
+
+def _uses(source: str, relative: str) -> list[str]:
+    tree = ast.parse(source)
+    texts = _texts(tree)
+    found = []
+    for node in ast.walk(tree):
+        word = None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in texts:
+            word = node.value
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            word = node.attr if node.value.id in ENGINE else None
+        if word in NAMES and (relative, word) not in HOMONYMS:
+            found.append(f"{relative}:{node.lineno}: {word}")
+    return found
+
+
+def test_operations_are_named_only_in_the_op_table():
+    table = _table_modules()
+    found = [
+        use
+        for path in sorted(ROOT.rglob("*.py"))
+        if path not in table
+        for use in _uses(path.read_text(), path.relative_to(ROOT).as_posix())
+    ]
+    assert not found, "operations named outside the op table:\n" + "\n".join(found)
+
+
+def test_the_check_sees_a_name_outside_the_table():
+    """The check finds what it looks for, and passes over docstrings and messages."""
+    source = (
+        '"""The softmax module."""\nimport gradcli as gc\n\nKIND = "softmax"\ny = gc.stack\n'
+        'z = f"{KIND} and softmax"\nw = gc.jacobian\n'
+    )
+    assert _uses(source, "probe.py") == ["probe.py:4: softmax", "probe.py:5: stack"]
