@@ -26,6 +26,7 @@ from . import __version__, limits
 from .compute import DTYPES, MODES
 from .limits import Limits
 from .notice import say
+from .reference import FORMATS as FUNCTION_FORMATS
 from .results import FORMATS, Graph
 
 app = typer.Typer(
@@ -665,20 +666,21 @@ def explain_command(run: Run, v: V = None) -> None:
 
 
 @app.command("functions")
-def functions_command() -> None:
-    """List the functions a program may call, by name, with PyTorch's convention at kinks."""
-    from .lang.functions import ALIASES, FUNCTIONS
+def functions_command(
+    format: Annotated[
+        str,
+        typer.Option("--format", **_choice(FUNCTION_FORMATS, "How to print the list.")),
+    ] = "text",
+) -> None:
+    """List the functions a program may call, by name, with PyTorch's convention at kinks.
 
-    for name in sorted(FUNCTIONS):
-        function = FUNCTIONS[name]
-        typer.echo(f"{function.signature():<60} {function.summary}")
-        if function.kink:
-            typer.echo(f"{'':<60}   at kinks: {function.kink}")
-    typer.echo("aliases: " + ", ".join(f"{a} = {n}" for a, n in ALIASES.items()))
-    typer.echo(
-        "constants: e, pi\n"
-        "inputs with defaults: ones, zeros, full, eye, arange, linspace, rand, randn, tensor"
-    )
+    --format markdown prints the README's function reference; json one record a function.
+    """
+    from . import reference
+
+    with _guard(debug=False, as_json=format == "json"):
+        check_choice("--format", format, FUNCTION_FORMATS)
+        sys.stdout.write(reference.render(format))
 
 
 def main() -> None:

@@ -37,3 +37,13 @@ def test_the_main_job_prints_the_seed_answer():
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["grads"]["x"] == [4.0, 23.0]
+
+
+def test_the_function_reference_is_the_op_tables():
+    sys.path.insert(0, str(REPO / "docs"))
+    try:
+        from write_reference import with_reference
+    finally:
+        sys.path.pop(0)
+    text = (REPO / "README.md").read_text()
+    assert text == with_reference(text), "run: python docs/write_reference.py"

@@ -85,3 +85,22 @@ def test_functions_lists_every_operation_by_name_with_its_kink_convention(cli):
     assert names == sorted(FUNCTIONS)
     relu = lines.index(next(line for line in lines if line.startswith("relu(")))
     assert lines[relu + 1].strip() == f"at kinks: {FUNCTIONS['relu'].kink}"
+
+
+def test_functions_as_json_and_markdown_list_every_operation(cli):
+    import json
+
+    from gradcli.lang.functions import FUNCTIONS
+
+    document = json.loads(cli("functions", "--format", "json").stdout)
+    assert [f["name"] for f in document["functions"]] == sorted(FUNCTIONS)
+    softmax = next(f for f in document["functions"] if f["name"] == "softmax")
+    assert (
+        softmax["signature"] == "softmax(input, dim=None)" and "x.softmax(...)" in softmax["also"]
+    )
+    rows = [
+        r for r in cli("functions", "--format", "markdown").stdout.splitlines() if r[:3] == "| `"
+    ]
+    assert [r.split("`")[1].split("(")[0] for r in rows] == sorted(FUNCTIONS)
+    refused = cli("functions", "--format", "mark")
+    assert refused.exit_code == 2 and "did you mean 'markdown'?" in refused.stderr
