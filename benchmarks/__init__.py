@@ -24,7 +24,7 @@ from types import ModuleType
 
 #: Suite names, in the order ``python -m benchmarks`` runs them; each is a module of this package.
 SUITES: tuple[str, ...] = (
-    "engine", "startup", "compiled", "jacobian", "batch", "scaling", "rejections",
+    "engine", "startup", "compiled", "jacobian", "batch", "scaling", "rejections", "groups",
 )  # fmt: skip
 
 
