@@ -27,7 +27,7 @@ COMPARISON_HINT = "maximum(a, b), minimum(a, b) and clamp(x, min=0, max=1) do mu
 EQUALITY = COMPARISONS.format("'=='")
 LOOP = "a 'for' loop is not allowed", "operations act on every element: y = x ** 2, s = sum(x)"
 ATTRIBUTE = "attribute access ('.') is not allowed"
-ATTRIBUTE_HINT = "call functions by name: sum(x), not x.sum()"
+ATTRIBUTE_HINT = "after a '.' comes a method or a property, as in x.sum() or x.T"
 QUOTES_HINT = "text in quotes is only for options, as in mse_loss(x, t, reduction='sum')"
 WALRUS = "':=' is not allowed", "assign in a statement of its own: z = 2; y = z"
 STEPS_HINT = "write each step as a statement of its own: h = x * 2; y = sin(h)"

@@ -31,6 +31,16 @@ FUNCTIONS: dict[str, Op] = {name: op for name, op in OPS.items() if op.in_langua
 ALIASES: dict[str, str] = {alias: op.name for op in FUNCTIONS.values() for alias in op.aliases}
 # The operators, as the table writes them (+, **, -x for negation, [] for indexing).
 OPERATORS: dict[str, Op] = {op.operator: op for op in OPS.values() if op.operator is not None}
+# PyTorch's tensor methods (x.sum(0) is sum(x, 0)) and properties (x.T), by name.
+METHODS: dict[str, Op] = {m: op for op in FUNCTIONS.values() for m in op.methods if m[:2] != "__"}
+PROPERTIES: dict[str, Op] = {
+    op.extra["property"]: op for op in FUNCTIONS.values() if "property" in op.extra
+}
+# PyTorch's modules whose functions are the language's: torch.sin(x) and F.relu(x) are sin(x)
+# and relu(x), as the usual imports name them.
+TORCH_MODULES = frozenset(
+    {"torch", "torch.nn.functional", "nn.functional", "F", "torch.special", "torch.linalg"}
+)
 
 
 def lookup(name: str) -> Op | None:

@@ -116,6 +116,17 @@ def describe(node: ast.stmt | None, text: str) -> str:
     return f"{'an' if word[0] in 'aeiou' else 'a'} '{word}' statement" if word else "a statement"
 
 
+def _dotted(node: ast.expr) -> str | None:
+    """``torch.nn.functional`` for that chain of names, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
 def _end(node: ast.expr) -> int:
     """The column just after ``node`` (``ast.parse`` sets it on every node it makes; its type
     allows None)."""
@@ -214,11 +225,16 @@ def reserved(name: str) -> bool:
     return name in CONSTANTS or F.lookup(name) is not None or name in CONSTRUCTORS
 
 
-def _suggest(name: str, choices) -> str | None:
+def _closest(name: str, choices) -> str | None:
     """A close match among ``choices``, ignoring case first (``SIN`` -> ``sin``)."""
     by_case = {c.lower(): c for c in sorted(choices)}
     close = difflib.get_close_matches(name.lower(), list(by_case), n=1, cutoff=0.6)
-    return f"did you mean {by_case[close[0]]!r}?" if close else None
+    return by_case[close[0]] if close else None
+
+
+def _suggest(name: str, choices) -> str | None:
+    close = _closest(name, choices)
+    return None if close is None else f"did you mean {close!r}?"
 
 
 class _Checker:
@@ -284,6 +300,10 @@ class _Checker:
             return self.call(node)
         if isinstance(node, ast.Subscript):
             return self.subscript(node)
+        if isinstance(node, ast.Attribute) and node.attr in F.PROPERTIES:
+            if _dotted(node.value) not in _MODULES:  # x.T is transpose(x)
+                name = ast.copy_location(ast.Name(F.PROPERTIES[node.attr].name, ast.Load()), node)
+                return self.call(ast.copy_location(ast.Call(name, [node.value], []), node))
         if isinstance(node, (ast.List, ast.Tuple)):
             raise self.fail(
                 node,
@@ -321,7 +341,8 @@ class _Checker:
         return self.fail(node, message, hint)
 
     def instead(self, node: ast.Attribute, call: ast.Call | None = None) -> str:
-        """What to write instead of ``x.T``, ``np.sin(x)``, ``x.sum(0)`` or ``math.pi``."""
+        """What to write instead of ``np.sin(x)``, ``x.mena()``, ``x.where(...)`` or
+        ``math.pi``."""
         root = node.value
         while isinstance(root, ast.Attribute):
             root = root.value
@@ -330,10 +351,13 @@ class _Checker:
         made = (
             isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") in CONSTRUCTORS
         )
-        if node.attr == "T" and call is None and not made:  # ones(2).T: ones must stand alone
-            return f"write transpose({self.source(node.value)})"
+        if node.attr in F.PROPERTIES and call is None and not made:  # ones(2).T
+            return f"write {F.PROPERTIES[node.attr].name}({self.source(node.value)})"
         if node.attr in CONSTANTS and call is None and qualified:
             return f"write {node.attr}"
+        close = _closest(node.attr, F.METHODS)
+        if not qualified and call is not None and F.lookup(node.attr) is None and close:
+            return f"did you mean {self.source(node.value)}.{close}(...)?"
         if F.lookup(node.attr) is None or call is None:
             return "see `gradcli functions` for what a program can call, by name"
         if not qualified:
@@ -363,7 +387,7 @@ class _Checker:
 
     def call(self, node: ast.Call) -> str:
         if isinstance(node.func, ast.Attribute):
-            raise self.fail(node.func, syntax.ATTRIBUTE, self.instead(node.func, node))
+            node = self.torch_call(node, node.func)
         factor = isinstance(node.func, (ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript)) or (
             isinstance(node.func, ast.Constant) and type(node.func.value) in (int, float)
         )
@@ -393,6 +417,28 @@ class _Checker:
         self.note(function.name, node.col_offset)
         arguments = self.bind(function, node)
         return f"{function.name}({', '.join(arguments)})"
+
+    def torch_call(self, node: ast.Call, attribute: ast.Attribute) -> ast.Call:
+        """PyTorch's spellings as a plain call: ``torch.sin(x)``, ``F.relu(x)`` and
+        ``torch.nn.functional.mse_loss(a, b)`` call the function by its name, a method
+        ``x.sum(dim=0)`` calls it with ``x`` first."""
+        prefix = _dotted(attribute.value)
+        if prefix in F.TORCH_MODULES:
+            if F.lookup(attribute.attr) is None:
+                raise self.fail(
+                    attribute,
+                    f"{prefix}.{attribute.attr} is not an operation gradcli has",
+                    _suggest(attribute.attr, [*F.FUNCTIONS, *F.ALIASES])
+                    or "see `gradcli functions` for the operations gradcli has",
+                )
+            function = ast.copy_location(ast.Name(attribute.attr, ast.Load()), attribute)
+            return ast.copy_location(ast.Call(function, node.args, node.keywords), node)
+        method = F.METHODS.get(attribute.attr)
+        if method is None or prefix in _MODULES:
+            raise self.fail(attribute, syntax.ATTRIBUTE, self.instead(attribute, node))
+        function = ast.copy_location(ast.Name(method.name, ast.Load()), attribute)
+        arguments = [attribute.value, *node.args]
+        return ast.copy_location(ast.Call(function, arguments, node.keywords), node)
 
     def known_as(self, name: str, node: ast.Call) -> str | None:
         """How gradcli writes a function known from mathematics or numpy: ``ln(x)`` is

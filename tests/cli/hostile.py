@@ -11,7 +11,7 @@ HOSTILE_PROGRAMS = {
         "attribute access ('.')",
     ),
     "import-call": ("y = __import__('os').system('touch {c}')", "attribute access ('.')"),
-    "method": ("y = x.sum()", "attribute access ('.')"),
+    "method": ("y = x.system('ls')", "attribute access ('.')"),
     "literal-attr": ("y = (1).__class__", "attribute access ('.')"),
     # dunder and private names
     "dunder-name": ("y = __builtins__", "names may not start with '_'"),
