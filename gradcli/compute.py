@@ -173,13 +173,16 @@ def output_of(bound: Bound, env: dict, of: str | None) -> tuple[str, gc.Tensor]:
     return name, env[name]
 
 
-def _cotangent(v: np.ndarray | None, out: gc.Tensor, name: str, dtype) -> gc.Tensor | None:
+def _cotangent(
+    v: np.ndarray | None, out: gc.Tensor, name: str, dtype, given: str = "--v"
+) -> gc.Tensor | None:
+    """v as the cotangent of ``out``; ``given`` names where v came from."""
     if v is None:
         return None
     v = np.asarray(v, dtype=dtype)
     if v.shape != out.shape:
         raise GradcliError(
-            f"--v has shape {v.shape} but the output {name} has shape {out.shape}",
+            f"{given} has shape {v.shape} but the output {name} has shape {out.shape}",
             hint=f"give a vector v of shape {out.shape}",
         )
     return gc.Tensor(v)
@@ -210,21 +213,21 @@ def grad(
         raise GradcliError("--repeat must be at least 1")
     leaves = bound.leaves()
     env = bound.run(leaves)
-    name, out = output_of(bound, env, of)
     _check_names([*show, *retain], env, "--show/--retain-grad")
-    if not out.requires_grad:
-        raise GradcliError(
-            f"the output {name} does not depend on any input that requires grad",
-            hint="choose inputs with --wrt",
-        )
     for node in retain:
         if env[node].is_leaf:
             continue
         env[node].retain_grad()
-    gradient = _cotangent(v, out, name, bound.dtype)
-    for i in range(repeat):
-        keep = i < repeat - 1
-        bound.engine(lambda keep=keep: out.backward(gradient, retain_graph=keep))
+    calls = _backward_calls(bound, env, of, v)
+    for r in range(repeat):  # the graph is kept for the next repetition
+        for name, out, gradient, keep in calls:
+            if not out.requires_grad:
+                raise GradcliError(
+                    f"the output {name} does not depend on any input that requires grad",
+                    hint="choose inputs with --wrt",
+                )
+            keep = keep or r < repeat - 1
+            bound.engine(lambda o=out, g=gradient, k=keep: o.backward(g, retain_graph=k))
     messages: list[str] = []
     shown = [n for n in dict.fromkeys([*show, *retain]) if n not in leaves]
     result = Grads(
@@ -234,7 +237,35 @@ def grad(
         shown=_grads_of(env, shown, messages),
         warnings=bound.messages(*messages),
     )
-    return with_formulas(result, bound, v) if symbolic else result
+    return _with_formulas_of(result, bound, calls) if symbolic else result
+
+
+def _with_formulas_of(result: Symbolic, bound: Bound, calls: list) -> Symbolic:
+    """``with_formulas`` for the cotangent of the one backward pass that made ``result``."""
+    from dataclasses import replace
+
+    if len(calls) > 1:
+        why = f"no symbolic form: the program calls backward {len(calls)} times"
+        return replace(result, warnings=(*result.warnings, why))
+    cotangent = calls[0][2]
+    return with_formulas(result, bound, None if cotangent is None else cotangent.data)
+
+
+def _backward_calls(bound: Bound, env: dict, of: str | None, v: np.ndarray | None) -> list:
+    """The backward passes to run, as (name, output, cotangent, retain_graph): the program's
+    own ``y.backward(v)`` calls where it has them and the command names neither --of nor
+    --v, else one pass of the output with --v."""
+    if of is None and v is None and bound.program.backward:
+        calls = []
+        for call in bound.program.backward:
+            _check_names([call.output, *filter(None, [call.gradient])], env, "backward")
+            out = env[call.output]
+            gradient = None if call.gradient is None else env[call.gradient].data
+            cotangent = _cotangent(gradient, out, call.output, bound.dtype, str(call.gradient))
+            calls.append((call.output, out, cotangent, call.retain_graph))
+        return calls
+    name, out = output_of(bound, env, of)
+    return [(name, out, _cotangent(v, out, name, bound.dtype), False)]
 
 
 def _grads_of(env: dict, names, messages: list[str]) -> dict[str, np.ndarray | None]:
@@ -260,29 +291,33 @@ def vjp(
     With ``symbolic``, sympy's formulas of the inputs' products too."""
     leaves = bound.leaves()
     env = bound.run(leaves)
-    name, out = output_of(bound, env, of)
     targets = wrt or [n for n, leaf in leaves.items() if leaf.requires_grad]
     _check_names(targets, env, "--wrt")
-    if v is None and out.numel() != 1:
-        raise GradcliError(
-            f"the output {name} has shape {out.shape}: vjp needs the vector v",
-            hint=f"give --v with shape {out.shape}, e.g. --v 'ones{tuple(out.shape)}'",
-        )
     tensors = [env[t] for t in targets]
     for t, tensor in zip(targets, tensors):
         if not tensor.requires_grad:
             raise GradcliError(f"{t} does not require grad", hint="name it in --wrt")
-    if not out.requires_grad:
-        found = [None] * len(tensors)
-    else:
-        cotangent = _cotangent(v, out, name, bound.dtype)
-        found = bound.engine(lambda: gc.grad(out, tensors, cotangent, allow_unused=True))
     grads: dict[str, np.ndarray] = {
-        t: (np.zeros(tensor.shape, bound.dtype) if g is None else g.data)
-        for t, tensor, g in zip(targets, tensors, found)
+        t: np.zeros(x.shape, bound.dtype) for t, x in zip(targets, tensors)
     }
+    calls = _backward_calls(bound, env, of, v)
+    for name, out, cotangent, _ in calls:
+        if cotangent is None and out.numel() != 1:
+            raise GradcliError(
+                f"the output {name} has shape {out.shape}: vjp needs the vector v",
+                hint=f"give --v with shape {out.shape}, e.g. --v 'ones{tuple(out.shape)}'",
+            )
+        if out.requires_grad:  # the sum of J^T v over the program's backward calls
+            found = bound.engine(
+                lambda o=out, c=cotangent: gc.grad(
+                    o, tensors, c, retain_graph=True, allow_unused=True
+                )
+            )
+            for t, g in zip(targets, found):
+                if g is not None:
+                    grads[t] = grads[t] + g.data
     result = VJP(output=name, value=out.data, grads=grads, warnings=bound.messages())
-    return with_formulas(result, bound, v) if symbolic else result
+    return _with_formulas_of(result, bound, calls) if symbolic else result
 
 
 MODES = ("auto", "forward", "reverse")

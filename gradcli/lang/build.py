@@ -17,7 +17,8 @@ def parse_program(source: str) -> Program:
     checked_all = [_guarded(s, check, s) for s in split_statements(source)]
     from .parse import to_ir, to_sympy  # imports sympy: only for text that passed the checks
 
-    later = {c.target: c.statement.number for c in checked_all}
+    later = {c.target: c.statement.number for c in checked_all if c.target is not None}
+    backward = []
     for checked in checked_all:
         statement = checked.statement
         for name in checked.names:
@@ -27,6 +28,10 @@ def parse_program(source: str) -> Program:
                     _column(statement, name),
                     "assign a name before using it, or rename the input",
                 )
+        if checked.backward is not None:
+            backward.append(checked.backward)
+        if checked.target is None:  # a PyTorch statement that assigns nothing
+            continue
         if checked.target in defined:
             raise statement.error(
                 f"{checked.target!r} is already assigned in statement {defined[checked.target]}",
@@ -41,7 +46,7 @@ def parse_program(source: str) -> Program:
         else:
             ir = _guarded(statement, lambda c: to_ir(to_sympy(c)), checked)
             assignments.append(Assignment(checked.target, statement, ir, None, checked.columns))
-    program = Program(source, tuple(assignments))
+    program = Program(source, tuple(assignments), tuple(backward))
     _check_vectors_used_after_their_elements(program, checked_all)
     return program
 
@@ -69,7 +74,7 @@ def _check_vectors_used_after_their_elements(program: Program, checked_all) -> N
     groups = program.groups()
     if not groups:
         return
-    numbers = {c.target: c.statement.number for c in checked_all}
+    numbers = {c.target: c.statement.number for c in checked_all if c.target is not None}
     for checked in checked_all:
         statement = checked.statement
         for name in checked.names:

@@ -21,6 +21,7 @@ from ..values import generator_for, parse_constructor
 from . import diagnose
 from . import functions as F
 from .ir import Call, Const, Index, Name, Node, evaluate, from_json, names, to_json
+from .pytorch import Backward
 from .validate import Statement, element_of
 
 MAX_GAP = 64  # missing elements a vector y0, y1, ... may have (each taken as 0)
@@ -49,10 +50,12 @@ class Assignment:
 
 @dataclass(frozen=True)
 class Program:
-    """The statements in order; everything else is derived from them."""
+    """The statements in order; everything else is derived from them. ``backward`` holds
+    the PyTorch code's ``y.backward(v)`` calls, in order."""
 
     source: str
     assignments: tuple[Assignment, ...]
+    backward: tuple[Backward, ...] = ()
 
     @property
     def targets(self) -> list[str]:
@@ -82,7 +85,10 @@ class Program:
         }
 
     def default_output(self) -> str:
-        """The last assigned name, or the vector its element belongs to."""
+        """What the last ``backward`` is called on, else the last assigned name, or the
+        vector its element belongs to."""
+        if self.backward:
+            return self.backward[-1].output
         if not self.targets:
             return self.assignments[-1].target
         last = self.targets[-1]
@@ -187,6 +193,7 @@ class Program:
                 }
                 for a in self.assignments
             ],
+            "backward": [[b.output, b.gradient, b.retain_graph] for b in self.backward],
         }
 
     @classmethod
@@ -204,6 +211,10 @@ class Program:
                     a["columns"],
                 )
                 for a in data["assignments"]
+            ),
+            tuple(
+                Backward(output, gradient, bool(retain))
+                for output, gradient, retain in data["backward"]
             ),
         )
 

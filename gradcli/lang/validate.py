@@ -23,6 +23,7 @@ from .. import limits, syntax
 from ..errors import GradcliError
 from ..values import CONSTRUCTORS, quiet_parse
 from . import functions as F
+from . import pytorch
 
 CONSTANTS = {"e", "pi"}
 # x0, x12 (not x01: a leading zero would make y0 and y00 the same element)
@@ -116,17 +117,6 @@ def describe(node: ast.stmt | None, text: str) -> str:
     return f"{'an' if word[0] in 'aeiou' else 'a'} '{word}' statement" if word else "a statement"
 
 
-def _dotted(node: ast.expr) -> str | None:
-    """``torch.nn.functional`` for that chain of names, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
-
-
 def _end(node: ast.expr) -> int:
     """The column just after ``node`` (``ast.parse`` sets it on every node it makes; its type
     allows None)."""
@@ -209,16 +199,19 @@ class Checked:
     """A statement that passed the whitelist.
 
     Either ``expression`` (the plain text for sympy) or ``constructor`` (the text of a call
-    such as ``randn(8, 10, requires_grad=True)`` that declares an input with a default).
+    such as ``randn(8, 10, requires_grad=True)`` that declares an input with a default), or
+    neither for a PyTorch statement that assigns nothing (``target`` None: an import, a
+    ``y.backward(v)``, whose ``backward`` says what it asks, or a ``print``).
     ``columns`` maps each function used to the column of its first use, for error carets.
     """
 
     statement: Statement
-    target: str
+    target: str | None
     expression: str | None
     constructor: str | None
     names: tuple[str, ...]
     columns: dict[str, int]
+    backward: pytorch.Backward | None = None
 
 
 def reserved(name: str) -> bool:
@@ -301,7 +294,7 @@ class _Checker:
         if isinstance(node, ast.Subscript):
             return self.subscript(node)
         if isinstance(node, ast.Attribute) and node.attr in F.PROPERTIES:
-            if _dotted(node.value) not in _MODULES:  # x.T is transpose(x)
+            if pytorch.dotted(node.value) not in _MODULES:  # x.T is transpose(x)
                 name = ast.copy_location(ast.Name(F.PROPERTIES[node.attr].name, ast.Load()), node)
                 return self.call(ast.copy_location(ast.Call(name, [node.value], []), node))
         if isinstance(node, (ast.List, ast.Tuple)):
@@ -422,7 +415,7 @@ class _Checker:
         """PyTorch's spellings as a plain call: ``torch.sin(x)``, ``F.relu(x)`` and
         ``torch.nn.functional.mse_loss(a, b)`` call the function by its name, a method
         ``x.sum(dim=0)`` calls it with ``x`` first."""
-        prefix = _dotted(attribute.value)
+        prefix = pytorch.dotted(attribute.value)
         if prefix in F.TORCH_MODULES:
             if F.lookup(attribute.attr) is None:
                 raise self.fail(
@@ -657,6 +650,10 @@ def check(statement: Statement) -> Checked:
         ) from None
     _check_depth(statement, tree)
     body = tree.body
+    if len(body) == 1 and not isinstance(body[0], ast.Assign):
+        done = _pytorch_statement(statement, body[0])
+        if done is not None:
+            return done
     if len(body) != 1 or not isinstance(body[0], ast.Assign):
         raise _not_an_assignment(statement, body[0])
     assign = body[0]
@@ -675,6 +672,12 @@ def check(statement: Statement) -> Checked:
             "choose another name, e.g. y1 or w_2",
         )
     value = assign.value
+    try:
+        made = pytorch.constructor(value, statement.text)
+    except pytorch.Refused as exc:
+        raise _refused(statement, exc) from None
+    if made is not None:  # x = torch.ones(2, requires_grad=True)
+        return Checked(statement, target, None, made, (), {})
     if (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Name)
@@ -688,6 +691,26 @@ def check(statement: Statement) -> Checked:
 
 
 _CALLED = frozenset([*F.FUNCTIONS, *F.ALIASES, *CONSTRUCTORS])
+
+
+def _pytorch_statement(statement: Statement, node: ast.stmt) -> Checked | None:
+    """An import, ``y.backward(v)`` or a ``print`` of PyTorch code, or None (see pytorch.py)."""
+    try:
+        if pytorch.is_import(node) or pytorch.shows(node):
+            return Checked(statement, None, None, None, (), {})
+        call = pytorch.backward(node)
+    except pytorch.Refused as exc:
+        raise _refused(statement, exc) from None
+    if call is None:
+        return None
+    names = (call.output,) if call.gradient is None else (call.output, call.gradient)
+    return Checked(statement, None, None, None, names, {}, call)
+
+
+def _refused(statement: Statement, refused: pytorch.Refused) -> GradcliError:
+    column = getattr(refused.node, "col_offset", 0)
+    characters = len(statement.text.encode()[:column].decode(errors="ignore"))
+    return statement.error(refused.message, characters, refused.hint)
 
 
 def _not_an_assignment(statement: Statement, node: ast.stmt | None) -> GradcliError:

@@ -28,8 +28,8 @@ HOSTILE_PROGRAMS = {
     # eval, exec, import
     "eval": ("y = eval(\"open('{c}', 'w')\")", "unknown function 'eval'"),
     "exec": ("y = exec(\"open('{c}', 'w')\")", "unknown function 'exec'"),
-    "import": ("import os", "found an import"),
-    "from-import": ("from os import system", "found an import"),
+    "import": ("import os", "it does not import 'os'"),
+    "from-import": ("from os import system", "it does not import 'os'"),
     "bare-call": ("__import__('os').system('touch {c}')", "found an expression with no"),
     # lambdas and comprehensions
     "lambda": ("y = lambda: 1", "a lambda is not allowed"),
