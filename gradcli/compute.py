@@ -19,6 +19,7 @@ from . import limits
 from .errors import GradcliError
 from .lang import Program
 from .lang.diagnose import backward_message, tangent_message
+from .lang.ir import is_version
 from .lang.program import RunLog
 from .results import (
     HVP,
@@ -96,7 +97,8 @@ def _not_ascii(name: str) -> str:
 def _inputs_are(inputs: list[str]) -> str:
     """The program's inputs, with a note on any name that only looks like ASCII."""
     notes = [_not_ascii(name) for name in inputs if not name.isascii()]
-    return "; ".join([f"its inputs are: {', '.join(inputs) or 'none'}", *notes])
+    names = [name.split("#")[0] for name in inputs]
+    return "; ".join([f"its inputs are: {', '.join(names) or 'none'}", *notes])
 
 
 def bind(
@@ -117,6 +119,10 @@ def bind(
     """
     if dtype not in DTYPES:
         raise GradcliError(f"unknown dtype {dtype!r}", hint="use float64 (default) or float32")
+    # an input that PyTorch code writes into (x = torch.zeros(3); x[0] = ...) is given by its
+    # own name, though the program calls its first value x#0
+    given = {program.input_name(name): array for name, array in given.items()}
+    wrt = None if wrt is None else [program.input_name(name) for name in wrt]
     defaults = defaults or {}
     inputs = program.inputs(set(given) | set(defaults))
     used = set(inputs)
@@ -193,7 +199,7 @@ def evaluate(bound: Bound, of: str | None = None) -> Values:
     env = bound.run(bound.leaves())
     return Values(
         output=output_of(bound, env, of)[0],
-        values={name: t.data for name, t in env.items()},
+        values={name: t.data for name, t in env.items() if not is_version(name)},
         warnings=bound.messages(),
     )
 
@@ -233,7 +239,7 @@ def grad(
     result = Grads(
         output=name,
         value=out.data,
-        grads=_grads_of(env, leaves, messages),
+        grads=_grads_of(env, [n for n in leaves if not is_version(n)], messages),
         shown=_grads_of(env, shown, messages),
         warnings=bound.messages(*messages),
     )

@@ -60,6 +60,9 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
             tensor.retain_grad()
     if not out.is_leaf:
         out.retain_grad()
+    if of is None and v is None and bound.program.backward:  # the script's y.backward(v)
+        given = bound.program.backward[-1].gradient
+        v = None if given is None else env[given].data
     gradient = _cotangent(v, out, name, bound.dtype)
     bound.engine(lambda: out.backward(gradient, retain_graph=True))
 
@@ -87,7 +90,11 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     return Explanation(
         output=name,
         value=out.data,
-        grads={n: (None if t._grad is None else t._grad.data) for n, t in leaves.items()},
+        grads={
+            n: (None if t._grad is None else t._grad.data)
+            for n, t in leaves.items()
+            if not ir.is_version(n)
+        },
         forward=forward,
         backward=tuple(backward),
         notes=tuple(_notes(bound, name, out, leaves, gradient, output_locals)),

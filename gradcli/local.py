@@ -78,7 +78,9 @@ def parameters(node: Node) -> dict:
     """The options of a call, by parameter name (dims, p, reduction)."""
     if not isinstance(node, Call):
         return {}
-    params = F.FUNCTIONS[node.op].params[len(node.args) :]
+    params = F.OPS[node.op].params[len(node.args) :]
+    if not params:  # y[index] = value: its options are the index
+        return {"index": node.params}
     return {params[min(i, len(params) - 1)].name: v for i, v in enumerate(node.params)}
 
 

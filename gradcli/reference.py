@@ -7,10 +7,10 @@ import json
 from dataclasses import asdict, dataclass
 
 from .lang.functions import ALIASES, FUNCTIONS, Op
+from .values import CONSTRUCTORS
 
 FORMATS = ("text", "markdown", "json")
 CONSTANTS = ("e", "pi")
-CONSTRUCTORS = ("ones", "zeros", "full", "eye", "arange", "linspace", "rand", "randn", "tensor")
 
 
 def _spellings(op: Op) -> list[str]:

@@ -53,14 +53,17 @@ class Texts:
         return text, (_NEG if text.startswith("-") else _ATOM)
 
     def name(self, node: Name) -> Text:
-        return node.name, _ATOM
+        return node.name.split("#")[0], _ATOM  # y#1, an earlier value of y, is shown as y
 
     def index(self, node: Index, base: Text) -> Text:
         items = ", ".join(_index_item(i) for i in node.items)
         return f"{_wrapped(base, _ATOM)}[{items}]", _ATOM
 
     def call(self, node: Call, args: list) -> Text:
-        symbol = F.FUNCTIONS[node.op].operator
+        symbol = F.OPS[node.op].operator
+        if symbol == "[]=":  # y[0] = value, a statement's own step
+            items = ", ".join(_index_item(i) for i in node.params)
+            return f"{_wrapped(args[0], _ATOM)}[{items}] = {args[1][0]}", 0
         if symbol in _BINDING:
             operator, level = _BINDING[symbol]
             left = _wrapped(args[0], level + (symbol in _RIGHT))

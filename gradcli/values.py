@@ -101,6 +101,8 @@ CONSTRUCTORS: dict[str, Callable[[list, np.random.Generator], np.ndarray]] = {
     "rand": lambda args, rng: rng.random(_sizes(args, "rand")),
     "randn": lambda args, rng: rng.standard_normal(_sizes(args, "randn")),
     "tensor": lambda args, rng: _tensor(args),
+    # torch.empty's values are whatever memory held; gradcli's are zeros
+    "empty": lambda args, rng: np.zeros(_sizes(args, "empty")),
 }
 
 

@@ -177,3 +177,44 @@ def dot(a, b) -> Tensor:
     if a.ndim != 1 or b.ndim != 1:
         raise ShapeError(f"dot: expected two vectors, got shapes {a.shape} and {b.shape}")
     return P.matmul(a, b)
+
+
+def _setitem_text(slot) -> str:
+    if slot.position == 0:
+        return f"1 where {slot.node} keeps {slot.wrt}[i], 0 where it was overwritten"
+    return f"1 ({slot.wrt} is copied into {slot.node} at the index, once for each time)"
+
+
+_composite(
+    "setitem",
+    "x[index] = value: x with value written at index (PyTorch's CopySlices)",
+    (),  # a statement writes it (y[0] = ...), not a call
+    operator="[]=",
+    symbolic=S.setitem,
+    explain=X.per_element(_setitem_text),
+)
+
+
+@public("setitem")
+def setitem(x, value, *index) -> Tensor:
+    """A copy of ``x`` with ``value`` (broadcast to ``x[index]``) at ``index``: integers,
+    slices, None and Ellipsis. The gradient of ``x`` is zero where it was overwritten."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    value = value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=x.dtype))
+    where = P._normalize_index(tuple(index))
+    covered = np.zeros(x.shape, dtype=bool)
+    try:
+        covered[where] = True
+    except IndexError as exc:
+        raise IndexDomainError(f"the index does not fit the shape {x.shape}: {exc}") from None
+    shape = x.data[where].shape
+    try:
+        fits = np.broadcast_shapes(value.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ShapeError(
+            f"cannot write a value of shape {value.shape} into a part of shape {shape}"
+        )
+    placed = P.scatter(P.expand(value, shape), where, x.shape)
+    return P.where(covered, placed, x)

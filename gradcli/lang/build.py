@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
+from dataclasses import replace
 
 from .. import limits
+from .ir import rename, version
 from .program import Assignment, Program
 from .validate import check, split_statements
 
@@ -17,7 +20,10 @@ def parse_program(source: str) -> Program:
     checked_all = [_guarded(s, check, s) for s in split_statements(source)]
     from .parse import to_ir, to_sympy  # imports sympy: only for text that passed the checks
 
-    later = {c.target: c.statement.number for c in checked_all if c.target is not None}
+    later: dict[str, int] = {}
+    for c in checked_all:
+        if c.target is not None and not c.rebinds:
+            later.setdefault(c.target, c.statement.number)
     backward = []
     for checked in checked_all:
         statement = checked.statement
@@ -32,13 +38,19 @@ def parse_program(source: str) -> Program:
             backward.append(checked.backward)
         if checked.target is None:  # a PyTorch statement that assigns nothing
             continue
-        if checked.target in defined:
+        if checked.rebinds and checked.target not in defined:
+            raise statement.error(
+                f"{checked.target!r} is written into before it is assigned",
+                0,
+                f"make it first, e.g. {checked.target} = torch.zeros(3)",
+            )
+        if checked.target in defined and not checked.rebinds:
             raise statement.error(
                 f"{checked.target!r} is already assigned in statement {defined[checked.target]}",
                 0,
                 "give each assignment its own name",
             )
-        defined[checked.target] = statement.number
+        defined.setdefault(checked.target, statement.number)
         if checked.constructor is not None:
             assignments.append(
                 Assignment(checked.target, statement, constructor=checked.constructor)
@@ -46,9 +58,27 @@ def parse_program(source: str) -> Program:
         else:
             ir = _guarded(statement, lambda c: to_ir(to_sympy(c)), checked)
             assignments.append(Assignment(checked.target, statement, ir, None, checked.columns))
-    program = Program(source, tuple(assignments), tuple(backward))
+    program = Program(source, _versions(assignments), tuple(backward))
     _check_vectors_used_after_their_elements(program, checked_all)
     return program
+
+
+def _versions(assignments: list[Assignment]) -> tuple[Assignment, ...]:
+    """Each value a name takes, under a name of its own: where PyTorch code writes into
+    ``y`` (``y[0] = ...``), the values before the last are ``y#0``, ``y#1``, ..., and each
+    statement reads the value its name had there."""
+    bindings = Counter(a.target for a in assignments)
+    seen: Counter[str] = Counter()
+    current: dict[str, str] = {}
+    renamed = []
+    for a in assignments:
+        expression = None if a.ir is None else rename(a.ir, current)
+        number = seen[a.target]
+        seen[a.target] += 1
+        target = a.target if number == bindings[a.target] - 1 else version(a.target, number)
+        current[a.target] = target
+        renamed.append(replace(a, target=target, ir=expression))
+    return tuple(renamed)
 
 
 def _guarded(statement, step, argument):

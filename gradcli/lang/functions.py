@@ -31,6 +31,9 @@ FUNCTIONS: dict[str, Op] = {name: op for name, op in OPS.items() if op.in_langua
 ALIASES: dict[str, str] = {alias: op.name for op in FUNCTIONS.values() for alias in op.aliases}
 # The operators, as the table writes them (+, **, -x for negation, [] for indexing).
 OPERATORS: dict[str, Op] = {op.operator: op for op in OPS.values() if op.operator is not None}
+# What a program's IR may call: the functions, and the operations the language writes
+# another way (y[0] = ... is setitem).
+PROGRAM_OPS = frozenset(FUNCTIONS) | {op.name for op in OPERATORS.values()}
 # PyTorch's tensor methods (x.sum(0) is sum(x, 0)) and properties (x.T), by name.
 METHODS: dict[str, Op] = {m: op for op in FUNCTIONS.values() for m in op.methods if m[:2] != "__"}
 PROPERTIES: dict[str, Op] = {

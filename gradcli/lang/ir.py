@@ -20,13 +20,15 @@ Nodes are plain data: ``to_json``/``from_json`` carry them through the parse cac
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container
 from dataclasses import dataclass
 from types import EllipsisType
 from typing import Protocol, TypeVar, Union, cast
 
-Option = Union[int, float, bool, str, None]  # noqa: UP007 - a dim, p, a flag, a reduction
 IndexItem = Union[int, slice, EllipsisType, None]  # noqa: UP007 - None is a new axis
+# An option's value: a dim, p, a flag, a reduction, or an index item (y[0:2] = ...)
+Option = Union[int, float, bool, str, None, slice, EllipsisType]  # noqa: UP007
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,45 @@ def names(node: Node) -> list[str]:
     return list(dict.fromkeys(used))
 
 
+class Renamed:
+    """The domain of the same tree with some names replaced (``names``: old -> new)."""
+
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+
+    def const(self, node: Const) -> Node:
+        return node
+
+    def name(self, node: Name) -> Node:
+        return Name(self.names.get(node.name, node.name))
+
+    def index(self, node: Index, base: Node) -> Node:
+        return Index(base, node.items)
+
+    def call(self, node: Call, args: list[Node | list[Node]]) -> Node:
+        operands = tuple(tuple(a) if isinstance(a, list) else a for a in args)
+        return Call(node.op, operands, node.params)
+
+
+def rename(node: Node, names: dict[str, str]) -> Node:
+    """``node`` reading ``names[n]`` wherever it read ``n``."""
+    return evaluate(node, Renamed(names)) if names else node
+
+
+# A name's earlier value in a program where PyTorch code writes into it (y[0] = ...): y#0,
+# y#1, ... ('#' starts a comment in a program, so no program can write such a name)
+_VERSION = re.compile(r"[A-Za-z_]\w*#\d+")
+
+
+def version(name: str, number: int) -> str:
+    return f"{name}#{number}"
+
+
+def is_version(name: str) -> bool:
+    """Whether ``name`` is an earlier value of a name, which results do not show."""
+    return _VERSION.fullmatch(name) is not None
+
+
 # -- the parse cache's JSON -------------------------------------------------------------------
 def to_json(node: Node) -> list[object]:
     """``["const", 2.0]``, ``["ref", "x"]``, ``["call", op, [args], [params]]`` (a list
@@ -142,7 +183,25 @@ def to_json(node: Node) -> list[object]:
     args = [
         ["list", [to_json(i) for i in a]] if isinstance(a, tuple) else to_json(a) for a in node.args
     ]
-    return ["call", node.op, args, list(node.params)]
+    return ["call", node.op, args, [_option_json(p) for p in node.params]]
+
+
+def _option_json(option: Option) -> object:
+    """An option as JSON: a slice as {"slice": [start, stop, step]}, ... as {"ellipsis": 1}
+    (a string option stays a string)."""
+    if isinstance(option, slice):
+        return {"slice": [option.start, option.stop, option.step]}
+    return {"ellipsis": 1} if option is Ellipsis else option
+
+
+def _option_from_json(data: object) -> Option:
+    if isinstance(data, dict) and set(data) == {"slice"}:
+        return _item_from_json(data["slice"])
+    if data == {"ellipsis": 1}:
+        return Ellipsis
+    if data is None or isinstance(data, (int, float, bool, str)):
+        return data
+    raise ValueError(f"not an option: {data!r}")
 
 
 def _item_json(item: IndexItem) -> object:
@@ -159,16 +218,20 @@ def from_json(data: object, ops: Container[str]) -> Node:
     kind, rest = data[0], data[1:]
     if kind == "const" and len(rest) == 1 and _is_number(rest[0]):
         return Const(float(rest[0]))
-    if kind == "ref" and len(rest) == 1 and isinstance(rest[0], str) and rest[0].isidentifier():
+    if kind == "ref" and len(rest) == 1 and isinstance(rest[0], str) and _is_name(rest[0]):
         return Name(rest[0])
     if kind == "index" and len(rest) == 2 and isinstance(rest[1], list):
         return Index(from_json(rest[0], ops), tuple(_item_from_json(i) for i in rest[1]))
     if kind == "call" and len(rest) == 3 and rest[0] in ops:
         op, args, params = rest
         if isinstance(args, list) and isinstance(params, list):
-            if all(_is_option(p) for p in params):
-                return Call(op, tuple(_operand_from_json(a, ops) for a in args), tuple(params))
+            options = tuple(_option_from_json(p) for p in params)
+            return Call(op, tuple(_operand_from_json(a, ops) for a in args), options)
     raise ValueError(f"not an IR node: {data!r}")
+
+
+def _is_name(text: str) -> bool:
+    return text.isidentifier() or is_version(text)
 
 
 def _operand_from_json(data: object, ops: Container[str]) -> Operand:
@@ -194,7 +257,3 @@ def _is_whole(value: object) -> bool:
 
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _is_option(value: object) -> bool:
-    return value is None or isinstance(value, (int, float, bool, str))

@@ -14,7 +14,7 @@ from . import functions as F
 from . import ir
 from .validate import Checked
 
-_SPECIAL_FUNCTIONS = ("_index", "_slice", "_list")
+_SPECIAL_FUNCTIONS = ("_index", "_slice", "_list", "_setitem")
 _GLOBALS = {
     "__builtins__": {},
     **{name: getattr(sp, name) for name in ("Integer", "Rational", "Symbol", "Mul", "Add", "Pow")},
@@ -109,6 +109,9 @@ def _call(name: str, args: tuple) -> ir.Node:
         return _folded(ir.Call(base_e, (to_ir(args[1]),)))
     if name == "_index":
         return ir.Index(to_ir(args[0]), tuple(_index_item(a) for a in args[1:]))
+    if name == "_setitem":  # y[index] = value
+        items = tuple(_index_item(a) for a in args[2:])
+        return ir.Call(F.OPERATORS["[]="].name, (to_ir(args[0]), to_ir(args[1])), items)
     function = F.FUNCTIONS[name]
     operands: list[ir.Operand] = []
     params = []

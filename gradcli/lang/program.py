@@ -20,7 +20,7 @@ from ..errors import GradcliError, engine_hint
 from ..values import generator_for, parse_constructor
 from . import diagnose
 from . import functions as F
-from .ir import Call, Const, Index, Name, Node, evaluate, from_json, names, to_json
+from .ir import Call, Const, Index, Name, Node, evaluate, from_json, names, to_json, version
 from .pytorch import Backward
 from .validate import Statement, element_of
 
@@ -127,6 +127,12 @@ class Program:
                 names.append(name)
         return names
 
+    def input_name(self, name: str) -> str:
+        """The input a user's name gives: ``x#0`` for ``x`` where the program declares ``x``
+        and then writes into it, else the name itself."""
+        first = version(name, 0)
+        return first if first in self.declared else name
+
     def declared_value(
         self, name: str, seed: int, build: bool = True
     ) -> tuple[np.ndarray | None, bool]:
@@ -161,6 +167,7 @@ class Program:
         """
         env = dict(inputs)
         groups = self.groups()
+        self._check_writes(inputs)
         # Constants take the dtype of the inputs, so a float32 run stays float32 throughout.
         dtype = next((t.dtype for t in inputs.values() if t.dtype.kind == "f"), np.float64)
         for a in self.assignments:
@@ -178,6 +185,21 @@ class Program:
             if base not in env and len({env[e].shape for e in elements if e is not None}) == 1:
                 env[base] = _stack_group(base, elements, env, log)
         return env
+
+    def _check_writes(self, inputs: dict[str, gc.Tensor]) -> None:
+        """PyTorch's rule: a leaf that requires grad cannot be written into (y[0] = ...)."""
+        for a in self.assignments:
+            if isinstance(a.ir, Call) and F.OPS[a.ir.op].operator == "[]=":
+                base = a.ir.args[0]
+                if isinstance(base, Name) and base.name in inputs:
+                    if inputs[base.name].requires_grad:
+                        raise a.statement.error(
+                            "a leaf Variable that requires grad is being used in an in-place "
+                            "operation.",
+                            0,
+                            f"write into a copy, y_copy = {a.target} * 1, or make "
+                            f"{a.target} without requires_grad=True",
+                        )
 
     # -- caching ------------------------------------------------------------------------------
     def to_json(self) -> dict:
@@ -206,7 +228,7 @@ class Program:
                 Assignment(
                     a["target"],
                     Statement(*a["statement"]),
-                    None if a["ir"] is None else from_json(a["ir"], F.FUNCTIONS),
+                    None if a["ir"] is None else from_json(a["ir"], F.PROGRAM_OPS),
                     a["constructor"],
                     a["columns"],
                 )
@@ -281,7 +303,7 @@ class Numbers:
         if not any(isinstance(a, (gc.Tensor, list)) for a in operands):
             # A function of numbers only, like sin(1): its number gets the run's dtype.
             operands = [gc.tensor(a, dtype=self.dtype) for a in operands]
-        return self.apply(node.op, F.FUNCTIONS[node.op].call, [*operands, *node.params])
+        return self.apply(node.op, F.OPS[node.op].call, [*operands, *node.params])
 
     def _tensor(self, value) -> gc.Tensor:
         return value if isinstance(value, gc.Tensor) else gc.tensor(value, dtype=self.dtype)

@@ -212,6 +212,7 @@ class Checked:
     names: tuple[str, ...]
     columns: dict[str, int]
     backward: pytorch.Backward | None = None
+    rebinds: bool = False  # y[0] = ...: the target takes a new value, made from its last
 
 
 def reserved(name: str) -> bool:
@@ -657,6 +658,9 @@ def check(statement: Statement) -> Checked:
     if len(body) != 1 or not isinstance(body[0], ast.Assign):
         raise _not_an_assignment(statement, body[0])
     assign = body[0]
+    place = assign.targets[0]
+    if isinstance(place, ast.Subscript) and isinstance(place.value, ast.Name):
+        return _item_assignment(statement, place.value, place.slice, assign.value)
     if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
         raise statement.error("the left-hand side must be a single name", 0, syntax.STATEMENT_HINT)
     target = assign.targets[0].id
@@ -691,6 +695,23 @@ def check(statement: Statement) -> Checked:
 
 
 _CALLED = frozenset([*F.FUNCTIONS, *F.ALIASES, *CONSTRUCTORS])
+
+
+def _item_assignment(
+    statement: Statement, name: ast.Name, index: ast.expr, value: ast.expr
+) -> Checked:
+    """``y[0] = expression`` (PyTorch's item and slice assignment): ``y`` again, written at
+    the index; ``rebinds`` tells the builder that ``y`` takes a new value here."""
+    checker = _Checker(statement)
+    base = checker.name(name)
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    written = checker.expression(value)
+    checker.note(F.OPERATORS["[]="].name, name.col_offset)
+    where = ", ".join(checker.index_item(i) for i in items)
+    expression = f"_setitem({base}, {written}, {where})"
+    return Checked(
+        statement, base, expression, None, tuple(checker.names), checker.columns, rebinds=True
+    )
 
 
 def _pytorch_statement(statement: Statement, node: ast.stmt) -> Checked | None:

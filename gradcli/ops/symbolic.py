@@ -169,3 +169,10 @@ PIECEWISE = (
     "it is piecewise, and sympy's derivative at a kink is not PyTorch's convention (explain "
     "shows its formula)"
 )
+
+
+def setitem(x, value, *index):
+    """A copy of the formulas of x with those of value written at index."""
+    out = np.array(x, dtype=object, copy=True)
+    out[index] = value
+    return out

@@ -79,8 +79,8 @@ HOSTILE_PROGRAMS = {
         "w = randn(2, requires_grad=open('{c}', 'w')); y = w * x",
         "a nested call is not allowed in a value",
     ),
-    "subscript-target": ("x[0] = 1", "the left-hand side must be a single name"),
     "attribute-target": ("x.y = 1", "the left-hand side must be a single name"),
+    "subscript-of-a-call": ("f(x)[0] = 1", "the left-hand side must be a single name"),
     "if-expression": ("y = x if x else x", "an if-expression"),
     "comparison": ("y = x < 1", "comparisons ('<') are not supported yet"),
 }

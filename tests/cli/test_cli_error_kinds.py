@@ -48,6 +48,7 @@ def _break_sin(monkeypatch, error: BaseException) -> None:
     """The language's ``sin`` raises ``error`` when a statement calls it."""
     broken = dataclasses.replace(F.FUNCTIONS["sin"], call=_raising(error))
     monkeypatch.setitem(F.FUNCTIONS, "sin", broken)
+    monkeypatch.setitem(F.OPS, "sin", broken)
 
 
 def test_every_kind_of_engine_error_has_a_hint():

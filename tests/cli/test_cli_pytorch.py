@@ -121,10 +121,17 @@ def test_vjp_takes_the_scripts_cotangent_and_sums_its_backward_calls(cli_json):
             "x = torch.ones(3, requires_grad=True)\ny = x * 2\nv = torch.ones(2)\ny.backward(v)",
             "v has shape (2,) but the output y has shape (3,)",
         ),
+        (
+            "x = torch.zeros(3, requires_grad=True)\nx[0] = 2\ny = sum(x)",
+            "a leaf Variable that requires grad is being used in an in-place operation.",
+        ),
+        ("y[0] = x", "'y' is written into before it is assigned"),
+        ("y = torch.zeros(2)\ny[5] = x\nz = sum(y * x)", "the index does not fit the shape (2,)"),
+        ("y = torch.zeros(2)\ny[0] = x\nz = sum(y * x)", "cannot write a value of shape (3,)"),
     ],
 )
 def test_pytorch_code_gradcli_cannot_take_is_refused_clearly(cli, program, message):
-    done = cli("grad", "-e", program)
+    done = cli("grad", "-e", program, "--x", "1,2,3")
     assert done.exit_code == 2, done.stdout
     assert message in done.stderr
     assert "Traceback" not in done.stderr

@@ -175,7 +175,7 @@ def test_rejected_expressions(text, message, column):
         ("x + 1", "found an expression with no `name =`"),
         ("y = x = 1", "the left-hand side must be a single name"),
         ("y, z = x", "the left-hand side must be a single name"),
-        ("x[0] = 1", "the left-hand side must be a single name"),
+        ("x.y = 1", "the left-hand side must be a single name"),
         ("x.a = 1", "the left-hand side must be a single name"),
         ("y += 1", "expected an assignment"),
         ("def f(): pass", "expected an assignment"),

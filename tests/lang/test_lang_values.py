@@ -80,6 +80,7 @@ def test_literals(text, expected):
         ("linspace(0, 1, 5)", np.linspace(0, 1, 5)),
         ("tensor([[1, 2], [3, 4]])", np.array([[1.0, 2], [3, 4]])),
         ("tensor(5)", np.array(5.0)),
+        ("empty(2, 1)", np.zeros((2, 1))),
     ],
 )
 def test_constructors(text, expected):
@@ -97,6 +98,7 @@ def test_every_constructor_is_covered():
         "rand",
         "randn",
         "tensor",
+        "empty",
     }
 
 
