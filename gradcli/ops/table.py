@@ -26,7 +26,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+import numpy.typing as npt
 
 REQUIRED = object()
 
@@ -42,6 +44,10 @@ REDUCTION = "'mean', 'sum' or 'none'"
 SIZES = "sizes"  # the rest of the positional arguments, whole numbers: reshape(x, 2, 3)
 
 Rule = Callable[..., Any]
+# The arrays the engine and the rules pass around: floating values, boolean masks, integer
+# indices, and object arrays of sympy formulas alike.
+Array = npt.NDArray[Any]
+_Function = TypeVar("_Function", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -91,8 +97,8 @@ class Op:
     nonfinite: str = "overflow or an invalid operation"
     nonfinite_backward: str = "overflow or an invalid operation"
     kink: str = ""
-    size: Callable[[list], int | None] | None = None
-    extra: dict = field(default_factory=dict)  # property: a property name (x.T); base_e: the
+    size: Callable[[list[Any]], int | None] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # property: a property name (x.T); base_e: the
     # operation that e ** x is (for pow)
 
     @property
@@ -124,11 +130,11 @@ def register(op: Op) -> Op:
     return op
 
 
-def public(name: str):
+def public(name: str) -> Callable[[_Function], _Function]:
     """Make the decorated function the ``call`` of the entry ``name`` (a wrapper that checks
     its arguments, or a composite built from other operations)."""
 
-    def attach(function):
+    def attach(function: _Function) -> _Function:
         OPS[name].call = function
         return function
 
