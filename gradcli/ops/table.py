@@ -98,8 +98,8 @@ class Op:
     nonfinite_backward: str = "overflow or an invalid operation"
     kink: str = ""
     size: Callable[[list[Any]], int | None] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # property: a property name (x.T); base_e: the
-    # operation that e ** x is (for pow)
+    # property: a property name (x.T); base_e: the operation that e ** x is (for pow)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def in_language(self) -> bool:
