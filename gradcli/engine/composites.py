@@ -6,6 +6,8 @@ They need no rules of their own: their derivatives come from the primitives they
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..ops import explaining as X
@@ -13,10 +15,10 @@ from ..ops import symbolic as S
 from ..ops.table import INT, OPS, OPT_INT, TENSOR, Op, Param, public, register
 from . import primitives as P
 from .errors import DomainError, IndexDomainError, ShapeError
-from .tensor import Tensor
+from .tensor import Tensor, TensorLike
 
 
-def _composite(name: str, summary: str, params: tuple[Param, ...], **fields) -> None:
+def _composite(name: str, summary: str, params: tuple[Param, ...], **fields: Any) -> None:
     """Declare an operation built from others: its call is the function of that name below."""
     register(Op(name, summary, params=params, **fields))
 
@@ -79,7 +81,9 @@ def _same_shape(name: str, a: Tensor, b: Tensor) -> None:
 
 
 @public("binary_cross_entropy_with_logits")
-def binary_cross_entropy_with_logits(input, target, reduction: str = "mean") -> Tensor:
+def binary_cross_entropy_with_logits(
+    input: TensorLike, target: TensorLike, reduction: str = "mean"
+) -> Tensor:
     """Sigmoid then binary cross-entropy in one numerically stable step (mean by default)."""
     input, target = P.as_tensor_pair(input, target)
     _same_shape("binary_cross_entropy_with_logits", input, target)
@@ -87,7 +91,7 @@ def binary_cross_entropy_with_logits(input, target, reduction: str = "mean") -> 
 
 
 @public("binary_cross_entropy")
-def binary_cross_entropy(input, target, reduction: str = "mean") -> Tensor:
+def binary_cross_entropy(input: TensorLike, target: TensorLike, reduction: str = "mean") -> Tensor:
     """Binary cross-entropy of probabilities ``input`` against ``target`` (mean by default)."""
     input, target = P.as_tensor_pair(input, target)
     _same_shape("binary_cross_entropy", input, target)
@@ -97,7 +101,7 @@ def binary_cross_entropy(input, target, reduction: str = "mean") -> Tensor:
 
 
 @public("mse_loss")
-def mse_loss(input, target, reduction: str = "mean") -> Tensor:
+def mse_loss(input: TensorLike, target: TensorLike, reduction: str = "mean") -> Tensor:
     """Mean squared error (mean by default)."""
     input, target = P.as_tensor_pair(input, target)
     _same_shape("mse_loss", input, target)
@@ -106,7 +110,7 @@ def mse_loss(input, target, reduction: str = "mean") -> Tensor:
 
 
 @public("cross_entropy")
-def cross_entropy(input, target, reduction: str = "mean") -> Tensor:
+def cross_entropy(input: TensorLike, target: TensorLike, reduction: str = "mean") -> Tensor:
     """Softmax cross-entropy of logits ``input`` (C) or (N, C).
 
     ``target`` holds class indices, shape () or (N,), or class probabilities shaped like
@@ -137,7 +141,7 @@ def cross_entropy(input, target, reduction: str = "mean") -> Tensor:
 
 
 @public("unsqueeze")
-def unsqueeze(x, dim: int) -> Tensor:
+def unsqueeze(x: TensorLike, dim: int) -> Tensor:
     """Insert a dimension of size 1 at ``dim``."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     dim = P._axes(dim, x.ndim + 1)[0]
@@ -145,7 +149,7 @@ def unsqueeze(x, dim: int) -> Tensor:
 
 
 @public("squeeze")
-def squeeze(x, dim: int | None = None) -> Tensor:
+def squeeze(x: TensorLike, dim: int | None = None) -> Tensor:
     """Remove dimensions of size 1 (all of them, or only ``dim``)."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     if dim is None:
@@ -157,7 +161,7 @@ def squeeze(x, dim: int | None = None) -> Tensor:
 
 
 @public("flatten")
-def flatten(x) -> Tensor:
+def flatten(x: TensorLike) -> Tensor:
     """All elements as a vector."""
     return P.reshape(x, -1)
 
@@ -173,7 +177,7 @@ _composite(
 
 
 @public("dot")
-def dot(a, b) -> Tensor:
+def dot(a: TensorLike, b: TensorLike) -> Tensor:
     """Inner product of two vectors."""
     a, b = P.as_tensor_pair(a, b)
     if a.ndim != 1 or b.ndim != 1:

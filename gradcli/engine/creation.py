@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 
 from ..ops.table import Array
-
 from .errors import DomainError, DtypeError
 from .tensor import DEFAULT_DTYPE, Tensor
 

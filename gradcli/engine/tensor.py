@@ -327,6 +327,10 @@ class Tensor:
         def sum(self, dim: Any = None, keepdim: bool = False) -> Tensor: ...
 
 
+# What an operation takes as an operand: a tensor, or what becomes one (a number, an array).
+TensorLike = Tensor | npt.ArrayLike
+
+
 def as_tensor(value: Any, dtype: npt.DTypeLike | None = None) -> Tensor:
     """``value`` unchanged if it is a Tensor, else a new constant tensor."""
     if isinstance(value, Tensor):

@@ -26,9 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from ..engine.tensor import Tensor
 
 REQUIRED = object()
 
@@ -47,7 +50,13 @@ Rule = Callable[..., Any]
 # The arrays the engine and the rules pass around: floating values, boolean masks, integer
 # indices, and object arrays of sympy formulas alike.
 Array = npt.NDArray[Any]
-_Function = TypeVar("_Function", bound=Callable[..., Any])
+# What a numpy function gives back: an array, or a numpy scalar where the result is 0-d (numpy's
+# stubs also type most operations on an Array as Any).
+NumpyResult = Any
+# A ``call``: an operation as the engine exports it. Its type is fixed (not the decorated
+# function's own signature) so that type checkers know it before the function is defined: the
+# rules of an entry, declared above its call, call it.
+Call = Callable[..., "Tensor"]
 
 
 @dataclass(frozen=True)
@@ -130,11 +139,11 @@ def register(op: Op) -> Op:
     return op
 
 
-def public(name: str) -> Callable[[_Function], _Function]:
+def public(name: str) -> Callable[[Call], Call]:
     """Make the decorated function the ``call`` of the entry ``name`` (a wrapper that checks
     its arguments, or a composite built from other operations)."""
 
-    def attach(function: _Function) -> _Function:
+    def attach(function: Call) -> Call:
         OPS[name].call = function
         return function
 
