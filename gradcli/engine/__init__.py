@@ -55,4 +55,43 @@ def __getattr__(name: str) -> _Any:  # the table's functions are set above; tell
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+# What the package exports: a static list, so that type checkers see it, and the table's
+# functions. (Not every name of the module: its submodules, `errors` among them, would be
+# star-imported into `gradcli` and shadow `gradcli.errors`.)
+__all__ = [
+    "OPS",
+    "PRIMITIVES",
+    "DomainError",
+    "DtypeError",
+    "EngineError",
+    "GradError",
+    "IndexDomainError",
+    "ScalarOutputError",
+    "ShapeError",
+    "NonfiniteTangent",
+    "Tensor",
+    "arange",
+    "backward",
+    "eye",
+    "float32",
+    "float64",
+    "full",
+    "grad",
+    "hessian",
+    "hvp",
+    "jacobian",
+    "jvp",
+    "linspace",
+    "manual_seed",
+    "no_grad",
+    "ones",
+    "rand",
+    "randn",
+    "set_grad_enabled",
+    "tensor",
+    "vjp",
+    "watch_nonfinite",
+    "watched_nonfinite",
+    "zeros",
+]
+__all__ += [name for name, op in OPS.items() if op.call is not None]

@@ -13,11 +13,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ..ops.table import OPS
+from ..ops.table import OPS, Array, Op
 from .tensor import Tensor, _Mode
+
+# (name, numpy function, argument slots, parameters, result slot)
+Step = tuple[str, Callable[..., Any], tuple[int, ...], dict[str, Any], int]
 
 
 @dataclass(frozen=True)
@@ -27,13 +31,13 @@ class Tape:
     size: int  # number of slots
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
-    constants: tuple[tuple[int, np.ndarray], ...]
-    steps: tuple[tuple, ...]  # (name, numpy function, argument slots, parameters, result slot)
+    constants: tuple[tuple[int, Array], ...]
+    steps: tuple[Step, ...]
     ranks: tuple[int, ...]  # the number of dimensions of each slot, as traced
     largest: int  # the most elements of any slot, as traced: a batch of B holds B times this
 
-    def run(self, *arrays: np.ndarray) -> list[np.ndarray]:
-        slots: list = [None] * self.size
+    def run(self, *arrays: Array) -> list[Array]:
+        slots: list[Any] = [None] * self.size  # arrays, or numpy scalars a step made
         for slot, value in self.constants:
             slots[slot] = value
         for slot, value in zip(self.inputs, arrays):
@@ -48,7 +52,7 @@ class Tape:
         return [slots[i] for i in self.outputs]
 
     @functools.cached_property
-    def _program(self) -> tuple[tuple, ...]:
+    def _program(self) -> tuple[tuple[Callable[..., Any], tuple[int, ...], int], ...]:
         """The steps as (callable with its parameters bound, argument slots, result slot)."""
         return tuple(
             (functools.partial(function, **params) if params else function, args, out)
@@ -59,13 +63,13 @@ class Tape:
 class _Tracer:
     """Gives every array a slot: traced results, declared inputs, or captured constants."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.slots: dict[int, int] = {}  # id(array) -> slot
-        self.keep: list = []  # arrays kept alive, so that no id is reused while tracing
-        self.constants: dict[int, np.ndarray] = {}
-        self.steps: list[tuple] = []
+        self.keep: list[Array] = []  # arrays kept alive, so that no id is reused while tracing
+        self.constants: dict[int, Array] = {}
+        self.steps: list[Step] = []
 
-    def new_slot(self, array: np.ndarray) -> int:
+    def new_slot(self, array: Array) -> int:
         slot = len(self.keep)
         self.keep.append(array)
         self.slots[id(array)] = slot
@@ -78,12 +82,15 @@ class _Tracer:
             self.constants[slot] = tensor.data
         return slot
 
-    def record(self, prim, tensors: Sequence[Tensor], params: dict, out: Tensor) -> None:
+    def record(
+        self, prim: Op, tensors: Sequence[Tensor], params: dict[str, Any], out: Tensor
+    ) -> None:
         args = tuple(self.slot(t) for t in tensors)
+        assert prim.forward is not None, f"{prim.name} is not a primitive"
         self.steps.append((prim.name, prim.forward, args, params, self.new_slot(out.data)))
 
 
-def trace(function: Callable[..., Sequence[Tensor]], *examples: np.ndarray) -> Tape:
+def trace(function: Callable[..., Sequence[Tensor]], *examples: Array) -> Tape:
     """Trace ``function(*tensors) -> tensors`` at the example arrays into a ``Tape``."""
     tracer = _Tracer()
     inputs = [Tensor(np.array(e)) for e in examples]
@@ -98,7 +105,7 @@ def trace(function: Callable[..., Sequence[Tensor]], *examples: np.ndarray) -> T
     return _simplify(tracer, input_slots, output_slots)
 
 
-def _simplify(tracer: _Tracer, inputs: tuple, outputs: tuple) -> Tape:
+def _simplify(tracer: _Tracer, inputs: tuple[int, ...], outputs: tuple[int, ...]) -> Tape:
     """Fold steps whose arguments are all constants; drop steps no output needs."""
     constants = dict(tracer.constants)
     steps = []
@@ -139,7 +146,7 @@ def batch_size(tape: Tape, max_elements: int | None) -> int | None:
     return None if max_elements is None else max(1, max_elements // max(tape.largest, 1))
 
 
-def run_batched(tape: Tape, arrays: Sequence[np.ndarray], batched: Sequence[bool]) -> list:
+def run_batched(tape: Tape, arrays: Sequence[Array], batched: Sequence[bool]) -> list[Array]:
     """Replay ``tape`` where the inputs marked ``batched`` carry a leading batch dimension.
 
     Every output comes back with the batch dimension in front. Raises ``NotBatchable`` for a
@@ -149,7 +156,7 @@ def run_batched(tape: Tape, arrays: Sequence[np.ndarray], batched: Sequence[bool
     if len(sizes) != 1:
         raise ValueError("batched inputs must share one batch size")
     (size,) = sizes
-    slots: list = [None] * tape.size
+    slots: list[Any] = [None] * tape.size  # arrays, or numpy scalars a step made
     is_batched = [False] * tape.size
     for slot, value in tape.constants:
         slots[slot] = value

@@ -6,6 +6,8 @@ They need no rules of their own: their derivatives come from the primitives they
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..ops import explaining as X
@@ -13,10 +15,13 @@ from ..ops import symbolic as S
 from ..ops.table import INT, OPS, OPT_INT, REDUCTIONS, TENSOR, Op, Param, public, register
 from . import primitives as P
 from .errors import DomainError, IndexDomainError, ShapeError
-from .tensor import Tensor
+from .tensor import Tensor, TensorLike
+
+if TYPE_CHECKING:
+    from ..local import Slot
 
 
-def _composite(name: str, summary: str, params: tuple[Param, ...], **fields) -> None:
+def _composite(name: str, summary: str, params: tuple[Param, ...], **fields: Any) -> None:
     """Declare an operation built from others: its call is the function of that name below."""
     register(Op(name, summary, params=params, **fields))
 
@@ -77,7 +82,9 @@ def _same_shape(name: str, a: Tensor, b: Tensor) -> None:
 
 
 @public("binary_cross_entropy_with_logits")
-def binary_cross_entropy_with_logits(input, target, reduction: str = "mean") -> Tensor:
+def binary_cross_entropy_with_logits(
+    input: TensorLike, target: TensorLike, reduction: str = "mean"
+) -> Tensor:
     """Sigmoid then binary cross-entropy in one numerically stable step (mean by default)."""
     input, target = P.as_tensor_pair(input, target)
     _same_shape("binary_cross_entropy_with_logits", input, target)
@@ -85,7 +92,7 @@ def binary_cross_entropy_with_logits(input, target, reduction: str = "mean") -> 
 
 
 @public("binary_cross_entropy")
-def binary_cross_entropy(input, target, reduction: str = "mean") -> Tensor:
+def binary_cross_entropy(input: TensorLike, target: TensorLike, reduction: str = "mean") -> Tensor:
     """Binary cross-entropy of probabilities ``input`` against ``target`` (mean by default)."""
     input, target = P.as_tensor_pair(input, target)
     _same_shape("binary_cross_entropy", input, target)
@@ -95,7 +102,7 @@ def binary_cross_entropy(input, target, reduction: str = "mean") -> Tensor:
 
 
 @public("mse_loss")
-def mse_loss(input, target, reduction: str = "mean") -> Tensor:
+def mse_loss(input: TensorLike, target: TensorLike, reduction: str = "mean") -> Tensor:
     """Mean squared error (mean by default)."""
     input, target = P.as_tensor_pair(input, target)
     _same_shape("mse_loss", input, target)
@@ -104,7 +111,7 @@ def mse_loss(input, target, reduction: str = "mean") -> Tensor:
 
 
 @public("cross_entropy")
-def cross_entropy(input, target, reduction: str = "mean") -> Tensor:
+def cross_entropy(input: TensorLike, target: TensorLike, reduction: str = "mean") -> Tensor:
     """Softmax cross-entropy of logits ``input`` (C) or (N, C).
 
     ``target`` holds class indices, shape () or (N,), or class probabilities shaped like
@@ -135,7 +142,7 @@ def cross_entropy(input, target, reduction: str = "mean") -> Tensor:
 
 
 @public("unsqueeze")
-def unsqueeze(x, dim: int) -> Tensor:
+def unsqueeze(x: TensorLike, dim: int) -> Tensor:
     """Insert a dimension of size 1 at ``dim``."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     dim = P._axes(dim, x.ndim + 1)[0]
@@ -143,7 +150,7 @@ def unsqueeze(x, dim: int) -> Tensor:
 
 
 @public("squeeze")
-def squeeze(x, dim: int | None = None) -> Tensor:
+def squeeze(x: TensorLike, dim: int | None = None) -> Tensor:
     """Remove dimensions of size 1 (all of them, or only ``dim``)."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     if dim is None:
@@ -155,7 +162,7 @@ def squeeze(x, dim: int | None = None) -> Tensor:
 
 
 @public("flatten")
-def flatten(x) -> Tensor:
+def flatten(x: TensorLike) -> Tensor:
     """All elements as a vector."""
     return P.reshape(x, -1)
 
@@ -171,7 +178,7 @@ _composite(
 
 
 @public("dot")
-def dot(a, b) -> Tensor:
+def dot(a: TensorLike, b: TensorLike) -> Tensor:
     """Inner product of two vectors."""
     a, b = P.as_tensor_pair(a, b)
     if a.ndim != 1 or b.ndim != 1:
@@ -179,7 +186,7 @@ def dot(a, b) -> Tensor:
     return P.matmul(a, b)
 
 
-def _setitem_text(slot) -> str:
+def _setitem_text(slot: Slot) -> str:
     if slot.position == 0:
         return f"1 where {slot.node} keeps {slot.wrt}[i], 0 where it was overwritten"
     return f"1 ({slot.wrt} is copied into {slot.node} at the index, once for each time)"
@@ -196,7 +203,7 @@ _composite(
 
 
 @public("setitem")
-def setitem(x, value, *index) -> Tensor:
+def setitem(x: TensorLike, value: TensorLike, *index: object) -> Tensor:
     """A copy of ``x`` with ``value`` (broadcast to ``x[index]``) at ``index``: integers,
     slices, None and Ellipsis. The gradient of ``x`` is zero where it was overwritten."""
     x = x if isinstance(x, Tensor) else Tensor(x)

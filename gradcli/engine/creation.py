@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ops.table import Array
 from .errors import DomainError, DtypeError
 from .tensor import DEFAULT_DTYPE, Tensor
 
@@ -22,11 +23,11 @@ def manual_seed(seed: int) -> np.random.Generator:
     return _generator
 
 
-def resolve_dtype(dtype: Any) -> np.dtype | None:
+def resolve_dtype(dtype: Any) -> np.dtype[Any] | None:
     """``float32``, ``"float64"``, a numpy dtype or None (meaning the default) to a dtype."""
     if dtype is None:
         return None
-    resolved = np.dtype(dtype)
+    resolved: np.dtype[Any] = np.dtype(dtype)
     if resolved not in (float32, float64, np.dtype(bool), np.dtype(np.int64)):
         raise DtypeError(f"unsupported dtype {resolved}: use float64 (default) or float32")
     return resolved
@@ -42,7 +43,7 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     return Tensor(array, requires_grad=requires_grad)
 
 
-def _shape(size: tuple) -> tuple[int, ...]:
+def _shape(size: tuple[Any, ...]) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for n in size:
@@ -51,21 +52,21 @@ def _shape(size: tuple) -> tuple[int, ...]:
     return tuple(int(n) for n in size)
 
 
-def _made(array: np.ndarray, requires_grad: bool, dtype: Any) -> Tensor:
+def _made(array: Array, requires_grad: bool, dtype: Any) -> Tensor:
     return Tensor(array.astype(resolve_dtype(dtype) or DEFAULT_DTYPE), requires_grad=requires_grad)
 
 
-def ones(*size, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+def ones(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     """A tensor of ones, e.g. ``ones(2, 2)``."""
     return _made(np.ones(_shape(size)), requires_grad, dtype)
 
 
-def zeros(*size, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+def zeros(*size: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     """A tensor of zeros."""
     return _made(np.zeros(_shape(size)), requires_grad, dtype)
 
 
-def full(*args, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+def full(*args: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     """``full(2, 3, 0.5)`` or ``full((2, 3), 0.5)``: a tensor of one value."""
     if len(args) < 2:
         raise DomainError("full needs a size and a fill value, e.g. full(2, 3, 0.5)")
@@ -79,7 +80,13 @@ def eye(n: int, m: int | None = None, requires_grad: bool = False, dtype: Any = 
     return _made(np.eye(n, m), requires_grad, dtype)
 
 
-def arange(start, end=None, step=1, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+def arange(
+    start: float,
+    end: float | None = None,
+    step: float = 1,
+    requires_grad: bool = False,
+    dtype: Any = None,
+) -> Tensor:
     """``arange(6)`` = 0..5, ``arange(1, 2, 0.25)``; float64 like every gradcli tensor."""
     if end is None:
         start, end = 0, start
@@ -88,17 +95,29 @@ def arange(start, end=None, step=1, requires_grad: bool = False, dtype: Any = No
     return _made(np.arange(start, end, step, dtype=float), requires_grad, dtype)
 
 
-def linspace(start, end, steps, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+def linspace(
+    start: float, end: float, steps: int, requires_grad: bool = False, dtype: Any = None
+) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     (steps,) = _shape((steps,))
     return _made(np.linspace(start, end, steps), requires_grad, dtype)
 
 
-def rand(*size, requires_grad: bool = False, dtype: Any = None, generator=None) -> Tensor:
+def rand(
+    *size: Any,
+    requires_grad: bool = False,
+    dtype: Any = None,
+    generator: np.random.Generator | None = None,
+) -> Tensor:
     """Uniform samples on [0, 1) from the seeded generator."""
     return _made((generator or _generator).random(_shape(size)), requires_grad, dtype)
 
 
-def randn(*size, requires_grad: bool = False, dtype: Any = None, generator=None) -> Tensor:
+def randn(
+    *size: Any,
+    requires_grad: bool = False,
+    dtype: Any = None,
+    generator: np.random.Generator | None = None,
+) -> Tensor:
     """Standard normal samples from the seeded generator."""
     return _made((generator or _generator).standard_normal(_shape(size)), requires_grad, dtype)

@@ -7,11 +7,16 @@ mode: tangents ride along the forward pass through each primitive's forward rule
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..ops.table import Array
 from .errors import DomainError, GradError, ScalarOutputError, ShapeError
 from .tensor import Tensor, _forward_mode, as_tensor, grad, set_grad_enabled
+
+if TYPE_CHECKING:
+    from .compile import Tape
 
 Inputs = Tensor | Sequence[Tensor]
 
@@ -23,7 +28,7 @@ def _leaves(inputs: Inputs, requires_grad: bool) -> tuple[bool, tuple[Tensor, ..
     return many, tuple(Tensor(as_tensor(x).data, requires_grad=requires_grad) for x in xs)
 
 
-def _matching(values, xs: tuple[Tensor, ...], what: str) -> tuple[Tensor, ...]:
+def _matching(values: Any, xs: tuple[Tensor, ...], what: str) -> tuple[Tensor, ...]:
     values = (values,) if len(xs) == 1 and not isinstance(values, (tuple, list)) else tuple(values)
     if len(values) != len(xs):
         raise ShapeError(f"{what}: expected {len(xs)} tensors, got {len(values)}")
@@ -34,18 +39,24 @@ def _matching(values, xs: tuple[Tensor, ...], what: str) -> tuple[Tensor, ...]:
     return result
 
 
-def _or_zeros(gradients, like: Sequence[Tensor]) -> tuple[Tensor, ...]:
+def _or_zeros(gradients: Sequence[Tensor | None], like: Sequence[Tensor]) -> tuple[Tensor, ...]:
     return tuple(
         Tensor(np.zeros(x.shape, dtype=x.dtype)) if g is None else g
         for g, x in zip(gradients, like)
     )
 
 
-def _unpack(many: bool, values: tuple):
+def _unpack(many: bool, values: tuple[Any, ...]) -> Any:  # the tuple, or its one element
     return values if many else values[0]
 
 
-def _reverse(out: Tensor, xs, v, create_graph=False, retain_graph=None):
+def _reverse(
+    out: Tensor,
+    xs: Sequence[Tensor],
+    v: Tensor | None,
+    create_graph: bool = False,
+    retain_graph: bool | None = None,
+) -> tuple[Tensor, ...]:
     if not out.requires_grad:
         return _or_zeros([None] * len(xs), xs)
     found = grad(
@@ -54,7 +65,7 @@ def _reverse(out: Tensor, xs, v, create_graph=False, retain_graph=None):
     return _or_zeros(found, xs)
 
 
-def vjp(func: Callable[..., Tensor], inputs: Inputs, v=None):
+def vjp(func: Callable[..., Tensor], inputs: Inputs, v: Any = None) -> tuple[Tensor, Any]:
     """(func(inputs), J^T v). ``v`` may be omitted only for a scalar output."""
     many, xs = _leaves(inputs, requires_grad=True)
     out = func(*xs)
@@ -63,7 +74,7 @@ def vjp(func: Callable[..., Tensor], inputs: Inputs, v=None):
     return out.detach(), _unpack(many, _reverse(out, xs, v))
 
 
-def jvp(func: Callable[..., Tensor], inputs: Inputs, v=None):
+def jvp(func: Callable[..., Tensor], inputs: Inputs, v: Any = None) -> tuple[Tensor, Tensor]:
     """(func(inputs), J v) by forward mode. ``v`` may be omitted only for a scalar input."""
     many, xs = _leaves(inputs, requires_grad=False)
     if v is None:
@@ -80,7 +91,7 @@ def jvp(func: Callable[..., Tensor], inputs: Inputs, v=None):
     return out.detach(), tangent.detach()
 
 
-def _basis(shape, dtype, k: int) -> Tensor:
+def _basis(shape: tuple[int, ...], dtype: np.dtype[Any], k: int) -> Tensor:
     e = np.zeros(int(np.prod(shape)), dtype=dtype)
     e[k] = 1
     return Tensor(e.reshape(shape))
@@ -92,7 +103,7 @@ def jacobian(
     strategy: str = "reverse-mode",
     vectorize: bool = False,
     max_batch_elements: int | None = None,
-):
+) -> Any:  # a Tensor for one input, a tuple of them for several
     """d func / d inputs, laid out as output.shape + input.shape (one per input).
 
     ``strategy`` is "reverse-mode" (a backward pass per output element) or "forward-mode" (a
@@ -116,7 +127,9 @@ def jacobian(
     return _unpack(many, tuple(Tensor(b) for b in blocks))
 
 
-def _looped_jacobian(func, inputs, strategy) -> tuple[np.ndarray, ...]:
+def _looped_jacobian(
+    func: Callable[..., Tensor], inputs: Inputs, strategy: str
+) -> tuple[Array, ...]:
     if strategy == "reverse-mode":
         _, xs = _leaves(inputs, requires_grad=True)
         out = func(*xs)
@@ -147,7 +160,9 @@ def _looped_jacobian(func, inputs, strategy) -> tuple[np.ndarray, ...]:
     return tuple(blocks)
 
 
-def _batched_jacobian(func, inputs, strategy, max_elements) -> tuple[np.ndarray, ...]:
+def _batched_jacobian(
+    func: Callable[..., Tensor], inputs: Inputs, strategy: str, max_elements: int | None
+) -> tuple[Array, ...]:
     """All basis vectors replayed along a batch dimension, in chunks within ``max_elements``:
     a batched VJP (reverse) or batched JVPs (forward)."""
     from .compile import trace
@@ -158,7 +173,7 @@ def _batched_jacobian(func, inputs, strategy, max_elements) -> tuple[np.ndarray,
         out_shape, out_dtype = (lambda o: (o.shape, o.dtype))(func(*[Tensor(a) for a in arrays]))
     if strategy == "reverse-mode":
 
-        def cotangent_pass(seed, *values):
+        def cotangent_pass(seed: Tensor, *values: Tensor) -> list[Tensor]:
             for value in values:
                 value.requires_grad = True
             return list(_reverse(func(*values), values, seed))
@@ -169,7 +184,7 @@ def _batched_jacobian(func, inputs, strategy, max_elements) -> tuple[np.ndarray,
     blocks = []
     for i, x in enumerate(xs):
 
-        def tangent_pass(tangent, *values, i=i):
+        def tangent_pass(tangent: Tensor, *values: Tensor, i: int = i) -> list[Tensor]:
             tangents = [
                 tangent if j == i else np.zeros(v.shape, v.dtype) for j, v in enumerate(values)
             ]
@@ -182,7 +197,13 @@ def _batched_jacobian(func, inputs, strategy, max_elements) -> tuple[np.ndarray,
     return tuple(blocks)
 
 
-def _replay_basis(tape, shape, dtype, arrays, max_elements) -> list[np.ndarray]:
+def _replay_basis(
+    tape: Tape,
+    shape: tuple[int, ...],
+    dtype: np.dtype[Any],
+    arrays: Sequence[Array],
+    max_elements: int | None,
+) -> list[Array]:
     """Replay ``tape`` with every basis vector of ``shape`` as its first, batched, input.
 
     The basis goes in chunks (each built only when its turn comes) small enough that no
@@ -202,7 +223,7 @@ def _replay_basis(tape, shape, dtype, arrays, max_elements) -> list[np.ndarray]:
     return [np.concatenate(column) for column in zip(*parts)]
 
 
-def hessian(func: Callable[..., Tensor], inputs: Inputs):
+def hessian(func: Callable[..., Tensor], inputs: Inputs) -> Any:  # a Tensor, or a tuple of tuples
     """Second derivatives of a scalar function, by differentiating its own gradient.
 
     For one input the result has shape input.shape + input.shape; for several, a tuple of
@@ -233,7 +254,7 @@ def hessian(func: Callable[..., Tensor], inputs: Inputs):
     return tuple(tuple(row) for row in blocks) if many else blocks[0][0]
 
 
-def hvp(func: Callable[..., Tensor], inputs: Inputs, v):
+def hvp(func: Callable[..., Tensor], inputs: Inputs, v: Any) -> tuple[Tensor, Any]:
     """(func(inputs), H v) for a scalar function, without forming H."""
     many, xs = _leaves(inputs, requires_grad=True)
     vs = _matching(v, xs, "hvp: v")

@@ -7,6 +7,9 @@ property (``x.T``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ..ops.table import OPS
 from .tensor import Tensor
 
@@ -23,7 +26,7 @@ _SPECIAL = {
 }
 
 
-def _reflected(function):
+def _reflected(function: Callable[..., Any]) -> Callable[[Any, Any], Any]:
     return lambda self, other: function(other, self)
 
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import builtins
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -36,13 +37,23 @@ from ..ops.table import (
     SIZES,
     TENSOR,
     TENSORS,
+    Array,
+    NumpyResult,
     Op,
     Param,
     public,
     register,
 )
 from .errors import DomainError, IndexDomainError, ShapeError
-from .tensor import Tensor, _coerce, apply
+from .tensor import Tensor, TensorLike, _coerce, apply
+
+Forward = Callable[..., Any]  # numpy in; an array, or a numpy scalar, out
+BackwardName = str | Callable[[Any], str]  # PyTorch's grad_fn name, or the node -> the name
+Factor = Tensor | float  # a derivative as a rule gives it: a tensor, or a number (1, -1, 0)
+Dim = int | tuple[int, ...] | None  # a dim as a caller gives it: one, several, or all
+Unary = Callable[..., Tensor]  # an operation of one tensor (and its options)
+Binary = Callable[[TensorLike, TensorLike], Tensor]
+Reduction = Callable[..., Tensor]  # (input, dim=None, keepdim=False)
 
 # Signatures shared by several entries
 _X = (Param("input", TENSOR),)
@@ -50,11 +61,11 @@ _XY = (Param("input", TENSOR), Param("other", TENSOR))
 _REDUCE = (Param("input", TENSOR), Param("dim", OPT_INT, None), Param("keepdim", BOOL, False))
 
 
-def _const(array: np.ndarray) -> Tensor:
+def _const(array: Array) -> Tensor:
     return Tensor(array)
 
 
-def _scale(value: Tensor, factor) -> Tensor:
+def _scale(value: Tensor, factor: Factor) -> Tensor:
     """``value * factor`` where a factor of 1, -1 or 0 costs no multiplication."""
     if isinstance(factor, (int, float)):
         if factor == 1:
@@ -70,7 +81,7 @@ def zeros_like(x: Tensor) -> Tensor:
     return _const(np.zeros(x.shape, dtype=x.dtype))
 
 
-def _mask_forward(*arrays, fn, axis=None):
+def _mask_forward(*arrays: Array, fn: Callable[..., Array], axis: Dim = None) -> Array:
     return fn(*arrays) if axis is None else fn(*arrays, axis=axis)
 
 
@@ -88,7 +99,7 @@ _MASK = register(
 )
 
 
-def mask(fn, *xs: Tensor, axis=None) -> Tensor:
+def mask(fn: Callable[..., Array], *xs: TensorLike, axis: Dim = None) -> Tensor:
     """A value without a gradient (relu's x > 0, the ties of a maximum), ``fn(*arrays)``.
 
     Rules compute every data-dependent constant this way rather than from ``.data``, so a
@@ -99,23 +110,23 @@ def mask(fn, *xs: Tensor, axis=None) -> Tensor:
     return apply(_MASK, *xs, **params)
 
 
-def _is_zero(x):
+def _is_zero(x: Array) -> NumpyResult:
     return x == 0
 
 
-def _positive(x):
+def _positive(x: Array) -> Array:
     return (x > 0).astype(x.dtype)
 
 
-def _sign(x):
+def _sign(x: Array) -> Array:
     return np.sign(x)
 
 
-def _nonzero(x):
+def _nonzero(x: Array) -> NumpyResult:
     return x != 0
 
 
-def _nonzero_count(x):
+def _nonzero_count(x: Array) -> NumpyResult:
     return (x != 0).astype(x.dtype)
 
 
@@ -123,21 +134,28 @@ def _nonzero_count(x):
 
 
 def _unary(
-    name: str, backward_name: str, forward, derivative, summary: str, **fields
-) -> Callable[..., Tensor]:
+    name: str,
+    backward_name: str,
+    forward: Forward,
+    derivative: Callable[..., Factor],
+    summary: str,
+    **fields: Any,
+) -> Unary:
     """Register an element-wise op of one tensor; ``derivative(x, out, **params)``.
 
     By default it is a function and a method of the same name, of one tensor, and batches
     element-wise; ``fields`` set the entry's other fields (see ``ops.table.Op``).
     """
 
-    def vjp(g, out, x, needs, **params):
+    def vjp(
+        g: Tensor, out: Tensor, x: Tensor, needs: tuple[bool, ...], **params: Any
+    ) -> tuple[Tensor]:
         return (_scale(g, derivative(x, out, **params)),)
 
-    def jvp(tangents, out, x, **params):
+    def jvp(tangents: Sequence[Tensor], out: Tensor, x: Tensor, **params: Any) -> Tensor:
         return _scale(tangents[0], derivative(x, out, **params))
 
-    def op(x, **params) -> Tensor:
+    def op(x: TensorLike, **params: Any) -> Tensor:
         return apply(entry, x, **params)
 
     fields = {"params": _X, "methods": (name,), **fields}
@@ -148,7 +166,24 @@ def _unary(
     return op
 
 
-def _binary(name: str, backward_name, forward, partials, summary: str, **fields):
+# partials(a, b, out, needs): (d out/d a, d out/d b), None where needs says it is not wanted
+Partials = Callable[[Tensor, Tensor, Tensor, tuple[bool, ...]], tuple[Factor | None, Factor | None]]
+
+
+def _needed(partial: Factor | None) -> Factor:
+    """A partial derivative that ``needs`` asked for (a rule gives None only where not)."""
+    assert partial is not None, "a partial derivative that was needed is missing"
+    return partial
+
+
+def _binary(
+    name: str,
+    backward_name: BackwardName,
+    forward: Forward,
+    partials: Partials,
+    summary: str,
+    **fields: Any,
+) -> Binary:
     """Register a broadcasting element-wise op of two tensors.
 
     ``partials(a, b, out, needs)`` returns (d out/d a, d out/d b); an entry may be None where
@@ -156,20 +191,22 @@ def _binary(name: str, backward_name, forward, partials, summary: str, **fields)
     operand's shape by ``sum_to``. By default it is a function and a method of two tensors.
     """
 
-    def vjp(g, out, a, b, needs):
+    def vjp(
+        g: Tensor, out: Tensor, a: Tensor, b: Tensor, needs: tuple[bool, ...]
+    ) -> tuple[Tensor | None, Tensor | None]:
         da, db = partials(a, b, out, needs)
         return (
-            sum_to(_scale(g, da), a.shape) if needs[0] else None,
-            sum_to(_scale(g, db), b.shape) if needs[1] else None,
+            sum_to(_scale(g, _needed(da)), a.shape) if needs[0] else None,
+            sum_to(_scale(g, _needed(db)), b.shape) if needs[1] else None,
         )
 
-    def jvp(tangents, out, a, b):
+    def jvp(tangents: Sequence[Tensor | None], out: Tensor, a: Tensor, b: Tensor) -> Tensor:
         ta, tb = tangents
         da, db = partials(a, b, out, (ta is not None, tb is not None))
-        terms = [_scale(t, d) for t, d in ((ta, da), (tb, db)) if t is not None]
+        terms = [_scale(t, _needed(d)) for t, d in ((ta, da), (tb, db)) if t is not None]
         return terms[0] if len(terms) == 1 else add(terms[0], terms[1])
 
-    def op(a, b) -> Tensor:
+    def op(a: TensorLike, b: TensorLike) -> Tensor:
         return apply(entry, a, b)
 
     fields = {"params": _XY, "methods": (name,), **fields}
@@ -180,23 +217,28 @@ def _binary(name: str, backward_name, forward, partials, summary: str, **fields)
     return op
 
 
-def _first_share(a, b):
+def _first_share(a: Array, b: Array) -> NumpyResult:
     """maximum's share of the gradient for a: 1 where a wins, 1/2 on a tie (PyTorch)."""
     return (np.greater(a, b) + 0.5 * (a == b)).astype(np.result_type(a, b))
 
 
-def _first_share_min(a, b):
+def _first_share_min(a: Array, b: Array) -> NumpyResult:
     return (np.less(a, b) + 0.5 * (a == b)).astype(np.result_type(a, b))
 
 
-def _ties_split(a: Tensor, b: Tensor, share_of_first) -> tuple[Tensor, Tensor]:
+def _ties_split(
+    a: Tensor, b: Tensor, share_of_first: Callable[[Array, Array], Array]
+) -> tuple[Tensor, Tensor]:
     """Masks for maximum/minimum: the winner gets 1; on a tie each side gets half (PyTorch)."""
     share = mask(share_of_first, a, b)
     return share, sub(1.0, share)
 
 
-def _pow_partials(a, b, out, needs):
-    da = db = None
+def _pow_partials(
+    a: Tensor, b: Tensor, out: Tensor, needs: tuple[bool, ...]
+) -> tuple[Tensor | None, Tensor | None]:
+    da: Tensor | None = None
+    db: Tensor | None = None
     if needs[0]:
         # PyTorch: the base's gradient is 0 where the exponent is 0, even at base 0 (not nan).
         # The masked branch uses exponent 1 there, so that pow(a, b - 1) is a**0 = 1 and its
@@ -210,16 +252,16 @@ def _pow_partials(a, b, out, needs):
     return da, db
 
 
-def _zero_base(a, b):
+def _zero_base(a: Array, b: Array) -> NumpyResult:
     return (a == 0) & (b >= 0)
 
 
-def _bce_logits_forward(z, y):
+def _bce_logits_forward(z: Array, y: Array) -> NumpyResult:
     # max(z, 0) - z*y + log(1 + exp(-|z|)): never exponentiates a large positive number.
     return np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))
 
 
-def _bce_forward(p, y):
+def _bce_forward(p: Array, y: Array) -> NumpyResult:
     # PyTorch clamps each log term at -100 so that p = 0 or 1 gives a finite loss.
     with np.errstate(divide="ignore"):
         log_p = np.maximum(np.log(p), -100.0)
@@ -227,7 +269,9 @@ def _bce_forward(p, y):
     return -(y * log_p + (1 - y) * log_q)
 
 
-def _bce_partials(p, y, out, needs):
+def _bce_partials(
+    p: Tensor, y: Tensor, out: Tensor, needs: tuple[bool, ...]
+) -> tuple[Tensor | None, Tensor | None]:
     # PyTorch divides by max(p (1 - p), 1e-12) to stay finite at p = 0 and p = 1. The
     # denominator is built with engine ops (not a constant) so that it is differentiated too.
     dp = None
@@ -272,7 +316,7 @@ mul = _binary(
     nonfinite="0 * inf",
     nonfinite_backward="0 * inf",
 )
-div = _binary(
+div: Binary = _binary(  # typed here: its own rule calls it
     "div",
     "DivBackward0",
     np.divide,
@@ -354,7 +398,7 @@ bce_elementwise = _binary(
 )
 
 
-def _stable_sigmoid(x):
+def _stable_sigmoid(x: Array) -> Array:
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
@@ -362,11 +406,11 @@ def _stable_sigmoid(x):
 _vector_erf = np.vectorize(math.erf, otypes=[float])
 
 
-def _erf(x):
+def _erf(x: Array) -> NumpyResult:
     return _vector_erf(x).astype(x.dtype) if x.size else x.copy()
 
 
-neg = _unary(
+neg: Unary = _unary(  # typed here, and below, where a rule above calls it
     "neg",
     "NegBackward0",
     np.negative,
@@ -376,7 +420,7 @@ neg = _unary(
     symbolic=S.each(lambda sp, v: -v),
     fold=True,
 )
-reciprocal = _unary(
+reciprocal: Unary = _unary(
     "reciprocal",
     "ReciprocalBackward0",
     np.reciprocal,
@@ -470,7 +514,7 @@ sign = _unary(
     kink="derivative 0",
 )
 sin = _unary("sin", "SinBackward0", np.sin, lambda x, out: cos(x), "sine", symbolic=S.each("sin"))
-cos = _unary(
+cos: Unary = _unary(
     "cos",
     "CosBackward0",
     np.cos,
@@ -523,7 +567,7 @@ sinh = _unary(
     symbolic=S.each("sinh"),
     nonfinite="overflow",
 )
-cosh = _unary(
+cosh: Unary = _unary(
     "cosh",
     "CoshBackward0",
     np.cosh,
@@ -540,7 +584,7 @@ tanh = _unary(
     "hyperbolic tangent",
     symbolic=S.each("tanh"),
 )
-sigmoid = _unary(
+sigmoid: Unary = _unary(
     "sigmoid",
     "SigmoidBackward0",
     _stable_sigmoid,
@@ -577,11 +621,15 @@ erf = _unary(
 )
 
 
-def _clamp_forward(x, min=None, max=None):  # noqa: A002 - PyTorch's names
+def _clamp_forward(
+    x: Array,
+    min: float | None = None,  # noqa: A002 - PyTorch's names
+    max: float | None = None,  # noqa: A002
+) -> Array:
     return np.clip(x, min, max)
 
 
-def _inside(x, low, high):
+def _inside(x: Array, low: float | None, high: float | None) -> Array:
     """1 inside [low, high], bounds included, 0 outside: clamp's derivative (PyTorch)."""
     inside = np.ones(x.shape, dtype=bool)
     if low is not None:
@@ -591,7 +639,12 @@ def _inside(x, low, high):
     return inside.astype(x.dtype)
 
 
-def _clamp_derivative(x, out, min=None, max=None):  # noqa: A002
+def _clamp_derivative(
+    x: Tensor,
+    out: Tensor,
+    min: float | None = None,  # noqa: A002
+    max: float | None = None,  # noqa: A002
+) -> Tensor:
     return mask(functools.partial(_inside, low=min, high=max), x)
 
 
@@ -613,14 +666,20 @@ _clamp = _unary(
 
 
 @public("clamp")
-def clamp(x, min=None, max=None) -> Tensor:  # noqa: A002
+def clamp(
+    x: TensorLike,
+    min: float | None = None,  # noqa: A002
+    max: float | None = None,  # noqa: A002
+) -> Tensor:
     """Limit ``x`` to [min, max]; either bound may be None."""
     if min is None and max is None:
         raise DomainError("clamp: give at least one of min and max")
     return _clamp(x, min=min, max=max)
 
 
-def _where_vjp(g, out, cond, a, b, needs):
+def _where_vjp(
+    g: Tensor, out: Tensor, cond: Tensor, a: Tensor, b: Tensor, needs: tuple[bool, ...]
+) -> tuple[None, Tensor | None, Tensor | None]:
     zero = zeros_like(g)
     return (
         None,
@@ -629,7 +688,9 @@ def _where_vjp(g, out, cond, a, b, needs):
     )
 
 
-def _where_jvp(tangents, out, cond, a, b):
+def _where_jvp(
+    tangents: Sequence[Tensor | None], out: Tensor, cond: Tensor, a: Tensor, b: Tensor
+) -> Tensor:
     _, ta, tb = tangents
     zero = zeros_like(out)
     return where(cond, zero if ta is None else ta, zero if tb is None else tb)
@@ -653,7 +714,7 @@ _WHERE = register(
 
 
 @public("where")
-def where(condition, a, b) -> Tensor:
+def where(condition: TensorLike, a: TensorLike, b: TensorLike) -> Tensor:
     """Element-wise ``a`` where ``condition`` holds, else ``b`` (broadcasting)."""
     if not isinstance(condition, Tensor):
         condition = Tensor(np.asarray(condition, dtype=bool))
@@ -665,7 +726,7 @@ def where(condition, a, b) -> Tensor:
 # -- broadcasting helpers ---------------------------------------------------------------------
 
 
-def _sum_to_forward(x, shape):
+def _sum_to_forward(x: Array, shape: tuple[int, ...]) -> Array:
     extra = x.ndim - len(shape)
     axes = tuple(range(extra)) + tuple(
         extra + i for i, n in enumerate(shape) if n == 1 and x.shape[extra + i] != 1
@@ -704,7 +765,7 @@ def sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 
 @public("expand")
-def expand(x, *sizes, shape=None) -> Tensor:
+def expand(x: TensorLike, *sizes: Any, shape: Sequence[int] | None = None) -> Tensor:
     """Broadcast ``x`` to ``shape`` (PyTorch's ``expand``; -1 keeps a dimension), given as
     sizes (``x.expand(2, 3)``), one tuple, or ``shape=``."""
     x = x if isinstance(x, Tensor) else Tensor(x)
@@ -720,7 +781,7 @@ def expand(x, *sizes, shape=None) -> Tensor:
 # -- reductions -------------------------------------------------------------------------------
 
 
-def _axes(dim, ndim: int) -> tuple[int, ...]:
+def _axes(dim: Dim, ndim: int) -> tuple[int, ...]:
     if dim is None:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
@@ -733,23 +794,31 @@ def _axes(dim, ndim: int) -> tuple[int, ...]:
     return tuple(sorted({d % ndim for d in dims})) if ndim else ()
 
 
-def _kept_shape(shape, dim) -> tuple[int, ...]:
+def _kept_shape(shape: tuple[int, ...], dim: Dim) -> tuple[int, ...]:
     axes = _axes(dim, len(shape))
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
-def _unreduce(g: Tensor, shape, dim, keepdim: bool) -> Tensor:
+def _unreduce(g: Tensor, shape: tuple[int, ...], dim: Dim, keepdim: bool) -> Tensor:
     """Spread a reduced cotangent back over the reduced dimensions."""
     if not keepdim:
         g = reshape(g, _kept_shape(shape, dim))
     return expand(g, shape)
 
 
-def _reduction(name, backward_name, forward, vjp, jvp, summary: str, **fields):
+def _reduction(
+    name: str,
+    backward_name: BackwardName,
+    forward: Forward,
+    vjp: Callable[..., Any],
+    jvp: Callable[..., Any],
+    summary: str,
+    **fields: Any,
+) -> Reduction:
     """Register a reduction over all dimensions or ``dim`` (an int or a tuple), ``keepdim``
     as in PyTorch; by default a function and a method with the signature of ``sum``."""
 
-    def op(x, dim=None, keepdim: bool = False) -> Tensor:
+    def op(x: TensorLike, dim: Dim = None, keepdim: bool = False) -> Tensor:
         x = x if isinstance(x, Tensor) else Tensor(x)
         axes = _axes(dim, x.ndim)
         return apply(entry, x, dim=axes, keepdim=keepdim)
@@ -762,7 +831,18 @@ def _reduction(name, backward_name, forward, vjp, jvp, summary: str, **fields):
     return op
 
 
-def _weighted_reduction(name, backward_name, forward, weights, summary: str, **fields):
+# weights(x, out, dim, keepdim): d out / d x, element by element; dim is a tuple of axes
+Weights = Callable[[Tensor, Tensor, tuple[int, ...], bool], Tensor]
+
+
+def _weighted_reduction(
+    name: str,
+    backward_name: BackwardName,
+    forward: Forward,
+    weights: Weights,
+    summary: str,
+    **fields: Any,
+) -> Reduction:
     """A reduction whose derivative with respect to each element is ``weights(x, out, dim,
     keepdim)``: the reverse rule spreads the cotangent times the weights, the forward rule
     reduces the tangent times the weights."""
@@ -781,11 +861,11 @@ def _weighted_reduction(name, backward_name, forward, weights, summary: str, **f
     )
 
 
-def _count(shape, dim) -> int:
+def _count(shape: tuple[int, ...], dim: tuple[int, ...]) -> int:
     return int(np.prod([shape[d] for d in dim])) if dim else 1
 
 
-sum = _reduction(  # noqa: A001
+sum: Reduction = _reduction(  # noqa: A001 - typed here: its own rule calls it
     "sum",
     lambda node: (
         "SumBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "SumBackward0"
@@ -800,13 +880,13 @@ sum = _reduction(  # noqa: A001
 )
 
 
-def _mean_forward(x, dim, keepdim):
+def _mean_forward(x: Array, dim: tuple[int, ...], keepdim: bool) -> NumpyResult:
     # The mean of no elements is nan (0 / 0), as in PyTorch, without numpy's warning.
     with np.errstate(invalid="ignore"):
         return np.sum(x, axis=dim, keepdims=keepdim) / _count(x.shape, dim)
 
 
-mean = _reduction(
+mean: Reduction = _reduction(  # typed here: its own rule calls it
     "mean",
     lambda node: (
         "MeanBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "MeanBackward0"
@@ -822,7 +902,7 @@ mean = _reduction(
 )
 
 
-def _prod_of_others(x: Tensor, out: Tensor, dim, keepdim) -> Tensor:
+def _prod_of_others(x: Tensor, out: Tensor, dim: tuple[int, ...], keepdim: bool) -> Tensor:
     """For each element, the product of the other elements of its reduction group.
 
     Written without dividing by zero: with no zero in a group it is prod / x; with one zero,
@@ -837,11 +917,11 @@ def _prod_of_others(x: Tensor, out: Tensor, dim, keepdim) -> Tensor:
     )
 
 
-def _no_zero_in_group(x, axis):
+def _no_zero_in_group(x: Array, axis: tuple[int, ...]) -> Array:
     return np.broadcast_to(np.sum(x == 0, axis=axis, keepdims=True) == 0, x.shape)
 
 
-def _lone_zero(x, axis):
+def _lone_zero(x: Array, axis: tuple[int, ...]) -> NumpyResult:
     return (x == 0) & (np.sum(x == 0, axis=axis, keepdims=True) == 1)
 
 
@@ -862,22 +942,22 @@ prod = _weighted_reduction(
 )
 
 
-def _extreme_weights(x: Tensor, out: Tensor, dim, keepdim) -> Tensor:
+def _extreme_weights(x: Tensor, out: Tensor, dim: tuple[int, ...], keepdim: bool) -> Tensor:
     """amax/amin: ties share the gradient evenly (PyTorch's convention)."""
     kept = out if keepdim else reshape(out, _kept_shape(x.shape, dim))
     return mask(_tie_weights, x, kept, axis=dim)
 
 
-def _tie_weights(x, kept, axis):
+def _tie_weights(x: Array, kept: Array, axis: tuple[int, ...]) -> NumpyResult:
     hit = x == kept
     return (hit / np.sum(hit, axis=axis, keepdims=True)).astype(x.dtype)
 
 
-def _extreme(reduce, name):
+def _extreme(reduce: Callable[..., Any], name: str) -> Forward:
     """np.max or np.min over ``dim``; a zero-size reduced dimension has no extreme (PyTorch
     raises), so it is a ShapeError rather than numpy's ValueError."""
 
-    def forward(x, dim, keepdim):
+    def forward(x: Array, dim: tuple[int, ...], keepdim: bool) -> Any:  # a numpy scalar for all
         empty = [d for d in dim if x.shape[d] == 0]
         if empty or (x.size == 0 and x.ndim == 0):
             raise ShapeError(
@@ -915,7 +995,7 @@ amin = _weighted_reduction(
 )
 
 
-def _logsumexp_forward(x, dim, keepdim):
+def _logsumexp_forward(x: Array, dim: tuple[int, ...], keepdim: bool) -> NumpyResult:
     if x.size == 0:  # log(0) = -inf over an empty dimension, as in PyTorch
         with np.errstate(divide="ignore"):
             return np.log(np.sum(np.exp(x), axis=dim, keepdims=keepdim))
@@ -925,7 +1005,7 @@ def _logsumexp_forward(x, dim, keepdim):
     return out if keepdim else np.squeeze(out, axis=dim)
 
 
-def _logsumexp_weights(x, out, dim, keepdim):
+def _logsumexp_weights(x: Tensor, out: Tensor, dim: tuple[int, ...], keepdim: bool) -> Tensor:
     """softmax of x over ``dim``: the derivative of logsumexp."""
     return exp(sub(x, _unreduce(out, x.shape, dim, keepdim)))
 
@@ -943,7 +1023,7 @@ logsumexp = _weighted_reduction(
 )
 
 
-def _norm_direction(x: Tensor, out: Tensor, dim, keepdim) -> Tensor:
+def _norm_direction(x: Tensor, out: Tensor, dim: tuple[int, ...], keepdim: bool) -> Tensor:
     """x / ||x||, and 0 where the norm is 0 (PyTorch's subgradient at the origin)."""
     norm = _unreduce(out, x.shape, dim, keepdim)
     zero = mask(_is_zero, norm)
@@ -971,7 +1051,7 @@ _norm2 = _weighted_reduction(
 
 
 @public("norm")
-def norm(x, p: float = 2, dim=None, keepdim: bool = False) -> Tensor:
+def norm(x: TensorLike, p: float = 2, dim: Dim = None, keepdim: bool = False) -> Tensor:
     """The p-norm over all elements or ``dim`` (2 by default; 0, 1, inf and other p too).
 
     p = 0 counts the non-zero elements, as in PyTorch; its gradient is zero. -inf is the
@@ -992,7 +1072,7 @@ def norm(x, p: float = 2, dim=None, keepdim: bool = False) -> Tensor:
     return _p_norm(x, float(p), dim, keepdim)
 
 
-def _p_norm(x, p: float, dim, keepdim: bool) -> Tensor:
+def _p_norm(x: TensorLike, p: float, dim: Dim, keepdim: bool) -> Tensor:
     """(sum |x|^p)^(1/p) for p > 0, with PyTorch's gradient: 0 at a zero element (its
     subgradient) and 0 for a group whose norm is 0, at every order. The masked branches see
     1 in place of 0, so that no derivative of theirs is 0 * inf."""
@@ -1007,30 +1087,30 @@ def _p_norm(x, p: float, dim, keepdim: bool) -> Tensor:
 # -- softmax ----------------------------------------------------------------------------------
 
 
-def _softmax_forward(x, dim):
+def _softmax_forward(x: Array, dim: int) -> NumpyResult:
     if x.size == 0:  # nothing to normalize: an empty result of the same shape (PyTorch)
         return x.copy()
     e = np.exp(x - np.max(x, axis=dim, keepdims=True))
     return e / np.sum(e, axis=dim, keepdims=True)
 
 
-def _log_softmax_forward(x, dim):
+def _log_softmax_forward(x: Array, dim: int) -> NumpyResult:
     if x.size == 0:
         return x.copy()
     shifted = x - np.max(x, axis=dim, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
-def _softmax_rule(v, out, dim):
+def _softmax_rule(v: Tensor, out: Tensor, dim: int) -> Tensor:
     # J v = J^T v = out * (v - sum(v * out)): the softmax Jacobian is symmetric.
     return mul(out, sub(v, sum(mul(v, out), dim, keepdim=True)))
 
 
-def _log_softmax_vjp(g, out, dim):
+def _log_softmax_vjp(g: Tensor, out: Tensor, dim: int) -> Tensor:
     return sub(g, mul(exp(out), sum(g, dim, keepdim=True)))
 
 
-def _log_softmax_jvp(t, out, dim):
+def _log_softmax_jvp(t: Tensor, out: Tensor, dim: int) -> Tensor:
     return sub(t, sum(mul(exp(out), t), dim, keepdim=True))
 
 
@@ -1067,7 +1147,7 @@ _LOG_SOFTMAX = register(
 )
 
 
-def _one_dim(x: Tensor, dim) -> int:
+def _one_dim(x: Tensor, dim: int | None) -> int:
     if dim is None:
         if x.ndim > 1:
             raise ShapeError(f"give dim for a tensor of {x.ndim} dimensions")
@@ -1076,14 +1156,14 @@ def _one_dim(x: Tensor, dim) -> int:
 
 
 @public("softmax")
-def softmax(x, dim=None) -> Tensor:
+def softmax(x: TensorLike, dim: int | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim`` (the only dim of a vector when omitted)."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     return apply(_SOFTMAX, x, dim=_one_dim(x, dim))
 
 
 @public("log_softmax")
-def log_softmax(x, dim=None) -> Tensor:
+def log_softmax(x: TensorLike, dim: int | None = None) -> Tensor:
     """log(softmax(x)) along ``dim``, computed stably."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     return apply(_LOG_SOFTMAX, x, dim=_one_dim(x, dim))
@@ -1109,10 +1189,10 @@ _RESHAPE = register(
 
 
 @public("reshape")
-def reshape(x, *shape) -> Tensor:
+def reshape(x: TensorLike, *shape: Any) -> Tensor:
     """The same elements in a new shape (one entry may be -1)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
+        shape = tuple(shape[0])
     x = x if isinstance(x, Tensor) else Tensor(x)
     shape = tuple(int(n) for n in shape)
     return x if x.shape == shape else apply(_RESHAPE, x, shape=shape)
@@ -1137,7 +1217,7 @@ _TRANSPOSE = register(
 
 
 @public("transpose")
-def transpose(x, dim0: int | None = None, dim1: int | None = None) -> Tensor:
+def transpose(x: TensorLike, dim0: int | None = None, dim1: int | None = None) -> Tensor:
     """Swap two dimensions; with none given, the matrix transpose (a vector is unchanged)."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     if dim0 is None and dim1 is None:
@@ -1157,7 +1237,7 @@ def transpose(x, dim0: int | None = None, dim1: int | None = None) -> Tensor:
     return apply(_TRANSPOSE, x, dim0=dim0, dim1=dim1)
 
 
-def _index_name(node) -> str:
+def _index_name(node: Any) -> str:
     index = node.params["index"]
     if any(isinstance(i, np.ndarray) for i in index):
         return "IndexBackward0"
@@ -1166,7 +1246,7 @@ def _index_name(node) -> str:
     return "SliceBackward0"
 
 
-def _scatter_forward(g, index, shape):
+def _scatter_forward(g: Array, index: tuple[Any, ...], shape: tuple[int, ...]) -> Array:
     out = np.zeros(shape, dtype=g.dtype)
     if any(isinstance(i, np.ndarray) for i in index):
         np.add.at(out, index, g)  # repeated indices must add up
@@ -1201,7 +1281,7 @@ _SCATTER = register(
 )
 
 
-def _normalize_index(index) -> tuple:
+def _normalize_index(index: Any) -> tuple[Any, ...]:
     if not isinstance(index, tuple):
         index = (index,)
     result = []
@@ -1219,27 +1299,29 @@ def _normalize_index(index) -> tuple:
 
 
 @public("getitem")
-def getitem(x, index) -> Tensor:
+def getitem(x: TensorLike, index: Any) -> Tensor:
     """``x[index]`` with integers, slices, None, Ellipsis, integer or boolean arrays."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     return apply(_GETITEM, x, index=_normalize_index(index))
 
 
-def scatter(g, index, shape) -> Tensor:
+def scatter(g: Tensor, index: tuple[Any, ...], shape: Sequence[int]) -> Tensor:
     """The adjoint of ``getitem``: zeros of ``shape`` with ``g`` added at ``index``."""
     return apply(_SCATTER, g, index=index, shape=tuple(shape))
 
 
-def _stack_vjp(g, out, *xs, needs, dim):
+def _stack_vjp(
+    g: Tensor, out: Tensor, *xs: Tensor, needs: tuple[bool, ...], dim: int
+) -> tuple[Tensor | None, ...]:
     lead = (slice(None),) * dim
     return tuple(getitem(g, lead + (i,)) if need else None for i, need in enumerate(needs))
 
 
-def _joined_tangents(tangents, xs):
+def _joined_tangents(tangents: Sequence[Tensor | None], xs: Sequence[Tensor]) -> list[Tensor]:
     return [zeros_like(x) if t is None else t for t, x in zip(tangents, xs)]
 
 
-def _joined_size(args: list) -> int:
+def _joined_size(args: list[Any]) -> int:
     return builtins.sum(t.numel() for t in args[0])
 
 
@@ -1262,8 +1344,11 @@ _STACK = register(
 )
 
 
-def _cat_vjp(g, out, *xs, needs, dim):
-    cotangents, start = [], 0
+def _cat_vjp(
+    g: Tensor, out: Tensor, *xs: Tensor, needs: tuple[bool, ...], dim: int
+) -> tuple[Tensor | None, ...]:
+    cotangents: list[Tensor | None] = []
+    start = 0
     lead = (slice(None),) * dim
     for x, need in zip(xs, needs):
         stop = start + x.shape[dim]
@@ -1289,15 +1374,15 @@ _CAT = register(
 )
 
 
-def _joinable(tensors, what: str) -> list[Tensor]:
-    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
-    if not tensors:
+def _joinable(tensors: Sequence[TensorLike], what: str) -> list[Tensor]:
+    made = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    if not made:
         raise ShapeError(f"{what}: expected a non-empty list of tensors")
-    return tensors
+    return made
 
 
 @public("stack")
-def stack(tensors, dim: int = 0) -> Tensor:
+def stack(tensors: Sequence[TensorLike], dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dimension ``dim``."""
     tensors = _joinable(tensors, "stack")
     shapes = {t.shape for t in tensors}
@@ -1308,7 +1393,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 
 @public("cat")
-def cat(tensors, dim: int = 0) -> Tensor:
+def cat(tensors: Sequence[TensorLike], dim: int = 0) -> Tensor:
     """Join tensors along the existing dimension ``dim``."""
     tensors = _joinable(tensors, "cat")
     if tensors[0].ndim == 0:
@@ -1320,7 +1405,9 @@ def cat(tensors, dim: int = 0) -> Tensor:
 # -- matrix product ---------------------------------------------------------------------------
 
 
-def _matmul_vjp(g, out, a, b, needs):
+def _matmul_vjp(
+    g: Tensor, out: Tensor, a: Tensor, b: Tensor, needs: tuple[bool, ...]
+) -> tuple[Tensor | None, Tensor | None]:
     # PyTorch's 1-D rules: a vector operand is a matrix with a dimension added, then removed.
     a2 = reshape(a, 1, a.shape[0]) if a.ndim == 1 else a
     b2 = reshape(b, b.shape[0], 1) if b.ndim == 1 else b
@@ -1337,7 +1424,7 @@ def _matmul_vjp(g, out, a, b, needs):
     return ga, gb
 
 
-def _matmul_jvp(tangents, out, a, b):
+def _matmul_jvp(tangents: Sequence[Tensor | None], out: Tensor, a: Tensor, b: Tensor) -> Tensor:
     ta, tb = tangents
     terms = []
     if ta is not None:
@@ -1347,14 +1434,14 @@ def _matmul_jvp(tangents, out, a, b):
     return terms[0] if len(terms) == 1 else add(terms[0], terms[1])
 
 
-def _matmul_name(node) -> str:
+def _matmul_name(node: Any) -> str:
     a, b = (t.ndim for t in node.inputs)
     return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}.get(
         (a, b), "MatmulBackward0"
     )
 
 
-def _matmul_forward(a, b):
+def _matmul_forward(a: Array, b: Array) -> NumpyResult:
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(
             f"matmul: both operands need at least one dimension, got shapes {a.shape} and {b.shape}"
@@ -1368,7 +1455,7 @@ def _matmul_forward(a, b):
     return np.matmul(a, b)
 
 
-def _matmul_size(args: list) -> int | None:
+def _matmul_size(args: list[Any]) -> int | None:
     shapes = [a.shape for a in args if isinstance(a, Tensor)]
     if len(shapes) != 2 or not all(shapes):
         return None
@@ -1400,11 +1487,12 @@ _MATMUL = register(
 
 
 @public("matmul")
-def matmul(a, b) -> Tensor:
+def matmul(a: TensorLike, b: TensorLike) -> Tensor:
     """Matrix product with PyTorch's rules for 1-D operands and broadcast batch dimensions."""
     return apply(_MATMUL, a, b)
 
 
-def as_tensor_pair(a, b) -> tuple[Tensor, Tensor]:
+def as_tensor_pair(a: TensorLike, b: TensorLike) -> tuple[Tensor, Tensor]:
     """Both operands as tensors, numbers taking the floating dtype of the other."""
-    return _coerce((a, b))
+    first, second = _coerce((a, b))
+    return first, second

@@ -13,12 +13,14 @@ from __future__ import annotations
 import math
 import warnings
 import weakref
-from collections.abc import Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
+from ..ops.table import Array, Op
 from .errors import DtypeError, EngineError, GradError, ScalarOutputError, ShapeError
 
 DEFAULT_DTYPE = np.dtype(np.float64)
@@ -30,12 +32,12 @@ class _Mode:
     grad_enabled = True
     forward_active = False
     # nodes whose reverse rule, and NonfiniteTangents of forward rules, first made a nan or inf
-    nonfinite_watch: list | None = None
+    nonfinite_watch: list[Node | NonfiniteTangent] | None = None
     tracer: Any = None  # records every primitive application while compiling (compile.py)
 
 
 @contextmanager
-def set_grad_enabled(enabled: bool):
+def set_grad_enabled(enabled: bool) -> Iterator[None]:
     """Record graphs (True) or not (False) inside the block."""
     previous = _Mode.grad_enabled
     _Mode.grad_enabled = enabled
@@ -45,24 +47,25 @@ def set_grad_enabled(enabled: bool):
         _Mode.grad_enabled = previous
 
 
-def no_grad():
+def no_grad() -> AbstractContextManager[None]:
     """Context manager that stops graph recording, like ``torch.no_grad()``."""
     return set_grad_enabled(False)
 
 
 @contextmanager
-def watch_nonfinite():
+def watch_nonfinite() -> Iterator[list[Node | NonfiniteTangent]]:
     """Collect, in a list, the nodes whose reverse rule turned finite values into nan or inf,
     and a ``NonfiniteTangent`` for each forward rule that did so to a tangent."""
     previous = _Mode.nonfinite_watch
-    _Mode.nonfinite_watch = found = []
+    found: list[Node | NonfiniteTangent] = []
+    _Mode.nonfinite_watch = found
     try:
         yield found
     finally:
         _Mode.nonfinite_watch = previous
 
 
-def watched_nonfinite() -> list | None:
+def watched_nonfinite() -> list[Node | NonfiniteTangent] | None:
     """The list the innermost ``watch_nonfinite`` block collects into (None outside one)."""
     return _Mode.nonfinite_watch
 
@@ -74,12 +77,14 @@ class NonfiniteTangent:
 
     __slots__ = ("prim", "origin")
 
-    def __init__(self, prim):
+    def __init__(self, prim: Op) -> None:
         self.prim = prim
-        self.origin = None
+        self.origin: Any = None
 
 
-def _watch_tangent(prim, tensors, tangents, tangent: Tensor) -> None:
+def _watch_tangent(
+    prim: Op, tensors: Sequence[Tensor], tangents: Sequence[Tensor | None], tangent: Tensor
+) -> None:
     if _all_finite(tangent) or not all(_all_finite(t) for t in tensors):
         return
     watch = _Mode.nonfinite_watch
@@ -91,7 +96,13 @@ def _all_finite(tensor: Tensor) -> bool:
     return tensor.data.dtype.kind != "f" or bool(np.all(np.isfinite(tensor.data)))
 
 
-def _watch(watch: list, node: Node, cotangent: Tensor, inputs, input_cotangents) -> None:
+def _watch(
+    watch: list[Node | NonfiniteTangent],
+    node: Node,
+    cotangent: Tensor,
+    inputs: Sequence[Tensor],
+    input_cotangents: Sequence[Tensor | None],
+) -> None:
     if node in watch or not _all_finite(cotangent) or not all(_all_finite(t) for t in inputs):
         return
     if any(c is not None and not _all_finite(c) for c in input_cotangents):
@@ -99,7 +110,7 @@ def _watch(watch: list, node: Node, cotangent: Tensor, inputs, input_cotangents)
 
 
 @contextmanager
-def _forward_mode(active: bool):
+def _forward_mode(active: bool) -> Iterator[None]:
     previous = _Mode.forward_active
     _Mode.forward_active = active
     try:
@@ -141,12 +152,14 @@ class Node:
         "__weakref__",
     )
 
-    def __init__(self, prim, inputs: tuple[Tensor, ...], params: dict, out: Tensor):
+    def __init__(
+        self, prim: Op, inputs: tuple[Tensor, ...], params: dict[str, Any], out: Tensor
+    ) -> None:
         self.prim = prim
         self.inputs: tuple[Tensor, ...] | None = inputs  # None once released
         self.params = params
         self.needs = tuple([t.requires_grad for t in inputs])
-        self.out_data: np.ndarray | None = out.data
+        self.out_data: Array | None = out.data
         self.out_ref = weakref.ref(out)
         self.retained: Tensor | None = None
         self.released_name: str | None = None
@@ -194,7 +207,9 @@ class Tensor:
     )
     __array_priority__ = 1000  # so that ndarray <op> Tensor defers to Tensor's operators
 
-    def __init__(self, data: Any, requires_grad: bool = False, dtype=None):
+    def __init__(
+        self, data: Any, requires_grad: bool = False, dtype: npt.DTypeLike | None = None
+    ) -> None:
         array = np.asarray(data, dtype=dtype)
         if requires_grad and not np.issubdtype(array.dtype, np.floating):
             raise DtypeError(
@@ -213,7 +228,7 @@ class Tensor:
         return self.data.shape
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> np.dtype[Any]:
         return self.data.dtype
 
     @property
@@ -226,7 +241,7 @@ class Tensor:
     def numel(self) -> int:
         return self.data.size
 
-    def size(self, dim: int | None = None):
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         return self.shape if dim is None else self.shape[dim]
 
     @property
@@ -264,13 +279,14 @@ class Tensor:
         """A new leaf sharing the data, cut from the graph."""
         return Tensor(self.data)
 
-    def numpy(self) -> np.ndarray:
+    def numpy(self) -> Array:
         return self.data
 
     def item(self) -> float:
-        return self.data.item()
+        value: float = self.data.item()  # an int or a bool for those dtypes
+        return value
 
-    def tolist(self):
+    def tolist(self) -> Any:  # nested lists of the elements
         return self.data.tolist()
 
     def __len__(self) -> int:
@@ -290,18 +306,32 @@ class Tensor:
         return f"tensor({body}{extra})"
 
     # -- autograd -----------------------------------------------------------------------------
-    def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False):
+    def backward(
+        self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False
+    ) -> None:
         """Accumulate d(self)/d(leaf) (times ``gradient``) into every leaf's ``.grad``."""
         backward([self], None if gradient is None else [gradient], retain_graph, create_graph)
 
     # The operators and methods are attached in ``methods.py``, from the primitive table; the
-    # type checker is told of the one this module uses.
+    # type checker is told of the ones the engine uses.
     if TYPE_CHECKING:
 
         def __add__(self, other: Any) -> Tensor: ...
 
+        def __mul__(self, other: Any) -> Tensor: ...
 
-def as_tensor(value: Any, dtype=None) -> Tensor:
+        def __getitem__(self, index: Any) -> Tensor: ...
+
+        def reshape(self, *shape: Any) -> Tensor: ...
+
+        def sum(self, dim: Any = None, keepdim: bool = False) -> Tensor: ...
+
+
+# What an operation takes as an operand: a tensor, or what becomes one (a number, an array).
+TensorLike = Tensor | npt.ArrayLike
+
+
+def as_tensor(value: Any, dtype: npt.DTypeLike | None = None) -> Tensor:
     """``value`` unchanged if it is a Tensor, else a new constant tensor."""
     if isinstance(value, Tensor):
         return value
@@ -313,7 +343,7 @@ def as_tensor(value: Any, dtype=None) -> Tensor:
     return Tensor(np.asarray(value, dtype=dtype))
 
 
-def _wrap(data: np.ndarray) -> Tensor:
+def _wrap(data: Array) -> Tensor:
     """A constant tensor around an existing array, without ``__init__``'s checks (hot path)."""
     out = _new_tensor(Tensor)
     out.data = data
@@ -328,13 +358,14 @@ def _wrap(data: np.ndarray) -> Tensor:
 _new_tensor = object.__new__
 
 
-def apply(prim, *args: Any, **params: Any) -> Tensor:
+def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     """Run a primitive on tensors (or numbers), recording a graph node when needed."""
     tensors = args
     for a in args:
         if type(a) is not Tensor:
             tensors = _coerce(args)
             break
+    assert prim.forward is not None, f"{prim.name} is not a primitive"
     try:
         out_data = prim.forward(*[t.data for t in tensors], **params)
     except EngineError:
@@ -354,6 +385,7 @@ def apply(prim, *args: Any, **params: Any) -> Tensor:
     if _Mode.forward_active and prim.differentiable:
         tangents = [t.tangent for t in tensors]
         if any(t is not None for t in tangents):
+            assert prim.jvp is not None, f"{prim.name} has no forward rule"
             with _forward_mode(False):
                 tangent = prim.jvp(tangents, _wrap(out.data), *tensors, **params)
                 if tangent.shape != out.shape:
@@ -380,10 +412,10 @@ def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
     )
 
 
-_SCALARS: dict[tuple, np.ndarray] = {}
+_SCALARS: dict[tuple[type, float, float, np.dtype[Any]], Array] = {}
 
 
-def _scalar(value: float, dtype: np.dtype) -> Tensor:
+def _scalar(value: float, dtype: np.dtype[Any]) -> Tensor:
     """A constant 0-d tensor; the arrays of recent numbers are reused (nothing writes to them)."""
     # copysign: -0.0 == 0.0 (same hash), but 1 / -0.0 is -inf, so the sign is part of the key
     key = (type(value), value, math.copysign(1.0, value), dtype)
@@ -426,7 +458,7 @@ def _topological_order(roots: Sequence[Node]) -> list[Node]:
     return post_order
 
 
-def _producers(node: Node):
+def _producers(node: Node) -> Iterator[Node]:
     if node.inputs is None:  # released
         raise GradError(_FREED_GRAPH_ERROR)
     return iter([t.grad_fn for t in node.inputs if t.grad_fn is not None])
@@ -437,13 +469,13 @@ def _initial_gradient(output: Tensor, gradient: Any) -> Tensor:
         if output.data.size != 1:
             raise ScalarOutputError("grad can be implicitly created only for scalar outputs")
         return _wrap(np.ones(output.shape, dtype=output.dtype))
-    gradient = as_tensor(gradient, output.dtype)
-    if gradient.shape != output.shape:
+    given = as_tensor(gradient, output.dtype)
+    if given.shape != output.shape:
         raise ShapeError(
-            f"Mismatch in shape: the gradient has shape {gradient.shape} but the output has "
+            f"Mismatch in shape: the gradient has shape {given.shape} but the output has "
             f"shape {output.shape}; they must be equal"
         )
-    return gradient
+    return given
 
 
 def _run_backward(
@@ -499,6 +531,7 @@ def _run_backward(
                 _accumulate(node.retained, cotangent, create_graph)
             inputs = node.inputs
             assert inputs is not None  # _topological_order refuses released nodes
+            assert node.prim.vjp is not None, f"{node.prim.name} has no reverse rule"
             input_cotangents = node.prim.vjp(
                 cotangent, node.output(create_graph), *inputs, needs=node.needs, **node.params
             )
@@ -543,9 +576,9 @@ def backward(
 
 
 def grad(
-    outputs,
-    inputs,
-    grad_outputs=None,
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
     allow_unused: bool = False,
@@ -581,7 +614,7 @@ def grad(
     return tuple(result)
 
 
-def _is_sequence_of_grads(value) -> bool:
+def _is_sequence_of_grads(value: object) -> bool:
     return isinstance(value, (list, tuple)) and all(
         isinstance(v, Tensor) or v is None for v in value
     )

@@ -58,6 +58,11 @@ def parse_program(source: str) -> Program:
         else:
             ir = _guarded(statement, lambda c: to_ir(to_sympy(c)), checked)
             assignments.append(Assignment(checked.target, statement, ir, None, checked.columns))
+    if not assignments:  # only imports, backward calls and prints
+        last = checked_all[-1].statement
+        raise last.error(
+            "the program assigns nothing", 0, "write statements like: y = x + 2; out = mean(y)"
+        )
     program = Program(source, _versions(assignments), tuple(backward))
     _check_vectors_used_after_their_elements(program, checked_all)
     return program

@@ -4,27 +4,36 @@ Each rule is ``rule(forward, params, values, batched, ranks, size)``: the step's
 function and parameters, its argument values (the batched ones with the batch dimension in
 front), which are batched, the number of dimensions each had when traced, and the batch size.
 It returns the result with the batch dimension in front. An entry with no rule is replayed
-point by point.
+point by point. (A numpy scalar that a step made counts as a 0-d array.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
+from .table import Array
 
-def aligned(value, batched: bool, rank: int, size: int, target: int):
+Forward = Callable[..., Array]  # the step's numpy function, on batched arrays
+Params = dict[str, Any]
+BatchRule = Callable[[Forward, Params, Sequence[Array], Sequence[bool], Sequence[int], int], Array]
+
+
+def aligned(value: Array, batched: bool, rank: int, size: int, target: int) -> Array:
     """A batched value reshaped to (B, 1, ..., 1, *shape) so it has ``target`` logical dims."""
     if not batched:
         return value
     return value.reshape((size,) + (1,) * (target - rank) + value.shape[1:])
 
 
-def with_batch(value, batched: bool, size: int):
+def with_batch(value: Array, batched: bool, size: int) -> Array:
     """Every value with the batch dimension: an unbatched one broadcast to the batch."""
     return value if batched else np.broadcast_to(value, (size,) + np.shape(value))
 
 
-def _shifted(axis, rank: int):
+def _shifted(axis: int | tuple[int, ...], rank: int) -> int | tuple[int, ...]:
     """An axis (or a tuple of axes) of the traced value, one further right; a 0-d value's
     axes (0 or -1 stand for its only position) become the new last axis of the batch."""
     if rank == 0:
@@ -34,7 +43,14 @@ def _shifted(axis, rank: int):
     return axis % rank + 1
 
 
-def elementwise(forward, params, values, batched, ranks, size):
+def elementwise(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
     """Element-wise (broadcasting) steps: ranks aligned so the batch dimension stays first."""
     target = max(ranks)
     return forward(
@@ -42,7 +58,14 @@ def elementwise(forward, params, values, batched, ranks, size):
     )
 
 
-def mask(forward, params, values, batched, ranks, size):
+def mask(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
     """A mask: element-wise, or for a reduction's mask, every argument batched and the axis
     shifted."""
     if "axis" not in params:
@@ -55,33 +78,75 @@ def mask(forward, params, values, batched, ranks, size):
     return forward(*values, fn=params["fn"], axis=_shifted(params["axis"], target))
 
 
-def reduction(forward, params, values, batched, ranks, size):
+def reduction(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
     """A reduction over ``dim`` (a tuple of axes of the traced value)."""
     dim = tuple(d + 1 for d in params["dim"])
     return forward(values[0], dim=dim, keepdim=params["keepdim"])
 
 
-def along_dim(forward, params, values, batched, ranks, size):
+def along_dim(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
     """An operation along one ``dim`` (softmax): the dim shifted past the batch dimension."""
     if ranks[0] == 0:  # one element along no dimension: apply it to each point alone
         return forward(values[0][:, None], dim=1)[:, 0]
     return forward(values[0], dim=_shifted(params["dim"], ranks[0]))
 
 
-def transpose(forward, params, values, batched, ranks, size):
+def transpose(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
     return np.swapaxes(values[0], params["dim0"] + 1, params["dim1"] + 1)
 
 
-def reshape(forward, params, values, batched, ranks, size):
+def reshape(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
     return np.reshape(values[0], (size,) + tuple(params["shape"]))
 
 
-def expand(forward, params, values, batched, ranks, size):
+def expand(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
     shape = tuple(params["shape"])
     return np.broadcast_to(aligned(values[0], True, ranks[0], size, len(shape)), (size,) + shape)
 
 
-def sum_to(forward, params, values, batched, ranks, size):
+def sum_to(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
     shape = tuple(params["shape"])
     x = values[0]
     inner = x.shape[1:]
@@ -93,7 +158,7 @@ def sum_to(forward, params, values, batched, ranks, size):
     return summed.reshape((size,) + shape)
 
 
-def _advanced_lead(index) -> int:
+def _advanced_lead(index: tuple[Any, ...]) -> int:
     """Where the batch dimension lands in ``x[(slice(None), *index)]``: first, unless the
     index's arrays (with its integers, then advanced too) are apart, when numpy puts their
     broadcast dimensions in front of everything, the batch dimension after them."""
@@ -110,41 +175,70 @@ def _advanced_lead(index) -> int:
     return len(np.broadcast_shapes(*shapes))
 
 
-def getitem(forward, params, values, batched, ranks, size):
+def getitem(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
     index = params["index"]
     return np.moveaxis(values[0][(slice(None), *index)], _advanced_lead(index), 0)
 
 
-def scatter(forward, params, values, batched, ranks, size):
+def scatter(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
     x, index = values[0], params["index"]
     out = np.zeros((size,) + tuple(params["shape"]), dtype=x.dtype)
     np.add.at(out, (slice(None), *index), np.moveaxis(x, 0, _advanced_lead(index)))
     return out
 
 
-def join(numpy_join):
+def join(numpy_join: Callable[..., Array]) -> BatchRule:
     """stack or cat: every value batched, the dim shifted."""
 
-    def rule(forward, params, values, batched, ranks, size):
+    def rule(
+        forward: Forward,
+        params: Params,
+        values: Sequence[Array],
+        batched: Sequence[bool],
+        ranks: Sequence[int],
+        size: int,
+    ) -> Array:
         joined = [with_batch(v, b, size) for v, b in zip(values, batched)]
         return numpy_join(joined, axis=params["dim"] + 1)
 
     return rule
 
 
-def matmul(forward, params, values, batched, ranks, size):
+def matmul(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
     """PyTorch's matmul rules with a batch dimension in front of either operand."""
     a, b = values
     a_vector, b_vector = ranks[0] == 1, ranks[1] == 1
     # A batch of vectors against a fixed matrix is one matrix product, not a batch of them.
+    # (numpy's stubs give a product of two NDArray[Any] the type Any: hence the two ignores.)
     if b_vector and batched[1] and not batched[0] and ranks[0] == 2:
-        return b @ a.T
+        return b @ a.T  # type: ignore[no-any-return]
     if a_vector and batched[0] and not batched[1] and ranks[1] == 2:
         return a @ b
     if list(ranks) == [2, 2] and batched[1] and not batched[0]:  # (m, n) @ (B, n, k)
         size_, n, k = b.shape
         flat = a @ b.transpose(1, 0, 2).reshape(n, size_ * k)
-        return flat.reshape(a.shape[0], size_, k).transpose(1, 0, 2)
+        return flat.reshape(a.shape[0], size_, k).transpose(1, 0, 2)  # type: ignore[no-any-return]
     if list(ranks) == [2, 2] and batched[0] and not batched[1]:  # (B, m, n) @ (n, k)
         size_, m, n = a.shape
         return (a.reshape(size_ * m, n) @ b).reshape(size_, m, b.shape[1])
@@ -160,7 +254,7 @@ def matmul(forward, params, values, batched, ranks, size):
         a = aligned(a, True, 2, size, ranks[1])
     if batched[1] and b_vector and not a_vector and ranks[0] > 2:
         b = aligned(b, True, 2, size, ranks[0])
-    out = np.matmul(a, b)
+    out: Array = np.matmul(a, b)
     if b_vector:
         out = out[..., 0]
     if a_vector:

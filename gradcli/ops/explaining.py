@@ -9,8 +9,20 @@ values ``arrays``, which one is ``position``, the options ``params``, the result
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from .table import Array
+
+if TYPE_CHECKING:
+    from ..local import Slot
+
+Vary = Callable[[Array], Array]  # v -> J^T v, for the slot's operand alone
+# (left side, formula, layout, value; None when too large to work out)
+Explained = tuple[str, str, str, Array | None]
+ExplainRule = Callable[["Slot", Vary], Explained]
 
 BLOCK_ENTRIES = 1_000_000  # the most entries of softmax's Jacobian blocks worked out
 
@@ -38,30 +50,30 @@ def _at(name: str, index: str) -> str:
     return name if _is_number(name) else f"{name}[{index}]"
 
 
-def along(slot) -> str:
+def along(slot: Slot) -> str:
     dim = slot.params.get("dim")
     return "" if dim is None else f" along dim {dim}"
 
 
-def per_element(formula):
+def per_element(formula: Callable[[Slot], str]) -> ExplainRule:
     """A rule whose formula gives d out / d w[i] for each element (``formula(slot)``), the
     value by the engine's reverse mode."""
 
-    def rule(slot, vary):
+    def rule(slot: Slot, vary: Vary) -> Explained:
         left = f"{d(slot.node)}/{d(slot.wrt)}[i]"
         return left, formula(slot), "per element", vary(np.ones(slot.out.shape))
 
     return rule
 
 
-def mean(slot) -> str:
+def mean(slot: Slot) -> str:
     x, dim = slot.arrays[0], slot.params.get("dim")
     count = x.size if dim is None else x.shape[dim]
     where = along(slot)
     return f"1/n = 1/{count}" + (f" (n: the elements{where})" if where else "")
 
 
-def norm(slot) -> str:
+def norm(slot: Slot) -> str:
     p, w, node = float(slot.params["p"]), slot.wrt, slot.node
     if p == 0:
         return "0 (the count of non-zero elements does not change)"
@@ -83,23 +95,26 @@ PICKED = per_element(
 )
 
 
-def _elements(slot) -> tuple[str, int]:
+def _elements(slot: Slot) -> tuple[str, int]:
     """An element-wise loss: its index and how many elements the mean divides by."""
     return "i", slot.arrays[0].size
 
 
-def _classes(slot) -> tuple[str, int]:
+def _classes(slot: Slot) -> tuple[str, int]:
     """cross_entropy of (C) or (N, C) logits: the index, and the samples the mean divides by."""
     rows = slot.arrays[0].ndim == 2
     return ("n, c", slot.arrays[0].shape[0]) if rows else ("c", 1)
 
 
-def loss(formula, indexing=_elements):
+def loss(
+    formula: Callable[[Slot, str, str, str], str],
+    indexing: Callable[[Slot], tuple[str, int]] = _elements,
+) -> ExplainRule:
     """A loss rule: ``formula(slot, x, t, index)`` with x and t the input's and target's
     element (``x[i]``), for the slot's position; the mean's 1/n is added here (not to a
     formula that says it is 0)."""
 
-    def rule(slot, vary):
+    def rule(slot: Slot, vary: Vary) -> Explained:
         (x, t), node = slot.names, slot.node
         index, n = indexing(slot)
         reduction = slot.params["reduction"]
@@ -114,21 +129,21 @@ def loss(formula, indexing=_elements):
     return rule
 
 
-def mse(slot, x, t, index) -> str:
+def mse(slot: Slot, x: str, t: str, index: str) -> str:
     return f"2*({x} - {t})" if slot.position == 0 else f"-2*({x} - {t})"
 
 
-def bce_with_logits(slot, x, t, index) -> str:
+def bce_with_logits(slot: Slot, x: str, t: str, index: str) -> str:
     return f"(sigmoid({x}) - {t})" if slot.position == 0 else f"-{x}"
 
 
-def bce(slot, x, t, index) -> str:
+def bce(slot: Slot, x: str, t: str, index: str) -> str:
     if slot.position == 0:
         return f"({x} - {t})/max({x}*(1 - {x}), 1e-12)"
     return f"(log(1 - {x}) - log({x}))"
 
 
-def _cross_entropy(slot, x, t, index) -> str:
+def _cross_entropy(slot: Slot, x: str, t: str, index: str) -> str:
     """cross_entropy by its logits, or by target probabilities (or class indices: none)."""
     logits, target = slot.names
     classes = slot.arrays[1].shape != slot.arrays[0].shape
@@ -143,7 +158,7 @@ def _cross_entropy(slot, x, t, index) -> str:
     return f"(softmax({logits})[{index}]*sum({row}) - {target}[{index}])"
 
 
-def matmul(slot, vary):
+def matmul(slot: Slot, vary: Vary) -> Explained:
     """d (a @ b)[i, j] / d a[i, k] = b[k, j], and the like for vectors: the other operand."""
     (a, b), (da, db) = slot.names, (x.ndim for x in slot.arrays)
     batch = ["..."] if max(da, db) > 2 else []
@@ -151,7 +166,7 @@ def matmul(slot, vary):
     index_b = (["..."] if db > 2 else []) + ["k"] + (["j"] if db > 1 else [])
     index_out = batch + (["i"] if da > 1 else []) + (["j"] if db > 1 else [])
 
-    def at(name, parts):
+    def at(name: str, parts: list[str]) -> str:
         return f"{name}[{', '.join(parts)}]" if parts else name
 
     (mine, mine_index), other = ((a, index_a), (b, index_b))[:: 1 if slot.position == 0 else -1]
@@ -159,10 +174,10 @@ def matmul(slot, vary):
     return left, at(*other), "other operand", slot.arrays[1 - slot.position]
 
 
-def blocks(log: bool):
+def blocks(log: bool) -> ExplainRule:
     """softmax (or log_softmax): the formula, and the n x n Jacobian of each slice along dim."""
 
-    def rule(slot, vary):
+    def rule(slot: Slot, vary: Vary) -> Explained:
         from .. import limits
 
         dim = slot.params["dim"]

@@ -8,15 +8,23 @@ and most commands never need it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import EllipsisType
+from typing import Any
 
 import numpy as np
 
+from .table import Array
 
-def each(function: str | Callable):
+# sympy has no type information: its module and its formulas are Any.
+Formula = Any
+ArrayRule = Callable[..., Array]
+
+
+def each(function: str | Callable[[Any, Formula], Formula]) -> Callable[[Array], Array]:
     """An element-wise rule: ``function`` names a sympy function (``"exp"``) or is
     ``function(sympy, element)``."""
 
-    def rule(x):
+    def rule(x: Array) -> Array:
         import sympy
 
         scalar = (
@@ -29,16 +37,16 @@ def each(function: str | Callable):
     return rule
 
 
-def reduce(numpy_function):
+def reduce(numpy_function: Callable[..., Any]) -> ArrayRule:
     """A reduction of formulas by ``numpy_function`` (np.sum, np.prod) over dim."""
 
-    def rule(x, dim=None, keepdim=False):
+    def rule(x: Array, dim: int | None = None, keepdim: bool = False) -> Array:
         return np.asarray(numpy_function(x, axis=dim, keepdims=keepdim), dtype=object)
 
     return rule
 
 
-def mean(x, dim=None, keepdim=False):
+def mean(x: Array, dim: int | None = None, keepdim: bool = False) -> Array:
     """The sum over dim, divided exactly; as torch, the mean of nothing is nan."""
     import sympy
 
@@ -47,7 +55,7 @@ def mean(x, dim=None, keepdim=False):
     return np.asarray(reduce(np.sum)(x, dim, keepdim) * scale, dtype=object)
 
 
-def power(a, b):
+def power(a: Array, b: Array) -> Array:
     """a**b; a power of numbers is computed in floating point, as the run does, so that an
     exact 2**2**30 is never built (a number beyond float range is not symbolic)."""
     import sympy
@@ -64,7 +72,7 @@ def power(a, b):
     return a**b
 
 
-def matmul(a, b):
+def matmul(a: Array, b: Array) -> Array:
     """Matrix and vector products of formulas (not batched ones)."""
     from ..symbolic import NotSymbolic
 
@@ -77,27 +85,27 @@ def matmul(a, b):
 # arrays (they give explain its formulas, and stay out of check and --symbolic).
 
 
-def relu(sp, v):
+def relu(sp: Any, v: Formula) -> Formula:
     return sp.Piecewise((v, v > 0), (0, True))  # relu'(0) = 0, as in PyTorch
 
 
-def sign(sp, v):
+def sign(sp: Any, v: Formula) -> Formula:
     return sp.Piecewise((1, v > 0), (-1, v < 0), (0, True))  # its derivative is 0 everywhere
 
 
-def maximum(sp, a, b):
+def maximum(sp: Any, a: Formula, b: Formula) -> Formula:
     return sp.Piecewise((a, a > b), (b, a < b), ((a + b) / 2, True))  # ties share, as PyTorch
 
 
-def minimum(sp, a, b):
+def minimum(sp: Any, a: Formula, b: Formula) -> Formula:
     return sp.Piecewise((a, a < b), (b, a > b), ((a + b) / 2, True))
 
 
-def where(sp, condition, a, b):
+def where(sp: Any, condition: Formula, a: Formula, b: Formula) -> Formula:
     return sp.Piecewise((a, sp.Ne(condition, 0)), (b, True))
 
 
-def clamp(sp, v, low, high):
+def clamp(sp: Any, v: Formula, low: float | None, high: float | None) -> Formula:
     from ..symbolic import number
 
     pieces = [(number(low), v < low)] if low is not None else []
@@ -106,29 +114,30 @@ def clamp(sp, v, low, high):
     return sp.Piecewise(*pieces, (v, True))  # slope 1 inside, bounds included (PyTorch)
 
 
-def _axis(x, dim) -> int:
+def _axis(x: Array, dim: int | None) -> int:
     """The one dim of softmax-like operations: the only one of a vector when omitted."""
     return 0 if dim is None else dim % max(x.ndim, 1)
 
 
-def softmax(x, dim=None):
+def softmax(x: Array, dim: int | None = None) -> Array:
     if x.ndim == 0:
         return each(lambda sp, v: sp.Integer(1))(x)
     e = each("exp")(x)
-    return e / np.sum(e, axis=_axis(x, dim), keepdims=True)
+    total: Array = np.sum(e, axis=_axis(x, dim), keepdims=True)
+    return e / total
 
 
-def log_softmax(x, dim=None):
+def log_softmax(x: Array, dim: int | None = None) -> Array:
     if x.ndim == 0:
         return each(lambda sp, v: sp.Integer(0))(x)
     return x - each("log")(np.sum(each("exp")(x), axis=_axis(x, dim), keepdims=True))
 
 
-def logsumexp(x, dim=None, keepdim=False):
+def logsumexp(x: Array, dim: int | None = None, keepdim: bool = False) -> Array:
     return each("log")(np.asarray(np.sum(each("exp")(x), axis=dim, keepdims=keepdim), dtype=object))
 
 
-def norm(x, p=2, dim=None, keepdim=False):
+def norm(x: Array, p: float = 2, dim: int | None = None, keepdim: bool = False) -> Array:
     """The 2-norm (others have kinks that sympy's Abs does not differentiate as torch does)."""
     from ..symbolic import NotSymbolic
 
@@ -137,27 +146,27 @@ def norm(x, p=2, dim=None, keepdim=False):
     return each("sqrt")(np.asarray(np.sum(x * x, axis=dim, keepdims=keepdim), dtype=object))
 
 
-def _reduced(loss, reduction: str):
+def _reduced(loss: Array, reduction: str) -> Array:
     if reduction == "none":
         return loss
     total = np.asarray(np.sum(loss), dtype=object)
     return total if reduction == "sum" else mean(loss)
 
 
-def mse_loss(x, target, reduction="mean"):
+def mse_loss(x: Array, target: Array, reduction: str = "mean") -> Array:
     return _reduced((x - target) * (x - target), reduction)
 
 
-def bce_with_logits(z, target, reduction="mean"):
+def bce_with_logits(z: Array, target: Array, reduction: str = "mean") -> Array:
     """log(1 + e^z) - z y, the smooth form of the stable formula the engine computes."""
     return _reduced(each(lambda sp, v: sp.log(1 + sp.exp(v)))(z) - z * target, reduction)
 
 
-def unsqueeze(x, dim):
+def unsqueeze(x: Array, dim: int) -> Array:
     return np.expand_dims(x, dim % (x.ndim + 1))
 
 
-def squeeze(x, dim=None):
+def squeeze(x: Array, dim: int | None = None) -> Array:
     if dim is None:
         return x.reshape(tuple(n for n in x.shape if n != 1))
     if x.ndim == 0 or x.shape[dim] != 1:
@@ -171,7 +180,7 @@ PIECEWISE = (
 )
 
 
-def setitem(x, value, *index):
+def setitem(x: Array, value: Array, *index: int | slice | EllipsisType | None) -> Array:
     """A copy of the formulas of x with those of value written at index."""
     out = np.array(x, dtype=object, copy=True)
     out[index] = value

@@ -28,7 +28,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from ..engine.tensor import Tensor
 
 REQUIRED = object()
 
@@ -48,6 +53,16 @@ SIZES = "sizes"  # the rest of the positional arguments, whole numbers: reshape(
 ELEMENTS = "y0, y1, ..."
 
 Rule = Callable[..., Any]
+# The arrays the engine and the rules pass around: floating values, boolean masks, integer
+# indices, and object arrays of sympy formulas alike.
+Array = npt.NDArray[Any]
+# What a numpy function gives back: an array, or a numpy scalar where the result is 0-d (numpy's
+# stubs also type most operations on an Array as Any).
+NumpyResult = Any
+# A ``call``: an operation as the engine exports it. Its type is fixed (not the decorated
+# function's own signature) so that type checkers know it before the function is defined: the
+# rules of an entry, declared above its call, call it.
+Call = Callable[..., "Tensor"]
 
 
 @dataclass(frozen=True)
@@ -97,9 +112,10 @@ class Op:
     nonfinite: str = "overflow or an invalid operation"
     nonfinite_backward: str = "overflow or an invalid operation"
     kink: str = ""
-    size: Callable[[list], int | None] | None = None
-    extra: dict = field(default_factory=dict)  # property: a property name (x.T); base_e: the
-    # operation that e ** x is (for pow); glyph: the mathematical sign messages suggest it for
+    size: Callable[[list[Any]], int | None] | None = None
+    # property: a property name (x.T); base_e: the operation that e ** x is (for pow); glyph:
+    # the mathematical sign messages suggest it for (sqrt: √)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def in_language(self) -> bool:
@@ -130,11 +146,11 @@ def register(op: Op) -> Op:
     return op
 
 
-def public(name: str):
+def public(name: str) -> Callable[[Call], Call]:
     """Make the decorated function the ``call`` of the entry ``name`` (a wrapper that checks
     its arguments, or a composite built from other operations)."""
 
-    def attach(function):
+    def attach(function: Call) -> Call:
         OPS[name].call = function
         return function
 

@@ -135,3 +135,9 @@ def test_pytorch_code_gradcli_cannot_take_is_refused_clearly(cli, program, messa
     assert done.exit_code == 2, done.stdout
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("program", ["A", "import torch", "import torch\nprint(x)\nx.grad"])
+def test_a_program_that_assigns_nothing_is_refused(cli, program):
+    done = cli("eval", "-e", program)
+    assert done.exit_code == 2 and "the program assigns nothing" in done.stderr
