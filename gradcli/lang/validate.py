@@ -525,7 +525,6 @@ class _Checker:
 # How gradcli writes functions known from mathematics or numpy ({} is the arguments)
 _KNOWN_AS = {
     "ln": "log({})",
-    "log10": "log({}) / log(10)",
     "log2": "log({}) / log(2)",
     "arcsin": "asin({})",
     "arccos": "acos({})",
