@@ -149,13 +149,20 @@ atan2 = _binary(
     aliases=("arctan2",),
     methods=("atan2", "arctan2"),
     symbolic=_each2(lambda sp, a, b: sp.atan2(a, b)),
-    nonfinite_backward="the derivative of atan2 at (0, 0) is 0 / 0",
-    kink="at (0, 0) the value is 0 (or +-pi by the signs of zero) and both derivatives nan",
+    nonfinite_backward="the second derivative of atan2 at (0, 0) is 0 / 0",
+    kink="at (0, 0) the value is 0 (or +-pi by the signs of zero), both derivatives are 0 and "
+    "the second derivatives nan, as PyTorch's",
 )
 
 
+def _origin(a: Array, b: Array) -> Array:
+    return (a == 0) & (b == 0)
+
+
 def _atan2_partials(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
-    scale = reciprocal(add(mul(a, a), mul(b, b)))
+    # PyTorch: both derivatives are 0 at the origin (its second derivatives there are nan,
+    # and so are these: the masked branch is 1 / 0)
+    scale = where(mask(_origin, a, b), 0.0, reciprocal(add(mul(a, a), mul(b, b))))
     return mul(b, scale), neg(mul(a, scale))
 
 
@@ -269,11 +276,20 @@ def _fmod_explain(slot: Any) -> str:
     return f"-trunc({a}/{b}) (elementwise)"
 
 
+def _remainder_partials(a: Tensor, b: Tensor, out: Tensor, needs: Any) -> tuple[Any, Any]:
+    if needs[1] and a.ndim == 0 and not needs[0] and a.grad_fn is None:
+        # torch.remainder(number, tensor) (the Scalar-Tensor overload) has no derivative
+        raise _no_derivative(
+            "remainder of a number by a tensor", "a - b * floor(a / b) has a derivative"
+        )
+    return 1, neg(mask(_floor_quotient, a, b)) if needs[1] else None
+
+
 remainder = _binary(
     "remainder",
     _overload("Remainder", tensor=1, number=0),
     np.remainder,
-    lambda a, b, out, needs: (1, neg(mask(_floor_quotient, a, b)) if needs[1] else None),
+    _remainder_partials,
     "input % other: the remainder with the sign of other, as Python's %",
     operator="%",
     methods=("remainder",),
@@ -281,7 +297,9 @@ remainder = _binary(
     symbolic=_ROUNDING,
     explain=X.per_element(_remainder_explain),
     nonfinite="a remainder by 0",
-    kink="d/d input is 1 and d/d other is -floor(input / other), also where the remainder jumps",
+    kink="d/d input is 1 and d/d other is -floor(input / other), also where the remainder jumps; "
+    "a number's remainder by a tensor (2 % x) has no derivative, as in PyTorch (a 0-d constant "
+    "counts as a number)",
 )
 fmod = _binary(
     "fmod",
@@ -296,10 +314,10 @@ fmod = _binary(
 )
 
 
-def _no_derivative(name: str) -> GradError:
+def _no_derivative(name: str, instead: str = "floor(a / b) has derivative 0") -> GradError:
     return GradError(
-        f"the derivative for {name} is not implemented (as in PyTorch): a program that "
-        "differentiates through it cannot be differentiated; floor(a / b) has derivative 0"
+        f"the derivative for {name} is not implemented (as in PyTorch), so nothing computed "
+        f"from it can be differentiated; {instead}"
     )
 
 
@@ -461,13 +479,13 @@ def _xlogy_forward(a: Array, b: Array) -> Array:
         return np.where((a == 0) & ~np.isnan(b), 0.0, a * np.log(b)).astype(np.result_type(a, b))
 
 
-def _nonzero_float(a: Array) -> Array:
-    return (a != 0).astype(a.dtype)
+def _zero_at_nonpositive(a: Array, b: Array) -> Array:
+    return (a == 0) & (b <= 0)
 
 
 def _xlogy_partials(a: Tensor, b: Tensor, out: Tensor, needs: Any) -> tuple[Any, Any]:
-    # PyTorch: d/da is xlogy(a != 0, b), so 0 where a is 0; d/db is a / b.
-    da = xlogy(mask(_nonzero_float, a), b) if needs[0] else None
+    # PyTorch: d/da is log(b), but 0 where a is 0 and b <= 0; d/db is a / b.
+    da = where(mask(_zero_at_nonpositive, a, b), 0.0, P.log(b)) if needs[0] else None
     db = div(a, b) if needs[1] else None
     return da, db
 
@@ -486,7 +504,8 @@ xlogy = _binary(
     "input * log(other), and 0 where input is 0 (unless other is nan)",
     symbolic=_each2(lambda sp, a, b: a * sp.log(b)),
     nonfinite="a log of a non-positive number",
-    kink="0 where input is 0 (even where other is 0), and then d/d input is 0 too",
+    kink="0 where input is 0 (even where other is 0); d/d input is log(other), but 0 where "
+    "input is 0 and other <= 0",
 )
 
 # -- trigonometric and hyperbolic -------------------------------------------------------------
