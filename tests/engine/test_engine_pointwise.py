@@ -13,6 +13,7 @@ from engine_optable import NO_GRADIENT
 from test_engine_edges import _check
 
 import gradcli as gc
+from gradcli.engine import compile as C
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -262,3 +263,11 @@ def test_glu_refuses_an_odd_dimension():
 def test_bad_arguments_are_domain_errors(call, message):
     with pytest.raises(gc.DomainError, match=message):
         call()
+
+
+@pytest.mark.parametrize("row", NO_GRADIENT, ids=lambda row: row.name)
+def test_a_traced_floor_division_replays_on_a_batch(row):
+    a, b = np.array([[7.0, -7.0, 0.5], [-0.5, 3.0, -3.0]]), np.array([2.0, -0.25, 1.5])
+    tape = C.trace(lambda x, y: [row.fn(x, y)], a[0], b)
+    (out,) = C.run_batched(tape, [a, b], [True, False])
+    np.testing.assert_array_equal(out, np.floor_divide(a, b))
