@@ -23,11 +23,16 @@ _BINDING = {
     "*": ("*", 2),
     "/": ("/", 2),
     "@": (" @ ", 2),
+    "%": (" % ", 2),
+    "//": (" // ", 2),
     "**": ("**", 4),
 }
 _NEG = 3
 _RIGHT = {"**"}  # a ** b ** c is a ** (b ** c)
-_KEEP_RIGHT = {"-", "/", "@"}  # a - (b - c) and a / (b * c) keep their parentheses
+_KEEP_RIGHT = {"-", "/", "@", "%", "//"}  # a - (b - c) and a / (b * c) keep their parentheses
+# c*(a % b) is not c*a % b: as an operand, a remainder binds as loosely as a sum (it keeps
+# its parentheses beside * and /, and gains some harmless ones: a - (b % c))
+_LOOSE = {"%", "//"}
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,7 @@ class Texts:
             operator, level = _BINDING[symbol]
             left = _wrapped(args[0], level + (symbol in _RIGHT))
             right = _wrapped(args[1], level + (symbol in _KEEP_RIGHT))
-            return f"{left}{operator}{right}", level
+            return f"{left}{operator}{right}", (_BINDING["+"][1] if symbol in _LOOSE else level)
         if symbol == "-x":
             return "-" + _wrapped(args[0], _NEG), _NEG
         return f"{node.op}({', '.join(_arguments(node, args))})", _ATOM

@@ -16,7 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 
 LANGUAGE_HINT = (
-    "expressions use numbers, names, + - * / ** @, parentheses, function calls like mean(z) "
+    "expressions use numbers, names, + - * / // % ** @, parentheses, function calls like mean(z) "
     "and indexing like x[0] or x[:, 1]"
 )
 STATEMENT_HINT = "write statements like: y = x + 2"

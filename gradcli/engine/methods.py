@@ -21,6 +21,8 @@ _SPECIAL = {
     "/": ("__truediv__", "__rtruediv__"),
     "**": ("__pow__", "__rpow__"),
     "@": ("__matmul__", "__rmatmul__"),
+    "%": ("__mod__", "__rmod__"),
+    "//": ("__floordiv__", "__rfloordiv__"),
     "-x": ("__neg__",),
     "[]": ("__getitem__",),
 }

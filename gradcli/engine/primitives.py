@@ -602,15 +602,6 @@ relu = _unary(
     symbolic=S.PIECEWISE,
     kink="the derivative at 0 is 0",
 )
-# softplus(x) = log(1 + e^x), computed without overflow; its derivative is sigmoid(x).
-softplus = _unary(
-    "softplus",
-    "SoftplusBackward0",
-    lambda x: np.logaddexp(0, x),
-    lambda x, out: sigmoid(x),
-    "log(1 + exp(x))",
-    symbolic=S.each(lambda sp, v: sp.log(1 + sp.exp(v))),
-)
 erf = _unary(
     "erf",
     "ErfBackward0",

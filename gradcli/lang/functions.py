@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from .. import engine as _engine  # noqa: F401 - importing the engine fills the op table
 from ..ops.table import (  # noqa: F401 - the parameter kinds, for the validator and parser
+    APPROXIMATE,
+    APPROXIMATIONS,
     BOOL,
     ELEMENTS,
     INT,

@@ -2,7 +2,7 @@
 
 A program is statements ``name = expression`` separated by ``;`` or newlines, with ``#``
 comments. Each statement is parsed by Python's ``ast`` (which only parses, never runs) and
-every node is checked: numbers, names, ``+ - * / ** @``, unary minus, calls of known functions
+every node is checked: numbers, names, ``+ - * / // % ** @``, unary minus, calls of known functions
 with known keywords, indexing and slicing. Anything else (attributes, dunder names, strings,
 lambdas, comprehensions, imports) is rejected here, so the text handed on to sympy's parser
 is plain arithmetic and calls. The checked statement is re-emitted in that plain form:
@@ -41,16 +41,10 @@ _SYMBOLS = {
 }  # fmt: skip
 # The operators gradcli has, and the operation each is: the op table's ``operator``
 _OPERATOR_FUNCTIONS = {f.operator: name for name, f in F.FUNCTIONS.items() if f.operator}
-_OPERATOR_HINT = "operators are + - * / ** and @"
 # Python's operators that gradcli does not have: (message, hint); {a} and {b} in the hint are
 # the operands as written
 _REFUSED_OPERATORS = {
     ast.BitXor: ("'^' is not a power in gradcli: powers are written **", "write {a} ** {b}"),
-    ast.FloorDiv: (
-        "'//' (floor division) is not allowed: gradcli has no rounding",
-        "for plain division write {a} / {b}",
-    ),
-    ast.Mod: ("'%' (remainder) is not allowed: gradcli has no rounding", _OPERATOR_HINT),
     ast.LShift: (
         "'<<' (a bit shift) is not allowed",
         "to multiply by a power of 2, write {a} * 2 ** {b}",
@@ -525,6 +519,7 @@ class _Checker:
             or (isinstance(value, (int, float)) and not isinstance(value, bool)),
             F.BOOL: isinstance(value, bool),
             F.REDUCTION: value in F.REDUCTIONS,
+            F.APPROXIMATE: value in F.APPROXIMATIONS,
         }[kind]
         if value is _NOT_CONSTANT or not ok:
             raise self.fail(
@@ -570,7 +565,6 @@ class _Checker:
 # How gradcli writes functions known from mathematics or numpy ({} is the arguments)
 _KNOWN_AS = {
     "ln": "log({})",
-    "log10": "log({}) / log(10)",
     "arcsin": "asin({})",
     "arccos": "acos({})",
     "arctan": "atan({})",

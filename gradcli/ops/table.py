@@ -47,6 +47,8 @@ OPT_NUMBER = "number or None"
 BOOL = "True or False"
 REDUCTIONS = ("mean", "sum", "none")  # what a loss's reduction may be
 REDUCTION = "'mean', 'sum' or 'none'"
+APPROXIMATIONS = ("none", "tanh")  # what gelu's approximate may be
+APPROXIMATE = "'none' or 'tanh'"
 SIZES = "sizes"  # the rest of the positional arguments, whole numbers: reshape(x, 2, 3)
 
 # The vector a program makes of element assignments (y0 = ...; y1 = ... makes y): an operator.

@@ -43,7 +43,7 @@ HOSTILE_PROGRAMS = {
     "bytes": ("y = b'abc'", "a string is not allowed"),
     "f-string": ('y = f\'{{open("{c}", "w")}}\'', "a string is not allowed"),
     "format-method": ("y = '{{0.__class__}}'.format(x)", "attribute access ('.')"),
-    "percent-format": ("y = '%s' % x", "'%' (remainder) is not allowed"),
+    "percent-format": ("y = '%s' % x", "a string is not allowed"),
     # unicode look-alikes and invisible characters
     "minus-sign": ("y = x \u2212 1", "U+2212 MINUS SIGN"),
     "fullwidth-plus": ("y = x \uff0b 1", "U+FF0B FULLWIDTH PLUS SIGN"),

@@ -66,6 +66,12 @@ DISTINCT = Domain(-2.0, 2.0, distinct=True)  # maximum, minimum, amax, amin: no 
 DISTINCT_ABS = Domain(0.3, 2.0, signed=True, distinct=True)  # inf-norm: no ties of |x|
 PROB = Domain(0.05, 0.95)
 CLAMP = Domain(-2.0, 2.0, avoid=(-0.5, 0.5))  # away from the clamp bounds used below
+WHOLE = Domain(-2.5, 2.5, avoid=(-2.0, -1.0, 0.0, 1.0, 2.0))  # floor, ceil, trunc, frac
+HALVES = Domain(-2.4, 2.4, avoid=(-1.5, -0.5, 0.5, 1.5))  # round
+# remainder, fmod: |input / other| stays within (0.05, 0.94), away from whole numbers
+DIVIDEND = Domain(0.1, 1.4, signed=True)
+DIVISOR = Domain(1.5, 2.0, signed=True)
+HARD = Domain(-4.0, 4.0, avoid=(-3.0, 3.0))  # hardsigmoid, hardswish
 
 
 def sample_inputs(domains, shapes, rng: np.random.Generator) -> list[np.ndarray]:
@@ -329,6 +335,20 @@ def squeeze_spec(draw):
     return (shape,), {} if dim is None else {"dim": dim}
 
 
+@st.composite
+def glu_spec(draw):
+    """A shape whose size along dim is even."""
+    shape = list(draw(shapes(min_dims=1)))
+    dim = draw(_dim_in(len(shape)))
+    shape[dim] = 2 * draw(st.integers(1, 2))
+    return (tuple(shape),), {"dim": dim}
+
+
+def options(**choices):
+    """Parameters drawn from the given choices (a list per parameter)."""
+    return st.fixed_dictionaries({name: st.sampled_from(c) for name, c in choices.items()})
+
+
 REDUCTIONS = st.sampled_from(["mean", "sum", "none"])
 CLAMP_BOUNDS = st.sampled_from([{"min": -0.5}, {"max": 0.5}, {"min": -0.5, "max": 0.5}])
 
@@ -501,8 +521,89 @@ OPS: list[Op] = [
     Op("tanh", gc.tanh, REAL),
     Op("sigmoid", gc.sigmoid, WIDE),
     Op("relu", gc.relu, NONZERO),
-    Op("softplus", gc.softplus, WIDE, torch=_t_functional("softplus")),
+    Op(
+        "softplus",
+        gc.softplus,
+        Domain(-4.0, 4.0, avoid=(2.5,)),  # beta x = threshold at 2.5 for beta 2, threshold 5
+        with_params(one(), st.sampled_from([{}, {"beta": 2.0, "threshold": 5.0}])),
+        torch=_t_functional("softplus"),
+    ),
     Op("erf", gc.erf, REAL),
+    # element-wise, one input (gradcli/engine/pointwise.py)
+    Op("log10", gc.log10, POS),
+    Op("exp2", gc.exp2, REAL),
+    Op("square", gc.square, REAL),
+    Op("rsqrt", gc.rsqrt, POS),
+    Op("floor", gc.floor, WHOLE),
+    Op("ceil", gc.ceil, WHOLE),
+    Op("trunc", gc.trunc, WHOLE),
+    Op("round", gc.round, HALVES, with_params(one(), options(decimals=[0, -1]))),
+    Op("frac", gc.frac, WHOLE),
+    Op("erfc", gc.erfc, REAL),
+    Op("erfinv", gc.erfinv, UNIT),
+    Op("lgamma", gc.lgamma, Domain(0.3, 4.0), prims=("lgamma", "digamma")),
+    Op("digamma", gc.digamma, Domain(0.3, 4.0), prims=("digamma", "polygamma")),
+    Op(
+        "logit",
+        gc.logit,
+        Domain(0.02, 0.98, avoid=(0.1, 0.9)),
+        with_params(one(), st.sampled_from([{}, {"eps": 0.1}])),
+    ),
+    Op("sinc", gc.sinc, NONZERO),
+    Op("deg2rad", gc.deg2rad, WIDE),
+    Op("rad2deg", gc.rad2deg, REAL),
+    Op("asinh", gc.asinh, WIDE),
+    Op("acosh", gc.acosh, Domain(1.2, 3.0)),
+    Op("atanh", gc.atanh, UNIT),
+    Op("nan_to_num", gc.nan_to_num, REAL),
+    # activations
+    Op(
+        "gelu",
+        gc.gelu,
+        WIDE,
+        with_params(one(), options(approximate=["none", "tanh"])),
+        torch=_t_functional("gelu"),
+    ),
+    Op("silu", gc.silu, WIDE, torch=_t_functional("silu")),
+    Op(
+        "elu",
+        gc.elu,
+        NONZERO,
+        with_params(one(), options(alpha=[1.0, 0.5])),
+        torch=_t_functional("elu"),
+    ),
+    Op("celu", gc.celu, NONZERO, with_params(one(), options(alpha=[1.0, 2.0]))),
+    Op("selu", gc.selu, NONZERO),
+    Op(
+        "leaky_relu",
+        gc.leaky_relu,
+        NONZERO,
+        with_params(one(), options(negative_slope=[0.01, 0.2])),
+        torch=_t_functional("leaky_relu"),
+    ),
+    Op("relu6", gc.relu6, Domain(-2.0, 8.0, avoid=(0.0, 6.0)), torch=_t_functional("relu6")),
+    Op(
+        "hardtanh",
+        gc.hardtanh,
+        CLAMP,
+        with_params(one(), st.sampled_from([{}, {"min_val": -0.5, "max_val": 0.5}])),
+        torch=_t_functional("hardtanh"),
+    ),
+    # torch's hardsigmoid has no second derivative and a float32 1/6: the same function
+    # written with relu6 is the oracle here (tests/engine/test_engine_pointwise.py compares
+    # with torch's own at first order)
+    Op(
+        "hardsigmoid",
+        gc.hardsigmoid,
+        HARD,
+        torch=lambda x: torch_module().nn.functional.relu6(x + 3.0) / 6.0,
+    ),
+    Op("hardswish", gc.hardswish, HARD, torch=_t_functional("hardswish")),
+    Op("mish", gc.mish, WIDE, torch=_t_functional("mish"), prims=("mish", "softplus")),
+    Op("softsign", gc.softsign, NONZERO, torch=_t_functional("softsign")),
+    Op("logsigmoid", gc.logsigmoid, WIDE, torch=_t_functional("logsigmoid")),
+    Op("softmin", gc.softmin, REAL, along_dim(), torch=_t_functional("softmin")),
+    Op("glu", gc.glu, REAL, glu_spec(), torch=_t_functional("glu")),
     Op("clamp", gc.clamp, CLAMP, with_params(one(), CLAMP_BOUNDS)),
     # element-wise, broadcasting
     Op("add", gc.add, (REAL, REAL), broadcast(2)),
@@ -515,6 +616,15 @@ OPS: list[Op] = [
     Op("maximum", gc.maximum, (DISTINCT, DISTINCT), broadcast(2)),
     Op("minimum", gc.minimum, (DISTINCT, DISTINCT), broadcast(2)),
     Op("where", _where, (REAL, REAL), where_spec(), torch=_t_where),
+    Op("atan2", gc.atan2, (NONZERO, REAL), broadcast(2)),  # input away from the branch cut
+    Op("hypot", gc.hypot, (NONZERO, REAL), broadcast(2)),
+    Op("remainder", gc.remainder, (DIVIDEND, DIVISOR), broadcast(2)),
+    Op("fmod", gc.fmod, (DIVIDEND, DIVISOR), broadcast(2)),
+    Op("xlogy", gc.xlogy, (REAL, POS), broadcast(2)),
+    Op("logaddexp", gc.logaddexp, (WIDE, WIDE), broadcast(2)),
+    Op("logaddexp2", gc.logaddexp2, (WIDE, WIDE), broadcast(2)),
+    Op("copysign", gc.copysign, (NONZERO, NONZERO), broadcast(2)),
+    Op("lerp", gc.lerp, (REAL, REAL, REAL), broadcast(3)),
     Op(
         "binary_cross_entropy_with_logits",
         gc.binary_cross_entropy_with_logits,
@@ -584,5 +694,11 @@ OPS: list[Op] = [
     Op("dot", gc.dot, (REAL, REAL), dot_spec()),
 ]
 
-OPS_BY_NAME = {op.name: op for op in OPS}
-assert len(OPS_BY_NAME) == len(OPS), "duplicate op names in the table"
+# Operations PyTorch does not differentiate (its backward raises): their rows are checked
+# by tests/engine/test_engine_pointwise.py, not by the derivative tests.
+NO_GRADIENT: list[Op] = [
+    Op("floor_divide", gc.floor_divide, (DIVIDEND, DIVISOR), broadcast(2)),
+]
+
+OPS_BY_NAME = {op.name: op for op in OPS + NO_GRADIENT}
+assert len(OPS_BY_NAME) == len(OPS) + len(NO_GRADIENT), "duplicate op names in the table"

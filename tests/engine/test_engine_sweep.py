@@ -73,6 +73,18 @@ SYMBOLIC_PROGRAMS = {
     "cat": ("y = cat([x, x * x])", "0.5,-1"),
     "mse_loss": ("y = mse_loss(x, x * x)", "0.5,-1"),
     "binary_cross_entropy_with_logits": ("y = bce_with_logits(x, sigmoid(x))", "0.5,-1"),
+    "atan2": ("y = atan2(x, x * x + 1)", "0.5,-1"),
+    "hypot": ("y = hypot(x, x + 2)", "0.5,-1"),
+    "xlogy": ("y = xlogy(x, x * x)", "0.5,-1"),
+    "logaddexp": ("y = logaddexp(x, 2 * x)", "0.5,-1"),
+    "logaddexp2": ("y = logaddexp2(x, 2 * x)", "0.5,-1"),
+    "lerp": ("y = lerp(x, x * x, x + 1)", "0.5,-1"),
+    "logit": ("y = logit(x)", "0.25,0.5"),
+    "nan_to_num": ("y = nan_to_num(x) * x", "0.5,-1"),
+    "gelu": ("y = gelu(x) + gelu(x, approximate='tanh')", "0.5,-1"),
+    "softplus": ("y = softplus(x, beta=2, threshold=5)", "0.5,-1"),
+    "softmin": ("y = softmin(x, 1)", "[[1,2],[3,-1]]"),
+    "glu": ("y = glu(x, 0)", "[[1,2],[3,-1]]"),
 }
 
 

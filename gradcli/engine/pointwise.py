@@ -1,0 +1,1185 @@
+"""Element-wise functions and activations, each declared as one entry of the op table.
+
+As in ``primitives.py``, each element-wise operation is declared by its partial derivatives
+(the factories ``_unary`` and ``_binary`` turn them into the reverse and the forward rule),
+written in engine operations so that derivatives can be differentiated again. Constants that
+depend on the data (which side of a kink an element is on) are masks, which carry no
+gradient. PyTorch's convention at each kink is written in the entry's ``kink`` field; where
+PyTorch's own derivative has a quirk (a second derivative that is 0 at a kink, a gradient it
+does not implement), the rule follows it and says so.
+
+softmin and glu are composites: their derivatives come from the operations they are made of.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..ops import batching as B
+from ..ops import explaining as X
+from ..ops import symbolic as S
+from ..ops.table import (
+    APPROXIMATE,
+    INT,
+    NUMBER,
+    OPT_INT,
+    OPT_NUMBER,
+    TENSOR,
+    NumpyResult,
+    Op,
+    Param,
+    public,
+    register,
+)
+from . import primitives as P
+from . import special
+from .errors import DomainError, GradError, ShapeError
+from .primitives import (
+    _binary,
+    _unary,
+    add,
+    cos,
+    div,
+    exp,
+    mask,
+    mul,
+    neg,
+    reciprocal,
+    sigmoid,
+    sin,
+    sqrt,
+    sub,
+    sum_to,
+    tanh,
+    where,
+    zeros_like,
+)
+from .tensor import Node, Tensor, apply
+
+Array = np.ndarray
+
+
+def _each2(function: Callable[[Any, Any, Any], Any]) -> Callable[[Array, Array], Array]:
+    """A symbolic rule of two broadcasting operands: ``function(sympy, a, b)`` per element."""
+
+    def rule(a: Array, b: Array) -> Array:
+        import sympy
+
+        pair = np.frompyfunc(lambda u, v: function(sympy, u, v), 2, 1)
+        return np.asarray(pair(a, b), dtype=object)
+
+    return rule
+
+
+def _overload(name: str, tensor: int, number: int, position: int = 1) -> Callable[[Node], str]:
+    """PyTorch's grad_fn name of an operation with a Tensor and a Scalar overload: the Scalar
+    one where the operand at ``position`` is a number (a 0-d constant, as a number is here)."""
+
+    def namer(node: Node) -> str:
+        assert node.inputs is not None
+        operand = node.inputs[position]
+        scalar = operand.ndim == 0 and not node.needs[position]
+        return f"{name}Backward{number if scalar else tensor}"
+
+    return namer
+
+
+def _zero_explain(reason: str) -> Callable[..., Any]:
+    return X.per_element(lambda slot: f"0 ({reason})")
+
+
+def _tensor(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+# -- logarithms, powers, roots ---------------------------------------------------------------
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+log10 = _unary(
+    "log10",
+    "Log10Backward0",
+    np.log10,
+    lambda x, out: reciprocal(mul(x, _LN10)),
+    "base-10 logarithm",
+    symbolic=S.each(lambda sp, v: sp.log(v, 10)),
+    nonfinite="log10 of a non-positive number",
+    nonfinite_backward="the derivative of log10 at 0 is infinite",
+)
+exp2 = _unary(
+    "exp2",
+    "Exp2Backward0",
+    np.exp2,
+    lambda x, out: mul(out, _LN2),
+    "2 to the x",
+    symbolic=S.each(lambda sp, v: 2**v),
+    nonfinite="overflow",
+)
+square = _unary(
+    "square",
+    "PowBackward0",  # torch.square is x ** 2
+    np.square,
+    lambda x, out: mul(x, 2.0),
+    "x ** 2",
+    symbolic=S.each(lambda sp, v: v**2),
+    nonfinite="overflow",
+)
+rsqrt = _unary(
+    "rsqrt",
+    "RsqrtBackward0",
+    lambda x: 1.0 / np.sqrt(x),
+    lambda x, out: mul(mul(out, mul(out, out)), -0.5),
+    "1 / sqrt(x)",
+    symbolic=S.each(lambda sp, v: 1 / sp.sqrt(v)),
+    nonfinite="rsqrt of 0 or of a negative number",
+    nonfinite_backward="the derivative of rsqrt at 0 is infinite",
+    kink="the value at 0 is inf and the derivative -inf",
+)
+atan2 = _binary(
+    "atan2",
+    "Atan2Backward0",
+    np.arctan2,
+    lambda a, b, out, needs: _atan2_partials(a, b),
+    "the angle of the point (other, input): atan(input / other) in the right quadrant",
+    aliases=("arctan2",),
+    methods=("atan2", "arctan2"),
+    symbolic=_each2(lambda sp, a, b: sp.atan2(a, b)),
+    nonfinite_backward="the second derivative of atan2 at (0, 0) is 0 / 0",
+    kink="at (0, 0) the value is 0 (or +-pi by the signs of zero), both derivatives are 0 and "
+    "the second derivatives nan, as PyTorch's",
+)
+
+
+def _origin(a: Array, b: Array) -> NumpyResult:
+    return (a == 0) & (b == 0)
+
+
+def _atan2_partials(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    # PyTorch: both derivatives are 0 at the origin (its second derivatives there are nan,
+    # and so are these: the masked branch is 1 / 0)
+    scale = where(mask(_origin, a, b), 0.0, reciprocal(add(mul(a, a), mul(b, b))))
+    return mul(b, scale), neg(mul(a, scale))
+
+
+hypot = _binary(
+    "hypot",
+    "HypotBackward0",
+    np.hypot,
+    lambda a, b, out, needs: (div(a, out), div(b, out)),
+    "sqrt(input ** 2 + other ** 2), without overflow",
+    symbolic=_each2(lambda sp, a, b: sp.sqrt(a**2 + b**2)),
+    nonfinite_backward="the derivative of hypot at (0, 0) is 0 / 0",
+    kink="at (0, 0) both derivatives are nan (0 / 0), as in PyTorch",
+)
+
+# -- rounding ---------------------------------------------------------------------------------
+
+_ROUNDING = "it rounds, and sympy does not differentiate rounding"
+_STEPS = "piecewise constant, PyTorch's derivative is 0 everywhere, integers included"
+
+floor = _unary(
+    "floor",
+    "FloorBackward0",
+    np.floor,
+    lambda x, out: 0,
+    "the largest whole number <= x (derivative 0)",
+    symbolic=_ROUNDING,
+    explain=_zero_explain("floor is constant between whole numbers"),
+    kink=f"{_STEPS}",
+)
+ceil = _unary(
+    "ceil",
+    "CeilBackward0",
+    np.ceil,
+    lambda x, out: 0,
+    "the smallest whole number >= x (derivative 0)",
+    symbolic=_ROUNDING,
+    explain=_zero_explain("ceil is constant between whole numbers"),
+    kink=f"{_STEPS}",
+)
+trunc = _unary(
+    "trunc",
+    "TruncBackward0",
+    np.trunc,
+    lambda x, out: 0,
+    "x rounded towards 0 (derivative 0)",
+    symbolic=_ROUNDING,
+    explain=_zero_explain("trunc is constant between whole numbers"),
+    kink=f"{_STEPS}",
+)
+
+
+def _round_name(node: Node) -> str:
+    return "RoundBackward1" if node.params["decimals"] else "RoundBackward0"
+
+
+_ROUND = register(
+    Op(
+        "round",
+        "to the nearest whole number (or decimals), halves to even (derivative 0)",
+        forward=lambda x, decimals: np.round(x, decimals),
+        vjp=lambda g, out, x, needs, decimals: (zeros_like(x),),
+        jvp=lambda tangents, out, x, decimals: zeros_like(out),
+        backward_name=_round_name,
+        batch=B.elementwise,
+        params=(Param("input", TENSOR), Param("decimals", INT, 0)),
+        methods=("round",),
+        symbolic=_ROUNDING,
+        explain=_zero_explain("round is constant between its steps"),
+        kink=f"{_STEPS}; halves round to even",
+    )
+)
+
+
+@public("round")
+def round(x: Any, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+    """``x`` rounded to ``decimals`` decimal places (halves to even), as torch.round."""
+    return apply(_ROUND, x, decimals=int(decimals))
+
+
+frac = _unary(
+    "frac",
+    "FracBackward0",
+    lambda x: x - np.trunc(x),
+    lambda x, out: 1,
+    "x - trunc(x): the fractional part, with the sign of x",
+    symbolic=_ROUNDING,
+    explain=X.per_element(lambda slot: "1 (between whole numbers)"),
+    kink="the derivative is 1 everywhere, whole numbers included",
+)
+
+
+def _floor_quotient(a: Array, b: Array) -> NumpyResult:
+    return np.floor_divide(a, b)
+
+
+def _trunc_quotient(a: Array, b: Array) -> NumpyResult:
+    return np.trunc(a / b)
+
+
+def _remainder_explain(slot: Any) -> str:
+    if slot.position == 0:
+        return "1"
+    a, b = slot.names
+    return f"-floor({a}/{b}) (elementwise)"
+
+
+def _fmod_explain(slot: Any) -> str:
+    if slot.position == 0:
+        return "1"
+    a, b = slot.names
+    return f"-trunc({a}/{b}) (elementwise)"
+
+
+def _remainder_partials(a: Tensor, b: Tensor, out: Tensor, needs: Any) -> tuple[Any, Any]:
+    if needs[1] and a.ndim == 0 and not needs[0] and a.grad_fn is None:
+        # torch.remainder(number, tensor) (the Scalar-Tensor overload) has no derivative
+        raise _no_derivative(
+            "remainder of a number by a tensor", "a - b * floor(a / b) has a derivative"
+        )
+    return 1, neg(mask(_floor_quotient, a, b)) if needs[1] else None
+
+
+remainder = _binary(
+    "remainder",
+    _overload("Remainder", tensor=1, number=0),
+    np.remainder,
+    _remainder_partials,
+    "input % other: the remainder with the sign of other, as Python's %",
+    operator="%",
+    methods=("remainder",),
+    fold=True,
+    symbolic=_ROUNDING,
+    explain=X.per_element(_remainder_explain),
+    nonfinite="a remainder by 0",
+    kink="d/d input is 1 and d/d other is -floor(input / other), also where the remainder jumps; "
+    "a number's remainder by a tensor (2 % x) has no derivative, as in PyTorch (a 0-d constant "
+    "counts as a number)",
+)
+fmod = _binary(
+    "fmod",
+    _overload("Fmod", tensor=1, number=0),
+    np.fmod,
+    lambda a, b, out, needs: (1, neg(mask(_trunc_quotient, a, b)) if needs[1] else None),
+    "the remainder with the sign of input, as C's fmod",
+    symbolic=_ROUNDING,
+    explain=X.per_element(_fmod_explain),
+    nonfinite="a remainder by 0",
+    kink="d/d input is 1 and d/d other is -trunc(input / other), also where the remainder jumps",
+)
+
+
+def _no_derivative(name: str, instead: str = "floor(a / b) has derivative 0") -> GradError:
+    return GradError(
+        f"the derivative for {name} is not implemented (as in PyTorch), so nothing computed "
+        f"from it can be differentiated; {instead}"
+    )
+
+
+def _floor_divide_vjp(g: Tensor, out: Tensor, a: Tensor, b: Tensor, needs: Any) -> Any:
+    raise _no_derivative("floor_divide")
+
+
+def _floor_divide_jvp(tangents: Any, out: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    raise _no_derivative("floor_divide")
+
+
+_FLOOR_DIVIDE = register(
+    Op(
+        "floor_divide",
+        "input // other: the quotient rounded down, as Python's // (no derivative, as torch)",
+        forward=np.floor_divide,
+        vjp=_floor_divide_vjp,
+        jvp=_floor_divide_jvp,
+        backward_name="NotImplemented",
+        batch=B.elementwise,
+        params=(Param("input", TENSOR), Param("other", TENSOR)),
+        operator="//",
+        methods=("floor_divide",),
+        fold=True,
+        symbolic=_ROUNDING,
+        explain=_zero_explain("floor_divide has no derivative in PyTorch"),
+        nonfinite="a division by 0",
+        kink="PyTorch does not implement its derivative: differentiating through it is an "
+        "error (floor(a / b) has derivative 0)",
+    )
+)
+
+
+@public("floor_divide")
+def floor_divide(a: Any, b: Any) -> Tensor:
+    """``a // b``: the quotient rounded towards -inf (torch.floor_divide)."""
+    return apply(_FLOOR_DIVIDE, a, b)
+
+
+# -- error and gamma functions ----------------------------------------------------------------
+
+_TWO_OVER_ROOT_PI = 2.0 / math.sqrt(math.pi)
+_HALF_ROOT_PI = math.sqrt(math.pi) / 2.0
+
+erfc = _unary(
+    "erfc",
+    "ErfcBackward0",
+    special.erfc,
+    lambda x, out: mul(exp(neg(mul(x, x))), -_TWO_OVER_ROOT_PI),
+    "1 - erf(x), accurate where erf is near 1",
+    symbolic=S.each("erfc"),
+)
+erfinv = _unary(
+    "erfinv",
+    "ErfinvBackward0",
+    special.erfinv,
+    lambda x, out: mul(exp(mul(out, out)), _HALF_ROOT_PI),
+    "the inverse of erf, on [-1, 1]",
+    symbolic=S.each("erfinv"),
+    nonfinite="erfinv of a number outside (-1, 1)",
+    nonfinite_backward="the derivative of erfinv at +-1 is infinite",
+)
+
+
+def _polygamma_forward(x: Array, n: int) -> Array:
+    return special.polygamma(n, x)
+
+
+_POLYGAMMA = register(
+    Op(
+        "polygamma",
+        "the n-th derivative of digamma (the derivatives of lgamma and digamma)",
+        forward=_polygamma_forward,
+        vjp=lambda g, out, x, needs, n: (mul(g, polygamma(x, n + 1)),),
+        jvp=lambda tangents, out, x, n: mul(tangents[0], polygamma(x, n + 1)),
+        backward_name="PolygammaBackward0",
+        batch=B.elementwise,
+        nonfinite="a pole of polygamma (0 or a negative whole number)",
+    )
+)
+
+
+def polygamma(x: Tensor, n: int) -> Tensor:
+    """The n-th derivative of digamma at ``x`` (n >= 1; the engine's own use)."""
+    return apply(_POLYGAMMA, x, n=n)
+
+
+digamma = _unary(
+    "digamma",
+    "DigammaBackward0",
+    special.digamma,
+    lambda x, out: polygamma(x, 1),
+    "the derivative of lgamma, psi(x)",
+    symbolic=S.each("digamma"),
+    nonfinite="digamma at a pole (0 or a negative whole number)",
+    nonfinite_backward="the derivative of digamma at a pole",
+    kink="-inf at 0 (+inf at -0), nan at the negative whole numbers, as PyTorch",
+)
+lgamma = _unary(
+    "lgamma",
+    "LgammaBackward0",
+    special.lgamma,
+    lambda x, out: digamma(x),
+    "log |Gamma(x)|",
+    symbolic=S.each("loggamma"),
+    nonfinite="lgamma at a pole (0 or a negative whole number) is inf",
+    nonfinite_backward="the derivative of lgamma at a pole",
+    kink="inf at 0 and the negative whole numbers; its derivative digamma is -inf at 0 and "
+    "nan at the negative whole numbers",
+)
+
+
+def _outside(x: Array, low: float, high: float) -> Array:
+    return (x < low) | (x > high)
+
+
+def _logit_forward(x: Array, eps: float | None) -> Array:
+    z = x if eps is None else np.clip(x, eps, 1.0 - eps)
+    return np.log(z / (1.0 - z))
+
+
+def _logit_derivative(x: Tensor, out: Tensor, eps: float | None) -> Tensor:
+    low, fill = (0.0, math.nan) if eps is None else (eps, 0.0)
+    outside = mask(functools.partial(_outside, low=low, high=1.0 - low), x)
+    return where(outside, fill, reciprocal(mul(x, sub(1.0, x))))
+
+
+def _logit_symbolic(x: Array, eps: float | None = None) -> Array:
+    from ..symbolic import NotSymbolic
+
+    if eps is not None:
+        raise NotSymbolic("logit with eps clamps its input, which sympy does not write")
+    return S.each(lambda sp, v: sp.log(v / (1 - v)))(x)
+
+
+_logit = _unary(
+    "logit",
+    "LogitBackward0",
+    _logit_forward,
+    _logit_derivative,
+    "log(p / (1 - p)), p clamped to [eps, 1 - eps] when eps is given",
+    params=(Param("input", TENSOR), Param("eps", OPT_NUMBER, None)),
+    symbolic=_logit_symbolic,
+    nonfinite="logit of a number outside (0, 1)",
+    nonfinite_backward="the derivative of logit at 0 or 1 is infinite",
+    kink="without eps the derivative is nan outside [0, 1]; with eps it is 0 outside "
+    "[eps, 1 - eps] and 1 / (p (1 - p)) at the bounds",
+)
+
+
+@public("logit")
+def logit(x: Any, eps: float | None = None) -> Tensor:
+    """log(x / (1 - x)), ``x`` first clamped to [eps, 1 - eps] when ``eps`` is given."""
+    return _logit(x, eps=None if eps is None else float(eps))
+
+
+def _xlogy_forward(a: Array, b: Array) -> Array:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((a == 0) & ~np.isnan(b), 0.0, a * np.log(b)).astype(np.result_type(a, b))
+
+
+def _zero_at_nonpositive(a: Array, b: Array) -> NumpyResult:
+    return (a == 0) & (b <= 0)
+
+
+def _xlogy_partials(a: Tensor, b: Tensor, out: Tensor, needs: Any) -> tuple[Any, Any]:
+    # PyTorch: d/da is log(b), but 0 where a is 0 and b <= 0; d/db is a / b.
+    da = where(mask(_zero_at_nonpositive, a, b), 0.0, P.log(b)) if needs[0] else None
+    db = div(a, b) if needs[1] else None
+    return da, db
+
+
+def _xlogy_name(node: Node) -> str:
+    assert node.inputs is not None
+    scalars = [t.ndim == 0 and not need for t, need in zip(node.inputs, node.needs)]
+    return "XlogyBackward2" if scalars[1] else "XlogyBackward1" if scalars[0] else "XlogyBackward0"
+
+
+xlogy = _binary(
+    "xlogy",
+    _xlogy_name,
+    _xlogy_forward,
+    _xlogy_partials,
+    "input * log(other), and 0 where input is 0 (unless other is nan)",
+    symbolic=_each2(lambda sp, a, b: a * sp.log(b)),
+    nonfinite="a log of a non-positive number",
+    kink="0 where input is 0 (even where other is 0); d/d input is log(other), but 0 where "
+    "input is 0 and other <= 0",
+)
+
+# -- trigonometric and hyperbolic -------------------------------------------------------------
+
+
+def _sinc_derivative(x: Tensor, out: Tensor) -> Tensor:
+    # PyTorch's formula, (pi x cos(pi x) - sin(pi x)) / (pi x^2), with 0 at x = 0; its
+    # second derivative at 0 is nan (0 * inf), as PyTorch's.
+    px = mul(x, math.pi)
+    slope = div(sub(mul(px, cos(px)), sin(px)), mul(px, x))
+    return where(mask(P._is_zero, x), 0.0, slope)
+
+
+sinc = _unary(
+    "sinc",
+    "SincBackward0",
+    np.sinc,
+    _sinc_derivative,
+    "sin(pi x) / (pi x), and 1 at 0",
+    symbolic=S.each(lambda sp, v: sp.sinc(sp.pi * v)),
+    nonfinite_backward="the second derivative of sinc at 0 (PyTorch's is nan there)",
+    kink="1 at 0 with derivative 0; the second derivative at 0 is nan, as PyTorch's",
+)
+deg2rad = _unary(
+    "deg2rad",
+    "Deg2RadBackward0",
+    np.deg2rad,
+    lambda x, out: math.pi / 180.0,
+    "degrees to radians",
+    symbolic=S.each(lambda sp, v: v * sp.pi / 180),
+)
+rad2deg = _unary(
+    "rad2deg",
+    "Rad2DegBackward0",
+    np.rad2deg,
+    lambda x, out: 180.0 / math.pi,
+    "radians to degrees",
+    symbolic=S.each(lambda sp, v: v * 180 / sp.pi),
+)
+asinh = _unary(
+    "asinh",
+    "AsinhBackward0",
+    np.arcsinh,
+    lambda x, out: reciprocal(sqrt(add(mul(x, x), 1.0))),
+    "inverse hyperbolic sine",
+    symbolic=S.each("asinh"),
+)
+acosh = _unary(
+    "acosh",
+    "AcoshBackward0",
+    np.arccosh,
+    lambda x, out: reciprocal(sqrt(sub(mul(x, x), 1.0))),
+    "inverse hyperbolic cosine, for x >= 1",
+    symbolic=S.each("acosh"),
+    nonfinite="acosh of a number below 1",
+    nonfinite_backward="the derivative of acosh at 1 is infinite",
+)
+atanh = _unary(
+    "atanh",
+    "AtanhBackward0",
+    np.arctanh,
+    lambda x, out: reciprocal(sub(1.0, mul(x, x))),
+    "inverse hyperbolic tangent, on (-1, 1)",
+    symbolic=S.each("atanh"),
+    nonfinite="atanh of a number outside (-1, 1)",
+    nonfinite_backward="the derivative of atanh at +-1 is infinite",
+)
+
+# -- two operands -----------------------------------------------------------------------------
+
+logaddexp = _binary(
+    "logaddexp",
+    "LogaddexpBackward0",
+    np.logaddexp,
+    lambda a, b, out, needs: (
+        sigmoid(sub(a, b)) if needs[0] else None,
+        sigmoid(sub(b, a)) if needs[1] else None,
+    ),
+    "log(exp(input) + exp(other)), computed stably",
+    symbolic=_each2(lambda sp, a, b: sp.log(sp.exp(a) + sp.exp(b))),
+)
+logaddexp2 = _binary(
+    "logaddexp2",
+    "Logaddexp2Backward0",
+    np.logaddexp2,
+    lambda a, b, out, needs: (
+        sigmoid(mul(sub(a, b), _LN2)) if needs[0] else None,
+        sigmoid(mul(sub(b, a), _LN2)) if needs[1] else None,
+    ),
+    "log2(2 ** input + 2 ** other), computed stably",
+    symbolic=_each2(lambda sp, a, b: sp.log(2**a + 2**b, 2)),
+)
+
+
+def _copysign_ratio(a: Array, b: Array) -> Array:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(a == 0, 0.0, np.copysign(a, b) / a).astype(np.result_type(a, b))
+
+
+copysign = _binary(
+    "copysign",
+    _overload("Copysign", tensor=0, number=1),
+    np.copysign,
+    lambda a, b, out, needs: (mask(_copysign_ratio, a, b), 0),
+    "the magnitude of input with the sign of other (-0.0 counts as negative)",
+    symbolic="the sign of -0.0 has no formula in sympy",
+    explain=X.per_element(
+        lambda slot: (
+            f"+-1: sign({slot.names[0]})*sign({slot.names[1]}), and 0 where {slot.names[0]} is 0"
+            if slot.position == 0
+            else "0 (only the sign is taken)"
+        )
+    ),
+    kink="d/d input is 0 where input is 0 (PyTorch's second derivative there is nan; here 0); "
+    "other gets no gradient",
+)
+
+
+def _lerp_forward(a: Array, b: Array, w: Array) -> NumpyResult:
+    # PyTorch's two-sided formula: exact at both ends (weight 0 gives input, 1 gives end)
+    return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+def _lerp_vjp(g: Tensor, out: Tensor, a: Tensor, b: Tensor, w: Tensor, needs: Any) -> Any:
+    return (
+        sum_to(mul(g, sub(1.0, w)), a.shape) if needs[0] else None,
+        sum_to(mul(g, w), b.shape) if needs[1] else None,
+        sum_to(mul(g, sub(b, a)), w.shape) if needs[2] else None,
+    )
+
+
+def _lerp_jvp(tangents: Any, out: Tensor, a: Tensor, b: Tensor, w: Tensor) -> Tensor:
+    ta, tb, tw = tangents
+    terms = []
+    if ta is not None:
+        terms.append(mul(ta, sub(1.0, w)))
+    if tb is not None:
+        terms.append(mul(tb, w))
+    if tw is not None:
+        terms.append(mul(tw, sub(b, a)))
+    total = terms[0]
+    for term in terms[1:]:
+        total = add(total, term)
+    return total
+
+
+_LERP = register(
+    Op(
+        "lerp",
+        "input + weight * (end - input): linear interpolation (broadcasting)",
+        forward=_lerp_forward,
+        vjp=_lerp_vjp,
+        jvp=_lerp_jvp,
+        backward_name=_overload("Lerp", tensor=1, number=0, position=2),
+        batch=B.elementwise,
+        params=(Param("input", TENSOR), Param("end", TENSOR), Param("weight", TENSOR)),
+        methods=("lerp",),
+        symbolic=lambda a, b, w: a + w * (b - a),
+    )
+)
+
+
+@public("lerp")
+def lerp(a: Any, b: Any, weight: Any) -> Tensor:
+    """``a + weight * (b - a)``, element-wise with broadcasting."""
+    return apply(_LERP, a, b, weight)
+
+
+def _finite(x: Array) -> NumpyResult:
+    return np.isfinite(x).astype(x.dtype)
+
+
+def _nan_to_num_symbolic(
+    x: Array, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Array:
+    return x  # a formula is finite: it is itself
+
+
+_nan_to_num = _unary(
+    "nan_to_num",
+    "NanToNumBackward0",
+    lambda x, nan, posinf, neginf: np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
+    lambda x, out, nan, posinf, neginf: mask(_finite, x),
+    "nan, inf and -inf replaced by numbers (0 and the largest finite ones by default)",
+    params=(
+        Param("input", TENSOR),
+        Param("nan", NUMBER, 0.0),
+        Param("posinf", OPT_NUMBER, None),
+        Param("neginf", OPT_NUMBER, None),
+    ),
+    symbolic=_nan_to_num_symbolic,
+    kink="the derivative is 1 at finite elements and 0 at those replaced",
+)
+
+
+@public("nan_to_num")
+def nan_to_num(
+    x: Any, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Tensor:
+    """``x`` with nan, inf and -inf replaced (by 0 and the dtype's largest finite numbers)."""
+    return _nan_to_num(x, nan=float(nan), posinf=posinf, neginf=neginf)
+
+
+# -- activations ------------------------------------------------------------------------------
+
+_ROOT_HALF = math.sqrt(0.5)
+_INV_ROOT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_K = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
+_APPROXIMATIONS = ("none", "tanh")
+
+
+def _gelu_forward(x: Array, approximate: str) -> NumpyResult:
+    if approximate == "tanh":
+        return 0.5 * x * (1.0 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
+    return 0.5 * x * (1.0 + special.erf(x * _ROOT_HALF))
+
+
+def _gelu_derivative(x: Tensor, out: Tensor, approximate: str) -> Tensor:
+    if approximate == "tanh":
+        inner = mul(add(x, mul(mul(x, mul(x, x)), _GELU_C)), _GELU_K)
+        t = tanh(inner)
+        slope = mul(add(mul(mul(x, x), 3.0 * _GELU_C), 1.0), _GELU_K)
+        return add(mul(add(t, 1.0), 0.5), mul(mul(mul(x, 0.5), sub(1.0, mul(t, t))), slope))
+    cdf = mul(add(P.erf(mul(x, _ROOT_HALF)), 1.0), 0.5)
+    pdf = mul(exp(mul(mul(x, x), -0.5)), _INV_ROOT_2PI)
+    return add(cdf, mul(x, pdf))
+
+
+def _gelu_symbolic(x: Array, approximate: str = "none") -> Array:
+    if approximate == "tanh":
+        return S.each(
+            lambda sp, v: v / 2 * (1 + sp.tanh(sp.sqrt(2 / sp.pi) * (v + _GELU_C * v**3)))
+        )(x)
+    return S.each(lambda sp, v: v / 2 * (1 + sp.erf(v / sp.sqrt(2))))(x)
+
+
+_gelu = _unary(
+    "gelu",
+    "GeluBackward0",
+    _gelu_forward,
+    _gelu_derivative,
+    "x * Phi(x), Phi the normal CDF ('tanh': its tanh approximation)",
+    params=(Param("input", TENSOR), Param("approximate", APPROXIMATE, "none")),
+    methods=(),
+    symbolic=_gelu_symbolic,
+)
+
+
+@public("gelu")
+def gelu(x: Any, approximate: str = "none") -> Tensor:
+    """x * Phi(x), or with ``approximate='tanh'`` its tanh approximation."""
+    if approximate not in _APPROXIMATIONS:
+        raise DomainError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _gelu(x, approximate=approximate)
+
+
+silu = _unary(
+    "silu",
+    "SiluBackward0",
+    lambda x: x * P._stable_sigmoid(x),
+    lambda x, out: _silu_derivative(x),
+    "x * sigmoid(x) (swish)",
+    methods=(),
+    symbolic=S.each(lambda sp, v: v / (1 + sp.exp(-v))),
+)
+
+
+def _silu_derivative(x: Tensor) -> Tensor:
+    s = sigmoid(x)
+    return mul(s, add(mul(x, sub(1.0, s)), 1.0))
+
+
+def _negative(x: Array) -> Array:
+    return x < 0
+
+
+def _positive(x: Array) -> Array:
+    return x > 0
+
+
+def _elu_forward(x: Array, alpha: float, scale: float, input_scale: float) -> Array:
+    return scale * np.where(x > 0, x, alpha * np.expm1(x * input_scale))
+
+
+def _elu_derivative(
+    x: Tensor, out: Tensor, alpha: float, scale: float, input_scale: float
+) -> Tensor:
+    # PyTorch: the negative side's slope at 0 (alpha * scale * input_scale), and a second
+    # derivative of 0 there: the exponent sees x only where x < 0, a constant 0 at 0.
+    held = where(mask(_negative, x), x, 0.0)
+    negative_side = mul(exp(mul(held, input_scale)), alpha * scale * input_scale)
+    return where(mask(_positive, x), scale, negative_side)
+
+
+def _elu_family(
+    name: str,
+    backward_name: str,
+    summary: str,
+    params: tuple[Param, ...],
+    formula: Callable[..., Any],
+    kink: str,
+) -> Callable[..., Tensor]:
+    """elu, celu and selu: scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1)), as
+    PyTorch computes all three; ``params`` is the signature a program calls."""
+    return _unary(
+        name,
+        backward_name,
+        _elu_forward,
+        _elu_derivative,
+        summary,
+        params=params,
+        methods=(),
+        formula=formula,
+        symbolic=S.PIECEWISE,
+        kink=kink,
+    )
+
+
+def _exp_side(sp: Any, v: Any, alpha: Any, input_scale: Any) -> Any:
+    return sp.Piecewise((v, v > 0), (alpha * (sp.exp(v * input_scale) - 1), True))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717  # PyTorch's constants
+_SELU_SCALE = 1.0507009873554804934193349852946
+_ALPHA = (Param("input", TENSOR), Param("alpha", NUMBER, 1.0))
+_SLOPE_AT_0 = "(the negative side's), and the second derivative at 0 is 0"
+
+_elu = _elu_family(
+    "elu",
+    "EluBackward0",
+    "x for x > 0, else alpha * (exp(x) - 1)",
+    _ALPHA,
+    lambda sp, v, alpha: _exp_side(sp, v, alpha, 1),
+    f"the derivative at 0 is alpha {_SLOPE_AT_0}",
+)
+_celu = _elu_family(
+    "celu",
+    "CeluBackward0",
+    "x for x > 0, else alpha * (exp(x / alpha) - 1)",
+    _ALPHA,
+    lambda sp, v, alpha: _exp_side(sp, v, alpha, 1 / sp.sympify(alpha)),
+    f"the derivative at 0 is 1 {_SLOPE_AT_0}",
+)
+_selu = _elu_family(
+    "selu",
+    "EluBackward0",
+    "scale * elu(x, alpha), with PyTorch's fixed alpha and scale",
+    (Param("input", TENSOR),),
+    lambda sp, v: _SELU_SCALE * _exp_side(sp, v, _SELU_ALPHA, 1),
+    f"the derivative at 0 is scale * alpha {_SLOPE_AT_0}",
+)
+
+
+@public("elu")
+def elu(x: Any, alpha: float = 1.0) -> Tensor:
+    """x for x > 0, else alpha * (exp(x) - 1)."""
+    return _elu(x, alpha=float(alpha), scale=1.0, input_scale=1.0)
+
+
+@public("celu")
+def celu(x: Any, alpha: float = 1.0) -> Tensor:
+    """x for x > 0, else alpha * (exp(x / alpha) - 1); alpha may not be 0."""
+    if alpha == 0:
+        raise DomainError("celu: alpha may not be 0 (it divides x)")
+    return _celu(x, alpha=float(alpha), scale=1.0, input_scale=1.0 / alpha)
+
+
+@public("selu")
+def selu(x: Any) -> Tensor:
+    """scale * elu(x, alpha) with alpha = 1.6733 and scale = 1.0507 (PyTorch's)."""
+    return _selu(x, alpha=_SELU_ALPHA, scale=_SELU_SCALE, input_scale=1.0)
+
+
+def _leaky_slope(x: Array, negative_slope: float) -> Array:
+    return np.where(x > 0, 1.0, negative_slope).astype(x.dtype)
+
+
+_leaky_relu = _unary(
+    "leaky_relu",
+    "LeakyReluBackward0",
+    lambda x, negative_slope: np.where(x > 0, x, x * negative_slope),
+    lambda x, out, negative_slope: mask(
+        functools.partial(_leaky_slope, negative_slope=negative_slope), x
+    ),
+    "x for x > 0, else negative_slope * x",
+    params=(Param("input", TENSOR), Param("negative_slope", NUMBER, 0.01)),
+    methods=(),
+    formula=lambda sp, v, slope: sp.Piecewise((v, v > 0), (slope * v, True)),
+    symbolic=S.PIECEWISE,
+    kink="the derivative at 0 is negative_slope (the negative side's)",
+)
+
+
+@public("leaky_relu")
+def leaky_relu(x: Any, negative_slope: float = 0.01) -> Tensor:
+    """x for x > 0, else negative_slope * x."""
+    return _leaky_relu(x, negative_slope=float(negative_slope))
+
+
+def _strictly_inside(x: Array, low: float, high: float) -> Array:
+    return ((x > low) & (x < high)).astype(x.dtype)
+
+
+def _hardtanh_derivative(x: Tensor, out: Tensor, min_val: float, max_val: float) -> Tensor:
+    return mask(functools.partial(_strictly_inside, low=min_val, high=max_val), x)
+
+
+def _hardtanh_formula(sp: Any, v: Any, low: Any, high: Any) -> Any:
+    return sp.Piecewise((low, v <= low), (high, v >= high), (v, True))
+
+
+_BOUNDS_KINK = "the derivative is 0 at the bounds (1 only strictly inside), as PyTorch's"
+_hardtanh = _unary(
+    "hardtanh",
+    "HardtanhBackward0",
+    lambda x, min_val, max_val: np.clip(x, min_val, max_val),
+    _hardtanh_derivative,
+    "x limited to [min_val, max_val] (derivative 0 at the bounds)",
+    params=(
+        Param("input", TENSOR),
+        Param("min_val", NUMBER, -1.0),
+        Param("max_val", NUMBER, 1.0),
+    ),
+    methods=(),
+    formula=_hardtanh_formula,
+    symbolic=S.PIECEWISE,
+    kink=_BOUNDS_KINK,
+)
+
+
+@public("hardtanh")
+def hardtanh(x: Any, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``x`` limited to [min_val, max_val]."""
+    if max_val < min_val:
+        raise DomainError(
+            f"hardtanh: max_val ({max_val:g}) must not be below min_val ({min_val:g})"
+        )
+    return _hardtanh(x, min_val=float(min_val), max_val=float(max_val))
+
+
+_relu6 = _unary(
+    "relu6",
+    "HardtanhBackward0",  # torch's relu6 is hardtanh(x, 0, 6)
+    lambda x, min_val, max_val: np.clip(x, min_val, max_val),
+    _hardtanh_derivative,
+    "min(max(x, 0), 6) (derivative 0 at 0 and 6)",
+    params=(Param("input", TENSOR),),
+    methods=(),
+    formula=lambda sp, v: _hardtanh_formula(sp, v, 0, 6),
+    symbolic=S.PIECEWISE,
+    kink=_BOUNDS_KINK,
+)
+
+
+@public("relu6")
+def relu6(x: Any) -> Tensor:
+    """min(max(x, 0), 6)."""
+    return _relu6(x, min_val=0.0, max_val=6.0)
+
+
+def _hardsigmoid_slope(x: Array) -> Array:
+    return np.where((x > -3) & (x < 3), 1.0 / 6.0, 0.0).astype(x.dtype)
+
+
+hardsigmoid = _unary(
+    "hardsigmoid",
+    "HardsigmoidBackward0",
+    lambda x: np.clip(x / 6.0 + 0.5, 0.0, 1.0),
+    lambda x, out: mask(_hardsigmoid_slope, x),
+    "x / 6 + 1/2 limited to [0, 1]",
+    methods=(),
+    formula=lambda sp, v: sp.Piecewise(
+        (0, v <= -3), (1, v >= 3), (v / 6 + sp.Rational(1, 2), True)
+    ),
+    symbolic=S.PIECEWISE,
+    kink="the derivative is 1/6 strictly inside (-3, 3) and 0 at +-3; PyTorch's 1/6 is "
+    "rounded to float32 (0.16666667, 3e-8 away), and it has no second derivative (here 0)",
+)
+
+
+def _hardswish_middle(x: Array) -> Array:
+    return ((x > -3) & (x < 3)).astype(x.dtype)
+
+
+def _hardswish_upper(x: Array) -> Array:
+    return (x >= 3).astype(x.dtype)
+
+
+def _hardswish_derivative(x: Tensor, out: Tensor) -> Tensor:
+    middle = mul(mask(_hardswish_middle, x), add(mul(x, 1.0 / 3.0), 0.5))
+    return add(middle, mask(_hardswish_upper, x))
+
+
+hardswish = _unary(
+    "hardswish",
+    "HardswishBackward0",
+    lambda x: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0,
+    _hardswish_derivative,
+    "x * relu6(x + 3) / 6",
+    methods=(),
+    formula=lambda sp, v: sp.Piecewise((0, v <= -3), (v, v >= 3), (v * (v + 3) / 6, True)),
+    symbolic=S.PIECEWISE,
+    kink="the derivative is 0 at -3 and 1 at 3 (x / 3 + 1/2 strictly between)",
+)
+
+
+def _softplus_forward(x: Array) -> NumpyResult:
+    return np.logaddexp(0, x)
+
+
+def _mish_derivative(x: Tensor, out: Tensor) -> Tensor:
+    t = tanh(_softplus(x, beta=1.0, threshold=math.inf))
+    return add(t, mul(mul(x, sigmoid(x)), sub(1.0, mul(t, t))))
+
+
+mish = _unary(
+    "mish",
+    "MishBackward0",
+    lambda x: x * np.tanh(_softplus_forward(x)),
+    _mish_derivative,
+    "x * tanh(softplus(x))",
+    methods=(),
+    symbolic=S.each(lambda sp, v: v * sp.tanh(sp.log(1 + sp.exp(v)))),
+)
+softsign = _unary(
+    "softsign",
+    "DivBackward0",  # torch's softsign is x / (|x| + 1)
+    lambda x: x / (1.0 + np.abs(x)),
+    lambda x, out: reciprocal(_squared(add(P.abs(x), 1.0))),
+    "x / (1 + |x|)",
+    methods=(),
+    symbolic=S.each(lambda sp, v: v / (1 + sp.Abs(v))),
+    kink="the derivative at 0 is 1, the second derivative at 0 is 0 (|x|'s derivative 0)",
+)
+
+
+def _squared(x: Tensor) -> Tensor:
+    return mul(x, x)
+
+
+logsigmoid = _unary(
+    "logsigmoid",
+    "LogSigmoidBackward0",
+    lambda x: -np.logaddexp(0, -x),
+    lambda x, out: sigmoid(neg(x)),
+    "log(sigmoid(x)), computed stably",
+    methods=(),
+    symbolic=S.each(lambda sp, v: -sp.log(1 + sp.exp(-v))),
+)
+
+
+def _softplus_forward_beta(x: Array, beta: float, threshold: float) -> Array:
+    scaled = x * beta
+    with np.errstate(over="ignore"):
+        return np.where(scaled > threshold, x, np.logaddexp(0, scaled) / beta).astype(x.dtype)
+
+
+def _above(x: Array, beta: float, threshold: float) -> Array:
+    return x * beta > threshold
+
+
+def _below(x: Array, beta: float, threshold: float) -> Array:
+    return x * beta < threshold
+
+
+def _softplus_derivative(x: Tensor, out: Tensor, beta: float, threshold: float) -> Tensor:
+    # PyTorch: slope 1 where beta x > threshold (the linear branch); sigmoid(beta x) elsewhere,
+    # whose own derivative is 0 where beta x == threshold too (its double backward masks
+    # beta x < threshold): there the sigmoid sees x as a constant.
+    below = functools.partial(_below, beta=beta, threshold=threshold)
+    above = functools.partial(_above, beta=beta, threshold=threshold)
+    held = where(mask(below, x), x, mask(np.positive, x))
+    return where(mask(above, x), 1.0, sigmoid(mul(held, beta)))
+
+
+def _softplus_symbolic(x: Array, beta: float = 1.0, threshold: float = 20.0) -> Array:
+    # The smooth form: beyond the threshold PyTorch's linear branch differs from it by less
+    # than exp(-threshold) / beta.
+    return S.each(lambda sp, v: sp.log(1 + sp.exp(beta * v)) / beta)(x)
+
+
+_softplus = _unary(
+    "softplus",
+    "SoftplusBackward0",
+    _softplus_forward_beta,
+    _softplus_derivative,
+    "log(1 + exp(beta x)) / beta, and x where beta x > threshold",
+    params=(
+        Param("input", TENSOR),
+        Param("beta", NUMBER, 1.0),
+        Param("threshold", NUMBER, 20.0),
+    ),
+    methods=(),
+    symbolic=_softplus_symbolic,
+    kink="x itself (slope 1) where beta x > threshold; the second derivative is 0 where "
+    "beta x >= threshold",
+)
+
+
+@public("softplus")
+def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (PyTorch's)."""
+    if beta == 0:
+        raise DomainError("softplus: beta may not be 0 (it divides the result)")
+    return _softplus(x, beta=float(beta), threshold=float(threshold))
+
+
+# -- composites: softmin and glu --------------------------------------------------------------
+
+
+def _softmin_explain(slot: Any, vary: Any) -> Any:
+    left, formula, layout, value = X.blocks(log=False)(slot, vary)
+    formula = "-" + formula.replace("diag(s) - s s^T", "(diag(s) - s s^T)")
+    return left, formula, layout, None if value is None else -value
+
+
+register(
+    Op(
+        "softmin",
+        "softmax(-x) along dim (the only dim of a vector by default)",
+        params=(Param("input", TENSOR), Param("dim", OPT_INT, None)),
+        symbolic=lambda x, dim=None: S.softmax(-x, dim),
+        explain=_softmin_explain,
+    )
+)
+
+
+@public("softmin")
+def softmin(x: Any, dim: int | None = None) -> Tensor:
+    """softmax(-x) along ``dim``."""
+    return P.softmax(neg(_tensor(x)), dim)
+
+
+def _halves(x: Tensor, dim: int) -> tuple[Tensor, Tensor, int]:
+    if x.ndim == 0:
+        raise ShapeError("glu: the input needs at least one dimension (a 0-d tensor has none)")
+    axis = P._axes(dim, x.ndim)[0]
+    size = x.shape[axis]
+    if size % 2:
+        raise ShapeError(f"glu: halving dimension must be even, but dimension {dim} is size {size}")
+    lead = (slice(None),) * axis
+    first = P.getitem(x, (*lead, slice(0, size // 2)))
+    second = P.getitem(x, (*lead, slice(size // 2, size)))
+    return first, second, axis
+
+
+def _glu_symbolic(x: Array, dim: int = -1) -> Array:
+    first, second = np.split(x, 2, axis=dim % max(x.ndim, 1))
+    return first * S.each(lambda sp, v: 1 / (1 + sp.exp(-v)))(second)
+
+
+def _glu_explain(slot: Any) -> str:
+    w, dim = slot.wrt, slot.params.get("dim", -1)
+    return (
+        f"sigmoid(b[i]) for the first half a of {w} along dim {dim}, "
+        "a[i]*sigmoid(b[i])*(1 - sigmoid(b[i])) for the second half b"
+    )
+
+
+register(
+    Op(
+        "glu",
+        "a * sigmoid(b), a and b the two halves of input along dim",
+        params=(Param("input", TENSOR), Param("dim", INT, -1)),
+        symbolic=_glu_symbolic,
+        explain=X.per_element(_glu_explain),
+    )
+)
+
+
+@public("glu")
+def glu(x: Any, dim: int = -1) -> Tensor:
+    """The gated linear unit: a * sigmoid(b), a and b the halves of ``x`` along ``dim``."""
+    first, second, _ = _halves(_tensor(x), dim)
+    return mul(first, sigmoid(second))
