@@ -485,6 +485,8 @@ class _Checker:
             or (isinstance(value, (int, float)) and not isinstance(value, bool)),
             F.BOOL: isinstance(value, bool),
             F.REDUCTION: value in ("mean", "sum", "none"),
+            F.NORM_ORD: value in ("fro", "nuc")
+            or (isinstance(value, (int, float)) and not isinstance(value, bool)),
         }[kind]
         if value is _NOT_CONSTANT or not ok:
             raise self.fail(
