@@ -178,10 +178,10 @@ _DET = register(
         ),
         nonfinite="overflow",
         kink=(
-            "the gradient is the cofactor matrix, also at a singular matrix (torch's SVD path "
-            "gives the same); forward mode gives the same cofactor derivative there, where "
-            "torch's forward mode gives 0; second derivatives at a singular matrix larger than "
-            "2x2 are nan here (torch's SVD path gives finite ones)"
+            "the gradient is the cofactor matrix det(A) inv(A)^T, also at a singular matrix "
+            "(as torch's grad with create_graph=True; torch's plain backward() gives 0 at an "
+            "exactly singular matrix); forward mode gives the same derivative (torch's: 0 "
+            "there); second derivatives at a singular matrix larger than 2x2 are nan"
         ),
     )
 )
@@ -364,9 +364,9 @@ def _cholesky_forward(a: Array) -> Array:
         ) from None
 
 
-def _halved_diagonal(n: int) -> Tensor:
+def _halved_diagonal(n: int, dtype: np.dtype[Any]) -> Tensor:
     """The lower triangle's weights of Φ: 1 below the diagonal, 1/2 on it."""
-    return Tensor(np.tril(np.ones((n, n))) - 0.5 * np.eye(n))
+    return Tensor((np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dtype))
 
 
 def _cholesky_vjp(g: Tensor, out: Tensor, a: Tensor, needs: Sequence[bool]) -> tuple[Tensor]:
@@ -381,7 +381,7 @@ def _cholesky_jvp(tangents: Sequence[Tensor], out: Tensor, a: Tensor) -> Tensor:
     # dL = L Φ(L^-1 dA L^-T), Φ: the lower triangle with its diagonal halved.
     inverse = inv(out)
     inner = P.matmul(P.matmul(inverse, tangents[0]), _mT(inverse))
-    return P.matmul(out, P.mul(inner, _halved_diagonal(a.shape[-1])))
+    return P.matmul(out, P.mul(inner, _halved_diagonal(a.shape[-1], inner.dtype)))
 
 
 def _cholesky_symbolic(x: Objects, upper: bool = False) -> Objects:
@@ -719,7 +719,15 @@ def vector_norm(
     """The ``ord``-norm of all elements of ``x`` or along ``dim`` (torch.linalg.vector_norm):
     (sum |x|^ord)^(1/ord); inf and -inf the largest and smallest |x|, 0 the count of
     non-zero elements."""
+    if ord == 0:  # as torch: the count requires grad when x does, and its gradient is 0
+        x = _tensor(x)
+        counted = P.where(P.mask(_nonzero, x), 1.0, P.mul(x, 0.0))
+        return P.sum(counted, dim, keepdim)
     return P.norm(x, ord, dim, keepdim)
+
+
+def _nonzero(x: Array) -> Array:
+    return np.asarray(x != 0)
 
 
 _SVD_ORDS = ("nuc", 2, -2)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from engine_optable import OPS_BY_NAME
+from optable_linalg import SYMBOLIC_PROGRAMS as LINALG_PROGRAMS
 
 from gradcli import engine as gc
 from gradcli.compute import bind, check
@@ -73,6 +74,7 @@ SYMBOLIC_PROGRAMS = {
     "cat": ("y = cat([x, x * x])", "0.5,-1"),
     "mse_loss": ("y = mse_loss(x, x * x)", "0.5,-1"),
     "binary_cross_entropy_with_logits": ("y = bce_with_logits(x, sigmoid(x))", "0.5,-1"),
+    **LINALG_PROGRAMS,  # linear algebra and shape operations
 }
 
 
