@@ -23,6 +23,7 @@ from hypothesis.extra import numpy as hnp
 
 import gradcli as gc
 from gradcli.engine import primitives as P
+from gradcli.engine.shapes import diagonal_backward
 
 MAX_SIDE = 3
 MARGIN = 0.05  # how far sampled values stay from a kink
@@ -582,7 +583,14 @@ OPS: list[Op] = [
     Op("flatten", gc.flatten, REAL),
     Op("triu", gc.triu, REAL, L.triangle_spec()),
     Op("tril", gc.tril, REAL, L.triangle_spec()),
-    Op("diagonal", gc.diagonal, REAL, L.diagonal_spec(), prims=("diagonal", "diagonal_backward")),
+    Op("diagonal", gc.diagonal, REAL, L.diagonal_spec()),
+    Op(
+        "diagonal_backward",
+        diagonal_backward,
+        REAL,
+        L.diagonal_backward_spec(),
+        torch=L.torch_diagonal_backward,
+    ),
     Op("diag_embed", gc.diag_embed, REAL, L.diag_embed_spec()),
     Op("diag", gc.diag, REAL, L.diag_spec()),
     Op("movedim", gc.movedim, REAL, L.movedim_spec()),

@@ -155,7 +155,10 @@ def matrix_norm_spec(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]
 
 
 def _shape(draw: Any, min_dims: int, max_dims: int = 3) -> tuple[int, ...]:
-    return tuple(draw(st.lists(_side(), min_size=min_dims, max_size=max_dims)))
+    """A shape of min_dims to max_dims dims, of sides up to 3 (up to 2 with three dims, to
+    keep the finite differences few)."""
+    ndim = draw(st.integers(min_dims, max_dims))
+    return tuple(draw(st.integers(1, SIDE if ndim < 3 else 2)) for _ in range(ndim))
 
 
 @st.composite
@@ -169,6 +172,25 @@ def diagonal_spec(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
     dim1 = draw(_dim_in(len(shape)))
     dim2 = draw(_dim_in(len(shape)).filter(lambda d: d % len(shape) != dim1 % len(shape)))
     return (shape,), {"offset": draw(st.integers(-2, 2)), "dim1": dim1, "dim2": dim2}
+
+
+@st.composite
+def diagonal_backward_spec(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
+    """The adjoint of diagonal: g shaped as diagonal's result, the input's shape given."""
+    (shape,), params = draw(diagonal_spec())
+    ndim = len(shape)
+    params = {k: v % ndim if k != "offset" else v for k, v in params.items()}
+    g = np.diagonal(np.empty(shape), params["offset"], params["dim1"], params["dim2"]).shape
+    return (g,), {"shape": shape, **params}
+
+
+def torch_diagonal_backward(g: Any, shape: Any, offset: int, dim1: int, dim2: int) -> Any:
+    """The gradient of torch.diagonal, as torch computes it."""
+    torch = _torch()
+    x = torch.zeros(shape, dtype=g.dtype, requires_grad=True)
+    out = torch.diagonal(x, offset, dim1, dim2)
+    (grad,) = torch.autograd.grad(out, x, g, create_graph=True)
+    return grad
 
 
 @st.composite
