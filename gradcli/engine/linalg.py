@@ -174,7 +174,7 @@ _DET = register(
         methods=("det",),
         symbolic=_det_symbolic,
         explain=X.per_element(
-            lambda s: f"the cofactor of {s.wrt}[i, j] (det({s.wrt}) * inv({s.wrt})^T[i, j])"
+            lambda s: f"its cofactor, the element of det({s.wrt}) * inv({s.wrt})^T"
         ),
         nonfinite="overflow",
         kink=(
