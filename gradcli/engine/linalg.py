@@ -577,7 +577,7 @@ def inner(a: Any, b: Any) -> Tensor:
 
 _composite(
     "tensordot",
-    "sum over the last dims of input and the first dims of other (dims: how many)",
+    "sum over the last dims of a and the first dims of b (dims: how many)",
     (Param("a", TENSOR), Param("b", TENSOR), Param("dims", INT, 2)),
     symbolic=lambda a, b, dims=2: np.asarray(np.tensordot(a, b, dims), dtype=object),
     explain=_bilinear("tensordot({a}, {b})"),

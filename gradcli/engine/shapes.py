@@ -547,7 +547,7 @@ def _at_least_op(n: int) -> Callable[[Any], Tensor]:
     numpy_fn = getattr(np, name)
     _composite(
         name,
-        f"the input with dims of size 1 added to make {n} dims (as numpy, torch)",
+        f"the input with leading or trailing dims of size 1 added, to at least {n} dims",
         _X,
         symbolic=lambda x: np.asarray(numpy_fn(x), dtype=object),
         explain=X.MOVED,
