@@ -87,14 +87,30 @@ def _objects(matrix: Any) -> Objects:
     return np.asarray(np.array(matrix.tolist(), dtype=object), dtype=object)
 
 
-def _differential(
-    formula: Callable[[Any], str],
-) -> Callable[[Any, Any], tuple[str, str, str, None]]:
+def _differential(formula: Callable[[Any], str]) -> Callable[[Any, Any], tuple[str, str, str, Any]]:
     """An explain rule for an operation whose Jacobian is best said as a differential:
-    ``d(inv(A)) = -inv(A) @ dA @ inv(A)`` (no value laid out)."""
+    ``d(inv(A)) = -inv(A) @ dA @ inv(A)``; the value is the whole Jacobian, out.shape +
+    operand.shape, row by row from J^T e_k (None when it is too large to show)."""
 
-    def rule(slot: Any, vary: Any) -> tuple[str, str, str, None]:
-        return X.d(slot.node), formula(slot), "differential", None
+    def rule(slot: Any, vary: Any) -> tuple[str, str, str, Any]:
+        from .. import limits
+
+        out, operand = np.shape(slot.out), np.shape(slot.arrays[slot.position])
+        entries = math.prod(out) * math.prod(operand)
+        if entries > min(X.BLOCK_ENTRIES, limits.current().max_elements):
+            return (
+                X.d(slot.node),
+                f"{formula(slot)}; its Jacobian is too large to show",
+                "jacobian",
+                None,
+            )
+        rows = []
+        for k in range(math.prod(out)):
+            unit = np.zeros(math.prod(out))
+            unit[k] = 1.0
+            rows.append(np.asarray(vary(unit.reshape(out))).reshape(-1))
+        value = np.array(rows).reshape(out + operand) if rows else np.zeros(out + operand)
+        return X.d(slot.node), formula(slot), "jacobian", value
 
     return rule
 
@@ -440,6 +456,17 @@ def _matrices(name: str, a: Tensor, b: Tensor, ndims: tuple[int, int]) -> None:
         )
 
 
+def _bilinear(formula: str) -> Callable[[Any, Any], tuple[str, str, str, None]]:
+    """The differential of a product of two operands, ``formula`` with {a}, {b}, {da}, {db}."""
+
+    def text(slot: Any) -> str:
+        a, b = slot.names
+        da, db = (X.d(a), b) if slot.position == 0 else (a, X.d(b))
+        return formula.format(a=da, b=db)
+
+    return _differential(text)
+
+
 _composite(
     "mm",
     "matrix product of two matrices",
@@ -462,7 +489,7 @@ _composite(
     (Param("input", TENSOR), Param("mat2", TENSOR)),
     methods=("bmm",),
     symbolic=lambda a, b: np.asarray(np.matmul(a, b), dtype=object),
-    explain=X.matmul,
+    explain=_bilinear("bmm({a}, {b})"),
 )
 
 
@@ -511,21 +538,13 @@ def trace(x: Any) -> Tensor:
     return P.sum(diagonal(x))
 
 
-def _other_operand(slot: Any, vary: Any) -> tuple[str, str, str, Array]:
-    """outer: d out[i, j] / d a[i] = b[j], d out[i, j] / d b[j] = a[i]."""
-    a, b = slot.names
-    mine, index, other = (a, "i", f"{b}[j]") if slot.position == 0 else (b, "j", f"{a}[i]")
-    left = f"{X.d(slot.node)}[i, j]/{X.d(mine)}[{index}]"
-    return left, other, "other operand", slot.arrays[1 - slot.position]
-
-
 _composite(
     "outer",
     "outer product of two vectors: out[i, j] = input[i] * vec2[j]",
     (Param("input", TENSOR), Param("vec2", TENSOR)),
     methods=("outer",),
     symbolic=lambda a, b: np.asarray(np.multiply.outer(a, b), dtype=object),
-    explain=_other_operand,
+    explain=_bilinear("outer({a}, {b})"),
 )
 
 
@@ -535,17 +554,6 @@ def outer(a: Any, b: Any) -> Tensor:
     a, b = P.as_tensor_pair(a, b)
     _matrices("outer", a, b, (1, 1))
     return P.mul(P.reshape(a, a.shape[0], 1), P.reshape(b, 1, b.shape[0]))
-
-
-def _bilinear(formula: str) -> Callable[[Any, Any], tuple[str, str, str, None]]:
-    """The differential of a product of two operands, ``formula`` with {a}, {b}, {da}, {db}."""
-
-    def text(slot: Any) -> str:
-        a, b = slot.names
-        da, db = (X.d(a), b) if slot.position == 0 else (a, X.d(b))
-        return formula.format(a=da, b=db)
-
-    return _differential(text)
 
 
 _composite(
