@@ -37,7 +37,9 @@ class Local:
     - ``per element``: value[i] is d out / d w[i], for the one element of out w[i] reaches;
     - ``jacobian blocks``: value[..., i, j] is d out[..., i] / d w[..., j] along dim;
     - ``other operand``: value is the other operand of a matrix product, as the formula
-      indexes it. None when too large to work out.
+      indexes it;
+    - ``jacobian``: value is the whole Jacobian d out / d w, out.shape + w.shape (an operation
+      said by its differential, as inv's). None when too large to work out.
     """
 
     wrt: str

@@ -13,6 +13,7 @@ from ..ops.table import (  # noqa: F401 - the parameter kinds, for the validator
     BOOL,
     ELEMENTS,
     INT,
+    NORM_ORD,
     NUMBER,
     OPS,
     OPT_INT,

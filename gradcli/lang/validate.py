@@ -520,6 +520,8 @@ class _Checker:
             F.BOOL: isinstance(value, bool),
             F.REDUCTION: value in F.REDUCTIONS,
             F.APPROXIMATE: value in F.APPROXIMATIONS,
+            F.NORM_ORD: value in ("fro", "nuc")
+            or (isinstance(value, (int, float)) and not isinstance(value, bool)),
         }[kind]
         if value is _NOT_CONSTANT or not ok:
             raise self.fail(

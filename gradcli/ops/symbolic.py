@@ -137,7 +137,9 @@ def logsumexp(x: Array, dim: int | None = None, keepdim: bool = False) -> Array:
     return each("log")(np.asarray(np.sum(each("exp")(x), axis=dim, keepdims=keepdim), dtype=object))
 
 
-def norm(x: Array, p: float = 2, dim: int | None = None, keepdim: bool = False) -> Array:
+def norm(
+    x: Array, p: float = 2, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
+) -> Array:
     """The 2-norm (others have kinks that sympy's Abs does not differentiate as torch does)."""
     from ..symbolic import NotSymbolic
 

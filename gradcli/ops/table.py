@@ -49,6 +49,7 @@ REDUCTIONS = ("mean", "sum", "none")  # what a loss's reduction may be
 REDUCTION = "'mean', 'sum' or 'none'"
 APPROXIMATIONS = ("none", "tanh")  # what gelu's approximate may be
 APPROXIMATE = "'none' or 'tanh'"
+NORM_ORD = "a number, 'fro' or 'nuc'"  # matrix_norm's ord
 SIZES = "sizes"  # the rest of the positional arguments, whole numbers: reshape(x, 2, 3)
 
 # The vector a program makes of element assignments (y0 = ...; y1 = ... makes y): an operator.

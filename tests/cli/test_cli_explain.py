@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from explain_linalg_cases import CASES as LINALG_CASES
 from test_cli_snapshots import SAMPLES, run_line
 
 from gradcli.lang import parse_program
@@ -153,6 +154,7 @@ CASES = {
     "softmin": ("softmin(m, dim=1)", {"m": M}, lambda t: F.softmin(t["m"], 1)),
     "glu": ("glu(x)", {"x": X}, lambda t: F.glu(t["x"])),
 }  # fmt: skip
+CASES.update(LINALG_CASES)  # linear algebra and shape operations
 # Inputs that are not differentiated: a condition, class indices.
 # An element-wise function of one tensor needs no case of its own: torch's function of the same
 # name at probabilities (inside every such function's domain).
@@ -233,6 +235,8 @@ def _check_value(case: str, local: dict, jacobian: np.ndarray) -> None:
     elif local["layout"] == "per element":
         assert np.all(nonzero.sum(axis=out_axes) <= 1), "each w[i] reaches one out element"
         np.testing.assert_allclose(value, jacobian.sum(axis=out_axes), rtol=1e-10, atol=1e-12)
+    elif local["layout"] == "jacobian":
+        np.testing.assert_allclose(value, jacobian, rtol=1e-10, atol=1e-12)
     elif local["layout"] == "jacobian blocks":
         np.testing.assert_allclose(value, _blocks(case, jacobian), rtol=1e-10, atol=1e-12)
     else:

@@ -17,11 +17,13 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+import optable_linalg as L
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import gradcli as gc
 from gradcli.engine import primitives as P
+from gradcli.engine.shapes import diagonal_backward
 
 MAX_SIDE = 3
 MARGIN = 0.05  # how far sampled values stay from a kink
@@ -689,9 +691,93 @@ OPS: list[Op] = [
     Op("unsqueeze", gc.unsqueeze, REAL, unsqueeze_spec()),
     Op("squeeze", gc.squeeze, REAL, squeeze_spec()),
     Op("flatten", gc.flatten, REAL),
+    Op("triu", gc.triu, REAL, L.triangle_spec()),
+    Op("tril", gc.tril, REAL, L.triangle_spec()),
+    Op("diagonal", gc.diagonal, REAL, L.diagonal_spec()),
+    Op(
+        "diagonal_backward",
+        diagonal_backward,
+        REAL,
+        L.diagonal_backward_spec(),
+        torch=L.torch_diagonal_backward,
+    ),
+    Op("diag_embed", gc.diag_embed, REAL, L.diag_embed_spec()),
+    Op("diag", gc.diag, REAL, L.diag_spec()),
+    Op("movedim", gc.movedim, REAL, L.movedim_spec()),
+    Op("adjoint", gc.adjoint, REAL, one(min_dims=2)),
+    Op("mT", lambda x: x.mT, REAL, one(min_dims=2), torch=lambda x: x.mT, prims=()),
+    Op("flip", gc.flip, REAL, L.flip_spec(), torch=L.torch_flip),
+    Op("fliplr", gc.fliplr, REAL, one(min_dims=2)),
+    Op("flipud", gc.flipud, REAL, one(min_dims=1)),
+    Op("roll", gc.roll, REAL, L.roll_spec()),
+    Op("narrow", gc.narrow, REAL, L.narrow_spec()),
+    Op("atleast_1d", gc.atleast_1d, REAL),
+    Op("atleast_2d", gc.atleast_2d, REAL),
+    Op("atleast_3d", gc.atleast_3d, REAL),
+    Op("hstack", L.joined(gc.hstack), REAL, L.hstack_spec(), torch=L.torch_joined("hstack")),
+    Op("vstack", L.joined(gc.vstack), REAL, L.vstack_spec(), torch=L.torch_joined("vstack")),
+    Op(
+        "column_stack",
+        L.joined(gc.column_stack),
+        REAL,
+        L.column_stack_spec(),
+        torch=L.torch_joined("column_stack"),
+    ),
     # products
     Op("matmul", gc.matmul, (REAL, REAL), matmul_spec()),
     Op("dot", gc.dot, (REAL, REAL), dot_spec()),
+    Op("mm", gc.mm, (REAL, REAL), L.pair("nk", "km")),
+    Op("mv", gc.mv, (REAL, REAL), L.pair("nk", "k")),
+    Op("bmm", gc.bmm, (REAL, REAL), L.pair("bnk", "bkm")),
+    Op("trace", gc.trace, REAL, L.matrix()),
+    Op("outer", gc.outer, (REAL, REAL), L.pair("n", "m")),
+    Op("inner", gc.inner, (REAL, REAL), L.inner_spec()),
+    Op("tensordot", gc.tensordot, (REAL, REAL), L.tensordot_spec()),
+    Op("kron", gc.kron, (REAL, REAL), L.kron_spec()),
+    Op("cross", gc.cross, (REAL, REAL), L.cross_spec()),
+    Op(
+        "det",
+        lambda a: gc.det(L.well(a)),
+        Domain(-0.5, 0.5),
+        L.square(),
+        torch=lambda a: torch_module().linalg.det(L.well(a)),
+        prims=("det", "cofactor"),
+    ),
+    Op(
+        "inv",
+        lambda a: gc.inv(L.well(a)),
+        Domain(-0.5, 0.5),
+        L.square(),
+        torch=lambda a: torch_module().linalg.inv(L.well(a)),
+    ),
+    Op(
+        "solve",
+        lambda a, b: gc.solve(L.well(a), b),
+        (Domain(-0.5, 0.5), REAL),
+        L.solve_spec(),
+        torch=lambda a, b: torch_module().linalg.solve(L.well(a), b),
+    ),
+    Op(
+        "cholesky",
+        lambda x, upper: gc.cholesky(L.spd(x), upper=upper),
+        REAL,
+        L.cholesky_spec(),
+        torch=lambda x, upper: torch_module().linalg.cholesky(L.spd(x), upper=upper),
+    ),
+    Op(
+        "vector_norm",
+        gc.vector_norm,
+        NONZERO,
+        L.vector_norm_spec(),
+        torch=L.torch_linalg("vector_norm"),
+    ),
+    Op(
+        "matrix_norm",
+        gc.matrix_norm,
+        NONZERO,
+        L.matrix_norm_spec(),
+        torch=L.torch_linalg("matrix_norm"),
+    ),
 ]
 
 # Operations PyTorch does not differentiate (its backward raises): their rows are checked

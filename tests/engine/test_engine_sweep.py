@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from engine_optable import OPS_BY_NAME
+from optable_linalg import SYMBOLIC_PROGRAMS as LINALG_PROGRAMS
 
 from gradcli import engine as gc
 from gradcli.compute import bind, check
@@ -85,6 +86,7 @@ SYMBOLIC_PROGRAMS = {
     "softplus": ("y = softplus(x, beta=2, threshold=5)", "0.5,-1"),
     "softmin": ("y = softmin(x, 1)", "[[1,2],[3,-1]]"),
     "glu": ("y = glu(x, 0)", "[[1,2],[3,-1]]"),
+    **LINALG_PROGRAMS,  # linear algebra and shape operations
 }
 
 
