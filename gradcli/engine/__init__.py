@@ -9,7 +9,9 @@ from typing import Any as _Any
 
 from ..ops.table import OPS
 from . import composites as _composites  # noqa: F401 - declares the composite operations
+from . import losses as _losses  # noqa: F401 - declares the losses
 from . import methods as _methods
+from . import statistics as _statistics  # noqa: F401 - declares the statistics and scans
 from .creation import (
     arange,
     eye,

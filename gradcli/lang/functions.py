@@ -10,6 +10,7 @@ from .. import engine as _engine  # noqa: F401 - importing the engine fills the 
 from ..ops.table import (  # noqa: F401 - the parameter kinds, for the validator and parser
     BOOL,
     INT,
+    KL_REDUCTION,
     NUMBER,
     OPS,
     OPT_INT,

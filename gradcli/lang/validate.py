@@ -485,6 +485,7 @@ class _Checker:
             or (isinstance(value, (int, float)) and not isinstance(value, bool)),
             F.BOOL: isinstance(value, bool),
             F.REDUCTION: value in ("mean", "sum", "none"),
+            F.KL_REDUCTION: value in ("mean", "batchmean", "sum", "none"),
         }[kind]
         if value is _NOT_CONSTANT or not ok:
             raise self.fail(

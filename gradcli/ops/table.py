@@ -39,6 +39,7 @@ NUMBER = "number"
 OPT_NUMBER = "number or None"
 BOOL = "True or False"
 REDUCTION = "'mean', 'sum' or 'none'"
+KL_REDUCTION = "'mean', 'batchmean', 'sum' or 'none'"  # kl_div's
 SIZES = "sizes"  # the rest of the positional arguments, whole numbers: reshape(x, 2, 3)
 
 Rule = Callable[..., Any]
