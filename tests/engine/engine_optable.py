@@ -518,7 +518,7 @@ def _t_with_target(name):
 
 def _gc_with_target(function):
     def call(*xs, target, **params):
-        return function(*xs, gc.tensor(np.asarray(target, dtype=np.float64)), **params)
+        return function(*xs, gc.Tensor(np.asarray(target, dtype=xs[0].dtype)), **params)
 
     return call
 
