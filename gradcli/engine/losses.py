@@ -787,10 +787,11 @@ def _picked_nll(log_probs: Tensor, indices: np.ndarray, ignore_index: int) -> tu
 
 def _class_reduce(loss: Tensor, kept: int, reduction: str) -> Tensor:
     """The reduction of a class-index loss: its mean is over the targets kept (nan if none,
-    as PyTorch's 0/0)."""
+    as PyTorch's 0/0, with a gradient of 0 as PyTorch's)."""
     if reduction == "mean":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return P.div(P.sum(loss), float(kept))
+        if kept == 0:  # PyTorch: a nan mean, and a gradient of 0 (not nan)
+            return P.add(P.mul(P.sum(loss), 0.0), math.nan)
+        return P.div(P.sum(loss), float(kept))
     return _reduce(loss, reduction)
 
 
@@ -809,7 +810,8 @@ _loss(
         _targets,
     ),
     nonfinite="a mean over no target, when every target is ignore_index (0/0)",
-    kink="targets equal to ignore_index add 0 and are not counted by the mean",
+    kink="targets equal to ignore_index add 0 and are not counted by the mean; if all are, "
+    "the mean is nan and its gradient 0",
 )
 
 
@@ -844,7 +846,8 @@ _loss(
         else X.cross_entropy(slot, vary)
     ),
     nonfinite="a mean over no target, when every class index is ignore_index (0/0)",
-    kink="class indices equal to ignore_index add 0 and are not counted by the mean",
+    kink="class indices equal to ignore_index add 0 and are not counted by the mean; if all "
+    "are, the mean is nan and its gradient 0",
 )
 
 

@@ -1,5 +1,6 @@
-"""Statistics and scans: var and std (composites of the reductions), and cumsum, cumprod and
-logcumsumexp (primitives with their own rules), each an entry of the op table.
+"""Statistics and scans: var (a primitive), std (sqrt of var, with PyTorch's gradient at 0),
+cumsum, cumprod and logcumsumexp (primitives with their own rules), each an entry of the op
+table.
 
 The scans' rules are written with engine operations, so that they can be differentiated
 again. cumprod's reverse and forward rules stay finite where the input has zeros, as
@@ -46,6 +47,69 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     return math.prod(shape[d] for d in axes)
 
 
+def _freedom(shape: tuple[int, ...], dim: tuple[int, ...], correction: float) -> float:
+    """N - correction, at least 0 (PyTorch's divisor)."""
+    return max(0.0, _count(shape, dim) - correction)
+
+
+def _var_forward(
+    x: np.ndarray, dim: tuple[int, ...], keepdim: bool, correction: float
+) -> np.ndarray:
+    freedom = _freedom(x.shape, dim, correction)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no freedom: inf or nan, as PyTorch
+        deviation = x - np.mean(x, axis=dim, keepdims=True) if x.size else x
+        total = np.sum(deviation * deviation, axis=dim, keepdims=keepdim)
+        return np.asarray(total / np.asarray(freedom, dtype=x.dtype))
+
+
+def _var_weights(x: Tensor, dim: tuple[int, ...], correction: float) -> Tensor:
+    """d var / d x[i] = 2 (x[i] - mean) / (N - correction): PyTorch's formula, which at no
+    freedom is inf times the deviation (not differentiated through the mean, which would be
+    inf - inf)."""
+    freedom = _freedom(x.shape, dim, correction)
+    with np.errstate(divide="ignore"):
+        scale = np.divide(2.0, freedom) if freedom else math.inf
+    return P.mul(P.sub(x, P.mean(x, dim, keepdim=True)), scale)
+
+
+def _var_vjp(
+    g: Tensor,
+    out: Tensor,
+    x: Tensor,
+    needs: tuple[bool, ...],
+    dim: tuple[int, ...],
+    keepdim: bool,
+    correction: float,
+) -> tuple[Tensor]:
+    return (P.mul(P._unreduce(g, x.shape, dim, keepdim), _var_weights(x, dim, correction)),)
+
+
+def _var_jvp(
+    tangents: list[Tensor | None],
+    out: Tensor,
+    x: Tensor,
+    dim: tuple[int, ...],
+    keepdim: bool,
+    correction: float,
+) -> Tensor:
+    t = tangents[0]
+    assert t is not None
+    return P.sum(P.mul(t, _var_weights(x, dim, correction)), dim, keepdim)
+
+
+def _var_batch(
+    forward: Callable[..., np.ndarray],
+    params: dict[str, Any],
+    values: list[np.ndarray],
+    batched: list[bool],
+    ranks: list[int],
+    size: int,
+) -> np.ndarray:
+    """The reduction's rule (``dim`` shifted past the batch dimension), correction kept."""
+    dim = tuple(d + 1 for d in params["dim"])
+    return forward(values[0], dim=dim, keepdim=params["keepdim"], correction=params["correction"])
+
+
 def _variance(
     x: Operand, dim: Dim, unbiased: bool | None, keepdim: bool, correction: float | None, name: str
 ) -> Tensor:
@@ -53,11 +117,7 @@ def _variance(
     if isinstance(dim, bool):  # var(x, True): torch's (input, unbiased) form
         dim, unbiased = None, dim
     c = _correction(unbiased, correction, name)
-    axes = P._axes(dim, x.ndim)
-    freedom = max(0.0, _count(x.shape, axes) - c)  # PyTorch: max(0, N - correction)
-    deviation = P.sub(x, P.mean(x, axes, keepdim=True))
-    with np.errstate(divide="ignore", invalid="ignore"):  # no freedom: inf or nan, as PyTorch
-        return P.div(P.sum(P.mul(deviation, deviation), axes, keepdim), freedom)
+    return apply(_VAR, x, dim=P._axes(dim, x.ndim), keepdim=keepdim, correction=c)
 
 
 _STAT = (
@@ -112,10 +172,15 @@ def _mean_text(slot: Any) -> str:
 
 
 _FREEDOM = "fewer elements than correction + 1 (no degrees of freedom: 0/0 or x/0)"
-register(
+_VAR = register(
     Op(
         "var",
         "variance (correction=1: the unbiased estimate), of all elements or along dim",
+        forward=_var_forward,
+        vjp=_var_vjp,
+        jvp=_var_jvp,
+        backward_name="VarBackward0",
+        batch=_var_batch,
         params=_STAT,
         methods=("var",),
         symbolic=_var_symbolic,
