@@ -412,10 +412,11 @@ _loss(
         lambda s, e: (
             f"-{e[1]}*sigmoid(-{e[1]}*{e[0]})"
             if s.position == 0
-            else f"-{e[0]}*sigmoid(-{e[1]}*{e[0]})"
+            else "0 (the target is not differentiated, as in PyTorch)"
         )
     ),
     nonfinite="exp(-target*input) overflows (PyTorch's loss is inf there too)",
+    kink="the target gets no gradient (PyTorch has none for it)",
 )
 
 
@@ -423,7 +424,12 @@ _loss(
 def soft_margin_loss(input: Operand, target: Operand, reduction: str = "mean") -> Tensor:
     """log(1 + exp(-target * input)), as PyTorch computes it (inf where exp overflows)."""
     a, b = _pair("soft_margin_loss", input, target)
+    b = P.mask(_same, b)  # PyTorch does not differentiate the target
     return _reduce(P.log1p(P.exp(P.neg(P.mul(b, a)))), reduction)
+
+
+def _same(x: np.ndarray) -> np.ndarray:
+    return x.copy()
 
 
 # -- gaussian_nll_loss -------------------------------------------------------------------------

@@ -381,7 +381,10 @@ def _scan_blocks(jacobian: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> An
             np.moveaxis(a, dim, -1) if a.ndim else a.reshape(1) for a in (slot.arrays[0], slot.out)
         )
         left = f"{X.d(slot.node)}[i]/{X.d(slot.wrt)}[j]"
-        formula = _SCAN_FORMULAS[slot.op].format(x=slot.wrt, out=slot.node) + X.along(slot)
+        formula = (
+            _SCAN_FORMULAS[slot.op].format(x=slot.wrt, out=slot.node)
+            + f" ({X.along(slot).strip()})"
+        )
         entries = x.size * x.shape[-1]
         if entries > min(X.BLOCK_ENTRIES, limits.current().max_elements):
             shape = (*x.shape, x.shape[-1])
