@@ -65,35 +65,35 @@ def _floored(x: Tensor, low: float) -> Tensor:
 
 
 def _lift(x: np.ndarray, low: float) -> np.ndarray:
-    return np.maximum(x, low) - x
+    return np.asarray(np.maximum(x, low) - x)
 
 
 def _is_one(x: np.ndarray) -> np.ndarray:
-    return x == 1
+    return np.asarray(x == 1)
 
 
 def _is_minus_one(x: np.ndarray) -> np.ndarray:
-    return x == -1
+    return np.asarray(x == -1)
 
 
 def _not_one(x: np.ndarray) -> np.ndarray:
-    return x != 1
+    return np.asarray(x != 1)
 
 
 def _not_minus_one(x: np.ndarray) -> np.ndarray:
-    return x != -1
+    return np.asarray(x != -1)
 
 
 def _below(x: np.ndarray, bound: float) -> np.ndarray:
-    return np.abs(x) < bound
+    return np.asarray(np.abs(x) < bound)
 
 
 def _at_most_one(x: np.ndarray) -> np.ndarray:
-    return x <= 1
+    return np.asarray(x <= 1)
 
 
 def _is_zero(x: np.ndarray) -> np.ndarray:
-    return x == 0
+    return np.asarray(x == 0)
 
 
 # -- explain: the derivative of one element's loss, and the mean's 1/n ------------------------
@@ -836,6 +836,18 @@ def nll_loss(
     return _class_reduce(loss, kept, reduction)
 
 
+_smoothed_explain = _per_element(
+    lambda s, e: (
+        f"softmax({s.names[0]})[i]*sum(u) - u[i] (u = (1 - ls)*{s.names[1]} + ls/C: the target, "
+        "a class index as its one-hot vector, mixed with the uniform distribution; "
+        "ls = label_smoothing, C classes)"
+        if s.position == 0
+        else f"-(1 - ls)*log_softmax({s.names[0]})[i] (ls = label_smoothing)"
+    ),
+    lambda arrays: arrays[0].size // arrays[0].shape[1 if arrays[0].ndim > 1 else 0],
+)
+
+
 _loss(
     "cross_entropy",
     "softmax cross-entropy; target: class indices or probabilities",
@@ -854,18 +866,6 @@ _loss(
     nonfinite="a mean over no target, when every class index is ignore_index (0/0)",
     kink="class indices equal to ignore_index add 0 and are not counted by the mean; if all "
     "are, the mean is nan and its gradient 0",
-)
-
-
-_smoothed_explain = _per_element(
-    lambda s, e: (
-        f"softmax({s.names[0]})[i]*sum(u) - u[i] (u = (1 - ls)*{s.names[1]} + ls/C: the target, "
-        "a class index as its one-hot vector, mixed with the uniform distribution; "
-        "ls = label_smoothing, C classes)"
-        if s.position == 0
-        else f"-(1 - ls)*log_softmax({s.names[0]})[i] (ls = label_smoothing)"
-    ),
-    lambda arrays: arrays[0].size // arrays[0].shape[1 if arrays[0].ndim > 1 else 0],
 )
 
 

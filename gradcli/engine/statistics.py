@@ -238,7 +238,7 @@ def std(
 
 
 def _is_zero(x: np.ndarray) -> np.ndarray:
-    return x == 0
+    return np.asarray(x == 0)
 
 
 # -- scans -------------------------------------------------------------------------------------
@@ -284,11 +284,11 @@ def _log_parts(v: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def _positive(x: np.ndarray) -> np.ndarray:
-    return x > 0
+    return np.asarray(x > 0)
 
 
 def _negative(x: np.ndarray) -> np.ndarray:
-    return x < 0
+    return np.asarray(x < 0)
 
 
 def _logcumsumexp_vjp(g: Tensor, out: Tensor, x: Tensor, dim: int) -> Tensor:
@@ -324,11 +324,11 @@ _ZERO_DEPTH = 3
 
 
 def _before_first_zero(x: np.ndarray, axis: int) -> np.ndarray:
-    return np.cumsum(x == 0, axis=axis) == 0
+    return np.asarray(np.cumsum(x == 0, axis=axis) == 0)
 
 
 def _first_zero(x: np.ndarray, axis: int) -> np.ndarray:
-    return (x == 0) & (np.cumsum(x == 0, axis=axis) == 1)
+    return np.asarray((x == 0) & (np.cumsum(x == 0, axis=axis) == 1))
 
 
 def _zero_split(x: Tensor, dim: int) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
