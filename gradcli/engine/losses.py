@@ -207,10 +207,6 @@ def _poisson_symbolic(
     return _reduced(loss, reduction)
 
 
-def _soft_margin_symbolic(x: np.ndarray, t: np.ndarray, reduction: str = "mean") -> np.ndarray:
-    return _reduced(_each(lambda sp, a, b: sp.log(1 + sp.exp(-b * a)), x, t), reduction)
-
-
 _KINKED = (
     "it is piecewise (a clamp or |x| at its kink), and sympy's derivative there is not PyTorch's"
 )
@@ -407,7 +403,7 @@ _loss(
     "soft_margin_loss",
     "logistic loss of labels +-1: log(1 + exp(-target*input))",
     (*_INPUTS, _REDUCED),
-    symbolic=_soft_margin_symbolic,
+    symbolic="its target is not differentiated (as in PyTorch), which sympy does not write",
     explain=_per_element(
         lambda s, e: (
             f"-{e[1]}*sigmoid(-{e[1]}*{e[0]})"

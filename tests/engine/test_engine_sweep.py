@@ -75,7 +75,6 @@ SYMBOLIC_PROGRAMS = {
     "binary_cross_entropy_with_logits": ("y = bce_with_logits(x, sigmoid(x))", "0.5,-1"),
     "kl_div": ("y = kl_div(x, sigmoid(x), reduction='batchmean')", "0.5,-1"),
     "poisson_nll_loss": ("y = poisson_nll_loss(x, exp(x), reduction='sum')", "0.5,-1"),
-    "soft_margin_loss": ("y = soft_margin_loss(x, x * x)", "0.5,-1"),
     "pairwise_distance": ("y = pairwise_distance(x, x * x)", "[[1,2],[3,-1]]"),
     "var": ("y = var(x * x, 1)", "[[1,2],[3,-1]]"),
     "std": ("y = std(x, correction=0)", "[[1,2],[3,-1]]"),
