@@ -137,7 +137,8 @@ def _per_element(
             n = arrays[0].shape[0] if arrays[0].ndim else 1
         else:
             n = count(arrays)
-        return formula(slot, elements) + _mean_note(slot, n)
+        text = formula(slot, elements)
+        return text if text.startswith("0 (") else text + _mean_note(slot, n)
 
     return X.per_element(text)
 
@@ -706,7 +707,7 @@ _loss(
     symbolic=_KINKED,
     explain=_per_element(
         lambda s, e: (
-            f"{['d(d_pos) - d(d_neg)', 'd(d_pos)', '-d(d_neg)'][s.position]}/d{e[s.position]} "
+            f"{['(d(d_pos) - d(d_neg))', 'd(d_pos)', '-d(d_neg)'][s.position]}/d{e[s.position]} "
             "where margin + d_pos - d_neg >= 0, else 0 (d_pos, d_neg: pairwise_distance of "
             "the anchor to the positive and to the negative"
             + (", d_neg the smaller of it and the positive's" if s.params["swap"] else "")
