@@ -10,9 +10,11 @@ from typing import Any as _Any
 from ..ops.table import OPS
 from . import composites as _composites  # noqa: F401 - declares the composite operations
 from . import linalg as _linalg  # noqa: F401 - declares the linear algebra operations
+from . import losses as _losses  # noqa: F401 - declares the losses
 from . import methods as _methods
 from . import pointwise as _pointwise  # noqa: F401 - declares element-wise functions, activations
 from . import shapes as _shapes  # noqa: F401 - declares the shape operations
+from . import statistics as _statistics  # noqa: F401 - declares the statistics and scans
 from .creation import (
     arange,
     eye,

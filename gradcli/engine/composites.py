@@ -1,4 +1,5 @@
-"""Operations built from primitives: losses and small shape helpers, each an entry of the op
+"""Operations built from primitives: the first losses (the others are in losses.py) and small
+shape helpers, each an entry of the op
 table with a call and no forward.
 
 They need no rules of their own: their derivatives come from the primitives they are made of.
@@ -28,13 +29,6 @@ def _composite(name: str, summary: str, params: tuple[Param, ...], **fields: Any
 
 _LOSS = OPS["binary_cross_entropy"].params  # input, target, reduction
 _composite("mse_loss", "mean squared error", _LOSS, symbolic=S.mse_loss, explain=X.loss(X.mse))
-_composite(
-    "cross_entropy",
-    "softmax cross-entropy; target: class indices or probabilities",
-    _LOSS,
-    symbolic="its class-index targets pick elements by value, which sympy does not write",
-    explain=X.cross_entropy,
-)
 _composite(
     "unsqueeze",
     "insert a dimension of size 1",
@@ -108,37 +102,6 @@ def mse_loss(input: TensorLike, target: TensorLike, reduction: str = "mean") -> 
     _same_shape("mse_loss", input, target)
     difference = P.sub(input, target)
     return _reduce(P.mul(difference, difference), reduction)
-
-
-@public("cross_entropy")
-def cross_entropy(input: TensorLike, target: TensorLike, reduction: str = "mean") -> Tensor:
-    """Softmax cross-entropy of logits ``input`` (C) or (N, C).
-
-    ``target`` holds class indices, shape () or (N,), or class probabilities shaped like
-    ``input``.
-    """
-    input, target = P.as_tensor_pair(input, target)
-    if input.ndim not in (1, 2):
-        raise ShapeError(f"cross_entropy: input must be (C) or (N, C), got {input.shape}")
-    log_probs = P.log_softmax(input, input.ndim - 1)
-    if target.shape == input.shape:
-        loss = P.neg(P.sum(P.mul(target, log_probs), input.ndim - 1))
-        return _reduce(loss, reduction)
-    classes = target.data
-    if classes.shape != input.shape[:-1] or not np.all(classes == np.round(classes)):
-        raise ShapeError(
-            f"cross_entropy: target must be class indices of shape {input.shape[:-1]} or "
-            f"probabilities of shape {input.shape}, got {target.shape}"
-        )
-    classes = classes.astype(np.int64)
-    n_classes = input.shape[-1]
-    if np.any((classes < 0) | (classes >= n_classes)):
-        raise IndexDomainError(f"cross_entropy: class indices must be in [0, {n_classes - 1}]")
-    if input.ndim == 1:
-        picked = P.getitem(log_probs, (int(classes),))
-    else:
-        picked = P.getitem(log_probs, (np.arange(input.shape[0]), classes))
-    return _reduce(P.neg(picked), reduction)
 
 
 @public("unsqueeze")

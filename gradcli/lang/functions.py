@@ -13,6 +13,8 @@ from ..ops.table import (  # noqa: F401 - the parameter kinds, for the validator
     BOOL,
     ELEMENTS,
     INT,
+    KL_REDUCTION,
+    KL_REDUCTIONS,
     NORM_ORD,
     NUMBER,
     OPS,

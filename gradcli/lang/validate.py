@@ -522,6 +522,7 @@ class _Checker:
             F.APPROXIMATE: value in F.APPROXIMATIONS,
             F.NORM_ORD: value in ("fro", "nuc")
             or (isinstance(value, (int, float)) and not isinstance(value, bool)),
+            F.KL_REDUCTION: value in F.KL_REDUCTIONS,
         }[kind]
         if value is _NOT_CONSTANT or not ok:
             raise self.fail(

@@ -50,6 +50,8 @@ REDUCTION = "'mean', 'sum' or 'none'"
 APPROXIMATIONS = ("none", "tanh")  # what gelu's approximate may be
 APPROXIMATE = "'none' or 'tanh'"
 NORM_ORD = "a number, 'fro' or 'nuc'"  # matrix_norm's ord
+KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")  # what kl_div's reduction may be
+KL_REDUCTION = "'mean', 'batchmean', 'sum' or 'none'"
 SIZES = "sizes"  # the rest of the positional arguments, whole numbers: reshape(x, 2, 3)
 
 # The vector a program makes of element assignments (y0 = ...; y1 = ... makes y): an operator.

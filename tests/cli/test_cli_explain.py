@@ -153,6 +153,48 @@ CASES = {
                            lambda t: F.softplus(t["x"], beta=2, threshold=1)),
     "softmin": ("softmin(m, dim=1)", {"m": M}, lambda t: F.softmin(t["m"], 1)),
     "glu": ("glu(x)", {"x": X}, lambda t: F.glu(t["x"])),
+    "cross_entropy with label_smoothing": (
+        "cross_entropy(m, c, label_smoothing=0.2)", {"m": M, "c": [2.0, 0.0]},
+        lambda t: F.cross_entropy(t["m"], t["c"].long(), label_smoothing=0.2),
+    ),
+    "nll_loss": ("nll_loss(m, c, ignore_index=0)", {"m": M, "c": [2.0, 0.0]},
+                 lambda t: F.nll_loss(t["m"], t["c"].long(), ignore_index=0)),
+    "l1_loss": ("l1_loss(x, p)", {"x": X, "p": P}, lambda t: F.l1_loss(t["x"], t["p"])),
+    "smooth_l1_loss": ("smooth_l1_loss(x, p, beta=0.5)", {"x": X, "p": P},
+                       lambda t: F.smooth_l1_loss(t["x"], t["p"], beta=0.5)),
+    "huber_loss": ("huber_loss(x, p, reduction='sum', delta=0.5)", {"x": X, "p": P},
+                   lambda t: F.huber_loss(t["x"], t["p"], reduction="sum", delta=0.5)),
+    "kl_div": ("kl_div(x, p, reduction='batchmean')", {"x": X, "p": P},
+               lambda t: F.kl_div(t["x"], t["p"], reduction="batchmean")),
+    "poisson_nll_loss": ("poisson_nll_loss(x, v, full=True)", {"x": V3, "v": [0.5, 2.0, 3.0]},
+                         lambda t: F.poisson_nll_loss(t["x"], t["v"], full=True)),
+    "gaussian_nll_loss": ("gaussian_nll_loss(x, p, q)", {"x": X, "p": P, "q": P},
+                          lambda t: F.gaussian_nll_loss(t["x"], t["p"], t["q"])),
+    "soft_margin_loss": ("soft_margin_loss(x, s)", {"x": X, "s": [1.0, -1.0, 1.0, 1.0]},
+                         lambda t: F.soft_margin_loss(t["x"], t["s"])),
+    "margin_ranking_loss": ("margin_ranking_loss(x, p, s, margin=0.1)",
+                            {"x": X, "p": P, "s": [1.0, -1.0, 1.0, 1.0]},
+                            lambda t: F.margin_ranking_loss(t["x"], t["p"], t["s"], margin=0.1)),
+    "hinge_embedding_loss": ("hinge_embedding_loss(x, s)", {"x": X, "s": [1.0, -1.0, -1.0, 1.0]},
+                             lambda t: F.hinge_embedding_loss(t["x"], t["s"])),
+    "cosine_embedding_loss": ("cosine_embedding_loss(m, n, s)",
+                              {"m": M, "n": [[1.0, 0.5, 0.0], [2.0, -1.0, 1.0]], "s": [1.0, -1.0]},
+                              lambda t: F.cosine_embedding_loss(t["m"], t["n"], t["s"])),
+    "triplet_margin_loss": ("triplet_margin_loss(m, n, o, swap=True)",
+                            {"m": M, "n": [[1.0, 0.5, 0.0], [2.0, -1.0, 1.0]],
+                             "o": [[0.0, 1.0, 1.0], [1.0, 1.0, -1.0]]},
+                            lambda t: F.triplet_margin_loss(t["m"], t["n"], t["o"], swap=True)),
+    "cosine_similarity": ("cosine_similarity(m, n)",
+                          {"m": M, "n": [[1.0, 0.5, 0.0], [2.0, -1.0, 1.0]]},
+                          lambda t: F.cosine_similarity(t["m"], t["n"])),
+    "pairwise_distance": ("pairwise_distance(m, n)",
+                          {"m": M, "n": [[1.0, 0.5, 0.0], [2.0, -1.0, 1.0]]},
+                          lambda t: F.pairwise_distance(t["m"], t["n"])),
+    "var": ("var(m, 1)", {"m": M}, lambda t: t["m"].var(1)),
+    "std": ("std(x, correction=0)", {"x": X}, lambda t: t["x"].std(correction=0)),
+    "cumsum": ("cumsum(m, 1)", {"m": M}, lambda t: t["m"].cumsum(1)),
+    "cumprod": ("cumprod(x, 0)", {"x": [0.5, 0.0, 2.0, 0.3]}, lambda t: t["x"].cumprod(0)),
+    "logcumsumexp": ("logcumsumexp(m, 1)", {"m": M}, lambda t: t["m"].logcumsumexp(1)),
 }  # fmt: skip
 CASES.update(LINALG_CASES)  # linear algebra and shape operations
 # Inputs that are not differentiated: a condition, class indices.
@@ -162,7 +204,15 @@ for _name, _function in FUNCTIONS.items():
     if _name not in CASES and [p.name for p in _function.params] == ["input"]:
         if elementwise(_name):
             CASES[_name] = (f"{_name}(x)", {"x": P}, lambda t, n=_name: getattr(torch, n)(t["x"]))
-FIXED = {"where": {"c"}, "cross_entropy of classes": {"c"}}
+FIXED = {
+    "where": {"c"},
+    "cross_entropy of classes": {"c"},
+    "cross_entropy with label_smoothing": {"c"},
+    "nll_loss": {"c"},
+    "soft_margin_loss": {"s"},
+    "hinge_embedding_loss": {"s"},
+    "cosine_embedding_loss": {"s"},
+}
 UNEVALUATED = re.compile(r"\bd/d|Derivative|Subs\(")
 
 

@@ -354,6 +354,114 @@ def options(**choices):
 REDUCTIONS = st.sampled_from(["mean", "sum", "none"])
 CLAMP_BOUNDS = st.sampled_from([{"min": -0.5}, {"max": 0.5}, {"min": -0.5, "max": 0.5}])
 
+
+REDUCTIONS_KL = st.sampled_from(["mean", "batchmean", "sum", "none"])
+
+
+def signs(shape) -> st.SearchStrategy:
+    """A target of labels 1 and -1."""
+    return hnp.arrays(np.float64, shape, elements=st.sampled_from([1.0, -1.0]))
+
+
+@st.composite
+def loss_spec(draw, **options):
+    """Input and target of one shape, a reduction, and options drawn from ``options``."""
+    shape = draw(shapes())
+    params = {name: draw(strategy) for name, strategy in options.items()}
+    return (shape, shape), {"reduction": draw(REDUCTIONS), **params}
+
+
+@st.composite
+def signed_target_spec(draw, **options):
+    """An input and a target of labels +-1 (a parameter: torch differentiates no target)."""
+    shape = draw(shapes())
+    params = {name: draw(strategy) for name, strategy in options.items()}
+    return (shape,), {"target": draw(signs(shape)), "reduction": draw(REDUCTIONS), **params}
+
+
+@st.composite
+def gaussian_nll_spec(draw):
+    """var shaped like input, like it without its last dim, or with a last dim of 1."""
+    shape = draw(shapes())
+    kinds = ["same"] + (["dropped", "one"] if shape else [])
+    kind = draw(st.sampled_from(kinds))
+    var = {"same": shape, "dropped": shape[:-1], "one": shape[:-1] + (1,)}[kind]
+    params = {"full": draw(st.booleans()), "reduction": draw(REDUCTIONS)}
+    return (shape, shape, var), params
+
+
+@st.composite
+def along_pair_spec(draw):
+    """Two same-shaped inputs of at least one dim, and a dim."""
+    shape = draw(shapes(min_dims=1))
+    return (shape, shape), {"dim": draw(_dim_in(len(shape)))}
+
+
+@st.composite
+def pairwise_spec(draw):
+    shape = draw(shapes())
+    p = draw(st.sampled_from([1.0, 2.0, 3.0]))
+    return (shape, shape), {"p": p, "keepdim": draw(st.booleans())}
+
+
+@st.composite
+def rows_spec(draw, count, signed=False, **options):
+    """``count`` inputs of rows (N, D) or one row (D), with a +-1 target per row."""
+    shape = draw(st.sampled_from([(2, 3), (3,), (1, 2), (3, 2)]))
+    params = {name: draw(strategy) for name, strategy in options.items()}
+    if signed:
+        params["target"] = draw(signs(shape[:-1]))
+    return (shape,) * count, {"reduction": draw(REDUCTIONS), **params}
+
+
+@st.composite
+def ranking_spec(draw):
+    shape = draw(shapes())
+    margin = draw(st.sampled_from([0.0, 0.5]))
+    return (shape, shape), {
+        "target": draw(signs(shape)),
+        "margin": margin,
+        "reduction": draw(REDUCTIONS),
+    }
+
+
+@st.composite
+def nll_spec(draw, smoothing=False):
+    """Class indices for (C), (N, C) or (N, C, d): some equal to ignore_index, never all."""
+    classes = draw(st.integers(1, 4))
+    batch = draw(st.sampled_from([(), (2,), (3,), (2, 2)]))
+    target = draw(hnp.arrays(np.int64, batch, elements=st.integers(0, classes - 1)))
+    ignore = draw(st.sampled_from([-100, 0]))
+    if ignore == 0 and np.all(target == 0):
+        ignore = -100
+    shape = (classes,) if not batch else (batch[0], classes, *batch[1:])
+    params = {"target": target, "reduction": draw(REDUCTIONS), "ignore_index": ignore}
+    if smoothing:
+        params["label_smoothing"] = draw(st.sampled_from([0.0, 0.1, 0.5]))
+    return (shape,), params
+
+
+@st.composite
+def smoothed_probabilities(draw):
+    shape = draw(st.sampled_from([(3,), (2, 3), (2, 3, 2)]))
+    smoothing = draw(st.sampled_from([0.1, 0.5]))
+    return (shape, shape), {"reduction": draw(REDUCTIONS), "label_smoothing": smoothing}
+
+
+@st.composite
+def statistics_spec(draw):
+    """var and std: sides of at least 2 (so correction 1 leaves a degree of freedom)."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=2, max_side=MAX_SIDE))
+    dim = draw(st.one_of(st.none(), _dim_in(len(shape))))
+    form = draw(st.sampled_from(["default", "correction", "unbiased"]))
+    params = {"dim": dim, "keepdim": draw(st.booleans())}
+    if form == "correction":
+        params["correction"] = draw(st.sampled_from([0, 1, 0.5]))
+    elif form == "unbiased":
+        params["unbiased"] = draw(st.booleans())
+    return (shape,), params
+
+
 # -- torch counterparts -------------------------------------------------------------------------
 
 
@@ -416,6 +524,30 @@ def _t_functional(name, **fixed):
 def _t(name):
     def call(*xs, **params):
         return getattr(torch_module(), name)(*xs, **params)
+
+    return call
+
+
+def _t_with_target(name):
+    """A torch loss whose target is a parameter (a numpy array)."""
+
+    def call(*xs, target, **params):
+        target = torch_module().from_numpy(np.asarray(target))
+        return getattr(torch_module().nn.functional, name)(*xs, target, **params)
+
+    return call
+
+
+def _gc_with_target(function):
+    def call(*xs, target, **params):
+        return function(*xs, gc.Tensor(np.asarray(target, dtype=xs[0].dtype)), **params)
+
+    return call
+
+
+def _t_statistic(name):
+    def call(x, dim=None, keepdim=False, **options):
+        return getattr(torch_module(), name)(x, dim, keepdim=keepdim, **options)
 
     return call
 
@@ -494,10 +626,14 @@ def _t_where(a, b, condition):
     return torch_module().where(torch_module().from_numpy(condition), a, b)
 
 
-def _t_cross_entropy_classes(x, target, reduction):
+def _t_cross_entropy_classes(x, target, **params):
     return torch_module().nn.functional.cross_entropy(
-        x, torch_module().from_numpy(target), reduction=reduction
+        x, torch_module().from_numpy(target), **params
     )
+
+
+def _t_cross_entropy_classes_nll(x, target, **params):
+    return torch_module().nn.functional.nll_loss(x, torch_module().from_numpy(target), **params)
 
 
 OPS: list[Op] = [
@@ -662,6 +798,109 @@ OPS: list[Op] = [
         class_probabilities(),
         torch=_t_functional("cross_entropy"),
     ),
+    Op(
+        "cross_entropy_smoothed",
+        gc.cross_entropy,
+        REAL,
+        nll_spec(smoothing=True),
+        torch=_t_cross_entropy_classes,
+    ),
+    Op(
+        "cross_entropy_smoothed_probabilities",
+        gc.cross_entropy,
+        (REAL, PROB),
+        smoothed_probabilities(),
+        torch=_t_functional("cross_entropy"),
+    ),
+    Op("nll_loss", gc.nll_loss, REAL, nll_spec(), torch=_t_cross_entropy_classes_nll),
+    Op("l1_loss", gc.l1_loss, (DISTINCT, DISTINCT), loss_spec(), torch=_t_functional("l1_loss")),
+    Op(
+        "smooth_l1_loss",
+        gc.smooth_l1_loss,
+        (REAL, REAL),
+        loss_spec(beta=st.sampled_from([0.5, 1.0, 1.5])),
+        torch=_t_functional("smooth_l1_loss"),
+    ),
+    Op(
+        "huber_loss",
+        gc.huber_loss,
+        (REAL, REAL),
+        loss_spec(delta=st.sampled_from([0.5, 1.0, 1.5])),
+        torch=_t_functional("huber_loss"),
+    ),
+    Op(
+        "kl_div",
+        gc.kl_div,
+        (REAL, PROB),
+        with_params(
+            same(2),
+            st.fixed_dictionaries({"reduction": REDUCTIONS_KL, "log_target": st.booleans()}),
+        ),
+        torch=_t_functional("kl_div"),
+    ),
+    Op(
+        "poisson_nll_loss",
+        gc.poisson_nll_loss,
+        (POS, Domain(0.2, 3.0, avoid=(1.0,))),
+        loss_spec(log_input=st.booleans(), full=st.booleans()),
+        torch=_t_functional("poisson_nll_loss"),
+    ),
+    Op(
+        "gaussian_nll_loss",
+        gc.gaussian_nll_loss,
+        (REAL, REAL, POS),
+        gaussian_nll_spec(),
+        torch=_t_functional("gaussian_nll_loss"),
+    ),
+    Op(
+        "soft_margin_loss",
+        _gc_with_target(gc.soft_margin_loss),
+        REAL,
+        signed_target_spec(),
+        torch=_t_with_target("soft_margin_loss"),
+    ),
+    Op(
+        "hinge_embedding_loss",
+        _gc_with_target(gc.hinge_embedding_loss),
+        Domain(-2.0, 2.0, avoid=(0.5, 1.0)),
+        signed_target_spec(margin=st.sampled_from([1.0, 0.5])),
+        torch=_t_with_target("hinge_embedding_loss"),
+    ),
+    Op(
+        "margin_ranking_loss",
+        _gc_with_target(gc.margin_ranking_loss),
+        (DISTINCT, DISTINCT),
+        ranking_spec(),
+        torch=_t_with_target("margin_ranking_loss"),
+    ),
+    Op(
+        "cosine_embedding_loss",
+        _gc_with_target(gc.cosine_embedding_loss),
+        (REAL, REAL),
+        rows_spec(2, signed=True, margin=st.sampled_from([0.0, -0.5])),
+        torch=_t_with_target("cosine_embedding_loss"),
+    ),
+    Op(
+        "triplet_margin_loss",
+        gc.triplet_margin_loss,
+        (REAL, REAL, REAL),
+        rows_spec(3, swap=st.booleans(), margin=st.sampled_from([1.0, 3.0])),
+        torch=_t_functional("triplet_margin_loss"),
+    ),
+    Op(
+        "cosine_similarity",
+        gc.cosine_similarity,
+        (NONZERO, NONZERO),
+        along_pair_spec(),
+        torch=_t_functional("cosine_similarity"),
+    ),
+    Op(
+        "pairwise_distance",
+        gc.pairwise_distance,
+        (DISTINCT, DISTINCT),
+        pairwise_spec(),
+        torch=_t_functional("pairwise_distance"),
+    ),
     # broadcasting helpers
     Op("sum_to", P.sum_to, REAL, sum_to_spec(), torch=lambda x, shape: x.sum_to_size(shape)),
     Op("expand", gc.expand, REAL, expand_spec(), torch=lambda x, shape: x.expand(shape)),
@@ -680,6 +919,11 @@ OPS: list[Op] = [
     Op("norm_p3", partial(gc.norm, p=3), NONZERO, reduction(), torch=_t_norm(3)),
     Op("softmax", gc.softmax, REAL, along_dim()),
     Op("log_softmax", gc.log_softmax, REAL, along_dim()),
+    Op("var", gc.var, REAL, statistics_spec(), torch=_t_statistic("var")),
+    Op("std", gc.std, REAL, statistics_spec(), torch=_t_statistic("std")),
+    Op("cumsum", gc.cumsum, REAL, along_dim()),
+    Op("cumprod", gc.cumprod, NONZERO, along_dim()),
+    Op("logcumsumexp", gc.logcumsumexp, REAL, along_dim()),
     # shapes, indexing, joining
     Op("reshape", lambda x, shape: gc.reshape(x, shape), REAL, reshape_spec()),
     Op("transpose", gc.transpose, REAL, transpose_spec()),

@@ -4,6 +4,7 @@ every order it defines: powers and p-norms at 0, the -inf norm, zero-size reduct
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from engine_checks import tensors
 import gradcli as gc
 
 torch = pytest.importorskip("torch")
+F = torch.nn.functional
 
 ORDERS = 3
 
@@ -84,6 +86,101 @@ FIRST_ORDER = {
     "1.5-norm with zeros": (*_inf_norm(1.5, 1), [[[0.0, 0.0], [0.0, 3.0]]]),
     "0.5-norm with zeros": (*_inf_norm(0.5, 1), [[[0.0, 0.0], [0.0, 3.0]]]),
 }
+# torch's second derivatives are nan here (the norm's at 0)
+FIRST_ORDER.update(
+    {
+        "cosine_similarity of a zero vector": (
+            lambda x: gc.cosine_similarity(x, gc.tensor([[1.0, 2.0], [0.0, 0.0]])),
+            lambda x: F.cosine_similarity(
+                x, torch.tensor([[1.0, 2.0], [0.0, 0.0]], dtype=torch.float64)
+            ),
+            [[[0.0, 0.0], [1.0, -1.0]]],
+        ),
+        "gaussian_nll_loss with var below eps": (
+            lambda v: gc.gaussian_nll_loss(gc.tensor([1.0, 2.0, 0.5]), gc.zeros(3), v),
+            lambda v: F.gaussian_nll_loss(
+                torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64),
+                torch.zeros(3, dtype=torch.float64),
+                v,
+            ),
+            [[1e-8, 0.0, 0.5]],
+        ),
+    }
+)
+
+
+def _loss(name, *fixed, **options):
+    """A loss of the first operand, the others fixed: gradcli's and torch's."""
+
+    def ours(x):
+        return getattr(gc, name)(x, *[gc.tensor(f) for f in fixed], reduction="none", **options)
+
+    def theirs(x):
+        fixed_tensors = [torch.tensor(f, dtype=torch.float64) for f in fixed]
+        return getattr(F, name)(x, *fixed_tensors, reduction="none", **options)
+
+    return ours, theirs
+
+
+def _method(name, *args, **options):
+    return (
+        lambda x: getattr(gc, name)(x, *args, **options),
+        lambda x: getattr(torch, name)(x, *args, **options),
+    )
+
+
+EDGES.update(
+    {
+        "l1_loss at input == target": (*_loss("l1_loss", [0.0, 0.0, 2.0]), [[0.0, 1.0, 2.0]]),
+        "smooth_l1_loss at |d| == beta": (
+            *_loss("smooth_l1_loss", [0.0, 0.0, 0.0, 0.0], beta=1.0),
+            [[1.0, -1.0, 0.0, 0.5]],
+        ),
+        "smooth_l1_loss with beta 0": (
+            *_loss("smooth_l1_loss", [0.0, 0.0, 0.0], beta=0.0),
+            [[1.0, 0.0, -0.5]],
+        ),
+        "huber_loss at |d| == delta": (
+            *_loss("huber_loss", [0.0, 0.0, 0.0, 0.0], delta=0.5),
+            [[0.5, -0.5, 0.0, 2.0]],
+        ),
+        "margin_ranking_loss at the hinge": (
+            *_loss("margin_ranking_loss", [1.0, 0.0, 2.0], [1.0, -1.0, 1.0], margin=0.5),
+            [[1.5, -0.5, 1.0]],
+        ),
+        "hinge_embedding_loss at the margin": (
+            *_loss("hinge_embedding_loss", [-1.0, -1.0, 1.0, 0.5], margin=1.0),
+            [[1.0, 0.5, 1.0, 1.0]],
+        ),
+        "poisson_nll_loss full at target 1": (
+            lambda t: gc.poisson_nll_loss(gc.tensor([0.5, 0.2, 1.0]), t, full=True),
+            lambda t: F.poisson_nll_loss(
+                torch.tensor([0.5, 0.2, 1.0], dtype=torch.float64), t, full=True
+            ),
+            [[1.0, 0.5, 2.0]],
+        ),
+        "triplet_margin_loss with swap, a tie": (
+            lambda a: gc.triplet_margin_loss(
+                a, gc.tensor([[1.0, 0.0]]), gc.tensor([[0.0, 0.0]]), swap=True
+            ),
+            lambda a: F.triplet_margin_loss(
+                a,
+                torch.tensor([[1.0, 0.0]], dtype=torch.float64),
+                torch.tensor([[0.0, 0.0]], dtype=torch.float64),
+                swap=True,
+            ),
+            [[[1.0, 0.0]]],
+        ),
+        "std of equal values": (*_method("std", 1), [[[1.5, 1.5, 1.5], [1.0, 2.0, 4.0]]]),
+        "cumprod with one zero": (*_method("cumprod", 0), [[2.0, 0.0, 3.0, -1.5]]),
+        "cumprod with two zeros": (*_method("cumprod", 0), [[2.0, 0.0, 3.0, 0.0, 0.5]]),
+        "cumprod starting with zeros": (*_method("cumprod", 0), [[0.0, 0.0, 3.0]]),
+        "cumprod with zeros along dim 1": (
+            *_method("cumprod", 1),
+            [[[1.5, 0.0, 2.0], [0.0, 3.0, 0.0], [1.0, 2.0, 3.0]]],
+        ),
+    }
+)
 
 
 def _check(gc_fn, torch_fn, inputs, orders):
@@ -102,6 +199,20 @@ def _check(gc_fn, torch_fn, inputs, orders):
 @pytest.mark.parametrize("name", list(EDGES))
 def test_every_order_matches_torch(name):
     _check(*EDGES[name], orders=ORDERS)
+
+
+# torch's third derivative is nan here (its formula takes the log of a zero gradient)
+SECOND_ORDER = {
+    "logcumsumexp, large inputs": (
+        *_method("logcumsumexp", 0),
+        [[1000.0, 1001.0, -1000.0, 999.0]],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(SECOND_ORDER))
+def test_second_order_matches_torch(name):
+    _check(*SECOND_ORDER[name], orders=2)
 
 
 @pytest.mark.parametrize("name", list(FIRST_ORDER))
@@ -165,3 +276,81 @@ def test_zero_size_inputs_match_torch(name, shape):
         (tg,) = torch.autograd.grad(tout, tx, torch.from_numpy(v))
         assert g.shape == shape
         np.testing.assert_array_equal(g.numpy(), tg.numpy())
+
+
+# -- where torch's value or gradient is nan or inf: the same, nan for nan --------------------
+
+NONFINITE = {
+    "std of one value": (lambda x: gc.std(x), lambda x: torch.std(x), [[1.5]]),
+    "var of one value": (lambda x: gc.var(x, 0), lambda x: torch.var(x, 0), [[1.5]]),
+    # (with correction above N, or over all dims, torch's own gradients disagree with each
+    # other: 2/(N - correction) unclamped, or inf for every element)
+    "var with correction N": (
+        lambda x: gc.var(x, 0, correction=2),
+        lambda x: torch.var(x, 0, correction=2),
+        [[1.0, 2.5]],
+    ),
+    "kl_div at target 0": (
+        lambda t: gc.kl_div(gc.tensor([-1.0, -2.0, -0.5]), t, reduction="sum"),
+        lambda t: F.kl_div(
+            torch.tensor([-1.0, -2.0, -0.5], dtype=torch.float64), t, reduction="sum"
+        ),
+        [[0.0, 0.5, 0.5]],
+    ),
+    "nll_loss with every target ignored": (
+        lambda x: gc.nll_loss(x, gc.tensor([1.0, 1.0]), ignore_index=1),
+        lambda x: F.nll_loss(x, torch.tensor([1, 1]), ignore_index=1),
+        [[[-1.0, -0.5], [-0.2, -2.0]]],
+    ),
+    "cross_entropy of one ignored target": (
+        lambda x: gc.cross_entropy(x, gc.tensor(-100.0)),
+        lambda x: F.cross_entropy(x, torch.tensor(-100)),
+        [[1.0, -0.5]],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(NONFINITE))
+def test_nonfinite_values_and_gradients_match_torch(name):
+    gc_fn, torch_fn, inputs = NONFINITE[name]
+    arrays = [np.asarray(a, dtype=np.float64) for a in inputs]
+    xs = tensors(arrays, requires_grad=True)
+    txs = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's warning of no degrees of freedom
+        out, tout = gc_fn(*xs), torch_fn(*txs)
+        out.backward()
+        expected = torch.autograd.grad(tout, txs)
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-12)
+    assert not np.all(
+        np.isfinite(np.concatenate([out.numpy().ravel(), xs[0].grad.numpy().ravel()]))
+    )
+    for x, e in zip(xs, expected):
+        np.testing.assert_allclose(x.grad.numpy(), e.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda: gc.gaussian_nll_loss(gc.ones(2, 3), gc.ones(2, 3), gc.ones(3)), gc.ShapeError),
+        (
+            lambda: gc.gaussian_nll_loss(gc.ones(2), gc.ones(2), gc.tensor([1.0, -1.0])),
+            gc.DomainError,
+        ),
+        (
+            lambda: gc.cross_entropy(gc.ones(2, 3), gc.tensor([0, 1]), label_smoothing=1.5),
+            gc.DomainError,
+        ),
+        (lambda: gc.nll_loss(gc.ones(2, 3), gc.tensor([0, 3])), gc.IndexDomainError),
+        (lambda: gc.nll_loss(gc.ones(2, 3, 2), gc.tensor([0, 1])), gc.ShapeError),
+        (lambda: gc.smooth_l1_loss(gc.ones(2), gc.ones(2), beta=-1.0), gc.DomainError),
+        (lambda: gc.huber_loss(gc.ones(2), gc.ones(2), delta=0.0), gc.DomainError),
+        (lambda: gc.kl_div(gc.ones(2), gc.ones(2), reduction="batch"), gc.DomainError),
+        (lambda: gc.var(gc.ones(2), unbiased=True, correction=0), gc.DomainError),
+        (lambda: gc.cumsum(gc.ones(2, 2), 2), gc.ShapeError),
+        (lambda: gc.cosine_embedding_loss(gc.ones(2, 3), gc.ones(2, 3), gc.ones(3)), gc.ShapeError),
+    ],
+)
+def test_bad_arguments_are_refused_as_torch_refuses_them(call, error):
+    with pytest.raises(error):
+        call()

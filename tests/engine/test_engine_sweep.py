@@ -87,6 +87,14 @@ SYMBOLIC_PROGRAMS = {
     "softmin": ("y = softmin(x, 1)", "[[1,2],[3,-1]]"),
     "glu": ("y = glu(x, 0)", "[[1,2],[3,-1]]"),
     **LINALG_PROGRAMS,  # linear algebra and shape operations
+    "kl_div": ("y = kl_div(x, sigmoid(x), reduction='batchmean')", "0.5,-1"),
+    "poisson_nll_loss": ("y = poisson_nll_loss(x, exp(x), reduction='sum')", "0.5,-1"),
+    "pairwise_distance": ("y = pairwise_distance(x, x * x)", "[[1,2],[3,-1]]"),
+    "var": ("y = var(x * x, 1)", "[[1,2],[3,-1]]"),
+    "std": ("y = std(x, correction=0)", "[[1,2],[3,-1]]"),
+    "cumsum": ("y = cumsum(x * x, 1)", "[[1,2],[3,-1]]"),
+    "cumprod": ("y = cumprod(x, 0)", "[[1,2],[3,-1]]"),
+    "logcumsumexp": ("y = logcumsumexp(x, -1)", "[[1,2],[3,-1]]"),
 }
 
 

@@ -175,6 +175,7 @@ _KIND_LITERALS = {
     F.OPT_NUMBER: ["None", "0", "1", "-1", "0.5", "1e400"],
     F.BOOL: ["True", "False"],
     F.REDUCTION: ["'mean'", "'sum'", "'none'"],
+    F.KL_REDUCTION: ["'mean'", "'batchmean'", "'sum'", "'none'"],
     F.SIZES: ["1", "2", "3", "-1", "0", "6", "4"],
 }
 _INDEX_ITEMS = ["0", "1", "-1", "2", "5", "-7", ":", "1:", ":2", "::-1", "0:3:2", "...", "None",

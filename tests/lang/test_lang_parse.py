@@ -164,7 +164,7 @@ def test_indexing_and_slicing(source, expected):
         ("y = norm(x, p=1)", call("norm", X, lit(1), lit(None), lit(False))),
         (
             "y = cross_entropy(x, w, reduction='sum')",
-            call("cross_entropy", X, W, lit("sum")),
+            call("cross_entropy", X, W, lit("sum"), lit(-100), lit(0.0)),
         ),
         (
             "y = bce_with_logits(x, w)",
