@@ -23,6 +23,7 @@ from ..ops import explaining as X
 from ..ops import symbolic as S
 from ..ops.table import (
     BOOL,
+    DIMS,
     INT,
     NORM_ORD,
     NUMBER,
@@ -717,7 +718,7 @@ _composite(
     (
         Param("x", TENSOR),
         Param("ord", NUMBER, 2),
-        Param("dim", OPT_INT, None),
+        Param("dim", DIMS, None),
         Param("keepdim", BOOL, False),
     ),
     symbolic=lambda x, ord=2, dim=None, keepdim=False: S.norm(x, ord, dim, keepdim),  # noqa: A002

@@ -28,6 +28,7 @@ from ..ops import explaining as X
 from ..ops import symbolic as S
 from ..ops.table import (
     BOOL,
+    DIMS,
     ELEMENTS,
     INT,
     NUMBER,
@@ -58,7 +59,7 @@ Reduction = Callable[..., Tensor]  # (input, dim=None, keepdim=False)
 # Signatures shared by several entries
 _X = (Param("input", TENSOR),)
 _XY = (Param("input", TENSOR), Param("other", TENSOR))
-_REDUCE = (Param("input", TENSOR), Param("dim", OPT_INT, None), Param("keepdim", BOOL, False))
+_REDUCE = (Param("input", TENSOR), Param("dim", DIMS, None), Param("keepdim", BOOL, False))
 
 
 def _const(array: Array) -> Tensor:
@@ -782,7 +783,13 @@ def _axes(dim: Dim, ndim: int) -> tuple[int, ...]:
                 f"dimension {d} is out of range for a tensor of {ndim} dimension(s) "
                 f"(expected a dim in [{-max(ndim, 1)}, {max(ndim, 1) - 1}])"
             )
-    return tuple(sorted({d % ndim for d in dims})) if ndim else ()
+    if not ndim:
+        return ()
+    axes = [d % ndim for d in dims]
+    for d in set(axes):
+        if axes.count(d) > 1:
+            raise ShapeError(f"dim {d} appears multiple times in the list of dims")
+    return tuple(sorted(axes))
 
 
 def _kept_shape(shape: tuple[int, ...], dim: Dim) -> tuple[int, ...]:
@@ -926,6 +933,8 @@ prod = _weighted_reduction(
     "product of all elements, or along dim",
     symbolic=S.reduce(np.prod),
     extra={"glyph": "∏"},
+    params=(Param("input", TENSOR), Param("dim", OPT_INT, None), Param("keepdim", BOOL, False)),
+    # torch.prod takes one dim, not a tuple
     explain=X.per_element(
         lambda s: f"{s.node}/{s.wrt}[i] (the product of the other elements{X.along(s)})"
     ),
@@ -1034,7 +1043,7 @@ _norm2 = _weighted_reduction(
     params=(
         Param("input", TENSOR),
         Param("p", NUMBER, 2),
-        Param("dim", OPT_INT, None),
+        Param("dim", DIMS, None),
         Param("keepdim", BOOL, False),
     ),
     kink="the gradient at a zero norm is 0",

@@ -21,6 +21,7 @@ from ..ops import explaining as X
 from ..ops.table import (
     INT,
     OPT_INT,
+    SIZES,
     TENSOR,
     TENSORS,
     NumpyResult,
@@ -205,6 +206,7 @@ def _diag_embed_symbolic(x: Objects, offset: int = 0, dim1: int = -2, dim2: int 
 _DIAGONAL: Op
 _DIAG_EMBED: Op
 _MOVEDIM: Op
+_PERMUTE: Op
 _DIAGONAL = register(
     Op(
         "diagonal",
@@ -368,6 +370,55 @@ _MOVEDIM = register(
         explain=X.MOVED,
     )
 )
+
+
+def _permute_batch(
+    forward: Callable[..., Array],
+    params: dict[str, Any],
+    values: list[Array],
+    batched: list[bool],
+    ranks: list[int],
+    size: int,
+) -> Array:
+    x = B.with_batch(values[0], batched[0], size)
+    return forward(x, dims=(0, *(d + 1 for d in params["dims"])))
+
+
+def _inverse(dims: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.argsort(dims))
+
+
+_PERMUTE = register(
+    Op(
+        "permute",
+        "the dims in a new order: permute(x, (2, 0, 1)), x.permute(2, 0, 1)",
+        forward=lambda x, dims: np.transpose(x, dims),
+        vjp=lambda g, out, x, needs, dims: (apply(_PERMUTE, g, dims=_inverse(dims)),),
+        jvp=lambda tangents, out, x, dims: apply(_PERMUTE, tangents[0], dims=dims),
+        backward_name="PermuteBackward0",
+        batch=_permute_batch,
+        params=(Param("input", TENSOR), Param("dims", SIZES)),
+        methods=("permute",),
+        symbolic=lambda x, *dims: np.transpose(x, dims),
+        explain=X.MOVED,
+    )
+)
+
+
+@public("permute")
+def permute(x: Any, *dims: int) -> Tensor:
+    """``x`` with its dims in the order ``dims`` (each once; negative dims count from the
+    end), as ``torch.permute``."""
+    t = _tensor(x)
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    order = tuple(_dim(d, t.ndim) for d in dims) if t.ndim else tuple(dims)
+    if sorted(order) != list(range(t.ndim)):
+        raise ShapeError(
+            f"permute: dims {tuple(dims)} must name each of the {t.ndim} dims of a tensor of "
+            f"shape {t.shape} once"
+        )
+    return apply(_PERMUTE, t, dims=order) if t.ndim else t
 
 
 @public("movedim")

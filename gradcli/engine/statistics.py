@@ -19,7 +19,7 @@ import numpy as np
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import symbolic as S
-from ..ops.table import BOOL, INT, OPT_INT, OPT_NUMBER, TENSOR, Op, Param, public, register
+from ..ops.table import BOOL, DIMS, INT, OPT_NUMBER, TENSOR, Op, Param, public, register
 from . import primitives as P
 from .errors import DomainError
 from .tensor import Tensor, apply
@@ -122,7 +122,7 @@ def _variance(
 
 _STAT = (
     Param("input", TENSOR),
-    Param("dim", OPT_INT, None),
+    Param("dim", DIMS, None),
     Param("unbiased", BOOL, None),
     Param("keepdim", BOOL, False),
     Param("correction", OPT_NUMBER, None),

@@ -11,6 +11,7 @@ from ..ops.table import (  # noqa: F401 - the parameter kinds, for the validator
     APPROXIMATE,
     APPROXIMATIONS,
     BOOL,
+    DIMS,
     ELEMENTS,
     INT,
     KL_REDUCTION,

@@ -28,7 +28,7 @@ from typing import Protocol, TypeVar, Union, cast
 
 IndexItem = Union[int, slice, EllipsisType, None]  # noqa: UP007 - None is a new axis
 # An option's value: a dim, p, a flag, a reduction, or an index item (y[0:2] = ...)
-Option = Union[int, float, bool, str, None, slice, EllipsisType]  # noqa: UP007
+Option = Union[int, float, bool, str, None, slice, EllipsisType, tuple[int, ...]]  # noqa: UP007
 
 
 @dataclass(frozen=True)
@@ -191,6 +191,8 @@ def _option_json(option: Option) -> object:
     (a string option stays a string)."""
     if isinstance(option, slice):
         return {"slice": [option.start, option.stop, option.step]}
+    if isinstance(option, tuple):  # dims
+        return list(option)
     return {"ellipsis": 1} if option is Ellipsis else option
 
 
@@ -201,6 +203,8 @@ def _option_from_json(data: object) -> Option:
         return Ellipsis
     if data is None or isinstance(data, (int, float, bool, str)):
         return data
+    if isinstance(data, list) and all(_is_whole(d) for d in data):
+        return tuple(data)
     raise ValueError(f"not an option: {data!r}")
 
 

@@ -14,7 +14,7 @@ from . import functions as F
 from . import ir
 from .validate import Checked
 
-_SPECIAL_FUNCTIONS = ("_index", "_slice", "_list", "_setitem")
+_SPECIAL_FUNCTIONS = ("_index", "_slice", "_list", "_setitem", "_tuple")
 _GLOBALS = {
     "__builtins__": {},
     **{name: getattr(sp, name) for name in ("Integer", "Rational", "Symbol", "Mul", "Add", "Pow")},
@@ -65,7 +65,9 @@ def to_sympy(checked: Checked) -> sp.Expr:
 
 
 def _literal(arg: sp.Basic):
-    """A dim, flag, number, None or reduction written as an argument."""
+    """A dim, flag, number, None, reduction or tuple of dims written as an argument."""
+    if isinstance(arg, sp.Function) and type(arg).__name__ == "_tuple":
+        return tuple(int(a) for a in arg.args)
     if arg is sp.true or arg is sp.false:
         return bool(arg)
     if isinstance(arg, sp.Symbol):

@@ -481,6 +481,8 @@ class _Checker:
                 raise self.fail(keyword.value, f"{keyword.arg!r} is given twice")
             bound[keyword.arg] = keyword.value
         texts: list[str] = []
+        if len(rest) == 1 and isinstance(rest[0], (ast.Tuple, ast.List)):  # reshape(x, (2, 3))
+            rest = list(rest[0].elts)
         for param in params:
             if param.kind == F.SIZES:
                 texts.extend(self.literal(a, F.INT, function) for a in rest)
@@ -510,10 +512,20 @@ class _Checker:
         return self.literal(node, param.kind, function, param.name)
 
     def literal(self, node: ast.AST, kind: str, function: F.Function, name: str = "size") -> str:
+        if kind == F.DIMS and isinstance(node, (ast.Tuple, ast.List)):  # dim=(0, 1)
+            dims = [_constant(e) for e in node.elts]
+            if not dims or not all(type(d) is int and abs(d) <= _LARGEST_INT for d in dims):
+                raise self.fail(
+                    node,
+                    f"{name} of {function.name} must be {kind}",
+                    f"it is {function.signature()}",
+                )
+            return f"_tuple({', '.join(map(str, dims))})"
         value = _constant(node)
         ok = {
             F.INT: isinstance(value, int) and not isinstance(value, bool),
             F.OPT_INT: value is None or (isinstance(value, int) and not isinstance(value, bool)),
+            F.DIMS: value is None or (isinstance(value, int) and not isinstance(value, bool)),
             F.NUMBER: isinstance(value, (int, float)) and not isinstance(value, bool),
             F.OPT_NUMBER: value is None
             or (isinstance(value, (int, float)) and not isinstance(value, bool)),

@@ -42,6 +42,7 @@ TENSOR = "tensor"  # any expression
 TENSORS = "tensors"  # a list of expressions: stack([a, b])
 INT = "int"  # a whole number, possibly negative (a dim)
 OPT_INT = "int or None"
+DIMS = "an int, a tuple of ints, or None"  # dims to reduce over: sum(x, dim=(0, 1))
 NUMBER = "number"
 OPT_NUMBER = "number or None"
 BOOL = "True or False"

@@ -33,6 +33,7 @@ CASES = {
     "diag_embed": _case("diag_embed(v, 1)", {"v": V}, lambda v: torch.diag_embed(v, 1)),
     "diag": _case("diag(v)", {"v": V}, torch.diag),
     "movedim": _case("movedim(m, 0, 1)", {"m": M}, lambda m: torch.movedim(m, 0, 1)),
+    "permute": _case("m.permute(1, 0)", {"m": M}, lambda m: m.permute(1, 0)),
     "adjoint": _case("adjoint(m)", {"m": M}, torch.adjoint),
     "flip": _case("flip(m, 1)", {"m": M}, lambda m: torch.flip(m, (1,))),
     "fliplr": _case("fliplr(m)", {"m": M}, torch.fliplr),

@@ -67,7 +67,10 @@ HOSTILE_PROGRAMS = {
     # smuggling through statements, keywords, indices, unpacking and constructors
     "semicolon": ("y = x; __import__('os').system('touch {c}')", "statement 2"),
     "newline": ("y = x\n__import__('os').system('touch {c}')", "line 2"),
-    "keyword": ("y = sum(x, dim=__import__('os'))", "dim of sum must be int or None"),
+    "keyword": (
+        "y = sum(x, dim=__import__('os'))",
+        "dim of sum must be an int, a tuple of ints, or None",
+    ),
     "index": ("y = x[__import__('os')]", "an index must be a whole number"),
     "star-args": ("y = sum(*x)", "'*' unpacking is not allowed"),
     "star-kwargs": ("y = sum(**x)", "'**' unpacking is not allowed"),

@@ -198,7 +198,7 @@ def test_usage_errors(cli, args, message):
         ("z = sum(y); y0 = x; y1 = x", "'y' is used before all its elements are assigned", 8),
         ("y = x @@ 2", "'@' is followed by '@' with no value between them", 7),
         ("y = x << 2", "'<<' (a bit shift) is not allowed", 6),
-        ("y = sum(x, dim=1.5)", "dim of sum must be int or None", 15),
+        ("y = sum(x, dim=1.5)", "dim of sum must be an int, a tuple of ints, or None", 15),
         ("y = mean(x, foo=1)", "mean has no argument named 'foo'", 16),
         ("y = exp(x, 3)", "exp has no 2nd argument", 11),
         ("y = x + ones(2)", "ones(...) makes an input", 8),

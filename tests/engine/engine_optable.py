@@ -948,6 +948,13 @@ OPS: list[Op] = [
     Op("diag_embed", gc.diag_embed, REAL, L.diag_embed_spec()),
     Op("diag", gc.diag, REAL, L.diag_spec()),
     Op("movedim", gc.movedim, REAL, L.movedim_spec()),
+    Op(
+        "permute",
+        lambda x, dims: gc.permute(x, dims),
+        REAL,
+        L.permute_spec(),
+        torch=lambda x, dims: x.permute(dims),
+    ),
     Op("adjoint", gc.adjoint, REAL, one(min_dims=2)),
     Op("mT", lambda x: x.mT, REAL, one(min_dims=2), torch=lambda x: x.mT, prims=()),
     Op("flip", gc.flip, REAL, L.flip_spec(), torch=L.torch_flip),

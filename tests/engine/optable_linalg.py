@@ -217,6 +217,15 @@ def movedim_spec(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
 
 
 @st.composite
+def permute_spec(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
+    """Any shape (0-d too) and an order of its dims, some written negative."""
+    shape = _shape(draw, 0)
+    order = draw(st.permutations(range(len(shape))))
+    dims = tuple(d - len(shape) if draw(st.booleans()) else d for d in order)
+    return (shape,), {"dims": dims}
+
+
+@st.composite
 def flip_spec(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
     shape = _shape(draw, 1)
     return (shape,), {"dims": draw(_dim_in(len(shape)))}
@@ -298,6 +307,7 @@ SYMBOLIC_PROGRAMS = {
     "diag_embed": ("y = diag_embed(x * x, 1)", "0.5,-1"),
     "diag": ("y = diag(x * x)", "0.5,-1"),
     "movedim": ("y = movedim(x * x, 0, 1) * x", M),
+    "permute": ("y = permute(x * x, (1, 0)) * x", M),
     "adjoint": ("y = adjoint(x) * x", M),
     "flip": ("y = flip(x, 0) * x", "0.5,-1"),
     "fliplr": ("y = fliplr(x) * x", M),

@@ -171,6 +171,9 @@ _LITERALS = st.sampled_from(
 _KIND_LITERALS = {
     F.INT: ["0", "1", "-1", "2", "-2", "3", "7", "99999999999999999999"],
     F.OPT_INT: ["None", "0", "1", "-1", "2", "-3"],
+    F.DIMS: ["None", "0", "-1", "(0, 1)", "(0, -1)", "[1, 0]", "(0, 0)", "()", "(5,)"],
+    F.APPROXIMATE: ["'none'", "'tanh'", "'sigmoid'"],
+    F.NORM_ORD: ["'fro'", "'nuc'", "1", "-1", "2", "1e400"],
     F.NUMBER: ["0", "1", "-1", "2", "0.5", "1e400", "-1e400", "1e-320"],
     F.OPT_NUMBER: ["None", "0", "1", "-1", "0.5", "1e400"],
     F.BOOL: ["True", "False"],
@@ -178,6 +181,10 @@ _KIND_LITERALS = {
     F.KL_REDUCTION: ["'mean'", "'batchmean'", "'sum'", "'none'"],
     F.SIZES: ["1", "2", "3", "-1", "0", "6", "4"],
 }
+assert set(_KIND_LITERALS) >= {p.kind for f in FUNCTIONS.values() for p in f.params} - {
+    F.TENSOR,
+    F.TENSORS,
+}, "a parameter kind without literals to try"
 _INDEX_ITEMS = ["0", "1", "-1", "2", "5", "-7", ":", "1:", ":2", "::-1", "0:3:2", "...", "None",
                 "99999999999999999999", "::0", "-1:"]  # fmt: skip
 

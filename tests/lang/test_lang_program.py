@@ -306,7 +306,8 @@ def test_every_kind_of_node_round_trips_through_the_cache_json():
 
     source = (
         "a = stack([x, x * 2], dim=0); b = a[..., None, 0:2, ::-1][0]; "
-        "c = cross_entropy(reshape(a, 2, -1), a, reduction='sum'); d = clamp(x, max=1.5)"
+        "c = cross_entropy(reshape(a, 2, -1), a, reduction='sum'); d = clamp(x, max=1.5); "
+        "s = sum(a, dim=(0, -1)); f = a.permute(1, 0); g = torch.zeros(2, 2); g[0, :] = x"
     )
     program = parse_program(source)
     again = Program.from_json(json.loads(json.dumps(program.to_json())))

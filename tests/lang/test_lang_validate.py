@@ -142,8 +142,8 @@ def test_re_emitted_text_has_no_python_operators_or_subscripts():
         ("y = mse_loss(x)", "mse_loss is missing its argument 'target'", 4),
         ("y = mean(x, axis=0)", "mean has no argument named 'axis'", 17),
         ("y = mean(x, 0, dim=1)", "'dim' is given twice", 19),
-        ("y = mean(x, dim=1.5)", "dim of mean must be int or None", 16),
-        ("y = mean(x, dim=x)", "dim of mean must be int or None", 16),
+        ("y = mean(x, dim=1.5)", "dim of mean must be an int, a tuple of ints, or None", 16),
+        ("y = mean(x, dim=x)", "dim of mean must be an int, a tuple of ints, or None", 16),
         ("y = mean(x, keepdim=1)", "keepdim of mean must be True or False", 20),
         ("y = norm(x, p='fro')", "p of norm must be number", 14),
         ("y = mse_loss(x, t, reduction='avg')", "reduction of mse_loss must be", 29),
@@ -275,12 +275,28 @@ def test_carets_count_characters_not_utf8_bytes():
         ("y = (x + 1).t().exp()", "y = exp(transpose(x + 1))"),
         ("y = x.view(2, 3)", "y = reshape(x, 2, 3)"),
         ("y = torch.matmul(x, w) + b", "y = matmul(x, w) + b"),
+        ("y = x.reshape((2, 3))", "y = reshape(x, 2, 3)"),
+        ("y = x.permute(1, 0)", "y = permute(x, (1, 0))"),
+        ("y = x.sum([0, 1])", "y = sum(x, (0, 1))"),
     ],
 )
 def test_pytorch_spelling_is_the_plain_call(torch, plain):
     """torch's module prefixes, tensor methods and properties mean the function itself."""
     assert checked(torch).expression == checked(plain).expression
     assert checked(torch).names == checked(plain).names
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("y = prod(x, (0, 1))", "dim of prod must be int or None"),
+        ("y = sum(x, (0, 'a'))", "dim of sum must be an int, a tuple of ints, or None"),
+        ("y = sum(x, ())", "dim of sum must be an int, a tuple of ints, or None"),
+        ("y = sum(x, (0, 1.5))", "dim of sum must be an int, a tuple of ints, or None"),
+    ],
+)
+def test_dims_that_are_not_a_tuple_of_ints_are_refused(text, message):
+    assert rejected(text).message == message
 
 
 def test_aliases_are_accepted():
