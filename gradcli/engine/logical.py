@@ -440,11 +440,16 @@ def _heaviside_jvp(tangents: Any, out: Tensor, x: Tensor, values: Tensor) -> Ten
     raise _no_derivative("heaviside", "the step is constant on each side of 0")
 
 
+def _heaviside_forward(x: Array, values: Array) -> NumpyResult:
+    # torch's: values where x == 0, else x > 0 (so 0 at NaN, where numpy's heaviside is NaN)
+    return np.where(x == 0, values, x > 0).astype(np.result_type(x, values))
+
+
 _HEAVISIDE = register(
     Op(
         "heaviside",
         "0 where input < 0, 1 where input > 0, values where input == 0 (no derivative, as torch)",
-        forward=np.heaviside,
+        forward=_heaviside_forward,
         vjp=_heaviside_vjp,
         jvp=_heaviside_jvp,
         backward_name="NotImplemented",
