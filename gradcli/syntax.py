@@ -107,7 +107,7 @@ _TOKEN = re.compile(
     r"|(?P<op>\*\*|//|<<|>>|<=|>=|==|!=|:=|->|\S)"
 )
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
-_BINARY = {"*", "/", "**", "//", "%", "@", "^", "&", "|", "<<", ">>", "<", ">", "<=", ">="}
+_BINARY = {"*", "/", "**", "//", "%", "@", "^", "&", "|", "<<", ">>", "<", ">", "<=", ">=", "==", "!="}
 
 
 def tokens(text: str) -> list[Token]:
@@ -346,7 +346,7 @@ def _invalid(text: str, column: int, items: list[Token], clue: str, value: bool)
         )
         if run.group() in _COMPARISON_OPERATORS:  # two in a row: x < < 2
             return f"{run.group()!r} has no value after it", run.end(), COMPARE_HINT
-        return f"{run.group()!r} is not an operator", run.start(), COMPARE_HINT
+        return MEMBERSHIP.format(repr(run.group())), run.start(), COMPARE_HINT
     if token.text == "|" and (before is None or not _ends_value(before)):
         return _bars(text, token.start)
     if value and token.text in (":", "=", ".", ";"):

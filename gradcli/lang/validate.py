@@ -265,7 +265,7 @@ class _Checker:
             column = self._operator_column(node.left, node.right)
             function = _OPERATOR_FUNCTIONS.get(_SYMBOLS[type(node.op)])
             power = isinstance(node.op, ast.BitXor) and any(
-                _constant(side) is not _NOT_CONSTANT for side in (node.left, node.right)
+                _numeric(side) for side in (node.left, node.right)
             )
             if function is None or power:
                 message, hint = _POWER_HAT if power else _REFUSED_OPERATORS[type(node.op)]
@@ -607,6 +607,15 @@ def _constant(node: ast.AST):
         if type(value) in (int, float):
             return -value
     return _NOT_CONSTANT
+
+
+def _numeric(node: ast.AST) -> bool:
+    """Whether ``node`` is arithmetic on numbers alone (``2``, ``3 + 1``): never a boolean."""
+    return all(
+        isinstance(n, (ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop))
+        or (isinstance(n, ast.Constant) and type(n.value) in (int, float))
+        for n in ast.walk(node)
+    )
 
 
 def _constant_refusal(value) -> tuple[str, str]:
