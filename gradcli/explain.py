@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import engine as gc
-from .compute import Bound, GradcliError, _cotangent, _function_of, no_gradient, output_of
+from .compute import Bound, _cotangent, _function_of, no_gradient, output_of
 from .lang import ir
 from .lang.ir import Call, Const, Index, Name, Node
 from .lang.program import Assignment, Numbers

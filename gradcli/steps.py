@@ -40,7 +40,19 @@ _BINDING = {
 _NEG = 3
 _RIGHT = {"**", "==", "!=", "<", "<=", ">", ">="}  # a ** b ** c is a ** (b ** c); (a < b) < c
 # is not a chain a < b < c
-_KEEP_RIGHT = {"-", "/", "@", "%", "//", "==", "!=", "<", "<=", ">", ">="}  # a - (b - c) and a / (b * c) keep their parentheses
+_KEEP_RIGHT = {
+    "-",
+    "/",
+    "@",
+    "%",
+    "//",
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+}  # a - (b - c) and a / (b * c) keep their parentheses
 # c*(a % b) is not c*a % b: as an operand, a remainder binds as loosely as a sum (it keeps
 # its parentheses beside * and /, and gains some harmless ones: a - (b % c))
 _LOOSE = {"%", "//"}

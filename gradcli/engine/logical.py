@@ -255,9 +255,7 @@ _ZERO = X.per_element(lambda slot: f"0 ({slot.node} is a boolean)")
 
 
 def _value_test(name: str, forward: Callable[..., NumpyResult], summary: str) -> None:
-    entry = _boolean(
-        name, forward, summary, None, params=_X, symbolic=_FLOAT_TEST, explain=_ZERO
-    )
+    entry = _boolean(name, forward, summary, None, params=_X, symbolic=_FLOAT_TEST, explain=_ZERO)
 
     def op(x: TensorLike) -> Tensor:
         return apply(entry, x)
@@ -391,7 +389,9 @@ _MASKED_FILL = register(
         forward=lambda x, m, value: np.where(m, value, x),
         vjp=_masked_fill_vjp,
         jvp=_masked_fill_jvp,
-        backward_name=lambda node: "MaskedFillBackward1" if node.needs[2] else "MaskedFillBackward0",
+        backward_name=lambda node: (
+            "MaskedFillBackward1" if node.needs[2] else "MaskedFillBackward0"
+        ),
         batch=B.elementwise,
         params=(Param("input", TENSOR), Param("mask", TENSOR), Param("value", TENSOR)),
         methods=("masked_fill",),

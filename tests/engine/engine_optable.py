@@ -1051,7 +1051,6 @@ NO_GRADIENT: list[Op] = [
 ]
 
 
-
 def _positive(function, count=2):
     """``function`` of booleans: its operands' signs (bitwise operations take booleans only)."""
     return lambda *xs: function(*[x > 0 for x in xs[:count]])
@@ -1067,7 +1066,13 @@ LOGICAL: list[Op] = [
     Op("logical_xor", gc.logical_xor, (REAL, REAL), broadcast(2)),
     Op("logical_not", gc.logical_not, REAL),
     *[
-        Op(name, _positive(getattr(gc, name)), (REAL, REAL), broadcast(2), torch=_positive(_t(name)))
+        Op(
+            name,
+            _positive(getattr(gc, name)),
+            (REAL, REAL),
+            broadcast(2),
+            torch=_positive(_t(name)),
+        )
         for name in ("bitwise_and", "bitwise_or", "bitwise_xor")
     ],
     Op("bitwise_not", _positive(gc.bitwise_not, 1), REAL, torch=_positive(_t("bitwise_not"), 1)),

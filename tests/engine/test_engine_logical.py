@@ -164,8 +164,10 @@ def test_any_and_all_reduce_as_torch():
             for keepdim in (False, True):
                 got = getattr(gc, name)(gc.tensor(m), dim, keepdim)
                 tm = torch.tensor(m)
-                want = getattr(torch, name)(tm) if dim is None else getattr(torch, name)(
-                    tm, dim, keepdim=keepdim
+                want = (
+                    getattr(torch, name)(tm)
+                    if dim is None
+                    else getattr(torch, name)(tm, dim, keepdim=keepdim)
                 )
                 if dim is None and keepdim:  # torch's any(x) takes no keepdim without a dim
                     want = want.reshape(1, 1)
