@@ -162,6 +162,21 @@ def bind(
     return Bound(program, arrays, requires_grad, DTYPES[dtype])
 
 
+def no_gradient(name: str, out: gc.Tensor) -> GradcliError:
+    """The error for the gradient of an output that has none: a boolean (a comparison's
+    result, in PyTorch's words), or a value no input that requires grad reaches."""
+    if out.dtype == np.bool_:
+        return GradcliError(
+            f"the output {name} is a boolean, which carries no gradient: element 0 of tensors "
+            "does not require grad and does not have a grad_fn",
+            hint="differentiate a number made with it, as where(x > 0, x, 0) or x * (x > 0)",
+        )
+    return GradcliError(
+        f"the output {name} does not depend on any input that requires grad",
+        hint="choose inputs with --wrt",
+    )
+
+
 def _check_names(names: list[str], env: dict, what: str) -> None:
     for name in names:
         if name not in env:
@@ -228,10 +243,7 @@ def grad(
     for r in range(repeat):  # the graph is kept for the next repetition
         for name, out, gradient, keep in calls:
             if not out.requires_grad:
-                raise GradcliError(
-                    f"the output {name} does not depend on any input that requires grad",
-                    hint="choose inputs with --wrt",
-                )
+                raise no_gradient(name, out)
             keep = keep or r < repeat - 1
             bound.engine(lambda o=out, g=gradient, k=keep: o.backward(g, retain_graph=k))
     messages: list[str] = []

@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import engine as gc
-from .compute import Bound, GradcliError, _cotangent, _function_of, output_of
+from .compute import Bound, _cotangent, _function_of, no_gradient, output_of
 from .lang import ir
 from .lang.ir import Call, Const, Index, Name, Node
 from .lang.program import Assignment, Numbers
@@ -50,10 +50,7 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     env = _run_steps(bound, leaves, steps)
     name, out = output_of(bound, env, of)
     if not out.requires_grad:
-        raise GradcliError(
-            f"the output {name} does not depend on any input that requires grad",
-            hint="choose inputs with --wrt",
-        )
+        raise no_gradient(name, out)
     for step in (step for a in statements for step in steps[a.target]):
         tensor = env[step.key]
         if tensor.requires_grad and not tensor.is_leaf:

@@ -16,8 +16,18 @@ from .lang.ir import Call, Const, Index, Name, Node, evaluate
 from .ops.explaining import number_text
 
 # How tightly an operator binds, for parentheses; a name, number, call or index binds tightest.
+# As in Python: comparisons bind loosest, then | ^ &, then arithmetic.
 _ATOM = 5
 _BINDING = {
+    "==": (" == ", -3),
+    "!=": (" != ", -3),
+    "<": (" < ", -3),
+    "<=": (" <= ", -3),
+    ">": (" > ", -3),
+    ">=": (" >= ", -3),
+    "|": (" | ", -2),
+    "^": (" ^ ", -1),
+    "&": (" & ", 0),
     "+": (" + ", 1),
     "-": (" - ", 1),
     "*": ("*", 2),
@@ -28,8 +38,21 @@ _BINDING = {
     "**": ("**", 4),
 }
 _NEG = 3
-_RIGHT = {"**"}  # a ** b ** c is a ** (b ** c)
-_KEEP_RIGHT = {"-", "/", "@", "%", "//"}  # a - (b - c) and a / (b * c) keep their parentheses
+_RIGHT = {"**", "==", "!=", "<", "<=", ">", ">="}  # a ** b ** c is a ** (b ** c); (a < b) < c
+# is not a chain a < b < c
+_KEEP_RIGHT = {
+    "-",
+    "/",
+    "@",
+    "%",
+    "//",
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+}  # a - (b - c) and a / (b * c) keep their parentheses
 # c*(a % b) is not c*a % b: as an operand, a remainder binds as loosely as a sum (it keeps
 # its parentheses beside * and /, and gains some harmless ones: a - (b % c))
 _LOOSE = {"%", "//"}
@@ -74,8 +97,8 @@ class Texts:
             left = _wrapped(args[0], level + (symbol in _RIGHT))
             right = _wrapped(args[1], level + (symbol in _KEEP_RIGHT))
             return f"{left}{operator}{right}", (_BINDING["+"][1] if symbol in _LOOSE else level)
-        if symbol == "-x":
-            return "-" + _wrapped(args[0], _NEG), _NEG
+        if symbol in ("-x", "~"):
+            return symbol[0] + _wrapped(args[0], _NEG), _NEG
         return f"{node.op}({', '.join(_arguments(node, args))})", _ATOM
 
 

@@ -16,15 +16,15 @@ import unicodedata
 from dataclasses import dataclass
 
 LANGUAGE_HINT = (
-    "expressions use numbers, names, + - * / // % ** @, parentheses, function calls like mean(z) "
-    "and indexing like x[0] or x[:, 1]"
+    "expressions use numbers, names, + - * / // % ** @, comparisons (== != < <= > >=) joined by "
+    "& | ^ ~, parentheses, function calls like mean(z) and indexing like x[0] or x[:, 1]"
 )
 STATEMENT_HINT = "write statements like: y = x + 2"
-WHERE_HINT = "where(c, a, b) takes a where c is non-zero and b elsewhere"
-LOGIC = "gradcli has no logical operators"
-COMPARISONS = "comparisons ({}) are not supported yet"
-COMPARISON_HINT = "maximum(a, b), minimum(a, b) and clamp(x, min=0, max=1) do much of their work"
-EQUALITY = COMPARISONS.format("'=='")
+WHERE_HINT = "where(x > 0, a, b) takes a where the condition is True and b elsewhere"
+LOGIC = "booleans are combined with & | ^ ~"
+MEMBERSHIP = "{} is not a comparison of the language"
+COMPARE_HINT = "comparisons are == != < <= > >=, element-wise, as in where(x > 0, x, 0)"
+EQUALITY = "'==' compares"
 LOOP = "a 'for' loop is not allowed", "operations act on every element: y = x ** 2, s = sum(x)"
 ATTRIBUTE = "attribute access ('.') is not allowed"
 ATTRIBUTE_HINT = "after a '.' comes a method or a property, as in x.sum() or x.T"
@@ -33,14 +33,14 @@ WALRUS = "':=' is not allowed", "assign in a statement of its own: z = 2; y = z"
 STEPS_HINT = "write each step as a statement of its own: h = x * 2; y = sin(h)"
 # Python's keywords that can stand inside an expression, as a refusal: (message, hint)
 KEYWORDS = {
-    "and": (f"'and' is not allowed: {LOGIC}", WHERE_HINT),
-    "or": (f"'or' is not allowed: {LOGIC}", WHERE_HINT),
-    "not": (f"'not' is not allowed: {LOGIC}", WHERE_HINT),
+    "and": (f"'and' is not allowed: {LOGIC}", "write (a > 0) & (b > 0), or logical_and(a, b)"),
+    "or": (f"'or' is not allowed: {LOGIC}", "write (a > 0) | (b > 0), or logical_or(a, b)"),
+    "not": (f"'not' is not allowed: {LOGIC}", "write ~(a > 0), or logical_not(a)"),
     "if": ("an if-expression (a if c else b) is not allowed", WHERE_HINT),
     "else": ("an if-expression (a if c else b) is not allowed", WHERE_HINT),
     "for": LOOP,
-    "in": (COMPARISONS.format("'in'"), LANGUAGE_HINT),
-    "is": (COMPARISONS.format("'is'"), LANGUAGE_HINT),
+    "in": (MEMBERSHIP.format("'in'"), COMPARE_HINT),
+    "is": (MEMBERSHIP.format("'is'"), COMPARE_HINT),
     "lambda": ("a lambda is not allowed: a program defines no functions", STEPS_HINT),
 }
 _COMPARISON_OPERATORS = {"<", ">", "<=", ">=", "==", "!="}
@@ -107,7 +107,25 @@ _TOKEN = re.compile(
     r"|(?P<op>\*\*|//|<<|>>|<=|>=|==|!=|:=|->|\S)"
 )
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
-_BINARY = {"*", "/", "**", "//", "%", "@", "^", "&", "|", "<<", ">>", "<", ">", "<=", ">="}
+_BINARY = {
+    "*",
+    "/",
+    "**",
+    "//",
+    "%",
+    "@",
+    "^",
+    "&",
+    "|",
+    "<<",
+    ">>",
+    "<",
+    ">",
+    "<=",
+    ">=",
+    "==",
+    "!=",
+}
 
 
 def tokens(text: str) -> list[Token]:
@@ -320,8 +338,6 @@ def _invalid(text: str, column: int, items: list[Token], clue: str, value: bool)
         last = items[-1] if items else None
         if last is not None and last.kind == "keyword" and last.text in KEYWORDS:
             return _keyword(last.text, last.start)
-        if last is not None and last.text in _COMPARISON_OPERATORS:
-            return COMPARISONS.format(repr(last.text)), last.start, COMPARISON_HINT
         if last is not None and last.text == "|" and text.count("|") > 1:
             return _bars(text, text.rindex("|", 0, last.start))
         if last is not None and last.text == "=":
@@ -346,7 +362,9 @@ def _invalid(text: str, column: int, items: list[Token], clue: str, value: bool)
         run = next(
             m for m in re.finditer(r"[<>=!]+", text) if m.start() <= operator.start < m.end()
         )
-        return COMPARISONS.format(repr(run.group())), run.start(), COMPARISON_HINT
+        if run.group() in _COMPARISON_OPERATORS:  # two in a row: x < < 2
+            return f"{run.group()!r} has no value after it", run.end(), COMPARE_HINT
+        return MEMBERSHIP.format(repr(run.group())), run.start(), COMPARE_HINT
     if token.text == "|" and (before is None or not _ends_value(before)):
         return _bars(text, token.start)
     if value and token.text in (":", "=", ".", ";"):

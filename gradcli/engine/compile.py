@@ -83,11 +83,19 @@ class _Tracer:
         return slot
 
     def record(
-        self, prim: Op, tensors: Sequence[Tensor], params: dict[str, Any], out: Tensor
+        self,
+        prim: Op,
+        tensors: Sequence[Tensor],
+        params: dict[str, Any],
+        out: Tensor,
+        forward: Callable[..., Any] | None = None,
     ) -> None:
+        """One step; ``forward`` is the numpy function that made ``out`` (the primitive's,
+        unless the engine adapted it to its operands' dtypes)."""
         args = tuple(self.slot(t) for t in tensors)
-        assert prim.forward is not None, f"{prim.name} is not a primitive"
-        self.steps.append((prim.name, prim.forward, args, params, self.new_slot(out.data)))
+        forward = forward or prim.forward
+        assert forward is not None, f"{prim.name} is not a primitive"
+        self.steps.append((prim.name, forward, args, params, self.new_slot(out.data)))
 
 
 def trace(function: Callable[..., Sequence[Tensor]], *examples: Array) -> Tape:

@@ -24,6 +24,16 @@ _SPECIAL = {
     "%": ("__mod__", "__rmod__"),
     "//": ("__floordiv__", "__rfloordiv__"),
     "-x": ("__neg__",),
+    "==": ("__eq__",),  # the reflection of a == b is b == a, which Python tries itself
+    "!=": ("__ne__",),
+    "<": ("__lt__",),  # 2 < x is x > 2: Python reflects comparisons itself
+    "<=": ("__le__",),
+    ">": ("__gt__",),
+    ">=": ("__ge__",),
+    "&": ("__and__", "__rand__"),
+    "|": ("__or__", "__ror__"),
+    "^": ("__xor__", "__rxor__"),
+    "~": ("__invert__",),
     "[]": ("__getitem__",),
 }
 

@@ -304,6 +304,10 @@ sub = _binary(
     symbolic=lambda a, b: a - b,
     fold=True,
     nonfinite="inf - inf",
+    extra={  # numpy refuses it for two booleans (one boolean and a number it takes as 0 or 1)
+        "booleans": "Subtraction, the `-` operator, with two bool tensors is not supported. "
+        "Use the `^` or `logical_xor()` operator instead."
+    },
 )
 mul = _binary(
     "mul",
@@ -420,6 +424,10 @@ neg: Unary = _unary(  # typed here, and below, where a rule above calls it
     operator="-x",
     symbolic=S.each(lambda sp, v: -v),
     fold=True,
+    extra={
+        "booleans": "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+        "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+    },
 )
 reciprocal: Unary = _unary(
     "reciprocal",

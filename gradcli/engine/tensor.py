@@ -10,10 +10,11 @@ differentiated again.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -370,12 +371,22 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
         out_data = prim.forward(*[t.data for t in tensors], **params)
     except EngineError:
         raise
+    except TypeError as exc:  # numpy's refusal of these dtypes (the negation of a boolean)
+        dtypes = " and ".join(str(t.dtype) for t in tensors)
+        refusal = prim.extra.get("booleans", f"{prim.name} is not defined for {dtypes}: {exc}")
+        raise DtypeError(refusal) from None
     except (ValueError, IndexError) as exc:  # numpy's refusals of these operands
         shapes = " and ".join(str(t.shape) for t in tensors)
         raise ShapeError(f"{prim.name}: cannot apply to shapes {shapes}: {exc}") from None
     out = _wrap(out_data if type(out_data) is np.ndarray else np.asarray(out_data))
+    forward = prim.forward
+    if out.data.dtype.itemsize < 4 and out.data.dtype.kind in "fiu":
+        # numpy's float16 (or int8) of booleans alone, as in sin(x > 0): torch computes in its
+        # default floating dtype
+        forward = _on_floats(forward)
+        out.data = np.asarray(forward(*[t.data for t in tensors], **params))
     if _Mode.tracer is not None:
-        _Mode.tracer.record(prim, tensors, params, out)
+        _Mode.tracer.record(prim, tensors, params, out, forward)
     if _Mode.grad_enabled and prim.differentiable:
         for t in tensors:
             if t.requires_grad:
@@ -394,6 +405,20 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
             if _Mode.nonfinite_watch is not None:
                 _watch_tangent(prim, tensors, tangents, tangent)
     return out
+
+
+@functools.cache
+def _on_floats(forward: Callable[..., Any]) -> Callable[..., Any]:
+    """``forward`` with its boolean arguments in the default floating dtype."""
+
+    def run(*arrays: Any, **params: Any) -> Any:
+        floating = [
+            np.asarray(a, dtype=DEFAULT_DTYPE) if np.asarray(a).dtype == np.bool_ else a
+            for a in arrays
+        ]
+        return forward(*floating, **params)
+
+    return run
 
 
 def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:

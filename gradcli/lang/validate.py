@@ -39,12 +39,13 @@ _SYMBOLS = {
     ast.Gt: ">", ast.GtE: ">=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in",
     ast.NotIn: "not in",
 }  # fmt: skip
+# The comparisons of the language (not 'in' and 'is')
+_COMPARED = {ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE}
 # The operators gradcli has, and the operation each is: the op table's ``operator``
 _OPERATOR_FUNCTIONS = {f.operator: name for name, f in F.FUNCTIONS.items() if f.operator}
 # Python's operators that gradcli does not have: (message, hint); {a} and {b} in the hint are
 # the operands as written
 _REFUSED_OPERATORS = {
-    ast.BitXor: ("'^' is not a power in gradcli: powers are written **", "write {a} ** {b}"),
     ast.LShift: (
         "'<<' (a bit shift) is not allowed",
         "to multiply by a power of 2, write {a} * 2 ** {b}",
@@ -53,12 +54,9 @@ _REFUSED_OPERATORS = {
         "'>>' (a bit shift) is not allowed",
         "to divide by a power of 2, write {a} / 2 ** {b}",
     ),
-    ast.BitAnd: (f"'&' (bitwise and) is not allowed: {syntax.LOGIC}", syntax.WHERE_HINT),
-    ast.BitOr: (
-        f"'|' (bitwise or) is not allowed: {syntax.LOGIC}",
-        f"an absolute value is abs(x); {syntax.WHERE_HINT}",
-    ),
 }
+# '^' is exclusive or, of booleans; beside a number it is a power written as in mathematics
+_POWER_HAT = "'^' is not a power in gradcli: powers are written **", "write {a} ** {b}"
 _STRING = "a string is not allowed here", syntax.QUOTES_HINT
 _BRACES = "braces {...} are not allowed", "a list is [a, b], and only inside stack or cat"
 # Other syntax gradcli does not have: (message, hint)
@@ -266,8 +264,11 @@ class _Checker:
         if isinstance(node, ast.BinOp):
             column = self._operator_column(node.left, node.right)
             function = _OPERATOR_FUNCTIONS.get(_SYMBOLS[type(node.op)])
-            if function is None:
-                message, hint = _REFUSED_OPERATORS[type(node.op)]
+            power = isinstance(node.op, ast.BitXor) and any(
+                _numeric(side) for side in (node.left, node.right)
+            )
+            if function is None or power:
+                message, hint = _POWER_HAT if power else _REFUSED_OPERATORS[type(node.op)]
                 a, b = self.text(node.col_offset, column), self.text(column, node.end_col_offset)
                 b = b.removeprefix(_SYMBOLS[type(node.op)]).strip()
                 raise self.statement.error(message, self._chars(column), hint.format(a=a, b=b))
@@ -284,6 +285,12 @@ class _Checker:
             negate = _OPERATOR_FUNCTIONS["-x"]
             self.note(negate, node.col_offset)
             return f"{negate}({inner})"
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+            invert = _OPERATOR_FUNCTIONS["~"]
+            self.note(invert, node.col_offset)
+            return f"{invert}({self.expression(node.operand)})"
+        if isinstance(node, ast.Compare) and all(type(op) in _COMPARED for op in node.ops):
+            return self.comparison(node)
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, ast.Subscript):
@@ -300,28 +307,41 @@ class _Checker:
             )
         raise self.refusal(node)
 
+    def comparison(self, node: ast.Compare) -> str:
+        """``a < b`` as ``lt(a, b)``; a chain ``a < b <= c`` as Python means it,
+        ``(a < b) & (b <= c)``."""
+        sides = [node.left, *node.comparators]
+        texts = [self.expression(side) for side in sides]
+        calls = []
+        for op, (left, right), (a, b) in zip(
+            node.ops, zip(sides, sides[1:]), zip(texts, texts[1:])
+        ):
+            function = _OPERATOR_FUNCTIONS[_SYMBOLS[type(op)]]
+            self.note(function, self._operator_column(left, right))
+            calls.append(f"{function}({a}, {b})")
+        both = _OPERATOR_FUNCTIONS["&"]  # of two comparisons: and
+        joined = calls[0]
+        for call in calls[1:]:
+            joined = f"{both}({joined}, {call})"
+        return joined
+
     def refusal(self, node: ast.AST) -> GradcliError:
         """The error for syntax outside the language, named as the user wrote it."""
         if isinstance(node, ast.Attribute):
             return self.fail(node, syntax.ATTRIBUTE, self.instead(node))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return self.fail(node, *syntax.KEYWORDS["not"])
-        if isinstance(node, ast.UnaryOp):  # ~
-            return self.fail(
-                node, "'~' (bitwise not) is not allowed", f"write -{self.source(node.operand)}"
-            )
         if isinstance(node, ast.BoolOp):
             return self.fail(
                 node, *syntax.KEYWORDS["and" if isinstance(node.op, ast.And) else "or"]
             )
-        if isinstance(node, ast.Compare):
-            symbol = _SYMBOLS[type(node.ops[0])]
-            column = self._operator_column(node.left, node.comparators[0])
-            hint = (
-                syntax.COMPARISON_HINT if symbol in ("<", "<=", ">", ">=") else syntax.LANGUAGE_HINT
-            )
+        if isinstance(node, ast.Compare):  # in, is
+            at = next(i for i, op in enumerate(node.ops) if type(op) not in _COMPARED)
+            sides = [node.left, *node.comparators]
+            column = self._operator_column(sides[at], sides[at + 1])
+            symbol = _SYMBOLS[type(node.ops[at])]
             return self.statement.error(
-                syntax.COMPARISONS.format(repr(symbol)), self._chars(column), hint
+                syntax.MEMBERSHIP.format(repr(symbol)), self._chars(column), syntax.COMPARE_HINT
             )
         if isinstance(node, ast.Constant):
             return self.fail(node, *_constant_refusal(node.value))
@@ -601,6 +621,15 @@ def _constant(node: ast.AST):
     return _NOT_CONSTANT
 
 
+def _numeric(node: ast.AST) -> bool:
+    """Whether ``node`` is arithmetic on numbers alone (``2``, ``3 + 1``): never a boolean."""
+    return all(
+        isinstance(n, (ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop))
+        or (isinstance(n, ast.Constant) and type(n.value) in (int, float))
+        for n in ast.walk(node)
+    )
+
+
 def _constant_refusal(value) -> tuple[str, str]:
     """(message, hint) for a literal that is not a real number."""
     if isinstance(value, (str, bytes)):
@@ -758,7 +787,7 @@ def _not_an_assignment(statement: Statement, node: ast.stmt | None) -> GradcliEr
         ):
             equals = text.index("==")
             return statement.error(
-                "'==' compares, and comparisons are not supported yet",
+                "'==' compares, and a statement assigns",
                 equals,
                 f"to assign, write {value.left.id} = {text[equals + 2 :].strip()}",
             )

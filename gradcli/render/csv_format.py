@@ -21,7 +21,10 @@ from . import Options, blocks, renders
 
 
 def full_precision(value) -> str:
-    """A number as the shortest text that reads back to the same float; a formula as it is."""
+    """A number as the shortest text that reads back to the same float; a boolean as true or
+    false; a formula as it is."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
     return value if isinstance(value, str) else repr(float(value))
 
 

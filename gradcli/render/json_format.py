@@ -34,9 +34,12 @@ from . import Options, difference_text, renders
 
 
 def plain(value):
-    """An array or number as nested lists of floats, with "nan", "inf", "-inf" as strings."""
+    """An array or number as nested lists of floats, with "nan", "inf", "-inf" as strings
+    (booleans as true and false)."""
     if value is None:
         return None
+    if np.asarray(value).dtype == np.bool_:  # a comparison's booleans: true and false
+        return np.asarray(value).tolist()
     array = np.asarray(value, dtype=float)
     if np.all(np.isfinite(array)):
         return array.tolist()

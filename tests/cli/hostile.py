@@ -85,7 +85,7 @@ HOSTILE_PROGRAMS = {
     "attribute-target": ("x.y = 1", "the left-hand side must be a single name"),
     "subscript-of-a-call": ("f(x)[0] = 1", "the left-hand side must be a single name"),
     "if-expression": ("y = x if x else x", "an if-expression"),
-    "comparison": ("y = x < 1", "comparisons ('<') are not supported yet"),
+    "comparison": ("y = x in x", "'in' is not a comparison of the language"),
 }
 
 # Hostile values and options: (arguments after the program, what the error must say).

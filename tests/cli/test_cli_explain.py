@@ -197,6 +197,47 @@ CASES = {
     "logcumsumexp": ("logcumsumexp(m, 1)", {"m": M}, lambda t: t["m"].logcumsumexp(1)),
 }  # fmt: skip
 CASES.update(LINALG_CASES)  # linear algebra and shape operations
+# Comparisons and logical operations: a boolean in a product, its derivative 0
+W = [0.5, 0.7, -1.0, 0.4]
+B = [1.0, 0.0, 2.0, 0.0]
+for _name, _symbol in [
+    ("eq", "=="),
+    ("ne", "!="),
+    ("lt", "<"),
+    ("le", "<="),
+    ("gt", ">"),
+    ("ge", ">="),
+]:
+    CASES[_name] = (
+        f"x * (x {_symbol} w)",
+        {"x": X, "w": W},
+        lambda t, n=_name: t["x"] * getattr(torch, n)(t["x"], t["w"]),
+    )
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    CASES[_name] = (
+        f"x * {_name}(x > 0, w)",
+        {"x": X, "w": B},
+        lambda t, n=_name: t["x"] * getattr(torch, n)(t["x"] > 0, t["w"]),
+    )
+for _name, _symbol in [("bitwise_and", "&"), ("bitwise_or", "|"), ("bitwise_xor", "^")]:
+    CASES[_name] = (
+        f"x * ((x > 0) {_symbol} (w > 0))",
+        {"x": X, "w": B},
+        lambda t, n=_name: t["x"] * getattr(torch, n)(t["x"] > 0, t["w"] > 0),
+    )
+CASES.update({
+    "logical_not": ("x * logical_not(x > 0)", {"x": X}, lambda t: t["x"] * ~(t["x"] > 0)),
+    "bitwise_not": ("x * ~(x > 0)", {"x": X}, lambda t: t["x"] * ~(t["x"] > 0)),
+    "isnan": ("x * isnan(x)", {"x": X}, lambda t: t["x"] * torch.isnan(t["x"])),
+    "isinf": ("x * isinf(x)", {"x": X}, lambda t: t["x"] * torch.isinf(t["x"])),
+    "isfinite": ("x * isfinite(x)", {"x": X}, lambda t: t["x"] * torch.isfinite(t["x"])),
+    "isclose": ("x * isclose(x, w, atol=0.5)", {"x": X, "w": W},
+                lambda t: t["x"] * torch.isclose(t["x"], t["w"], atol=0.5)),
+    "any": ("x * any(x > 1)", {"x": X}, lambda t: t["x"] * torch.any(t["x"] > 1)),
+    "all": ("x * all(x > -2)", {"x": X}, lambda t: t["x"] * torch.all(t["x"] > -2)),
+    "masked_fill": ("masked_fill(x, x > 0, 2.0)", {"x": X},
+                    lambda t: t["x"].masked_fill(t["x"] > 0, 2.0)),
+})  # fmt: skip
 # Inputs that are not differentiated: a condition, class indices.
 # An element-wise function of one tensor needs no case of its own: torch's function of the same
 # name at probabilities (inside every such function's domain).
@@ -248,7 +289,7 @@ def _jacobian(case: str, wrt: str) -> np.ndarray:
 
 
 # Functions torch does not differentiate: explain refuses them (test_explain_refuses_...)
-NO_DERIVATIVE = {"floor_divide"}
+NO_DERIVATIVE = {"floor_divide", "heaviside"}
 
 
 def test_every_function_has_a_case():

@@ -111,13 +111,6 @@ CATALOGUE = [
     program("y = not x"),
     program("y = x and x"),
     program("y = x or x"),
-    program("y = x == 1"),
-    program("y = x != 1"),
-    program("y = x < 1"),
-    program("y = x <= 1"),
-    program("y = x > 1"),
-    program("y = x >= 1"),
-    program("y = 0 < x < 1"),
     program("y = x is None"),
     program("y = x is not None"),
     program("y = x in x"),
@@ -515,12 +508,12 @@ def test_max_of_two_values_is_maximum_or_clamp_never_amax(cli):
     assert refused(cli, "y = max(x)")[1] == "for the largest element write amax(x)"
 
 
-def test_comparisons_are_not_supported_yet(cli):
-    message, hint, column = refused(cli, "y = x < 1")
-    assert message == "comparisons ('<') are not supported yet" and column == 6
-    assert "maximum(a, b)" in hint
+def test_a_misspelled_comparison_names_the_comparisons(cli):
+    message, hint, column = refused(cli, "y = x => 1")
+    assert message == "'=>' is not a comparison of the language" and column == 6
+    assert "== != < <= > >=" in hint
     message, hint, _ = refused(cli, "y == x")
-    assert message == "'==' compares, and comparisons are not supported yet"
+    assert message == "'==' compares, and a statement assigns"
     assert hint == "to assign, write y = x"
 
 

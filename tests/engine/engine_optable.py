@@ -626,6 +626,25 @@ def _t_where(a, b, condition):
     return torch_module().where(torch_module().from_numpy(condition), a, b)
 
 
+def _masked_fill(x, value, mask):
+    return gc.masked_fill(x, gc.tensor(mask), value)
+
+
+def _t_masked_fill(x, value, mask):
+    return torch_module().masked_fill(x, torch_module().from_numpy(mask), value)
+
+
+@st.composite
+def masked_fill_spec(draw):
+    """An input, a 0-d value (differentiated too) and a boolean mask that broadcasts to it."""
+    shape = draw(shapes())
+    mask_shape = tuple(n if draw(st.booleans()) else 1 for n in shape)
+    return (shape, ()), {"mask": draw(hnp.arrays(np.bool_, mask_shape))}
+
+
+COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
 def _t_cross_entropy_classes(x, target, **params):
     return torch_module().nn.functional.cross_entropy(
         x, torch_module().from_numpy(target), **params
@@ -648,6 +667,7 @@ OPS: list[Op] = [
     Op("sqrt", gc.sqrt, POS),
     Op("abs", gc.abs, NONZERO),
     Op("sign", gc.sign, NONZERO),
+    Op("masked_fill", _masked_fill, (REAL, REAL), masked_fill_spec(), torch=_t_masked_fill),
     Op("sin", gc.sin, REAL),
     Op("cos", gc.cos, REAL),
     Op("tan", gc.tan, Domain(-1.2, 1.2)),
@@ -1037,5 +1057,45 @@ NO_GRADIENT: list[Op] = [
     Op("floor_divide", gc.floor_divide, (DIVIDEND, DIVISOR), broadcast(2)),
 ]
 
-OPS_BY_NAME = {op.name: op for op in OPS + NO_GRADIENT}
-assert len(OPS_BY_NAME) == len(OPS) + len(NO_GRADIENT), "duplicate op names in the table"
+
+def _positive(function, count=2):
+    """``function`` of booleans: its operands' signs (bitwise operations take booleans only)."""
+    return lambda *xs: function(*[x > 0 for x in xs[:count]])
+
+
+# Operations whose results are booleans, and heaviside, which PyTorch does not differentiate:
+# their rows are checked by tests/engine/test_engine_logical.py (values against torch, no
+# gradient, batched replay), not by the derivative tests.
+LOGICAL: list[Op] = [
+    *[Op(name, getattr(gc, name), (REAL, REAL), broadcast(2)) for name in COMPARISONS],
+    Op("logical_and", gc.logical_and, (REAL, REAL), broadcast(2)),
+    Op("logical_or", gc.logical_or, (REAL, REAL), broadcast(2)),
+    Op("logical_xor", gc.logical_xor, (REAL, REAL), broadcast(2)),
+    Op("logical_not", gc.logical_not, REAL),
+    *[
+        Op(
+            name,
+            _positive(getattr(gc, name)),
+            (REAL, REAL),
+            broadcast(2),
+            torch=_positive(_t(name)),
+        )
+        for name in ("bitwise_and", "bitwise_or", "bitwise_xor")
+    ],
+    Op("bitwise_not", _positive(gc.bitwise_not, 1), REAL, torch=_positive(_t("bitwise_not"), 1)),
+    Op("isnan", gc.isnan, REAL),
+    Op("isinf", gc.isinf, REAL),
+    Op("isfinite", gc.isfinite, REAL),
+    Op(
+        "isclose",
+        gc.isclose,
+        (REAL, REAL),
+        with_params(broadcast(2), options(rtol=[1e-05, 0.5], atol=[1e-08, 0.5])),
+    ),
+    Op("any", gc.any, REAL, reduction(tuple_dims=False)),
+    Op("all", gc.all, REAL, reduction(tuple_dims=False)),
+    Op("heaviside", gc.heaviside, (REAL, REAL), broadcast(2)),
+]
+
+OPS_BY_NAME = {op.name: op for op in OPS + NO_GRADIENT + LOGICAL}
+assert len(OPS_BY_NAME) == len(OPS) + len(NO_GRADIENT) + len(LOGICAL), "duplicate op names"

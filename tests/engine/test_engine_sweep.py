@@ -95,6 +95,25 @@ SYMBOLIC_PROGRAMS = {
     "cumsum": ("y = cumsum(x * x, 1)", "[[1,2],[3,-1]]"),
     "cumprod": ("y = cumprod(x, 0)", "[[1,2],[3,-1]]"),
     "logcumsumexp": ("y = logcumsumexp(x, -1)", "[[1,2],[3,-1]]"),
+    # comparisons and logical operations: a boolean is its indicator, with derivative 0
+    "eq": ("y = x * (x == x)", "0.5,-1"),
+    "ne": ("y = x * (x != 0.25)", "0.5,-1"),
+    "lt": ("y = x * (x < 0)", "0.5,-1"),
+    "le": ("y = x * (x <= 1)", "0.5,-1"),
+    "gt": ("y = x * (x > 0)", "0.5,-1"),
+    "ge": ("y = x * (x >= -0.5)", "0.5,-1"),
+    "logical_and": ("y = x * logical_and(x, x + 1)", "0.5,-1.5"),
+    "logical_or": ("y = x * logical_or(x > 0, x + 1)", "0.5,-1.5"),
+    "logical_xor": ("y = x * logical_xor(x > 0, x < 1)", "0.5,-1"),
+    "logical_not": ("y = x * logical_not(x > 0)", "0.5,-1"),
+    "bitwise_and": ("y = x * ((x > -2) & (x < 0))", "0.5,-1"),
+    "bitwise_or": ("y = x * ((x > 0) | (x < -2))", "0.5,-1"),
+    "bitwise_xor": ("y = x * ((x > 0) ^ (x < 1))", "0.5,-1"),
+    "bitwise_not": ("y = x * ~(x > 0)", "0.5,-1"),
+    "isclose": ("y = x * isclose(x, 0.5, atol=0.1)", "0.5,-1"),
+    "any": ("y = x * any(x > 0)", "0.5,-1"),
+    "all": ("y = x * all(x > 0, 0, True)", "0.5,-1"),
+    "masked_fill": ("y = masked_fill(x, x > 0, 2) * x", "0.5,-1"),
 }
 
 
