@@ -130,7 +130,14 @@ def format_number(value: float, precision: int) -> str:
 
 
 def short(array, precision: int = 4, limit: int = 8) -> str:
-    """A compact text of an array: all elements when few, else its shape and range."""
+    """A compact text of an array: all elements when few, else its shape and range (of a
+    boolean array: how many are True)."""
+    array = np.asarray(array)
+    if array.dtype == np.bool_:
+        if array.size <= limit:
+            text = np.array2string(array, separator=", ", formatter={"bool": str})
+            return text.replace("\n", "")
+        return f"shape {array.shape}, {int(array.sum())} True"
     array = np.asarray(array, dtype=float)
     if array.size <= limit:
         body = np.array2string(

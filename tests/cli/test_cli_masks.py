@@ -119,3 +119,9 @@ def test_functions_lists_the_comparisons(cli):
     listing = cli("functions").stdout
     for name in ("eq", "gt", "logical_and", "isclose", "masked_fill", "heaviside", "any"):
         assert name in listing
+
+
+def test_explain_shows_a_boolean_step_as_true_and_false(cli):
+    done = cli("explain", "-e", "m = x > 0; y = sum(where(m, x, 0) * x)", "--x", "1,-2,3")
+    assert done.exit_code == 0, done.stderr
+    assert "[True, False, True]" in done.stdout
