@@ -76,6 +76,22 @@ def _shapes(x: np.ndarray, t: np.ndarray) -> Arrays:
     return np.sum(np.transpose(x) * x), 2 * x.T
 
 
+def _activations(x: np.ndarray, t: np.ndarray) -> Arrays:
+    s = 1 / (1 + np.exp(-x))
+    return np.sum(x * s), s * (1 + x * (1 - s))
+
+
+def _masks(x: np.ndarray, t: np.ndarray) -> Arrays:
+    positive = x > 0
+    return np.sum(np.where(positive, x * x, -x)), np.where(positive, 2 * x, -1.0)
+
+
+def _scans(x: np.ndarray, t: np.ndarray) -> Arrays:
+    # d/dx sum(cumsum(x, 1) * t) is t summed from each column to the end of its row
+    gradient = np.flip(np.cumsum(np.flip(t, 1), 1), 1)
+    return np.sum(np.cumsum(x, 1) * t), gradient
+
+
 CASES = (
     Case(
         "elementwise",
@@ -106,6 +122,24 @@ CASES = (
         "y = sum(transpose(x) * x)",
         _shapes,
         lambda torch, x, t: (x.T * x).sum(),
+    ),
+    Case(
+        "activations",
+        "y = sum(silu(x))",
+        _activations,
+        lambda torch, x, t: torch.nn.functional.silu(x).sum(),
+    ),
+    Case(
+        "masks",
+        "y = sum(where(x > 0, x * x, -x))",
+        _masks,
+        lambda torch, x, t: torch.where(x > 0, x * x, -x).sum(),
+    ),
+    Case(
+        "scans",
+        "y = sum(cumsum(x, 1) * t)",
+        _scans,
+        lambda torch, x, t: (torch.cumsum(x, 1) * t).sum(),
     ),
 )
 
