@@ -665,6 +665,35 @@ def explain_command(run: Run, v: V = None) -> None:
     run.emit(explain(bound, run.of, run.value(v, "v")), bound)
 
 
+@app.command("run")
+def run_command(
+    script: Annotated[
+        str, typer.Argument(help="The PyTorch script to run (- for stdin).", show_default=False)
+    ],
+    seed: Seed = 0,
+    debug: Debug = False,
+    max_elements: MaxElements = Limits.max_elements,
+    max_length: MaxLength = Limits.max_length,
+    max_depth: MaxDepth = Limits.max_depth,
+) -> None:
+    """Run a PyTorch script as Python's interactive interpreter would, printing what torch
+    prints: print() output, the value of each bare expression, torch's warnings and errors
+    (exit 1 after an error, as Python's).
+
+    Example: gradcli run tests/pytorch/seed_first_example.py
+    """
+    from .lang.source import read_source
+    from .run import run_script
+
+    with _guard(debug):
+        _check_encoding({"script": script})
+        with limits.using(Limits(max_elements, max_length, max_depth)):
+            source = read_source(None, None, script)
+            status = run_script(source, "<stdin>" if script == "-" else script, seed)
+    if status:
+        raise typer.Exit(status)
+
+
 @app.command("functions")
 def functions_command(
     format: Annotated[

@@ -207,6 +207,7 @@ class Checked:
     columns: dict[str, int]
     backward: pytorch.Backward | None = None
     rebinds: bool = False  # y[0] = ...: the target takes a new value, made from its last
+    dtype: str | None = None  # a constructor's dtype=torch.float64 ("float64")
 
 
 def reserved(name: str) -> bool:
@@ -675,10 +676,11 @@ def check(statement: Statement) -> Checked:
     value = assign.value
     try:
         made = pytorch.constructor(value, statement.text)
+        dtype = None if made is None else pytorch.dtype(value)
     except pytorch.Refused as exc:
         raise _refused(statement, exc) from None
     if made is not None:  # x = torch.ones(2, requires_grad=True)
-        return Checked(statement, target, None, made, (), {})
+        return Checked(statement, target, None, made, (), {}, dtype=dtype)
     if (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Name)
@@ -692,6 +694,21 @@ def check(statement: Statement) -> Checked:
 
 
 _CALLED = frozenset([*F.FUNCTIONS, *F.ALIASES, *CONSTRUCTORS])
+
+
+def check_expression(statement: Statement, node: ast.expr) -> Checked:
+    """One expression of ``statement`` (``node``, parsed from its text), checked as the
+    right-hand side of an assignment is: what ``gradcli run`` shows of ``print(x * 2)``."""
+    _check_depth(statement, node)
+    checker = _Checker(statement)
+    expression = checker.expression(node)
+    return Checked(statement, None, expression, None, tuple(checker.names), checker.columns)
+
+
+def check_characters(source: str) -> None:
+    """Refuse invisible characters and lookalikes of operators anywhere in ``source``."""
+    for number, line in enumerate(source.split("\n"), start=1):
+        _check_characters(line.removesuffix("\r"), number)
 
 
 def _item_assignment(
