@@ -40,7 +40,7 @@ from . import torchtext
 from .errors import GradcliError
 from .lang import functions as F
 from .lang import pytorch
-from .lang.ir import Call, Name, Node, names
+from .lang.ir import Name, Node, names
 from .lang.program import Assignment, Numbers
 from .lang.validate import (
     Checked,
@@ -273,7 +273,11 @@ def _expression(statement: Statement) -> Step:
     ):
         checked = check(statement)
         return Step("backward", statement, backward=checked.backward)
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "print":
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "print"
+    ):
         shown = tuple(_shown(statement, a) for a in value.args)
         options = {"sep": " ", "end": "\n"}
         for keyword in value.keywords:
