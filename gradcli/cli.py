@@ -689,7 +689,9 @@ def run_command(
         _check_encoding({"script": script})
         with limits.using(Limits(max_elements, max_length, max_depth)):
             source = read_source(None, None, script)
-            status = run_script(source, "<stdin>" if script == "-" else script, seed)
+            # Python names a script by its absolute path, in warnings and tracebacks
+            name = "<stdin>" if script == "-" else os.path.abspath(script)
+            status = run_script(source, name, seed)
     if status:
         raise typer.Exit(status)
 

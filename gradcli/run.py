@@ -48,6 +48,7 @@ from .lang.validate import (
     check,
     check_characters,
     check_expression,
+    grad_name,
     reserved,
 )
 from .values import generator_for, parse_constructor, quiet_parse
@@ -97,6 +98,7 @@ _NOT_YET = {
     ast.Global: "global",
     ast.Nonlocal: "nonlocal",
 }
+_GRAD = grad_name("")  # the start of the name x.grad is read as
 _STEP_HINT = "write the steps out one statement at a time, or see `gradcli --help`"
 
 
@@ -209,7 +211,7 @@ def _compile_statement(node: ast.stmt, statement: Statement) -> Step | None:
             raise statement.error(exc.message, 0, exc.hint) from None
         return Step("nothing", statement)
     if isinstance(node, ast.Assign):
-        return _assignment(check(statement))
+        return _assignment(check(statement, grads=True))
     if isinstance(node, ast.Expr):
         return _expression(statement)
     what = _NOT_YET.get(type(node), f"a '{type(node).__name__}' statement")
@@ -510,12 +512,31 @@ class Session:
         return self.env[name]
 
     def value(self, step: Step, node: Node, columns: dict[str, int]) -> gc.Tensor:
-        if isinstance(node, Name):
-            return self.lookup(step, node.name)
+        env = self.env
         for name in names(node):
-            self.lookup(step, name)
+            if name.startswith(_GRAD):  # x.grad in an expression
+                grad = self.grad(self.lookup(step, name[len(_GRAD) :]), step.statement.line)
+                if grad is None:
+                    raise step.statement.error(
+                        f"{name[len(_GRAD) :]}.grad is None here: no backward() has reached it",
+                        hint="call backward() on an output of it first",
+                    )
+                env = {**env, name: grad}
+            else:
+                self.lookup(step, name)
+        if isinstance(node, Name):
+            return env[node.name]
         assignment = Assignment(step.target or "", step.statement, node, None, columns)
-        return _Values(self.env, assignment, self).tensor(node)
+        return _Values(env, assignment, self).tensor(node)
+
+    def grad(self, tensor: gc.Tensor, line: int) -> gc.Tensor | None:
+        """``tensor.grad``, with torch's warning for a non-leaf."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            grad = tensor.grad
+        if caught:
+            self.warn(line, "UserWarning", NONLEAF_GRAD)
+        return grad
 
     def shown(self, step: Step, shown: Shown) -> Any:
         """The Python value a shown item has: a literal, a tensor (as ``_Printed``), None, a
@@ -536,12 +557,7 @@ class Session:
                 f"'{type(value).__name__}' object has no attribute '{attribute}'",
             )
         if access == "grad":
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                grad = value.grad
-            if caught:
-                self.warn(shown.line, "UserWarning", NONLEAF_GRAD)
-            return grad
+            return self.grad(value, shown.line)
         if access in ("shape", "size()"):
             return _Size(value.shape)
         if access == "dtype":

@@ -1231,10 +1231,14 @@ def transpose(x: TensorLike, dim0: int | None = None, dim1: int | None = None) -
 def _index_name(node: Any) -> str:
     """torch's node for basic indexing is that of the last step it takes, item by item: an
     integer selects, None unsqueezes, a slice slices unless it keeps the whole axis as it is
-    (start 0, stop at or past the end, step 1); with no step at all, the result is an alias."""
+    (start 0, stop at or past the end, step 1); with no step at all, the result is an alias.
+    A slice alone (``x[:]``, not in a tuple, which the index cannot tell apart from ``x[:,]``)
+    always slices."""
     index = node.params["index"]
     if any(isinstance(i, np.ndarray) for i in index):
         return "IndexBackward0"
+    if len(index) == 1 and isinstance(index[0], slice):
+        return "SliceBackward0"
     shape = node.inputs[0].shape
     consumed = len([i for i in index if i is not None and i is not Ellipsis])
     name, axis = "AliasBackward0", 0
