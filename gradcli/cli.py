@@ -671,6 +671,7 @@ def run_command(
         str, typer.Argument(help="The PyTorch script to run (- for stdin).", show_default=False)
     ],
     seed: Seed = 0,
+    no_cache: NoCache = False,
     debug: Debug = False,
     max_elements: MaxElements = Limits.max_elements,
     max_length: MaxLength = Limits.max_length,
@@ -691,7 +692,7 @@ def run_command(
             source = read_source(None, None, script)
             # Python names a script by its absolute path, in warnings and tracebacks
             name = "<stdin>" if script == "-" else os.path.abspath(script)
-            status = run_script(source, name, seed)
+            status = run_script(source, name, seed, use_cache=not no_cache)
     if status:
         raise typer.Exit(status)
 

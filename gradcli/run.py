@@ -26,11 +26,12 @@ is a ``GradcliError`` before anything runs.
 from __future__ import annotations
 
 import ast
+import json
 import sys
 import warnings
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, astuple, dataclass, field, fields
 from typing import Any, TextIO
 
 import numpy as np
@@ -40,7 +41,7 @@ from . import torchtext
 from .errors import GradcliError
 from .lang import functions as F
 from .lang import pytorch
-from .lang.ir import Name, Node, names
+from .lang.ir import Name, Node, from_json, names, to_json
 from .lang.program import Assignment, Numbers
 from .lang.validate import (
     Checked,
@@ -147,6 +148,61 @@ class Step:
     end: str = "\n"
     columns: dict[str, int] = field(default_factory=dict)
     no_grad: bool = False
+
+
+# -- the parse cache -----------------------------------------------------------------------------
+
+
+def load_steps(source: str, use_cache: bool = True) -> list[Step]:
+    """The steps of a script, from the parse cache when it holds them (a script run again
+    needs neither sympy nor the validator); an entry that does not read back is made again."""
+    from .lang.cache import entry_path, store
+
+    path = entry_path(source, "script")
+    if use_cache:
+        try:
+            data = json.loads(path.read_text())
+            if data["source"] == source:
+                return [_step_from_json(step) for step in data["steps"]]
+        except Exception:  # noqa: BLE001 - any unreadable entry is simply parsed afresh
+            pass
+    steps = compile_script(source)
+    if use_cache:
+        store(path, {"source": source, "steps": [_step_json(step) for step in steps]})
+    return steps
+
+
+def _step_json(step: Step) -> dict[str, Any]:
+    data = {f.name: getattr(step, f.name) for f in fields(step)}
+    data["statement"] = [step.statement.number, step.statement.line, step.statement.text]
+    data["ir"] = None if step.ir is None else to_json(step.ir)
+    data["backward"] = None if step.backward is None else list(astuple(step.backward))
+    data["shown"] = [
+        {**asdict(s), "ir": None if s.ir is None else to_json(s.ir)} for s in step.shown
+    ]
+    return data
+
+
+def _step_from_json(data: dict[str, Any]) -> Step:
+    """The step ``_step_json`` wrote; an error for anything else (an IR calling an operation
+    the language does not have, a kind no step has)."""
+    if data["kind"] not in _KINDS:
+        raise ValueError(f"not a step: {data['kind']!r}")
+    given = dict(data)
+    given["statement"] = Statement(*data["statement"])
+    given["ir"] = None if data["ir"] is None else from_json(data["ir"], F.PROGRAM_OPS)
+    output, gradient, retain = data["backward"] or (None, None, False)
+    given["backward"] = None if output is None else pytorch.Backward(output, gradient, retain)
+    given["shown"] = tuple(
+        Shown(**{**s, "ir": None if s["ir"] is None else from_json(s["ir"], F.PROGRAM_OPS)})
+        for s in data["shown"]
+    )
+    if not all(isinstance(s.literal, (str, int, float, type(None))) for s in given["shown"]):
+        raise ValueError("not a literal")
+    return Step(**given)
+
+
+_KINDS = ("assign", "create", "write", "backward", "print", "show", "nothing")
 
 
 # -- from text to steps ------------------------------------------------------------------------
@@ -614,11 +670,16 @@ class Session:
 
 
 def run_script(
-    source: str, filename: str, seed: int = 0, out: TextIO | None = None, err: TextIO | None = None
+    source: str,
+    filename: str,
+    seed: int = 0,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    use_cache: bool = True,
 ) -> int:
     """Run a script, printing to ``out`` and ``err``; the exit status Python would have (0,
     or 1 after torch's error). ``GradcliError`` for text gradcli does not take."""
-    steps = compile_script(source)
+    steps = load_steps(source, use_cache)
     lines = None if filename == "<stdin>" else source.split("\n")
     session = Session(filename, lines, seed, out, err)
     try:
