@@ -194,11 +194,21 @@ def _step_from_json(data: dict[str, Any]) -> Step:
     output, gradient, retain = data["backward"] or (None, None, False)
     given["backward"] = None if output is None else pytorch.Backward(output, gradient, retain)
     given["shown"] = tuple(
-        Shown(**{**s, "ir": None if s["ir"] is None else from_json(s["ir"], F.PROGRAM_OPS)})
+        Shown(
+            **{
+                **s,
+                "ir": None if s["ir"] is None else from_json(s["ir"], F.PROGRAM_OPS),
+                "access": tuple(s["access"]),
+            }
+        )
         for s in data["shown"]
     )
-    if not all(isinstance(s.literal, (str, int, float, type(None))) for s in given["shown"]):
-        raise ValueError("not a literal")
+    known = {*ATTRIBUTES, *(f"{m}()" for m in METHODS)}
+    for shown in given["shown"]:
+        if not isinstance(shown.literal, (str, int, float, type(None))):
+            raise ValueError("not a literal")
+        if not set(shown.access) <= known:
+            raise ValueError(f"not an attribute shown: {shown.access}")
     return Step(**given)
 
 
