@@ -218,3 +218,21 @@ def test_a_script_run_again_is_read_from_the_parse_cache(cli, tmp_path, monkeypa
     again = cli("run", "-", input=source)
     assert again.stdout == first.stdout and again.exit_code == 0
     assert json.loads(entry.read_text())["steps"][2]["ir"] != ["call", "os.system", [], []]
+
+
+def test_the_readmes_quick_tour_shows_what_gradcli_run_prints(cli):
+    """The two ``gradcli run`` blocks at the top of the quick tour, run for real."""
+    text = (REPO / "README.md").read_text()
+    tour = text.split("## Quick tour", 1)[1].split("\n## ", 1)[0]
+    blocks = [b.split("```", 1)[0] for b in tour.split("```\n$ gradcli run ")[1:]]
+    assert len(blocks) == 2
+    for block in blocks:
+        argument, rest = block.split("\n", 1)
+        if argument == "- <<'EOF'":
+            script, shown = rest.split("EOF\n", 1)
+            done = cli("run", "-", input=script)
+        else:
+            done = cli("run", argument)
+            shown = rest
+        assert done.exit_code == 0
+        assert done.stdout + done.stderr == shown
