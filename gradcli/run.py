@@ -129,7 +129,8 @@ class Shown:
 class Step:
     """One statement, ready to run.
 
-    ``kind`` is ``assign`` (``target = ir``), ``create`` (``target`` made by a torch
+    ``kind`` is ``assign`` (``target = ir``), ``number`` (``target = number``, a Python
+    number), ``create`` (``target`` made by a torch
     constructor, ``constructor`` its text, ``dtype`` given or None), ``write`` (``y[0] = ...``:
     ``ir`` is the setitem of ``target``), ``backward``, ``print`` (``shown`` joined by ``sep``,
     then ``end``), ``show`` (a bare expression: its repr unless None), ``nothing`` (an import).
@@ -148,6 +149,7 @@ class Step:
     end: str = "\n"
     columns: dict[str, int] = field(default_factory=dict)
     no_grad: bool = False
+    number: int | float | None = None
 
 
 # -- the parse cache -----------------------------------------------------------------------------
@@ -212,7 +214,7 @@ def _step_from_json(data: dict[str, Any]) -> Step:
     return Step(**given)
 
 
-_KINDS = ("assign", "create", "write", "backward", "print", "show", "nothing")
+_KINDS = ("assign", "number", "create", "write", "backward", "print", "show", "nothing")
 
 
 # -- from text to steps ------------------------------------------------------------------------
@@ -277,11 +279,27 @@ def _compile_statement(node: ast.stmt, statement: Statement) -> Step | None:
             raise statement.error(exc.message, 0, exc.hint) from None
         return Step("nothing", statement)
     if isinstance(node, ast.Assign):
-        return _assignment(check(statement, grads=True))
+        checked = check(statement, grads=True)
+        number = _number(node.value)
+        if number is not None:  # lr = 0.1: a Python number, as in Python
+            return Step("number", statement, checked.target, number=number)
+        return _assignment(checked)
     if isinstance(node, ast.Expr):
         return _expression(statement)
     what = _NOT_YET.get(type(node), f"a '{type(node).__name__}' statement")
     raise statement.error(f"gradcli run does not take {what} yet", 0, _STEP_HINT)
+
+
+def _number(node: ast.expr) -> int | float | None:
+    """The value of a number written as it is (``3``, ``-0.5``), else None."""
+    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    inner = node.operand if isinstance(node, ast.UnaryOp) and negative else node
+    if not isinstance(inner, ast.Constant):
+        return None
+    value = inner.value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return -value if negative else value
+    return None
 
 
 def _assignment(checked: Checked) -> Step:
@@ -293,7 +311,14 @@ def _assignment(checked: Checked) -> Step:
             "create", statement, target, constructor=checked.constructor, dtype=checked.dtype
         )
     kind = "write" if checked.rebinds else "assign"
-    return Step(kind, statement, target, _ir(checked), columns=checked.columns)
+    ir = _ir(checked)
+    if not names(ir):
+        raise statement.error(
+            "this computes a Python number, which gradcli run does not do yet",
+            0,
+            "write the number itself (lr = 0.01), or compute with tensors",
+        )
+    return Step(kind, statement, target, ir, columns=checked.columns)
 
 
 def _ir(checked: Checked) -> Node:
@@ -456,7 +481,7 @@ class Session:
         self.filename, self.lines, self.seed = filename, lines, seed
         self.out = out or sys.stdout
         self.err = err or sys.stderr
-        self.env: dict[str, gc.Tensor] = {}
+        self.env: dict[str, Any] = {}  # tensors, and Python numbers (lr = 0.1)
         self.node_names: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.warned: set[int] = set()
 
@@ -472,6 +497,9 @@ class Session:
     def step(self, step: Step) -> None:
         if step.kind == "create":
             self.create(step)
+        elif step.kind == "number":
+            assert step.target is not None  # a number step
+            self.env[step.target] = step.number
         elif step.kind in ("assign", "write"):
             assert step.target is not None and step.ir is not None  # see _assignment
             if step.kind == "write":
@@ -515,11 +543,13 @@ class Session:
         write into a tensor whose elements another tensor shares (a view), which gradcli's
         tensors do not follow yet."""
         assert step.target is not None  # a write step
-        written = self.lookup(step, step.target)
+        written = self.tensor(step, step.target, "does not support item assignment", "TypeError")
         if written.is_leaf and written.requires_grad and not step.no_grad:
             raise ScriptError(step.statement, "RuntimeError", LEAF_WRITE)
         for name, other in self.env.items():
-            if other is not written and np.may_share_memory(other.data, written.data):
+            if not isinstance(other, gc.Tensor) or other is written:
+                continue
+            if np.may_share_memory(other.data, written.data):
                 raise step.statement.error(
                     f"{step.target} shares its elements with {name} (one is a view of the "
                     "other): gradcli run does not write into views yet",
@@ -549,7 +579,7 @@ class Session:
     def backward(self, step: Step) -> None:
         call = step.backward
         assert call is not None  # a backward step
-        output = self.lookup(step, call.output)
+        output = self.tensor(step, call.output, "has no attribute 'backward'")
         gradient = None if call.gradient is None else self.lookup(step, call.gradient)
         try:
             output.backward(gradient, retain_graph=call.retain_graph)
@@ -572,16 +602,26 @@ class Session:
             raise
 
     # -- values
-    def lookup(self, step: Step, name: str) -> gc.Tensor:
+    def lookup(self, step: Step, name: str) -> Any:
+        """The value of ``name``: a tensor or a Python number."""
         if name not in self.env:
             raise ScriptError(step.statement, "NameError", f"name {name!r} is not defined")
         return self.env[name]
 
-    def value(self, step: Step, node: Node, columns: dict[str, int]) -> gc.Tensor:
+    def tensor(self, step: Step, name: str, lacks: str, kind: str = "AttributeError") -> gc.Tensor:
+        """The tensor ``name`` holds; Python's error (``'float' object {lacks}``) for a
+        number."""
+        value = self.lookup(step, name)
+        if not isinstance(value, gc.Tensor):
+            raise ScriptError(step.statement, kind, f"'{type(value).__name__}' object {lacks}")
+        return value
+
+    def value(self, step: Step, node: Node, columns: dict[str, int]) -> Any:
         env = self.env
         for name in names(node):
             if name.startswith(_GRAD):  # x.grad in an expression
-                grad = self.grad(self.lookup(step, name[len(_GRAD) :]), step.statement.line)
+                base = self.tensor(step, name[len(_GRAD) :], "has no attribute 'grad'")
+                grad = self.grad(base, step.statement.line)
                 if grad is None:
                     raise step.statement.error(
                         f"{name[len(_GRAD) :]}.grad is None here: no backward() has reached it",

@@ -236,3 +236,9 @@ def test_the_readmes_quick_tour_shows_what_gradcli_run_prints(cli):
             shown = rest
         assert done.exit_code == 0
         assert done.stdout + done.stderr == shown
+
+
+def test_a_computed_python_number_is_refused(cli):
+    done = cli("run", "-", input="c = 2 * 3")
+    assert done.exit_code == 2
+    assert "this computes a Python number, which gradcli run does not do yet" in done.stderr
