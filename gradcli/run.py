@@ -281,7 +281,7 @@ def _compile_statement(node: ast.stmt, statement: Statement) -> Step | None:
     if isinstance(node, ast.Assign):
         checked = check(statement, grads=True)
         number = _number(node.value)
-        if number is not None:  # lr = 0.1: a Python number, as in Python
+        if number is not None and not checked.rebinds:  # lr = 0.1: a Python number
             return Step("number", statement, checked.target, number=number)
         return _assignment(checked)
     if isinstance(node, ast.Expr):
