@@ -683,13 +683,12 @@ def run_command(
 
     Example: gradcli run tests/pytorch/seed_first_example.py
     """
-    from .lang.source import read_source
-    from .run import run_script
+    from .run import read_script, run_script
 
     with _guard(debug):
         _check_encoding({"script": script})
         with limits.using(Limits(max_elements, max_length, max_depth)):
-            source = read_source(None, None, script)
+            source = read_script(script)
             # Python names a script by its absolute path, in warnings and tracebacks
             name = "<stdin>" if script == "-" else os.path.abspath(script)
             status = run_script(source, name, seed, use_cache=not no_cache)

@@ -52,7 +52,7 @@ from .lang.validate import (
     grad_name,
     reserved,
 )
-from .values import generator_for, parse_constructor, quiet_parse
+from .values import existing_file, generator_for, parse_constructor, quiet_parse
 
 # torch 2.13's words for what this module reproduces
 NONLEAF_GRAD = (
@@ -717,6 +717,15 @@ class Session:
         if self.lines is not None and 0 < line <= len(self.lines):
             text += f"    {self.lines[line - 1].strip()}\n"
         return text + f"{error.kind}: {error.message}\n"
+
+
+def read_script(script: str) -> str:
+    """The text of the script at this path (``-``: stdin), within ``--max-length``."""
+    from .lang.source import read_source
+
+    if script != "-":
+        existing_file(script, "gradcli run", "check the path of the script (- reads stdin)")
+    return read_source(None, None, script)
 
 
 def run_script(

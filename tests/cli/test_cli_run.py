@@ -242,3 +242,9 @@ def test_a_computed_python_number_is_refused(cli):
     done = cli("run", "-", input="c = 2 * 3")
     assert done.exit_code == 2
     assert "this computes a Python number, which gradcli run does not do yet" in done.stderr
+
+
+def test_a_missing_script_is_named(cli):
+    done = cli("run", "no_such_script.py")
+    assert done.exit_code == 2
+    assert "gradcli run: no such file: no_such_script.py" in done.stderr
