@@ -665,6 +665,37 @@ def explain_command(run: Run, v: V = None) -> None:
     run.emit(explain(bound, run.of, run.value(v, "v")), bound)
 
 
+@app.command("run")
+def run_command(
+    script: Annotated[
+        str, typer.Argument(help="The PyTorch script to run (- for stdin).", show_default=False)
+    ],
+    seed: Seed = 0,
+    no_cache: NoCache = False,
+    debug: Debug = False,
+    max_elements: MaxElements = Limits.max_elements,
+    max_length: MaxLength = Limits.max_length,
+    max_depth: MaxDepth = Limits.max_depth,
+) -> None:
+    """Run a PyTorch script as Python's interactive interpreter would, printing what torch
+    prints: print() output, the value of each bare expression, torch's warnings and errors
+    (exit 1 after an error, as Python's).
+
+    Example: gradcli run tests/pytorch/seed_first_example.py
+    """
+    from .run import read_script, run_script
+
+    with _guard(debug):
+        _check_encoding({"script": script})
+        with limits.using(Limits(max_elements, max_length, max_depth)):
+            source = read_script(script)
+            # Python names a script by its absolute path, in warnings and tracebacks
+            name = "<stdin>" if script == "-" else os.path.abspath(script)
+            status = run_script(source, name, seed, use_cache=not no_cache)
+    if status:
+        raise typer.Exit(status)
+
+
 @app.command("functions")
 def functions_command(
     format: Annotated[

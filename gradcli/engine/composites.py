@@ -3,6 +3,8 @@ shape helpers, each an entry of the op
 table with a call and no forward.
 
 They need no rules of their own: their derivatives come from the primitives they are made of.
+A ``backward_name`` here is the name of the node torch makes for the operation, which
+``gradcli run`` prints for the engine's last node of it (``grad_fn=<CopySlices>``).
 """
 
 from __future__ import annotations
@@ -28,13 +30,21 @@ def _composite(name: str, summary: str, params: tuple[Param, ...], **fields: Any
 
 
 _LOSS = OPS["binary_cross_entropy"].params  # input, target, reduction
-_composite("mse_loss", "mean squared error", _LOSS, symbolic=S.mse_loss, explain=X.loss(X.mse))
+_composite(
+    "mse_loss",
+    "mean squared error",
+    _LOSS,
+    symbolic=S.mse_loss,
+    explain=X.loss(X.mse),
+    backward_name="MseLossBackward0",
+)
 _composite(
     "unsqueeze",
     "insert a dimension of size 1",
     (Param("input", TENSOR), Param("dim", INT)),
     methods=("unsqueeze",),
     symbolic=S.unsqueeze,
+    backward_name="UnsqueezeBackward0",
     explain=X.MOVED,
 )
 _composite(
@@ -136,6 +146,7 @@ _composite(
     OPS["matmul"].params,
     methods=("dot",),
     explain=X.matmul,
+    backward_name="DotBackward0",
     symbolic=OPS["matmul"].symbolic,
 )
 
@@ -161,6 +172,7 @@ _composite(
     (),  # a statement writes it (y[0] = ...), not a call
     operator="[]=",
     symbolic=S.setitem,
+    backward_name="CopySlices",  # the name of torch's node, which the engine's where is
     explain=X.per_element(_setitem_text),
 )
 

@@ -1246,12 +1246,32 @@ def transpose(x: TensorLike, dim0: int | None = None, dim1: int | None = None) -
 
 
 def _index_name(node: Any) -> str:
+    """torch's node for basic indexing is that of the last step it takes, item by item: an
+    integer selects, None unsqueezes, a slice slices unless it keeps the whole axis as it is
+    (start 0, stop at or past the end, step 1); with no step at all, the result is an alias.
+    A slice alone (``x[:]``, not in a tuple, which the index cannot tell apart from ``x[:,]``)
+    always slices."""
     index = node.params["index"]
     if any(isinstance(i, np.ndarray) for i in index):
         return "IndexBackward0"
-    if all(isinstance(i, (int, np.integer)) for i in index) and len(index) == 1:
-        return "SelectBackward0"
-    return "SliceBackward0"
+    if len(index) == 1 and isinstance(index[0], slice):
+        return "SliceBackward0"
+    shape = node.inputs[0].shape
+    consumed = len([i for i in index if i is not None and i is not Ellipsis])
+    name, axis = "AliasBackward0", 0
+    for i in index:
+        if i is Ellipsis:
+            axis += len(shape) - consumed
+        elif i is None:
+            name = "UnsqueezeBackward0"
+        elif isinstance(i, slice):
+            whole = i.start in (None, 0) and i.step in (None, 1)
+            if not (whole and (i.stop is None or i.stop >= shape[axis])):
+                name = "SliceBackward0"
+            axis += 1
+        else:
+            name, axis = "SelectBackward0", axis + 1
+    return name
 
 
 def _scatter_forward(g: Array, index: tuple[Any, ...], shape: tuple[int, ...]) -> Array:

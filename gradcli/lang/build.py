@@ -51,6 +51,13 @@ def parse_program(source: str) -> Program:
                 "give each assignment its own name",
             )
         defined.setdefault(checked.target, statement.number)
+        if checked.dtype is not None:
+            raise statement.error(
+                "dtype= is not supported on an input yet",
+                statement.text.find("dtype="),
+                "gradcli runs in float64; give --dtype float32 for the whole run "
+                "(gradcli run takes dtype=)",
+            )
         if checked.constructor is not None:
             assignments.append(
                 Assignment(checked.target, statement, constructor=checked.constructor)

@@ -31,17 +31,19 @@ def cache_dir() -> Path:
 IR_FORMAT = 5  # 5: typed nodes, a call's options apart from its operands
 
 
-def _path(source: str) -> Path:
+def entry_path(source: str, kind: str = "program") -> Path:
+    """The cache entry of ``source`` parsed as ``kind`` (a program; a script of ``gradcli
+    run``)."""
     # the depth limit decides whether a text parses: a run under another limit parses afresh
     depth = limits.current().max_depth
     digest = hashlib.sha256(f"{__version__}\0{IR_FORMAT}\0{depth}\0{source}".encode()).hexdigest()
-    return cache_dir() / f"program-{digest[:32]}.json"
+    return cache_dir() / f"{kind}-{digest[:32]}.json"
 
 
 def load_program(source: str, use_cache: bool = True) -> Program:
     """The parsed program of ``source``, from the cache when possible."""
     limits.check_length(source, "the program")
-    path = _path(source)
+    path = entry_path(source)
     if use_cache:
         try:
             program = Program.from_json(json.loads(path.read_text()))
@@ -53,16 +55,16 @@ def load_program(source: str, use_cache: bool = True) -> Program:
 
     program = parse_program(source)
     if use_cache:
-        _store(path, program)
+        store(path, program.to_json())
     return program
 
 
-def _store(path: Path, program: Program) -> None:
-    """Write atomically; a cache that cannot be written is not an error."""
+def store(path: Path, data: object) -> None:
+    """Write JSON atomically; a cache that cannot be written is not an error."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
-            json.dump(program.to_json(), f)
+            json.dump(data, f)
         os.replace(f.name, path)
     except OSError:
         pass

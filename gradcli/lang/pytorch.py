@@ -99,16 +99,37 @@ def constructor(value: ast.expr, text: str) -> str | None:
         return None
     arguments = [ast.get_source_segment(text, a) or "" for a in value.args]
     for keyword in value.keywords:
-        if keyword.arg == "dtype":
-            raise Refused(
-                keyword.value,
-                "dtype= is not supported on an input yet",
-                "gradcli runs in float64; give --dtype float32 for the whole run",
-            )
-        arguments.append(ast.get_source_segment(text, keyword) or "")
+        if keyword.arg != "dtype":  # see dtype()
+            arguments.append(ast.get_source_segment(text, keyword) or "")
     if grad_after:
         arguments.append("requires_grad=True")
     return f"{value.func.attr}({', '.join(arguments)})"
+
+
+# torch's floating dtypes, by the names a script may give them (dtype=torch.float64)
+DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64"}
+
+
+def dtype(value: ast.expr) -> str | None:
+    """The dtype a torch constructor call is given (``dtype=torch.float64``: "float64"), or
+    None; Refused for a dtype gradcli does not have."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr == "requires_grad_":
+            value = value.func.value
+    if not isinstance(value, ast.Call):
+        return None
+    for keyword in value.keywords:
+        if keyword.arg == "dtype":
+            name = dotted(keyword.value) or ""
+            module, _, attr = name.rpartition(".")
+            if module != "torch" or attr not in DTYPES:
+                raise Refused(
+                    keyword.value,
+                    f"gradcli has no dtype {ast.unparse(keyword.value)!r} for a tensor",
+                    "write dtype=torch.float32 (the default) or dtype=torch.float64",
+                )
+            return DTYPES[attr]
+    return None
 
 
 def backward(node: ast.stmt) -> Backward | None:

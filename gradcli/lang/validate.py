@@ -205,6 +205,7 @@ class Checked:
     columns: dict[str, int]
     backward: pytorch.Backward | None = None
     rebinds: bool = False  # y[0] = ...: the target takes a new value, made from its last
+    dtype: str | None = None  # a constructor's dtype=torch.float64 ("float64")
 
 
 def reserved(name: str) -> bool:
@@ -226,8 +227,9 @@ def _suggest(name: str, choices) -> str | None:
 class _Checker:
     """Walks one statement's expression, raising on anything outside the whitelist."""
 
-    def __init__(self, statement: Statement):
+    def __init__(self, statement: Statement, grads: bool = False):
         self.statement = statement
+        self.grads = grads  # x.grad reads the name grad_name("x") (gradcli run)
         self.names: list[str] = []
         self.columns: dict[str, int] = {}
         self._utf8 = statement.text.encode("utf-8")
@@ -295,6 +297,10 @@ class _Checker:
             return self.call(node)
         if isinstance(node, ast.Subscript):
             return self.subscript(node)
+        if self.grads and isinstance(node, ast.Attribute) and node.attr == "grad":
+            if isinstance(node.value, ast.Name):
+                self.name(node.value)
+                return grad_name(node.value.id)
         if isinstance(node, ast.Attribute) and node.attr in F.PROPERTIES:
             if pytorch.dotted(node.value) not in _MODULES:  # x.T is transpose(x)
                 name = ast.copy_location(ast.Name(F.PROPERTIES[node.attr].name, ast.Load()), node)
@@ -666,8 +672,15 @@ def _literal_text(value) -> str:
     return repr(value)
 
 
-def check(statement: Statement) -> Checked:
-    """Parse one statement with ``ast`` and check every node against the whitelist."""
+def grad_name(name: str) -> str:
+    """The name ``x.grad`` is read as where a statement may read gradients (``gradcli
+    run``): one no program can write, since it starts with '_'."""
+    return f"_grad_{name}"
+
+
+def check(statement: Statement, grads: bool = False) -> Checked:
+    """Parse one statement with ``ast`` and check every node against the whitelist;
+    ``grads``: ``x.grad`` may be read (as the name ``grad_name("x")``)."""
     try:
         tree = quiet_parse(statement.text, "exec")
     except SyntaxError as exc:
@@ -698,7 +711,7 @@ def check(statement: Statement) -> Checked:
     assign = body[0]
     place = assign.targets[0]
     if isinstance(place, ast.Subscript) and isinstance(place.value, ast.Name):
-        return _item_assignment(statement, place.value, place.slice, assign.value)
+        return _item_assignment(statement, place.value, place.slice, assign.value, grads)
     if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
         raise statement.error("the left-hand side must be a single name", 0, syntax.STATEMENT_HINT)
     target = assign.targets[0].id
@@ -716,10 +729,11 @@ def check(statement: Statement) -> Checked:
     value = assign.value
     try:
         made = pytorch.constructor(value, statement.text)
+        dtype = None if made is None else pytorch.dtype(value)
     except pytorch.Refused as exc:
         raise _refused(statement, exc) from None
     if made is not None:  # x = torch.ones(2, requires_grad=True)
-        return Checked(statement, target, None, made, (), {})
+        return Checked(statement, target, None, made, (), {}, dtype=dtype)
     if (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Name)
@@ -727,7 +741,7 @@ def check(statement: Statement) -> Checked:
     ):
         text = ast.get_source_segment(statement.text, value)
         return Checked(statement, target, None, text, (), {})
-    checker = _Checker(statement)
+    checker = _Checker(statement, grads)
     expression = checker.expression(value)
     return Checked(statement, target, expression, None, tuple(checker.names), checker.columns)
 
@@ -735,12 +749,28 @@ def check(statement: Statement) -> Checked:
 _CALLED = frozenset([*F.FUNCTIONS, *F.ALIASES, *CONSTRUCTORS])
 
 
+def check_expression(statement: Statement, node: ast.expr) -> Checked:
+    """One expression of ``statement`` (``node``, parsed from its text), checked as the
+    right-hand side of an assignment is (reading ``x.grad`` too): what ``gradcli run`` shows
+    of ``print(x * 2)``."""
+    _check_depth(statement, node)
+    checker = _Checker(statement, grads=True)
+    expression = checker.expression(node)
+    return Checked(statement, None, expression, None, tuple(checker.names), checker.columns)
+
+
+def check_characters(source: str) -> None:
+    """Refuse invisible characters and lookalikes of operators anywhere in ``source``."""
+    for number, line in enumerate(source.split("\n"), start=1):
+        _check_characters(line.removesuffix("\r"), number)
+
+
 def _item_assignment(
-    statement: Statement, name: ast.Name, index: ast.expr, value: ast.expr
+    statement: Statement, name: ast.Name, index: ast.expr, value: ast.expr, grads: bool
 ) -> Checked:
     """``y[0] = expression`` (PyTorch's item and slice assignment): ``y`` again, written at
     the index; ``rebinds`` tells the builder that ``y`` takes a new value here."""
-    checker = _Checker(statement)
+    checker = _Checker(statement, grads)
     base = checker.name(name)
     items = index.elts if isinstance(index, ast.Tuple) else [index]
     written = checker.expression(value)

@@ -513,3 +513,36 @@ def test_python_numbers_take_the_tensors_dtype():
     with np.errstate(over="ignore"):
         big = gc.tensor([1.0], dtype=gc.float32) * 1e300
     assert big.item() == math.inf  # the number became float32 too: it overflows
+
+
+_INDICES = [
+    (0,),
+    (-1,),
+    (slice(0, 1),),
+    (slice(None),),  # x[:], a slice alone: torch slices
+    (slice(0, 5),),
+    (slice(-3, None),),
+    (slice(None, None, 2),),
+    (0, slice(None)),
+    (slice(None), 0),
+    (0, slice(0, 1)),
+    (slice(0, 1), 0),
+    (slice(None), slice(None)),  # x[:, :]: the whole tensor, an alias
+    (None,),
+    (0, None),
+    (None, 0),
+    (Ellipsis,),
+    (Ellipsis, 0),
+    (0, Ellipsis),
+    (Ellipsis, None),
+    (1, 2),
+]
+
+
+@pytest.mark.parametrize("index", _INDICES, ids=str)
+def test_indexing_names_its_node_as_torch_does(index):
+    torch = pytest.importorskip("torch")
+    x = gc.tensor(np.ones((3, 3)), requires_grad=True)
+    t = torch.ones(3, 3, requires_grad=True)
+    expected = t[index if len(index) > 1 or not isinstance(index[0], slice) else index[0]]
+    assert x[index].grad_fn.name() == expected.grad_fn.name()

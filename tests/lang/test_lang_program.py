@@ -329,7 +329,7 @@ def test_a_cache_entry_that_is_not_the_parsers_ir_is_parsed_afresh(ir, tmp_path,
     import json
 
     from gradcli.lang import load_program
-    from gradcli.lang.cache import _path
+    from gradcli.lang.cache import entry_path as _path
 
     monkeypatch.setenv("GRADCLI_CACHE_DIR", str(tmp_path))
     source = "y = sin(x)"

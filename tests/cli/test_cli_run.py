@@ -1,0 +1,250 @@
+"""``gradcli run SCRIPT``: the scripts of ``tests/pytorch`` (the seed post's examples verbatim)
+and ``tests/pytorch/run`` (our own: float32 printing, reassignment, accumulation, warnings,
+errors, ``torch.no_grad()``, node names) print exactly what torch prints.
+
+Where torch is installed, each script is also run by real torch in a subprocess, as Python's
+interactive interpreter runs it (``torch_interactive.py``: each statement compiled in 'single'
+mode, so a bare ``x.grad`` prints its value), and stdout, stderr (warnings and the traceback's
+frame in the script) and the exit status are compared character for character. For
+``torch.rand``/``torch.randn``, torch is handed the values gradcli drew (gradcli's generator is
+not torch's), so those scripts are compared character for character too.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcli.run import NONLEAF_GRAD, compile_script
+from gradcli.values import generator_for, parse_constructor
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "tests" / "pytorch"
+SCRIPTS = sorted(CORPUS.glob("*.py")) + sorted((CORPUS / "run").glob("*.py"))
+ORACLE = Path(__file__).with_name("torch_interactive.py")
+
+
+def _relative(script: Path) -> str:
+    return str(script.relative_to(REPO))
+
+
+def _drawn(script: Path) -> list:
+    """The values gradcli's rand and randn give the script's statements, in order (float32,
+    as gradcli run makes them)."""
+    values = []
+    for step in compile_script(script.read_text()):
+        if step.kind == "create" and step.constructor.startswith(("rand(", "randn(")):
+            node = ast.parse(step.constructor, mode="eval").body
+            array, _ = parse_constructor(node, step.constructor, generator_for(step.target, 0))
+            dtype = np.float64 if step.dtype == "float64" else np.float32
+            values.append(array.astype(dtype).tolist())
+    return values
+
+
+@pytest.fixture(scope="module")
+def torch_outputs(tmp_path_factory) -> dict:
+    """What torch prints for every script of the corpus (one subprocess for them all)."""
+    pytest.importorskip("torch")
+    jobs = tmp_path_factory.mktemp("torch") / "jobs.json"
+    jobs.write_text(json.dumps([[_relative(s), _drawn(s)] for s in SCRIPTS]))
+    command = [sys.executable, str(ORACLE), str(jobs)]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_a_script_prints_what_torch_prints(cli, script, torch_outputs):
+    done = cli("run", _relative(script))
+    expected = torch_outputs[_relative(script)]
+    assert done.stdout == expected["stdout"]
+    assert done.stderr == expected["stderr"]
+    assert done.exit_code == expected["status"]
+
+
+def test_the_seed_posts_first_example(cli):
+    done = cli("run", "tests/pytorch/seed_first_example.py")
+    assert done.exit_code == 0 and done.stderr == ""
+    assert done.stdout == "tensor([[4.5000, 4.5000],\n        [4.5000, 4.5000]])\n"
+    example2 = cli("run", "tests/pytorch/seed_vjp_example2.py").stdout.splitlines()
+    assert example2 == [
+        "x:  tensor([1., 2.], requires_grad=True)",
+        "y: tensor([ 1., 21.,  6.], grad_fn=<CopySlices>)",
+        "x.grad: tensor([ 4., 23.])",
+    ]
+
+
+def test_float32_by_default_and_float64_when_asked(cli):
+    program = (
+        "import torch\na = torch.tensor([0.1, 0.2])\nb = torch.tensor([0.1], dtype=torch.float64)\n"
+        "print(a.sum().item(), b.item(), a.dtype, b.dtype)\nb * 2\n"
+    )
+    done = cli("run", "-", input=program)
+    assert done.stdout.splitlines() == [
+        "0.30000001192092896 0.1 torch.float32 torch.float64",
+        "tensor([0.2000], dtype=torch.float64)",
+    ]
+
+
+def test_a_non_scalar_backward_stops_the_script_after_what_it_printed(cli):
+    done = cli("run", "tests/pytorch/run/scalar_output_error.py")
+    assert done.exit_code == 1
+    assert done.stdout == "y: tensor([1., 4., 9.], grad_fn=<MulBackward0>)\ntorch.Size([3])\n"
+    assert done.stderr == (
+        "Traceback (most recent call last):\n"
+        f'  File "{CORPUS}/run/scalar_output_error.py", line 6, in <module>\n'
+        "    y.backward()\n"
+        "RuntimeError: grad can be implicitly created only for scalar outputs\n"
+    )
+
+
+def test_the_non_leaf_grad_warning_names_the_line_once(cli):
+    done = cli("run", "tests/pytorch/run/nonleaf_grad_warning.py")
+    warnings = [line for line in done.stderr.splitlines() if "UserWarning" in line]
+    path = CORPUS / "run" / "nonleaf_grad_warning.py"
+    assert warnings == [f"{path}:{n}: UserWarning: {NONLEAF_GRAD}" for n in (7, 8, 9)]
+    assert "  print(y.grad, y.grad)" in done.stderr.splitlines()
+
+
+def _real_python(script: Path, stdin: bool) -> subprocess.CompletedProcess:
+    """``python script.py`` (or ``python - < script.py``) with torch: the run a user makes."""
+    pytest.importorskip("torch")
+    command = [sys.executable, "-"] if stdin else [sys.executable, _relative(script)]
+    given = script.read_text() if stdin else None
+    return subprocess.run(command, cwd=REPO, input=given, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("stdin", [False, True], ids=["file", "stdin"])
+@pytest.mark.parametrize("name", ["nonleaf_grad_warning", "scalar_output_error"])
+def test_warnings_and_errors_are_those_of_python_running_the_script(cli, name, stdin):
+    """Against ``python script.py`` itself (no bare expression of these scripts shows a
+    value): the same stdout, the same warning lines (with ``<stdin>`` and no source line for
+    a script on stdin), the same last line of the traceback."""
+    script = CORPUS / "run" / f"{name}.py"
+    real = _real_python(script, stdin)
+    done = cli("run", "-" if stdin else _relative(script), input=script.read_text())
+    assert done.stdout == real.stdout
+    assert done.exit_code == real.returncode
+
+    def warning_lines(text: str) -> list[str]:
+        lines = text.splitlines()
+        return [t for i, t in enumerate(lines) if "Warning" in t or "Warning" in lines[i - 1]]
+
+    assert warning_lines(done.stderr) == warning_lines(real.stderr)
+    assert done.stderr.splitlines()[-1:] == real.stderr.splitlines()[-1:]
+
+
+@pytest.mark.parametrize(
+    "program, message",
+    [
+        ("for i in range(3):\n    print(i)", "gradcli run does not take for loops yet"),
+        ("def f(x):\n    return x", "gradcli run does not take function definitions (def) yet"),
+        ("while True:\n    pass", "gradcli run does not take while loops yet"),
+        ("with open('f') as f:\n    pass", "with blocks other than `with torch.no_grad():`"),
+        ("x = torch.ones(2)\nx += 1", "gradcli run does not take in-place operators"),
+        ("import os", "gradcli reads PyTorch code: it does not import 'os'"),
+        ("x = torch.tensor([1, 2])", "torch makes an integer tensor (int64)"),
+        ("x = torch.ones(2, dtype=torch.int64)", "gradcli has no dtype 'torch.int64'"),
+        ("x = torch.ones(2)\nprint(x.foo())", "foo"),
+        ("x = torch.ones(3)\ny = x[0:2]\ny[0] = 5.", "gradcli run does not write into views yet"),
+        ("print('a'", "Python cannot parse the script"),
+    ],
+)
+def test_what_gradcli_run_does_not_take_is_refused_before_it_runs(cli, program, message):
+    done = cli("run", "-", input=program)
+    assert done.exit_code == 2, done.stdout
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "program, last_line",
+    [
+        ("print(1)\nprint(q)", "NameError: name 'q' is not defined"),
+        (
+            "x = torch.ones(3, requires_grad=True)\nx[0] = 2.",
+            "RuntimeError: a view of a leaf Variable that requires grad is being used in an "
+            "in-place operation.",
+        ),
+        (
+            "x = torch.ones(3, requires_grad=True)\ny = (x * x).sum()\ny.backward()\ny.backward()",
+            "RuntimeError: Trying to backward through the graph a second time (or directly "
+            "access saved tensors after they have already been freed).",
+        ),
+        ("x = torch.ones(3)\ny = x.sum()\ny.backward()", "RuntimeError: element 0 of tensors"),
+        ("x = torch.ones(3)\nx.sum().item()\nx.item()", "RuntimeError: a Tensor with 3 elements"),
+    ],
+)
+def test_torchs_errors_stop_the_script_with_exit_1(cli, program, last_line):
+    done = cli("run", "-", input=program)
+    assert done.exit_code == 1
+    assert done.stderr.startswith('Traceback (most recent call last):\n  File "<stdin>", line')
+    assert done.stderr.splitlines()[-1].startswith(last_line)
+
+
+def test_aliases_follow_a_write_and_no_grad_writes_keep_the_leaf(cli):
+    program = (
+        "y = torch.zeros(3)\na = y\ny[1] = 2.\nprint(a)\n"
+        "w = torch.ones(2, requires_grad=True)\ns = (w * w).sum()\ns.backward()\n"
+        "with torch.no_grad():\n    w[0] = 5.\nprint(w, w.grad)\n"
+    )
+    done = cli("run", "-", input=program)
+    assert done.exit_code == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "tensor([0., 2., 0.])",
+        "tensor([5., 1.], requires_grad=True) tensor([2., 2.])",
+    ]
+
+
+def test_a_script_run_again_is_read_from_the_parse_cache(cli, tmp_path, monkeypatch):
+    from gradcli.lang.cache import entry_path
+    from gradcli.run import load_steps
+
+    monkeypatch.setenv("GRADCLI_CACHE_DIR", str(tmp_path))
+    source = (CORPUS / "seed_first_example.py").read_text()
+    first = cli("run", "-", input=source)
+    entry = entry_path(source, "script")
+    data = json.loads(entry.read_text())
+    assert data["source"] == source and load_steps(source) == compile_script(source)
+    # an entry whose IR is not the parser's (an operation the language lacks) is made again
+    data["steps"][2]["ir"] = ["call", "os.system", [], []]
+    entry.write_text(json.dumps(data))
+    again = cli("run", "-", input=source)
+    assert again.stdout == first.stdout and again.exit_code == 0
+    assert json.loads(entry.read_text())["steps"][2]["ir"] != ["call", "os.system", [], []]
+
+
+def test_the_readmes_quick_tour_shows_what_gradcli_run_prints(cli):
+    """The two ``gradcli run`` blocks at the top of the quick tour, run for real."""
+    text = (REPO / "README.md").read_text()
+    tour = text.split("## Quick tour", 1)[1].split("\n## ", 1)[0]
+    blocks = [b.split("```", 1)[0] for b in tour.split("```\n$ gradcli run ")[1:]]
+    assert len(blocks) == 2
+    for block in blocks:
+        argument, rest = block.split("\n", 1)
+        if argument == "- <<'EOF'":
+            script, shown = rest.split("EOF\n", 1)
+            done = cli("run", "-", input=script)
+        else:
+            done = cli("run", argument)
+            shown = rest
+        assert done.exit_code == 0
+        assert done.stdout + done.stderr == shown
+
+
+def test_a_computed_python_number_is_refused(cli):
+    done = cli("run", "-", input="c = 2 * 3")
+    assert done.exit_code == 2
+    assert "this computes a Python number, which gradcli run does not do yet" in done.stderr
+
+
+def test_a_missing_script_is_named(cli):
+    done = cli("run", "no_such_script.py")
+    assert done.exit_code == 2
+    assert "gradcli run: no such file: no_such_script.py" in done.stderr
