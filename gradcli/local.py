@@ -80,8 +80,8 @@ def parameters(node: Node) -> dict:
     """The options of a call, by parameter name (dims, p, reduction)."""
     if not isinstance(node, Call):
         return {}
-    params = F.OPS[node.op].params[len(node.args) :]
-    if not params:  # y[index] = value: its options are the index
+    params = F.OPS[node.op].options
+    if not F.OPS[node.op].params:  # y[index] = value: its options are the index
         return {"index": node.params}
     return {params[min(i, len(params) - 1)].name: v for i, v in enumerate(node.params)}
 
@@ -94,6 +94,8 @@ def slots(node: Call | Index) -> list[tuple[Node, Node]]:
         return [(node.base, replace(node, base=place))]
     found: list[tuple[Node, Node]] = []
     for i, arg in enumerate(node.args):
+        if arg is None:  # an operand left out (bias=None)
+            continue
         if isinstance(arg, tuple):
             for j, item in enumerate(arg):
                 found.append((item, _replaced(node, i, (*arg[:j], place, *arg[j + 1 :]))))
