@@ -52,14 +52,16 @@ def _optional(x: Any) -> Tensor | None:
     return None if x is None else _tensor(x)
 
 
-def _explained(*formulas: str) -> Any:
-    """An explain rule by differentials, one per operand slot: ``{x}``, ``{w}``... in a
-    formula are the operands' names, ``{d0}``, ``{d1}``... their differentials."""
+def _explained(**formulas: str) -> Any:
+    """An explain rule by differentials, a formula per operand's parameter name: ``{input}``,
+    ``{weight}``... in a formula are the operands' names, ``{d_input}``... their
+    differentials."""
 
     def formula(slot: Any) -> str:
-        names = {f"n{i}": name for i, name in enumerate(slot.names)}
-        names.update({f"d{i}": X.d(name) for i, name in enumerate(slot.names)})
-        return str(formulas[min(slot.position, len(formulas) - 1)].format(**names))
+        names = {param: name for param, name in zip(slot.operands, slot.names)}
+        names.update({f"d_{param}": X.d(name) for param, name in names.items()})
+        missing = {p: "(none)" for p in formulas} | {f"d_{p}": "(none)" for p in formulas}
+        return str(formulas[slot.parameter].format(**(missing | names)))
 
     return _differential(formula)
 
@@ -98,7 +100,11 @@ _composite(
     "input @ weight^T + bias: a fully connected layer (bias None: none)",
     (Param("input", TENSOR), Param("weight", TENSOR), Param("bias", OPT_TENSOR, None)),
     symbolic=_linear_symbolic,
-    explain=_explained("{d0} @ {n1}^T", "{n0} @ {d1}^T", "{d2} (added to each row)"),
+    explain=_explained(
+        input="{d_input} @ {weight}^T",
+        weight="{input} @ {d_weight}^T",
+        bias="{d_bias} (added to each row)",
+    ),
 )
 
 
@@ -207,9 +213,9 @@ _CONV_PARAMS = (
     Param("groups", INT, 1),
 )
 _CONV_EXPLAIN = _explained(
-    "the sum over each window of {n1} times {d0} (the adjoint: conv_transpose)",
-    "the sum over each window of {n0} times {d1}",
-    "{d2} (added to each output position of its channel)",
+    input="the sum over each window of {weight} times {d_input}",
+    weight="the sum over each window of {input} times {d_weight}",
+    bias="{d_bias} (added to each output position of its channel)",
 )
 _CONV_SYMBOLIC = "no symbolic form here: each output is a sum over a window (see linear)"
 _CONV_KINK = "smooth (a bilinear map of input and weight); padding reads zeros"
@@ -309,9 +315,9 @@ _composite(
     ),
     symbolic=_CONV_SYMBOLIC,
     explain=_explained(
-        "each element of {d0} times {n1}, added onto the output window it reaches",
-        "each element of {n0} times {d1}, added onto the output window it reaches",
-        "{d2} (added to each output position of its channel)",
+        input="each element of {d_input} times {weight}, added onto the output window it reaches",
+        weight="each element of {input} times {d_weight}, added onto the output window it reaches",
+        bias="{d_bias} (added to each output position of its channel)",
     ),
     kink="smooth (a bilinear map of input and weight); padding crops the output",
 )
@@ -420,8 +426,8 @@ _composite(
         Param("dilation", INT, 1),
     ),
     symbolic="no symbolic form here: the largest element of each window is a choice",
-    explain=X.per_element(
-        lambda s: f"1 where {s.wrt}[i] is the first largest element of a window, else 0"
+    explain=_explained(
+        input="{d_input} at the first largest element of each window (row-major order)"
     ),
     kink=(
         "at a tie the whole gradient goes to the first largest element of the window (in "
@@ -455,8 +461,9 @@ _composite(
         Param("count_include_pad", BOOL, True),
     ),
     symbolic="no symbolic form here: each output is a mean over a window",
-    explain=X.per_element(
-        lambda s: f"the sum over the windows holding {s.wrt}[i] of 1/(their element count)"
+    explain=_explained(
+        input="the mean of {d_input} over each window (its padding zeros counted unless "
+        "count_include_pad=False)"
     ),
     kink="smooth; count_include_pad=False divides by the elements of the input alone",
 )
@@ -514,10 +521,10 @@ _composite(
     ),
     symbolic="no symbolic form here: a mean and a variance over the normalized dims",
     explain=_explained(
-        "(({d0} - mean({d0})) - y*mean(y*{d0}))/sqrt(var + eps)*w over the normalized dims "
-        "(y: the normalized input)",
-        "y*{d1} (y: the normalized input)",
-        "{d2}",
+        input="(({d_input} - mean({d_input})) - y*mean(y*{d_input}))/sqrt(var + eps)*w over "
+        "the normalized dims (y: the input normalized; w: the weight, 1 without one)",
+        weight="y*{d_weight} (y: the input normalized)",
+        bias="{d_bias} (added at each position)",
     ),
     kink=_NORM_KINK,
 )
@@ -561,10 +568,10 @@ _composite(
     ),
     symbolic="no symbolic form here: a mean and a variance over each group",
     explain=_explained(
-        "(({d0} - mean({d0})) - y*mean(y*{d0}))/sqrt(var + eps)*w over each group "
-        "(y: the normalized input)",
-        "y*{d1} per channel (y: the normalized input)",
-        "{d2} per channel",
+        input="(({d_input} - mean({d_input})) - y*mean(y*{d_input}))/sqrt(var + eps)*w over "
+        "each group (y: the input normalized; w: the weight of the channel, 1 without one)",
+        weight="y*{d_weight} per channel (y: the input normalized)",
+        bias="{d_bias} per channel",
     ),
     kink=_NORM_KINK,
 )
@@ -612,11 +619,13 @@ _composite(
     ),
     symbolic="no symbolic form here: a normalization per channel",
     explain=_explained(
-        "{d0}/sqrt(var + eps)*w (training: less the batch's mean and y times mean(y*{d0}))",
-        "0 (the running statistics are not differentiable)",
-        "0 (the running statistics are not differentiable)",
-        "y*{d3} per channel (y: the normalized input)",
-        "{d4} per channel",
+        input="{d_input}/sqrt(var + eps)*w per channel (w: the weight, 1 without one; "
+        "training=True: the batch's statistics, so (({d_input} - mean({d_input})) - "
+        "y*mean(y*{d_input}))/sqrt(var + eps)*w with y the input normalized)",
+        running_mean="0 (the running statistics are not differentiable)",
+        running_var="0 (the running statistics are not differentiable)",
+        weight="y*{d_weight} per channel (y: the input normalized)",
+        bias="{d_bias} per channel",
     ),
     kink=(
         "training=False normalizes by running_mean and running_var; training=True by the "
@@ -678,12 +687,9 @@ _composite(
         Param("padding_idx", OPT_INT, None),
     ),
     symbolic=lambda indices, weight, padding_idx=None: weight[_indices(indices, weight)],
-    explain=X.per_element(
-        lambda s: (
-            "0 (indices are not differentiable)"
-            if s.position == 0
-            else f"the number of times {s.names[0]} picks the row of {s.wrt}[i] (0 for padding_idx)"
-        )
+    explain=_explained(
+        input="0 (indices are not differentiable)",
+        weight="{d_weight} at the rows {input} picks (none at padding_idx)",
     ),
     kink=(
         "the indices get no gradient; a row is picked once per index (gradients add up); "
@@ -743,9 +749,11 @@ _composite(
     ),
     symbolic="no symbolic form here: a softmax over each query's scores (see softmax)",
     explain=_explained(
-        "softmax's Jacobian of the scores, d(scores) = {d0} @ {n1}^T * scale, then @ {n2}",
-        "softmax's Jacobian of the scores, d(scores) = {n0} @ {d1}^T * scale, then @ {n2}",
-        "softmax({n0} @ {n1}^T * scale) @ {d2}",
+        query="(a*(ds - sum(a*ds, -1))) @ {value}, a = softmax(s), s = {query} @ {key}^T * "
+        "scale, ds = {d_query} @ {key}^T * scale",
+        key="(a*(ds - sum(a*ds, -1))) @ {value}, a = softmax(s), s = {query} @ {key}^T * "
+        "scale, ds = {query} @ {d_key}^T * scale",
+        value="softmax({query} @ {key}^T * scale) @ {d_value}",
     ),
     kink=(
         "smooth; is_causal masks scores above the diagonal (aligned top-left, as torch) with "

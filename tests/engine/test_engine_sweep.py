@@ -95,6 +95,8 @@ SYMBOLIC_PROGRAMS = {
     "cumsum": ("y = cumsum(x * x, 1)", "[[1,2],[3,-1]]"),
     "cumprod": ("y = cumprod(x, 0)", "[[1,2],[3,-1]]"),
     "logcumsumexp": ("y = logcumsumexp(x, -1)", "[[1,2],[3,-1]]"),
+    "linear": ("y = linear(x, x * x, x[0])", "[[1,2],[3,-1]]"),
+    "embedding": ("i = tensor([1., 0., 1.]); y = embedding(i, x * x)", "[[1,2],[3,-1]]"),
 }
 
 
