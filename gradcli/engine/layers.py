@@ -35,7 +35,7 @@ from ..ops.table import (
 )
 from . import primitives as P
 from .composites import _composite
-from .errors import DomainError, GradError, IndexDomainError, ShapeError
+from .errors import DomainError, IndexDomainError, ShapeError
 from .linalg import _differential
 from .tensor import Tensor
 
@@ -494,6 +494,11 @@ def avg_pool2d(
     return P.reshape(out, out.shape[1:]) if unbatched else out
 
 
+def _same(x: Array) -> Array:
+    """The identity, as a mask: a value that carries no gradient."""
+    return x
+
+
 # -- normalization ----------------------------------------------------------------------------
 
 
@@ -631,7 +636,7 @@ _composite(
         "training=False normalizes by running_mean and running_var; training=True by the "
         "batch's mean and biased variance over every dim but the channels (torch also updates "
         "the running statistics in place by momentum, which a program cannot see); the "
-        "running statistics cannot require grad, as in torch"
+        "running statistics get no gradient (torch refuses to differentiate them)"
     ),
 )
 
@@ -652,11 +657,8 @@ def batch_norm(
     mean, var = _tensor(running_mean), _tensor(running_var)
     if x.ndim < 2:
         raise ShapeError(f"batch_norm: input must be (N, C, ...), got shape {x.shape}")
-    if mean.requires_grad or var.requires_grad:
-        raise GradError(
-            "batch_norm is not differentiable with respect to running_mean and running_var: "
-            "they cannot require grad"
-        )
+    # torch refuses to differentiate the running statistics: here they carry no gradient
+    mean, var = P.mask(_same, mean), P.mask(_same, var)
     _per_channel("batch_norm", x, running_mean=mean, running_var=var, weight=w, bias=b)
     if training:
         if math.prod(x.shape) // x.shape[1] <= 1:
@@ -672,10 +674,6 @@ def batch_norm(
 
 
 # -- embedding --------------------------------------------------------------------------------
-
-
-def _same(x: Array) -> Array:
-    return x
 
 
 _composite(
