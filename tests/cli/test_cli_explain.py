@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from explain_layer_cases import CASES as LAYER_CASES
+from explain_layer_cases import FIXED as LAYER_FIXED
 from explain_linalg_cases import CASES as LINALG_CASES
 from test_cli_snapshots import SAMPLES, run_line
 
@@ -197,6 +199,7 @@ CASES = {
     "logcumsumexp": ("logcumsumexp(m, 1)", {"m": M}, lambda t: t["m"].logcumsumexp(1)),
 }  # fmt: skip
 CASES.update(LINALG_CASES)  # linear algebra and shape operations
+CASES.update(LAYER_CASES)  # the layers
 # Inputs that are not differentiated: a condition, class indices.
 # An element-wise function of one tensor needs no case of its own: torch's function of the same
 # name at probabilities (inside every such function's domain).
@@ -212,6 +215,7 @@ FIXED = {
     "soft_margin_loss": {"s"},
     "hinge_embedding_loss": {"s"},
     "cosine_embedding_loss": {"s"},
+    **LAYER_FIXED,
 }
 UNEVALUATED = re.compile(r"\bd/d|Derivative|Subs\(")
 
