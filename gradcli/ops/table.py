@@ -140,12 +140,13 @@ class Op:
         between operands."""
         if not self.params:  # an operation the language writes otherwise (y[0] = ...)
             return [*operands, *options]
-        given, rest = iter(operands), iter(options)
+        given, rest = list(operands), list(options)
         ordered = []
         for p in self.params:
-            if p.kind == SIZES:
+            source = given if p.kind in OPERAND_KINDS else rest
+            if p.kind == SIZES or not source:  # the rest are sizes, or left to their defaults
                 break
-            ordered.append(next(given) if p.kind in OPERAND_KINDS else next(rest))
+            ordered.append(source.pop(0))
         return [*ordered, *given, *rest]
 
     def signature(self) -> str:

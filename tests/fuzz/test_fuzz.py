@@ -191,6 +191,8 @@ def calls(draw, children):
     def argument(param):
         if param.kind == F.TENSOR:
             return draw(children)
+        if param.kind == F.OPT_TENSOR:  # an operand, or None to leave it out
+            return draw(children | st.just("None"))
         if param.kind == F.TENSORS:
             return "[" + ", ".join(draw(st.lists(children, max_size=3))) + "]"
         return draw(st.sampled_from(_KIND_LITERALS[param.kind]) | _LITERALS)
