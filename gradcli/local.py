@@ -60,10 +60,17 @@ class Slot:
     arrays: list[np.ndarray]
     position: int  # which of them this slot is
     out: np.ndarray
+    # the parameter each operand is given for (an operand left out has no slot: bias=None)
+    operands: tuple[str, ...] = ()
 
     @property
     def wrt(self) -> str:
         return self.names[self.position]
+
+    @property
+    def parameter(self) -> str:
+        """The name of the parameter this slot's operand is given for (``bias``)."""
+        return self.operands[self.position]
 
 
 def operation_local(slot: Slot, vary) -> Local:
@@ -80,10 +87,22 @@ def parameters(node: Node) -> dict:
     """The options of a call, by parameter name (dims, p, reduction)."""
     if not isinstance(node, Call):
         return {}
-    params = F.OPS[node.op].params[len(node.args) :]
-    if not params:  # y[index] = value: its options are the index
+    params = F.OPS[node.op].options
+    if not F.OPS[node.op].params:  # y[index] = value: its options are the index
         return {"index": node.params}
     return {params[min(i, len(params) - 1)].name: v for i, v in enumerate(node.params)}
+
+
+def operand_parameters(node: Call | Index) -> tuple[str, ...]:
+    """The parameter each operand slot of ``node`` is given for, in the order of ``slots``."""
+    if isinstance(node, Index) or not F.OPS[node.op].params:
+        return ("input",) * (1 if isinstance(node, Index) else len(node.args))
+    kinds = [p for p in F.OPS[node.op].params if p.kind in F.OPERAND_KINDS]
+    found: list[str] = []
+    for param, arg in zip(kinds, node.args):
+        if arg is not None:
+            found.extend([param.name] * (len(arg) if isinstance(arg, tuple) else 1))
+    return tuple(found)
 
 
 def slots(node: Call | Index) -> list[tuple[Node, Node]]:
@@ -94,6 +113,8 @@ def slots(node: Call | Index) -> list[tuple[Node, Node]]:
         return [(node.base, replace(node, base=place))]
     found: list[tuple[Node, Node]] = []
     for i, arg in enumerate(node.args):
+        if arg is None:  # an operand left out (bias=None)
+            continue
         if isinstance(arg, tuple):
             for j, item in enumerate(arg):
                 found.append((item, _replaced(node, i, (*arg[:j], place, *arg[j + 1 :]))))
@@ -123,7 +144,7 @@ def step_locals(expression: Node, node: str, env: dict, names: dict, run) -> lis
     for position, (operand, placed) in enumerate(operands):
         if not isinstance(operand, Name) or not _requires_grad(operand.name, env):
             continue
-        slot = Slot(node, op, params, texts, arrays, position, out)
+        slot = Slot(node, op, params, texts, arrays, position, out, operand_parameters(expression))
         local = operation_local(slot, _varied(run, placed, run(operand, {})))
         if texts.count(texts[position]) > 1:  # the same name twice: one slot at a time
             local = replace(local, formula=f"{local.formula} (as operand {position + 1})")

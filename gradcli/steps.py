@@ -113,20 +113,29 @@ def ir_text(node: Node) -> str:
 
 
 def _arguments(node: Call, args: list) -> list[str]:
-    """A call's arguments as written: operands in order, options only where not the default."""
-    texts = [
-        "[" + ", ".join(text for text, _ in value) + "]" if isinstance(arg, tuple) else value[0]
-        for arg, value in zip(node.args, args)
-    ]
-    params = F.FUNCTIONS[node.op].params[len(node.args) :]
-    for i, value in enumerate(node.params):
-        param = params[min(i, len(params) - 1)]
+    """A call's arguments as written, in signature order: operands, options only where not
+    the default, by keyword (and so every operand after one, or after an operand left out)."""
+    texts: list[str] = []
+    operands, options = iter(zip(node.args, args)), iter(node.params)
+    keyword = False
+    for param in F.FUNCTIONS[node.op].params:
         if param.kind == F.SIZES:
-            texts.append(str(value))
-        elif value != param.default:
-            texts.append(
-                f"{param.name}={value!r}" if isinstance(value, str) else f"{param.name}={value}"
-            )
+            texts.extend(str(value) for value in options)
+        elif param.kind in F.OPERAND_KINDS:
+            arg, value = next(operands)
+            if arg is None:  # left out: None, its default
+                keyword = True
+                continue
+            listed = isinstance(arg, tuple)
+            text = "[" + ", ".join(t for t, _ in value) + "]" if listed else value[0]
+            texts.append(f"{param.name}={text}" if keyword else text)
+        else:
+            value = next(options)
+            keyword = True
+            if value != param.default:
+                texts.append(
+                    f"{param.name}={value!r}" if isinstance(value, str) else f"{param.name}={value}"
+                )
     return texts
 
 
@@ -174,6 +183,9 @@ class Splits:
         operands: list = []
         steps: tuple[Step, ...] = ()
         for arg, value in zip(node.args, args):
+            if arg is None:  # an operand left out
+                operands.append(None)
+                continue
             if isinstance(arg, tuple):
                 items, found = self._operands(list(zip(arg, value)), inline)
                 operands.append(tuple(items))

@@ -126,7 +126,7 @@ class Arrays:
         if not callable(op.symbolic):  # None, or the reason it has none
             reason = f": {op.symbolic}" if op.symbolic else ""
             raise NotSymbolic(f"{node.op} has no symbolic form here{reason}")
-        return np.asarray(op.symbolic(*args, *node.params), dtype=object)
+        return np.asarray(op.symbolic(*op.arranged(args, node.params)), dtype=object)
 
     def ref(self, name: str) -> np.ndarray:
         from .lang.validate import element_of

@@ -28,7 +28,7 @@ def cache_dir() -> Path:
 
 
 # Bump when the IR changes meaning, so that no stale entry is read by a new build.
-IR_FORMAT = 5  # 5: typed nodes, a call's options apart from its operands
+IR_FORMAT = 6  # 5: typed nodes, a call's options apart from its operands; 6: None operands
 
 
 def entry_path(source: str, kind: str = "program") -> Path:

@@ -6,7 +6,8 @@ A validated statement's sympy tree becomes these nodes once (``parse.to_ir``):
     Name("x")                               a name
     Call("mean", (Name("x"),), (0, False))  an operation of the op table: its tensor
                                             operands (a tuple of nodes for a list argument,
-                                            as in stack([a, b])), then its options in
+                                            as in stack([a, b]); None for an operand left
+                                            out, as linear's bias), then its options in
                                             signature order (dims, flags, a reduction)
     Index(Name("x"), (0, slice(1, None, None), ..., None))
                                             x[0, 1:, ..., None]
@@ -51,7 +52,7 @@ class Call:
     signature orders them (the validator fills in every default)."""
 
     op: str
-    args: tuple[Node | tuple[Node, ...], ...]
+    args: tuple[Operand, ...]
     params: tuple[Option, ...] = ()
 
 
@@ -64,14 +65,15 @@ class Index:
 
 
 Node = Union[Const, Name, Call, Index]  # noqa: UP007 - aliases run on Python 3.10
-Operand = Union[Node, tuple[Node, ...]]  # noqa: UP007
+# an operand: a node, a list argument's nodes, or None for an operand left out (bias=None)
+Operand = Union[Node, tuple[Node, ...], None]  # noqa: UP007
 
 V = TypeVar("V")
 
 
 class Domain(Protocol[V]):
     """What a value is: each method makes one node's value from its operands' values (a list
-    for a list argument)."""
+    for a list argument, None for an operand left out)."""
 
     def const(self, node: Const) -> V: ...
 
@@ -79,7 +81,7 @@ class Domain(Protocol[V]):
 
     def index(self, node: Index, base: V) -> V: ...
 
-    def call(self, node: Call, args: list[V | list[V]]) -> V: ...
+    def call(self, node: Call, args: list[V | list[V] | None]) -> V: ...
 
 
 def evaluate(node: Node, domain: Domain[V]) -> V:
@@ -90,8 +92,10 @@ def evaluate(node: Node, domain: Domain[V]) -> V:
         return domain.name(node)
     if isinstance(node, Index):
         return domain.index(node, evaluate(node.base, domain))
-    args: list[V | list[V]] = [
-        [evaluate(item, domain) for item in arg]
+    args: list[V | list[V] | None] = [
+        None
+        if arg is None
+        else [evaluate(item, domain) for item in arg]
         if isinstance(arg, tuple)
         else evaluate(arg, domain)
         for arg in node.args
@@ -99,11 +103,13 @@ def evaluate(node: Node, domain: Domain[V]) -> V:
     return domain.call(node, args)
 
 
-def operands(node: Call, args: list[V | list[V]]) -> list[V]:
-    """A call's operand values in order, the items of a list argument in its place."""
+def operands(node: Call, args: list[V | list[V] | None]) -> list[V]:
+    """A call's operand values in order, the items of a list argument in its place (an
+    operand left out has none)."""
     found: list[V] = []
     for arg, value in zip(node.args, args):
-        found.extend(cast("list[V]", value) if isinstance(arg, tuple) else [cast(V, value)])
+        if arg is not None:
+            found.extend(cast("list[V]", value) if isinstance(arg, tuple) else [cast(V, value)])
     return found
 
 
@@ -119,7 +125,7 @@ class Names:
     def index(self, node: Index, base: list[str]) -> list[str]:
         return base
 
-    def call(self, node: Call, args: list[list[str] | list[list[str]]]) -> list[str]:
+    def call(self, node: Call, args: list[list[str] | list[list[str]] | None]) -> list[str]:
         parts: list[list[str]] = operands(node, args)
         return [name for part in parts for name in part]
 
@@ -145,7 +151,7 @@ class Renamed:
     def index(self, node: Index, base: Node) -> Node:
         return Index(base, node.items)
 
-    def call(self, node: Call, args: list[Node | list[Node]]) -> Node:
+    def call(self, node: Call, args: list[Node | list[Node] | None]) -> Node:
         operands = tuple(tuple(a) if isinstance(a, list) else a for a in args)
         return Call(node.op, operands, node.params)
 
@@ -172,8 +178,8 @@ def is_version(name: str) -> bool:
 # -- the parse cache's JSON -------------------------------------------------------------------
 def to_json(node: Node) -> list[object]:
     """``["const", 2.0]``, ``["ref", "x"]``, ``["call", op, [args], [params]]`` (a list
-    argument as ``["list", [...]]``), ``["index", base, [items]]`` (a slice as ``[start, stop,
-    step]``, ``...`` as ``"..."``)."""
+    argument as ``["list", [...]]``, an operand left out as null), ``["index", base, [items]]``
+    (a slice as ``[start, stop, step]``, ``...`` as ``"..."``)."""
     if isinstance(node, Const):
         return ["const", node.value]
     if isinstance(node, Name):
@@ -181,7 +187,12 @@ def to_json(node: Node) -> list[object]:
     if isinstance(node, Index):
         return ["index", to_json(node.base), [_item_json(i) for i in node.items]]
     args = [
-        ["list", [to_json(i) for i in a]] if isinstance(a, tuple) else to_json(a) for a in node.args
+        None
+        if a is None
+        else ["list", [to_json(i) for i in a]]
+        if isinstance(a, tuple)
+        else to_json(a)
+        for a in node.args
     ]
     return ["call", node.op, args, [_option_json(p) for p in node.params]]
 
@@ -239,6 +250,8 @@ def _is_name(text: str) -> bool:
 
 
 def _operand_from_json(data: object, ops: Container[str]) -> Operand:
+    if data is None:
+        return None
     if isinstance(data, list) and len(data) == 2 and data[0] == "list":
         if isinstance(data[1], list):
             return tuple(from_json(item, ops) for item in data[1])

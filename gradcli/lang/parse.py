@@ -121,6 +121,9 @@ def _call(name: str, args: tuple) -> ir.Node:
         kind = function.params[min(i, len(function.params) - 1)].kind
         if kind == F.TENSOR:
             operands.append(to_ir(arg))
+        elif kind == F.OPT_TENSOR:  # None: the operand is left out
+            absent = isinstance(arg, sp.Symbol) and arg.name == "_none"
+            operands.append(None if absent else to_ir(arg))
         elif kind == F.TENSORS:
             operands.append(tuple(to_ir(a) for a in arg.args))
         else:

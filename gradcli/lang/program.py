@@ -302,8 +302,9 @@ class Numbers:
         ]
         if not any(isinstance(a, (gc.Tensor, list)) for a in operands):
             # A function of numbers only, like sin(1): its number gets the run's dtype.
-            operands = [gc.tensor(a, dtype=self.dtype) for a in operands]
-        return self.apply(node.op, F.OPS[node.op].call, [*operands, *node.params])
+            operands = [None if a is None else gc.tensor(a, dtype=self.dtype) for a in operands]
+        op = F.OPS[node.op]
+        return self.apply(node.op, op.call, op.arranged(operands, node.params))
 
     def _tensor(self, value) -> gc.Tensor:
         return value if isinstance(value, gc.Tensor) else gc.tensor(value, dtype=self.dtype)

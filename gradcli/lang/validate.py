@@ -527,6 +527,8 @@ class _Checker:
     def argument(self, node: ast.AST, param: F.Param, function: F.Function) -> str:
         if param.kind == F.TENSOR:
             return self.expression(node)
+        if param.kind == F.OPT_TENSOR:  # linear(x, w, None): an operand left out
+            return "_none" if _constant(node) is None else self.expression(node)
         if param.kind == F.TENSORS:
             if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
                 raise self.fail(

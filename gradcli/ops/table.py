@@ -40,6 +40,8 @@ REQUIRED = object()
 # Parameter kinds: what an argument of a call may be.
 TENSOR = "tensor"  # any expression
 TENSORS = "tensors"  # a list of expressions: stack([a, b])
+OPT_TENSOR = "tensor or None"  # an expression, or None for an operand left out: linear's bias
+OPERAND_KINDS = (TENSOR, TENSORS, OPT_TENSOR)  # the kinds of a call's operands (not options)
 INT = "int"  # a whole number, possibly negative (a dim)
 OPT_INT = "int or None"
 DIMS = "an int, a tuple of ints, or None"  # dims to reduce over: sum(x, dim=(0, 1))
@@ -127,6 +129,26 @@ class Op:
     def in_language(self) -> bool:
         """Whether programs may call it by name."""
         return bool(self.params)
+
+    @property
+    def options(self) -> tuple[Param, ...]:
+        """The parameters that are options (dims, flags, numbers), not operands, in order."""
+        return tuple(p for p in self.params if p.kind not in OPERAND_KINDS)
+
+    def arranged(self, operands: list[Any], options: tuple[Any, ...] | list[Any]) -> list[Any]:
+        """A call's arguments in signature order, from its operands and its options apart (as
+        the IR holds them): layer_norm(input, normalized_shape, weight, ...) puts an option
+        between operands."""
+        if not self.params:  # an operation the language writes otherwise (y[0] = ...)
+            return [*operands, *options]
+        given, rest = list(operands), list(options)
+        ordered = []
+        for p in self.params:
+            source = given if p.kind in OPERAND_KINDS else rest
+            if p.kind == SIZES or not source:  # the rest are sizes, or left to their defaults
+                break
+            ordered.append(source.pop(0))
+        return [*ordered, *given, *rest]
 
     def signature(self) -> str:
         """``sum(input, dim=None, keepdim=False)``, as ``gradcli functions`` lists it."""

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from explain_layer_cases import CASES as LAYER_CASES
+from explain_layer_cases import FIXED as LAYER_FIXED
 from explain_linalg_cases import CASES as LINALG_CASES
 from test_cli_snapshots import SAMPLES, run_line
 
@@ -238,6 +240,7 @@ CASES.update({
     "masked_fill": ("masked_fill(x, x > 0, 2.0)", {"x": X},
                     lambda t: t["x"].masked_fill(t["x"] > 0, 2.0)),
 })  # fmt: skip
+CASES.update(LAYER_CASES)  # the layers
 # Inputs that are not differentiated: a condition, class indices.
 # An element-wise function of one tensor needs no case of its own: torch's function of the same
 # name at probabilities (inside every such function's domain).
@@ -253,6 +256,7 @@ FIXED = {
     "soft_margin_loss": {"s"},
     "hinge_embedding_loss": {"s"},
     "cosine_embedding_loss": {"s"},
+    **LAYER_FIXED,
 }
 UNEVALUATED = re.compile(r"\bd/d|Derivative|Subs\(")
 

@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+import optable_layers as Y
 import optable_linalg as L
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -1048,6 +1049,53 @@ OPS: list[Op] = [
         NONZERO,
         L.matrix_norm_spec(),
         torch=L.torch_linalg("matrix_norm"),
+    ),
+    # layers (gradcli/engine/layers.py): composites; the primitives named are those their
+    # batched replay takes through (tests/engine/test_engine_batched.py)
+    Op("linear", gc.linear, REAL, Y.linear_spec(), torch=_t_functional("linear")),
+    Op(
+        "conv2d",
+        Y.conv("conv2d"),
+        REAL,
+        Y.conv_spec(),
+        torch=Y.conv("conv2d", torch=True),
+        prims=("getitem", "matmul"),
+    ),
+    Op("conv1d", Y.conv("conv1d"), REAL, Y.conv_spec(rank=1), torch=Y.conv("conv1d", torch=True)),
+    Op(
+        "conv_transpose2d",
+        Y.conv("conv_transpose2d"),
+        REAL,
+        Y.conv_spec(transposed=True),
+        torch=Y.conv("conv_transpose2d", torch=True),
+        prims=("scatter",),
+    ),
+    Op(
+        "max_pool2d",
+        gc.max_pool2d,
+        DISTINCT,
+        Y.pool_spec(),
+        torch=_t_functional("max_pool2d"),
+        prims=("where",),
+    ),
+    Op(
+        "avg_pool2d",
+        gc.avg_pool2d,
+        REAL,
+        Y.pool_spec(average=True),
+        torch=_t_functional("avg_pool2d"),
+    ),
+    Op("layer_norm", Y.layer_norm(), DISTINCT, Y.layer_norm_spec(), torch=Y.layer_norm(True)),
+    Op("group_norm", Y.group_norm(), DISTINCT, Y.group_norm_spec(), torch=Y.group_norm(True)),
+    Op("batch_norm", Y.batch_norm(), DISTINCT, Y.batch_norm_spec(), torch=Y.batch_norm(True)),
+    Op("embedding", Y.embedding(), REAL, Y.embedding_spec(), torch=Y.embedding(True)),
+    Op(
+        "scaled_dot_product_attention",
+        gc.scaled_dot_product_attention,
+        REAL,
+        Y.attention_spec(),
+        torch=_t_functional("scaled_dot_product_attention"),
+        prims=("softmax",),
     ),
 ]
 

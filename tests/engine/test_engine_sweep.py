@@ -114,6 +114,8 @@ SYMBOLIC_PROGRAMS = {
     "any": ("y = x * any(x > 0)", "0.5,-1"),
     "all": ("y = x * all(x > 0, 0, True)", "0.5,-1"),
     "masked_fill": ("y = masked_fill(x, x > 0, 2) * x", "0.5,-1"),
+    "linear": ("y = linear(x, x * x, x[0])", "[[1,2],[3,-1]]"),
+    "embedding": ("i = tensor([1., 0., 1.]); y = embedding(i, x * x)", "[[1,2],[3,-1]]"),
 }
 
 

@@ -181,10 +181,9 @@ _KIND_LITERALS = {
     F.KL_REDUCTION: ["'mean'", "'batchmean'", "'sum'", "'none'"],
     F.SIZES: ["1", "2", "3", "-1", "0", "6", "4"],
 }
-assert set(_KIND_LITERALS) >= {p.kind for f in FUNCTIONS.values() for p in f.params} - {
-    F.TENSOR,
-    F.TENSORS,
-}, "a parameter kind without literals to try"
+assert set(_KIND_LITERALS) >= {p.kind for f in FUNCTIONS.values() for p in f.params} - set(
+    F.OPERAND_KINDS
+), "a parameter kind without literals to try"
 _INDEX_ITEMS = ["0", "1", "-1", "2", "5", "-7", ":", "1:", ":2", "::-1", "0:3:2", "...", "None",
                 "99999999999999999999", "::0", "-1:"]  # fmt: skip
 
@@ -198,6 +197,8 @@ def calls(draw, children):
     def argument(param):
         if param.kind == F.TENSOR:
             return draw(children)
+        if param.kind == F.OPT_TENSOR:  # an operand, or None to leave it out
+            return draw(children | st.just("None"))
         if param.kind == F.TENSORS:
             return "[" + ", ".join(draw(st.lists(children, max_size=3))) + "]"
         return draw(st.sampled_from(_KIND_LITERALS[param.kind]) | _LITERALS)
