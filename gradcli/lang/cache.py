@@ -9,6 +9,7 @@ input's constructor text is read by ``ast`` as literals, as on the first run.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -16,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from .. import __version__, limits
+from .functions import FUNCTIONS
 from .program import Program
 
 
@@ -36,8 +38,18 @@ def entry_path(source: str, kind: str = "program") -> Path:
     run``)."""
     # the depth limit decides whether a text parses: a run under another limit parses afresh
     depth = limits.current().max_depth
-    digest = hashlib.sha256(f"{__version__}\0{IR_FORMAT}\0{depth}\0{source}".encode()).hexdigest()
+    key = f"{__version__}\0{IR_FORMAT}\0{_signatures()}\0{depth}\0{source}"
+    digest = hashlib.sha256(key.encode()).hexdigest()
     return cache_dir() / f"{kind}-{digest[:32]}.json"
+
+
+@functools.cache
+def _signatures() -> str:
+    """A digest of every function's signature: a build whose op table differs (a development
+    checkout of the same version, an operation given a new option) reads none of this one's
+    entries, whose calls have the options of their own table."""
+    text = "\n".join(op.signature() for _, op in sorted(FUNCTIONS.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def load_program(source: str, use_cache: bool = True) -> Program:

@@ -339,3 +339,24 @@ def test_a_cache_entry_that_is_not_the_parsers_ir_is_parsed_afresh(ir, tmp_path,
     _path(source).write_text(json.dumps(entry))
     assert load_program(source) == expected
     assert json.loads(_path(source).read_text()) == expected.to_json()  # and rewritten
+
+
+def test_a_build_with_other_signatures_reads_none_of_the_caches_entries(monkeypatch):
+    """An operation given a new option (another checkout of the same version) gets a cache of
+    its own: an entry holds the options of the table that wrote it."""
+    import dataclasses
+
+    from gradcli.lang import cache
+    from gradcli.lang.functions import FUNCTIONS, Param
+
+    before = cache.entry_path("y = sum(x)")
+    sum_op = FUNCTIONS["sum"]
+    changed = dataclasses.replace(sum_op, params=(*sum_op.params, Param("dtype", "int or None")))
+    monkeypatch.setitem(FUNCTIONS, "sum", changed)
+    cache._signatures.cache_clear()
+    try:
+        assert cache.entry_path("y = sum(x)") != before
+    finally:
+        monkeypatch.undo()
+        cache._signatures.cache_clear()
+    assert cache.entry_path("y = sum(x)") == before
