@@ -438,7 +438,7 @@ class _Checker:
         ``x.sum(dim=0)`` calls it with ``x`` first."""
         prefix = pytorch.dotted(attribute.value)
         if prefix in F.TORCH_MODULES:
-            if F.lookup(attribute.attr) is None:
+            if F.lookup(attribute.attr) is None and attribute.attr not in CONSTRUCTORS:
                 raise self.fail(
                     attribute,
                     f"{prefix}.{attribute.attr} is not an operation gradcli has",

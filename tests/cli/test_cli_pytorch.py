@@ -128,6 +128,10 @@ def test_vjp_takes_the_scripts_cotangent_and_sums_its_backward_calls(cli_json):
         ("y[0] = x", "'y' is written into before it is assigned"),
         ("y = torch.zeros(2)\ny[5] = x\nz = sum(y * x)", "the index does not fit the shape (2,)"),
         ("y = torch.zeros(2)\ny[0] = x\nz = sum(y * x)", "cannot write a value of shape (3,)"),
+        (
+            "y = torch.zeros(3) / 3 + x",
+            "zeros(...) makes an input: it must be the whole right-hand side",
+        ),
     ],
 )
 def test_pytorch_code_gradcli_cannot_take_is_refused_clearly(cli, program, message):
