@@ -30,6 +30,8 @@ from ..ops.table import (
     OPT_NUMBER,
     OPT_TENSOR,
     TENSOR,
+    Array,
+    Objects,
     Param,
     public,
 )
@@ -39,8 +41,6 @@ from .errors import DomainError, IndexDomainError, ShapeError
 from .linalg import _differential
 from .tensor import Tensor
 
-Array = np.ndarray[Any, Any]
-Objects = np.ndarray[Any, np.dtype[np.object_]]
 Pair = tuple[int, int]
 
 

@@ -29,7 +29,9 @@ from ..ops.table import (
     NUMBER,
     OPT_INT,
     TENSOR,
+    Array,
     NumpyResult,
+    Objects,
     Op,
     Param,
     public,
@@ -41,8 +43,6 @@ from .errors import DomainError, ShapeError
 from .shapes import diagonal, tril
 from .tensor import Tensor, apply
 
-Array = np.ndarray[Any, Any]
-Objects = np.ndarray[Any, np.dtype[np.object_]]
 BatchRule = Callable[..., Array]
 
 

@@ -30,6 +30,7 @@ from ..ops.table import (
     OPT_INT,
     OPT_NUMBER,
     TENSOR,
+    Array,
     NumpyResult,
     Op,
     Param,
@@ -60,8 +61,6 @@ from .primitives import (
     zeros_like,
 )
 from .tensor import Node, Tensor, apply
-
-Array = np.ndarray
 
 
 def _each2(function: Callable[[Any, Any, Any], Any]) -> Callable[[Array, Array], Array]:

@@ -24,7 +24,9 @@ from ..ops.table import (
     SIZES,
     TENSOR,
     TENSORS,
+    Array,
     NumpyResult,
+    Objects,
     Op,
     Param,
     public,
@@ -34,9 +36,6 @@ from . import primitives as P
 from .composites import _composite
 from .errors import ShapeError
 from .tensor import Tensor, apply
-
-Array = np.ndarray[Any, Any]
-Objects = np.ndarray[Any, np.dtype[np.object_]]
 
 _X = (Param("input", TENSOR),)
 
@@ -64,16 +63,28 @@ def _zero() -> Any:
 # -- triangles --------------------------------------------------------------------------------
 
 
-def _trailing(
-    forward: Callable[..., Array],
-    params: dict[str, Any],
-    values: list[Array],
-    batched: list[bool],
-    ranks: list[int],
-    size: int,
-) -> Array:
-    """A step that acts on the last dimensions of its one operand: the batch dim rides along."""
-    return forward(B.with_batch(values[0], batched[0], size), **params)
+Options = Callable[[dict[str, Any], int], dict[str, Any]]
+
+
+def _one_operand(options: Options) -> Callable[..., Array]:
+    """The batch rule of a step on one operand: the operand gets its leading batch dim, and
+    ``options(params, size)`` are the step's options for the batched operand."""
+
+    def rule(
+        forward: Callable[..., Array],
+        params: dict[str, Any],
+        values: list[Array],
+        batched: list[bool],
+        ranks: list[int],
+        size: int,
+    ) -> Array:
+        return forward(B.with_batch(values[0], batched[0], size), **options(params, size))
+
+    return rule
+
+
+# A step that acts on the last dimensions of its one operand: the batch dim rides along.
+_trailing = _one_operand(lambda params, size: params)
 
 
 def _triangle_symbolic(upper: bool) -> Callable[[Objects, int], Objects]:
@@ -163,29 +174,11 @@ def _shift_dims(params: dict[str, Any]) -> dict[str, Any]:
     return {**params, "dim1": params["dim1"] + 1, "dim2": params["dim2"] + 1}
 
 
-def _diagonal_batch(
-    forward: Callable[..., Array],
-    params: dict[str, Any],
-    values: list[Array],
-    batched: list[bool],
-    ranks: list[int],
-    size: int,
-) -> Array:
-    """diagonal and diag_embed: their (non-negative) dims move one right of the batch dim."""
-    return forward(B.with_batch(values[0], batched[0], size), **_shift_dims(params))
-
-
-def _diagonal_backward_batch(
-    forward: Callable[..., Array],
-    params: dict[str, Any],
-    values: list[Array],
-    batched: list[bool],
-    ranks: list[int],
-    size: int,
-) -> Array:
-    shifted = _shift_dims(params)
-    shifted["shape"] = (size, *params["shape"])
-    return forward(B.with_batch(values[0], batched[0], size), **shifted)
+# diagonal and diag_embed: their (non-negative) dims move one right of the batch dim
+_diagonal_batch = _one_operand(lambda params, size: _shift_dims(params))
+_diagonal_backward_batch = _one_operand(
+    lambda params, size: {**_shift_dims(params), "shape": (size, *params["shape"])}
+)
 
 
 def _diagonal_symbolic(x: Objects, offset: int = 0, dim1: int = 0, dim2: int = 1) -> NumpyResult:
@@ -339,16 +332,9 @@ def diag(x: Any, diagonal: int = 0) -> Tensor:
 # -- moving and flipping ----------------------------------------------------------------------
 
 
-def _movedim_batch(
-    forward: Callable[..., Array],
-    params: dict[str, Any],
-    values: list[Array],
-    batched: list[bool],
-    ranks: list[int],
-    size: int,
-) -> Array:
-    x = B.with_batch(values[0], batched[0], size)
-    return forward(x, source=params["source"] + 1, destination=params["destination"] + 1)
+_movedim_batch = _one_operand(
+    lambda params, size: {"source": params["source"] + 1, "destination": params["destination"] + 1}
+)
 
 
 _MOVEDIM = register(
@@ -372,16 +358,7 @@ _MOVEDIM = register(
 )
 
 
-def _permute_batch(
-    forward: Callable[..., Array],
-    params: dict[str, Any],
-    values: list[Array],
-    batched: list[bool],
-    ranks: list[int],
-    size: int,
-) -> Array:
-    x = B.with_batch(values[0], batched[0], size)
-    return forward(x, dims=(0, *(d + 1 for d in params["dims"])))
+_permute_batch = _one_operand(lambda params, size: {"dims": (0, *(d + 1 for d in params["dims"]))})
 
 
 def _inverse(dims: tuple[int, ...]) -> tuple[int, ...]:

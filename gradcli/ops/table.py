@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
@@ -64,6 +65,8 @@ Rule = Callable[..., Any]
 # The arrays the engine and the rules pass around: floating values, boolean masks, integer
 # indices, and object arrays of sympy formulas alike.
 Array = npt.NDArray[Any]
+# Object arrays whose elements are sympy formulas (the symbolic rules' values).
+Objects = npt.NDArray[np.object_]
 # What a numpy function gives back: an array, or a numpy scalar where the result is 0-d (numpy's
 # stubs also type most operations on an Array as Any).
 NumpyResult = Any
