@@ -12,6 +12,7 @@ import functools
 import inspect
 import json
 import os
+import shutil
 import signal
 import sys
 import traceback
@@ -711,7 +712,8 @@ def functions_command(
 
     with _guard(debug=False, as_json=format == "json"):
         check_choice("--format", format, FUNCTION_FORMATS)
-        sys.stdout.write(reference.render(format))
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+        sys.stdout.write(reference.render(format, width))
 
 
 def main() -> None:

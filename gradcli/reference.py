@@ -4,6 +4,7 @@ as text, Markdown (the README's reference is this, verbatim) or JSON."""
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import asdict, dataclass
 
 from .lang.functions import ALIASES, FUNCTIONS, Op
@@ -50,16 +51,41 @@ def entries() -> list[Entry]:
     ]
 
 
-def text() -> str:
-    lines = []
+def text(width: int | None = None) -> str:
+    """Signatures in a column beside their summaries; on a terminal of ``width`` columns too
+    narrow for that, each signature above its summary, every line wrapped between words."""
+    columns = []
     for entry in entries():
-        lines.append(f"{entry.signature:<60} {entry.summary}")
+        columns.append(f"{entry.signature:<60} {entry.summary}")
         if entry.kink:
-            lines.append(f"{'':<60}   at kinks: {entry.kink}")
-    lines.append("aliases: " + ", ".join(f"{a} = {n}" for a, n in ALIASES.items()))
-    lines.append(f"constants: {', '.join(CONSTANTS)}")
-    lines.append(f"inputs with defaults: {', '.join(CONSTRUCTORS)}")
-    return "\n".join(lines) + "\n"
+            columns.append(f"{'':<60}   at kinks: {entry.kink}")
+    tail = [
+        "aliases: " + ", ".join(f"{a} = {n}" for a, n in ALIASES.items()),
+        f"constants: {', '.join(CONSTANTS)}",
+        f"inputs with defaults: {', '.join(CONSTRUCTORS)}",
+    ]
+    if width is None or max(map(len, columns)) <= width:
+        return "\n".join([*columns, *tail]) + "\n"
+    stacked = []
+    for entry in entries():
+        stacked.append(_indented(entry.signature, width, "", "    "))
+        stacked.append(_indented(entry.summary, width, "    ", "      "))
+        if entry.kink:
+            stacked.append(_indented(f"at kinks: {entry.kink}", width, "    ", "      "))
+    stacked += [_indented(line, width, "", "  ") for line in tail]
+    return "\n".join(stacked) + "\n"
+
+
+def _indented(line: str, width: int, first: str, rest: str) -> str:
+    """``line`` wrapped to ``width`` between words (a hyphenated word stays whole)."""
+    return textwrap.fill(
+        line,
+        width,
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
 
 
 def _cell(value: str) -> str:
@@ -92,5 +118,9 @@ def as_json() -> str:
     return json.dumps(document, indent=2) + "\n"
 
 
-def render(format: str) -> str:
-    return {"text": text, "markdown": markdown, "json": as_json}[format]()
+def render(format: str, width: int | None = None) -> str:
+    """The reference in ``format``; text fits a terminal of ``width`` columns (None: off a
+    terminal, one line an entry)."""
+    if format == "text":
+        return text(width)
+    return {"markdown": markdown, "json": as_json}[format]()
