@@ -454,7 +454,10 @@ class _Values(Numbers):
 
     def apply(self, function: str, call: Callable[..., Any], args: list[Any]) -> gc.Tensor:
         result = super().apply(function, call, args)
-        named = F.OPS[function].backward_name
+        op = F.OPS[function]
+        named = op.backward_name
+        if op.forward is None and callable(named):  # a composite named after its arguments
+            named = named(args)
         node = result.grad_fn
         made_here = all(getattr(a, "grad_fn", None) is not node for a in args)
         if isinstance(named, str) and named and node is not None and made_here:

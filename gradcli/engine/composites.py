@@ -52,6 +52,13 @@ _composite(
     "remove dimensions of size 1",
     (Param("input", TENSOR), Param("dim", OPT_INT, None)),
     methods=("squeeze",),
+    backward_name=lambda args: (  # torch's overloads squeeze(), squeeze(int), squeeze(ints)
+        "SqueezeBackward0"
+        if len(args) < 2 or args[1] is None
+        else "SqueezeBackward2"
+        if isinstance(args[1], (tuple, list))
+        else "SqueezeBackward1"
+    ),
     symbolic=S.squeeze,
     explain=X.MOVED,
 )

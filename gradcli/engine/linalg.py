@@ -539,6 +539,7 @@ _composite(
     methods=("trace",),
     symbolic=lambda x: np.asarray(np.trace(x), dtype=object),
     explain=X.per_element(lambda s: f"1 on the diagonal of {s.wrt}, else 0"),
+    backward_name="TraceBackward0",
 )
 
 
@@ -576,6 +577,7 @@ _composite(
     methods=("inner",),
     symbolic=lambda a, b: np.asarray(np.inner(a, b) if a.ndim and b.ndim else a * b, dtype=object),
     explain=_bilinear("inner({a}, {b})"),
+    backward_name="ViewBackward0",
 )
 
 
@@ -602,6 +604,7 @@ _composite(
     (Param("a", TENSOR), Param("b", TENSOR), Param("dims", INT, 2)),
     symbolic=lambda a, b, dims=2: np.asarray(np.tensordot(a, b, dims), dtype=object),
     explain=_bilinear("tensordot({a}, {b})"),
+    backward_name="ViewBackward0",
 )
 
 
@@ -635,6 +638,7 @@ _composite(
     methods=("kron",),
     symbolic=lambda a, b: np.asarray(np.kron(a, b), dtype=object),
     explain=_bilinear("kron({a}, {b})"),
+    backward_name="UnsafeViewBackward0",
 )
 
 
@@ -675,6 +679,7 @@ _composite(
     methods=("cross",),
     symbolic=_cross_symbolic,
     explain=_bilinear("cross({a}, {b})"),
+    backward_name="LinalgCrossBackward0",
 )
 
 
@@ -727,6 +732,7 @@ _composite(
         "the gradient at a zero norm is 0; at a zero element 0 (1-norm: sign); inf and -inf: "
         "ties share the gradient evenly; ord 0 counts the non-zero elements, gradient 0"
     ),
+    backward_name="LinalgVectorNormBackward0",
 )
 
 

@@ -237,6 +237,7 @@ _loss(
     ),
     kink="at |input - target| == beta the linear branch holds (second derivative 0); beta = 0 "
     "is l1_loss",
+    backward_name="SmoothL1LossBackward0",
 )
 _loss(
     "huber_loss",
@@ -251,6 +252,7 @@ _loss(
         )
     ),
     kink="at |input - target| == delta the linear branch holds (second derivative 0)",
+    backward_name="HuberLossBackward0",
 )
 
 
@@ -552,6 +554,7 @@ _loss(
     ),
     explain=X.per_element(_pairwise_text),
     kink="as norm: the gradient at a zero distance is 0",
+    backward_name="NormBackward1",
 )
 
 
@@ -845,6 +848,20 @@ _smoothed_explain = _per_element(
 )
 
 
+def _cross_entropy_name(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    ignore_index: int = -100,
+    label_smoothing: float = 0.0,
+) -> str:
+    """The last node torch makes for cross_entropy: nll_loss of class indices (an addition of
+    the smoothing term with label_smoothing), a division of the sum of probabilities' terms."""
+    if target.shape == input.shape:
+        return "DivBackward1" if reduction == "mean" else "NegBackward0"
+    return "AddBackward0" if label_smoothing else "NllLossBackward0"
+
+
 _loss(
     "cross_entropy",
     "softmax cross-entropy; target: class indices or probabilities",
@@ -855,6 +872,7 @@ _loss(
         Param("label_smoothing", NUMBER, 0.0),
     ),
     symbolic="its class-index targets pick elements by value, which sympy does not write",
+    backward_name=lambda args: _cross_entropy_name(*args),
     explain=lambda slot, vary: (
         _smoothed_explain(slot, vary)
         if slot.params.get("label_smoothing")

@@ -80,10 +80,7 @@ def _overload(name: str, tensor: int, number: int, position: int = 1) -> Callabl
     one where the operand at ``position`` is a number (a 0-d constant, as a number is here)."""
 
     def namer(node: Node) -> str:
-        assert node.inputs is not None
-        operand = node.inputs[position]
-        scalar = operand.ndim == 0 and not node.needs[position]
-        return f"{name}Backward{number if scalar else tensor}"
+        return f"{name}Backward{number if P.number_operand(node, position) else tensor}"
 
     return namer
 
@@ -1173,6 +1170,7 @@ register(
         params=(Param("input", TENSOR), Param("dim", INT, -1)),
         symbolic=_glu_symbolic,
         explain=X.per_element(_glu_explain),
+        backward_name="GluBackward0",
     )
 )
 

@@ -46,10 +46,19 @@ from ..ops.table import (
     register,
 )
 from .errors import DomainError, IndexDomainError, ShapeError
-from .tensor import Tensor, TensorLike, _coerce, apply
+from .tensor import Node, Tensor, TensorLike, _coerce, apply
 
 Forward = Callable[..., Any]  # numpy in; an array, or a numpy scalar, out
 BackwardName = str | Callable[[Any], str]  # PyTorch's grad_fn name, or the node -> the name
+
+
+def number_operand(node: Node, position: int) -> bool:
+    """Whether the operand at ``position`` was a number (``1 - x``; a 0-d constant, as a number
+    is here), which picks PyTorch's Scalar overload of an operation and so its node's name."""
+    assert node.inputs is not None
+    return node.inputs[position].ndim == 0 and not node.needs[position]
+
+
 Factor = Tensor | float  # a derivative as a rule gives it: a tensor, or a number (1, -1, 0)
 Dim = int | tuple[int, ...] | None  # a dim as a caller gives it: one, several, or all
 Unary = Callable[..., Tensor]  # an operation of one tensor (and its options)
@@ -296,7 +305,8 @@ add = _binary(
 )
 sub = _binary(
     "sub",
-    "SubBackward0",
+    # 1 - x is PyTorch's rsub of x and a Scalar
+    lambda node: "RsubBackward1" if number_operand(node, 0) else "SubBackward0",
     np.subtract,
     lambda a, b, out, needs: (1, -1),
     "a - b",
@@ -323,7 +333,8 @@ mul = _binary(
 )
 div: Binary = _binary(  # typed here: its own rule calls it
     "div",
-    "DivBackward0",
+    # 2 / x is PyTorch's reciprocal of x times 2
+    lambda node: "MulBackward0" if number_operand(node, 0) else "DivBackward0",
     np.divide,
     lambda a, b, out, needs: (
         reciprocal(b) if needs[0] else None,
@@ -338,7 +349,13 @@ div: Binary = _binary(  # typed here: its own rule calls it
 )
 pow = _binary(  # noqa: A001 - PyTorch's name
     "pow",
-    lambda node: "PowBackward1" if node.needs[1] else "PowBackward0",
+    lambda node: (  # the overloads pow(Tensor, Scalar), pow(Tensor, Tensor), pow(Scalar, Tensor)
+        "PowBackward0"
+        if number_operand(node, 1)
+        else "PowBackward2"
+        if number_operand(node, 0)
+        else "PowBackward1"
+    ),
     np.power,
     _pow_partials,
     "a ** b",
@@ -1040,9 +1057,7 @@ def _norm_direction(x: Tensor, out: Tensor, dim: tuple[int, ...], keepdim: bool)
 
 _norm2 = _weighted_reduction(
     "norm",
-    lambda node: (
-        "NormBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "NormBackward0"
-    ),
+    "LinalgVectorNormBackward0",  # torch.norm is torch.linalg.vector_norm for every p it has
     lambda x, dim, keepdim: np.sqrt(np.sum(x * x, axis=dim, keepdims=keepdim)),
     _norm_direction,
     "p-norm (2 by default)",

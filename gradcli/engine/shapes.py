@@ -308,6 +308,9 @@ _composite(
     "a vector's diagonal matrix, or a matrix's diagonal (diagonal: which one, 0 the main)",
     (Param("input", TENSOR), Param("diagonal", INT, 0)),
     methods=("diag",),
+    backward_name=lambda args: (
+        "DiagonalBackward0_copy" if args[0].ndim == 2 else "DiagEmbedBackward0"
+    ),
     symbolic=lambda x, diagonal=0: (
         np.asarray(np.diag(x, diagonal), dtype=object).copy()
         if x.ndim == 2
@@ -444,6 +447,7 @@ _composite(
     methods=("flip",),
     symbolic=lambda x, dims: np.flip(x, dims) if x.ndim else x,
     explain=X.MOVED,
+    backward_name="FlipBackward0",
 )
 
 
@@ -465,6 +469,7 @@ _composite(
     methods=("fliplr",),
     symbolic=lambda x: np.fliplr(x),
     explain=X.MOVED,
+    backward_name="FlipBackward0",
 )
 _composite(
     "flipud",
@@ -473,6 +478,7 @@ _composite(
     methods=("flipud",),
     symbolic=lambda x: np.flipud(x),
     explain=X.MOVED,
+    backward_name="FlipBackward0",
 )
 
 
@@ -503,6 +509,7 @@ _composite(
     methods=("roll",),
     symbolic=_roll_symbolic,
     explain=X.MOVED,
+    backward_name="RollBackward0",
 )
 
 
@@ -589,6 +596,8 @@ def _at_least_op(n: int) -> Callable[[Any], Tensor]:
         _X,
         symbolic=lambda x: np.asarray(numpy_fn(x), dtype=object),
         explain=X.MOVED,
+        # torch views a 0-d input and unsqueezes one of more dims
+        backward_name=lambda args: "ViewBackward0" if args[0].ndim == 0 else "UnsqueezeBackward0",
     )
 
     def call(x: Any) -> Tensor:

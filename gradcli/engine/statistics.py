@@ -206,6 +206,7 @@ register(
         nonfinite_backward=_FREEDOM,
         kink="the gradient where the std is 0 (all values equal) is 0; one value with "
         "correction 1 gives nan, its gradient too, as PyTorch",
+        backward_name="StdBackward0",
     )
 )
 

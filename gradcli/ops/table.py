@@ -99,6 +99,9 @@ class Op:
     missing (piecewise functions, which only explain shows). ``explain(slot, vary)`` is the
     local derivative ``explain`` shows for an operation that is not element-wise (see
     ``ops.explaining``).
+    ``backward_name`` is PyTorch's name of the operation's node: a string, or a function of the
+    node (a primitive's) or of the call's arguments (an operation built from others) where
+    torch's overloads name it differently.
     ``size(args)`` is the number of elements a call will make, before it runs (None: the
     shapes do not fit, and the operation itself says why).
     """
