@@ -458,6 +458,10 @@ class _Values(Numbers):
         named = op.backward_name
         if op.forward is None and callable(named):  # a composite named after its arguments
             named = named(args)
+        warning = op.extra.get("warning")
+        message = warning(args) if warning else None
+        if message:  # torch's UserWarning for these arguments
+            self.session.warn(self.assignment.statement.line, "UserWarning", message)
         node = result.grad_fn
         made_here = all(getattr(a, "grad_fn", None) is not node for a in args)
         if isinstance(named, str) and named and node is not None and made_here:

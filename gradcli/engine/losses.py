@@ -297,6 +297,12 @@ def huber_loss(
     return _reduce(_piecewise_quadratic(P.sub(a, b), float(delta), 1.0), reduction)
 
 
+# PyTorch's UserWarning for kl_div's default reduction, word for word (gradcli run prints it)
+_KL_MEAN = (
+    "reduction: 'mean' divides the total loss by both the batch size and the support size."
+    "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+    "'mean' will be changed to behave the same as 'batchmean' in the next major release."
+)
 _loss(
     "kl_div",
     "Kullback-Leibler divergence; input holds log-probabilities",
@@ -320,6 +326,7 @@ _loss(
     nonfinite="the log of a negative target",
     nonfinite_backward="the derivative of target*log(target) at target 0 (nan, as PyTorch's)",
     kink="a target of 0 adds 0 to the loss, and its own gradient is nan, as PyTorch's xlogy",
+    extra={"warning": lambda args: _KL_MEAN if len(args) < 3 or args[2] == "mean" else None},
 )
 
 

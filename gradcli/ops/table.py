@@ -128,7 +128,8 @@ class Op:
     kink: str = ""
     size: Callable[[list[Any]], int | None] | None = None
     # property: a property name (x.T); base_e: the operation that e ** x is (for pow); glyph:
-    # the mathematical sign messages suggest it for (sqrt: √)
+    # the mathematical sign messages suggest it for (sqrt: √); warning: the call's arguments ->
+    # the UserWarning torch gives for them, or None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
