@@ -17,7 +17,8 @@ import numpy as np
 from . import engine as gc
 from . import limits
 from .errors import GradcliError
-from .lang import Program
+from .lang import Program, ir
+from .lang import functions as F
 from .lang.diagnose import backward_message, tangent_message
 from .lang.ir import is_version
 from .lang.program import RunLog
@@ -574,7 +575,7 @@ def check(
             methods["finite differences"][t] = finite_difference_jacobian(
                 function, bound.arrays[t], out.shape, bound.dtype
             )
-    notes = []
+    notes = _cut_gradients(bound.program)
     symbolic, reason = symbolic_jacobian(bound, name, targets)
     if symbolic is not None:
         methods["symbolic"] = symbolic
@@ -602,6 +603,21 @@ def check(
         worst=tuple(worst[:10]),
         warnings=bound.messages(*notes),
     )
+
+
+def _cut_gradients(program: Program) -> list[str]:
+    """Check's notes on the statements that cut the gradient on purpose (x.detach()): there the
+    derivatives differ from finite differences, which see the value change."""
+    notes = []
+    for a in program.assignments:
+        used = ir.operations(a.ir) if a.ir is not None else []
+        cut = [op for op in used if F.OPS[op].extra.get("cuts_gradient")]
+        if cut:
+            notes.append(
+                f"{a.statement.where} calls {', '.join(cut)}, which cuts the gradient: finite "
+                "differences see through it, so they differ from the derivatives there"
+            )
+    return notes
 
 
 def graph(bound: Bound, of: str | None = None) -> Graph:

@@ -120,6 +120,32 @@ def mask(fn: Callable[..., Array], *xs: TensorLike, axis: Dim = None) -> Tensor:
     return apply(_MASK, *xs, **params)
 
 
+_DETACH = register(
+    Op(
+        "detach",
+        "the same values, cut from the graph: no gradient flows back through it",
+        forward=lambda x: x,
+        vjp=lambda g, out, x, needs: (None,),
+        jvp=lambda tangents, out, x: zeros_like(out),
+        backward_name="NotDifferentiable",
+        differentiable=False,
+        batch=B.elementwise,
+        params=(Param("input", TENSOR),),
+        methods=("detach",),
+        symbolic="it stops the gradient, which a formula of its input cannot say",
+        explain=X.per_element(lambda slot: "0 (detach cuts the gradient)"),
+        kink="the derivative is 0 everywhere (the value is treated as a constant), as torch's",
+        extra={"cuts_gradient": True},  # check says why finite differences differ
+    )
+)
+
+
+@public("detach")
+def detach(x: TensorLike) -> Tensor:
+    """``x``'s values as a tensor that does not require grad (PyTorch's ``x.detach()``)."""
+    return apply(_DETACH, x)
+
+
 def _is_zero(x: Array) -> NumpyResult:
     return x == 0
 

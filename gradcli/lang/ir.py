@@ -136,6 +136,22 @@ def names(node: Node) -> list[str]:
     return list(dict.fromkeys(used))
 
 
+class Operations(Names):
+    """The domain of the operations a tree calls, in order of evaluation (with repeats)."""
+
+    def name(self, node: Name) -> list[str]:
+        return []
+
+    def call(self, node: Call, args: list[list[str] | list[list[str]] | None]) -> list[str]:
+        return [*super().call(node, args), node.op]
+
+
+def operations(node: Node) -> list[str]:
+    """The operations ``node`` calls, each once, in order of first call."""
+    used: list[str] = evaluate(node, Operations())
+    return list(dict.fromkeys(used))
+
+
 class Renamed:
     """The domain of the same tree with some names replaced (``names``: old -> new)."""
 

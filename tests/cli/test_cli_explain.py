@@ -231,6 +231,7 @@ CASES.update({
     "logical_not": ("x * logical_not(x > 0)", {"x": X}, lambda t: t["x"] * ~(t["x"] > 0)),
     "bitwise_not": ("x * ~(x > 0)", {"x": X}, lambda t: t["x"] * ~(t["x"] > 0)),
     "isnan": ("x * isnan(x)", {"x": X}, lambda t: t["x"] * torch.isnan(t["x"])),
+    "detach": ("x * detach(x)", {"x": X}, lambda t: t["x"] * t["x"].detach()),
     "isinf": ("x * isinf(x)", {"x": X}, lambda t: t["x"] * torch.isinf(t["x"])),
     "isfinite": ("x * isfinite(x)", {"x": X}, lambda t: t["x"] * torch.isfinite(t["x"])),
     "isclose": ("x * isclose(x, w, atol=0.5)", {"x": X, "w": W},

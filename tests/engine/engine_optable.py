@@ -1111,7 +1111,8 @@ def _positive(function, count=2):
     return lambda *xs: function(*[x > 0 for x in xs[:count]])
 
 
-# Operations whose results are booleans, and heaviside, which PyTorch does not differentiate:
+# Operations whose results are booleans, and heaviside and detach, which PyTorch does not
+# differentiate:
 # their rows are checked by tests/engine/test_engine_logical.py (values against torch, no
 # gradient, batched replay), not by the derivative tests.
 LOGICAL: list[Op] = [
@@ -1143,6 +1144,7 @@ LOGICAL: list[Op] = [
     Op("any", gc.any, REAL, reduction(tuple_dims=False)),
     Op("all", gc.all, REAL, reduction(tuple_dims=False)),
     Op("heaviside", gc.heaviside, (REAL, REAL), broadcast(2)),
+    Op("detach", gc.detach, REAL, torch=lambda x: x.detach()),
 ]
 
 OPS_BY_NAME = {op.name: op for op in OPS + NO_GRADIENT + LOGICAL}
