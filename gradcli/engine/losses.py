@@ -542,6 +542,48 @@ def cosine_similarity(x1: Operand, x2: Operand, dim: int = 1, eps: float = 1e-8)
     return P.sum(product, axis) if axis else product
 
 
+def _normalize_symbolic(x: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:
+    return x / S.norm(x, p, dim, True)
+
+
+def _normalize_text(slot: Any) -> str:
+    u, w, where = slot.node, slot.wrt, X.along(slot)
+    p = float(slot.params["p"])
+    if p == 2:
+        return f"(δij - u[i]*u[j])/max(|{w}|, eps) (u = {u}{where})"
+    return (
+        f"δij/n - u[i]*|{w}[j]|^(p-1)*sign({w}[j])/n^p (u = {u}, n = the "
+        f"{X.number_text(p)}-norm{where})"
+    )
+
+
+_loss(
+    "normalize",
+    "input / max(p-norm of input along dim, eps): unit vectors along dim",
+    (
+        Param("input", TENSOR),
+        Param("p", NUMBER, 2.0),
+        Param("dim", INT, 1),
+        Param("eps", NUMBER, 1e-12),
+    ),
+    symbolic=_normalize_symbolic,
+    explain=X.slices(_normalize_text),
+    backward_name="DivBackward0",
+    nonfinite="an eps of 0 with a zero vector",
+    kink="the norm is clamped at eps (clamp_min: its gradient passes where the norm >= eps), as "
+    "PyTorch's; the norm's gradient at a zero vector is 0",
+)
+
+
+@public("normalize")
+def normalize(input: Operand, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """``input`` divided by its p-norm along ``dim`` (at least ``eps``), as
+    torch.nn.functional.normalize."""
+    x = _tensor(input)
+    axis = P._axes(int(dim), x.ndim)
+    return P.div(x, P.clamp(P.norm(x, float(p), axis, keepdim=True), min=float(eps)))
+
+
 def _pairwise_text(slot: Any) -> str:
     p = float(slot.params["p"])
     sign = "" if slot.position == 0 else "-"

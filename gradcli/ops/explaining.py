@@ -201,4 +201,36 @@ def blocks(log: bool) -> ExplainRule:
     return rule
 
 
+def slices(formula: Callable[[Slot], str]) -> ExplainRule:
+    """An operation of each slice along dim on its own (normalize): the formula of
+    d out[i]/d w[j] within a slice, and each slice's n x n Jacobian (one reverse pass for each
+    position along dim, all slices at once)."""
+
+    def rule(slot: Slot, vary: Vary) -> Explained:
+        from .. import limits
+
+        left = f"{d(slot.node)}[i]/{d(slot.wrt)}[j]"
+        out = slot.out if slot.out.ndim else slot.out.reshape(1)
+        dim = slot.params["dim"] if slot.out.ndim else 0
+        n = out.shape[dim]
+        if out.size * n > min(BLOCK_ENTRIES, limits.current().max_elements):
+            shape = (*np.moveaxis(out, dim, -1).shape, n)
+            return (
+                left,
+                f"{formula(slot)}; its blocks, shape {shape}, are too large to show",
+                ("jacobian blocks"),
+                None,
+            )
+        rows = []
+        for j in range(n):
+            cotangent = np.zeros(out.shape)
+            np.moveaxis(cotangent, dim, -1)[..., j] = 1
+            rows.append(
+                np.moveaxis(vary(cotangent.reshape(slot.out.shape)).reshape(out.shape), dim, -1)
+            )
+        return left, formula(slot), "jacobian blocks", np.stack(rows, axis=-2)
+
+    return rule
+
+
 cross_entropy = loss(_cross_entropy, _classes)

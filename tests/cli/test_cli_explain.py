@@ -189,6 +189,8 @@ CASES = {
     "cosine_similarity": ("cosine_similarity(m, n)",
                           {"m": M, "n": [[1.0, 0.5, 0.0], [2.0, -1.0, 1.0]]},
                           lambda t: F.cosine_similarity(t["m"], t["n"])),
+    "normalize": ("normalize(m)", {"m": M}, lambda t: F.normalize(t["m"])),
+    "normalize p=3": ("normalize(m, 3)", {"m": M}, lambda t: F.normalize(t["m"], 3.0)),
     "pairwise_distance": ("pairwise_distance(m, n)",
                           {"m": M, "n": [[1.0, 0.5, 0.0], [2.0, -1.0, 1.0]]},
                           lambda t: F.pairwise_distance(t["m"], t["n"])),

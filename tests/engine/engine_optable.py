@@ -916,6 +916,13 @@ OPS: list[Op] = [
         torch=_t_functional("cosine_similarity"),
     ),
     Op(
+        "normalize",
+        gc.normalize,
+        NONZERO,
+        with_params(along_dim(), options(p=[2.0, 1.0, 3.0])),
+        torch=_t_functional("normalize"),
+    ),
+    Op(
         "pairwise_distance",
         gc.pairwise_distance,
         (DISTINCT, DISTINCT),

@@ -62,6 +62,7 @@ SYMBOLIC_PROGRAMS = {
     "logsumexp": ("y = logsumexp(x, 1)", "[[1,2],[3,-1]]"),
     "norm": ("y = norm(x)", "[[1,2],[3,-1]]"),
     "softmax": ("y = softmax(x, 1)", "[[1,2],[3,-1]]"),
+    "normalize": ("y = normalize(x)", "[[1,2],[3,-1]]"),
     "log_softmax": ("y = log_softmax(x, 0)", "[[1,2],[3,-1]]"),
     "matmul": ("y = x @ x", "[[1,2],[3,-1]]"),
     "dot": ("y = dot(x, x)", "0.5,-1"),
