@@ -36,8 +36,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from . import budget, torchtext
 from . import engine as gc
-from . import torchtext
 from .errors import GradcliError
 from .lang import functions as F
 from .lang import pytorch
@@ -486,7 +486,8 @@ class Session:
         self.warned: set[int] = set()
 
     def run(self, steps: list[Step]) -> None:
-        for step in steps:
+        for number, step in enumerate(steps, start=1):
+            budget.tick(f"statement {number} of {len(steps)}")
             if step.no_grad:
                 with gc.no_grad():
                     self.step(step)
