@@ -29,6 +29,9 @@ from .errors import GradcliError
 
 ELEMENT_BYTES = 8  # every value is read as float64 first; float32 runs need less
 FACTOR = 2.5  # a run's values, their gradients in the backward pass, and temporaries
+# the bytes one character of number text (a file, stdin) may take once read: the text, the
+# Python numbers JSON or CSV makes of it, the array
+TEXT_FACTOR = 16
 FALLBACK = 2 * 10**9  # the budget where the available memory cannot be read
 TIMED_OUT = 124  # the exit code, as timeout(1)'s
 MIN_MEMORY = 10**6
