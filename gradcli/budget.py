@@ -17,6 +17,7 @@ The budget in force is module state, set for the length of one command by ``usin
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -24,6 +25,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from .errors import GradcliError
 
@@ -186,8 +189,30 @@ def seconds_left(default: float) -> float:
     return default if left is None else max(min(default, left), 1e-3)
 
 
+_charging: list[Tally] = []  # the tallies values are charged to as they are checked
+
+
+@contextmanager
+def charging(tally: Tally) -> Iterator[Tally]:
+    """Charge every value checked in the body (``limits.check_elements``: the inputs, as
+    they are built) to ``tally``."""
+    _charging.append(tally)
+    try:
+        yield tally
+    finally:
+        _charging.pop()
+
+
 def check_bytes(count: int, what: str, where: str | None = None) -> None:
-    """Raise before allocating ``what`` when its ``count`` bytes alone exceed the budget."""
+    """Raise before allocating ``what`` when its ``count`` bytes alone exceed the budget, or
+    take the values being charged (see ``charging``) past it."""
+    if _charging:
+        _charging[-1].charge(count, what, where)
+        return
+    _alone(count, what, where)
+
+
+def _alone(count: int, what: str, where: str | None) -> None:
     limit = _current.max_memory
     if count > limit:
         raise GradcliError(
@@ -204,10 +229,10 @@ class Tally:
     def __init__(self, held: int = 0):
         self.held = held
 
-    def charge(self, count: int, what: str) -> None:
+    def charge(self, count: int, what: str, where: str | None = None) -> None:
         """Count ``count`` more bytes for ``what``; raise when the run's estimate (its values
         so far, times ``FACTOR``) would exceed the budget."""
-        check_bytes(count, what)
+        _alone(count, what, where)
         self.held += count
         estimate = self.held * FACTOR
         limit = _current.max_memory
@@ -217,6 +242,7 @@ class Tally:
                 f"(its values reach {format_bytes(self.held)}, kept for the backward pass, "
                 f"times {FACTOR:g} for the gradients and temporaries); the budget is "
                 f"{format_bytes(limit)} (--max-memory)",
+                where=where,
                 hint=f"raise it with --max-memory {_suggest(estimate)}, or make the values smaller",
             )
 
@@ -225,3 +251,31 @@ def elements_within(per_item: int, factor: float = FACTOR) -> int:
     """How many items of ``per_item`` elements (a point of a batch, a basis vector of a
     Jacobian) fit the budget at once, at least one."""
     return max(1, int(_current.max_memory // max(per_item * ELEMENT_BYTES * factor, 1)))
+
+
+# The bytes one value takes while it is written as text, at most: JSON and CSV hold every
+# value (as Python numbers, then text); a table shows at most 1,000 values of a tensor.
+RENDERING_BYTES = {"json": 64, "csv": 256}
+
+
+def _values_in(thing: object) -> int:
+    """How many array elements a result holds, in its fields, dicts, tuples and lists."""
+    if isinstance(thing, np.ndarray):
+        return int(thing.size)
+    if dataclasses.is_dataclass(thing) and not isinstance(thing, type):
+        thing = [getattr(thing, f.name) for f in dataclasses.fields(thing)]
+    elif isinstance(thing, dict):
+        thing = list(thing.values())
+    if isinstance(thing, (list, tuple)):
+        return sum(_values_in(item) for item in thing)
+    return 0
+
+
+def check_rendering(result: object, fmt: str) -> None:
+    """Refuse, before any of it is written, a result whose text in ``fmt`` would take the
+    command past its budget."""
+    per_value = RENDERING_BYTES.get(fmt)
+    if per_value is None:
+        return
+    count = _values_in(result)
+    _alone(count * per_value, f"writing {count:,} values as {fmt.upper()}", None)

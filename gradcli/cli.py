@@ -319,8 +319,10 @@ class Run:
     def emit(self, result, bound, **options) -> None:
         """Warnings to stderr, the result to stdout; with --strict, exit 1 on a NaN or inf.
         ``options`` are the table's (see ``render.Options``)."""
+        from .budget import check_rendering
         from .render import Options, emit
 
+        check_rendering(result, self.format)
         emit(result, self.format, Options(self.precision, **options))
         self.strictly(bound)
 

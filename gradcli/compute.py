@@ -138,11 +138,17 @@ def bind(
                 f"a value was given for {name!r}, but the program has no input {name!r}",
                 hint=_did_you_mean(name, used) or _inputs_are(inputs),
             )
+    with budget.charging(budget.Tally()):  # the inputs together, each before it is built
+        return _bind(program, inputs, given, wrt, dtype, seed, defaults)
+
+
+def _bind(program, inputs, given, wrt, dtype, seed, defaults) -> Bound:
     arrays, requires_grad = {}, {}
     for name in inputs:
         declared_grad = True
         if name in given:
             array = given[name]
+            budget.check_bytes(np.asarray(array).nbytes, f"the input {name}")
             if name in program.declared:
                 declared_grad = program.declared_value(name, seed, build=False)[1]
         elif name in program.declared:

@@ -248,3 +248,20 @@ def test_symbolic_gradients_of_a_long_chain_say_why_there_are_none(cli):
 def test_a_short_chain_still_gets_its_symbolic_check(cli):
     result = cli("check", "-e", _chain(6), "--x", "0.5", "--no-cache")
     assert result.exit_code == 0 and "no symbolic check" not in result.stderr
+
+
+def test_inputs_are_charged_together_before_each_is_built(cli):
+    program = "x = ones(3000, 3000); w = ones(3000, 3000); z = ones(3000, 3000); y = sum(x)"
+    result = cli("eval", "-e", program, "--max-memory", "400MB", "--no-cache")
+    assert result.exit_code == 2
+    assert "statement 3 (line 1): with ones(3000, 3000), the run would need at least 540 MB" in (
+        result.stderr
+    )
+
+
+def test_a_result_too_large_to_write_as_json_is_refused_before_it_is_written(cli):
+    program = "x = ones(1000, 1000); y = x*2"
+    result = cli("eval", "-e", program, "--format", "json", "--max-memory", "100MB")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "writing 2,000,000 values as JSON would need 128 MB of memory" in result.stderr
+    assert cli("eval", "-e", program, "--max-memory", "100MB").exit_code == 0  # a table
