@@ -172,7 +172,12 @@ def run(
     tape = bound.engine(lambda: trace(one_pass, *(bound.arrays[n] for n in names)))
     batched = [n in points for n in names]
     chunk = min(chunk, batch_size(tape, limits.current().max_elements) or chunk)
-    chunk = min(chunk, budget.elements_within(tape.elements))  # the points of one chunk fit
+    # the values of one chunk fit the budget, and so does its results' JSON text
+    results = out.numel() + sum(bound.arrays[t].size for t in targets)
+    as_text = budget.RENDERING_BYTES["json"] / budget.ELEMENT_BYTES
+    chunk = min(
+        chunk, budget.elements_within(tape.elements), budget.elements_within(results, as_text)
+    )
     for start in range(0, total, chunk):
         budget.tick(f"{start:,} of {total:,} points done")
         stop = min(start + chunk, total)

@@ -265,3 +265,17 @@ def test_a_result_too_large_to_write_as_json_is_refused_before_it_is_written(cli
     assert result.exit_code == 2 and result.stdout == ""
     assert "writing 2,000,000 values as JSON would need 128 MB of memory" in result.stderr
     assert cli("eval", "-e", program, "--max-memory", "100MB").exit_code == 0  # a table
+
+
+def test_batch_chunks_are_small_enough_that_their_json_text_fits_the_budget():
+    from gradcli.batch import run
+    from gradcli.compute import bind
+    from gradcli.lang import load_program
+
+    program = load_program("w = ones(1000); y = x*w", use_cache=False)
+    points = {"x": np.arange(5_000.0)}
+    with budget.using(budget.Budget(50 * 10**6)):
+        bound = bind(program, {"x": np.zeros(())})
+        sizes = [len(chunk.values["y"]) for chunk in run(bound, "eval", points)]
+    assert sum(sizes) == 5_000
+    assert max(sizes) * 1000 * budget.RENDERING_BYTES["json"] <= 50 * 10**6
