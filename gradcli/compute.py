@@ -142,7 +142,16 @@ def bind(
         return _bind(program, inputs, given, wrt, dtype, seed, defaults)
 
 
-def _bind(program, inputs, given, wrt, dtype, seed, defaults) -> Bound:
+def _bind(
+    program: Program,
+    inputs: list[str],
+    given: dict[str, np.ndarray],
+    wrt: list[str] | None,
+    dtype: str,
+    seed: int,
+    defaults: dict[str, np.ndarray],
+) -> Bound:
+    """``bind``'s values, once the names are checked."""
     arrays, requires_grad = {}, {}
     for name in inputs:
         declared_grad = True

@@ -277,7 +277,15 @@ class Numbers:
     operation makes it a tensor of the run's dtype. Runs one assignment; errors name its
     statement and the column of the function at fault."""
 
-    def __init__(self, env, assignment: Assignment, groups, log=None, dtype=np.float64, tally=None):
+    def __init__(
+        self,
+        env,
+        assignment: Assignment,
+        groups,
+        log=None,
+        dtype=np.float64,
+        tally: budget.Tally | None = None,
+    ):
         self.env = env
         self.assignment = assignment
         self.groups = groups
