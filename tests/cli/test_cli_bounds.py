@@ -279,3 +279,16 @@ def test_batch_chunks_are_small_enough_that_their_json_text_fits_the_budget():
         sizes = [len(chunk.values["y"]) for chunk in run(bound, "eval", points)]
     assert sum(sizes) == 5_000
     assert max(sizes) * 1000 * budget.RENDERING_BYTES["json"] <= 50 * 10**6
+
+
+def test_a_script_is_held_to_the_budget_too(cli, tmp_path):
+    script = tmp_path / "big.py"
+    script.write_text(
+        "import torch\nx = torch.ones(2000, 2000)\ny = x * 2\nz = y * 2\nprint(z.sum())\n"
+    )
+    assert cli("run", str(script)).exit_code == 0
+    result = cli("run", str(script), "--max-memory", "130MB")
+    assert result.exit_code == 2
+    assert "statement 4 (line 4): with the result of mul, the run would need at least 160 MB" in (
+        result.stderr
+    )
