@@ -7,17 +7,24 @@ one batched replay, so memory stays bounded by the chunk size for any number of 
 
 from __future__ import annotations
 
+import contextlib
+import math
+import os
 import signal
 import sys
+import tempfile
 import threading
+import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
+from . import budget, limits
 from . import engine as gc
-from . import limits
 from .compute import Bound, _cotangent, _inputs_are, _targets, output_of
 from .engine.compile import NotBatchable, batch_size, run_batched, trace
 from .errors import GradcliError
@@ -165,7 +172,14 @@ def run(
     tape = bound.engine(lambda: trace(one_pass, *(bound.arrays[n] for n in names)))
     batched = [n in points for n in names]
     chunk = min(chunk, batch_size(tape, limits.current().max_elements) or chunk)
+    # the values of one chunk fit the budget, and so does its results' JSON text
+    results = out.numel() + sum(bound.arrays[t].size for t in targets)
+    as_text = budget.RENDERING_BYTES["json"] / budget.ELEMENT_BYTES
+    chunk = min(
+        chunk, budget.elements_within(tape.elements), budget.elements_within(results, as_text)
+    )
     for start in range(0, total, chunk):
+        budget.tick(f"{start:,} of {total:,} points done")
         stop = min(start + chunk, total)
         arrays = [
             np.asarray(points[n][start:stop], dtype=bound.dtype) if n in points else bound.arrays[n]
@@ -199,29 +213,110 @@ def check_out_path(path: str) -> None:
         raise GradcliError(f"--out {path}: no such folder {folder}")
 
 
-def save(chunks: list[Points], path: str) -> None:
-    """Write gathered chunks: .npz holds ``values.NAME`` and ``grads.NAME``; .npy the gradient
-    (or, for eval, the value) when there is exactly one."""
-    arrays = {
-        f"values.{k}": np.concatenate([c.values[k] for c in chunks]) for k in chunks[0].values
+def _arrays(chunk: Points) -> dict[str, np.ndarray]:
+    """A chunk's results as --out names them: ``values.NAME`` and ``grads.NAME``."""
+    return {
+        **{f"values.{k}": np.asarray(a) for k, a in chunk.values.items()},
+        **{f"grads.{k}": np.asarray(a) for k, a in chunk.grads.items()},
     }
-    arrays.update(
-        {f"grads.{k}": np.concatenate([c.grads[k] for c in chunks]) for k in chunks[0].grads}
+
+
+def _npy_header(shape: tuple[int, ...], dtype: np.dtype, length: int = 0) -> bytes:
+    """A .npy (version 1.0) header for an array of ``shape`` and ``dtype``, padded with spaces
+    to a multiple of 64 bytes and to at least ``length``: a header written for the final
+    shape can be rewritten in place for fewer points."""
+    text = repr(
+        {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape}
     )
-    try:
-        if path.endswith(".npz"):
-            # (ignored: to the checker, the keys might include savez's bool allow_pickle)
-            np.savez(path, **arrays)  # type: ignore[arg-type]
-            return
-        main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
-        if len(main) != 1:
-            raise GradcliError(
-                f"--out {path}: there are {len(main)} results ({', '.join(main)})",
-                hint="write them all with --out results.npz",
-            )
-        np.save(path, arrays[main[0]])
-    except OSError as exc:
-        raise GradcliError(f"--out {path}: cannot write: {exc}") from None
+    magic = b"\x93NUMPY\x01\x00"
+    size = max(len(magic) + 2 + len(text) + 1, length)
+    size += -size % 64
+    padded = text.ljust(size - len(magic) - 2 - 1) + "\n"
+    return magic + (len(padded)).to_bytes(2, "little") + padded.encode("latin-1")
+
+
+@dataclass
+class _Part:
+    """One result of --out, as a .npy file being written."""
+
+    path: str
+    file: BinaryIO
+    dtype: np.dtype
+    row: tuple[int, ...]  # the shape of one point's result
+    header: int  # the length of its header, kept when it is rewritten
+
+
+class OutFile:
+    """--out written chunk by chunk, so that memory stays bounded by the chunk whatever the
+    number of points: each result is a .npy whose header holds its final shape, its rows
+    appended as they come (``.npz``: one such file a result, put into the archive one at a
+    time at the end). Closed early (Ctrl-C, --timeout), it holds the points done."""
+
+    def __init__(self, path: str, total: int):
+        self.path, self.total, self.done = path, total, 0
+        self.parts: dict[str, _Part] = {}
+
+    def _open(self, arrays: dict[str, np.ndarray]) -> None:
+        if not self.path.endswith(".npz"):
+            main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
+            if len(main) != 1:
+                raise GradcliError(
+                    f"--out {self.path}: there are {len(main)} results ({', '.join(main)})",
+                    hint="write them all with --out results.npz",
+                )
+            arrays = {main[0]: arrays[main[0]]}
+        folder = os.path.dirname(os.path.abspath(self.path))
+        for key, array in arrays.items():
+            if self.path.endswith(".npz"):
+                handle, path = tempfile.mkstemp(".npy", ".gradcli-", folder)
+                file = os.fdopen(handle, "wb")
+            else:
+                path, file = self.path, open(self.path, "wb")  # noqa: SIM115 - see close()
+            header = _npy_header((self.total, *array.shape[1:]), array.dtype)
+            self.parts[key] = _Part(path, file, array.dtype, array.shape[1:], len(header))
+            file.write(header)
+
+    def write(self, chunk: Points) -> None:
+        """Append the chunk's points to every result."""
+        arrays = _arrays(chunk)
+        try:
+            if not self.parts:
+                self._open(arrays)
+            for key, part in self.parts.items():
+                np.ascontiguousarray(arrays[key], dtype=part.dtype).tofile(part.file)
+        except OSError as exc:
+            self.discard()
+            raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
+        self.done += len(next(iter(arrays.values())))
+
+    def close(self) -> None:
+        """Finish the file: its arrays hold the points written (all of them, unless the
+        batch stopped early)."""
+        try:
+            for part in self.parts.values():
+                if self.done < self.total:  # the header says how many points there are
+                    part.file.seek(0)
+                    part.file.write(_npy_header((self.done, *part.row), part.dtype, part.header))
+                    rows = self.done * math.prod(part.row) * part.dtype.itemsize
+                    part.file.truncate(part.header + rows)
+                part.file.close()
+            if self.path.endswith(".npz") and self.parts:
+                with zipfile.ZipFile(self.path, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+                    for key, part in self.parts.items():
+                        z.write(part.path, f"{key}.npy")  # read from the part in blocks
+        except OSError as exc:
+            raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
+        finally:
+            self.discard(keep=True)
+
+    def discard(self, keep: bool = False) -> None:
+        """Close and remove the parts of a .npz (and, unless ``keep``, a .npy half written)."""
+        for part in self.parts.values():
+            part.file.close()
+            if part.path != self.path or not keep:
+                with contextlib.suppress(OSError):
+                    os.remove(part.path)
+        self.parts = {}
 
 
 class Interrupted(Exception):
@@ -268,37 +363,49 @@ def stream(
     out: str | None,
     stdout=None,
 ) -> int:
-    """Run the batch: JSON lines to ``stdout`` chunk by chunk, or everything to ``out``.
+    """Run the batch: JSON lines to ``stdout``, or arrays to ``out``, chunk by chunk.
 
-    Returns the number of points. On Ctrl-C, what was computed so far is written (complete
-    lines only; to ``out``, the points done) and ``Interrupted`` is raised.
+    Returns the number of points. On Ctrl-C or at --timeout's deadline, what was computed so
+    far is kept (complete lines only; in ``out``, the points done) and ``Interrupted`` (or
+    ``TimedOut``) is raised.
     """
     from .notice import Progress
     from .render import render
 
     stdout = stdout or sys.stdout
     total = count(points)
-    gathered, done = [], 0
+    writer, done = None if out is None else OutFile(out, total), 0
     with _deferred_interrupts() as state, Progress(total, "points", total > CHUNK) as progress:
         try:
             for chunk in run(bound, command, points, of, v, wrt):
                 state["writing"] = True
-                if out is None:
+                if writer is None:
                     render(chunk, "json", file=stdout)
                     stdout.flush()
                 else:
-                    gathered.append(chunk)
+                    writer.write(chunk)
                 done += len(next(iter(chunk.values.values())))
                 state["writing"] = False
                 progress.update(done)
                 if state["presses"]:
                     raise KeyboardInterrupt
         except KeyboardInterrupt:
-            if out is not None and gathered:
-                save(gathered, out)
+            if writer is not None:
+                writer.close()
             raise Interrupted(done, total, out) from None
-    if out is not None:
-        save(gathered, out)
+        except budget.TimedOut as exc:  # what was written stays, and is said
+            if writer is not None:
+                writer.close()
+            where = "" if out is None else f" to {out}"
+            raise budget.TimedOut(
+                f"{exc.message}: wrote {done} of {total} points{where}", hint=exc.hint
+            ) from None
+        except BaseException:
+            if writer is not None:
+                writer.discard()
+            raise
+    if writer is not None:
+        writer.close()
     return done
 
 

@@ -2,7 +2,7 @@
 
 Exit codes: 0 success, 1 a check that ran and failed (check, --strict), 2 bad usage or bad
 input (``GradcliError``, or an ``EngineError`` of the engine, told apart by its class), 70 an
-internal error (a bug in gradcli: please report it), 130 interrupted.
+internal error (a bug in gradcli: please report it), 124 --timeout passed, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -135,6 +135,24 @@ MaxElements = Annotated[
 MaxLength = Annotated[
     int, typer.Option("--max-length", help="The most characters of program or value text.")
 ]
+MaxMemory = Annotated[
+    str | None,
+    typer.Option(
+        "--max-memory",
+        help="The most memory the whole command may take, e.g. 2GB, 512MB, 1e9 "
+        "(default: half of the memory available).",
+        show_default=False,
+    ),
+]
+Timeout = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        help="Stop after SECONDS, between statements or chunks, keeping what was written "
+        "(exit 124).",
+        show_default=False,
+    ),
+]
 MaxDepth = Annotated[
     int,
     typer.Option("--max-depth", help="How deep operations may nest in one expression (<= 190)."),
@@ -174,6 +192,7 @@ def _guard(debug: bool, as_json: bool = False):
     Bad input is a ``GradcliError``, or an ``EngineError`` (the engine refused the values or
     shapes it was given), which gets the hint of its kind; any other exception is a bug.
     """
+    from .budget import TIMED_OUT, TimedOut
     from .engine import EngineError
     from .errors import GradcliError, from_engine
 
@@ -192,6 +211,8 @@ def _guard(debug: bool, as_json: bool = False):
             # numpy's RuntimeWarnings (its file and line) would only be noise beside them
             warnings.simplefilter("ignore", RuntimeWarning)
             yield
+    except TimedOut as exc:  # what was written stays; the exit code is timeout(1)'s
+        raise fail(exc, TIMED_OUT) from None
     except GradcliError as exc:
         raise fail(exc, 2) from None
     except EngineError as exc:
@@ -257,6 +278,8 @@ class Run:
     max_elements: int
     max_length: int
     max_depth: int
+    max_memory: str | None
+    timeout: float | None
 
     def given(self) -> dict:
         """The values of --x and -i."""
@@ -296,8 +319,10 @@ class Run:
     def emit(self, result, bound, **options) -> None:
         """Warnings to stderr, the result to stdout; with --strict, exit 1 on a NaN or inf.
         ``options`` are the table's (see ``render.Options``)."""
+        from .budget import check_rendering
         from .render import Options, emit
 
+        check_rendering(result, self.format)
         emit(result, self.format, Options(self.precision, **options))
         self.strictly(bound)
 
@@ -326,6 +351,8 @@ _SHARED = (
     ("max_elements", MaxElements, Limits.max_elements),
     ("max_length", MaxLength, Limits.max_length),
     ("max_depth", MaxDepth, Limits.max_depth),
+    ("max_memory", MaxMemory, None),
+    ("timeout", Timeout, None),
 )
 
 
@@ -363,7 +390,7 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
                 check_choice("--format", run.format, formats)
                 check_choice("--dtype", run.dtype, tuple(DTYPES))
                 in_force = Limits(run.max_elements, run.max_length, run.max_depth)
-                with limits.using(in_force):
+                with limits.using(in_force), _budget(name, run.max_memory, run.timeout):
                     function(run, **options)
 
         command.__signature__ = inspect.Signature(
@@ -374,6 +401,19 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
         return function
 
     return register
+
+
+@contextmanager
+def _budget(command: str, max_memory: str | None, timeout: float | None):
+    """The memory budget and the deadline of --max-memory and --timeout, in force."""
+    from .budget import Budget, doing, parse_bytes, using
+
+    if max_memory is None:
+        in_force = Budget(timeout=timeout)
+    else:
+        in_force = Budget(parse_bytes(max_memory), timeout)
+    with using(in_force), doing(f"running gradcli {command}"):
+        yield
 
 
 def _check_encoding(options: dict) -> None:
@@ -677,6 +717,8 @@ def run_command(
     max_elements: MaxElements = Limits.max_elements,
     max_length: MaxLength = Limits.max_length,
     max_depth: MaxDepth = Limits.max_depth,
+    max_memory: MaxMemory = None,
+    timeout: Timeout = None,
 ) -> None:
     """Run a PyTorch script as Python's interactive interpreter would, printing what torch
     prints: print() output, the value of each bare expression, torch's warnings and errors
@@ -688,7 +730,8 @@ def run_command(
 
     with _guard(debug):
         _check_encoding({"script": script})
-        with limits.using(Limits(max_elements, max_length, max_depth)):
+        in_force = Limits(max_elements, max_length, max_depth)
+        with limits.using(in_force), _budget("run", max_memory, timeout):
             source = read_script(script)
             # Python names a script by its absolute path, in warnings and tracebacks
             name = "<stdin>" if script == "-" else os.path.abspath(script)

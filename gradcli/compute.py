@@ -14,8 +14,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from . import budget, limits
 from . import engine as gc
-from . import limits
 from .errors import GradcliError
 from .lang import Program, ir
 from .lang import functions as F
@@ -139,11 +139,26 @@ def bind(
                 f"a value was given for {name!r}, but the program has no input {name!r}",
                 hint=_did_you_mean(name, used) or _inputs_are(inputs),
             )
+    with budget.charging(budget.Tally()):  # the inputs together, each before it is built
+        return _bind(program, inputs, given, wrt, dtype, seed, defaults)
+
+
+def _bind(
+    program: Program,
+    inputs: list[str],
+    given: dict[str, np.ndarray],
+    wrt: list[str] | None,
+    dtype: str,
+    seed: int,
+    defaults: dict[str, np.ndarray],
+) -> Bound:
+    """``bind``'s values, once the names are checked."""
     arrays, requires_grad = {}, {}
     for name in inputs:
         declared_grad = True
         if name in given:
             array = given[name]
+            budget.check_bytes(np.asarray(array).nbytes, f"the input {name}")
             if name in program.declared:
                 declared_grad = program.declared_value(name, seed, build=False)[1]
         elif name in program.declared:
@@ -242,6 +257,7 @@ def grad(
         env[node].retain_grad()
     calls = _backward_calls(bound, env, of, v)
     for r in range(repeat):  # the graph is kept for the next repetition
+        budget.tick(f"backward pass {r + 1} of {repeat}")
         for name, out, gradient, keep in calls:
             if not out.requires_grad:
                 raise no_gradient(name, out)
@@ -516,6 +532,7 @@ def finite_difference_jacobian(function, point: np.ndarray, out_shape, dtype) ->
     columns = []
     flat = point.reshape(-1)
     for k in range(flat.size):
+        budget.tick(f"finite differences, element {k + 1} of {flat.size}")
         h = eps ** (1 / 3) * max(1.0, abs(float(flat[k])))
         plus, minus = flat.copy(), flat.copy()
         plus[k] += h
@@ -569,12 +586,14 @@ def check(
 
             start = gc.Tensor(bound.arrays[t])
             for method, strategy in (("reverse", "reverse-mode"), ("forward", "forward-mode")):
-                methods[method][t] = bound.engine(
-                    lambda f=function, s=start, how=strategy: gc.jacobian(f, s, strategy=how)
-                ).data
-            methods["finite differences"][t] = finite_difference_jacobian(
-                function, bound.arrays[t], out.shape, bound.dtype
-            )
+                with budget.doing(f"computing the Jacobian of {name} by {t} in {method} mode"):
+                    methods[method][t] = bound.engine(
+                        lambda f=function, s=start, how=strategy: gc.jacobian(f, s, strategy=how)
+                    ).data
+            with budget.doing(f"computing the Jacobian of {name} by {t} by finite differences"):
+                methods["finite differences"][t] = finite_difference_jacobian(
+                    function, bound.arrays[t], out.shape, bound.dtype
+                )
     notes = _cut_gradients(bound.program)
     symbolic, reason = symbolic_jacobian(bound, name, targets)
     if symbolic is not None:
@@ -734,6 +753,7 @@ def plot(
     s = np.linspace(span[0], span[1], points)
     values, slopes = np.empty(points), np.empty(points)
     for i, si in enumerate(s):
+        budget.tick(f"point {i + 1} of {points}")
         point = gc.Tensor(np.asarray(start + si * step, dtype=bound.dtype))
         value, slope = bound.engine(lambda p=point: gc.jvp(function, p, gc.Tensor(step)))
         values[i], slopes[i] = float(value.data.reshape(())), float(slope.data.reshape(()))

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from . import budget
 from . import engine as gc
 from .compute import Bound, _cotangent, _function_of, no_gradient, output_of
 from .lang import ir
@@ -75,7 +76,8 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     labels = {s.key: s.label for a in statements for s in steps[a.target]}
     backward: list[Backward] = []
     output_locals: tuple = ()
-    for a in reversed(statements):
+    for done, a in enumerate(reversed(statements)):
+        budget.tick(f"the backward pass, {done} of {len(statements)} statements explained")
         run = _step_runner(bound, a, env)
         for step in reversed(steps[a.target]):
             row = _backward_row(bound, step, env, names, labels, run)

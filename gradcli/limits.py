@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from . import budget
 from .errors import GradcliError
 
 # Python's own parser, which sympy's parser runs on, stops near 200 nested brackets; each
@@ -76,6 +77,7 @@ def check_elements(count: int, what: str, where: str | None = None) -> None:
             where=where,
             hint=hint + "make the values smaller",
         )
+    budget.check_bytes(count * budget.ELEMENT_BYTES, what, where)
 
 
 def check_length(text: str | int, what: str, at_least: bool = False) -> None:

@@ -36,8 +36,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from . import budget, torchtext
 from . import engine as gc
-from . import torchtext
 from .errors import GradcliError
 from .lang import functions as F
 from .lang import pytorch
@@ -449,7 +449,7 @@ class _Values(Numbers):
     others after torch's node for it (the op table's ``backward_name``)."""
 
     def __init__(self, env: dict[str, gc.Tensor], assignment: Assignment, session: Session):
-        super().__init__(env, assignment, {}, None, np.float32)
+        super().__init__(env, assignment, {}, None, np.float32, session.tally)
         self.session = session
 
     def apply(self, function: str, call: Callable[..., Any], args: list[Any]) -> gc.Tensor:
@@ -491,9 +491,11 @@ class Session:
         self.env: dict[str, Any] = {}  # tensors, and Python numbers (lr = 0.1)
         self.node_names: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.warned: set[int] = set()
+        self.tally = budget.Tally()  # the bytes of the script's values (--max-memory)
 
     def run(self, steps: list[Step]) -> None:
-        for step in steps:
+        for number, step in enumerate(steps, start=1):
+            budget.tick(f"statement {number} of {len(steps)}")
             if step.no_grad:
                 with gc.no_grad():
                     self.step(step)
@@ -532,9 +534,10 @@ class Session:
         node = ast.parse(step.constructor, mode="eval").body
         assert isinstance(node, ast.Call)  # a constructor is a call (checked by the validator)
         try:
-            array, keywords = parse_constructor(
-                node, step.constructor, generator_for(step.target, self.seed)
-            )
+            with budget.charging(self.tally):
+                array, keywords = parse_constructor(
+                    node, step.constructor, generator_for(step.target, self.seed)
+                )
         except GradcliError as exc:
             raise step.statement.error(exc.message, hint=exc.hint) from None
         requires_grad = keywords.get("requires_grad", False)

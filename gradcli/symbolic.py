@@ -21,6 +21,7 @@ from contextlib import contextmanager
 import numpy as np
 import sympy as sp
 
+from . import budget
 from .lang import ir
 from .lang.ir import Call, Const, Index, Name, Node, evaluate
 from .ops import batching
@@ -30,6 +31,10 @@ MAX_ELEMENTS = 64  # symbolic differentiation grows quickly; beyond this, skip i
 
 
 SECONDS = 5.0  # sympy's time for one command's formulas: exact work can grow exponentially
+# sympy differentiates, simplifies and evaluates by recursion over a formula's tree: beyond
+# this depth of nesting (about 30 statements of a chain such as h2 = sin(h1)*1.01 + 0.1) it
+# would exceed Python's recursion limit, so the formulas are not made
+MAX_NESTING = 90
 
 
 class NotSymbolic(Exception):
@@ -56,12 +61,15 @@ def time_budget(seconds: float = SECONDS):
         raise _OutOfTime
 
     started = time.monotonic()
+    seconds = budget.seconds_left(seconds)  # --timeout's deadline may come first
     handler = signal.signal(signal.SIGALRM, expire)
     outer, interval = signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     except _OutOfTime:
         raise NotSymbolic(f"sympy took longer than {seconds:g} s") from None
+    except RecursionError:  # a safety net: nesting() refuses such formulas before sympy sees them
+        raise NotSymbolic(TOO_DEEP) from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, handler)
@@ -83,6 +91,41 @@ def _or_reason(function):
             return None, str(exc)
 
     return bounded
+
+
+TOO_DEEP = "the formulas nest too deeply for sympy's recursive differentiation"
+
+
+def nesting(expressions, depths: dict) -> int:
+    """The deepest nesting of sympy ``expressions`` (a formula's tree as deep as its longest
+    path), found without recursion; ``depths`` remembers the sub-formulas already measured,
+    so a formula that reuses one (h2 = h1 * h1) costs its distinct parts only."""
+    deepest = 0
+    for root in expressions:
+        stack = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if node in depths:
+                continue
+            if not isinstance(node, sp.Basic) or not node.args:
+                depths[node] = 1
+            elif expanded:
+                depths[node] = 1 + max(depths[a] for a in node.args)
+            else:
+                stack.append((node, True))
+                stack.extend((a, False) for a in node.args if a not in depths)
+        deepest = max(deepest, depths[root])
+    return deepest
+
+
+def _check_nesting(target: str, value: np.ndarray, depths: dict) -> None:
+    """NotSymbolic when the formulas of ``target`` nest deeper than ``MAX_NESTING``."""
+    depth = nesting(value.reshape(-1), depths)
+    if depth > MAX_NESTING:
+        raise NotSymbolic(
+            f"{TOO_DEEP} (from {target} on, the formulas nest {depth} deep; sympy takes "
+            f"{MAX_NESTING})"
+        )
 
 
 def number(value: float) -> sp.Expr:
@@ -159,9 +202,12 @@ def symbolic_values(program, arrays: dict, targets: list[str], of: str) -> tuple
         else:
             env[name] = constant_array(np.asarray(array, dtype=float))
     arrays_of = Arrays(env, program.groups())
+    depths: dict = {}
     for assignment in program.assignments:
         if assignment.ir is not None:
-            env[assignment.target] = evaluate(assignment.ir, arrays_of)
+            value = evaluate(assignment.ir, arrays_of)
+            _check_nesting(assignment.target, np.asarray(value, dtype=object), depths)
+            env[assignment.target] = value
     output = env[of] if of in env else arrays_of.ref(of)
     return output, symbols
 

@@ -24,7 +24,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from . import limits
+from . import budget, limits
 from .errors import GradcliError
 from .syntax import explain
 
@@ -367,18 +367,37 @@ def _has_bool(value: Any) -> bool:
 _CHARACTERS_PER_NUMBER = 64
 
 
+_BLOCK = 1 << 20  # characters read at a time
+
+
 def read_data(stream, name: str) -> str:
-    """All of a text stream of numbers, refusing one too large for ``--max-elements``
-    before it is read."""
+    """All of a text stream of numbers, read in blocks and refused as soon as it holds more
+    than ``--max-elements`` numbers could take, or more than ``--max-memory`` can read."""
     most = _CHARACTERS_PER_NUMBER * limits.current().max_elements
-    text = stream.read(most + 1)
-    if len(text) > most:
+    # the bytes the text may take in memory (a character beyond ASCII takes 2 or 4)
+    room = budget.current().max_memory // budget.TEXT_FACTOR
+    blocks, length, held = [], 0, 0
+    while length <= most:
+        block = stream.read(min(_BLOCK, most + 1 - length))
+        if not block:
+            break
+        blocks.append(block)
+        length += len(block)
+        held += sys.getsizeof(block)
+        if held > room:
+            raise GradcliError(
+                f"{name} holds more than {length:,} characters: reading them would take more "
+                f"than the memory budget, {budget.format_bytes(budget.current().max_memory)} "
+                "(--max-memory)",
+                hint="raise --max-memory, or give the values as a .npy file",
+            )
+    if length > most:
         raise GradcliError(
             f"{name} holds more than {most:,} characters, more numbers than --max-elements "
             f"allows ({limits.current().max_elements:,})",
             hint="raise --max-elements, or give the values as a .npy file",
         )
-    return text
+    return "".join(blocks)
 
 
 def _from_json(source: str, name: str) -> np.ndarray:
@@ -558,6 +577,9 @@ def _check_npy_header(f, what: str) -> None:
             f"{what} holds {dtype} values, not numbers", hint="save integers or floats"
         )
     limits.check_elements(math.prod(shape), what)
+    # read as stored, then converted to float64: both are held at once
+    stored = math.prod(shape) * dtype.itemsize
+    budget.check_bytes(stored + math.prod(shape) * budget.ELEMENT_BYTES, what)
 
 
 def _from_csv(source: str, name: str) -> np.ndarray:

@@ -35,6 +35,7 @@ class Tape:
     steps: tuple[Step, ...]
     ranks: tuple[int, ...]  # the number of dimensions of each slot, as traced
     largest: int  # the most elements of any slot, as traced: a batch of B holds B times this
+    elements: int = 0  # the elements of all slots, as traced: a replay holds them all at once
 
     def run(self, *arrays: Array) -> list[Array]:
         slots: list[Any] = [None] * self.size  # arrays, or numpy scalars a step made
@@ -133,7 +134,10 @@ def _simplify(tracer: _Tracer, inputs: tuple[int, ...], outputs: tuple[int, ...]
     used_constants = tuple((s, v) for s, v in constants.items() if s in needed)
     ranks = tuple(np.ndim(a) for a in tracer.keep)
     largest = max((np.size(a) for a in tracer.keep), default=1)
-    return Tape(len(tracer.keep), inputs, outputs, used_constants, tuple(kept), ranks, largest)
+    elements = sum(int(np.size(a)) for a in tracer.keep)
+    return Tape(
+        len(tracer.keep), inputs, outputs, used_constants, tuple(kept), ranks, largest, elements
+    )
 
 
 # -- replaying a tape over a leading batch dimension ---------------------------------------------

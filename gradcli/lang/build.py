@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from .. import limits
+from .. import budget, limits
 from .ir import rename, version
 from .program import Assignment, Program
 from .validate import check, split_statements
@@ -27,6 +27,7 @@ def parse_program(source: str) -> Program:
     backward = []
     for checked in checked_all:
         statement = checked.statement
+        budget.tick(f"parsing statement {statement.number} of {len(checked_all)}")
         for name in checked.names:
             if name not in defined and later.get(name, 0) >= statement.number:
                 raise statement.error(

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import budget, limits
 from .. import engine as gc
-from .. import limits
 from ..errors import GradcliError, engine_hint
 from ..values import generator_for, parse_constructor
 from . import diagnose
@@ -170,12 +170,15 @@ class Program:
         self._check_writes(inputs)
         # Constants take the dtype of the inputs, so a float32 run stays float32 throughout.
         dtype = next((t.dtype for t in inputs.values() if t.dtype.kind == "f"), np.float64)
-        for a in self.assignments:
+        tally = budget.Tally(sum(t.data.nbytes for t in inputs.values()))
+        statements = len(self.assignments)
+        for number, a in enumerate(self.assignments, start=1):
             if a.ir is None:
                 continue
+            budget.tick(f"statement {number} of {statements}")
             watch = gc.watched_nonfinite()
             seen = 0 if watch is None else len(watch)
-            env[a.target] = Numbers(env, a, groups, log, dtype).tensor(a.ir)
+            env[a.target] = Numbers(env, a, groups, log, dtype, tally).tensor(a.ir)
             if log is not None:
                 diagnose.tag_origins(env[a.target], a.statement, log.origins)
                 diagnose.tag_tangents(watch, seen, a.statement)
@@ -274,12 +277,22 @@ class Numbers:
     operation makes it a tensor of the run's dtype. Runs one assignment; errors name its
     statement and the column of the function at fault."""
 
-    def __init__(self, env, assignment: Assignment, groups, log=None, dtype=np.float64):
+    def __init__(
+        self,
+        env,
+        assignment: Assignment,
+        groups,
+        log=None,
+        dtype=np.float64,
+        tally: budget.Tally | None = None,
+    ):
         self.env = env
         self.assignment = assignment
         self.groups = groups
         self.log = log
         self.dtype = dtype
+        # the bytes of the run's values so far (--max-memory); a step alone has its own
+        self.tally = budget.Tally() if tally is None else tally
 
     def tensor(self, node: Node) -> gc.Tensor:
         """``node``'s value as a tensor (a constant right-hand side, ``y = 2*3``, too)."""
@@ -336,6 +349,7 @@ class Numbers:
         if size is not None:
             try:
                 limits.check_elements(size, f"the result of {function}")
+                self.tally.charge(size * np.dtype(self.dtype).itemsize, f"the result of {function}")
             except GradcliError as exc:
                 raise self.fail(exc.message, function, exc.hint) from None
         try:
