@@ -15,6 +15,7 @@ from . import logical as _logical  # noqa: F401 - declares comparisons, logical 
 from . import losses as _losses  # noqa: F401 - declares the losses
 from . import methods as _methods
 from . import pointwise as _pointwise  # noqa: F401 - declares element-wise functions, activations
+from . import repeating as _repeating  # noqa: F401 - declares repeat, tile, pad, unflatten, ...
 from . import shapes as _shapes  # noqa: F401 - declares the shape operations
 from . import statistics as _statistics  # noqa: F401 - declares the statistics and scans
 from .creation import (

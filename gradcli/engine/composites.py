@@ -9,6 +9,7 @@ A ``backward_name`` here is the name of the node torch makes for the operation, 
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -55,13 +56,32 @@ _composite(
     symbolic=S.squeeze,
     explain=X.MOVED,
 )
+
+
+def flattened_shape(shape: tuple[int, ...], start_dim: int, end_dim: int) -> tuple[int, ...]:
+    """The shape ``flatten(x, start_dim, end_dim)`` makes of a tensor of ``shape``."""
+    if not shape:
+        P._axes(start_dim, 0), P._axes(end_dim, 0)  # validates the dims
+        return (1,)
+    start, end = P._axes(start_dim, len(shape))[0], P._axes(end_dim, len(shape))[0]
+    if start > end:
+        raise ShapeError(
+            f"flatten: start_dim ({start_dim}) cannot come after end_dim ({end_dim}) for a "
+            f"tensor of shape {shape}"
+        )
+    return shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :]
+
+
 _composite(
     "flatten",
-    "all elements as a vector",
-    (Param("input", TENSOR),),
+    "the dims start_dim to end_dim as one (all elements as a vector by default)",
+    (Param("input", TENSOR), Param("start_dim", INT, 0), Param("end_dim", INT, -1)),
     methods=("flatten",),
+    backward_name="ViewBackward0",
     explain=X.MOVED,
-    symbolic=lambda x: x.reshape(-1),
+    symbolic=lambda x, start_dim=0, end_dim=-1: x.reshape(
+        flattened_shape(x.shape, start_dim, end_dim)
+    ),
 )
 
 
@@ -135,9 +155,11 @@ def squeeze(x: TensorLike, dim: int | None = None) -> Tensor:
 
 
 @public("flatten")
-def flatten(x: TensorLike) -> Tensor:
-    """All elements as a vector."""
-    return P.reshape(x, -1)
+def flatten(x: TensorLike, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """The dims ``start_dim`` to ``end_dim`` (both included) as one: all elements as a vector
+    by default (a tensor of shape () becomes one of shape (1,), as torch's)."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    return P.reshape(x, flattened_shape(x.shape, int(start_dim), int(end_dim)))
 
 
 _composite(

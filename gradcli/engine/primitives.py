@@ -754,7 +754,11 @@ _EXPAND = register(
         jvp=lambda tangents, out, x, shape: expand(tangents[0], shape),
         backward_name="ExpandBackward0",
         batch=B.expand,
+        params=(Param("input", TENSOR), Param("sizes", SIZES)),
         methods=("expand",),
+        symbolic=lambda x, *sizes: np.broadcast_to(x, expanded_shape(x.shape, sizes)).copy(),
+        explain=X.COPIED,
+        kink="-1 keeps a size; the gradient sums over the copies (ExpandBackward0)",
     )
 )
 
@@ -771,11 +775,41 @@ def expand(x: TensorLike, *sizes: Any, shape: Sequence[int] | None = None) -> Te
     x = x if isinstance(x, Tensor) else Tensor(x)
     if shape is None:
         shape = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
-    shape = tuple(shape)
-    if -1 in shape:
-        offset = len(shape) - x.ndim
-        shape = tuple(x.shape[i - offset] if n == -1 else n for i, n in enumerate(shape))
+    shape = expanded_shape(x.shape, tuple(int(n) for n in shape))
     return x if x.shape == shape else apply(_EXPAND, x, shape=shape)
+
+
+def expanded_shape(shape: tuple[int, ...], sizes: Sequence[int]) -> tuple[int, ...]:
+    """The shape ``x.expand(*sizes)`` makes of a tensor of ``shape``, checked as torch does:
+    -1 keeps a size, a size of 1 becomes any size, new dims come first."""
+    sizes = tuple(sizes)
+    offset = len(sizes) - len(shape)
+    if offset < 0:
+        raise ShapeError(
+            f"expand: the number of sizes ({len(sizes)}) must be at least the number of "
+            f"dims of the tensor ({len(shape)}), shape {shape}"
+        )
+    out = []
+    for i, n in enumerate(sizes):
+        if i < offset:
+            if n < 0:
+                raise ShapeError(
+                    f"expand: the size {n} is not allowed in a new leading dim ({i}); "
+                    f"sizes {list(sizes)}"
+                )
+            out.append(n)
+            continue
+        old = shape[i - offset]
+        if n == -1 or n == old:
+            out.append(old)
+        elif old == 1 and n >= 0:
+            out.append(n)
+        else:
+            raise ShapeError(
+                f"expand: the size {n} must match the existing size {old} at dim {i} (a "
+                f"dim of size 1 may take any size); sizes {list(sizes)}, tensor shape {shape}"
+            )
+    return tuple(out)
 
 
 # -- reductions -------------------------------------------------------------------------------

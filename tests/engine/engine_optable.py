@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import optable_layers as Y
 import optable_linalg as L
+import optable_singles as Z
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -955,7 +956,13 @@ OPS: list[Op] = [
     Op("cat", _cat, REAL, cat_spec(), torch=lambda *xs, dim: torch_module().cat(xs, dim)),
     Op("unsqueeze", gc.unsqueeze, REAL, unsqueeze_spec()),
     Op("squeeze", gc.squeeze, REAL, squeeze_spec()),
-    Op("flatten", gc.flatten, REAL),
+    Op("flatten", gc.flatten, REAL, Z.flatten_spec()),
+    Op("unflatten", gc.unflatten, REAL, Z.unflatten_spec()),
+    Op("expand_as", Z.expand_as, REAL, Z.expand_as_spec(), torch=Z.torch_expand_as),
+    Op("repeat", Z.repeat, REAL, Z.repeat_spec(), torch=Z.torch_repeat),
+    Op("tile", gc.tile, REAL, Z.tile_spec()),
+    Op("repeat_interleave", gc.repeat_interleave, REAL, Z.repeat_interleave_spec()),
+    Op("pad", gc.pad, REAL, Z.pad_spec(), torch=Z.torch_pad),
     Op("triu", gc.triu, REAL, L.triangle_spec()),
     Op("tril", gc.tril, REAL, L.triangle_spec()),
     Op("diagonal", gc.diagonal, REAL, L.diagonal_spec()),
