@@ -1014,6 +1014,7 @@ OPS: list[Op] = [
     Op("tensordot", gc.tensordot, (REAL, REAL), L.tensordot_spec()),
     Op("kron", gc.kron, (REAL, REAL), L.kron_spec()),
     Op("cross", gc.cross, (REAL, REAL), L.cross_spec()),
+    Op("einsum", Z.einsum, REAL, Z.einsum_spec(), torch=Z.torch_einsum),
     Op(
         "det",
         lambda a: gc.det(L.well(a)),

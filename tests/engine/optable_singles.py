@@ -131,6 +131,42 @@ def torch_pad(x: Any, **params: Any) -> Any:
     return _torch().nn.functional.pad(x, **params)
 
 
+# einsum: (equation, the operands' shapes with letters for sizes); each letter gets a size
+_EINSUMS = [
+    ("ij,jk->ik", ("ij", "jk")),
+    ("ij,jk", ("ij", "jk")),
+    ("ii->i", ("ii",)),
+    ("ii", ("ii",)),
+    ("iij->j", ("iij",)),
+    ("ij->", ("ij",)),
+    ("ba", ("ab",)),
+    ("...ij,...jk->...ik", ("zij", "yzjk")),
+    ("ij,j->i", ("i1", "j")),
+    ("i,i,i->i", ("i", "i", "i")),
+    ("ij,kl->ijkl", ("ij", "kl")),
+    ("bij, bjk -> bik", ("bij", "bjk")),
+    ("...ij->j", ("zyij",)),
+    ("ii,i->i", ("ii", "i")),
+    ("ij,ij->", ("ij", "ij")),
+]
+
+
+@st.composite
+def einsum_spec(draw: Any) -> Spec:
+    equation, layouts = draw(st.sampled_from(_EINSUMS))
+    sizes = {c: draw(st.integers(1, SIDE)) for c in "".join(layouts) if c != "1"}
+    sizes["1"] = 1
+    return tuple(tuple(sizes[c] for c in layout) for layout in layouts), {"equation": equation}
+
+
+def einsum(*xs: Any, equation: str) -> Any:
+    return gc.einsum(equation, *xs)
+
+
+def torch_einsum(*xs: Any, equation: str) -> Any:
+    return _torch().einsum(equation, *xs)
+
+
 # Programs for the symbolic rules of these entries (test_engine_sweep's SYMBOLIC_PROGRAMS)
 M = "[[1,2],[3,-1]]"
 SYMBOLIC_PROGRAMS = {
@@ -140,6 +176,7 @@ SYMBOLIC_PROGRAMS = {
     "repeat": ("y = x.repeat(2, 1) * x[0]", M),
     "tile": ("y = tile(x * x, (2,))", M),
     "repeat_interleave": ("y = repeat_interleave(x * x, 2, 1)", M),
+    "einsum": ("y = einsum('ij,jk->ik', x, x * x) + einsum('ii->i', x)", M),
     "pad": (
         "y = pad(x * x, (1, 1), mode='reflect') + pad(x, (1, 1), value=2) "
         "+ pad(x, (0, 2), mode='replicate') * pad(x, (2, 0), mode='circular')",
