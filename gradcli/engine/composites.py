@@ -16,7 +16,18 @@ import numpy as np
 
 from ..ops import explaining as X
 from ..ops import symbolic as S
-from ..ops.table import INT, OPS, OPT_INT, REDUCTIONS, TENSOR, Op, Param, public, register
+from ..ops.table import (
+    INT,
+    OPS,
+    OPT_INT,
+    OPT_TENSOR,
+    REDUCTIONS,
+    TENSOR,
+    Op,
+    Param,
+    public,
+    register,
+)
 from . import primitives as P
 from .errors import DomainError, IndexDomainError, ShapeError
 from .tensor import Tensor, TensorLike
@@ -160,6 +171,47 @@ def flatten(x: TensorLike, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     by default (a tensor of shape () becomes one of shape (1,), as torch's)."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     return P.reshape(x, flattened_shape(x.shape, int(start_dim), int(end_dim)))
+
+
+def _one_bound(name: str, bound: str) -> None:
+    """clamp_min and clamp_max: clamp with one bound, a number or a tensor."""
+    side = "below" if bound == "min" else "above"
+    _composite(
+        name,
+        f"limit input from {side} by {bound} (a number or a tensor): clamp(input, {bound}=...)",
+        (Param("input", TENSOR), Param(bound, OPT_TENSOR)),
+        methods=(name,),
+        symbolic=OPS["clamp"].symbolic,
+        formula=lambda sp, v, b: OPS["clamp"].formula(  # type: ignore[misc]
+            sp, v, *((b, None) if bound == "min" else (None, b))
+        ),
+        explain=X.per_element(
+            lambda slot: (
+                f"1 where {slot.wrt} is inside the bound (the bound included), else 0"
+                if slot.position == 0
+                else f"1 where input is strictly {side} {slot.wrt}, else 0"
+            )
+        ),
+        backward_name=f"Clamp{bound.capitalize()}Backward0",
+        kink=f"the bound is included (gradient 1 to input there); a tensor {bound} gets the "
+        f"gradient where input is strictly {side} it",
+    )
+
+
+_one_bound("clamp_min", "min")
+_one_bound("clamp_max", "max")
+
+
+@public("clamp_min")
+def clamp_min(x: TensorLike, min: TensorLike) -> Tensor:  # noqa: A002 - PyTorch's name
+    """max(input, min) with clamp's gradient: the bound included."""
+    return P.clamp(x, min=min)
+
+
+@public("clamp_max")
+def clamp_max(x: TensorLike, max: TensorLike) -> Tensor:  # noqa: A002 - PyTorch's name
+    """min(input, max) with clamp's gradient: the bound included."""
+    return P.clamp(x, max=max)
 
 
 _composite(

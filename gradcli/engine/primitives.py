@@ -33,7 +33,7 @@ from ..ops.table import (
     INT,
     NUMBER,
     OPT_INT,
-    OPT_NUMBER,
+    OPT_TENSOR,
     REDUCTION,
     SIZES,
     TENSOR,
@@ -653,27 +653,83 @@ _clamp = _unary(
     "ClampBackward1",
     _clamp_forward,
     _clamp_derivative,
-    "limit to [min, max] (gradient 1 inside, bounds included)",
+    "limit to [min, max], numbers or tensors (gradient 1 inside, bounds included)",
     formula=S.clamp,
     symbolic=S.PIECEWISE,
     params=(
         Param("input", TENSOR),
-        Param("min", OPT_NUMBER, None),
-        Param("max", OPT_NUMBER, None),
+        Param("min", OPT_TENSOR, None),
+        Param("max", OPT_TENSOR, None),
     ),
-    kink="the gradient is 1 inside [min, max], bounds included, and 0 outside",
+    aliases=("clip",),
+    methods=("clamp", "clip"),
+    kink=(
+        "the gradient is 1 inside [min, max], bounds included, and 0 outside; a tensor bound "
+        "gets the gradient where input is strictly beyond it, min only where min < max and "
+        "max also where max < min (the result is max there), so where input < min == max "
+        "no one gets it, as PyTorch"
+    ),
 )
+
+
+def _inside_both(x: Array, low: Array, high: Array) -> NumpyResult:
+    return (x >= low) & (x <= high)
+
+
+def _below_min(x: Array, low: Array, high: Array) -> NumpyResult:
+    return (x < low) & (low < high)
+
+
+def _above_max(x: Array, low: Array, high: Array) -> NumpyResult:
+    return (x > high) | (high < low)
+
+
+def _clamped(x: Array, low: Array, high: Array) -> NumpyResult:
+    return np.minimum(np.maximum(x, low), high)
+
+
+def _at_least(x: Array, low: Array) -> NumpyResult:
+    return x >= low
+
+
+def _at_most(x: Array, high: Array) -> NumpyResult:
+    return x <= high
+
+
+def _clamp_tensors(x: Tensor, low: Tensor | None, high: Tensor | None) -> Tensor:
+    """clamp with a tensor bound, broadcasting the three: each element is input, min or max,
+    and the gradient goes to the one chosen by PyTorch's masks (clamp_backward_min_max)."""
+    if high is None:
+        assert low is not None
+        return where(mask(_at_least, x, low), x, low)
+    if low is None:
+        return where(mask(_at_most, x, high), x, high)
+    # input < min == max: the value is max, but PyTorch's masks give no one the gradient
+    neither = mask(_clamped, x, low, high)
+    rest = where(mask(_above_max, x, low, high), high, neither)
+    rest = where(mask(_below_min, x, low, high), low, rest)
+    return where(mask(_inside_both, x, low, high), x, rest)
+
+
+def _bound(value: Any, x: Tensor) -> Tensor | None:
+    if value is None or isinstance(value, Tensor):
+        return value
+    return Tensor(np.asarray(value, dtype=x.dtype))
 
 
 @public("clamp")
 def clamp(
     x: TensorLike,
-    min: float | None = None,  # noqa: A002
-    max: float | None = None,  # noqa: A002
+    min: TensorLike | None = None,  # noqa: A002
+    max: TensorLike | None = None,  # noqa: A002
 ) -> Tensor:
-    """Limit ``x`` to [min, max]; either bound may be None."""
+    """Limit ``x`` to [min, max]; either bound may be None, a number or a tensor (which
+    broadcasts with ``x``, as torch.clamp's Tensor overload)."""
     if min is None and max is None:
         raise DomainError("clamp: give at least one of min and max")
+    if any(isinstance(b, Tensor) or (b is not None and np.ndim(b)) for b in (min, max)):
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        return _clamp_tensors(x, _bound(min, x), _bound(max, x))
     return _clamp(x, min=min, max=max)
 
 

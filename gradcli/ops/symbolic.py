@@ -108,9 +108,12 @@ def where(sp: Any, condition: Formula, a: Formula, b: Formula) -> Formula:
 def clamp(sp: Any, v: Formula, low: float | None, high: float | None) -> Formula:
     from ..symbolic import number
 
-    pieces = [(number(low), v < low)] if low is not None else []
+    def bound(value: Any) -> Formula:  # a number, or a tensor bound's own formula
+        return number(value) if isinstance(value, (int, float)) else value
+
+    pieces = [(bound(low), v < low)] if low is not None else []
     if high is not None:
-        pieces.append((number(high), v > high))
+        pieces.append((bound(high), v > high))
     return sp.Piecewise(*pieces, (v, True))  # slope 1 inside, bounds included (PyTorch)
 
 

@@ -765,6 +765,17 @@ OPS: list[Op] = [
     Op("softmin", gc.softmin, REAL, along_dim(), torch=_t_functional("softmin")),
     Op("glu", gc.glu, REAL, glu_spec(), torch=_t_functional("glu")),
     Op("clamp", gc.clamp, CLAMP, with_params(one(), CLAMP_BOUNDS)),
+    # tensor bounds: distinct values (no ties), min > max at times
+    Op(
+        "clamp_tensors",
+        Z.clamp_tensors,
+        (DISTINCT, DISTINCT, DISTINCT),
+        Z.bounds_spec(),
+        torch=Z.torch_clamp_tensors,
+        prims=("where",),
+    ),
+    Op("clamp_min", gc.clamp_min, (DISTINCT, DISTINCT), Z.bounds_spec(1)),
+    Op("clamp_max", gc.clamp_max, CLAMP, with_params(one(), options(max=[0.5, -0.5]))),
     # element-wise, broadcasting
     Op("add", gc.add, (REAL, REAL), broadcast(2)),
     Op("sub", gc.sub, (REAL, REAL), broadcast(2)),

@@ -167,6 +167,26 @@ def torch_einsum(*xs: Any, equation: str) -> Any:
     return _torch().einsum(equation, *xs)
 
 
+@st.composite
+def bounds_spec(draw: Any, count: int = 2) -> Spec:
+    """An input and bounds that broadcast to its shape (torch's backward fails for an input
+    smaller than its bounds: 'output with shape [] doesn't match the broadcast shape')."""
+    shape = _shape(draw, 0)
+    bounds = []
+    for _ in range(count):
+        suffix = shape[len(shape) - draw(st.integers(0, len(shape))) :]
+        bounds.append(tuple(n if draw(st.booleans()) else 1 for n in suffix))
+    return (shape, *bounds), {}
+
+
+def clamp_tensors(x: Any, low: Any, high: Any) -> Any:
+    return gc.clamp(x, min=low, max=high)
+
+
+def torch_clamp_tensors(x: Any, low: Any, high: Any) -> Any:
+    return _torch().clamp(x, min=low, max=high)
+
+
 # Programs for the symbolic rules of these entries (test_engine_sweep's SYMBOLIC_PROGRAMS)
 M = "[[1,2],[3,-1]]"
 SYMBOLIC_PROGRAMS = {
