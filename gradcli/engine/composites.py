@@ -9,6 +9,7 @@ A ``backward_name`` here is the name of the node torch makes for the operation, 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +42,7 @@ def _composite(name: str, summary: str, params: tuple[Param, ...], **fields: Any
     register(Op(name, summary, params=params, **fields))
 
 
-_LOSS = OPS["binary_cross_entropy"].params  # input, target, reduction
+_LOSS = OPS["binary_cross_entropy"].params[:3]  # input, target, reduction
 _composite(
     "mse_loss",
     "mean squared error",
@@ -116,24 +117,69 @@ def _same_shape(name: str, a: Tensor, b: Tensor) -> None:
         )
 
 
+def _copy(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return np.array(x, dtype=dtype)
+
+
+def constant_weight(
+    name: str, what: str, weight: TensorLike, shape: tuple[int, ...], dtype: np.dtype
+) -> Tensor:
+    """A loss's weight as a value of ``dtype`` without a gradient (PyTorch refuses to
+    differentiate one), which must broadcast to ``shape``."""
+    w = weight if isinstance(weight, Tensor) else Tensor(np.asarray(weight, dtype=np.float64))
+    try:
+        fits = np.broadcast_shapes(w.shape, shape) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ShapeError(f"{name}: {what} of shape {w.shape} must broadcast to {tuple(shape)}")
+    return P.mask(functools.partial(_copy, dtype=dtype), w)
+
+
 @public("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(
-    input: TensorLike, target: TensorLike, reduction: str = "mean"
+    input: TensorLike,
+    target: TensorLike,
+    reduction: str = "mean",
+    weight: TensorLike | None = None,
+    pos_weight: TensorLike | None = None,
 ) -> Tensor:
-    """Sigmoid then binary cross-entropy in one numerically stable step (mean by default)."""
+    """Sigmoid then binary cross-entropy in one numerically stable step (mean by default);
+    ``weight`` scales each term, ``pos_weight`` the positive (target) term."""
+    name = "binary_cross_entropy_with_logits"
     input, target = P.as_tensor_pair(input, target)
-    _same_shape("binary_cross_entropy_with_logits", input, target)
-    return _reduce(P.bce_with_logits_elementwise(input, target), reduction)
+    _same_shape(name, input, target)
+    if pos_weight is None:
+        loss = P.bce_with_logits_elementwise(input, target)
+    else:
+        from .pointwise import softplus
+
+        pw = constant_weight(name, "pos_weight", pos_weight, input.shape, input.dtype)
+        scale = P.add(P.mul(P.sub(pw, 1.0), target), 1.0)  # (pos_weight - 1) y + 1
+        loss = P.add(P.mul(P.sub(1.0, target), input), P.mul(scale, softplus(P.neg(input))))
+    if weight is not None:
+        loss = P.mul(loss, constant_weight(name, "weight", weight, input.shape, input.dtype))
+    return _reduce(loss, reduction)
 
 
 @public("binary_cross_entropy")
-def binary_cross_entropy(input: TensorLike, target: TensorLike, reduction: str = "mean") -> Tensor:
-    """Binary cross-entropy of probabilities ``input`` against ``target`` (mean by default)."""
+def binary_cross_entropy(
+    input: TensorLike,
+    target: TensorLike,
+    reduction: str = "mean",
+    weight: TensorLike | None = None,
+) -> Tensor:
+    """Binary cross-entropy of probabilities ``input`` against ``target`` (mean by default),
+    each term scaled by ``weight`` when given."""
     input, target = P.as_tensor_pair(input, target)
     _same_shape("binary_cross_entropy", input, target)
     if np.any((input.data < 0) | (input.data > 1)):
         raise DomainError("binary_cross_entropy: all elements of input must be between 0 and 1")
-    return _reduce(P.bce_elementwise(input, target), reduction)
+    loss = P.bce_elementwise(input, target)
+    if weight is not None:
+        w = constant_weight("binary_cross_entropy", "weight", weight, input.shape, input.dtype)
+        loss = P.mul(loss, w)
+    return _reduce(loss, reduction)
 
 
 @public("mse_loss")

@@ -207,7 +207,7 @@ _EINSUM = register(
         batch=_einsum_batch,
         params=(Param("equation", EQUATION), Param("operands", VAR_TENSORS)),
         symbolic=_einsum_symbolic,
-        explain=X.per_element(_einsum_text),
+        explain=X.jacobian(_einsum_text),
         kink=(
             "smooth (multilinear); an operand's gradient is the einsum of the cotangent with "
             "the other operands, summed over the dims it broadcast"

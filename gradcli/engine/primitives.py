@@ -382,11 +382,14 @@ bce_with_logits_elementwise = _binary(
         neg(z) if needs[1] else None,
     ),
     "sigmoid + binary cross-entropy, stable (alias bce_with_logits)",
-    params=_LOSS,
+    params=(*_LOSS, Param("weight", OPT_TENSOR, None), Param("pos_weight", OPT_TENSOR, None)),
     methods=(),
     aliases=("bce_with_logits",),
     symbolic=S.bce_with_logits,
     explain=X.loss(X.bce_with_logits),
+    kink="weight scales each term, pos_weight the target's (positive) term, as PyTorch's "
+    "(1 - y) x + (1 + (pos_weight - 1) y) softplus(-x); neither gets a gradient (PyTorch "
+    "refuses to differentiate them)",
 )
 bce_elementwise = _binary(
     "binary_cross_entropy",
@@ -394,12 +397,13 @@ bce_elementwise = _binary(
     _bce_forward,
     _bce_partials,
     "binary cross-entropy of probabilities (alias bce)",
-    params=_LOSS,
+    params=(*_LOSS, Param("weight", OPT_TENSOR, None)),
     methods=(),
     aliases=("bce",),
     symbolic="its logarithms are clamped at -100, which sympy does not write",
     explain=X.loss(X.bce),
-    kink="each log term is clamped at -100 and the derivative's denominator at 1e-12",
+    kink="each log term is clamped at -100 and the derivative's denominator at 1e-12; weight "
+    "scales each term and gets no gradient (PyTorch refuses to differentiate it)",
 )
 
 
@@ -813,7 +817,7 @@ _EXPAND = register(
         params=(Param("input", TENSOR), Param("sizes", SIZES)),
         methods=("expand",),
         symbolic=lambda x, *sizes: np.broadcast_to(x, expanded_shape(x.shape, sizes)).copy(),
-        explain=X.COPIED,
+        explain=X.jacobian(lambda slot: f"1 where the element is a copy of that of {slot.wrt}"),
         kink="-1 keeps a size; the gradient sums over the copies (ExpandBackward0)",
     )
 )

@@ -35,6 +35,9 @@ from .composites import _composite
 from .errors import DomainError, ShapeError
 from .tensor import Tensor
 
+# The local derivative of an operation that copies elements, some more than once
+COPIES = X.jacobian(lambda slot: f"1 where the element is a copy of that of {slot.wrt}, else 0")
+
 
 def _tensor(x: Any) -> Tensor:
     return x if isinstance(x, Tensor) else Tensor(x)
@@ -107,7 +110,7 @@ _composite(
     methods=("expand_as",),
     backward_name="ExpandBackward0",
     symbolic=lambda x, other: np.broadcast_to(x, other.shape).copy(),
-    explain=X.COPIED,
+    explain=COPIES,
     kink="other gets no gradient (only its shape is read)",
 )
 
@@ -145,7 +148,7 @@ _composite(
     methods=("repeat",),
     backward_name="RepeatBackward0",
     symbolic=lambda x, *sizes: np.tile(x, sizes),
-    explain=X.COPIED,
+    explain=COPIES,
 )
 
 
@@ -165,7 +168,7 @@ _composite(
     methods=("tile",),
     backward_name="RepeatBackward0",
     symbolic=lambda x, dims: np.tile(x, _one(dims)),
-    explain=X.COPIED,
+    explain=COPIES,
 )
 
 
@@ -189,7 +192,7 @@ _composite(
     (Param("input", TENSOR), Param("repeats", INT), Param("dim", OPT_INT, None)),
     methods=("repeat_interleave",),
     symbolic=_interleave_symbolic,
-    explain=X.COPIED,
+    explain=COPIES,
 )
 
 
@@ -342,7 +345,7 @@ _composite(
         Param("value", OPT_NUMBER, None),
     ),
     symbolic=_pad_symbolic,
-    explain=X.PICKED,
+    explain=COPIES,
     kink=(
         "constant padding (value, 0 by default) gets no gradient and negative padding crops; "
         "reflect, replicate and circular send the gradient of each copy to the element copied"

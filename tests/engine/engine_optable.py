@@ -846,6 +846,44 @@ OPS: list[Op] = [
         torch=_t_functional("cross_entropy"),
     ),
     Op("nll_loss", gc.nll_loss, REAL, nll_spec(), torch=_t_cross_entropy_classes_nll),
+    # class weights and element weights (no gradient for them, as in torch)
+    Op(
+        "cross_entropy_weighted",
+        gc.cross_entropy,
+        REAL,
+        Z.weighted(nll_spec(smoothing=True)),
+        torch=Z.torch_weighted(_t_cross_entropy_classes),
+    ),
+    Op(
+        "cross_entropy_weighted_probabilities",
+        gc.cross_entropy,
+        (REAL, PROB),
+        Z.weighted(smoothed_probabilities()),
+        torch=Z.torch_weighted(_t_functional("cross_entropy")),
+    ),
+    Op(
+        "nll_loss_weighted",
+        gc.nll_loss,
+        REAL,
+        Z.weighted(nll_spec()),
+        torch=Z.torch_weighted(_t_cross_entropy_classes_nll),
+    ),
+    Op(
+        "binary_cross_entropy_weighted",
+        gc.binary_cross_entropy,
+        (PROB, PROB),
+        Z.weighted(with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})), True),
+        torch=Z.torch_weighted(_t_functional("binary_cross_entropy")),
+    ),
+    Op(
+        "binary_cross_entropy_with_logits_weighted",
+        gc.binary_cross_entropy_with_logits,
+        (WIDE, PROB),
+        Z.weighted(
+            with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})), True, True
+        ),
+        torch=Z.torch_weighted(_t_functional("binary_cross_entropy_with_logits")),
+    ),
     Op("l1_loss", gc.l1_loss, (DISTINCT, DISTINCT), loss_spec(), torch=_t_functional("l1_loss")),
     Op(
         "smooth_l1_loss",

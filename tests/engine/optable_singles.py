@@ -179,6 +179,44 @@ def bounds_spec(draw: Any, count: int = 2) -> Spec:
     return (shape, *bounds), {}
 
 
+def _weights(draw: Any, shape: tuple[int, ...]) -> np.ndarray:
+    values = draw(st.lists(st.floats(0.5, 2.0), min_size=int(np.prod(shape)), max_size=64))
+    return np.asarray(values[: int(np.prod(shape))], dtype=np.float64).reshape(shape)
+
+
+def weighted(spec: Any, elementwise: bool = False, pos: bool = False) -> Any:
+    """``spec`` with a ``weight``: one per class (the dim after the batch dim), or, for the
+    element-wise losses, one per element of a trailing part of the input's shape (and a
+    ``pos_weight`` too, with ``pos``)."""
+
+    @st.composite
+    def draw_weighted(draw: Any) -> Spec:
+        shapes, params = draw(spec)
+        x = shapes[0]
+        params = dict(params)
+        if elementwise:
+            for name in ("weight", "pos_weight") if pos else ("weight",):
+                if draw(st.booleans()) or name == "weight":
+                    params[name] = _weights(draw, x[len(x) - draw(st.integers(0, len(x))) :])
+        else:
+            params["weight"] = _weights(draw, (x[1] if len(x) > 1 else x[0],))
+        return shapes, params
+
+    return draw_weighted()
+
+
+def torch_weighted(function: Any) -> Any:
+    """A torch counterpart given the weights as torch tensors."""
+
+    def call(*xs: Any, **params: Any) -> Any:
+        for name in ("weight", "pos_weight"):
+            if name in params:
+                params[name] = _torch().from_numpy(params[name])
+        return function(*xs, **params)
+
+    return call
+
+
 def clamp_tensors(x: Any, low: Any, high: Any) -> Any:
     return gc.clamp(x, min=low, max=high)
 
