@@ -9,6 +9,7 @@ from typing import Any as _Any
 
 from ..ops.table import OPS
 from . import composites as _composites  # noqa: F401 - declares the composite operations
+from . import dropout as _dropout  # noqa: F401 - declares dropout
 from . import einsum as _einsum  # noqa: F401 - declares einsum
 from . import layers as _layers  # noqa: F401 - declares the layers (linear, conv2d, ...)
 from . import linalg as _linalg  # noqa: F401 - declares the linear algebra operations
@@ -33,6 +34,7 @@ from .creation import (
     tensor,
     zeros,
 )
+from .dropout import dropout_seed
 from .errors import (
     DomainError,
     DtypeError,
@@ -81,6 +83,7 @@ __all__ = [
     "Tensor",
     "arange",
     "backward",
+    "dropout_seed",
     "eye",
     "float32",
     "float64",

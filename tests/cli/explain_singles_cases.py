@@ -19,6 +19,13 @@ def _case(text: str, inputs: dict[str, Any], function: Any) -> tuple[str, dict[s
     return text, inputs, lambda t: function(*t.values())
 
 
+def _dropped(n: int) -> Any:
+    """The mask explain draws: --seed 0, a vector of n."""
+    from gradcli.engine.dropout import dropout_mask
+
+    return torch.from_numpy(dropout_mask((n,), 0.5, 0) * 2.0)
+
+
 CASES = {
     "unflatten": _case("unflatten(m, 1, (3, 1))", {"m": M}, lambda m: m.unflatten(1, (3, 1))),
     "expand": _case("x.expand(2, 4)", {"x": X}, lambda x: x.expand(2, 4)),
@@ -37,6 +44,7 @@ CASES = {
         "einsum('ij,jk->ik', m, k)", {"m": M, "k": K}, lambda m, k: torch.einsum("ij,jk->ik", m, k)
     ),
     "clamp_min": _case("clamp_min(x, w)", {"x": X, "w": [0.0, 0.0, 3.0, 0.0]}, torch.clamp_min),
+    "dropout": _case("dropout(x, 0.5)", {"x": X}, lambda x: x * _dropped(len(X))),
     "clamp_max": _case("clamp_max(x, 0.5)", {"x": X}, lambda x: torch.clamp_max(x, 0.5)),
 }
 FIXED = {"expand_as": {"m"}}  # only its shape is read

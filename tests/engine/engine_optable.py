@@ -1146,6 +1146,7 @@ OPS: list[Op] = [
     Op("group_norm", Y.group_norm(), DISTINCT, Y.group_norm_spec(), torch=Y.group_norm(True)),
     Op("batch_norm", Y.batch_norm(), DISTINCT, Y.batch_norm_spec(), torch=Y.batch_norm(True)),
     Op("embedding", Y.embedding(), REAL, Y.embedding_spec(), torch=Y.embedding(True)),
+    Op("dropout", Z.dropout, REAL, Z.dropout_spec(), torch=Z.torch_dropout, prims=("mul",)),
     Op(
         "scaled_dot_product_attention",
         gc.scaled_dot_product_attention,

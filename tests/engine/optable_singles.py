@@ -225,6 +225,26 @@ def torch_clamp_tensors(x: Any, low: Any, high: Any) -> Any:
     return _torch().clamp(x, min=low, max=high)
 
 
+@st.composite
+def dropout_spec(draw: Any) -> Spec:
+    shape = _shape(draw, 0)
+    return (shape,), {"p": draw(st.sampled_from([0.0, 0.3, 0.5, 1.0])), "training": True}
+
+
+def dropout(x: Any, p: float, training: bool) -> Any:
+    with gc.dropout_seed(7):  # the same mask at every evaluation of a case
+        return gc.dropout(x, p, training)
+
+
+def torch_dropout(x: Any, p: float, training: bool) -> Any:
+    """torch's dropout given gradcli's mask (torch's generator draws another)."""
+    from gradcli.engine.dropout import dropout_mask
+
+    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+    keep = dropout_mask(tuple(x.shape), p, 7)
+    return x * _torch().from_numpy(np.asarray(keep * scale)) if training else x
+
+
 # Programs for the symbolic rules of these entries (test_engine_sweep's SYMBOLIC_PROGRAMS)
 M = "[[1,2],[3,-1]]"
 SYMBOLIC_PROGRAMS = {
