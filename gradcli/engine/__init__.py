@@ -15,6 +15,7 @@ from . import layers as _layers  # noqa: F401 - declares the layers (linear, con
 from . import linalg as _linalg  # noqa: F401 - declares the linear algebra operations
 from . import logical as _logical  # noqa: F401 - declares comparisons, logical operations, masks
 from . import losses as _losses  # noqa: F401 - declares the losses
+from . import matrix_power as _matrix_power  # noqa: F401 - declares matrix_power
 from . import methods as _methods
 from . import pointwise as _pointwise  # noqa: F401 - declares element-wise functions, activations
 from . import repeating as _repeating  # noqa: F401 - declares repeat, tile, pad, unflatten, ...

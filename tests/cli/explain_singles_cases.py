@@ -45,6 +45,11 @@ CASES = {
     ),
     "clamp_min": _case("clamp_min(x, w)", {"x": X, "w": [0.0, 0.0, 3.0, 0.0]}, torch.clamp_min),
     "dropout": _case("dropout(x, 0.5)", {"x": X}, lambda x: x * _dropped(len(X))),
+    "matrix_power": _case(
+        "matrix_power(s, 2)",
+        {"s": [[2.0, 1.0], [0.5, 3.0]]},
+        lambda s: torch.linalg.matrix_power(s, 2),
+    ),
     "clamp_max": _case("clamp_max(x, 0.5)", {"x": X}, lambda x: torch.clamp_max(x, 0.5)),
 }
 FIXED = {"expand_as": {"m"}}  # only its shape is read

@@ -1080,6 +1080,14 @@ OPS: list[Op] = [
         torch=lambda a: torch_module().linalg.inv(L.well(a)),
     ),
     Op(
+        "matrix_power",
+        lambda a, n: gc.matrix_power(L.well(a), n),
+        Domain(-0.5, 0.5),
+        Z.matrix_power_spec(),
+        torch=lambda a, n: torch_module().linalg.matrix_power(L.well(a), n),
+        prims=("matmul",),
+    ),
+    Op(
         "solve",
         lambda a, b: gc.solve(L.well(a), b),
         (Domain(-0.5, 0.5), REAL),

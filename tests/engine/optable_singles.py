@@ -245,6 +245,13 @@ def torch_dropout(x: Any, p: float, training: bool) -> Any:
     return x * _torch().from_numpy(np.asarray(keep * scale)) if training else x
 
 
+@st.composite
+def matrix_power_spec(draw: Any) -> Spec:
+    n = draw(st.integers(1, SIDE))
+    batch = draw(st.sampled_from([(), (2,)]))
+    return ((*batch, n, n),), {"n": draw(st.integers(-2, 3))}
+
+
 # Programs for the symbolic rules of these entries (test_engine_sweep's SYMBOLIC_PROGRAMS)
 M = "[[1,2],[3,-1]]"
 SYMBOLIC_PROGRAMS = {
@@ -254,6 +261,7 @@ SYMBOLIC_PROGRAMS = {
     "repeat": ("y = x.repeat(2, 1) * x[0]", M),
     "tile": ("y = tile(x * x, (2,))", M),
     "repeat_interleave": ("y = repeat_interleave(x * x, 2, 1)", M),
+    "matrix_power": ("y = matrix_power(x, 3)", M),
     "einsum": ("y = einsum('ij,jk->ik', x, x * x) + einsum('ii->i', x)", M),
     "pad": (
         "y = pad(x * x, (1, 1), mode='reflect') + pad(x, (1, 1), value=2) "
