@@ -164,11 +164,11 @@ def test_indexing_and_slicing(source, expected):
         ("y = norm(x, p=1)", call("norm", X, lit(1), lit(None), lit(False))),
         (
             "y = cross_entropy(x, w, reduction='sum')",
-            call("cross_entropy", X, W, lit("sum"), lit(-100), lit(0.0)),
+            call("cross_entropy", X, W, lit("sum"), lit(-100), lit(0.0), None),  # weight None
         ),
         (
             "y = bce_with_logits(x, w)",
-            call("binary_cross_entropy_with_logits", X, W, lit("mean")),
+            call("binary_cross_entropy_with_logits", X, W, lit("mean"), None, None),
         ),
         ("y = softmax(x, dim=0)", call("softmax", X, lit(0))),
         ("y = reshape(x, 2, -1)", call("reshape", X, lit(2), lit(-1))),
