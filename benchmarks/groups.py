@@ -92,6 +92,23 @@ def _scans(x: np.ndarray, t: np.ndarray) -> Arrays:
     return np.sum(np.cumsum(x, 1) * t), gradient
 
 
+def _layers(x: np.ndarray, t: np.ndarray) -> Arrays:
+    # y = sum(layer_norm(x @ t^T, 256) * t): layer_norm's backward by hand
+    h = x @ t.T
+    centred = h - h.mean(axis=1, keepdims=True)
+    sigma = np.sqrt((centred * centred).mean(axis=1, keepdims=True) + 1e-5)
+    normal = centred / sigma
+    dh = t - t.mean(axis=1, keepdims=True) - normal * (t * normal).mean(axis=1, keepdims=True)
+    return np.sum(normal * t), (dh / sigma) @ t
+
+
+def _decompositions(x: np.ndarray, t: np.ndarray) -> Arrays:
+    # y = sum(inv(x + 64 I)) (an LU factorization); dy/dx = -inv^T 1 1^T inv^T
+    inverse = np.linalg.inv(x + 64 * np.eye(len(x)))
+    ones = np.ones_like(x)
+    return np.sum(inverse), -inverse.T @ ones @ inverse.T
+
+
 CASES = (
     Case(
         "elementwise",
@@ -134,6 +151,18 @@ CASES = (
         "y = sum(where(x > 0, x * x, -x))",
         _masks,
         lambda torch, x, t: torch.where(x > 0, x * x, -x).sum(),
+    ),
+    Case(
+        "layers",
+        "y = sum(layer_norm(linear(x, t), 256) * t)",
+        _layers,
+        lambda torch, x, t: (torch.nn.functional.layer_norm(x @ t.T, (256,)) * t).sum(),
+    ),
+    Case(
+        "linear algebra (decompositions)",
+        "y = sum(inv(x + 64 * diag(t[0] * 0 + 1)))",
+        _decompositions,
+        lambda torch, x, t: torch.linalg.inv(x + 64 * torch.eye(len(x), dtype=x.dtype)).sum(),
     ),
     Case(
         "scans",

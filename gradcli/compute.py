@@ -49,6 +49,7 @@ class Bound:
     requires_grad: dict[str, bool]
     dtype: type
     log: RunLog = field(default_factory=RunLog)
+    seed: int = 0  # --seed: rand/randn values, and dropout's masks
 
     def leaves(self) -> dict[str, gc.Tensor]:
         """Fresh leaf tensors for one run of the program."""
@@ -58,7 +59,8 @@ class Bound:
         }
 
     def run(self, leaves: dict[str, gc.Tensor]) -> dict[str, gc.Tensor]:
-        return self.program.run(leaves, self.log)
+        with gc.dropout_seed(self.seed):  # every run drops the same elements
+            return self.program.run(leaves, self.log)
 
     def engine(self, action):
         """Run ``action`` on the engine, reporting the nodes whose reverse rule first made a
@@ -175,7 +177,7 @@ def _bind(
             raise GradcliError(f"no value for the input {name!r}", hint=hint)
         arrays[name] = np.asarray(array, dtype=DTYPES[dtype])
         requires_grad[name] = declared_grad if wrt is None else name in wrt
-    return Bound(program, arrays, requires_grad, DTYPES[dtype])
+    return Bound(program, arrays, requires_grad, DTYPES[dtype], seed=seed)
 
 
 def no_gradient(name: str, out: gc.Tensor) -> GradcliError:

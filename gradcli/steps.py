@@ -121,6 +121,10 @@ def _arguments(node: Call, args: list) -> list[str]:
     for param in F.FUNCTIONS[node.op].params:
         if param.kind == F.SIZES:
             texts.extend(str(value) for value in options)
+        elif param.kind == F.VAR_TENSORS:  # einsum(equation, a, b): the rest of the operands
+            texts.extend(value[0] for _, value in operands)
+        elif param.kind == F.EQUATION:  # before the operands, so never by keyword
+            texts.append(repr(next(options)))
         elif param.kind in F.OPERAND_KINDS:
             arg, value = next(operands)
             if arg is None:  # left out: None, its default

@@ -9,12 +9,16 @@ from typing import Any as _Any
 
 from ..ops.table import OPS
 from . import composites as _composites  # noqa: F401 - declares the composite operations
+from . import dropout as _dropout  # noqa: F401 - declares dropout
+from . import einsum as _einsum  # noqa: F401 - declares einsum
 from . import layers as _layers  # noqa: F401 - declares the layers (linear, conv2d, ...)
 from . import linalg as _linalg  # noqa: F401 - declares the linear algebra operations
 from . import logical as _logical  # noqa: F401 - declares comparisons, logical operations, masks
 from . import losses as _losses  # noqa: F401 - declares the losses
+from . import matrix_power as _matrix_power  # noqa: F401 - declares matrix_power
 from . import methods as _methods
 from . import pointwise as _pointwise  # noqa: F401 - declares element-wise functions, activations
+from . import repeating as _repeating  # noqa: F401 - declares repeat, tile, pad, unflatten, ...
 from . import shapes as _shapes  # noqa: F401 - declares the shape operations
 from . import statistics as _statistics  # noqa: F401 - declares the statistics and scans
 from .creation import (
@@ -31,6 +35,7 @@ from .creation import (
     tensor,
     zeros,
 )
+from .dropout import dropout_seed
 from .errors import (
     DomainError,
     DtypeError,
@@ -79,6 +84,7 @@ __all__ = [
     "Tensor",
     "arange",
     "backward",
+    "dropout_seed",
     "eye",
     "float32",
     "float64",

@@ -9,13 +9,26 @@ A ``backward_name`` here is the name of the node torch makes for the operation, 
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..ops import explaining as X
 from ..ops import symbolic as S
-from ..ops.table import INT, OPS, OPT_INT, REDUCTIONS, TENSOR, Op, Param, public, register
+from ..ops.table import (
+    INT,
+    OPS,
+    OPT_INT,
+    OPT_TENSOR,
+    REDUCTIONS,
+    TENSOR,
+    Op,
+    Param,
+    public,
+    register,
+)
 from . import primitives as P
 from .errors import DomainError, IndexDomainError, ShapeError
 from .tensor import Tensor, TensorLike
@@ -29,7 +42,7 @@ def _composite(name: str, summary: str, params: tuple[Param, ...], **fields: Any
     register(Op(name, summary, params=params, **fields))
 
 
-_LOSS = OPS["binary_cross_entropy"].params  # input, target, reduction
+_LOSS = OPS["binary_cross_entropy"].params[:3]  # input, target, reduction
 _composite(
     "mse_loss",
     "mean squared error",
@@ -62,13 +75,32 @@ _composite(
     symbolic=S.squeeze,
     explain=X.MOVED,
 )
+
+
+def flattened_shape(shape: tuple[int, ...], start_dim: int, end_dim: int) -> tuple[int, ...]:
+    """The shape ``flatten(x, start_dim, end_dim)`` makes of a tensor of ``shape``."""
+    if not shape:
+        P._axes(start_dim, 0), P._axes(end_dim, 0)  # validates the dims
+        return (1,)
+    start, end = P._axes(start_dim, len(shape))[0], P._axes(end_dim, len(shape))[0]
+    if start > end:
+        raise ShapeError(
+            f"flatten: start_dim ({start_dim}) cannot come after end_dim ({end_dim}) for a "
+            f"tensor of shape {shape}"
+        )
+    return shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :]
+
+
 _composite(
     "flatten",
-    "all elements as a vector",
-    (Param("input", TENSOR),),
+    "the dims start_dim to end_dim as one (all elements as a vector by default)",
+    (Param("input", TENSOR), Param("start_dim", INT, 0), Param("end_dim", INT, -1)),
     methods=("flatten",),
+    backward_name="ViewBackward0",
     explain=X.MOVED,
-    symbolic=lambda x: x.reshape(-1),
+    symbolic=lambda x, start_dim=0, end_dim=-1: x.reshape(
+        flattened_shape(x.shape, start_dim, end_dim)
+    ),
 )
 
 
@@ -92,24 +124,69 @@ def _same_shape(name: str, a: Tensor, b: Tensor) -> None:
         )
 
 
+def _copy(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return np.array(x, dtype=dtype)
+
+
+def constant_weight(
+    name: str, what: str, weight: TensorLike, shape: tuple[int, ...], dtype: np.dtype
+) -> Tensor:
+    """A loss's weight as a value of ``dtype`` without a gradient (PyTorch refuses to
+    differentiate one), which must broadcast to ``shape``."""
+    w = weight if isinstance(weight, Tensor) else Tensor(np.asarray(weight, dtype=np.float64))
+    try:
+        fits = np.broadcast_shapes(w.shape, shape) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ShapeError(f"{name}: {what} of shape {w.shape} must broadcast to {tuple(shape)}")
+    return P.mask(functools.partial(_copy, dtype=dtype), w)
+
+
 @public("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(
-    input: TensorLike, target: TensorLike, reduction: str = "mean"
+    input: TensorLike,
+    target: TensorLike,
+    reduction: str = "mean",
+    weight: TensorLike | None = None,
+    pos_weight: TensorLike | None = None,
 ) -> Tensor:
-    """Sigmoid then binary cross-entropy in one numerically stable step (mean by default)."""
+    """Sigmoid then binary cross-entropy in one numerically stable step (mean by default);
+    ``weight`` scales each term, ``pos_weight`` the positive (target) term."""
+    name = "binary_cross_entropy_with_logits"
     input, target = P.as_tensor_pair(input, target)
-    _same_shape("binary_cross_entropy_with_logits", input, target)
-    return _reduce(P.bce_with_logits_elementwise(input, target), reduction)
+    _same_shape(name, input, target)
+    if pos_weight is None:
+        loss = P.bce_with_logits_elementwise(input, target)
+    else:
+        from .pointwise import softplus
+
+        pw = constant_weight(name, "pos_weight", pos_weight, input.shape, input.dtype)
+        scale = P.add(P.mul(P.sub(pw, 1.0), target), 1.0)  # (pos_weight - 1) y + 1
+        loss = P.add(P.mul(P.sub(1.0, target), input), P.mul(scale, softplus(P.neg(input))))
+    if weight is not None:
+        loss = P.mul(loss, constant_weight(name, "weight", weight, input.shape, input.dtype))
+    return _reduce(loss, reduction)
 
 
 @public("binary_cross_entropy")
-def binary_cross_entropy(input: TensorLike, target: TensorLike, reduction: str = "mean") -> Tensor:
-    """Binary cross-entropy of probabilities ``input`` against ``target`` (mean by default)."""
+def binary_cross_entropy(
+    input: TensorLike,
+    target: TensorLike,
+    reduction: str = "mean",
+    weight: TensorLike | None = None,
+) -> Tensor:
+    """Binary cross-entropy of probabilities ``input`` against ``target`` (mean by default),
+    each term scaled by ``weight`` when given."""
     input, target = P.as_tensor_pair(input, target)
     _same_shape("binary_cross_entropy", input, target)
     if np.any((input.data < 0) | (input.data > 1)):
         raise DomainError("binary_cross_entropy: all elements of input must be between 0 and 1")
-    return _reduce(P.bce_elementwise(input, target), reduction)
+    loss = P.bce_elementwise(input, target)
+    if weight is not None:
+        w = constant_weight("binary_cross_entropy", "weight", weight, input.shape, input.dtype)
+        loss = P.mul(loss, w)
+    return _reduce(loss, reduction)
 
 
 @public("mse_loss")
@@ -142,9 +219,52 @@ def squeeze(x: TensorLike, dim: int | None = None) -> Tensor:
 
 
 @public("flatten")
-def flatten(x: TensorLike) -> Tensor:
-    """All elements as a vector."""
-    return P.reshape(x, -1)
+def flatten(x: TensorLike, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """The dims ``start_dim`` to ``end_dim`` (both included) as one: all elements as a vector
+    by default (a tensor of shape () becomes one of shape (1,), as torch's)."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    return P.reshape(x, flattened_shape(x.shape, int(start_dim), int(end_dim)))
+
+
+def _one_bound(name: str, bound: str) -> None:
+    """clamp_min and clamp_max: clamp with one bound, a number or a tensor."""
+    side = "below" if bound == "min" else "above"
+    _composite(
+        name,
+        f"limit input from {side} by {bound} (a number or a tensor): clamp(input, {bound}=...)",
+        (Param("input", TENSOR), Param(bound, OPT_TENSOR)),
+        methods=(name,),
+        symbolic=OPS["clamp"].symbolic,
+        formula=lambda sp, v, b: OPS["clamp"].formula(  # type: ignore[misc]
+            sp, v, *((b, None) if bound == "min" else (None, b))
+        ),
+        explain=X.per_element(
+            lambda slot: (
+                f"1 where {slot.wrt} is inside the bound (the bound included), else 0"
+                if slot.position == 0
+                else f"1 where input is strictly {side} {slot.wrt}, else 0"
+            )
+        ),
+        backward_name=f"Clamp{bound.capitalize()}Backward0",
+        kink=f"the bound is included (gradient 1 to input there); a tensor {bound} gets the "
+        f"gradient where input is strictly {side} it",
+    )
+
+
+_one_bound("clamp_min", "min")
+_one_bound("clamp_max", "max")
+
+
+@public("clamp_min")
+def clamp_min(x: TensorLike, min: TensorLike) -> Tensor:  # noqa: A002 - PyTorch's name
+    """max(input, min) with clamp's gradient: the bound included."""
+    return P.clamp(x, min=min)
+
+
+@public("clamp_max")
+def clamp_max(x: TensorLike, max: TensorLike) -> Tensor:  # noqa: A002 - PyTorch's name
+    """min(input, max) with clamp's gradient: the bound included."""
+    return P.clamp(x, max=max)
 
 
 _composite(

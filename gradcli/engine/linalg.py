@@ -100,32 +100,8 @@ def _objects(matrix: Any) -> Objects:
     return np.asarray(np.array(matrix.tolist(), dtype=object), dtype=object)
 
 
-def _differential(formula: Callable[[Any], str]) -> Callable[[Any, Any], tuple[str, str, str, Any]]:
-    """An explain rule for an operation whose Jacobian is best said as a differential:
-    ``d(inv(A)) = -inv(A) @ dA @ inv(A)``; the value is the whole Jacobian, out.shape +
-    operand.shape, row by row from J^T e_k (None when it is too large to show)."""
-
-    def rule(slot: Any, vary: Any) -> tuple[str, str, str, Any]:
-        from .. import limits
-
-        out, operand = np.shape(slot.out), np.shape(slot.arrays[slot.position])
-        entries = math.prod(out) * math.prod(operand)
-        if entries > min(X.BLOCK_ENTRIES, limits.current().max_elements):
-            return (
-                X.d(slot.node),
-                f"{formula(slot)}; its Jacobian is too large to show",
-                "jacobian",
-                None,
-            )
-        rows = []
-        for k in range(math.prod(out)):
-            unit = np.zeros(math.prod(out))
-            unit[k] = 1.0
-            rows.append(np.asarray(vary(unit.reshape(out))).reshape(-1))
-        value = np.array(rows).reshape(out + operand) if rows else np.zeros(out + operand)
-        return X.d(slot.node), formula(slot), "jacobian", value
-
-    return rule
+# An explain rule for an operation whose Jacobian is best said as a differential (inv's)
+_differential = X.jacobian
 
 
 # -- the cofactor matrix and det --------------------------------------------------------------
@@ -469,7 +445,7 @@ def _matrices(name: str, a: Tensor, b: Tensor, ndims: tuple[int, int]) -> None:
         )
 
 
-def _bilinear(formula: str) -> Callable[[Any, Any], tuple[str, str, str, None]]:
+def _bilinear(formula: str) -> X.ExplainRule:
     """The differential of a product of two operands, ``formula`` with {a}, {b}, {da}, {db}."""
 
     def text(slot: Any) -> str:

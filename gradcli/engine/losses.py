@@ -25,6 +25,7 @@ from ..ops.table import (
     INT,
     KL_REDUCTION,
     NUMBER,
+    OPT_TENSOR,
     REDUCTION,
     TENSOR,
     Op,
@@ -33,7 +34,7 @@ from ..ops.table import (
     register,
 )
 from . import primitives as P
-from .composites import _reduce, _same_shape
+from .composites import _reduce, _same_shape, constant_weight
 from .errors import DomainError, IndexDomainError, ShapeError
 from .tensor import Tensor
 
@@ -840,21 +841,42 @@ def _picked_nll(log_probs: Tensor, indices: np.ndarray, ignore_index: int) -> tu
     return picked, int(np.sum(kept))
 
 
-def _class_reduce(loss: Tensor, kept: int, reduction: str) -> Tensor:
+def _class_reduce(loss: Tensor, kept: int, reduction: str, total: Tensor | None = None) -> Tensor:
     """The reduction of a class-index loss: its mean is over the targets kept (nan if none,
-    as PyTorch's 0/0, with a gradient of 0 as PyTorch's)."""
+    as PyTorch's 0/0, with a gradient of 0 as PyTorch's), or with class weights, divided by
+    ``total``, the sum of the kept targets' weights."""
     if reduction == "mean":
         if kept == 0:  # PyTorch: a nan mean, and a gradient of 0 (not nan)
             return P.add(P.mul(P.sum(loss), 0.0), math.nan)
-        return P.div(P.sum(loss), float(kept))
+        return P.div(P.sum(loss), float(kept) if total is None else total)
     return _reduce(loss, reduction)
+
+
+def _class_weight(name: str, weight: Operand, input: Tensor) -> Tensor:
+    """The class weights, shape (C,), without a gradient, as a tensor along the class dim."""
+    dim = 1 if input.ndim > 1 else 0
+    w = weight if isinstance(weight, Tensor) else Tensor(np.asarray(weight, dtype=np.float64))
+    if w.shape != (input.shape[dim],):
+        raise ShapeError(
+            f"{name}: weight must hold one weight per class, shape ({input.shape[dim]},), got "
+            f"{w.shape}"
+        )
+    w = constant_weight(name, "weight", w, w.shape, input.dtype)
+    return P.reshape(w, (-1,) + (1,) * (input.ndim - dim - 1))
+
+
+def _picked_weight(w: Tensor, indices: np.ndarray, ignore_index: int) -> Tensor:
+    """w[target] for each target (0 where ignored): each term's weight."""
+    kept = indices != ignore_index
+    picked = P.getitem(P.reshape(w, -1), (np.where(kept, indices, 0),))
+    return P.mul(picked, Tensor(kept.astype(w.dtype))) if not np.all(kept) else picked
 
 
 _CLASSES = "class indices pick elements by value, which sympy does not write"
 _loss(
     "nll_loss",
     "negative log-likelihood: -input[n, target[n]]; input holds log-probabilities",
-    (*_INPUTS, _REDUCED, Param("ignore_index", INT, -100)),
+    (*_INPUTS, _REDUCED, Param("ignore_index", INT, -100), Param("weight", OPT_TENSOR, None)),
     symbolic=_CLASSES,
     explain=_per_element(
         lambda s, e: (
@@ -866,23 +888,32 @@ _loss(
     ),
     nonfinite="a mean over no target, when every target is ignore_index (0/0)",
     kink="targets equal to ignore_index add 0 and are not counted by the mean; if all are, "
-    "the mean is nan and its gradient 0",
+    "the mean is nan and its gradient 0; with class weights each term is scaled by its "
+    "target's weight and the mean divides by the sum of those weights (weight gets no "
+    "gradient: PyTorch refuses to differentiate it)",
 )
 
 
 @public("nll_loss")
 def nll_loss(
-    input: Operand, target: Operand, reduction: str = "mean", ignore_index: int = -100
+    input: Operand,
+    target: Operand,
+    reduction: str = "mean",
+    ignore_index: int = -100,
+    weight: Operand | None = None,
 ) -> Tensor:
     """-input[n, target[n], d...] of log-probabilities (C), (N, C) or (N, C, d...), with class
     indices of shape (), (N) or (N, d...); targets equal to ignore_index add 0, and the mean
-    is over the others."""
+    is over the others (weighted by the class weights ``weight`` when given)."""
     x, t = P.as_tensor_pair(input, target)
     if x.ndim == 0:
         raise ShapeError("nll_loss: input must be (C), (N, C) or (N, C, d1, ...), got ()")
     indices = _class_indices("nll_loss", x, t, ignore_index)
     loss, kept = _picked_nll(x, indices, ignore_index)
-    return _class_reduce(loss, kept, reduction)
+    if weight is None:
+        return _class_reduce(loss, kept, reduction)
+    picked = _picked_weight(_class_weight("nll_loss", weight, x), indices, ignore_index)
+    return _class_reduce(P.mul(loss, picked), kept, reduction, P.sum(picked))
 
 
 _smoothed_explain = _per_element(
@@ -919,6 +950,7 @@ _loss(
         _REDUCED,
         Param("ignore_index", INT, -100),
         Param("label_smoothing", NUMBER, 0.0),
+        Param("weight", OPT_TENSOR, None),
     ),
     symbolic="its class-index targets pick elements by value, which sympy does not write",
     backward_name=lambda args: _cross_entropy_name(*args),
@@ -929,7 +961,9 @@ _loss(
     ),
     nonfinite="a mean over no target, when every class index is ignore_index (0/0)",
     kink="class indices equal to ignore_index add 0 and are not counted by the mean; if all "
-    "are, the mean is nan and its gradient 0",
+    "are, the mean is nan and its gradient 0; class weights scale each class's term, and "
+    "with class indices the mean divides by the sum of the targets' weights (with "
+    "probabilities by the number of terms), as PyTorch; weight gets no gradient",
 )
 
 
@@ -940,6 +974,7 @@ def cross_entropy(
     reduction: str = "mean",
     ignore_index: int = -100,
     label_smoothing: float = 0.0,
+    weight: Operand | None = None,
 ) -> Tensor:
     """Softmax cross-entropy of logits (C), (N, C) or (N, C, d...) along the class dim.
 
@@ -956,18 +991,23 @@ def cross_entropy(
     dim = 1 if x.ndim > 1 else 0
     n_classes = x.shape[dim]
     log_probs = P.log_softmax(x, dim)
+    w = None if weight is None else _class_weight("cross_entropy", weight, x)
+    weighted = log_probs if w is None else P.mul(log_probs, w)
     if t.shape == x.shape:  # probabilities
         if label_smoothing:
             t = P.add(P.mul(t, 1.0 - label_smoothing), label_smoothing / n_classes)
-        return _reduce(P.neg(P.sum(P.mul(t, log_probs), dim)), reduction)
+        return _reduce(P.neg(P.sum(P.mul(t, weighted), dim)), reduction)
     indices = _class_indices("cross_entropy", x, t, ignore_index)
     loss, kept = _picked_nll(log_probs, indices, ignore_index)
+    picked = None if w is None else _picked_weight(w, indices, ignore_index)
+    if picked is not None:
+        loss = P.mul(loss, picked)
     if label_smoothing:
-        uniform = P.neg(P.sum(log_probs, dim))
+        uniform = P.neg(P.sum(weighted, dim))
         keep = indices != ignore_index
         if not np.all(keep):
             uniform = P.mul(uniform, Tensor(keep.astype(x.dtype)))
         loss = P.add(
             P.mul(loss, 1.0 - label_smoothing), P.mul(uniform, label_smoothing / n_classes)
         )
-    return _class_reduce(loss, kept, reduction)
+    return _class_reduce(loss, kept, reduction, None if picked is None else P.sum(picked))

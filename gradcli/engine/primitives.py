@@ -33,7 +33,7 @@ from ..ops.table import (
     INT,
     NUMBER,
     OPT_INT,
-    OPT_NUMBER,
+    OPT_TENSOR,
     REDUCTION,
     SIZES,
     TENSOR,
@@ -425,11 +425,14 @@ bce_with_logits_elementwise = _binary(
         neg(z) if needs[1] else None,
     ),
     "sigmoid + binary cross-entropy, stable (alias bce_with_logits)",
-    params=_LOSS,
+    params=(*_LOSS, Param("weight", OPT_TENSOR, None), Param("pos_weight", OPT_TENSOR, None)),
     methods=(),
     aliases=("bce_with_logits",),
     symbolic=S.bce_with_logits,
     explain=X.loss(X.bce_with_logits),
+    kink="weight scales each term, pos_weight the target's (positive) term, as PyTorch's "
+    "(1 - y) x + (1 + (pos_weight - 1) y) softplus(-x); neither gets a gradient (PyTorch "
+    "refuses to differentiate them)",
 )
 bce_elementwise = _binary(
     "binary_cross_entropy",
@@ -437,12 +440,13 @@ bce_elementwise = _binary(
     _bce_forward,
     _bce_partials,
     "binary cross-entropy of probabilities (alias bce)",
-    params=_LOSS,
+    params=(*_LOSS, Param("weight", OPT_TENSOR, None)),
     methods=(),
     aliases=("bce",),
     symbolic="its logarithms are clamped at -100, which sympy does not write",
     explain=X.loss(X.bce),
-    kink="each log term is clamped at -100 and the derivative's denominator at 1e-12",
+    kink="each log term is clamped at -100 and the derivative's denominator at 1e-12; weight "
+    "scales each term and gets no gradient (PyTorch refuses to differentiate it)",
 )
 
 
@@ -696,27 +700,83 @@ _clamp = _unary(
     "ClampBackward1",
     _clamp_forward,
     _clamp_derivative,
-    "limit to [min, max] (gradient 1 inside, bounds included)",
+    "limit to [min, max], numbers or tensors (gradient 1 inside, bounds included)",
     formula=S.clamp,
     symbolic=S.PIECEWISE,
     params=(
         Param("input", TENSOR),
-        Param("min", OPT_NUMBER, None),
-        Param("max", OPT_NUMBER, None),
+        Param("min", OPT_TENSOR, None),
+        Param("max", OPT_TENSOR, None),
     ),
-    kink="the gradient is 1 inside [min, max], bounds included, and 0 outside",
+    aliases=("clip",),
+    methods=("clamp", "clip"),
+    kink=(
+        "the gradient is 1 inside [min, max], bounds included, and 0 outside; a tensor bound "
+        "gets the gradient where input is strictly beyond it, min only where min < max and "
+        "max also where max < min (the result is max there), so where input < min == max "
+        "no one gets it, as PyTorch"
+    ),
 )
+
+
+def _inside_both(x: Array, low: Array, high: Array) -> NumpyResult:
+    return (x >= low) & (x <= high)
+
+
+def _below_min(x: Array, low: Array, high: Array) -> NumpyResult:
+    return (x < low) & (low < high)
+
+
+def _above_max(x: Array, low: Array, high: Array) -> NumpyResult:
+    return (x > high) | (high < low)
+
+
+def _clamped(x: Array, low: Array, high: Array) -> NumpyResult:
+    return np.minimum(np.maximum(x, low), high)
+
+
+def _at_least(x: Array, low: Array) -> NumpyResult:
+    return x >= low
+
+
+def _at_most(x: Array, high: Array) -> NumpyResult:
+    return x <= high
+
+
+def _clamp_tensors(x: Tensor, low: Tensor | None, high: Tensor | None) -> Tensor:
+    """clamp with a tensor bound, broadcasting the three: each element is input, min or max,
+    and the gradient goes to the one chosen by PyTorch's masks (clamp_backward_min_max)."""
+    if high is None:
+        assert low is not None
+        return where(mask(_at_least, x, low), x, low)
+    if low is None:
+        return where(mask(_at_most, x, high), x, high)
+    # input < min == max: the value is max, but PyTorch's masks give no one the gradient
+    neither = mask(_clamped, x, low, high)
+    rest = where(mask(_above_max, x, low, high), high, neither)
+    rest = where(mask(_below_min, x, low, high), low, rest)
+    return where(mask(_inside_both, x, low, high), x, rest)
+
+
+def _bound(value: Any, x: Tensor) -> Tensor | None:
+    if value is None or isinstance(value, Tensor):
+        return value
+    return Tensor(np.asarray(value, dtype=x.dtype))
 
 
 @public("clamp")
 def clamp(
     x: TensorLike,
-    min: float | None = None,  # noqa: A002
-    max: float | None = None,  # noqa: A002
+    min: TensorLike | None = None,  # noqa: A002
+    max: TensorLike | None = None,  # noqa: A002
 ) -> Tensor:
-    """Limit ``x`` to [min, max]; either bound may be None."""
+    """Limit ``x`` to [min, max]; either bound may be None, a number or a tensor (which
+    broadcasts with ``x``, as torch.clamp's Tensor overload)."""
     if min is None and max is None:
         raise DomainError("clamp: give at least one of min and max")
+    if any(isinstance(b, Tensor) or (b is not None and np.ndim(b)) for b in (min, max)):
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        return _clamp_tensors(x, _bound(min, x), _bound(max, x))
     return _clamp(x, min=min, max=max)
 
 
@@ -797,7 +857,11 @@ _EXPAND = register(
         jvp=lambda tangents, out, x, shape: expand(tangents[0], shape),
         backward_name="ExpandBackward0",
         batch=B.expand,
+        params=(Param("input", TENSOR), Param("sizes", SIZES)),
         methods=("expand",),
+        symbolic=lambda x, *sizes: np.broadcast_to(x, expanded_shape(x.shape, sizes)).copy(),
+        explain=X.jacobian(lambda slot: f"1 where the element is a copy of that of {slot.wrt}"),
+        kink="-1 keeps a size; the gradient sums over the copies (ExpandBackward0)",
     )
 )
 
@@ -814,11 +878,41 @@ def expand(x: TensorLike, *sizes: Any, shape: Sequence[int] | None = None) -> Te
     x = x if isinstance(x, Tensor) else Tensor(x)
     if shape is None:
         shape = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
-    shape = tuple(shape)
-    if -1 in shape:
-        offset = len(shape) - x.ndim
-        shape = tuple(x.shape[i - offset] if n == -1 else n for i, n in enumerate(shape))
+    shape = expanded_shape(x.shape, tuple(int(n) for n in shape))
     return x if x.shape == shape else apply(_EXPAND, x, shape=shape)
+
+
+def expanded_shape(shape: tuple[int, ...], sizes: Sequence[int]) -> tuple[int, ...]:
+    """The shape ``x.expand(*sizes)`` makes of a tensor of ``shape``, checked as torch does:
+    -1 keeps a size, a size of 1 becomes any size, new dims come first."""
+    sizes = tuple(sizes)
+    offset = len(sizes) - len(shape)
+    if offset < 0:
+        raise ShapeError(
+            f"expand: the number of sizes ({len(sizes)}) must be at least the number of "
+            f"dims of the tensor ({len(shape)}), shape {shape}"
+        )
+    out = []
+    for i, n in enumerate(sizes):
+        if i < offset:
+            if n < 0:
+                raise ShapeError(
+                    f"expand: the size {n} is not allowed in a new leading dim ({i}); "
+                    f"sizes {list(sizes)}"
+                )
+            out.append(n)
+            continue
+        old = shape[i - offset]
+        if n == -1 or n == old:
+            out.append(old)
+        elif old == 1 and n >= 0:
+            out.append(n)
+        else:
+            raise ShapeError(
+                f"expand: the size {n} must match the existing size {old} at dim {i} (a "
+                f"dim of size 1 may take any size); sizes {list(sizes)}, tensor shape {shape}"
+            )
+    return tuple(out)
 
 
 # -- reductions -------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from sympy.parsing.sympy_parser import parse_expr, standard_transformations
 
 from . import functions as F
 from . import ir
-from .validate import Checked
+from .validate import ENCODED, Checked
 
 _SPECIAL_FUNCTIONS = ("_index", "_slice", "_list", "_setitem", "_tuple")
 _GLOBALS = {
@@ -22,6 +22,9 @@ _GLOBALS = {
     "Float": lambda text: sp.Float(float(text)),
 }
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+# The characters a string literal's name holds as '_' codes (validate's encoding)
+_CODES = {code[1]: character for character, code in ENCODED.items()}
+_DECODED = re.compile(r"_([" + "".join(_CODES) + "])")
 # A program may name an input Integer or Float, but sympy's parser calls those names to make
 # numbers: such names are renamed (to names a program cannot write) for the parser.
 _PARSER_NAMES = re.compile(r"\b(" + "|".join(n for n in _GLOBALS if n[0] != "_") + r")\b")
@@ -73,8 +76,8 @@ def _literal(arg: sp.Basic):
     if isinstance(arg, sp.Symbol):
         if arg.name == "_none":
             return None
-        if arg.name.startswith("_s_"):
-            return arg.name[3:]
+        if arg.name.startswith("_s_"):  # a string, encoded as a name by validate
+            return _DECODED.sub(lambda m: _CODES[m.group(1)], arg.name[3:])
     if arg.is_Integer:
         return int(arg)
     if arg.is_Number:
@@ -119,7 +122,7 @@ def _call(name: str, args: tuple) -> ir.Node:
     params = []
     for i, arg in enumerate(args):
         kind = function.params[min(i, len(function.params) - 1)].kind
-        if kind == F.TENSOR:
+        if kind in (F.TENSOR, F.VAR_TENSORS):
             operands.append(to_ir(arg))
         elif kind == F.OPT_TENSOR:  # None: the operand is left out
             absent = isinstance(arg, sp.Symbol) and arg.name == "_none"

@@ -479,9 +479,9 @@ class _Checker:
         for i, argument in enumerate(node.args):
             if isinstance(argument, ast.Starred):
                 raise self.fail(argument, *_REFUSED[ast.Starred])
-            if i < len(params) and params[i].kind != F.SIZES:
+            if i < len(params) and params[i].kind not in _REST:
                 bound[params[i].name] = argument
-            elif params and params[-1].kind == F.SIZES:
+            elif params and params[-1].kind in _REST:
                 rest.append(argument)
             else:
                 raise self.fail(
@@ -490,7 +490,7 @@ class _Checker:
                     f"it is {function.signature()}",
                 )
         for keyword in node.keywords:
-            known = [p.name for p in params if p.kind != F.SIZES]
+            known = [p.name for p in params if p.kind not in _REST]
             if keyword.arg is None:
                 raise self.fail(
                     keyword.value,
@@ -512,6 +512,14 @@ class _Checker:
         for param in params:
             if param.kind == F.SIZES:
                 texts.extend(self.literal(a, F.INT, function) for a in rest)
+            elif param.kind == F.VAR_TENSORS:  # einsum(equation, a, b)
+                if not rest:
+                    raise self.fail(
+                        node,
+                        f"{function.name} needs at least one tensor after its {params[0].name}",
+                        f"it is {function.signature()}",
+                    )
+                texts.extend(self.expression(a) for a in rest)
             elif param.name in bound:
                 texts.append(self.argument(bound[param.name], param, function))
             elif param.default is F.REQUIRED:
@@ -540,7 +548,9 @@ class _Checker:
         return self.literal(node, param.kind, function, param.name)
 
     def literal(self, node: ast.AST, kind: str, function: F.Function, name: str = "size") -> str:
-        if kind == F.DIMS and isinstance(node, (ast.Tuple, ast.List)):  # dim=(0, 1)
+        if kind == F.EQUATION:
+            return self.equation(node, function, name)
+        if kind in (F.DIMS, F.INTS) and isinstance(node, (ast.Tuple, ast.List)):  # dim=(0, 1)
             dims = [_constant(e) for e in node.elts]
             if not dims or not all(type(d) is int and abs(d) <= _LARGEST_INT for d in dims):
                 raise self.fail(
@@ -554,6 +564,8 @@ class _Checker:
             F.INT: isinstance(value, int) and not isinstance(value, bool),
             F.OPT_INT: value is None or (isinstance(value, int) and not isinstance(value, bool)),
             F.DIMS: value is None or (isinstance(value, int) and not isinstance(value, bool)),
+            F.INTS: isinstance(value, int) and not isinstance(value, bool),
+            F.PAD_MODE: value in F.PAD_MODES,
             F.NUMBER: isinstance(value, (int, float)) and not isinstance(value, bool),
             F.OPT_NUMBER: value is None
             or (isinstance(value, (int, float)) and not isinstance(value, bool)),
@@ -571,6 +583,26 @@ class _Checker:
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _LARGEST_INT:
             raise self.fail(
                 node, f"{name} of {function.name} is too large ({value:.3g})", "no array has it"
+            )
+        return _literal_text(value)
+
+    def equation(self, node: ast.AST, function: F.Function, name: str) -> str:
+        """einsum's equation: a string of letters, ',', '->', '...' and spaces only, which
+        reaches the parser encoded as a name (never as a string sympy could evaluate)."""
+        value = _constant(node)
+        if not isinstance(value, str):
+            raise self.fail(
+                node,
+                f"{name} of {function.name} must be {F.EQUATION}",
+                "write it in quotes, e.g. einsum('ij,jk->ik', a, b)",
+            )
+        bad = _EQUATION_OUTSIDE.search(value.replace("->", "").replace("...", ""))
+        if bad is not None or value.count("->") > 1:
+            what = f"the character {bad.group()!r}" if bad else "'->' more than once"
+            raise self.fail(
+                node,
+                f"{name} of {function.name} has {what}: it must be {F.EQUATION}",
+                "write it as 'ij,jk->ik' ('...' for the dims the letters do not name)",
             )
         return _literal_text(value)
 
@@ -615,6 +647,10 @@ _KNOWN_AS = {
     "fabs": "abs({})",
 }
 _NOT_CONSTANT = object()
+_REST = (F.SIZES, F.VAR_TENSORS)  # kinds that take the rest of the positional arguments
+_EQUATION_OUTSIDE = re.compile(r"[^A-Za-z, ]")  # once '->' and '...' are taken out
+# A string reaches the parser as a name: the characters a name cannot hold are '_' codes
+ENCODED = {"_": "_u", ",": "_c", "-": "_m", ">": "_g", ".": "_d", " ": "_w"}
 _LARGEST_INT = 2**62  # a size, dim or index beyond this fits no array (nor a C integer)
 
 
@@ -667,7 +703,7 @@ def _literal_text(value) -> str:
     if value is None:
         return "_none"
     if isinstance(value, str):
-        return f"_s_{value}"
+        return "_s_" + "".join(ENCODED.get(c, c) for c in value)
     if isinstance(value, float) and math.isinf(value):
         # a literal too large for a float, like 1e400: repr gives 'inf', which would be a name
         return "_inf" if value > 0 else "(-_inf)"

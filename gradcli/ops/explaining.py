@@ -234,3 +234,32 @@ def slices(formula: Callable[[Slot], str]) -> ExplainRule:
 
 
 cross_entropy = loss(_cross_entropy, _classes)
+
+
+def jacobian(formula: Callable[[Slot], str]) -> ExplainRule:
+    """An explain rule for an operation whose Jacobian is best said as a differential:
+    ``d(inv(A)) = -inv(A) @ dA @ inv(A)``, or one that copies elements more than once
+    (``repeat``, ``pad``); the value is the whole Jacobian, out.shape +
+    operand.shape, row by row from J^T e_k (None when it is too large to show)."""
+
+    def rule(slot: Slot, vary: Vary) -> Explained:
+        from .. import limits
+
+        out, operand = np.shape(slot.out), np.shape(slot.arrays[slot.position])
+        entries = math.prod(out) * math.prod(operand)
+        if entries > min(BLOCK_ENTRIES, limits.current().max_elements):
+            return (
+                d(slot.node),
+                f"{formula(slot)}; its Jacobian is too large to show",
+                "jacobian",
+                None,
+            )
+        rows = []
+        for k in range(math.prod(out)):
+            unit = np.zeros(math.prod(out))
+            unit[k] = 1.0
+            rows.append(np.asarray(vary(unit.reshape(out))).reshape(-1))
+        value = np.array(rows).reshape(out + operand) if rows else np.zeros(out + operand)
+        return d(slot.node), formula(slot), "jacobian", value
+
+    return rule

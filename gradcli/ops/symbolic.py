@@ -108,9 +108,12 @@ def where(sp: Any, condition: Formula, a: Formula, b: Formula) -> Formula:
 def clamp(sp: Any, v: Formula, low: float | None, high: float | None) -> Formula:
     from ..symbolic import number
 
-    pieces = [(number(low), v < low)] if low is not None else []
+    def bound(value: Any) -> Formula:  # a number, or a tensor bound's own formula
+        return number(value) if isinstance(value, (int, float)) else value
+
+    pieces = [(bound(low), v < low)] if low is not None else []
     if high is not None:
-        pieces.append((number(high), v > high))
+        pieces.append((bound(high), v > high))
     return sp.Piecewise(*pieces, (v, True))  # slope 1 inside, bounds included (PyTorch)
 
 
@@ -159,8 +162,14 @@ def mse_loss(x: Array, target: Array, reduction: str = "mean") -> Array:
     return _reduced((x - target) * (x - target), reduction)
 
 
-def bce_with_logits(z: Array, target: Array, reduction: str = "mean") -> Array:
+def bce_with_logits(
+    z: Array, target: Array, reduction: str = "mean", weight: Any = None, pos_weight: Any = None
+) -> Array:
     """log(1 + e^z) - z y, the smooth form of the stable formula the engine computes."""
+    if weight is not None or pos_weight is not None:
+        from ..symbolic import NotSymbolic
+
+        raise NotSymbolic("its weights get no gradient (as in PyTorch), which sympy does not write")
     return _reduced(each(lambda sp, v: sp.log(1 + sp.exp(v)))(z) - z * target, reduction)
 
 

@@ -42,7 +42,9 @@ REQUIRED = object()
 TENSOR = "tensor"  # any expression
 TENSORS = "tensors"  # a list of expressions: stack([a, b])
 OPT_TENSOR = "tensor or None"  # an expression, or None for an operand left out: linear's bias
-OPERAND_KINDS = (TENSOR, TENSORS, OPT_TENSOR)  # the kinds of a call's operands (not options)
+VAR_TENSORS = "*tensors"  # the rest of the positional arguments, expressions: einsum(eq, a, b)
+# the kinds of a call's operands (not options)
+OPERAND_KINDS = (TENSOR, TENSORS, OPT_TENSOR, VAR_TENSORS)
 INT = "int"  # a whole number, possibly negative (a dim)
 OPT_INT = "int or None"
 DIMS = "an int, a tuple of ints, or None"  # dims to reduce over: sum(x, dim=(0, 1))
@@ -57,6 +59,11 @@ NORM_ORD = "a number, 'fro' or 'nuc'"  # matrix_norm's ord
 KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")  # what kl_div's reduction may be
 KL_REDUCTION = "'mean', 'batchmean', 'sum' or 'none'"
 SIZES = "sizes"  # the rest of the positional arguments, whole numbers: reshape(x, 2, 3)
+INTS = "an int or a tuple of ints"  # a shape or a padding: unflatten(x, 0, (2, 3))
+PAD_MODES = ("constant", "reflect", "replicate", "circular")  # what pad's mode may be
+PAD_MODE = "'constant', 'reflect', 'replicate' or 'circular'"
+# einsum's equation: letters, ',', '->', '...' and spaces, nothing else (validate checks it)
+EQUATION = "a string of letters, ',', '->', '...' and spaces"
 
 # The vector a program makes of element assignments (y0 = ...; y1 = ... makes y): an operator.
 ELEMENTS = "y0, y1, ..."
@@ -152,7 +159,7 @@ class Op:
         ordered = []
         for p in self.params:
             source = given if p.kind in OPERAND_KINDS else rest
-            if p.kind == SIZES or not source:  # the rest are sizes, or left to their defaults
+            if p.kind in (SIZES, VAR_TENSORS) or not source:  # the rest, or left to defaults
                 break
             ordered.append(source.pop(0))
         return [*ordered, *given, *rest]
@@ -161,7 +168,7 @@ class Op:
         """``sum(input, dim=None, keepdim=False)``, as ``gradcli functions`` lists it."""
         parts = []
         for p in self.params:
-            if p.kind == SIZES:
+            if p.kind in (SIZES, VAR_TENSORS):
                 parts.append(f"*{p.name}")
             elif p.default is REQUIRED:
                 parts.append(p.name)

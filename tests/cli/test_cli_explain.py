@@ -19,6 +19,8 @@ import pytest
 from explain_layer_cases import CASES as LAYER_CASES
 from explain_layer_cases import FIXED as LAYER_FIXED
 from explain_linalg_cases import CASES as LINALG_CASES
+from explain_singles_cases import CASES as SINGLES_CASES
+from explain_singles_cases import FIXED as SINGLES_FIXED
 from test_cli_snapshots import SAMPLES, run_line
 
 from gradcli.lang import parse_program
@@ -244,6 +246,7 @@ CASES.update({
                     lambda t: t["x"].masked_fill(t["x"] > 0, 2.0)),
 })  # fmt: skip
 CASES.update(LAYER_CASES)  # the layers
+CASES.update(SINGLES_CASES)  # repeat, tile, pad, einsum, ...
 # Inputs that are not differentiated: a condition, class indices.
 # An element-wise function of one tensor needs no case of its own: torch's function of the same
 # name at probabilities (inside every such function's domain).
@@ -260,6 +263,7 @@ FIXED = {
     "hinge_embedding_loss": {"s"},
     "cosine_embedding_loss": {"s"},
     **LAYER_FIXED,
+    **SINGLES_FIXED,
 }
 UNEVALUATED = re.compile(r"\bd/d|Derivative|Subs\(")
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import optable_layers as Y
 import optable_linalg as L
+import optable_singles as Z
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -764,6 +765,17 @@ OPS: list[Op] = [
     Op("softmin", gc.softmin, REAL, along_dim(), torch=_t_functional("softmin")),
     Op("glu", gc.glu, REAL, glu_spec(), torch=_t_functional("glu")),
     Op("clamp", gc.clamp, CLAMP, with_params(one(), CLAMP_BOUNDS)),
+    # tensor bounds: distinct values (no ties), min > max at times
+    Op(
+        "clamp_tensors",
+        Z.clamp_tensors,
+        (DISTINCT, DISTINCT, DISTINCT),
+        Z.bounds_spec(),
+        torch=Z.torch_clamp_tensors,
+        prims=("where",),
+    ),
+    Op("clamp_min", gc.clamp_min, (DISTINCT, DISTINCT), Z.bounds_spec(1)),
+    Op("clamp_max", gc.clamp_max, CLAMP, with_params(one(), options(max=[0.5, -0.5]))),
     # element-wise, broadcasting
     Op("add", gc.add, (REAL, REAL), broadcast(2)),
     Op("sub", gc.sub, (REAL, REAL), broadcast(2)),
@@ -834,6 +846,44 @@ OPS: list[Op] = [
         torch=_t_functional("cross_entropy"),
     ),
     Op("nll_loss", gc.nll_loss, REAL, nll_spec(), torch=_t_cross_entropy_classes_nll),
+    # class weights and element weights (no gradient for them, as in torch)
+    Op(
+        "cross_entropy_weighted",
+        gc.cross_entropy,
+        REAL,
+        Z.weighted(nll_spec(smoothing=True)),
+        torch=Z.torch_weighted(_t_cross_entropy_classes),
+    ),
+    Op(
+        "cross_entropy_weighted_probabilities",
+        gc.cross_entropy,
+        (REAL, PROB),
+        Z.weighted(smoothed_probabilities()),
+        torch=Z.torch_weighted(_t_functional("cross_entropy")),
+    ),
+    Op(
+        "nll_loss_weighted",
+        gc.nll_loss,
+        REAL,
+        Z.weighted(nll_spec()),
+        torch=Z.torch_weighted(_t_cross_entropy_classes_nll),
+    ),
+    Op(
+        "binary_cross_entropy_weighted",
+        gc.binary_cross_entropy,
+        (PROB, PROB),
+        Z.weighted(with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})), True),
+        torch=Z.torch_weighted(_t_functional("binary_cross_entropy")),
+    ),
+    Op(
+        "binary_cross_entropy_with_logits_weighted",
+        gc.binary_cross_entropy_with_logits,
+        (WIDE, PROB),
+        Z.weighted(
+            with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})), True, True
+        ),
+        torch=Z.torch_weighted(_t_functional("binary_cross_entropy_with_logits")),
+    ),
     Op("l1_loss", gc.l1_loss, (DISTINCT, DISTINCT), loss_spec(), torch=_t_functional("l1_loss")),
     Op(
         "smooth_l1_loss",
@@ -962,7 +1012,13 @@ OPS: list[Op] = [
     Op("cat", _cat, REAL, cat_spec(), torch=lambda *xs, dim: torch_module().cat(xs, dim)),
     Op("unsqueeze", gc.unsqueeze, REAL, unsqueeze_spec()),
     Op("squeeze", gc.squeeze, REAL, squeeze_spec()),
-    Op("flatten", gc.flatten, REAL),
+    Op("flatten", gc.flatten, REAL, Z.flatten_spec()),
+    Op("unflatten", gc.unflatten, REAL, Z.unflatten_spec()),
+    Op("expand_as", Z.expand_as, REAL, Z.expand_as_spec(), torch=Z.torch_expand_as),
+    Op("repeat", Z.repeat, REAL, Z.repeat_spec(), torch=Z.torch_repeat),
+    Op("tile", gc.tile, REAL, Z.tile_spec()),
+    Op("repeat_interleave", gc.repeat_interleave, REAL, Z.repeat_interleave_spec()),
+    Op("pad", gc.pad, REAL, Z.pad_spec(), torch=Z.torch_pad),
     Op("triu", gc.triu, REAL, L.triangle_spec()),
     Op("tril", gc.tril, REAL, L.triangle_spec()),
     Op("diagonal", gc.diagonal, REAL, L.diagonal_spec()),
@@ -1014,6 +1070,7 @@ OPS: list[Op] = [
     Op("tensordot", gc.tensordot, (REAL, REAL), L.tensordot_spec()),
     Op("kron", gc.kron, (REAL, REAL), L.kron_spec()),
     Op("cross", gc.cross, (REAL, REAL), L.cross_spec()),
+    Op("einsum", Z.einsum, REAL, Z.einsum_spec(), torch=Z.torch_einsum),
     Op(
         "det",
         lambda a: gc.det(L.well(a)),
@@ -1028,6 +1085,14 @@ OPS: list[Op] = [
         Domain(-0.5, 0.5),
         L.square(),
         torch=lambda a: torch_module().linalg.inv(L.well(a)),
+    ),
+    Op(
+        "matrix_power",
+        lambda a, n: gc.matrix_power(L.well(a), n),
+        Domain(-0.5, 0.5),
+        Z.matrix_power_spec(),
+        torch=lambda a, n: torch_module().linalg.matrix_power(L.well(a), n),
+        prims=("matmul",),
     ),
     Op(
         "solve",
@@ -1096,6 +1161,7 @@ OPS: list[Op] = [
     Op("group_norm", Y.group_norm(), DISTINCT, Y.group_norm_spec(), torch=Y.group_norm(True)),
     Op("batch_norm", Y.batch_norm(), DISTINCT, Y.batch_norm_spec(), torch=Y.batch_norm(True)),
     Op("embedding", Y.embedding(), REAL, Y.embedding_spec(), torch=Y.embedding(True)),
+    Op("dropout", Z.dropout, REAL, Z.dropout_spec(), torch=Z.torch_dropout, prims=("mul",)),
     Op(
         "scaled_dot_product_attention",
         gc.scaled_dot_product_attention,

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from engine_optable import OPS_BY_NAME
 from optable_linalg import SYMBOLIC_PROGRAMS as LINALG_PROGRAMS
+from optable_singles import SYMBOLIC_PROGRAMS as SINGLES_PROGRAMS
 
 from gradcli import engine as gc
 from gradcli.compute import bind, check
@@ -68,7 +69,7 @@ SYMBOLIC_PROGRAMS = {
     "dot": ("y = dot(x, x)", "0.5,-1"),
     "transpose": ("y = transpose(x) * x", "[[1,2],[3,-1]]"),
     "reshape": ("y = reshape(x, 4) * 2", "[[1,2],[3,-1]]"),
-    "flatten": ("y = flatten(x) ** 2", "[[1,2],[3,-1]]"),
+    "flatten": ("y = flatten(x) ** 2 + flatten(unsqueeze(x, 0), 1, 2)", "[[1,2],[3,-1]]"),
     "unsqueeze": ("y = unsqueeze(x, -1) ** 2", "0.5,-1"),
     "squeeze": ("y = squeeze(unsqueeze(x, 0)) ** 2", "0.5,-1"),
     "stack": ("y = stack([x, x * x])", "0.5,-1"),
@@ -88,6 +89,7 @@ SYMBOLIC_PROGRAMS = {
     "softmin": ("y = softmin(x, 1)", "[[1,2],[3,-1]]"),
     "glu": ("y = glu(x, 0)", "[[1,2],[3,-1]]"),
     **LINALG_PROGRAMS,  # linear algebra and shape operations
+    **SINGLES_PROGRAMS,  # repeat, tile, pad, einsum, ...
     "kl_div": ("y = kl_div(x, sigmoid(x), reduction='batchmean')", "0.5,-1"),
     "poisson_nll_loss": ("y = poisson_nll_loss(x, exp(x), reduction='sum')", "0.5,-1"),
     "pairwise_distance": ("y = pairwise_distance(x, x * x)", "[[1,2],[3,-1]]"),

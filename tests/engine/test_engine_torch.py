@@ -29,7 +29,7 @@ TORCH_OPS = [pytest.param(op, id=op.name) for op in OPS if op.torch_fn() is not 
 # against a long-double evaluation of the closed form).
 # torch's double backward of binary_cross_entropy adds eps = 1e-12 inside its formula, which
 # moves its second derivative by up to about 1e-8 relative when p (1 - p) is small.
-SECOND_ORDER_RTOL = {"binary_cross_entropy": 1e-6}
+SECOND_ORDER_RTOL = {"binary_cross_entropy": 1e-6, "binary_cross_entropy_weighted": 1e-6}
 
 
 def close(actual, expected, rtol=RTOL, atol=ATOL):

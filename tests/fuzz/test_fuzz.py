@@ -180,6 +180,9 @@ _KIND_LITERALS = {
     F.REDUCTION: ["'mean'", "'sum'", "'none'"],
     F.KL_REDUCTION: ["'mean'", "'batchmean'", "'sum'", "'none'"],
     F.SIZES: ["1", "2", "3", "-1", "0", "6", "4"],
+    F.INTS: ["1", "(2, 1)", "(1, -1)", "(0, 1, 1, 0)", "(-1, 2)", "()", "(3,)"],
+    F.PAD_MODE: ["'constant'", "'reflect'", "'replicate'", "'circular'", "'wrap'"],
+    F.EQUATION: ["'ij,jk->ik'", "'ii'", "'...i->i'", "'ij'", "'i,i'", "'->'", "'a-b'", "''"],
 }
 assert set(_KIND_LITERALS) >= {p.kind for f in FUNCTIONS.values() for p in f.params} - set(
     F.OPERAND_KINDS
@@ -201,6 +204,8 @@ def calls(draw, children):
             return draw(children | st.just("None"))
         if param.kind == F.TENSORS:
             return "[" + ", ".join(draw(st.lists(children, max_size=3))) + "]"
+        if param.kind == F.VAR_TENSORS:  # einsum's operands: the rest of the arguments
+            return ", ".join(draw(st.lists(children, min_size=1, max_size=3)))
         return draw(st.sampled_from(_KIND_LITERALS[param.kind]) | _LITERALS)
 
     params = [p for p in function.params if p.kind != F.SIZES]

@@ -123,8 +123,8 @@ def test_negative_zero_keeps_its_sign():
 
 def test_float_literal_overflowing_to_inf_is_a_number_not_a_name():
     assert ir("y = x * 1e400") == call("mul", X, const(math.inf))
-    assert ir("y = clamp(x, max=1e400, min=-1e400)") == call(
-        "clamp", X, lit(-math.inf), lit(math.inf)
+    assert ir("y = clamp(x, max=1e400, min=-1e400)") == call(  # bounds are operands
+        "clamp", X, const(-math.inf), const(math.inf)
     )
 
 
@@ -159,16 +159,16 @@ def test_indexing_and_slicing(source, expected):
         ("y = sum(x, 1)", call("sum", X, lit(1), lit(False))),
         ("y = sum(x, keepdim=True, dim=-1)", call("sum", X, lit(-1), lit(True))),
         ("y = mean(input=x)", call("mean", X, lit(None), lit(False))),
-        ("y = clamp(x, max=1)", call("clamp", X, lit(None), lit(1))),
-        ("y = clamp(x, min=-0.5)", call("clamp", X, lit(-0.5), lit(None))),
+        ("y = clamp(x, max=1)", call("clamp", X, None, const(1))),  # bounds may be tensors
+        ("y = clamp(x, min=-0.5)", call("clamp", X, const(-0.5), None)),
         ("y = norm(x, p=1)", call("norm", X, lit(1), lit(None), lit(False))),
         (
             "y = cross_entropy(x, w, reduction='sum')",
-            call("cross_entropy", X, W, lit("sum"), lit(-100), lit(0.0)),
+            call("cross_entropy", X, W, lit("sum"), lit(-100), lit(0.0), None),  # weight None
         ),
         (
             "y = bce_with_logits(x, w)",
-            call("binary_cross_entropy_with_logits", X, W, lit("mean")),
+            call("binary_cross_entropy_with_logits", X, W, lit("mean"), None, None),
         ),
         ("y = softmax(x, dim=0)", call("softmax", X, lit(0))),
         ("y = reshape(x, 2, -1)", call("reshape", X, lit(2), lit(-1))),

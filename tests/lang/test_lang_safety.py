@@ -32,6 +32,17 @@ HOSTILE = [
     "y = x[__import__('os')]",
     "y = mean(x, keepdim=exec('1'))",
     "y = stack([x, open('f')])",
+    # einsum's equation: a string, but only of letters, ',', '->', '...' and spaces
+    "y = einsum('__import__', x)",
+    "y = einsum('ij->i; import os', x)",
+    "y = einsum('ij)+(x', x)",
+    "y = einsum('i\\nj', x)",
+    "y = einsum('ij-->i', x)",
+    "y = einsum('ij->i->j', x)",
+    "y = einsum('i.j', x)",
+    "y = einsum('ij' + 'k', x)",
+    "y = einsum(x, x)",
+    "y = pad(x, (1, 1), mode='ij,jk')",
 ]
 
 
@@ -80,3 +91,13 @@ def test_hostile_constructor_arguments_are_never_evaluated(tmp_path, evaluations
         program.declared_value("w", 0)
     assert not target.exists()
     assert evaluations == []
+
+
+@pytest.mark.parametrize(
+    "equation", ["ij,jk->ik", "ij,jk", " i j , j k -> i k ", "...ij->...", "Ab,bA->", "..."]
+)
+def test_an_einsum_equation_reaches_the_parser_as_a_name_and_comes_back_whole(equation):
+    """The equation is encoded as one name (sympy sees no string) and decoded unchanged."""
+    program = parse_program(f"y = einsum('{equation}', x)")
+    (assignment,) = program.assignments
+    assert assignment.ir is not None and assignment.ir.params == (equation,)
