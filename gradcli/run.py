@@ -455,17 +455,18 @@ class _Values(Numbers):
     def apply(self, function: str, call: Callable[..., Any], args: list[Any]) -> gc.Tensor:
         result = super().apply(function, call, args)
         op = F.OPS[function]
-        named = op.backward_name
-        if op.forward is None and callable(named):  # a composite named after its arguments
-            named = named(args)
         warning = op.extra.get("warning")
         message = warning(args) if warning else None
         if message:  # torch's UserWarning for these arguments
             self.session.warn(self.assignment.statement.line, "UserWarning", message)
         node = result.grad_fn
         made_here = all(getattr(a, "grad_fn", None) is not node for a in args)
-        if isinstance(named, str) and named and node is not None and made_here:
-            self.session.node_names[node] = named
+        if node is not None and made_here and node.prim is not op:  # built from others
+            named = op.extra.get("built_name", op.backward_name)
+            if callable(named):  # a composite's name of its arguments (a primitive's: of a node)
+                named = named(args) if op.forward is None else None
+            if named:
+                self.session.node_names[node] = named
         return result
 
 

@@ -245,7 +245,10 @@ def _one_bound(name: str, bound: str) -> None:
                 else f"1 where input is strictly {side} {slot.wrt}, else 0"
             )
         ),
-        backward_name=f"Clamp{bound.capitalize()}Backward0",
+        # torch's overloads: a number bound (Backward0) or a tensor bound (Backward1)
+        backward_name=lambda args: (
+            f"Clamp{bound.capitalize()}Backward{1 if isinstance(args[1], Tensor) else 0}"
+        ),
         kink=f"the bound is included (gradient 1 to input there); a tensor {bound} gets the "
         f"gradient where input is strictly {side} it",
     )

@@ -934,6 +934,7 @@ def _cross_entropy_name(
     reduction: str = "mean",
     ignore_index: int = -100,
     label_smoothing: float = 0.0,
+    weight: Tensor | None = None,
 ) -> str:
     """The last node torch makes for cross_entropy: nll_loss of class indices (an addition of
     the smoothing term with label_smoothing), a division of the sum of probabilities' terms."""

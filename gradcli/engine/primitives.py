@@ -710,6 +710,7 @@ _clamp = _unary(
     ),
     aliases=("clip",),
     methods=("clamp", "clip"),
+    extra={"built_name": "ClampBackward0"},  # tensor bounds: torch's clamp(Tensor, Tensor)
     kink=(
         "the gradient is 1 inside [min, max], bounds included, and 0 outside; a tensor bound "
         "gets the gradient where input is strictly beyond it, min only where min < max and "

@@ -136,7 +136,8 @@ class Op:
     size: Callable[[list[Any]], int | None] | None = None
     # property: a property name (x.T); base_e: the operation that e ** x is (for pow); glyph:
     # the mathematical sign messages suggest it for (sqrt: √); warning: the call's arguments ->
-    # the UserWarning torch gives for them, or None
+    # the UserWarning torch gives for them, or None; built_name: the backward_name of a
+    # primitive's call where it builds the result from other operations (clamp's tensor bounds)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
