@@ -57,6 +57,11 @@ NORM_ORD = "a number, 'fro' or 'nuc'"  # matrix_norm's ord
 KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")  # what kl_div's reduction may be
 KL_REDUCTION = "'mean', 'batchmean', 'sum' or 'none'"
 SIZES = "sizes"  # the rest of the positional arguments, whole numbers: reshape(x, 2, 3)
+SECTIONS = "an int or a list of ints"  # split's split_size_or_sections
+# Which result of an operation with several (values, indices = max(x, 1)) a call gives: (k,
+# count), the k-th of them, and how many names take them (0: one is taken, as in
+# sort(x).values). Never written in a program: the validator gives it (see ``outputs``).
+OUTPUT = "output"
 
 # The vector a program makes of element assignments (y0 = ...; y1 = ... makes y): an operator.
 ELEMENTS = "y0, y1, ..."
@@ -134,6 +139,13 @@ class Op:
         return bool(self.params)
 
     @property
+    def outputs(self) -> tuple[str, ...]:
+        """The names of the results of an operation that gives several (``("values",
+        "indices")``; ``("0", "1", ...)`` for a plain tuple, of any length where
+        ``extra["count"]`` says so); empty for an operation with one result."""
+        return tuple(self.extra.get("outputs", ()))
+
+    @property
     def options(self) -> tuple[Param, ...]:
         """The parameters that are options (dims, flags, numbers), not operands, in order."""
         return tuple(p for p in self.params if p.kind not in OPERAND_KINDS)
@@ -157,6 +169,8 @@ class Op:
         """``sum(input, dim=None, keepdim=False)``, as ``gradcli functions`` lists it."""
         parts = []
         for p in self.params:
+            if p.kind == OUTPUT:
+                continue
             if p.kind == SIZES:
                 parts.append(f"*{p.name}")
             elif p.default is REQUIRED:
