@@ -188,7 +188,7 @@ def _lower_median(x: Array, axis: int) -> Array:
 
 def _running(x: Array, axis: int, largest: bool) -> Array:
     """cummax/cummin's indices: where the running extreme was last reached (a tie moves it on,
-    as torch's kernel does); from the first nan on, that nan."""
+    as torch's kernel does); from the first nan on, the latest nan."""
     moved = np.moveaxis(x, axis, -1)
     out = np.zeros(moved.shape, dtype=np.int64)
     if moved.shape[-1] == 0:
@@ -198,7 +198,7 @@ def _running(x: Array, axis: int, largest: bool) -> Array:
         value = moved[..., j]
         with np.errstate(invalid="ignore"):
             reached = value >= best if largest else value <= best
-        take = ~np.isnan(best) & (np.isnan(value) | reached)
+        take = np.isnan(value) | (~np.isnan(best) & reached)
         best, at = np.where(take, value, best), np.where(take, j, at)
         out[..., j] = at
     return np.moveaxis(out, -1, axis)
@@ -591,7 +591,7 @@ def _running_entry(name: str, extreme: str, largest: bool) -> None:
             symbolic=_no_formula(f"the running {extreme}"),
             explain=_SELECTED,
             kink=f"a tie moves the index on to the latest equal element (torch's); from a nan on, "
-            f"the values are nan and the index that nan's; the gradient goes to the index",
+            f"the values are nan and the index the latest nan's; the gradient goes to the index",
             extra={"outputs": ("values", "indices")},
         )
     )
@@ -828,4 +828,4 @@ def results(op: Op, args: Sequence[Any]) -> list[Tensor]:
     order, without the output), as torch's call returns them."""
     assert op.call is not None
     count = op.extra["count"](*args) if "count" in op.extra else len(op.outputs)
-    return [op.call(*args, (k, 0)) for k in range(count)]
+    return [op.call(*args, output=(k, 0)) for k in range(count)]
