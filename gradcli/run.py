@@ -31,7 +31,7 @@ import sys
 import warnings
 import weakref
 from collections.abc import Callable
-from dataclasses import asdict, astuple, dataclass, field, fields
+from dataclasses import asdict, astuple, dataclass, field, fields, replace
 from typing import Any, TextIO
 
 import numpy as np
@@ -41,14 +41,16 @@ from . import torchtext
 from .errors import GradcliError
 from .lang import functions as F
 from .lang import pytorch
-from .lang.ir import Name, Node, from_json, names, to_json
+from .lang.ir import Call, Name, Node, from_json, names, to_json
 from .lang.program import Assignment, Numbers
 from .lang.validate import (
     Checked,
     Statement,
     check,
+    check_all,
     check_characters,
     check_expression,
+    check_results,
     grad_name,
     reserved,
 )
@@ -123,6 +125,7 @@ class Shown:
     ir: Node | None = None
     access: tuple[str, ...] = ()
     columns: dict[str, int] = field(default_factory=dict)
+    several: bool = False  # ir is the first result of a call that gives several: show them all
 
 
 @dataclass(frozen=True)
@@ -249,8 +252,8 @@ def _compile_block(body: list[ast.stmt], source: str, steps: list[Step], no_grad
             _compile_block(node.body, source, steps, no_grad=True)
             continue
         step = _compile_statement(node, statement)
-        if step is not None:
-            steps.append(step if not no_grad else _under_no_grad(step))
+        for made in step if isinstance(step, list) else [] if step is None else [step]:
+            steps.append(made if not no_grad else _under_no_grad(made))
 
 
 def _under_no_grad(step: Step) -> Step:
@@ -269,7 +272,7 @@ def _is_no_grad(node: ast.With) -> bool:
     )
 
 
-def _compile_statement(node: ast.stmt, statement: Statement) -> Step | None:
+def _compile_statement(node: ast.stmt, statement: Statement) -> Step | list[Step] | None:
     if isinstance(node, ast.Pass):
         return None
     if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -278,6 +281,8 @@ def _compile_statement(node: ast.stmt, statement: Statement) -> Step | None:
         except pytorch.Refused as exc:
             raise statement.error(exc.message, 0, exc.hint) from None
         return Step("nothing", statement)
+    if isinstance(node, ast.Assign) and isinstance(node.targets[0], (ast.Tuple, ast.List)):
+        return _unpacking(check_all(statement, grads=True))
     if isinstance(node, ast.Assign):
         checked = check(statement, grads=True)
         number = _number(node.value)
@@ -288,6 +293,19 @@ def _compile_statement(node: ast.stmt, statement: Statement) -> Step | None:
         return _expression(statement)
     what = _NOT_YET.get(type(node), f"a '{type(node).__name__}' statement")
     raise statement.error(f"gradcli run does not take {what} yet", 0, _STEP_HINT)
+
+
+def _unpacking(checked: list[Checked]) -> list[Step]:
+    """``values, indices = max(x, 1)``: a step per name, in order; a name that a later one
+    reads (``x, i = max(x, 1)``) would be read after it changed, so it is refused."""
+    for k, each in enumerate(checked[:-1]):
+        if any(each.target in later.names for later in checked[k + 1 :]):
+            raise each.statement.error(
+                f"{each.target!r} is unpacked into and read by the same statement",
+                0,
+                "give the results new names, e.g. values, indices = ...",
+            )
+    return [_assignment(each) for each in checked]
 
 
 def _number(node: ast.expr) -> int | float | None:
@@ -416,6 +434,9 @@ def _shown(statement: Statement, node: ast.expr) -> Shown:
         if pytorch.dotted(node) in F.TORCH_MODULES:
             raise statement.error(f"gradcli run does not show the module {node.id!r}", 0)
         return Shown(line, ir=Name(node.id), access=tuple(access))
+    results = check_results(statement, node) if not access else None
+    if results is not None:  # torch.max(x, 1): torch.return_types.max(values=..., ...)
+        return Shown(line, ir=_ir(results), columns=results.columns, several=True)
     checked = check_expression(statement, node)
     return Shown(line, ir=_ir(checked), access=tuple(access), columns=checked.columns)
 
@@ -454,7 +475,10 @@ class _Values(Numbers):
 
     def apply(self, function: str, call: Callable[..., Any], args: list[Any]) -> gc.Tensor:
         result = super().apply(function, call, args)
-        named = F.OPS[function].backward_name
+        op = F.OPS[function]
+        named = op.backward_name
+        if callable(named) and op.forward is None:  # a composite's node named by its arguments
+            named = named(args)
         node = result.grad_fn
         made_here = all(getattr(a, "grad_fn", None) is not node for a in args)
         if isinstance(named, str) and named and node is not None and made_here:
@@ -649,10 +673,32 @@ class Session:
         number, a list, a ``torch.Size``."""
         if shown.ir is None:
             return shown.literal
+        if shown.several:
+            assert isinstance(shown.ir, Call)  # see check_results
+            return self.results(step, shown.ir, shown.columns)
         value: Any = self.value(step, shown.ir, shown.columns)
         for access in shown.access:
             value = self.access(step, shown, value, access)
         return self.printable(value)
+
+    def results(self, step: Step, call: Call, columns: dict[str, int]) -> _Printed:
+        """Every result of ``call`` (its first), printed as torch prints them: a named
+        tuple of torch.return_types, or a tuple."""
+        op = F.OPS[call.op]
+        options = call.params[:-1]
+        if "count" in op.extra:  # split: as many as its input's shape makes
+            operands = [self.value(step, a, columns) for a in call.args if isinstance(a, Node)]
+            count = op.extra["count"](*op.arranged(operands, options))
+        else:
+            count = len(op.outputs)
+        texts = [
+            self.printable(self.value(step, replace(call, params=(*options, (k, 0))), columns)).text
+            for k in range(count)
+        ]
+        if op.extra.get("plain"):
+            return _Printed(f"({', '.join(texts)}{',' if len(texts) == 1 else ''})")
+        named = ",\n".join(f"{name}={text}" for name, text in zip(op.outputs, texts))
+        return _Printed(f"torch.return_types.{op.name}(\n{named})")
 
     def access(self, step: Step, shown: Shown, value: Any, access: str) -> Any:
         if not isinstance(value, gc.Tensor):

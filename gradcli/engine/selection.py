@@ -281,6 +281,11 @@ _EXTREME = (
 )
 
 
+def _by_dim(name: str, whole: int = 1, along: int = 0) -> Callable[[list[Any]], str]:
+    """torch's node for max/min/median: of all elements (dim None) or along a dim."""
+    return lambda args: f"{name}Backward{whole if args[1] is None else along}"
+
+
 def _extreme_entry(name: str, pairwise: str, extreme: str, index: str) -> None:
     register(
         Op(
@@ -288,7 +293,7 @@ def _extreme_entry(name: str, pairwise: str, extreme: str, index: str) -> None:
             f"the {extreme} element; along dim, (values, indices); of two tensors, {pairwise}",
             params=_EXTREME,
             methods=(name,),
-            backward_name=f"{name.capitalize()}Backward0",
+            backward_name=_by_dim(name.capitalize()),
             symbolic=S.PIECEWISE,
             explain=_SELECTED,
             kink=f"{name}(x): ties share the gradient evenly; along dim: the index is the first "
@@ -530,7 +535,7 @@ register(
             _PICK,
         ),
         methods=("median",),
-        backward_name="MedianBackward1",
+        backward_name=_by_dim("Median", 0, 1),
         symbolic=_no_formula("the median"),
         explain=_SELECTED,
         kink="of an even count the lower of the two middle values; nan if there is a nan (its "
@@ -549,8 +554,8 @@ def _same(x: Array, value: Array) -> Array:
     return (x == value) | (np.isnan(x) & np.isnan(value))
 
 
-def _hit_count(hits: Array, axis: int) -> Array:
-    return np.sum(hits, axis=axis, keepdims=True).astype(np.float64)
+def _hit_count(x: Array, value: Array, axis: int) -> Array:
+    return np.sum(_same(x, value), axis=axis, keepdims=True).astype(x.dtype)
 
 
 def _evenly(x: Tensor, value: Tensor) -> Tensor:
@@ -558,7 +563,7 @@ def _evenly(x: Tensor, value: Tensor) -> Tensor:
     gradient shared evenly among the elements equal to it (torch's rule for max(), median()):
     value + sum((x - value) where equal) / count, whose added term is exactly 0."""
     hits = P.mask(_same, x, value)
-    count = P.mask(_hit_count, hits, axis=0)
+    count = P.mask(_hit_count, x, value, axis=0)
     spread = P.sum(P.where(hits, P.sub(x, value), 0.0), 0, keepdim=True)
     return P.add(value, P.div(spread, count))
 
@@ -754,7 +759,9 @@ register(
             _PICK,
         ),
         methods=("split",),
-        backward_name="SplitBackward0",
+        backward_name=lambda args: (
+            "SplitWithSizesBackward0" if isinstance(args[1], (list, tuple)) else "SplitBackward0"
+        ),
         symbolic=_split_symbolic,
         explain=X.PICKED,
         kink="each piece is an ordinary tensor; the gradient of the input is the sum of theirs",

@@ -303,9 +303,10 @@ class _Checker:
         if (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Call)
-            and node.attr in _FIELDS
+            and not (self.grads and node.attr == "grad")
+            and node.attr not in F.PROPERTIES
             and self.several(node.value)
-        ):
+        ):  # max(x, 1).values (or a field it does not have)
             return self.call(node.value, pick=node.attr)
         if self.grads and isinstance(node, ast.Attribute) and node.attr == "grad":
             if isinstance(node.value, ast.Name):
@@ -323,18 +324,35 @@ class _Checker:
             )
         raise self.refusal(node)
 
-    def several(self, node: ast.Call) -> bool:
-        """Whether ``node`` calls an operation that gives several results (checked as a call
-        when it is taken apart)."""
+    def resolved(self, node: ast.Call) -> tuple[F.Function | None, ast.Call]:
+        """The function ``node`` calls (None: none gradcli has), and the call as a plain
+        one (``x.max(1)`` as ``max(x, 1)``)."""
         func = node.func
         if isinstance(func, ast.Attribute):
             prefix = pytorch.dotted(func.value)
-            name = func.attr if prefix in F.TORCH_MODULES else None
-            method = F.METHODS.get(func.attr)
-            function = F.lookup(name) if name else method if prefix not in _MODULES else None
+            if prefix in F.TORCH_MODULES:
+                function = F.lookup(func.attr)
+            else:
+                function = F.METHODS.get(func.attr) if prefix not in _MODULES else None
+            if function is not None:
+                node = self.torch_call(node, func)
         else:
             function = F.lookup(func.id) if isinstance(func, ast.Name) else None
+        return function, node
+
+    def several(self, node: ast.Call) -> bool:
+        """Whether ``node`` calls an operation that may give several results (checked as a
+        call when it is taken apart)."""
+        function, _ = self.resolved(node)
         return function is not None and bool(function.outputs or "count" in function.extra)
+
+    def gives_several(self, node: ast.Call) -> bool:
+        """Whether this call gives several results (max(x, 1) does, max(x) does not)."""
+        function, plain = self.resolved(node)
+        if function is None:
+            return False
+        function, plain = self.overload(function, plain)
+        return self.results(function, plain) is not None
 
     def comparison(self, node: ast.Compare) -> str:
         """``a < b`` as ``lt(a, b)``; a chain ``a < b <= c`` as Python means it,
@@ -926,8 +944,6 @@ def _target(statement: Statement, target: str) -> str:
 
 
 _CALLED = frozenset([*F.FUNCTIONS, *F.ALIASES, *CONSTRUCTORS])
-# the fields of torch's named results (torch.return_types.max: values, indices)
-_FIELDS = frozenset(f for op in F.FUNCTIONS.values() for f in op.outputs if not op.extra.get("plain"))
 _ONE_RESULT_HINT = "only operations such as max(x, dim), sort, topk and split give several tensors"
 
 
@@ -944,6 +960,18 @@ def check_expression(statement: Statement, node: ast.expr) -> Checked:
     _check_depth(statement, node)
     checker = _Checker(statement, grads=True)
     expression = checker.expression(node)
+    return Checked(statement, None, expression, None, tuple(checker.names), checker.columns)
+
+
+def check_results(statement: Statement, node: ast.expr) -> Checked | None:
+    """For an expression that calls an operation with several results (what ``gradcli run``
+    shows of ``torch.max(x, 1)``), its first result checked as ``check_expression`` would;
+    None for any other expression."""
+    checker = _Checker(statement, grads=True)
+    if not isinstance(node, ast.Call) or not checker.gives_several(node):
+        return None
+    _check_depth(statement, node)
+    expression = checker.call(node, pick=0)
     return Checked(statement, None, expression, None, tuple(checker.names), checker.columns)
 
 

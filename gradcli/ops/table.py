@@ -113,6 +113,7 @@ class Op:
     forward: Callable[..., Any] | None = None
     vjp: Rule | None = None
     jvp: Rule | None = None
+    # a primitive's may be a function of its node; a composite's, of its call's arguments
     backward_name: str | Callable[[Any], str] = ""
     differentiable: bool = True
     batch: Rule | None = None
