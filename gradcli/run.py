@@ -32,7 +32,7 @@ import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import asdict, astuple, dataclass, field, fields, replace
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeGuard
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from . import torchtext
 from .errors import GradcliError
 from .lang import functions as F
 from .lang import pytorch
-from .lang.ir import Call, Name, Node, from_json, names, to_json
+from .lang.ir import Call, Name, Node, Operand, from_json, names, to_json
 from .lang.program import Assignment, Numbers
 from .lang.validate import (
     Checked,
@@ -293,6 +293,11 @@ def _compile_statement(node: ast.stmt, statement: Statement) -> Step | list[Step
         return _expression(statement)
     what = _NOT_YET.get(type(node), f"a '{type(node).__name__}' statement")
     raise statement.error(f"gradcli run does not take {what} yet", 0, _STEP_HINT)
+
+
+def _single(operand: Operand) -> TypeGuard[Node]:
+    """Whether a call's operand is one node (not a list argument, nor left out)."""
+    return operand is not None and not isinstance(operand, tuple)
 
 
 def _unpacking(checked: list[Checked]) -> list[Step]:
@@ -687,7 +692,7 @@ class Session:
         op = F.OPS[call.op]
         options = call.params[:-1]
         if "count" in op.extra:  # split: as many as its input's shape makes
-            operands = [self.value(step, a, columns) for a in call.args if isinstance(a, Node)]
+            operands = [self.value(step, a, columns) for a in call.args if _single(a)]
             count = op.extra["count"](*op.arranged(operands, options))
         else:
             count = len(op.outputs)

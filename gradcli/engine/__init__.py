@@ -14,8 +14,8 @@ from . import linalg as _linalg  # noqa: F401 - declares the linear algebra oper
 from . import logical as _logical  # noqa: F401 - declares comparisons, logical operations, masks
 from . import losses as _losses  # noqa: F401 - declares the losses
 from . import methods as _methods
-from . import selection as _selection  # noqa: F401 - declares max/min, sort, split, ...
 from . import pointwise as _pointwise  # noqa: F401 - declares element-wise functions, activations
+from . import selection as _selection  # noqa: F401 - declares max/min, sort, split, ...
 from . import shapes as _shapes  # noqa: F401 - declares the shape operations
 from . import statistics as _statistics  # noqa: F401 - declares the statistics and scans
 from .creation import (

@@ -25,11 +25,9 @@ from ..ops import explaining as X
 from ..ops import symbolic as S
 from ..ops.table import (
     BOOL,
-    DIMS,
     INT,
     OPS,
     OPT_INT,
-    OPT_NUMBER,
     OUTPUT,
     SECTIONS,
     TENSOR,
@@ -297,8 +295,8 @@ def _extreme_entry(name: str, pairwise: str, extreme: str, index: str) -> None:
             symbolic=S.PIECEWISE,
             explain=_SELECTED,
             kink=f"{name}(x): ties share the gradient evenly; along dim: the index is the first "
-            f"{extreme} (nan counts as {extreme}), and the gradient goes to it; {name}(x, other) is "
-            f"{pairwise}",
+            f"{extreme} (nan counts as {extreme}), and the gradient goes to it; "
+            f"{name}(x, other) is {pairwise}",
             extra={
                 "outputs": ("values", "indices"),
                 "several_unless_none": "dim",
@@ -551,11 +549,11 @@ def _median_value(x: Array, axis: int) -> Array:
 
 
 def _same(x: Array, value: Array) -> Array:
-    return (x == value) | (np.isnan(x) & np.isnan(value))
+    return np.asarray((x == value) | (np.isnan(x) & np.isnan(value)))
 
 
 def _hit_count(x: Array, value: Array, axis: int) -> Array:
-    return np.sum(_same(x, value), axis=axis, keepdims=True).astype(x.dtype)
+    return np.asarray(np.sum(_same(x, value), axis=axis, keepdims=True), dtype=x.dtype)
 
 
 def _evenly(x: Tensor, value: Tensor) -> Tensor:
@@ -595,8 +593,8 @@ def _running_entry(name: str, extreme: str, largest: bool) -> None:
             backward_name=f"{name.capitalize()}Backward0",
             symbolic=_no_formula(f"the running {extreme}"),
             explain=_SELECTED,
-            kink=f"a tie moves the index on to the latest equal element (torch's); from a nan on, "
-            f"the values are nan and the index the latest nan's; the gradient goes to the index",
+            kink="a tie moves the index on to the latest equal element (torch's); from a nan on, "
+            "the values are nan and the index the latest nan's; the gradient goes to the index",
             extra={"outputs": ("values", "indices")},
         )
     )
@@ -625,7 +623,7 @@ def _moments_entry(name: str, spread: str) -> None:
         if output[0]:
             return S.mean(x, dim, keepdim)
         assert callable(spread_op.symbolic)
-        return spread_op.symbolic(x, dim, unbiased, keepdim, correction)
+        return np.asarray(spread_op.symbolic(x, dim, unbiased, keepdim, correction), dtype=object)
 
     def explain(slot: Any, vary: Any) -> Any:
         rule = (mean_op if slot.params.get("output", _FIRST)[0] else spread_op).explain
@@ -662,7 +660,8 @@ def _moments_entry(name: str, spread: str) -> None:
                 dim = None
             return P.mean(x, dim, keepdim)
         assert spread_op.call is not None
-        return spread_op.call(input, dim, unbiased, keepdim, correction)
+        spread_of: Tensor = spread_op.call(input, dim, unbiased, keepdim, correction)
+        return spread_of
 
     moments.__name__ = moments.__qualname__ = name
     moments.__doc__ = f"({spread}, mean): the {spread} (output (0, ...)) or the mean (1, ...)."

@@ -912,8 +912,7 @@ def _unpacking(
         )
     if not isinstance(value, ast.Call) or not _Checker(statement).several(value):
         raise statement.error(
-            f"only an operation that gives several tensors can be unpacked into {len(names)} "
-            "names",
+            f"only an operation that gives several tensors can be unpacked into {len(names)} names",
             value.col_offset,
             _ONE_RESULT_HINT,
         )
