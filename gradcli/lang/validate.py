@@ -533,10 +533,12 @@ class _Checker:
         if pick is None:
             take = ", ".join(fields) if fields and not plain else "a, b"
             one = f"{written}.{fields[0]}" if fields and not plain else f"{written}[0]"
+            binary = function.extra.get("binary")
+            pairwise = "" if binary is None else f"; the {binary} of two tensors is {binary}(a, b)"
             raise self.fail(
                 node,
                 f"{written} gives {several}{shown}, not one tensor",
-                f"unpack them ({take} = {written}) or take one ({one})",
+                f"unpack them ({take} = {written}) or take one ({one}){pairwise}",
             )
         if isinstance(pick, str):
             if plain or pick not in fields:
@@ -583,18 +585,8 @@ class _Checker:
 
     def known_as(self, name: str, node: ast.Call) -> str | None:
         """How gradcli writes a function known from mathematics or numpy: ``ln(x)`` is
-        ``log(x)``, ``max(x, 0)`` is ``maximum(x, 0)``; None for other names."""
-        arguments = self.arguments(node)
-        joined = ", ".join(arguments)
-        if name in ("max", "min"):
-            big = name == "max"
-            if len(node.args) != 2 or node.keywords:
-                return f"for the {'largest' if big else 'smallest'} element write a{name}({joined})"
-            pairwise = f"{'maximum' if big else 'minimum'}({joined})"
-            if _constant(node.args[1]) is not _NOT_CONSTANT:
-                bound = "min" if big else "max"
-                pairwise += f", or clamp({arguments[0]}, {bound}={arguments[1]})"
-            return f"for the {'larger' if big else 'smaller'} of two values write {pairwise}"
+        ``log(x)``; None for other names."""
+        joined = ", ".join(self.arguments(node))
         written = _KNOWN_AS.get(name)
         return None if written is None else "write " + written.format(joined)
 
