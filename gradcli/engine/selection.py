@@ -583,6 +583,38 @@ def median(
 # -- cummax, cummin -----------------------------------------------------------------------------
 
 
+def _running_explain(extreme: str, largest: bool) -> Callable[[Any, Any], Any]:
+    """explain's rule of cummax/cummin: d out[..., i] / d x[..., j] along dim, 1 where j is
+    the index of the running extreme at i; one n x n block per slice."""
+
+    def rule(slot: Any, vary: Any) -> tuple[str, str, str, Any]:
+        from .. import limits
+
+        dim = slot.params["dim"]
+        x = (
+            np.moveaxis(slot.arrays[0], dim, -1)
+            if slot.arrays[0].ndim
+            else slot.arrays[0].reshape(1)
+        )
+        left = f"{X.d(slot.node)}[i]/{X.d(slot.wrt)}[j]"
+        formula = (
+            f"1 where j is where the running {extreme} at i was reached{X.along(slot)}, else 0"
+        )
+        n = x.shape[-1]
+        if x.size * n > min(X.BLOCK_ENTRIES, limits.current().max_elements):
+            shape = (*x.shape, n)
+            return (
+                left,
+                f"{formula}; its blocks, shape {shape}, are too large to show",
+                "jacobian blocks",
+                None,
+            )
+        index = _running(x, -1, largest)
+        return left, formula, "jacobian blocks", (index[..., :, None] == np.arange(n)).astype(float)
+
+    return rule
+
+
 def _running_entry(name: str, extreme: str, largest: bool) -> None:
     register(
         Op(
@@ -592,7 +624,7 @@ def _running_entry(name: str, extreme: str, largest: bool) -> None:
             methods=(name,),
             backward_name=f"{name.capitalize()}Backward0",
             symbolic=_no_formula(f"the running {extreme}"),
-            explain=_SELECTED,
+            explain=_running_explain(extreme, largest),
             kink="a tie moves the index on to the latest equal element (torch's); from a nan on, "
             "the values are nan and the index the latest nan's; the gradient goes to the index",
             extra={"outputs": ("values", "indices")},
