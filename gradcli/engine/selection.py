@@ -580,6 +580,53 @@ def median(
     return _along(x, dim, keepdim, _lower_median, "median", output)
 
 
+def _lower_nanmedian(x: Array, axis: int) -> Array:
+    """The index of the lower median of the values that are not nan along ``axis`` (of the
+    first nan where all are nan)."""
+    order = _order(x, axis)  # nan last
+    valid = np.sum(~np.isnan(x), axis=axis, keepdims=True)
+    return np.take_along_axis(order, np.maximum(valid - 1, 0) // 2, axis=axis)
+
+
+def _nanmedian_value(x: Array, axis: int) -> Array:
+    return np.take_along_axis(x, _lower_nanmedian(x, axis), axis=axis)
+
+
+register(
+    Op(
+        "nanmedian",
+        "median ignoring nan: of all elements; along dim, (values, indices)",
+        params=(
+            Param("input", TENSOR),
+            Param("dim", OPT_INT, None),
+            Param("keepdim", BOOL, False),
+            _PICK,
+        ),
+        methods=("nanmedian",),
+        backward_name=_by_dim("Nanmedian", 0, 1),
+        symbolic=_no_formula("the median"),
+        explain=_SELECTED,
+        kink="the lower median of the values that are not nan (nan where all are: its index "
+        "the first nan's, torch's is not specified); nanmedian(x): ties share the gradient "
+        "evenly; along dim: " + _SELECTION_KINK,
+        extra={"outputs": ("values", "indices"), "several_unless_none": "dim"},
+    )
+)
+
+
+@public("nanmedian")
+def nanmedian(
+    input: Operand, dim: int | None = None, keepdim: bool = False, output: Output = _FIRST
+) -> Tensor:
+    """median, ignoring nan."""
+    x = _tensor(input)
+    if dim is None and not _which(output, 1, "nanmedian"):
+        flat = P.reshape(x, -1)
+        _nonempty(flat, 0, "nanmedian")
+        return P.reshape(_evenly(flat, P.mask(_nanmedian_value, flat, axis=0)), ())
+    return _along(x, dim, keepdim, _lower_nanmedian, "nanmedian", output)
+
+
 # -- cummax, cummin -----------------------------------------------------------------------------
 
 

@@ -246,6 +246,7 @@ CASES.update({
     "max": ("max(m, 1).values", {"m": M}, lambda t: t["m"].max(1).values),
     "min": ("min(m)", {"m": M}, lambda t: t["m"].min()),
     "median": ("median(m, 0).values", {"m": M}, lambda t: t["m"].median(0).values),
+    "nanmedian": ("nanmedian(m)", {"m": M}, lambda t: t["m"].nanmedian()),
     "sort": ("sort(m, 1, descending=True).values", {"m": M},
              lambda t: t["m"].sort(1, descending=True).values),
     "topk": ("topk(x, 2).values", {"x": X}, lambda t: t["x"].topk(2).values),

@@ -959,7 +959,7 @@ OPS: list[Op] = [
             torch=T.torch_extreme(name, 0),
             prims=("take_along",),
         )
-        for name in ("max", "min", "median")
+        for name in ("max", "min", "median", "nanmedian")
     ],
     Op(
         "sort",
@@ -1255,7 +1255,7 @@ INDICES: list[Op] = [
             T.extreme_spec(dim_none=False),
             torch=T.torch_extreme(name, 1),
         )
-        for name in ("max", "min", "median")
+        for name in ("max", "min", "median", "nanmedian")
     ],
     Op("argmax", gc.argmax, DISTINCT, T.extreme_spec(keep_full=True), torch=T.torch_arg("argmax")),
     Op("argmin", gc.argmin, DISTINCT, T.extreme_spec(keep_full=True), torch=T.torch_arg("argmin")),

@@ -163,3 +163,15 @@ def test_split_chunk_and_unbind_give_as_many_pieces_as_torch():
 def test_bad_arguments_are_refused_as_torch_refuses_them(call, message):
     with pytest.raises(gc.EngineError, match=message):
         call(gc.tensor([1.0, 2.0, 3.0]))
+
+
+def test_nanmedian_ignores_nan_and_shares_the_gradient_of_all_elements():
+    values = np.array([[np.nan, 2.0, 1.0, np.nan, 3.0], [4.0, np.nan, 1.0, 1.0, 2.0]])
+    for k in (0, 1):
+        mine = gc.nanmedian(gc.tensor(values), 1, output=(k, 0))
+        np.testing.assert_array_equal(mine.numpy(), torch.nanmedian(torch.tensor(values), 1)[k])
+    x = gc.tensor(values, requires_grad=True)
+    tx = torch.tensor(values, requires_grad=True)
+    gc.nanmedian(x).backward()
+    torch.nanmedian(tx).backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
