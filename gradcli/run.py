@@ -38,6 +38,7 @@ import numpy as np
 
 from . import engine as gc
 from . import torchtext
+from .engine.selection import UnpackError
 from .errors import GradcliError
 from .lang import functions as F
 from .lang import pytorch
@@ -109,9 +110,12 @@ class ScriptError(Exception):
     """An error torch (or Python) raises at a statement: the script stops there, as Python
     stops, with ``kind: message`` after the traceback's frame; exit 1."""
 
-    def __init__(self, statement: Statement, kind: str, message: str):
+    def __init__(
+        self, statement: Statement, kind: str, message: str, span: tuple[int, int] | None = None
+    ):
         super().__init__(f"{kind}: {message}")
         self.statement, self.kind, self.message = statement, kind, message
+        self.span = span  # the columns of the statement Python marks with ^ (None: none)
 
 
 @dataclass(frozen=True)
@@ -479,7 +483,7 @@ class _Values(Numbers):
         self.session = session
 
     def apply(self, function: str, call: Callable[..., Any], args: list[Any]) -> gc.Tensor:
-        result = super().apply(function, call, args)
+        result = super().apply(function, _unpacking_as_python(call, self.assignment), args)
         op = F.OPS[function]
         named = op.backward_name
         if callable(named) and op.forward is None:  # a composite's node named by its arguments
@@ -489,6 +493,24 @@ class _Values(Numbers):
         if isinstance(named, str) and named and node is not None and made_here:
             self.session.node_names[node] = named
         return result
+
+
+def _unpacking_as_python(call: Callable[..., Any], assignment: Assignment) -> Callable[..., Any]:
+    """``call``, where ``a, b = x.split(1)`` does not fit stopping the script with Python's
+    ValueError (exit 1), as Python does."""
+
+    def run(*args: Any) -> Any:
+        try:
+            return call(*args)
+        except UnpackError as exc:
+            statement = assignment.statement
+            assign = ast.parse(statement.text).body[0]
+            assert isinstance(assign, ast.Assign)  # an unpacking statement
+            target = assign.targets[0]
+            span = (target.col_offset, target.end_col_offset or target.col_offset)
+            raise ScriptError(statement, "ValueError", exc.python, span) from None
+
+    return run
 
 
 class Session:
@@ -767,6 +789,9 @@ class Session:
         text += f'  File "{self.filename}", line {line}, in <module>\n'
         if self.lines is not None and 0 < line <= len(self.lines):
             text += f"    {self.lines[line - 1].strip()}\n"
+            if error.span is not None:
+                start, end = error.span
+                text += " " * (4 + start) + "^" * (end - start) + "\n"
         return text + f"{error.kind}: {error.message}\n"
 
 

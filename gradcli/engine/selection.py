@@ -52,17 +52,25 @@ def _tensor(x: Operand) -> Tensor:
     return x if isinstance(x, Tensor) else Tensor(np.asarray(x, dtype=np.float64))
 
 
+class UnpackError(DomainError):
+    """A statement unpacks the results of split, chunk or unbind into as many names as they
+    are not: ``python`` is Python's message for it (a ValueError)."""
+
+    def __init__(self, python: str, name: str, count: int):
+        super().__init__(f"{python}: {name} gives {count} tensors here")
+        self.python = python
+
+
 def _which(output: Sequence[int], count: int, name: str) -> int:
     """The result ``output`` asks for of ``count`` results, checked against the number of
     names that take them (Python's errors for an unpacking that does not fit)."""
     k, names = (tuple(output) + (0,))[:2]
     if names and names != count:
         few = names > count
-        raise DomainError(
-            f"{'not enough' if few else 'too many'} values to unpack (expected {names}"
-            + (f", got {count})" if few else ")")
-            + f": {name} gives {count} tensors here"
+        python = f"{'not enough' if few else 'too many'} values to unpack (expected {names}" + (
+            f", got {count})" if few else ")"
         )
+        raise UnpackError(python, name, count)
     if not 0 <= k < count:
         raise ShapeError(f"{name} gives {count} tensors: there is no [{k}]")
     return k
