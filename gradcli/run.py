@@ -31,24 +31,27 @@ import sys
 import warnings
 import weakref
 from collections.abc import Callable
-from dataclasses import asdict, astuple, dataclass, field, fields
-from typing import Any, TextIO
+from dataclasses import asdict, astuple, dataclass, field, fields, replace
+from typing import Any, TextIO, TypeGuard
 
 import numpy as np
 
 from . import budget, torchtext
 from . import engine as gc
+from .engine.selection import UnpackError
 from .errors import GradcliError
 from .lang import functions as F
 from .lang import pytorch
-from .lang.ir import Name, Node, from_json, names, to_json
+from .lang.ir import Call, Name, Node, Operand, from_json, names, to_json
 from .lang.program import Assignment, Numbers
 from .lang.validate import (
     Checked,
     Statement,
     check,
+    check_all,
     check_characters,
     check_expression,
+    check_results,
     grad_name,
     reserved,
 )
@@ -107,9 +110,12 @@ class ScriptError(Exception):
     """An error torch (or Python) raises at a statement: the script stops there, as Python
     stops, with ``kind: message`` after the traceback's frame; exit 1."""
 
-    def __init__(self, statement: Statement, kind: str, message: str):
+    def __init__(
+        self, statement: Statement, kind: str, message: str, span: tuple[int, int] | None = None
+    ):
         super().__init__(f"{kind}: {message}")
         self.statement, self.kind, self.message = statement, kind, message
+        self.span = span  # the columns of the statement Python marks with ^ (None: none)
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,7 @@ class Shown:
     ir: Node | None = None
     access: tuple[str, ...] = ()
     columns: dict[str, int] = field(default_factory=dict)
+    several: bool = False  # ir is the first result of a call that gives several: show them all
 
 
 @dataclass(frozen=True)
@@ -249,8 +256,8 @@ def _compile_block(body: list[ast.stmt], source: str, steps: list[Step], no_grad
             _compile_block(node.body, source, steps, no_grad=True)
             continue
         step = _compile_statement(node, statement)
-        if step is not None:
-            steps.append(step if not no_grad else _under_no_grad(step))
+        for made in step if isinstance(step, list) else [] if step is None else [step]:
+            steps.append(made if not no_grad else _under_no_grad(made))
 
 
 def _under_no_grad(step: Step) -> Step:
@@ -269,7 +276,7 @@ def _is_no_grad(node: ast.With) -> bool:
     )
 
 
-def _compile_statement(node: ast.stmt, statement: Statement) -> Step | None:
+def _compile_statement(node: ast.stmt, statement: Statement) -> Step | list[Step] | None:
     if isinstance(node, ast.Pass):
         return None
     if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -278,6 +285,8 @@ def _compile_statement(node: ast.stmt, statement: Statement) -> Step | None:
         except pytorch.Refused as exc:
             raise statement.error(exc.message, 0, exc.hint) from None
         return Step("nothing", statement)
+    if isinstance(node, ast.Assign) and isinstance(node.targets[0], (ast.Tuple, ast.List)):
+        return _unpacking(check_all(statement, grads=True))
     if isinstance(node, ast.Assign):
         checked = check(statement, grads=True)
         number = _number(node.value)
@@ -288,6 +297,24 @@ def _compile_statement(node: ast.stmt, statement: Statement) -> Step | None:
         return _expression(statement)
     what = _NOT_YET.get(type(node), f"a '{type(node).__name__}' statement")
     raise statement.error(f"gradcli run does not take {what} yet", 0, _STEP_HINT)
+
+
+def _single(operand: Operand) -> TypeGuard[Node]:
+    """Whether a call's operand is one node (not a list argument, nor left out)."""
+    return operand is not None and not isinstance(operand, tuple)
+
+
+def _unpacking(checked: list[Checked]) -> list[Step]:
+    """``values, indices = max(x, 1)``: a step per name, in order; a name that a later one
+    reads (``x, i = max(x, 1)``) would be read after it changed, so it is refused."""
+    for k, each in enumerate(checked[:-1]):
+        if any(each.target in later.names for later in checked[k + 1 :]):
+            raise each.statement.error(
+                f"{each.target!r} is unpacked into and read by the same statement",
+                0,
+                "give the results new names, e.g. values, indices = ...",
+            )
+    return [_assignment(each) for each in checked]
 
 
 def _number(node: ast.expr) -> int | float | None:
@@ -416,6 +443,9 @@ def _shown(statement: Statement, node: ast.expr) -> Shown:
         if pytorch.dotted(node) in F.TORCH_MODULES:
             raise statement.error(f"gradcli run does not show the module {node.id!r}", 0)
         return Shown(line, ir=Name(node.id), access=tuple(access))
+    results = check_results(statement, node) if not access else None
+    if results is not None:  # torch.max(x, 1): torch.return_types.max(values=..., ...)
+        return Shown(line, ir=_ir(results), columns=results.columns, several=True)
     checked = check_expression(statement, node)
     return Shown(line, ir=_ir(checked), access=tuple(access), columns=checked.columns)
 
@@ -453,7 +483,7 @@ class _Values(Numbers):
         self.session = session
 
     def apply(self, function: str, call: Callable[..., Any], args: list[Any]) -> gc.Tensor:
-        result = super().apply(function, call, args)
+        result = super().apply(function, _unpacking_as_python(call, self.assignment), args)
         op = F.OPS[function]
         warning = op.extra.get("warning")
         message = warning(args) if warning else None
@@ -468,6 +498,24 @@ class _Values(Numbers):
             if named:
                 self.session.node_names[node] = named
         return result
+
+
+def _unpacking_as_python(call: Callable[..., Any], assignment: Assignment) -> Callable[..., Any]:
+    """``call``, where ``a, b = x.split(1)`` does not fit stopping the script with Python's
+    ValueError (exit 1), as Python does."""
+
+    def run(*args: Any) -> Any:
+        try:
+            return call(*args)
+        except UnpackError as exc:
+            statement = assignment.statement
+            assign = ast.parse(statement.text).body[0]
+            assert isinstance(assign, ast.Assign)  # an unpacking statement
+            target = assign.targets[0]
+            span = (target.col_offset, target.end_col_offset or target.col_offset)
+            raise ScriptError(statement, "ValueError", exc.python, span) from None
+
+    return run
 
 
 class Session:
@@ -660,10 +708,32 @@ class Session:
         number, a list, a ``torch.Size``."""
         if shown.ir is None:
             return shown.literal
+        if shown.several:
+            assert isinstance(shown.ir, Call)  # see check_results
+            return self.results(step, shown.ir, shown.columns)
         value: Any = self.value(step, shown.ir, shown.columns)
         for access in shown.access:
             value = self.access(step, shown, value, access)
         return self.printable(value)
+
+    def results(self, step: Step, call: Call, columns: dict[str, int]) -> _Printed:
+        """Every result of ``call`` (its first), printed as torch prints them: a named
+        tuple of torch.return_types, or a tuple."""
+        op = F.OPS[call.op]
+        options = call.params[:-1]
+        if "count" in op.extra:  # split: as many as its input's shape makes
+            operands = [self.value(step, a, columns) for a in call.args if _single(a)]
+            count = op.extra["count"](*op.arranged(operands, options))
+        else:
+            count = len(op.outputs)
+        texts = [
+            self.printable(self.value(step, replace(call, params=(*options, (k, 0))), columns)).text
+            for k in range(count)
+        ]
+        if op.extra.get("plain"):
+            return _Printed(f"({', '.join(texts)}{',' if len(texts) == 1 else ''})")
+        named = ",\n".join(f"{name}={text}" for name, text in zip(op.outputs, texts))
+        return _Printed(f"torch.return_types.{op.name}(\n{named})")
 
     def access(self, step: Step, shown: Shown, value: Any, access: str) -> Any:
         if not isinstance(value, gc.Tensor):
@@ -727,6 +797,9 @@ class Session:
         text += f'  File "{self.filename}", line {line}, in <module>\n'
         if self.lines is not None and 0 < line <= len(self.lines):
             text += f"    {self.lines[line - 1].strip()}\n"
+            if error.span is not None:
+                start, end = error.span
+                text += " " * (4 + start) + "^" * (end - start) + "\n"
         return text + f"{error.kind}: {error.message}\n"
 
 

@@ -99,7 +99,27 @@ class Texts:
             return f"{left}{operator}{right}", (_BINDING["+"][1] if symbol in _LOOSE else level)
         if symbol in ("-x", "~"):
             return symbol[0] + _wrapped(args[0], _NEG), _NEG
-        return f"{node.op}({', '.join(_arguments(node, args))})", _ATOM
+        return f"{node.op}({', '.join(_arguments(node, args))}){_picked(node)}", _ATOM
+
+
+def _picked(node: Call) -> str:
+    """The result a call of an operation with several takes, as written after it:
+    ``.indices`` (torch's named fields), ``[1]``."""
+    op = F.OPS[node.op]
+    output = node.params[-1] if op.params and op.params[-1].kind == F.OUTPUT else None
+    if not isinstance(output, tuple) or not _takes_several(node):
+        return ""
+    k = output[0]
+    return f".{op.outputs[k]}" if op.outputs and not op.extra.get("plain") else f"[{k}]"
+
+
+def _takes_several(node: Call) -> bool:
+    """Whether the call gives several results (max(x) gives one, max(x, 1) two)."""
+    unless = F.OPS[node.op].extra.get("several_unless_none")
+    if unless is None:
+        return True
+    names = [p.name for p in F.OPS[node.op].options]
+    return node.params[names.index(unless)] is not None
 
 
 def _wrapped(value: Text, level: int) -> str:
@@ -133,6 +153,8 @@ def _arguments(node: Call, args: list) -> list[str]:
             listed = isinstance(arg, tuple)
             text = "[" + ", ".join(t for t, _ in value) + "]" if listed else value[0]
             texts.append(f"{param.name}={text}" if keyword else text)
+        elif param.kind == F.OUTPUT:  # shown after the call (see _picked)
+            next(options)
         else:
             value = next(options)
             keyword = True

@@ -19,6 +19,7 @@ from . import matrix_power as _matrix_power  # noqa: F401 - declares matrix_powe
 from . import methods as _methods
 from . import pointwise as _pointwise  # noqa: F401 - declares element-wise functions, activations
 from . import repeating as _repeating  # noqa: F401 - declares repeat, tile, pad, unflatten, ...
+from . import selection as _selection  # noqa: F401 - declares max/min, sort, split, ...
 from . import shapes as _shapes  # noqa: F401 - declares the shape operations
 from . import statistics as _statistics  # noqa: F401 - declares the statistics and scans
 from .creation import (

@@ -9,7 +9,7 @@ from dataclasses import replace
 from .. import budget, limits
 from .ir import rename, version
 from .program import Assignment, Program
-from .validate import check, split_statements
+from .validate import check_all, split_statements
 
 
 def parse_program(source: str) -> Program:
@@ -17,7 +17,7 @@ def parse_program(source: str) -> Program:
     limits.check_length(source, "the program")
     assignments = []
     defined: dict[str, int] = {}
-    checked_all = [_guarded(s, check, s) for s in split_statements(source)]
+    checked_all = [c for s in split_statements(source) for c in _guarded(s, check_all, s)]
     from .parse import to_ir, to_sympy  # imports sympy: only for text that passed the checks
 
     later: dict[str, int] = {}

@@ -296,7 +296,18 @@ class _Checker:
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, ast.Subscript):
+            picked = _picked(node.slice)
+            if isinstance(node.value, ast.Call) and picked is not None and self.several(node.value):
+                return self.call(node.value, pick=picked)
             return self.subscript(node)
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Call)
+            and not (self.grads and node.attr == "grad")
+            and node.attr not in F.PROPERTIES
+            and self.several(node.value)
+        ):  # max(x, 1).values (or a field it does not have)
+            return self.call(node.value, pick=node.attr)
         if self.grads and isinstance(node, ast.Attribute) and node.attr == "grad":
             if isinstance(node.value, ast.Name):
                 self.name(node.value)
@@ -312,6 +323,36 @@ class _Checker:
                 "write stack([a, b]); give list values with --x or -i",
             )
         raise self.refusal(node)
+
+    def resolved(self, node: ast.Call) -> tuple[F.Function | None, ast.Call]:
+        """The function ``node`` calls (None: none gradcli has), and the call as a plain
+        one (``x.max(1)`` as ``max(x, 1)``)."""
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            prefix = pytorch.dotted(func.value)
+            if prefix in F.TORCH_MODULES:
+                function = F.lookup(func.attr)
+            else:
+                function = F.METHODS.get(func.attr) if prefix not in _MODULES else None
+            if function is not None:
+                node = self.torch_call(node, func)
+        else:
+            function = F.lookup(func.id) if isinstance(func, ast.Name) else None
+        return function, node
+
+    def several(self, node: ast.Call) -> bool:
+        """Whether ``node`` calls an operation that may give several results (checked as a
+        call when it is taken apart)."""
+        function, _ = self.resolved(node)
+        return function is not None and bool(function.outputs or "count" in function.extra)
+
+    def gives_several(self, node: ast.Call) -> bool:
+        """Whether this call gives several results (max(x, 1) does, max(x) does not)."""
+        function, plain = self.resolved(node)
+        if function is None:
+            return False
+        function, plain = self.overload(function, plain)
+        return self.results(function, plain) is not None
 
     def comparison(self, node: ast.Compare) -> str:
         """``a < b`` as ``lt(a, b)``; a chain ``a < b <= c`` as Python means it,
@@ -399,7 +440,9 @@ class _Checker:
             self.names.append(name)
         return name
 
-    def call(self, node: ast.Call) -> str:
+    def call(self, node: ast.Call, pick: str | int | None = None, names: int = 0) -> str:
+        """A call as text; ``pick`` the result taken of an operation with several (a field,
+        or a position), by one of ``names`` names that unpack them (0: taken alone)."""
         if isinstance(node.func, ast.Attribute):
             node = self.torch_call(node, node.func)
         factor = isinstance(node.func, (ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript)) or (
@@ -428,9 +471,95 @@ class _Checker:
                 or _suggest(name, [*F.FUNCTIONS, *F.ALIASES])
                 or "see `gradcli functions`",
             )
+        function, node = self.overload(function, node)
+        output = self.output(function, node, pick, names)
         self.note(function.name, node.col_offset)
-        arguments = self.bind(function, node)
+        arguments = self.bind(function, node, output)
         return f"{function.name}({', '.join(arguments)})"
+
+    def overload(self, function: F.Function, node: ast.Call) -> tuple[F.Function, ast.Call]:
+        """torch's max(x, other) is maximum(x, other): the operation the entry names as its
+        ``binary`` form, where the second argument is a tensor (not a dim)."""
+        binary = function.extra.get("binary")
+        if binary is None:
+            return function, node
+        second = node.args[1] if len(node.args) > 1 else None
+        other = any(k.arg == "other" for k in node.keywords)
+        if other or (second is not None and type(_constant(second)) is not int):
+            pairwise = F.lookup(binary)
+            assert pairwise is not None
+            return pairwise, node
+        return function, node
+
+    def results(self, function: F.Function, node: ast.Call) -> int | None:
+        """How many results this call of ``function`` gives: None for one tensor, 0 for as
+        many as its input's shape makes (split)."""
+        if "count" in function.extra:
+            return 0
+        if not function.outputs:
+            return None
+        unless = function.extra.get("several_unless_none")
+        if unless is not None:
+            names = [p.name for p in function.params]
+            given = {k.arg: k.value for k in node.keywords}
+            given.update(zip(names, node.args))
+            if unless not in given or _constant(given[unless]) is None:
+                return None
+        return len(function.outputs)
+
+    def output(
+        self, function: F.Function, node: ast.Call, pick: str | int | None, names: int
+    ) -> tuple[int, int]:
+        """(k, names) for the result ``pick`` (a field such as "values", or a position) of a
+        call, taken by one of ``names`` names (0: taken alone); an operation with several
+        results must be unpacked or have one picked, one with one result must not."""
+        count = self.results(function, node)
+        written = self.source(node)
+        if count is None:
+            if pick is None:
+                return (0, 0)
+            what = f".{pick}" if isinstance(pick, str) else f"[{pick}]"
+            raise self.fail(
+                node,
+                f"{written} gives one tensor: it has no {what}"
+                if not names
+                else f"{written} gives one tensor, which cannot be unpacked into {names} names",
+                _ONE_RESULT_HINT,
+            )
+        fields = function.outputs
+        plain = function.extra.get("plain", False)
+        several = f"{count} tensors" if count else "a tuple of tensors"
+        shown = f" ({', '.join(fields)})" if fields and not plain else ""
+        if pick is None:
+            take = ", ".join(fields) if fields and not plain else "a, b"
+            one = f"{written}.{fields[0]}" if fields and not plain else f"{written}[0]"
+            binary = function.extra.get("binary")
+            pairwise = "" if binary is None else f"; the {binary} of two tensors is {binary}(a, b)"
+            raise self.fail(
+                node,
+                f"{written} gives {several}{shown}, not one tensor",
+                f"unpack them ({take} = {written}) or take one ({one}){pairwise}",
+            )
+        if isinstance(pick, str):
+            if plain or pick not in fields:
+                raise self.fail(
+                    node,
+                    f"{written} has no field {pick!r}",
+                    f"it gives {several}{shown}; take one with "
+                    + ("[0]" if plain else " or ".join(f".{f}" for f in fields)),
+                )
+            return (fields.index(pick), 0)
+        if count and names and names != count:
+            few = names > count
+            raise self.fail(
+                node,
+                f"{'not enough' if few else 'too many'} values to unpack (expected {names}"
+                + (f", got {count})" if few else ")"),
+                f"{written} gives {several}{shown}",
+            )
+        if count and not -count <= pick < count:
+            raise self.fail(node, f"{written} gives {several}: there is no [{pick}]")
+        return (pick % count if count else pick, names)
 
     def torch_call(self, node: ast.Call, attribute: ast.Attribute) -> ast.Call:
         """PyTorch's spellings as a plain call: ``torch.sin(x)``, ``F.relu(x)`` and
@@ -456,24 +585,18 @@ class _Checker:
 
     def known_as(self, name: str, node: ast.Call) -> str | None:
         """How gradcli writes a function known from mathematics or numpy: ``ln(x)`` is
-        ``log(x)``, ``max(x, 0)`` is ``maximum(x, 0)``; None for other names."""
-        arguments = self.arguments(node)
-        joined = ", ".join(arguments)
-        if name in ("max", "min"):
-            big = name == "max"
-            if len(node.args) != 2 or node.keywords:
-                return f"for the {'largest' if big else 'smallest'} element write a{name}({joined})"
-            pairwise = f"{'maximum' if big else 'minimum'}({joined})"
-            if _constant(node.args[1]) is not _NOT_CONSTANT:
-                bound = "min" if big else "max"
-                pairwise += f", or clamp({arguments[0]}, {bound}={arguments[1]})"
-            return f"for the {'larger' if big else 'smaller'} of two values write {pairwise}"
+        ``log(x)``; None for other names."""
+        joined = ", ".join(self.arguments(node))
         written = _KNOWN_AS.get(name)
         return None if written is None else "write " + written.format(joined)
 
-    def bind(self, function: F.Function, node: ast.Call) -> list[str]:
-        """Arguments in signature order as text; literals checked against their kind."""
-        params = function.params
+    def bind(
+        self, function: F.Function, node: ast.Call, output: tuple[int, int] = (0, 0)
+    ) -> list[str]:
+        """Arguments in signature order as text; literals checked against their kind;
+        ``output`` is which result of an operation with several the call gives (see
+        ``F.OUTPUT``)."""
+        params = tuple(p for p in function.params if p.kind != F.OUTPUT)
         bound: dict[str, ast.AST] = {}
         rest: list[ast.AST] = []
         for i, argument in enumerate(node.args):
@@ -530,6 +653,8 @@ class _Checker:
                 )
             else:
                 texts.append(_literal_text(param.default))
+        if len(params) < len(function.params):
+            texts.append(f"_tuple({output[0]}, {output[1]})")
         return texts
 
     def argument(self, node: ast.AST, param: F.Param, function: F.Function) -> str:
@@ -550,7 +675,8 @@ class _Checker:
     def literal(self, node: ast.AST, kind: str, function: F.Function, name: str = "size") -> str:
         if kind == F.EQUATION:
             return self.equation(node, function, name)
-        if kind in (F.DIMS, F.INTS) and isinstance(node, (ast.Tuple, ast.List)):  # dim=(0, 1)
+        listed = kind in (F.DIMS, F.INTS, F.SECTIONS)
+        if listed and isinstance(node, (ast.Tuple, ast.List)):  # dim=(0, 1), split(x, [1, 2])
             dims = [_constant(e) for e in node.elts]
             if not dims or not all(type(d) is int and abs(d) <= _LARGEST_INT for d in dims):
                 raise self.fail(
@@ -566,6 +692,7 @@ class _Checker:
             F.DIMS: value is None or (isinstance(value, int) and not isinstance(value, bool)),
             F.INTS: isinstance(value, int) and not isinstance(value, bool),
             F.PAD_MODE: value in F.PAD_MODES,
+            F.SECTIONS: isinstance(value, int) and not isinstance(value, bool),
             F.NUMBER: isinstance(value, (int, float)) and not isinstance(value, bool),
             F.OPT_NUMBER: value is None
             or (isinstance(value, (int, float)) and not isinstance(value, bool)),
@@ -751,19 +878,13 @@ def check(statement: Statement, grads: bool = False) -> Checked:
     if isinstance(place, ast.Subscript) and isinstance(place.value, ast.Name):
         return _item_assignment(statement, place.value, place.slice, assign.value, grads)
     if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
-        raise statement.error("the left-hand side must be a single name", 0, syntax.STATEMENT_HINT)
-    target = assign.targets[0].id
-    if target.startswith("_") or reserved(target):
         raise statement.error(
-            f"{target!r} cannot be assigned: "
-            + (
-                "names may not start with '_'"
-                if target.startswith("_")
-                else "it is a built-in name"
-            ),
+            "the left-hand side must be a single name, or names that unpack the tensors of "
+            "max(x, dim), sort, topk, split, ...",
             0,
-            "choose another name, e.g. y1 or w_2",
+            syntax.STATEMENT_HINT,
         )
+    target = _target(statement, assign.targets[0].id)
     value = assign.value
     try:
         made = pytorch.constructor(value, statement.text)
@@ -784,7 +905,79 @@ def check(statement: Statement, grads: bool = False) -> Checked:
     return Checked(statement, target, expression, None, tuple(checker.names), checker.columns)
 
 
+def check_all(statement: Statement, grads: bool = False) -> list[Checked]:
+    """``check``, and a statement that unpacks the tensors of an operation with several
+    results (``values, indices = max(x, 1)``) as one checked assignment per name, each
+    calling the operation for its own result."""
+    try:
+        tree = quiet_parse(statement.text, "exec")
+    except (SyntaxError, RecursionError, MemoryError):
+        return [check(statement, grads)]  # check says what is wrong
+    body = tree.body
+    if len(body) == 1 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1:
+        place = body[0].targets[0]
+        if isinstance(place, (ast.Tuple, ast.List)):
+            _check_depth(statement, tree)
+            return _unpacking(statement, place, body[0].value, grads)
+    return [check(statement, grads)]
+
+
+def _unpacking(
+    statement: Statement, place: ast.Tuple | ast.List, value: ast.expr, grads: bool
+) -> list[Checked]:
+    names = []
+    for element in place.elts:
+        if not isinstance(element, ast.Name):
+            raise statement.error(
+                "only names can take the tensors unpacked",
+                element.col_offset,
+                "write values, indices = max(x, 1)",
+            )
+        names.append(_target(statement, element.id))
+    if len(set(names)) < len(names):
+        raise statement.error(
+            "a name is given twice on the left-hand side", 0, "give each tensor its own name"
+        )
+    if not isinstance(value, ast.Call) or not _Checker(statement).several(value):
+        raise statement.error(
+            f"only an operation that gives several tensors can be unpacked into {len(names)} names",
+            value.col_offset,
+            _ONE_RESULT_HINT,
+        )
+    checked = []
+    for k, name in enumerate(names):
+        checker = _Checker(statement, grads)
+        expression = checker.call(value, pick=k, names=len(names))
+        checked.append(
+            Checked(statement, name, expression, None, tuple(checker.names), checker.columns)
+        )
+    return checked
+
+
+def _target(statement: Statement, target: str) -> str:
+    """``target``, a name a statement may assign."""
+    if target.startswith("_") or reserved(target):
+        raise statement.error(
+            f"{target!r} cannot be assigned: "
+            + (
+                "names may not start with '_'"
+                if target.startswith("_")
+                else "it is a built-in name"
+            ),
+            0,
+            "choose another name, e.g. y1 or w_2",
+        )
+    return target
+
+
 _CALLED = frozenset([*F.FUNCTIONS, *F.ALIASES, *CONSTRUCTORS])
+_ONE_RESULT_HINT = "only operations such as max(x, dim), sort, topk and split give several tensors"
+
+
+def _picked(index: ast.expr) -> int | None:
+    """The position ``[k]`` takes of a result (a whole number), else None."""
+    value = _constant(index)
+    return value if type(value) is int else None
 
 
 def check_expression(statement: Statement, node: ast.expr) -> Checked:
@@ -794,6 +987,18 @@ def check_expression(statement: Statement, node: ast.expr) -> Checked:
     _check_depth(statement, node)
     checker = _Checker(statement, grads=True)
     expression = checker.expression(node)
+    return Checked(statement, None, expression, None, tuple(checker.names), checker.columns)
+
+
+def check_results(statement: Statement, node: ast.expr) -> Checked | None:
+    """For an expression that calls an operation with several results (what ``gradcli run``
+    shows of ``torch.max(x, 1)``), its first result checked as ``check_expression`` would;
+    None for any other expression."""
+    checker = _Checker(statement, grads=True)
+    if not isinstance(node, ast.Call) or not checker.gives_several(node):
+        return None
+    _check_depth(statement, node)
+    expression = checker.call(node, pick=0)
     return Checked(statement, None, expression, None, tuple(checker.names), checker.columns)
 
 

@@ -64,6 +64,11 @@ PAD_MODES = ("constant", "reflect", "replicate", "circular")  # what pad's mode 
 PAD_MODE = "'constant', 'reflect', 'replicate' or 'circular'"
 # einsum's equation: letters, ',', '->', '...' and spaces, nothing else (validate checks it)
 EQUATION = "a string of letters, ',', '->', '...' and spaces"
+SECTIONS = "an int or a list of ints"  # split's split_size_or_sections
+# Which result of an operation with several (values, indices = max(x, 1)) a call gives: (k,
+# count), the k-th of them, and how many names take them (0: one is taken, as in
+# sort(x).values). Never written in a program: the validator gives it (see ``outputs``).
+OUTPUT = "output"
 
 # The vector a program makes of element assignments (y0 = ...; y1 = ... makes y): an operator.
 ELEMENTS = "y0, y1, ..."
@@ -118,6 +123,7 @@ class Op:
     forward: Callable[..., Any] | None = None
     vjp: Rule | None = None
     jvp: Rule | None = None
+    # a primitive's may be a function of its node; a composite's, of its call's arguments
     backward_name: str | Callable[[Any], str] = ""
     differentiable: bool = True
     batch: Rule | None = None
@@ -146,6 +152,13 @@ class Op:
         return bool(self.params)
 
     @property
+    def outputs(self) -> tuple[str, ...]:
+        """The names of the results of an operation that gives several (``("values",
+        "indices")``; ``("0", "1", ...)`` for a plain tuple, of any length where
+        ``extra["count"]`` says so); empty for an operation with one result."""
+        return tuple(self.extra.get("outputs", ()))
+
+    @property
     def options(self) -> tuple[Param, ...]:
         """The parameters that are options (dims, flags, numbers), not operands, in order."""
         return tuple(p for p in self.params if p.kind not in OPERAND_KINDS)
@@ -169,6 +182,8 @@ class Op:
         """``sum(input, dim=None, keepdim=False)``, as ``gradcli functions`` lists it."""
         parts = []
         for p in self.params:
+            if p.kind == OUTPUT:
+                continue
             if p.kind in (SIZES, VAR_TENSORS):
                 parts.append(f"*{p.name}")
             elif p.default is REQUIRED:

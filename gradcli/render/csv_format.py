@@ -25,6 +25,8 @@ def full_precision(value) -> str:
     false; a formula as it is."""
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
+    if isinstance(value, np.integer):  # an index (int64): a whole number
+        return str(int(value))
     return value if isinstance(value, str) else repr(float(value))
 
 

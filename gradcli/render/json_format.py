@@ -38,7 +38,7 @@ def plain(value):
     (booleans as true and false)."""
     if value is None:
         return None
-    if np.asarray(value).dtype == np.bool_:  # a comparison's booleans: true and false
+    if np.asarray(value).dtype.kind in "biu":  # booleans: true and false; indices: integers
         return np.asarray(value).tolist()
     array = np.asarray(value, dtype=float)
     if np.all(np.isfinite(array)):

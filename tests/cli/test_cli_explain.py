@@ -247,6 +247,27 @@ CASES.update({
 })  # fmt: skip
 CASES.update(LAYER_CASES)  # the layers
 CASES.update(SINGLES_CASES)  # repeat, tile, pad, einsum, ...
+# Selections and operations with several results: one result taken (an index in a product)
+CASES.update({
+    "max": ("max(m, 1).values", {"m": M}, lambda t: t["m"].max(1).values),
+    "min": ("min(m)", {"m": M}, lambda t: t["m"].min()),
+    "median": ("median(m, 0).values", {"m": M}, lambda t: t["m"].median(0).values),
+    "nanmedian": ("nanmedian(m)", {"m": M}, lambda t: t["m"].nanmedian()),
+    "sort": ("sort(m, 1, descending=True).values", {"m": M},
+             lambda t: t["m"].sort(1, descending=True).values),
+    "topk": ("topk(x, 2).values", {"x": X}, lambda t: t["x"].topk(2).values),
+    "kthvalue": ("kthvalue(m, 2)[0]", {"m": M}, lambda t: t["m"].kthvalue(2)[0]),
+    "cummax": ("cummax(m, 1).values", {"m": M}, lambda t: t["m"].cummax(1).values),
+    "cummin": ("cummin(x, 0).values", {"x": X}, lambda t: t["x"].cummin(0).values),
+    "argmax": ("x * argmax(x)", {"x": X}, lambda t: t["x"] * t["x"].argmax()),
+    "argmin": ("m * argmin(m, 1, True)", {"m": M}, lambda t: t["m"] * t["m"].argmin(1, True)),
+    "argsort": ("x * argsort(x)", {"x": X}, lambda t: t["x"] * t["x"].argsort()),
+    "var_mean": ("var_mean(m, 1)[1]", {"m": M}, lambda t: torch.var_mean(t["m"], 1)[1]),
+    "std_mean": ("std_mean(m, 1)[0]", {"m": M}, lambda t: torch.std_mean(t["m"], 1)[0]),
+    "split": ("split(m, [1, 2], 1)[1]", {"m": M}, lambda t: t["m"].split([1, 2], 1)[1]),
+    "chunk": ("chunk(x, 2)[0]", {"x": X}, lambda t: t["x"].chunk(2)[0]),
+    "unbind": ("unbind(m, 1)[2]", {"m": M}, lambda t: t["m"].unbind(1)[2]),
+})  # fmt: skip
 # Inputs that are not differentiated: a condition, class indices.
 # An element-wise function of one tensor needs no case of its own: torch's function of the same
 # name at probabilities (inside every such function's domain).

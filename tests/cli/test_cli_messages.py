@@ -156,7 +156,11 @@ CATALOGUE = [
     program("y = ln(x)"),
     program("y = fabs(x)"),
     program("y = max(x, 0)"),
-    program("y = min(x)"),
+    program("y = min(x, 1)"),
+    program("y = sort(x)"),
+    program("a, b, c = max(x, 0)"),
+    program("a, b = sum(x)"),
+    program("y = max(x, 0).value"),
     program("y = exec('1')"),
     program("y = __import__('os')"),
     program("y = _index(x, 0)"),
@@ -500,12 +504,11 @@ def test_a_superscript_is_a_power(cli):
     assert refused(cli, "y = √x")[1] == "write sqrt(x)"
 
 
-def test_max_of_two_values_is_maximum_or_clamp_never_amax(cli):
+def test_max_along_a_dim_gives_two_tensors_and_says_how_to_take_them(cli):
     message, hint, _ = refused(cli, "y = max(x, 0)")
-    assert message == "unknown function 'max'"
-    assert "maximum(x, 0)" in hint and "clamp(x, min=0)" in hint and "amax" not in hint
-    assert "minimum(x, w)" in refused(cli, "y = min(x, w)", "--x", "1", "-i", "w=2")[1]
-    assert refused(cli, "y = max(x)")[1] == "for the largest element write amax(x)"
+    assert message == "max(x, 0) gives 2 tensors (values, indices), not one tensor"
+    assert "values, indices = max(x, 0)" in hint and "max(x, 0).values" in hint
+    assert "maximum(a, b)" in hint  # the larger of two values, as torch.max(x, other)
 
 
 def test_a_misspelled_comparison_names_the_comparisons(cli):

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import optable_layers as Y
 import optable_linalg as L
+import optable_selection as T
 import optable_singles as Z
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -1002,6 +1003,103 @@ OPS: list[Op] = [
     Op("cumsum", gc.cumsum, REAL, along_dim()),
     Op("cumprod", gc.cumprod, NONZERO, along_dim()),
     Op("logcumsumexp", gc.logcumsumexp, REAL, along_dim()),
+    # selections and operations with several results (gradcli/engine/selection.py): each
+    # result is a row; the indices are rows of INDICES below
+    Op("take_along", T.take_along, REAL, T.take_along_spec(), torch=T.torch_take_along),
+    Op("put_along", T.put_along, REAL, T.put_along_spec(), torch=T.torch_put_along),
+    *[
+        Op(
+            name,
+            getattr(gc, name),
+            DISTINCT,
+            T.extreme_spec(),
+            torch=T.torch_extreme(name, 0),
+            prims=("take_along",),
+        )
+        for name in ("max", "min", "median", "nanmedian")
+    ],
+    Op(
+        "sort",
+        gc.sort,
+        DISTINCT,
+        T.sort_spec(),
+        torch=T.torch_result("sort", 0),
+        prims=("take_along",),
+    ),
+    Op(
+        "topk",
+        gc.topk,
+        DISTINCT,
+        T.topk_spec(),
+        torch=T.torch_result("topk", 0),
+        prims=("take_along",),
+    ),
+    Op(
+        "kthvalue",
+        gc.kthvalue,
+        DISTINCT,
+        T.kthvalue_spec(),
+        torch=T.torch_result("kthvalue", 0),
+        prims=("take_along",),
+    ),
+    *[
+        Op(
+            name,
+            gc.OPS[name].call,
+            DISTINCT,
+            T.running_spec(),
+            torch=T.torch_result(name, 0),
+            prims=("take_along",),
+        )
+        for name in ("cummax", "cummin")
+    ],
+    Op(
+        "var_mean",
+        gc.var_mean,
+        REAL,
+        statistics_spec(),
+        torch=T.torch_result("var_mean", 0),
+        prims=("var",),
+    ),
+    Op(
+        "var_mean_mean",
+        T.result(gc.var_mean, 1),
+        REAL,
+        statistics_spec(),
+        torch=T.torch_result("var_mean", 1),
+        prims=("mean",),
+    ),
+    Op(
+        "std_mean",
+        gc.std_mean,
+        REAL,
+        statistics_spec(),
+        torch=T.torch_result("std_mean", 0),
+        prims=("var",),
+    ),
+    Op(
+        "std_mean_mean",
+        T.result(gc.std_mean, 1),
+        REAL,
+        statistics_spec(),
+        torch=T.torch_result("std_mean", 1),
+        prims=("mean",),
+    ),
+    *[
+        Op(
+            name,
+            T.piece(gc.OPS[name].call),
+            REAL,
+            spec,
+            torch=T.torch_piece(name),
+            prims=("getitem",),
+        )
+        for name, spec in (
+            ("split", T.split_spec()),
+            ("chunk", T.chunk_spec()),
+            ("unbind", T.unbind_spec()),
+        )
+    ],
     # shapes, indexing, joining
     Op("reshape", lambda x, shape: gc.reshape(x, shape), REAL, reshape_spec()),
     Op("transpose", gc.transpose, REAL, transpose_spec()),
@@ -1220,5 +1318,57 @@ LOGICAL: list[Op] = [
     Op("detach", gc.detach, REAL, torch=lambda x: x.detach()),
 ]
 
-OPS_BY_NAME = {op.name: op for op in OPS + NO_GRADIENT + LOGICAL}
-assert len(OPS_BY_NAME) == len(OPS) + len(NO_GRADIENT) + len(LOGICAL), "duplicate op names"
+# Indices (int64, no gradient): argmax, argmin, argsort, and the indices that the operations
+# with several results give; checked by tests/engine/test_engine_selection.py (values against
+# torch, no gradient, batched replay), not by the derivative tests.
+INDICES: list[Op] = [
+    *[
+        Op(
+            f"{name}_indices",
+            T.result(gc.OPS[name].call, 1),
+            DISTINCT,
+            T.extreme_spec(dim_none=False),
+            torch=T.torch_extreme(name, 1),
+        )
+        for name in ("max", "min", "median", "nanmedian")
+    ],
+    Op("argmax", gc.argmax, DISTINCT, T.extreme_spec(keep_full=True), torch=T.torch_arg("argmax")),
+    Op("argmin", gc.argmin, DISTINCT, T.extreme_spec(keep_full=True), torch=T.torch_arg("argmin")),
+    Op("argsort", gc.argsort, DISTINCT, T.sort_spec()),
+    Op(
+        "sort_indices",
+        T.result(gc.sort, 1),
+        DISTINCT,
+        T.sort_spec(),
+        torch=T.torch_result("sort", 1),
+    ),
+    Op(
+        "topk_indices",
+        T.result(gc.topk, 1),
+        DISTINCT,
+        T.topk_spec(),
+        torch=T.torch_result("topk", 1),
+    ),
+    Op(
+        "kthvalue_indices",
+        T.result(gc.kthvalue, 1),
+        DISTINCT,
+        T.kthvalue_spec(),
+        torch=T.torch_result("kthvalue", 1),
+    ),
+    *[
+        Op(
+            f"{name}_indices",
+            T.result(gc.OPS[name].call, 1),
+            DISTINCT,
+            T.running_spec(),
+            torch=T.torch_result(name, 1),
+        )
+        for name in ("cummax", "cummin")
+    ],
+]
+
+OPS_BY_NAME = {op.name: op for op in OPS + NO_GRADIENT + LOGICAL + INDICES}
+assert len(OPS_BY_NAME) == len(OPS) + len(NO_GRADIENT) + len(LOGICAL) + len(INDICES), (
+    "duplicate op names"
+)

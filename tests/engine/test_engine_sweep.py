@@ -98,6 +98,12 @@ SYMBOLIC_PROGRAMS = {
     "cumsum": ("y = cumsum(x * x, 1)", "[[1,2],[3,-1]]"),
     "cumprod": ("y = cumprod(x, 0)", "[[1,2],[3,-1]]"),
     "logcumsumexp": ("y = logcumsumexp(x, -1)", "[[1,2],[3,-1]]"),
+    # operations with several results: each result as the program unpacks or picks it
+    "var_mean": ("v, m = var_mean(x * x, 1); y = v + m", "[[1,2],[3,-1]]"),
+    "std_mean": ("s, m = std_mean(x, correction=0); y = s * m", "[[1,2],[3,-1]]"),
+    "split": ("a, b = split(x, [1, 1]); y = a * b + split(x, 1, 1)[1]", "[[1,2],[3,-1]]"),
+    "chunk": ("a, b = chunk(x * x, 2, 1); y = a - b", "[[1,2],[3,-1]]"),
+    "unbind": ("a, b = unbind(x, 1); y = a * b", "[[1,2],[3,-1]]"),
     # comparisons and logical operations: a boolean is its indicator, with derivative 0
     "eq": ("y = x * (x == x)", "0.5,-1"),
     "ne": ("y = x * (x != 0.25)", "0.5,-1"),

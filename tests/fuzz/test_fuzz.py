@@ -183,10 +183,12 @@ _KIND_LITERALS = {
     F.INTS: ["1", "(2, 1)", "(1, -1)", "(0, 1, 1, 0)", "(-1, 2)", "()", "(3,)"],
     F.PAD_MODE: ["'constant'", "'reflect'", "'replicate'", "'circular'", "'wrap'"],
     F.EQUATION: ["'ij,jk->ik'", "'ii'", "'...i->i'", "'ij'", "'i,i'", "'->'", "'a-b'", "''"],
+    F.SECTIONS: ["1", "2", "0", "-1", "[1, 2]", "[0, 3]", "[-1, 4]", "()"],
 }
-assert set(_KIND_LITERALS) >= {p.kind for f in FUNCTIONS.values() for p in f.params} - set(
-    F.OPERAND_KINDS
-), "a parameter kind without literals to try"
+assert set(_KIND_LITERALS) >= {p.kind for f in FUNCTIONS.values() for p in f.params} - {
+    *F.OPERAND_KINDS,
+    F.OUTPUT,  # which result of several a call gives: the validator's, never written
+}, "a parameter kind without literals to try"
 _INDEX_ITEMS = ["0", "1", "-1", "2", "5", "-7", ":", "1:", ":2", "::-1", "0:3:2", "...", "None",
                 "99999999999999999999", "::0", "-1:"]  # fmt: skip
 
@@ -208,7 +210,7 @@ def calls(draw, children):
             return ", ".join(draw(st.lists(children, min_size=1, max_size=3)))
         return draw(st.sampled_from(_KIND_LITERALS[param.kind]) | _LITERALS)
 
-    params = [p for p in function.params if p.kind != F.SIZES]
+    params = [p for p in function.params if p.kind not in (F.SIZES, F.OUTPUT)]
     required = sum(p.default is F.REQUIRED for p in params)
     # mostly the required arguments, sometimes more, now and then one too few
     count = draw(

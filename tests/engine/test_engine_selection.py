@@ -1,0 +1,177 @@
+"""Selections and the operations with several results (gradcli/engine/selection.py) against
+torch: the indices of every row of ``engine_optable.INDICES`` (int64, no gradient, batched
+replay), ties and nan as torch treats them, and the gradients of max(x) and median(x)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from engine_checks import FEW
+from engine_optable import INDICES
+from hypothesis import given
+from hypothesis import strategies as st
+
+import gradcli as gc
+from gradcli.engine.compile import run_batched, trace
+from gradcli.engine.selection import results
+
+torch = pytest.importorskip("torch")
+
+ROWS = [pytest.param(row, id=row.name) for row in INDICES]
+
+
+def _torch(case, xs):
+    with torch.no_grad():
+        return case.torch_fn()(*[torch.tensor(x) for x in xs])
+
+
+@pytest.mark.parametrize("row", ROWS)
+@FEW
+@given(data=st.data())
+def test_indices_match_torch(row, data):
+    case = data.draw(row.cases())
+    got = case.fn(*[gc.tensor(x) for x in case.inputs])
+    expected = _torch(case, case.inputs)
+    assert got.dtype == np.int64 and expected.dtype == torch.int64
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("row", ROWS)
+@FEW
+@given(data=st.data())
+def test_indices_carry_no_gradient(row, data):
+    case = data.draw(row.cases())
+    xs = [gc.tensor(x, requires_grad=True) for x in case.inputs]
+    out = case.fn(*xs)
+    assert not out.requires_grad and out.grad_fn is None
+
+
+@pytest.mark.parametrize("row", ROWS)
+@FEW
+@given(data=st.data())
+def test_batched_replay_of_indices_equals_each_point(row, data):
+    case = data.draw(row.cases())
+    rng = np.random.default_rng(case.seed)
+    points = [[rng.permutation(x.reshape(-1)).reshape(x.shape) for x in case.inputs]]
+    points += [[x[::-1].copy() if x.ndim else x for x in case.inputs], case.inputs]
+    tape = trace(lambda *xs: [case.fn(*xs)], *points[0])
+    stacked = [np.stack([p[i] for p in points]) for i in range(len(points[0]))]
+    (batched,) = run_batched(tape, stacked, [True] * len(stacked))
+    for k, point in enumerate(points):
+        eager = case.fn(*[gc.tensor(x) for x in point]).numpy()
+        np.testing.assert_array_equal(batched[k], eager)
+
+
+TIES = np.array([[1.0, 3.0, 3.0, 0.0, 3.0], [2.0, 2.0, 1.0, 1.0, 0.0], [0.0, -1.0, 0.0, -1.0, 5.0]])
+NANS = np.array([[1.0, np.nan, 3.0, np.nan], [np.inf, 2.0, -np.inf, 2.0]])
+
+
+@pytest.mark.parametrize("values", [TIES, NANS], ids=["ties", "nan"])
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("max", {"dim": 1}),
+        ("min", {"dim": 1}),
+        ("max", {"dim": 0, "keepdim": True}),
+        ("sort", {"dim": 1}),
+        ("sort", {"dim": 1, "descending": True}),
+        ("sort", {"dim": 0, "descending": True, "stable": True}),
+        ("cummax", {"dim": 1}),
+        ("cummin", {"dim": 1}),
+        ("cummax", {"dim": 0}),
+    ],
+)
+def test_ties_and_nan_give_torch_s_values_and_indices(values, name, params):
+    """Where torch's choice among ties is deterministic (the first of max/min, a stable sort,
+    the latest of a running extreme), gradcli's is the same; nan as torch places it."""
+    op = gc.OPS[name]
+    got = results(op, op.arranged([gc.tensor(values)], _options(op, params)))
+    expected = getattr(torch, name)(torch.tensor(values), **params)
+    for mine, theirs in zip(got, expected):
+        np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("values", [TIES, NANS], ids=["ties", "nan"])
+def test_argmax_takes_the_first_of_ties_and_of_nans(name, values):
+    for dim in (None, 0, 1):
+        got = getattr(gc, name)(gc.tensor(values), dim)
+        np.testing.assert_array_equal(got.numpy(), getattr(torch, name)(torch.tensor(values), dim))
+
+
+def _options(op, params):
+    return [params.get(p.name, p.default) for p in op.options if p.kind != "output"]
+
+
+@pytest.mark.parametrize("name", ["max", "min", "median"])
+def test_the_extreme_or_median_of_all_elements_shares_the_gradient_among_ties(name):
+    x = gc.tensor(TIES, requires_grad=True)
+    tx = torch.tensor(TIES, requires_grad=True)
+    getattr(gc, name)(x).backward()
+    getattr(torch, name)(tx).backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_along_dim_the_gradient_goes_to_the_index_returned():
+    x = gc.tensor(TIES, requires_grad=True)
+    tx = torch.tensor(TIES, requires_grad=True)
+    (gc.max(x, 1) * gc.tensor([1.0, 2.0, 3.0])).sum().backward()
+    (torch.max(tx, 1).values * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_the_lower_median_of_an_even_count_and_a_nan():
+    for values in ([1.0, 2.0, 3.0, 4.0], [4.0, np.nan, 1.0], [[3.0, 1.0], [2.0, np.nan]]):
+        got, expected = gc.median(gc.tensor(values)), torch.median(torch.tensor(values))
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+        if np.ndim(values) == 2:
+            for k in (0, 1):
+                mine = gc.median(gc.tensor(values), 1, output=(k, 0))
+                theirs = torch.median(torch.tensor(values), 1)[k]
+                np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+def test_split_chunk_and_unbind_give_as_many_pieces_as_torch():
+    x = np.arange(12.0).reshape(3, 4)
+    for name, args in [
+        ("split", (3, 1)),
+        ("split", ([1, 3], 1)),
+        ("split", (2,)),
+        ("chunk", (3, 1)),
+        ("chunk", (2, 0)),
+        ("unbind", (1,)),
+    ]:
+        got = results(gc.OPS[name], [gc.tensor(x), *args])
+        expected = getattr(torch, name)(torch.tensor(x), *args)
+        assert len(got) == len(expected), (name, args)
+        for mine, theirs in zip(got, expected):
+            np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda x: gc.max(gc.tensor(np.zeros((2, 0))), 1), "non-zero size"),
+        (lambda x: gc.topk(x, 4), r"k \(4\) out of range"),
+        (lambda x: gc.kthvalue(x, 0), r"k \(0\) out of range"),
+        (lambda x: gc.split(x, [1, 1]), "sum exactly to 3"),
+        (lambda x: gc.chunk(x, 0), "greater than 0"),
+        (lambda x: gc.split(x, 1, output=(0, 2)), "too many values to unpack"),
+        (lambda x: gc.unbind(gc.tensor(1.0)), "0-d tensor"),
+    ],
+)
+def test_bad_arguments_are_refused_as_torch_refuses_them(call, message):
+    with pytest.raises(gc.EngineError, match=message):
+        call(gc.tensor([1.0, 2.0, 3.0]))
+
+
+def test_nanmedian_ignores_nan_and_shares_the_gradient_of_all_elements():
+    values = np.array([[np.nan, 2.0, 1.0, np.nan, 3.0], [4.0, np.nan, 1.0, 1.0, 2.0]])
+    for k in (0, 1):
+        mine = gc.nanmedian(gc.tensor(values), 1, output=(k, 0))
+        np.testing.assert_array_equal(mine.numpy(), torch.nanmedian(torch.tensor(values), 1)[k])
+    x = gc.tensor(values, requires_grad=True)
+    tx = torch.tensor(values, requires_grad=True)
+    gc.nanmedian(x).backward()
+    torch.nanmedian(tx).backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
