@@ -470,7 +470,7 @@ def test_a_failing_case_reaches_hypothesis_which_shrinks_it():
 
 # -- "never runs code": what sympy's parser is handed --------------------------------------------
 
-_OWN_NAMES = {"_index", "_slice", "_list", "_none", "_inf", "_ellipsis", "_newaxis"}
+_OWN_NAMES = {"_index", "_slice", "_list", "_none", "_inf", "_ellipsis", "_newaxis", "_tuple"}
 
 
 def plain_form_problem(text: str) -> str | None:
