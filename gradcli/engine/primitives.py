@@ -1288,7 +1288,7 @@ _GETITEM = register(
         "getitem",
         "x[index]: integers, slices, None, Ellipsis, integer or boolean arrays",
         forward=lambda x, index: x[index],
-        vjp=lambda g, out, x, needs, index: (scatter(g, index, x.shape),),
+        vjp=lambda g, out, x, needs, index: (getitem_backward(g, index, x.shape),),
         jvp=lambda tangents, out, x, index: getitem(tangents[0], index),
         backward_name=_index_name,
         batch=B.getitem,
@@ -1296,15 +1296,15 @@ _GETITEM = register(
         explain=X.PICKED,
     )
 )
-_SCATTER = register(
+_GETITEM_BACKWARD = register(
     Op(
-        "scatter",
+        "getitem_backward",
         "the adjoint of getitem: zeros with values added at an index",
         forward=_scatter_forward,
         vjp=lambda g, out, x, needs, index, shape: (getitem(g, index),),
-        jvp=lambda tangents, out, x, index, shape: scatter(tangents[0], index, shape),
+        jvp=lambda tangents, out, x, index, shape: getitem_backward(tangents[0], index, shape),
         backward_name="IndexPutBackward0",
-        batch=B.scatter,
+        batch=B.getitem_backward,
     )
 )
 
@@ -1333,9 +1333,9 @@ def getitem(x: TensorLike, index: Any) -> Tensor:
     return apply(_GETITEM, x, index=_normalize_index(index))
 
 
-def scatter(g: Tensor, index: tuple[Any, ...], shape: Sequence[int]) -> Tensor:
+def getitem_backward(g: Tensor, index: tuple[Any, ...], shape: Sequence[int]) -> Tensor:
     """The adjoint of ``getitem``: zeros of ``shape`` with ``g`` added at ``index``."""
-    return apply(_SCATTER, g, index=index, shape=tuple(shape))
+    return apply(_GETITEM_BACKWARD, g, index=index, shape=tuple(shape))
 
 
 def _stack_vjp(

@@ -950,7 +950,7 @@ OPS: list[Op] = [
     Op("transpose", gc.transpose, REAL, transpose_spec()),
     Op("matrix_transpose", gc.transpose, REAL, one(max_dims=2), torch=lambda x: x.t(), prims=()),
     Op("getitem", gc.getitem, REAL, getitem_spec(), torch=lambda x, index: x[torch_index(index)]),
-    Op("scatter", P.scatter, REAL, scatter_spec(), torch=_t_scatter),
+    Op("getitem_backward", P.getitem_backward, REAL, scatter_spec(), torch=_t_scatter),
     Op("stack", _stack, REAL, stack_spec(), torch=lambda *xs, dim: torch_module().stack(xs, dim)),
     Op("cat", _cat, REAL, cat_spec(), torch=lambda *xs, dim: torch_module().cat(xs, dim)),
     Op("unsqueeze", gc.unsqueeze, REAL, unsqueeze_spec()),
@@ -1068,7 +1068,7 @@ OPS: list[Op] = [
         REAL,
         Y.conv_spec(transposed=True),
         torch=Y.conv("conv_transpose2d", torch=True),
-        prims=("scatter",),
+        prims=("getitem_backward",),
     ),
     Op(
         "max_pool2d",
