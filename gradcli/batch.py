@@ -12,6 +12,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -175,7 +176,10 @@ def run(
             try:
                 outputs = run_batched(tape, arrays, batched)
             except NotBatchable:
-                outputs = _point_by_point(tape, arrays, batched, stop - start)
+                if tape.dynamic:  # x[x > 0]: each point has shapes of its own
+                    outputs = _each_traced(bound, one_pass, arrays, batched, stop - start)
+                else:
+                    outputs = _point_by_point(tape, arrays, batched, stop - start)
         yield Points(
             command=command,
             output=name,
@@ -183,6 +187,22 @@ def run(
             values={name: np.asarray(outputs[0])},
             grads={t: np.asarray(g) for t, g in zip(targets, outputs[1:])},
         )
+
+
+def _each_traced(bound: Bound, one_pass, arrays, batched, count) -> list[np.ndarray]:
+    """The pass run on the engine at each point: for a program whose shapes follow its values
+    (a mask computed from the inputs), which no tape of one point replays at another."""
+    rows = []
+    for i in range(count):
+        values = [gc.Tensor(np.array(a[i] if b else a)) for a, b in zip(arrays, batched)]
+        rows.append([o.numpy() for o in bound.engine(partial(one_pass, *values))])
+    shapes = {tuple(np.shape(r[0])) for r in rows}
+    if len(shapes) > 1:
+        raise GradcliError(
+            f"--batch: the output has a different shape at different points ({sorted(shapes)})",
+            hint="reduce it to one shape (sum, mean, ...), or give the points one at a time",
+        )
+    return [np.stack(column) for column in zip(*rows)]
 
 
 def _point_by_point(tape, arrays, batched, count) -> list[np.ndarray]:

@@ -136,7 +136,9 @@ def _point_by_point(
     the points' results differ in shape, the caller replays each point alone)."""
     from .compile import NotBatchable
 
-    rows = [forward(*[v[i] if b else v for v, b in zip(values, batched)], **params) for i in range(size)]
+    rows = [
+        forward(*[v[i] if b else v for v, b in zip(values, batched)], **params) for i in range(size)
+    ]
     if len({np.shape(r) for r in rows}) > 1:
         raise NotBatchable("the shape of the result differs from one point to the next")
     return np.stack(rows)
@@ -146,7 +148,8 @@ def _point_by_point(
 
 
 def _index_forward(x: Array, *arrays: Array, layout: Layout) -> Array:
-    return x[_assemble(layout, arrays, x.shape)]
+    picked: Array = x[_assemble(layout, arrays, x.shape)]
+    return picked
 
 
 def _index_put_forward(
@@ -249,7 +252,7 @@ def _index_put_jvp(
 
 _INDEX = register(
     Op(
-        "index",
+        "index_tensor",
         "x[index] with tensors in the index: integer indices, boolean masks",
         forward=_index_forward,
         vjp=_index_vjp,
@@ -272,20 +275,19 @@ _INDEX_PUT = register(
         jvp=_index_put_jvp,
         backward_name="IndexPutBackward0",
         batch=_index_put_batch,
-        extra={"shape_from": lambda arrays, params: []},
     )
 )
 
 
 def _layout_operands(rest: Sequence[Any]) -> tuple[list[Tensor], Layout]:
-    """``index(x, *rest)``'s tensor operands and layout, as the language passes them: the
+    """``index_tensor(x, *rest)``'s tensor operands and layout, as the language passes them: the
     operands first, then the layout's items."""
     count = sum(1 for r in rest if isinstance(r, Tensor))
     tensors = [r for r in rest[:count]]
     return tensors, tuple(rest[count:])
 
 
-@public("index")
+@public("index_tensor")
 def index_call(x: TensorLike, *rest: Any) -> Tensor:
     """``x[items]`` as a program writes it: ``x[idx]``, ``x[x > 0]``, ``x[:, [0, 2]]``."""
     tensors, layout = _layout_operands(rest)
@@ -312,7 +314,12 @@ def put(
     value = value if isinstance(value, Tensor) else Tensor(np.asarray(value))
     operands = [a if isinstance(a, Tensor) else Tensor(np.asarray(a)) for a in arrays]
     return apply(
-        _INDEX_PUT, value, *operands, layout=tuple(layout), shape=tuple(shape), accumulate=accumulate
+        _INDEX_PUT,
+        value,
+        *operands,
+        layout=tuple(layout),
+        shape=tuple(shape),
+        accumulate=accumulate,
     )
 
 
@@ -439,10 +446,12 @@ def take_along_dim(input: TensorLike, indices: TensorLike, dim: int | None = Non
     if x.ndim == 0:
         return gather(x, 0, idx)
     try:
-        common = list(np.broadcast_shapes(
-            tuple(1 if i == d else n for i, n in enumerate(x.shape)),
-            tuple(1 if i == d else n for i, n in enumerate(idx.shape)),
-        ))
+        common = list(
+            np.broadcast_shapes(
+                tuple(1 if i == d else n for i, n in enumerate(x.shape)),
+                tuple(1 if i == d else n for i, n in enumerate(idx.shape)),
+            )
+        )
     except ValueError:
         raise ShapeError(
             f"take_along_dim(): input {x.shape} and indices {idx.shape} do not broadcast "
@@ -527,9 +536,9 @@ _composite(
     methods=("scatter",),
     symbolic=_NO_SYMBOLIC,
     explain=X.per_element(
-        lambda slot: "0 where overwritten, else 1"
-        if slot.position == 0
-        else "1 at the position written"
+        lambda slot: (
+            "0 where overwritten, else 1" if slot.position == 0 else "1 at the position written"
+        )
     ),
     backward_name="ScatterBackward0",
     kink=(
@@ -556,9 +565,7 @@ _composite(
     _SCATTER,
     methods=("scatter_add",),
     symbolic=_NO_SYMBOLIC,
-    explain=X.per_element(
-        lambda slot: "1" if slot.position == 0 else "1 at the position added to"
-    ),
+    explain=X.per_element(lambda slot: "1" if slot.position == 0 else "1 at the position added to"),
     backward_name="ScatterAddBackward0",
     kink="linear: repeated indices add up; index gets no gradient",
 )
@@ -674,7 +681,8 @@ def _one_hot_forward(x: Array, num_classes: int) -> Array:
             f"one_hot: class values must be smaller than num_classes ({num_classes}), "
             f"got {int(classes.max())}"
         )
-    return (classes[..., None] == np.arange(num_classes)).astype(np.int64)
+    hot: Array = (classes[..., None] == np.arange(num_classes)).astype(np.int64)
+    return hot
 
 
 def _one_hot_batch(
@@ -704,9 +712,7 @@ _ONE_HOT = register(
         symbolic=_NO_SYMBOLIC,
         explain=X.per_element(lambda slot: "0 (" + _INTEGER + ")"),
         kink=_INTEGER,
-        extra={
-            "shape_from": lambda arrays, params: [0] if params["num_classes"] == -1 else []
-        },
+        extra={"shape_from": lambda arrays, params: [0] if params["num_classes"] == -1 else []},
     )
 )
 
