@@ -263,7 +263,7 @@ _INDEX = register(
         symbolic=_NO_SYMBOLIC,
         explain=X.PICKED,
         kink="the indices get no gradient; an element picked more than once gets the sum",
-        extra={"shape_from": _data_shape},
+        extra={"shape_from": _data_shape, "slot": SLOT},
     )
 )
 _INDEX_PUT = register(

@@ -578,9 +578,30 @@ class _Checker:
         base = self.expression(node.value)
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         self.note(F.OPERATORS["[]"].name, _end(node.value))
-        return f"_index({base}, {', '.join(self.index_item(i) for i in items)})"
+        texts = [self.index_item(i) for i in items]
+        if any(t.startswith("_tuple(") for t in texts):  # a list: x[:, [0, 2]]
+            self.note(F.OPERATORS["[tensor]"].name, _end(node.value))
+        return f"_index({base}, {', '.join(texts)})"
 
-    def index_item(self, node: ast.AST) -> str:
+    def index_item(self, node: ast.AST, tensors: bool = True) -> str:
+        """One item of an index: a whole number, a slice, ``...``, None, a list of whole numbers
+        (``x[:, [0, 2]]``) or, where ``tensors``, a tensor (``x[idx]``, ``x[x > 0]``)."""
+        if isinstance(node, ast.List) and node.elts:
+            values = [_constant(e) for e in node.elts]
+            if all(type(v) is int and abs(v) <= _LARGEST_INT for v in values):
+                return f"_tuple({', '.join(map(str, values))})"
+            raise self.fail(
+                node,
+                "a list in an index must hold whole numbers",
+                "write x[[0, 2]], or index by a tensor: x[idx]",
+            )
+        if (
+            tensors
+            and not isinstance(node, (ast.Slice, ast.Constant))
+            and _constant(node) is _NOT_CONSTANT
+        ):
+            self.note(F.OPERATORS["[tensor]"].name, _end(node))
+            return f"_titem({self.expression(node)})"
         if isinstance(node, ast.Slice):
             parts = [node.lower, node.upper, node.step]
             return "_slice({})".format(
@@ -597,8 +618,9 @@ class _Checker:
         if not isinstance(value, int) or isinstance(value, bool):
             raise self.fail(
                 node,
-                "an index must be a whole number, a range like 1:3, or ...",
-                "write x[0], x[1, 2], x[:, 0] or x[-1]",
+                "an index must be a whole number, a range like 1:3, ..., a list of whole "
+                "numbers or a tensor",
+                "write x[0], x[1, 2], x[:, 0], x[-1], x[[0, 2]], x[idx] or x[x > 0]",
             )
         if abs(value) > _LARGEST_INT:
             raise self.fail(node, f"the index {value:.3g} is too large", "no array is that long")
@@ -777,7 +799,16 @@ def _item_assignment(
     items = index.elts if isinstance(index, ast.Tuple) else [index]
     written = checker.expression(value)
     checker.note(F.OPERATORS["[]="].name, name.col_offset)
-    where = ", ".join(checker.index_item(i) for i in items)
+    for item in items:  # setitem's index is fixed: a tensor there is not replayed
+        if _constant(item) is _NOT_CONSTANT and not isinstance(
+            item, (ast.Slice, ast.List, ast.Constant)
+        ):
+            raise checker.fail(
+                item,
+                "a tensor in the index of an item assignment is not supported yet",
+                "write whole numbers, ranges or a list of whole numbers: y[[0, 2]] = ...",
+            )
+    where = ", ".join(checker.index_item(i, tensors=False) for i in items)
     expression = f"_setitem({base}, {written}, {where})"
     return Checked(
         statement, base, expression, None, tuple(checker.names), checker.columns, rebinds=True
