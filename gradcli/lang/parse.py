@@ -158,7 +158,7 @@ def _tensor_index(args: tuple) -> ir.Call:
     op = F.OPERATORS["[tensor]"]
     slot = op.extra["slot"]
     operands = [to_ir(args[0])]
-    layout: list[object] = []
+    layout: list[ir.Option] = []
     for arg in args[1:]:
         if _special(arg, "_titem"):
             operands.append(to_ir(arg.args[0]))

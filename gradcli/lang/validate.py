@@ -600,7 +600,9 @@ class _Checker:
             and not isinstance(node, (ast.Slice, ast.Constant))
             and _constant(node) is _NOT_CONSTANT
         ):
-            self.note(F.OPERATORS["[tensor]"].name, _end(node))
+            self.note(
+                F.OPERATORS["[tensor]"].name, node.col_offset if isinstance(node, ast.expr) else 0
+            )
             return f"_titem({self.expression(node)})"
         if isinstance(node, ast.Slice):
             parts = [node.lower, node.upper, node.step]
