@@ -45,7 +45,7 @@ from ..ops.table import (
     public,
     register,
 )
-from .errors import DomainError, IndexDomainError, ShapeError
+from .errors import DomainError, DtypeError, IndexDomainError, ShapeError
 from .tensor import Tensor, TensorLike, _coerce, apply
 
 Forward = Callable[..., Any]  # numpy in; an array, or a numpy scalar, out
@@ -886,7 +886,23 @@ sum: Reduction = _reduction(  # noqa: A001 - typed here: its own rule calls it
 )
 
 
+# torch's names of the integer and boolean dtypes, in its messages
+_TORCH_DTYPE_NAMES = {
+    np.dtype(np.bool_): "Bool",
+    np.dtype(np.int64): "Long",
+    np.dtype(np.int32): "Int",
+    np.dtype(np.int16): "Short",
+    np.dtype(np.int8): "Char",
+    np.dtype(np.uint8): "Byte",
+}
+
+
 def _mean_forward(x: Array, dim: tuple[int, ...], keepdim: bool) -> NumpyResult:
+    if x.dtype in _TORCH_DTYPE_NAMES:
+        raise DtypeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {_TORCH_DTYPE_NAMES[x.dtype]}"
+        )
     # The mean of no elements is nan (0 / 0), as in PyTorch, without numpy's warning.
     with np.errstate(invalid="ignore"):
         return np.sum(x, axis=dim, keepdims=keepdim) / _count(x.shape, dim)

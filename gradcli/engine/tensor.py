@@ -385,6 +385,12 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
         # default floating dtype
         forward = _on_floats(forward)
         out.data = np.asarray(forward(*[t.data for t in tensors], **params))
+    if out.data.dtype.kind == "f" and len(tensors) > 1:
+        floating = _widest_float(tensors)
+        if floating is not None and out.data.dtype.itemsize > floating.itemsize:
+            # numpy's float64 of int64 and float32: torch keeps the floating operand's dtype
+            forward = _in_dtype(forward, floating)
+            out.data = out.data.astype(floating)
     if _Mode.tracer is not None:
         _Mode.tracer.record(prim, tensors, params, out, forward)
     if _Mode.grad_enabled and prim.differentiable:
@@ -421,15 +427,41 @@ def _on_floats(forward: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+def _widest_float(tensors: Sequence[Tensor]) -> np.dtype[Any] | None:
+    """The widest floating dtype among ``tensors`` where some other operand is an integer
+    tensor (None otherwise): the dtype torch gives their result."""
+    floating = [t.data.dtype for t in tensors if t.data.dtype.kind == "f"]
+    if not floating or not any(t.data.dtype.kind in "iu" for t in tensors):
+        return None
+    return functools.reduce(np.promote_types, floating)
+
+
+@functools.cache
+def _in_dtype(forward: Callable[..., Any], dtype: np.dtype[Any]) -> Callable[..., Any]:
+    """``forward`` with its result cast to ``dtype``."""
+
+    def run(*arrays: Any, **params: Any) -> Any:
+        return np.asarray(forward(*arrays, **params)).astype(dtype)
+
+    return run
+
+
 def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
-    """Turn numbers into tensors of the floating dtype of the tensor operands."""
+    """Turn numbers into tensors of the floating dtype of the tensor operands; a whole number
+    (a Python int) beside integer or boolean tensors only is an int64, as in torch."""
     dtype = None
+    integral = False
     for a in args:
         if isinstance(a, Tensor) and a.data.dtype.kind == "f":
             dtype = a.data.dtype if dtype is None else np.promote_types(dtype, a.data.dtype)
+        elif isinstance(a, Tensor) and a.data.dtype.kind in "biu":
+            integral = True
+    whole = np.dtype(np.int64) if integral and dtype is None else None
     return tuple(
         a
         if isinstance(a, Tensor)
+        else _scalar(a, whole or dtype or DEFAULT_DTYPE)
+        if isinstance(a, int) and not isinstance(a, bool)
         else _scalar(a, dtype or DEFAULT_DTYPE)
         if isinstance(a, (int, float))
         else as_tensor(a, dtype)
