@@ -19,7 +19,7 @@ import numpy as np
 
 from . import engine as gc
 from . import limits
-from .compute import Bound, _cotangent, _inputs_are, _targets, output_of
+from .compute import Bound, _cotangent, _inputs_are, _targets, integer_input, output_of
 from .engine.compile import NotBatchable, batch_size, run_batched, trace
 from .errors import GradcliError
 from .results import Points
@@ -169,7 +169,7 @@ def run(
     for start in range(0, total, chunk):
         stop = min(start + chunk, total)
         arrays = [
-            np.asarray(points[n][start:stop], dtype=bound.dtype) if n in points else bound.arrays[n]
+            _points(n, points[n][start:stop], bound) if n in points else bound.arrays[n]
             for n in names
         ]
         with np.errstate(all="ignore"):
@@ -187,6 +187,14 @@ def run(
             values={name: np.asarray(outputs[0])},
             grads={t: np.asarray(g) for t, g in zip(targets, outputs[1:])},
         )
+
+
+def _points(name: str, values: np.ndarray, bound: Bound) -> np.ndarray:
+    """A chunk of an input's points, in its dtype (an integer input's whole numbers)."""
+    dtype = bound.arrays[name].dtype
+    if dtype.kind == "f":
+        return np.asarray(values, dtype=bound.dtype)
+    return integer_input(name, values, dtype)
 
 
 def _each_traced(bound: Bound, one_pass, arrays, batched, count) -> list[np.ndarray]:

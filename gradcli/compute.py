@@ -157,9 +157,36 @@ def bind(
             if not name.isascii():
                 hint += f"; note: {_not_ascii(name)}"
             raise GradcliError(f"no value for the input {name!r}", hint=hint)
-        arrays[name] = np.asarray(array, dtype=DTYPES[dtype])
-        requires_grad[name] = declared_grad if wrt is None else name in wrt
+        integral = program.declared_dtype(name) if name in program.declared else None
+        if integral is None:
+            arrays[name] = np.asarray(array, dtype=DTYPES[dtype])
+            requires_grad[name] = declared_grad if wrt is None else name in wrt
+            continue
+        if declared_grad or (wrt is not None and name in wrt):
+            raise GradcliError(
+                f"{name.split('#')[0]} is an integer tensor ({integral}): only Tensors of "
+                "floating point and complex dtype can require gradients",
+                hint="write its numbers as floats (tensor([1., 2.])) to differentiate it",
+            )
+        arrays[name] = integer_input(name.split("#")[0], array, integral)
+        requires_grad[name] = False
     return Bound(program, arrays, requires_grad, DTYPES[dtype])
+
+
+def integer_input(name: str, array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The value of an integer (or boolean) input: whole numbers (0 and 1), kept as such."""
+    values = np.asarray(array)
+    if values.dtype.kind == "f" and not np.all(values == np.round(values)):
+        raise GradcliError(
+            f"{name} is an integer tensor ({dtype}): its values must be whole numbers",
+            hint=f"give whole numbers, e.g. -i {name}=0,2",
+        )
+    if dtype == np.bool_ and not np.all((values == 0) | (values == 1)):
+        raise GradcliError(
+            f"{name} is a boolean tensor: its values must be 0 or 1",
+            hint=f"give 0 and 1, e.g. -i {name}=1,0",
+        )
+    return values.astype(dtype)
 
 
 def no_gradient(name: str, out: gc.Tensor) -> GradcliError:

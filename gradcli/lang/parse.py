@@ -89,12 +89,17 @@ def _number(expr: sp.Basic) -> float | None:
     return None
 
 
+_WHOLE = 2**53  # a whole number written in the program stays a whole number up to here
+
+
 def to_ir(expr: sp.Basic) -> ir.Node:
     """Translate a sympy tree into IR nodes.
 
     The checked text holds only numbers, names and calls (operators were re-emitted as
     calls), so the tree holds only numbers, symbols and functions.
     """
+    if expr.is_Integer and abs(int(expr)) <= _WHOLE:  # 2, not 2.0: an int64 tensor's operand
+        return ir.Const(int(expr))
     number = _number(expr)
     if number is not None:
         return ir.Const(number)
