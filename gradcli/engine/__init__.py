@@ -9,6 +9,7 @@ from typing import Any as _Any
 
 from ..ops.table import OPS
 from . import composites as _composites  # noqa: F401 - declares the composite operations
+from . import dtypes as _dtypes  # noqa: F401 - declares the changes of dtype (x.long(), x.to(...))
 from . import indexing as _indexing  # noqa: F401 - declares indexing by tensors, gather, scatter
 from . import layers as _layers  # noqa: F401 - declares the layers (linear, conv2d, ...)
 from . import linalg as _linalg  # noqa: F401 - declares the linear algebra operations

@@ -452,6 +452,11 @@ class _Checker:
             raise self.fail(attribute, syntax.ATTRIBUTE, self.instead(attribute, node))
         function = ast.copy_location(ast.Name(method.name, ast.Load()), attribute)
         arguments = [attribute.value, *node.args]
+        fixed = method.extra.get("dtype_methods", {}).get(attribute.attr)
+        if fixed is not None:  # x.long(): to(x, 'int64')
+            if node.args or node.keywords:
+                raise self.fail(node, f".{attribute.attr}() takes no arguments", "write x.long()")
+            arguments.append(ast.copy_location(ast.Constant(fixed), attribute))
         return ast.copy_location(ast.Call(function, arguments, node.keywords), node)
 
     def known_as(self, name: str, node: ast.Call) -> str | None:
@@ -549,6 +554,17 @@ class _Checker:
                     f"it is {function.signature()}",
                 )
             return f"_tuple({', '.join(map(str, dims))})"
+        if kind == F.DTYPE:  # torch.long, long or 'int64'
+            written = _constant(node)
+            dotted = pytorch.dotted(node) if isinstance(node, ast.expr) else None
+            name = (written if isinstance(written, str) else dotted or "").removeprefix("torch.")
+            if name not in F.DTYPE_NAMES:
+                raise self.fail(
+                    node,
+                    f"{name} of {function.name} must be {kind}",
+                    f"it is {function.signature()}",
+                )
+            return _literal_text(F.DTYPE_NAMES[name])
         value = _constant(node)
         ok = {
             F.INT: isinstance(value, int) and not isinstance(value, bool),

@@ -1208,6 +1208,7 @@ LOGICAL: list[Op] = [
 # checked by tests/engine/test_engine_indexing.py (values and dtypes against torch, no
 # gradient, batched replay), not by the derivative tests.
 INTEGER: list[Op] = [
+    Op("to", I.to_integer(), REAL, torch=I.to_integer(True)),
     Op("one_hot", I.one_hot(), REAL, I.one_hot_spec(), torch=I.one_hot(True)),
     Op("nonzero", I.nonzero_of("nonzero"), REAL, torch=I.nonzero_of("nonzero", True)),
     Op(

@@ -1,6 +1,7 @@
 """The test table's strategies and calls for indexing by tensors (gradcli/engine/indexing.py):
 gather, take_along_dim, index_select, scatter, scatter_add, index_add, masked_select, the
-``index`` and ``index_put`` primitives, and the integer results one_hot, nonzero, argwhere.
+``index`` and ``index_put`` primitives, and the integer results one_hot, nonzero, argwhere,
+and ``to`` an integer dtype (gradcli/engine/dtypes.py).
 
 An index is a parameter of the case (a numpy int64 array, or a boolean mask), given to
 gradcli as a tensor and to torch as a LongTensor; only the values indexed are differentiable
@@ -232,5 +233,16 @@ def nonzero_of(name: str, torch: bool = False) -> Any:
         if torch:
             return getattr(_torch(), name)((x > 0).double())
         return getattr(gc, name)(gc.where(x > 0, x, 0.0))
+
+    return call
+
+
+def to_integer(torch: bool = False) -> Any:
+    """The input as int64 (truncated toward zero): no gradient."""
+
+    def call(x: Any) -> Any:
+        if torch:
+            return x.to(_torch().int64)
+        return gc.to(x, "int64")
 
     return call

@@ -131,3 +131,45 @@ def test_a_mask_computed_from_the_inputs_makes_the_tape_dynamic():
     assert not constant.dynamic
     (out,) = run_batched(constant, [np.array([[1.0, 5.0, 2.0], [3.0, 1.0, 1.0]])], [True])
     np.testing.assert_array_equal(out, [3.0, 4.0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_change_between_floating_dtypes_is_differentiable_as_in_torch(dtype):
+    values = np.array([1.7, -2.5, 0.0, 0.3])
+    x = gc.tensor(values, requires_grad=True)
+    t = torch.tensor(values, requires_grad=True)
+    changed = gc.to(x, "float32")
+    out = (changed * gc.to(changed, dtype) * gc.to(x, "int64")).sum()
+    expected = (t.float() * t.float().to(getattr(torch, dtype)) * t.long()).sum()
+    out.backward()
+    expected.backward()
+    assert changed.dtype == np.float32 and changed.grad_fn.name() == "ToCopyBackward0"
+    np.testing.assert_allclose(out.item(), expected.item(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6)
+    assert gc.to(x, "float64") is x  # the same dtype: the tensor itself, as torch
+
+
+def test_integer_arithmetic_promotes_as_torch():
+    i = gc.Tensor(np.array([0, 3]))
+    f = gc.tensor([1.5, 2.0], dtype=gc.float32)
+    ti, tf = torch.tensor([0, 3]), torch.tensor([1.5, 2.0])
+    cases = [
+        (i + f, ti + tf),
+        (i * 2, ti * 2),
+        (i / 2, ti / 2),
+        (gc.floor_divide(i, 2), ti // 2),
+        (i + 2.5, ti + 2.5),
+        (i.sum(), ti.sum()),
+        ((i > 1) + 1, (ti > 1) + 1),
+    ]
+    with gc.default_dtype(np.float32):  # torch's default floating dtype
+        cases.append((i / 2, ti / 2))
+        cases.append((i + 2.5, ti + 2.5))
+    for k, (got, want) in enumerate(cases):
+        expected_dtype = str(want.dtype).removeprefix("torch.")
+        if k in (2, 4):  # gradcli's default floating dtype is float64 outside gradcli run
+            expected_dtype = "float64"
+        assert str(got.dtype) == expected_dtype, (k, got.dtype, want.dtype)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    with pytest.raises(gc.DtypeError, match="mean\\(\\): could not infer output dtype"):
+        i.mean()
