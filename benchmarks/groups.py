@@ -92,6 +92,15 @@ def _scans(x: np.ndarray, t: np.ndarray) -> Arrays:
     return np.sum(np.cumsum(x, 1) * t), gradient
 
 
+def _indexing(x: np.ndarray, t: np.ndarray) -> Arrays:
+    # the program's index: whole numbers made from t, 0..255 in each row
+    index = (np.floor(t * 65536) % N).astype(np.int64)
+    rows = np.arange(N)[:, None]
+    gradient = np.zeros_like(x)
+    np.add.at(gradient, (rows, index), 2.0)  # a column gathered twice gets both
+    return np.sum(x[rows, index] * 2), gradient
+
+
 CASES = (
     Case(
         "elementwise",
@@ -134,6 +143,14 @@ CASES = (
         "y = sum(where(x > 0, x * x, -x))",
         _masks,
         lambda torch, x, t: torch.where(x > 0, x * x, -x).sum(),
+    ),
+    Case(
+        "indexing",
+        "i = remainder(floor(t * 65536), 256); y = sum(gather(x, 1, i) * 2)",
+        _indexing,
+        lambda torch, x, t: (
+            torch.gather(x, 1, torch.remainder(torch.floor(t * 65536), 256).long()) * 2
+        ).sum(),
     ),
     Case(
         "scans",

@@ -108,6 +108,7 @@ def bind(
     dtype: str = "float64",
     seed: int = 0,
     defaults: dict[str, np.ndarray] | None = None,
+    tangents: Sequence[str] = (),
 ) -> Bound:
     """Give every input a value (from ``given``, its declared default, or ``defaults``) and a
     grad flag. ``defaults`` stand in for values a command makes itself (plot varies an input
@@ -115,7 +116,10 @@ def bind(
     means ``x[0]``.
 
     Without ``wrt``, every input requires grad except those declared by a constructor without
-    ``requires_grad=True`` (as in PyTorch, ``x = ones(8)`` is a constant).
+    ``requires_grad=True`` (as in PyTorch, ``x = ones(8)`` is a constant). An input of
+    gradcli's own ``tensor([1, 2])`` (whole numbers: int64) that is differentiated (it
+    requires grad, ``wrt`` or ``tangents`` name it) is a floating input, as it was before
+    integer tensors; torch's spelling ``torch.tensor([1, 2])`` is int64 whatever is asked.
     """
     if dtype not in DTYPES:
         raise GradcliError(f"unknown dtype {dtype!r}", hint="use float64 (default) or float32")
@@ -157,12 +161,16 @@ def bind(
             if not name.isascii():
                 hint += f"; note: {_not_ascii(name)}"
             raise GradcliError(f"no value for the input {name!r}", hint=hint)
-        integral = program.declared_dtype(name) if name in program.declared else None
-        if integral is None:
+        integral, written = (
+            program.declared_dtype(name) if name in program.declared else (None, False)
+        )
+        wants_grad = declared_grad if wrt is None else name in wrt
+        differentiated = wants_grad or name in tangents
+        if integral is None or (differentiated and not written):
             arrays[name] = np.asarray(array, dtype=DTYPES[dtype])
-            requires_grad[name] = declared_grad if wrt is None else name in wrt
+            requires_grad[name] = wants_grad
             continue
-        if declared_grad or (wrt is not None and name in wrt):
+        if wants_grad:
             raise GradcliError(
                 f"{name.split('#')[0]} is an integer tensor ({integral}): only Tensors of "
                 "floating point and complex dtype can require gradients",

@@ -226,13 +226,15 @@ def whole_constructor(node: ast.Call) -> bool:
     return all(isinstance(n, ast.Constant) and type(n.value) is int for n in constants)
 
 
-def constructor_dtype(node: ast.Call) -> np.dtype[Any] | None:
-    """The integer or boolean dtype of a constructor's tensor (its ``dtype=``, else torch's
-    int64 of whole numbers), or None for a floating one (the run's dtype)."""
+def constructor_dtype(node: ast.Call) -> tuple[np.dtype[Any] | None, bool]:
+    """The integer or boolean dtype of a constructor's tensor, or None for a floating one
+    (the run's dtype), and whether it is written (``dtype=``; torch's spelling,
+    ``torch.tensor([0, 2])``, has one written by the builder) rather than read from whole
+    numbers (gradcli's own ``tensor([0, 2])``)."""
     for keyword in node.keywords:
         if keyword.arg == "dtype" and isinstance(keyword.value, ast.Constant):
-            return INTEGER_DTYPES.get(str(keyword.value.value))
-    return np.dtype(np.int64) if whole_constructor(node) else None
+            return INTEGER_DTYPES.get(str(keyword.value.value)), True
+    return (np.dtype(np.int64) if whole_constructor(node) else None), False
 
 
 def parse_constructor(

@@ -159,9 +159,10 @@ class Program:
             )
         return array, requires_grad
 
-    def declared_dtype(self, name: str) -> np.dtype | None:
+    def declared_dtype(self, name: str) -> tuple[np.dtype | None, bool]:
         """The integer or boolean dtype of a declared input (``tensor([0, 2])`` is int64, as
-        in torch), or None for a floating one, which takes the run's dtype."""
+        in torch), or None for a floating one, which takes the run's dtype; and whether the
+        dtype is written (``dtype=``, torch's spelling) rather than read from whole numbers."""
         import ast
 
         constructor = self.declared[name].constructor

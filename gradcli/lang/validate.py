@@ -21,7 +21,7 @@ from keyword import kwlist
 
 from .. import limits, syntax
 from ..errors import GradcliError
-from ..values import CONSTRUCTORS, quiet_parse
+from ..values import CONSTRUCTORS, quiet_parse, whole_constructor
 from . import functions as F
 from . import pytorch
 
@@ -772,6 +772,8 @@ def check(statement: Statement, grads: bool = False) -> Checked:
     try:
         made = pytorch.constructor(value, statement.text)
         dtype = None if made is None else pytorch.dtype(value)
+        if made is not None and dtype is None and whole_constructor(_call_of(made)):
+            dtype = "int64"  # torch.tensor([0, 2]), torch.arange(3): int64, as in torch
     except pytorch.Refused as exc:
         raise _refused(statement, exc) from None
     if made is not None:  # x = torch.ones(2, requires_grad=True)
@@ -799,6 +801,12 @@ def check_expression(statement: Statement, node: ast.expr) -> Checked:
     checker = _Checker(statement, grads=True)
     expression = checker.expression(node)
     return Checked(statement, None, expression, None, tuple(checker.names), checker.columns)
+
+
+def _call_of(constructor: str) -> ast.Call:
+    call = ast.parse(constructor, mode="eval").body
+    assert isinstance(call, ast.Call)  # a constructor's text is a call
+    return call
 
 
 def check_characters(source: str) -> None:

@@ -180,6 +180,7 @@ _KIND_LITERALS = {
     F.REDUCTION: ["'mean'", "'sum'", "'none'"],
     F.KL_REDUCTION: ["'mean'", "'batchmean'", "'sum'", "'none'"],
     F.SIZES: ["1", "2", "3", "-1", "0", "6", "4"],
+    F.DTYPE: ["torch.long", "torch.float32", "'int64'", "torch.bool", "float16", "torch.int"],
 }
 assert set(_KIND_LITERALS) >= {p.kind for f in FUNCTIONS.values() for p in f.params} - set(
     F.OPERAND_KINDS
