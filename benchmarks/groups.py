@@ -109,6 +109,15 @@ def _decompositions(x: np.ndarray, t: np.ndarray) -> Arrays:
     return np.sum(inverse), -inverse.T @ ones @ inverse.T
 
 
+def _indexing(x: np.ndarray, t: np.ndarray) -> Arrays:
+    # the program's index: whole numbers made from t, 0..255 in each row
+    index = (np.floor(t * 65536) % N).astype(np.int64)
+    rows = np.arange(N)[:, None]
+    gradient = np.zeros_like(x)
+    np.add.at(gradient, (rows, index), 2.0)  # a column gathered twice gets both
+    return np.sum(x[rows, index] * 2), gradient
+
+
 CASES = (
     Case(
         "elementwise",
@@ -163,6 +172,14 @@ CASES = (
         "y = sum(inv(x + 64 * diag(t[0] * 0 + 1)))",
         _decompositions,
         lambda torch, x, t: torch.linalg.inv(x + 64 * torch.eye(len(x), dtype=x.dtype)).sum(),
+    ),
+    Case(
+        "indexing",
+        "i = remainder(floor(t * 65536), 256); y = sum(gather(x, 1, i) * 2)",
+        _indexing,
+        lambda torch, x, t: (
+            torch.gather(x, 1, torch.remainder(torch.floor(t * 65536), 256).long()) * 2
+        ).sum(),
     ),
     Case(
         "scans",

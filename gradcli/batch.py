@@ -18,6 +18,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from . import budget, limits
 from . import engine as gc
-from .compute import Bound, _cotangent, _inputs_are, _targets, output_of
+from .compute import Bound, _cotangent, _inputs_are, _targets, integer_input, output_of
 from .engine.compile import NotBatchable, batch_size, run_batched, trace
 from .errors import GradcliError
 from .results import Points
@@ -182,14 +183,17 @@ def run(
         budget.tick(f"{start:,} of {total:,} points done")
         stop = min(start + chunk, total)
         arrays = [
-            np.asarray(points[n][start:stop], dtype=bound.dtype) if n in points else bound.arrays[n]
+            _points(n, points[n][start:stop], bound) if n in points else bound.arrays[n]
             for n in names
         ]
         with np.errstate(all="ignore"):
             try:
                 outputs = run_batched(tape, arrays, batched)
             except NotBatchable:
-                outputs = _point_by_point(tape, arrays, batched, stop - start)
+                if tape.dynamic:  # x[x > 0]: each point has shapes of its own
+                    outputs = _each_traced(bound, one_pass, arrays, batched, stop - start)
+                else:
+                    outputs = _point_by_point(tape, arrays, batched, stop - start)
         yield Points(
             command=command,
             output=name,
@@ -197,6 +201,30 @@ def run(
             values={name: np.asarray(outputs[0])},
             grads={t: np.asarray(g) for t, g in zip(targets, outputs[1:])},
         )
+
+
+def _points(name: str, values: np.ndarray, bound: Bound) -> np.ndarray:
+    """A chunk of an input's points, in its dtype (an integer input's whole numbers)."""
+    dtype = bound.arrays[name].dtype
+    if dtype.kind == "f":
+        return np.asarray(values, dtype=bound.dtype)
+    return integer_input(name, values, dtype)
+
+
+def _each_traced(bound: Bound, one_pass, arrays, batched, count) -> list[np.ndarray]:
+    """The pass run on the engine at each point: for a program whose shapes follow its values
+    (a mask computed from the inputs), which no tape of one point replays at another."""
+    rows = []
+    for i in range(count):
+        values = [gc.Tensor(np.array(a[i] if b else a)) for a, b in zip(arrays, batched)]
+        rows.append([o.numpy() for o in bound.engine(partial(one_pass, *values))])
+    shapes = {tuple(np.shape(r[0])) for r in rows}
+    if len(shapes) > 1:
+        raise GradcliError(
+            f"--batch: the output has a different shape at different points ({sorted(shapes)})",
+            hint="reduce it to one shape (sum, mean, ...), or give the points one at a time",
+        )
+    return [np.stack(column) for column in zip(*rows)]
 
 
 def _point_by_point(tape, arrays, batched, count) -> list[np.ndarray]:

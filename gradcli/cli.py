@@ -288,7 +288,7 @@ class Run:
         x = {} if self.x is None else {"x": parse_value(self.x, "x", self.seed)}
         return named_values(self.inputs, "-i", self.seed, given=x)
 
-    def bound(self, use_wrt: bool = True, defaults=None):
+    def bound(self, use_wrt: bool = True, defaults=None, tangents=()):
         """The program with its input values (and, unless told not to, --wrt applied).
 
         ``defaults(program, given)`` gives values for inputs the command sets itself (see
@@ -303,7 +303,7 @@ class Run:
         wrt = _names(self.wrt) if use_wrt else None
         given = self.given()
         extra = {} if defaults is None else defaults(program, given)
-        return bind(program, given, wrt, self.dtype, self.seed, extra)
+        return bind(program, given, wrt, self.dtype, self.seed, extra, tangents)
 
     def value(self, text: str | None, name: str):
         from .values import parse_value
@@ -566,8 +566,9 @@ def jvp_command(
     """
     from .compute import jvp
 
-    bound = run.bound(use_wrt=False)
-    run.emit(jvp(bound, run.of, run.values(t, "--t")), bound)
+    tangents = run.values(t, "--t")
+    bound = run.bound(use_wrt=False, tangents=list(tangents))
+    run.emit(jvp(bound, run.of, tangents), bound)
 
 
 @program_command("hessian")

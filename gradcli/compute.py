@@ -111,6 +111,7 @@ def bind(
     dtype: str = "float64",
     seed: int = 0,
     defaults: dict[str, np.ndarray] | None = None,
+    tangents: Sequence[str] = (),
 ) -> Bound:
     """Give every input a value (from ``given``, its declared default, or ``defaults``) and a
     grad flag. ``defaults`` stand in for values a command makes itself (plot varies an input
@@ -118,7 +119,10 @@ def bind(
     means ``x[0]``.
 
     Without ``wrt``, every input requires grad except those declared by a constructor without
-    ``requires_grad=True`` (as in PyTorch, ``x = ones(8)`` is a constant).
+    ``requires_grad=True`` (as in PyTorch, ``x = ones(8)`` is a constant). An input of
+    gradcli's own ``tensor([1, 2])`` (whole numbers: int64) that is differentiated (it
+    requires grad, ``wrt`` or ``tangents`` name it) is a floating input, as it was before
+    integer tensors; torch's spelling ``torch.tensor([1, 2])`` is int64 whatever is asked.
     """
     if dtype not in DTYPES:
         raise GradcliError(f"unknown dtype {dtype!r}", hint="use float64 (default) or float32")
@@ -142,7 +146,7 @@ def bind(
                 hint=_did_you_mean(name, used) or _inputs_are(inputs),
             )
     with budget.charging(budget.Tally()):  # the inputs together, each before it is built
-        return _bind(program, inputs, given, wrt, dtype, seed, defaults)
+        return _bind(program, inputs, given, wrt, dtype, seed, defaults, tangents)
 
 
 def _bind(
@@ -153,6 +157,7 @@ def _bind(
     dtype: str,
     seed: int,
     defaults: dict[str, np.ndarray],
+    tangents: Sequence[str],
 ) -> Bound:
     """``bind``'s values, once the names are checked."""
     arrays, requires_grad = {}, {}
@@ -175,9 +180,40 @@ def _bind(
             if not name.isascii():
                 hint += f"; note: {_not_ascii(name)}"
             raise GradcliError(f"no value for the input {name!r}", hint=hint)
-        arrays[name] = np.asarray(array, dtype=DTYPES[dtype])
-        requires_grad[name] = declared_grad if wrt is None else name in wrt
+        integral, written = (
+            program.declared_dtype(name) if name in program.declared else (None, False)
+        )
+        wants_grad = declared_grad if wrt is None else name in wrt
+        differentiated = wants_grad or name in tangents
+        if integral is None or (differentiated and not written):
+            arrays[name] = np.asarray(array, dtype=DTYPES[dtype])
+            requires_grad[name] = wants_grad
+            continue
+        if wants_grad:
+            raise GradcliError(
+                f"{name.split('#')[0]} is an integer tensor ({integral}): only Tensors of "
+                "floating point and complex dtype can require gradients",
+                hint="write its numbers as floats (tensor([1., 2.])) to differentiate it",
+            )
+        arrays[name] = integer_input(name.split("#")[0], array, integral)
+        requires_grad[name] = False
     return Bound(program, arrays, requires_grad, DTYPES[dtype], seed=seed)
+
+
+def integer_input(name: str, array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The value of an integer (or boolean) input: whole numbers (0 and 1), kept as such."""
+    values = np.asarray(array)
+    if values.dtype.kind == "f" and not np.all(values == np.round(values)):
+        raise GradcliError(
+            f"{name} is an integer tensor ({dtype}): its values must be whole numbers",
+            hint=f"give whole numbers, e.g. -i {name}=0,2",
+        )
+    if dtype == np.bool_ and not np.all((values == 0) | (values == 1)):
+        raise GradcliError(
+            f"{name} is a boolean tensor: its values must be 0 or 1",
+            hint=f"give 0 and 1, e.g. -i {name}=1,0",
+        )
+    return values.astype(dtype)
 
 
 def no_gradient(name: str, out: gc.Tensor) -> GradcliError:

@@ -55,7 +55,14 @@ from .lang.validate import (
     grad_name,
     reserved,
 )
-from .values import existing_file, generator_for, parse_constructor, quiet_parse
+from .values import (
+    INTEGER_DTYPES,
+    existing_file,
+    generator_for,
+    parse_constructor,
+    quiet_parse,
+    whole_constructor,
+)
 
 # torch 2.13's words for what this module reproduces
 NONLEAF_GRAD = (
@@ -106,6 +113,19 @@ _GRAD = grad_name("")  # the start of the name x.grad is read as
 _STEP_HINT = "write the steps out one statement at a time, or see `gradcli --help`"
 
 
+INTEGER_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
+
+
+def _created_dtype(node: ast.Call, dtype: str | None) -> np.dtype:
+    """The dtype torch gives a constructor's tensor: its ``dtype=``, else int64 for whole
+    numbers (``torch.tensor([0, 2])``, ``torch.arange(3)``), else float32."""
+    if dtype in INTEGER_DTYPES:
+        return INTEGER_DTYPES[dtype]
+    if dtype == "float64":
+        return np.dtype(np.float64)
+    return np.dtype(np.int64) if dtype is None and whole_constructor(node) else np.dtype(np.float32)
+
+
 class ScriptError(Exception):
     """An error torch (or Python) raises at a statement: the script stops there, as Python
     stops, with ``kind: message`` after the traceback's frame; exit 1."""
@@ -115,7 +135,7 @@ class ScriptError(Exception):
     ):
         super().__init__(f"{kind}: {message}")
         self.statement, self.kind, self.message = statement, kind, message
-        self.span = span  # the columns of the statement Python marks with ^ (None: none)
+        self.span = span  # the columns of the statement's text at fault: Python's carets
 
 
 @dataclass(frozen=True)
@@ -333,7 +353,6 @@ def _assignment(checked: Checked) -> Step:
     statement = checked.statement
     target = checked.target
     if checked.constructor is not None:
-        _check_floating(statement, checked.constructor, checked.dtype)
         return Step(
             "create", statement, target, constructor=checked.constructor, dtype=checked.dtype
         )
@@ -358,26 +377,6 @@ def _ir(checked: Checked) -> Node:
             "the expression is nested too deeply or is too long to parse",
             hint="split it into several statements",
         ) from None
-
-
-def _check_floating(statement: Statement, constructor: str, dtype: str | None) -> None:
-    """torch makes an integer tensor of ``torch.tensor([1, 2])``, ``torch.arange(3)`` and
-    ``torch.full((2,), 1)``: gradcli run has floating tensors only, and says so."""
-    call = ast.parse(constructor, mode="eval").body
-    if dtype is not None or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
-        return
-    numbers = {"tensor": call.args, "arange": call.args, "full": call.args[-1:]}
-    given = numbers.get(call.func.id)
-    if not given:
-        return
-    constants = [n for a in given for n in ast.walk(a) if isinstance(n, (ast.Constant, ast.Name))]
-    if all(isinstance(n, ast.Constant) and type(n.value) is int for n in constants):
-        raise statement.error(
-            f"torch makes an integer tensor (int64) of torch.{constructor.split('(')[0]}(...) "
-            "with whole numbers, and gradcli run has floating tensors only",
-            0,
-            "write the numbers as floats (torch.tensor([1., 2.])) or give dtype=torch.float32",
-        )
 
 
 def _expression(statement: Statement) -> Step:
@@ -594,8 +593,13 @@ class Session:
             raise step.statement.error(
                 "requires_grad must be True or False", hint="e.g. torch.rand(3, requires_grad=True)"
             )
-        dtype = gc.float64 if step.dtype == "float64" else gc.float32
-        self.env[step.target] = gc.tensor(array, requires_grad=requires_grad, dtype=dtype)
+        dtype = _created_dtype(node, step.dtype)
+        if requires_grad and dtype.kind != "f":
+            value = quiet_parse(step.statement.text.strip(), "exec").body[0]
+            assert isinstance(value, ast.Assign)  # a create step assigns its constructor
+            span = (value.value.col_offset, value.value.end_col_offset or 0)
+            raise ScriptError(step.statement, "RuntimeError", INTEGER_GRAD, span)
+        self.env[step.target] = gc.Tensor(np.asarray(array).astype(dtype), requires_grad)
 
     def check_write(self, step: Step) -> None:
         """torch's error for writing into a leaf that requires grad; gradcli's refusal of a
@@ -796,10 +800,12 @@ class Session:
         text = "Traceback (most recent call last):\n"
         text += f'  File "{self.filename}", line {line}, in <module>\n'
         if self.lines is not None and 0 < line <= len(self.lines):
-            text += f"    {self.lines[line - 1].strip()}\n"
-            if error.span is not None:
+            shown = self.lines[line - 1].strip()
+            text += f"    {shown}\n"
+            if error.span is not None and shown == error.statement.text.strip():
                 start, end = error.span
-                text += " " * (4 + start) + "^" * (end - start) + "\n"
+                if end - start < len(shown):  # Python marks a part of the line
+                    text += "    " + " " * start + "^" * (end - start) + "\n"
         return text + f"{error.kind}: {error.message}\n"
 
 
@@ -826,7 +832,8 @@ def run_script(
     lines = None if filename == "<stdin>" else source.split("\n")
     session = Session(filename, lines, seed, out, err)
     try:
-        session.run(steps)
+        with gc.default_dtype(np.float32):  # torch's default floating dtype
+            session.run(steps)
     except ScriptError as error:
         session.out.flush()
         session.err.write(session.traceback(error))

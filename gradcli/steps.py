@@ -92,6 +92,13 @@ class Texts:
         if symbol == "[]=":  # y[0] = value, a statement's own step
             items = ", ".join(_index_item(i) for i in node.params)
             return f"{_wrapped(args[0], _ATOM)}[{items}] = {args[1][0]}", 0
+        if symbol == "[tensor]":  # x[idx], x[x > 0], x[:, [0, 2]]
+            tensors = iter(args[1:])
+            slot = F.OPS[node.op].extra["slot"]
+            items = ", ".join(
+                next(tensors)[0] if item == slot else _index_item(item) for item in node.params
+            )
+            return f"{_wrapped(args[0], _ATOM)}[{items}]", _ATOM
         if symbol in _BINDING:
             operator, level = _BINDING[symbol]
             left = _wrapped(args[0], level + (symbol in _RIGHT))
@@ -173,6 +180,8 @@ def _index_item(item) -> str:
         return f"{start}:{stop}" + (f":{step}" if step else "")
     if item is Ellipsis:
         return "..."
+    if isinstance(item, tuple):  # a list of whole numbers: x[:, [0, 2]]
+        return "[" + ", ".join(map(str, item)) + "]"
     return "None" if item is None else str(item)
 
 

@@ -207,6 +207,36 @@ _NODES = {
 }
 
 
+# The dtypes an input's constructor may give it besides the run's floating one (dtype=torch.long)
+INTEGER_DTYPES: dict[str, np.dtype[Any]] = {
+    "int64": np.dtype(np.int64),
+    "int32": np.dtype(np.int32),
+    "bool": np.dtype(np.bool_),
+}
+
+
+def whole_constructor(node: ast.Call) -> bool:
+    """Whether torch makes an int64 tensor of this constructor call: ``tensor([0, 2])``,
+    ``arange(3)``, ``full((2,), 1)``, with whole numbers only."""
+    name = node.func.id if isinstance(node.func, ast.Name) else ""
+    given = {"tensor": node.args, "arange": node.args, "full": node.args[-1:]}.get(name)
+    if not given:
+        return False
+    constants = [n for a in given for n in ast.walk(a) if isinstance(n, (ast.Constant, ast.Name))]
+    return all(isinstance(n, ast.Constant) and type(n.value) is int for n in constants)
+
+
+def constructor_dtype(node: ast.Call) -> tuple[np.dtype[Any] | None, bool]:
+    """The integer or boolean dtype of a constructor's tensor, or None for a floating one
+    (the run's dtype), and whether it is written (``dtype=``; torch's spelling,
+    ``torch.tensor([0, 2])``, has one written by the builder) rather than read from whole
+    numbers (gradcli's own ``tensor([0, 2])``)."""
+    for keyword in node.keywords:
+        if keyword.arg == "dtype" and isinstance(keyword.value, ast.Constant):
+            return INTEGER_DTYPES.get(str(keyword.value.value)), True
+    return (np.dtype(np.int64) if whole_constructor(node) else None), False
+
+
 def parse_constructor(
     node: ast.Call,
     text: str,
@@ -236,6 +266,8 @@ def parse_constructor(
         )
     keywords = {}
     for keyword in node.keywords:
+        if keyword.arg == "dtype" and isinstance(keyword.value, ast.Constant):
+            continue  # an integer input's dtype, which the builder wrote (constructor_dtype)
         if keyword.arg not in allowed_keywords:
             raise GradcliError(
                 f"{node.func.id} has no argument named {keyword.arg!r}",

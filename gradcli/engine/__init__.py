@@ -10,7 +10,9 @@ from typing import Any as _Any
 from ..ops.table import OPS
 from . import composites as _composites  # noqa: F401 - declares the composite operations
 from . import dropout as _dropout  # noqa: F401 - declares dropout
+from . import dtypes as _dtypes  # noqa: F401 - declares the changes of dtype (x.long(), x.to(...))
 from . import einsum as _einsum  # noqa: F401 - declares einsum
+from . import indexing as _indexing  # noqa: F401 - declares indexing by tensors, gather, scatter
 from . import layers as _layers  # noqa: F401 - declares the layers (linear, conv2d, ...)
 from . import linalg as _linalg  # noqa: F401 - declares the linear algebra operations
 from . import logical as _logical  # noqa: F401 - declares comparisons, logical operations, masks
@@ -51,6 +53,7 @@ from .tensor import (
     NonfiniteTangent,
     Tensor,
     backward,
+    default_dtype,
     grad,
     no_grad,
     set_grad_enabled,
@@ -86,6 +89,7 @@ __all__ = [
     "arange",
     "backward",
     "dropout_seed",
+    "default_dtype",
     "eye",
     "float32",
     "float64",

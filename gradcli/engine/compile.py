@@ -6,6 +6,9 @@ recorded as one step ``(numpy function, argument slots, parameters, result slot)
 a ``Tape`` at a new point runs those numpy calls alone: no tensors, no graph nodes, no rule
 dispatch. A tape is valid for inputs of the traced shapes and dtypes: the engine's control
 flow depends on shapes only (checks of values, such as class indices, are not replayed).
+A step whose result's shape follows the values of an argument (``x[mask]``, ``nonzero``: the
+op table's ``extra["shape_from"]``) makes the tape ``dynamic`` when that argument is computed
+from the inputs: such a tape is valid at its own point only, and is never replayed elsewhere.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class Tape:
     ranks: tuple[int, ...]  # the number of dimensions of each slot, as traced
     largest: int  # the most elements of any slot, as traced: a batch of B holds B times this
     elements: int = 0  # the elements of all slots, as traced: a replay holds them all at once
+    dynamic: bool = False  # the shape of a step follows values computed from the inputs
 
     def run(self, *arrays: Array) -> list[Array]:
         slots: list[Any] = [None] * self.size  # arrays, or numpy scalars a step made
@@ -69,6 +73,7 @@ class _Tracer:
         self.keep: list[Array] = []  # arrays kept alive, so that no id is reused while tracing
         self.constants: dict[int, Array] = {}
         self.steps: list[Step] = []
+        self.deciding: list[int] = []  # the slots whose values decide the shape of a step
 
     def new_slot(self, array: Array) -> int:
         slot = len(self.keep)
@@ -94,6 +99,9 @@ class _Tracer:
         """One step; ``forward`` is the numpy function that made ``out`` (the primitive's,
         unless the engine adapted it to its operands' dtypes)."""
         args = tuple(self.slot(t) for t in tensors)
+        shape_from = prim.extra.get("shape_from")
+        if shape_from is not None:
+            self.deciding.extend(args[i] for i in shape_from([t.data for t in tensors], params))
         forward = forward or prim.forward
         assert forward is not None, f"{prim.name} is not a primitive"
         self.steps.append((prim.name, forward, args, params, self.new_slot(out.data)))
@@ -135,8 +143,17 @@ def _simplify(tracer: _Tracer, inputs: tuple[int, ...], outputs: tuple[int, ...]
     ranks = tuple(np.ndim(a) for a in tracer.keep)
     largest = max((np.size(a) for a in tracer.keep), default=1)
     elements = sum(int(np.size(a)) for a in tracer.keep)
+    dynamic = any(slot not in constants for slot in tracer.deciding)
     return Tape(
-        len(tracer.keep), inputs, outputs, used_constants, tuple(kept), ranks, largest, elements
+        len(tracer.keep),
+        inputs,
+        outputs,
+        used_constants,
+        tuple(kept),
+        ranks,
+        largest,
+        elements,
+        dynamic,
     )
 
 
@@ -164,6 +181,8 @@ def run_batched(tape: Tape, arrays: Sequence[Array], batched: Sequence[bool]) ->
     Every output comes back with the batch dimension in front. Raises ``NotBatchable`` for a
     step it cannot rewrite (the caller then replays point by point).
     """
+    if tape.dynamic:
+        raise NotBatchable("the shape of a step follows the values of the point")
     sizes = {len(a) for a, b in zip(arrays, batched) if b}
     if len(sizes) != 1:
         raise ValueError("batched inputs must share one batch size")

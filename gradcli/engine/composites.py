@@ -328,5 +328,5 @@ def setitem(x: TensorLike, value: TensorLike, *index: object) -> Tensor:
         raise ShapeError(
             f"cannot write a value of shape {value.shape} into a part of shape {shape}"
         )
-    placed = P.scatter(P.expand(value, shape), where, x.shape)
+    placed = P.getitem_backward(P.expand(value, shape), where, x.shape)
     return P.where(covered, placed, x)

@@ -5,7 +5,7 @@
 
 All are composites of the engine's primitives, exact and differentiable to any order, with
 batch rules for free: a convolution gathers each output position's window with one indexing
-step (``getitem`` with integer arrays, whose adjoint ``scatter`` adds the windows back) and
+step (``getitem`` with integer arrays, whose adjoint ``getitem_backward`` adds the windows back) and
 contracts it with the kernel by ``matmul``; a transposed convolution is that adjoint, the
 kernel's products scattered onto the output; pooling reduces the same windows (a max by a
 mask of the first largest element of each window, as torch's kernel picks it). Operands that
@@ -371,7 +371,7 @@ def conv_transpose2d(
     if full[0] <= 2 * padding or full[1] <= 2 * padding:
         raise ShapeError(f"{name}: padding={padding} leaves no output of {full[0]}x{full[1]}")
     index = (slice(None), slice(None), rows[:, None, :, None], cols[None, :, None, :])
-    out = P.scatter(products, index, (n, g * per_group, *full))
+    out = P.getitem_backward(products, index, (n, g * per_group, *full))
     if padding:
         cut = (slice(None), slice(None), slice(padding, full[0] - padding))
         out = P.getitem(out, (*cut, slice(padding, full[1] - padding)))

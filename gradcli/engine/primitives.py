@@ -45,7 +45,7 @@ from ..ops.table import (
     public,
     register,
 )
-from .errors import DomainError, IndexDomainError, ShapeError
+from .errors import DomainError, DtypeError, IndexDomainError, ShapeError
 from .tensor import Node, Tensor, TensorLike, _coerce, apply
 
 Forward = Callable[..., Any]  # numpy in; an array, or a numpy scalar, out
@@ -1024,7 +1024,23 @@ sum: Reduction = _reduction(  # noqa: A001 - typed here: its own rule calls it
 )
 
 
+# torch's names of the integer and boolean dtypes, in its messages
+_TORCH_DTYPE_NAMES = {
+    np.dtype(np.bool_): "Bool",
+    np.dtype(np.int64): "Long",
+    np.dtype(np.int32): "Int",
+    np.dtype(np.int16): "Short",
+    np.dtype(np.int8): "Char",
+    np.dtype(np.uint8): "Byte",
+}
+
+
 def _mean_forward(x: Array, dim: tuple[int, ...], keepdim: bool) -> NumpyResult:
+    if x.dtype in _TORCH_DTYPE_NAMES:
+        raise DtypeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {_TORCH_DTYPE_NAMES[x.dtype]}"
+        )
     # The mean of no elements is nan (0 / 0), as in PyTorch, without numpy's warning.
     with np.errstate(invalid="ignore"):
         return np.sum(x, axis=dim, keepdims=keepdim) / _count(x.shape, dim)
@@ -1424,7 +1440,7 @@ _GETITEM = register(
         "getitem",
         "x[index]: integers, slices, None, Ellipsis, integer or boolean arrays",
         forward=lambda x, index: x[index],
-        vjp=lambda g, out, x, needs, index: (scatter(g, index, x.shape),),
+        vjp=lambda g, out, x, needs, index: (getitem_backward(g, index, x.shape),),
         jvp=lambda tangents, out, x, index: getitem(tangents[0], index),
         backward_name=_index_name,
         batch=B.getitem,
@@ -1432,15 +1448,15 @@ _GETITEM = register(
         explain=X.PICKED,
     )
 )
-_SCATTER = register(
+_GETITEM_BACKWARD = register(
     Op(
-        "scatter",
+        "getitem_backward",
         "the adjoint of getitem: zeros with values added at an index",
         forward=_scatter_forward,
         vjp=lambda g, out, x, needs, index, shape: (getitem(g, index),),
-        jvp=lambda tangents, out, x, index, shape: scatter(tangents[0], index, shape),
+        jvp=lambda tangents, out, x, index, shape: getitem_backward(tangents[0], index, shape),
         backward_name="IndexPutBackward0",
-        batch=B.scatter,
+        batch=B.getitem_backward,
     )
 )
 
@@ -1469,9 +1485,9 @@ def getitem(x: TensorLike, index: Any) -> Tensor:
     return apply(_GETITEM, x, index=_normalize_index(index))
 
 
-def scatter(g: Tensor, index: tuple[Any, ...], shape: Sequence[int]) -> Tensor:
+def getitem_backward(g: Tensor, index: tuple[Any, ...], shape: Sequence[int]) -> Tensor:
     """The adjoint of ``getitem``: zeros of ``shape`` with ``g`` added at ``index``."""
-    return apply(_SCATTER, g, index=index, shape=tuple(shape))
+    return apply(_GETITEM_BACKWARD, g, index=index, shape=tuple(shape))
 
 
 def _stack_vjp(

@@ -35,6 +35,8 @@ class _Mode:
     # nodes whose reverse rule, and NonfiniteTangents of forward rules, first made a nan or inf
     nonfinite_watch: list[Node | NonfiniteTangent] | None = None
     tracer: Any = None  # records every primitive application while compiling (compile.py)
+    # torch's default floating dtype: what integers and booleans alone compute in (i / 2)
+    default_float: np.dtype[Any] = DEFAULT_DTYPE
 
 
 @contextmanager
@@ -46,6 +48,18 @@ def set_grad_enabled(enabled: bool) -> Iterator[None]:
         yield
     finally:
         _Mode.grad_enabled = previous
+
+
+@contextmanager
+def default_dtype(dtype: npt.DTypeLike) -> Iterator[None]:
+    """Inside the block, integers and booleans alone compute in ``dtype`` (torch's
+    ``set_default_dtype``): ``gradcli run`` computes in float32, as torch does."""
+    previous = _Mode.default_float
+    _Mode.default_float = np.dtype(dtype)
+    try:
+        yield
+    finally:
+        _Mode.default_float = previous
 
 
 def no_grad() -> AbstractContextManager[None]:
@@ -383,8 +397,15 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     if out.data.dtype.itemsize < 4 and out.data.dtype.kind in "fiu":
         # numpy's float16 (or int8) of booleans alone, as in sin(x > 0): torch computes in its
         # default floating dtype
-        forward = _on_floats(forward)
+        forward = _on_floats(forward, _Mode.default_float)
         out.data = np.asarray(forward(*[t.data for t in tensors], **params))
+    if out.data.dtype.kind == "f":
+        floating = _widest_float(tensors)
+        if floating is not None and out.data.dtype != floating:
+            # numpy's float64 of int64 and float32 (torch keeps the floating operand's dtype),
+            # of integers alone (i / 2: torch's default floating dtype)
+            forward = _in_dtype(forward, floating)
+            out.data = out.data.astype(floating)
     if _Mode.tracer is not None:
         _Mode.tracer.record(prim, tensors, params, out, forward)
     if _Mode.grad_enabled and prim.differentiable:
@@ -408,29 +429,56 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
 
 
 @functools.cache
-def _on_floats(forward: Callable[..., Any]) -> Callable[..., Any]:
+def _on_floats(forward: Callable[..., Any], dtype: np.dtype[Any]) -> Callable[..., Any]:
     """``forward`` with its boolean arguments in the default floating dtype."""
 
     def run(*arrays: Any, **params: Any) -> Any:
         floating = [
-            np.asarray(a, dtype=DEFAULT_DTYPE) if np.asarray(a).dtype == np.bool_ else a
-            for a in arrays
+            np.asarray(a, dtype=dtype) if np.asarray(a).dtype == np.bool_ else a for a in arrays
         ]
         return forward(*floating, **params)
 
     return run
 
 
+def _widest_float(tensors: Sequence[Tensor]) -> np.dtype[Any] | None:
+    """The dtype torch gives a floating result of integer tensors: the widest floating
+    operand's, or with none, the default floating dtype (None: no integer operand)."""
+    if not any(t.data.dtype.kind in "iu" for t in tensors):
+        return None
+    floating = [t.data.dtype for t in tensors if t.data.dtype.kind == "f"]
+    return functools.reduce(np.promote_types, floating) if floating else _Mode.default_float
+
+
+@functools.cache
+def _in_dtype(forward: Callable[..., Any], dtype: np.dtype[Any]) -> Callable[..., Any]:
+    """``forward`` with its result cast to ``dtype``."""
+
+    def run(*arrays: Any, **params: Any) -> Any:
+        return np.asarray(forward(*arrays, **params)).astype(dtype)
+
+    return run
+
+
 def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
-    """Turn numbers into tensors of the floating dtype of the tensor operands."""
+    """Turn numbers into tensors of the floating dtype of the tensor operands; a whole number
+    (a Python int) beside integer or boolean tensors only is an int64, as in torch."""
     dtype = None
+    integral: list[np.dtype[Any]] = []
     for a in args:
         if isinstance(a, Tensor) and a.data.dtype.kind == "f":
             dtype = a.data.dtype if dtype is None else np.promote_types(dtype, a.data.dtype)
+        elif isinstance(a, Tensor) and a.data.dtype.kind in "iu":
+            integral.append(a.data.dtype)
+        elif isinstance(a, Tensor):  # a boolean tensor and a whole number: int64
+            integral.append(np.dtype(np.int64))
+    whole = functools.reduce(np.promote_types, integral) if integral and dtype is None else None
     return tuple(
         a
         if isinstance(a, Tensor)
-        else _scalar(a, dtype or DEFAULT_DTYPE)
+        else _scalar(a, whole or dtype or _Mode.default_float)
+        if isinstance(a, int) and not isinstance(a, bool)
+        else _scalar(a, dtype or _Mode.default_float)
         if isinstance(a, (int, float))
         else as_tensor(a, dtype)
         for a in args

@@ -9,6 +9,7 @@ from dataclasses import replace
 from .. import budget, limits
 from .ir import rename, version
 from .program import Assignment, Program
+from .pytorch import FLOATING
 from .validate import check_all, split_statements
 
 
@@ -52,17 +53,20 @@ def parse_program(source: str) -> Program:
                 "give each assignment its own name",
             )
         defined.setdefault(checked.target, statement.number)
-        if checked.dtype is not None:
+        constructor = checked.constructor
+        if checked.dtype is not None and checked.dtype not in FLOATING and constructor:
+            # an integer or boolean input: its dtype is part of its constructor's text
+            constructor = f"{constructor[:-1]}{', ' if constructor[-2] != '(' else ''}"
+            constructor += f"dtype={checked.dtype!r})"
+        elif checked.dtype is not None:
             raise statement.error(
                 "dtype= is not supported on an input yet",
                 statement.text.find("dtype="),
                 "gradcli runs in float64; give --dtype float32 for the whole run "
                 "(gradcli run takes dtype=)",
             )
-        if checked.constructor is not None:
-            assignments.append(
-                Assignment(checked.target, statement, constructor=checked.constructor)
-            )
+        if constructor is not None:
+            assignments.append(Assignment(checked.target, statement, constructor=constructor))
         else:
             ir = _guarded(statement, lambda c: to_ir(to_sympy(c)), checked)
             assignments.append(Assignment(checked.target, statement, ir, None, checked.columns))

@@ -12,6 +12,8 @@ from ..ops.table import (  # noqa: F401 - the parameter kinds, for the validator
     APPROXIMATIONS,
     BOOL,
     DIMS,
+    DTYPE,
+    DTYPE_NAMES,
     ELEMENTS,
     EQUATION,
     INT,
@@ -51,6 +53,8 @@ OPERATORS: dict[str, Op] = {op.operator: op for op in OPS.values() if op.operato
 PROGRAM_OPS = frozenset(FUNCTIONS) | {op.name for op in OPERATORS.values()}
 # PyTorch's tensor methods (x.sum(0) is sum(x, 0)) and properties (x.T), by name.
 METHODS: dict[str, Op] = {m: op for op in FUNCTIONS.values() for m in op.methods if m[:2] != "__"}
+# methods that are a call with a fixed last argument: x.long() is to(x, 'int64')
+METHODS.update({m: op for op in FUNCTIONS.values() for m in op.extra.get("dtype_methods", {})})
 PROPERTIES: dict[str, Op] = {
     op.extra["property"]: op for op in FUNCTIONS.values() if "property" in op.extra
 }

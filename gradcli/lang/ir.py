@@ -34,9 +34,10 @@ Option = Union[int, float, bool, str, None, slice, EllipsisType, tuple[int, ...]
 
 @dataclass(frozen=True)
 class Const:
-    """A number written in the program (or folded from arithmetic on numbers)."""
+    """A number written in the program (or folded from arithmetic on numbers): a whole number
+    written as one is an int (with an integer tensor, ``idx + 1`` stays an integer)."""
 
-    value: float
+    value: float | int
 
 
 @dataclass(frozen=True)
@@ -248,7 +249,7 @@ def from_json(data: object, ops: Container[str]) -> Node:
         raise ValueError(f"not an IR node: {data!r}")
     kind, rest = data[0], data[1:]
     if kind == "const" and len(rest) == 1 and _is_number(rest[0]):
-        return Const(float(rest[0]))
+        return Const(rest[0] if _is_whole(rest[0]) else float(rest[0]))
     if kind == "ref" and len(rest) == 1 and isinstance(rest[0], str) and _is_name(rest[0]):
         return Name(rest[0])
     if kind == "index" and len(rest) == 2 and isinstance(rest[1], list):

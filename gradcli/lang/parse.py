@@ -14,7 +14,7 @@ from . import functions as F
 from . import ir
 from .validate import ENCODED, Checked
 
-_SPECIAL_FUNCTIONS = ("_index", "_slice", "_list", "_setitem", "_tuple")
+_SPECIAL_FUNCTIONS = ("_index", "_slice", "_list", "_setitem", "_tuple", "_titem")
 _GLOBALS = {
     "__builtins__": {},
     **{name: getattr(sp, name) for name in ("Integer", "Rational", "Symbol", "Mul", "Add", "Pow")},
@@ -92,12 +92,17 @@ def _number(expr: sp.Basic) -> float | None:
     return None
 
 
+_WHOLE = 2**53  # a whole number written in the program stays a whole number up to here
+
+
 def to_ir(expr: sp.Basic) -> ir.Node:
     """Translate a sympy tree into IR nodes.
 
     The checked text holds only numbers, names and calls (operators were re-emitted as
     calls), so the tree holds only numbers, symbols and functions.
     """
+    if expr.is_Integer and abs(int(expr)) <= _WHOLE:  # 2, not 2.0: an int64 tensor's operand
+        return ir.Const(int(expr))
     number = _number(expr)
     if number is not None:
         return ir.Const(number)
@@ -113,6 +118,8 @@ def _call(name: str, args: tuple) -> ir.Node:
     if base_e is not None and args[0] == sp.E:  # e ** x is exp(x)
         return _folded(ir.Call(base_e, (to_ir(args[1]),)))
     if name == "_index":
+        if any(_special(a, "_titem") or _special(a, "_tuple") for a in args[1:]):
+            return _tensor_index(args)
         return ir.Index(to_ir(args[0]), tuple(_index_item(a) for a in args[1:]))
     if name == "_setitem":  # y[index] = value
         items = tuple(_index_item(a) for a in args[2:])
@@ -146,6 +153,27 @@ def _folded(call: ir.Call) -> ir.Node:
         if math.isfinite(value):
             return ir.Const(value)
     return call
+
+
+def _special(arg: sp.Basic, name: str) -> bool:
+    return isinstance(arg, sp.Function) and type(arg).__name__ == name
+
+
+def _tensor_index(args: tuple) -> ir.Call:
+    """``x[idx]``, ``x[x > 0]``, ``x[:, [0, 2]]``: a call of the operation of the language's
+    ``[tensor]``, its operands the base and the index's tensors, its options the layout (a
+    tensor's place in it is its slot)."""
+    op = F.OPERATORS["[tensor]"]
+    slot = op.extra["slot"]
+    operands = [to_ir(args[0])]
+    layout: list[ir.Option] = []
+    for arg in args[1:]:
+        if _special(arg, "_titem"):
+            operands.append(to_ir(arg.args[0]))
+            layout.append(slot)
+        else:
+            layout.append(_index_item(arg))
+    return ir.Call(op.name, tuple(operands), tuple(layout))
 
 
 def _index_item(arg: sp.Basic) -> ir.IndexItem:

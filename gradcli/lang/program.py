@@ -17,7 +17,7 @@ import numpy as np
 from .. import budget, limits
 from .. import engine as gc
 from ..errors import GradcliError, engine_hint
-from ..values import generator_for, parse_constructor
+from ..values import constructor_dtype, generator_for, parse_constructor
 from . import diagnose
 from . import functions as F
 from .ir import Call, Const, Index, Name, Node, evaluate, from_json, names, to_json, version
@@ -158,6 +158,18 @@ class Program:
                 "requires_grad must be True or False", hint="e.g. randn(3, requires_grad=True)"
             )
         return array, requires_grad
+
+    def declared_dtype(self, name: str) -> tuple[np.dtype | None, bool]:
+        """The integer or boolean dtype of a declared input (``tensor([0, 2])`` is int64, as
+        in torch), or None for a floating one, which takes the run's dtype; and whether the
+        dtype is written (``dtype=``, torch's spelling) rather than read from whole numbers."""
+        import ast
+
+        constructor = self.declared[name].constructor
+        assert constructor is not None  # what makes an input declared
+        node = ast.parse(constructor, mode="eval").body
+        assert isinstance(node, ast.Call)  # a constructor is a call (checked by the validator)
+        return constructor_dtype(node)
 
     def run(self, inputs: dict[str, gc.Tensor], log: RunLog | None = None) -> dict[str, gc.Tensor]:
         """Evaluate every assignment in order; returns inputs, assigned names and vectors.

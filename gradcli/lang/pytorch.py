@@ -106,8 +106,19 @@ def constructor(value: ast.expr, text: str) -> str | None:
     return f"{value.func.attr}({', '.join(arguments)})"
 
 
-# torch's floating dtypes, by the names a script may give them (dtype=torch.float64)
-DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64"}
+# torch's dtypes, by the names a script may give them (dtype=torch.float64, torch.long)
+DTYPES = {
+    "float32": "float32",
+    "float": "float32",
+    "float64": "float64",
+    "double": "float64",
+    "int64": "int64",
+    "long": "int64",
+    "int32": "int32",
+    "int": "int32",
+    "bool": "bool",
+}
+FLOATING = ("float32", "float64")  # the dtypes of a floating run
 
 
 def dtype(value: ast.expr) -> str | None:
@@ -126,7 +137,8 @@ def dtype(value: ast.expr) -> str | None:
                 raise Refused(
                     keyword.value,
                     f"gradcli has no dtype {ast.unparse(keyword.value)!r} for a tensor",
-                    "write dtype=torch.float32 (the default) or dtype=torch.float64",
+                    "write dtype=torch.float32 (the default), torch.float64, torch.long, "
+                    "torch.int32 or torch.bool",
                 )
             return DTYPES[attr]
     return None

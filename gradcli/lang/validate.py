@@ -21,7 +21,7 @@ from keyword import kwlist
 
 from .. import limits, syntax
 from ..errors import GradcliError
-from ..values import CONSTRUCTORS, quiet_parse
+from ..values import CONSTRUCTORS, quiet_parse, whole_constructor
 from . import functions as F
 from . import pytorch
 
@@ -581,6 +581,11 @@ class _Checker:
             raise self.fail(attribute, syntax.ATTRIBUTE, self.instead(attribute, node))
         function = ast.copy_location(ast.Name(method.name, ast.Load()), attribute)
         arguments = [attribute.value, *node.args]
+        fixed = method.extra.get("dtype_methods", {}).get(attribute.attr)
+        if fixed is not None:  # x.long(): to(x, 'int64')
+            if node.args or node.keywords:
+                raise self.fail(node, f".{attribute.attr}() takes no arguments", "write x.long()")
+            arguments.append(ast.copy_location(ast.Constant(fixed), attribute))
         return ast.copy_location(ast.Call(function, arguments, node.keywords), node)
 
     def known_as(self, name: str, node: ast.Call) -> str | None:
@@ -685,6 +690,17 @@ class _Checker:
                     f"it is {function.signature()}",
                 )
             return f"_tuple({', '.join(map(str, dims))})"
+        if kind == F.DTYPE:  # torch.long, long or 'int64'
+            written = _constant(node)
+            dotted = pytorch.dotted(node) if isinstance(node, ast.expr) else None
+            name = (written if isinstance(written, str) else dotted or "").removeprefix("torch.")
+            if name not in F.DTYPE_NAMES:
+                raise self.fail(
+                    node,
+                    f"{name} of {function.name} must be {kind}",
+                    f"it is {function.signature()}",
+                )
+            return _literal_text(F.DTYPE_NAMES[name])
         value = _constant(node)
         ok = {
             F.INT: isinstance(value, int) and not isinstance(value, bool),
@@ -737,9 +753,32 @@ class _Checker:
         base = self.expression(node.value)
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         self.note(F.OPERATORS["[]"].name, _end(node.value))
-        return f"_index({base}, {', '.join(self.index_item(i) for i in items)})"
+        texts = [self.index_item(i) for i in items]
+        if any(t.startswith("_tuple(") for t in texts):  # a list: x[:, [0, 2]]
+            self.note(F.OPERATORS["[tensor]"].name, _end(node.value))
+        return f"_index({base}, {', '.join(texts)})"
 
-    def index_item(self, node: ast.AST) -> str:
+    def index_item(self, node: ast.AST, tensors: bool = True) -> str:
+        """One item of an index: a whole number, a slice, ``...``, None, a list of whole numbers
+        (``x[:, [0, 2]]``) or, where ``tensors``, a tensor (``x[idx]``, ``x[x > 0]``)."""
+        if isinstance(node, ast.List) and node.elts:
+            values = [_constant(e) for e in node.elts]
+            if all(type(v) is int and abs(v) <= _LARGEST_INT for v in values):
+                return f"_tuple({', '.join(map(str, values))})"
+            raise self.fail(
+                node,
+                "a list in an index must hold whole numbers",
+                "write x[[0, 2]], or index by a tensor: x[idx]",
+            )
+        if (
+            tensors
+            and not isinstance(node, (ast.Slice, ast.Constant))
+            and _constant(node) is _NOT_CONSTANT
+        ):
+            self.note(
+                F.OPERATORS["[tensor]"].name, node.col_offset if isinstance(node, ast.expr) else 0
+            )
+            return f"_titem({self.expression(node)})"
         if isinstance(node, ast.Slice):
             parts = [node.lower, node.upper, node.step]
             return "_slice({})".format(
@@ -756,8 +795,9 @@ class _Checker:
         if not isinstance(value, int) or isinstance(value, bool):
             raise self.fail(
                 node,
-                "an index must be a whole number, a range like 1:3, or ...",
-                "write x[0], x[1, 2], x[:, 0] or x[-1]",
+                "an index must be a whole number, a range like 1:3, ..., a list of whole "
+                "numbers or a tensor",
+                "write x[0], x[1, 2], x[:, 0], x[-1], x[[0, 2]], x[idx] or x[x > 0]",
             )
         if abs(value) > _LARGEST_INT:
             raise self.fail(node, f"the index {value:.3g} is too large", "no array is that long")
@@ -889,6 +929,8 @@ def check(statement: Statement, grads: bool = False) -> Checked:
     try:
         made = pytorch.constructor(value, statement.text)
         dtype = None if made is None else pytorch.dtype(value)
+        if made is not None and dtype is None and whole_constructor(_call_of(made)):
+            dtype = "int64"  # torch.tensor([0, 2]), torch.arange(3): int64, as in torch
     except pytorch.Refused as exc:
         raise _refused(statement, exc) from None
     if made is not None:  # x = torch.ones(2, requires_grad=True)
@@ -1002,6 +1044,12 @@ def check_results(statement: Statement, node: ast.expr) -> Checked | None:
     return Checked(statement, None, expression, None, tuple(checker.names), checker.columns)
 
 
+def _call_of(constructor: str) -> ast.Call:
+    call = ast.parse(constructor, mode="eval").body
+    assert isinstance(call, ast.Call)  # a constructor's text is a call
+    return call
+
+
 def check_characters(source: str) -> None:
     """Refuse invisible characters and lookalikes of operators anywhere in ``source``."""
     for number, line in enumerate(source.split("\n"), start=1):
@@ -1018,7 +1066,16 @@ def _item_assignment(
     items = index.elts if isinstance(index, ast.Tuple) else [index]
     written = checker.expression(value)
     checker.note(F.OPERATORS["[]="].name, name.col_offset)
-    where = ", ".join(checker.index_item(i) for i in items)
+    for item in items:  # setitem's index is fixed: a tensor there is not replayed
+        if _constant(item) is _NOT_CONSTANT and not isinstance(
+            item, (ast.Slice, ast.List, ast.Constant)
+        ):
+            raise checker.fail(
+                item,
+                "a tensor in the index of an item assignment is not supported yet",
+                "write whole numbers, ranges or a list of whole numbers: y[[0, 2]] = ...",
+            )
+    where = ", ".join(checker.index_item(i, tensors=False) for i in items)
     expression = f"_setitem({base}, {written}, {where})"
     return Checked(
         statement, base, expression, None, tuple(checker.names), checker.columns, rebinds=True

@@ -187,7 +187,7 @@ def getitem(
     return np.moveaxis(values[0][(slice(None), *index)], _advanced_lead(index), 0)
 
 
-def scatter(
+def getitem_backward(
     forward: Forward,
     params: Params,
     values: Sequence[Array],

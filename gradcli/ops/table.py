@@ -58,6 +58,19 @@ APPROXIMATE = "'none' or 'tanh'"
 NORM_ORD = "a number, 'fro' or 'nuc'"  # matrix_norm's ord
 KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")  # what kl_div's reduction may be
 KL_REDUCTION = "'mean', 'batchmean', 'sum' or 'none'"
+DTYPE = "a dtype: torch.float32, torch.float64, torch.long, torch.int32 or torch.bool"
+# the dtypes by the names a program may give them (torch.long is int64), as numpy names them
+DTYPE_NAMES = {
+    "float32": "float32",
+    "float": "float32",
+    "float64": "float64",
+    "double": "float64",
+    "int64": "int64",
+    "long": "int64",
+    "int32": "int32",
+    "int": "int32",
+    "bool": "bool",
+}
 SIZES = "sizes"  # the rest of the positional arguments, whole numbers: reshape(x, 2, 3)
 INTS = "an int or a tuple of ints"  # a shape or a padding: unflatten(x, 0, (2, 3))
 PAD_MODES = ("constant", "reflect", "replicate", "circular")  # what pad's mode may be

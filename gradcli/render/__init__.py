@@ -138,6 +138,10 @@ def short(array, precision: int = 4, limit: int = 8) -> str:
             text = np.array2string(array, separator=", ", formatter={"bool": str})
             return text.replace("\n", "")
         return f"shape {array.shape}, {int(array.sum())} True"
+    if array.dtype.kind in "iu":  # integers whole
+        if array.size <= limit:
+            return np.array2string(array, separator=", ").replace("\n", "")
+        return f"shape {array.shape}, from {array.min()} to {array.max()}"
     array = np.asarray(array, dtype=float)
     if array.size <= limit:
         body = np.array2string(

@@ -22,10 +22,10 @@ from . import Options, blocks, renders
 
 def full_precision(value) -> str:
     """A number as the shortest text that reads back to the same float; a boolean as true or
-    false; a formula as it is."""
+    false; an integer whole; a formula as it is."""
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
-    if isinstance(value, np.integer):  # an index (int64): a whole number
+    if isinstance(value, (int, np.integer)):  # an integer tensor's element
         return str(int(value))
     return value if isinstance(value, str) else repr(float(value))
 

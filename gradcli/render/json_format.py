@@ -35,10 +35,10 @@ from . import Options, difference_text, renders
 
 def plain(value):
     """An array or number as nested lists of floats, with "nan", "inf", "-inf" as strings
-    (booleans as true and false)."""
+    (booleans as true and false, integers as whole numbers)."""
     if value is None:
         return None
-    if np.asarray(value).dtype.kind in "biu":  # booleans: true and false; indices: integers
+    if np.asarray(value).dtype.kind in "biu":  # booleans as true and false; integers whole
         return np.asarray(value).tolist()
     array = np.asarray(value, dtype=float)
     if np.all(np.isfinite(array)):

@@ -71,7 +71,7 @@ HOSTILE_PROGRAMS = {
         "y = sum(x, dim=__import__('os'))",
         "dim of sum must be an int, a tuple of ints, or None",
     ),
-    "index": ("y = x[__import__('os')]", "an index must be a whole number"),
+    "index": ("y = x[__import__('os')]", "unknown function '__import__'"),
     "star-args": ("y = sum(*x)", "'*' unpacking is not allowed"),
     "star-kwargs": ("y = sum(**x)", "'**' unpacking is not allowed"),
     "constructor": (

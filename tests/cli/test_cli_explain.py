@@ -268,6 +268,31 @@ CASES.update({
     "chunk": ("chunk(x, 2)[0]", {"x": X}, lambda t: t["x"].chunk(2)[0]),
     "unbind": ("unbind(m, 1)[2]", {"m": M}, lambda t: t["m"].unbind(1)[2]),
 })  # fmt: skip
+# Indexing by tensors (i: indices, not differentiated; no index repeats, so that each element
+# of x reaches one element of out) and changes of dtype
+_INDEXING = {
+    "gather": ("gather(x, 1, i)", {"x": M, "i": [[2.0, 0.0], [1.0, 2.0]]},
+               lambda t: torch.gather(t["x"], 1, t["i"].long())),
+    "take_along_dim": ("take_along_dim(x, i, 1)", {"x": M, "i": [[2.0], [0.0]]},
+                       lambda t: torch.take_along_dim(t["x"], t["i"].long(), 1)),
+    "index_select": ("index_select(x, 1, i)", {"x": M, "i": [2.0, 0.0]},
+                     lambda t: torch.index_select(t["x"], 1, t["i"].long())),
+    "scatter": ("scatter(x, 1, i, s)", {"x": M, "i": [[2.0], [0.0]], "s": [[5.0], [6.0]]},
+                lambda t: torch.scatter(t["x"], 1, t["i"].long(), t["s"])),
+    "scatter_add": ("scatter_add(x, 1, i, s)",
+                    {"x": M, "i": [[2.0], [0.0]], "s": [[5.0], [6.0]]},
+                    lambda t: torch.scatter_add(t["x"], 1, t["i"].long(), t["s"])),
+    "index_add": ("index_add(x, 0, i, s, alpha=2)", {"x": M, "i": [1.0], "s": [[1.0, 2.0, 3.0]]},
+                  lambda t: torch.index_add(t["x"], 0, t["i"].long(), t["s"], alpha=2)),
+    "masked_select": ("masked_select(x, x > 0)", {"x": M},
+                      lambda t: torch.masked_select(t["x"], t["x"] > 0)),
+    "one_hot": ("x * one_hot(i, 3)", {"x": M, "i": [2.0, 0.0]},
+                lambda t: t["x"] * torch.nn.functional.one_hot(t["i"].long(), 3)),
+    "nonzero": ("x * nonzero(x > 0)", {"x": X}, lambda t: t["x"] * torch.nonzero(t["x"] > 0)),
+    "argwhere": ("x * argwhere(x > 0)", {"x": X}, lambda t: t["x"] * torch.argwhere(t["x"] > 0)),
+    "to": ("x.float()", {"x": X}, lambda t: t["x"].float()),
+}  # fmt: skip
+CASES.update(_INDEXING)
 # Inputs that are not differentiated: a condition, class indices.
 # An element-wise function of one tensor needs no case of its own: torch's function of the same
 # name at probabilities (inside every such function's domain).
@@ -285,6 +310,7 @@ FIXED = {
     "cosine_embedding_loss": {"s"},
     **LAYER_FIXED,
     **SINGLES_FIXED,
+    **{name: {"i"} for name, (_, inputs, _) in _INDEXING.items() if "i" in inputs},
 }
 UNEVALUATED = re.compile(r"\bd/d|Derivative|Subs\(")
 

@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+import optable_indexing as I
 import optable_layers as Y
 import optable_linalg as L
 import optable_selection as T
@@ -1105,7 +1106,65 @@ OPS: list[Op] = [
     Op("transpose", gc.transpose, REAL, transpose_spec()),
     Op("matrix_transpose", gc.transpose, REAL, one(max_dims=2), torch=lambda x: x.t(), prims=()),
     Op("getitem", gc.getitem, REAL, getitem_spec(), torch=lambda x, index: x[torch_index(index)]),
-    Op("scatter", P.scatter, REAL, scatter_spec(), torch=_t_scatter),
+    Op("getitem_backward", P.getitem_backward, REAL, scatter_spec(), torch=_t_scatter),
+    # indexing by tensors (gradcli/engine/indexing.py): the index is a parameter
+    Op(
+        "index_tensor",
+        I.index_call,
+        REAL,
+        getitem_spec(),
+        torch=lambda x, index: x[torch_index(index)],
+    ),
+    Op("index_put", I.index_put_call, REAL, scatter_spec(), torch=_t_scatter),
+    Op("gather", I.gather(), REAL, I.gather_spec(), torch=I.gather(True), prims=("index_tensor",)),
+    Op(
+        "take_along_dim",
+        I.take_along_dim(),
+        REAL,
+        I.take_along_dim_spec(),
+        torch=I.take_along_dim(True),
+        prims=("index_tensor",),
+    ),
+    Op(
+        "index_select",
+        I.index_select(),
+        REAL,
+        I.index_select_spec(),
+        torch=I.index_select(True),
+        prims=("index_tensor",),
+    ),
+    Op(
+        "scatter",
+        I.scatter("scatter"),
+        (REAL, REAL),
+        I.scatter_spec(unique=True),
+        torch=I.scatter("scatter", True),
+        prims=("index_put", "where"),
+    ),
+    Op(
+        "scatter_add",
+        I.scatter("scatter_add"),
+        (REAL, REAL),
+        I.scatter_spec(),
+        torch=I.scatter("scatter_add", True),
+        prims=("index_put",),
+    ),
+    Op(
+        "index_add",
+        I.index_add(),
+        (REAL, REAL),
+        I.index_add_spec(),
+        torch=I.index_add(True),
+        prims=("index_put",),
+    ),
+    Op(
+        "masked_select",
+        I.masked_select(),
+        REAL,
+        I.masked_select_spec(),
+        torch=I.masked_select(True),
+        prims=("index_tensor",),
+    ),
     Op("stack", _stack, REAL, stack_spec(), torch=lambda *xs, dim: torch_module().stack(xs, dim)),
     Op("cat", _cat, REAL, cat_spec(), torch=lambda *xs, dim: torch_module().cat(xs, dim)),
     Op("unsqueeze", gc.unsqueeze, REAL, unsqueeze_spec()),
@@ -1238,7 +1297,7 @@ OPS: list[Op] = [
         REAL,
         Y.conv_spec(transposed=True),
         torch=Y.conv("conv_transpose2d", torch=True),
-        prims=("scatter",),
+        prims=("getitem_backward",),
     ),
     Op(
         "max_pool2d",
@@ -1368,7 +1427,23 @@ INDICES: list[Op] = [
     ],
 ]
 
-OPS_BY_NAME = {op.name: op for op in OPS + NO_GRADIENT + LOGICAL + INDICES}
-assert len(OPS_BY_NAME) == len(OPS) + len(NO_GRADIENT) + len(LOGICAL) + len(INDICES), (
-    "duplicate op names"
-)
+# Operations whose results are integers (int64), which carry no gradient: their rows are
+# checked by tests/engine/test_engine_indexing.py (values and dtypes against torch, no
+# gradient, batched replay), not by the derivative tests.
+INTEGER: list[Op] = [
+    Op("to", I.to_integer(), REAL, torch=I.to_integer(True)),
+    Op("one_hot", I.one_hot(), REAL, I.one_hot_spec(), torch=I.one_hot(True)),
+    Op("nonzero", I.nonzero_of("nonzero"), REAL, torch=I.nonzero_of("nonzero", True)),
+    Op(
+        "argwhere",
+        I.nonzero_of("argwhere"),
+        REAL,
+        torch=I.nonzero_of("argwhere", True),
+        prims=("nonzero",),
+    ),
+]
+
+OPS_BY_NAME = {op.name: op for op in OPS + NO_GRADIENT + LOGICAL + INDICES + INTEGER}
+assert len(OPS_BY_NAME) == (
+    len(OPS) + len(NO_GRADIENT) + len(LOGICAL) + len(INDICES) + len(INTEGER)
+), "duplicate op names"

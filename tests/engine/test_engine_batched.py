@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from engine_checks import FEW
-from engine_optable import LOGICAL, NO_GRADIENT, OPS, sample_inputs
+from engine_optable import INTEGER, LOGICAL, NO_GRADIENT, OPS, sample_inputs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -46,7 +46,9 @@ def _pass(case, v, w, t):
 def test_the_ops_cover_every_primitive():
     # the rows without a gradient are replayed in test_engine_pointwise.py and
     # test_engine_logical.py
-    covered = {name for op in OPS + NO_GRADIENT + LOGICAL for name in op.primitives} | {"mask"}
+    covered = {name for op in OPS + NO_GRADIENT + LOGICAL + INTEGER for name in op.primitives} | {
+        "mask"
+    }
     assert covered == set(gc.PRIMITIVES)
 
 

@@ -21,7 +21,7 @@ from engine_checks import (
     reverse_gradients,
     tensors,
 )
-from engine_optable import LOGICAL, NO_GRADIENT, OPS
+from engine_optable import INTEGER, LOGICAL, NO_GRADIENT, OPS
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
@@ -43,7 +43,7 @@ def _rng(case):
 
 
 def test_every_primitive_is_in_the_table():
-    covered = {name for op in OPS + NO_GRADIENT + LOGICAL for name in op.primitives}
+    covered = {name for op in OPS + NO_GRADIENT + LOGICAL + INTEGER for name in op.primitives}
     differentiable = {name for name, prim in gc.PRIMITIVES.items() if prim.differentiable}
     missing = sorted(differentiable - covered)
     assert not missing, f"primitives without a line in engine_optable.OPS: {missing}"

@@ -184,6 +184,7 @@ _KIND_LITERALS = {
     F.PAD_MODE: ["'constant'", "'reflect'", "'replicate'", "'circular'", "'wrap'"],
     F.EQUATION: ["'ij,jk->ik'", "'ii'", "'...i->i'", "'ij'", "'i,i'", "'->'", "'a-b'", "''"],
     F.SECTIONS: ["1", "2", "0", "-1", "[1, 2]", "[0, 3]", "[-1, 4]", "()"],
+    F.DTYPE: ["torch.long", "torch.float32", "'int64'", "torch.bool", "float16", "torch.int"],
 }
 assert set(_KIND_LITERALS) >= {p.kind for f in FUNCTIONS.values() for p in f.params} - {
     *F.OPERAND_KINDS,

@@ -152,7 +152,11 @@ def test_re_emitted_text_has_no_python_operators_or_subscripts():
         ("y = reshape(x, 2.5)", "size of reshape must be int", 15),
         ("y = sum(*x)", "'*' unpacking is not allowed", 8),
         ("y = sum(**x)", "'**' unpacking is not allowed", 10),
-        ("y = x[w]", "an index must be a whole number, a range like 1:3, or ...", 6),
+        (
+            "y = x['a']",
+            "an index must be a whole number, a range like 1:3, ..., a list of whole numbers",
+            6,
+        ),
         ("y = x[0.5]", "an index must be a whole number", 6),
         ("y = x[True]", "an index must be a whole number", 6),
         ("y = x[1:'a']", "an index must be a whole number", 8),

@@ -1,0 +1,114 @@
+"""Changes of dtype: ``x.to(torch.long)``, ``x.long()``, ``x.int()``, ``x.float()``,
+``x.double()``, ``x.bool()``, as in PyTorch.
+
+To a floating dtype the change is differentiable: the cotangent goes back in the input's
+dtype. To an integer or boolean dtype it carries no gradient (the result does not require
+grad, as in torch), and a float becomes an integer by truncation toward zero; it is a
+primitive all the same, so a traced program converts again at each point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ops import batching as B
+from ..ops import explaining as X
+from ..ops.table import DTYPE, DTYPE_NAMES, TENSOR, Array, Op, Param, public, register
+from . import primitives as P
+from .errors import DtypeError
+from .tensor import Tensor, TensorLike, apply, set_grad_enabled
+
+# torch's dtypes by the names a program gives them (torch.long, 'int64', long)
+DTYPES: dict[str, np.dtype[Any]] = {name: np.dtype(DTYPE_NAMES[name]) for name in DTYPE_NAMES}
+# the methods that are a change to one dtype: x.long() is x.to(torch.long)
+DTYPE_METHODS = {"long": "int64", "int": "int32", "float": "float32", "double": "float64"}
+DTYPE_METHODS["bool"] = "bool"
+
+
+def _dtype(name: str | np.dtype[Any]) -> np.dtype[Any]:
+    if isinstance(name, np.dtype):
+        return name
+    found = DTYPES.get(str(name).removeprefix("torch."))
+    if found is None:
+        raise DtypeError(f"to: gradcli has no dtype {name!r}; the dtypes are {', '.join(DTYPES)}")
+    return found
+
+
+def _to_forward(x: Array, dtype: np.dtype[Any]) -> Array:
+    converted: Array = np.asarray(x).astype(dtype)
+    return converted
+
+
+def _to_vjp(
+    g: Tensor, out: Tensor, x: Tensor, needs: tuple[bool, ...], dtype: np.dtype[Any]
+) -> tuple[Tensor | None]:
+    return (convert(g, x.dtype),)
+
+
+def _to_jvp(
+    tangents: Sequence[Tensor | None], out: Tensor, x: Tensor, dtype: np.dtype[Any]
+) -> Tensor:
+    tangent = tangents[0]
+    if tangent is None or dtype.kind != "f":  # an integer result has no tangent
+        return P.zeros_like(out)
+    return convert(tangent, dtype)
+
+
+def _to_batch(
+    forward: B.Forward,
+    params: B.Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
+    return forward(values[0], **params)
+
+
+def _name(node: Any) -> str:
+    """torch's node: ``ToCopyBackward0``."""
+    return "ToCopyBackward0"
+
+
+_TO = register(
+    Op(
+        "to",
+        "the same values in another dtype: x.to(torch.long), x.long(), x.float(), ...",
+        forward=_to_forward,
+        vjp=_to_vjp,
+        jvp=_to_jvp,
+        backward_name=_name,
+        batch=_to_batch,
+        params=(Param("input", TENSOR), Param("dtype", DTYPE)),
+        methods=("to",),
+        symbolic="no symbolic form here: a change of dtype",
+        explain=X.per_element(lambda slot: "1 (the same values, in another dtype)"),
+        kink=(
+            "to a floating dtype: the gradient goes back in the input's dtype; to an integer "
+            "or bool dtype: no gradient (the result does not require grad), floats truncated "
+            "toward zero"
+        ),
+        extra={"dtype_methods": DTYPE_METHODS},
+    )
+)
+
+
+def convert(x: TensorLike, dtype: str | np.dtype[Any]) -> Tensor:
+    """``x`` in ``dtype``; differentiable only between floating dtypes."""
+    x = x if isinstance(x, Tensor) else Tensor(np.asarray(x))
+    target = _dtype(dtype)
+    if target == x.dtype:
+        return x  # torch's to() of the same dtype is the tensor itself
+    if target.kind == "f":
+        return apply(_TO, x, dtype=target)
+    with set_grad_enabled(False):  # an integer or boolean result carries no gradient
+        return apply(_TO, x, dtype=target)
+
+
+@public("to")
+def to(input: TensorLike, dtype: str | np.dtype[Any]) -> Tensor:
+    """torch.Tensor.to(dtype)."""
+    return convert(input, dtype)
