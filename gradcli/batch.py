@@ -20,7 +20,8 @@ from . import engine as gc
 from . import limits
 from .compute import Bound, _cotangent, _inputs_are, _targets, output_of
 from .engine.compile import NotBatchable, batch_size, run_batched, trace
-from .errors import GradcliError
+from .errors import GradcliError, listing
+from .files import atomic_output, refuse_input
 from .results import Points
 from .values import json_numbers, load_json, open_archive, parse_value, read_data
 
@@ -141,7 +142,7 @@ def run(
     if wrt is not None and any(t not in bound.arrays for t in wrt):
         raise GradcliError(
             "--batch: --wrt must name inputs of the program",
-            hint=f"its inputs are {', '.join(bound.arrays)}",
+            hint=f"its inputs are {listing(bound.arrays)}",
         )
     targets = [] if command == "eval" else _targets(bound, wrt)
     if command != "eval" and v is None and out.numel() != 1:  # refused before the tracing
@@ -208,20 +209,18 @@ def save(chunks: list[Points], path: str) -> None:
     arrays.update(
         {f"grads.{k}": np.concatenate([c.grads[k] for c in chunks]) for k in chunks[0].grads}
     )
-    try:
+    main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
+    if not path.endswith(".npz") and len(main) != 1:
+        raise GradcliError(
+            f"--out {path}: there are {len(main)} results ({', '.join(main)})",
+            hint="write them all with --out results.npz",
+        )
+    with atomic_output(path) as temporary:
         if path.endswith(".npz"):
             # (ignored: to the checker, the keys might include savez's bool allow_pickle)
-            np.savez(path, **arrays)  # type: ignore[arg-type]
-            return
-        main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
-        if len(main) != 1:
-            raise GradcliError(
-                f"--out {path}: there are {len(main)} results ({', '.join(main)})",
-                hint="write them all with --out results.npz",
-            )
-        np.save(path, arrays[main[0]])
-    except OSError as exc:
-        raise GradcliError(f"--out {path}: cannot write: {exc}") from None
+            np.savez(temporary, **arrays)  # type: ignore[arg-type]
+        else:
+            np.save(temporary, arrays[main[0]])
 
 
 class Interrupted(Exception):
@@ -335,6 +334,8 @@ def main(
         return {n: a for n, a in first.items() if n not in given and n not in program.declared}
 
     bound = bind(defaults)
+    if out is not None:  # every input file is read by now: refuse to write over one
+        refuse_input(out)
     points = fit_rows(points, spec, bound)
     try:
         done = stream(bound, command, points, of, v, wrt, out)
