@@ -79,10 +79,20 @@ def atomic_output(path: str, option: str = "--out") -> Iterator[str]:
     On any failure (an exception, Ctrl-C) the temporary file is removed and ``path`` is left
     as it was. An ``OSError`` in the block or in the rename is the user's error, naming
     ``path``. The file's mode is the one a new file gets (0666 less the umask), as ``open``
-    would give it.
+    would give it. A symlink is written through (its target replaced, the link kept); a name
+    that is not a regular file (a FIFO, a device) is written in place, as nothing can be
+    renamed onto it.
     """
     refuse_input(path, option)
-    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        regular = True  # not there yet (or a dangling link): made by the rename
+    if not regular:
+        yield path
+        return
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target)
     try:
         # the target's own suffix last: numpy and matplotlib choose the format by it
         suffix = TEMPORARY_SUFFIX + Path(path).suffix
@@ -97,7 +107,7 @@ def atomic_output(path: str, option: str = "--out") -> Iterator[str]:
         yield temporary
         with open(temporary, "rb+") as f:  # on disk before the name points at it
             os.fsync(f.fileno())
-        os.replace(temporary, path)
+        os.replace(temporary, target)
     except OSError as exc:
         _remove(temporary)
         raise GradcliError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None

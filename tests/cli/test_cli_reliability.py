@@ -544,3 +544,33 @@ def test_listing_cuts_long_lists_and_long_names():
     assert listing([], empty="none") == "none"
     assert listing(range(25)) == "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ... and 15 more"
     assert listing(["x" * 100]) == "x" * 59 + "…"
+
+
+def test_out_through_a_symlink_replaces_its_target_and_keeps_the_link(cli, points):
+    target = points.with_name("real.npy")
+    target.write_bytes(b"previous")
+    link = points.with_name("link.npy")
+    link.symlink_to(target.name)
+    result = cli(*GRAD, "--batch", f"@{points}", "--out", str(link))
+    assert result.exit_code == 0, result.stderr
+    assert link.is_symlink()
+    np.testing.assert_allclose(np.load(target), 2 * np.arange(6.0).reshape(3, 2))
+
+
+def test_atomic_output_writes_a_fifo_in_place(tmp_path):
+    import threading
+
+    from gradcli.files import atomic_output
+
+    fifo = tmp_path / "pipe.npy"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    with atomic_output(str(fifo)) as path:
+        assert path == str(fifo)
+        with open(path, "wb") as f:
+            f.write(b"through the pipe")
+    reader.join(timeout=30)
+    assert received == [b"through the pipe"]
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
