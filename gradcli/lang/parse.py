@@ -74,6 +74,25 @@ def _meaning(name: str) -> sp.Basic | type[sp.Function]:
     return sp.Symbol(name)
 
 
+_SPELLINGS = {sp.E: "e", sp.oo: "_inf", sp.pi: "pi"}
+
+
+def written(text: str, local: dict) -> str:
+    """The text handed to sympy's parser with each placeholder back to the name the checked
+    text wrote (the inverse of ``to_sympy``'s renaming), for messages and for tests that watch
+    what the parser is given."""
+
+    def spelling(name: str) -> str:
+        meaning = local.get(name)
+        if meaning is None:
+            return name
+        if meaning in _SPELLINGS:
+            return _SPELLINGS[meaning]
+        return meaning.name if isinstance(meaning, sp.Symbol) else meaning.__name__
+
+    return _rename(text, spelling)
+
+
 def _rename(text: str, rename) -> str:
     """``text`` with each name token (as Python's tokenizer, which sympy's parser follows,
     reads them) replaced by ``rename(name)``."""
