@@ -28,7 +28,8 @@ from . import budget, limits
 from . import engine as gc
 from .compute import Bound, _cotangent, _inputs_are, _targets, integer_input, output_of
 from .engine.compile import NotBatchable, batch_size, run_batched, trace
-from .errors import GradcliError
+from .errors import GradcliError, listing
+from .files import atomic_output, refuse_input
 from .results import Points
 from .values import json_numbers, load_json, open_archive, parse_value, read_data
 
@@ -149,7 +150,7 @@ def run(
     if wrt is not None and any(t not in bound.arrays for t in wrt):
         raise GradcliError(
             "--batch: --wrt must name inputs of the program",
-            hint=f"its inputs are {', '.join(bound.arrays)}",
+            hint=f"its inputs are {listing(bound.arrays)}",
         )
     targets = [] if command == "eval" else _targets(bound, wrt)
     if command != "eval" and v is None and out.numel() != 1:  # refused before the tracing
@@ -283,6 +284,9 @@ class OutFile:
     def __init__(self, path: str, total: int):
         self.path, self.total, self.done = path, total, 0
         self.parts: dict[str, _Part] = {}
+        # the file is written under a temporary name, renamed onto --out when it is complete
+        self.output = contextlib.ExitStack()
+        self.target = path
 
     def _open(self, arrays: dict[str, np.ndarray]) -> None:
         if not self.path.endswith(".npz"):
@@ -293,13 +297,14 @@ class OutFile:
                     hint="write them all with --out results.npz",
                 )
             arrays = {main[0]: arrays[main[0]]}
-        folder = os.path.dirname(os.path.abspath(self.path))
+        self.target = self.output.enter_context(atomic_output(self.path))
+        folder = os.path.dirname(os.path.abspath(self.target))
         for key, array in arrays.items():
             if self.path.endswith(".npz"):
                 handle, path = tempfile.mkstemp(".npy", ".gradcli-", folder)
                 file = os.fdopen(handle, "wb")
             else:
-                path, file = self.path, open(self.path, "wb")  # noqa: SIM115 - see close()
+                path, file = self.target, open(self.target, "wb")  # noqa: SIM115 - see close()
             header = _npy_header((self.total, *array.shape[1:]), array.dtype)
             self.parts[key] = _Part(path, file, array.dtype, array.shape[1:], len(header))
             file.write(header)
@@ -329,22 +334,27 @@ class OutFile:
                     part.file.truncate(part.header + rows)
                 part.file.close()
             if self.path.endswith(".npz") and self.parts:
-                with zipfile.ZipFile(self.path, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+                with zipfile.ZipFile(self.target, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
                     for key, part in self.parts.items():
                         z.write(part.path, f"{key}.npy")  # read from the part in blocks
         except OSError as exc:
+            self.discard()
             raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
-        finally:
-            self.discard(keep=True)
+        self.discard(keep=True)
+        self.output.close()  # the file complete: renamed onto --out
 
     def discard(self, keep: bool = False) -> None:
-        """Close and remove the parts of a .npz (and, unless ``keep``, a .npy half written)."""
+        """Close and remove the parts of a .npz (and, unless ``keep``, the file half written,
+        leaving --out as it was)."""
         for part in self.parts.values():
             part.file.close()
-            if part.path != self.path or not keep:
+            if part.path != self.target:
                 with contextlib.suppress(OSError):
                     os.remove(part.path)
         self.parts = {}
+        if not keep:
+            abandoned = GradcliError(f"--out {self.path}: not written")
+            self.output.__exit__(GradcliError, abandoned, None)  # removes the temporary file
 
 
 class Interrupted(Exception):
@@ -470,6 +480,8 @@ def main(
         return {n: a for n, a in first.items() if n not in given and n not in program.declared}
 
     bound = bind(defaults)
+    if out is not None:  # every input file is read by now: refuse to write over one
+        refuse_input(out)
     points = fit_rows(points, spec, bound)
     try:
         done = stream(bound, command, points, of, v, wrt, out)

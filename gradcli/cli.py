@@ -181,6 +181,63 @@ def _root(
 
 
 INTERNAL = 70  # sysexits' EX_SOFTWARE: an internal software error
+OUTPUT_FAILED = 74  # sysexits' EX_IOERR: the output could not be written
+
+
+class OutputFailure(Exception):
+    """stdout did not take the output: a full disk, a closed or failing descriptor, an encoding
+    that cannot show a character. Said in one plain line, exit ``OUTPUT_FAILED``."""
+
+
+def _output_failure(exc: OSError | UnicodeError) -> OutputFailure:
+    if isinstance(exc, UnicodeEncodeError):
+        character = exc.object[exc.start]
+        import unicodedata
+
+        name = unicodedata.name(character, "")
+        what = f"U+{ord(character):04X}" + (f" {name}" if name else "")
+        return OutputFailure(
+            f"cannot write the output: stdout's encoding ({exc.encoding}) cannot show "
+            f"{character!r} ({what}); use a UTF-8 locale or set PYTHONIOENCODING=utf-8"
+        )
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return OutputFailure(f"cannot write the output: {why}")
+
+
+class CheckedStdout:
+    """stdout whose failures (other than a closed pipe, which SIGPIPE ends quietly) are
+    ``OutputFailure``s rather than whatever Python's stream raises."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except (OSError, UnicodeEncodeError) as exc:
+            raise _output_failure(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except (OSError, UnicodeEncodeError) as exc:
+            raise _output_failure(exc) from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _discard_stdout() -> None:
+    """Send what stdout still holds (and Python's final flush) to /dev/null: after a failed
+    write there is nothing more to say there, and a second failure at exit would be noise."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    except OSError:
+        pass
 
 
 @contextmanager
@@ -224,6 +281,9 @@ def _guard(debug: bool, as_json: bool = False):
         # final flush of stdout from failing again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise typer.Exit(141) from None
+    except OutputFailure as exc:
+        _discard_stdout()
+        raise fail(GradcliError(str(exc)), OUTPUT_FAILED) from None
     except MemoryError:
         message = "out of memory: the values or the work are too large"
         hint = (
@@ -303,7 +363,16 @@ class Run:
         wrt = _names(self.wrt) if use_wrt else None
         given = self.given()
         extra = {} if defaults is None else defaults(program, given)
-        return bind(program, given, wrt, self.dtype, self.seed, extra, tangents)
+        bound = bind(program, given, wrt, self.dtype, self.seed, extra, tangents)
+        if self.strict and bound.overflowed:
+            from .errors import GradcliError
+
+            raise GradcliError(
+                f"{bound.overflowed[0]} (--strict)",
+                hint=f"give values within {self.dtype}'s range, or compute in float64 "
+                "(leave out --dtype)",
+            )
+        return bound
 
     def value(self, text: str | None, name: str):
         from .values import parse_value
@@ -328,6 +397,10 @@ class Run:
 
     def strictly(self, bound) -> None:
         """With --strict, exit 1 when a NaN or an infinity appeared."""
+        if self.strict and bound.nonfinite_inputs:
+            inputs = "; ".join(bound.nonfinite_inputs)
+            say(f"error: a NaN or an infinity came in with the inputs (--strict): {inputs}")
+            raise typer.Exit(1)
         if self.strict and bound.log.nonfinite:
             say("error: a NaN or an infinity appeared (--strict); see the warnings")
             raise typer.Exit(1)
@@ -384,8 +457,10 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
 
         @functools.wraps(function)
         def command(**options):
+            from .files import reading_inputs
+
             run = Run(**{option: options.pop(option) for option, _, _ in _SHARED})
-            with _guard(run.debug, as_json=run.format == "json"):
+            with _guard(run.debug, as_json=run.format == "json"), reading_inputs():
                 _check_encoding({**vars(run), **options})
                 check_choice("--format", run.format, formats)
                 check_choice("--dtype", run.dtype, tuple(DTYPES))
@@ -766,4 +841,25 @@ def main() -> None:
         # a reader that closed the pipe (``gradcli ... | head -1``) ends gradcli quietly, as
         # it ends ``seq``: Python would otherwise raise BrokenPipeError on the next write
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    app()
+    if sys.stderr is None:  # stderr closed: errors go nowhere, but the exit code still tells
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
+    if sys.stdout is None:  # stdout closed (``>&-``): Python gives no stream at all
+        say("error: cannot write the output: stdout is closed")
+        raise SystemExit(OUTPUT_FAILED)
+    sys.stdout = CheckedStdout(sys.stdout)
+    try:
+        app()
+        code: object = 0
+    except SystemExit as done:
+        code = done.code
+    except OutputFailure as exc:  # outside a command (--help, a usage error)
+        say(f"error: {exc}")
+        _discard_stdout()
+        raise SystemExit(OUTPUT_FAILED) from None
+    try:
+        sys.stdout.flush()  # here, not in Python's shutdown, where a failure is only noise
+    except OutputFailure as exc:
+        say(f"error: {exc}")
+        _discard_stdout()
+        code = OUTPUT_FAILED
+    raise SystemExit(code)

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import budget, limits
 from . import engine as gc
-from .errors import GradcliError
+from .errors import LISTED, GradcliError, listing
 from .lang import Program, ir
 from .lang import functions as F
 from .lang.diagnose import backward_message, tangent_message
@@ -50,6 +50,10 @@ class Bound:
     dtype: type
     log: RunLog = field(default_factory=RunLog)
     seed: int = 0  # --seed: rand/randn values, and dropout's masks
+    # what the inputs brought: NaN or inf given (which --strict refuses after the run), and
+    # finite values the dtype could not hold (a warning; an error under --strict)
+    nonfinite_inputs: list[str] = field(default_factory=list)
+    overflowed: list[str] = field(default_factory=list)
 
     def leaves(self) -> dict[str, gc.Tensor]:
         """Fresh leaf tensors for one run of the program."""
@@ -101,7 +105,7 @@ def _inputs_are(inputs: list[str]) -> str:
     """The program's inputs, with a note on any name that only looks like ASCII."""
     notes = [_not_ascii(name) for name in inputs if not name.isascii()]
     names = [name.split("#")[0] for name in inputs]
-    return "; ".join([f"its inputs are: {', '.join(names) or 'none'}", *notes])
+    return "; ".join([f"its inputs are: {listing(names, empty='none')}", *notes[:LISTED]])
 
 
 def bind(
@@ -197,7 +201,10 @@ def _bind(
             )
         arrays[name] = integer_input(name.split("#")[0], array, integral)
         requires_grad[name] = False
-    return Bound(program, arrays, requires_grad, DTYPES[dtype], seed=seed)
+    bound = Bound(program, arrays, requires_grad, DTYPES[dtype], seed=seed)
+    for name, array in arrays.items():
+        _check_input(bound, name, given.get(name, defaults.get(name)), array)
+    return bound
 
 
 def integer_input(name: str, array: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -214,6 +221,41 @@ def integer_input(name: str, array: np.ndarray, dtype: np.dtype) -> np.ndarray:
             hint=f"give 0 and 1, e.g. -i {name}=1,0",
         )
     return values.astype(dtype)
+
+
+def _check_input(bound: Bound, name: str, original, array: np.ndarray) -> None:
+    """Note what ``array``, the value of input ``name`` as computed in (converted from
+    ``original``, when given), holds that is not finite, and where it came from."""
+    if array.dtype.kind != "f" or bool(np.isfinite(array).all()):
+        return
+    bad = ~np.isfinite(array)
+    if original is not None:
+        with np.errstate(all="ignore"):
+            before = np.asarray(original, dtype=np.float64)
+        lost = bad & np.isfinite(before)
+        if lost.any():
+            limit = float(np.finfo(array.dtype).max)
+            first = float(before[lost].reshape(-1)[0])
+            message = (
+                f"the input {name}: {plural(int(lost.sum()), 'finite value')} beyond "
+                f"{array.dtype}'s range (±{limit:.4g}) became ±inf (the first: {first:g})"
+            )
+            bound.overflowed.append(message)
+            bound.log.notes.append(message)
+            bad &= ~lost
+    if bad.any():
+        nans = int(np.isnan(array[bad]).sum())
+        infs = int(bad.sum()) - nans
+        kinds = ((nans, plural(nans, "NaN")), (infs, plural(infs, "inf")))
+        held = " and ".join(text for count, text in kinds if count)
+        index = ", ".join(str(int(i)) for i in np.argwhere(bad)[0])
+        where = "" if array.ndim == 0 else f" (the first at {name}[{index}])"
+        bound.nonfinite_inputs.append(f"the input {name} holds {held}{where}")
+
+
+def plural(count: int, thing: str) -> str:
+    """``1 NaN``, ``3 NaNs``, ``2 finite values``, with thousands separated."""
+    return f"{count:,} {thing}" if count == 1 else f"{count:,} {thing}s"
 
 
 def no_gradient(name: str, out: gc.Tensor) -> GradcliError:
@@ -236,7 +278,7 @@ def _check_names(names: list[str], env: dict, what: str) -> None:
         if name not in env:
             raise GradcliError(
                 f"{what} names {name!r}, which the program does not define",
-                hint=_did_you_mean(name, env) or f"names are: {', '.join(env)}",
+                hint=_did_you_mean(name, env) or f"names are: {listing(env)}",
             )
 
 
@@ -541,7 +583,7 @@ def hvp(
     missing = [t for t in targets if t not in vectors]
     if missing:
         raise GradcliError(
-            f"no vector v for {', '.join(missing)}",
+            f"no vector v for {listing(missing)}",
             hint="give --v VALUE for x, or --v NAME=VALUE for each input",
         )
     function = _function_of(bound, name, targets)
@@ -765,7 +807,7 @@ def plot(
     targets = _targets(bound, wrt)
     if len(targets) != 1:
         raise GradcliError(
-            f"plot varies one input, got {', '.join(targets)}", hint="name it with --wrt"
+            f"plot varies one input, got {listing(targets)}", hint="name it with --wrt"
         )
     (target,) = targets
     base = bound.arrays[target]

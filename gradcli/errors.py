@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .engine import errors as engine
 
 
@@ -95,3 +97,23 @@ def _window(source: str, column: int | None) -> tuple[str, int | None]:
     end = start + WIDTH
     shown = ("…" if start else "") + source[start:end] + ("…" if end < len(source) else "")
     return shown, None if column is None else column - start + (1 if start else 0)
+
+
+LISTED = 10  # names an error lists before "... and N more"
+NAME_WIDTH = 60  # characters of one listed name before it is cut with …
+
+
+def listing(items: Iterable[object], most: int = LISTED, empty: str = "") -> str:
+    """``a, b, c``: the first ``most`` items (each cut to ``NAME_WIDTH`` characters), then
+    ``... and 19,990 more``, so that an error about a huge list stays a few lines long."""
+    items = list(items)
+    shown = [shorten(str(item)) for item in items[:most]]
+    rest = len(items) - len(shown)
+    if rest > 0:
+        shown.append(f"... and {rest:,} more")
+    return ", ".join(shown) or empty
+
+
+def shorten(text: str, width: int = NAME_WIDTH) -> str:
+    """``text``, cut to ``width`` characters with … when longer."""
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -26,7 +26,6 @@ is a ``GradcliError`` before anything runs.
 from __future__ import annotations
 
 import ast
-import json
 import sys
 import warnings
 import weakref
@@ -185,19 +184,18 @@ class Step:
 def load_steps(source: str, use_cache: bool = True) -> list[Step]:
     """The steps of a script, from the parse cache when it holds them (a script run again
     needs neither sympy nor the validator); an entry that does not read back is made again."""
-    from .lang.cache import entry_path, store
+    from .lang.cache import read_entry, write_entry
 
-    path = entry_path(source, "script")
     if use_cache:
+        data = read_entry(source, "script")
         try:
-            data = json.loads(path.read_text())
-            if data["source"] == source:
+            if isinstance(data, dict) and data["source"] == source:
                 return [_step_from_json(step) for step in data["steps"]]
-        except Exception:  # noqa: BLE001 - any unreadable entry is simply parsed afresh
+        except Exception:  # noqa: BLE001 - an entry not of the compiler's steps: made again
             pass
     steps = compile_script(source)
     if use_cache:
-        store(path, {"source": source, "steps": [_step_json(step) for step in steps]})
+        write_entry(source, "script", {"source": source, "steps": [_step_json(s) for s in steps]})
     return steps
 
 

@@ -25,7 +25,8 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from . import budget, limits
-from .errors import GradcliError
+from .errors import GradcliError, listing, shorten
+from .files import note_input
 from .syntax import explain
 
 VALUE_SYNTAX = (
@@ -500,14 +501,14 @@ def _from_file(spec: str, name: str) -> np.ndarray:
                     raise GradcliError(f"{what}: the archive holds no arrays")
                 if key is None and len(keys) != 1:
                     raise GradcliError(
-                        f"{what}: the archive holds {len(keys)} arrays; name one",
-                        hint=f"write @{path_text}:KEY with KEY one of {', '.join(keys)}",
+                        f"{what}: the archive holds {len(keys):,} arrays; name one",
+                        hint=f"write @{path_text}:KEY with KEY one of {listing(keys)}",
                     )
                 key = keys[0] if key is None else key
                 if key not in keys:
                     raise GradcliError(
                         f"{what}: the archive has no array {key!r}",
-                        hint=f"its arrays are {', '.join(keys) or '(none)'}",
+                        hint=f"its arrays are {listing(keys, empty='(none)')}",
                     )
                 return archive[key].astype(float)
         if suffix in (".json", ".csv"):
@@ -530,6 +531,7 @@ def existing_file(path_text: str, name: str, hint: str = VALUE_SYNTAX) -> Path:
         raise GradcliError(f"{name}: cannot use the path {path_text!r}: {exc}") from None
     if not stat.S_ISREG(mode):
         raise GradcliError(f"{name}: {path_text} is not a regular file", hint=hint)
+    note_input(path)  # an output may not be written over it (see files.refuse_input)
     return path
 
 
@@ -570,11 +572,11 @@ def open_archive(path_text: str, name: str):
             for member in archive.zip.namelist():
                 if not member.endswith(".npy"):
                     raise GradcliError(
-                        f"{what} holds {member!r}, which is not a .npy array",
+                        f"{what} holds {shorten(repr(member))}, which is not a .npy array",
                         hint="write the archive with numpy.savez",
                     )
                 with archive.zip.open(member) as f:
-                    _check_npy_header(f, f"{what}:{member[:-4]}")
+                    _check_npy_header(f, f"{what}:{shorten(member[:-4])}")
             yield archive
 
 

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import io
 import math
 import re
+import tokenize
 
 import numpy as np
 import sympy as sp
@@ -21,13 +23,13 @@ _GLOBALS = {
     # sympy would read 0.1 as a decimal of 15+ digits; read it as Python does, exactly
     "Float": lambda text: sp.Float(float(text)),
 }
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 # The characters a string literal's name holds as '_' codes (validate's encoding)
 _CODES = {code[1]: character for character, code in ENCODED.items()}
 _DECODED = re.compile(r"_([" + "".join(_CODES) + "])")
-# A program may name an input Integer or Float, but sympy's parser calls those names to make
-# numbers: such names are renamed (to names a program cannot write) for the parser.
-_PARSER_NAMES = re.compile(r"\b(" + "|".join(n for n in _GLOBALS if n[0] != "_") + r")\b")
+# Every name of the text is renamed for sympy's parser to ``_n0``, ``_n1``, ... (names a
+# program cannot write), bound to the Symbol or Function it stands for: the parser then sees
+# none of the program's own names, which could be those it calls to make numbers (Integer,
+# Float, Symbol) or begin like them (αSymbol), or be read by Python's NFKC rule as another.
 # Arithmetic on numbers only (2*3, pi/2) is done here, as Python would, so that the run sees a
 # number and not a float64 tensor; a result that is not finite is left to the run to report.
 # Which operations fold is the op table's ``fold``.
@@ -37,27 +39,23 @@ def to_sympy(checked: Checked) -> sp.Expr:
     """The sympy tree of a checked expression (structure kept: ``evaluate=False``).
 
     The text has passed the whitelist in ``validate``, and every name in it is bound here to
-    a sympy Symbol or Function, so sympy's parser sees nothing but arithmetic and calls.
+    a sympy Symbol or Function under a name of the parser's own, so sympy's parser sees
+    nothing but arithmetic and calls.
     """
     expression = checked.expression
     assert expression is not None  # a checked statement without a constructor has one
-    local = {}
-    for name in set(_PARSER_NAMES.findall(expression)):
-        local[f"_u_{name}"] = sp.Symbol(name)
-    text = _PARSER_NAMES.sub(r"_u_\1", expression)
-    for name in set(_IDENTIFIER.findall(text)):
-        if name in ("True", "False") or name.startswith("_u_"):
-            continue
-        if name == "e":
-            local[name] = sp.E
-        elif name == "_inf":  # a float literal too large to be finite (see validate)
-            local[name] = sp.oo
-        elif name == "pi":
-            local[name] = sp.pi
-        elif name in F.FUNCTIONS or name in _SPECIAL_FUNCTIONS:
-            local[name] = sp.Function(name)
-        else:
-            local[name] = sp.Symbol(name)
+    local: dict[str, object] = {}
+    placeholders: dict[str, str] = {}
+
+    def placeholder(name: str) -> str:
+        if name in ("True", "False"):
+            return name
+        if name not in placeholders:
+            placeholders[name] = f"_n{len(placeholders)}"
+            local[placeholders[name]] = _meaning(name)
+        return placeholders[name]
+
+    text = _rename(expression, placeholder)
     return parse_expr(
         text,
         local_dict=local,
@@ -65,6 +63,58 @@ def to_sympy(checked: Checked) -> sp.Expr:
         evaluate=False,
         transformations=standard_transformations,
     )
+
+
+def _meaning(name: str) -> sp.Basic | type[sp.Function]:
+    """What a name of the checked text stands for in sympy."""
+    if name == "e":
+        return sp.E
+    if name == "_inf":  # a float literal too large to be finite (see validate)
+        return sp.oo
+    if name == "pi":
+        return sp.pi
+    if name in F.FUNCTIONS or name in _SPECIAL_FUNCTIONS:
+        return sp.Function(name)
+    return sp.Symbol(name)
+
+
+_SPELLINGS = {sp.E: "e", sp.oo: "_inf", sp.pi: "pi"}
+
+
+def written(text: str, local: dict) -> str:
+    """The text handed to sympy's parser with each placeholder back to the name the checked
+    text wrote (the inverse of ``to_sympy``'s renaming), for messages and for tests that watch
+    what the parser is given."""
+
+    def spelling(name: str) -> str:
+        meaning = local.get(name)
+        if meaning is None:
+            return name
+        if meaning in _SPELLINGS:
+            return _SPELLINGS[meaning]
+        return meaning.name if isinstance(meaning, sp.Symbol) else meaning.__name__
+
+    return _rename(text, spelling)
+
+
+def _rename(text: str, rename) -> str:
+    """``text`` with each name token (as Python's tokenizer, which sympy's parser follows,
+    reads them) replaced by ``rename(name)``."""
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    lines = text.splitlines(keepends=True) or [""]
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    pieces, position = [], 0
+    for token in tokens:
+        if token.type != tokenize.NAME:
+            continue
+        start = offsets[token.start[0] - 1] + token.start[1]
+        end = offsets[token.end[0] - 1] + token.end[1]
+        pieces += [text[position:start], rename(token.string)]
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 def _literal(arg: sp.Basic):

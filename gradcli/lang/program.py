@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import budget, limits
 from .. import engine as gc
-from ..errors import GradcliError, engine_hint
+from ..errors import GradcliError, engine_hint, listing
 from ..values import constructor_dtype, generator_for, parse_constructor
 from . import diagnose
 from . import functions as F
@@ -271,8 +271,8 @@ def _stack_group(base: str, elements: list, env: dict, log: RunLog | None) -> gc
     shapes = {v.shape for v in values}
     if len(shapes) > 1:
         raise GradcliError(
-            f"the elements of {base} have different shapes {sorted(shapes)}",
-            hint=f"each of {', '.join(e for e in elements if e)} must have the same shape",
+            f"the elements of {base} have different shapes {listing(sorted(shapes))}",
+            hint=f"each of {listing(e for e in elements if e)} must have the same shape",
         )
     return _operator(F.ELEMENTS)(values)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import GradcliError
+from ..files import atomic_output
 from ..results import Plot
 
 
@@ -31,8 +32,7 @@ def save_plot(result: Plot, path: str) -> None:
     axes.set_xlabel(result.axis)
     axes.legend()
     try:
-        figure.savefig(path, metadata={"Date": None} if suffix == ".svg" else None)
-    except OSError as exc:
-        raise GradcliError(f"cannot write {path}: {exc}") from None
+        with atomic_output(path) as temporary:
+            figure.savefig(temporary, metadata={"Date": None} if suffix == ".svg" else None)
     finally:
         plt.close(figure)

@@ -202,21 +202,28 @@ def test_aliases_follow_a_write_and_no_grad_writes_keep_the_leaf(cli):
 
 
 def test_a_script_run_again_is_read_from_the_parse_cache(cli, tmp_path, monkeypatch):
-    from gradcli.lang.cache import entry_path
+    from gradcli.lang.cache import entry_path, seal
     from gradcli.run import load_steps
 
     monkeypatch.setenv("GRADCLI_CACHE_DIR", str(tmp_path))
     source = (CORPUS / "seed_first_example.py").read_text()
     first = cli("run", "-", input=source)
     entry = entry_path(source, "script")
-    data = json.loads(entry.read_text())
+    assert entry is not None
+    data = json.loads(entry.read_text())["content"]
     assert data["source"] == source and load_steps(source) == compile_script(source)
-    # an entry whose IR is not the parser's (an operation the language lacks) is made again
+    # an entry whose IR is not the parser's (an operation the language lacks) is made again,
+    # even when its checksum holds
     data["steps"][2]["ir"] = ["call", "os.system", [], []]
-    entry.write_text(json.dumps(data))
+    entry.write_text(json.dumps(seal(source, "script", data)))
     again = cli("run", "-", input=source)
     assert again.stdout == first.stdout and again.exit_code == 0
-    assert json.loads(entry.read_text())["steps"][2]["ir"] != ["call", "os.system", [], []]
+    assert json.loads(entry.read_text())["content"]["steps"][2]["ir"] != [
+        "call",
+        "os.system",
+        [],
+        [],
+    ]
 
 
 def test_the_readmes_quick_tour_shows_what_gradcli_run_prints(cli):

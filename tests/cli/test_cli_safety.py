@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import re
 import zipfile
 
 import numpy as np
@@ -51,7 +52,10 @@ def parse_expr_calls(monkeypatch):
     real = parse_module.parse_expr
 
     def recording(text, *args, **kwargs):
-        calls.append(text)
+        # the parser sees placeholders only (_n0, _n1, ...), each bound to what it stands for
+        names = re.findall(r"[^\W\d]\w*", re.sub(r"\d[\w.+-]*", "0", text))
+        assert all(re.fullmatch(r"_n\d+|True|False", n) for n in names), text
+        calls.append(parse_module.written(text, kwargs["local_dict"]))
         return real(text, *args, **kwargs)
 
     monkeypatch.setattr(parse_module, "parse_expr", recording)

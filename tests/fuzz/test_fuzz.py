@@ -510,7 +510,8 @@ def sympy_inputs(monkeypatch) -> SympySpy:
     real = parse_module.parse_expr
 
     def recording(text, *args, **kwargs):
-        spy.seen.append(text)
+        # as the checked text wrote it (the parser itself sees placeholders: _n0, _n1, ...)
+        spy.seen.append(parse_module.written(text, kwargs["local_dict"]))
         return real(text, *args, **kwargs)
 
     monkeypatch.setattr(parse_module, "parse_expr", recording)

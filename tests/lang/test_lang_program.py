@@ -329,16 +329,19 @@ def test_a_cache_entry_that_is_not_the_parsers_ir_is_parsed_afresh(ir, tmp_path,
     import json
 
     from gradcli.lang import load_program
-    from gradcli.lang.cache import entry_path as _path
+    from gradcli.lang.cache import entry_path, seal
 
     monkeypatch.setenv("GRADCLI_CACHE_DIR", str(tmp_path))
     source = "y = sin(x)"
     expected = load_program(source)
     entry = expected.to_json()
     entry["assignments"][0]["ir"] = ir
-    _path(source).write_text(json.dumps(entry))
+    path = entry_path(source)
+    assert path is not None
+    # sealed with a checksum that holds: the IR itself is what is refused
+    path.write_text(json.dumps(seal(source, "program", entry)))
     assert load_program(source) == expected
-    assert json.loads(_path(source).read_text()) == expected.to_json()  # and rewritten
+    assert json.loads(path.read_text())["content"] == expected.to_json()  # and rewritten
 
 
 def test_a_build_with_other_signatures_reads_none_of_the_caches_entries(monkeypatch):

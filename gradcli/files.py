@@ -1,0 +1,148 @@
+"""Files gradcli writes and reads with care: ``--out`` written atomically and never over one
+of the command's own inputs, and bounded reads of regular files that never follow a link.
+
+``atomic_output(path)`` yields a temporary file's path in the target's folder; the file is
+renamed onto ``path`` only when the block ends normally, and removed on any failure, so a
+reader never sees a partial file under the final name (a killed run leaves at most a
+``.gradcli-*.tmp.npz``-like file beside it, and the previous file, if any, untouched).
+
+``reading_inputs()`` opens a command's span: every input file it reads (``note_input``) is
+remembered by its device and inode, and ``refuse_input(path)`` refuses an output that would
+land on one of them, whatever the path that names it (a symlink, a hard link, ``./x``).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import GradcliError
+
+# (st_dev, st_ino) -> the path as given, of every input file read in the current command;
+# None outside a command (the library records nothing)
+_INPUTS: contextvars.ContextVar[dict[tuple[int, int], str] | None] = contextvars.ContextVar(
+    "gradcli_inputs", default=None
+)
+
+TEMPORARY_PREFIX = ".gradcli-"
+TEMPORARY_SUFFIX = ".tmp"
+
+
+@contextmanager
+def reading_inputs() -> Iterator[None]:
+    """Remember the input files read inside the block (see ``refuse_input``)."""
+    token = _INPUTS.set({})
+    try:
+        yield
+    finally:
+        _INPUTS.reset(token)
+
+
+def note_input(path: Path | str) -> None:
+    """Record ``path`` (an existing file) as one of the command's inputs."""
+    inputs = _INPUTS.get()
+    if inputs is None:
+        return
+    try:
+        info = os.stat(path)
+    except OSError:
+        return
+    inputs[(info.st_dev, info.st_ino)] = str(path)
+
+
+def refuse_input(path: str, option: str = "--out") -> None:
+    """Refuse to write ``path`` when it is (by any name) a file the command read."""
+    inputs = _INPUTS.get() or {}
+    try:
+        info = os.stat(path)
+    except OSError:
+        return  # no such file yet: nothing to overwrite
+    read = inputs.get((info.st_dev, info.st_ino))
+    if read is not None:
+        same = "" if read == path else f" (the same file as {read})"
+        raise GradcliError(
+            f"{option} {path} is one of the command's input files{same}; writing it would "
+            "overwrite the input",
+            hint=f"give {option} another file name",
+        )
+
+
+@contextmanager
+def atomic_output(path: str, option: str = "--out") -> Iterator[str]:
+    """A temporary file's path beside ``path``, renamed onto it when the block succeeds.
+
+    On any failure (an exception, Ctrl-C) the temporary file is removed and ``path`` is left
+    as it was. An ``OSError`` in the block or in the rename is the user's error, naming
+    ``path``. The file's mode is the one a new file gets (0666 less the umask), as ``open``
+    would give it. A symlink is written through (its target replaced, the link kept); a name
+    that is not a regular file (a FIFO, a device) is written in place, as nothing can be
+    renamed onto it.
+    """
+    refuse_input(path, option)
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        regular = True  # not there yet (or a dangling link): made by the rename
+    if not regular:
+        yield path
+        return
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target)
+    try:
+        # the target's own suffix last: numpy and matplotlib choose the format by it
+        suffix = TEMPORARY_SUFFIX + Path(path).suffix
+        handle, temporary = tempfile.mkstemp(prefix=TEMPORARY_PREFIX, suffix=suffix, dir=folder)
+    except OSError as exc:
+        raise GradcliError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(handle, 0o666 & ~umask)
+        os.close(handle)
+        yield temporary
+        with open(temporary, "rb+") as f:  # on disk before the name points at it
+            os.fsync(f.fileno())
+        os.replace(temporary, target)
+    except OSError as exc:
+        _remove(temporary)
+        raise GradcliError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove(temporary)
+        raise
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def read_regular(path: Path, most: int) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file (not a link, FIFO, device, folder) of at
+    most ``most`` bytes, else None. Never follows a symlink and never blocks on a FIFO."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > most:
+            return None
+        data = b""
+        while len(data) <= most:  # the size could grow while it is read
+            block = os.read(fd, most + 1 - len(data))
+            if not block:
+                break
+            data += block
+        return data if len(data) <= most else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
