@@ -31,8 +31,8 @@ import sys
 import warnings
 import weakref
 from collections.abc import Callable
-from dataclasses import asdict, astuple, dataclass, field, fields
-from typing import Any, TextIO
+from dataclasses import asdict, astuple, dataclass, field, fields, replace
+from typing import Any, NoReturn, TextIO
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from . import torchtext
 from .errors import GradcliError
 from .lang import functions as F
 from .lang import pytorch
-from .lang.ir import Name, Node, from_json, names, to_json
+from .lang.ir import Call, Index, Name, Node, from_json, names, to_json
 from .lang.program import Assignment, Numbers
 from .lang.validate import (
     Checked,
@@ -126,6 +126,21 @@ class Shown:
 
 
 @dataclass(frozen=True)
+class Gradients:
+    """A ``torch.autograd.grad`` call of an ``autograd`` step: the step's ``shown`` holds its
+    ``outputs`` outputs, then its ``inputs`` inputs, then its ``grad_outputs`` gradients
+    (None: not given; a literal None for an output left to its implicit 1)."""
+
+    outputs: int
+    inputs: int
+    grad_outputs: int | None
+    retain_graph: bool | None
+    create_graph: bool
+    allow_unused: bool
+    unpack: bool = False
+
+
+@dataclass(frozen=True)
 class Step:
     """One statement, ready to run.
 
@@ -134,6 +149,9 @@ class Step:
     constructor, ``constructor`` its text, ``dtype`` given or None), ``write`` (``y[0] = ...``:
     ``ir`` is the setitem of ``target``), ``backward``, ``print`` (``shown`` joined by ``sep``,
     then ``end``), ``show`` (a bare expression: its repr unless None), ``nothing`` (an import).
+    ``autograd`` (``torch.autograd.grad``: ``shown`` its outputs, inputs and grad_outputs,
+    ``grad`` what they are; its tuple goes to ``target``, or its item ``item`` does, or it is
+    unpacked into ``targets``, or shown when the statement is the call alone).
     ``no_grad``: inside ``with torch.no_grad():``.
     """
 
@@ -150,6 +168,9 @@ class Step:
     columns: dict[str, int] = field(default_factory=dict)
     no_grad: bool = False
     number: int | float | None = None
+    targets: tuple[str, ...] = ()
+    item: int | None = None
+    grad: Gradients | None = None
 
 
 # -- the parse cache -----------------------------------------------------------------------------
@@ -179,6 +200,7 @@ def _step_json(step: Step) -> dict[str, Any]:
     data["statement"] = [step.statement.number, step.statement.line, step.statement.text]
     data["ir"] = None if step.ir is None else to_json(step.ir)
     data["backward"] = None if step.backward is None else list(astuple(step.backward))
+    data["grad"] = None if step.grad is None else asdict(step.grad)
     data["shown"] = [
         {**asdict(s), "ir": None if s.ir is None else to_json(s.ir)} for s in step.shown
     ]
@@ -195,6 +217,8 @@ def _step_from_json(data: dict[str, Any]) -> Step:
     given["ir"] = None if data["ir"] is None else from_json(data["ir"], F.PROGRAM_OPS)
     output, gradient, retain = data["backward"] or (None, None, False)
     given["backward"] = None if output is None else pytorch.Backward(output, gradient, retain)
+    given["grad"] = None if data["grad"] is None else Gradients(**data["grad"])
+    given["targets"] = tuple(data["targets"])
     given["shown"] = tuple(
         Shown(
             **{
@@ -214,7 +238,17 @@ def _step_from_json(data: dict[str, Any]) -> Step:
     return Step(**given)
 
 
-_KINDS = ("assign", "number", "create", "write", "backward", "print", "show", "nothing")
+_KINDS = (
+    "assign",
+    "number",
+    "create",
+    "write",
+    "backward",
+    "print",
+    "show",
+    "nothing",
+    "autograd",
+)
 
 
 # -- from text to steps ------------------------------------------------------------------------
@@ -248,14 +282,15 @@ def _compile_block(body: list[ast.stmt], source: str, steps: list[Step], no_grad
         if isinstance(node, ast.With) and _is_no_grad(node):
             _compile_block(node.body, source, steps, no_grad=True)
             continue
-        step = _compile_statement(node, statement)
-        if step is not None:
-            steps.append(step if not no_grad else _under_no_grad(step))
+        if isinstance(node, (ast.Assign, ast.Expr)) and _calls_grad(node.value):
+            made = _gradients(statement)
+        else:
+            step = _compile_statement(node, statement)
+            made = [] if step is None else [step]
+        steps.extend(step if not no_grad else _under_no_grad(step) for step in made)
 
 
 def _under_no_grad(step: Step) -> Step:
-    from dataclasses import replace
-
     return replace(step, no_grad=True)
 
 
@@ -288,6 +323,102 @@ def _compile_statement(node: ast.stmt, statement: Statement) -> Step | None:
         return _expression(statement)
     what = _NOT_YET.get(type(node), f"a '{type(node).__name__}' statement")
     raise statement.error(f"gradcli run does not take {what} yet", 0, _STEP_HINT)
+
+
+def _calls_grad(value: ast.expr) -> bool:
+    """Whether ``value`` is ``torch.autograd.grad(...)``, or an item of its tuple."""
+    return pytorch.is_grad_call(value.value if isinstance(value, ast.Subscript) else value)
+
+
+def _gradients(statement: Statement) -> list[Step]:
+    """``g = torch.autograd.grad(...)`` (its tuple), ``g = torch.autograd.grad(...)[0]``,
+    ``g, = ...`` and ``gx, gw = ...`` (unpacked), or the call alone (shown); a
+    ``grad_outputs=torch.ones(3)`` is made by a step of its own first."""
+    node = quiet_parse(statement.text, "exec").body[0]
+    assert isinstance(node, (ast.Assign, ast.Expr))  # see _compile_statement
+    value, item = node.value, None
+    if isinstance(value, ast.Subscript):
+        index = value.slice
+        if not (isinstance(index, ast.Constant) and type(index.value) is int):
+            raise statement.error(
+                "an item of torch.autograd.grad's tuple is taken by a whole number here",
+                index.col_offset,
+                "write torch.autograd.grad(y, x)[0]",
+            )
+        value, item = value.value, index.value
+    assert isinstance(value, ast.Call)  # see _calls_grad
+    try:
+        call = pytorch.grad_call(value)
+    except pytorch.Refused as exc:
+        raise statement.error(exc.message, getattr(exc.node, "col_offset", 0), exc.hint) from None
+    line = statement.line
+    shown = [_shown(statement, output) for output in call.outputs]
+    shown += [Shown(line, ir=Name(_variable(statement, i.id, "tensor"))) for i in call.inputs]
+    made: list[Step] = []
+    for g in call.grad_outputs or ():
+        constructor = None if g is None else _constructor(statement, g)
+        if constructor is not None:  # a name no script can write
+            name = f"_made_{statement.number}_{len(made)}"
+            made.append(replace(constructor, target=name))
+            shown.append(Shown(line, ir=Name(name)))
+        else:
+            shown.append(Shown(line) if g is None else _shown(statement, g))
+    targets: tuple[str, ...] = ()
+    unpack = False
+    if isinstance(node, ast.Assign):
+        if len(node.targets) != 1:
+            raise statement.error("assign torch.autograd.grad's result to one name here", 0)
+        place = node.targets[0]
+        if isinstance(place, (ast.Tuple, ast.List)) and item is None:
+            unpack = True
+            elements = place.elts
+        else:
+            elements = [place]
+        for element in elements:
+            if not isinstance(element, ast.Name):
+                raise statement.error(
+                    "torch.autograd.grad's tensors are assigned to names here",
+                    element.col_offset,
+                    "write g, = torch.autograd.grad(y, x) or gx, gw = ...",
+                )
+            targets += (_variable(statement, element.id, "name"),)
+    grad = Gradients(
+        len(call.outputs),
+        len(call.inputs),
+        None if call.grad_outputs is None else len(call.grad_outputs),
+        call.retain_graph,
+        call.create_graph,
+        call.allow_unused,
+        unpack,
+    )
+    target = targets[0] if targets and not unpack else None
+    step = Step("autograd", statement, target, shown=tuple(shown), item=item, grad=grad)
+    return [*made, replace(step, targets=targets) if unpack else step]
+
+
+def _constructor(statement: Statement, node: ast.expr) -> Step | None:
+    """The create step of a torch constructor written as an argument, or None."""
+    try:
+        made = pytorch.constructor(node, statement.text)
+        dtype = None if made is None else pytorch.dtype(node)
+    except pytorch.Refused as exc:
+        raise statement.error(exc.message, getattr(exc.node, "col_offset", 0), exc.hint) from None
+    if made is None:
+        return None
+    _check_floating(statement, made, dtype)
+    return Step("create", statement, constructor=made, dtype=dtype)
+
+
+def _variable(statement: Statement, name: str, what: str) -> str:
+    """``name``, a variable a script may write and read, or the error saying why not."""
+    if name.startswith("_") or reserved(name):
+        raise statement.error(
+            f"{name!r} cannot be a {what} here: "
+            + ("names may not start with '_'" if name.startswith("_") else "it is a built-in name"),
+            0,
+            "choose another name, e.g. g or w_2",
+        )
+    return name
 
 
 def _number(node: ast.expr) -> int | float | None:
@@ -511,6 +642,8 @@ class Session:
                 self.env[step.target] = value
         elif step.kind == "backward":
             self.backward(step)
+        elif step.kind == "autograd":
+            self.autograd(step)
         elif step.kind == "print":
             values = [self.shown(step, s) for s in step.shown]
             self.out.write(step.sep.join(str(v) for v in values) + step.end)
@@ -601,6 +734,105 @@ class Session:
                 raise ScriptError(step.statement, "RuntimeError", NO_GRAD_FN) from None
             raise
 
+    def autograd(self, step: Step) -> None:
+        """``torch.autograd.grad``: its checks in torch's order, with torch's words."""
+        spec = step.grad
+        assert spec is not None  # an autograd step
+        values = [self.raw(step, shown) for shown in step.shown]
+        outputs = self.tensors(step, values[: spec.outputs], "outputs")
+        inputs = self.tensors(step, values[spec.outputs : spec.outputs + spec.inputs], "inputs")
+        given = values[spec.outputs + spec.inputs :]
+        gradients = None if spec.grad_outputs is None else given
+        fail = self.fails(step)
+        if gradients is not None and len(gradients) != len(outputs):
+            fail(f"got {len(outputs)} tensors and {len(gradients)} gradients")
+        for i, output in enumerate(outputs):
+            gradient = None if gradients is None else gradients[i]
+            if gradient is None:
+                if output.requires_grad and output.numel() != 1:
+                    fail(SCALAR_OUTPUTS)
+            elif not isinstance(gradient, gc.Tensor):
+                raise step.statement.error(
+                    f"grad_outputs of torch.autograd.grad must be tensors, not "
+                    f"{type(gradient).__name__}",
+                    hint="e.g. grad_outputs=torch.ones(3)",
+                )
+            elif gradient.shape != output.shape:
+                fail(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of "
+                    f"{torchtext.size_repr(gradient.shape)} and output[{i}] has a shape of "
+                    f"{torchtext.size_repr(output.shape)}."
+                )
+        for i, output in enumerate(outputs):
+            if not output.requires_grad:
+                fail(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if not all(t.requires_grad for t in inputs):
+            fail("One of the differentiated Tensors does not require grad")
+        try:
+            found = gc.grad(
+                outputs,
+                inputs,
+                gradients,
+                retain_graph=spec.retain_graph,
+                create_graph=spec.create_graph,
+                allow_unused=True,
+            )
+        except gc.GradError as exc:
+            if str(exc).startswith("Trying to backward through the graph a second time"):
+                fail(FREED_GRAPH)
+            raise
+        for i, result in enumerate(found):
+            if result is None and not spec.allow_unused:
+                fail(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
+                )
+        self.bind(step, found)
+
+    def bind(self, step: Step, found: tuple[gc.Tensor | None, ...]) -> None:
+        """The tuple ``torch.autograd.grad`` returned, where the statement puts it."""
+        spec = step.grad
+        assert spec is not None  # an autograd step
+        if spec.unpack:
+            if len(step.targets) != len(found):
+                expected = f"expected {len(step.targets)}"
+                raise ScriptError(
+                    step.statement,
+                    "ValueError",
+                    f"too many values to unpack ({expected})"
+                    if len(step.targets) < len(found)
+                    else f"not enough values to unpack ({expected}, got {len(found)})",
+                )
+            self.env.update(zip(step.targets, found))
+            return
+        value: Any = found
+        if step.item is not None:
+            if not -len(found) <= step.item < len(found):
+                raise ScriptError(step.statement, "IndexError", "tuple index out of range")
+            value = found[step.item]
+        if step.target is not None:
+            self.env[step.target] = value
+        elif value is not None:
+            self.out.write(repr(self.printable(value)) + "\n")
+
+    def tensors(self, step: Step, values: list[Any], what: str) -> list[gc.Tensor]:
+        for value in values:
+            if not isinstance(value, gc.Tensor):
+                raise step.statement.error(
+                    f"the {what} of torch.autograd.grad must be tensors, not "
+                    f"{type(value).__name__}",
+                    hint="e.g. torch.autograd.grad(outputs=y, inputs=x)",
+                )
+        return values
+
+    def fails(self, step: Step) -> Callable[[str], NoReturn]:
+        """What raises torch's RuntimeError ``message`` at ``step``."""
+
+        def fail(message: str) -> NoReturn:
+            raise ScriptError(step.statement, "RuntimeError", message)
+
+        return fail
+
     # -- values
     def lookup(self, step: Step, name: str) -> Any:
         """The value of ``name``: a tensor or a Python number."""
@@ -632,8 +864,53 @@ class Session:
                 self.lookup(step, name)
         if isinstance(node, Name):
             return env[node.name]
+        tuples = {n: v for n, v in env.items() if isinstance(v, tuple) and n in names(node)}
+        if tuples:  # g[0], where g holds what torch.autograd.grad returned
+            items: dict[str, Any] = {}
+            node = self.take_items(step, node, tuples, items)
+            env = {**env, **items}
+            if isinstance(node, Name):
+                return env[node.name]
         assignment = Assignment(step.target or "", step.statement, node, None, columns)
         return _Values(env, assignment, self).tensor(node)
+
+    def take_items(
+        self, step: Step, node: Node, tuples: dict[str, tuple], items: dict[str, Any]
+    ) -> Node:
+        """``node`` with each ``g[k]`` of a tuple ``g`` read as a name of its own (in
+        ``items``); an error for any other use of a tuple."""
+        if isinstance(node, Index) and isinstance(node.base, Name) and node.base.name in tuples:
+            held = tuples[node.base.name]
+            if len(node.items) != 1 or not isinstance(node.items[0], int):
+                raise step.statement.error(
+                    f"{node.base.name} is a tuple: an item of it is taken by one whole number",
+                    hint=f"write {node.base.name}[0]",
+                )
+            k = node.items[0]
+            if not -len(held) <= k < len(held):
+                raise ScriptError(step.statement, "IndexError", "tuple index out of range")
+            name = f"_item_{node.base.name}_{k % len(held)}"
+            items[name] = held[k]
+            return Name(name)
+        if isinstance(node, Name) and node.name in tuples:
+            raise step.statement.error(
+                f"{node.name} is a tuple (what torch.autograd.grad returns), which gradcli "
+                "run computes with only item by item",
+                hint=f"write {node.name}[0], or unpack it: {node.name}, = torch.autograd.grad(...)",
+            )
+        if isinstance(node, Index):
+            return Index(self.take_items(step, node.base, tuples, items), node.items)
+        if isinstance(node, Call):
+            args = tuple(
+                tuple(self.take_items(step, a, tuples, items) for a in arg)
+                if isinstance(arg, tuple)
+                else None
+                if arg is None
+                else self.take_items(step, arg, tuples, items)
+                for arg in node.args
+            )
+            return Call(node.op, args, node.params)
+        return node
 
     def grad(self, tensor: gc.Tensor, line: int) -> gc.Tensor | None:
         """``tensor.grad``, with torch's warning for a non-leaf."""
@@ -647,12 +924,16 @@ class Session:
     def shown(self, step: Step, shown: Shown) -> Any:
         """The Python value a shown item has: a literal, a tensor (as ``_Printed``), None, a
         number, a list, a ``torch.Size``."""
+        return self.printable(self.raw(step, shown))
+
+    def raw(self, step: Step, shown: Shown) -> Any:
+        """The value of a shown item, as the engine has it."""
         if shown.ir is None:
             return shown.literal
         value: Any = self.value(step, shown.ir, shown.columns)
         for access in shown.access:
             value = self.access(step, shown, value, access)
-        return self.printable(value)
+        return value
 
     def access(self, step: Step, shown: Shown, value: Any, access: str) -> Any:
         if not isinstance(value, gc.Tensor):
@@ -688,6 +969,8 @@ class Session:
     def printable(self, value: Any) -> Any:
         if isinstance(value, gc.Tensor):
             return _Printed(self.tensor_text(value))
+        if isinstance(value, tuple) and not isinstance(value, _Size):
+            return tuple(self.printable(v) for v in value)
         return value
 
     def tensor_text(self, tensor: gc.Tensor) -> str:

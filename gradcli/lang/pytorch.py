@@ -190,3 +190,114 @@ def _shown(node: ast.expr) -> bool:
     if isinstance(node, ast.Attribute) and node.attr in ("grad", "shape", "item", "tolist"):
         node = node.value
     return isinstance(node, ast.Name) and dotted(node) not in TORCH_MODULES
+
+
+# torch.autograd.grad's parameters, in its signature's order (only_inputs is deprecated and
+# changes nothing; is_grads_batched and materialize_grads are not taken)
+GRAD_PARAMETERS = (
+    "outputs",
+    "inputs",
+    "grad_outputs",
+    "retain_graph",
+    "create_graph",
+    "only_inputs",
+    "allow_unused",
+)
+_GRAD_FLAGS = {
+    "retain_graph": None,
+    "create_graph": False,
+    "only_inputs": True,
+    "allow_unused": False,
+}
+
+
+@dataclass(frozen=True)
+class GradCall:
+    """``torch.autograd.grad(outputs, inputs, grad_outputs, ...)`` as written: the nodes of
+    its outputs, its inputs (names) and its grad_outputs (None: not given; a ``None`` item
+    for an output left to its implicit 1), and its flags."""
+
+    outputs: tuple[ast.expr, ...]
+    inputs: tuple[ast.Name, ...]
+    grad_outputs: tuple[ast.expr | None, ...] | None
+    retain_graph: bool | None
+    create_graph: bool
+    allow_unused: bool
+
+
+def is_grad_call(node: ast.AST) -> bool:
+    """Whether ``node`` calls ``torch.autograd.grad``."""
+    return isinstance(node, ast.Call) and dotted(node.func) == "torch.autograd.grad"
+
+
+def grad_call(call: ast.Call) -> GradCall:
+    """The parts of a ``torch.autograd.grad`` call; Refused for what gradcli does not take."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(
+        GRAD_PARAMETERS
+    ):
+        raise Refused(call, "torch.autograd.grad takes at most 7 arguments, none starred")
+    given: dict[str, ast.expr] = dict(zip(GRAD_PARAMETERS, call.args))
+    for keyword in call.keywords:
+        if keyword.arg not in GRAD_PARAMETERS or keyword.arg in given:
+            raise Refused(
+                keyword,
+                f"torch.autograd.grad takes {', '.join(GRAD_PARAMETERS)} here, "
+                f"not {keyword.arg!r}"
+                if keyword.arg not in given
+                else f"torch.autograd.grad got {keyword.arg} twice",
+                "e.g. torch.autograd.grad(outputs=y, inputs=x, grad_outputs=v)",
+            )
+        given[keyword.arg] = keyword.value
+    for needed in ("outputs", "inputs"):
+        if needed not in given:
+            raise Refused(
+                call,
+                f"torch.autograd.grad needs {needed}",
+                "e.g. torch.autograd.grad(outputs=y, inputs=x)",
+            )
+    flags = {}
+    for name, default in _GRAD_FLAGS.items():
+        value = given.get(name)
+        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+            flags[name] = default
+        elif isinstance(value, ast.Constant) and isinstance(value.value, bool):
+            flags[name] = value.value
+        else:
+            raise Refused(value, f"{name} of torch.autograd.grad must be True or False")
+    inputs = _items(given["inputs"])
+    for item in inputs:
+        if not isinstance(item, ast.Name):
+            raise Refused(
+                item,
+                "the inputs of torch.autograd.grad must be names here",
+                "name each tensor first: w = ...; torch.autograd.grad(y, [x, w])",
+            )
+    outputs = _items(given["outputs"])
+    for item in outputs:
+        if _constant_none(item):
+            raise Refused(item, "an output of torch.autograd.grad cannot be None")
+    grad_outputs = given.get("grad_outputs")
+    gradients = None
+    if grad_outputs is not None and not _constant_none(grad_outputs):
+        gradients = tuple(None if _constant_none(i) else i for i in _items(grad_outputs))
+    return GradCall(
+        tuple(outputs),
+        tuple(i for i in inputs if isinstance(i, ast.Name)),
+        gradients,
+        flags["retain_graph"],
+        bool(flags["create_graph"]),
+        bool(flags["allow_unused"]),
+    )
+
+
+def _items(node: ast.expr) -> list[ast.expr]:
+    """The items of a list or tuple written out, else ``node`` alone."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        if not node.elts:
+            raise Refused(node, "torch.autograd.grad needs at least one tensor here")
+        return list(node.elts)
+    return [node]
+
+
+def _constant_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None

@@ -248,3 +248,55 @@ def test_a_missing_script_is_named(cli):
     done = cli("run", "no_such_script.py")
     assert done.exit_code == 2
     assert "gradcli run: no such file: no_such_script.py" in done.stderr
+
+
+_GRAD_ERRORS = {
+    "scalar": "y = x * 2\ntorch.autograd.grad(y, x)",
+    "input without grad": "a = torch.ones(2)\ny = (x * a).sum()\ntorch.autograd.grad(y, [x, a])",
+    "unused": "u = torch.ones(2, requires_grad=True)\ny = (x * 2).sum()\n"
+    "torch.autograd.grad(y, [x, u])",
+    "freed": "y = (x * 2).sum()\ng = torch.autograd.grad(y, x)\ntorch.autograd.grad(y, x)",
+    "shape": "y = x * 2\ntorch.autograd.grad(y, x, torch.ones(3))",
+    "count": "y = x * 2\ntorch.autograd.grad([y, y], x, torch.ones(2))",
+    "unpack": "y = (x * 2).sum()\na, b = torch.autograd.grad(y, x)",
+    "unpack one": "u = torch.ones(2, requires_grad=True)\ny = (x * u).sum()\n"
+    "a, = torch.autograd.grad(y, [x, u])",
+    "item": "y = (x * 2).sum()\na = torch.autograd.grad(y, x)[1]",
+    "item later": "y = (x * 2).sum()\ng = torch.autograd.grad(y, x)\nprint(g[0])\nprint(g[3])",
+    "output without grad": "a = torch.ones(2)\ntorch.autograd.grad(a.sum(), x)",
+}
+
+
+@pytest.mark.parametrize("name", _GRAD_ERRORS)
+def test_torch_autograd_grads_errors_are_torchs(cli, name, tmp_path):
+    """What torch.autograd.grad refuses, checked as torch checks it, in its words: against
+    ``python -`` with torch, running the same script."""
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import torch\nx = torch.ones(2, requires_grad=True)\n" + _GRAD_ERRORS[name] + "\n"
+    )
+    real = _real_python(script, stdin=True)
+    done = cli("run", "-", input=script.read_text())
+    assert done.exit_code == real.returncode == 1
+    assert done.stdout == real.stdout
+    assert done.stderr.splitlines()[-1] == real.stderr.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "program, message",
+    [
+        ("g = torch.autograd.grad(y)", "torch.autograd.grad needs inputs"),
+        ("g = torch.autograd.grad(y, x * 2)", "the inputs of torch.autograd.grad must be names"),
+        ("g = torch.autograd.grad(y, x, create_graph=c)", "create_graph of torch.autograd"),
+        ("g = torch.autograd.grad(y, x, foo=1)", "not 'foo'"),
+        ("_g = torch.autograd.grad(y, x)", "names may not start with '_'"),
+        ("g = torch.autograd.grad(y, x)[i]", "taken by a whole number"),
+        ("y = (x * x).sum()\ng = torch.autograd.grad(y, x)\nh = g * 2", "g is a tuple"),
+    ],
+)
+def test_torch_autograd_grad_written_as_gradcli_does_not_take_it(cli, program, message):
+    script = "import torch\nx = torch.ones(2, requires_grad=True)\ny = (x * x).sum()\n" + program
+    done = cli("run", "-", input=script)
+    assert done.exit_code == 2, done.stdout
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
