@@ -241,11 +241,14 @@ def grad(
         env[node].retain_grad()
     calls = _backward_calls(bound, env, of, v)
     for r in range(repeat):  # the graph is kept for the next repetition
-        for name, out, gradient, keep in calls:
+        for name, out, gradient, keep, inputs in calls:
             if not out.requires_grad:
                 raise no_gradient(name, out)
             keep = keep or r < repeat - 1
-            bound.engine(lambda o=out, g=gradient, k=keep: o.backward(g, retain_graph=k))
+            if inputs is None:
+                bound.engine(lambda o=out, g=gradient, k=keep: o.backward(g, retain_graph=k))
+            else:  # torch.autograd.grad(out, inputs): the gradients of those inputs alone
+                _accumulate_into(bound, out, gradient, keep, [env[i] for i in inputs])
     messages: list[str] = []
     shown = [n for n in dict.fromkeys([*show, *retain]) if n not in leaves]
     result = Grads(
@@ -269,21 +272,42 @@ def _with_formulas_of(result: Symbolic, bound: Bound, calls: list) -> Symbolic:
     return with_formulas(result, bound, None if cotangent is None else cotangent.data)
 
 
+def _accumulate_into(
+    bound: Bound, out: gc.Tensor, cotangent: gc.Tensor | None, keep: bool, inputs: list
+) -> None:
+    """``out.backward(cotangent, inputs=inputs)``: ``.grad`` of those inputs alone."""
+    for i, tensor in enumerate(inputs):
+        if not tensor.requires_grad:
+            raise GradcliError(
+                f"input {i} of torch.autograd.grad does not require grad: One of the "
+                "differentiated Tensors does not require grad",
+                hint="make it with requires_grad=True",
+            )
+    found = bound.engine(
+        lambda: gc.grad(out, inputs, cotangent, retain_graph=keep, allow_unused=True)
+    )
+    for tensor, g in zip(inputs, found):
+        if g is not None:
+            tensor.grad = g if tensor.grad is None else tensor.grad + g
+
+
 def _backward_calls(bound: Bound, env: dict, of: str | None, v: np.ndarray | None) -> list:
-    """The backward passes to run, as (name, output, cotangent, retain_graph): the program's
-    own ``y.backward(v)`` calls where it has them and the command names neither --of nor
-    --v, else one pass of the output with --v."""
+    """The backward passes to run, as (name, output, cotangent, retain_graph, inputs): the
+    program's own ``y.backward(v)`` and ``torch.autograd.grad(y, inputs, v)`` calls where it
+    has them and the command names neither --of nor --v, else one pass of the output with
+    --v (inputs None: to every leaf)."""
     if of is None and v is None and bound.program.backward:
         calls = []
         for call in bound.program.backward:
-            _check_names([call.output, *filter(None, [call.gradient])], env, "backward")
+            named = [call.output, *filter(None, [call.gradient]), *(call.inputs or ())]
+            _check_names(named, env, "backward")
             out = env[call.output]
             gradient = None if call.gradient is None else env[call.gradient].data
             cotangent = _cotangent(gradient, out, call.output, bound.dtype, str(call.gradient))
-            calls.append((call.output, out, cotangent, call.retain_graph))
+            calls.append((call.output, out, cotangent, call.retain_graph, call.inputs))
         return calls
     name, out = output_of(bound, env, of)
-    return [(name, out, _cotangent(v, out, name, bound.dtype), False)]
+    return [(name, out, _cotangent(v, out, name, bound.dtype), False, None)]
 
 
 def _grads_of(env: dict, names, messages: list[str]) -> dict[str, np.ndarray | None]:
@@ -309,7 +333,11 @@ def vjp(
     With ``symbolic``, sympy's formulas of the inputs' products too."""
     leaves = bound.leaves()
     env = bound.run(leaves)
-    targets = wrt or [n for n, leaf in leaves.items() if leaf.requires_grad]
+    calls = _backward_calls(bound, env, of, v)
+    asked = [i for call in calls for i in call[4] or ()]
+    every = [n for n, leaf in leaves.items() if leaf.requires_grad]
+    # the inputs of the program's torch.autograd.grad calls, where they all name them
+    targets = wrt or (list(dict.fromkeys(asked)) if all(c[4] for c in calls) else every)
     _check_names(targets, env, "--wrt")
     tensors = [env[t] for t in targets]
     for t, tensor in zip(targets, tensors):
@@ -318,8 +346,7 @@ def vjp(
     grads: dict[str, np.ndarray] = {
         t: np.zeros(x.shape, bound.dtype) for t, x in zip(targets, tensors)
     }
-    calls = _backward_calls(bound, env, of, v)
-    for name, out, cotangent, _ in calls:
+    for name, out, cotangent, _, inputs in calls:
         if cotangent is None and out.numel() != 1:
             raise GradcliError(
                 f"the output {name} has shape {out.shape}: vjp needs the vector v",
@@ -332,7 +359,7 @@ def vjp(
                 )
             )
             for t, g in zip(targets, found):
-                if g is not None:
+                if g is not None and (inputs is None or t in inputs):
                     grads[t] = grads[t] + g.data
     result = VJP(output=name, value=out.data, grads=grads, warnings=bound.messages())
     return _with_formulas_of(result, bound, calls) if symbolic else result

@@ -215,8 +215,12 @@ def _step_from_json(data: dict[str, Any]) -> Step:
     given = dict(data)
     given["statement"] = Statement(*data["statement"])
     given["ir"] = None if data["ir"] is None else from_json(data["ir"], F.PROGRAM_OPS)
-    output, gradient, retain = data["backward"] or (None, None, False)
-    given["backward"] = None if output is None else pytorch.Backward(output, gradient, retain)
+    output, gradient, retain, inputs = data["backward"] or (None, None, False, None)
+    given["backward"] = (
+        None
+        if output is None
+        else pytorch.Backward(output, gradient, retain, None if inputs is None else tuple(inputs))
+    )
     given["grad"] = None if data["grad"] is None else Gradients(**data["grad"])
     given["targets"] = tuple(data["targets"])
     given["shown"] = tuple(

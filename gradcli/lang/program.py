@@ -215,7 +215,7 @@ class Program:
                 }
                 for a in self.assignments
             ],
-            "backward": [[b.output, b.gradient, b.retain_graph] for b in self.backward],
+            "backward": [[b.output, b.gradient, b.retain_graph, b.inputs] for b in self.backward],
         }
 
     @classmethod
@@ -235,8 +235,8 @@ class Program:
                 for a in data["assignments"]
             ),
             tuple(
-                Backward(output, gradient, bool(retain))
-                for output, gradient, retain in data["backward"]
+                Backward(output, gradient, bool(retain), None if inputs is None else tuple(inputs))
+                for output, gradient, retain, inputs in data["backward"]
             ),
         )
 

@@ -9,6 +9,8 @@ A PyTorch snippet pasted as a program means what it means in torch:
   default (a constructor, as ``x = ones(2, 2)`` is);
 - ``out.backward()``, ``y.backward(v)``, ``y.backward(gradient=v, retain_graph=True)``: the
   output and its cotangent, for ``grad``, ``vjp`` and ``jacobian``;
+- ``g, = torch.autograd.grad(y, x, grad_outputs=v)``, ``gx, gw = ...``: the output, its
+  cotangent and the inputs whose gradients are asked for (see ``grad_of``);
 - ``x.grad``, ``print(x.grad)``, ``print('x:', x)``: what the snippet shows; the command
   shows its own answer, so these run nothing.
 
@@ -31,11 +33,14 @@ _IMPORTABLE = ("torch",)
 @dataclass(frozen=True)
 class Backward:
     """``output.backward(gradient, retain_graph=...)``: ``gradient`` names the cotangent
-    (None: the output is a scalar, or torch's error says it is not)."""
+    (None: the output is a scalar, or torch's error says it is not). ``inputs``: the
+    tensors of ``torch.autograd.grad(output, inputs, gradient)``, which asks for their
+    gradients alone (None: a backward, to every leaf)."""
 
     output: str
     gradient: str | None
     retain_graph: bool
+    inputs: tuple[str, ...] | None = None
 
 
 class Refused(Exception):
@@ -232,17 +237,14 @@ def is_grad_call(node: ast.AST) -> bool:
 
 def grad_call(call: ast.Call) -> GradCall:
     """The parts of a ``torch.autograd.grad`` call; Refused for what gradcli does not take."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(
-        GRAD_PARAMETERS
-    ):
+    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(GRAD_PARAMETERS):
         raise Refused(call, "torch.autograd.grad takes at most 7 arguments, none starred")
     given: dict[str, ast.expr] = dict(zip(GRAD_PARAMETERS, call.args))
     for keyword in call.keywords:
         if keyword.arg not in GRAD_PARAMETERS or keyword.arg in given:
             raise Refused(
                 keyword,
-                f"torch.autograd.grad takes {', '.join(GRAD_PARAMETERS)} here, "
-                f"not {keyword.arg!r}"
+                f"torch.autograd.grad takes {', '.join(GRAD_PARAMETERS)} here, not {keyword.arg!r}"
                 if keyword.arg not in given
                 else f"torch.autograd.grad got {keyword.arg} twice",
                 "e.g. torch.autograd.grad(outputs=y, inputs=x, grad_outputs=v)",
@@ -301,3 +303,37 @@ def _items(node: ast.expr) -> list[ast.expr]:
 
 def _constant_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def grad_of(node: ast.stmt) -> tuple[Backward, tuple[str, ...]] | None:
+    """``g, = torch.autograd.grad(y, [x, w], grad_outputs=v)`` (or ``g = ...``, ``...[0]``,
+    the call alone) as a statement of its own: the pass it asks for, and the names it binds;
+    None for any other statement. Refused for what a program does not take: outputs and
+    grad_outputs are one name each here."""
+    if not isinstance(node, (ast.Assign, ast.Expr)):
+        return None
+    value = node.value.value if isinstance(node.value, ast.Subscript) else node.value
+    if not is_grad_call(value):
+        return None
+    assert isinstance(value, ast.Call)  # see is_grad_call
+    call = grad_call(value)
+    name_first = "give it a name first: v = torch.ones(3); torch.autograd.grad(y, x, v)"
+    if len(call.outputs) != 1 or not isinstance(call.outputs[0], ast.Name):
+        raise Refused(
+            call.outputs[0], "torch.autograd.grad takes one output, a name, here", name_first
+        )
+    gradients = call.grad_outputs or (None,)
+    if len(gradients) != 1 or not (gradients[0] is None or isinstance(gradients[0], ast.Name)):
+        raise Refused(
+            value, "the grad_outputs of torch.autograd.grad must be one name here", name_first
+        )
+    gradient = gradients[0].id if isinstance(gradients[0], ast.Name) else None
+    retain = call.create_graph if call.retain_graph is None else call.retain_graph
+    bound: list[str] = []
+    for target in node.targets if isinstance(node, ast.Assign) else ():
+        for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+            if not isinstance(element, ast.Name):
+                raise Refused(element, "torch.autograd.grad's tensors are assigned to names here")
+            bound.append(element.id)
+    inputs = tuple(i.id for i in call.inputs)
+    return Backward(call.outputs[0].id, gradient, retain, inputs), tuple(bound)

@@ -206,6 +206,7 @@ class Checked:
     backward: pytorch.Backward | None = None
     rebinds: bool = False  # y[0] = ...: the target takes a new value, made from its last
     dtype: str | None = None  # a constructor's dtype=torch.float64 ("float64")
+    results: tuple[str, ...] = ()  # g, = torch.autograd.grad(...): the names it binds
 
 
 def reserved(name: str) -> bool:
@@ -704,6 +705,10 @@ def check(statement: Statement, grads: bool = False) -> Checked:
         ) from None
     _check_depth(statement, tree)
     body = tree.body
+    if len(body) == 1:
+        asked = _grad_of(statement, body[0])
+        if asked is not None:
+            return asked
     if len(body) == 1 and not isinstance(body[0], ast.Assign):
         done = _pytorch_statement(statement, body[0])
         if done is not None:
@@ -796,6 +801,20 @@ def _pytorch_statement(statement: Statement, node: ast.stmt) -> Checked | None:
         return None
     names = (call.output,) if call.gradient is None else (call.output, call.gradient)
     return Checked(statement, None, None, None, names, {}, call)
+
+
+def _grad_of(statement: Statement, node: ast.stmt) -> Checked | None:
+    """``torch.autograd.grad(...)`` as a statement (see pytorch.py), or None."""
+    try:
+        asked = pytorch.grad_of(node)
+    except pytorch.Refused as exc:
+        raise _refused(statement, exc) from None
+    if asked is None:
+        return None
+    call, bound = asked
+    assert call.inputs is not None  # the inputs of a torch.autograd.grad
+    names = (call.output, *filter(None, [call.gradient]), *call.inputs)
+    return Checked(statement, None, None, None, names, {}, call, results=bound)
 
 
 def _refused(statement: Statement, refused: pytorch.Refused) -> GradcliError:
