@@ -41,7 +41,7 @@ from . import torchtext
 from .errors import GradcliError
 from .lang import functions as F
 from .lang import pytorch
-from .lang.ir import Call, Index, Name, Node, from_json, names, to_json
+from .lang.ir import Call, Const, Index, Name, Node, from_json, names, to_json
 from .lang.program import Assignment, Numbers
 from .lang.validate import (
     Checked,
@@ -72,7 +72,9 @@ FREED_GRAPH = (
     "calling backward."
 )
 NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
-LEAF_WRITE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+LEAF_WRITE = f"a view of {LEAF_INPLACE}"
+ZERO_NODE = "ZeroBackward0"  # the node of y.zero_() on a tensor that requires grad
 
 # What a shown value may be followed by: attributes, and methods called without arguments
 ATTRIBUTES = ("grad", "shape", "dtype", "requires_grad", "is_leaf")
@@ -90,7 +92,6 @@ _NOT_YET = {
     ast.With: "with blocks other than `with torch.no_grad():`",
     ast.AsyncWith: "with blocks other than `with torch.no_grad():`",
     ast.Try: "try blocks",
-    ast.AugAssign: "in-place operators (+=, -=, ...)",
     ast.AnnAssign: "annotated assignments",
     ast.Delete: "del",
     ast.Assert: "assert",
@@ -152,6 +153,9 @@ class Step:
     ``autograd`` (``torch.autograd.grad``: ``shown`` its outputs, inputs and grad_outputs,
     ``grad`` what they are; its tuple goes to ``target``, or its item ``item`` does, or it is
     unpacked into ``targets``, or shown when the statement is the call alone).
+    ``update`` (``y += e``, ``y.add_(e)``, ``y.zero_()``: ``ir`` the new value of
+    ``target``, written into it as torch does; ``node_name`` the name of its node where
+    torch's differs from the operation's; ``shows``: a method, whose value is shown).
     ``no_grad``: inside ``with torch.no_grad():``.
     """
 
@@ -171,6 +175,8 @@ class Step:
     targets: tuple[str, ...] = ()
     item: int | None = None
     grad: Gradients | None = None
+    node_name: str | None = None
+    shows: bool = False
 
 
 # -- the parse cache -----------------------------------------------------------------------------
@@ -252,6 +258,7 @@ _KINDS = (
     "show",
     "nothing",
     "autograd",
+    "update",
 )
 
 
@@ -288,6 +295,8 @@ def _compile_block(body: list[ast.stmt], source: str, steps: list[Step], no_grad
             continue
         if isinstance(node, (ast.Assign, ast.Expr)) and _calls_grad(node.value):
             made = _gradients(statement)
+        elif isinstance(node, (ast.AugAssign, ast.Expr)) and (update := _update(statement)):
+            made = [update]
         else:
             step = _compile_statement(node, statement)
             made = [] if step is None else [step]
@@ -327,6 +336,37 @@ def _compile_statement(node: ast.stmt, statement: Statement) -> Step | None:
         return _expression(statement)
     what = _NOT_YET.get(type(node), f"a '{type(node).__name__}' statement")
     raise statement.error(f"gradcli run does not take {what} yet", 0, _STEP_HINT)
+
+
+def _update(statement: Statement) -> Step | None:
+    """``y += e``, ``y.mul_(e)``, ``y.zero_()`` (an ``update`` step), or None."""
+    node = quiet_parse(statement.text, "exec").body[0]
+    try:
+        change = pytorch.in_place(node)
+    except pytorch.Refused as exc:
+        raise statement.error(exc.message, getattr(exc.node, "col_offset", 0), exc.hint) from None
+    if change is None:
+        return None
+    target = Name(_variable(statement, change.target, "name"))
+    if change.symbol is None:  # zero_(): every element written, as y[...] = 0 writes
+        setitem = F.OPERATORS["[]="].name
+        ir: Node = Call(setitem, (target, Const(0.0)), (Ellipsis,))
+        columns = {setitem: 0}
+    else:
+        assert change.operand is not None  # an operator's operand
+        checked = check_expression(statement, change.operand)
+        function = F.OPERATORS[change.symbol].name
+        ir = Call(function, (target, _ir(checked)), ())
+        columns = {**checked.columns, function: 0}
+    return Step(
+        "update",
+        statement,
+        target.name,
+        ir,
+        columns=columns,
+        node_name=ZERO_NODE if change.symbol is None else None,
+        shows=change.method,
+    )
 
 
 def _calls_grad(value: ast.expr) -> bool:
@@ -635,15 +675,19 @@ class Session:
         elif step.kind == "number":
             assert step.target is not None  # a number step
             self.env[step.target] = step.number
-        elif step.kind in ("assign", "write"):
+        elif step.kind in ("assign", "write", "update"):
             assert step.target is not None and step.ir is not None  # see _assignment
-            if step.kind == "write":
+            if step.kind != "assign":
                 self.check_write(step)
             value = self.value(step, step.ir, step.columns)
-            if step.kind == "write":
-                self.rebind(step, value)
-            else:
+            if step.kind == "assign":
                 self.env[step.target] = value
+                return
+            if step.node_name is not None and value.grad_fn is not None:
+                self.node_names[value.grad_fn] = step.node_name
+            self.rebind(step, value)
+            if step.shows:
+                self.out.write(repr(self.printable(self.env[step.target])) + "\n")
         elif step.kind == "backward":
             self.backward(step)
         elif step.kind == "autograd":
@@ -680,9 +724,17 @@ class Session:
         write into a tensor whose elements another tensor shares (a view), which gradcli's
         tensors do not follow yet."""
         assert step.target is not None  # a write step
+        if step.kind == "update" and not isinstance(self.lookup(step, step.target), gc.Tensor):
+            raise step.statement.error(
+                f"{step.target} is a Python number: gradcli run does not compute with Python "
+                "numbers yet",
+                0,
+                f"write the new number itself ({step.target} = 0.5)",
+            )
         written = self.tensor(step, step.target, "does not support item assignment", "TypeError")
         if written.is_leaf and written.requires_grad and not step.no_grad:
-            raise ScriptError(step.statement, "RuntimeError", LEAF_WRITE)
+            message = LEAF_INPLACE if step.kind == "update" else LEAF_WRITE
+            raise ScriptError(step.statement, "RuntimeError", message)
         for name, other in self.env.items():
             if not isinstance(other, gc.Tensor) or other is written:
                 continue

@@ -337,3 +337,58 @@ def grad_of(node: ast.stmt) -> tuple[Backward, tuple[str, ...]] | None:
             bound.append(element.id)
     inputs = tuple(i.id for i in call.inputs)
     return Backward(call.outputs[0].id, gradient, retain, inputs), tuple(bound)
+
+
+# torch's in-place operators and methods, and the operator of the language each applies
+_IN_PLACE_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+IN_PLACE_METHODS = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/", "pow_": "**"}
+ZERO = "zero_"
+
+
+@dataclass(frozen=True)
+class InPlace:
+    """``y += e`` (``symbol`` "+", ``operand`` e), ``y.mul_(e)`` or ``y.zero_()`` (symbol
+    and operand None): torch writes into ``target``; ``method`` whether the statement is a
+    method call, whose value (``y`` itself) the interactive interpreter shows."""
+
+    target: str
+    symbol: str | None
+    operand: ast.expr | None
+    method: bool
+
+
+def in_place(node: ast.stmt) -> InPlace | None:
+    """``node`` as an in-place operation on a name, or None; Refused for one gradcli does not
+    take."""
+    if isinstance(node, ast.AugAssign):
+        symbol = _IN_PLACE_OPERATORS.get(type(node.op))
+        if not isinstance(node.target, ast.Name):
+            raise Refused(
+                node,
+                "an in-place operator (+=, -=, *=, /=) takes a name here",
+                "write y = y.clone(); then y += ... on the name",
+            )
+        if symbol is None:
+            raise Refused(node, "the in-place operators taken are +=, -=, *=, /= and **=")
+        return InPlace(node.target.id, symbol, node.value, method=False)
+    if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Call):
+        return None
+    call = node.value
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in (*IN_PLACE_METHODS, ZERO):
+        return None
+    if not isinstance(func.value, ast.Name):
+        if func.attr == ZERO and dotted(func.value) is not None:
+            return None  # x.grad.zero_()
+        raise Refused(func, f"{func.attr} is called on a name here", f"write y.{func.attr}(...)")
+    wanted = 0 if func.attr == ZERO else 1
+    if call.keywords or len(call.args) != wanted:
+        raise Refused(
+            call,
+            f"{func.attr} takes "
+            + ("no argument" if not wanted else "one argument, and no keywords")
+            + " here",
+            f"write y.{func.attr}({'' if not wanted else 'e'})",
+        )
+    operand = call.args[0] if call.args else None
+    return InPlace(func.value.id, IN_PLACE_METHODS.get(func.attr), operand, method=True)

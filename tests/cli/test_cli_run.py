@@ -147,7 +147,12 @@ def test_warnings_and_errors_are_those_of_python_running_the_script(cli, name, s
         ("def f(x):\n    return x", "gradcli run does not take function definitions (def) yet"),
         ("while True:\n    pass", "gradcli run does not take while loops yet"),
         ("with open('f') as f:\n    pass", "with blocks other than `with torch.no_grad():`"),
-        ("x = torch.ones(2)\nx += 1", "gradcli run does not take in-place operators"),
+        ("x = torch.ones(2)\nx[0] += 1", "an in-place operator (+=, -=, *=, /=) takes a name"),
+        ("x = torch.ones(2)\nx //= 2", "the in-place operators taken are"),
+        ("x = torch.ones(2)\nx.add_(1, alpha=2)", "add_ takes one argument, and no keywords"),
+        ("x = torch.ones(2)\n(x * 2).mul_(2)", "mul_ is called on a name here"),
+        ("lr = 0.1\nlr *= 2", "lr is a Python number: gradcli run does not compute with"),
+        ("x = torch.ones(3)\ny = x[0:2]\ny += 1", "gradcli run does not write into views yet"),
         ("import os", "gradcli reads PyTorch code: it does not import 'os'"),
         ("x = torch.tensor([1, 2])", "torch makes an integer tensor (int64)"),
         ("x = torch.ones(2, dtype=torch.int64)", "gradcli has no dtype 'torch.int64'"),
@@ -264,12 +269,16 @@ _GRAD_ERRORS = {
     "item": "y = (x * 2).sum()\na = torch.autograd.grad(y, x)[1]",
     "item later": "y = (x * 2).sum()\ng = torch.autograd.grad(y, x)\nprint(g[0])\nprint(g[3])",
     "output without grad": "a = torch.ones(2)\ntorch.autograd.grad(a.sum(), x)",
+    "in place on a leaf": "y = x * 2\ny += 1\nprint(y)\nx += 1",
+    "in-place method on a leaf": "x.mul_(2)",
+    "zero_ on a leaf": "x.zero_()",
 }
 
 
 @pytest.mark.parametrize("name", _GRAD_ERRORS)
 def test_torch_autograd_grads_errors_are_torchs(cli, name, tmp_path):
-    """What torch.autograd.grad refuses, checked as torch checks it, in its words: against
+    """What torch.autograd.grad (and an in-place operation) refuses, checked as torch checks
+    it, in its words: against
     ``python -`` with torch, running the same script."""
     script = tmp_path / "script.py"
     script.write_text(
