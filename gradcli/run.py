@@ -221,11 +221,13 @@ def _step_from_json(data: dict[str, Any]) -> Step:
     given = dict(data)
     given["statement"] = Statement(*data["statement"])
     given["ir"] = None if data["ir"] is None else from_json(data["ir"], F.PROGRAM_OPS)
-    output, gradient, retain, inputs = data["backward"] or (None, None, False, None)
+    output, gradient, retain, inputs, zero = data["backward"] or (None,) * 5
     given["backward"] = (
         None
         if output is None
-        else pytorch.Backward(output, gradient, retain, None if inputs is None else tuple(inputs))
+        else pytorch.Backward(
+            output, gradient, bool(retain), None if inputs is None else tuple(inputs), bool(zero)
+        )
     )
     given["grad"] = None if data["grad"] is None else Gradients(**data["grad"])
     given["targets"] = tuple(data["targets"])
@@ -344,10 +346,10 @@ def _update(statement: Statement) -> Step | None:
     try:
         change = pytorch.in_place(node)
     except pytorch.Refused as exc:
-        raise statement.error(exc.message, getattr(exc.node, "col_offset", 0), exc.hint) from None
+        raise _refusal(statement, exc) from None
     if change is None:
         return None
-    target = Name(_variable(statement, change.target, "name"))
+    target = Name(_variable(statement, change.target.id, "name"))
     if change.symbol is None:  # zero_(): every element written, as y[...] = 0 writes
         setitem = F.OPERATORS["[]="].name
         ir: Node = Call(setitem, (target, Const(0.0)), (Ellipsis,))
@@ -367,6 +369,14 @@ def _update(statement: Statement) -> Step | None:
         node_name=ZERO_NODE if change.symbol is None else None,
         shows=change.method,
     )
+
+
+def _refusal(statement: Statement, refused: pytorch.Refused) -> GradcliError:
+    """The error for what pytorch.py refuses in ``statement`` (its nodes parsed from the
+    statement's own text)."""
+    column = getattr(refused.node, "col_offset", 0)  # UTF-8 bytes; the caret counts characters
+    characters = len(statement.text.encode()[:column].decode(errors="ignore"))
+    return statement.error(refused.message, characters, refused.hint)
 
 
 def _calls_grad(value: ast.expr) -> bool:
@@ -394,7 +404,7 @@ def _gradients(statement: Statement) -> list[Step]:
     try:
         call = pytorch.grad_call(value)
     except pytorch.Refused as exc:
-        raise statement.error(exc.message, getattr(exc.node, "col_offset", 0), exc.hint) from None
+        raise _refusal(statement, exc) from None
     line = statement.line
     shown = [_shown(statement, output) for output in call.outputs]
     shown += [Shown(line, ir=Name(_variable(statement, i.id, "tensor"))) for i in call.inputs]
@@ -446,7 +456,7 @@ def _constructor(statement: Statement, node: ast.expr) -> Step | None:
         made = pytorch.constructor(node, statement.text)
         dtype = None if made is None else pytorch.dtype(node)
     except pytorch.Refused as exc:
-        raise statement.error(exc.message, getattr(exc.node, "col_offset", 0), exc.hint) from None
+        raise _refusal(statement, exc) from None
     if made is None:
         return None
     _check_floating(statement, made, dtype)

@@ -33,7 +33,8 @@ _IMPORTABLE = ("torch",)
 @dataclass(frozen=True)
 class Backward:
     """``output.backward(gradient, retain_graph=...)``: ``gradient`` names the cotangent
-    (None: the output is a scalar, or torch's error says it is not). ``inputs``: the
+    (None: the output is a scalar, or torch's error says it is not). ``zero_grad``: the
+    statement is ``output.grad.zero_()`` instead. ``inputs``: the
     tensors of ``torch.autograd.grad(output, inputs, gradient)``, which asks for their
     gradients alone (None: a backward, to every leaf)."""
 
@@ -41,6 +42,7 @@ class Backward:
     gradient: str | None
     retain_graph: bool
     inputs: tuple[str, ...] | None = None
+    zero_grad: bool = False  # output.grad.zero_(): not a pass, the reset of output's .grad
 
 
 class Refused(Exception):
@@ -351,7 +353,7 @@ class InPlace:
     and operand None): torch writes into ``target``; ``method`` whether the statement is a
     method call, whose value (``y`` itself) the interactive interpreter shows."""
 
-    target: str
+    target: ast.Name
     symbol: str | None
     operand: ast.expr | None
     method: bool
@@ -370,7 +372,7 @@ def in_place(node: ast.stmt) -> InPlace | None:
             )
         if symbol is None:
             raise Refused(node, "the in-place operators taken are +=, -=, *=, /= and **=")
-        return InPlace(node.target.id, symbol, node.value, method=False)
+        return InPlace(node.target, symbol, node.value, method=False)
     if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Call):
         return None
     call = node.value
@@ -391,4 +393,15 @@ def in_place(node: ast.stmt) -> InPlace | None:
             f"write y.{func.attr}({'' if not wanted else 'e'})",
         )
     operand = call.args[0] if call.args else None
-    return InPlace(func.value.id, IN_PLACE_METHODS.get(func.attr), operand, method=True)
+    return InPlace(func.value, IN_PLACE_METHODS.get(func.attr), operand, method=True)
+
+
+def zero_grad(node: ast.stmt) -> str | None:
+    """The name ``x`` of a statement ``x.grad.zero_()``, or None."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        call = node.value
+        if not call.args and not call.keywords and isinstance(call.func, ast.Attribute):
+            owner = dotted(call.func.value) or ""
+            if call.func.attr == ZERO and owner.endswith(".grad") and owner.count(".") == 1:
+                return owner.removesuffix(".grad")
+    return None

@@ -150,6 +150,19 @@ def test_vjp_takes_torch_autograd_grads_output_inputs_and_cotangent(cli_json, st
             "One of the differentiated Tensors does not require grad",
         ),
         (
+            "x = torch.ones(3, requires_grad=True)\nx += 1\ny = sum(x)",
+            "a leaf Variable that requires grad is being used in an in-place operation.",
+        ),
+        (
+            "x = torch.ones(3, requires_grad=True)\nx.zero_()\ny = sum(x)",
+            "a leaf Variable that requires grad is being used in an in-place operation.",
+        ),
+        (
+            "x = torch.ones(3, requires_grad=True)\nx.grad.zero_()\ny = sum(x)\ny.backward()",
+            "x.grad is None where the program calls x.grad.zero_()",
+        ),
+        ("y = x * 2\ny[0] += 1", "an in-place operator (+=, -=, *=, /=) takes a name here"),
+        (
             "x = torch.ones(3, requires_grad=True)\ny = x * 2\ny.backward()",
             "grad can be implicitly created only for scalar outputs",
         ),
