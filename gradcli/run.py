@@ -41,6 +41,7 @@ from . import torchtext
 from .errors import GradcliError
 from .lang import functions as F
 from .lang import pytorch
+from .lang.inline import Functions
 from .lang.ir import Call, Const, Index, Name, Node, from_json, names, to_json
 from .lang.program import Assignment, Numbers
 from .lang.validate import (
@@ -85,8 +86,6 @@ _NOT_YET = {
     ast.For: "for loops",
     ast.AsyncFor: "for loops",
     ast.While: "while loops",
-    ast.FunctionDef: "function definitions (def)",
-    ast.AsyncFunctionDef: "function definitions (def)",
     ast.ClassDef: "classes",
     ast.If: "if statements",
     ast.With: "with blocks other than `with torch.no_grad():`",
@@ -284,17 +283,25 @@ def compile_script(source: str) -> list[Step]:
     except (RecursionError, MemoryError):
         raise GradcliError("the script is nested too deeply to parse") from None
     steps: list[Step] = []
-    _compile_block(module.body, source, steps, no_grad=False)
+    _compile_block(module.body, source, steps, Functions(), no_grad=False)
     return steps
 
 
-def _compile_block(body: list[ast.stmt], source: str, steps: list[Step], no_grad: bool) -> None:
+def _compile_block(
+    body: list[ast.stmt], source: str, steps: list[Step], functions: Functions, no_grad: bool
+) -> None:
     for node in body:
         text = ast.get_source_segment(source, node) or ""
         statement = Statement(len(steps) + 1, node.lineno, text)
         if isinstance(node, ast.With) and _is_no_grad(node):
-            _compile_block(node.body, source, steps, no_grad=True)
+            _compile_block(node.body, source, steps, functions, no_grad=True)
             continue
+        if functions.define(node, statement):
+            continue
+        expanded = functions.expand(node, statement)
+        if expanded is not node:  # a call of the script's function, written out
+            node = expanded
+            statement = Statement(statement.number, statement.line, ast.unparse(node))
         if isinstance(node, (ast.Assign, ast.Expr)) and _calls_grad(node.value):
             made = _gradients(statement)
         elif isinstance(node, (ast.AugAssign, ast.Expr)) and (update := _update(statement)):

@@ -144,7 +144,17 @@ def test_warnings_and_errors_are_those_of_python_running_the_script(cli, name, s
     "program, message",
     [
         ("for i in range(3):\n    print(i)", "gradcli run does not take for loops yet"),
-        ("def f(x):\n    return x", "gradcli run does not take function definitions (def) yet"),
+        ("def f(x):\n    return f(x)\ny = f(torch.ones(2))", "f calls functions more than 32"),
+        ("def f(x):\n    print(x)\n    return x", "f: line 2 is not an assignment to a name"),
+        ("def f(x):\n    y = x", "f: gradcli run takes a function that ends with return"),
+        ("def f(x=1):\n    return x", "f: gradcli run takes a function's parameters as plain"),
+        ("f = lambda x: x\nx = torch.ones(2)\ny = f(x, x)", "f() takes 1 arguments (x), and"),
+        ("f = lambda x: x\nx = torch.ones(2)\ny = f(w=x)", "f() got an unexpected or repeated"),
+        (
+            "def f(x):\n    return x + x\ndef g(x):\n    return f(f(f(f(x))))\n"
+            "def h(x):\n    return g(g(g(g(x))))\nx = torch.ones(2)\ny = h(h(x))",
+            "the expression grows beyond 20000 parts",
+        ),
         ("while True:\n    pass", "gradcli run does not take while loops yet"),
         ("with open('f') as f:\n    pass", "with blocks other than `with torch.no_grad():`"),
         ("x = torch.ones(2)\nx[0] += 1", "an in-place operator (+=, -=, *=, /=) takes a name"),
