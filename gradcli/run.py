@@ -83,8 +83,9 @@ METHODS = ("item", "tolist", "numel", "size", "dim", "zero_")
 
 # The statements gradcli run does not take yet, as a person names them
 _NOT_YET = {
-    ast.For: "for loops",
-    ast.AsyncFor: "for loops",
+    ast.AsyncFor: "async for loops",
+    ast.Break: "break",
+    ast.Continue: "continue",
     ast.While: "while loops",
     ast.ClassDef: "classes",
     ast.If: "if statements",
@@ -283,18 +284,31 @@ def compile_script(source: str) -> list[Step]:
     except (RecursionError, MemoryError):
         raise GradcliError("the script is nested too deeply to parse") from None
     steps: list[Step] = []
-    _compile_block(module.body, source, steps, Functions(), no_grad=False)
+    _compile_block(module.body, source, steps, _Context(Functions(), {}), no_grad=False)
     return steps
 
 
+@dataclass
+class _Context:
+    """What compiling a script knows beyond each statement: its functions, and the names
+    bound to whole numbers written out (``n = 5``), which ``range(n)`` may use."""
+
+    functions: Functions
+    whole: dict[str, int]
+
+
 def _compile_block(
-    body: list[ast.stmt], source: str, steps: list[Step], functions: Functions, no_grad: bool
+    body: list[ast.stmt], source: str, steps: list[Step], context: _Context, no_grad: bool
 ) -> None:
+    functions = context.functions
     for node in body:
         text = ast.get_source_segment(source, node) or ""
         statement = Statement(len(steps) + 1, node.lineno, text)
         if isinstance(node, ast.With) and _is_no_grad(node):
-            _compile_block(node.body, source, steps, functions, no_grad=True)
+            _compile_block(node.body, source, steps, context, no_grad=True)
+            continue
+        if isinstance(node, ast.For):
+            _unroll(node, statement, source, steps, context, no_grad)
             continue
         if functions.define(node, statement):
             continue
@@ -310,6 +324,78 @@ def _compile_block(
             step = _compile_statement(node, statement)
             made = [] if step is None else [step]
         steps.extend(step if not no_grad else _under_no_grad(step) for step in made)
+        for step in made:
+            for name in (step.target, *step.targets):
+                context.whole.pop(name or "", None)
+            if step.kind == "number" and type(step.number) is int and step.target:
+                context.whole[step.target] = step.number
+
+
+MAX_UNROLLED = 20_000  # the steps of a script whose loops are unrolled
+
+
+def _unroll(
+    node: ast.For,
+    statement: Statement,
+    source: str,
+    steps: list[Step],
+    context: _Context,
+    no_grad: bool,
+) -> None:
+    """``for i in range(...):`` with whole numbers: its body's steps once per iteration, each
+    after a step binding ``i`` to its number."""
+    if not isinstance(node.target, ast.Name) or node.orelse:
+        raise statement.error(
+            "gradcli run takes a loop for NAME in range(...): without else",
+            0,
+            "write for i in range(10):",
+        )
+    iterations = range(*_range_arguments(node.iter, statement, context.whole))
+    body: list[Step] = []
+    _compile_block(node.body, source, body, context, no_grad)
+    total = len(steps) + len(iterations) * (len(body) + 1)
+    if total > MAX_UNROLLED:
+        raise statement.error(
+            f"the script's loops make {total} steps (iterations times statements), more "
+            f"than the {MAX_UNROLLED} gradcli run takes",
+            0,
+            "run fewer iterations",
+        )
+    target = node.target.id
+    for number in iterations:
+        steps.append(Step("number", statement, target, number=number))
+        steps.extend(body)
+    context.whole.pop(target, None)
+    if iterations:
+        context.whole[target] = iterations[-1]
+
+
+def _range_arguments(node: ast.expr, statement: Statement, whole: dict[str, int]) -> list[int]:
+    """The whole numbers of ``range(...)`` (written out, or names bound to them)."""
+    hint = "write range(10), or range(n) after n = 10"
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "range"
+        and 1 <= len(node.args) <= 3
+        and not node.keywords
+    ):
+        raise statement.error("gradcli run takes a loop over range(...) only", 0, hint)
+    numbers = []
+    for argument in node.args:
+        value = _number(argument)
+        if isinstance(argument, ast.Name) and argument.id in whole:
+            value = whole[argument.id]
+        if type(value) is not int:
+            raise statement.error(
+                "range(...) takes whole numbers written out, or names bound to them, here",
+                argument.col_offset,
+                hint,
+            )
+        numbers.append(value)
+    if len(numbers) == 3 and numbers[2] == 0:
+        raise statement.error("range() arg 3 must not be zero", 0, hint)
+    return numbers
 
 
 def _under_no_grad(step: Step) -> Step:
@@ -937,6 +1023,12 @@ class Session:
                 self.lookup(step, name)
         if isinstance(node, Name):
             return env[node.name]
+        if all(isinstance(env[n], (int, float)) for n in names(node)):  # i * 2, in a loop
+            raise step.statement.error(
+                "this computes a Python number, which gradcli run does not do yet",
+                0,
+                "compute with tensors (torch.tensor(2.) * i), or print the numbers themselves",
+            )
         tuples = {n: v for n, v in env.items() if isinstance(v, tuple) and n in names(node)}
         if tuples:  # g[0], where g holds what torch.autograd.grad returned
             items: dict[str, Any] = {}

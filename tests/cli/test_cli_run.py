@@ -143,7 +143,16 @@ def test_warnings_and_errors_are_those_of_python_running_the_script(cli, name, s
 @pytest.mark.parametrize(
     "program, message",
     [
-        ("for i in range(3):\n    print(i)", "gradcli run does not take for loops yet"),
+        ("for i in [1, 2]:\n    print(i)", "gradcli run takes a loop over range(...) only"),
+        ("n = 2.5\nfor i in range(n):\n    print(i)", "range(...) takes whole numbers"),
+        ("for i in range(3):\n    print(i)\nelse:\n    pass", "without else"),
+        ("for i in range(3):\n    break", "gradcli run does not take break yet"),
+        ("for i in range(1000000):\n    print(i)", "the script's loops make 2000000 steps"),
+        ("for i in range(3):\n    print(i * 2)", "this computes a Python number"),
+        (
+            "for i in range(200):\n    for j in range(200):\n        print(i)",
+            "the script's loops make 80200 steps",
+        ),
         ("def f(x):\n    return f(x)\ny = f(torch.ones(2))", "f calls functions more than 32"),
         ("def f(x):\n    print(x)\n    return x", "f: line 2 is not an assignment to a name"),
         ("def f(x):\n    y = x", "f: gradcli run takes a function that ends with return"),
