@@ -76,6 +76,21 @@ NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a gra
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 LEAF_WRITE = f"a view of {LEAF_INPLACE}"
 ZERO_NODE = "ZeroBackward0"  # the node of y.zero_() on a tensor that requires grad
+HESSIAN_SCALAR = (
+    "The Tensor returned by the function given to hessian should contain a single element"
+)
+VJP_WITHOUT_V = (
+    "The vector v can only be None if the user-provided function returns a single Tensor "
+    "with a single element."
+)
+JVP_WITHOUT_V = (
+    "The vector v can only be None if the input to the user-provided function is a single "
+    "Tensor with a single element."
+)
+FUNC_GRAD_SCALAR = (
+    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
+    "{} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
+)
 
 # What a shown value may be followed by: attributes, and methods called without arguments
 ATTRIBUTES = ("grad", "shape", "dtype", "requires_grad", "is_leaf")
@@ -142,6 +157,21 @@ class Gradients:
 
 
 @dataclass(frozen=True)
+class Functional:
+    """A call of torch.autograd.functional's ``name`` (or ``grad``: torch.func.grad's): the
+    step's ``shown`` holds its ``inputs`` inputs, then its ``vectors`` vectors v (None: no v);
+    ``many``/``many_vectors``: given as a tuple; ``argnums``: torch.func.grad's."""
+
+    name: str
+    inputs: int
+    many: bool
+    vectors: int | None
+    many_vectors: bool
+    argnums: int = 0
+    unpack: bool = False
+
+
+@dataclass(frozen=True)
 class Step:
     """One statement, ready to run.
 
@@ -156,6 +186,9 @@ class Step:
     ``update`` (``y += e``, ``y.add_(e)``, ``y.zero_()``: ``ir`` the new value of
     ``target``, written into it as torch does; ``node_name`` the name of its node where
     torch's differs from the operation's; ``shows``: a method, whose value is shown).
+    ``functional`` (torch.autograd.functional's jacobian, hessian, vjp, jvp, or
+    torch.func.grad: ``ir`` the function's result over its ``parameters``, ``shown`` its
+    inputs and vectors; the result placed as an ``autograd`` step's is).
     ``no_grad``: inside ``with torch.no_grad():``.
     """
 
@@ -177,6 +210,8 @@ class Step:
     grad: Gradients | None = None
     node_name: str | None = None
     shows: bool = False
+    parameters: tuple[str, ...] = ()
+    functional: Functional | None = None
 
 
 # -- the parse cache -----------------------------------------------------------------------------
@@ -207,6 +242,7 @@ def _step_json(step: Step) -> dict[str, Any]:
     data["ir"] = None if step.ir is None else to_json(step.ir)
     data["backward"] = None if step.backward is None else list(astuple(step.backward))
     data["grad"] = None if step.grad is None else asdict(step.grad)
+    data["functional"] = None if step.functional is None else asdict(step.functional)
     data["shown"] = [
         {**asdict(s), "ir": None if s.ir is None else to_json(s.ir)} for s in step.shown
     ]
@@ -230,7 +266,9 @@ def _step_from_json(data: dict[str, Any]) -> Step:
         )
     )
     given["grad"] = None if data["grad"] is None else Gradients(**data["grad"])
+    given["functional"] = None if data["functional"] is None else Functional(**data["functional"])
     given["targets"] = tuple(data["targets"])
+    given["parameters"] = tuple(data["parameters"])
     given["shown"] = tuple(
         Shown(
             **{
@@ -261,6 +299,7 @@ _KINDS = (
     "nothing",
     "autograd",
     "update",
+    "functional",
 )
 
 
@@ -318,6 +357,8 @@ def _compile_block(
             statement = Statement(statement.number, statement.line, ast.unparse(node))
         if isinstance(node, (ast.Assign, ast.Expr)) and _calls_grad(node.value):
             made = _gradients(statement)
+        elif isinstance(node, (ast.Assign, ast.Expr)) and _calls_functional(node.value):
+            made = _functional(statement, functions)
         elif isinstance(node, (ast.AugAssign, ast.Expr)) and (update := _update(statement)):
             made = [update]
         else:
@@ -502,33 +543,8 @@ def _gradients(statement: Statement) -> list[Step]:
     shown = [_shown(statement, output) for output in call.outputs]
     shown += [Shown(line, ir=Name(_variable(statement, i.id, "tensor"))) for i in call.inputs]
     made: list[Step] = []
-    for g in call.grad_outputs or ():
-        constructor = None if g is None else _constructor(statement, g)
-        if constructor is not None:  # a name no script can write
-            name = f"_made_{statement.number}_{len(made)}"
-            made.append(replace(constructor, target=name))
-            shown.append(Shown(line, ir=Name(name)))
-        else:
-            shown.append(Shown(line) if g is None else _shown(statement, g))
-    targets: tuple[str, ...] = ()
-    unpack = False
-    if isinstance(node, ast.Assign):
-        if len(node.targets) != 1:
-            raise statement.error("assign torch.autograd.grad's result to one name here", 0)
-        place = node.targets[0]
-        if isinstance(place, (ast.Tuple, ast.List)) and item is None:
-            unpack = True
-            elements = place.elts
-        else:
-            elements = [place]
-        for element in elements:
-            if not isinstance(element, ast.Name):
-                raise statement.error(
-                    "torch.autograd.grad's tensors are assigned to names here",
-                    element.col_offset,
-                    "write g, = torch.autograd.grad(y, x) or gx, gw = ...",
-                )
-            targets += (_variable(statement, element.id, "name"),)
+    shown += [_operand(statement, g, made) for g in call.grad_outputs or ()]
+    target, targets, unpack = _results(statement, node, item is None)
     grad = Gradients(
         len(call.outputs),
         len(call.inputs),
@@ -538,9 +554,167 @@ def _gradients(statement: Statement) -> list[Step]:
         call.allow_unused,
         unpack,
     )
-    target = targets[0] if targets and not unpack else None
     step = Step("autograd", statement, target, shown=tuple(shown), item=item, grad=grad)
-    return [*made, replace(step, targets=targets) if unpack else step]
+    return [*made, replace(step, targets=targets)]
+
+
+# torch's functions that take a function, by the name gradcli run calls each
+FUNCTIONALS = {f"torch.autograd.functional.{n}": n for n in ("jacobian", "hessian", "vjp", "jvp")}
+FUNC_GRAD = "torch.func.grad"
+_VECTORS = ("vjp", "jvp")  # the functions that take a vector v
+
+
+def _calls_functional(value: ast.expr) -> bool:
+    """Whether ``value`` is ``torch.autograd.functional.jacobian(f, x)`` (hessian, vjp, jvp),
+    or ``torch.func.grad(f)(x)``."""
+    if not isinstance(value, ast.Call):
+        return False
+    maker = value.func
+    return pytorch.dotted(maker) in FUNCTIONALS or (
+        isinstance(maker, ast.Call) and pytorch.dotted(maker.func) == FUNC_GRAD
+    )
+
+
+def _functional(statement: Statement, functions: Functions) -> list[Step]:
+    """A call of a function of torch.autograd.functional, or of ``torch.func.grad(f)``: the
+    function handed on is the script's (or a lambda), inlined over its parameters."""
+    node = quiet_parse(statement.text, "exec").body[0]
+    assert isinstance(node, (ast.Assign, ast.Expr))  # see _calls_functional
+    call = node.value
+    assert isinstance(call, ast.Call)  # see _calls_functional
+    if isinstance(call.func, ast.Call):  # torch.func.grad(f, argnums=k)(x, ...)
+        name, func, inputs, argnums = "grad", *_func_grad(statement, call.func, call)
+        many = many_vectors = False
+        vectors: list[ast.expr | None] | None = None
+    else:
+        name = FUNCTIONALS[str(pytorch.dotted(call.func))]
+        given = _functional_arguments(statement, name, call)
+        func, argnums = given["func"], 0
+        many = isinstance(given["inputs"], (ast.Tuple, ast.List))
+        inputs = _listed(given["inputs"])
+        v = given.get("v")
+        many_vectors = isinstance(v, (ast.Tuple, ast.List))
+        vectors = None if v is None or _is_none(v) else list(_listed(v))
+    function = functions.given(func, statement)
+    if len(function.parameters) != len(inputs):
+        raise statement.error(
+            f"{function.name} takes {len(function.parameters)} arguments, and {name} gives it "
+            f"{len(inputs)}",
+            0,
+            "give the inputs as a tuple: jacobian(f, (x, w)) for def f(x, w)",
+        )
+    text = ast.unparse(functions.body(function, statement))
+    inner = Statement(statement.number, statement.line, text)  # what carets point into
+    ir = _ir(check_expression(inner, quiet_parse(text, "eval").body))
+    made: list[Step] = []
+    shown = [_operand(statement, i, made) for i in inputs]
+    shown += [_operand(statement, v, made) for v in vectors or ()]
+    target, targets, unpack = _results(statement, node, True)
+    spec = Functional(
+        name,
+        len(inputs),
+        many,
+        None if vectors is None else len(vectors),
+        many_vectors,
+        argnums,
+        unpack,
+    )
+    step = Step("functional", statement, target, ir, shown=tuple(shown), targets=targets)
+    return [*made, replace(step, parameters=function.parameters, functional=spec)]
+
+
+def _func_grad(
+    statement: Statement, maker: ast.Call, call: ast.Call
+) -> tuple[ast.expr, list[ast.expr], int]:
+    """The function, the arguments and argnums of ``torch.func.grad(f, argnums=k)(x, ...)``."""
+    hint = "write torch.func.grad(f)(x), or torch.func.grad(f, argnums=1)(x, w)"
+    if len(maker.args) != 1 or call.keywords or not call.args:
+        raise statement.error("gradcli run takes torch.func.grad(f)(arguments) here", 0, hint)
+    argnums = 0
+    for keyword in maker.keywords:
+        value = keyword.value
+        if keyword.arg != "argnums" or not (
+            isinstance(value, ast.Constant) and type(value.value) is int
+        ):
+            raise statement.error("torch.func.grad takes argnums=<whole number> here", 0, hint)
+        argnums = value.value
+    if not -len(call.args) <= argnums < len(call.args):
+        raise statement.error(
+            f"argnums={argnums} of torch.func.grad, for {len(call.args)} arguments", 0, hint
+        )
+    return maker.args[0], list(call.args), argnums % len(call.args)
+
+
+def _functional_arguments(statement: Statement, name: str, call: ast.Call) -> dict[str, ast.expr]:
+    """The arguments of torch.autograd.functional's ``name``, by parameter."""
+    parameters = ("func", "inputs", "v") if name in _VECTORS else ("func", "inputs")
+    hint = f"write torch.autograd.functional.{name}({', '.join(parameters)})"
+    if len(call.args) > len(parameters) or any(isinstance(a, ast.Starred) for a in call.args):
+        raise statement.error(f"{name} takes {', '.join(parameters)} here", 0, hint)
+    given = dict(zip(parameters, call.args))
+    for keyword in call.keywords:
+        value = keyword.value
+        if keyword.arg is not None and keyword.arg in parameters and keyword.arg not in given:
+            given[keyword.arg] = value
+        elif not (
+            keyword.arg in ("create_graph", "strict")
+            and isinstance(value, ast.Constant)
+            and value.value is False
+        ):
+            raise statement.error(
+                f"{name} takes {', '.join(parameters)} here (create_graph and strict left False)",
+                0,
+                hint,
+            )
+    for needed in ("func", "inputs"):
+        if needed not in given:
+            raise statement.error(f"{name} needs {needed}", 0, hint)
+    return given
+
+
+def _listed(node: ast.expr) -> list[ast.expr]:
+    return list(node.elts) if isinstance(node, (ast.Tuple, ast.List)) else [node]
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _operand(statement: Statement, node: ast.expr | None, made: list[Step]) -> Shown:
+    """An argument's value: an expression, None, or a torch constructor (``torch.ones(3)``),
+    which a step of its own (added to ``made``) makes first."""
+    if node is None:
+        return Shown(statement.line)
+    constructor = _constructor(statement, node)
+    if constructor is None:
+        return _shown(statement, node)
+    name = f"_made_{statement.number}_{len(made)}"  # a name no script can write
+    made.append(replace(constructor, target=name))
+    return Shown(statement.line, ir=Name(name))
+
+
+def _results(
+    statement: Statement, node: ast.Assign | ast.Expr, may_unpack: bool
+) -> tuple[str | None, tuple[str, ...], bool]:
+    """Where a statement puts the value it computes: (the name, or None for a statement
+    that shows it; the names it is unpacked into; whether it is unpacked)."""
+    if isinstance(node, ast.Expr):
+        return None, (), False
+    if len(node.targets) != 1:
+        raise statement.error("assign the result to one name here", 0)
+    place = node.targets[0]
+    unpack = isinstance(place, (ast.Tuple, ast.List)) and may_unpack
+    elements = place.elts if isinstance(place, (ast.Tuple, ast.List)) and unpack else [place]
+    targets: tuple[str, ...] = ()
+    for element in elements:
+        if not isinstance(element, ast.Name):
+            raise statement.error(
+                "the tensors are assigned to names here",
+                element.col_offset,
+                "write g, = torch.autograd.grad(y, x) or gx, gw = ...",
+            )
+        targets += (_variable(statement, element.id, "name"),)
+    return (None if unpack else targets[0]), (targets if unpack else ()), unpack
 
 
 def _constructor(statement: Statement, node: ast.expr) -> Step | None:
@@ -795,6 +969,8 @@ class Session:
             self.backward(step)
         elif step.kind == "autograd":
             self.autograd(step)
+        elif step.kind == "functional":
+            self.functional(step)
         elif step.kind == "print":
             values = [self.shown(step, s) for s in step.shown]
             self.out.write(step.sep.join(str(v) for v in values) + step.end)
@@ -898,8 +1074,9 @@ class Session:
         spec = step.grad
         assert spec is not None  # an autograd step
         values = [self.raw(step, shown) for shown in step.shown]
-        outputs = self.tensors(step, values[: spec.outputs], "outputs")
-        inputs = self.tensors(step, values[spec.outputs : spec.outputs + spec.inputs], "inputs")
+        outputs = self.tensors(step, values[: spec.outputs], "outputs of torch.autograd.grad")
+        listed = values[spec.outputs : spec.outputs + spec.inputs]
+        inputs = self.tensors(step, listed, "inputs of torch.autograd.grad")
         given = values[spec.outputs + spec.inputs :]
         gradients = None if spec.grad_outputs is None else given
         fail = self.fails(step)
@@ -946,13 +1123,76 @@ class Session:
                     f"The differentiated Tensor at index {i} appears to not have been used in "
                     "the graph. Set allow_unused=True if this is the desired behavior."
                 )
-        self.bind(step, found)
+        self.bind(step, found, spec.unpack)
 
-    def bind(self, step: Step, found: tuple[gc.Tensor | None, ...]) -> None:
-        """The tuple ``torch.autograd.grad`` returned, where the statement puts it."""
-        spec = step.grad
-        assert spec is not None  # an autograd step
-        if spec.unpack:
+    def functional(self, step: Step) -> None:
+        """torch.autograd.functional's jacobian, hessian, vjp, jvp, or torch.func.grad, of
+        the script's function; torch's errors in torch's words."""
+        spec, ir = step.functional, step.ir
+        assert spec is not None and ir is not None  # a functional step
+        values = [self.raw(step, shown) for shown in step.shown]
+        inputs = self.tensors(step, values[: spec.inputs], f"inputs of {spec.name}")
+        given = values[spec.inputs :]
+        vectors = None if spec.vectors is None else given if spec.many_vectors else given[0]
+
+        def func(*xs: gc.Tensor) -> gc.Tensor:
+            value = self.value(step, ir, step.columns, dict(zip(step.parameters, xs)))
+            return value if isinstance(value, gc.Tensor) else gc.tensor(value, dtype=gc.float32)
+
+        arguments: Any = tuple(inputs) if spec.many else inputs[0]
+        fail = self.fails(step)
+        result: Any
+        try:
+            if spec.name == "grad":
+                result = self.func_grad(step, func, inputs, spec.argnums)
+            elif spec.name == "jacobian":
+                result = gc.jacobian(func, arguments)
+            elif spec.name == "hessian":
+                result = gc.hessian(func, arguments)
+            elif spec.name == "vjp":
+                result = gc.vjp(func, arguments, vectors)
+            else:
+                result = gc.jvp(func, arguments, vectors)
+        except gc.ScalarOutputError:
+            fail(HESSIAN_SCALAR if spec.name == "hessian" else VJP_WITHOUT_V)
+        except gc.GradError:
+            if spec.name != "jvp" or vectors is not None:
+                raise
+            fail(JVP_WITHOUT_V)
+        self.bind(step, result, spec.unpack)
+
+    def func_grad(
+        self, step: Step, func: Callable[..., gc.Tensor], inputs: list[gc.Tensor], k: int
+    ) -> gc.Tensor:
+        """``torch.func.grad(func, argnums=k)(*inputs)``: differentiable where an input that
+        requires grad makes it so, as torch's is."""
+        xs = list(inputs)
+        if not xs[k].requires_grad:  # differentiated all the same, by a leaf of its own
+            xs[k] = gc.Tensor(xs[k].data, requires_grad=True)
+        out = func(*xs)
+        if out.ndim != 0:
+            self.fails(step)(FUNC_GRAD_SCALAR.format(out.ndim))
+        found = (
+            gc.grad(out, [xs[k]], create_graph=True, allow_unused=True)[0]
+            if out.requires_grad
+            else None
+        )
+        if found is None:
+            return gc.Tensor(np.zeros_like(xs[k].data))
+        if xs[k] is not inputs[k] and not _reaches_a_leaf(found, xs[k]):
+            return found.detach()
+        return found
+
+    def bind(self, step: Step, found: Any, unpack: bool) -> None:
+        """What ``torch.autograd.grad`` (or a function of torch.autograd.functional)
+        returned, where the statement puts it."""
+        if unpack:
+            if not isinstance(found, tuple):
+                raise step.statement.error(
+                    "gradcli run unpacks a tuple only (this is a tensor)",
+                    0,
+                    "assign it to one name",
+                )
             if len(step.targets) != len(found):
                 expected = f"expected {len(step.targets)}"
                 raise ScriptError(
@@ -978,8 +1218,7 @@ class Session:
         for value in values:
             if not isinstance(value, gc.Tensor):
                 raise step.statement.error(
-                    f"the {what} of torch.autograd.grad must be tensors, not "
-                    f"{type(value).__name__}",
+                    f"the {what} must be tensors, not {type(value).__name__}",
                     hint="e.g. torch.autograd.grad(outputs=y, inputs=x)",
                 )
         return values
@@ -1007,8 +1246,12 @@ class Session:
             raise ScriptError(step.statement, kind, f"'{type(value).__name__}' object {lacks}")
         return value
 
-    def value(self, step: Step, node: Node, columns: dict[str, int]) -> Any:
-        env = self.env
+    def value(
+        self, step: Step, node: Node, columns: dict[str, int], bound: dict[str, Any] | None = None
+    ) -> Any:
+        """The value of ``node`` (``bound``: a function's parameters, over the script's
+        names)."""
+        env = self.env if bound is None else {**self.env, **bound}
         for name in names(node):
             if name.startswith(_GRAD):  # x.grad in an expression
                 base = self.tensor(step, name[len(_GRAD) :], "has no attribute 'grad'")
@@ -1019,8 +1262,8 @@ class Session:
                         hint="call backward() on an output of it first",
                     )
                 env = {**env, name: grad}
-            else:
-                self.lookup(step, name)
+            elif name not in env:
+                self.lookup(step, name)  # Python's NameError
         if isinstance(node, Name):
             return env[node.name]
         if all(isinstance(env[n], (int, float)) for n in names(node)):  # i * 2, in a loop
@@ -1165,6 +1408,22 @@ class Session:
         if self.lines is not None and 0 < line <= len(self.lines):
             text += f"    {self.lines[line - 1].strip()}\n"
         return text + f"{error.kind}: {error.message}\n"
+
+
+def _reaches_a_leaf(tensor: gc.Tensor, besides: gc.Tensor) -> bool:
+    """Whether ``tensor``'s graph reaches a leaf that requires grad other than ``besides``."""
+    seen: set[int] = set()
+    stack = [tensor.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for operand in node.inputs or ():
+            if operand.grad_fn is None and operand.requires_grad and operand is not besides:
+                return True
+            stack.append(operand.grad_fn)
+    return False
 
 
 def read_script(script: str) -> str:

@@ -68,6 +68,30 @@ class Functions:
             return node
         return _Inliner(self.defined, statement, 0).visit(copy.deepcopy(node))
 
+    def given(self, node: ast.expr, statement: Statement) -> Function:
+        """The function ``node`` hands on (``jacobian(f, x)``): a defined function's name, or
+        a lambda."""
+        if isinstance(node, ast.Lambda):
+            return Function("<lambda>", _parameters(node.args, statement, "lambda"), (), node.body)
+        if isinstance(node, ast.Name) and node.id in self.defined:
+            return self.defined[node.id]
+        raise statement.error(
+            "the function handed on must be one the script defines (def f(x): ...), or a lambda",
+            node.col_offset,
+            "write def f(x): return ..., then jacobian(f, x)",
+        )
+
+    def body(self, function: Function, statement: Statement) -> ast.expr:
+        """What ``function`` returns, over its parameters: its local names replaced by their
+        expressions, the calls of other functions inlined."""
+        bound: dict[str, ast.expr] = {}
+        for name, value in function.local:
+            bound[name] = _Bind(bound).visit(copy.deepcopy(value))
+        result = _Bind(bound).visit(copy.deepcopy(function.result))
+        expanded = self.expand(ast.Expr(result), statement)
+        assert isinstance(expanded, ast.Expr)  # an expression statement stays one
+        return expanded.value
+
 
 def _assigned(node: ast.stmt) -> str | None:
     if isinstance(node, ast.Assign) and len(node.targets) == 1:

@@ -291,6 +291,10 @@ _GRAD_ERRORS = {
     "in place on a leaf": "y = x * 2\ny += 1\nprint(y)\nx += 1",
     "in-place method on a leaf": "x.mul_(2)",
     "zero_ on a leaf": "x.zero_()",
+    "hessian of a vector": "def f(t):\n    return t * 2\ntorch.autograd.functional.hessian(f, x)",
+    "vjp without v": "def f(t):\n    return t * 2\ntorch.autograd.functional.vjp(f, x)",
+    "jvp without v": "f = lambda t: t * 2\ntorch.autograd.functional.jvp(f, x)",
+    "func.grad of a vector": "torch.func.grad(lambda t: t * 2)(x)",
 }
 
 
@@ -320,6 +324,14 @@ def test_torch_autograd_grads_errors_are_torchs(cli, name, tmp_path):
         ("_g = torch.autograd.grad(y, x)", "names may not start with '_'"),
         ("g = torch.autograd.grad(y, x)[i]", "taken by a whole number"),
         ("y = (x * x).sum()\ng = torch.autograd.grad(y, x)\nh = g * 2", "g is a tuple"),
+        ("J = torch.autograd.functional.jacobian(q, x)", "the function handed on must be"),
+        ("J = torch.autograd.functional.jacobian(lambda a, b: a * b, x)", "takes 2 arguments"),
+        (
+            "J = torch.autograd.functional.jacobian(lambda t: t, x, create_graph=True)",
+            "create_graph and strict left False",
+        ),
+        ("g = torch.func.grad(lambda t: t.sum(), argnums=(0,))(x)", "argnums=<whole number>"),
+        ("g = torch.func.grad(lambda t: t.sum(), argnums=1)(x)", "argnums=1 of torch.func.grad"),
     ],
 )
 def test_torch_autograd_grad_written_as_gradcli_does_not_take_it(cli, program, message):
