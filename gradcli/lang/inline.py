@@ -164,7 +164,7 @@ class _Inliner(ast.NodeTransformer):
                 f"{function.name} calls functions more than {MAX_DEPTH} deep (does it call "
                 "itself?)",
                 0,
-                "gradcli run inlines each call: a function may not call itself",
+                "gradcli inlines each call: a function may not call itself",
             )
         bound = self.arguments(function, node)
         for name, value in function.local:
