@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from collections import Counter
 from dataclasses import replace
 
 from .. import limits
-from ..values import quiet_parse
-from .inline import Functions
 from .ir import rename, version
 from .program import Assignment, Program
-from .validate import Statement, check, split_statements
+from .validate import check, split_statements
 
 
 def parse_program(source: str) -> Program:
@@ -20,12 +17,7 @@ def parse_program(source: str) -> Program:
     limits.check_length(source, "the program")
     assignments = []
     defined: dict[str, int] = {}
-    functions = Functions()
-    checked_all = [
-        _guarded(s, check, s)
-        for s in (_inlined(s, functions) for s in split_statements(source))
-        if s is not None
-    ]
+    checked_all = [_guarded(s, check, s) for s in split_statements(source)]
     from .parse import to_ir, to_sympy  # imports sympy: only for text that passed the checks
 
     later: dict[str, int] = {}
@@ -93,21 +85,6 @@ def parse_program(source: str) -> Program:
     program = Program(source, _versions(assignments), tuple(backward))
     _check_vectors_used_after_their_elements(program, checked_all)
     return program
-
-
-def _inlined(statement: Statement, functions: Functions) -> Statement | None:
-    """``statement`` with the calls of the program's functions (``f = lambda x: ...``)
-    written out; None for a statement that defines one."""
-    try:
-        node = quiet_parse(statement.text, "exec").body
-    except (SyntaxError, RecursionError, MemoryError):  # check() reports it
-        return statement
-    if len(node) != 1 or functions.define(node[0], statement):
-        return None if len(node) == 1 else statement
-    expanded = functions.expand(node[0], statement)
-    if expanded is node[0]:
-        return statement
-    return Statement(statement.number, statement.line, ast.unparse(expanded))
 
 
 def _versions(assignments: list[Assignment]) -> tuple[Assignment, ...]:
