@@ -10,7 +10,7 @@ import difflib
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -338,11 +338,19 @@ def grad(
     calls = _backward_calls(bound, env, of, v)
     for r in range(repeat):  # the graph is kept for the next repetition
         budget.tick(f"backward pass {r + 1} of {repeat}")
-        for name, out, gradient, keep in calls:
+        for call in calls:
+            out, gradient, inputs = call.out, call.cotangent, call.inputs
+            if call.zero:
+                _zero_grad(call.name, out)
+                continue
             if not out.requires_grad:
-                raise no_gradient(name, out)
-            keep = keep or r < repeat - 1
-            bound.engine(lambda o=out, g=gradient, k=keep: o.backward(g, retain_graph=k))
+                raise no_gradient(call.name, out)
+            keep = call.keep or r < repeat - 1
+            if inputs is None:
+                bound.engine(lambda o=out, g=gradient, k=keep: o.backward(g, retain_graph=k))
+            else:  # torch.autograd.grad(out, inputs): the gradients of those inputs alone
+                _accumulate_into(bound, out, gradient, keep, [env[i] for i in inputs])
+    name, out = next((c.name, c.out) for c in reversed(calls) if not c.zero)
     messages: list[str] = []
     shown = [n for n in dict.fromkeys([*show, *retain]) if n not in leaves]
     result = Grads(
@@ -355,32 +363,83 @@ def grad(
     return _with_formulas_of(result, bound, calls) if symbolic else result
 
 
-def _with_formulas_of(result: Symbolic, bound: Bound, calls: list) -> Symbolic:
+def _with_formulas_of(result: Symbolic, bound: Bound, calls: list[_Pass]) -> Symbolic:
     """``with_formulas`` for the cotangent of the one backward pass that made ``result``."""
     from dataclasses import replace
 
+    passes = sum(not c.zero for c in calls)
     if len(calls) > 1:
-        why = f"no symbolic form: the program calls backward {len(calls)} times"
+        why = "no symbolic form: " + (
+            f"the program calls backward {passes} times"
+            if passes > 1
+            else "the program resets a .grad (x.grad.zero_())"
+        )
         return replace(result, warnings=(*result.warnings, why))
-    cotangent = calls[0][2]
+    cotangent = calls[0].cotangent
     return with_formulas(result, bound, None if cotangent is None else cotangent.data)
 
 
-def _backward_calls(bound: Bound, env: dict, of: str | None, v: np.ndarray | None) -> list:
-    """The backward passes to run, as (name, output, cotangent, retain_graph): the program's
-    own ``y.backward(v)`` calls where it has them and the command names neither --of nor
-    --v, else one pass of the output with --v."""
-    if of is None and v is None and bound.program.backward:
+def _accumulate_into(
+    bound: Bound, out: gc.Tensor, cotangent: gc.Tensor | None, keep: bool, inputs: list
+) -> None:
+    """``out.backward(cotangent, inputs=inputs)``: ``.grad`` of those inputs alone."""
+    for i, tensor in enumerate(inputs):
+        if not tensor.requires_grad:
+            raise GradcliError(
+                f"input {i} of torch.autograd.grad does not require grad: One of the "
+                "differentiated Tensors does not require grad",
+                hint="make it with requires_grad=True",
+            )
+    found = bound.engine(
+        lambda: gc.grad(out, inputs, cotangent, retain_graph=keep, allow_unused=True)
+    )
+    for tensor, g in zip(inputs, found):
+        if g is not None:
+            tensor.grad = g if tensor.grad is None else tensor.grad + g
+
+
+class _Pass(NamedTuple):
+    """A backward pass to run: of ``out`` (named ``name``) with ``cotangent``, to ``inputs``
+    (None: every leaf); or, with ``zero``, the reset of ``out.grad`` (x.grad.zero_())."""
+
+    name: str
+    out: gc.Tensor
+    cotangent: gc.Tensor | None
+    keep: bool
+    inputs: tuple[str, ...] | None = None
+    zero: bool = False
+
+
+def _zero_grad(name: str, tensor: gc.Tensor) -> None:
+    """``tensor.grad.zero_()``."""
+    if tensor.grad is None:
+        raise GradcliError(
+            f"{name}.grad is None where the program calls {name}.grad.zero_() ('NoneType' "
+            "object has no attribute 'zero_')",
+            hint=f"call backward() on an output of {name} first",
+        )
+    tensor.grad = gc.Tensor(np.zeros_like(tensor.grad.data))
+
+
+def _backward_calls(bound: Bound, env: dict, of: str | None, v: np.ndarray | None) -> list[_Pass]:
+    """The backward passes to run: the program's own ``y.backward(v)``,
+    ``torch.autograd.grad(y, inputs, v)`` and ``x.grad.zero_()`` where it has passes and the
+    command names neither --of nor --v, else one pass of the output with --v."""
+    if of is None and v is None and bound.program.passes:
         calls = []
         for call in bound.program.backward:
-            _check_names([call.output, *filter(None, [call.gradient])], env, "backward")
+            named = [call.output, *filter(None, [call.gradient]), *(call.inputs or ())]
+            _check_names(named, env, "backward")
             out = env[call.output]
+            if call.zero_grad:
+                calls.append(_Pass(call.output, out, None, False, zero=True))
+                continue
             gradient = None if call.gradient is None else env[call.gradient].data
             cotangent = _cotangent(gradient, out, call.output, bound.dtype, str(call.gradient))
-            calls.append((call.output, out, cotangent, call.retain_graph))
+            calls.append(_Pass(call.output, out, cotangent, call.retain_graph, call.inputs))
         return calls
     name, out = output_of(bound, env, of)
-    return [(name, out, _cotangent(v, out, name, bound.dtype), False)]
+    return [_Pass(name, out, _cotangent(v, out, name, bound.dtype), False)]
 
 
 def _grads_of(env: dict, names, messages: list[str]) -> dict[str, np.ndarray | None]:
@@ -406,7 +465,12 @@ def vjp(
     With ``symbolic``, sympy's formulas of the inputs' products too."""
     leaves = bound.leaves()
     env = bound.run(leaves)
-    targets = wrt or [n for n, leaf in leaves.items() if leaf.requires_grad]
+    calls = _backward_calls(bound, env, of, v)
+    passes = [c for c in calls if not c.zero]
+    asked = [i for call in passes for i in call.inputs or ()]
+    every = [n for n, leaf in leaves.items() if leaf.requires_grad]
+    # the inputs of the program's torch.autograd.grad calls, where they all name them
+    targets = wrt or (list(dict.fromkeys(asked)) if all(c.inputs for c in passes) else every)
     _check_names(targets, env, "--wrt")
     tensors = [env[t] for t in targets]
     for t, tensor in zip(targets, tensors):
@@ -415,8 +479,11 @@ def vjp(
     grads: dict[str, np.ndarray] = {
         t: np.zeros(x.shape, bound.dtype) for t, x in zip(targets, tensors)
     }
-    calls = _backward_calls(bound, env, of, v)
-    for name, out, cotangent, _ in calls:
+    for name, out, cotangent, _, inputs, zero in calls:
+        if zero:  # x.grad.zero_(): what the passes before it gave x is dropped
+            if name in grads:
+                grads[name] = np.zeros_like(grads[name])
+            continue
         if cotangent is None and out.numel() != 1:
             raise GradcliError(
                 f"the output {name} has shape {out.shape}: vjp needs the vector v",
@@ -429,8 +496,9 @@ def vjp(
                 )
             )
             for t, g in zip(targets, found):
-                if g is not None:
+                if g is not None and (inputs is None or t in inputs):
                     grads[t] = grads[t] + g.data
+    name, out = passes[-1].name, passes[-1].out
     result = VJP(output=name, value=out.data, grads=grads, warnings=bound.messages())
     return _with_formulas_of(result, bound, calls) if symbolic else result
 

@@ -58,8 +58,8 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
             tensor.retain_grad()
     if not out.is_leaf:
         out.retain_grad()
-    if of is None and v is None and bound.program.backward:  # the script's y.backward(v)
-        given = bound.program.backward[-1].gradient
+    if of is None and v is None and bound.program.passes:  # the script's y.backward(v)
+        given = bound.program.passes[-1].gradient
         v = None if given is None else env[given].data
     gradient = _cotangent(v, out, name, bound.dtype)
     bound.engine(lambda: out.backward(gradient, retain_graph=True))

@@ -31,7 +31,7 @@ import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import asdict, astuple, dataclass, field, fields, replace
-from typing import Any, TextIO, TypeGuard
+from typing import Any, NoReturn, TextIO, TypeGuard
 
 import numpy as np
 
@@ -41,7 +41,8 @@ from .engine.selection import UnpackError
 from .errors import GradcliError
 from .lang import functions as F
 from .lang import pytorch
-from .lang.ir import Call, Name, Node, Operand, from_json, names, to_json
+from .lang.inline import Functions
+from .lang.ir import Call, Const, Index, Name, Node, Operand, from_json, names, to_json
 from .lang.program import Assignment, Numbers
 from .lang.validate import (
     Checked,
@@ -81,7 +82,24 @@ FREED_GRAPH = (
     "calling backward."
 )
 NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
-LEAF_WRITE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+LEAF_WRITE = f"a view of {LEAF_INPLACE}"
+ZERO_NODE = "ZeroBackward0"  # the node of y.zero_() on a tensor that requires grad
+HESSIAN_SCALAR = (
+    "The Tensor returned by the function given to hessian should contain a single element"
+)
+VJP_WITHOUT_V = (
+    "The vector v can only be None if the user-provided function returns a single Tensor "
+    "with a single element."
+)
+JVP_WITHOUT_V = (
+    "The vector v can only be None if the input to the user-provided function is a single "
+    "Tensor with a single element."
+)
+FUNC_GRAD_SCALAR = (
+    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
+    "{} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
+)
 
 # What a shown value may be followed by: attributes, and methods called without arguments
 ATTRIBUTES = ("grad", "shape", "dtype", "requires_grad", "is_leaf")
@@ -89,17 +107,15 @@ METHODS = ("item", "tolist", "numel", "size", "dim", "zero_")
 
 # The statements gradcli run does not take yet, as a person names them
 _NOT_YET = {
-    ast.For: "for loops",
-    ast.AsyncFor: "for loops",
+    ast.AsyncFor: "async for loops",
+    ast.Break: "break",
+    ast.Continue: "continue",
     ast.While: "while loops",
-    ast.FunctionDef: "function definitions (def)",
-    ast.AsyncFunctionDef: "function definitions (def)",
     ast.ClassDef: "classes",
     ast.If: "if statements",
     ast.With: "with blocks other than `with torch.no_grad():`",
     ast.AsyncWith: "with blocks other than `with torch.no_grad():`",
     ast.Try: "try blocks",
-    ast.AugAssign: "in-place operators (+=, -=, ...)",
     ast.AnnAssign: "annotated assignments",
     ast.Delete: "del",
     ast.Assert: "assert",
@@ -152,6 +168,36 @@ class Shown:
 
 
 @dataclass(frozen=True)
+class Gradients:
+    """A ``torch.autograd.grad`` call of an ``autograd`` step: the step's ``shown`` holds its
+    ``outputs`` outputs, then its ``inputs`` inputs, then its ``grad_outputs`` gradients
+    (None: not given; a literal None for an output left to its implicit 1)."""
+
+    outputs: int
+    inputs: int
+    grad_outputs: int | None
+    retain_graph: bool | None
+    create_graph: bool
+    allow_unused: bool
+    unpack: bool = False
+
+
+@dataclass(frozen=True)
+class Functional:
+    """A call of torch.autograd.functional's ``name`` (or ``grad``: torch.func.grad's): the
+    step's ``shown`` holds its ``inputs`` inputs, then its ``vectors`` vectors v (None: no v);
+    ``many``/``many_vectors``: given as a tuple; ``argnums``: torch.func.grad's."""
+
+    name: str
+    inputs: int
+    many: bool
+    vectors: int | None
+    many_vectors: bool
+    argnums: int = 0
+    unpack: bool = False
+
+
+@dataclass(frozen=True)
 class Step:
     """One statement, ready to run.
 
@@ -160,6 +206,15 @@ class Step:
     constructor, ``constructor`` its text, ``dtype`` given or None), ``write`` (``y[0] = ...``:
     ``ir`` is the setitem of ``target``), ``backward``, ``print`` (``shown`` joined by ``sep``,
     then ``end``), ``show`` (a bare expression: its repr unless None), ``nothing`` (an import).
+    ``autograd`` (``torch.autograd.grad``: ``shown`` its outputs, inputs and grad_outputs,
+    ``grad`` what they are; its tuple goes to ``target``, or its item ``item`` does, or it is
+    unpacked into ``targets``, or shown when the statement is the call alone).
+    ``update`` (``y += e``, ``y.add_(e)``, ``y.zero_()``: ``ir`` the new value of
+    ``target``, written into it as torch does; ``node_name`` the name of its node where
+    torch's differs from the operation's; ``shows``: a method, whose value is shown).
+    ``functional`` (torch.autograd.functional's jacobian, hessian, vjp, jvp, or
+    torch.func.grad: ``ir`` the function's result over its ``parameters``, ``shown`` its
+    inputs and vectors; the result placed as an ``autograd`` step's is).
     ``no_grad``: inside ``with torch.no_grad():``.
     """
 
@@ -176,6 +231,13 @@ class Step:
     columns: dict[str, int] = field(default_factory=dict)
     no_grad: bool = False
     number: int | float | None = None
+    targets: tuple[str, ...] = ()
+    item: int | None = None
+    grad: Gradients | None = None
+    node_name: str | None = None
+    shows: bool = False
+    parameters: tuple[str, ...] = ()
+    functional: Functional | None = None
 
 
 # -- the parse cache -----------------------------------------------------------------------------
@@ -204,6 +266,8 @@ def _step_json(step: Step) -> dict[str, Any]:
     data["statement"] = [step.statement.number, step.statement.line, step.statement.text]
     data["ir"] = None if step.ir is None else to_json(step.ir)
     data["backward"] = None if step.backward is None else list(astuple(step.backward))
+    data["grad"] = None if step.grad is None else asdict(step.grad)
+    data["functional"] = None if step.functional is None else asdict(step.functional)
     data["shown"] = [
         {**asdict(s), "ir": None if s.ir is None else to_json(s.ir)} for s in step.shown
     ]
@@ -218,8 +282,18 @@ def _step_from_json(data: dict[str, Any]) -> Step:
     given = dict(data)
     given["statement"] = Statement(*data["statement"])
     given["ir"] = None if data["ir"] is None else from_json(data["ir"], F.PROGRAM_OPS)
-    output, gradient, retain = data["backward"] or (None, None, False)
-    given["backward"] = None if output is None else pytorch.Backward(output, gradient, retain)
+    output, gradient, retain, inputs, zero = data["backward"] or (None,) * 5
+    given["backward"] = (
+        None
+        if output is None
+        else pytorch.Backward(
+            output, gradient, bool(retain), None if inputs is None else tuple(inputs), bool(zero)
+        )
+    )
+    given["grad"] = None if data["grad"] is None else Gradients(**data["grad"])
+    given["functional"] = None if data["functional"] is None else Functional(**data["functional"])
+    given["targets"] = tuple(data["targets"])
+    given["parameters"] = tuple(data["parameters"])
     given["shown"] = tuple(
         Shown(
             **{
@@ -239,7 +313,19 @@ def _step_from_json(data: dict[str, Any]) -> Step:
     return Step(**given)
 
 
-_KINDS = ("assign", "number", "create", "write", "backward", "print", "show", "nothing")
+_KINDS = (
+    "assign",
+    "number",
+    "create",
+    "write",
+    "backward",
+    "print",
+    "show",
+    "nothing",
+    "autograd",
+    "update",
+    "functional",
+)
 
 
 # -- from text to steps ------------------------------------------------------------------------
@@ -262,25 +348,123 @@ def compile_script(source: str) -> list[Step]:
     except (RecursionError, MemoryError):
         raise GradcliError("the script is nested too deeply to parse") from None
     steps: list[Step] = []
-    _compile_block(module.body, source, steps, no_grad=False)
+    _compile_block(module.body, source, steps, _Context(Functions(), {}), no_grad=False)
     return steps
 
 
-def _compile_block(body: list[ast.stmt], source: str, steps: list[Step], no_grad: bool) -> None:
+@dataclass
+class _Context:
+    """What compiling a script knows beyond each statement: its functions, and the names
+    bound to whole numbers written out (``n = 5``), which ``range(n)`` may use."""
+
+    functions: Functions
+    whole: dict[str, int]
+
+
+def _compile_block(
+    body: list[ast.stmt], source: str, steps: list[Step], context: _Context, no_grad: bool
+) -> None:
+    functions = context.functions
     for node in body:
         text = ast.get_source_segment(source, node) or ""
         statement = Statement(len(steps) + 1, node.lineno, text)
         if isinstance(node, ast.With) and _is_no_grad(node):
-            _compile_block(node.body, source, steps, no_grad=True)
+            _compile_block(node.body, source, steps, context, no_grad=True)
             continue
-        step = _compile_statement(node, statement)
-        for made in step if isinstance(step, list) else [] if step is None else [step]:
-            steps.append(made if not no_grad else _under_no_grad(made))
+        if isinstance(node, ast.For):
+            _unroll(node, statement, source, steps, context, no_grad)
+            continue
+        if functions.define(node, statement):
+            continue
+        expanded = functions.expand(node, statement)
+        if expanded is not node:  # a call of the script's function, written out
+            node = expanded
+            statement = Statement(statement.number, statement.line, ast.unparse(node))
+        if isinstance(node, (ast.Assign, ast.Expr)) and _calls_grad(node.value):
+            made = _gradients(statement)
+        elif isinstance(node, (ast.Assign, ast.Expr)) and _calls_functional(node.value):
+            made = _functional(statement, functions)
+        elif isinstance(node, (ast.AugAssign, ast.Expr)) and (update := _update(statement)):
+            made = [update]
+        else:
+            step = _compile_statement(node, statement)
+            made = step if isinstance(step, list) else [] if step is None else [step]
+        steps.extend(step if not no_grad else _under_no_grad(step) for step in made)
+        for step in made:
+            for name in (step.target, *step.targets):
+                context.whole.pop(name or "", None)
+            if step.kind == "number" and type(step.number) is int and step.target:
+                context.whole[step.target] = step.number
+
+
+MAX_UNROLLED = 20_000  # the steps of a script whose loops are unrolled
+
+
+def _unroll(
+    node: ast.For,
+    statement: Statement,
+    source: str,
+    steps: list[Step],
+    context: _Context,
+    no_grad: bool,
+) -> None:
+    """``for i in range(...):`` with whole numbers: its body's steps once per iteration, each
+    after a step binding ``i`` to its number."""
+    if not isinstance(node.target, ast.Name) or node.orelse:
+        raise statement.error(
+            "gradcli run takes a loop for NAME in range(...): without else",
+            0,
+            "write for i in range(10):",
+        )
+    iterations = range(*_range_arguments(node.iter, statement, context.whole))
+    body: list[Step] = []
+    _compile_block(node.body, source, body, context, no_grad)
+    total = len(steps) + len(iterations) * (len(body) + 1)
+    if total > MAX_UNROLLED:
+        raise statement.error(
+            f"the script's loops make {total} steps (iterations times statements), more "
+            f"than the {MAX_UNROLLED} gradcli run takes",
+            0,
+            "run fewer iterations",
+        )
+    target = node.target.id
+    for number in iterations:
+        steps.append(Step("number", statement, target, number=number))
+        steps.extend(body)
+    context.whole.pop(target, None)
+    if iterations:
+        context.whole[target] = iterations[-1]
+
+
+def _range_arguments(node: ast.expr, statement: Statement, whole: dict[str, int]) -> list[int]:
+    """The whole numbers of ``range(...)`` (written out, or names bound to them)."""
+    hint = "write range(10), or range(n) after n = 10"
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "range"
+        and 1 <= len(node.args) <= 3
+        and not node.keywords
+    ):
+        raise statement.error("gradcli run takes a loop over range(...) only", 0, hint)
+    numbers = []
+    for argument in node.args:
+        value = _number(argument)
+        if isinstance(argument, ast.Name) and argument.id in whole:
+            value = whole[argument.id]
+        if type(value) is not int:
+            raise statement.error(
+                "range(...) takes whole numbers written out, or names bound to them, here",
+                argument.col_offset,
+                hint,
+            )
+        numbers.append(value)
+    if len(numbers) == 3 and numbers[2] == 0:
+        raise statement.error("range() arg 3 must not be zero", 0, hint)
+    return numbers
 
 
 def _under_no_grad(step: Step) -> Step:
-    from dataclasses import replace
-
     return replace(step, no_grad=True)
 
 
@@ -333,6 +517,273 @@ def _unpacking(checked: list[Checked]) -> list[Step]:
                 "give the results new names, e.g. values, indices = ...",
             )
     return [_assignment(each) for each in checked]
+
+
+def _update(statement: Statement) -> Step | None:
+    """``y += e``, ``y.mul_(e)``, ``y.zero_()`` (an ``update`` step), or None."""
+    node = quiet_parse(statement.text, "exec").body[0]
+    try:
+        change = pytorch.in_place(node)
+    except pytorch.Refused as exc:
+        raise _refusal(statement, exc) from None
+    if change is None:
+        return None
+    target = Name(_variable(statement, change.target.id, "name"))
+    if change.symbol is None:  # zero_(): every element written, as y[...] = 0 writes
+        setitem = F.OPERATORS["[]="].name
+        ir: Node = Call(setitem, (target, Const(0.0)), (Ellipsis,))
+        columns = {setitem: 0}
+    else:
+        assert change.operand is not None  # an operator's operand
+        checked = check_expression(statement, change.operand)
+        function = F.OPERATORS[change.symbol].name
+        ir = Call(function, (target, _ir(checked)), ())
+        columns = {**checked.columns, function: 0}
+    return Step(
+        "update",
+        statement,
+        target.name,
+        ir,
+        columns=columns,
+        node_name=ZERO_NODE if change.symbol is None else None,
+        shows=change.method,
+    )
+
+
+def _refusal(statement: Statement, refused: pytorch.Refused) -> GradcliError:
+    """The error for what pytorch.py refuses in ``statement`` (its nodes parsed from the
+    statement's own text)."""
+    column = getattr(refused.node, "col_offset", 0)  # UTF-8 bytes; the caret counts characters
+    characters = len(statement.text.encode()[:column].decode(errors="ignore"))
+    return statement.error(refused.message, characters, refused.hint)
+
+
+def _calls_grad(value: ast.expr) -> bool:
+    """Whether ``value`` is ``torch.autograd.grad(...)``, or an item of its tuple."""
+    return pytorch.is_grad_call(value.value if isinstance(value, ast.Subscript) else value)
+
+
+def _gradients(statement: Statement) -> list[Step]:
+    """``g = torch.autograd.grad(...)`` (its tuple), ``g = torch.autograd.grad(...)[0]``,
+    ``g, = ...`` and ``gx, gw = ...`` (unpacked), or the call alone (shown); a
+    ``grad_outputs=torch.ones(3)`` is made by a step of its own first."""
+    node = quiet_parse(statement.text, "exec").body[0]
+    assert isinstance(node, (ast.Assign, ast.Expr))  # see _compile_statement
+    value, item = node.value, None
+    if isinstance(value, ast.Subscript):
+        index = value.slice
+        if not (isinstance(index, ast.Constant) and type(index.value) is int):
+            raise statement.error(
+                "an item of torch.autograd.grad's tuple is taken by a whole number here",
+                index.col_offset,
+                "write torch.autograd.grad(y, x)[0]",
+            )
+        value, item = value.value, index.value
+    assert isinstance(value, ast.Call)  # see _calls_grad
+    try:
+        call = pytorch.grad_call(value)
+    except pytorch.Refused as exc:
+        raise _refusal(statement, exc) from None
+    line = statement.line
+    shown = [_shown(statement, output) for output in call.outputs]
+    shown += [Shown(line, ir=Name(_variable(statement, i.id, "tensor"))) for i in call.inputs]
+    made: list[Step] = []
+    shown += [_operand(statement, g, made) for g in call.grad_outputs or ()]
+    target, targets, unpack = _results(statement, node, item is None)
+    grad = Gradients(
+        len(call.outputs),
+        len(call.inputs),
+        None if call.grad_outputs is None else len(call.grad_outputs),
+        call.retain_graph,
+        call.create_graph,
+        call.allow_unused,
+        unpack,
+    )
+    step = Step("autograd", statement, target, shown=tuple(shown), item=item, grad=grad)
+    return [*made, replace(step, targets=targets)]
+
+
+# torch's functions that take a function, by the name gradcli run calls each
+FUNCTIONALS = {f"torch.autograd.functional.{n}": n for n in ("jacobian", "hessian", "vjp", "jvp")}
+FUNC_GRAD = "torch.func.grad"
+_VECTORS = ("vjp", "jvp")  # the functions that take a vector v
+
+
+def _calls_functional(value: ast.expr) -> bool:
+    """Whether ``value`` is ``torch.autograd.functional.jacobian(f, x)`` (hessian, vjp, jvp),
+    or ``torch.func.grad(f)(x)``."""
+    if not isinstance(value, ast.Call):
+        return False
+    maker = value.func
+    return pytorch.dotted(maker) in FUNCTIONALS or (
+        isinstance(maker, ast.Call) and pytorch.dotted(maker.func) == FUNC_GRAD
+    )
+
+
+def _functional(statement: Statement, functions: Functions) -> list[Step]:
+    """A call of a function of torch.autograd.functional, or of ``torch.func.grad(f)``: the
+    function handed on is the script's (or a lambda), inlined over its parameters."""
+    node = quiet_parse(statement.text, "exec").body[0]
+    assert isinstance(node, (ast.Assign, ast.Expr))  # see _calls_functional
+    call = node.value
+    assert isinstance(call, ast.Call)  # see _calls_functional
+    if isinstance(call.func, ast.Call):  # torch.func.grad(f, argnums=k)(x, ...)
+        name, func, inputs, argnums = "grad", *_func_grad(statement, call.func, call)
+        many = many_vectors = False
+        vectors: list[ast.expr | None] | None = None
+    else:
+        name = FUNCTIONALS[str(pytorch.dotted(call.func))]
+        given = _functional_arguments(statement, name, call)
+        func, argnums = given["func"], 0
+        many = isinstance(given["inputs"], (ast.Tuple, ast.List))
+        inputs = _listed(given["inputs"])
+        v = given.get("v")
+        many_vectors = isinstance(v, (ast.Tuple, ast.List))
+        vectors = None if v is None or _is_none(v) else list(_listed(v))
+    function = functions.given(func, statement)
+    if len(function.parameters) != len(inputs):
+        raise statement.error(
+            f"{function.name} takes {len(function.parameters)} arguments, and {name} gives it "
+            f"{len(inputs)}",
+            0,
+            "give the inputs as a tuple: jacobian(f, (x, w)) for def f(x, w)",
+        )
+    text = ast.unparse(functions.body(function, statement))
+    inner = Statement(statement.number, statement.line, text)  # what carets point into
+    ir = _ir(check_expression(inner, quiet_parse(text, "eval").body))
+    made: list[Step] = []
+    shown = [_operand(statement, i, made) for i in inputs]
+    shown += [_operand(statement, v, made) for v in vectors or ()]
+    target, targets, unpack = _results(statement, node, True)
+    spec = Functional(
+        name,
+        len(inputs),
+        many,
+        None if vectors is None else len(vectors),
+        many_vectors,
+        argnums,
+        unpack,
+    )
+    step = Step("functional", statement, target, ir, shown=tuple(shown), targets=targets)
+    return [*made, replace(step, parameters=function.parameters, functional=spec)]
+
+
+def _func_grad(
+    statement: Statement, maker: ast.Call, call: ast.Call
+) -> tuple[ast.expr, list[ast.expr], int]:
+    """The function, the arguments and argnums of ``torch.func.grad(f, argnums=k)(x, ...)``."""
+    hint = "write torch.func.grad(f)(x), or torch.func.grad(f, argnums=1)(x, w)"
+    if len(maker.args) != 1 or call.keywords or not call.args:
+        raise statement.error("gradcli run takes torch.func.grad(f)(arguments) here", 0, hint)
+    argnums = 0
+    for keyword in maker.keywords:
+        value = keyword.value
+        if keyword.arg != "argnums" or not (
+            isinstance(value, ast.Constant) and type(value.value) is int
+        ):
+            raise statement.error("torch.func.grad takes argnums=<whole number> here", 0, hint)
+        argnums = value.value
+    if not -len(call.args) <= argnums < len(call.args):
+        raise statement.error(
+            f"argnums={argnums} of torch.func.grad, for {len(call.args)} arguments", 0, hint
+        )
+    return maker.args[0], list(call.args), argnums % len(call.args)
+
+
+def _functional_arguments(statement: Statement, name: str, call: ast.Call) -> dict[str, ast.expr]:
+    """The arguments of torch.autograd.functional's ``name``, by parameter."""
+    parameters = ("func", "inputs", "v") if name in _VECTORS else ("func", "inputs")
+    hint = f"write torch.autograd.functional.{name}({', '.join(parameters)})"
+    if len(call.args) > len(parameters) or any(isinstance(a, ast.Starred) for a in call.args):
+        raise statement.error(f"{name} takes {', '.join(parameters)} here", 0, hint)
+    given = dict(zip(parameters, call.args))
+    for keyword in call.keywords:
+        value = keyword.value
+        if keyword.arg is not None and keyword.arg in parameters and keyword.arg not in given:
+            given[keyword.arg] = value
+        elif not (
+            keyword.arg in ("create_graph", "strict")
+            and isinstance(value, ast.Constant)
+            and value.value is False
+        ):
+            raise statement.error(
+                f"{name} takes {', '.join(parameters)} here (create_graph and strict left False)",
+                0,
+                hint,
+            )
+    for needed in ("func", "inputs"):
+        if needed not in given:
+            raise statement.error(f"{name} needs {needed}", 0, hint)
+    return given
+
+
+def _listed(node: ast.expr) -> list[ast.expr]:
+    return list(node.elts) if isinstance(node, (ast.Tuple, ast.List)) else [node]
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _operand(statement: Statement, node: ast.expr | None, made: list[Step]) -> Shown:
+    """An argument's value: an expression, None, or a torch constructor (``torch.ones(3)``),
+    which a step of its own (added to ``made``) makes first."""
+    if node is None:
+        return Shown(statement.line)
+    constructor = _constructor(statement, node)
+    if constructor is None:
+        return _shown(statement, node)
+    name = f"_made_{statement.number}_{len(made)}"  # a name no script can write
+    made.append(replace(constructor, target=name))
+    return Shown(statement.line, ir=Name(name))
+
+
+def _results(
+    statement: Statement, node: ast.Assign | ast.Expr, may_unpack: bool
+) -> tuple[str | None, tuple[str, ...], bool]:
+    """Where a statement puts the value it computes: (the name, or None for a statement
+    that shows it; the names it is unpacked into; whether it is unpacked)."""
+    if isinstance(node, ast.Expr):
+        return None, (), False
+    if len(node.targets) != 1:
+        raise statement.error("assign the result to one name here", 0)
+    place = node.targets[0]
+    unpack = isinstance(place, (ast.Tuple, ast.List)) and may_unpack
+    elements = place.elts if isinstance(place, (ast.Tuple, ast.List)) and unpack else [place]
+    targets: tuple[str, ...] = ()
+    for element in elements:
+        if not isinstance(element, ast.Name):
+            raise statement.error(
+                "the tensors are assigned to names here",
+                element.col_offset,
+                "write g, = torch.autograd.grad(y, x) or gx, gw = ...",
+            )
+        targets += (_variable(statement, element.id, "name"),)
+    return (None if unpack else targets[0]), (targets if unpack else ()), unpack
+
+
+def _constructor(statement: Statement, node: ast.expr) -> Step | None:
+    """The create step of a torch constructor written as an argument, or None."""
+    try:
+        made = pytorch.constructor(node, statement.text)
+        dtype = None if made is None else pytorch.dtype(node)
+    except pytorch.Refused as exc:
+        raise _refusal(statement, exc) from None
+    if made is None:
+        return None
+    return Step("create", statement, constructor=made, dtype=dtype)
+
+
+def _variable(statement: Statement, name: str, what: str) -> str:
+    """``name``, a variable a script may write and read, or the error saying why not."""
+    if name.startswith("_") or reserved(name):
+        raise statement.error(
+            f"{name!r} cannot be a {what} here: "
+            + ("names may not start with '_'" if name.startswith("_") else "it is a built-in name"),
+            0,
+            "choose another name, e.g. g or w_2",
+        )
+    return name
 
 
 def _number(node: ast.expr) -> int | float | None:
@@ -555,17 +1006,25 @@ class Session:
         elif step.kind == "number":
             assert step.target is not None  # a number step
             self.env[step.target] = step.number
-        elif step.kind in ("assign", "write"):
+        elif step.kind in ("assign", "write", "update"):
             assert step.target is not None and step.ir is not None  # see _assignment
-            if step.kind == "write":
+            if step.kind != "assign":
                 self.check_write(step)
             value = self.value(step, step.ir, step.columns)
-            if step.kind == "write":
-                self.rebind(step, value)
-            else:
+            if step.kind == "assign":
                 self.env[step.target] = value
+                return
+            if step.node_name is not None and value.grad_fn is not None:
+                self.node_names[value.grad_fn] = step.node_name
+            self.rebind(step, value)
+            if step.shows:
+                self.out.write(repr(self.printable(self.env[step.target])) + "\n")
         elif step.kind == "backward":
             self.backward(step)
+        elif step.kind == "autograd":
+            self.autograd(step)
+        elif step.kind == "functional":
+            self.functional(step)
         elif step.kind == "print":
             values = [self.shown(step, s) for s in step.shown]
             self.out.write(step.sep.join(str(v) for v in values) + step.end)
@@ -604,9 +1063,17 @@ class Session:
         write into a tensor whose elements another tensor shares (a view), which gradcli's
         tensors do not follow yet."""
         assert step.target is not None  # a write step
+        if step.kind == "update" and not isinstance(self.lookup(step, step.target), gc.Tensor):
+            raise step.statement.error(
+                f"{step.target} is a Python number: gradcli run does not compute with Python "
+                "numbers yet",
+                0,
+                f"write the new number itself ({step.target} = 0.5)",
+            )
         written = self.tensor(step, step.target, "does not support item assignment", "TypeError")
         if written.is_leaf and written.requires_grad and not step.no_grad:
-            raise ScriptError(step.statement, "RuntimeError", LEAF_WRITE)
+            message = LEAF_INPLACE if step.kind == "update" else LEAF_WRITE
+            raise ScriptError(step.statement, "RuntimeError", message)
         for name, other in self.env.items():
             if not isinstance(other, gc.Tensor) or other is written:
                 continue
@@ -662,6 +1129,168 @@ class Session:
                 raise ScriptError(step.statement, "RuntimeError", NO_GRAD_FN) from None
             raise
 
+    def autograd(self, step: Step) -> None:
+        """``torch.autograd.grad``: its checks in torch's order, with torch's words."""
+        spec = step.grad
+        assert spec is not None  # an autograd step
+        values = [self.raw(step, shown) for shown in step.shown]
+        outputs = self.tensors(step, values[: spec.outputs], "outputs of torch.autograd.grad")
+        listed = values[spec.outputs : spec.outputs + spec.inputs]
+        inputs = self.tensors(step, listed, "inputs of torch.autograd.grad")
+        given = values[spec.outputs + spec.inputs :]
+        gradients = None if spec.grad_outputs is None else given
+        fail = self.fails(step)
+        if gradients is not None and len(gradients) != len(outputs):
+            fail(f"got {len(outputs)} tensors and {len(gradients)} gradients")
+        for i, output in enumerate(outputs):
+            gradient = None if gradients is None else gradients[i]
+            if gradient is None:
+                if output.requires_grad and output.numel() != 1:
+                    fail(SCALAR_OUTPUTS)
+            elif not isinstance(gradient, gc.Tensor):
+                raise step.statement.error(
+                    f"grad_outputs of torch.autograd.grad must be tensors, not "
+                    f"{type(gradient).__name__}",
+                    hint="e.g. grad_outputs=torch.ones(3)",
+                )
+            elif gradient.shape != output.shape:
+                fail(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of "
+                    f"{torchtext.size_repr(gradient.shape)} and output[{i}] has a shape of "
+                    f"{torchtext.size_repr(output.shape)}."
+                )
+        for i, output in enumerate(outputs):
+            if not output.requires_grad:
+                fail(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if not all(t.requires_grad for t in inputs):
+            fail("One of the differentiated Tensors does not require grad")
+        try:
+            found = gc.grad(
+                outputs,
+                inputs,
+                gradients,
+                retain_graph=spec.retain_graph,
+                create_graph=spec.create_graph,
+                allow_unused=True,
+            )
+        except gc.GradError as exc:
+            if str(exc).startswith("Trying to backward through the graph a second time"):
+                fail(FREED_GRAPH)
+            raise
+        for i, result in enumerate(found):
+            if result is None and not spec.allow_unused:
+                fail(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
+                )
+        self.bind(step, found, spec.unpack)
+
+    def functional(self, step: Step) -> None:
+        """torch.autograd.functional's jacobian, hessian, vjp, jvp, or torch.func.grad, of
+        the script's function; torch's errors in torch's words."""
+        spec, ir = step.functional, step.ir
+        assert spec is not None and ir is not None  # a functional step
+        values = [self.raw(step, shown) for shown in step.shown]
+        inputs = self.tensors(step, values[: spec.inputs], f"inputs of {spec.name}")
+        given = values[spec.inputs :]
+        vectors = None if spec.vectors is None else given if spec.many_vectors else given[0]
+
+        def func(*xs: gc.Tensor) -> gc.Tensor:
+            value = self.value(step, ir, step.columns, dict(zip(step.parameters, xs)))
+            return value if isinstance(value, gc.Tensor) else gc.tensor(value, dtype=gc.float32)
+
+        arguments: Any = tuple(inputs) if spec.many else inputs[0]
+        fail = self.fails(step)
+        result: Any
+        try:
+            if spec.name == "grad":
+                result = self.func_grad(step, func, inputs, spec.argnums)
+            elif spec.name == "jacobian":
+                result = gc.jacobian(func, arguments)
+            elif spec.name == "hessian":
+                result = gc.hessian(func, arguments)
+            elif spec.name == "vjp":
+                result = gc.vjp(func, arguments, vectors)
+            else:
+                result = gc.jvp(func, arguments, vectors)
+        except gc.ScalarOutputError:
+            fail(HESSIAN_SCALAR if spec.name == "hessian" else VJP_WITHOUT_V)
+        except gc.GradError:
+            if spec.name != "jvp" or vectors is not None:
+                raise
+            fail(JVP_WITHOUT_V)
+        self.bind(step, result, spec.unpack)
+
+    def func_grad(
+        self, step: Step, func: Callable[..., gc.Tensor], inputs: list[gc.Tensor], k: int
+    ) -> gc.Tensor:
+        """``torch.func.grad(func, argnums=k)(*inputs)``: differentiable where an input that
+        requires grad makes it so, as torch's is."""
+        xs = list(inputs)
+        if not xs[k].requires_grad:  # differentiated all the same, by a leaf of its own
+            xs[k] = gc.Tensor(xs[k].data, requires_grad=True)
+        out = func(*xs)
+        if out.ndim != 0:
+            self.fails(step)(FUNC_GRAD_SCALAR.format(out.ndim))
+        found = (
+            gc.grad(out, [xs[k]], create_graph=True, allow_unused=True)[0]
+            if out.requires_grad
+            else None
+        )
+        if found is None:
+            return gc.Tensor(np.zeros_like(xs[k].data))
+        if xs[k] is not inputs[k] and not _reaches_a_leaf(found, xs[k]):
+            return found.detach()
+        return found
+
+    def bind(self, step: Step, found: Any, unpack: bool) -> None:
+        """What ``torch.autograd.grad`` (or a function of torch.autograd.functional)
+        returned, where the statement puts it."""
+        if unpack:
+            if not isinstance(found, tuple):
+                raise step.statement.error(
+                    "gradcli run unpacks a tuple only (this is a tensor)",
+                    0,
+                    "assign it to one name",
+                )
+            if len(step.targets) != len(found):
+                expected = f"expected {len(step.targets)}"
+                raise ScriptError(
+                    step.statement,
+                    "ValueError",
+                    f"too many values to unpack ({expected})"
+                    if len(step.targets) < len(found)
+                    else f"not enough values to unpack ({expected}, got {len(found)})",
+                )
+            self.env.update(zip(step.targets, found))
+            return
+        value: Any = found
+        if step.item is not None:
+            if not -len(found) <= step.item < len(found):
+                raise ScriptError(step.statement, "IndexError", "tuple index out of range")
+            value = found[step.item]
+        if step.target is not None:
+            self.env[step.target] = value
+        elif value is not None:
+            self.out.write(repr(self.printable(value)) + "\n")
+
+    def tensors(self, step: Step, values: list[Any], what: str) -> list[gc.Tensor]:
+        for value in values:
+            if not isinstance(value, gc.Tensor):
+                raise step.statement.error(
+                    f"the {what} must be tensors, not {type(value).__name__}",
+                    hint="e.g. torch.autograd.grad(outputs=y, inputs=x)",
+                )
+        return values
+
+    def fails(self, step: Step) -> Callable[[str], NoReturn]:
+        """What raises torch's RuntimeError ``message`` at ``step``."""
+
+        def fail(message: str) -> NoReturn:
+            raise ScriptError(step.statement, "RuntimeError", message)
+
+        return fail
+
     # -- values
     def lookup(self, step: Step, name: str) -> Any:
         """The value of ``name``: a tensor or a Python number."""
@@ -677,8 +1306,12 @@ class Session:
             raise ScriptError(step.statement, kind, f"'{type(value).__name__}' object {lacks}")
         return value
 
-    def value(self, step: Step, node: Node, columns: dict[str, int]) -> Any:
-        env = self.env
+    def value(
+        self, step: Step, node: Node, columns: dict[str, int], bound: dict[str, Any] | None = None
+    ) -> Any:
+        """The value of ``node`` (``bound``: a function's parameters, over the script's
+        names)."""
+        env = self.env if bound is None else {**self.env, **bound}
         for name in names(node):
             if name.startswith(_GRAD):  # x.grad in an expression
                 base = self.tensor(step, name[len(_GRAD) :], "has no attribute 'grad'")
@@ -689,12 +1322,63 @@ class Session:
                         hint="call backward() on an output of it first",
                     )
                 env = {**env, name: grad}
-            else:
-                self.lookup(step, name)
+            elif name not in env:
+                self.lookup(step, name)  # Python's NameError
         if isinstance(node, Name):
             return env[node.name]
+        if all(isinstance(env[n], (int, float)) for n in names(node)):  # i * 2, in a loop
+            raise step.statement.error(
+                "this computes a Python number, which gradcli run does not do yet",
+                0,
+                "compute with tensors (torch.tensor(2.) * i), or print the numbers themselves",
+            )
+        tuples = {n: v for n, v in env.items() if isinstance(v, tuple) and n in names(node)}
+        if tuples:  # g[0], where g holds what torch.autograd.grad returned
+            items: dict[str, Any] = {}
+            node = self.take_items(step, node, tuples, items)
+            env = {**env, **items}
+            if isinstance(node, Name):
+                return env[node.name]
         assignment = Assignment(step.target or "", step.statement, node, None, columns)
         return _Values(env, assignment, self).tensor(node)
+
+    def take_items(
+        self, step: Step, node: Node, tuples: dict[str, tuple], items: dict[str, Any]
+    ) -> Node:
+        """``node`` with each ``g[k]`` of a tuple ``g`` read as a name of its own (in
+        ``items``); an error for any other use of a tuple."""
+        if isinstance(node, Index) and isinstance(node.base, Name) and node.base.name in tuples:
+            held = tuples[node.base.name]
+            if len(node.items) != 1 or not isinstance(node.items[0], int):
+                raise step.statement.error(
+                    f"{node.base.name} is a tuple: an item of it is taken by one whole number",
+                    hint=f"write {node.base.name}[0]",
+                )
+            k = node.items[0]
+            if not -len(held) <= k < len(held):
+                raise ScriptError(step.statement, "IndexError", "tuple index out of range")
+            name = f"_item_{node.base.name}_{k % len(held)}"
+            items[name] = held[k]
+            return Name(name)
+        if isinstance(node, Name) and node.name in tuples:
+            raise step.statement.error(
+                f"{node.name} is a tuple (what torch.autograd.grad returns), which gradcli "
+                "run computes with only item by item",
+                hint=f"write {node.name}[0], or unpack it: {node.name}, = torch.autograd.grad(...)",
+            )
+        if isinstance(node, Index):
+            return Index(self.take_items(step, node.base, tuples, items), node.items)
+        if isinstance(node, Call):
+            args = tuple(
+                tuple(self.take_items(step, a, tuples, items) for a in arg)
+                if isinstance(arg, tuple)
+                else None
+                if arg is None
+                else self.take_items(step, arg, tuples, items)
+                for arg in node.args
+            )
+            return Call(node.op, args, node.params)
+        return node
 
     def grad(self, tensor: gc.Tensor, line: int) -> gc.Tensor | None:
         """``tensor.grad``, with torch's warning for a non-leaf."""
@@ -708,6 +1392,10 @@ class Session:
     def shown(self, step: Step, shown: Shown) -> Any:
         """The Python value a shown item has: a literal, a tensor (as ``_Printed``), None, a
         number, a list, a ``torch.Size``."""
+        return self.printable(self.raw(step, shown))
+
+    def raw(self, step: Step, shown: Shown) -> Any:
+        """The value of a shown item, as the engine has it."""
         if shown.ir is None:
             return shown.literal
         if shown.several:
@@ -716,7 +1404,7 @@ class Session:
         value: Any = self.value(step, shown.ir, shown.columns)
         for access in shown.access:
             value = self.access(step, shown, value, access)
-        return self.printable(value)
+        return value
 
     def results(self, step: Step, call: Call, columns: dict[str, int]) -> _Printed:
         """Every result of ``call`` (its first), printed as torch prints them: a named
@@ -771,6 +1459,8 @@ class Session:
     def printable(self, value: Any) -> Any:
         if isinstance(value, gc.Tensor):
             return _Printed(self.tensor_text(value))
+        if isinstance(value, tuple) and not isinstance(value, _Size):
+            return tuple(self.printable(v) for v in value)
         return value
 
     def tensor_text(self, tensor: gc.Tensor) -> str:
@@ -805,6 +1495,22 @@ class Session:
                 if end - start < len(shown):  # Python marks a part of the line
                     text += "    " + " " * start + "^" * (end - start) + "\n"
         return text + f"{error.kind}: {error.message}\n"
+
+
+def _reaches_a_leaf(tensor: gc.Tensor, besides: gc.Tensor) -> bool:
+    """Whether ``tensor``'s graph reaches a leaf that requires grad other than ``besides``."""
+    seen: set[int] = set()
+    stack = [tensor.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for operand in node.inputs or ():
+            if operand.grad_fn is None and operand.requires_grad and operand is not besides:
+                return True
+            stack.append(operand.grad_fn)
+    return False
 
 
 def read_script(script: str) -> str:

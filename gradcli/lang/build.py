@@ -26,10 +26,19 @@ def parse_program(source: str) -> Program:
         if c.target is not None and not c.rebinds:
             later.setdefault(c.target, c.statement.number)
     backward = []
+    results: dict[str, int] = {}  # the names torch.autograd.grad binds: where
     for checked in checked_all:
         statement = checked.statement
         budget.tick(f"parsing statement {statement.number} of {len(checked_all)}")
         for name in checked.names:
+            if name in results:
+                raise statement.error(
+                    f"{name!r} holds what torch.autograd.grad returned (statement "
+                    f"{results[name]}), which a program takes only as its answer",
+                    _column(statement, name),
+                    "gradcli run SCRIPT computes with it (second derivatives with "
+                    "create_graph=True)",
+                )
             if name not in defined and later.get(name, 0) >= statement.number:
                 raise statement.error(
                     f"{name!r} is used before it is assigned (in statement {later[name]})",
@@ -38,6 +47,9 @@ def parse_program(source: str) -> Program:
                 )
         if checked.backward is not None:
             backward.append(checked.backward)
+        results.update(dict.fromkeys(checked.results, statement.number))
+        if checked.target is not None:
+            results.pop(checked.target, None)
         if checked.target is None:  # a PyTorch statement that assigns nothing
             continue
         if checked.rebinds and checked.target not in defined:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 
 import numpy as np
 
@@ -20,7 +20,19 @@ from ..errors import GradcliError, engine_hint, listing
 from ..values import constructor_dtype, generator_for, parse_constructor
 from . import diagnose
 from . import functions as F
-from .ir import Call, Const, Index, Name, Node, evaluate, from_json, names, to_json, version
+from .ir import (
+    Call,
+    Const,
+    Index,
+    Name,
+    Node,
+    evaluate,
+    from_json,
+    is_version,
+    names,
+    to_json,
+    version,
+)
 from .pytorch import Backward
 from .validate import Statement, element_of
 
@@ -84,11 +96,16 @@ class Program:
             if 0 in elements and max(elements) + 1 - len(elements) <= MAX_GAP
         }
 
+    @property
+    def passes(self) -> list[Backward]:
+        """The backward passes the program asks for (not its ``x.grad.zero_()``)."""
+        return [b for b in self.backward if not b.zero_grad]
+
     def default_output(self) -> str:
         """What the last ``backward`` is called on, else the last assigned name, or the
         vector its element belongs to."""
-        if self.backward:
-            return self.backward[-1].output
+        if self.passes:
+            return self.passes[-1].output
         if not self.targets:
             return self.assignments[-1].target
         last = self.targets[-1]
@@ -202,11 +219,18 @@ class Program:
         return env
 
     def _check_writes(self, inputs: dict[str, gc.Tensor]) -> None:
-        """PyTorch's rule: a leaf that requires grad cannot be written into (y[0] = ...)."""
+        """PyTorch's rule: a leaf that requires grad cannot be written into (y[0] = ...,
+        y += 1, y.zero_(): a value of a name made from that name's earlier value)."""
         for a in self.assignments:
-            if isinstance(a.ir, Call) and F.OPS[a.ir.op].operator == "[]=":
+            if isinstance(a.ir, Call) and a.ir.args:
                 base = a.ir.args[0]
-                if isinstance(base, Name) and base.name in inputs:
+                own = f"{a.target.split('#')[0]}#"
+                if (
+                    isinstance(base, Name)
+                    and base.name.startswith(own)
+                    and is_version(base.name)
+                    and base.name in inputs
+                ):
                     if inputs[base.name].requires_grad:
                         raise a.statement.error(
                             "a leaf Variable that requires grad is being used in an in-place "
@@ -230,7 +254,7 @@ class Program:
                 }
                 for a in self.assignments
             ],
-            "backward": [[b.output, b.gradient, b.retain_graph] for b in self.backward],
+            "backward": [astuple(b) for b in self.backward],
         }
 
     @classmethod
@@ -250,8 +274,14 @@ class Program:
                 for a in data["assignments"]
             ),
             tuple(
-                Backward(output, gradient, bool(retain))
-                for output, gradient, retain in data["backward"]
+                Backward(
+                    output,
+                    gradient,
+                    bool(retain),
+                    None if inputs is None else tuple(inputs),
+                    bool(zero),
+                )
+                for output, gradient, retain, inputs, zero in data["backward"]
             ),
         )
 

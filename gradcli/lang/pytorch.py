@@ -9,6 +9,8 @@ A PyTorch snippet pasted as a program means what it means in torch:
   default (a constructor, as ``x = ones(2, 2)`` is);
 - ``out.backward()``, ``y.backward(v)``, ``y.backward(gradient=v, retain_graph=True)``: the
   output and its cotangent, for ``grad``, ``vjp`` and ``jacobian``;
+- ``g, = torch.autograd.grad(y, x, grad_outputs=v)``, ``gx, gw = ...``: the output, its
+  cotangent and the inputs whose gradients are asked for (see ``grad_of``);
 - ``x.grad``, ``print(x.grad)``, ``print('x:', x)``: what the snippet shows; the command
   shows its own answer, so these run nothing.
 
@@ -31,11 +33,16 @@ _IMPORTABLE = ("torch",)
 @dataclass(frozen=True)
 class Backward:
     """``output.backward(gradient, retain_graph=...)``: ``gradient`` names the cotangent
-    (None: the output is a scalar, or torch's error says it is not)."""
+    (None: the output is a scalar, or torch's error says it is not). ``zero_grad``: the
+    statement is ``output.grad.zero_()`` instead. ``inputs``: the
+    tensors of ``torch.autograd.grad(output, inputs, gradient)``, which asks for their
+    gradients alone (None: a backward, to every leaf)."""
 
     output: str
     gradient: str | None
     retain_graph: bool
+    inputs: tuple[str, ...] | None = None
+    zero_grad: bool = False  # output.grad.zero_(): not a pass, the reset of output's .grad
 
 
 class Refused(Exception):
@@ -202,3 +209,211 @@ def _shown(node: ast.expr) -> bool:
     if isinstance(node, ast.Attribute) and node.attr in ("grad", "shape", "item", "tolist"):
         node = node.value
     return isinstance(node, ast.Name) and dotted(node) not in TORCH_MODULES
+
+
+# torch.autograd.grad's parameters, in its signature's order (only_inputs is deprecated and
+# changes nothing; is_grads_batched and materialize_grads are not taken)
+GRAD_PARAMETERS = (
+    "outputs",
+    "inputs",
+    "grad_outputs",
+    "retain_graph",
+    "create_graph",
+    "only_inputs",
+    "allow_unused",
+)
+_GRAD_FLAGS = {
+    "retain_graph": None,
+    "create_graph": False,
+    "only_inputs": True,
+    "allow_unused": False,
+}
+
+
+@dataclass(frozen=True)
+class GradCall:
+    """``torch.autograd.grad(outputs, inputs, grad_outputs, ...)`` as written: the nodes of
+    its outputs, its inputs (names) and its grad_outputs (None: not given; a ``None`` item
+    for an output left to its implicit 1), and its flags."""
+
+    outputs: tuple[ast.expr, ...]
+    inputs: tuple[ast.Name, ...]
+    grad_outputs: tuple[ast.expr | None, ...] | None
+    retain_graph: bool | None
+    create_graph: bool
+    allow_unused: bool
+
+
+def is_grad_call(node: ast.AST) -> bool:
+    """Whether ``node`` calls ``torch.autograd.grad``."""
+    return isinstance(node, ast.Call) and dotted(node.func) == "torch.autograd.grad"
+
+
+def grad_call(call: ast.Call) -> GradCall:
+    """The parts of a ``torch.autograd.grad`` call; Refused for what gradcli does not take."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(GRAD_PARAMETERS):
+        raise Refused(call, "torch.autograd.grad takes at most 7 arguments, none starred")
+    given: dict[str, ast.expr] = dict(zip(GRAD_PARAMETERS, call.args))
+    for keyword in call.keywords:
+        if keyword.arg not in GRAD_PARAMETERS or keyword.arg in given:
+            raise Refused(
+                keyword,
+                f"torch.autograd.grad takes {', '.join(GRAD_PARAMETERS)} here, not {keyword.arg!r}"
+                if keyword.arg not in given
+                else f"torch.autograd.grad got {keyword.arg} twice",
+                "e.g. torch.autograd.grad(outputs=y, inputs=x, grad_outputs=v)",
+            )
+        given[keyword.arg] = keyword.value
+    for needed in ("outputs", "inputs"):
+        if needed not in given:
+            raise Refused(
+                call,
+                f"torch.autograd.grad needs {needed}",
+                "e.g. torch.autograd.grad(outputs=y, inputs=x)",
+            )
+    flags = {}
+    for name, default in _GRAD_FLAGS.items():
+        value = given.get(name)
+        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+            flags[name] = default
+        elif isinstance(value, ast.Constant) and isinstance(value.value, bool):
+            flags[name] = value.value
+        else:
+            raise Refused(value, f"{name} of torch.autograd.grad must be True or False")
+    inputs = _items(given["inputs"])
+    for item in inputs:
+        if not isinstance(item, ast.Name):
+            raise Refused(
+                item,
+                "the inputs of torch.autograd.grad must be names here",
+                "name each tensor first: w = ...; torch.autograd.grad(y, [x, w])",
+            )
+    outputs = _items(given["outputs"])
+    for item in outputs:
+        if _constant_none(item):
+            raise Refused(item, "an output of torch.autograd.grad cannot be None")
+    grad_outputs = given.get("grad_outputs")
+    gradients = None
+    if grad_outputs is not None and not _constant_none(grad_outputs):
+        gradients = tuple(None if _constant_none(i) else i for i in _items(grad_outputs))
+    return GradCall(
+        tuple(outputs),
+        tuple(i for i in inputs if isinstance(i, ast.Name)),
+        gradients,
+        flags["retain_graph"],
+        bool(flags["create_graph"]),
+        bool(flags["allow_unused"]),
+    )
+
+
+def _items(node: ast.expr) -> list[ast.expr]:
+    """The items of a list or tuple written out, else ``node`` alone."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        if not node.elts:
+            raise Refused(node, "torch.autograd.grad needs at least one tensor here")
+        return list(node.elts)
+    return [node]
+
+
+def _constant_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def grad_of(node: ast.stmt) -> tuple[Backward, tuple[str, ...]] | None:
+    """``g, = torch.autograd.grad(y, [x, w], grad_outputs=v)`` (or ``g = ...``, ``...[0]``,
+    the call alone) as a statement of its own: the pass it asks for, and the names it binds;
+    None for any other statement. Refused for what a program does not take: outputs and
+    grad_outputs are one name each here."""
+    if not isinstance(node, (ast.Assign, ast.Expr)):
+        return None
+    value = node.value.value if isinstance(node.value, ast.Subscript) else node.value
+    if not is_grad_call(value):
+        return None
+    assert isinstance(value, ast.Call)  # see is_grad_call
+    call = grad_call(value)
+    name_first = "give it a name first: v = torch.ones(3); torch.autograd.grad(y, x, v)"
+    if len(call.outputs) != 1 or not isinstance(call.outputs[0], ast.Name):
+        raise Refused(
+            call.outputs[0], "torch.autograd.grad takes one output, a name, here", name_first
+        )
+    gradients = call.grad_outputs or (None,)
+    if len(gradients) != 1 or not (gradients[0] is None or isinstance(gradients[0], ast.Name)):
+        raise Refused(
+            value, "the grad_outputs of torch.autograd.grad must be one name here", name_first
+        )
+    gradient = gradients[0].id if isinstance(gradients[0], ast.Name) else None
+    retain = call.create_graph if call.retain_graph is None else call.retain_graph
+    bound: list[str] = []
+    for target in node.targets if isinstance(node, ast.Assign) else ():
+        for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+            if not isinstance(element, ast.Name):
+                raise Refused(element, "torch.autograd.grad's tensors are assigned to names here")
+            bound.append(element.id)
+    inputs = tuple(i.id for i in call.inputs)
+    return Backward(call.outputs[0].id, gradient, retain, inputs), tuple(bound)
+
+
+# torch's in-place operators and methods, and the operator of the language each applies
+_IN_PLACE_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+IN_PLACE_METHODS = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/", "pow_": "**"}
+ZERO = "zero_"
+
+
+@dataclass(frozen=True)
+class InPlace:
+    """``y += e`` (``symbol`` "+", ``operand`` e), ``y.mul_(e)`` or ``y.zero_()`` (symbol
+    and operand None): torch writes into ``target``; ``method`` whether the statement is a
+    method call, whose value (``y`` itself) the interactive interpreter shows."""
+
+    target: ast.Name
+    symbol: str | None
+    operand: ast.expr | None
+    method: bool
+
+
+def in_place(node: ast.stmt) -> InPlace | None:
+    """``node`` as an in-place operation on a name, or None; Refused for one gradcli does not
+    take."""
+    if isinstance(node, ast.AugAssign):
+        symbol = _IN_PLACE_OPERATORS.get(type(node.op))
+        if not isinstance(node.target, ast.Name):
+            raise Refused(
+                node,
+                "an in-place operator (+=, -=, *=, /=) takes a name here",
+                "write y = y.clone(); then y += ... on the name",
+            )
+        if symbol is None:
+            raise Refused(node, "the in-place operators taken are +=, -=, *=, /= and **=")
+        return InPlace(node.target, symbol, node.value, method=False)
+    if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Call):
+        return None
+    call = node.value
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in (*IN_PLACE_METHODS, ZERO):
+        return None
+    if not isinstance(func.value, ast.Name):
+        if func.attr == ZERO and dotted(func.value) is not None:
+            return None  # x.grad.zero_()
+        raise Refused(func, f"{func.attr} is called on a name here", f"write y.{func.attr}(...)")
+    wanted = 0 if func.attr == ZERO else 1
+    if call.keywords or len(call.args) != wanted:
+        raise Refused(
+            call,
+            f"{func.attr} takes "
+            + ("no argument" if not wanted else "one argument, and no keywords")
+            + " here",
+            f"write y.{func.attr}({'' if not wanted else 'e'})",
+        )
+    operand = call.args[0] if call.args else None
+    return InPlace(func.value, IN_PLACE_METHODS.get(func.attr), operand, method=True)
+
+
+def zero_grad(node: ast.stmt) -> str | None:
+    """The name ``x`` of a statement ``x.grad.zero_()``, or None."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        call = node.value
+        if not call.args and not call.keywords and isinstance(call.func, ast.Attribute):
+            owner = dotted(call.func.value) or ""
+            if call.func.attr == ZERO and owner.endswith(".grad") and owner.count(".") == 1:
+                return owner.removesuffix(".grad")
+    return None

@@ -16,8 +16,10 @@ import ast
 import difflib
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from keyword import kwlist
+from typing import TypeVar
 
 from .. import limits, syntax
 from ..errors import GradcliError
@@ -25,6 +27,7 @@ from ..values import CONSTRUCTORS, quiet_parse, whole_constructor
 from . import functions as F
 from . import pytorch
 
+T = TypeVar("T")
 CONSTANTS = {"e", "pi"}
 # x0, x12 (not x01: a leading zero would make y0 and y00 the same element)
 _ELEMENT_NAME = re.compile(r"^([A-Za-z]\w*?)(0|[1-9]\d{0,8})$")  # up to 9 digits: x999999999
@@ -206,6 +209,7 @@ class Checked:
     backward: pytorch.Backward | None = None
     rebinds: bool = False  # y[0] = ...: the target takes a new value, made from its last
     dtype: str | None = None  # a constructor's dtype=torch.float64 ("float64")
+    results: tuple[str, ...] = ()  # g, = torch.autograd.grad(...): the names it binds
 
 
 def reserved(name: str) -> bool:
@@ -907,6 +911,10 @@ def check(statement: Statement, grads: bool = False) -> Checked:
         ) from None
     _check_depth(statement, tree)
     body = tree.body
+    if len(body) == 1:
+        asked = _grad_of(statement, body[0]) or _in_place(statement, body[0], grads)
+        if asked is not None:
+            return asked
     if len(body) == 1 and not isinstance(body[0], ast.Assign):
         done = _pytorch_statement(statement, body[0])
         if done is not None:
@@ -1087,6 +1095,10 @@ def _pytorch_statement(statement: Statement, node: ast.stmt) -> Checked | None:
     try:
         if pytorch.is_import(node) or pytorch.shows(node):
             return Checked(statement, None, None, None, (), {})
+        zeroed = pytorch.zero_grad(node)
+        if zeroed is not None:  # x.grad.zero_()
+            reset = pytorch.Backward(zeroed, None, False, zero_grad=True)
+            return Checked(statement, None, None, None, (zeroed,), {}, reset)
         call = pytorch.backward(node)
     except pytorch.Refused as exc:
         raise _refused(statement, exc) from None
@@ -1094,6 +1106,48 @@ def _pytorch_statement(statement: Statement, node: ast.stmt) -> Checked | None:
         return None
     names = (call.output,) if call.gradient is None else (call.output, call.gradient)
     return Checked(statement, None, None, None, names, {}, call)
+
+
+def _grad_of(statement: Statement, node: ast.stmt) -> Checked | None:
+    """``torch.autograd.grad(...)`` as a statement (see pytorch.py), or None."""
+    asked = _reading(statement, pytorch.grad_of, node)
+    if asked is None:
+        return None
+    call, bound = asked
+    assert call.inputs is not None  # the inputs of a torch.autograd.grad
+    names = (call.output, *filter(None, [call.gradient]), *call.inputs)
+    return Checked(statement, None, None, None, names, {}, call, results=bound)
+
+
+def _in_place(statement: Statement, node: ast.stmt, grads: bool) -> Checked | None:
+    """``y += e``, ``y.add_(e)``, ``y.zero_()``: ``y`` again, made from its last value (as
+    ``y[0] = e`` is), or None for another statement."""
+    change = _reading(statement, pytorch.in_place, node)
+    if change is None:
+        return None
+    checker = _Checker(statement, grads)
+    base = checker.name(change.target)
+    if reserved(base):
+        raise statement.error(f"{base!r} cannot be assigned: it is a built-in name", 0)
+    if change.symbol is None:  # every element written, as y[...] = 0 writes
+        function = F.OPERATORS["[]="].name
+        expression = f"_setitem({base}, 0, _ellipsis)"
+    else:
+        assert change.operand is not None  # an operator's operand
+        function = _OPERATOR_FUNCTIONS[change.symbol]
+        expression = f"{function}({base}, {checker.expression(change.operand)})"
+    checker.note(function, change.target.col_offset)
+    return Checked(
+        statement, base, expression, None, tuple(checker.names), checker.columns, rebinds=True
+    )
+
+
+def _reading(statement: Statement, read: Callable[[ast.stmt], T], node: ast.stmt) -> T:
+    """``read(node)`` (a reader of pytorch.py), its refusal as the statement's error."""
+    try:
+        return read(node)
+    except pytorch.Refused as exc:
+        raise _refused(statement, exc) from None
 
 
 def _refused(statement: Statement, refused: pytorch.Refused) -> GradcliError:

@@ -32,7 +32,24 @@ def _torch_with(values: list[np.ndarray]):
     fake = types.SimpleNamespace(**{n: getattr(torch, n) for n in dir(torch) if n[:1] != "_"})
     fake.rand = fake.randn = drawn
     fake.set_default_dtype = torch.set_default_dtype
+    fake.autograd = types.SimpleNamespace(grad=_recording(torch.autograd.grad))
     return torch, fake
+
+
+def _recording(grad):
+    """``torch.autograd.grad``, also adding what it returns for each input to that input's
+    ``.grad``: what ``gradcli grad`` shows for a script's torch.autograd.grad calls."""
+
+    def recorded(outputs, inputs, *args, **kwargs):
+        found = grad(outputs, inputs, *args, **kwargs)
+        listed = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+        for tensor, value in zip(listed, found):
+            if value is not None:
+                value = value.detach()
+                tensor.grad = value if tensor.grad is None else tensor.grad + value
+        return found
+
+    return recorded
 
 
 def _torch_grads(script: Path, values: dict[str, np.ndarray]) -> dict:
@@ -97,9 +114,54 @@ def test_vjp_takes_the_scripts_cotangent_and_sums_its_backward_calls(cli_json):
     np.testing.assert_allclose(given["grads"]["x"], 1 / np.array([[1, 2, 3], [4, 5, 6]]))
 
 
+@pytest.mark.parametrize("stem", ["autograd_grad_two_inputs", "autograd_grad_item"])
+def test_vjp_takes_torch_autograd_grads_output_inputs_and_cotangent(cli_json, stem):
+    """The script's torch.autograd.grad calls decide the output, the cotangent and the inputs
+    (no --wrt, no --v): vjp gives what torch's calls return, as grad does."""
+    script = SCRIPTS[[s.stem for s in SCRIPTS].index(stem)]
+    values = cli_json("eval", "-f", str(script))["values"]
+    found = cli_json("vjp", "-f", str(script))["grads"]
+    expected = _torch_grads(script, {n: np.asarray(values[n]) for n in ("x", "w")})
+    assert set(found) == {n for n, g in expected.items() if g is not None}
+    for name, value in found.items():
+        np.testing.assert_allclose(value, expected[name], rtol=1e-12, err_msg=name)
+
+
 @pytest.mark.parametrize(
     "program, message",
     [
+        (
+            "x = torch.ones(3, requires_grad=True)\ny = sum(x * x)\n"
+            "g, = torch.autograd.grad(y, x, create_graph=True)\nz = sum(g)",
+            "'g' holds what torch.autograd.grad returned (statement 3)",
+        ),
+        (
+            "x = torch.ones(3, requires_grad=True)\ny = x * 2\n"
+            "g = torch.autograd.grad(y, x, torch.ones(3))",
+            "the grad_outputs of torch.autograd.grad must be one name here",
+        ),
+        (
+            "x = torch.ones(3, requires_grad=True)\ny = sum(x)\ng = torch.autograd.grad([y, y], x)",
+            "torch.autograd.grad takes one output, a name, here",
+        ),
+        (
+            "x = torch.ones(3, requires_grad=True)\ny = x * 2\nv = torch.ones(3)\n"
+            "g = torch.autograd.grad(y, v, v)",
+            "One of the differentiated Tensors does not require grad",
+        ),
+        (
+            "x = torch.ones(3, requires_grad=True)\nx += 1\ny = sum(x)",
+            "a leaf Variable that requires grad is being used in an in-place operation.",
+        ),
+        (
+            "x = torch.ones(3, requires_grad=True)\nx.zero_()\ny = sum(x)",
+            "a leaf Variable that requires grad is being used in an in-place operation.",
+        ),
+        (
+            "x = torch.ones(3, requires_grad=True)\nx.grad.zero_()\ny = sum(x)\ny.backward()",
+            "x.grad is None where the program calls x.grad.zero_()",
+        ),
+        ("y = x * 2\ny[0] += 1", "an in-place operator (+=, -=, *=, /=) takes a name here"),
         (
             "x = torch.ones(3, requires_grad=True)\ny = x * 2\ny.backward()",
             "grad can be implicitly created only for scalar outputs",

@@ -143,11 +143,35 @@ def test_warnings_and_errors_are_those_of_python_running_the_script(cli, name, s
 @pytest.mark.parametrize(
     "program, message",
     [
-        ("for i in range(3):\n    print(i)", "gradcli run does not take for loops yet"),
-        ("def f(x):\n    return x", "gradcli run does not take function definitions (def) yet"),
+        ("for i in [1, 2]:\n    print(i)", "gradcli run takes a loop over range(...) only"),
+        ("n = 2.5\nfor i in range(n):\n    print(i)", "range(...) takes whole numbers"),
+        ("for i in range(3):\n    print(i)\nelse:\n    pass", "without else"),
+        ("for i in range(3):\n    break", "gradcli run does not take break yet"),
+        ("for i in range(1000000):\n    print(i)", "the script's loops make 2000000 steps"),
+        ("for i in range(3):\n    print(i * 2)", "this computes a Python number"),
+        (
+            "for i in range(200):\n    for j in range(200):\n        print(i)",
+            "the script's loops make 80200 steps",
+        ),
+        ("def f(x):\n    return f(x)\ny = f(torch.ones(2))", "f calls functions more than 32"),
+        ("def f(x):\n    print(x)\n    return x", "f: line 2 is not an assignment to a name"),
+        ("def f(x):\n    y = x", "f: gradcli run takes a function that ends with return"),
+        ("def f(x=1):\n    return x", "f: gradcli run takes a function's parameters as plain"),
+        ("f = lambda x: x\nx = torch.ones(2)\ny = f(x, x)", "f() takes 1 arguments (x), and"),
+        ("f = lambda x: x\nx = torch.ones(2)\ny = f(w=x)", "f() got an unexpected or repeated"),
+        (
+            "def f(x):\n    return x + x\ndef g(x):\n    return f(f(f(f(x))))\n"
+            "def h(x):\n    return g(g(g(g(x))))\nx = torch.ones(2)\ny = h(h(x))",
+            "the expression grows beyond 20000 parts",
+        ),
         ("while True:\n    pass", "gradcli run does not take while loops yet"),
         ("with open('f') as f:\n    pass", "with blocks other than `with torch.no_grad():`"),
-        ("x = torch.ones(2)\nx += 1", "gradcli run does not take in-place operators"),
+        ("x = torch.ones(2)\nx[0] += 1", "an in-place operator (+=, -=, *=, /=) takes a name"),
+        ("x = torch.ones(2)\nx //= 2", "the in-place operators taken are"),
+        ("x = torch.ones(2)\nx.add_(1, alpha=2)", "add_ takes one argument, and no keywords"),
+        ("x = torch.ones(2)\n(x * 2).mul_(2)", "mul_ is called on a name here"),
+        ("lr = 0.1\nlr *= 2", "lr is a Python number: gradcli run does not compute with"),
+        ("x = torch.ones(3)\ny = x[0:2]\ny += 1", "gradcli run does not write into views yet"),
         ("import os", "gradcli reads PyTorch code: it does not import 'os'"),
         ("x = torch.ones(2, dtype=torch.float16)", "gradcli has no dtype 'torch.float16'"),
         ("x = torch.ones(2)\nprint(x.foo())", "foo"),
@@ -254,3 +278,71 @@ def test_a_missing_script_is_named(cli):
     done = cli("run", "no_such_script.py")
     assert done.exit_code == 2
     assert "gradcli run: no such file: no_such_script.py" in done.stderr
+
+
+_GRAD_ERRORS = {
+    "scalar": "y = x * 2\ntorch.autograd.grad(y, x)",
+    "input without grad": "a = torch.ones(2)\ny = (x * a).sum()\ntorch.autograd.grad(y, [x, a])",
+    "unused": "u = torch.ones(2, requires_grad=True)\ny = (x * 2).sum()\n"
+    "torch.autograd.grad(y, [x, u])",
+    "freed": "y = (x * 2).sum()\ng = torch.autograd.grad(y, x)\ntorch.autograd.grad(y, x)",
+    "shape": "y = x * 2\ntorch.autograd.grad(y, x, torch.ones(3))",
+    "count": "y = x * 2\ntorch.autograd.grad([y, y], x, torch.ones(2))",
+    "unpack": "y = (x * 2).sum()\na, b = torch.autograd.grad(y, x)",
+    "unpack one": "u = torch.ones(2, requires_grad=True)\ny = (x * u).sum()\n"
+    "a, = torch.autograd.grad(y, [x, u])",
+    "item": "y = (x * 2).sum()\na = torch.autograd.grad(y, x)[1]",
+    "item later": "y = (x * 2).sum()\ng = torch.autograd.grad(y, x)\nprint(g[0])\nprint(g[3])",
+    "output without grad": "a = torch.ones(2)\ntorch.autograd.grad(a.sum(), x)",
+    "in place on a leaf": "y = x * 2\ny += 1\nprint(y)\nx += 1",
+    "in-place method on a leaf": "x.mul_(2)",
+    "zero_ on a leaf": "x.zero_()",
+    "hessian of a vector": "def f(t):\n    return t * 2\ntorch.autograd.functional.hessian(f, x)",
+    "vjp without v": "def f(t):\n    return t * 2\ntorch.autograd.functional.vjp(f, x)",
+    "jvp without v": "f = lambda t: t * 2\ntorch.autograd.functional.jvp(f, x)",
+    "func.grad of a vector": "torch.func.grad(lambda t: t * 2)(x)",
+}
+
+
+@pytest.mark.parametrize("name", _GRAD_ERRORS)
+def test_torch_autograd_grads_errors_are_torchs(cli, name, tmp_path):
+    """What torch.autograd.grad (and an in-place operation) refuses, checked as torch checks
+    it, in its words: against
+    ``python -`` with torch, running the same script."""
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import torch\nx = torch.ones(2, requires_grad=True)\n" + _GRAD_ERRORS[name] + "\n"
+    )
+    real = _real_python(script, stdin=True)
+    done = cli("run", "-", input=script.read_text())
+    assert done.exit_code == real.returncode == 1
+    assert done.stdout == real.stdout
+    assert done.stderr.splitlines()[-1] == real.stderr.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "program, message",
+    [
+        ("g = torch.autograd.grad(y)", "torch.autograd.grad needs inputs"),
+        ("g = torch.autograd.grad(y, x * 2)", "the inputs of torch.autograd.grad must be names"),
+        ("g = torch.autograd.grad(y, x, create_graph=c)", "create_graph of torch.autograd"),
+        ("g = torch.autograd.grad(y, x, foo=1)", "not 'foo'"),
+        ("_g = torch.autograd.grad(y, x)", "names may not start with '_'"),
+        ("g = torch.autograd.grad(y, x)[i]", "taken by a whole number"),
+        ("y = (x * x).sum()\ng = torch.autograd.grad(y, x)\nh = g * 2", "g is a tuple"),
+        ("J = torch.autograd.functional.jacobian(q, x)", "the function handed on must be"),
+        ("J = torch.autograd.functional.jacobian(lambda a, b: a * b, x)", "takes 2 arguments"),
+        (
+            "J = torch.autograd.functional.jacobian(lambda t: t, x, create_graph=True)",
+            "create_graph and strict left False",
+        ),
+        ("g = torch.func.grad(lambda t: t.sum(), argnums=(0,))(x)", "argnums=<whole number>"),
+        ("g = torch.func.grad(lambda t: t.sum(), argnums=1)(x)", "argnums=1 of torch.func.grad"),
+    ],
+)
+def test_torch_autograd_grad_written_as_gradcli_does_not_take_it(cli, program, message):
+    script = "import torch\nx = torch.ones(2, requires_grad=True)\ny = (x * x).sum()\n" + program
+    done = cli("run", "-", input=script)
+    assert done.exit_code == 2, done.stdout
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr

@@ -233,7 +233,7 @@ def test_odd_inputs_are_errors_not_crashes(cli, tmp_path, monkeypatch, name):
 @pytest.mark.parametrize(
     "program, message",
     [
-        ("y += x", "found '+=' (write y2 = y + x)"),
+        ("y += x", "'y' is written into before it is assigned"),
         ("y: int = x", "found an annotation"),
         ("y = x\v+ 1", "U+000B a control character"),
         ("y = x[1" + "0" * 30 + "]", "the index 1e+30 is too large"),

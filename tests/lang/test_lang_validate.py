@@ -180,7 +180,7 @@ def test_rejected_expressions(text, message, column):
         ("y, z = x", "the left-hand side must be a single name"),
         ("x.y = 1", "the left-hand side must be a single name"),
         ("x.a = 1", "the left-hand side must be a single name"),
-        ("y += 1", "expected an assignment"),
+        ("y @= 1", "the in-place operators taken are +=, -=, *=, /= and **="),
         ("def f(): pass", "expected an assignment"),
         ("_y = x", "'_y' cannot be assigned: names may not start with '_'"),
         ("sin = x", "'sin' cannot be assigned: it is a built-in name"),
