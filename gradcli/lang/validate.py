@@ -966,7 +966,8 @@ def check_all(statement: Statement, grads: bool = False) -> list[Checked]:
     body = tree.body
     if len(body) == 1 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1:
         place = body[0].targets[0]
-        if isinstance(place, (ast.Tuple, ast.List)):
+        # gx, gw = torch.autograd.grad(...) is check's own (its outputs are the gradients)
+        if isinstance(place, (ast.Tuple, ast.List)) and not pytorch.is_grad_call(body[0].value):
             _check_depth(statement, tree)
             return _unpacking(statement, place, body[0].value, grads)
     return [check(statement, grads)]
