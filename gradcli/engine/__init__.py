@@ -9,6 +9,7 @@ from typing import Any as _Any
 
 from ..ops.table import OPS
 from . import composites as _composites  # noqa: F401 - declares the composite operations
+from . import decompositions as _decompositions  # noqa: F401 - declares eigh, qr, svd, slogdet
 from . import layers as _layers  # noqa: F401 - declares the layers (linear, conv2d, ...)
 from . import linalg as _linalg  # noqa: F401 - declares the linear algebra operations
 from . import logical as _logical  # noqa: F401 - declares comparisons, logical operations, masks

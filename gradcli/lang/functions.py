@@ -24,6 +24,8 @@ from ..ops.table import (  # noqa: F401 - the parameter kinds, for the validator
     OPT_NUMBER,
     OPT_TENSOR,
     OUTPUT,
+    QR_MODE,
+    QR_MODES,
     REDUCTION,
     REDUCTIONS,
     REQUIRED,
@@ -31,6 +33,8 @@ from ..ops.table import (  # noqa: F401 - the parameter kinds, for the validator
     SIZES,
     TENSOR,
     TENSORS,
+    UPLO,
+    UPLOS,
     Op,
     Param,
 )

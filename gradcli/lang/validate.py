@@ -690,6 +690,8 @@ class _Checker:
             F.NORM_ORD: value in ("fro", "nuc")
             or (isinstance(value, (int, float)) and not isinstance(value, bool)),
             F.KL_REDUCTION: value in F.KL_REDUCTIONS,
+            F.UPLO: value in F.UPLOS,
+            F.QR_MODE: value in F.QR_MODES,
         }[kind]
         if value is _NOT_CONSTANT or not ok:
             raise self.fail(
