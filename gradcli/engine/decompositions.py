@@ -95,7 +95,7 @@ def _explain(formulas: Sequence[str]) -> Callable[[Any, Any], Any]:
 
     def formula(slot: Any) -> str:
         k = slot.params.get("output", _FIRST)[0]
-        text: str = formulas[k].format(A=slot.wrt, dA=X.d(slot.wrt), out=slot.node)
+        text: str = formulas[k].format(A=slot.wrt, dA=X.d(slot.wrt))
         return text
 
     return _differential(formula)
@@ -233,9 +233,9 @@ _EIGH = register(
         symbolic="eigenvalues and eigenvectors have no closed form beyond small matrices",
         explain=_explain(
             (
-                "diag(V^T @ {dA} @ V), V the eigenvectors",
-                "V @ (F * (V^T @ {dA} @ V)), V = {out}, F[i, j] = 1/(L[j] - L[i]) off the "
-                "diagonal, 0 on it",
+                "diag(V^T @ {dA} @ V), V the eigenvectors of {A}",
+                "V @ (F * (V^T @ {dA} @ V)), V and L the eigenvectors and eigenvalues of {A}, "
+                "F[i, j] = 1/(L[j] - L[i]) off the diagonal, 0 on it",
             )
         ),
         nonfinite="overflow",
@@ -516,7 +516,8 @@ _SVD = register(
         nonfinite_backward="repeated singular values (the singular vectors' derivative divides "
         "by the differences of their squares), or a zero one",
         kink=(
-            "singular vectors are defined up to sign (as LAPACK gives them, torch's too); with "
+            "singular vectors are defined up to sign (as numpy's LAPACK gives them; torch's "
+            "agree for square and tall matrices, its LAPACK may flip some of a wide one's); with "
             "full_matrices=True the gradient of U and Vh is that of their first min(m, n) "
             "columns and rows (torch's: the others get none); at repeated singular values the "
             "singular vectors' gradient is inf or nan (torch's: the same), S's stays finite"
