@@ -1207,6 +1207,14 @@ OPS: list[Op] = [
         L.matrix_norm_spec(),
         torch=L.torch_linalg("matrix_norm"),
     ),
+    Op(
+        "matrix_norm_singular",
+        lambda a, **params: gc.matrix_norm(L.spread(a), **params),
+        Domain(-0.5, 0.5),
+        L.singular_norm_spec(),
+        torch=lambda a, **params: torch_module().linalg.matrix_norm(L.spread(a), **params),
+        prims=("svd",),
+    ),
     # layers (gradcli/engine/layers.py): composites; the primitives named are those their
     # batched replay takes through (tests/engine/test_engine_batched.py)
     Op("linear", gc.linear, REAL, Y.linear_spec(), torch=_t_functional("linear")),

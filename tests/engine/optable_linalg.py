@@ -128,6 +128,12 @@ def row_gauge(r: Any) -> Any:
 
 
 @st.composite
+def singular_norm_spec(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
+    (shape,), _ = draw(rectangular())
+    return (shape,), {"ord": draw(st.sampled_from(["nuc", 2, -2])), "keepdim": draw(st.booleans())}
+
+
+@st.composite
 def eigh_spec(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
     shapes, _ = draw(square())
     return shapes, {"UPLO": draw(st.sampled_from(["L", "U"]))}
