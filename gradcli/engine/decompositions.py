@@ -522,7 +522,15 @@ _SVD = register(
             "columns and rows (torch's: the others get none); at repeated singular values the "
             "singular vectors' gradient is inf or nan (torch's: the same), S's stays finite"
         ),
-        extra={"outputs": ("U", "S", "Vh"), "return_type": "linalg_svd"},
+        extra={
+            "outputs": ("U", "S", "Vh"),
+            "return_type": "linalg_svd",
+            # torch.svd(A, some=True) gives V, not Vh, and the reduced matrices: refused
+            "linalg_only": (
+                "gives (U, S, V) with V = Vh^T, which gradcli does not have",
+                "write torch.linalg.svd(A, full_matrices=False) and take Vh.mT for V",
+            ),
+        },
     )
 )
 

@@ -574,6 +574,10 @@ class _Checker:
                     _suggest(attribute.attr, [*F.FUNCTIONS, *F.ALIASES])
                     or "see `gradcli functions` for the operations gradcli has",
                 )
+            known = F.lookup(attribute.attr)
+            other = None if known is None else known.extra.get("linalg_only")
+            if other is not None and prefix != "torch.linalg":  # torch.svd is not linalg.svd
+                raise self.fail(attribute, f"{prefix}.{attribute.attr} {other[0]}", other[1])
             function = ast.copy_location(ast.Name(attribute.attr, ast.Load()), attribute)
             return ast.copy_location(ast.Call(function, node.args, node.keywords), node)
         method = F.METHODS.get(attribute.attr)

@@ -88,6 +88,7 @@ def test_explain_shows_each_results_derivative(cli_json, source, shown):
         ("y = sum(qr(A, mode='raw')[0])", "mode of qr must be 'reduced', 'complete' or 'r'"),
         ("y = sum(eigh(A, 'X')[0])", "UPLO of eigh must be 'L' or 'U'"),
         ("y = sum(qr(A, mode='r').R)", "not computed when mode='r'"),
+        ("U, S, V = torch.svd(A); y = sum(V)", "torch.svd gives (U, S, V) with V = Vh^T"),
     ],
 )
 def test_decompositions_refuse_clearly(cli, source, message):
