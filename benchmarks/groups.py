@@ -72,6 +72,13 @@ def _linalg(x: np.ndarray, t: np.ndarray) -> Arrays:
     return np.sum(x @ x), ones @ x.T + x.T @ ones
 
 
+def _decompositions(x: np.ndarray, t: np.ndarray) -> Arrays:
+    # y = sum(L ** 2), L the eigenvalues of S = x x^T: dS = V diag(2 L) V^T, dx = 2 dS x
+    values, vectors = np.linalg.eigh(x @ x.T)
+    d_s = (vectors * (2 * values)) @ vectors.T
+    return np.sum(values**2), 2 * d_s @ x
+
+
 def _shapes(x: np.ndarray, t: np.ndarray) -> Arrays:
     return np.sum(np.transpose(x) * x), 2 * x.T
 
@@ -142,6 +149,12 @@ CASES = (
         "y = sum(x @ x)",
         _linalg,
         lambda torch, x, t: (x @ x).sum(),
+    ),
+    Case(
+        "linalg decompositions",
+        "L, V = eigh(x @ transpose(x)); y = sum(L ** 2)",
+        _decompositions,
+        lambda torch, x, t: (torch.linalg.eigh(x @ x.T).eigenvalues ** 2).sum(),
     ),
     Case(
         "shapes",

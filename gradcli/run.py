@@ -1423,7 +1423,7 @@ class Session:
         if op.extra.get("plain"):
             return _Printed(f"({', '.join(texts)}{',' if len(texts) == 1 else ''})")
         named = ",\n".join(f"{name}={text}" for name, text in zip(op.outputs, texts))
-        return _Printed(f"torch.return_types.{op.name}(\n{named})")
+        return _Printed(f"torch.return_types.{op.extra.get('return_type', op.name)}(\n{named})")
 
     def access(self, step: Step, shown: Shown, value: Any, access: str) -> Any:
         if not isinstance(value, gc.Tensor):

@@ -9,6 +9,7 @@ from typing import Any as _Any
 
 from ..ops.table import OPS
 from . import composites as _composites  # noqa: F401 - declares the composite operations
+from . import decompositions as _decompositions  # noqa: F401 - declares eigh, qr, svd, slogdet
 from . import dropout as _dropout  # noqa: F401 - declares dropout
 from . import dtypes as _dtypes  # noqa: F401 - declares the changes of dtype (x.long(), x.to(...))
 from . import einsum as _einsum  # noqa: F401 - declares einsum

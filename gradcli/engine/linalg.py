@@ -749,6 +749,11 @@ def _matrix_norm_explain(slot: Any, vary: Any) -> X.Explained:
     w, node = slot.wrt, slot.node
     if ord_ == "fro":
         formula = f"{w}[i, j]/{node} (0 where the norm is 0)"
+    elif ord_ == "nuc":
+        formula = f"(U @ Vh)[i, j], U, S, Vh = svd({w}, full_matrices=False)"
+    elif abs(ord_) == 2:
+        extreme = "largest" if ord_ > 0 else "smallest"
+        formula = f"u[i] * v[j], u and v the singular vectors of {w}'s {extreme} singular value"
     else:
         extreme = "largest" if ord_ > 0 else "smallest"
         line = "column" if abs(ord_) == 1 else "row"
@@ -762,13 +767,16 @@ def _matrix_norm_explain(slot: Any, vary: Any) -> X.Explained:
 _composite(
     "matrix_norm",
     "a matrix norm of the last two dims (torch.linalg.matrix_norm): ord 'fro' (default), "
-    "1, -1 (column sums), inf, -inf (row sums)",
+    "'nuc' (sum of the singular values), 2, -2 (largest, smallest), 1, -1 (column sums), inf, "
+    "-inf (row sums)",
     (Param("A", TENSOR), Param("ord", NORM_ORD, "fro"), Param("keepdim", BOOL, False)),
     symbolic=_matrix_norm_symbolic,
     explain=_matrix_norm_explain,
     kink=(
         "'fro': the gradient at a zero matrix is 0; 1, -1, inf, -inf: sums of |A| (gradient "
-        "sign(A), 0 at 0), ties between columns (rows) share the gradient evenly"
+        "sign(A), 0 at 0), ties between columns (rows) share the gradient evenly; 'nuc', 2, "
+        "-2: of the singular values (gradient U diag(g) Vh, as torch's svdvals), ties of the "
+        "largest (smallest) share the gradient evenly"
     ),
 )
 
@@ -782,7 +790,7 @@ def matrix_norm(
 ) -> Tensor:
     """A matrix norm over the dims ``dim`` (the last two): 'fro' the square root of the sum of
     squares, 1 and -1 the largest and smallest column sum of |A|, inf and -inf those of the
-    row sums. 'nuc', 2 and -2 need the singular values and are not computed."""
+    row sums, 'nuc' the sum of the singular values, 2 and -2 the largest and smallest."""
     a = _tensor(a)
     if a.ndim < 2:
         raise ShapeError(f"linalg.matrix_norm: A must have at least 2 dimensions, got {a.shape}")
@@ -792,12 +800,11 @@ def matrix_norm(
     if ord == "fro":
         return P.norm(a, 2, (rows, columns), keepdim)
     if ord in _SVD_ORDS:
-        raise DomainError(
-            f"linalg.matrix_norm: ord={ord!r} needs the singular values, which gradcli does not "
-            "compute yet; use 'fro', 1, -1, inf or -inf"
-        )
+        return _singular_norm(a, ord, keepdim, rows, columns)
     if not isinstance(ord, (int, float)) or abs(ord) not in (1, math.inf):
-        raise DomainError(f"linalg.matrix_norm: ord must be 'fro', 1, -1, inf or -inf, got {ord!r}")
+        raise DomainError(
+            f"linalg.matrix_norm: ord must be 'fro', 'nuc', 2, -2, 1, -1, inf or -inf, got {ord!r}"
+        )
     summed, across = (rows, columns) if abs(ord) == 1 else (columns, rows)
     sums = P.sum(P.abs(a), summed, keepdim=True)
     extreme = P.amax if ord > 0 else P.amin
@@ -807,3 +814,17 @@ def matrix_norm(
         if keepdim
         else P.reshape(norm, [n for i, n in enumerate(a.shape) if i not in (rows, columns)])
     )
+
+
+def _singular_norm(a: Tensor, ord: str | float, keepdim: bool, rows: int, columns: int) -> Tensor:  # noqa: A002
+    """'nuc', 2 or -2: the sum, the largest or the smallest singular value of the matrices
+    over the dims ``rows`` and ``columns`` (torch's, from linalg.svdvals)."""
+    from .decompositions import svd
+    from .shapes import permute
+
+    order = [d for d in range(a.ndim) if d not in (rows, columns)] + [rows, columns]
+    values = svd(permute(a, *order), False, output=(1, 0))
+    norm = P.sum(values, -1) if ord == "nuc" else (P.amax if ord == 2 else P.amin)(values, -1)
+    if not keepdim:
+        return norm
+    return P.reshape(norm, [1 if i in (rows, columns) else n for i, n in enumerate(a.shape)])

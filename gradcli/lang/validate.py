@@ -578,6 +578,10 @@ class _Checker:
                     _suggest(attribute.attr, [*F.FUNCTIONS, *F.ALIASES])
                     or "see `gradcli functions` for the operations gradcli has",
                 )
+            known = F.lookup(attribute.attr)
+            other = None if known is None else known.extra.get("linalg_only")
+            if other is not None and prefix != "torch.linalg":  # torch.svd is not linalg.svd
+                raise self.fail(attribute, f"{prefix}.{attribute.attr} {other[0]}", other[1])
             function = ast.copy_location(ast.Name(attribute.attr, ast.Load()), attribute)
             return ast.copy_location(ast.Call(function, node.args, node.keywords), node)
         method = F.METHODS.get(attribute.attr)
@@ -722,6 +726,8 @@ class _Checker:
             F.NORM_ORD: value in ("fro", "nuc")
             or (isinstance(value, (int, float)) and not isinstance(value, bool)),
             F.KL_REDUCTION: value in F.KL_REDUCTIONS,
+            F.UPLO: value in F.UPLOS,
+            F.QR_MODE: value in F.QR_MODES,
         }[kind]
         if value is _NOT_CONSTANT or not ok:
             raise self.fail(

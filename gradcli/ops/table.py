@@ -71,6 +71,10 @@ DTYPE_NAMES = {
     "int": "int32",
     "bool": "bool",
 }
+UPLOS = ("L", "U", "l", "u")  # which triangle eigh reads (either case, as torch)
+UPLO = "'L' or 'U'"
+QR_MODES = ("reduced", "complete", "r")  # what qr's mode may be
+QR_MODE = "'reduced', 'complete' or 'r'"
 SIZES = "sizes"  # the rest of the positional arguments, whole numbers: reshape(x, 2, 3)
 INTS = "an int or a tuple of ints"  # a shape or a padding: unflatten(x, 0, (2, 3))
 PAD_MODES = ("constant", "reflect", "replicate", "circular")  # what pad's mode may be

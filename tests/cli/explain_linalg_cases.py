@@ -65,4 +65,11 @@ CASES = {
     "cholesky": _case("cholesky(q)", {"q": Q}, L.cholesky),
     "vector_norm": _case("vector_norm(m, 3, 1)", {"m": M}, lambda m: L.vector_norm(m, 3, 1)),
     "matrix_norm": _case("matrix_norm(m, 1)", {"m": M}, lambda m: L.matrix_norm(m, 1)),
+    # decompositions: one result each (the singular vectors' signs are LAPACK's, torch's too)
+    "slogdet": _case("slogdet(s).logabsdet", {"s": S}, lambda s: L.slogdet(s).logabsdet),
+    "eigh": _case("eigh(q)[1]", {"q": Q}, lambda q: L.eigh(q).eigenvectors),
+    "qr": _case("qr(k).Q", {"k": K}, lambda k: L.qr(k).Q),
+    "svd": _case(
+        "svd(k, full_matrices=False).Vh", {"k": K}, lambda k: L.svd(k, full_matrices=False).Vh
+    ),
 }

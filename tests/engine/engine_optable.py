@@ -1265,6 +1265,65 @@ OPS: list[Op] = [
         L.cholesky_spec(),
         torch=lambda x, upper: torch_module().linalg.cholesky(L.spd(x), upper=upper),
     ),
+    # decompositions (gradcli/engine/decompositions.py): a row per result, on inputs where it
+    # is differentiable; singular vectors through a function that their signs do not change
+    *[
+        Op(
+            name,
+            L.decomposed(gc.slogdet, 1, arrange),
+            Domain(-0.5, 0.5),
+            L.square(),
+            torch=L.torch_decomposed("slogdet", 1, arrange),
+            prims=("slogdet", "cofactor", "det"),
+        )
+        for name, arrange in (("slogdet", L.well), ("slogdet_negative", L.reflected))
+    ],
+    Op(
+        "eigh",
+        L.decomposed(gc.eigh, 0, L.separated),
+        Domain(-0.5, 0.5),
+        L.eigh_spec(),
+        torch=L.torch_decomposed("eigh", 0, L.separated),
+    ),
+    Op(
+        "eigh_eigenvectors",
+        L.decomposed(gc.eigh, 1, L.separated, L.column_gauge),
+        Domain(-0.5, 0.5),
+        L.eigh_spec(),
+        torch=L.torch_decomposed("eigh", 1, L.separated, L.column_gauge),
+        prims=("eigh",),
+    ),
+    Op(
+        "qr",
+        L.decomposed(gc.qr, 0, L.spread, L.column_gauge),
+        Domain(-0.5, 0.5),
+        L.qr_spec(),
+        torch=L.torch_decomposed("qr", 0, L.spread, L.column_gauge),
+        prims=("qr", "inv"),
+    ),
+    Op(
+        "qr_R",
+        L.decomposed(gc.qr, 1, L.spread, L.row_gauge),
+        Domain(-0.5, 0.5),
+        L.qr_spec(),
+        torch=L.torch_decomposed("qr", 1, L.spread, L.row_gauge),
+        prims=("qr",),
+    ),
+    *[
+        Op(
+            name,
+            L.decomposed(partial(gc.svd, full_matrices=False), k, L.spread, gauge),
+            Domain(-0.5, 0.5),
+            L.rectangular(),
+            torch=L.torch_decomposed("svd", k, L.spread, gauge, full_matrices=False),
+            prims=("svd",),
+        )
+        for name, k, gauge in (
+            ("svd", 0, L.column_gauge),
+            ("svd_S", 1, None),
+            ("svd_Vh", 2, L.row_gauge),
+        )
+    ],
     Op(
         "vector_norm",
         gc.vector_norm,
@@ -1278,6 +1337,14 @@ OPS: list[Op] = [
         NONZERO,
         L.matrix_norm_spec(),
         torch=L.torch_linalg("matrix_norm"),
+    ),
+    Op(
+        "matrix_norm_singular",
+        lambda a, **params: gc.matrix_norm(L.spread(a), **params),
+        Domain(-0.5, 0.5),
+        L.singular_norm_spec(),
+        torch=lambda a, **params: torch_module().linalg.matrix_norm(L.spread(a), **params),
+        prims=("svd",),
     ),
     # layers (gradcli/engine/layers.py): composites; the primitives named are those their
     # batched replay takes through (tests/engine/test_engine_batched.py)

@@ -85,6 +85,92 @@ def solve_spec(draw: Any) -> tuple[tuple[tuple[int, ...], ...], dict[str, Any]]:
     return (a, b), {}
 
 
+# -- decompositions: inputs where the derivatives are well defined, gauge-invariant results ----
+
+
+def _constant(like: Any, array: np.ndarray) -> Any:
+    if isinstance(like, gc.Tensor):
+        return gc.tensor(array, dtype=like.dtype)
+    return _torch().tensor(array, dtype=like.dtype)
+
+
+def reflected(a: Any) -> Any:
+    """well(A) with its first row negated: a negative determinant."""
+    n = a.shape[-1]
+    return well(a) * _constant(a, np.array([[-1.0]] + [[1.0]] * (n - 1)))
+
+
+def separated(x: Any) -> Any:
+    """X + X^T + diag(0, 8, 16, ...): symmetric, its eigenvalues at least 2 apart for entries
+    of X in [-0.5, 0.5] and sides up to 3 (Weyl: each within 3 of the diagonal's)."""
+    n = x.shape[-1]
+    return x + x.mT + _constant(x, np.diag(8.0 * np.arange(n)))
+
+
+def spread(a: Any) -> Any:
+    """A + diag(4k, ..., 8, 4) (as wide or tall as A): full rank, its singular values at least
+    1 apart and at least 2.5 for entries of A in [-0.5, 0.5] and sides up to 3."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    d = np.zeros((m, n))
+    d[range(k), range(k)] = 4.0 * np.arange(k, 0, -1)
+    return a + _constant(a, d)
+
+
+def column_gauge(q: Any) -> Any:
+    """Q * Q[0, :]: unchanged when columns of Q change sign (eigenvectors, Q, U)."""
+    return q * q[..., :1, :]
+
+
+def row_gauge(r: Any) -> Any:
+    """R * R[:, -1]: unchanged when rows of R change sign (R, Vh)."""
+    return r * r[..., :, -1:]
+
+
+@st.composite
+def singular_norm_spec(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
+    (shape,), _ = draw(rectangular())
+    return (shape,), {"ord": draw(st.sampled_from(["nuc", 2, -2])), "keepdim": draw(st.booleans())}
+
+
+@st.composite
+def eigh_spec(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
+    shapes, _ = draw(square())
+    return shapes, {"UPLO": draw(st.sampled_from(["L", "U"]))}
+
+
+@st.composite
+def rectangular(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
+    return ((*draw(_batch()), draw(_side()), draw(_side())),), {}
+
+
+@st.composite
+def qr_spec(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
+    """Square, tall and wide; mode 'complete' only where it is differentiable (not tall)."""
+    (shape,), _ = draw(rectangular())
+    modes = ["reduced"] + (["complete"] if shape[-2] <= shape[-1] else [])
+    return (shape,), {"mode": draw(st.sampled_from(modes))}
+
+
+def decomposed(function: Any, k: int, arrange: Any, gauge: Any = None) -> Any:
+    """Result ``k`` of a decomposition (gradcli's, called with output=(k, 0)) of
+    ``arrange(A)``, through ``gauge``."""
+
+    def call(a: Any, **params: Any) -> Any:
+        out = function(arrange(a), **params, output=(k, 0))
+        return out if gauge is None else gauge(out)
+
+    return call
+
+
+def torch_decomposed(name: str, k: int, arrange: Any, gauge: Any = None, **fixed: Any) -> Any:
+    def call(a: Any, **params: Any) -> Any:
+        out = getattr(_torch().linalg, name)(arrange(a), **params, **fixed)[k]
+        return out if gauge is None else gauge(out)
+
+    return call
+
+
 # -- products ---------------------------------------------------------------------------------
 
 
@@ -330,6 +416,7 @@ SYMBOLIC_PROGRAMS = {
     "kron": ("y = kron(x, x * x)", "0.5,-1"),
     "cross": ("y = cross(x, x * x)", "0.5,-1,2"),
     "det": ("y = det(x)", WELL),
+    "slogdet": ("s, l = slogdet(x); y = s * l", "[[1,2],[3,-1]]"),
     "inv": ("y = inv(x)", WELL),
     "solve": ("y = solve(x, sum(x, 0))", WELL),
     "cholesky": ("y = cholesky(x @ transpose(x))", "[[2,0.5],[0.3,1.5]]"),

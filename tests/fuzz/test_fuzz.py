@@ -179,6 +179,8 @@ _KIND_LITERALS = {
     F.BOOL: ["True", "False"],
     F.REDUCTION: ["'mean'", "'sum'", "'none'"],
     F.KL_REDUCTION: ["'mean'", "'batchmean'", "'sum'", "'none'"],
+    F.UPLO: ["'L'", "'U'", "'l'"],
+    F.QR_MODE: ["'reduced'", "'complete'", "'r'", "'raw'"],
     F.SIZES: ["1", "2", "3", "-1", "0", "6", "4"],
     F.INTS: ["1", "(2, 1)", "(1, -1)", "(0, 1, 1, 0)", "(-1, 2)", "()", "(3,)"],
     F.PAD_MODE: ["'constant'", "'reflect'", "'replicate'", "'circular'", "'wrap'"],
