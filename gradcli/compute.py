@@ -19,7 +19,7 @@ from . import limits
 from .errors import GradcliError
 from .lang import Program
 from .lang.diagnose import backward_message, tangent_message
-from .lang.ir import is_version
+from .lang.ir import unseen
 from .lang.program import RunLog
 from .results import (
     HVP,
@@ -214,7 +214,7 @@ def evaluate(bound: Bound, of: str | None = None) -> Values:
     env = bound.run(bound.leaves())
     return Values(
         output=output_of(bound, env, of)[0],
-        values={name: t.data for name, t in env.items() if not is_version(name)},
+        values={name: t.data for name, t in env.items() if not unseen(name)},
         warnings=bound.messages(),
     )
 
@@ -259,7 +259,7 @@ def grad(
     result = Grads(
         output=name,
         value=out.data,
-        grads=_grads_of(env, [n for n in leaves if not is_version(n)], messages),
+        grads=_grads_of(env, [n for n in leaves if not unseen(n)], messages),
         shown=_grads_of(env, shown, messages),
         warnings=bound.messages(*messages),
     )

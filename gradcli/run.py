@@ -53,7 +53,7 @@ from .lang.validate import (
     grad_name,
     reserved,
 )
-from .values import existing_file, generator_for, parse_constructor, quiet_parse
+from .values import LIKE, existing_file, generator_for, parse_constructor, quiet_parse
 
 # torch 2.13's words for what this module reproduces
 NONLEAF_GRAD = (
@@ -319,10 +319,9 @@ def _compile_block(
         if isinstance(node, (ast.Assign, ast.Expr)) and _calls_grad(node.value):
             made = _gradients(statement)
         elif isinstance(node, (ast.AugAssign, ast.Expr)) and (update := _update(statement)):
-            made = [update]
+            made = update
         else:
-            step = _compile_statement(node, statement)
-            made = [] if step is None else [step]
+            made = _compile_statement(node, statement)
         steps.extend(step if not no_grad else _under_no_grad(step) for step in made)
         for step in made:
             for name in (step.target, *step.targets):
@@ -412,29 +411,52 @@ def _is_no_grad(node: ast.With) -> bool:
     )
 
 
-def _compile_statement(node: ast.stmt, statement: Statement) -> Step | None:
+def _compile_statement(node: ast.stmt, statement: Statement) -> list[Step]:
+    """The steps of one statement: the constants its constructors make first (see
+    ``_constants``), then the statement's own."""
     if isinstance(node, ast.Pass):
-        return None
+        return []
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         try:
             pytorch.is_import(node)
         except pytorch.Refused as exc:
             raise statement.error(exc.message, 0, exc.hint) from None
-        return Step("nothing", statement)
+        return [Step("nothing", statement)]
     if isinstance(node, ast.Assign):
         checked = check(statement, grads=True)
         number = _number(node.value)
         if number is not None and not checked.rebinds:  # lr = 0.1: a Python number
-            return Step("number", statement, checked.target, number=number)
-        return _assignment(checked)
+            return [Step("number", statement, checked.target, number=number)]
+        return [*_constants(checked), _assignment(checked)]
     if isinstance(node, ast.Expr):
-        return _expression(statement)
+        made: list[Step] = []
+        step = _expression(statement, made)
+        return [*made, step]
     what = _NOT_YET.get(type(node), f"a '{type(node).__name__}' statement")
     raise statement.error(f"gradcli run does not take {what} yet", 0, _STEP_HINT)
 
 
-def _update(statement: Statement) -> Step | None:
-    """``y += e``, ``y.mul_(e)``, ``y.zero_()`` (an ``update`` step), or None."""
+def _constants(checked: Checked) -> list[Step]:
+    """The create steps of the constants ``checked``'s constructors make
+    (``x + torch.eye(2)``), each under its name (see ``validate.Made``)."""
+    steps = []
+    for made in checked.made:
+        _check_floating(checked.statement, made.constructor, made.dtype)
+        steps.append(
+            Step(
+                "create",
+                checked.statement,
+                made.name,
+                constructor=made.constructor,
+                dtype=made.dtype,
+            )
+        )
+    return steps
+
+
+def _update(statement: Statement) -> list[Step] | None:
+    """``y += e``, ``y.mul_(e)``, ``y.zero_()`` (an ``update`` step, after the constants
+    its operand makes), or None."""
     node = quiet_parse(statement.text, "exec").body[0]
     try:
         change = pytorch.in_place(node)
@@ -443,6 +465,7 @@ def _update(statement: Statement) -> Step | None:
     if change is None:
         return None
     target = Name(_variable(statement, change.target.id, "name"))
+    made: list[Step] = []
     if change.symbol is None:  # zero_(): every element written, as y[...] = 0 writes
         setitem = F.OPERATORS["[]="].name
         ir: Node = Call(setitem, (target, Const(0.0)), (Ellipsis,))
@@ -450,18 +473,22 @@ def _update(statement: Statement) -> Step | None:
     else:
         assert change.operand is not None  # an operator's operand
         checked = check_expression(statement, change.operand)
+        made = _constants(checked)
         function = F.OPERATORS[change.symbol].name
         ir = Call(function, (target, _ir(checked)), ())
         columns = {**checked.columns, function: 0}
-    return Step(
-        "update",
-        statement,
-        target.name,
-        ir,
-        columns=columns,
-        node_name=ZERO_NODE if change.symbol is None else None,
-        shows=change.method,
-    )
+    return [
+        *made,
+        Step(
+            "update",
+            statement,
+            target.name,
+            ir,
+            columns=columns,
+            node_name=ZERO_NODE if change.symbol is None else None,
+            shows=change.method,
+        ),
+    ]
 
 
 def _refusal(statement: Statement, refused: pytorch.Refused) -> GradcliError:
@@ -499,9 +526,9 @@ def _gradients(statement: Statement) -> list[Step]:
     except pytorch.Refused as exc:
         raise _refusal(statement, exc) from None
     line = statement.line
-    shown = [_shown(statement, output) for output in call.outputs]
-    shown += [Shown(line, ir=Name(_variable(statement, i.id, "tensor"))) for i in call.inputs]
     made: list[Step] = []
+    shown = [_shown(statement, output, made) for output in call.outputs]
+    shown += [Shown(line, ir=Name(_variable(statement, i.id, "tensor"))) for i in call.inputs]
     for g in call.grad_outputs or ():
         constructor = None if g is None else _constructor(statement, g)
         if constructor is not None:  # a name no script can write
@@ -509,7 +536,7 @@ def _gradients(statement: Statement) -> list[Step]:
             made.append(replace(constructor, target=name))
             shown.append(Shown(line, ir=Name(name)))
         else:
-            shown.append(Shown(line) if g is None else _shown(statement, g))
+            shown.append(Shown(line) if g is None else _shown(statement, g, made))
     targets: tuple[str, ...] = ()
     unpack = False
     if isinstance(node, ast.Assign):
@@ -631,9 +658,10 @@ def _check_floating(statement: Statement, constructor: str, dtype: str | None) -
         )
 
 
-def _expression(statement: Statement) -> Step:
+def _expression(statement: Statement, made: list[Step]) -> Step:
     """A statement that is an expression: ``y.backward(...)``, ``print(...)`` or a value
-    (which the interactive interpreter shows)."""
+    (which the interactive interpreter shows); the constants its expressions make go to
+    ``made``."""
     tree = quiet_parse(statement.text, "exec").body[0]
     assert isinstance(tree, ast.Expr)  # the statement's own text, an expression
     value = tree.value
@@ -649,7 +677,7 @@ def _expression(statement: Statement) -> Step:
         and isinstance(value.func, ast.Name)
         and value.func.id == "print"
     ):
-        shown = tuple(_shown(statement, a) for a in value.args)
+        shown = tuple(_shown(statement, a, made) for a in value.args)
         options = {"sep": " ", "end": "\n"}
         for keyword in value.keywords:
             given = keyword.value
@@ -663,10 +691,11 @@ def _expression(statement: Statement) -> Step:
                 )
             options[keyword.arg] = given.value
         return Step("print", statement, shown=shown, sep=options["sep"], end=options["end"])
-    return Step("show", statement, shown=(_shown(statement, value),))
+    return Step("show", statement, shown=(_shown(statement, value, made),))
 
 
-def _shown(statement: Statement, node: ast.expr) -> Shown:
+def _shown(statement: Statement, node: ast.expr, made: list[Step]) -> Shown:
+    """What ``node`` shows; the constants its expression makes go to ``made``."""
     line = statement.line + node.lineno - 1
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, type(None))):
         return Shown(line, literal=node.value)
@@ -695,6 +724,7 @@ def _shown(statement: Statement, node: ast.expr) -> Shown:
             raise statement.error(f"gradcli run does not show the module {node.id!r}", 0)
         return Shown(line, ir=Name(node.id), access=tuple(access))
     checked = check_expression(statement, node)
+    made.extend(_constants(checked))
     return Shown(line, ir=_ir(checked), access=tuple(access), columns=checked.columns)
 
 
@@ -808,9 +838,16 @@ class Session:
         assert step.target is not None and step.constructor is not None  # a create step
         node = ast.parse(step.constructor, mode="eval").body
         assert isinstance(node, ast.Call)  # a constructor is a call (checked by the validator)
+        dtype = gc.float64 if step.dtype == "float64" else gc.float32
+        like = None
+        if isinstance(node.func, ast.Name) and node.func.id in LIKE:  # zeros_like(x)
+            assert node.args and isinstance(node.args[0], ast.Name)  # see pytorch.like_source
+            source = self.tensor(step, node.args[0].id, "has no attribute 'shape'", "TypeError")
+            like = source.shape
+            dtype = dtype if step.dtype is not None else source.dtype
         try:
             array, keywords = parse_constructor(
-                node, step.constructor, generator_for(step.target, self.seed)
+                node, step.constructor, generator_for(step.target, self.seed), like=like
             )
         except GradcliError as exc:
             raise step.statement.error(exc.message, hint=exc.hint) from None
@@ -819,7 +856,6 @@ class Session:
             raise step.statement.error(
                 "requires_grad must be True or False", hint="e.g. torch.rand(3, requires_grad=True)"
             )
-        dtype = gc.float64 if step.dtype == "float64" else gc.float32
         self.env[step.target] = gc.tensor(array, requires_grad=requires_grad, dtype=dtype)
 
     def check_write(self, step: Step) -> None:

@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import replace
 
 from .. import limits
+from ..errors import GradcliError
+from ..values import LIKE
 from .ir import rename, version
 from .program import Assignment, Program
 from .validate import check, split_statements
@@ -64,17 +66,18 @@ def parse_program(source: str) -> Program:
             )
         defined.setdefault(checked.target, statement.number)
         if checked.dtype is not None:
-            raise statement.error(
-                "dtype= is not supported on an input yet",
-                statement.text.find("dtype="),
-                "gradcli runs in float64; give --dtype float32 for the whole run "
-                "(gradcli run takes dtype=)",
-            )
+            raise _no_dtype(statement)
         if checked.constructor is not None:
+            _check_like(statement, checked.constructor)
             assignments.append(
                 Assignment(checked.target, statement, constructor=checked.constructor)
             )
         else:
+            for made in checked.made:  # x + torch.eye(2): a constant, made first
+                _check_like(statement, made.constructor)
+                if made.dtype is not None:
+                    raise _no_dtype(statement)
+                assignments.append(Assignment(made.name, statement, constructor=made.constructor))
             ir = _guarded(statement, lambda c: to_ir(to_sympy(c)), checked)
             assignments.append(Assignment(checked.target, statement, ir, None, checked.columns))
     if not assignments:  # only imports, backward calls and prints
@@ -85,6 +88,28 @@ def parse_program(source: str) -> Program:
     program = Program(source, _versions(assignments), tuple(backward))
     _check_vectors_used_after_their_elements(program, checked_all)
     return program
+
+
+def _no_dtype(statement) -> GradcliError:
+    return statement.error(
+        "dtype= is not supported on an input yet",
+        statement.text.find("dtype="),
+        "gradcli runs in float64; give --dtype float32 for the whole run "
+        "(gradcli run takes dtype=)",
+    )
+
+
+def _check_like(statement, constructor: str) -> None:
+    """A program's inputs are made before it runs: ``torch.zeros_like(x)``, shaped as a
+    tensor the program computes, is for ``gradcli run``."""
+    name = constructor.split("(", 1)[0]
+    if name in LIKE:
+        raise statement.error(
+            f"torch.{name} is taken by gradcli run; a program makes its constants before it "
+            "runs, so it writes the shape out",
+            0,
+            f"write torch.{LIKE[name]}(...) with the shape, or run the script with gradcli run",
+        )
 
 
 def _versions(assignments: list[Assignment]) -> tuple[Assignment, ...]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ..values import CONSTRUCTORS
+from ..values import CONSTRUCTORS, LIKE
 from .functions import TORCH_MODULES
 
 # What PyTorch code imports: torch and its parts, under any name
@@ -102,7 +102,7 @@ def constructor(value: ast.expr, text: str) -> str | None:
         grad_after, value = True, value.func.value
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
         return None
-    if dotted(value.func.value) != "torch" or value.func.attr not in CONSTRUCTORS:
+    if dotted(value.func.value) != "torch" or not is_constructor(value.func.attr):
         return None
     arguments = [ast.get_source_segment(text, a) or "" for a in value.args]
     for keyword in value.keywords:
@@ -111,6 +111,28 @@ def constructor(value: ast.expr, text: str) -> str | None:
     if grad_after:
         arguments.append("requires_grad=True")
     return f"{value.func.attr}({', '.join(arguments)})"
+
+
+def is_constructor(name: str) -> bool:
+    """Whether torch's function ``name`` makes a tensor from numbers (``ones``), or shaped as
+    another tensor (``zeros_like``)."""
+    return name in CONSTRUCTORS or name in LIKE
+
+
+def like_source(call: ast.Call) -> ast.Name | None:
+    """The tensor ``x`` of ``zeros_like(x)`` (None for another constructor); Refused where
+    it is not a name."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    if name not in LIKE:
+        return None
+    source = call.args[0] if call.args else None
+    if not isinstance(source, ast.Name):
+        raise Refused(
+            source or call,
+            f"{name} takes a tensor by its name here",
+            f"give it a name first: t = ...; torch.{name}(t)",
+        )
+    return source
 
 
 # torch's floating dtypes, by the names a script may give them (dtype=torch.float64)

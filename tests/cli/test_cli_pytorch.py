@@ -191,9 +191,11 @@ def test_vjp_takes_torch_autograd_grads_output_inputs_and_cotangent(cli_json, st
         ("y = torch.zeros(2)\ny[5] = x\nz = sum(y * x)", "the index does not fit the shape (2,)"),
         ("y = torch.zeros(2)\ny[0] = x\nz = sum(y * x)", "cannot write a value of shape (3,)"),
         (
-            "y = torch.zeros(3) / 3 + x",
-            "zeros(...) makes an input: it must be the whole right-hand side",
+            "y = torch.zeros(3, requires_grad=True) / 3 + x",
+            "zeros(..., requires_grad=True) makes an input: it must be the whole right-hand side",
         ),
+        ("y = sum(x * torch.ones_like(x))", "torch.ones_like is taken by gradcli run"),
+        ("y = sum(x * torch.ones(3, dtype=torch.float64))", "dtype= is not supported on an"),
     ],
 )
 def test_pytorch_code_gradcli_cannot_take_is_refused_clearly(cli, program, message):
