@@ -76,6 +76,9 @@ NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a gra
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 LEAF_WRITE = f"a view of {LEAF_INPLACE}"
 ZERO_NODE = "ZeroBackward0"  # the node of y.zero_() on a tensor that requires grad
+NO_RETAIN = "can't retain_grad on Tensor that has requires_grad=False"
+RANDOM = ("rand(", "randn(", "rand_like(", "randn_like(")  # the constructors that draw
+SEEDED = 13  # with torch.manual_seed(n), gradcli draws from default_rng([SEEDED, n])
 
 # What a shown value may be followed by: attributes, and methods called without arguments
 ATTRIBUTES = ("grad", "shape", "dtype", "requires_grad", "is_leaf")
@@ -124,6 +127,12 @@ class Shown:
     ir: Node | None = None
     access: tuple[str, ...] = ()
     columns: dict[str, int] = field(default_factory=dict)
+    # an f-string: its ``pieces`` (literals, and values each with the ``spec`` and
+    # ``conversion`` of its ``{value!r:spec}``), joined
+    fstring: bool = False
+    pieces: tuple[Shown, ...] = ()
+    spec: str = ""
+    conversion: int = -1  # Python's: -1 none, ord("r") !r, ord("s") !s, ord("a") !a
 
 
 @dataclass(frozen=True)
@@ -156,7 +165,9 @@ class Step:
     ``update`` (``y += e``, ``y.add_(e)``, ``y.zero_()``: ``ir`` the new value of
     ``target``, written into it as torch does; ``node_name`` the name of its node where
     torch's differs from the operation's; ``shows``: a method, whose value is shown).
-    ``no_grad``: inside ``with torch.no_grad():``.
+    ``no_grad``: inside ``with torch.no_grad():``. ``retain`` (``target.retain_grad()``),
+    ``default_dtype`` (``torch.set_default_dtype``: ``dtype``), ``seed``
+    (``torch.manual_seed``: ``number``).
     """
 
     kind: str
@@ -207,10 +218,35 @@ def _step_json(step: Step) -> dict[str, Any]:
     data["ir"] = None if step.ir is None else to_json(step.ir)
     data["backward"] = None if step.backward is None else list(astuple(step.backward))
     data["grad"] = None if step.grad is None else asdict(step.grad)
-    data["shown"] = [
-        {**asdict(s), "ir": None if s.ir is None else to_json(s.ir)} for s in step.shown
-    ]
+    data["shown"] = [_shown_json(s) for s in step.shown]
     return data
+
+
+def _shown_json(shown: Shown) -> dict[str, Any]:
+    data = {f.name: getattr(shown, f.name) for f in fields(shown)}
+    data["ir"] = None if shown.ir is None else to_json(shown.ir)
+    data["pieces"] = [_shown_json(p) for p in shown.pieces]
+    return data
+
+
+def _shown_from_json(data: dict[str, Any]) -> Shown:
+    """The shown item ``_shown_json`` wrote; an error for anything else."""
+    shown = Shown(
+        **{
+            **data,
+            "ir": None if data["ir"] is None else from_json(data["ir"], F.PROGRAM_OPS),
+            "access": tuple(data["access"]),
+            "pieces": tuple(_shown_from_json(p) for p in data["pieces"]),
+        }
+    )
+    known = {*ATTRIBUTES, *(f"{m}()" for m in METHODS)}
+    if not isinstance(shown.literal, (str, int, float, type(None))):
+        raise ValueError("not a literal")
+    if not set(shown.access) <= known:
+        raise ValueError(f"not an attribute shown: {shown.access}")
+    if not isinstance(shown.spec, str) or shown.conversion not in _CONVERSIONS:
+        raise ValueError("not a format")
+    return shown
 
 
 def _step_from_json(data: dict[str, Any]) -> Step:
@@ -231,22 +267,7 @@ def _step_from_json(data: dict[str, Any]) -> Step:
     )
     given["grad"] = None if data["grad"] is None else Gradients(**data["grad"])
     given["targets"] = tuple(data["targets"])
-    given["shown"] = tuple(
-        Shown(
-            **{
-                **s,
-                "ir": None if s["ir"] is None else from_json(s["ir"], F.PROGRAM_OPS),
-                "access": tuple(s["access"]),
-            }
-        )
-        for s in data["shown"]
-    )
-    known = {*ATTRIBUTES, *(f"{m}()" for m in METHODS)}
-    for shown in given["shown"]:
-        if not isinstance(shown.literal, (str, int, float, type(None))):
-            raise ValueError("not a literal")
-        if not set(shown.access) <= known:
-            raise ValueError(f"not an attribute shown: {shown.access}")
+    given["shown"] = tuple(_shown_from_json(s) for s in data["shown"])
     return Step(**given)
 
 
@@ -261,7 +282,11 @@ _KINDS = (
     "nothing",
     "autograd",
     "update",
+    "retain",
+    "default_dtype",
+    "seed",
 )
+_CONVERSIONS = {-1: format, ord("s"): str, ord("r"): repr, ord("a"): ascii}
 
 
 # -- from text to steps ------------------------------------------------------------------------
@@ -665,11 +690,16 @@ def _expression(statement: Statement, made: list[Step]) -> Step:
     tree = quiet_parse(statement.text, "exec").body[0]
     assert isinstance(tree, ast.Expr)  # the statement's own text, an expression
     value = tree.value
+    setting = _setting(statement, value)
+    if setting is not None:
+        return setting
     if (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Attribute)
         and value.func.attr == "backward"
     ):
+        if not isinstance(value.func.value, ast.Name):  # (x * x).sum().backward()
+            return _backward_of(statement, value, value.func, made)
         checked = check(statement)
         return Step("backward", statement, backward=checked.backward)
     if (
@@ -694,11 +724,94 @@ def _expression(statement: Statement, made: list[Step]) -> Step:
     return Step("show", statement, shown=(_shown(statement, value, made),))
 
 
+def _setting(statement: Statement, value: ast.expr) -> Step | None:
+    """``y.retain_grad()``, ``torch.set_default_dtype(torch.float64)`` or
+    ``torch.manual_seed(0)`` as a step, else None."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return None
+    func, called = value.func, pytorch.dotted(value.func)
+    arguments = len(value.args) + len(value.keywords)
+    if func.attr == "retain_grad" and called != "torch.retain_grad":
+        if not isinstance(func.value, ast.Name) or arguments:
+            raise statement.error(
+                "retain_grad() is called on a name here, without arguments", 0, "y.retain_grad()"
+            )
+        return Step("retain", statement, _variable(statement, func.value.id, "name"))
+    if called == "torch.set_default_dtype":
+        given = value.args[0] if len(value.args) == 1 and not value.keywords else None
+        name = "" if given is None else pytorch.dotted(given) or ""
+        module, _, attr = name.rpartition(".")
+        if module != "torch" or attr not in pytorch.DTYPES:
+            raise statement.error(
+                "torch.set_default_dtype takes torch.float32 or torch.float64 here",
+                0,
+                "write torch.set_default_dtype(torch.float64)",
+            )
+        return Step("default_dtype", statement, dtype=pytorch.DTYPES[attr])
+    if called == "torch.manual_seed":
+        number = _number(value.args[0]) if len(value.args) == 1 and not value.keywords else None
+        if type(number) is not int:
+            raise statement.error(
+                "torch.manual_seed takes a whole number written out here",
+                0,
+                "write torch.manual_seed(0)",
+            )
+        return Step("seed", statement, number=number)
+    return None
+
+
+def _backward_of(
+    statement: Statement, call: ast.Call, func: ast.Attribute, made: list[Step]
+) -> Step:
+    """``(x * x).sum().backward(...)``: the tensor, made by a step of its own (under a name
+    no script can write), then its backward."""
+    output = f"_b{statement.number}"
+    checked = check_expression(statement, func.value)
+    made.extend(_constants(checked))
+    made.append(Step("assign", statement, output, _ir(checked), columns=checked.columns))
+    named = ast.Call(
+        ast.Attribute(ast.Name(output, ast.Load()), "backward"), call.args, call.keywords
+    )
+    try:
+        backward = pytorch.backward(ast.Expr(named))
+    except pytorch.Refused as exc:
+        raise _refusal(statement, exc) from None
+    return Step("backward", statement, backward=backward)
+
+
+def _fstring(statement: Statement, node: ast.JoinedStr, made: list[Step]) -> Shown:
+    """``f"loss {y.item():.4f}"``: its pieces, each value shown as ``print`` shows one (never
+    evaluated as Python), with a format spec written out."""
+    line = statement.line + node.lineno - 1
+    pieces = []
+    for value in node.values:
+        if isinstance(value, ast.Constant):
+            pieces.append(Shown(line, literal=value.value))
+            continue
+        assert isinstance(value, ast.FormattedValue)  # what an f-string holds besides text
+        spec = value.format_spec
+        if spec is not None and not all(isinstance(v, ast.Constant) for v in spec.values):
+            raise statement.error(
+                "gradcli run takes a format spec written out in an f-string, as {x:.4f}",
+                0,
+                "write the width and precision themselves",
+            )
+        texts = (
+            [] if spec is None else [v.value for v in spec.values if isinstance(v, ast.Constant)]
+        )
+        written = "".join(map(str, texts))
+        shown = _shown(statement, value.value, made)
+        pieces.append(replace(shown, spec=written, conversion=value.conversion))
+    return Shown(line, fstring=True, pieces=tuple(pieces))
+
+
 def _shown(statement: Statement, node: ast.expr, made: list[Step]) -> Shown:
     """What ``node`` shows; the constants its expression makes go to ``made``."""
     line = statement.line + node.lineno - 1
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, type(None))):
         return Shown(line, literal=node.value)
+    if isinstance(node, ast.JoinedStr):
+        return _fstring(statement, node, made)
     access: list[str] = []
     while True:
         if isinstance(node, ast.Attribute) and node.attr in ATTRIBUTES:
@@ -741,10 +854,12 @@ class _Size(tuple[int, ...]):
 
 
 class _Printed:
-    """A value that prints as ``text`` (a tensor, a dtype)."""
+    """A value that prints as ``text`` (a tensor, a dtype); ``kind`` is its type's name as
+    Python's format() names it, ``item`` a one-element tensor's number, which an f-string
+    formats (``f"{loss:.4f}"``) as torch's ``Tensor.__format__`` does."""
 
-    def __init__(self, text: str):
-        self.text = text
+    def __init__(self, text: str, kind: str = "torch.dtype", item: Any = None):
+        self.text, self.kind, self.item = text, kind, item
 
     def __repr__(self) -> str:
         return self.text
@@ -757,7 +872,7 @@ class _Values(Numbers):
     others after torch's node for it (the op table's ``backward_name``)."""
 
     def __init__(self, env: dict[str, gc.Tensor], assignment: Assignment, session: Session):
-        super().__init__(env, assignment, {}, None, np.float32)
+        super().__init__(env, assignment, {}, None, session.default_dtype)
         self.session = session
 
     def apply(self, function: str, call: Callable[..., Any], args: list[Any]) -> gc.Tensor:
@@ -792,6 +907,11 @@ class Session:
         self.env: dict[str, Any] = {}  # tensors, and Python numbers (lr = 0.1)
         self.node_names: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.warned: set[int] = set()
+        self.default_dtype = np.dtype(np.float32)  # torch.set_default_dtype
+        # after torch.manual_seed(n), what rand and randn draw from, in statement order
+        # (before it, each name's own generator: values.generator_for)
+        self.rng: np.random.Generator | None = None
+        self.drawn: list[np.ndarray] = []  # what rand and randn gave, in order
 
     def run(self, steps: list[Step]) -> None:
         for step in steps:
@@ -832,25 +952,38 @@ class Session:
             value = self.shown(step, step.shown[0])
             if value is not None:
                 self.out.write(repr(value) + "\n")
+        elif step.kind == "retain":
+            assert step.target is not None  # a retain step
+            tensor = self.tensor(step, step.target, "has no attribute 'retain_grad'")
+            if not tensor.requires_grad:
+                raise ScriptError(step.statement, "RuntimeError", NO_RETAIN)
+            tensor.retain_grad()
+        elif step.kind == "default_dtype":
+            self.default_dtype = np.dtype(step.dtype)
+        elif step.kind == "seed":
+            assert step.number is not None  # a seed step
+            self.rng = np.random.default_rng([SEEDED, int(step.number) % 2**64])
 
     # -- statements
     def create(self, step: Step) -> None:
         assert step.target is not None and step.constructor is not None  # a create step
         node = ast.parse(step.constructor, mode="eval").body
         assert isinstance(node, ast.Call)  # a constructor is a call (checked by the validator)
-        dtype = gc.float64 if step.dtype == "float64" else gc.float32
+        dtype = self.default_dtype if step.dtype is None else np.dtype(step.dtype)
         like = None
         if isinstance(node.func, ast.Name) and node.func.id in LIKE:  # zeros_like(x)
             assert node.args and isinstance(node.args[0], ast.Name)  # see pytorch.like_source
             source = self.tensor(step, node.args[0].id, "has no attribute 'shape'", "TypeError")
             like = source.shape
             dtype = dtype if step.dtype is not None else source.dtype
+        rng = self.rng or generator_for(step.target, self.seed)
         try:
-            array, keywords = parse_constructor(
-                node, step.constructor, generator_for(step.target, self.seed), like=like
-            )
+            array, keywords = parse_constructor(node, step.constructor, rng, like=like)
         except GradcliError as exc:
             raise step.statement.error(exc.message, hint=exc.hint) from None
+        assert array is not None  # built: parse_constructor's build is True
+        if step.constructor.startswith(RANDOM):
+            self.drawn.append(array.astype(dtype))
         requires_grad = keywords.get("requires_grad", False)
         if not isinstance(requires_grad, bool):
             raise step.statement.error(
@@ -1124,8 +1257,30 @@ class Session:
 
     def shown(self, step: Step, shown: Shown) -> Any:
         """The Python value a shown item has: a literal, a tensor (as ``_Printed``), None, a
-        number, a list, a ``torch.Size``."""
+        number, a list, a ``torch.Size``, an f-string's text."""
+        if shown.fstring:
+            return "".join(self.formatted(step, piece) for piece in shown.pieces)
         return self.printable(self.raw(step, shown))
+
+    def formatted(self, step: Step, piece: Shown) -> str:
+        """One piece of an f-string: ``{value!r:spec}`` as Python formats it, a tensor as
+        torch's ``Tensor.__format__`` (a one-element tensor as its number)."""
+        value = self.shown(step, piece)
+        if piece.conversion != -1:
+            value = _CONVERSIONS[piece.conversion](value)
+        elif isinstance(value, _Printed) and value.item is not None:
+            value = value.item
+        if isinstance(value, (_Printed, _Size)) and piece.spec:
+            kind = value.kind if isinstance(value, _Printed) else "torch.Size"
+            raise ScriptError(
+                step.statement,
+                "TypeError",
+                f"unsupported format string passed to {kind}.__format__",
+            )
+        try:
+            return format(value, piece.spec)
+        except ValueError as exc:
+            raise ScriptError(step.statement, "ValueError", str(exc)) from None
 
     def raw(self, step: Step, shown: Shown) -> Any:
         """The value of a shown item, as the engine has it."""
@@ -1169,7 +1324,8 @@ class Session:
 
     def printable(self, value: Any) -> Any:
         if isinstance(value, gc.Tensor):
-            return _Printed(self.tensor_text(value))
+            item = torchtext.item(value.data) if value.dim() == 0 else None
+            return _Printed(self.tensor_text(value), "Tensor", item)
         if isinstance(value, tuple) and not isinstance(value, _Size):
             return tuple(self.printable(v) for v in value)
         return value
@@ -1177,7 +1333,12 @@ class Session:
     def tensor_text(self, tensor: gc.Tensor) -> str:
         node = tensor.grad_fn
         name = None if node is None else self.node_names.get(node) or node.name()
-        return torchtext.tensor_repr(tensor.data, requires_grad=tensor.requires_grad, grad_fn=name)
+        return torchtext.tensor_repr(
+            tensor.data,
+            requires_grad=tensor.requires_grad,
+            grad_fn=name,
+            default_dtype=self.default_dtype,
+        )
 
     # -- stderr
     def warn(self, line: int, category: str, message: str) -> None:

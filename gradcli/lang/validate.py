@@ -230,8 +230,6 @@ def reserved(name: str) -> bool:
     return name in CONSTANTS or F.lookup(name) is not None or pytorch.is_constructor(name)
 
 
-
-
 def _closest(name: str, choices) -> str | None:
     """A close match among ``choices``, ignoring case first (``SIN`` -> ``sin``)."""
     by_case = {c.lower(): c for c in sorted(choices)}
