@@ -286,7 +286,12 @@ _KINDS = (
     "default_dtype",
     "seed",
 )
-_CONVERSIONS = {-1: format, ord("s"): str, ord("r"): repr, ord("a"): ascii}
+_CONVERSIONS: dict[int, Callable[[Any], str]] = {
+    -1: format,
+    ord("s"): str,
+    ord("r"): repr,
+    ord("a"): ascii,
+}
 
 
 # -- from text to steps ------------------------------------------------------------------------
@@ -786,20 +791,17 @@ def _fstring(statement: Statement, node: ast.JoinedStr, made: list[Step]) -> Sho
     pieces = []
     for value in node.values:
         if isinstance(value, ast.Constant):
-            pieces.append(Shown(line, literal=value.value))
+            pieces.append(Shown(line, literal=str(value.value)))
             continue
         assert isinstance(value, ast.FormattedValue)  # what an f-string holds besides text
-        spec = value.format_spec
-        if spec is not None and not all(isinstance(v, ast.Constant) for v in spec.values):
+        parts = [] if value.format_spec is None else list(ast.iter_child_nodes(value.format_spec))
+        if not all(isinstance(v, ast.Constant) for v in parts):
             raise statement.error(
                 "gradcli run takes a format spec written out in an f-string, as {x:.4f}",
                 0,
                 "write the width and precision themselves",
             )
-        texts = (
-            [] if spec is None else [v.value for v in spec.values if isinstance(v, ast.Constant)]
-        )
-        written = "".join(map(str, texts))
+        written = "".join(str(getattr(v, "value", "")) for v in parts)
         shown = _shown(statement, value.value, made)
         pieces.append(replace(shown, spec=written, conversion=value.conversion))
     return Shown(line, fstring=True, pieces=tuple(pieces))
@@ -907,7 +909,7 @@ class Session:
         self.env: dict[str, Any] = {}  # tensors, and Python numbers (lr = 0.1)
         self.node_names: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.warned: set[int] = set()
-        self.default_dtype = np.dtype(np.float32)  # torch.set_default_dtype
+        self.default_dtype: np.dtype[Any] = np.dtype(np.float32)  # torch.set_default_dtype
         # after torch.manual_seed(n), what rand and randn draw from, in statement order
         # (before it, each name's own generator: values.generator_for)
         self.rng: np.random.Generator | None = None
