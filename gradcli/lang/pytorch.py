@@ -212,6 +212,11 @@ def shows(node: ast.stmt) -> bool:
 def _shown(node: ast.expr) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return True
+    if isinstance(node, ast.JoinedStr):  # f"loss {y.item():.4f}"
+        return all(
+            isinstance(v, ast.Constant) or (isinstance(v, ast.FormattedValue) and _shown(v.value))
+            for v in node.values
+        )
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
         node = node.func  # x.item()
         if not isinstance(node, ast.Attribute) or node.attr not in ("item", "tolist"):
@@ -416,6 +421,41 @@ def in_place(node: ast.stmt) -> InPlace | None:
         )
     operand = call.args[0] if call.args else None
     return InPlace(func.value, IN_PLACE_METHODS.get(func.attr), operand, method=True)
+
+
+def retains(node: ast.stmt) -> bool:
+    """Whether ``node`` is ``y.retain_grad()``: a program's commands show the gradients they
+    are asked for (``grad --retain-grad y``), so it runs nothing there."""
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute)
+        and node.value.func.attr == "retain_grad"
+        and isinstance(node.value.func.value, ast.Name)
+        and not node.value.args
+        and not node.value.keywords
+    )
+
+
+# torch's settings of a session, and what a program's commands take instead
+SETTINGS = {
+    "torch.manual_seed": "give --seed N (gradcli's generator is not torch's)",
+    "torch.set_default_dtype": "give --dtype float32 or --dtype float64 (the default)",
+}
+
+
+def setting(node: ast.stmt) -> None:
+    """Refused for ``torch.manual_seed(0)`` and ``torch.set_default_dtype(...)``, which
+    ``gradcli run`` takes, and a program's commands take as an option."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        called = dotted(node.value.func) or ""
+        if called in SETTINGS:
+            raise Refused(
+                node,
+                f"a program takes {called} as an option of the command (gradcli run takes it "
+                "in the script)",
+                SETTINGS[called],
+            )
 
 
 def zero_grad(node: ast.stmt) -> str | None:

@@ -845,7 +845,8 @@ def _item_assignment(
 def _pytorch_statement(statement: Statement, node: ast.stmt) -> Checked | None:
     """An import, ``y.backward(v)`` or a ``print`` of PyTorch code, or None (see pytorch.py)."""
     try:
-        if pytorch.is_import(node) or pytorch.shows(node):
+        pytorch.setting(node)
+        if pytorch.is_import(node) or pytorch.shows(node) or pytorch.retains(node):
             return Checked(statement, None, None, None, (), {})
         zeroed = pytorch.zero_grad(node)
         if zeroed is not None:  # x.grad.zero_()
