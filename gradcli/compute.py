@@ -19,7 +19,7 @@ from . import limits
 from .errors import GradcliError
 from .lang import Program
 from .lang.diagnose import backward_message, tangent_message
-from .lang.ir import unseen
+from .lang.ir import is_constant, unseen
 from .lang.program import RunLog
 from .results import (
     HVP,
@@ -97,7 +97,7 @@ def _not_ascii(name: str) -> str:
 def _inputs_are(inputs: list[str]) -> str:
     """The program's inputs, with a note on any name that only looks like ASCII."""
     notes = [_not_ascii(name) for name in inputs if not name.isascii()]
-    names = [name.split("#")[0] for name in inputs]
+    names = [name.split("#")[0] for name in inputs if not is_constant(name)]
     return "; ".join([f"its inputs are: {', '.join(names) or 'none'}", *notes])
 
 
@@ -680,7 +680,8 @@ def graph(bound: Bound, of: str | None = None) -> Graph:
     name, out = output_of(bound, env, of)
     names: dict[int, str] = {}
     for n, tensor in env.items():
-        names.setdefault(id(tensor), n)
+        if not is_constant(n):  # x + torch.eye(2): shown as a constant, with its value
+            names.setdefault(id(tensor), n)
     nodes: list[Node] = []
     ids: dict[int, int] = {}
 
@@ -692,7 +693,7 @@ def graph(bound: Bound, of: str | None = None) -> Graph:
         return ids[key]
 
     pending: list = []
-    inputs_ = {id(t) for t in leaves.values()}
+    inputs_ = {id(t) for n, t in leaves.items() if not is_constant(n)}
     node_id(out)
     while pending:
         tensor = pending.pop(0)

@@ -185,10 +185,15 @@ def constant_name(statement: int, line: int, column: int) -> str:
     return f"_c{statement}_{line}_{column}"
 
 
+def is_constant(name: str) -> bool:
+    """Whether ``name`` is that of a constant made inside an expression."""
+    return _CONSTANT.fullmatch(name) is not None
+
+
 def unseen(name: str) -> bool:
     """Whether results do not show ``name``: an earlier value of a name, or a constant made
     inside an expression."""
-    return is_version(name) or _CONSTANT.fullmatch(name) is not None
+    return is_version(name) or is_constant(name)
 
 
 # -- the parse cache's JSON -------------------------------------------------------------------
