@@ -254,6 +254,8 @@ def _step_from_json(data: dict[str, Any]) -> Step:
     the language does not have, a kind no step has)."""
     if data["kind"] not in _KINDS:
         raise ValueError(f"not a step: {data['kind']!r}")
+    if data["dtype"] not in (None, *pytorch.DTYPES.values()):
+        raise ValueError(f"not a dtype: {data['dtype']!r}")
     given = dict(data)
     given["statement"] = Statement(*data["statement"])
     given["ir"] = None if data["ir"] is None else from_json(data["ir"], F.PROGRAM_OPS)
