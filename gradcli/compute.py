@@ -20,7 +20,7 @@ from .errors import LISTED, GradcliError, listing
 from .lang import Program, ir
 from .lang import functions as F
 from .lang.diagnose import backward_message, tangent_message
-from .lang.ir import is_version
+from .lang.ir import is_constant, unseen
 from .lang.program import RunLog
 from .results import (
     HVP,
@@ -104,7 +104,7 @@ def _not_ascii(name: str) -> str:
 def _inputs_are(inputs: list[str]) -> str:
     """The program's inputs, with a note on any name that only looks like ASCII."""
     notes = [_not_ascii(name) for name in inputs if not name.isascii()]
-    names = [name.split("#")[0] for name in inputs]
+    names = [name.split("#")[0] for name in inputs if not is_constant(name)]
     return "; ".join([f"its inputs are: {listing(names, empty='none')}", *notes[:LISTED]])
 
 
@@ -310,7 +310,7 @@ def evaluate(bound: Bound, of: str | None = None) -> Values:
     env = bound.run(bound.leaves())
     return Values(
         output=output_of(bound, env, of)[0],
-        values={name: t.data for name, t in env.items() if not is_version(name)},
+        values={name: t.data for name, t in env.items() if not unseen(name)},
         warnings=bound.messages(),
     )
 
@@ -356,7 +356,7 @@ def grad(
     result = Grads(
         output=name,
         value=out.data,
-        grads=_grads_of(env, [n for n in leaves if not is_version(n)], messages),
+        grads=_grads_of(env, [n for n in leaves if not unseen(n)], messages),
         shown=_grads_of(env, shown, messages),
         warnings=bound.messages(*messages),
     )
@@ -795,7 +795,8 @@ def graph(bound: Bound, of: str | None = None) -> Graph:
     name, out = output_of(bound, env, of)
     names: dict[int, str] = {}
     for n, tensor in env.items():
-        names.setdefault(id(tensor), n)
+        if not is_constant(n):  # x + torch.eye(2): shown as a constant, with its value
+            names.setdefault(id(tensor), n)
     nodes: list[Node] = []
     ids: dict[int, int] = {}
 
@@ -807,7 +808,7 @@ def graph(bound: Bound, of: str | None = None) -> Graph:
         return ids[key]
 
     pending: list = []
-    inputs_ = {id(t) for t in leaves.values()}
+    inputs_ = {id(t) for n, t in leaves.items() if not is_constant(n)}
     node_id(out)
     while pending:
         tensor = pending.pop(0)

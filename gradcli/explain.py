@@ -92,7 +92,7 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
         grads={
             n: (None if t._grad is None else t._grad.data)
             for n, t in leaves.items()
-            if not ir.is_version(n)
+            if not ir.unseen(n)
         },
         forward=forward,
         backward=tuple(backward),

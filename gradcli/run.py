@@ -57,6 +57,7 @@ from .lang.validate import (
 )
 from .values import (
     INTEGER_DTYPES,
+    LIKE,
     existing_file,
     generator_for,
     parse_constructor,
@@ -100,6 +101,9 @@ FUNC_GRAD_SCALAR = (
     "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
     "{} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
 )
+NO_RETAIN = "can't retain_grad on Tensor that has requires_grad=False"
+RANDOM = ("rand(", "randn(", "rand_like(", "randn_like(")  # the constructors that draw
+SEEDED = 13  # with torch.manual_seed(n), gradcli draws from default_rng([SEEDED, n])
 
 # What a shown value may be followed by: attributes, and methods called without arguments
 ATTRIBUTES = ("grad", "shape", "dtype", "requires_grad", "is_leaf")
@@ -131,14 +135,15 @@ _STEP_HINT = "write the steps out one statement at a time, or see `gradcli --hel
 INTEGER_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
 
 
-def _created_dtype(node: ast.Call, dtype: str | None) -> np.dtype:
+def _created_dtype(node: ast.Call, dtype: str | None, default: np.dtype) -> np.dtype:
     """The dtype torch gives a constructor's tensor: its ``dtype=``, else int64 for whole
-    numbers (``torch.tensor([0, 2])``, ``torch.arange(3)``), else float32."""
+    numbers (``torch.tensor([0, 2])``, ``torch.arange(3)``), else the default dtype
+    (float32, or what torch.set_default_dtype made it)."""
     if dtype in INTEGER_DTYPES:
         return INTEGER_DTYPES[dtype]
-    if dtype == "float64":
-        return np.dtype(np.float64)
-    return np.dtype(np.int64) if dtype is None and whole_constructor(node) else np.dtype(np.float32)
+    if dtype is not None:
+        return np.dtype(dtype)
+    return np.dtype(np.int64) if whole_constructor(node) else default
 
 
 class ScriptError(Exception):
@@ -165,6 +170,12 @@ class Shown:
     access: tuple[str, ...] = ()
     columns: dict[str, int] = field(default_factory=dict)
     several: bool = False  # ir is the first result of a call that gives several: show them all
+    # an f-string: its ``pieces`` (literals, and values each with the ``spec`` and
+    # ``conversion`` of its ``{value!r:spec}``), joined
+    fstring: bool = False
+    pieces: tuple[Shown, ...] = ()
+    spec: str = ""
+    conversion: int = -1  # Python's: -1 none, ord("r") !r, ord("s") !s, ord("a") !a
 
 
 @dataclass(frozen=True)
@@ -215,7 +226,9 @@ class Step:
     ``functional`` (torch.autograd.functional's jacobian, hessian, vjp, jvp, or
     torch.func.grad: ``ir`` the function's result over its ``parameters``, ``shown`` its
     inputs and vectors; the result placed as an ``autograd`` step's is).
-    ``no_grad``: inside ``with torch.no_grad():``.
+    ``no_grad``: inside ``with torch.no_grad():``. ``retain`` (``target.retain_grad()``),
+    ``default_dtype`` (``torch.set_default_dtype``: ``dtype``), ``seed``
+    (``torch.manual_seed``: ``number``).
     """
 
     kind: str
@@ -268,10 +281,35 @@ def _step_json(step: Step) -> dict[str, Any]:
     data["backward"] = None if step.backward is None else list(astuple(step.backward))
     data["grad"] = None if step.grad is None else asdict(step.grad)
     data["functional"] = None if step.functional is None else asdict(step.functional)
-    data["shown"] = [
-        {**asdict(s), "ir": None if s.ir is None else to_json(s.ir)} for s in step.shown
-    ]
+    data["shown"] = [_shown_json(s) for s in step.shown]
     return data
+
+
+def _shown_json(shown: Shown) -> dict[str, Any]:
+    data = {f.name: getattr(shown, f.name) for f in fields(shown)}
+    data["ir"] = None if shown.ir is None else to_json(shown.ir)
+    data["pieces"] = [_shown_json(p) for p in shown.pieces]
+    return data
+
+
+def _shown_from_json(data: dict[str, Any]) -> Shown:
+    """The shown item ``_shown_json`` wrote; an error for anything else."""
+    shown = Shown(
+        **{
+            **data,
+            "ir": None if data["ir"] is None else from_json(data["ir"], F.PROGRAM_OPS),
+            "access": tuple(data["access"]),
+            "pieces": tuple(_shown_from_json(p) for p in data["pieces"]),
+        }
+    )
+    known = {*ATTRIBUTES, *(f"{m}()" for m in METHODS)}
+    if not isinstance(shown.literal, (str, int, float, type(None))):
+        raise ValueError("not a literal")
+    if not set(shown.access) <= known:
+        raise ValueError(f"not an attribute shown: {shown.access}")
+    if not isinstance(shown.spec, str) or shown.conversion not in _CONVERSIONS:
+        raise ValueError("not a format")
+    return shown
 
 
 def _step_from_json(data: dict[str, Any]) -> Step:
@@ -279,6 +317,8 @@ def _step_from_json(data: dict[str, Any]) -> Step:
     the language does not have, a kind no step has)."""
     if data["kind"] not in _KINDS:
         raise ValueError(f"not a step: {data['kind']!r}")
+    if data["dtype"] not in (None, *pytorch.DTYPES.values()):
+        raise ValueError(f"not a dtype: {data['dtype']!r}")
     given = dict(data)
     given["statement"] = Statement(*data["statement"])
     given["ir"] = None if data["ir"] is None else from_json(data["ir"], F.PROGRAM_OPS)
@@ -294,22 +334,7 @@ def _step_from_json(data: dict[str, Any]) -> Step:
     given["functional"] = None if data["functional"] is None else Functional(**data["functional"])
     given["targets"] = tuple(data["targets"])
     given["parameters"] = tuple(data["parameters"])
-    given["shown"] = tuple(
-        Shown(
-            **{
-                **s,
-                "ir": None if s["ir"] is None else from_json(s["ir"], F.PROGRAM_OPS),
-                "access": tuple(s["access"]),
-            }
-        )
-        for s in data["shown"]
-    )
-    known = {*ATTRIBUTES, *(f"{m}()" for m in METHODS)}
-    for shown in given["shown"]:
-        if not isinstance(shown.literal, (str, int, float, type(None))):
-            raise ValueError("not a literal")
-        if not set(shown.access) <= known:
-            raise ValueError(f"not an attribute shown: {shown.access}")
+    given["shown"] = tuple(_shown_from_json(s) for s in data["shown"])
     return Step(**given)
 
 
@@ -325,7 +350,16 @@ _KINDS = (
     "autograd",
     "update",
     "functional",
+    "retain",
+    "default_dtype",
+    "seed",
 )
+_CONVERSIONS: dict[int, Callable[[Any], str]] = {
+    -1: format,
+    ord("s"): str,
+    ord("r"): repr,
+    ord("a"): ascii,
+}
 
 
 # -- from text to steps ------------------------------------------------------------------------
@@ -385,10 +419,9 @@ def _compile_block(
         elif isinstance(node, (ast.Assign, ast.Expr)) and _calls_functional(node.value):
             made = _functional(statement, functions)
         elif isinstance(node, (ast.AugAssign, ast.Expr)) and (update := _update(statement)):
-            made = [update]
+            made = update
         else:
-            step = _compile_statement(node, statement)
-            made = step if isinstance(step, list) else [] if step is None else [step]
+            made = _compile_statement(node, statement)
         steps.extend(step if not no_grad else _under_no_grad(step) for step in made)
         for step in made:
             for name in (step.target, *step.targets):
@@ -478,25 +511,29 @@ def _is_no_grad(node: ast.With) -> bool:
     )
 
 
-def _compile_statement(node: ast.stmt, statement: Statement) -> Step | list[Step] | None:
+def _compile_statement(node: ast.stmt, statement: Statement) -> list[Step]:
+    """The steps of one statement: the constants its constructors make first (see
+    ``_constants``), then the statement's own."""
     if isinstance(node, ast.Pass):
-        return None
+        return []
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         try:
             pytorch.is_import(node)
         except pytorch.Refused as exc:
             raise statement.error(exc.message, 0, exc.hint) from None
-        return Step("nothing", statement)
+        return [Step("nothing", statement)]
     if isinstance(node, ast.Assign) and isinstance(node.targets[0], (ast.Tuple, ast.List)):
         return _unpacking(check_all(statement, grads=True))
     if isinstance(node, ast.Assign):
         checked = check(statement, grads=True)
         number = _number(node.value)
         if number is not None and not checked.rebinds:  # lr = 0.1: a Python number
-            return Step("number", statement, checked.target, number=number)
-        return _assignment(checked)
+            return [Step("number", statement, checked.target, number=number)]
+        return [*_constants(checked), _assignment(checked)]
     if isinstance(node, ast.Expr):
-        return _expression(statement)
+        made: list[Step] = []
+        step = _expression(statement, made)
+        return [*made, step]
     what = _NOT_YET.get(type(node), f"a '{type(node).__name__}' statement")
     raise statement.error(f"gradcli run does not take {what} yet", 0, _STEP_HINT)
 
@@ -519,8 +556,26 @@ def _unpacking(checked: list[Checked]) -> list[Step]:
     return [_assignment(each) for each in checked]
 
 
-def _update(statement: Statement) -> Step | None:
-    """``y += e``, ``y.mul_(e)``, ``y.zero_()`` (an ``update`` step), or None."""
+def _constants(checked: Checked) -> list[Step]:
+    """The create steps of the constants ``checked``'s constructors make
+    (``x + torch.eye(2)``), each under its name (see ``validate.Made``)."""
+    steps = []
+    for made in checked.made:
+        steps.append(
+            Step(
+                "create",
+                checked.statement,
+                made.name,
+                constructor=made.constructor,
+                dtype=made.dtype,
+            )
+        )
+    return steps
+
+
+def _update(statement: Statement) -> list[Step] | None:
+    """``y += e``, ``y.mul_(e)``, ``y.zero_()`` (an ``update`` step, after the constants
+    its operand makes), or None."""
     node = quiet_parse(statement.text, "exec").body[0]
     try:
         change = pytorch.in_place(node)
@@ -529,6 +584,7 @@ def _update(statement: Statement) -> Step | None:
     if change is None:
         return None
     target = Name(_variable(statement, change.target.id, "name"))
+    made: list[Step] = []
     if change.symbol is None:  # zero_(): every element written, as y[...] = 0 writes
         setitem = F.OPERATORS["[]="].name
         ir: Node = Call(setitem, (target, Const(0.0)), (Ellipsis,))
@@ -536,18 +592,22 @@ def _update(statement: Statement) -> Step | None:
     else:
         assert change.operand is not None  # an operator's operand
         checked = check_expression(statement, change.operand)
+        made = _constants(checked)
         function = F.OPERATORS[change.symbol].name
         ir = Call(function, (target, _ir(checked)), ())
         columns = {**checked.columns, function: 0}
-    return Step(
-        "update",
-        statement,
-        target.name,
-        ir,
-        columns=columns,
-        node_name=ZERO_NODE if change.symbol is None else None,
-        shows=change.method,
-    )
+    return [
+        *made,
+        Step(
+            "update",
+            statement,
+            target.name,
+            ir,
+            columns=columns,
+            node_name=ZERO_NODE if change.symbol is None else None,
+            shows=change.method,
+        ),
+    ]
 
 
 def _refusal(statement: Statement, refused: pytorch.Refused) -> GradcliError:
@@ -585,9 +645,9 @@ def _gradients(statement: Statement) -> list[Step]:
     except pytorch.Refused as exc:
         raise _refusal(statement, exc) from None
     line = statement.line
-    shown = [_shown(statement, output) for output in call.outputs]
-    shown += [Shown(line, ir=Name(_variable(statement, i.id, "tensor"))) for i in call.inputs]
     made: list[Step] = []
+    shown = [_shown(statement, output, made) for output in call.outputs]
+    shown += [Shown(line, ir=Name(_variable(statement, i.id, "tensor"))) for i in call.inputs]
     shown += [_operand(statement, g, made) for g in call.grad_outputs or ()]
     target, targets, unpack = _results(statement, node, item is None)
     grad = Gradients(
@@ -732,7 +792,7 @@ def _operand(statement: Statement, node: ast.expr | None, made: list[Step]) -> S
         return Shown(statement.line)
     constructor = _constructor(statement, node)
     if constructor is None:
-        return _shown(statement, node)
+        return _shown(statement, node, made)
     name = f"_made_{statement.number}_{len(made)}"  # a name no script can write
     made.append(replace(constructor, target=name))
     return Shown(statement.line, ir=Name(name))
@@ -828,17 +888,23 @@ def _ir(checked: Checked) -> Node:
         ) from None
 
 
-def _expression(statement: Statement) -> Step:
+def _expression(statement: Statement, made: list[Step]) -> Step:
     """A statement that is an expression: ``y.backward(...)``, ``print(...)`` or a value
-    (which the interactive interpreter shows)."""
+    (which the interactive interpreter shows); the constants its expressions make go to
+    ``made``."""
     tree = quiet_parse(statement.text, "exec").body[0]
     assert isinstance(tree, ast.Expr)  # the statement's own text, an expression
     value = tree.value
+    setting = _setting(statement, value)
+    if setting is not None:
+        return setting
     if (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Attribute)
         and value.func.attr == "backward"
     ):
+        if not isinstance(value.func.value, ast.Name):  # (x * x).sum().backward()
+            return _backward_of(statement, value, value.func, made)
         checked = check(statement)
         return Step("backward", statement, backward=checked.backward)
     if (
@@ -846,7 +912,7 @@ def _expression(statement: Statement) -> Step:
         and isinstance(value.func, ast.Name)
         and value.func.id == "print"
     ):
-        shown = tuple(_shown(statement, a) for a in value.args)
+        shown = tuple(_shown(statement, a, made) for a in value.args)
         options = {"sep": " ", "end": "\n"}
         for keyword in value.keywords:
             given = keyword.value
@@ -860,13 +926,94 @@ def _expression(statement: Statement) -> Step:
                 )
             options[keyword.arg] = given.value
         return Step("print", statement, shown=shown, sep=options["sep"], end=options["end"])
-    return Step("show", statement, shown=(_shown(statement, value),))
+    return Step("show", statement, shown=(_shown(statement, value, made),))
 
 
-def _shown(statement: Statement, node: ast.expr) -> Shown:
+def _setting(statement: Statement, value: ast.expr) -> Step | None:
+    """``y.retain_grad()``, ``torch.set_default_dtype(torch.float64)`` or
+    ``torch.manual_seed(0)`` as a step, else None."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return None
+    func, called = value.func, pytorch.dotted(value.func)
+    arguments = len(value.args) + len(value.keywords)
+    if func.attr == "retain_grad" and called != "torch.retain_grad":
+        if not isinstance(func.value, ast.Name) or arguments:
+            raise statement.error(
+                "retain_grad() is called on a name here, without arguments", 0, "y.retain_grad()"
+            )
+        return Step("retain", statement, _variable(statement, func.value.id, "name"))
+    if called == "torch.set_default_dtype":
+        given = value.args[0] if len(value.args) == 1 and not value.keywords else None
+        name = "" if given is None else pytorch.dotted(given) or ""
+        module, _, attr = name.rpartition(".")
+        if module != "torch" or attr not in pytorch.DTYPES:
+            raise statement.error(
+                "torch.set_default_dtype takes torch.float32 or torch.float64 here",
+                0,
+                "write torch.set_default_dtype(torch.float64)",
+            )
+        return Step("default_dtype", statement, dtype=pytorch.DTYPES[attr])
+    if called == "torch.manual_seed":
+        number = _number(value.args[0]) if len(value.args) == 1 and not value.keywords else None
+        if type(number) is not int:
+            raise statement.error(
+                "torch.manual_seed takes a whole number written out here",
+                0,
+                "write torch.manual_seed(0)",
+            )
+        return Step("seed", statement, number=number)
+    return None
+
+
+def _backward_of(
+    statement: Statement, call: ast.Call, func: ast.Attribute, made: list[Step]
+) -> Step:
+    """``(x * x).sum().backward(...)``: the tensor, made by a step of its own (under a name
+    no script can write), then its backward."""
+    output = f"_b{statement.number}"
+    checked = check_expression(statement, func.value)
+    made.extend(_constants(checked))
+    made.append(Step("assign", statement, output, _ir(checked), columns=checked.columns))
+    named = ast.Call(
+        ast.Attribute(ast.Name(output, ast.Load()), "backward"), call.args, call.keywords
+    )
+    try:
+        backward = pytorch.backward(ast.Expr(named))
+    except pytorch.Refused as exc:
+        raise _refusal(statement, exc) from None
+    return Step("backward", statement, backward=backward)
+
+
+def _fstring(statement: Statement, node: ast.JoinedStr, made: list[Step]) -> Shown:
+    """``f"loss {y.item():.4f}"``: its pieces, each value shown as ``print`` shows one (never
+    evaluated as Python), with a format spec written out."""
+    line = statement.line + node.lineno - 1
+    pieces = []
+    for value in node.values:
+        if isinstance(value, ast.Constant):
+            pieces.append(Shown(line, literal=str(value.value)))
+            continue
+        assert isinstance(value, ast.FormattedValue)  # what an f-string holds besides text
+        parts = [] if value.format_spec is None else list(ast.iter_child_nodes(value.format_spec))
+        if not all(isinstance(v, ast.Constant) for v in parts):
+            raise statement.error(
+                "gradcli run takes a format spec written out in an f-string, as {x:.4f}",
+                0,
+                "write the width and precision themselves",
+            )
+        written = "".join(str(getattr(v, "value", "")) for v in parts)
+        shown = _shown(statement, value.value, made)
+        pieces.append(replace(shown, spec=written, conversion=value.conversion))
+    return Shown(line, fstring=True, pieces=tuple(pieces))
+
+
+def _shown(statement: Statement, node: ast.expr, made: list[Step]) -> Shown:
+    """What ``node`` shows; the constants its expression makes go to ``made``."""
     line = statement.line + node.lineno - 1
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, type(None))):
         return Shown(line, literal=node.value)
+    if isinstance(node, ast.JoinedStr):
+        return _fstring(statement, node, made)
     access: list[str] = []
     while True:
         if isinstance(node, ast.Attribute) and node.attr in ATTRIBUTES:
@@ -895,6 +1042,7 @@ def _shown(statement: Statement, node: ast.expr) -> Shown:
     if results is not None:  # torch.max(x, 1): torch.return_types.max(values=..., ...)
         return Shown(line, ir=_ir(results), columns=results.columns, several=True)
     checked = check_expression(statement, node)
+    made.extend(_constants(checked))
     return Shown(line, ir=_ir(checked), access=tuple(access), columns=checked.columns)
 
 
@@ -911,10 +1059,12 @@ class _Size(tuple[int, ...]):
 
 
 class _Printed:
-    """A value that prints as ``text`` (a tensor, a dtype)."""
+    """A value that prints as ``text`` (a tensor, a dtype); ``kind`` is its type's name as
+    Python's format() names it, ``item`` a one-element tensor's number, which an f-string
+    formats (``f"{loss:.4f}"``) as torch's ``Tensor.__format__`` does."""
 
-    def __init__(self, text: str):
-        self.text = text
+    def __init__(self, text: str, kind: str = "torch.dtype", item: Any = None):
+        self.text, self.kind, self.item = text, kind, item
 
     def __repr__(self) -> str:
         return self.text
@@ -927,7 +1077,7 @@ class _Values(Numbers):
     others after torch's node for it (the op table's ``backward_name``)."""
 
     def __init__(self, env: dict[str, gc.Tensor], assignment: Assignment, session: Session):
-        super().__init__(env, assignment, {}, None, np.float32, session.tally)
+        super().__init__(env, assignment, {}, None, session.default_dtype, session.tally)
         self.session = session
 
     def apply(self, function: str, call: Callable[..., Any], args: list[Any]) -> gc.Tensor:
@@ -989,6 +1139,11 @@ class Session:
         self.node_names: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.warned: set[int] = set()
         self.tally = budget.Tally()  # the bytes of the script's values (--max-memory)
+        self.default_dtype: np.dtype[Any] = np.dtype(np.float32)  # torch.set_default_dtype
+        # after torch.manual_seed(n), what rand and randn draw from, in statement order
+        # (before it, each name's own generator: values.generator_for)
+        self.rng: np.random.Generator | None = None
+        self.drawn: list[np.ndarray] = []  # what rand and randn gave, in order
 
     def run(self, steps: list[Step]) -> None:
         for number, step in enumerate(steps, start=1):
@@ -1032,25 +1187,44 @@ class Session:
             value = self.shown(step, step.shown[0])
             if value is not None:
                 self.out.write(repr(value) + "\n")
+        elif step.kind == "retain":
+            assert step.target is not None  # a retain step
+            tensor = self.tensor(step, step.target, "has no attribute 'retain_grad'")
+            if not tensor.requires_grad:
+                raise ScriptError(step.statement, "RuntimeError", NO_RETAIN)
+            tensor.retain_grad()
+        elif step.kind == "default_dtype":
+            self.default_dtype = np.dtype(step.dtype)
+        elif step.kind == "seed":
+            assert step.number is not None  # a seed step
+            self.rng = np.random.default_rng([SEEDED, int(step.number) % 2**64])
 
     # -- statements
     def create(self, step: Step) -> None:
         assert step.target is not None and step.constructor is not None  # a create step
         node = ast.parse(step.constructor, mode="eval").body
         assert isinstance(node, ast.Call)  # a constructor is a call (checked by the validator)
+        dtype = _created_dtype(node, step.dtype, self.default_dtype)
+        like = None
+        if isinstance(node.func, ast.Name) and node.func.id in LIKE:  # zeros_like(x)
+            assert node.args and isinstance(node.args[0], ast.Name)  # see pytorch.like_source
+            source = self.tensor(step, node.args[0].id, "has no attribute 'shape'", "TypeError")
+            like = source.shape
+            dtype = dtype if step.dtype is not None else source.dtype
+        rng = self.rng or generator_for(step.target, self.seed)
         try:
             with budget.charging(self.tally):
-                array, keywords = parse_constructor(
-                    node, step.constructor, generator_for(step.target, self.seed)
-                )
+                array, keywords = parse_constructor(node, step.constructor, rng, like=like)
         except GradcliError as exc:
             raise step.statement.error(exc.message, hint=exc.hint) from None
+        assert array is not None  # built: parse_constructor's build is True
+        if step.constructor.startswith(RANDOM):
+            self.drawn.append(array.astype(dtype))
         requires_grad = keywords.get("requires_grad", False)
         if not isinstance(requires_grad, bool):
             raise step.statement.error(
                 "requires_grad must be True or False", hint="e.g. torch.rand(3, requires_grad=True)"
             )
-        dtype = _created_dtype(node, step.dtype)
         if requires_grad and dtype.kind != "f":
             value = quiet_parse(step.statement.text.strip(), "exec").body[0]
             assert isinstance(value, ast.Assign)  # a create step assigns its constructor
@@ -1391,8 +1565,30 @@ class Session:
 
     def shown(self, step: Step, shown: Shown) -> Any:
         """The Python value a shown item has: a literal, a tensor (as ``_Printed``), None, a
-        number, a list, a ``torch.Size``."""
+        number, a list, a ``torch.Size``, an f-string's text."""
+        if shown.fstring:
+            return "".join(self.formatted(step, piece) for piece in shown.pieces)
         return self.printable(self.raw(step, shown))
+
+    def formatted(self, step: Step, piece: Shown) -> str:
+        """One piece of an f-string: ``{value!r:spec}`` as Python formats it, a tensor as
+        torch's ``Tensor.__format__`` (a one-element tensor as its number)."""
+        value = self.shown(step, piece)
+        if piece.conversion != -1:
+            value = _CONVERSIONS[piece.conversion](value)
+        elif isinstance(value, _Printed) and value.item is not None:
+            value = value.item
+        if isinstance(value, (_Printed, _Size)) and piece.spec:
+            kind = value.kind if isinstance(value, _Printed) else "torch.Size"
+            raise ScriptError(
+                step.statement,
+                "TypeError",
+                f"unsupported format string passed to {kind}.__format__",
+            )
+        try:
+            return format(value, piece.spec)
+        except ValueError as exc:
+            raise ScriptError(step.statement, "ValueError", str(exc)) from None
 
     def raw(self, step: Step, shown: Shown) -> Any:
         """The value of a shown item, as the engine has it."""
@@ -1458,7 +1654,8 @@ class Session:
 
     def printable(self, value: Any) -> Any:
         if isinstance(value, gc.Tensor):
-            return _Printed(self.tensor_text(value))
+            item = torchtext.item(value.data) if value.dim() == 0 else None
+            return _Printed(self.tensor_text(value), "Tensor", item)
         if isinstance(value, tuple) and not isinstance(value, _Size):
             return tuple(self.printable(v) for v in value)
         return value
@@ -1466,7 +1663,12 @@ class Session:
     def tensor_text(self, tensor: gc.Tensor) -> str:
         node = tensor.grad_fn
         name = None if node is None else self.node_names.get(node) or node.name()
-        return torchtext.tensor_repr(tensor.data, requires_grad=tensor.requires_grad, grad_fn=name)
+        return torchtext.tensor_repr(
+            tensor.data,
+            requires_grad=tensor.requires_grad,
+            grad_fn=name,
+            default_dtype=self.default_dtype,
+        )
 
     # -- stderr
     def warn(self, line: int, category: str, message: str) -> None:

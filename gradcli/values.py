@@ -107,6 +107,11 @@ CONSTRUCTORS: dict[str, Callable[[list, np.random.Generator], np.ndarray]] = {
 }
 
 
+# torch's constructors of a tensor shaped as another (``torch.zeros_like(x)``), and the
+# constructor each is once that shape is written out (full_like's fill value follows it)
+LIKE = {f"{name}_like": name for name in ("zeros", "ones", "full", "rand", "randn", "empty")}
+
+
 def _tensor(args: list) -> np.ndarray:
     if len(args) != 1:
         raise GradcliError("tensor takes one list, e.g. tensor([[1, 2], [3, 4]])")
@@ -244,14 +249,18 @@ def parse_constructor(
     rng: np.random.Generator,
     allowed_keywords=("requires_grad",),
     build: bool = True,
+    like: tuple[int, ...] | None = None,
 ) -> tuple[np.ndarray | None, dict]:
     """Evaluate a constructor call node such as ``randn(8, 10, requires_grad=True)``.
 
-    Returns the array and the keyword arguments (for a program: ``requires_grad``).
+    Returns the array and the keyword arguments (for a program: ``requires_grad``). ``like``
+    is the shape of the tensor a ``zeros_like(x)`` (``LIKE``) names first, where one may be.
     """
     walker = _Literal(text)
     if isinstance(node.func, ast.Attribute):
         raise walker.fail(node.func, "attribute access ('.')")
+    if like is not None and isinstance(node.func, ast.Name) and node.func.id in LIKE:
+        return _like(node, walker, rng, like, allowed_keywords, build)
     if not isinstance(node.func, ast.Name) or node.func.id not in CONSTRUCTORS:
         name = repr(node.func.id) if isinstance(node.func, ast.Name) else "(only names)"
         raise GradcliError(
@@ -289,6 +298,48 @@ def parse_constructor(
             column=node.col_offset,
             hint=VALUE_SYNTAX,
         ) from None
+
+
+def _like(
+    node: ast.Call,
+    walker: _Literal,
+    rng: np.random.Generator,
+    shape: tuple[int, ...],
+    allowed_keywords: tuple[str, ...],
+    build: bool,
+) -> tuple[np.ndarray | None, dict]:
+    """``zeros_like(x)``, ``full_like(x, 0.5)``: the constructor of ``LIKE`` with ``x``'s
+    shape (``x``, the first argument, is read by the caller)."""
+    name = node.func.id if isinstance(node.func, ast.Name) else ""
+    made = LIKE[name]
+    fill = made == "full"
+    rest = [walker.literal(a) for a in node.args[1:]]
+    keywords: dict[str, Any] = {}
+    for keyword in node.keywords:
+        if fill and keyword.arg == "fill_value" and not rest:
+            rest.append(walker.literal(keyword.value))
+        elif keyword.arg in allowed_keywords:
+            keywords[keyword.arg] = walker.literal(keyword.value)
+        else:
+            raise GradcliError(
+                f"{name} has no argument named {keyword.arg!r}",
+                source=walker.text,
+                column=keyword.value.col_offset,
+                hint=f"allowed: {', '.join(allowed_keywords)}" if allowed_keywords else None,
+            )
+    if len(rest) != int(fill) or _has_bool(rest):
+        wanted = "a tensor and a fill value" if fill else "one tensor"
+        raise GradcliError(
+            f"{name} takes {wanted}",
+            source=walker.text,
+            hint=f"e.g. {name}(x{', 0.5' if fill else ''})",
+        )
+    if not build:
+        return None, keywords
+    limits.check_elements(math.prod(shape), f"{name}{shape}")
+    if fill:
+        return np.full(shape, float(rest[0])), keywords
+    return np.asarray(CONSTRUCTORS[made](list(shape), rng)).reshape(shape), keywords
 
 
 @contextmanager

@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import replace
 
 from .. import budget, limits
+from ..errors import GradcliError
+from ..values import LIKE
 from .ir import rename, version
 from .program import Assignment, Program
 from .pytorch import FLOATING
@@ -78,8 +80,14 @@ def parse_program(source: str) -> Program:
                 "(gradcli run takes dtype=)",
             )
         if constructor is not None:
+            _check_like(statement, constructor)
             assignments.append(Assignment(checked.target, statement, constructor=constructor))
         else:
+            for made in checked.made:  # x + torch.eye(2): a constant, made first
+                _check_like(statement, made.constructor)
+                if made.dtype is not None:
+                    raise _no_dtype(statement)
+                assignments.append(Assignment(made.name, statement, constructor=made.constructor))
             ir = _guarded(statement, lambda c: to_ir(to_sympy(c)), checked)
             assignments.append(Assignment(checked.target, statement, ir, None, checked.columns))
     if not assignments:  # only imports, backward calls and prints
@@ -90,6 +98,28 @@ def parse_program(source: str) -> Program:
     program = Program(source, _versions(assignments), tuple(backward))
     _check_vectors_used_after_their_elements(program, checked_all)
     return program
+
+
+def _no_dtype(statement) -> GradcliError:
+    return statement.error(
+        "dtype= is not supported on an input yet",
+        statement.text.find("dtype="),
+        "gradcli runs in float64; give --dtype float32 for the whole run "
+        "(gradcli run takes dtype=)",
+    )
+
+
+def _check_like(statement, constructor: str) -> None:
+    """A program's inputs are made before it runs: ``torch.zeros_like(x)``, shaped as a
+    tensor the program computes, is for ``gradcli run``."""
+    name = constructor.split("(", 1)[0]
+    if name in LIKE:
+        raise statement.error(
+            f"torch.{name} is taken by gradcli run; a program makes its constants before it "
+            "runs, so it writes the shape out",
+            0,
+            f"write torch.{LIKE[name]}(...) with the shape, or run the script with gradcli run",
+        )
 
 
 def _versions(assignments: list[Assignment]) -> tuple[Assignment, ...]:

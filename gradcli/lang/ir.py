@@ -192,6 +192,27 @@ def is_version(name: str) -> bool:
     return _VERSION.fullmatch(name) is not None
 
 
+_CONSTANT = re.compile(r"_c\d+_\d+_\d+")
+
+
+def constant_name(statement: int, line: int, column: int) -> str:
+    """The name of the constant a constructor inside an expression makes (``x +
+    torch.eye(2)``), at a line and column of a statement: '_' starts it, so no program can
+    write one."""
+    return f"_c{statement}_{line}_{column}"
+
+
+def is_constant(name: str) -> bool:
+    """Whether ``name`` is that of a constant made inside an expression."""
+    return _CONSTANT.fullmatch(name) is not None
+
+
+def unseen(name: str) -> bool:
+    """Whether results do not show ``name``: an earlier value of a name, or a constant made
+    inside an expression."""
+    return is_version(name) or is_constant(name)
+
+
 # -- the parse cache's JSON -------------------------------------------------------------------
 def to_json(node: Node) -> list[object]:
     """``["const", 2.0]``, ``["ref", "x"]``, ``["call", op, [args], [params]]`` (a list

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ..values import CONSTRUCTORS
+from ..values import CONSTRUCTORS, LIKE
 from .functions import TORCH_MODULES
 
 # What PyTorch code imports: torch and its parts, under any name
@@ -102,7 +102,7 @@ def constructor(value: ast.expr, text: str) -> str | None:
         grad_after, value = True, value.func.value
     if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
         return None
-    if dotted(value.func.value) != "torch" or value.func.attr not in CONSTRUCTORS:
+    if dotted(value.func.value) != "torch" or not is_constructor(value.func.attr):
         return None
     arguments = [ast.get_source_segment(text, a) or "" for a in value.args]
     for keyword in value.keywords:
@@ -111,6 +111,28 @@ def constructor(value: ast.expr, text: str) -> str | None:
     if grad_after:
         arguments.append("requires_grad=True")
     return f"{value.func.attr}({', '.join(arguments)})"
+
+
+def is_constructor(name: str) -> bool:
+    """Whether torch's function ``name`` makes a tensor from numbers (``ones``), or shaped as
+    another tensor (``zeros_like``)."""
+    return name in CONSTRUCTORS or name in LIKE
+
+
+def like_source(call: ast.Call) -> ast.Name | None:
+    """The tensor ``x`` of ``zeros_like(x)`` (None for another constructor); Refused where
+    it is not a name."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    if name not in LIKE:
+        return None
+    source = call.args[0] if call.args else None
+    if not isinstance(source, ast.Name):
+        raise Refused(
+            source or call,
+            f"{name} takes a tensor by its name here",
+            f"give it a name first: t = ...; torch.{name}(t)",
+        )
+    return source
 
 
 # torch's dtypes, by the names a script may give them (dtype=torch.float64, torch.long)
@@ -202,6 +224,11 @@ def shows(node: ast.stmt) -> bool:
 def _shown(node: ast.expr) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return True
+    if isinstance(node, ast.JoinedStr):  # f"loss {y.item():.4f}"
+        return all(
+            isinstance(v, ast.Constant) or (isinstance(v, ast.FormattedValue) and _shown(v.value))
+            for v in node.values
+        )
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
         node = node.func  # x.item()
         if not isinstance(node, ast.Attribute) or node.attr not in ("item", "tolist"):
@@ -406,6 +433,41 @@ def in_place(node: ast.stmt) -> InPlace | None:
         )
     operand = call.args[0] if call.args else None
     return InPlace(func.value, IN_PLACE_METHODS.get(func.attr), operand, method=True)
+
+
+def retains(node: ast.stmt) -> bool:
+    """Whether ``node`` is ``y.retain_grad()``: a program's commands show the gradients they
+    are asked for (``grad --retain-grad y``), so it runs nothing there."""
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute)
+        and node.value.func.attr == "retain_grad"
+        and isinstance(node.value.func.value, ast.Name)
+        and not node.value.args
+        and not node.value.keywords
+    )
+
+
+# torch's settings of a session, and what a program's commands take instead
+SETTINGS = {
+    "torch.manual_seed": "give --seed N (gradcli's generator is not torch's)",
+    "torch.set_default_dtype": "give --dtype float32 or --dtype float64 (the default)",
+}
+
+
+def setting(node: ast.stmt) -> None:
+    """Refused for ``torch.manual_seed(0)`` and ``torch.set_default_dtype(...)``, which
+    ``gradcli run`` takes, and a program's commands take as an option."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        called = dotted(node.value.func) or ""
+        if called in SETTINGS:
+            raise Refused(
+                node,
+                f"a program takes {called} as an option of the command (gradcli run takes it "
+                "in the script)",
+                SETTINGS[called],
+            )
 
 
 def zero_grad(node: ast.stmt) -> str | None:

@@ -23,9 +23,10 @@ from typing import TypeVar
 
 from .. import limits, syntax
 from ..errors import GradcliError
-from ..values import CONSTRUCTORS, quiet_parse, whole_constructor
+from ..values import CONSTRUCTORS, LIKE, quiet_parse, whole_constructor
 from . import functions as F
 from . import pytorch
+from .ir import constant_name
 
 T = TypeVar("T")
 CONSTANTS = {"e", "pi"}
@@ -210,10 +211,23 @@ class Checked:
     rebinds: bool = False  # y[0] = ...: the target takes a new value, made from its last
     dtype: str | None = None  # a constructor's dtype=torch.float64 ("float64")
     results: tuple[str, ...] = ()  # g, = torch.autograd.grad(...): the names it binds
+    made: tuple[Made, ...] = ()  # the constants its constructors make (x + torch.eye(2))
+
+
+@dataclass(frozen=True)
+class Made:
+    """A constructor inside an expression (``x + torch.eye(2)``, ``torch.zeros_like(x)``):
+    a constant made before the expression is evaluated, which the expression reads as
+    ``name`` (a name no program can write, see ``ir.constant_name``); ``constructor`` its text as
+    the language writes it (``eye(2)``), ``dtype`` a dtype given, or None."""
+
+    name: str
+    constructor: str
+    dtype: str | None = None
 
 
 def reserved(name: str) -> bool:
-    return name in CONSTANTS or F.lookup(name) is not None or name in CONSTRUCTORS
+    return name in CONSTANTS or F.lookup(name) is not None or pytorch.is_constructor(name)
 
 
 def _closest(name: str, choices) -> str | None:
@@ -236,6 +250,7 @@ class _Checker:
         self.grads = grads  # x.grad reads the name grad_name("x") (gradcli run)
         self.names: list[str] = []
         self.columns: dict[str, int] = {}
+        self.made: list[Made] = []
         self._utf8 = statement.text.encode("utf-8")
 
     def _chars(self, column: int) -> int:
@@ -407,8 +422,8 @@ class _Checker:
             root = root.value
         qualified = isinstance(root, ast.Name) and root.id in _MODULES
         arguments = self.arguments(call) if call else []
-        made = (
-            isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") in CONSTRUCTORS
+        made = isinstance(node.value, ast.Call) and pytorch.is_constructor(
+            getattr(node.value.func, "id", "")
         )
         if node.attr in F.PROPERTIES and call is None and not made:  # ones(2).T
             return f"write {F.PROPERTIES[node.attr].name}({self.source(node.value)})"
@@ -438,7 +453,7 @@ class _Checker:
                 f"names may not start with '_' ({name!r})",
                 "use letters, digits and '_' inside a name, like w_1",
             )
-        if F.lookup(name) is not None or name in CONSTRUCTORS:
+        if F.lookup(name) is not None or pytorch.is_constructor(name):
             raise self.fail(node, f"{name!r} is a function, not a value", f"call it: {name}(...)")
         if name not in CONSTANTS:
             self.names.append(name)
@@ -462,12 +477,8 @@ class _Checker:
         name = node.func.id
         function = F.lookup(name)
         if function is None:
-            if name in CONSTRUCTORS:
-                raise self.fail(
-                    node,
-                    f"{name}(...) makes an input: it must be the whole right-hand side",
-                    f"write a separate statement, e.g. w = {name}(3)",
-                )
+            if pytorch.is_constructor(name):
+                return self.constant(name, node)
             raise self.fail(
                 node,
                 f"unknown function {name!r}",
@@ -565,13 +576,52 @@ class _Checker:
             raise self.fail(node, f"{written} gives {several}: there is no [{pick}]")
         return (pick % count if count else pick, names)
 
+    def checked(self, target: str | None, expression: str, rebinds: bool = False) -> Checked:
+        """The statement checked, ``expression`` its text for sympy."""
+        return Checked(
+            self.statement,
+            target,
+            expression,
+            None,
+            tuple(self.names),
+            self.columns,
+            rebinds=rebinds,
+            made=tuple(self.made),
+        )
+
+    def constant(self, name: str, node: ast.Call) -> str:
+        """A constructor inside an expression (``x + torch.eye(2)``): a constant, which the
+        expression reads by its name (see ``Made``); a constructor that declares an input
+        (``requires_grad=True``) must be a statement of its own."""
+        for keyword in node.keywords:
+            if keyword.arg == "requires_grad" and _constant(keyword.value) is not False:
+                raise self.fail(
+                    node,
+                    f"{name}(..., requires_grad=True) makes an input: it must be the whole "
+                    "right-hand side",
+                    f"write a separate statement, e.g. w = torch.{name}(3, requires_grad=True)",
+                )
+        try:
+            source = pytorch.like_source(node)
+            dtype = pytorch.dtype(node)
+        except pytorch.Refused as exc:
+            raise _refused(self.statement, exc) from None
+        if source is not None:
+            self.name(source)
+        arguments = [self.source(a) for a in node.args]
+        arguments += [self.source(k) for k in node.keywords if k.arg != "dtype"]
+        hidden = constant_name(self.statement.number, node.lineno, node.col_offset)
+        made = Made(hidden, f"{name}({', '.join(arguments)})", dtype)
+        self.made.append(made)
+        return made.name
+
     def torch_call(self, node: ast.Call, attribute: ast.Attribute) -> ast.Call:
         """PyTorch's spellings as a plain call: ``torch.sin(x)``, ``F.relu(x)`` and
         ``torch.nn.functional.mse_loss(a, b)`` call the function by its name, a method
         ``x.sum(dim=0)`` calls it with ``x`` first."""
         prefix = pytorch.dotted(attribute.value)
         if prefix in F.TORCH_MODULES:
-            if F.lookup(attribute.attr) is None and attribute.attr not in CONSTRUCTORS:
+            if F.lookup(attribute.attr) is None and not pytorch.is_constructor(attribute.attr):
                 raise self.fail(
                     attribute,
                     f"{prefix}.{attribute.attr} is not an operation gradcli has",
@@ -945,20 +995,24 @@ def check(statement: Statement, grads: bool = False) -> Checked:
         dtype = None if made is None else pytorch.dtype(value)
         if made is not None and dtype is None and whole_constructor(_call_of(made)):
             dtype = "int64"  # torch.tensor([0, 2]), torch.arange(3): int64, as in torch
+        plain = (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and pytorch.is_constructor(value.func.id)
+        )
+        taken = isinstance(value, ast.Call) and (made is not None or plain)
+        source = pytorch.like_source(value) if isinstance(value, ast.Call) and taken else None
     except pytorch.Refused as exc:
         raise _refused(statement, exc) from None
+    read = () if source is None else (source.id,)
     if made is not None:  # x = torch.ones(2, requires_grad=True)
-        return Checked(statement, target, None, made, (), {}, dtype=dtype)
-    if (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id in CONSTRUCTORS
-    ):
+        return Checked(statement, target, None, made, read, {}, dtype=dtype)
+    if plain:
         text = ast.get_source_segment(statement.text, value)
-        return Checked(statement, target, None, text, (), {})
+        return Checked(statement, target, None, text, read, {})
     checker = _Checker(statement, grads)
     expression = checker.expression(value)
-    return Checked(statement, target, expression, None, tuple(checker.names), checker.columns)
+    return checker.checked(target, expression)
 
 
 def check_all(statement: Statement, grads: bool = False) -> list[Checked]:
@@ -1005,9 +1059,7 @@ def _unpacking(
     for k, name in enumerate(names):
         checker = _Checker(statement, grads)
         expression = checker.call(value, pick=k, names=len(names))
-        checked.append(
-            Checked(statement, name, expression, None, tuple(checker.names), checker.columns)
-        )
+        checked.append(checker.checked(name, expression))
     return checked
 
 
@@ -1027,7 +1079,7 @@ def _target(statement: Statement, target: str) -> str:
     return target
 
 
-_CALLED = frozenset([*F.FUNCTIONS, *F.ALIASES, *CONSTRUCTORS])
+_CALLED = frozenset([*F.FUNCTIONS, *F.ALIASES, *CONSTRUCTORS, *LIKE])
 _ONE_RESULT_HINT = "only operations such as max(x, dim), sort, topk and split give several tensors"
 
 
@@ -1043,8 +1095,7 @@ def check_expression(statement: Statement, node: ast.expr) -> Checked:
     of ``print(x * 2)``."""
     _check_depth(statement, node)
     checker = _Checker(statement, grads=True)
-    expression = checker.expression(node)
-    return Checked(statement, None, expression, None, tuple(checker.names), checker.columns)
+    return checker.checked(None, checker.expression(node))
 
 
 def check_results(statement: Statement, node: ast.expr) -> Checked | None:
@@ -1091,16 +1142,14 @@ def _item_assignment(
                 "write whole numbers, ranges or a list of whole numbers: y[[0, 2]] = ...",
             )
     where = ", ".join(checker.index_item(i, tensors=False) for i in items)
-    expression = f"_setitem({base}, {written}, {where})"
-    return Checked(
-        statement, base, expression, None, tuple(checker.names), checker.columns, rebinds=True
-    )
+    return checker.checked(base, f"_setitem({base}, {written}, {where})", rebinds=True)
 
 
 def _pytorch_statement(statement: Statement, node: ast.stmt) -> Checked | None:
     """An import, ``y.backward(v)`` or a ``print`` of PyTorch code, or None (see pytorch.py)."""
     try:
-        if pytorch.is_import(node) or pytorch.shows(node):
+        pytorch.setting(node)
+        if pytorch.is_import(node) or pytorch.shows(node) or pytorch.retains(node):
             return Checked(statement, None, None, None, (), {})
         zeroed = pytorch.zero_grad(node)
         if zeroed is not None:  # x.grad.zero_()
@@ -1144,9 +1193,7 @@ def _in_place(statement: Statement, node: ast.stmt, grads: bool) -> Checked | No
         function = _OPERATOR_FUNCTIONS[change.symbol]
         expression = f"{function}({base}, {checker.expression(change.operand)})"
     checker.note(function, change.target.col_offset)
-    return Checked(
-        statement, base, expression, None, tuple(checker.names), checker.columns, rebinds=True
-    )
+    return checker.checked(base, expression, rebinds=True)
 
 
 def _reading(statement: Statement, read: Callable[[ast.stmt], T], node: ast.stmt) -> T:

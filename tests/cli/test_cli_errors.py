@@ -201,7 +201,7 @@ def test_usage_errors(cli, args, message):
         ("y = sum(x, dim=1.5)", "dim of sum must be an int, a tuple of ints, or None", 15),
         ("y = mean(x, foo=1)", "mean has no argument named 'foo'", 16),
         ("y = exp(x, 3)", "exp has no 2nd argument", 11),
-        ("y = x + ones(2)", "ones(...) makes an input", 8),
+        ("y = x + ones(2, requires_grad=True)", "ones(..., requires_grad=True) makes an input", 8),
         ("sin = x", "'sin' cannot be assigned", 0),
         ("y = x5", "x5 means x[5], but x has shape (2,)", None),
     ],

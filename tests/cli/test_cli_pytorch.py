@@ -191,9 +191,13 @@ def test_vjp_takes_torch_autograd_grads_output_inputs_and_cotangent(cli_json, st
         ("y = torch.zeros(2)\ny[5] = x\nz = sum(y * x)", "the index does not fit the shape (2,)"),
         ("y = torch.zeros(2)\ny[0] = x\nz = sum(y * x)", "cannot write a value of shape (3,)"),
         (
-            "y = torch.zeros(3) / 3 + x",
-            "zeros(...) makes an input: it must be the whole right-hand side",
+            "y = torch.zeros(3, requires_grad=True) / 3 + x",
+            "zeros(..., requires_grad=True) makes an input: it must be the whole right-hand side",
         ),
+        ("y = sum(x * torch.ones_like(x))", "torch.ones_like is taken by gradcli run"),
+        ("torch.manual_seed(0)\ny = sum(x)", "a program takes torch.manual_seed as an option"),
+        ("torch.set_default_dtype(torch.float64)\ny = sum(x)", "--dtype float32"),
+        ("y = sum(x * torch.ones(3, dtype=torch.float64))", "dtype= is not supported on an"),
     ],
 )
 def test_pytorch_code_gradcli_cannot_take_is_refused_clearly(cli, program, message):
@@ -207,3 +211,14 @@ def test_pytorch_code_gradcli_cannot_take_is_refused_clearly(cli, program, messa
 def test_a_program_that_assigns_nothing_is_refused(cli, program):
     done = cli("eval", "-e", program)
     assert done.exit_code == 2 and "the program assigns nothing" in done.stderr
+
+
+def test_a_constructor_inside_an_expression_is_a_constant_that_results_do_not_name(cli_json, cli):
+    program = "y = sum((x + torch.ones(3)) * torch.full((3,), 2.))"
+    grads = cli_json("grad", "-e", program, "--x", "1,2,3")["grads"]
+    assert list(grads) == ["x"] and grads["x"] == [2.0, 2.0, 2.0]
+    values = cli_json("eval", "-e", program, "--x", "1,2,3")["values"]
+    assert set(values) == {"x", "y"} and values["y"] == 18.0
+    graph = cli("graph", "-e", program, "--x", "1,2,3")
+    assert graph.exit_code == 0 and "_c1" not in graph.stdout
+    assert graph.stdout.count("constant [1, 1, 1]") == 1

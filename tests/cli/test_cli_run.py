@@ -7,22 +7,22 @@ interactive interpreter runs it (``torch_interactive.py``: each statement compil
 mode, so a bare ``x.grad`` prints its value), and stdout, stderr (warnings and the traceback's
 frame in the script) and the exit status are compared character for character. For
 ``torch.rand``/``torch.randn``, torch is handed the values gradcli drew (gradcli's generator is
-not torch's), so those scripts are compared character for character too.
+not torch's), and so for ``torch.rand_like``/``torch.randn_like``, so those scripts are
+compared character for character too.
 """
 
 from __future__ import annotations
 
-import ast
+import contextlib
+import io
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from gradcli.run import NONLEAF_GRAD, compile_script
-from gradcli.values import generator_for, parse_constructor
+from gradcli.run import NONLEAF_GRAD, ScriptError, Session, compile_script
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "pytorch"
@@ -35,16 +35,12 @@ def _relative(script: Path) -> str:
 
 
 def _drawn(script: Path) -> list:
-    """The values gradcli's rand and randn give the script's statements, in order (float32,
-    as gradcli run makes them)."""
-    values = []
-    for step in compile_script(script.read_text()):
-        if step.kind == "create" and step.constructor.startswith(("rand(", "randn(")):
-            node = ast.parse(step.constructor, mode="eval").body
-            array, _ = parse_constructor(node, step.constructor, generator_for(step.target, 0))
-            dtype = np.float64 if step.dtype == "float64" else np.float32
-            values.append(array.astype(dtype).tolist())
-    return values
+    """The values gradcli's rand, randn, rand_like and randn_like give the script's
+    statements, in order (as gradcli run makes them: float32 unless told otherwise)."""
+    session = Session(str(script), None, out=io.StringIO(), err=io.StringIO())
+    with contextlib.suppress(ScriptError):
+        session.run(compile_script(script.read_text()))
+    return [values.tolist() for values in session.drawn]
 
 
 @pytest.fixture(scope="module")
@@ -177,6 +173,18 @@ def test_warnings_and_errors_are_those_of_python_running_the_script(cli, name, s
         ("x = torch.ones(2)\nprint(x.foo())", "foo"),
         ("x = torch.ones(3)\ny = x[0:2]\ny[0] = 5.", "gradcli run does not write into views yet"),
         ("print('a'", "Python cannot parse the script"),
+        (
+            "x = torch.ones(2)\ny = x + torch.ones(2, requires_grad=True)",
+            "ones(..., requires_grad=True) makes an input: it must be the whole right-hand",
+        ),
+        ("x = torch.ones(2)\ny = torch.zeros_like(x * 2)", "zeros_like takes a tensor by its"),
+        ("x = torch.ones(2)\ny = torch.full_like(x)", "full_like takes a tensor and a fill"),
+        ("x = torch.tensor([1, 2.])\ny = x * torch.tensor([1, 2])", "torch makes an integer"),
+        ("torch.set_default_dtype(torch.int64)", "takes torch.float32 or torch.float64"),
+        ("torch.manual_seed(1.5)", "torch.manual_seed takes a whole number"),
+        ("x = torch.ones(2)\nw = 3\nprint(f'{x:{w}}')", "a format spec written out"),
+        ("x = torch.ones(2)\n(x * 2).retain_grad()", "retain_grad() is called on a name"),
+        ("x = torch.ones(2)\n(x * 2).backward(x * 2)", "the gradient given to backward must"),
     ],
 )
 def test_what_gradcli_run_does_not_take_is_refused_before_it_runs(cli, program, message):
@@ -202,6 +210,20 @@ def test_what_gradcli_run_does_not_take_is_refused_before_it_runs(cli, program, 
         ),
         ("x = torch.ones(3)\ny = x.sum()\ny.backward()", "RuntimeError: element 0 of tensors"),
         ("x = torch.ones(3)\nx.sum().item()\nx.item()", "RuntimeError: a Tensor with 3 elements"),
+        ("x = torch.ones(2)\nx.retain_grad()", "RuntimeError: can't retain_grad on Tensor that"),
+        (
+            "x = torch.ones(2)\nprint(f'{x:.2f}')",
+            "TypeError: unsupported format string passed to Tensor.__format__",
+        ),
+        (
+            "x = torch.ones(2)\nprint(f'{x.shape:>3}')",
+            "TypeError: unsupported format string passed to torch.Size.__format__",
+        ),
+        ("x = torch.ones(2)\nprint(f'{x.sum().item():q}')", "ValueError: Unknown format code"),
+        (
+            "x = torch.ones(2, requires_grad=True)\n(x * 2).backward()",
+            "RuntimeError: grad can be implicitly created only for scalar outputs",
+        ),
     ],
 )
 def test_torchs_errors_stop_the_script_with_exit_1(cli, program, last_line):
@@ -346,3 +368,31 @@ def test_torch_autograd_grad_written_as_gradcli_does_not_take_it(cli, program, m
     assert done.exit_code == 2, done.stdout
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_manual_seed_repeats_what_rand_draws_and_seeds_differ(cli):
+    """torch.manual_seed(n) starts gradcli's generator again: the same seed draws the same
+    numbers, another seed other numbers, and each statement (each loop iteration) draws anew.
+    (The numbers are gradcli's generator's, not torch's.)"""
+    program = (
+        "torch.manual_seed(3)\na = torch.rand(4)\nb = torch.randn_like(a)\n"
+        "torch.manual_seed(3)\nc = torch.rand(4)\nd = torch.randn_like(a)\n"
+        "torch.manual_seed(4)\ng = torch.rand(4)\n"
+        "for i in range(2):\n    f = torch.rand(4)\n    print(f)\n"
+        "print(a, b)\nprint(c, d)\nprint(g)\n"
+    )
+    lines = cli("run", "-", input=program).stdout.splitlines()
+    loop, (ab, cd, g) = lines[:2], lines[2:]
+    assert ab == cd and ab.split(") ")[0] + ")" != g
+    assert loop[0] != loop[1] and g not in loop
+
+
+def test_f_strings_are_read_back_from_the_parse_cache(cli, tmp_path, monkeypatch):
+    from gradcli.run import load_steps
+
+    monkeypatch.setenv("GRADCLI_CACHE_DIR", str(tmp_path))
+    source = (CORPUS / "run" / "retain_and_fstrings.py").read_text()
+    first = cli("run", "-", input=source)
+    assert load_steps(source) == compile_script(source)
+    again = cli("run", "-", input=source)
+    assert again.stdout == first.stdout and again.exit_code == first.exit_code == 0

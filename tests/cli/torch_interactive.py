@@ -4,9 +4,10 @@ top-level statement compiled in 'single' mode, so that a bare expression's value
 
     python torch_interactive.py JOBS.json
 
-JOBS is a list of ``[script, values]``: ``values`` are the nested lists that ``torch.rand``
-and ``torch.randn`` return in turn in that script (gradcli's generator is not torch's: the test
-hands torch the values gradcli drew). Prints one JSON object: for each script, its ``stdout``,
+JOBS is a list of ``[script, values]``: ``values`` are the nested lists that ``torch.rand``,
+``torch.randn``, ``torch.rand_like`` and ``torch.randn_like`` return in turn in that script
+(gradcli's generator is not torch's: the test hands torch the values gradcli drew), and
+``torch.manual_seed`` returns None. Prints one JSON object: for each script, its ``stdout``,
 its ``stderr`` and its exit ``status``. Each script runs in a namespace of its own (and so
 with a warning registry of its own) where ``torch`` is already imported (the seed post's
 snippets continue a session that imported it). An uncaught exception prints Python's
@@ -29,19 +30,32 @@ import traceback
 
 import torch
 
-_RANDOM = {name: getattr(torch, name) for name in ("rand", "randn")}
+_RANDOM = ("rand", "randn")
+_SEED = torch.manual_seed
 
 
 def _drawing(values: list) -> None:
     queue = list(values)
 
     def drawn(*size, requires_grad=False, dtype=None):
-        value = torch.tensor(queue.pop(0), dtype=dtype or torch.float32)
+        value = torch.tensor(queue.pop(0), dtype=dtype or torch.get_default_dtype())
         assert tuple(value.shape) == tuple(size), (value.shape, size)
         return value.requires_grad_(requires_grad)
 
+    def drawn_like(like, requires_grad=False, dtype=None):
+        value = torch.tensor(queue.pop(0), dtype=dtype or like.dtype)
+        assert value.shape == like.shape, (value.shape, like.shape)
+        return value.requires_grad_(requires_grad)
+
+    def seeded(seed):
+        """torch.manual_seed, returning None: the generator it returns shows its address in
+        the interactive interpreter, which gradcli run does not show."""
+        _SEED(seed)
+
     for name in _RANDOM:
         setattr(torch, name, drawn)
+        setattr(torch, f"{name}_like", drawn_like)
+    torch.manual_seed = seeded
 
 
 def run(path: str) -> int:
@@ -71,6 +85,7 @@ def main(jobs: str) -> None:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = run(script)
+        torch.set_default_dtype(torch.float32)
         results[script] = {"stdout": out.getvalue(), "stderr": err.getvalue(), "status": status}
     json.dump(results, sys.stdout)
 

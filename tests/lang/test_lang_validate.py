@@ -137,7 +137,11 @@ def test_re_emitted_text_has_no_python_operators_or_subscripts():
         ("y = open('f')", "unknown function 'open'", 4),
         ("y = (lambda: 1)()", "only named functions can be called", 4),
         ("y = sin", "'sin' is a function, not a value", 4),
-        ("y = x + ones(2)", "ones(...) makes an input: it must be the whole right-hand side", 8),
+        (
+            "y = x + ones(2, requires_grad=True)",
+            "ones(..., requires_grad=True) makes an input: it must be the whole right-hand side",
+            8,
+        ),
         ("y = exp(x, 2)", "exp has no 2nd argument", 11),
         ("y = mse_loss(x)", "mse_loss is missing its argument 'target'", 4),
         ("y = mean(x, axis=0)", "mean has no argument named 'axis'", 17),
