@@ -946,7 +946,7 @@ def _setting(statement: Statement, value: ast.expr) -> Step | None:
         given = value.args[0] if len(value.args) == 1 and not value.keywords else None
         name = "" if given is None else pytorch.dotted(given) or ""
         module, _, attr = name.rpartition(".")
-        if module != "torch" or attr not in pytorch.DTYPES:
+        if module != "torch" or pytorch.DTYPES.get(attr) not in pytorch.FLOATING:
             raise statement.error(
                 "torch.set_default_dtype takes torch.float32 or torch.float64 here",
                 0,
