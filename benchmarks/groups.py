@@ -72,7 +72,7 @@ def _linalg(x: np.ndarray, t: np.ndarray) -> Arrays:
     return np.sum(x @ x), ones @ x.T + x.T @ ones
 
 
-def _decompositions(x: np.ndarray, t: np.ndarray) -> Arrays:
+def _eigh(x: np.ndarray, t: np.ndarray) -> Arrays:
     # y = sum(L ** 2), L the eigenvalues of S = x x^T: dS = V diag(2 L) V^T, dx = 2 dS x
     values, vectors = np.linalg.eigh(x @ x.T)
     d_s = (vectors * (2 * values)) @ vectors.T
@@ -109,7 +109,7 @@ def _layers(x: np.ndarray, t: np.ndarray) -> Arrays:
     return np.sum(normal * t), (dh / sigma) @ t
 
 
-def _decompositions(x: np.ndarray, t: np.ndarray) -> Arrays:
+def _inverse(x: np.ndarray, t: np.ndarray) -> Arrays:
     # y = sum(inv(x + 64 I)) (an LU factorization); dy/dx = -inv^T 1 1^T inv^T
     inverse = np.linalg.inv(x + 64 * np.eye(len(x)))
     ones = np.ones_like(x)
@@ -151,9 +151,9 @@ CASES = (
         lambda torch, x, t: (x @ x).sum(),
     ),
     Case(
-        "linalg decompositions",
+        "linear algebra (eigh)",
         "L, V = eigh(x @ transpose(x)); y = sum(L ** 2)",
-        _decompositions,
+        _eigh,
         lambda torch, x, t: (torch.linalg.eigh(x @ x.T).eigenvalues ** 2).sum(),
     ),
     Case(
@@ -181,9 +181,9 @@ CASES = (
         lambda torch, x, t: (torch.nn.functional.layer_norm(x @ t.T, (256,)) * t).sum(),
     ),
     Case(
-        "linear algebra (decompositions)",
+        "linear algebra (inverse)",
         "y = sum(inv(x + 64 * diag(t[0] * 0 + 1)))",
-        _decompositions,
+        _inverse,
         lambda torch, x, t: torch.linalg.inv(x + 64 * torch.eye(len(x), dtype=x.dtype)).sum(),
     ),
     Case(
