@@ -57,17 +57,6 @@ def _to_jvp(
     return convert(tangent, dtype)
 
 
-def _to_batch(
-    forward: B.Forward,
-    params: B.Params,
-    values: Sequence[Array],
-    batched: Sequence[bool],
-    ranks: Sequence[int],
-    size: int,
-) -> Array:
-    return forward(values[0], **params)
-
-
 def _name(node: Any) -> str:
     """torch's node: ``ToCopyBackward0``."""
     return "ToCopyBackward0"
@@ -81,7 +70,7 @@ _TO = register(
         vjp=_to_vjp,
         jvp=_to_jvp,
         backward_name=_name,
-        batch=_to_batch,
+        batch=B.elementwise,
         params=(Param("input", TENSOR), Param("dtype", DTYPE)),
         methods=("to",),
         symbolic="no symbolic form here: a change of dtype",
