@@ -24,7 +24,7 @@ import ast
 from dataclasses import dataclass
 
 from ..values import CONSTRUCTORS, LIKE
-from .functions import TORCH_MODULES
+from .functions import DTYPE_NAMES, TORCH_MODULES
 
 # What PyTorch code imports: torch and its parts, under any name
 _IMPORTABLE = ("torch",)
@@ -135,18 +135,9 @@ def like_source(call: ast.Call) -> ast.Name | None:
     return source
 
 
-# torch's dtypes, by the names a script may give them (dtype=torch.float64, torch.long)
-DTYPES = {
-    "float32": "float32",
-    "float": "float32",
-    "float64": "float64",
-    "double": "float64",
-    "int64": "int64",
-    "long": "int64",
-    "int32": "int32",
-    "int": "int32",
-    "bool": "bool",
-}
+# torch's dtypes, by the names a script may give them (dtype=torch.float64, torch.long): the
+# op table's, which the dtype= argument of an operation (x.to(torch.long)) takes too
+DTYPES = DTYPE_NAMES
 FLOATING = ("float32", "float64")  # the dtypes of a floating run
 
 
