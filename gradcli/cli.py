@@ -18,7 +18,7 @@ import sys
 import traceback
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Annotated
 
 import typer
@@ -124,7 +124,28 @@ Out = Annotated[
     str | None, typer.Option("--out", help="With --batch: write results to .npy or .npz.")
 ]
 Symbolic = Annotated[
-    bool, typer.Option("--symbolic", help="Add sympy's derivative formulas beside the numbers.")
+    bool,
+    typer.Option(
+        "--symbolic",
+        help="Add sympy's derivative formulas beside the numbers; with an input given no "
+        'value, the formulas alone, e.g. grad -e "f = sum(x**3)" --symbolic --shape x=2.',
+    ),
+]
+Exactly = Annotated[
+    bool,
+    typer.Option(
+        "--exact",
+        help="Exact numbers with sympy (0.1 is read as 1/10), e.g. "
+        'grad -e "f = sin(x)**2" --x pi/4 --exact gives 1; falls back to floats, saying why.',
+    ),
+]
+Shape = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--shape",
+        help="NAME=N or NAME=N,M: an input's shape in formulas (--symbolic without values), "
+        "e.g. --shape x=3; repeatable.",
+    ),
 ]
 MaxElements = Annotated[
     int,
@@ -340,6 +361,7 @@ class Run:
     max_depth: int
     max_memory: str | None
     timeout: float | None
+    notes: list[str] = field(default_factory=list)  # warnings of the command line's own
 
     def given(self) -> dict:
         """The values of --x and -i."""
@@ -392,6 +414,8 @@ class Run:
         from .render import Options, emit
 
         check_rendering(result, self.format)
+        if self.notes:
+            result = replace(result, warnings=(*self.notes, *result.warnings))
         emit(result, self.format, Options(self.precision, **options))
         self.strictly(bound)
 
@@ -530,13 +554,20 @@ def _no_out(out: str | None) -> None:
 
 
 @program_command("eval")
-def eval_command(run: Run, batch: Batch = None, out: Out = None) -> None:
+def eval_command(
+    run: Run, batch: Batch = None, out: Out = None, exact: Exactly = False, shape: Shape = None
+) -> None:
     """The value of every input and every assigned name.
 
     Example: gradcli eval -e "y = x + 2; z = y*y*3; out = mean(z)" --x "ones(2,2)"
+
+    Example: gradcli eval -e "y = sqrt(x) / 2" --x 2 --exact
     """
     from .compute import evaluate
+    from .exact_cli import answered
 
+    if answered(run, "eval", exact, False, shape, batch=batch):
+        return
     if batch is not None:
         return _run_batch(run, "eval", batch, out)
     _no_out(out)
@@ -563,13 +594,23 @@ def grad_command(
     symbolic: Symbolic = False,
     batch: Batch = None,
     out: Out = None,
+    exact: Exactly = False,
+    shape: Shape = None,
 ) -> None:
     """out.backward() (or out.backward(v)), then .grad of every input.
 
     Example: gradcli grad -e "y = x + 2; z = y*y*3; out = mean(z)" --x "ones(2,2)"
+
+    Example: gradcli grad -e "f = x0**2 * log(x1)" --x 1/3,2 --exact
+
+    Example: gradcli grad -e "f = sum(x**3)" --symbolic --shape x=2
     """
     from .compute import grad
+    from .exact_cli import answered
 
+    others = [show and "--show", retain_grad and "--retain-grad", repeat > 1 and "--repeat"]
+    if answered(run, "grad", exact, symbolic, shape, v, batch, [o for o in others if o]):
+        return
     vector = run.value(v, "v")
     if batch is not None:
         return _run_batch(run, "grad", batch, out, vector)
@@ -614,13 +655,22 @@ def jacobian_command(
         ),
     ] = "auto",
     symbolic: Symbolic = False,
+    exact: Exactly = False,
+    shape: Shape = None,
 ) -> None:
     """The Jacobian of the output for each --wrt input (layout output.shape + input.shape).
 
     Example: gradcli jacobian -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
+
+    Example: gradcli jacobian -e "y = exp(x) / sum(exp(x))" --x 0,log(2) --exact
+
+    Example: gradcli jacobian -e "y = x * x[0]" --symbolic --shape x=2
     """
     from .compute import jacobian
+    from .exact_cli import answered
 
+    if answered(run, "jacobian", exact, symbolic, shape, others=["--transpose"] if transpose else []):
+        return
     bound = run.bound()
     check_choice("--mode", mode, MODES)
     result = jacobian(bound, run.of, _names(run.wrt), transpose, mode, symbolic)
@@ -647,13 +697,22 @@ def jvp_command(
 
 
 @program_command("hessian")
-def hessian_command(run: Run) -> None:
+def hessian_command(
+    run: Run, symbolic: Symbolic = False, exact: Exactly = False, shape: Shape = None
+) -> None:
     """Second derivatives of a scalar output, by differentiating the engine's own gradient.
 
     Example: gradcli hessian -e "f = (1 - x0)**2 + 100*(x1 - x0**2)**2" --x -1.2,1
+
+    Example: gradcli hessian -e "f = x0**3 * x1" --x 1/2,3 --exact
+
+    Example: gradcli hessian -e "f = sum(x**4)" --symbolic --shape x=2
     """
     from .compute import hessian
+    from .exact_cli import answered
 
+    if answered(run, "hessian", exact, symbolic, shape):
+        return
     bound = run.bound()
     run.emit(hessian(bound, run.of, _names(run.wrt)), bound)
 

@@ -240,3 +240,27 @@ class Points(Result):
     first: int
     values: dict[str, np.ndarray]
     grads: dict[str, np.ndarray]
+
+
+class ExactBlock(NamedTuple):
+    """One array of an exact answer: ``kind`` as a render ``Block``'s ("array", "jacobian",
+    "hessian", whose ``name`` is the pair "a,b"), the simplified texts, their floats (None
+    for formulas without a point), and whether every element is exact."""
+
+    kind: str
+    name: str
+    label: str
+    texts: np.ndarray  # object array of text
+    numbers: np.ndarray | None
+    exact: bool
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Exact(Result):
+    """``--exact`` (numbers computed with sympy, ``point``) and ``--symbolic`` without values
+    (formulas of the inputs) of eval, grad, jacobian and hessian; ``shape`` is the output's."""
+
+    command: str
+    shape: tuple[int, ...]
+    blocks: tuple[ExactBlock, ...]
+    point: bool

@@ -37,9 +37,9 @@ from ..results import (
 
 # the modules whose renderers write each format
 _MODULES = {
-    "table": ("table", "chart", "explanation", "graph"),
-    "json": ("json_format",),
-    "csv": ("csv_format",),
+    "table": ("table", "chart", "explanation", "graph", "exact"),
+    "json": ("json_format", "exact"),
+    "csv": ("csv_format", "exact"),
     "dot": ("graph",),
 }
 

@@ -1,0 +1,105 @@
+"""Exact answers and formulas (``results.Exact``) as tables, JSON and CSV.
+
+A table shows each exact number with its float beside it (``sqrt(2)/2 ≈ 0.7071``) unless
+the two read the same; formulas are shown as they are. JSON holds the texts under the
+command's usual keys (``values``, ``grads``, ``jacobian``, ``hessian``), the floats under
+``numbers`` with the same keys; CSV has a column of each.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..results import Exact, ExactBlock
+from . import Options, element_label, format_number, renders
+
+_KEYS = {"array": "grads", "jacobian": "jacobian", "hessian": "hessian"}
+
+
+def _key(result: Exact, block: ExactBlock) -> str:
+    """The JSON section of a block: the command's usual key."""
+    if result.command == "eval" or (block.kind == "array" and block.name == result.output):
+        return "values"
+    return _KEYS[block.kind]
+
+
+def _beside(text: str, number: float, precision: int) -> str:
+    """``sqrt(2)/2 ≈ 0.7071``; the text alone when the float reads the same or is not finite."""
+    shown = format_number(number, precision)
+    return text if shown == text or not math.isfinite(number) else f"{text} ≈ {shown}"
+
+
+def _cell_texts(block: ExactBlock, precision: int) -> np.ndarray:
+    if block.numbers is None:
+        return block.texts
+    cells = np.empty(block.texts.shape, dtype=object)
+    for index in np.ndindex(*block.texts.shape):
+        cells[index] = _beside(block.texts[index], float(block.numbers[index]), precision)
+    return cells
+
+
+def _labels(name: str, shape: tuple[int, ...]):
+    return lambda i: element_label(name, tuple(int(k) for k in np.unravel_index(i, shape)))
+
+
+@renders("table", Exact)
+def print_exact(result: Exact, file, options: Options) -> None:
+    from .table import console, grid, hessian_grid, print_array, print_grid
+
+    out = console(file)
+    what = "exact" if result.point else "formulas"
+    for block in result.blocks:
+        cells = _cell_texts(block, options.precision)
+        shape = tuple(np.shape(cells))
+        out.print(f"{block.label} ({what})  shape {shape}", style="bold")
+        if block.kind == "array":
+            print_array(out, block.name, cells, options.precision)
+        elif block.kind == "hessian":
+            print_grid(out, hessian_grid(block.name, cells, options.precision))
+        else:
+            rows_shape, columns_shape = result.shape, shape[len(result.shape) :]
+            matrix = cells.reshape(math.prod(rows_shape), math.prod(columns_shape))
+            g = grid(
+                matrix,
+                _labels(result.output, rows_shape),
+                _labels(block.name, columns_shape),
+                str,
+                False,
+            )
+            print_grid(out, g)
+
+
+@renders("json", Exact)
+def _(result: Exact, file, options: Options) -> None:
+    from .json_format import _write, plain
+
+    sections: dict[str, Any] = {}
+    numbers: dict[str, dict[str, Any]] = {}
+    for block in result.blocks:
+        key = _key(result, block)
+        sections.setdefault(key, {})[block.name] = block.texts.tolist()
+        if block.numbers is not None:
+            numbers.setdefault(key, {})[block.name] = plain(block.numbers)
+    if result.point:
+        sections["numbers"] = numbers
+        sections["exact"] = all(b.exact for b in result.blocks)
+    _write(file, result, **sections)
+
+
+@renders("csv", Exact)
+def _(result: Exact, file, options: Options) -> None:
+    from .csv_format import _write, full_precision
+
+    rank = max((b.texts.ndim for b in result.blocks), default=0)
+    header = ["tensor", *(f"i{k}" for k in range(rank)), "exact" if result.point else "formula"]
+    rows = [header + (["value"] if result.point else [])]
+    for block in result.blocks:
+        for index in np.ndindex(*block.texts.shape):
+            row = [block.label, *index, *[""] * (rank - len(index)), block.texts[index]]
+            if block.numbers is not None:
+                row.append(full_precision(block.numbers[index]))
+            rows.append(row)
+    _write(file, rows)
