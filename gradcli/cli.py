@@ -669,7 +669,8 @@ def jacobian_command(
     from .compute import jacobian
     from .exact_cli import answered
 
-    if answered(run, "jacobian", exact, symbolic, shape, others=["--transpose"] if transpose else []):
+    others = ["--transpose"] if transpose else []
+    if answered(run, "jacobian", exact, symbolic, shape, others=others):
         return
     bound = run.bound()
     check_choice("--mode", mode, MODES)
@@ -922,3 +923,6 @@ def main() -> None:
         _discard_stdout()
         code = OUTPUT_FAILED
     raise SystemExit(code)
+
+
+from . import derivative_cli  # noqa: E402, F401 - registers the derivative command

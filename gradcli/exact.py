@@ -271,7 +271,9 @@ class Problem:
         self.symbols = {n: symbols_for(n, s) for n, s in self.shapes.items()}
         size = sum(int(np.prod(s)) for s in self.shapes.values())
         if size > MAX_ELEMENTS:
-            raise NotSymbolic(f"the inputs have {size} elements (the symbolic limit is {MAX_ELEMENTS})")
+            raise NotSymbolic(
+                f"the inputs have {size} elements (the symbolic limit is {MAX_ELEMENTS})"
+            )
 
     def targets(self, wrt: list[str] | None) -> list[str]:
         """The inputs differentiated: ``wrt``, else every input that requires grad (with

@@ -264,3 +264,36 @@ class Exact(Result):
     shape: tuple[int, ...]
     blocks: tuple[ExactBlock, ...]
     point: bool
+
+
+def _power(name: str, power: int) -> str:
+    """``2`` as in dx2, ``^2`` after an element (dx[1]^2); nothing for the first power."""
+    if power == 1:
+        return ""
+    return f"^{power}" if name.endswith("]") else str(power)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class HigherDerivatives(Derivatives):
+    """``derivative``: the successive partial derivatives of a scalar output by the inputs
+    of ``wrt`` in turn (``derivatives[k]`` is by ``wrt[0]``, ..., ``wrt[k]``), each input
+    element named as ``x`` or ``x[1]``; with ``taylor``, the Taylor coefficients
+    f^(k)(x) / k! for k = 0, 1, ..., along the one input."""
+
+    command: ClassVar[str] = "derivative"
+
+    wrt: tuple[str, ...]
+    derivatives: np.ndarray
+    taylor: np.ndarray | None = None
+
+    def label(self, k: int) -> str:
+        """``d3f/dx2dz`` for the derivative by ``wrt[:k + 1]`` (the powers of repeats)."""
+        runs: list[list] = []
+        for name in self.wrt[: k + 1]:
+            if runs and runs[-1][0] == name:
+                runs[-1][1] += 1
+            else:
+                runs.append([name, 1])
+        order = "" if k == 0 else str(k + 1)
+        below = "".join(f"d{n}" + _power(n, p) for n, p in runs)
+        return f"d{order}{self.output}/{below}"

@@ -1,4 +1,5 @@
-"""Exact answers and formulas (``results.Exact``) as tables, JSON and CSV.
+"""Exact answers and formulas (``results.Exact``), and derivatives of any order
+(``results.HigherDerivatives``), as tables, JSON and CSV.
 
 A table shows each exact number with its float beside it (``sqrt(2)/2 ≈ 0.7071``) unless
 the two read the same; formulas are shown as they are. JSON holds the texts under the
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..results import Exact, ExactBlock
+from ..results import Exact, ExactBlock, HigherDerivatives
 from . import Options, element_label, format_number, renders
 
 _KEYS = {"array": "grads", "jacobian": "jacobian", "hessian": "hessian"}
@@ -103,3 +104,66 @@ def _(result: Exact, file, options: Options) -> None:
                 row.append(full_precision(block.numbers[index]))
             rows.append(row)
     _write(file, rows)
+
+
+def _rows(result: HigherDerivatives) -> tuple[list[str], list[list]]:
+    """The header and rows of a derivative table: one row per order (from 0 with --taylor)."""
+    if result.taylor is None:
+        rows = [[k + 1, result.label(k), d] for k, d in enumerate(result.derivatives)]
+        return ["order", "derivative", "value"], rows
+    series = [float(np.asarray(result.value).reshape(())), *result.derivatives]
+    labels = [result.output, *(result.label(k) for k in range(len(result.derivatives)))]
+    rows = [[k, labels[k], series[k], c] for k, c in enumerate(result.taylor)]
+    return ["k", "derivative", "value", "coefficient f^(k)/k!"], rows
+
+
+@renders("table", HigherDerivatives)
+def print_derivatives(result: HigherDerivatives, file, options: Options) -> None:
+    from rich.table import Table
+
+    from .table import console, print_array, show, title
+
+    out = console(file)
+    out.print(title(result.output, result.value), style="bold")
+    print_array(out, result.output, result.value, options.precision)
+    header, rows = _rows(result)
+    at = ", ".join(dict.fromkeys(result.wrt))
+    what = "Taylor coefficients" if result.taylor is not None else "derivatives"
+    out.print(f"{what} of {result.output} by {at}", style="bold")
+    table = Table(show_edge=True)
+    for k, name in enumerate(header):
+        table.add_column(name, justify="left" if k == 1 else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(
+            *(v if isinstance(v, str) else format_number(float(v), options.precision) for v in row)
+        )
+    show(out, table)
+
+
+@renders("json", HigherDerivatives)
+def _(result: HigherDerivatives, file, options: Options) -> None:
+    from .json_format import _value, _write, plain
+
+    header, rows = _rows(result)
+    derivatives = [
+        {"order": k + 1, "wrt": list(result.wrt[: k + 1]), "name": result.label(k), "value": v}
+        for k, v in enumerate(plain(result.derivatives))
+    ]
+    sections: dict[str, Any] = {"values": _value(result), "derivatives": derivatives}
+    if result.taylor is not None:
+        sections["taylor"] = plain(result.taylor)
+    _write(file, result, **sections)
+
+
+@renders("csv", HigherDerivatives)
+def _(result: HigherDerivatives, file, options: Options) -> None:
+    from .csv_format import _write, full_precision
+
+    header, rows = _rows(result)
+    _write(
+        file,
+        [
+            header,
+            *([v if isinstance(v, (str, int)) else full_precision(v) for v in row] for row in rows),
+        ],
+    )
