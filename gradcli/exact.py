@@ -7,8 +7,8 @@ value (``--symbolic``), they stay, and the answer is formulas of the inputs, wit
 shape from ``--shape x=3`` (a scalar by default).
 
 What is exact. A value text is read by a whitelist of its own (``exact_value``): numbers,
-``+ - * / **``, ``pi``, ``e`` and ``sqrt``, ``exp``, ``log``, ``sin``, ``cos``, ``tan`` of
-them, in lists. A decimal is read as the decimal it writes: ``0.1`` is exactly 1/10, not the
+``+ - * / **``, ``pi``, ``e`` and the op table's element-wise functions of one tensor (with
+their sympy formulas: ``sqrt(2)``, ``log(3)``), in lists. A decimal is read as the decimal it writes: ``0.1`` is exactly 1/10, not the
 binary float nearest to it. A value that is not such text (``rand(3)``, ``@x.npy``) comes as
 floats: whole numbers stay exact, other numbers are sympy floats, and a warning names the
 input. A number written in the program is read back from the float the parser kept: a short
@@ -31,28 +31,24 @@ import sympy as sp
 from . import limits
 from .errors import GradcliError
 from .lang.ir import Const, evaluate, unseen
+from .ops.table import OPS, REQUIRED, TENSOR
 from .results import Exact, ExactBlock
 from .symbolic import (
     MAX_ELEMENTS,
     Arrays,
     NotSymbolic,
     _check_nesting,
+    elementwise,
     symbols_for,
     time_budget,
 )
+from .symbolic import _element_formula as element_formula
 
 EXACT_SYNTAX = (
-    "an exact value is numbers, + - * / **, pi, e, and sqrt, exp, log, sin, cos, tan of them, "
-    "or a list of such (1/3,2 or [[1, sqrt(2)], [pi/4, 0.1]]); 0.1 is read as 1/10"
+    "an exact value is numbers, + - * / **, pi, e, and the element-wise functions of one "
+    "argument of them, or a list of such (1/3,2 or [[1, sqrt(2)], [pi/4, 0.1]]); 0.1 is read "
+    "as 1/10"
 )
-_FUNCTIONS: dict[str, Callable[[sp.Expr], sp.Expr]] = {
-    "sqrt": sp.sqrt,
-    "exp": sp.exp,
-    "log": sp.log,
-    "sin": sp.sin,
-    "cos": sp.cos,
-    "tan": sp.tan,
-}
 _CONSTANTS = {"pi": sp.pi, "e": sp.E}
 _OPERATORS: dict[type, Callable[[sp.Expr, sp.Expr], sp.Expr]] = {
     ast.Add: lambda a, b: a + b,
@@ -97,6 +93,12 @@ def exact_value(text: str, name: str) -> np.ndarray | None:
             f"the value of {name} is not rectangular", hint="give every row as many numbers"
         )
     limits.check_elements(array.size, f"the value of {name}")
+    for number in array.reshape(-1):
+        if not (number.is_real and number.is_finite):
+            raise GradcliError(
+                f"the value of {name} holds {number}, which is not a finite real number",
+                hint=EXACT_SYNTAX,
+            )
     return array
 
 
@@ -122,18 +124,27 @@ def _number(node: ast.expr, text: str) -> sp.Expr:
         left, right = _number(node.left, text), _number(node.right, text)
         if isinstance(node.op, ast.Pow):
             if not (right.is_Rational and abs(right) <= MAX_POWER):
-                raise _NotExactText
+                raise GradcliError(
+                    f"the exponent {right} is not a rational number of at most {MAX_POWER}",
+                    source=text,
+                    column=node.right.col_offset,
+                    hint="write the number itself (1e300), or a smaller power",
+                )
             return left**right
         if type(node.op) in _OPERATORS:
             return _OPERATORS[type(node.op)](left, right)
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
-        and node.func.id in _FUNCTIONS
+        and elementwise(node.func.id)
         and len(node.args) == 1
         and not node.keywords
     ):
-        return _FUNCTIONS[node.func.id](_number(node.args[0], text))
+        op = OPS[node.func.id]
+        first, *rest = op.params
+        if first.kind == TENSOR and all(p.default is not REQUIRED for p in rest):
+            defaults = [p.default for p in rest]
+            return sp.sympify(element_formula(op, [_number(node.args[0], text), *defaults]))
     raise _NotExactText
 
 

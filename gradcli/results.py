@@ -260,10 +260,10 @@ class Exact(Result):
     """``--exact`` (numbers computed with sympy, ``point``) and ``--symbolic`` without values
     (formulas of the inputs) of eval, grad, jacobian and hessian; ``shape`` is the output's."""
 
-    command: str
     shape: tuple[int, ...]
     blocks: tuple[ExactBlock, ...]
     point: bool
+    command: str
 
 
 def _power(name: str, power: int) -> str:

@@ -15,7 +15,9 @@ import pytest
 
 from gradcli import compute, results
 from gradcli.batch import run as batch_run
+from gradcli.derivative import derivative
 from gradcli.errors import GradcliError
+from gradcli.exact import Problem, answer
 from gradcli.explain import explain
 from gradcli.lang import parse_program
 from gradcli.render import Options, registered, render, renderer
@@ -54,6 +56,8 @@ def examples() -> dict[type, results.Result]:
         compute.plot(line, None, (-1.0, 1.0), points=5),
         explain(vector, v=np.ones(3)),
         next(batch_run(scalar, "grad", {"x": np.ones((3, 2))})),
+        answer("hessian", Problem(parse_program(SCALAR), {}, {"x": np.ones(2)}, {}, 0, True), None),
+        derivative(scalar, None, ["x0", "x0", "x1"]),
     ]
     return {type(result): result for result in made}
 
@@ -82,7 +86,7 @@ def test_each_kind_renders_in_each_of_its_formats(examples, kind, fmt):
             assert [d["point"] for d in documents] == [0, 1, 2]
         else:
             (document,) = documents
-            assert document["command"] == kind.command
+            assert document["command"] == examples[kind].command
             assert document["output"] == examples[kind].output
 
 
