@@ -362,11 +362,14 @@ class Run:
     max_memory: str | None
     timeout: float | None
     notes: list[str] = field(default_factory=list)  # warnings of the command line's own
+    read: dict | None = None  # the values of --x and -i, when read already (--exact)
 
     def given(self) -> dict:
         """The values of --x and -i."""
         from .values import named_values, parse_value
 
+        if self.read is not None:
+            return self.read
         x = {} if self.x is None else {"x": parse_value(self.x, "x", self.seed)}
         return named_values(self.inputs, "-i", self.seed, given=x)
 

@@ -349,6 +349,11 @@ def approximate(expression: sp.Expr) -> float:
     return value.real if abs(value.imag) <= 1e-12 * max(1.0, abs(value.real)) else math.nan
 
 
+def approximate_array(array: np.ndarray) -> np.ndarray:
+    """An object array of exact numbers as floats (``approximate``)."""
+    return np.vectorize(approximate, otypes=[float])(array) if array.size else array.astype(float)
+
+
 def _cells(expressions: np.ndarray, problem: Problem) -> tuple[np.ndarray, np.ndarray | None, bool]:
     """Texts of the simplified ``expressions`` (at the point, when there is one), their
     floats (None without a point), and whether every one is exact."""

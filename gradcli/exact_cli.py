@@ -49,7 +49,7 @@ def answered(
     if not (exact or symbolic or shape):
         return False
     refused = [*(others or []), *(["--batch"] if batch is not None else [])]
-    from .exact import Problem, answer, exact_value, read_shapes
+    from .exact import Problem, answer, approximate_array, exact_value, read_shapes
     from .lang import load_program
     from .lang.source import read_source
     from .symbolic import NotSymbolic
@@ -93,6 +93,7 @@ def answered(
                 f"no formulas: {exc}", hint="give the inputs values for the float answer"
             ) from None
         run.notes.append(f"not exact: {exc}; the numbers are floats")
+        run.read = {**{n: approximate_array(a) for n, a in values.items()}, **floats}
         return False
     from .render import Options, emit
 
