@@ -26,7 +26,7 @@ def derivative_command(
         typer.Option(
             "--taylor",
             help="The Taylor coefficients f^(k)(x)/k! for k = 0 to --order (at most 10), "
-            "along one input.",
+            "along one input, e.g. --order 6 --taylor --wrt x.",
         ),
     ] = False,
 ) -> None:

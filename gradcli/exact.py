@@ -8,14 +8,15 @@ shape from ``--shape x=3`` (a scalar by default).
 
 What is exact. A value text is read by a whitelist of its own (``exact_value``): numbers,
 ``+ - * / **``, ``pi``, ``e`` and the op table's element-wise functions of one tensor (with
-their sympy formulas: ``sqrt(2)``, ``log(3)``), in lists. A decimal is read as the decimal it writes: ``0.1`` is exactly 1/10, not the
-binary float nearest to it. A value that is not such text (``rand(3)``, ``@x.npy``) comes as
-floats: whole numbers stay exact, other numbers are sympy floats, and a warning names the
-input. A number written in the program is read back from the float the parser kept: a short
-decimal as the decimal it writes, a folded constant (``pi/2``) as the multiple of pi or e it
-equals exactly when there is one (a note says so), else a float with a warning. A function
-without a symbolic form here, or sympy running out of time, falls back to the float answer
-with a warning that says why. Imported only by these options: sympy is slow to import.
+their sympy formulas: ``sqrt(2)``, ``log(3)``), in lists. A decimal is read as the decimal
+it writes: ``0.1`` is exactly 1/10, not the binary float nearest to it. A value that is not
+such text (``rand(3)``, ``@x.npy``) comes as floats: whole numbers stay exact, other numbers
+are sympy floats, and a warning names the input. A number written in the program is read
+back from the float the parser kept: a short decimal as the decimal it writes, a folded
+constant (``pi/2``) as the multiple of pi or e it equals exactly when there is one (a note
+says so), else a float with a warning. A function without a symbolic form here, or sympy
+running out of time, falls back to the float answer with a warning that says why. Imported
+only by these options: sympy is slow to import.
 """
 
 from __future__ import annotations
