@@ -46,8 +46,8 @@ def answered(
     """Answer ``command`` exactly (``--exact``) or as formulas (``--symbolic`` where an
     input has no value, or ``--shape`` is given) and return True; False when the command's
     own float answer is wanted, or is the fallback (the reason is then among ``run.notes``)."""
-    if not (exact or symbolic or shape):
-        return False
+    if not (exact or symbolic or shape) or (batch is not None and not (exact or shape)):
+        return False  # --symbolic with --batch: the batch's own answer, as before
     refused = [*(others or []), *(["--batch"] if batch is not None else [])]
     from .exact import Problem, answer, approximate_array, exact_value, read_shapes
     from .lang import load_program
