@@ -51,10 +51,10 @@ def print_exact(result: Exact, file, options: Options) -> None:
     from .table import console, grid, hessian_grid, print_array, print_grid
 
     out = console(file)
-    what = "exact" if result.point else "formulas"
     for block in result.blocks:
         cells = _cell_texts(block, options.precision)
         shape = tuple(np.shape(cells))
+        what = "formulas" if not result.point else "exact" if block.exact else "with floats"
         out.print(f"{block.label} ({what})  shape {shape}", style="bold")
         if block.kind == "array":
             print_array(out, block.name, cells, options.precision)

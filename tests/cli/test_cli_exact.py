@@ -154,6 +154,8 @@ def test_exact_tables_and_csv(cli):
         "f,2/3,0.6666666666666666",
         "x.grad,2*sqrt(2)/3,0.9428090415820634",
     ]
+    done = cli("eval", "-e", "y = 2 * x", "--x", "rand(2)", "--exact")
+    assert "y (with floats)  shape (2,)" in done.stdout
     done = cli("hessian", "-e", "f = sum(x**4)", "--symbolic", "--shape", "x=2")
     assert "d2f/dxdx (formulas)  shape (2, 2)" in done.stdout and "12*x_0**2" in done.stdout
 
