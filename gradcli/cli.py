@@ -610,20 +610,46 @@ def jacobian_command(
         str,
         typer.Option(
             "--mode",
-            **_choice(MODES, "How to compute it (auto: fewer inputs -> forward)."),
+            **_choice(
+                MODES,
+                "How to compute it (auto: by its sparsity pattern where that takes fewer "
+                "passes, else as dense: fewer inputs -> forward).",
+            ),
         ),
     ] = "auto",
     symbolic: Symbolic = False,
+    sparse: Annotated[
+        bool,
+        typer.Option(
+            "--sparse", help="Only the non-zeros, as coordinates (automatic when J is large)."
+        ),
+    ] = False,
+    out: Annotated[
+        str | None,
+        typer.Option("--out", help="Write J to .npy (one --wrt input) or .npz (COO when sparse)."),
+    ] = None,
 ) -> None:
     """The Jacobian of the output for each --wrt input (layout output.shape + input.shape).
 
     Example: gradcli jacobian -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
     """
     from .compute import jacobian
+    from .errors import GradcliError
+    from .jacobian_out import check_jacobian_out, write_jacobian
 
-    bound = run.bound()
     check_choice("--mode", mode, MODES)
-    result = jacobian(bound, run.of, _names(run.wrt), transpose, mode, symbolic)
+    check_jacobian_out(out, run.format)
+    bound = run.bound()
+    result = jacobian(bound, run.of, _names(run.wrt), transpose, mode, symbolic, sparse)
+    if out is not None:
+        write_jacobian(result, out)
+        run.strictly(bound)
+        return
+    if result.sparse and run.format == "csv":
+        raise GradcliError(
+            "a sparse Jacobian is printed as a table or JSON of its non-zeros",
+            hint="use --format json, or --out J.npz",
+        )
     run.emit(result, bound, heatmap=heatmap)
 
 

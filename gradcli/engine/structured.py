@@ -211,8 +211,8 @@ def structured_jacobian(
     except TooDense as exc:
         raise NotStructured(str(exc)) from None
     rows = int(by_rows.max(initial=-1)) + 1 if worth else columns
-    if min(columns, rows) >= min(width, n_out) and pattern.nnz == n_out * width:
-        raise NotStructured("the Jacobian is dense")
+    if min(columns, rows) >= min(width, n_out):
+        raise NotStructured("no fewer passes than the dense Jacobian")
     if columns <= rows:
         values = _forward_compressed(func, xs, by_columns, pattern, tape, max_batch_elements)
         how, passes = f"{columns} colour{'s' * (columns != 1)} of columns, forward", columns
