@@ -119,9 +119,9 @@ def _shapes(tape: Tape) -> list[tuple[int, ...]]:
 
 
 def colours_of(pattern: Pattern) -> Ints:
-    """A colour for each column such that no row has two columns of one colour: the colouring
-    of a pattern with at most one entry a row (one colour), of a band (column mod its width),
-    else greedy distance-2, whichever is valid first."""
+    """A colour for each column such that no row has two columns of one colour: one colour
+    where each row has at most one entry; a band's (column mod its width) where that is as
+    few as the longest row; else the fewer of the band's and greedy distance-2."""
     width = pattern.width
     lengths = np.diff(pattern.indptr)
     if width == 0:
@@ -133,11 +133,15 @@ def colours_of(pattern: Pattern) -> Ints:
     last = pattern.indices[pattern.indptr[1:][present] - 1]
     band = int((last - first).max()) + 1
     banded = np.arange(width, dtype=np.int64) % band
-    if band < width and valid(pattern, banded):
+    banded_valid = band < width and valid(pattern, banded)
+    if banded_valid and band == lengths.max():  # as few as the longest row: the fewest
         return banded
     if width > MOST_GREEDY:
+        if banded_valid:
+            return banded
         raise NotStructured(f"{width} columns are too many to colour one by one")
-    return _greedy(pattern)
+    greedy = _greedy(pattern)
+    return banded if banded_valid and band <= greedy.max() + 1 else greedy
 
 
 def valid(pattern: Pattern, colours: Ints) -> bool:
@@ -175,10 +179,14 @@ def _greedy(pattern: Pattern) -> Ints:
 
 
 def structured_jacobian(
-    func: Callable[..., Tensor], inputs: Inputs, max_batch_elements: int | None = None
+    func: Callable[..., Tensor],
+    inputs: Inputs,
+    max_batch_elements: int | None = None,
+    force: bool = False,
 ) -> Structured:
     """The Jacobian of ``func`` at ``inputs`` in as few passes as its structure allows (see
-    the module docstring). Raises ``NotStructured`` where that is no fewer than dense."""
+    the module docstring). Raises ``NotStructured`` where that is no fewer than dense (unless
+    ``force``), or where the pattern cannot be found."""
     _, xs = _leaves(inputs, requires_grad=False)
     arrays = [x.data for x in xs]
     tape = trace(lambda *values: [func(*values)], *arrays)
@@ -211,7 +219,7 @@ def structured_jacobian(
     except TooDense as exc:
         raise NotStructured(str(exc)) from None
     rows = int(by_rows.max(initial=-1)) + 1 if worth else columns
-    if min(columns, rows) >= min(width, n_out):
+    if min(columns, rows) >= min(width, n_out) and not force:
         raise NotStructured("no fewer passes than the dense Jacobian")
     if columns <= rows:
         values = _forward_compressed(func, xs, by_columns, pattern, tape, max_batch_elements)
