@@ -277,17 +277,18 @@ def moved(
     offsets = np.cumsum([0] + [int(np.size(v)) for v in values])
     sources = [_positions(np.shape(v)) + offset for v, offset in zip(values, offsets)]
     where = np.asarray(forward(*sources, **params)).reshape(-1)
-    empty = Pattern(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), width)
     if len(values) == 1:
         assert patterns[0] is not None
         return patterns[0].take(where)
-    joined = [
-        empty.take(np.full(int(np.size(v)), -1)) if p is None else p
-        for p, v in zip(patterns, values)
-    ]
+    joined = [_empty(int(np.size(v)), width) if p is None else p for p, v in zip(patterns, values)]
     indptr = np.concatenate([[0]] + [p.indptr[1:] + n for p, n in zip(joined, _starts(joined))])
     stacked = Pattern(indptr, np.concatenate([p.indices for p in joined]), width)
     return stacked.take(where)
+
+
+def _empty(rows: int, width: int) -> Pattern:
+    """``rows`` rows that depend on nothing."""
+    return Pattern(np.zeros(rows + 1, dtype=np.int64), np.zeros(0, dtype=np.int64), width)
 
 
 def _starts(patterns: Sequence[Pattern]) -> list[int]:

@@ -41,9 +41,7 @@ def _pattern(fn, inputs) -> np.ndarray:
     sizes = [x.size for x in inputs]
     offsets = np.cumsum([0, *sizes])
     width = int(offsets[-1])
-    starts = {
-        s: Pattern.identity(n, int(o), width) for s, n, o in zip(tape.inputs, sizes, offsets)
-    }
+    starts = {s: Pattern.identity(n, int(o), width) for s, n, o in zip(tape.inputs, sizes, offsets)}
     found = propagate(tape, starts)[tape.outputs[0]]
     rows = int(np.prod(tape.shapes[tape.outputs[0]], dtype=int))
     matrix = np.zeros((rows, width), dtype=bool)
