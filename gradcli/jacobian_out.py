@@ -69,7 +69,7 @@ def write_jacobian(result: Jacobian, path: str) -> None:
     arrays = arrays_of(result, path)
     with atomic_output(path) as temporary:
         if path.endswith(".npz"):
-            np.savez(temporary, **arrays)
+            np.savez(temporary, **arrays)  # type: ignore[arg-type]
         else:
             np.save(temporary, arrays[""])
     what = "the non-zeros of the Jacobian" if result.sparse else "the Jacobian"

@@ -22,7 +22,7 @@ the dense Jacobian.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,8 +31,8 @@ from ..ops import patterns as R
 from ..ops.patterns import Ints, Pattern, TooDense
 from ..ops.table import OPS, Array
 from .compile import NotBatchable, Tape, batch_size, run_batched, trace
-from .functional import Inputs, _leaves, _reverse, jvp
-from .tensor import Tensor, apply, set_grad_enabled
+from .functional import Inputs, _leaves, _reverse
+from .tensor import Tensor, _forward_mode, apply, set_grad_enabled
 
 # colourings with at most this many colours run as eager passes; more, as one batched replay
 EAGER_PASSES = 4
@@ -85,7 +85,7 @@ def propagate(tape: Tape, starts: dict[int, Pattern]) -> list[Pattern | None]:
         values[slot] = value
     for slot, pattern in starts.items():
         patterns[slot] = pattern
-    shapes = _shapes(tape)
+    shapes = tape.shapes
     for name, _, args, params, out in tape.steps:
         given = [patterns[a] for a in args]
         if all(p is None for p in given):
@@ -95,24 +95,15 @@ def propagate(tape: Tape, starts: dict[int, Pattern]) -> list[Pattern | None]:
             continue
         rule = op.pattern or R.dense
         assert op.forward is not None
-        arrays = [values[a] if values[a] is not None else _Shaped(shapes[a]) for a in args]
+        # a value computed from the inputs stands in by its shape (no rule reads it)
+        arrays = [values[a] if values[a] is not None else _shaped(shapes[a]) for a in args]
         patterns[out] = rule(given, arrays, shapes[out], params, op.forward)
     return patterns
 
 
-class _Shaped:
-    """A stand-in for a traced value that only its shape is read of (numpy's ``np.shape``
-    and ``np.size`` read ``shape``)."""
-
-    def __init__(self, shape: tuple[int, ...]):
-        self.shape = shape
-        self.size = int(np.prod(shape, dtype=np.int64))
-        self.ndim = len(shape)
-
-
-def _shapes(tape: Tape) -> list[tuple[int, ...]]:
-    """The shape of every slot as traced (kept by ``trace_shapes``)."""
-    return list(tape.shapes)
+def _shaped(shape: tuple[int, ...]) -> Array:
+    """An array of ``shape`` that holds no memory."""
+    return np.broadcast_to(np.zeros(()), shape)
 
 
 # -- colouring ----------------------------------------------------------------------------------
@@ -123,9 +114,12 @@ def colours_of(pattern: Pattern) -> Ints:
     where each row has at most one entry; a band's (column mod its width) where that is as
     few as the longest row; else the fewer of the band's and greedy distance-2."""
     width = pattern.width
-    lengths = np.diff(pattern.indptr)
     if width == 0:
         return np.zeros(0, dtype=np.int64)
+    if pattern.offsets is not None:  # a band: its columns r + d have distinct d mod its width
+        spread = pattern.offsets[-1] - pattern.offsets[0] + 1 if pattern.offsets else 1
+        return np.arange(width, dtype=np.int64) % min(spread, width)
+    lengths = np.diff(pattern.indptr)
     if lengths.max(initial=0) <= 1:
         return np.zeros(width, dtype=np.int64)
     present = lengths > 0
@@ -186,34 +180,51 @@ def structured_jacobian(
 ) -> Structured:
     """The Jacobian of ``func`` at ``inputs`` in as few passes as its structure allows (see
     the module docstring). Raises ``NotStructured`` where that is no fewer than dense (unless
-    ``force``), or where the pattern cannot be found."""
+    ``force``), or where the pattern cannot be found.
+
+    One forward-mode pass is traced, along the tangent of all ones: its primal steps give the
+    pattern, and where one colour of columns is enough (a diagonal, an element-wise program)
+    its tangent is the compressed Jacobian already; more colours replay it along a batch.
+    """
     _, xs = _leaves(inputs, requires_grad=False)
     arrays = [x.data for x in xs]
-    tape = trace(lambda *values: [func(*values)], *arrays)
-    if tape.dynamic:
-        raise NotStructured("the shape of a step follows the values of the point")
-    (out_slot,) = tape.outputs
-    out_shape = tape.shapes[out_slot]
-    if len(xs) == 1:
-        scaled = _row_scaling(tape, arrays[0], max_batch_elements)
+    if len(xs) == 1:  # the primal pass alone first: a product's tangent costs as much as J
+        scaled = _row_scaling(trace(lambda *v: [func(*v)], *arrays), arrays[0], max_batch_elements)
         if scaled is not None:
             return scaled
+    ones = [np.ones(a.shape, a.dtype) for a in arrays]
+    tangent_pass = _tangent_pass(func, len(xs))
+    traced: list[Tensor] = []  # the pass as traced: [out, J 1]
+
+    def tracing(*values: Tensor) -> list[Tensor]:
+        traced[:] = tangent_pass(*values)
+        return traced
+
+    tape = trace(tracing, *ones, *arrays)
+    if tape.dynamic:
+        raise NotStructured("the shape of a step follows the values of the point")
+    primal = _primal(tape, len(xs))
+    (out_slot,) = primal.outputs
+    out_shape = tape.shapes[out_slot]
     sizes = [int(a.size) for a in arrays]
     offsets = np.cumsum([0, *sizes])
     width = int(offsets[-1])
     starts = {
         slot: Pattern.identity(size, int(offset), width)
-        for slot, size, offset in zip(tape.inputs, sizes, offsets)
+        for slot, size, offset in zip(primal.inputs, sizes, offsets)
     }
     try:
-        pattern = propagate(tape, starts)[out_slot]
+        pattern = propagate(primal, starts)[out_slot]
         n_out = int(np.prod(out_shape, dtype=np.int64))
         if pattern is None:
             pattern = Pattern(np.zeros(n_out + 1, dtype=np.int64), np.zeros(0, np.int64), width)
         by_columns = colours_of(pattern)
         columns = int(by_columns.max(initial=-1)) + 1
         # no colouring of rows takes fewer colours than the most rows a column is in
-        fewest = int(np.bincount(pattern.indices, minlength=1).max(initial=0))
+        if pattern.offsets is not None:  # a band's columns are in as many rows as it has offsets
+            fewest = len(pattern.offsets)
+        else:
+            fewest = int(np.bincount(pattern.indices, minlength=1).max(initial=0))
         worth = columns > max(fewest, 1)
         by_rows = colours_of(pattern.transposed()) if worth else np.zeros(n_out, np.int64)
     except TooDense as exc:
@@ -222,17 +233,38 @@ def structured_jacobian(
     if min(columns, rows) >= min(width, n_out) and not force:
         raise NotStructured("no fewer passes than the dense Jacobian")
     if columns <= rows:
-        values = _forward_compressed(func, xs, by_columns, pattern, tape, max_batch_elements)
+        if columns == 1:  # the seed of one colour is all ones: the pass as traced
+            compressed = traced[1].data.reshape(-1, 1)
+        else:
+            compressed = _forward_compressed(tape, tangent_pass, xs, by_columns, max_batch_elements)
+        r, c = pattern.pairs()
+        values = compressed[:, 0][r] if columns == 1 else compressed[r, by_columns[c]]
         how, passes = f"{columns} colour{'s' * (columns != 1)} of columns, forward", columns
     else:
-        values = _reverse_compressed(func, xs, by_rows, pattern, tape, max_batch_elements)
+        values = _reverse_compressed(func, xs, by_rows, pattern, primal, max_batch_elements)
         how, passes = f"{rows} colour{'s' * (rows != 1)} of rows, reverse", rows
-    r, c = pattern.pairs()
+        r, c = pattern.pairs()
     blocks = []
     for size, offset in zip(sizes, offsets):
+        if len(sizes) == 1:
+            blocks.append(Sparse(r, c, np.asarray(values), (n_out, size)))
+            continue
         keep = (c >= offset) & (c < offset + size)
         blocks.append(Sparse(r[keep], c[keep] - offset, values[keep], (n_out, size)))
     return Structured(tuple(blocks), how, passes, out_shape)
+
+
+def _primal(tape: Tape, n: int) -> Tape:
+    """The steps of a traced tangent pass that its primal output needs, with the primal
+    inputs (after the ``n`` tangents) as its inputs."""
+    out = tape.outputs[0]
+    needed, kept = {out}, []
+    for step in reversed(tape.steps):
+        if step[4] in needed:
+            kept.append(step)
+            needed.update(step[2])
+    kept.reverse()
+    return replace(tape, inputs=tape.inputs[n:], outputs=(out,), steps=tuple(kept))
 
 
 def _seeds(colours: Ints, count: int, dtype: np.dtype[Any]) -> Array:
@@ -243,36 +275,39 @@ def _seeds(colours: Ints, count: int, dtype: np.dtype[Any]) -> Array:
 
 
 def _forward_compressed(
-    func: Callable[..., Tensor],
+    tape: Tape,
+    tangent_pass: Callable[..., list[Tensor]],
     xs: Sequence[Tensor],
     colours: Ints,
-    pattern: Pattern,
-    tape: Tape,
     most: int | None,
 ) -> Array:
-    """One forward pass per colour of columns; each entry (r, j) of the pattern is the
-    compressed column of j's colour at row r."""
+    """The compressed Jacobian, (output elements, colours): the traced tangent pass replayed
+    along the seed of each colour of columns (one eager pass a seed where a step has no
+    batch rule)."""
     count = int(colours.max(initial=-1)) + 1
-    dtype = np.result_type(*[x.dtype for x in xs], np.float32)
+    arrays = [x.data for x in xs]
+    dtype = np.result_type(*arrays, np.float32)
     seeds = _seeds(colours, count, dtype)
     offsets = np.cumsum([0] + [x.numel() for x in xs])
-
-    def split(seed: Array) -> list[Array]:
-        return [
-            seed[..., offsets[i] : offsets[i + 1]].reshape(seed.shape[:-1] + x.shape)
-            for i, x in enumerate(xs)
+    split = [
+        seeds[:, offsets[i] : offsets[i + 1]].reshape((count, *x.shape)).astype(x.dtype)
+        for i, x in enumerate(xs)
+    ]
+    try:
+        chunk = batch_size(tape, most) or count
+        flags = [True] * len(xs) + [False] * len(xs)
+        parts = []
+        for start in range(0, count, chunk):
+            part = [s[start : start + chunk] for s in split]
+            _, out = run_batched(tape, [*part, *arrays], flags)
+            parts.append(np.asarray(out).reshape(len(part[0]), -1))
+        return np.asarray(np.concatenate(parts).T)
+    except NotBatchable:
+        rows = [
+            tangent_pass(*[Tensor(s[k]) for s in split], *xs)[1].data.reshape(-1)
+            for k in range(count)
         ]
-
-    if count <= EAGER_PASSES:
-        passes = [jvp(func, xs, split(seed))[1].data.reshape(-1) for seed in seeds]
-        compressed = np.stack(passes, axis=1) if passes else np.zeros((pattern.rows, 0))
-    else:
-        compressed = _replayed(_tangent_pass(func, len(xs)), xs, split(seeds), most, count)
-        compressed = compressed.reshape(count, -1).T
-    rows, cols = pattern.pairs()
-    if count == 1:
-        return np.asarray(compressed[:, 0][rows])
-    return np.asarray(compressed[rows, colours[cols]])
+        return np.stack(rows, axis=1)
 
 
 def _reverse_compressed(
@@ -318,37 +353,21 @@ def _reverse_compressed(
 
 
 def _tangent_pass(func: Callable[..., Tensor], n: int) -> Callable[..., list[Tensor]]:
-    """A traced pass: the tangents of the ``n`` inputs, then the inputs, to J t."""
+    """A pass to trace: the tangents of the ``n`` inputs, then the inputs, to [out, J t]
+    (``functional.jvp``'s forward mode, without its copies of the results, so that the
+    traced output is the program's own)."""
 
     def run(*values: Tensor) -> list[Tensor]:
-        return [jvp(func, values[n:], list(values[:n]))[1]]
+        leaves = [Tensor(v.data) for v in values[n:]]
+        for leaf, tangent in zip(leaves, values[:n]):
+            leaf.tangent = Tensor(tangent.data)
+        with _forward_mode(True), set_grad_enabled(False):
+            out = func(*leaves)
+        found = out.tangent
+        tangent = Tensor(np.zeros(out.shape, dtype=out.dtype)) if found is None else found
+        return [out, tangent]
 
     return run
-
-
-def _replayed(
-    tangent_pass: Callable[..., list[Tensor]],
-    xs: Sequence[Tensor],
-    seeds: list[Array],
-    most: int | None,
-    count: int,
-) -> Array:
-    """J t for every row of the seeds, in one traced pass replayed along a batch dimension
-    (one eager pass per seed where a step has no batch rule)."""
-    arrays = [x.data for x in xs]
-    tape = trace(tangent_pass, *[s[0] for s in seeds], *arrays)
-    try:
-        chunk = batch_size(tape, most) or count
-        flags = [True] * len(seeds) + [False] * len(arrays)
-        parts = []
-        for start in range(0, count, chunk):
-            part = [s[start : start + chunk] for s in seeds]
-            (out,) = run_batched(tape, [*part, *arrays], flags)
-            parts.append(out.reshape(len(out), -1))
-        return np.concatenate(parts)
-    except NotBatchable:
-        rows = [tangent_pass(*[Tensor(s[k]) for s in seeds], *xs)[0].data for k in range(count)]
-        return np.stack([r.reshape(-1) for r in rows])
 
 
 def _chunks(
@@ -369,6 +388,8 @@ def _row_scaling(tape: Tape, x: Array, most: int | None) -> Structured | None:
     """J = J_u M where the only step reading the input x is u = M @ x (or x @ M, J_u M^T)
     with a constant matrix M; J_u, of the rest of the program, is structured in turn."""
     (x_slot,) = tape.inputs
+    if tape.dynamic:
+        return None
     readers = [step for step in tape.steps if x_slot in step[2]]
     if len(readers) != 1 or x.ndim != 1:
         return None

@@ -17,7 +17,6 @@ test checks every entry's rule against its true Jacobian); an entry that declare
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,18 +34,48 @@ class TooDense(Exception):
     dense instead."""
 
 
-@dataclass(frozen=True, eq=False)
 class Pattern:
     """Compressed rows: row ``r`` depends on the columns ``indices[indptr[r]:indptr[r + 1]]``
-    (sorted, each once) of ``width`` columns."""
+    (sorted, each once) of ``width`` columns.
 
-    indptr: Ints
-    indices: Ints
-    width: int
+    A band (``Pattern.band``: row r depends on the columns r + d for each offset d, those
+    within the width) is kept as its offsets until its rows are read: slices, shifts and
+    element-wise steps of an input (a stencil) stay bands, which cost nothing to combine."""
+
+    def __init__(self, indptr: Ints, indices: Ints, width: int):
+        self._indptr: Ints | None = indptr
+        self._indices: Ints | None = indices
+        self.width = width
+        self.rows = len(indptr) - 1
+        self.offsets: tuple[int, ...] | None = None
+
+    @staticmethod
+    def band(rows: int, offsets: Sequence[int], width: int) -> Pattern:
+        pattern = Pattern.__new__(Pattern)
+        pattern._indptr = pattern._indices = None
+        pattern.width, pattern.rows = width, rows
+        pattern.offsets = tuple(sorted(set(int(o) for o in offsets)))
+        return pattern
+
+    def _materialize(self) -> tuple[Ints, Ints]:
+        if self._indptr is None or self._indices is None:
+            assert self.offsets is not None
+            r = np.arange(self.rows, dtype=np.int64)[:, None]
+            columns = r + np.asarray(self.offsets, dtype=np.int64)[None, :]
+            inside = (columns >= 0) & (columns < self.width)
+            indptr = np.zeros(self.rows + 1, dtype=np.int64)
+            np.cumsum(inside.sum(axis=1), out=indptr[1:])
+            self._indptr = indptr
+            self._indices = columns.reshape(-1) if inside.all() else columns[inside]
+        return self._indptr, self._indices
 
     @property
-    def rows(self) -> int:
-        return len(self.indptr) - 1
+    def indptr(self) -> Ints:
+        return self._materialize()[0]
+
+    @property
+    def indices(self) -> Ints:
+        return self._materialize()[1]
 
     @property
     def nnz(self) -> int:
@@ -55,13 +84,17 @@ class Pattern:
     @staticmethod
     def identity(size: int, offset: int, width: int) -> Pattern:
         """Element k of an input depends on column ``offset + k`` alone."""
-        return Pattern(np.arange(size + 1, dtype=np.int64), np.arange(offset, offset + size), width)
+        return Pattern.band(size, (offset,), width)
 
     def take(self, rows: Ints) -> Pattern:
         """The rows at ``rows`` (a row index of -1 is an empty row)."""
         rows = np.asarray(rows, dtype=np.int64).reshape(-1)
         if len(rows) == self.rows and np.array_equal(rows, np.arange(self.rows)):
             return self
+        if self.offsets is not None and len(rows) and rows[0] >= 0:
+            shift = int(rows[0])
+            if np.array_equal(rows, np.arange(shift, shift + len(rows))):  # a slice of a band
+                return Pattern.band(len(rows), [o + shift for o in self.offsets], self.width)
         lengths = np.diff(self.indptr)
         if self.nnz == self.rows and not (lengths - 1).any():  # one entry a row
             if rows.min(initial=0) >= 0:
@@ -162,6 +195,9 @@ def union(patterns: Sequence[Pattern]) -> Pattern | None:
     if len(distinct) == 1:
         return distinct[0]
     first = distinct[0]
+    bands = [p.offsets for p in distinct if p.offsets is not None]
+    if len(bands) == len(distinct):
+        return Pattern.band(first.rows, [o for b in bands for o in b], first.width)
     if all(
         np.array_equal(p.indptr, first.indptr) and np.array_equal(p.indices, first.indices)
         for p in distinct[1:]
