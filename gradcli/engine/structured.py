@@ -285,6 +285,8 @@ def _forward_compressed(
     along the seed of each colour of columns (one eager pass a seed where a step has no
     batch rule)."""
     count = int(colours.max(initial=-1)) + 1
+    if count == 0:  # no input elements
+        return np.zeros((int(np.prod(tape.shapes[tape.outputs[0]], dtype=np.int64)), 0))
     arrays = [x.data for x in xs]
     dtype = np.result_type(*arrays, np.float32)
     seeds = _seeds(colours, count, dtype)
@@ -321,6 +323,8 @@ def _reverse_compressed(
     """One reverse pass per colour of rows; each entry (r, j) of the pattern is the
     compressed row of r's colour at column j."""
     count = int(colours.max(initial=-1)) + 1
+    if count == 0:  # no output elements: no entries
+        return np.zeros(0)
     out_shape = tape.shapes[tape.outputs[0]]
     dtype = np.result_type(*[x.dtype for x in xs], np.float32)
     seeds = _seeds(colours, count, dtype).reshape((count, *out_shape))
