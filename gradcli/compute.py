@@ -532,6 +532,8 @@ def jacobian(
     """
     if mode not in MODES:
         raise GradcliError(f"unknown mode {mode!r}", hint=f"use one of {', '.join(MODES)}")
+    if sparse and symbolic:
+        raise _no_sparse_formulas()
     targets = _targets(bound, wrt)
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
@@ -606,7 +608,7 @@ def _structured_result(
     as_sparse = sparse or (dense_size > AUTO_SPARSE and nonzeros * 10 <= dense_size)
     jac, coo = {}, {}
     if as_sparse:
-        limits.check_elements(3 * nonzeros, f"the non-zeros of the Jacobian of {name}")
+        limits.check_elements(nonzeros, f"the non-zeros of the Jacobian of {name}")
         for t, block in zip(targets, found.blocks):
             as_coo = block if isinstance(block, Sparse) else Sparse.of(block)
             coo[t] = _coo(as_coo, transpose, bound.arrays[t].shape)
@@ -627,11 +629,15 @@ def _structured_result(
         sparse=coo,
     )
     if symbolic and coo:
-        raise GradcliError(
-            "--symbolic gives dense formulas, and this Jacobian is sparse",
-            hint="leave out --symbolic, or check a smaller instance without --sparse",
-        )
+        raise _no_sparse_formulas()
     return with_formulas(result, bound) if symbolic else result
+
+
+def _no_sparse_formulas() -> GradcliError:
+    return GradcliError(
+        "--symbolic gives dense formulas, and this Jacobian is sparse",
+        hint="leave out --symbolic, or take a smaller instance without --sparse",
+    )
 
 
 def _jacobian_inputs(bound: Bound, name: str, out: gc.Tensor, targets: list[str]) -> int:

@@ -26,7 +26,7 @@ from .table import Array
 
 Ints = npt.NDArray[np.int64]
 # the most (row, column) pairs a rule may build before the pattern counts as too dense to use
-MOST_PAIRS = 20_000_000
+MOST_PAIRS = 5_000_000
 
 
 class TooDense(Exception):
