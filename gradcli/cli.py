@@ -654,12 +654,26 @@ def jacobian_command(
         str,
         typer.Option(
             "--mode",
-            **_choice(MODES, "How to compute it (auto: fewer inputs -> forward)."),
+            **_choice(
+                MODES,
+                "How to compute it (auto: by its sparsity pattern where that takes fewer "
+                "passes, else as dense: fewer inputs -> forward).",
+            ),
         ),
     ] = "auto",
     symbolic: Symbolic = False,
     exact: Exactly = False,
     shape: Shape = None,
+    sparse: Annotated[
+        bool,
+        typer.Option(
+            "--sparse", help="Only the non-zeros, as coordinates (automatic when J is large)."
+        ),
+    ] = False,
+    out: Annotated[
+        str | None,
+        typer.Option("--out", help="Write J to .npy (one --wrt input) or .npz (COO when sparse)."),
+    ] = None,
 ) -> None:
     """The Jacobian of the output for each --wrt input (layout output.shape + input.shape).
 
@@ -670,14 +684,30 @@ def jacobian_command(
     Example: gradcli jacobian -e "y = x * x[0]" --symbolic --shape x=2
     """
     from .compute import jacobian
+    from .errors import GradcliError
     from .exact_cli import answered
+    from .jacobian_out import check_jacobian_out, write_jacobian
 
-    others = ["--transpose"] if transpose else []
+    others = [
+        name
+        for name, given in (("--transpose", transpose), ("--sparse", sparse), ("--out", out))
+        if given
+    ]
     if answered(run, "jacobian", exact, symbolic, shape, others=others):
         return
-    bound = run.bound()
     check_choice("--mode", mode, MODES)
-    result = jacobian(bound, run.of, _names(run.wrt), transpose, mode, symbolic)
+    check_jacobian_out(out, run.format)
+    bound = run.bound()
+    result = jacobian(bound, run.of, _names(run.wrt), transpose, mode, symbolic, sparse)
+    if out is not None:
+        write_jacobian(result, out)
+        run.strictly(bound)
+        return
+    if result.sparse and run.format == "csv":
+        raise GradcliError(
+            "a sparse Jacobian is printed as a table or JSON of its non-zeros",
+            hint="use --format json, or --out J.npz",
+        )
     run.emit(result, bound, heatmap=heatmap)
 
 

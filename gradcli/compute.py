@@ -27,6 +27,7 @@ from .results import (
     JVP,
     VJP,
     Check,
+    Coo,
     Difference,
     Grads,
     Graph,
@@ -503,7 +504,9 @@ def vjp(
     return _with_formulas_of(result, bound, calls) if symbolic else result
 
 
-MODES = ("auto", "forward", "reverse")
+MODES = ("auto", "forward", "reverse", "dense")
+# a Jacobian of more elements than this whose pattern is sparse is given sparse (COO)
+AUTO_SPARSE = 1 << 20
 
 
 def jacobian(
@@ -513,28 +516,39 @@ def jacobian(
     transpose: bool = False,
     mode: str = "auto",
     symbolic: bool = False,
+    sparse: bool = False,
 ) -> Jacobian:
     """d out / d input for each ``wrt`` input, laid out output.shape + input.shape (with
     ``transpose``, input.shape + output.shape); with ``symbolic``, sympy's formulas too.
 
-    All basis vectors go through one traced pass at once: a batched VJP (reverse mode, one
-    row per output element) or a batched JVP (forward mode, one column per input element).
-    ``auto`` picks forward mode when the inputs have fewer elements than the output.
+    ``auto`` takes the Jacobian's structure where it pays (``engine.structured``: its
+    sparsity pattern, then one pass per colour of columns or rows, or a row scaling of a
+    product with a constant matrix); elsewhere, and always in the other modes, all basis
+    vectors go through one traced pass at once: a batched VJP (``reverse``, one row per output
+    element) or a batched JVP (``forward``, one column per input element); ``dense`` picks
+    forward mode when the inputs have fewer elements than the output. With ``sparse`` (or
+    when the pattern is sparse and the dense Jacobian would have more than ``AUTO_SPARSE``
+    elements), the blocks are given as coordinates of their non-zeros.
     """
     if mode not in MODES:
         raise GradcliError(f"unknown mode {mode!r}", hint=f"use one of {', '.join(MODES)}")
+    if sparse and symbolic:
+        raise _no_sparse_formulas()
     targets = _targets(bound, wrt)
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
+    function = _function_of(bound, name, targets)
+    start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
+    most = limits.current().max_elements
+    found = _structured(bound, function, start, most) if mode == "auto" else None
+    if found is not None:
+        return _structured_result(bound, name, out, targets, found, transpose, sparse, symbolic)
     n_in = _jacobian_inputs(bound, name, out, targets)
-    if mode == "auto":
+    if mode in ("auto", "dense"):
         mode = "forward" if n_in < out.numel() else "reverse"
         why = f" ({n_in} input elements {'<' if mode == 'forward' else '>='} {out.numel()} outputs)"
     else:
         why = " (as asked)"
-    function = _function_of(bound, name, targets)
-    start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
-    most = limits.current().max_elements
     blocks = bound.engine(
         lambda: gc.jacobian(
             function, start, strategy=f"{mode}-mode", vectorize=True, max_batch_elements=most
@@ -543,6 +557,14 @@ def jacobian(
     jac = {}
     for t, block in zip(targets, blocks):
         jac[t] = _transposed(block.data, out.ndim) if transpose else block.data
+    coo = {}
+    if sparse:
+        from .engine.structured import Sparse
+
+        for t, block in zip(targets, blocks):
+            found_coo = Sparse.of(block.data.reshape(out.numel(), -1))
+            coo[t] = _coo(found_coo, transpose, bound.arrays[t].shape)
+        jac = {}
     result = Jacobian(
         output=name,
         value=out.data,
@@ -550,8 +572,72 @@ def jacobian(
         transposed=transpose,
         mode=mode + why,
         warnings=bound.messages(),
+        sparse=coo,
     )
     return with_formulas(result, bound) if symbolic else result
+
+
+def _structured(bound: Bound, function, start, most: int):
+    """The structured Jacobian (``engine.structured``), or None where it does not pay."""
+    from .engine.structured import NotStructured, structured_jacobian
+
+    try:
+        return bound.engine(lambda: structured_jacobian(function, start, most))
+    except NotStructured:
+        return None
+
+
+def _coo(block, transpose: bool, input_shape: tuple[int, ...]) -> Coo:
+    """An engine ``Sparse`` block as the result's coordinates (swapped for J^T)."""
+    if transpose:
+        swapped = (block.shape[1], block.shape[0])
+        return Coo(block.cols, block.rows, block.values, swapped, input_shape)
+    return Coo(block.rows, block.cols, block.values, block.shape, input_shape)
+
+
+def _structured_result(
+    bound: Bound, name: str, out, targets, found, transpose: bool, sparse: bool, symbolic: bool
+) -> Jacobian:
+    """The result of a structured Jacobian: dense blocks, or (``sparse``, or sparse and
+    large) coordinates."""
+    from .engine.structured import Sparse
+
+    n_in = sum(bound.arrays[t].size for t in targets)
+    dense_size = out.numel() * n_in
+    nonzeros = sum(b.values.size if isinstance(b, Sparse) else b.size for b in found.blocks)
+    as_sparse = sparse or (dense_size > AUTO_SPARSE and nonzeros * 10 <= dense_size)
+    jac, coo = {}, {}
+    if as_sparse:
+        limits.check_elements(nonzeros, f"the non-zeros of the Jacobian of {name}")
+        for t, block in zip(targets, found.blocks):
+            as_coo = block if isinstance(block, Sparse) else Sparse.of(block)
+            coo[t] = _coo(as_coo, transpose, bound.arrays[t].shape)
+    else:
+        _jacobian_inputs(bound, name, out, targets)
+        for t, block in zip(targets, found.blocks):
+            matrix = block.dense() if isinstance(block, Sparse) else block
+            dense = matrix.reshape(out.shape + bound.arrays[t].shape)
+            jac[t] = _transposed(dense, out.ndim) if transpose else dense
+    passes = f"{found.passes} pass{'es' * (found.passes != 1)}"
+    result = Jacobian(
+        output=name,
+        value=out.data,
+        jacobians=jac,
+        transposed=transpose,
+        mode=f"structured: {found.how} ({passes}; --mode dense for the dense passes)",
+        warnings=bound.messages(),
+        sparse=coo,
+    )
+    if symbolic and coo:
+        raise _no_sparse_formulas()
+    return with_formulas(result, bound) if symbolic else result
+
+
+def _no_sparse_formulas() -> GradcliError:
+    return GradcliError(
+        "--symbolic gives dense formulas, and this Jacobian is sparse",
+        hint="leave out --symbolic, or take a smaller instance without --sparse",
+    )
 
 
 def _jacobian_inputs(bound: Bound, name: str, out: gc.Tensor, targets: list[str]) -> int:

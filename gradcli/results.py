@@ -70,6 +70,19 @@ class VJP(Derivatives):
     formulas: dict[str, np.ndarray] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, eq=False)
+class Coo:
+    """A sparse Jacobian block in coordinates: ``values[k]`` at row ``rows[k]`` (an output
+    element, flat in C order) and column ``cols[k]`` (an input element) of a matrix of
+    ``shape``; the other way round when the Jacobian is transposed."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    values: np.ndarray
+    shape: tuple[int, int]
+    input_shape: tuple[int, ...] = ()  # the shape of the input, whose elements are the columns
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Jacobian(Derivatives):
     """``jacobian``: d out / d input for each input, laid out output.shape + input.shape, or
@@ -81,6 +94,8 @@ class Jacobian(Derivatives):
     transposed: bool = False
     mode: str = ""  # e.g. "reverse (3 input elements >= 3 outputs)"
     formulas: dict[str, np.ndarray] = field(default_factory=dict)
+    # the blocks of a sparse Jacobian (--sparse), instead of ``jacobians``
+    sparse: dict[str, Coo] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

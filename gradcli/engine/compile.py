@@ -40,6 +40,7 @@ class Tape:
     largest: int  # the most elements of any slot, as traced: a batch of B holds B times this
     elements: int = 0  # the elements of all slots, as traced: a replay holds them all at once
     dynamic: bool = False  # the shape of a step follows values computed from the inputs
+    shapes: tuple[tuple[int, ...], ...] = ()  # the shape of each slot, as traced
 
     def run(self, *arrays: Array) -> list[Array]:
         slots: list[Any] = [None] * self.size  # arrays, or numpy scalars a step made
@@ -154,6 +155,7 @@ def _simplify(tracer: _Tracer, inputs: tuple[int, ...], outputs: tuple[int, ...]
         largest,
         elements,
         dynamic,
+        tuple(np.shape(a) for a in tracer.keep),
     )
 
 

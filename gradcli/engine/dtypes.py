@@ -16,6 +16,7 @@ import numpy as np
 
 from ..ops import batching as B
 from ..ops import explaining as X
+from ..ops import patterns as R
 from ..ops.table import DTYPE, DTYPE_NAMES, TENSOR, Array, Op, Param, public, register
 from . import primitives as P
 from .errors import DtypeError
@@ -71,6 +72,7 @@ _TO = register(
         jvp=_to_jvp,
         backward_name=_name,
         batch=B.elementwise,
+        pattern=R.elementwise,
         params=(Param("input", TENSOR), Param("dtype", DTYPE)),
         methods=("to",),
         symbolic="no symbolic form here: a change of dtype",

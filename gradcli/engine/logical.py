@@ -21,6 +21,7 @@ import numpy as np
 
 from ..ops import batching as B
 from ..ops import explaining as X
+from ..ops import patterns as R
 from ..ops.symbolic import Formula
 from ..ops.table import (
     BOOL,
@@ -340,6 +341,7 @@ def _reduction(name: str, reduce: Callable[..., NumpyResult], join: str, summary
         None,
         params=_REDUCE,
         batch=B.reduction,
+        pattern=R.reduction,
         symbolic=_reduced(join),
         explain=_ZERO,
     )
@@ -393,6 +395,7 @@ _MASKED_FILL = register(
             "MaskedFillBackward1" if node.needs[2] else "MaskedFillBackward0"
         ),
         batch=B.elementwise,
+        pattern=R.elementwise,
         params=(Param("input", TENSOR), Param("mask", TENSOR), Param("value", TENSOR)),
         methods=("masked_fill",),
         formula=_masked_fill_formula,
@@ -454,6 +457,7 @@ _HEAVISIDE = register(
         jvp=_heaviside_jvp,
         backward_name="NotImplemented",
         batch=B.elementwise,
+        pattern=R.elementwise,
         params=(Param("input", TENSOR), Param("values", TENSOR)),
         methods=("heaviside",),
         symbolic="PyTorch does not differentiate it",

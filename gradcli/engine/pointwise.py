@@ -22,6 +22,7 @@ import numpy as np
 
 from ..ops import batching as B
 from ..ops import explaining as X
+from ..ops import patterns as R
 from ..ops import symbolic as S
 from ..ops.table import (
     APPROXIMATE,
@@ -224,6 +225,7 @@ _ROUND = register(
         jvp=lambda tangents, out, x, decimals: zeros_like(out),
         backward_name=_round_name,
         batch=B.elementwise,
+        pattern=R.elementwise,
         params=(Param("input", TENSOR), Param("decimals", INT, 0)),
         methods=("round",),
         symbolic=_ROUNDING,
@@ -335,6 +337,7 @@ _FLOOR_DIVIDE = register(
         jvp=_floor_divide_jvp,
         backward_name="NotImplemented",
         batch=B.elementwise,
+        pattern=R.elementwise,
         params=(Param("input", TENSOR), Param("other", TENSOR)),
         operator="//",
         methods=("floor_divide",),
@@ -392,6 +395,7 @@ _POLYGAMMA = register(
         jvp=lambda tangents, out, x, n: mul(tangents[0], polygamma(x, n + 1)),
         backward_name="PolygammaBackward0",
         batch=B.elementwise,
+        pattern=R.elementwise,
         nonfinite="a pole of polygamma (0 or a negative whole number)",
     )
 )
@@ -658,6 +662,7 @@ _LERP = register(
         jvp=_lerp_jvp,
         backward_name=_overload("Lerp", tensor=1, number=0, position=2),
         batch=B.elementwise,
+        pattern=R.elementwise,
         params=(Param("input", TENSOR), Param("end", TENSOR), Param("weight", TENSOR)),
         methods=("lerp",),
         symbolic=lambda a, b, w: a + w * (b - a),

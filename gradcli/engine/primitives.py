@@ -25,6 +25,7 @@ import numpy as np
 
 from ..ops import batching as B
 from ..ops import explaining as X
+from ..ops import patterns as R
 from ..ops import symbolic as S
 from ..ops.table import (
     BOOL,
@@ -130,6 +131,7 @@ _DETACH = register(
         backward_name="NotDifferentiable",
         differentiable=False,
         batch=B.elementwise,
+        pattern=R.elementwise,
         params=(Param("input", TENSOR),),
         methods=("detach",),
         symbolic="it stops the gradient, which a formula of its input cannot say",
@@ -194,7 +196,7 @@ def _unary(
     def op(x: TensorLike, **params: Any) -> Tensor:
         return apply(entry, x, **params)
 
-    fields = {"params": _X, "methods": (name,), **fields}
+    fields = {"params": _X, "methods": (name,), "pattern": R.elementwise, **fields}
     entry = register(
         Op(name, summary, forward, vjp, jvp, backward_name, batch=B.elementwise, call=op, **fields)
     )
@@ -245,7 +247,7 @@ def _binary(
     def op(a: TensorLike, b: TensorLike) -> Tensor:
         return apply(entry, a, b)
 
-    fields = {"params": _XY, "methods": (name,), **fields}
+    fields = {"params": _XY, "methods": (name,), "pattern": R.elementwise, **fields}
     entry = register(
         Op(name, summary, forward, vjp, jvp, backward_name, batch=B.elementwise, call=op, **fields)
     )
@@ -809,6 +811,7 @@ _WHERE = register(
         jvp=_where_jvp,
         backward_name="WhereBackward0",
         batch=B.elementwise,
+        pattern=R.elementwise,
         params=(Param("condition", TENSOR), Param("input", TENSOR), Param("other", TENSOR)),
         formula=S.where,
         symbolic=S.PIECEWISE,
@@ -847,6 +850,7 @@ _SUM_TO = register(
         jvp=lambda tangents, out, x, shape: sum_to(tangents[0], shape),
         backward_name="SumBackward1",
         batch=B.sum_to,
+        pattern=R.summed_to,
     )
 )
 _EXPAND = register(
@@ -858,6 +862,7 @@ _EXPAND = register(
         jvp=lambda tangents, out, x, shape: expand(tangents[0], shape),
         backward_name="ExpandBackward0",
         batch=B.expand,
+        pattern=R.moved,
         params=(Param("input", TENSOR), Param("sizes", SIZES)),
         methods=("expand",),
         symbolic=lambda x, *sizes: np.broadcast_to(x, expanded_shape(x.shape, sizes)).copy(),
@@ -967,7 +972,7 @@ def _reduction(
         axes = _axes(dim, x.ndim)
         return apply(entry, x, dim=axes, keepdim=keepdim)
 
-    fields = {"params": _REDUCE, "methods": (name,), **fields}
+    fields = {"params": _REDUCE, "methods": (name,), "pattern": R.reduction, **fields}
     entry = register(
         Op(name, summary, forward, vjp, jvp, backward_name, batch=B.reduction, call=op, **fields)
     )
@@ -1284,6 +1289,7 @@ _SOFTMAX = register(
         jvp=lambda tangents, out, x, dim: _softmax_rule(tangents[0], out, dim),
         backward_name="SoftmaxBackward0",
         batch=B.along_dim,
+        pattern=R.along_dim,
         params=_ALONG,
         methods=("softmax",),
         symbolic=S.softmax,
@@ -1299,6 +1305,7 @@ _LOG_SOFTMAX = register(
         jvp=lambda tangents, out, x, dim: _log_softmax_jvp(tangents[0], out, dim),
         backward_name="LogSoftmaxBackward0",
         batch=B.along_dim,
+        pattern=R.along_dim,
         params=_ALONG,
         methods=("log_softmax",),
         symbolic=S.log_softmax,
@@ -1340,6 +1347,7 @@ _RESHAPE = register(
         jvp=lambda tangents, out, x, shape: reshape(tangents[0], shape),
         backward_name="ViewBackward0",
         batch=B.reshape,
+        pattern=R.moved,
         params=(Param("input", TENSOR), Param("shape", SIZES)),
         methods=("reshape", "view"),
         explain=X.MOVED,
@@ -1367,6 +1375,7 @@ _TRANSPOSE = register(
         jvp=lambda tangents, out, x, dim0, dim1: transpose(tangents[0], dim0, dim1),
         backward_name="TransposeBackward0",
         batch=B.transpose,
+        pattern=R.moved,
         params=(Param("input", TENSOR), Param("dim0", OPT_INT, None), Param("dim1", OPT_INT, None)),
         methods=("transpose", "t"),
         explain=X.MOVED,
@@ -1444,6 +1453,7 @@ _GETITEM = register(
         jvp=lambda tangents, out, x, index: getitem(tangents[0], index),
         backward_name=_index_name,
         batch=B.getitem,
+        pattern=R.moved,
         operator="[]",
         explain=X.PICKED,
     )
@@ -1515,6 +1525,7 @@ _STACK = register(
         jvp=lambda tangents, out, *xs, dim: stack(_joined_tangents(tangents, xs), dim),
         backward_name="StackBackward0",
         batch=B.join(np.stack),
+        pattern=R.moved,
         params=_JOIN,
         operator=ELEMENTS,  # the vector y of elements y0, y1, ... is stack([y0, y1, ...])
         symbolic=lambda xs, dim=0: np.stack(xs, axis=dim),
@@ -1546,6 +1557,7 @@ _CAT = register(
         jvp=lambda tangents, out, *xs, dim: cat(_joined_tangents(tangents, xs), dim),
         backward_name="CatBackward0",
         batch=B.join(np.concatenate),
+        pattern=R.moved,
         params=_JOIN,
         symbolic=lambda xs, dim=0: np.concatenate(xs, axis=dim),
         explain=X.COPIED,
@@ -1656,6 +1668,7 @@ _MATMUL = register(
         jvp=_matmul_jvp,
         backward_name=_matmul_name,
         batch=B.matmul,
+        pattern=R.matmul,
         params=_XY,
         methods=("matmul",),
         operator="@",

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..ops import batching as B
 from ..ops import explaining as X
+from ..ops import patterns as R
 from ..ops.table import (
     INT,
     OPT_INT,
@@ -116,6 +117,7 @@ def _triangle(name: str, numpy_triangle: Callable[..., Array], upper: bool) -> O
             jvp=jvp,
             backward_name=f"{name.capitalize()}Backward0",
             batch=_trailing,
+            pattern=R.elementwise,  # an element, or a zero
             params=(Param("input", TENSOR), Param("diagonal", INT, 0)),
             methods=(name,),
             symbolic=_triangle_symbolic(upper),
@@ -213,6 +215,7 @@ _DIAGONAL = register(
         ),
         backward_name="DiagonalBackward0",
         batch=_diagonal_batch,
+        pattern=R.moved,
         params=(
             Param("input", TENSOR),
             Param("offset", INT, 0),
@@ -353,6 +356,7 @@ _MOVEDIM = register(
         ),
         backward_name="PermuteBackward0",
         batch=_movedim_batch,
+        pattern=R.moved,
         params=(Param("input", TENSOR), Param("source", INT), Param("destination", INT)),
         methods=("movedim",),
         symbolic=lambda x, source, destination: np.moveaxis(x, source, destination),
@@ -377,6 +381,7 @@ _PERMUTE = register(
         jvp=lambda tangents, out, x, dims: apply(_PERMUTE, tangents[0], dims=dims),
         backward_name="PermuteBackward0",
         batch=_permute_batch,
+        pattern=R.moved,
         params=(Param("input", TENSOR), Param("dims", SIZES)),
         methods=("permute",),
         symbolic=lambda x, *dims: np.transpose(x, dims),

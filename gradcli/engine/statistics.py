@@ -18,6 +18,7 @@ import numpy as np
 
 from ..ops import batching as B
 from ..ops import explaining as X
+from ..ops import patterns as R
 from ..ops import symbolic as S
 from ..ops.table import BOOL, DIMS, INT, OPT_NUMBER, TENSOR, Op, Param, public, register
 from . import primitives as P
@@ -460,6 +461,7 @@ def _register_scan(
             jvp=tangent,
             backward_name=backward_name,
             batch=B.along_dim,
+            pattern=R.along_dim,
             params=_ALONG,
             methods=(name,),
             symbolic=symbolic,

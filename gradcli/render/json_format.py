@@ -116,11 +116,31 @@ def _(result: Jacobian, file, options: Options) -> None:
         file,
         result,
         values=_value(result),
-        jacobian=_arrays(result.jacobians),
-        layout="input.shape + output.shape" if result.transposed else "output.shape + input.shape",
+        jacobian=_arrays(result.jacobians) or _coordinates(result),
+        layout=_layout(result),
         mode=result.mode,
         symbolic=_formulas(result.formulas),
     )
+
+
+def _layout(result: Jacobian) -> str:
+    if result.sparse:
+        elements = "input, output" if result.transposed else "output, input"
+        return f"COO: rows, cols of the ({elements}) elements, flat in C order"
+    return "input.shape + output.shape" if result.transposed else "output.shape + input.shape"
+
+
+def _coordinates(result: Jacobian) -> dict:
+    """A sparse Jacobian's blocks: ``rows``, ``cols``, ``values``, ``shape`` each."""
+    return {
+        name: {
+            "rows": plain(coo.rows),
+            "cols": plain(coo.cols),
+            "values": plain(coo.values),
+            "shape": list(coo.shape),
+        }
+        for name, coo in result.sparse.items()
+    }
 
 
 @renders("json", JVP)

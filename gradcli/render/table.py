@@ -347,7 +347,46 @@ def print_tables(result, file, options: Options) -> Console:
 
 @renders("table", Jacobian)
 def _jacobian(result: Jacobian, file, options: Options) -> None:
-    print_tables(result, file, options).print(f"mode: {result.mode}")
+    out = print_tables(result, file, options)
+    for name, coo in result.sparse.items():
+        print_nonzeros(out, result, name, coo, options.precision)
+    out.print(f"mode: {result.mode}")
+
+
+# a sparse Jacobian with more non-zeros shows its first and last ones only
+SHOWN_NONZEROS = 20
+
+
+def print_nonzeros(out: Console, result: Jacobian, name: str, coo, precision: int) -> None:
+    """A sparse Jacobian block as a table of its non-zeros: output element, input element,
+    value (input first for J^T)."""
+    label = f"d{result.output}/d{name}" + ("^T" if result.transposed else "")
+    shape = "x".join(str(n) for n in coo.shape)
+    out.print(f"{label}  {shape}, {len(coo.values):,} non-zeros", style="bold")
+    labels = [_label(result.output, np.shape(result.value)), _label(name, coo.input_shape)]
+    row_label, column_label = labels[::-1] if result.transposed else labels
+    count = len(coo.values)
+    every = count <= 2 * SHOWN_NONZEROS
+    kept = (
+        range(count)
+        if every
+        else [*range(SHOWN_NONZEROS), None, *range(count - SHOWN_NONZEROS, count)]
+    )
+    number = number_format(np.asarray(coo.values), precision)
+    table = Table(show_edge=True, pad_edge=True, collapse_padding=False)
+    for heading in ("row", "column", "value"):
+        table.add_column(heading, justify="right" if heading == "value" else "left", no_wrap=True)
+    for k in kept:
+        if k is None:
+            table.add_row("…", "…", "…")
+        else:
+            cells = (row_label(coo.rows[k]), column_label(coo.cols[k]))
+            table.add_row(*cells, _as_text(number(coo.values[k])))
+    out.print(table)
+    if not every:
+        out.print(
+            f"{count:,} non-zeros, first and last shown: --format json or --out J.npz gives all"
+        )
 
 
 @renders("table", Check)

@@ -20,7 +20,7 @@ def test_the_program_can_be_the_first_argument(cli_json):
         ("eval", "--format", "[table|json|csv]"),
         ("graph", "--format", "[table|dot|json]"),
         ("eval", "--dtype", "[float64|float32]"),
-        ("jacobian", "--mode", "[auto|forward|reverse]"),
+        ("jacobian", "--mode", "[auto|forward|reverse|dense]"),
     ],
 )
 def test_help_lists_the_choices(cli, command, option, choices):
