@@ -1,4 +1,4 @@
-"""Write docs/api.md, the library API's reference, from the docstrings: ``python docs/write_api.py``.
+"""Write docs/api.md, the library API's reference, from docstrings: ``python docs/write_api.py``.
 
 The page is ``gradcli``'s and ``gradcli.api``'s docstrings, each method of ``Program`` with its
 signature, and the result records (``gradcli.results``) the methods return with their fields;
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from collections.abc import Callable
 from pathlib import Path
 
 import gradcli
@@ -32,9 +33,28 @@ RESULTS = (
 )
 
 
-def _signature(function: object, name: str) -> str:
-    signature = str(inspect.signature(function))  # type: ignore[arg-type]
-    return f"```python\n{name}{signature.replace('self, ', '').replace('(self)', '()')}\n```\n"
+def _signature(function: Callable[..., object], name: str) -> str:
+    """``name(parameters) -> returns`` as the source writes it, one parameter a line when
+    they do not fit on one."""
+    signature = inspect.signature(function)
+    parts, starred = [], False
+    for parameter in signature.parameters.values():
+        if parameter.name == "self":
+            continue
+        if parameter.kind is parameter.KEYWORD_ONLY and not starred:
+            parts.append("*")
+        starred = starred or parameter.kind in (parameter.KEYWORD_ONLY, parameter.VAR_KEYWORD)
+        text = ("**" if parameter.kind is parameter.VAR_KEYWORD else "") + parameter.name
+        if parameter.annotation is not parameter.empty:
+            text += f": {parameter.annotation}"
+        if parameter.default is not parameter.empty:
+            text += f" = {parameter.default!r}"
+        parts.append(text)
+    returns = f" -> {signature.return_annotation}"
+    line = f"{name}({', '.join(parts)}){returns}"
+    if len(line) > 90:
+        line = f"{name}(\n" + "".join(f"    {part},\n" for part in parts) + f"){returns}"
+    return f"```python\n{line}\n```\n"
 
 
 def _doc(thing: object) -> str:
@@ -58,7 +78,11 @@ def page() -> str:
     ]
     for name in ("program", "text"):
         function = getattr(api, name)
-        parts += [f"### `gradcli.{name}`\n", _signature(function, f"gradcli.{name}"), _doc(function)]
+        parts += [
+            f"### `gradcli.{name}`\n",
+            _signature(function, f"gradcli.{name}"),
+            _doc(function),
+        ]
     parts += ["### `gradcli.Program`\n", _doc(api.Program)]
     for attribute in ("targets", "inputs"):
         parts += [f"#### `Program.{attribute}`\n", _doc(getattr(api.Program, attribute))]

@@ -8,8 +8,8 @@ return the results the command line renders, and ``gc.text(result, format)``.
 
 __version__ = "0.1.0"
 
+from .api import Program, program, text  # noqa: E402
 from .engine import *  # noqa: F401,F403,E402
 from .engine import __all__ as _engine_all  # noqa: E402
-from .api import Program, program, text  # noqa: E402
 
 __all__ = ["__version__", *_engine_all, "Program", "program", "text"]

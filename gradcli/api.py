@@ -336,4 +336,3 @@ def _listed(names: Sequence[str] | str) -> list[str]:
     if isinstance(names, str):
         return [n.strip() for n in names.split(",") if n.strip()]
     return list(names)
-

@@ -203,7 +203,8 @@ def _set(session: Session, words: list[str]) -> None:
         if session.statements:
             program = session.program()
             if name in session._given_for(program) and not session.missing(program):
-                session.show(evaluate(session.bound(program=program)))  # all it changed
+                shown = evaluate(session.bound(program=program))
+                session.show(_only(shown, None, program))  # every value it changes
                 return
         session.show(Values(output=name, values={name: array}))
     except BaseException:
@@ -390,12 +391,13 @@ def _say(text: str) -> None:
     say(text)
 
 
-def _only(result: Any, names: list[str], program: Program) -> Any:
-    """An eval result cut down to ``names`` (and the vectors their elements make)."""
-    wanted = set(names)
+def _only(result: Any, names: list[str] | None, program: Program) -> Any:
+    """An eval result cut down to ``names`` (all, for None), where a vector of elements
+    (``y0 = ...; y1 = ...``) stands for its elements."""
+    wanted = set(result.values if names is None else names)
     for base, elements in program.groups().items():
         if wanted & set(filter(None, elements)):
-            wanted.add(base)
+            wanted = (wanted | {base}) - set(elements)
     values = {n: a for n, a in result.values.items() if n in wanted}
     return replace(result, values=values or result.values)
 
