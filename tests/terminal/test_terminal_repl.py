@@ -11,6 +11,7 @@ import os
 import re
 import stat
 import subprocess
+import time
 
 import pytest
 
@@ -118,6 +119,20 @@ def test_ctrl_c_cancels_the_line_and_ctrl_d_ends(tmp_path):
     child.sendintr()
     child.expect(PROMPT)
     assert "│ y │     3 │" in _type(child, "y = x + 1") + _type(child, ":set x 2")
+    assert _end(child) == 0
+
+
+def test_ctrl_c_stops_a_long_computation_and_the_session_goes_on(tmp_path):
+    child = _start(tmp_path)
+    _type(child, "y = exp(x) * 2")
+    _type(child, ":set x rand(1500)")
+    child.sendline(":check")  # 3000 runs of finite differences: seconds
+    time.sleep(0.5)
+    child.sendintr()
+    if child.expect(["interrupted", "all methods agree"]) == 1:
+        pytest.skip("the check ended before Ctrl-C reached it")
+    child.expect(PROMPT)
+    assert "│ y │    20 │" in _type(child, ":set x 2.302585092994046")  # 2 e^(ln 10)
     assert _end(child) == 0
 
 
