@@ -837,9 +837,10 @@ def functions_command(
 
 @app.command("repl")
 def repl_command(seed: Seed = 0, dtype: Dtype = "float64", debug: Debug = False) -> None:
-    """Type statements one at a time and ask for their derivatives (also plain `gradcli` in a
-    terminal): :set gives input values, :grad :vjp :jacobian :explain ... act on what was
-    typed so far, :format json, :help lists the commands. Ctrl-C cancels a line, Ctrl-D ends.
+    """An interactive session: statements persist, and :grad, :vjp, :jacobian... act on them.
+
+    Plain `gradcli` in a terminal starts it too. :set NAME VALUE gives an input a value,
+    :format json, :help lists the commands; Ctrl-C cancels a line, Ctrl-D ends.
 
     Example: gradcli repl, then: y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1  :set x 1,2  :vjp y 1,1,1
     """

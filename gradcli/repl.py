@@ -80,10 +80,6 @@ class Session:
 
     # -- the program --------------------------------------------------------------------------
 
-    @property
-    def source(self) -> str:
-        return "\n".join(self.statements)
-
     def program(self, statements: list[str] | None = None) -> Program:
         from .errors import GradcliError
         from .lang import load_program
@@ -95,14 +91,14 @@ class Session:
             )
         return load_program(source)
 
-    def _given_for(self, program: Program) -> dict[str, np.ndarray]:
+    def given_for(self, program: Program) -> dict[str, np.ndarray]:
         """The values given for inputs of ``program`` (a value may wait for its statement)."""
         used = set(program.inputs(set(self.given)))
         return {n: a for n, a in self.given.items() if program.input_name(n) in used}
 
     def missing(self, program: Program) -> list[str]:
         """The program's inputs that have no value yet."""
-        given = self._given_for(program)
+        given = self.given_for(program)
         inputs = program.inputs(set(given))
         known = {program.input_name(n) for n in given} | set(program.declared)
         return [name for name in inputs if name not in known]
@@ -113,7 +109,7 @@ class Session:
         from .compute import bind
 
         program = program or self.program()
-        given = self._given_for(program)
+        given = self.given_for(program)
         return bind(program, given, wrt, self.dtype, self.seed, None, tangents or ())
 
     # -- one line -----------------------------------------------------------------------------
@@ -202,7 +198,7 @@ def _set(session: Session, words: list[str]) -> None:
     try:
         if session.statements:
             program = session.program()
-            if name in session._given_for(program) and not session.missing(program):
+            if name in session.given_for(program) and not session.missing(program):
                 shown = evaluate(session.bound(program=program))
                 session.show(_only(shown, None, program))  # every value it changes
                 return
