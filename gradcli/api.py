@@ -148,12 +148,17 @@ class Program:
     # -- the commands ----------------------------------------------------------------------------
 
     def eval(
-        self, *, of: str | None = None, inputs: Mapping[str, Any] | None = None, **values: Any
+        self,
+        *,
+        of: str | None = None,
+        wrt: Sequence[str] | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        **values: Any,
     ) -> Values:
         """``gradcli eval``: the value of every input and every assigned name."""
         from .compute import evaluate
 
-        return evaluate(self._bind(inputs, values), of)
+        return evaluate(self._bind(inputs, values, wrt), of)
 
     def grad(
         self,
@@ -286,12 +291,18 @@ class Program:
         return check(bound, of, None if wrt is None else _listed(wrt), atol, rtol)
 
     def graph(
-        self, *, of: str | None = None, inputs: Mapping[str, Any] | None = None, **values: Any
+        self,
+        *,
+        of: str | None = None,
+        wrt: Sequence[str] | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        **values: Any,
     ) -> Graph:
-        """``gradcli graph``: the computational graph's nodes."""
+        """``gradcli graph``: the computational graph's nodes (``wrt``: which inputs require
+        grad, as ``--wrt``)."""
         from .compute import graph
 
-        return graph(self._bind(inputs, values), of)
+        return graph(self._bind(inputs, values, wrt), of)
 
     def plot(
         self,
