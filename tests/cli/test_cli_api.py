@@ -150,6 +150,9 @@ def test_numpy_asarray_takes_an_engine_tensor():
         np.array(t, dtype=np.float32, copy=False)
     out = (gradcli.tensor([1.0, 2.0], requires_grad=True) ** 2).sum()
     assert np.asarray(out).shape == () and float(np.asarray(out)) == 5.0
+    # numpy's operators still defer to the tensor's: the graph is kept, not converted away
+    for product in (np.float64(2) * t, np.ones((2, 2)) * t, t * np.float32(3)):
+        assert isinstance(product, gradcli.Tensor) and product.grad_fn is not None
 
 
 def test_the_examples_of_the_docstrings_hold():
