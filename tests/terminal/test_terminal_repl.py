@@ -12,6 +12,7 @@ import re
 import stat
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -22,12 +23,15 @@ pexpect = pytest.importorskip("pexpect")
 PROMPT = "gradcli> "
 MORE = r"\.\.\. "
 UP = "\x1b[A"
+DISPLAY = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 
 
 def _start(data: os.PathLike, *args: str):
-    env = {**os.environ, "XDG_DATA_HOME": str(data), "TERM": "xterm", "INPUTRC": os.devnull}
-    env.pop("GRADCLI_CACHE_DIR", None)
+    env = {k: v for k, v in os.environ.items() if k not in DISPLAY}
+    cache = Path(data).parent / "gradcli-cache"  # never the user's own parse cache
+    env.update(XDG_DATA_HOME=str(data), GRADCLI_CACHE_DIR=str(cache), TERM="xterm")
+    env["INPUTRC"] = os.devnull  # readline's defaults, whatever the user's ~/.inputrc says
     command, *rest = gradcli_command()
     child = pexpect.spawn(
         command,
