@@ -928,6 +928,22 @@ def functions_command(
         sys.stdout.write(reference.render(format, width))
 
 
+@app.command("repl")
+def repl_command(seed: Seed = 0, dtype: Dtype = "float64", debug: Debug = False) -> None:
+    """An interactive session: statements persist, and :grad, :vjp, :jacobian... act on them.
+
+    Plain `gradcli` in a terminal starts it too. :set NAME VALUE gives an input a value,
+    :format json, :help lists the commands; Ctrl-C cancels a line, Ctrl-D ends.
+
+    Example: gradcli repl, then: y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1  :set x 1,2  :vjp y 1,1,1
+    """
+    from .repl import main as repl
+
+    with _guard(debug):
+        check_choice("--dtype", dtype, tuple(DTYPES))
+    raise typer.Exit(repl(dtype, seed, debug))
+
+
 def main() -> None:
     """Console-script entry point."""
     if hasattr(signal, "SIGPIPE"):
@@ -940,6 +956,8 @@ def main() -> None:
         say("error: cannot write the output: stdout is closed")
         raise SystemExit(OUTPUT_FAILED)
     sys.stdout = CheckedStdout(sys.stdout)
+    if len(sys.argv) == 1 and sys.stdin.isatty() and sys.stdout.isatty():
+        sys.argv.append("repl")  # plain `gradcli` in a terminal: the REPL
     try:
         app()
         code: object = 0

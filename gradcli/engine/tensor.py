@@ -297,6 +297,14 @@ class Tensor:
     def numpy(self) -> Array:
         return self.data
 
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> Array:
+        """``numpy.asarray(tensor)``: the data (numpy's ``copy`` and ``dtype`` as asked)."""
+        if dtype is None or np.dtype(dtype) == self.data.dtype:
+            return self.data.copy() if copy else self.data
+        if copy is False:
+            raise ValueError(f"cannot make {self.data.dtype} data {np.dtype(dtype)} without a copy")
+        return self.data.astype(dtype)
+
     def item(self) -> float:
         value: float = self.data.item()  # an int or a bool for those dtypes
         return value

@@ -1,0 +1,559 @@
+"""``gradcli repl``: type statements one at a time, then ask for derivatives of what is typed.
+
+A session keeps the statements typed so far (the program) and the values given with
+``:set``; each command (``:grad``, ``:vjp``, ``:jacobian``, ...) binds them and calls the
+command line's compute function (``compute``), and the answer is written by the command
+line's renderers, in the session's ``:format``. A bad line prints the command line's error
+and the session goes on; Ctrl-C cancels the line (or the computation), Ctrl-D ends.
+
+Where the input is a terminal, lines are read with readline: history kept across sessions
+in ``$XDG_DATA_HOME/gradcli/history`` (a private directory; a history that cannot be read or
+written is left alone), tab completion of commands, names and functions.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .compute import Bound
+    from .lang import Program
+    from .results import Result
+
+PROMPT, MORE = "gradcli> ", "     ... "
+FORMATS = ("table", "json", "csv")
+HISTORY_LENGTH = 1000
+
+HELP = """\
+Statements (`name = expression`, `;` between them) add to the program; their values are shown.
+An open bracket or a trailing \\ continues the statement on the next line.
+Commands act on the program typed so far (OUT: the output, default the last assigned name):
+  :set NAME VALUE       give an input a value (1,2  ones(2,2)  rand(3)  @x.npy)
+  :unset NAME           forget an input's value
+  :eval [OUT]           the value of every input and assigned name
+  :grad [OUT] [V]       out.backward(v), then .grad of every input
+  :vjp [OUT] V          J^T v for every input
+  :jacobian [OUT] [WRT] the Jacobian (WRT: comma-separated inputs)
+  :jvp [OUT] T...       J t (T: VALUE for x, or NAME=VALUE)
+  :hessian [OUT] [WRT]  second derivatives of a scalar output
+  :hvp [OUT] V...       H v (V: VALUE for x, or NAME=VALUE)
+  :check [OUT]          the Jacobian four ways
+  :explain [OUT] [V]    the chain rule with numbers
+  :graph [OUT]          the computational graph
+  :format [table|json|csv]   how answers are written (now: {format})
+  :precision [N]        significant digits in tables (now: {precision})
+  :program              the statements and values so far
+  :undo                 drop the last statement
+  :clear                drop every statement and value
+  :help                 this list
+  :quit                 end (or Ctrl-D); Ctrl-C cancels the line
+"""
+
+
+def history_path() -> Path:
+    """``$XDG_DATA_HOME/gradcli/history`` (``~/.local/share`` when the variable is unset or
+    not an absolute path, as the XDG base directory specification says)."""
+    base = os.environ.get("XDG_DATA_HOME", "")
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".local" / "share"
+    return root / "gradcli" / "history"
+
+
+@dataclass
+class Session:
+    """The statements and the input values typed so far, and how answers are written."""
+
+    dtype: str = "float64"
+    seed: int = 0
+    format: str = "table"
+    precision: int = 4
+    statements: list[str] = field(default_factory=list)
+    given: dict[str, np.ndarray] = field(default_factory=dict)
+    done: bool = False
+
+    # -- the program --------------------------------------------------------------------------
+
+    def program(self, statements: list[str] | None = None) -> Program:
+        from .errors import GradcliError
+        from .lang import load_program
+
+        source = "\n".join(self.statements if statements is None else statements)
+        if not source.strip():
+            raise GradcliError(
+                "there is no program yet", hint="type a statement first, e.g. y = x ** 2"
+            )
+        return load_program(source)
+
+    def given_for(self, program: Program) -> dict[str, np.ndarray]:
+        """The values given for inputs of ``program`` (a value may wait for its statement)."""
+        used = set(program.inputs(set(self.given)))
+        return {n: a for n, a in self.given.items() if program.input_name(n) in used}
+
+    def missing(self, program: Program) -> list[str]:
+        """The program's inputs that have no value yet."""
+        given = self.given_for(program)
+        inputs = program.inputs(set(given))
+        known = {program.input_name(n) for n in given} | set(program.declared)
+        return [name for name in inputs if name not in known]
+
+    def bound(
+        self, wrt: list[str] | None = None, tangents: list[str] | None = None, *, program=None
+    ) -> Bound:
+        from .compute import bind
+
+        program = program or self.program()
+        given = self.given_for(program)
+        return bind(program, given, wrt, self.dtype, self.seed, None, tangents or ())
+
+    # -- one line -----------------------------------------------------------------------------
+
+    def handle(self, text: str) -> None:
+        """Act on one complete input: a command (``:name ...``) or statements."""
+        text = text.strip()
+        if not text or text.startswith("#"):
+            return
+        if text.startswith(":"):
+            name, _, rest = text[1:].partition(" ")
+            self.command(name, rest.strip())
+        else:
+            self.add(text)
+
+    def add(self, text: str) -> None:
+        """Add statements to the program, showing the values they assign; a statement that
+        does not parse or run is not added."""
+        from .compute import evaluate
+
+        before = self.program(self.statements).targets if self.statements else []
+        program = self.program([*self.statements, text])
+        new = [name for name in program.targets if name not in before] or program.targets[-1:]
+        missing = self.missing(program)
+        if missing:
+            self.statements.append(text)
+            names = ", ".join(n.split("#")[0] for n in missing)
+            _say(f"note: no value yet for {names}: give it with :set NAME VALUE")
+            return
+        result = evaluate(self.bound(program=program))
+        self.statements.append(text)  # it ran: keep it
+        self.show(_only(result, new, program))
+
+    def command(self, name: str, rest: str) -> None:
+        from .errors import GradcliError
+
+        action = COMMANDS.get(name)
+        if action is None:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+            raise GradcliError(
+                f"unknown command :{name}",
+                hint=f"did you mean :{close[0]}?" if close else "type :help for the commands",
+            )
+        action(self, _words(rest))
+
+    def show(self, result: Result) -> None:
+        """Warnings to stderr and the result to stdout, as the command line writes them."""
+        from .budget import check_rendering
+        from .render import Options, emit
+
+        check_rendering(result, self.format)
+        emit(result, self.format, Options(self.precision))
+
+    def output_and_rest(self, words: list[str]) -> tuple[str | None, list[str]]:
+        """The optional OUT of a command, taken when the first word names something of the
+        program (an assigned name or the vector its elements make)."""
+        if words and self.statements:
+            program = self.program()
+            if words[0] in set(program.targets) | set(program.groups()):
+                return words[0], words[1:]
+        return None, words
+
+    def value(self, words: list[str], name: str) -> np.ndarray | None:
+        from .values import parse_value
+
+        return parse_value(" ".join(words), name, self.seed) if words else None
+
+
+# -- the commands ------------------------------------------------------------------------------
+
+
+def _set(session: Session, words: list[str]) -> None:
+    from .compute import evaluate
+    from .errors import GradcliError
+    from .results import Values
+
+    if len(words) < 2 or not words[0].isidentifier():
+        raise GradcliError(":set takes a name and a value", hint="e.g. :set x 1,2")
+    name = words[0]
+    array = session.value(words[1:], name)
+    assert array is not None
+    previous = session.given.get(name)
+    session.given[name] = array
+    try:
+        if session.statements:
+            program = session.program()
+            if name in session.given_for(program) and not session.missing(program):
+                shown = evaluate(session.bound(program=program))
+                session.show(_only(shown, None, program))  # every value it changes
+                return
+        session.show(Values(output=name, values={name: array}))
+    except BaseException:
+        if previous is None:
+            del session.given[name]
+        else:
+            session.given[name] = previous
+        raise
+
+
+def _unset(session: Session, words: list[str]) -> None:
+    from .errors import GradcliError
+
+    for name in words:
+        if session.given.pop(name, None) is None:
+            raise GradcliError(f"{name!r} has no value given with :set")
+
+
+def _eval(session: Session, words: list[str]) -> None:
+    from .compute import evaluate
+
+    of, _ = session.output_and_rest(words)
+    session.show(evaluate(session.bound(), of))
+
+
+def _grad(session: Session, words: list[str]) -> None:
+    from .compute import grad
+
+    of, rest = session.output_and_rest(words)
+    session.show(grad(session.bound(), of, session.value(rest, "v")))
+
+
+def _vjp(session: Session, words: list[str]) -> None:
+    from .compute import vjp
+    from .errors import GradcliError
+
+    of, rest = session.output_and_rest(words)
+    if not rest:
+        raise GradcliError(":vjp needs the vector v", hint="e.g. :vjp y 1,1,1")
+    session.show(vjp(session.bound(), of, session.value(rest, "v")))
+
+
+def _wrt(words: list[str]) -> list[str] | None:
+    names = [n.strip() for word in words for n in word.split(",") if n.strip()]
+    return names or None
+
+
+def _jacobian(session: Session, words: list[str]) -> None:
+    from .compute import jacobian
+
+    of, rest = session.output_and_rest(words)
+    wrt = _wrt(rest)
+    session.show(jacobian(session.bound(wrt), of, wrt))
+
+
+def _named(session: Session, words: list[str], option: str) -> dict[str, np.ndarray]:
+    from .values import named_values
+
+    return named_values(words, option, session.seed, bare="x")
+
+
+def _jvp(session: Session, words: list[str]) -> None:
+    from .compute import jvp
+
+    of, rest = session.output_and_rest(words)
+    tangents = _named(session, rest, "t")
+    session.show(jvp(session.bound(tangents=list(tangents)), of, tangents))
+
+
+def _hessian(session: Session, words: list[str]) -> None:
+    from .compute import hessian
+
+    of, rest = session.output_and_rest(words)
+    wrt = _wrt(rest)
+    session.show(hessian(session.bound(wrt), of, wrt))
+
+
+def _hvp(session: Session, words: list[str]) -> None:
+    from .compute import hvp
+
+    of, rest = session.output_and_rest(words)
+    session.show(hvp(session.bound(), of, _named(session, rest, "v")))
+
+
+def _check(session: Session, words: list[str]) -> None:
+    from .compute import check
+
+    of, _ = session.output_and_rest(words)
+    session.show(check(session.bound(), of))
+
+
+def _explain(session: Session, words: list[str]) -> None:
+    from .explain import explain
+
+    of, rest = session.output_and_rest(words)
+    session.show(explain(session.bound(), of, session.value(rest, "v")))
+
+
+def _graph(session: Session, words: list[str]) -> None:
+    from .compute import graph
+    from .render import Options, render
+
+    of, _ = session.output_and_rest(words)
+    result = graph(session.bound(), of)
+    render(result, "table" if session.format == "csv" else session.format, Options())
+
+
+def _format(session: Session, words: list[str]) -> None:
+    from .cli import check_choice
+
+    if words:
+        check_choice(":format", words[0], FORMATS)
+        session.format = words[0]
+    print(f"format: {session.format}")
+
+
+def _precision(session: Session, words: list[str]) -> None:
+    from .errors import GradcliError
+
+    if words:
+        if not words[0].isdigit() or not 1 <= int(words[0]) <= 17:
+            raise GradcliError(f":precision {words[0]!r}", hint="give a whole number, 1 to 17")
+        session.precision = int(words[0])
+    print(f"precision: {session.precision}")
+
+
+def _program(session: Session, words: list[str]) -> None:
+    from .render import short
+
+    for statement in session.statements:
+        print(statement)
+    for name, array in session.given.items():
+        print(f":set {name} {short(array, session.precision)}")
+
+
+def _undo(session: Session, words: list[str]) -> None:
+    if session.statements:
+        print(f"dropped: {session.statements.pop()}")
+
+
+def _clear(session: Session, words: list[str]) -> None:
+    session.statements.clear()
+    session.given.clear()
+
+
+def _help(session: Session, words: list[str]) -> None:
+    print(HELP.format(format=session.format, precision=session.precision), end="")
+
+
+def _quit(session: Session, words: list[str]) -> None:
+    session.done = True
+
+
+COMMANDS: dict[str, Callable[[Session, list[str]], None]] = {
+    "set": _set,
+    "unset": _unset,
+    "eval": _eval,
+    "grad": _grad,
+    "vjp": _vjp,
+    "jacobian": _jacobian,
+    "jvp": _jvp,
+    "hessian": _hessian,
+    "hvp": _hvp,
+    "check": _check,
+    "explain": _explain,
+    "graph": _graph,
+    "format": _format,
+    "precision": _precision,
+    "program": _program,
+    "undo": _undo,
+    "clear": _clear,
+    "help": _help,
+    "quit": _quit,
+    "exit": _quit,
+}
+
+
+# -- reading lines -----------------------------------------------------------------------------
+
+
+def _say(text: str) -> None:
+    from .notice import say
+
+    say(text)
+
+
+def _only(result: Any, names: list[str] | None, program: Program) -> Any:
+    """An eval result cut down to ``names`` (all, for None), where a vector of elements
+    (``y0 = ...; y1 = ...``) stands for its elements."""
+    wanted = set(result.values if names is None else names)
+    for base, elements in program.groups().items():
+        if wanted & set(filter(None, elements)):
+            wanted = (wanted | {base}) - set(elements)
+    values = {n: a for n, a in result.values.items() if n in wanted}
+    return replace(result, values=values or result.values)
+
+
+def _words(text: str) -> list[str]:
+    """``text`` split at spaces outside brackets: ``y ones(2, 2)`` is two words."""
+    words, depth, current = [], 0, ""
+    for character in text:
+        if character in "([{":
+            depth += 1
+        elif character in ")]}":
+            depth = max(0, depth - 1)
+        if character.isspace() and depth == 0:
+            if current:
+                words.append(current)
+            current = ""
+        else:
+            current += character
+    return [*words, current] if current else words
+
+
+def unfinished(lines: list[str]) -> bool:
+    """Whether the statement of ``lines`` goes on on the next line: the last ends with
+    ``\\``, or a bracket is still open."""
+    if lines[-1].endswith("\\"):
+        return True
+    depth = 0
+    for line in lines:
+        for character in line.split("#", 1)[0]:
+            depth += (character in "([{") - (character in ")]}")
+    return depth > 0
+
+
+def _join(lines: list[str]) -> str:
+    return " ".join((line[:-1] if line.endswith("\\") else line).strip() for line in lines)
+
+
+class Completer:
+    """Tab completion: commands after ``:``, else the session's names and the functions."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.matches: list[str] = []
+
+    def candidates(self, text: str) -> list[str]:
+        if text.startswith(":"):
+            return sorted(f":{name}" for name in COMMANDS if f":{name}".startswith(text))
+        from .lang.functions import FUNCTIONS
+        from .reference import CONSTANTS
+        from .values import CONSTRUCTORS
+
+        names: set[str] = set(self.session.given)
+        if self.session.statements:
+            try:
+                program = self.session.program()
+                names |= set(program.targets) | set(program.groups())
+                names |= {n.split("#")[0] for n in program.inputs(set(self.session.given))}
+            except Exception:  # a completion never fails: the names it could read
+                pass
+        words = names | set(FUNCTIONS) | set(CONSTRUCTORS) | set(CONSTANTS)
+        return sorted(word for word in words if word.startswith(text))
+
+    def __call__(self, text: str, state: int) -> str | None:
+        if state == 0:
+            self.matches = self.candidates(text)
+        return self.matches[state] if state < len(self.matches) else None
+
+
+@contextmanager
+def _readline(session: Session) -> Iterator[None]:
+    """readline's history (read at the start, appended line by line) and completion."""
+    try:
+        import readline
+    except ImportError:  # no readline on this Python: plain input
+        yield
+        return
+    readline.set_completer(Completer(session))
+    readline.set_completer_delims(" \t\n`~!@#$%^&*()-=+[{]}\\|;'\",<>/?")
+    if "libedit" in (readline.__doc__ or ""):
+        readline.parse_and_bind("bind ^I rl_complete")
+    else:
+        readline.parse_and_bind("tab: complete")
+    readline.set_history_length(HISTORY_LENGTH)
+    path = history_path()
+    try:
+        readline.read_history_file(path)
+    except (OSError, ValueError):  # none yet, or unreadable: start without
+        pass
+    try:
+        yield
+    finally:
+        _save_history(readline, path)
+
+
+def _save_history(readline: Any, path: Path) -> None:
+    """Write the history to ``path`` in a private directory; a failure only loses it."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        readline.write_history_file(path)
+        os.chmod(path, 0o600)
+    except OSError:
+        pass
+
+
+def _lines(interactive: bool) -> Iterator[str | None]:
+    """Complete inputs (continued lines joined); None after Ctrl-C at the prompt."""
+    lines: list[str] = []
+    while True:
+        prompt = (MORE if lines else PROMPT) if interactive else ""
+        try:
+            line = input(prompt)
+        except KeyboardInterrupt:  # cancel the line (and any continued ones)
+            if interactive:
+                sys.stdout.write("\n")
+            lines = []
+            yield None
+            continue
+        except EOFError:
+            if interactive:
+                sys.stdout.write("\n")
+            if lines:
+                yield _join(lines)
+            return
+        lines.append(line)
+        if not lines[0].lstrip().startswith(":") and unfinished(lines):
+            continue
+        text, lines = _join(lines), []
+        yield text
+
+
+def main(dtype: str = "float64", seed: int = 0, debug: bool = False) -> int:
+    """Run a session on stdin; the exit status (0, or 2 when the input is not a terminal
+    and a line failed, so that a script fed to the REPL tells its failure)."""
+    import typer
+
+    from . import limits
+    from .cli import _budget, _guard
+    from .limits import Limits
+
+    session = Session(dtype=dtype, seed=seed)
+    interactive = sys.stdin.isatty()
+    failed = False
+    if interactive:
+        print("gradcli repl: statements like `y = x ** 2`, commands like :grad; :help lists them")
+    with _readline(session) if interactive else _nothing():
+        for text in _lines(interactive):
+            if text is None:
+                continue
+            try:
+                with _guard(debug, as_json=session.format == "json"), limits.using(Limits()):
+                    with _budget("repl", None, None):
+                        session.handle(text)
+            except typer.Exit as stop:
+                failed = failed or stop.exit_code not in (0, 130)
+            sys.stdout.flush()
+            if session.done:
+                break
+    return 2 if failed and not interactive else 0
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
