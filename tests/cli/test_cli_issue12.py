@@ -20,7 +20,7 @@ FUNCTIONS = {
     "frac remainder fmod floor_divide div erfc erfinv lgamma digamma logit xlogy sinc deg2rad "
     "rad2deg asinh acosh atanh logaddexp logaddexp2 copysign lerp nan_to_num",
     "5 reductions and scans": "max min argmax argmin var std var_mean std_mean cumsum cumprod "
-    "cummax cummin logcumsumexp sort argsort topk kthvalue median",
+    "cummax cummin logcumsumexp sort argsort topk kthvalue median mode",
     "6 shape": "permute movedim flip fliplr flipud roll repeat tile repeat_interleave expand "
     "expand_as split chunk unbind narrow triu tril diag diagonal diag_embed pad atleast_1d "
     "atleast_2d atleast_3d hstack vstack column_stack flatten unflatten",
@@ -40,7 +40,6 @@ FUNCTIONS = {
 NOT_YET = {
     "cbrt": "torch 2.13 has no cbrt (neither torch.cbrt nor Tensor.cbrt): x ** (1 / 3) is it",
     "meshgrid": "not done yet: an operation whose number of results is its number of operands",
-    "mode": "not done yet",
     "svdvals": "not done yet",
     "eigvalsh": "not done yet",
     "pinv": "not done yet",

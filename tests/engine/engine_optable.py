@@ -1043,6 +1043,14 @@ OPS: list[Op] = [
         torch=T.torch_result("kthvalue", 0),
         prims=("take_along",),
     ),
+    Op(
+        "mode",
+        gc.mode,
+        DISTINCT,
+        T.extreme_spec(dim_none=False),
+        torch=T.torch_extreme("mode", 0),
+        prims=("take_along",),
+    ),
     *[
         Op(
             name,
@@ -1481,6 +1489,13 @@ INDICES: list[Op] = [
         DISTINCT,
         T.kthvalue_spec(),
         torch=T.torch_result("kthvalue", 1),
+    ),
+    Op(
+        "mode_indices",
+        T.result(gc.mode, 1),
+        DISTINCT,
+        T.extreme_spec(dim_none=False),
+        torch=T.torch_extreme("mode", 1),
     ),
     *[
         Op(
