@@ -1,5 +1,5 @@
 """Selections and operations with several results: max/min in their three torch forms,
-argmax/argmin, sort/argsort, topk, kthvalue, median, cummax/cummin, var_mean/std_mean,
+argmax/argmin, sort/argsort, topk, kthvalue, median, mode, cummax/cummin, var_mean/std_mean,
 split/chunk/unbind, each an entry of the op table.
 
 An operation with several results (``values, indices = max(x, 1)``) is one entry whose
@@ -582,8 +582,8 @@ register(
         explain=_SELECTED,
         kink="the index is the one torch's CPU kernel gives: the last of the value's run in its "
         "sort (the C++ library's introsort, replayed step by step), which in a row of up to 16 "
-        "elements is the value's last index; the gradient goes to it; a nan equals nothing, so "
-        "it is the mode only of a row of distinct values and nans",
+        "elements is the value's last index; the gradient goes to it; a nan equals nothing (a "
+        "run of its own), placed in the sort where torch's comparisons place it",
         extra={"outputs": ("values", "indices")},
     )
 )

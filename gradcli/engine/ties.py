@@ -1,14 +1,19 @@
 """Which of several equal elements torch 2.13's CPU kernels select, by doing what they do.
 
-Among ties, ``topk``, ``kthvalue`` and ``mode`` return the index their CPU kernel's selection
-algorithm leaves in place, and the gradient goes to that element. topk runs the C++ standard
-library's ``partial_sort`` (when ``k * 64 <= n``) or ``nth_element`` then ``sort`` of the first
-``k - 1``; mode runs ``sort`` and takes the last of the longest run (the smallest value of
-those as frequent); kthvalue runs torch's own quickselect (a median-of-three pivot, Hoare's
-partition). The orderings below replay those algorithms (as libstdc++, which torch's Linux
-wheels are built with, implements them) on a row of (value, index) pairs, step by step, so
-their permutation of equal elements is the kernel's. Rows without equal elements have one
-answer, which numpy gives faster (``distinct``): the replay runs only on rows with ties.
+Among ties, ``topk``, ``kthvalue``, ``mode`` and ``sort`` (stable=False) return the index
+their CPU kernel's algorithm leaves in place, and the gradient goes to that element. topk runs
+the C++ standard library's ``partial_sort`` (when ``k * 64 <= n``) or ``nth_element`` then
+``sort`` of the first ``k - 1``; mode runs ``sort`` and takes the last of the longest run (the
+smallest value of those as frequent); sort runs ``sort`` (an introsort: rows of up to 16 are
+insertion-sorted, so stably); kthvalue runs torch's own quickselect (a median-of-three pivot,
+Hoare's partition). max/min, argmax/argmin and median along a dim need no replay: their
+kernels take the first of ties (median: orders ties by index).
+
+The orderings below replay those algorithms (as libstdc++, which torch's Linux wheels are built
+with, implements them) on a row of (value, index) pairs, step by step, so their permutation of
+equal elements is the kernel's. Rows without equal elements have one answer, which numpy gives
+faster (``distinct``): the replay runs only on rows with ties (topk with sorted=False: on
+every row, its order is the selection's even without ties).
 """
 
 from __future__ import annotations
