@@ -24,6 +24,7 @@ from . import pointwise as _pointwise  # noqa: F401 - declares element-wise func
 from . import repeating as _repeating  # noqa: F401 - declares repeat, tile, pad, unflatten, ...
 from . import selection as _selection  # noqa: F401 - declares max/min, sort, split, ...
 from . import shapes as _shapes  # noqa: F401 - declares the shape operations
+from . import spectra as _spectra  # noqa: F401 - declares svdvals, eigvalsh, pinv
 from . import statistics as _statistics  # noqa: F401 - declares the statistics and scans
 from .creation import (
     arange,

@@ -877,6 +877,7 @@ _loss(
     "nll_loss",
     "negative log-likelihood: -input[n, target[n]]; input holds log-probabilities",
     (*_INPUTS, _REDUCED, Param("ignore_index", INT, -100), Param("weight", OPT_TENSOR, None)),
+    backward_name="NllLossBackward0",  # torch's one node, whatever the reduction and weights
     symbolic=_CLASSES,
     explain=_per_element(
         lambda s, e: (
@@ -891,6 +892,7 @@ _loss(
     "the mean is nan and its gradient 0; with class weights each term is scaled by its "
     "target's weight and the mean divides by the sum of those weights (weight gets no "
     "gradient: PyTorch refuses to differentiate it)",
+    extra=P.WEIGHT_THIRD,
 )
 
 
@@ -965,6 +967,7 @@ _loss(
     "are, the mean is nan and its gradient 0; class weights scale each class's term, and "
     "with class indices the mean divides by the sum of the targets' weights (with "
     "probabilities by the number of terms), as PyTorch; weight gets no gradient",
+    extra=P.WEIGHT_THIRD,
 )
 
 

@@ -416,6 +416,9 @@ minimum = _binary(
     kink="on a tie each operand gets half the gradient",
 )
 _LOSS = (Param("input", TENSOR), Param("target", TENSOR), Param("reduction", REDUCTION, "mean"))
+# the losses whose third positional argument is torch's weight (its next ones, size_average and
+# reduce, are deprecated and not in gradcli: the rest are named)
+WEIGHT_THIRD = {"positional": ("input", "target", "weight")}
 # Element-wise losses; their calls (in composites.py) check the operands and apply the
 # reduction.
 bce_with_logits_elementwise = _binary(
@@ -435,6 +438,7 @@ bce_with_logits_elementwise = _binary(
     kink="weight scales each term, pos_weight the target's (positive) term, as PyTorch's "
     "(1 - y) x + (1 + (pos_weight - 1) y) softplus(-x); neither gets a gradient (PyTorch "
     "refuses to differentiate them)",
+    extra=WEIGHT_THIRD,
 )
 bce_elementwise = _binary(
     "binary_cross_entropy",
@@ -449,6 +453,7 @@ bce_elementwise = _binary(
     explain=X.loss(X.bce),
     kink="each log term is clamped at -100 and the derivative's denominator at 1e-12; weight "
     "scales each term and gets no gradient (PyTorch refuses to differentiate it)",
+    extra=WEIGHT_THIRD,
 )
 
 

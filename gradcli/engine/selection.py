@@ -1,5 +1,5 @@
 """Selections and operations with several results: max/min in their three torch forms,
-argmax/argmin, sort/argsort, topk, kthvalue, median, cummax/cummin, var_mean/std_mean,
+argmax/argmin, sort/argsort, topk, kthvalue, median, mode, cummax/cummin, var_mean/std_mean,
 split/chunk/unbind, each an entry of the op table.
 
 An operation with several results (``values, indices = max(x, 1)``) is one entry whose
@@ -39,6 +39,7 @@ from ..ops.table import (
 )
 from . import primitives as P
 from . import statistics as _statistics  # noqa: F401 - var and std, which var_mean reads
+from . import ties
 from .errors import DomainError, ShapeError
 from .tensor import Tensor, apply
 
@@ -175,12 +176,34 @@ def _order(x: Array, axis: int, descending: bool = False) -> Array:
     return _int64(np.lexsort((-x, ~np.isnan(x)), axis=axis))
 
 
-def _first_k(x: Array, axis: int, k: int, largest: bool) -> Array:
-    return np.take(_order(x, axis, largest), np.arange(k), axis=axis)
+def _sort_order(x: Array, axis: int, descending: bool, stable: bool) -> Array:
+    """sort's indices: stable, or (stable=False) among ties the order of torch's CPU sort, the
+    standard library's introsort, which keeps the order of ties only in rows of up to 16."""
+    fast = _order(x, axis, descending)
+    if stable:
+        return fast
+    less = ties.greater_or_nan if descending else ties.less_or_number
+    return ties.along(x, axis, fast, partial(ties.sorted_row, less=less))
+
+
+def _first_k(x: Array, axis: int, k: int, largest: bool, ordered: bool = True) -> Array:
+    """topk's indices: among ties, those torch's CPU kernel gives (``ties``)."""
+    fast = np.take(_order(x, axis, largest), np.arange(k), axis=axis)
+    row = partial(ties.topk_row, k=k, largest=largest, ordered=ordered)
+    return ties.along(x, axis, fast, row, every=not ordered)
 
 
 def _kth(x: Array, axis: int, k: int) -> Array:
-    return np.take(_order(x, axis), [k - 1], axis=axis)
+    """kthvalue's index: among ties, the one torch's quickselect leaves at k (``ties``)."""
+    fast = np.take(_order(x, axis), [k - 1], axis=axis)
+    return ties.along(x, axis, fast, lambda row: [ties.kthvalue_row(row, k)])
+
+
+def _mode_index(x: Array, axis: int) -> Array:
+    """mode's index: of the smallest of the most frequent values, as torch's kernel picks it
+    (``ties``); a row of distinct numbers has its smallest as mode."""
+    fast = _arg_smallest(x, axis)
+    return ties.along(x, axis, fast, lambda row: [ties.mode_row(row)[1]], nan=True)
 
 
 def _lower_median(x: Array, axis: int) -> Array:
@@ -391,7 +414,11 @@ _SORT = (
     Param("descending", BOOL, False),
     Param("stable", BOOL, False),
 )
-_STABLE = "ties keep their order (a stable sort, as torch's CPU sort gives); nan is largest"
+_STABLE = (
+    "ties keep their order with stable=True, and in a row of up to 16 elements; in a longer row "
+    "with stable=False, equal values come in the order torch's CPU sort (the C++ library's "
+    "introsort, replayed step by step) leaves them; nan is largest"
+)
 register(
     Op(
         "sort",
@@ -438,22 +465,29 @@ def sort(
     stable: bool = False,
     output: Output = _FIRST,
 ) -> Tensor:
-    """The values (output (0, ...)) or indices (output (1, ...)) of a stable sort along dim."""
-    return _sorted_along(input, dim, partial(_order, descending=descending), "sort", output)
+    """The values (output (0, ...)) or indices (output (1, ...)) of a sort along dim (stable,
+    or among ties torch's CPU order)."""
+    order = partial(_sort_order, descending=descending, stable=stable)
+    return _sorted_along(input, dim, order, "sort", output)
 
 
 @public("argsort")
 def argsort(
     input: Operand, dim: int = -1, descending: bool = False, stable: bool = False
 ) -> Tensor:
-    """The indices of a stable sort along dim, int64."""
-    return _sorted_along(input, dim, partial(_order, descending=descending), "argsort", (1, 0))
+    """The indices of a sort along dim (stable, or among ties torch's CPU order), int64."""
+    order = partial(_sort_order, descending=descending, stable=stable)
+    return _sorted_along(input, dim, order, "argsort", (1, 0))
 
 
 _SELECTION_KINK = (
-    "with ties, gradcli's index is the first in a stable sort; torch's selection algorithm may "
-    "return another of the equal elements (its index, and where the gradient goes, are not "
-    "specified); without ties they agree"
+    "with ties, the index is the one torch's CPU kernel gives (its selection algorithm replayed "
+    "step by step, not always the first of the equal elements), and the gradient goes to it"
+)
+# torch's median kernel breaks ties by index: its element is the one at that rank in a stable sort
+_MEDIAN_KINK = (
+    "with ties, the index is that of the element at the median's rank in a stable sort (as "
+    "torch's CPU kernel, which orders equal values by index), and the gradient goes to it"
 )
 register(
     Op(
@@ -471,8 +505,8 @@ register(
         backward_name="TopkBackward0",
         symbolic=_no_formula("which elements are largest"),
         explain=_SELECTED,
-        kink=f"{_SELECTION_KINK}; the values come in order also with sorted=False (torch: an "
-        "order not specified); nan is largest",
+        kink=f"{_SELECTION_KINK}; with sorted=False the order torch's kernel leaves; nan is "
+        "largest",
         extra={"outputs": ("values", "indices")},
     )
 )
@@ -492,7 +526,8 @@ def topk(
     n = x.shape[P._axes(int(dim), x.ndim)[0]] if x.ndim else 1
     if not 0 <= k <= n:
         raise ShapeError(f"topk: selected index k ({k}) out of range for dim {dim} of size {n}")
-    return _sorted_along(x, dim, partial(_first_k, k=k, largest=largest), "topk", output)
+    order = partial(_first_k, k=k, largest=largest, ordered=sorted)
+    return _sorted_along(x, dim, order, "topk", output)
 
 
 _KTH = (
@@ -532,6 +567,36 @@ def kthvalue(
 
 register(
     Op(
+        "mode",
+        "(values, indices): the most frequent value along dim (the smallest of those as "
+        "frequent), and an index of it",
+        params=(
+            Param("input", TENSOR),
+            Param("dim", INT, -1),
+            Param("keepdim", BOOL, False),
+            _PICK,
+        ),
+        methods=("mode",),
+        backward_name="ModeBackward0",
+        symbolic=_no_formula("which value is most frequent"),
+        explain=_SELECTED,
+        kink="the index is the one torch's CPU kernel gives: the last of the value's run in its "
+        "sort (the C++ library's introsort, replayed step by step), which in a row of up to 16 "
+        "elements is the value's last index; the gradient goes to it; a nan equals nothing (a "
+        "run of its own), placed in the sort where torch's comparisons place it",
+        extra={"outputs": ("values", "indices")},
+    )
+)
+
+
+@public("mode")
+def mode(input: Operand, dim: int = -1, keepdim: bool = False, output: Output = _FIRST) -> Tensor:
+    """The most frequent value along dim (the smallest of the most frequent), or its index."""
+    return _along(input, dim, keepdim, _mode_index, "mode", output)
+
+
+register(
+    Op(
         "median",
         "the lower median of all elements; along dim, (values, indices)",
         params=(
@@ -546,7 +611,7 @@ register(
         explain=_SELECTED,
         kink="of an even count the lower of the two middle values; nan if there is a nan (its "
         "index the first nan's); median(x): ties share the gradient evenly; along dim: "
-        + _SELECTION_KINK,
+        + _MEDIAN_KINK,
         extra={"outputs": ("values", "indices"), "several_unless_none": "dim"},
     )
 )
@@ -616,7 +681,7 @@ register(
         explain=_SELECTED,
         kink="the lower median of the values that are not nan (nan where all are: its index "
         "the first nan's, torch's is not specified); nanmedian(x): ties share the gradient "
-        "evenly; along dim: " + _SELECTION_KINK,
+        "evenly; along dim: " + _MEDIAN_KINK,
         extra={"outputs": ("values", "indices"), "several_unless_none": "dim"},
     )
 )

@@ -662,10 +662,20 @@ class _Checker:
         params = tuple(p for p in function.params if p.kind != F.OUTPUT)
         bound: dict[str, ast.AST] = {}
         rest: list[ast.AST] = []
+        positional = function.extra.get("positional")  # torch's order, where it is not ours
         for i, argument in enumerate(node.args):
             if isinstance(argument, ast.Starred):
                 raise self.fail(argument, *_REFUSED[ast.Starred])
-            if i < len(params) and params[i].kind not in _REST:
+            if positional is not None:
+                if i >= len(positional):
+                    raise self.fail(
+                        argument,
+                        f"{function.name} takes {len(positional)} positional arguments, as "
+                        f"torch's ({', '.join(positional)}); name the others",
+                        f"it is {function.signature()}",
+                    )
+                bound[positional[i]] = argument
+            elif i < len(params) and params[i].kind not in _REST:
                 bound[params[i].name] = argument
             elif params and params[-1].kind in _REST:
                 rest.append(argument)

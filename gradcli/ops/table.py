@@ -164,7 +164,9 @@ class Op:
     # property: a property name (x.T); base_e: the operation that e ** x is (for pow); glyph:
     # the mathematical sign messages suggest it for (sqrt: √); warning: the call's arguments ->
     # the UserWarning torch gives for them, or None; built_name: the backward_name of a
-    # primitive's call where it builds the result from other operations (clamp's tensor bounds)
+    # primitive's call where it builds the result from other operations (clamp's tensor bounds);
+    # positional: the parameters a call may give by position, in torch's order where it is not
+    # the signature's (nll_loss(input, target, weight)), the others by name only
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -202,8 +204,16 @@ class Op:
     def signature(self) -> str:
         """``sum(input, dim=None, keepdim=False)``, as ``gradcli functions`` lists it."""
         parts = []
-        for p in self.params:
+        positional = self.extra.get("positional")  # torch's positional order, the rest named
+        params = self.params
+        if positional is not None:
+            first = [p for name in positional for p in self.params if p.name == name]
+            params = (*first, Param("*", "*"), *(p for p in self.params if p not in first))
+        for p in params:
             if p.kind == OUTPUT:
+                continue
+            if p.kind == "*":
+                parts.append("*")
                 continue
             if p.kind in (SIZES, VAR_TENSORS):
                 parts.append(f"*{p.name}")

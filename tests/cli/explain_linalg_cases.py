@@ -72,4 +72,7 @@ CASES = {
     "svd": _case(
         "svd(k, full_matrices=False).Vh", {"k": K}, lambda k: L.svd(k, full_matrices=False).Vh
     ),
+    "svdvals": _case("svdvals(k)", {"k": K}, L.svdvals),
+    "eigvalsh": _case("eigvalsh(q)", {"q": Q}, L.eigvalsh),
+    "pinv": _case("pinv(k)", {"k": K}, L.pinv),
 }

@@ -257,6 +257,7 @@ CASES.update({
              lambda t: t["m"].sort(1, descending=True).values),
     "topk": ("topk(x, 2).values", {"x": X}, lambda t: t["x"].topk(2).values),
     "kthvalue": ("kthvalue(m, 2)[0]", {"m": M}, lambda t: t["m"].kthvalue(2)[0]),
+    "mode": ("mode(m, 0)[0]", {"m": M}, lambda t: t["m"].mode(0)[0]),
     "cummax": ("cummax(m, 1).values", {"m": M}, lambda t: t["m"].cummax(1).values),
     "cummin": ("cummin(x, 0).values", {"x": X}, lambda t: t["x"].cummin(0).values),
     "argmax": ("x * argmax(x)", {"x": X}, lambda t: t["x"] * t["x"].argmax()),

@@ -1043,6 +1043,14 @@ OPS: list[Op] = [
         torch=T.torch_result("kthvalue", 0),
         prims=("take_along",),
     ),
+    Op(
+        "mode",
+        gc.mode,
+        DISTINCT,
+        T.extreme_spec(dim_none=False),
+        torch=T.torch_extreme("mode", 0),
+        prims=("take_along",),
+    ),
     *[
         Op(
             name,
@@ -1324,6 +1332,38 @@ OPS: list[Op] = [
             ("svd_Vh", 2, L.row_gauge),
         )
     ],
+    # svdvals, eigvalsh, pinv (gradcli/engine/spectra.py), on the same well-spread inputs
+    Op(
+        "svdvals",
+        lambda a: gc.svdvals(L.spread(a)),
+        Domain(-0.5, 0.5),
+        L.rectangular(),
+        torch=lambda a: torch_module().linalg.svdvals(L.spread(a)),
+        prims=("svd",),
+    ),
+    Op(
+        "eigvalsh",
+        lambda a, UPLO: gc.eigvalsh(L.separated(a), UPLO=UPLO),
+        Domain(-0.5, 0.5),
+        L.eigh_spec(),
+        torch=lambda a, UPLO: torch_module().linalg.eigvalsh(L.separated(a), UPLO=UPLO),
+        prims=("eigh",),
+    ),
+    Op(
+        "pinv",
+        lambda a, **params: gc.pinv(L.spread(a), **params),
+        Domain(-0.5, 0.5),
+        L.pinv_spec(),
+        torch=lambda a, **params: torch_module().linalg.pinv(L.spread(a), **params),
+    ),
+    Op(
+        "pinv_hermitian",
+        lambda a: gc.pinv(L.spd(a), hermitian=True),
+        Domain(-0.5, 0.5),
+        L.square(),
+        torch=lambda a: torch_module().linalg.pinv(L.spd(a), hermitian=True),
+        prims=("pinv",),
+    ),
     Op(
         "vector_norm",
         gc.vector_norm,
@@ -1481,6 +1521,13 @@ INDICES: list[Op] = [
         DISTINCT,
         T.kthvalue_spec(),
         torch=T.torch_result("kthvalue", 1),
+    ),
+    Op(
+        "mode_indices",
+        T.result(gc.mode, 1),
+        DISTINCT,
+        T.extreme_spec(dim_none=False),
+        torch=T.torch_extreme("mode", 1),
     ),
     *[
         Op(

@@ -145,6 +145,15 @@ def rectangular(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
 
 
 @st.composite
+def pinv_spec(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
+    """Square, tall and wide; the cut-offs far below the singular values of ``spread``'s
+    matrices (at least 2.5, at most about 14), or an rtol that drops none of them either."""
+    shapes, _ = draw(rectangular())
+    params = draw(st.sampled_from([{}, {"atol": 1.0}, {"rtol": 0.1}, {"atol": 0.5, "rtol": 0.01}]))
+    return shapes, params
+
+
+@st.composite
 def qr_spec(draw: Any) -> tuple[tuple[tuple[int, ...]], dict[str, Any]]:
     """Square, tall and wide; mode 'complete' only where it is differentiable (not tall)."""
     (shape,), _ = draw(rectangular())

@@ -175,3 +175,72 @@ def test_nanmedian_ignores_nan_and_shares_the_gradient_of_all_elements():
     gc.nanmedian(x).backward()
     torch.nanmedian(tx).backward()
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+
+
+def _tied(seed: int, shape: tuple[int, ...], nan: bool) -> np.ndarray:
+    """Few distinct values (so many ties, in many places), sometimes with nans."""
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 1 + seed % 4, shape).astype(np.float64)
+    if nan:
+        values[rng.random(shape) < 0.2] = np.nan
+    return values
+
+
+# rows of up to 16 (the standard library's sorts are insertion sorts there), longer rows (its
+# introsort's partitions), a row long enough for topk's partial sort (k * 64 <= n)
+TIED_SHAPES = [(7,), (4, 5), (3, 17), (40,), (2, 3, 21), (130,)]
+
+
+@pytest.mark.parametrize("shape", TIED_SHAPES, ids=str)
+@pytest.mark.parametrize("nan", [False, True], ids=["ties", "ties-nan"])
+def test_ties_pick_torchs_index_and_send_the_gradient_there(shape, nan):
+    """topk, kthvalue, mode, sort (stable=False), median and max/min along a dim pick, among
+    equal values, the index torch 2.13's CPU kernels pick, and the gradient goes to it: checked
+    against torch on tie-heavy inputs, every dim, several k."""
+    for seed in range(6):
+        values = _tied(seed, shape, nan)
+        for dim in range(len(shape)):
+            n = shape[dim]
+            calls = [
+                ("max", (dim,), {}),
+                ("min", (dim, True), {}),
+                ("median", (dim,), {}),
+                ("nanmedian", (dim,), {}),
+                ("mode", (dim,), {}),
+                ("mode", (dim, True), {}),
+                ("sort", (dim,), {}),
+                ("sort", (dim, True), {}),
+                ("sort", (), {"dim": dim, "stable": True}),
+            ]
+            for k in sorted({1, 2, (n + 1) // 2, n}):
+                calls += [
+                    ("kthvalue", (k, dim), {}),
+                    ("topk", (k, dim), {}),
+                    ("topk", (k, dim, False), {}),
+                    ("topk", (k, dim, True, False), {}),
+                ]
+            for name, args, kwargs in calls:
+                _same_choice_as_torch(name, values, args, kwargs)
+
+
+def _same_choice_as_torch(name: str, values: np.ndarray, args: tuple, kwargs: dict) -> None:
+    theirs_x = torch.tensor(values, requires_grad=True)
+    theirs = getattr(torch, name)(theirs_x, *args, **kwargs)
+    cotangent = np.arange(1.0, 1.0 + theirs.values.numel()).reshape(theirs.values.shape)
+    theirs.values.backward(torch.tensor(cotangent))
+    mine_x = gc.tensor(values, requires_grad=True)
+    where = f"{name}{args}{kwargs} of {values.tolist()}"
+    mine = [getattr(gc, name)(mine_x, *args, **kwargs, output=(k, 0)) for k in range(2)]
+    np.testing.assert_array_equal(mine[1].numpy(), theirs.indices.numpy(), err_msg=where)
+    np.testing.assert_array_equal(mine[0].numpy(), theirs.values.detach().numpy(), err_msg=where)
+    mine[0].backward(gc.tensor(cotangent))
+    np.testing.assert_array_equal(mine_x.grad.numpy(), theirs_x.grad.numpy(), err_msg=where)
+
+
+def test_mode_is_the_smallest_most_frequent_value_at_torchs_index():
+    values = np.array([[2.0, 1.0, 2.0, 1.0, 3.0], [5.0, 4.0, 3.0, 2.0, 1.0], [np.nan] * 5])
+    expected = torch.mode(torch.tensor(values), 1)
+    got = [gc.mode(gc.tensor(values), 1, output=(k, 0)).numpy() for k in range(2)]
+    np.testing.assert_array_equal(got[0], expected.values.numpy())  # nan where all are nan
+    np.testing.assert_array_equal(got[1], expected.indices.numpy())
+    assert got[0][:2].tolist() == [1.0, 1.0] and got[1][:2].tolist() == [3, 4]
