@@ -7,6 +7,7 @@ internal error (a bug in gradcli: please report it), 124 --timeout passed, 130 i
 
 from __future__ import annotations
 
+import copy
 import difflib
 import functools
 import inspect
@@ -27,8 +28,10 @@ from . import __version__, limits
 from .compute import DTYPES, MODES
 from .limits import Limits
 from .notice import say
-from .reference import FORMATS as FUNCTION_FORMATS
 from .results import FORMATS, Graph
+
+# ``gradcli functions --format``'s choices: ``reference.FORMATS``, which the command imports
+FUNCTION_FORMATS = ("text", "markdown", "json")
 
 app = typer.Typer(
     name="gradcli",
@@ -835,6 +838,25 @@ def functions_command(
         sys.stdout.write(reference.render(format, width))
 
 
+def _narrowed(argv: list[str]) -> typer.Typer:
+    """The application with only the command that ``argv`` starts with, when it names one.
+
+    Before it parses anything, Typer builds a Click command for every registered command,
+    reading each one's signature and type hints: most of a warm call's own time. A call runs
+    one command, so it gets an application holding that one (and the root's callback, so that
+    it stays a group: usage lines, --help and errors read the same). Anything else (no
+    command, --help, --version, a misspelt command, shell completion) gets the whole one.
+    """
+    if not argv or "_GRADCLI_COMPLETE" in os.environ:
+        return app
+    chosen = [info for info in app.registered_commands if info.name == argv[0]]
+    if not chosen:
+        return app
+    narrowed = copy.copy(app)
+    narrowed.registered_commands = chosen
+    return narrowed
+
+
 def main() -> None:
     """Console-script entry point."""
     if hasattr(signal, "SIGPIPE"):
@@ -848,7 +870,7 @@ def main() -> None:
         raise SystemExit(OUTPUT_FAILED)
     sys.stdout = CheckedStdout(sys.stdout)
     try:
-        app()
+        _narrowed(sys.argv[1:])()
         code: object = 0
     except SystemExit as done:
         code = done.code

@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 import time
 from pathlib import Path
 
@@ -145,6 +144,8 @@ def write_entry(source: str, kind: str, content: object) -> None:
     path = folder / _name(_key(source, kind), kind)
     temporary = None
     try:
+        import tempfile
+
         handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")  # mode 0600
         with os.fdopen(handle, "w", encoding="utf-8") as f:
             json.dump(seal(source, kind, content), f)
