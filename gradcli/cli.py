@@ -3,9 +3,10 @@
 Exit codes: 0 success, 1 a check that ran and failed (check, --strict), 2 bad usage or bad
 input (``GradcliError``, or an ``EngineError`` of the engine, told apart by its class), 70 an
 internal error (a bug in gradcli: please report it), 124 --timeout passed, 130 interrupted.
-"""
 
-from __future__ import annotations
+Annotations are evaluated as the module runs (no ``from __future__ import annotations``):
+Typer reads every option's, and text annotations would be compiled at each start.
+"""
 
 import copy
 import difflib
