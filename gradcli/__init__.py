@@ -4,9 +4,22 @@
 operations by their PyTorch names, ``gc.grad``, ``gc.jacobian`` and the rest.
 """
 
+import gc as _gc
+
 __version__ = "0.1.0"
+
+# Importing makes tens of thousands of objects that live as long as the process, and next to
+# no garbage: the collector would only scan them, again and again (several ms of every
+# gradcli call). It is paused while the engine is imported; what the import made is then
+# frozen (``gc.freeze``: kept out of every later collection) and collection goes on.
+_collecting = _gc.isenabled()
+_gc.disable()
 
 from .engine import *  # noqa: F401,F403,E402
 from .engine import __all__ as _engine_all  # noqa: E402
 
 __all__ = ["__version__", *_engine_all]
+
+if _collecting:
+    _gc.freeze()
+    _gc.enable()

@@ -5,8 +5,15 @@ input (``GradcliError``, or an ``EngineError`` of the engine, told apart by its 
 internal error (a bug in gradcli: please report it), 124 --timeout passed, 130 interrupted.
 
 Annotations are evaluated as the module runs (no ``from __future__ import annotations``):
-Typer reads every option's, and text annotations would be compiled at each start.
+Typer reads every option's, and text annotations would be compiled at each start. The garbage
+collector is paused while the modules a command needs are imported, as in ``gradcli``'s
+``__init__`` (see there).
 """
+
+import gc
+
+_collecting = gc.isenabled()
+gc.disable()
 
 import copy
 import difflib
@@ -886,3 +893,8 @@ def main() -> None:
         _discard_stdout()
         code = OUTPUT_FAILED
     raise SystemExit(code)
+
+
+if _collecting:  # what importing made stays out of every collection (see the docstring)
+    gc.freeze()
+    gc.enable()

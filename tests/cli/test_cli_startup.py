@@ -113,3 +113,19 @@ def test_the_one_command_application_answers_as_the_whole_one(argv):
         return result.exit_code, result.stdout, result.stderr
 
     assert run(cli._narrowed(argv)) == run(cli.app)
+
+
+@pytest.mark.parametrize("module", ["gradcli", "gradcli.cli"])
+@pytest.mark.parametrize("before", [True, False])
+def test_the_collector_is_as_it_was_after_the_imports(module, before):
+    """Paused while gradcli's modules are imported, collection is on again after, unless the
+    importer had it off; what the import made is frozen out of later collections."""
+    code = (
+        "import gc, importlib\n"
+        f"None if {before} else gc.disable()\n"
+        f"importlib.import_module({module!r})\n"
+        "print(gc.isenabled(), gc.get_freeze_count() > 10000)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [str(before), str(before)]
