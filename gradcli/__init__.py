@@ -6,10 +6,23 @@ commands' API (``gradcli.api``): ``gc.program(text)``, whose methods are the com
 return the results the command line renders, and ``gc.text(result, format)``.
 """
 
+import gc as _gc
+
 __version__ = "0.1.0"
+
+# Importing makes tens of thousands of objects that live as long as the process, and next to
+# no garbage: the collector would only scan them, again and again (several ms of every
+# gradcli call). It is paused while the engine is imported; what the import made is then
+# frozen (``gc.freeze``: kept out of every later collection) and collection goes on.
+_collecting = _gc.isenabled()
+_gc.disable()
 
 from .api import Program, program, text  # noqa: E402
 from .engine import *  # noqa: F401,F403,E402
 from .engine import __all__ as _engine_all  # noqa: E402
 
 __all__ = ["__version__", *_engine_all, "Program", "program", "text"]
+
+if _collecting:
+    _gc.freeze()
+    _gc.enable()

@@ -3,10 +3,19 @@
 Exit codes: 0 success, 1 a check that ran and failed (check, --strict), 2 bad usage or bad
 input (``GradcliError``, or an ``EngineError`` of the engine, told apart by its class), 70 an
 internal error (a bug in gradcli: please report it), 124 --timeout passed, 130 interrupted.
+
+Annotations are evaluated as the module runs (no ``from __future__ import annotations``):
+Typer reads every option's, and text annotations would be compiled at each start. The garbage
+collector is paused while the modules a command needs are imported, as in ``gradcli``'s
+``__init__`` (see there).
 """
 
-from __future__ import annotations
+import gc
 
+_collecting = gc.isenabled()
+gc.disable()
+
+import copy
 import difflib
 import functools
 import inspect
@@ -27,8 +36,10 @@ from . import __version__, limits
 from .compute import DTYPES, MODES
 from .limits import Limits
 from .notice import say
-from .reference import FORMATS as FUNCTION_FORMATS
 from .results import FORMATS, Graph
+
+# ``gradcli functions --format``'s choices: ``reference.FORMATS``, which the command imports
+FUNCTION_FORMATS = ("text", "markdown", "json")
 
 app = typer.Typer(
     name="gradcli",
@@ -944,6 +955,25 @@ def repl_command(seed: Seed = 0, dtype: Dtype = "float64", debug: Debug = False)
     raise typer.Exit(repl(dtype, seed, debug))
 
 
+def _narrowed(argv: list[str]) -> typer.Typer:
+    """The application with only the command that ``argv`` starts with, when it names one.
+
+    Before it parses anything, Typer builds a Click command for every registered command,
+    reading each one's signature and type hints: most of a warm call's own time. A call runs
+    one command, so it gets an application holding that one (and the root's callback, so that
+    it stays a group: usage lines, --help and errors read the same). Anything else (no
+    command, --help, --version, a misspelt command, shell completion) gets the whole one.
+    """
+    if not argv or "_GRADCLI_COMPLETE" in os.environ:
+        return app
+    chosen = [info for info in app.registered_commands if info.name == argv[0]]
+    if not chosen:
+        return app
+    narrowed = copy.copy(app)
+    narrowed.registered_commands = chosen
+    return narrowed
+
+
 def main() -> None:
     """Console-script entry point."""
     if hasattr(signal, "SIGPIPE"):
@@ -959,7 +989,7 @@ def main() -> None:
     if len(sys.argv) == 1 and sys.stdin.isatty() and sys.stdout.isatty():
         sys.argv.append("repl")  # plain `gradcli` in a terminal: the REPL
     try:
-        app()
+        _narrowed(sys.argv[1:])()
         code: object = 0
     except SystemExit as done:
         code = done.code
@@ -977,3 +1007,7 @@ def main() -> None:
 
 
 from . import derivative_cli  # noqa: E402, F401 - registers the derivative command
+
+if _collecting:  # what importing made stays out of every collection (see the docstring)
+    gc.freeze()
+    gc.enable()

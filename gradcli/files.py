@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextvars
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -93,6 +92,8 @@ def atomic_output(path: str, option: str = "--out") -> Iterator[str]:
         return
     target = os.path.realpath(path)
     folder = os.path.dirname(target)
+    import tempfile
+
     try:
         # the target's own suffix last: numpy and matplotlib choose the format by it
         suffix = TEMPORARY_SUFFIX + Path(path).suffix

@@ -11,8 +11,10 @@ Results hold numpy arrays, which do not compare as one boolean: they compare by 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
+
+from .records import record
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 FORMATS = ("table", "json", "csv")
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class Result:
     """What every answer has: the output it is about, and the warnings of the runs."""
 
@@ -32,7 +34,7 @@ class Result:
     warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class Values(Result):
     """``eval``: the value of every input and every assigned name."""
 
@@ -41,14 +43,14 @@ class Values(Result):
     values: dict[str, np.ndarray]
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class Derivatives(Result):
     """An answer about derivatives of the output, beside its value."""
 
     value: np.ndarray
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class Grads(Derivatives):
     """``grad``: ``.grad`` of every input (None when it has none), then of the intermediate
     names asked for (``--show``, ``--retain-grad``); ``formulas`` with ``--symbolic``."""
@@ -60,7 +62,7 @@ class Grads(Derivatives):
     formulas: dict[str, np.ndarray] = field(default_factory=dict)  # name -> array of text
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class VJP(Derivatives):
     """``vjp``: J^T v for each ``--wrt`` name (an input or an intermediate)."""
 
@@ -70,8 +72,7 @@ class VJP(Derivatives):
     formulas: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, eq=False)
-class Coo:
+class Coo(NamedTuple):
     """A sparse Jacobian block in coordinates: ``values[k]`` at row ``rows[k]`` (an output
     element, flat in C order) and column ``cols[k]`` (an input element) of a matrix of
     ``shape``; the other way round when the Jacobian is transposed."""
@@ -83,7 +84,7 @@ class Coo:
     input_shape: tuple[int, ...] = ()  # the shape of the input, whose elements are the columns
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class Jacobian(Derivatives):
     """``jacobian``: d out / d input for each input, laid out output.shape + input.shape, or
     input.shape + output.shape when ``transposed``; ``mode`` says how it was computed."""
@@ -98,7 +99,7 @@ class Jacobian(Derivatives):
     sparse: dict[str, Coo] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class JVP(Derivatives):
     """``jvp``: J t, shaped like the output."""
 
@@ -107,7 +108,7 @@ class JVP(Derivatives):
     tangent: np.ndarray
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class Hessian(Derivatives):
     """``hessian``: the block d2 out / da db for each pair (a, b) of inputs."""
 
@@ -116,7 +117,7 @@ class Hessian(Derivatives):
     blocks: dict[tuple[str, str], np.ndarray]
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class HVP(Derivatives):
     """``hvp``: H v for each input."""
 
@@ -135,7 +136,7 @@ class Difference(NamedTuple):
     reference: float  # reverse mode's
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class Check(Derivatives):
     """``check``: the Jacobian by each method (method -> input -> J), whether they agree, and
     the first entries where they do not."""
@@ -162,7 +163,7 @@ class Node(NamedTuple):
     value: np.ndarray | None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class Graph(Result):
     """``graph``: the nodes from the output (id 0) down to the leaves."""
 
@@ -172,7 +173,7 @@ class Graph(Result):
     nodes: tuple[Node, ...]
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class Plot(Result):
     """``plot``: the output and its derivative at each position along ``axis`` (an input, or
     s along a direction)."""
@@ -230,7 +231,7 @@ class SymbolicJT(NamedTuple):
     jt_v: dict[str, np.ndarray]
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class Explanation(Derivatives):
     """``explain``: the forward pass, the backward pass, the leaf gradients, notes (plain
     statements), and for small programs the symbolic J^T v."""
@@ -244,7 +245,7 @@ class Explanation(Derivatives):
     symbolic: SymbolicJT | None = None
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class Points(Result):
     """``--batch``: one chunk of points, numbered from ``first``; arrays with a leading point
     dimension, the output's values and, for grad and vjp, the inputs' gradients."""
@@ -270,7 +271,7 @@ class ExactBlock(NamedTuple):
     exact: bool
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class Exact(Result):
     """``--exact`` (numbers computed with sympy, ``point``) and ``--symbolic`` without values
     (formulas of the inputs) of eval, grad, jacobian and hessian; ``shape`` is the output's."""
@@ -288,7 +289,7 @@ def _power(name: str, power: int) -> str:
     return f"^{power}" if name.endswith("]") else str(power)
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
+@record
 class HigherDerivatives(Derivatives):
     """``derivative``: the successive partial derivatives of a scalar output by the inputs
     of ``wrt`` in turn (``derivatives[k]`` is by ``wrt[0]``, ..., ``wrt[k]``), each input

@@ -7,7 +7,6 @@ lists, ``nan``/``inf`` and calls of the constructors below are accepted.
 from __future__ import annotations
 
 import ast
-import csv
 import io
 import json
 import math
@@ -15,7 +14,6 @@ import stat
 import sys
 import unicodedata
 import warnings
-import zipfile
 import zlib
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -27,7 +25,6 @@ import numpy as np
 from . import budget, limits
 from .errors import GradcliError, listing, shorten
 from .files import note_input
-from .syntax import explain
 
 VALUE_SYNTAX = (
     "a value is a number (2.5), a list (1,2 or [[1,2],[3,4]]), a constructor (ones(2,2), "
@@ -382,6 +379,8 @@ def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np
     try:
         tree = quiet_parse(text, "eval").body
     except SyntaxError as exc:
+        from .syntax import explain
+
         message, column, hint = explain(text, exc, value=True)
         raise GradcliError(
             f"cannot read the value of {name}: {message}",
@@ -589,6 +588,9 @@ def existing_file(path_text: str, name: str, hint: str = VALUE_SYNTAX) -> Path:
 @contextmanager
 def _reading(path_text: str, name: str):
     """A file that cannot be read (or is damaged) is the user's error, named with its path."""
+    import csv
+    import zipfile
+
     try:
         yield
     except (OSError, ValueError, OverflowError, zipfile.BadZipFile, csv.Error) as exc:
@@ -612,6 +614,8 @@ def why_unreadable(exc: Exception) -> str:
 def open_archive(path_text: str, name: str):
     """A .npz archive, open, after checking every member's header: numbers only, within
     ``--max-elements``. Reading its arrays inside the ``with`` reports errors as the user's."""
+    import zipfile
+
     path = existing_file(path_text, name)
     what = f"{name} ({path_text})"
     with _reading(path_text, name):
@@ -668,6 +672,8 @@ def _check_npy_header(f, what: str) -> None:
 
 
 def _from_csv(source: str, name: str) -> np.ndarray:
+    import csv
+
     values: list[list[float]] = []
     count = 0
     for row in csv.reader(io.StringIO(source)):

@@ -13,7 +13,8 @@ from .tensor import DEFAULT_DTYPE, Tensor
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 
-_generator = np.random.default_rng(0)
+# made on first use: importing numpy.random costs a start-up that draws nothing
+_generator: np.random.Generator | None = None
 
 
 def manual_seed(seed: int) -> np.random.Generator:
@@ -21,6 +22,11 @@ def manual_seed(seed: int) -> np.random.Generator:
     global _generator
     _generator = np.random.default_rng(seed)
     return _generator
+
+
+def _seeded() -> np.random.Generator:
+    """The generator behind ``rand`` and ``randn``."""
+    return manual_seed(0) if _generator is None else _generator
 
 
 def resolve_dtype(dtype: Any) -> np.dtype[Any] | None:
@@ -110,7 +116,7 @@ def rand(
     generator: np.random.Generator | None = None,
 ) -> Tensor:
     """Uniform samples on [0, 1) from the seeded generator."""
-    return _made((generator or _generator).random(_shape(size)), requires_grad, dtype)
+    return _made((generator or _seeded()).random(_shape(size)), requires_grad, dtype)
 
 
 def randn(
@@ -120,4 +126,4 @@ def randn(
     generator: np.random.Generator | None = None,
 ) -> Tensor:
     """Standard normal samples from the seeded generator."""
-    return _made((generator or _generator).standard_normal(_shape(size)), requires_grad, dtype)
+    return _made((generator or _seeded()).standard_normal(_shape(size)), requires_grad, dtype)

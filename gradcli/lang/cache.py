@@ -23,18 +23,28 @@ text is read by ``ast`` as literals, as on the first run.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import stat
-import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import __version__, limits
 from ..files import read_regular
 from .functions import FUNCTIONS
 from .program import Program
+
+if TYPE_CHECKING:
+    from hashlib import sha256
+else:  # Python's own SHA-256: ``import hashlib`` loads OpenSSL, a few ms of every start
+    try:
+        from _sha256 import sha256  # Python 3.10 and 3.11
+    except ImportError:  # another Python, or one built without it
+        try:
+            from _sha2 import sha256  # Python 3.12 and later
+        except ImportError:
+            from hashlib import sha256
 
 # Bump when the IR changes meaning, so that no stale entry is read by a new build.
 IR_FORMAT = 6  # 5: typed nodes, a call's options apart from its operands; 6: None operands
@@ -87,7 +97,7 @@ def _key(source: str, kind: str) -> str:
 
 
 def _name(key: str, kind: str) -> str:
-    return f"{kind}-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+    return f"{kind}-{sha256(key.encode()).hexdigest()[:32]}.json"
 
 
 def entry_path(source: str, kind: str = "program") -> Path | None:
@@ -103,12 +113,12 @@ def _signatures() -> str:
     checkout of the same version, an operation given a new option) reads none of this one's
     entries, whose calls have the options of their own table."""
     text = "\n".join(op.signature() for _, op in sorted(FUNCTIONS.items()))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return sha256(text.encode()).hexdigest()[:16]
 
 
 def _checksum(key: str, content: object) -> str:
     text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(f"{key}\0{text}".encode()).hexdigest()
+    return sha256(f"{key}\0{text}".encode()).hexdigest()
 
 
 def seal(source: str, kind: str, content: object) -> dict[str, object]:
@@ -145,6 +155,8 @@ def write_entry(source: str, kind: str, content: object) -> None:
     path = folder / _name(_key(source, kind), kind)
     temporary = None
     try:
+        import tempfile
+
         handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")  # mode 0600
         with os.fdopen(handle, "w", encoding="utf-8") as f:
             json.dump(seal(source, kind, content), f)

@@ -33,8 +33,7 @@ from .ir import (
     to_json,
     version,
 )
-from .pytorch import Backward
-from .validate import Statement, element_of
+from .statement import Backward, Statement, element_of
 
 MAX_GAP = 64  # missing elements a vector y0, y1, ... may have (each taken as 0)
 

@@ -25,24 +25,10 @@ from dataclasses import dataclass
 
 from ..values import CONSTRUCTORS, LIKE
 from .functions import DTYPE_NAMES, TORCH_MODULES
+from .statement import Backward
 
 # What PyTorch code imports: torch and its parts, under any name
 _IMPORTABLE = ("torch",)
-
-
-@dataclass(frozen=True)
-class Backward:
-    """``output.backward(gradient, retain_graph=...)``: ``gradient`` names the cotangent
-    (None: the output is a scalar, or torch's error says it is not). ``zero_grad``: the
-    statement is ``output.grad.zero_()`` instead. ``inputs``: the
-    tensors of ``torch.autograd.grad(output, inputs, gradient)``, which asks for their
-    gradients alone (None: a backward, to every leaf)."""
-
-    output: str
-    gradient: str | None
-    retain_graph: bool
-    inputs: tuple[str, ...] | None = None
-    zero_grad: bool = False  # output.grad.zero_(): not a pass, the reset of output's .grad
 
 
 class Refused(Exception):

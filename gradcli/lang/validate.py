@@ -27,11 +27,10 @@ from ..values import CONSTRUCTORS, LIKE, quiet_parse, whole_constructor
 from . import functions as F
 from . import pytorch
 from .ir import constant_name
+from .statement import Statement, element_of  # noqa: F401 - element_of: for its importers
 
 T = TypeVar("T")
 CONSTANTS = {"e", "pi"}
-# x0, x12 (not x01: a leading zero would make y0 and y00 the same element)
-_ELEMENT_NAME = re.compile(r"^([A-Za-z]\w*?)(0|[1-9]\d{0,8})$")  # up to 9 digits: x999999999
 
 # Operators are re-emitted as calls, so that sympy keeps the program's structure exactly
 # (its own Add and Mul would reorder, distribute and cancel terms: x - x would vanish).
@@ -123,22 +122,6 @@ def _leading_word(text: str) -> str | None:
     """The Python keyword that starts a statement such as ``if x: ...``, or None."""
     match = re.match(r"[a-z]+\b", text)
     return match.group() if match and match.group() in _STATEMENT_WORDS else None
-
-
-@dataclass(frozen=True)
-class Statement:
-    """One ``name = expression`` as written, and where it stands in the program."""
-
-    number: int  # 1-based position among the statements
-    line: int  # 1-based line of the program
-    text: str  # the statement, stripped
-
-    @property
-    def where(self) -> str:
-        return f"statement {self.number} (line {self.line})"
-
-    def error(self, message: str, column: int | None = None, hint: str | None = None):
-        return GradcliError(message, where=self.where, source=self.text, column=column, hint=hint)
 
 
 def split_statements(source: str) -> list[Statement]:
@@ -1270,9 +1253,3 @@ def _check_depth(statement: Statement, tree: ast.AST) -> None:
                     "where Python's parser, which sympy's runs on, stops)",
                 )
         stack.extend((child, depth) for child in ast.iter_child_nodes(node))
-
-
-def element_of(name: str) -> tuple[str, int] | None:
-    """``x12`` -> (``x``, 12): the seed's indexed style."""
-    match = _ELEMENT_NAME.match(name)
-    return (match.group(1), int(match.group(2))) if match else None

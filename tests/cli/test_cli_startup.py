@@ -1,0 +1,131 @@
+"""Start-up: what a warm call (a cached program) imports, and the one-command application
+``main`` builds for it.
+
+A warm call must not import sympy, nor the modules only a first parse, a file input, another
+command or an error needs: the test reads ``sys.modules`` of a gradcli process as it exits.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from gradcli import cli
+
+VJP = ("vjp", "-e", "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1", "--x", "1,2", "--v", "1,1,1")
+
+#: What a warm ``vjp --format json`` leaves alone (each one imported lazily where it is used).
+NOT_ON_THE_WARM_PATH = (
+    "sympy",  # the parser's: a cache miss only
+    "gradcli.lang.build",
+    "gradcli.lang.parse",
+    "gradcli.lang.validate",  # the validator: a cached program was validated when parsed
+    "gradcli.lang.pytorch",  # PyTorch code's reader
+    "gradcli.syntax",  # explains refused text
+    "gradcli.reference",  # gradcli functions
+    "gradcli.symbolic",  # --symbolic, check
+    "gradcli.batch",  # --batch
+    "gradcli.render.table",  # --format table
+    "rich",  # tables (and Typer's help)
+    "numpy.random",  # rand, randn, dropout
+    "hashlib",  # the cache's SHA-256 is Python's own (hashlib loads OpenSSL)
+    "tempfile",  # writing a file, or a cache entry
+    "csv",  # reading a .csv input
+    "zipfile",  # reading a .npz input
+)
+
+
+# ``python -m gradcli ARGS`` that writes, as it exits, the names in sys.modules to a file
+# (``-X importtime`` would miss the modules imported by ``importlib.import_module``)
+MODULES_AT_EXIT = """
+import atexit, runpy, sys
+listing, sys.argv = sys.argv[1], ["gradcli", *sys.argv[2:]]
+atexit.register(lambda: open(listing, "w").write("\\n".join(sorted(sys.modules))))
+runpy.run_module("gradcli", run_name="__main__")
+"""
+
+
+def imported(args: tuple[str, ...], env: dict[str, str], listing) -> tuple[set[str], str]:
+    """The modules ``gradcli ARGS`` imports, in a new process, and its stdout."""
+    done = subprocess.run(
+        [sys.executable, "-c", MODULES_AT_EXIT, str(listing), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return set(listing.read_text().split()), done.stdout
+
+
+def test_a_warm_call_imports_neither_sympy_nor_what_it_does_not_use(tmp_path):
+    env = {**os.environ, "GRADCLI_CACHE_DIR": str(tmp_path / "cache")}
+    args = (*VJP, "--format", "json")
+    first, first_output = imported(args, env, tmp_path / "first")  # parses, fills the cache
+    warm, warm_output = imported(args, env, tmp_path / "warm")
+    assert warm_output == first_output
+    assert {"sympy", "gradcli.lang.validate", "gradcli.lang.build"} <= first  # what a miss needs
+    assert "gradcli.lang.cache" in warm and "gradcli.render.json_format" in warm
+    top = {name.split(".")[0] for name in warm}
+    found = [m for m in NOT_ON_THE_WARM_PATH if m in warm or ("." not in m and m in top)]
+    assert not found, f"a warm call imported {found}"
+
+
+@pytest.mark.parametrize("command", ["vjp", "eval", "functions", "run"])
+def test_a_call_gets_an_application_of_its_one_command(command):
+    narrowed = cli._narrowed([command, "--help"])
+    assert [info.name for info in narrowed.registered_commands] == [command]
+    assert narrowed.registered_callback is cli.app.registered_callback
+    assert len(cli.app.registered_commands) > 1  # the whole application is left as it was
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["--version"], ["vpj", "-e", "y = x"]])
+def test_anything_else_gets_the_whole_application(argv):
+    assert cli._narrowed(argv) is cli.app
+
+
+def test_shell_completion_gets_the_whole_application(monkeypatch):
+    monkeypatch.setenv("_GRADCLI_COMPLETE", "complete_bash")
+    assert cli._narrowed(["vjp"]) is cli.app
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [*VJP, "--format", "json"],
+        ["vjp", "--help"],
+        ["vjp", "--bogus"],  # a usage error: its usage line and hint
+        ["vjp", "-e", "y = x", "--x", "1", "--format", "jsno"],
+        ["functions", "--format", "json"],
+        ["hessian", "-e", "f = sum(x ** 3)", "--x", "1,2"],
+    ],
+)
+def test_the_one_command_application_answers_as_the_whole_one(argv):
+    runner = CliRunner()
+
+    def run(application: typer.Typer) -> tuple[int, str, str]:
+        result = runner.invoke(application, argv, terminal_width=100)
+        return result.exit_code, result.stdout, result.stderr
+
+    assert run(cli._narrowed(argv)) == run(cli.app)
+
+
+@pytest.mark.parametrize("module", ["gradcli", "gradcli.cli"])
+@pytest.mark.parametrize("before", [True, False])
+def test_the_collector_is_as_it_was_after_the_imports(module, before):
+    """Paused while gradcli's modules are imported, collection is on again after, unless the
+    importer had it off; what the import made is frozen out of later collections."""
+    code = (
+        "import gc, importlib\n"
+        f"None if {before} else gc.disable()\n"
+        f"importlib.import_module({module!r})\n"
+        "print(gc.isenabled(), gc.get_freeze_count() > 10000)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [str(before), str(before)]
