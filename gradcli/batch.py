@@ -27,11 +27,11 @@ import numpy as np
 from . import budget, limits
 from . import engine as gc
 from .compute import Bound, _cotangent, _inputs_are, _targets, integer_input, output_of
-from .engine.compile import NotBatchable, batch_size, run_batched, trace
+from .engine.compile import NotBatchable, Tape, batch_size, run_batched, trace
 from .errors import GradcliError, listing
 from .files import atomic_output, refuse_input
 from .results import Points
-from .values import json_numbers, load_json, open_archive, parse_value, read_data
+from .values import json_numbers, load_json, mapped_npy, open_archive, parse_value, read_data
 
 CHUNK = 8192
 
@@ -47,6 +47,12 @@ def read_points(spec: str, stdin=None) -> dict[str, np.ndarray]:
     if spec.startswith("@") and spec.lower().endswith(".npz"):
         with open_archive(spec[1:], "--batch") as archive:
             return {name: archive[name].astype(float) for name in archive.files}
+    if spec.startswith("@") and spec.lower().endswith(".npy"):  # read a chunk at a time
+        return {"x": mapped_npy(spec[1:], "--batch")}
+    if spec.startswith("@") and os.path.isdir(spec[1:]):
+        from .chunked import read_parts
+
+        return read_parts(spec[1:])
     return {"x": parse_value(spec, "--batch")}
 
 
@@ -118,7 +124,57 @@ def count(points: dict[str, np.ndarray]) -> int:
     return counts.pop()
 
 
-def run(
+@dataclass
+class Plan:
+    """A batch's traced pass and what replays it at a chunk of points: small, and sent as it
+    is to every worker of a cluster (``bound`` and ``one_pass``, kept only where it was
+    traced, are left out of what is sent)."""
+
+    command: str
+    output: str
+    targets: list[str]
+    names: list[str]  # the program's inputs, in the tape's order
+    fixed: dict[str, np.ndarray]  # the values of the inputs the points leave out
+    dtypes: dict[str, np.dtype]  # of every input given points
+    dtype: type  # the floating type
+    tape: Tape
+    chunk: int  # the most points one replay takes
+    bound: Bound | None = None
+    one_pass: Callable | None = None
+
+    def replay(self, points: dict[str, np.ndarray]) -> list[np.ndarray]:
+        """The pass's outputs at a chunk of points (arrays with a leading point dimension)."""
+        arrays = [self._points(n, points[n]) if n in points else self.fixed[n] for n in self.names]
+        batched = [n in points for n in self.names]
+        size = len(next(iter(points.values())))
+        with np.errstate(all="ignore"):
+            try:
+                return run_batched(self.tape, arrays, batched)
+            except NotBatchable:
+                if not self.tape.dynamic:
+                    return _point_by_point(self.tape, arrays, batched, size)
+                # x[x > 0]: each point has shapes of its own
+                assert self.bound is not None, "a dynamic tape is replayed where it was traced"
+                return _each_traced(self.bound, self.one_pass, arrays, batched, size)
+
+    def _points(self, name: str, values: np.ndarray) -> np.ndarray:
+        """A chunk of an input's points, in its dtype (an integer input's whole numbers)."""
+        dtype = self.dtypes[name]
+        if dtype.kind == "f":
+            return np.asarray(values, dtype=self.dtype)
+        return integer_input(name, values, dtype)
+
+    def results(self, first: int, outputs: list[np.ndarray]) -> Points:
+        return Points(
+            command=self.command,
+            output=self.output,
+            first=first,
+            values={self.output: np.asarray(outputs[0])},
+            grads={t: np.asarray(g) for t, g in zip(self.targets, outputs[1:])},
+        )
+
+
+def plan(
     bound: Bound,
     command: str,
     points: dict[str, np.ndarray],
@@ -126,12 +182,12 @@ def run(
     v: np.ndarray | None = None,
     wrt: list[str] | None = None,
     chunk: int = CHUNK,
-) -> Iterator[Points]:
-    """The command at every point, one ``Points`` per chunk of points.
+) -> Plan:
+    """Check the points against the program, and trace the command's pass at the bound point.
 
     ``wrt`` names inputs only: an intermediate node has no value of its own at each point.
     """
-    total = count(points)
+    count(points)
     for name in points:
         if name not in bound.arrays:
             raise GradcliError(
@@ -172,7 +228,6 @@ def run(
         return [result, *(z if g is None else g for g, z in zip(grads, zeros))]
 
     tape = bound.engine(lambda: trace(one_pass, *(bound.arrays[n] for n in names)))
-    batched = [n in points for n in names]
     chunk = min(chunk, batch_size(tape, limits.current().max_elements) or chunk)
     # the values of one chunk fit the budget, and so does its results' JSON text
     results = out.numel() + sum(bound.arrays[t].size for t in targets)
@@ -180,36 +235,38 @@ def run(
     chunk = min(
         chunk, budget.elements_within(tape.elements), budget.elements_within(results, as_text)
     )
-    for start in range(0, total, chunk):
+    return Plan(
+        command=command,
+        output=name,
+        targets=targets,
+        names=names,
+        fixed={n: a for n, a in bound.arrays.items() if n not in points},
+        dtypes={n: bound.arrays[n].dtype for n in points},
+        dtype=bound.dtype,
+        tape=tape,
+        chunk=chunk,
+        bound=bound,
+        one_pass=one_pass,
+    )
+
+
+def run(
+    bound: Bound,
+    command: str,
+    points: dict[str, np.ndarray],
+    of: str | None = None,
+    v: np.ndarray | None = None,
+    wrt: list[str] | None = None,
+    chunk: int = CHUNK,
+) -> Iterator[Points]:
+    """The command at every point, one ``Points`` per chunk of points (see ``plan``)."""
+    total = count(points)
+    steps = plan(bound, command, points, of, v, wrt, chunk)
+    for start in range(0, total, steps.chunk):
         budget.tick(f"{start:,} of {total:,} points done")
-        stop = min(start + chunk, total)
-        arrays = [
-            _points(n, points[n][start:stop], bound) if n in points else bound.arrays[n]
-            for n in names
-        ]
-        with np.errstate(all="ignore"):
-            try:
-                outputs = run_batched(tape, arrays, batched)
-            except NotBatchable:
-                if tape.dynamic:  # x[x > 0]: each point has shapes of its own
-                    outputs = _each_traced(bound, one_pass, arrays, batched, stop - start)
-                else:
-                    outputs = _point_by_point(tape, arrays, batched, stop - start)
-        yield Points(
-            command=command,
-            output=name,
-            first=start,
-            values={name: np.asarray(outputs[0])},
-            grads={t: np.asarray(g) for t, g in zip(targets, outputs[1:])},
-        )
-
-
-def _points(name: str, values: np.ndarray, bound: Bound) -> np.ndarray:
-    """A chunk of an input's points, in its dtype (an integer input's whole numbers)."""
-    dtype = bound.arrays[name].dtype
-    if dtype.kind == "f":
-        return np.asarray(values, dtype=bound.dtype)
-    return integer_input(name, values, dtype)
+        stop = min(start + steps.chunk, total)
+        outputs = steps.replay({n: a[start:stop] for n, a in points.items()})
+        yield steps.results(start, outputs)
 
 
 def _each_traced(bound: Bound, one_pass, arrays, batched, count) -> list[np.ndarray]:

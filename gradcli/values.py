@@ -631,9 +631,10 @@ def open_archive(path_text: str, name: str):
             yield archive
 
 
-def _check_npy_header(f, what: str) -> None:
+def _check_npy_header(f, what: str, rows: bool = False) -> tuple[int, ...]:
     """Read a .npy header and refuse, before any data is read, what gradcli will not load:
-    anything but numbers (Python objects would be unpickled), or too many elements."""
+    anything but numbers (Python objects would be unpickled), or too many elements (with
+    ``rows``, in one row: the file is read a chunk of rows at a time). Returns the shape."""
     try:
         version = np.lib.format.read_magic(f)
     except ValueError:
@@ -661,10 +662,28 @@ def _check_npy_header(f, what: str) -> None:
         raise GradcliError(
             f"{what} holds {dtype} values, not numbers", hint="save integers or floats"
         )
+    if rows:
+        limits.check_elements(math.prod(shape[1:]), f"a point of {what}")
+        return tuple(shape)
     limits.check_elements(math.prod(shape), what)
     # read as stored, then converted to float64: both are held at once
     stored = math.prod(shape) * dtype.itemsize
     budget.check_bytes(stored + math.prod(shape) * budget.ELEMENT_BYTES, what)
+    return tuple(shape)
+
+
+def mapped_npy(path_text: str, name: str) -> np.ndarray:
+    """A .npy file of points as a read-only memory map, after checking its header (numbers
+    only, one point within ``--max-elements``): its rows are read when a chunk needs them, so
+    memory stays bounded whatever the file's length."""
+    path = existing_file(path_text, name)
+    what = f"{name} ({path_text})"
+    with _reading(path_text, name):
+        with path.open("rb") as f:
+            shape = _check_npy_header(f, what, rows=True)
+        if not shape:  # one number: nothing to map
+            return np.load(path, allow_pickle=False).astype(float)
+        return np.load(path, mmap_mode="r", allow_pickle=False)
 
 
 def _from_csv(source: str, name: str) -> np.ndarray:

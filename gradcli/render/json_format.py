@@ -189,13 +189,46 @@ def json_lines(result: Points, file, options: Options) -> None:
             lines.append(json.dumps(document, allow_nan=False))
         file.write("\n".join(lines) + "\n")
         return
+    fast = _orjson_lines(result.first, arrays, count)
+    if fast is not None:
+        file.write(fast)
+        return
     sections: dict[str, list[str]] = {}
     for section, name, _ in arrays:
         sections.setdefault(section, []).append(f'"{name}": %r')
-    template = (
-        '{"point": %d, '
-        + ", ".join(f'"{section}": {{{", ".join(parts)}}}' for section, parts in sections.items())
-        + "}\n"
-    )
+    template = _line(sections)
     columns = [array.tolist() for _, _, array in arrays]
     file.write("".join(template % (result.first + i, *row) for i, row in enumerate(zip(*columns))))
+
+
+def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) -> str | None:
+    """The JSON lines of finite points through orjson (when it is installed), which writes
+    the shortest text that reads back as the same float, as Python's repr does, several
+    times faster: each array is written once, then cut into its points' texts. None when
+    orjson is missing or a point holds no elements."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a dependency
+        return None
+    pieces: list[list[bytes]] = []
+    sections: dict[str, list[str]] = {}
+    for section, name, array in arrays:
+        array = np.asarray(array)
+        if array.ndim > 1 and array[0].size == 0:
+            return None
+        kind = array.dtype.kind
+        array = array.astype(np.float64 if kind == "f" else np.int64 if kind in "iu" else bool)
+        depth = array.ndim - 1  # the brackets of one point
+        text = orjson.dumps(np.ascontiguousarray(array), option=orjson.OPT_SERIALIZE_NUMPY)
+        text = text[1 + depth : len(text) - 1 - depth].replace(b",", b", ")
+        pieces.append(text.split(b"]" * depth + b", " + b"[" * depth))
+        sections.setdefault(section, []).append(f'"{name}": {"[" * depth}%s{"]" * depth}')
+    template = _line(sections).encode()  # names are identifiers: no % in them
+    rows = zip(range(first, first + count), *pieces)
+    return b"".join([template % row for row in rows]).decode()
+
+
+def _line(sections: dict[str, list[str]]) -> str:
+    """The %-template of one point's line: ``{"point": %d, SECTION: {NAME: ..., ...}}``."""
+    inner = ", ".join(f'"{section}": {{{", ".join(parts)}}}' for section, parts in sections.items())
+    return '{"point": %d, ' + inner + "}\n"
