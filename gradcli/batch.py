@@ -26,12 +26,13 @@ import numpy as np
 
 from . import budget, limits
 from . import engine as gc
+from .chunked import NpyRows, read_parts
 from .compute import Bound, _cotangent, _inputs_are, _targets, integer_input, output_of
 from .engine.compile import NotBatchable, Tape, batch_size, run_batched, trace
 from .errors import GradcliError, listing
 from .files import atomic_output, refuse_input
 from .results import Points
-from .values import json_numbers, load_json, mapped_npy, open_archive, parse_value, read_data
+from .values import json_numbers, load_json, open_archive, parse_value, read_data
 
 CHUNK = 8192
 
@@ -48,11 +49,9 @@ def read_points(spec: str, stdin=None) -> dict[str, np.ndarray]:
         with open_archive(spec[1:], "--batch") as archive:
             return {name: archive[name].astype(float) for name in archive.files}
     if spec.startswith("@") and spec.lower().endswith(".npy"):  # read a chunk at a time
-        return {"x": mapped_npy(spec[1:], "--batch")}
+        return {"x": NpyRows(spec[1:])}  # type: ignore[dict-item]
     if spec.startswith("@") and os.path.isdir(spec[1:]):
-        from .chunked import read_parts
-
-        return read_parts(spec[1:])
+        return read_parts(spec[1:])  # type: ignore[return-value]
     return {"x": parse_value(spec, "--batch")}
 
 

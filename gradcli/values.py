@@ -631,10 +631,11 @@ def open_archive(path_text: str, name: str):
             yield archive
 
 
-def _check_npy_header(f, what: str, rows: bool = False) -> tuple[int, ...]:
+def _check_npy_header(f, what: str, rows: bool = False) -> tuple[tuple[int, ...], bool, Any]:
     """Read a .npy header and refuse, before any data is read, what gradcli will not load:
     anything but numbers (Python objects would be unpickled), or too many elements (with
-    ``rows``, in one row: the file is read a chunk of rows at a time). Returns the shape."""
+    ``rows``, in one row: the file is read a chunk of rows at a time). Returns the header:
+    the shape, whether it is in Fortran order, the dtype."""
     try:
         version = np.lib.format.read_magic(f)
     except ValueError:
@@ -647,7 +648,7 @@ def _check_npy_header(f, what: str, rows: bool = False) -> tuple[int, ...]:
         if version == (1, 0)
         else np.lib.format.read_array_header_2_0
     )
-    shape, _, dtype = read(f)
+    shape, fortran, dtype = read(f)
     if len(shape) > MAX_DIMENSIONS or any(n > limits.LARGEST for n in shape):
         raise GradcliError(
             f"{what} has shape {shape}"[:200] + ": too many dimensions, or one too large",
@@ -664,26 +665,22 @@ def _check_npy_header(f, what: str, rows: bool = False) -> tuple[int, ...]:
         )
     if rows:
         limits.check_elements(math.prod(shape[1:]), f"a point of {what}")
-        return tuple(shape)
+        return tuple(shape), fortran, dtype
     limits.check_elements(math.prod(shape), what)
     # read as stored, then converted to float64: both are held at once
     stored = math.prod(shape) * dtype.itemsize
     budget.check_bytes(stored + math.prod(shape) * budget.ELEMENT_BYTES, what)
-    return tuple(shape)
+    return tuple(shape), fortran, dtype
 
 
-def mapped_npy(path_text: str, name: str) -> np.ndarray:
-    """A .npy file of points as a read-only memory map, after checking its header (numbers
-    only, one point within ``--max-elements``): its rows are read when a chunk needs them, so
-    memory stays bounded whatever the file's length."""
+def mapped_header(path_text: str, name: str) -> tuple[tuple[int, ...], Any, int, bool]:
+    """The header of a .npy file of points, checked (numbers only, one point within
+    ``--max-elements``) before its rows are read a chunk at a time: the shape, the dtype,
+    where the data starts, and whether it is in Fortran order."""
     path = existing_file(path_text, name)
-    what = f"{name} ({path_text})"
-    with _reading(path_text, name):
-        with path.open("rb") as f:
-            shape = _check_npy_header(f, what, rows=True)
-        if not shape:  # one number: nothing to map
-            return np.load(path, allow_pickle=False).astype(float)
-        return np.load(path, mmap_mode="r", allow_pickle=False)
+    with _reading(path_text, name), path.open("rb") as f:
+        shape, fortran, dtype = _check_npy_header(f, f"{name} ({path_text})", rows=True)
+        return shape, dtype, f.tell(), fortran
 
 
 def _from_csv(source: str, name: str) -> np.ndarray:

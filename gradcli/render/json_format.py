@@ -210,22 +210,34 @@ def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) ->
         import orjson
     except ImportError:  # pragma: no cover - orjson is a dependency
         return None
-    pieces: list[list[bytes]] = []
-    sections: dict[str, list[str]] = {}
-    for section, name, array in arrays:
+    options = orjson.OPT_SERIALIZE_NUMPY
+    numbers = orjson.dumps(np.arange(first, first + count), option=options)[1:-1].split(b",")
+    glue, columns, close, section = [b'{"point": '], [numbers], "", ""
+    for kind, name, array in arrays:
         array = np.asarray(array)
         if array.ndim > 1 and array[0].size == 0:
             return None
-        kind = array.dtype.kind
-        array = array.astype(np.float64 if kind == "f" else np.int64 if kind in "iu" else bool)
+        code = array.dtype.kind
+        array = array.astype(np.float64 if code == "f" else np.int64 if code in "iu" else bool)
         depth = array.ndim - 1  # the brackets of one point
-        text = orjson.dumps(np.ascontiguousarray(array), option=orjson.OPT_SERIALIZE_NUMPY)
+        text = orjson.dumps(np.ascontiguousarray(array), option=options)
         text = text[1 + depth : len(text) - 1 - depth].replace(b",", b", ")
-        pieces.append(text.split(b"]" * depth + b", " + b"[" * depth))
-        sections.setdefault(section, []).append(f'"{name}": {"[" * depth}%s{"]" * depth}')
-    template = _line(sections).encode()  # names are identifiers: no % in them
-    rows = zip(range(first, first + count), *pieces)
-    return b"".join([template % row for row in rows]).decode()
+        columns.append(text.split(b"]" * depth + b", " + b"[" * depth))
+        if kind != section:  # a new section: close the last one
+            between = close + ("}" if section else "") + f', "{kind}": {{"{name}": '
+        else:
+            between = close + f', "{name}": '
+        glue.append((between + "[" * depth).encode())
+        close, section = "]" * depth, kind
+    tail = (close + "}}\n").encode()
+    # a line: glue 0, the number, glue 1, the first array's text, ..., the tail
+    step = 2 * len(columns) + 1
+    parts = [b""] * (count * step)
+    for i, (before, column) in enumerate(zip(glue, columns)):
+        parts[2 * i :: step] = [before] * count
+        parts[2 * i + 1 :: step] = column
+    parts[step - 1 :: step] = [tail] * count
+    return b"".join(parts).decode()
 
 
 def _line(sections: dict[str, list[str]]) -> str:
