@@ -20,13 +20,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from . import budget, limits
 from . import engine as gc
-from .chunked import NpyRows, read_parts
+from .chunked import NpyRows, is_folder, read_parts
 from .compute import Bound, _cotangent, _inputs_are, _targets, integer_input, output_of
 from .engine.compile import NotBatchable, Tape, batch_size, run_batched, trace
 from .errors import GradcliError, listing
@@ -291,8 +291,12 @@ def _point_by_point(tape, arrays, batched, count) -> list[np.ndarray]:
 
 def check_out_path(path: str) -> None:
     """Fail before any work when --out cannot be written."""
-    if not path.endswith((".npy", ".npz")):
-        raise GradcliError(f"--out {path}: unknown file type", hint="use .npy or .npz")
+    if is_folder(path):  # a folder of .npy parts for each result
+        path = path.rstrip("/") or path
+    elif not path.endswith((".npy", ".npz")):
+        raise GradcliError(
+            f"--out {path}: unknown file type", hint="use .npy or .npz, or DIR/ for a folder"
+        )
     folder = Path(path).parent
     if not folder.is_dir():
         raise GradcliError(f"--out {path}: no such folder {folder}")
@@ -318,6 +322,25 @@ def _npy_header(shape: tuple[int, ...], dtype: np.dtype, length: int = 0) -> byt
     size += -size % 64
     padded = text.ljust(size - len(magic) - 2 - 1) + "\n"
     return magic + (len(padded)).to_bytes(2, "little") + padded.encode("latin-1")
+
+
+def main_results(path: str, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """What ``--out results.npy`` holds: the gradient (or the values, for eval), the one
+    result; several are refused, for a .npz."""
+    main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
+    if len(main) != 1:
+        raise GradcliError(
+            f"--out {path}: there are {len(main)} results ({', '.join(main)})",
+            hint="write them all with --out results.npz",
+        )
+    return {main[0]: arrays[main[0]]}
+
+
+def zip_parts(target: str, parts: dict[str, str]) -> None:
+    """A .npz archive of .npy files, one member a result (each read from its file in blocks)."""
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+        for key, path in parts.items():
+            z.write(path, f"{key}.npy")
 
 
 @dataclass
@@ -346,13 +369,7 @@ class OutFile:
 
     def _open(self, arrays: dict[str, np.ndarray]) -> None:
         if not self.path.endswith(".npz"):
-            main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
-            if len(main) != 1:
-                raise GradcliError(
-                    f"--out {self.path}: there are {len(main)} results ({', '.join(main)})",
-                    hint="write them all with --out results.npz",
-                )
-            arrays = {main[0]: arrays[main[0]]}
+            arrays = main_results(self.path, arrays)
         self.target = self.output.enter_context(atomic_output(self.path))
         folder = os.path.dirname(os.path.abspath(self.target))
         for key, array in arrays.items():
@@ -390,9 +407,7 @@ class OutFile:
                     part.file.truncate(part.header + rows)
                 part.file.close()
             if self.path.endswith(".npz") and self.parts:
-                with zipfile.ZipFile(self.target, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
-                    for key, part in self.parts.items():
-                        z.write(part.path, f"{key}.npy")  # read from the part in blocks
+                zip_parts(self.target, {key: part.path for key, part in self.parts.items()})
         except OSError as exc:
             self.discard()
             raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
@@ -468,7 +483,14 @@ def stream(
 
     stdout = stdout or sys.stdout
     total = count(points)
-    writer, done = None if out is None else OutFile(out, total), 0
+    writer: Any = None  # OutFile, or cluster.FolderOut
+    if out is not None and is_folder(out):
+        from .cluster import FolderOut
+
+        writer = FolderOut(out, total)
+    elif out is not None:
+        writer = OutFile(out, total)
+    done = 0
     with _deferred_interrupts() as state, Progress(total, "points", total > CHUNK) as progress:
         try:
             for chunk in run(bound, command, points, of, v, wrt):
@@ -512,6 +534,7 @@ def main(
     of: str | None = None,
     v: np.ndarray | None = None,
     wrt: list[str] | None = None,
+    dask: str | None = None,
 ) -> None:
     """``--batch``: read the points, bind the program, then stream JSON lines to stdout or
     write everything to ``out``; the runs' warnings go to stderr at the end.
@@ -540,7 +563,12 @@ def main(
         refuse_input(out)
     points = fit_rows(points, spec, bound)
     try:
-        done = stream(bound, command, points, of, v, wrt, out)
+        if dask is None:
+            done = stream(bound, command, points, of, v, wrt, out)
+        else:
+            from .cluster import stream as on_cluster
+
+            done = on_cluster(bound, command, points, of, v, wrt, out, dask)
     except Interrupted as stop:
         say(stop.message())
         raise

@@ -121,3 +121,8 @@ def chunks(points: dict, total: int, size: int) -> list[tuple[int, int]]:
     for start, stop in zip(edges, edges[1:]):
         spans += [(s, min(s + size, stop)) for s in range(start, stop, size)]
     return spans
+
+
+def is_folder(path: str) -> bool:
+    """--out DIR/ (or an existing folder): each result a folder of .npy parts."""
+    return path.endswith(("/", os.sep)) or os.path.isdir(path)

@@ -121,7 +121,12 @@ Batch = Annotated[
     ),
 ]
 Out = Annotated[
-    str | None, typer.Option("--out", help="With --batch: write results to .npy or .npz.")
+    str | None,
+    typer.Option("--out", help="With --batch: write results to .npy or .npz, or DIR/ (parts)."),
+]
+Dask = Annotated[
+    str | None,
+    typer.Option("--dask", help="With --batch: run on a Dask cluster, tcp://HOST:PORT or local:N."),
 ]
 Symbolic = Annotated[
     bool, typer.Option("--symbolic", help="Add sympy's derivative formulas beside the numbers.")
@@ -507,30 +512,40 @@ def _check_encoding(options: dict) -> None:
 
 
 def _run_batch(
-    run: Run, command: str, spec: str, out: str | None, v=None, wrt=None, use_wrt: bool = True
+    run: Run,
+    command: str,
+    spec: str,
+    out: str | None,
+    v=None,
+    wrt=None,
+    use_wrt: bool = True,
+    dask: str | None = None,
 ) -> None:
     """--batch (see ``batch.main``); Ctrl-C exits 130."""
     from . import batch
 
+    bind = lambda d: run.bound(use_wrt, d)  # noqa: E731
     try:
-        batch.main(run.format, command, spec, out, lambda d: run.bound(use_wrt, d), run.of, v, wrt)
+        batch.main(run.format, command, spec, out, bind, run.of, v, wrt, dask)
     except batch.Interrupted:
         raise typer.Exit(130) from None
 
 
-def _no_out(out: str | None) -> None:
-    """--out belongs to --batch."""
+def _no_out(out: str | None, dask: str | None = None) -> None:
+    """--out and --dask belong to --batch."""
     from .errors import GradcliError
 
     if out is not None:
         raise GradcliError("--out writes the results of --batch", hint="add --batch POINTS")
+    if dask is not None:
+        raise GradcliError("--dask runs the points of --batch", hint="add --batch POINTS")
 
 
 # -- commands ------------------------------------------------------------------------------------
 
 
 @program_command("eval")
-def eval_command(run: Run, batch: Batch = None, out: Out = None) -> None:
+def eval_command(run: Run, batch: Batch = None, out: Out = None, dask: Dask = None) -> None:
     """The value of every input and every assigned name.
 
     Example: gradcli eval -e "y = x + 2; z = y*y*3; out = mean(z)" --x "ones(2,2)"
@@ -538,8 +553,8 @@ def eval_command(run: Run, batch: Batch = None, out: Out = None) -> None:
     from .compute import evaluate
 
     if batch is not None:
-        return _run_batch(run, "eval", batch, out)
-    _no_out(out)
+        return _run_batch(run, "eval", batch, out, dask=dask)
+    _no_out(out, dask)
     bound = run.bound()
     run.emit(evaluate(bound, run.of), bound)
 
@@ -563,6 +578,7 @@ def grad_command(
     symbolic: Symbolic = False,
     batch: Batch = None,
     out: Out = None,
+    dask: Dask = None,
 ) -> None:
     """out.backward() (or out.backward(v)), then .grad of every input.
 
@@ -572,8 +588,8 @@ def grad_command(
 
     vector = run.value(v, "v")
     if batch is not None:
-        return _run_batch(run, "grad", batch, out, vector)
-    _no_out(out)
+        return _run_batch(run, "grad", batch, out, vector, dask=dask)
+    _no_out(out, dask)
     bound = run.bound()
     shown, retained = _names(show) or [], _names(retain_grad) or []
     run.emit(grad(bound, run.of, vector, shown, retained, repeat, symbolic), bound)
@@ -581,7 +597,12 @@ def grad_command(
 
 @program_command("vjp")
 def vjp_command(
-    run: Run, v: V = None, symbolic: Symbolic = False, batch: Batch = None, out: Out = None
+    run: Run,
+    v: V = None,
+    symbolic: Symbolic = False,
+    batch: Batch = None,
+    out: Out = None,
+    dask: Dask = None,
 ) -> None:
     """torch.autograd.grad(out, wrt, grad_outputs=v): J^T v for each --wrt name.
 
@@ -591,8 +612,8 @@ def vjp_command(
 
     vector = run.value(v, "v")
     if batch is not None:
-        return _run_batch(run, "vjp", batch, out, vector, _names(run.wrt), use_wrt=False)
-    _no_out(out)
+        return _run_batch(run, "vjp", batch, out, vector, _names(run.wrt), False, dask)
+    _no_out(out, dask)
     bound = run.bound(use_wrt=False)  # --wrt may name intermediate nodes here
     run.emit(vjp(bound, run.of, vector, _names(run.wrt), symbolic), bound)
 
