@@ -79,7 +79,7 @@ def client(address: str) -> Iterator[Any]:
             n_workers=workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",  # a free port: 8787 may be taken
             silence_logs=logging.ERROR,
         )
         with cluster, distributed.Client(cluster) as connection:
