@@ -28,7 +28,6 @@ import numpy as np
 
 from . import budget
 from .batch import (
-    CHUNK,
     Interrupted,
     Plan,
     _arrays,
@@ -44,9 +43,10 @@ from .compute import Bound
 from .errors import GradcliError
 from .files import refuse_input
 
-#: Points a task takes: more than a single process's chunk, so that a task's own cost (a
-#: few milliseconds of scheduling and transfer) is small beside its work.
-TASK_POINTS = 16 * CHUNK
+#: The chunks of points a task takes (each replayed on its own, as in one process): more
+#: than one, so that a task's own cost (milliseconds of scheduling and transfer) is small
+#: beside its work.
+TASKS = 16
 
 
 def _distributed() -> Any:
@@ -75,13 +75,26 @@ def client(address: str) -> Iterator[Any]:
                 f"--dask {address}: local:N takes a number of workers from 1 to 256",
                 hint="e.g. --dask local:2",
             )
-        cluster = distributed.LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",  # a free port: 8787 may be taken
-            silence_logs=logging.ERROR,
-        )
+        import dask
+
+        # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ small for its workers, which turns off
+        # glibc's adaptive mmap threshold: each chunk's arrays (a megabyte or so) are then
+        # mapped and faulted in afresh, and a replay takes two to four times as long.
+        # Arrays up to 64 MB come from the heap instead, as in one process.
+        environment = {
+            "MALLOC_TRIM_THRESHOLD_": str(1 << 28),
+            "MALLOC_MMAP_THRESHOLD_": str(1 << 26),
+        }
+        with dask.config.set(
+            {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in environment.items()}
+        ):
+            cluster = distributed.LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",  # a free port: 8787 may be taken
+                silence_logs=logging.ERROR,
+            )
         with cluster, distributed.Client(cluster) as connection:
             yield connection
         return
@@ -157,7 +170,16 @@ def replay_chunk(
     the user's kind comes back as ``("error", message, hint)``."""
     try:
         points = {n: r.read() for n, r in rows.items()}
-        results = _arrays(steps.results(start, steps.replay(points)))
+        size = len(next(iter(points.values())))
+        pieces = [  # replayed a chunk at a time, as in one process: small arrays are faster
+            _arrays(
+                steps.results(
+                    start, steps.replay({n: p[i : i + steps.chunk] for n, p in points.items()})
+                )
+            )
+            for i in range(0, size, steps.chunk)
+        ]
+        results = {k: np.concatenate([p[k] for p in pieces]) for k in pieces[0]}
     except GradcliError as exc:
         return ("error", exc.message, exc.hint)
     if sink is None:
@@ -264,14 +286,14 @@ def stream(
 
     stdout = stdout or sys.stdout
     total = count(points)
-    steps = plan(bound, command, points, of, v, wrt, chunk=TASK_POINTS)
+    steps = plan(bound, command, points, of, v, wrt)
     if steps.tape.dynamic:
         raise GradcliError(
             "--dask: the program's shapes follow the values of each point (a mask such as "
             "x[x > 0]), so its pass is traced anew at each point, which only one process does",
             hint="leave out --dask",
         )
-    spans = chunks(points, total, steps.chunk)
+    spans = chunks(points, total, TASKS * steps.chunk)
     first = _arrays(steps.results(0, steps.replay({n: a[:1] for n, a in points.items()})))
     writer = None if out is None else ChunkedOut(out, total, first)
     sent = dataclasses.replace(steps, bound=None, one_pass=None)
