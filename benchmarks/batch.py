@@ -278,8 +278,6 @@ def big_batches(quick: bool = False) -> list[Result]:
 def _dask_rows(root: Path, gradcli: list[str], env: dict, quick: bool) -> list[Result]:
     """The chain's gradient at 10^6 points (2 x 10^5 with ``quick``) to a folder of parts:
     one process, ``--dask local:2``, and in-process on a running two-worker LocalCluster."""
-    import logging
-
     distributed = optional_import("distributed")
     if distributed is None:
         return []
@@ -301,10 +299,7 @@ def _dask_rows(root: Path, gradcli: list[str], env: dict, quick: bool) -> list[R
         np.testing.assert_array_equal(one, two)
     bound = bind(parse_program(CHAIN), {"x": np.zeros(16)})
     rows = {"x": NpyRows(str(root / "chain.npy"))}
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-        silence_logs=logging.ERROR,
-    ) as local:  # fmt: skip
+    with cluster.local_cluster(2) as local:
         start = time.perf_counter()
         gradcli_batch.stream(bound, "grad", rows, None, None, None, str(root / "in1") + "/")
         times[IN_ONE] = time.perf_counter() - start

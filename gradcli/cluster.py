@@ -48,6 +48,11 @@ from .files import refuse_input
 #: beside its work.
 TASKS = 16
 
+SHARED = (
+    "the workers read the points and write --out by their paths: give paths on a file system "
+    "every worker sees"
+)
+
 
 def _distributed() -> Any:
     try:
@@ -75,26 +80,7 @@ def client(address: str) -> Iterator[Any]:
                 f"--dask {address}: local:N takes a number of workers from 1 to 256",
                 hint="e.g. --dask local:2",
             )
-        import dask
-
-        # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ small for its workers, which turns off
-        # glibc's adaptive mmap threshold: each chunk's arrays (a megabyte or so) are then
-        # mapped and faulted in afresh, and a replay takes two to four times as long.
-        # Arrays up to 64 MB come from the heap instead, as in one process.
-        environment = {
-            "MALLOC_TRIM_THRESHOLD_": str(1 << 28),
-            "MALLOC_MMAP_THRESHOLD_": str(1 << 26),
-        }
-        with dask.config.set(
-            {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in environment.items()}
-        ):
-            cluster = distributed.LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=":0",  # a free port: 8787 may be taken
-                silence_logs=logging.ERROR,
-            )
+        cluster = local_cluster(workers)
         with cluster, distributed.Client(cluster) as connection:
             yield connection
         return
@@ -112,6 +98,27 @@ def client(address: str) -> Iterator[Any]:
         ) from None
     with connection:
         yield connection
+
+
+def local_cluster(workers: int) -> Any:
+    """A ``LocalCluster`` of ``workers`` processes of one thread each, on free ports, quiet."""
+    import dask
+
+    distributed = _distributed()
+    # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ small for its workers, which turns off glibc's
+    # adaptive mmap threshold: each chunk's arrays (a megabyte or so) are then mapped and
+    # faulted in afresh, and a replay takes two to four times as long. Arrays up to 64 MB
+    # come from the heap instead, as in one process.
+    environment = {"MALLOC_TRIM_THRESHOLD_": str(1 << 28), "MALLOC_MMAP_THRESHOLD_": str(1 << 26)}
+    prefix = "distributed.nanny.pre-spawn-environ"
+    with dask.config.set({f"{prefix}.{k}": v for k, v in environment.items()}):
+        return distributed.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",  # a free port: 8787 may be taken
+            silence_logs=logging.ERROR,
+        )
 
 
 # -- where a chunk's points come from -------------------------------------------------------
@@ -182,9 +189,14 @@ def replay_chunk(
         results = {k: np.concatenate([p[k] for p in pieces]) for k in pieces[0]}
     except GradcliError as exc:
         return ("error", exc.message, exc.hint)
+    except OSError as exc:  # the points, as the client named them, are not there
+        return ("error", f"--dask: a worker cannot read the points: {exc}", SHARED)
     if sink is None:
         return results
-    sink.write(index, start, results)
+    try:
+        sink.write(index, start, results)
+    except OSError as exc:
+        return ("error", f"--dask: a worker cannot write --out: {exc}", SHARED)
     return len(next(iter(results.values())))
 
 
@@ -220,24 +232,31 @@ class ChunkedOut:
         self.sink = _Sink(files, self.scratch if self.is_folder else None)
 
     def close(self, done: int, parts: int) -> None:
-        """Finish --out with the first ``done`` points (the first ``parts`` chunks)."""
+        """Finish --out with the first ``done`` points (the first ``parts`` chunks). What is
+        kept is moved (or, stopped early, copied) out of the scratch folder, which is removed:
+        a worker still busy with a cancelled task writes only there."""
+        kept = tempfile.mkdtemp(prefix=".gradcli-", suffix=".tmp", dir=os.path.dirname(self.target))
         try:
             if self.is_folder:
                 for key in self.rows:
+                    os.mkdir(os.path.join(kept, key))
                     for name in os.listdir(os.path.join(self.scratch, key)):
-                        if not name.endswith(".npy") or int(name[5:11]) >= parts:
-                            os.remove(os.path.join(self.scratch, key, name))
-                _replace_folder(self.scratch, self.target)
+                        if name.endswith(".npy") and int(name[5:11]) < parts:
+                            os.replace(*(os.path.join(f, key, name) for f in (self.scratch, kept)))
+                _replace_folder(kept, self.target)
                 return
+            paths = {}
             for key, (part, header, point) in self.sink.files.items():
+                paths[key] = part
                 if done < self.total:
+                    paths[key] = os.path.join(kept, f"{key}.npy")
                     row, dtype = self.rows[key]
-                    with open(part, "r+b") as f:
-                        f.write(_npy_header((done, *row), dtype, header))
-                        f.truncate(header + done * point)
-            paths = {key: part for key, (part, _, _) in self.sink.files.items()}
+                    with open(part, "rb") as source, open(paths[key], "wb") as copy:
+                        copy.write(_npy_header((done, *row), dtype))
+                        source.seek(header)
+                        _copy(source, copy, done * point)
+            final = os.path.join(kept, "all.npz")
             if self.path.endswith(".npz"):
-                final = os.path.join(self.scratch, "all.npz")
                 zip_parts(final, paths)
             else:
                 (final,) = paths.values()
@@ -245,12 +264,23 @@ class ChunkedOut:
                 os.fsync(f.fileno())
             os.replace(final, os.path.realpath(self.path))
         except OSError as exc:
-            self.discard()
             raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
-        self.discard()
+        finally:
+            shutil.rmtree(kept, ignore_errors=True)
+            self.discard()
 
     def discard(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _copy(source: Any, target: Any, size: int) -> None:
+    """The next ``size`` bytes of ``source`` written to ``target``, a block at a time."""
+    while size > 0:
+        block = source.read(min(size, 1 << 22))
+        if not block:
+            raise OSError(f"{source.name} is cut short")
+        target.write(block)
+        size -= len(block)
 
 
 def _replace_folder(new: str, target: str) -> None:
@@ -320,7 +350,7 @@ def stream(
 
         def stop() -> None:  # the tasks under way are cancelled before --out is closed
             pending = list(running.futures)
-            stop()
+            running.clear()
             connection.cancel(pending, force=True)
 
         try:

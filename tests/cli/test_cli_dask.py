@@ -10,11 +10,12 @@ folder of .npy parts and on stdin.
 from __future__ import annotations
 
 import json
-import logging
 
-import distributed
+import distributed  # noqa: F401 - the test extra installs it: these tests always run
 import numpy as np
 import pytest
+
+from gradcli.cluster import local_cluster
 
 EXAMPLE2 = "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1"
 VJP = ["vjp", "-e", EXAMPLE2, "--v", "1,1,1"]
@@ -23,13 +24,7 @@ LAYER = "h = tanh(x @ W + b); y = sum(h * h)"  # several inputs, one of them bat
 
 @pytest.fixture(scope="module")
 def cluster():
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=":0",  # a free port: 8787 may be taken
-        silence_logs=logging.ERROR,
-    ) as local:
+    with local_cluster(2) as local:
         yield local.scheduler_address
 
 
@@ -143,3 +138,26 @@ def test_a_program_whose_shapes_follow_its_values_stays_in_one_process(cli):
     result = cli(*program, input="[1, -2]\n[3, 4]\n")
     assert result.exit_code == 2, result.stderr
     assert "leave out --dask" in result.stderr
+
+
+@pytest.mark.parametrize("out", ["r.npy", "r/"])
+def test_a_dask_batch_stopped_by_the_timeout_keeps_the_chunks_done_from_the_first(
+    cli, cluster, tmp_path, out
+):
+    total = 2_000_000  # 16 tasks: several seconds of work on two workers
+    np.save(tmp_path / "p.npy", np.arange(float(total)))
+    text = "w = ones(200); y = sum(sin(x*w))"
+    assert cli("eval", "-e", text, "--x", "1").exit_code == 0  # parsed: the cache holds it
+    program = ["grad", "-e", text, "--batch", f"@{tmp_path}/p.npy"]
+    result = cli(*program, "--out", f"{tmp_path}/{out}", "--dask", cluster, "--timeout", "2")
+    assert result.exit_code == 124, result.stderr
+    done = int(result.stderr.split(": wrote ")[1].split(" of ")[0])
+    assert 0 <= done < total
+    if out.endswith("/"):
+        parts = sorted((tmp_path / "r" / "grads.x").iterdir())
+        grads = np.concatenate([np.load(p) for p in parts]) if parts else np.zeros(0)
+    else:
+        grads = np.load(tmp_path / out)
+    assert grads.shape == (done,)
+    np.testing.assert_allclose(grads, 200 * np.cos(np.arange(done)), atol=1e-9)
+    assert not list(tmp_path.glob(".gradcli-*"))
