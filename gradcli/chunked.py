@@ -44,7 +44,10 @@ class NpyRows:
             f.seek(self.offset + start * self.row * self.dtype.itemsize)
             values = np.fromfile(f, self.dtype, (stop - start) * self.row)
         if len(values) != (stop - start) * self.row:
-            raise GradcliError(f"--batch: {self.path} is cut short (rows {start} to {stop})")
+            raise GradcliError(
+                f"--batch: {self.path} is cut short (rows {start} to {stop} are not all there)",
+                hint="its header promises more rows than the file holds: write it again",
+            )
         return values.reshape((stop - start, *self.shape[1:]))
 
 
