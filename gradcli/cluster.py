@@ -329,6 +329,8 @@ def stream(
     sent = dataclasses.replace(steps, bound=None, one_pass=None)
     done = parts = 0
     with contextlib.ExitStack() as stack:
+        if writer is not None:  # its scratch files go, however the batch ends
+            stack.callback(writer.discard)
         connection = stack.enter_context(client(address))
         distributed = _distributed()
         state = stack.enter_context(_deferred_interrupts())
@@ -342,9 +344,9 @@ def stream(
         following = 0
 
         def submit(index: int) -> None:
-            start, stop = spans[index]
-            rows = {n: _rows(a, start, stop) for n, a in points.items()}
-            task = connection.submit(replay_chunk, shared, index, start, rows, sink, pure=False)
+            first, last = spans[index]
+            rows = {n: _rows(a, first, last) for n, a in points.items()}
+            task = connection.submit(replay_chunk, shared, index, first, rows, sink, pure=False)
             indices[task.key] = index
             running.add(task)
 
@@ -393,11 +395,9 @@ def stream(
             ) from None
         except BaseException:
             stop()
-            if writer is not None:
-                writer.discard()
             raise
-    if writer is not None:
-        writer.close(done, parts)
+        if writer is not None:
+            writer.close(done, parts)
     return done
 
 
