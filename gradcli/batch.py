@@ -20,14 +20,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from . import budget, limits
 from . import engine as gc
+from .chunked import NpyRows, is_folder, read_parts
 from .compute import Bound, _cotangent, _inputs_are, _targets, integer_input, output_of
-from .engine.compile import NotBatchable, batch_size, run_batched, trace
+from .engine.compile import NotBatchable, Tape, batch_size, run_batched, trace
 from .errors import GradcliError, listing
 from .files import atomic_output, refuse_input
 from .results import Points
@@ -47,6 +48,10 @@ def read_points(spec: str, stdin=None) -> dict[str, np.ndarray]:
     if spec.startswith("@") and spec.lower().endswith(".npz"):
         with open_archive(spec[1:], "--batch") as archive:
             return {name: archive[name].astype(float) for name in archive.files}
+    if spec.startswith("@") and spec.lower().endswith(".npy"):  # read a chunk at a time
+        return {"x": NpyRows(spec[1:])}  # type: ignore[dict-item]
+    if spec.startswith("@") and os.path.isdir(spec[1:]):
+        return read_parts(spec[1:])  # type: ignore[return-value]
     return {"x": parse_value(spec, "--batch")}
 
 
@@ -118,7 +123,57 @@ def count(points: dict[str, np.ndarray]) -> int:
     return counts.pop()
 
 
-def run(
+@dataclass
+class Plan:
+    """A batch's traced pass and what replays it at a chunk of points: small, and sent as it
+    is to every worker of a cluster (``bound`` and ``one_pass``, kept only where it was
+    traced, are left out of what is sent)."""
+
+    command: str
+    output: str
+    targets: list[str]
+    names: list[str]  # the program's inputs, in the tape's order
+    fixed: dict[str, np.ndarray]  # the values of the inputs the points leave out
+    dtypes: dict[str, np.dtype]  # of every input given points
+    dtype: type  # the floating type
+    tape: Tape
+    chunk: int  # the most points one replay takes
+    bound: Bound | None = None
+    one_pass: Callable | None = None
+
+    def replay(self, points: dict[str, np.ndarray]) -> list[np.ndarray]:
+        """The pass's outputs at a chunk of points (arrays with a leading point dimension)."""
+        arrays = [self._points(n, points[n]) if n in points else self.fixed[n] for n in self.names]
+        batched = [n in points for n in self.names]
+        size = len(next(iter(points.values())))
+        with np.errstate(all="ignore"):
+            try:
+                return run_batched(self.tape, arrays, batched)
+            except NotBatchable:
+                if not self.tape.dynamic:
+                    return _point_by_point(self.tape, arrays, batched, size)
+                # x[x > 0]: each point has shapes of its own
+                assert self.bound is not None, "a dynamic tape is replayed where it was traced"
+                return _each_traced(self.bound, self.one_pass, arrays, batched, size)
+
+    def _points(self, name: str, values: np.ndarray) -> np.ndarray:
+        """A chunk of an input's points, in its dtype (an integer input's whole numbers)."""
+        dtype = self.dtypes[name]
+        if dtype.kind == "f":
+            return np.asarray(values, dtype=self.dtype)
+        return integer_input(name, values, dtype)
+
+    def results(self, first: int, outputs: list[np.ndarray]) -> Points:
+        return Points(
+            command=self.command,
+            output=self.output,
+            first=first,
+            values={self.output: np.asarray(outputs[0])},
+            grads={t: np.asarray(g) for t, g in zip(self.targets, outputs[1:])},
+        )
+
+
+def plan(
     bound: Bound,
     command: str,
     points: dict[str, np.ndarray],
@@ -126,12 +181,12 @@ def run(
     v: np.ndarray | None = None,
     wrt: list[str] | None = None,
     chunk: int = CHUNK,
-) -> Iterator[Points]:
-    """The command at every point, one ``Points`` per chunk of points.
+) -> Plan:
+    """Check the points against the program, and trace the command's pass at the bound point.
 
     ``wrt`` names inputs only: an intermediate node has no value of its own at each point.
     """
-    total = count(points)
+    count(points)
     for name in points:
         if name not in bound.arrays:
             raise GradcliError(
@@ -172,7 +227,6 @@ def run(
         return [result, *(z if g is None else g for g, z in zip(grads, zeros))]
 
     tape = bound.engine(lambda: trace(one_pass, *(bound.arrays[n] for n in names)))
-    batched = [n in points for n in names]
     chunk = min(chunk, batch_size(tape, limits.current().max_elements) or chunk)
     # the values of one chunk fit the budget, and so does its results' JSON text
     results = out.numel() + sum(bound.arrays[t].size for t in targets)
@@ -180,36 +234,38 @@ def run(
     chunk = min(
         chunk, budget.elements_within(tape.elements), budget.elements_within(results, as_text)
     )
-    for start in range(0, total, chunk):
+    return Plan(
+        command=command,
+        output=name,
+        targets=targets,
+        names=names,
+        fixed={n: a for n, a in bound.arrays.items() if n not in points},
+        dtypes={n: bound.arrays[n].dtype for n in points},
+        dtype=bound.dtype,
+        tape=tape,
+        chunk=chunk,
+        bound=bound,
+        one_pass=one_pass,
+    )
+
+
+def run(
+    bound: Bound,
+    command: str,
+    points: dict[str, np.ndarray],
+    of: str | None = None,
+    v: np.ndarray | None = None,
+    wrt: list[str] | None = None,
+    chunk: int = CHUNK,
+) -> Iterator[Points]:
+    """The command at every point, one ``Points`` per chunk of points (see ``plan``)."""
+    total = count(points)
+    steps = plan(bound, command, points, of, v, wrt, chunk)
+    for start in range(0, total, steps.chunk):
         budget.tick(f"{start:,} of {total:,} points done")
-        stop = min(start + chunk, total)
-        arrays = [
-            _points(n, points[n][start:stop], bound) if n in points else bound.arrays[n]
-            for n in names
-        ]
-        with np.errstate(all="ignore"):
-            try:
-                outputs = run_batched(tape, arrays, batched)
-            except NotBatchable:
-                if tape.dynamic:  # x[x > 0]: each point has shapes of its own
-                    outputs = _each_traced(bound, one_pass, arrays, batched, stop - start)
-                else:
-                    outputs = _point_by_point(tape, arrays, batched, stop - start)
-        yield Points(
-            command=command,
-            output=name,
-            first=start,
-            values={name: np.asarray(outputs[0])},
-            grads={t: np.asarray(g) for t, g in zip(targets, outputs[1:])},
-        )
-
-
-def _points(name: str, values: np.ndarray, bound: Bound) -> np.ndarray:
-    """A chunk of an input's points, in its dtype (an integer input's whole numbers)."""
-    dtype = bound.arrays[name].dtype
-    if dtype.kind == "f":
-        return np.asarray(values, dtype=bound.dtype)
-    return integer_input(name, values, dtype)
+        stop = min(start + steps.chunk, total)
+        outputs = steps.replay({n: a[start:stop] for n, a in points.items()})
+        yield steps.results(start, outputs)
 
 
 def _each_traced(bound: Bound, one_pass, arrays, batched, count) -> list[np.ndarray]:
@@ -235,8 +291,12 @@ def _point_by_point(tape, arrays, batched, count) -> list[np.ndarray]:
 
 def check_out_path(path: str) -> None:
     """Fail before any work when --out cannot be written."""
-    if not path.endswith((".npy", ".npz")):
-        raise GradcliError(f"--out {path}: unknown file type", hint="use .npy or .npz")
+    if is_folder(path):  # a folder of .npy parts for each result
+        path = path.rstrip("/") or path
+    elif not path.endswith((".npy", ".npz")):
+        raise GradcliError(
+            f"--out {path}: unknown file type", hint="use .npy or .npz, or DIR/ for a folder"
+        )
     folder = Path(path).parent
     if not folder.is_dir():
         raise GradcliError(f"--out {path}: no such folder {folder}")
@@ -262,6 +322,25 @@ def _npy_header(shape: tuple[int, ...], dtype: np.dtype, length: int = 0) -> byt
     size += -size % 64
     padded = text.ljust(size - len(magic) - 2 - 1) + "\n"
     return magic + (len(padded)).to_bytes(2, "little") + padded.encode("latin-1")
+
+
+def main_results(path: str, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """What ``--out results.npy`` holds: the gradient (or the values, for eval), the one
+    result; several are refused, for a .npz."""
+    main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
+    if len(main) != 1:
+        raise GradcliError(
+            f"--out {path}: there are {len(main)} results ({', '.join(main)})",
+            hint="write them all with --out results.npz",
+        )
+    return {main[0]: arrays[main[0]]}
+
+
+def zip_parts(target: str, parts: dict[str, str]) -> None:
+    """A .npz archive of .npy files, one member a result (each read from its file in blocks)."""
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+        for key, path in parts.items():
+            z.write(path, f"{key}.npy")
 
 
 @dataclass
@@ -290,13 +369,7 @@ class OutFile:
 
     def _open(self, arrays: dict[str, np.ndarray]) -> None:
         if not self.path.endswith(".npz"):
-            main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
-            if len(main) != 1:
-                raise GradcliError(
-                    f"--out {self.path}: there are {len(main)} results ({', '.join(main)})",
-                    hint="write them all with --out results.npz",
-                )
-            arrays = {main[0]: arrays[main[0]]}
+            arrays = main_results(self.path, arrays)
         self.target = self.output.enter_context(atomic_output(self.path))
         folder = os.path.dirname(os.path.abspath(self.target))
         for key, array in arrays.items():
@@ -334,9 +407,7 @@ class OutFile:
                     part.file.truncate(part.header + rows)
                 part.file.close()
             if self.path.endswith(".npz") and self.parts:
-                with zipfile.ZipFile(self.target, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
-                    for key, part in self.parts.items():
-                        z.write(part.path, f"{key}.npy")  # read from the part in blocks
+                zip_parts(self.target, {key: part.path for key, part in self.parts.items()})
         except OSError as exc:
             self.discard()
             raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
@@ -412,7 +483,14 @@ def stream(
 
     stdout = stdout or sys.stdout
     total = count(points)
-    writer, done = None if out is None else OutFile(out, total), 0
+    writer: Any = None  # OutFile, or cluster.FolderOut
+    if out is not None and is_folder(out):
+        from .cluster import FolderOut
+
+        writer = FolderOut(out, total)
+    elif out is not None:
+        writer = OutFile(out, total)
+    done = 0
     with _deferred_interrupts() as state, Progress(total, "points", total > CHUNK) as progress:
         try:
             for chunk in run(bound, command, points, of, v, wrt):
@@ -456,6 +534,7 @@ def main(
     of: str | None = None,
     v: np.ndarray | None = None,
     wrt: list[str] | None = None,
+    dask: str | None = None,
 ) -> None:
     """``--batch``: read the points, bind the program, then stream JSON lines to stdout or
     write everything to ``out``; the runs' warnings go to stderr at the end.
@@ -484,7 +563,12 @@ def main(
         refuse_input(out)
     points = fit_rows(points, spec, bound)
     try:
-        done = stream(bound, command, points, of, v, wrt, out)
+        if dask is None:
+            done = stream(bound, command, points, of, v, wrt, out)
+        else:
+            from .cluster import stream as on_cluster
+
+            done = on_cluster(bound, command, points, of, v, wrt, out, dask)
     except Interrupted as stop:
         say(stop.message())
         raise

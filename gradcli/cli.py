@@ -132,7 +132,12 @@ Batch = Annotated[
     ),
 ]
 Out = Annotated[
-    str | None, typer.Option("--out", help="With --batch: write results to .npy or .npz.")
+    str | None,
+    typer.Option("--out", help="With --batch: write results to .npy or .npz, or DIR/ (parts)."),
+]
+Dask = Annotated[
+    str | None,
+    typer.Option("--dask", help="With --batch: run on a Dask cluster, tcp://HOST:PORT or local:N."),
 ]
 Symbolic = Annotated[
     bool,
@@ -545,23 +550,33 @@ def _check_encoding(options: dict) -> None:
 
 
 def _run_batch(
-    run: Run, command: str, spec: str, out: str | None, v=None, wrt=None, use_wrt: bool = True
+    run: Run,
+    command: str,
+    spec: str,
+    out: str | None,
+    v=None,
+    wrt=None,
+    use_wrt: bool = True,
+    dask: str | None = None,
 ) -> None:
     """--batch (see ``batch.main``); Ctrl-C exits 130."""
     from . import batch
 
+    bind = lambda d: run.bound(use_wrt, d)  # noqa: E731
     try:
-        batch.main(run.format, command, spec, out, lambda d: run.bound(use_wrt, d), run.of, v, wrt)
+        batch.main(run.format, command, spec, out, bind, run.of, v, wrt, dask)
     except batch.Interrupted:
         raise typer.Exit(130) from None
 
 
-def _no_out(out: str | None) -> None:
-    """--out belongs to --batch."""
+def _no_out(out: str | None, dask: str | None = None) -> None:
+    """--out and --dask belong to --batch."""
     from .errors import GradcliError
 
     if out is not None:
         raise GradcliError("--out writes the results of --batch", hint="add --batch POINTS")
+    if dask is not None:
+        raise GradcliError("--dask runs the points of --batch", hint="add --batch POINTS")
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -569,7 +584,12 @@ def _no_out(out: str | None) -> None:
 
 @program_command("eval")
 def eval_command(
-    run: Run, batch: Batch = None, out: Out = None, exact: Exactly = False, shape: Shape = None
+    run: Run,
+    batch: Batch = None,
+    out: Out = None,
+    dask: Dask = None,
+    exact: Exactly = False,
+    shape: Shape = None,
 ) -> None:
     """The value of every input and every assigned name.
 
@@ -583,8 +603,8 @@ def eval_command(
     if answered(run, "eval", exact, False, shape, batch=batch):
         return
     if batch is not None:
-        return _run_batch(run, "eval", batch, out)
-    _no_out(out)
+        return _run_batch(run, "eval", batch, out, dask=dask)
+    _no_out(out, dask)
     bound = run.bound()
     run.emit(evaluate(bound, run.of), bound)
 
@@ -610,6 +630,7 @@ def grad_command(
     out: Out = None,
     exact: Exactly = False,
     shape: Shape = None,
+    dask: Dask = None,
 ) -> None:
     """out.backward() (or out.backward(v)), then .grad of every input.
 
@@ -627,8 +648,8 @@ def grad_command(
         return
     vector = run.value(v, "v")
     if batch is not None:
-        return _run_batch(run, "grad", batch, out, vector)
-    _no_out(out)
+        return _run_batch(run, "grad", batch, out, vector, dask=dask)
+    _no_out(out, dask)
     bound = run.bound()
     shown, retained = _names(show) or [], _names(retain_grad) or []
     run.emit(grad(bound, run.of, vector, shown, retained, repeat, symbolic), bound)
@@ -636,7 +657,12 @@ def grad_command(
 
 @program_command("vjp")
 def vjp_command(
-    run: Run, v: V = None, symbolic: Symbolic = False, batch: Batch = None, out: Out = None
+    run: Run,
+    v: V = None,
+    symbolic: Symbolic = False,
+    batch: Batch = None,
+    out: Out = None,
+    dask: Dask = None,
 ) -> None:
     """torch.autograd.grad(out, wrt, grad_outputs=v): J^T v for each --wrt name.
 
@@ -646,8 +672,8 @@ def vjp_command(
 
     vector = run.value(v, "v")
     if batch is not None:
-        return _run_batch(run, "vjp", batch, out, vector, _names(run.wrt), use_wrt=False)
-    _no_out(out)
+        return _run_batch(run, "vjp", batch, out, vector, _names(run.wrt), False, dask)
+    _no_out(out, dask)
     bound = run.bound(use_wrt=False)  # --wrt may name intermediate nodes here
     run.emit(vjp(bound, run.of, vector, _names(run.wrt), symbolic), bound)
 

@@ -635,9 +635,11 @@ def open_archive(path_text: str, name: str):
             yield archive
 
 
-def _check_npy_header(f, what: str) -> None:
+def _check_npy_header(f, what: str, rows: bool = False) -> tuple[tuple[int, ...], bool, Any]:
     """Read a .npy header and refuse, before any data is read, what gradcli will not load:
-    anything but numbers (Python objects would be unpickled), or too many elements."""
+    anything but numbers (Python objects would be unpickled), or too many elements (with
+    ``rows``, in one row: the file is read a chunk of rows at a time). Returns the header:
+    the shape, whether it is in Fortran order, the dtype."""
     try:
         version = np.lib.format.read_magic(f)
     except ValueError:
@@ -650,7 +652,7 @@ def _check_npy_header(f, what: str) -> None:
         if version == (1, 0)
         else np.lib.format.read_array_header_2_0
     )
-    shape, _, dtype = read(f)
+    shape, fortran, dtype = read(f)
     if len(shape) > MAX_DIMENSIONS or any(n > limits.LARGEST for n in shape):
         raise GradcliError(
             f"{what} has shape {shape}"[:200] + ": too many dimensions, or one too large",
@@ -665,10 +667,24 @@ def _check_npy_header(f, what: str) -> None:
         raise GradcliError(
             f"{what} holds {dtype} values, not numbers", hint="save integers or floats"
         )
+    if rows:
+        limits.check_elements(math.prod(shape[1:]), f"a point of {what}")
+        return tuple(shape), fortran, dtype
     limits.check_elements(math.prod(shape), what)
     # read as stored, then converted to float64: both are held at once
     stored = math.prod(shape) * dtype.itemsize
     budget.check_bytes(stored + math.prod(shape) * budget.ELEMENT_BYTES, what)
+    return tuple(shape), fortran, dtype
+
+
+def mapped_header(path_text: str, name: str) -> tuple[tuple[int, ...], Any, int, bool]:
+    """The header of a .npy file of points, checked (numbers only, one point within
+    ``--max-elements``) before its rows are read a chunk at a time: the shape, the dtype,
+    where the data starts, and whether it is in Fortran order."""
+    path = existing_file(path_text, name)
+    with _reading(path_text, name), path.open("rb") as f:
+        shape, fortran, dtype = _check_npy_header(f, f"{name} ({path_text})", rows=True)
+        return shape, dtype, f.tell(), fortran
 
 
 def _from_csv(source: str, name: str) -> np.ndarray:

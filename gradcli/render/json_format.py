@@ -209,13 +209,66 @@ def json_lines(result: Points, file, options: Options) -> None:
             lines.append(json.dumps(document, allow_nan=False))
         file.write("\n".join(lines) + "\n")
         return
+    fast = _orjson_lines(result.first, arrays, count)
+    if fast is not None:
+        file.write(fast)
+        return
     sections: dict[str, list[str]] = {}
-    for section, name, _ in arrays:
-        sections.setdefault(section, []).append(f'"{name}": %r')
-    template = (
-        '{"point": %d, '
-        + ", ".join(f'"{section}": {{{", ".join(parts)}}}' for section, parts in sections.items())
-        + "}\n"
-    )
-    columns = [array.tolist() for _, _, array in arrays]
+    columns: list[list[Any]] = []
+    for section, name, array in arrays:
+        if np.asarray(array).dtype == bool:  # json's true/false, not Python's True/False
+            sections.setdefault(section, []).append(f'"{name}": %s')
+            columns.append([json.dumps(point) for point in array.tolist()])
+        else:  # Python's repr of a finite float is json's text
+            sections.setdefault(section, []).append(f'"{name}": %r')
+            columns.append(array.tolist())
+    template = _line(sections)
     file.write("".join(template % (result.first + i, *row) for i, row in enumerate(zip(*columns))))
+
+
+def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) -> str | None:
+    """The JSON lines of finite points through orjson (when it is installed), which writes
+    the shortest text that reads back as the same float, as Python's repr does, several
+    times faster: each array is written once, then cut into its points' texts. None when
+    orjson is missing, a point holds no elements or a number below 1e-4 (written otherwise
+    than Python writes it: the text must not depend on which path wrote it)."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a dependency
+        return None
+    options = orjson.OPT_SERIALIZE_NUMPY
+    numbers = orjson.dumps(np.arange(first, first + count), option=options)[1:-1].split(b",")
+    glue, columns, close, section = [b'{"point": '], [numbers], "", ""
+    for kind, name, array in arrays:
+        array = np.asarray(array)
+        if array.ndim > 1 and array[0].size == 0:
+            return None
+        code = array.dtype.kind
+        array = array.astype(np.float64 if code == "f" else np.int64 if code in "iu" else bool)
+        if code == "f" and np.any((np.abs(array) < 1e-4) & (array != 0)):
+            return None  # orjson writes 1e-5 as 0.00001 and 1e-7 as 1e-7, Python 1e-05, 1e-07
+        depth = array.ndim - 1  # the brackets of one point
+        text = orjson.dumps(np.ascontiguousarray(array), option=options)
+        text = text[1 + depth : len(text) - 1 - depth].replace(b",", b", ")
+        columns.append(text.split(b"]" * depth + b", " + b"[" * depth))
+        if kind != section:  # a new section: close the last one
+            between = close + ("}" if section else "") + f', "{kind}": {{"{name}": '
+        else:
+            between = close + f', "{name}": '
+        glue.append((between + "[" * depth).encode())
+        close, section = "]" * depth, kind
+    tail = (close + "}}\n").encode()
+    # a line: glue 0, the number, glue 1, the first array's text, ..., the tail
+    step = 2 * len(columns) + 1
+    parts = [b""] * (count * step)
+    for i, (before, column) in enumerate(zip(glue, columns)):
+        parts[2 * i :: step] = [before] * count
+        parts[2 * i + 1 :: step] = column
+    parts[step - 1 :: step] = [tail] * count
+    return b"".join(parts).decode()
+
+
+def _line(sections: dict[str, list[str]]) -> str:
+    """The %-template of one point's line: ``{"point": %d, SECTION: {NAME: ..., ...}}``."""
+    inner = ", ".join(f'"{section}": {{{", ".join(parts)}}}' for section, parts in sections.items())
+    return '{"point": %d, ' + inner + "}\n"

@@ -1,0 +1,435 @@
+"""``--batch ... --dask ADDRESS``: the batch's chunks replayed on a Dask cluster.
+
+The command's pass is traced once here (``batch.plan``) and the plan (the tape, the values of
+the inputs the points leave out) is sent once to every worker. Each chunk is a task that
+reads its points where they live (a .npy file or a folder of .npy parts on a file system the
+workers share, read by the worker; points read from stdin or a .csv go with the task),
+replays the plan, and writes its results where they go: into the ``--out`` file at the
+chunk's rows, or into the ``--out`` folder as one part per chunk, or back here for JSON lines,
+which are written in the points' order. Progress goes to stderr. Ctrl-C, --timeout and a
+failure keep what the batch module keeps: whole lines, or an ``--out`` holding the points done
+(the chunks done from the first on).
+
+``dask[distributed]`` is an optional extra: ``pip install 'gradcli[dask]'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from . import budget
+from .batch import (
+    Interrupted,
+    Plan,
+    _arrays,
+    _deferred_interrupts,
+    _npy_header,
+    count,
+    main_results,
+    plan,
+    zip_parts,
+)
+from .chunked import NpyRows, Parts, chunks, is_folder
+from .compute import Bound
+from .errors import GradcliError
+from .files import refuse_input
+
+#: The chunks of points a task takes (each replayed on its own, as in one process): more
+#: than one, so that a task's own cost (milliseconds of scheduling and transfer) is small
+#: beside its work.
+TASKS = 16
+
+SHARED = (
+    "the workers read the points and write --out by their paths: give paths on a file system "
+    "every worker sees"
+)
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise GradcliError(
+            "--dask needs Dask's distributed scheduler, which is not installed",
+            hint="pip install 'gradcli[dask]'",
+        ) from None
+    return distributed
+
+
+@contextlib.contextmanager
+def client(address: str) -> Iterator[Any]:
+    """A client of the cluster at ``address`` (``tcp://host:8786``), or of a new
+    ``LocalCluster`` of N worker processes (``local:N``), closed at the end."""
+    distributed = _distributed()
+    if address.startswith("local:"):
+        try:
+            workers = int(address[len("local:") :])
+        except ValueError:
+            workers = 0
+        if not 1 <= workers <= 256:
+            raise GradcliError(
+                f"--dask {address}: local:N takes a number of workers from 1 to 256",
+                hint="e.g. --dask local:2",
+            )
+        cluster = local_cluster(workers)
+        with cluster, distributed.Client(cluster) as connection:
+            yield connection
+        return
+    if "://" not in address:
+        raise GradcliError(
+            f"--dask {address}: not an address of a Dask scheduler",
+            hint="give tcp://HOST:PORT (the scheduler's), or local:N for N local workers",
+        )
+    try:
+        connection = distributed.Client(address, timeout=10)
+    except (OSError, TimeoutError) as exc:
+        raise GradcliError(
+            f"--dask {address}: cannot reach the scheduler: {exc}",
+            hint="start one with dask scheduler (and workers with dask worker ADDRESS)",
+        ) from None
+    with connection:
+        yield connection
+
+
+def local_cluster(workers: int) -> Any:
+    """A ``LocalCluster`` of ``workers`` processes of one thread each, on free ports, quiet."""
+    import dask
+
+    distributed = _distributed()
+    # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ small for its workers, which turns off glibc's
+    # adaptive mmap threshold: each chunk's arrays (a megabyte or so) are then mapped and
+    # faulted in afresh, and a replay takes two to four times as long. Arrays up to 64 MB
+    # come from the heap instead, as in one process.
+    environment = {"MALLOC_TRIM_THRESHOLD_": str(1 << 28), "MALLOC_MMAP_THRESHOLD_": str(1 << 26)}
+    prefix = "distributed.nanny.pre-spawn-environ"
+    with dask.config.set({f"{prefix}.{k}": v for k, v in environment.items()}):
+        return distributed.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",  # a free port: 8787 may be taken
+            silence_logs=logging.ERROR,
+        )
+
+
+# -- where a chunk's points come from -------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Rows:
+    """A chunk of one input's points: read by the worker from files, or carried along."""
+
+    source: Any  # NpyRows, Parts (paths only), or the chunk's array itself
+    start: int
+    stop: int
+
+    def read(self) -> np.ndarray:
+        if isinstance(self.source, (NpyRows, Parts)):
+            return self.source[self.start : self.stop]
+        return np.asarray(self.source)
+
+
+def _rows(array: Any, start: int, stop: int) -> _Rows:
+    if isinstance(array, (NpyRows, Parts)):
+        return _Rows(array, start, stop)
+    return _Rows(np.asarray(array[start:stop]), 0, stop - start)
+
+
+# -- where a chunk's results go -------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Sink:
+    """Where workers write results: each result's .npy file (written at the chunk's rows), or
+    a folder that gets a part per chunk for each result; None: back to the client."""
+
+    files: dict[str, tuple[str, int, int]]  # result -> (path, header bytes, bytes per point)
+    folder: str | None
+
+    def write(self, index: int, start: int, results: dict[str, np.ndarray]) -> None:
+        if self.folder is not None:
+            for key, array in results.items():
+                final = os.path.join(self.folder, key, f"part-{index:06d}.npy")
+                partial = final + ".partial"
+                with open(partial, "wb") as f:
+                    np.save(f, np.ascontiguousarray(array))
+                os.replace(partial, final)
+            return
+        for key, (path, header, row) in self.files.items():
+            with open(path, "r+b") as f:
+                f.seek(header + start * row)
+                f.write(np.ascontiguousarray(results[key]).tobytes())
+
+
+def replay_chunk(
+    steps: Plan, index: int, start: int, rows: dict[str, _Rows], sink: _Sink | None
+) -> Any:
+    """A worker's task: the chunk's points read, replayed, written (or returned). An error of
+    the user's kind comes back as ``("error", message, hint)``."""
+    try:
+        points = {n: r.read() for n, r in rows.items()}
+        size = len(next(iter(points.values())))
+        pieces = [  # replayed a chunk at a time, as in one process: small arrays are faster
+            _arrays(
+                steps.results(
+                    start, steps.replay({n: p[i : i + steps.chunk] for n, p in points.items()})
+                )
+            )
+            for i in range(0, size, steps.chunk)
+        ]
+        results = {k: np.concatenate([p[k] for p in pieces]) for k in pieces[0]}
+    except GradcliError as exc:
+        return ("error", exc.message, exc.hint)
+    except OSError as exc:  # the points, as the client named them, are not there
+        return ("error", f"--dask: a worker cannot read the points: {exc}", SHARED)
+    if sink is None:
+        return results
+    try:
+        sink.write(index, start, results)
+    except OSError as exc:
+        return ("error", f"--dask: a worker cannot write --out: {exc}", SHARED)
+    return len(next(iter(results.values())))
+
+
+class ChunkedOut:
+    """--out written by the workers: ``.npy``/``.npz`` files made here with their final
+    headers, filled at each chunk's rows, or a folder (``--out DIR/``) of parts, one per chunk
+    and result (``DIR/grads.x/part-000000.npy``, ...). Everything is written under temporary
+    names, renamed onto --out at the end; closed early, it holds the chunks done from the
+    first on."""
+
+    def __init__(self, path: str, total: int, first: dict[str, np.ndarray]):
+        self.path, self.total = path, total
+        self.is_folder = is_folder(path)
+        refuse_input(path.rstrip("/") or path)
+        keys = first if self.is_folder or path.endswith(".npz") else main_results(path, first)
+        self.rows = {k: (first[k].shape[1:], first[k].dtype) for k in keys}
+        target = os.path.abspath(path.rstrip("/"))
+        self.target = target
+        parent = os.path.dirname(target)
+        self.scratch = tempfile.mkdtemp(prefix=".gradcli-", suffix=".tmp", dir=parent)
+        files = {}
+        for key, (row, dtype) in self.rows.items():
+            if self.is_folder:
+                os.mkdir(os.path.join(self.scratch, key))
+                continue
+            part = os.path.join(self.scratch, f"{key}.npy")
+            header = _npy_header((total, *row), dtype)
+            point = int(np.prod(row, dtype=np.int64)) * dtype.itemsize
+            with open(part, "wb") as f:
+                f.write(header)
+                f.truncate(len(header) + total * point)
+            files[key] = (part, len(header), point)
+        self.sink = _Sink(files, self.scratch if self.is_folder else None)
+
+    def close(self, done: int, parts: int) -> None:
+        """Finish --out with the first ``done`` points (the first ``parts`` chunks). What is
+        kept is moved (or, stopped early, copied) out of the scratch folder, which is removed:
+        a worker still busy with a cancelled task writes only there."""
+        kept = tempfile.mkdtemp(prefix=".gradcli-", suffix=".tmp", dir=os.path.dirname(self.target))
+        try:
+            if self.is_folder:
+                for key in self.rows:
+                    os.mkdir(os.path.join(kept, key))
+                    for name in os.listdir(os.path.join(self.scratch, key)):
+                        if name.endswith(".npy") and int(name[5:11]) < parts:
+                            os.replace(*(os.path.join(f, key, name) for f in (self.scratch, kept)))
+                _replace_folder(kept, self.target)
+                return
+            paths = {}
+            for key, (part, header, point) in self.sink.files.items():
+                paths[key] = part
+                if done < self.total:
+                    paths[key] = os.path.join(kept, f"{key}.npy")
+                    row, dtype = self.rows[key]
+                    with open(part, "rb") as source, open(paths[key], "wb") as copy:
+                        copy.write(_npy_header((done, *row), dtype))
+                        source.seek(header)
+                        _copy(source, copy, done * point)
+            final = os.path.join(kept, "all.npz")
+            if self.path.endswith(".npz"):
+                zip_parts(final, paths)
+            else:
+                (final,) = paths.values()
+            with open(final, "rb+") as f:
+                os.fsync(f.fileno())
+            os.replace(final, os.path.realpath(self.path))
+        except OSError as exc:
+            raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
+        finally:
+            shutil.rmtree(kept, ignore_errors=True)
+            self.discard()
+
+    def discard(self) -> None:
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _copy(source: Any, target: Any, size: int) -> None:
+    """The next ``size`` bytes of ``source`` written to ``target``, a block at a time."""
+    while size > 0:
+        block = source.read(min(size, 1 << 22))
+        if not block:
+            raise OSError(f"{source.name} is cut short")
+        target.write(block)
+        size -= len(block)
+
+
+def _replace_folder(new: str, target: str) -> None:
+    """Rename ``new`` onto ``target``, a folder that may exist (moved aside, then removed)."""
+    old = None
+    if os.path.lexists(target):
+        if not os.path.isdir(target):
+            raise GradcliError(f"--out {target}/: a file of that name is in the way")
+        old = tempfile.mkdtemp(prefix=".gradcli-", suffix=".old", dir=os.path.dirname(target))
+        os.replace(target, os.path.join(old, "previous"))
+    os.replace(new, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def stream(
+    bound: Bound,
+    command: str,
+    points: dict[str, Any],
+    of: str | None,
+    v: np.ndarray | None,
+    wrt: list[str] | None,
+    out: str | None,
+    address: str,
+    stdout: Any = None,
+) -> int:
+    """The batch on the cluster at ``address``: JSON lines to ``stdout`` in the points'
+    order, or arrays to ``out``. Returns the number of points (see ``batch.stream``)."""
+    import sys
+
+    from .notice import Progress
+    from .render import render
+
+    stdout = stdout or sys.stdout
+    total = count(points)
+    steps = plan(bound, command, points, of, v, wrt)
+    if steps.tape.dynamic:
+        raise GradcliError(
+            "--dask: the program's shapes follow the values of each point (a mask such as "
+            "x[x > 0]), so its pass is traced anew at each point, which only one process does",
+            hint="leave out --dask",
+        )
+    spans = chunks(points, total, TASKS * steps.chunk)
+    first = _arrays(steps.results(0, steps.replay({n: a[:1] for n, a in points.items()})))
+    writer = None if out is None else ChunkedOut(out, total, first)
+    sent = dataclasses.replace(steps, bound=None, one_pass=None)
+    done = parts = 0
+    with contextlib.ExitStack() as stack:
+        if writer is not None:  # its scratch files go, however the batch ends
+            stack.callback(writer.discard)
+        connection = stack.enter_context(client(address))
+        distributed = _distributed()
+        state = stack.enter_context(_deferred_interrupts())
+        progress = stack.enter_context(Progress(total, "points", len(spans) > 1))
+        shared = connection.scatter(sent, broadcast=True, hash=False)
+        window = 2 * max(1, len(connection.scheduler_info().get("workers", {}))) + 2
+        sink = None if writer is None else writer.sink
+        running = distributed.as_completed()
+        indices: dict[str, int] = {}  # a task's key -> its chunk
+        finished: dict[int, Any] = {}
+        following = 0
+
+        def submit(index: int) -> None:
+            first, last = spans[index]
+            rows = {n: _rows(a, first, last) for n, a in points.items()}
+            task = connection.submit(replay_chunk, shared, index, first, rows, sink, pure=False)
+            indices[task.key] = index
+            running.add(task)
+
+        def stop() -> None:  # the tasks under way are cancelled before --out is closed
+            pending = list(running.futures)
+            running.clear()
+            connection.cancel(pending, force=True)
+
+        try:
+            for following in range(min(window, len(spans))):
+                submit(following)
+            following = min(window, len(spans))
+            for task in running:
+                result = task.result()
+                if isinstance(result, tuple):
+                    raise GradcliError(result[1], hint=result[2])
+                finished[indices.pop(task.key)] = result
+                while parts in finished:  # in order: the chunks done from the first on
+                    state["writing"] = True
+                    chunk = finished.pop(parts)
+                    if writer is None:
+                        lines = steps.results(spans[parts][0], _points_of(chunk, steps))
+                        render(lines, "json", file=stdout)
+                        stdout.flush()
+                    done, parts = spans[parts][1], parts + 1
+                    state["writing"] = False
+                    progress.update(done)
+                if following < len(spans):
+                    submit(following)
+                    following += 1
+                if state["presses"]:
+                    raise KeyboardInterrupt
+                budget.tick(f"{done:,} of {total:,} points done")
+        except KeyboardInterrupt:
+            stop()
+            if writer is not None:
+                writer.close(done, parts)
+            raise Interrupted(done, total, out) from None
+        except budget.TimedOut as exc:
+            stop()
+            if writer is not None:
+                writer.close(done, parts)
+            where = "" if out is None else f" to {out}"
+            raise budget.TimedOut(
+                f"{exc.message}: wrote {done} of {total} points{where}", hint=exc.hint
+            ) from None
+        except BaseException:
+            stop()
+            raise
+        if writer is not None:
+            writer.close(done, parts)
+    return done
+
+
+def _points_of(results: dict[str, np.ndarray], steps: Plan) -> list[np.ndarray]:
+    """A chunk's results, returned by a worker, as the pass's outputs in order."""
+    return [results[f"values.{steps.output}"], *(results[f"grads.{t}"] for t in steps.targets)]
+
+
+class FolderOut:
+    """``--out DIR/`` in one process: the chunks written as a cluster's workers write them."""
+
+    def __init__(self, path: str, total: int):
+        self.path, self.total = path, total
+        self.out: ChunkedOut | None = None
+        self.done = self.parts = 0
+
+    def write(self, chunk: Any) -> None:
+        arrays = _arrays(chunk)
+        if self.out is None:
+            self.out = ChunkedOut(self.path, self.total, arrays)
+        try:
+            self.out.sink.write(self.parts, chunk.first, arrays)
+        except OSError as exc:
+            self.discard()
+            raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
+        self.parts += 1
+        self.done += len(next(iter(arrays.values())))
+
+    def close(self) -> None:
+        if self.out is not None:
+            self.out.close(self.done, self.parts)
+
+    def discard(self) -> None:
+        if self.out is not None:
+            self.out.discard()
