@@ -835,6 +835,10 @@ def functions_command(
         sys.stdout.write(reference.render(format, width))
 
 
+# commands in modules of their own, which register themselves with program_command
+from . import cli_uncertainty  # noqa: E402, F401
+
+
 def main() -> None:
     """Console-script entry point."""
     if hasattr(signal, "SIGPIPE"):
