@@ -836,7 +836,7 @@ def functions_command(
 
 
 # commands in modules of their own, which register themselves with program_command
-from . import cli_uncertainty  # noqa: E402, F401
+from . import cli_export, cli_uncertainty  # noqa: E402, F401
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
-"""The ``uncertainty`` command (registered by importing this module from ``cli``)."""
+"""The ``uncertainty`` command (registered by importing this module from ``cli``).
 
-from __future__ import annotations
+No ``from __future__ import annotations``: Typer reads the annotations in ``cli``'s
+namespace, so they must be objects, not names."""
 
 import dataclasses
 from typing import Annotated
