@@ -125,10 +125,10 @@ class TorchTexts(Texts):
             )
         if op.operator is not None or not op.params:
             return super().call(node, args)
-        kinds = [p.kind for p in op.options]
+        kinds = [p.kind for p in op.options]  # the rest of a SIZES parameter has none
         params = tuple(
-            _Code(f"torch.{value}") if kind == F.DTYPE else value
-            for kind, value in zip(kinds, node.params)
+            _Code(f"torch.{value}") if k < len(kinds) and kinds[k] == F.DTYPE else value
+            for k, value in enumerate(node.params)
         )
         written = Call(node.op, node.args, params)
         texts = _arguments(written, args)
