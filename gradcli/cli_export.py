@@ -48,5 +48,7 @@ def export_command(
     except OSError as exc:
         from .errors import GradcliError
 
-        raise GradcliError(f"cannot write {out}: {exc.strerror}", hint="choose another --out") from None
+        raise GradcliError(
+            f"cannot write {out}: {exc.strerror}", hint="choose another --out"
+        ) from None
     say(f"wrote {out}")

@@ -26,12 +26,10 @@ from .errors import GradcliError, listing
 from .lang import functions as F
 from .lang.ir import Call, Const, Name, evaluate
 from .lang.validate import element_of
-from .ops.exporting import torch_function, torch_method
+from .ops.exporting import RANDOM, torch_function, torch_method
 from .steps import _ATOM, Texts, _arguments, _picked, _wrapped
 
 TARGETS = ("torch", "numpy", "jax", "sympy", "latex")
-# operations whose value is drawn at random: torch draws other numbers than gradcli
-RANDOM = frozenset({"dropout"})
 
 
 def export(bound: Bound, of: str | None, wrt: list[str] | None, to: str) -> str:
@@ -126,7 +124,7 @@ class TorchTexts(Texts):
         if op.operator is not None or not op.params:
             return super().call(node, args)
         kinds = [p.kind for p in op.options]  # the rest of a SIZES parameter has none
-        params = tuple(
+        params: Any = tuple(
             _Code(f"torch.{value}") if k < len(kinds) and kinds[k] == F.DTYPE else value
             for k, value in enumerate(node.params)
         )
@@ -167,7 +165,9 @@ def torch_script(bound: Bound, name: str, targets: list[str]) -> str:
     ]
     for n, array in bound.arrays.items():
         value = _literal(np.asarray(array))
-        lines.append(f"{_identifier(n)} = torch.tensor({value}, dtype={_torch_dtype(array, dtype)})")
+        lines.append(
+            f"{_identifier(n)} = torch.tensor({value}, dtype={_torch_dtype(array, dtype)})"
+        )
     parameters = ", ".join(_identifier(t) for t in targets)
     body = [
         f"{n.split('#')[0]} = {_identifier(n)}.clone()"
@@ -203,7 +203,7 @@ def torch_script(bound: Bound, name: str, targets: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# -- formulas: numpy, JAX, sympy, LaTeX -------------------------------------------------------------
+# -- formulas: numpy, JAX, sympy, LaTeX -----------------------------------------------------------
 
 
 class Formulas:
@@ -265,7 +265,7 @@ def _code_script(formulas: Formulas, to: str, bound: Bound) -> str:
     unpack = [_unpack(formulas, t, module) for t in targets]
 
     def array(expressions: list[Any], shape: tuple[int, ...]) -> str:
-        items = ", ".join(printer.doprint(e) for e in expressions)
+        items = ", ".join(_printed(printer, e, to) for e in expressions)
         return f"{module}.array([{items}], dtype=float).reshape({shape!r})"
 
     body = ["", "", f"def program({parameters}):", *("    " + u for u in unpack)]
@@ -280,14 +280,29 @@ def _code_script(formulas: Formulas, to: str, bound: Bound) -> str:
         else:
             jacobians.append(f'"{t}": jax.jacfwd(program, argnums={i})(*inputs).tolist()')
     imports = ["import json", ""]
+    if to == "jax" and "math" in printer.module_imports:
+        functions = listing(sorted(printer.module_imports["math"]))
+        raise GradcliError(
+            f"export --to jax cannot write {functions}: sympy writes them with Python's math "
+            "module, which JAX cannot differentiate",
+            hint="export --to numpy or --to torch writes them",
+        )
     if to == "jax":
-        imports += ["import jax", "import jax.numpy", "", 'jax.config.update("jax_enable_x64", True)']
+        imports += [
+            "import jax",
+            "import jax.numpy",
+            "",
+            'jax.config.update("jax_enable_x64", True)',
+        ]
     for name in sorted(printer.module_imports):
         if name not in ("numpy", "jax", "jax.numpy"):
             imports.append(f"import {name}")
     if to == "numpy":
         imports.append("import numpy")
-    points = [f"{t} = {module}.array({_literal(np.asarray(bound.arrays[t]))})" for t in targets]
+    points = [
+        f"{t} = {module}.array({_literal(np.asarray(bound.arrays[t]))}, dtype=float)"
+        for t in targets
+    ]
     tail = [
         "",
         "",
@@ -305,6 +320,28 @@ def _code_script(formulas: Formulas, to: str, bound: Bound) -> str:
     return "\n".join([*header, "", *imports, *body, *tail]) + "\n"
 
 
+def _printed(printer: Any, expression: Any, to: str) -> str:
+    """A formula as ``to``'s code; a function the printer cannot write is refused."""
+    from sympy.printing.codeprinter import PrintMethodNotImplementedError
+
+    try:
+        return str(printer.doprint(expression))
+    except PrintMethodNotImplementedError:
+        missing = sorted({type(f).__name__ for f in expression.atoms(_function_class())})
+        unwritten = [f for f in missing if not printer.known_functions.get(f)]
+        raise GradcliError(
+            f"export --to {to} cannot write {listing(unwritten or missing)}: sympy's "
+            f"{to} printer has no form for it",
+            hint="export --to torch writes every operation",
+        ) from None
+
+
+def _function_class() -> Any:
+    import sympy as sp
+
+    return sp.Function
+
+
 def numpy_script(bound: Bound, name: str, targets: list[str]) -> str:
     return _code_script(Formulas(bound, name, targets, "numpy"), "numpy", bound)
 
@@ -316,7 +353,15 @@ def jax_script(bound: Bound, name: str, targets: list[str]) -> str:
 def sympy_script(bound: Bound, name: str, targets: list[str]) -> str:
     """A sympy script: the formulas, their derivatives by sympy.diff, both at the point."""
     formulas = Formulas(bound, name, targets, "sympy")
-    lines = [*_header(bound, "sympy", name, targets), "", "import json", "", "import numpy", "import sympy", ""]
+    lines = [
+        *_header(bound, "sympy", name, targets),
+        "",
+        "import json",
+        "",
+        "import numpy",
+        "import sympy",
+        "",
+    ]
     everything = [s for t in targets for s in formulas.symbols[t]]
     names = " ".join(str(s) for s in everything)
     lines.append(f'symbols = sympy.symbols("{names}", real=True, seq=True)')
@@ -378,9 +423,7 @@ def latex(bound: Bound, name: str, targets: list[str]) -> str:
         for i in np.ndindex(*formulas.shape)
     ]
     lines = [r"\begin{aligned}"]
-    lines += [
-        f"{sp.latex(y)} &= {sp.latex(e)} \\\\" for y, e in zip(elements, formulas.outputs)
-    ]
+    lines += [f"{sp.latex(y)} &= {sp.latex(e)} \\\\" for y, e in zip(elements, formulas.outputs)]
     lines[-1] = lines[-1].removesuffix(" \\\\")
     lines.append(r"\end{aligned}")
     for t in targets:
@@ -390,13 +433,19 @@ def latex(bound: Bound, name: str, targets: list[str]) -> str:
             [rf"\frac{{\partial {sp.latex(y)}}}{{\partial {sp.latex(x)}}}" for y in elements]
             for x in inputs
         ]
-        symbolic = [[sp.latex(derivatives[j][i]) for j in range(len(elements))] for i in range(len(inputs))]
+        symbolic = [
+            [sp.latex(derivatives[j][i]) for j in range(len(elements))] for i in range(len(inputs))
+        ]
         point = ", ".join(f"{sp.latex(x)} = {_number(formulas.point[x])}" for x in inputs)
         values = [
             [_number(_at(derivatives[j][i], formulas.point)) for j in range(len(elements))]
             for i in range(len(inputs))
         ]
-        left = f"J_{{{sp.latex(sp.Symbol(t))}}}^{{\\mathsf{{T}}}}" if len(targets) > 1 else r"J^{\mathsf{T}}"
+        left = (
+            f"J_{{{sp.latex(sp.Symbol(t))}}}^{{\\mathsf{{T}}}}"
+            if len(targets) > 1
+            else r"J^{\mathsf{T}}"
+        )
         lines += [
             "",
             r"\[",

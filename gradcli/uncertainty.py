@@ -95,9 +95,7 @@ def _deviation(text: str, name: str, value: np.ndarray, seed: int) -> np.ndarray
             hint=SYNTAX,
         ) from None
     if not np.all(np.isfinite(sd)) or np.any(sd < 0):
-        raise GradcliError(
-            f"the standard deviation of {name} must be finite and >= 0", hint=SYNTAX
-        )
+        raise GradcliError(f"the standard deviation of {name} must be finite and >= 0", hint=SYNTAX)
     return sd
 
 
@@ -194,8 +192,9 @@ def output_names(bound: Bound, env: dict, of: list[str] | None) -> list[str]:
     for target in bound.program.targets:
         if unseen(target) or target in bound.arrays:
             continue
-        if target in elements:
-            base = element_of(target)[0]
+        parts = element_of(target)
+        if target in elements and parts is not None:
+            base = parts[0]
             if base in env and base not in names:
                 names.append(base)
             continue
@@ -284,10 +283,13 @@ def _second_order(
         corrected = values[name].astype(np.float64).reshape(-1).copy()
         for k in range(corrected.size):
             blocks = bound.engine(
-                lambda k=k: gc.hessian(lambda *xs: function(*xs).reshape(-1)[k], start)
+                lambda f=function, k=k: gc.hessian(lambda *xs: f(*xs).reshape(-1)[k], start)
             )
             hessian = np.block(
-                [[np.reshape(b.data, (a.numel(), -1)) for b in row] for row, a in zip(blocks, start)]
+                [
+                    [np.reshape(b.data, (a.numel(), -1)) for b in row]
+                    for row, a in zip(blocks, start)
+                ]
             )
             corrected[k] += 0.5 * float(np.sum(hessian * sigma))
         means[name] = corrected.reshape(values[name].shape)
@@ -365,7 +367,7 @@ def _json(result: Uncertainty, file, options: Options) -> None:
         "correlation": plain(result.correlation),
     }
     if result.means is not None:
-        sections["mean"] = _arrays(result.means)
+        sections["second_order_mean"] = _arrays(result.means)
     _write(file, result, **sections)
 
 
@@ -375,7 +377,7 @@ def _csv(result: Uncertainty, file, options: Options) -> None:
 
     second = result.means is not None
     rows: list[list[str]] = [
-        ["element", "value", "sd", *(["mean"] if second else []), *result.labels]
+        ["element", "value", "sd", *(["second_order_mean"] if second else []), *result.labels]
     ]
     matrix = result.correlation
     for i, (label, value, sd, mean) in enumerate(_rows(result)):

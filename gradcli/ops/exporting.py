@@ -90,6 +90,8 @@ LINALG = frozenset(
         "matrix_power",
     }
 )
+# operations whose value is drawn at random: torch draws other numbers than gradcli
+RANDOM = frozenset({"dropout"})
 # what PyTorch has only as a tensor method
 METHODS_ONLY = frozenset({"expand", "expand_as", "repeat", "to"})
 

@@ -25,14 +25,32 @@ PROGRAMS = [
         "z = torch.matmul(x, W) + b; loss = F.binary_cross_entropy_with_logits(z, y)",
         ["--x", "ones(3)", "-i", "W=randn(3,4)", "-i", "b=randn(4)", "-i", "y=zeros(4)"],
     ),
-    ("s = F.softmax(x, dim=-1); g = F.gelu(x, approximate='tanh'); out = (s * g).sum()", ["--x", "[[0.5,-1,2],[1,0.3,-0.2]]"]),
-    ("r = x.reshape(2, 3).sum(dim=0, keepdim=True); q = r.expand(2, 3) * x.reshape(2, 3)", ["--x", "arange(6)"]),
-    ("d = torch.linalg.det(A) + torch.linalg.inv(A).sum(); n = torch.linalg.vector_norm(A)", ["-i", "A=[[2,1],[0.5,3]]"]),
+    (
+        "s = F.softmax(x, dim=-1); g = F.gelu(x, approximate='tanh'); out = (s * g).sum()",
+        ["--x", "[[0.5,-1,2],[1,0.3,-0.2]]"],
+    ),
+    (
+        "r = x.reshape(2, 3).sum(dim=0, keepdim=True); q = r.expand(2, 3) * x.reshape(2, 3)",
+        ["--x", "arange(6)"],
+    ),
+    (
+        "d = torch.linalg.det(A) + torch.linalg.inv(A).sum(); n = torch.linalg.vector_norm(A)",
+        ["-i", "A=[[2,1],[0.5,3]]"],
+    ),
     ("values, indices = torch.max(x, 1); out = values * 2", ["--x", "[[1,5,2],[7,3,4]]"]),
-    ("y = torch.empty(3)\ny[0] = x[0]**2\ny[1] = x[1] * x[2]\ny[2] = torch.sin(x[2])", ["--x", "0.5,1.5,2.5"]),
+    (
+        "y = torch.empty(3)\ny[0] = x[0]**2\ny[1] = x[1] * x[2]\ny[2] = torch.sin(x[2])",
+        ["--x", "0.5,1.5,2.5"],
+    ),
     ("y = x + torch.eye(2); z = torch.clamp(y, min=0.5) ** 2", ["--x", "[[0.1,0.7],[1.2,-0.3]]"]),
-    ("m = F.mse_loss(x, t, reduction='sum') + F.relu(x).mean()", ["--x", "0.5,-1,2", "-i", "t=1,1,1"]),
-    ("u = torch.einsum('ij,j->i', A, x); c = torch.cat([u, x * 3])", ["--x", "1,2", "-i", "A=[[1,2],[3,4]]"]),
+    (
+        "m = F.mse_loss(x, t, reduction='sum') + F.relu(x).mean()",
+        ["--x", "0.5,-1,2", "-i", "t=1,1,1"],
+    ),
+    (
+        "u = torch.einsum('ij,j->i', A, x); c = torch.cat([u, x * 3])",
+        ["--x", "1,2", "-i", "A=[[1,2],[3,4]]"],
+    ),
 ]
 
 FORMULA_PROGRAMS = [p for k, p in enumerate(PROGRAMS) if k in (0, 1, 2, 4, 6, 8, 11)]
@@ -40,7 +58,11 @@ FORMULA_PROGRAMS = [p for k, p in enumerate(PROGRAMS) if k in (0, 1, 2, 4, 6, 8,
 
 def _gradcli_jacobian(cli_json, program: str, values: list[str]) -> dict:
     doc = cli_json("jacobian", "-e", program, *values)
-    return {"output": doc["output"], "value": doc["values"][doc["output"]], "jacobian": doc["jacobian"]}
+    return {
+        "output": doc["output"],
+        "value": doc["values"][doc["output"]],
+        "jacobian": doc["jacobian"],
+    }
 
 
 def _run_in_process(script: str) -> dict:
@@ -59,11 +81,19 @@ def _export(cli, to: str, program: str, values: list[str]) -> str:
 
 def _same(got: dict, expected: dict, rtol: float = 1e-10) -> None:
     assert got["output"] == expected["output"]
-    np.testing.assert_allclose(np.array(got["value"], dtype=float), np.array(expected["value"], dtype=float), rtol=rtol, atol=1e-12)
+    np.testing.assert_allclose(
+        np.array(got["value"], dtype=float),
+        np.array(expected["value"], dtype=float),
+        rtol=rtol,
+        atol=1e-12,
+    )
     assert set(got["jacobian"]) == set(expected["jacobian"])
     for name, jacobian in expected["jacobian"].items():
         np.testing.assert_allclose(
-            np.array(got["jacobian"][name], dtype=float), np.array(jacobian, dtype=float), rtol=rtol, atol=1e-12
+            np.array(got["jacobian"][name], dtype=float),
+            np.array(jacobian, dtype=float),
+            rtol=rtol,
+            atol=1e-12,
         )
 
 
@@ -91,9 +121,22 @@ def test_the_formula_exports_compute_gradclis_numbers(cli, cli_json, to, program
     _same(_run_in_process(script), _gradcli_jacobian(cli_json, program, values), rtol=1e-9)
 
 
-def test_the_jax_export_is_the_numpy_one_with_jax_differentiating():
-    """JAX is not installed here: the script is checked to be Python whose formulas are the
-    numpy script's, in jax.numpy, differentiated by jax.jacfwd."""
+@pytest.mark.parametrize(("program", "values"), FORMULA_PROGRAMS[:4])
+def test_the_jax_export_computes_gradclis_numbers(cli, cli_json, program, values):
+    """JAX differentiates the formulas itself (jax.jacfwd); it runs where JAX is installed
+    (it is not among the test dependencies)."""
+    pytest.importorskip("jax")
+    script = _export(cli, "jax", program, values)
+    _same(_run_in_process(script), _gradcli_jacobian(cli_json, program, values), rtol=1e-9)
+
+
+def test_a_function_the_printers_cannot_write_is_refused(cli):
+    result = cli("export", "--to", "numpy", "-e", "f = torch.lgamma(x)", "--x", "1.5")
+    assert result.exit_code == 2
+    assert "cannot write polygamma" in result.stderr
+    result = cli("export", "--to", "jax", "-e", "f = torch.erf(x)", "--x", "1.5")
+    assert result.exit_code == 2
+    assert "cannot write erf" in result.stderr
 
 
 def test_latex_writes_the_seed_posts_transposed_jacobian(cli):
