@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from .cli import Run, _choice, _names, check_choice, program_command
-from .export import TARGETS
+from .ops.exporting import TARGETS
 
 
 @program_command("export", formats=("table",))

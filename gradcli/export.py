@@ -29,8 +29,6 @@ from .lang.validate import element_of
 from .ops.exporting import RANDOM, torch_function, torch_method
 from .steps import _ATOM, Texts, _arguments, _picked, _wrapped
 
-TARGETS = ("torch", "numpy", "jax", "sympy", "latex")
-
 
 def export(bound: Bound, of: str | None, wrt: list[str] | None, to: str) -> str:
     """The program as ``to``'s code (see the module docstring)."""

@@ -41,6 +41,8 @@ def split(text: str) -> tuple[str, str | None]:
     for sign in SIGNS:
         value, found, spread = text.partition(sign)
         if found:
+            if any(s in spread for s in SIGNS):
+                raise GradcliError(f"{text!r} has more than one ± (or +-)", hint=SYNTAX)
             return value, spread
     return text, None
 

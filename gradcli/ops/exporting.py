@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from .table import SIZES, Op
 
+# what ``gradcli export --to`` writes
+TARGETS = ("torch", "numpy", "jax", "sympy", "latex")
 # torch.nn.functional's functions: here rather than torch.NAME, where PyTorch has another
 # function of the same name (torch.dropout's third argument is train; torch.kl_div's
 # reduction an integer)
