@@ -8,6 +8,8 @@ import io
 import json
 import subprocess
 import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -177,3 +179,34 @@ def test_what_an_exporter_cannot_write_is_refused(cli, to, program, message):
     assert result.exit_code == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+SAMPLES = sorted((Path(__file__).resolve().parents[2] / "samples").glob("*.gc"))
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("to", ["torch", "numpy"])
+def test_every_sample_exports_or_says_why_not(cli, to, sample):
+    """Each sample's export computes gradcli's numbers; where gradcli has no Jacobian (no
+    input requires grad) or the exporter cannot write an operation, exit 2 with the reason."""
+    if to == "torch":
+        pytest.importorskip("torch")
+    path = sample.relative_to(sample.parents[1]).as_posix()
+    result = cli("export", "--to", to, "-f", path)
+    jacobian = cli("jacobian", "-f", path, "--format", "json")
+    if jacobian.exit_code:
+        assert result.exit_code == 2 and "no input requires grad" in result.stderr
+        return
+    if to == "numpy" and result.exit_code:
+        assert result.exit_code == 2 and "cannot here" in result.stderr
+        return
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(jacobian.stdout)
+    expected = {
+        "output": doc["output"],
+        "value": doc["values"][doc["output"]],
+        "jacobian": doc["jacobian"],
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # softmax without dim, as torch warns
+        _same(_run_in_process(result.stdout), expected, rtol=1e-8)
