@@ -26,7 +26,7 @@ from .errors import GradcliError, listing
 from .lang import functions as F
 from .lang.ir import Call, Const, Name, evaluate
 from .lang.validate import element_of
-from .ops.exporting import RANDOM, torch_function, torch_method
+from .ops.exporting import RANDOM, RESERVED, torch_function, torch_method
 from .steps import _ATOM, Texts, _arguments, _picked, _wrapped
 
 
@@ -43,6 +43,14 @@ def export(bound: Bound, of: str | None, wrt: list[str] | None, to: str) -> str:
             )
     if not targets:
         raise GradcliError("no input requires grad", hint="name the inputs with --wrt")
+    program = bound.program
+    named = set(bound.arrays) | set(program.targets) | set(program.groups())
+    taken = sorted(named & (RESERVED[to] | {f"jacobian_{t}" for t in targets}))
+    if taken:
+        raise GradcliError(
+            f"export --to {to} cannot name a value {listing(taken)}: its script uses the name",
+            hint="rename it in the program",
+        )
     if to == "torch":
         return torch_script(bound, name, targets)
     return _FORMULA_WRITERS[to](bound, name, targets)
@@ -185,16 +193,16 @@ def torch_script(bound: Bound, name: str, targets: list[str]) -> str:
             body.append(f"{base} = torch.stack([{items}])")
     body.append(f"return {name.split('#')[0]}")
     lines += ["", "", f"def program({parameters}):", *("    " + line for line in body)]
-    jacobians = ", ".join(f'"{t}": jacobians[{i}].tolist()' for i, t in enumerate(targets))
+    jacobians = ", ".join(f'"{t}": _jacobians[{i}].tolist()' for i, t in enumerate(targets))
     lines += [
         "",
         "",
-        f"inputs = ({parameters},)",
-        "value = program(*inputs)",
-        "jacobians = torch.autograd.functional.jacobian(program, inputs)",
+        f"_inputs = ({parameters},)",
+        "_value = program(*_inputs)",
+        "_jacobians = torch.autograd.functional.jacobian(program, _inputs)",
         "print(",
         "    json.dumps(",
-        f'        {{"output": "{name}", "value": value.tolist(), "jacobian": {{{jacobians}}}}}',
+        f'        {{"output": "{name}", "value": _value.tolist(), "jacobian": {{{jacobians}}}}}',
         "    )",
         ")",
     ]
@@ -274,9 +282,9 @@ def _code_script(formulas: Formulas, to: str, bound: Bound) -> str:
             flat = [d for row in formulas.derivatives(t) for d in row]
             body += ["", "", f"def jacobian_{t}({parameters}):", *("    " + u for u in unpack)]
             body.append(f"    return {array(flat, formulas.shape + formulas.shapes[t])}")
-            jacobians.append(f'"{t}": jacobian_{t}(*inputs).tolist()')
+            jacobians.append(f'"{t}": jacobian_{t}(*_inputs).tolist()')
         else:
-            jacobians.append(f'"{t}": jax.jacfwd(program, argnums={i})(*inputs).tolist()')
+            jacobians.append(f'"{t}": jax.jacfwd(program, argnums={i})(*_inputs).tolist()')
     imports = ["import json", ""]
     if to == "jax" and "math" in printer.module_imports:
         functions = listing(sorted(printer.module_imports["math"]))
@@ -305,11 +313,11 @@ def _code_script(formulas: Formulas, to: str, bound: Bound) -> str:
         "",
         "",
         *points,
-        f"inputs = ({parameters},)",
-        "value = program(*inputs)",
+        f"_inputs = ({parameters},)",
+        "_value = program(*_inputs)",
         "print(",
         "    json.dumps(",
-        f'        {{"output": "{formulas.name}", "value": value.tolist(), '
+        f'        {{"output": "{formulas.name}", "value": _value.tolist(), '
         f'"jacobian": {{{", ".join(jacobians)}}}}}',
         "    )",
         ")",

@@ -17,6 +17,18 @@ from .table import SIZES, Op
 
 # what ``gradcli export --to`` writes
 TARGETS = ("torch", "numpy", "jax", "sympy", "latex")
+# the names each script gives its modules and its own values, which no value may take
+_CODE = frozenset({"json", "program", "math", "functools"})
+RESERVED = {
+    "torch": _CODE | {"torch", "F"},
+    "numpy": _CODE | {"numpy"},
+    "jax": _CODE | {"jax"},
+    "sympy": frozenset(
+        {"json", "numpy", "sympy", "symbols", "names", "output", "point", "at_point", "shape"}
+        | {"value", "jacobian", "derivatives"}
+    ),
+    "latex": frozenset(),
+}
 # torch.nn.functional's functions: here rather than torch.NAME, where PyTorch has another
 # function of the same name (torch.dropout's third argument is train; torch.kl_div's
 # reduction an integer)

@@ -210,3 +210,17 @@ def test_every_sample_exports_or_says_why_not(cli, to, sample):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # softmax without dim, as torch warns
         _same(_run_in_process(result.stdout), expected, rtol=1e-8)
+
+
+@pytest.mark.parametrize(("to", "name"), [("torch", "F"), ("numpy", "numpy"), ("sympy", "point")])
+def test_a_value_named_as_the_script_names_something_is_refused(cli, to, name):
+    result = cli("export", "--to", to, "-e", f"y = {name} * x", "--x", "1,2", "-i", f"{name}=3")
+    assert result.exit_code == 2
+    assert f"cannot name a value {name}" in result.stderr
+
+
+def test_values_named_as_the_scripts_own_are_kept_apart(cli, cli_json):
+    """A constant called value stays the program's (the script's own names start with _)."""
+    program, values = "y = value * x", ["--x", "1,2", "-i", "value=3", "--wrt", "x"]
+    script = _export(cli, "torch", program, values)
+    _same(_run_in_process(script), _gradcli_jacobian(cli_json, program, values))
