@@ -195,10 +195,9 @@ def output_names(bound: Bound, env: dict, of: list[str] | None) -> list[str]:
         if unseen(target) or target in bound.arrays:
             continue
         parts = element_of(target)
-        if target in elements and parts is not None:
-            base = parts[0]
-            if base in env and base not in names:
-                names.append(base)
+        if target in elements and parts is not None and parts[0] in env:
+            if parts[0] not in names:  # elements of one shape make a vector
+                names.append(parts[0])
             continue
         if target.split("#")[0] == target and target not in names:
             names.append(target)

@@ -131,3 +131,17 @@ def test_bad_uncertainties_are_refused(cli, args, message):
     assert result.exit_code == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_every_assigned_name_by_default_and_element_assignments_as_their_vector(cli_json):
+    doc = cli_json("uncertainty", "-e", "y0 = x0*2; y1 = x1*x0; s = y0 + y1", "--x", "1,2±0.1")
+    assert list(doc["values"]) == ["y", "s"]
+    assert doc["labels"] == ["y[0]", "y[1]", "s"]
+    jacobian = np.array([[2.0, 0.0], [2.0, 1.0], [4.0, 1.0]])  # d(y0, y1, s)/d(x0, x1) at (1, 2)
+    np.testing.assert_allclose(
+        np.array(doc["covariance"]), 0.01 * jacobian @ jacobian.T, rtol=1e-12
+    )
+    only = cli_json(
+        "uncertainty", "-e", "y0 = x0*2; y1 = x1*x0; s = y0 + y1", "--x", "1,2±0.1", "--of", "s"
+    )
+    assert only["labels"] == ["s"] and only["sd"]["s"] == pytest.approx(0.1 * np.sqrt(17))
