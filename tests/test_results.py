@@ -19,6 +19,7 @@ from gradcli.errors import GradcliError
 from gradcli.explain import explain
 from gradcli.lang import parse_program
 from gradcli.render import Options, registered, render, renderer
+from gradcli.uncertainty import propagate
 
 VECTOR = "y0 = x0**2; y1 = x0**2 + 5*x1**2; y2 = 3*x1 + 2"
 SCALAR = "f = (1 - x0)**2 + 100*(x1 - x0**2)**2"
@@ -54,6 +55,7 @@ def examples() -> dict[type, results.Result]:
         compute.plot(line, None, (-1.0, 1.0), points=5),
         explain(vector, v=np.ones(3)),
         next(batch_run(scalar, "grad", {"x": np.ones((3, 2))})),
+        propagate(vector, None, {"x": np.array([0.1, 0.2])}, second_order=True),
     ]
     return {type(result): result for result in made}
 

@@ -68,10 +68,18 @@ def _gradcli_jacobian(cli_json, program: str, values: list[str]) -> dict:
 
 
 def _run_in_process(script: str) -> dict:
-    """The script run as __main__ in this process (torch is imported here already)."""
+    """The script run as __main__ in this process; torch's default dtype, which a torch
+    script sets, is put back after it (later tests compare with torch's float32 default)."""
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(script, "<export>", "exec"), {"__name__": "__main__"})
+    torch = sys.modules.get("torch")
+    default = None if torch is None else torch.get_default_dtype()
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(script, "<export>", "exec"), {"__name__": "__main__"})
+    finally:
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.set_default_dtype(default or torch.float32)
     return json.loads(out.getvalue())
 
 
