@@ -1032,7 +1032,8 @@ def main() -> None:
     raise SystemExit(code)
 
 
-from . import derivative_cli  # noqa: E402, F401 - registers the derivative command
+# commands in modules of their own, which register themselves with program_command
+from . import cli_export, cli_uncertainty, derivative_cli  # noqa: E402, F401
 
 if _collecting:  # what importing made stays out of every collection (see the docstring)
     gc.freeze()

@@ -376,6 +376,12 @@ def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np
             raise GradcliError(f"{name}: @ needs a file name, e.g. @x.npy", hint=VALUE_SYNTAX)
         return _from_file(text[1:], name)
     limits.check_length(text, f"the value of {name}")
+    if "±" in text or "+-" in text:
+        raise GradcliError(
+            f"{name}: ± (or +-) gives a value an uncertainty, which only `gradcli "
+            "uncertainty` takes",
+            hint="give the value alone here, or propagate it: gradcli uncertainty ... --x 1.0±0.1",
+        )
     try:
         tree = quiet_parse(text, "eval").body
     except SyntaxError as exc:

@@ -21,6 +21,7 @@ from gradcli.exact import Problem, answer
 from gradcli.explain import explain
 from gradcli.lang import parse_program
 from gradcli.render import Options, registered, render, renderer
+from gradcli.uncertainty import propagate
 
 VECTOR = "y0 = x0**2; y1 = x0**2 + 5*x1**2; y2 = 3*x1 + 2"
 SCALAR = "f = (1 - x0)**2 + 100*(x1 - x0**2)**2"
@@ -58,6 +59,7 @@ def examples() -> dict[type, results.Result]:
         next(batch_run(scalar, "grad", {"x": np.ones((3, 2))})),
         answer("hessian", Problem(parse_program(SCALAR), {}, {"x": np.ones(2)}, {}, 0, True), None),
         derivative(scalar, None, ["x0", "x0", "x1"]),
+        propagate(vector, None, {"x": np.array([0.1, 0.2])}, second_order=True),
     ]
     return {type(result): result for result in made}
 

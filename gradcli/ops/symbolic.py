@@ -194,5 +194,7 @@ PIECEWISE = (
 def setitem(x: Array, value: Array, *index: int | slice | EllipsisType | None) -> Array:
     """A copy of the formulas of x with those of value written at index."""
     out = np.array(x, dtype=object, copy=True)
-    out[index] = value
+    value = np.asarray(value, dtype=object)
+    # one formula is an element, not a 0-d array stored as the element of an object array
+    out[index] = value.item() if value.ndim == 0 else value
     return out

@@ -1,0 +1,126 @@
+"""How an operation is written in the code ``gradcli export`` writes.
+
+PyTorch: an entry is ``torch.NAME`` unless it is listed here, under the module that holds
+it (``torch.nn.functional``, imported as ``F``, and ``torch.linalg``), or written as a
+tensor method. An entry that takes its sizes one by one (``reshape(x, 2, 3)``) is written as
+its method, which takes them so (``torch.reshape`` takes a tuple); the entries PyTorch has
+only as methods are listed. ``tests/cli/test_cli_export.py`` holds every entry to its
+spelling: each names a callable of torch 2.13.
+
+NumPy, JAX, sympy and LaTeX are written from the formulas of the entries' ``symbolic`` rules
+(``gradcli/export.py``): an entry without one cannot be written there, and says why.
+"""
+
+from __future__ import annotations
+
+from .table import SIZES, Op
+
+# what ``gradcli export --to`` writes
+TARGETS = ("torch", "numpy", "jax", "sympy", "latex")
+# the names each script gives its modules and its own values, which no value may take
+_CODE = frozenset({"json", "program", "math", "functools"})
+RESERVED = {
+    "torch": _CODE | {"torch", "F"},
+    "numpy": _CODE | {"numpy"},
+    "jax": _CODE | {"jax"},
+    "sympy": frozenset(
+        {"json", "numpy", "sympy", "symbols", "names", "output", "point", "at_point", "shape"}
+        | {"value", "jacobian", "derivatives"}
+    ),
+    "latex": frozenset(),
+}
+# torch.nn.functional's functions: here rather than torch.NAME, where PyTorch has another
+# function of the same name (torch.dropout's third argument is train; torch.kl_div's
+# reduction an integer)
+FUNCTIONAL = frozenset(
+    {
+        "binary_cross_entropy_with_logits",
+        "binary_cross_entropy",
+        "relu",
+        "softmax",
+        "log_softmax",
+        "mse_loss",
+        "dropout",
+        "one_hot",
+        "linear",
+        "conv2d",
+        "conv1d",
+        "conv_transpose2d",
+        "max_pool2d",
+        "avg_pool2d",
+        "layer_norm",
+        "group_norm",
+        "batch_norm",
+        "embedding",
+        "scaled_dot_product_attention",
+        "gelu",
+        "silu",
+        "elu",
+        "celu",
+        "selu",
+        "leaky_relu",
+        "hardtanh",
+        "relu6",
+        "hardsigmoid",
+        "hardswish",
+        "mish",
+        "softsign",
+        "logsigmoid",
+        "softplus",
+        "softmin",
+        "glu",
+        "l1_loss",
+        "smooth_l1_loss",
+        "huber_loss",
+        "kl_div",
+        "poisson_nll_loss",
+        "soft_margin_loss",
+        "gaussian_nll_loss",
+        "cosine_similarity",
+        "normalize",
+        "pairwise_distance",
+        "margin_ranking_loss",
+        "hinge_embedding_loss",
+        "cosine_embedding_loss",
+        "triplet_margin_loss",
+        "nll_loss",
+        "cross_entropy",
+        "pad",
+    }
+)
+# torch.linalg's: the entries are its functions (torch.svd and torch.qr are other ones)
+LINALG = frozenset(
+    {
+        "det",
+        "inv",
+        "solve",
+        "cholesky",
+        "vector_norm",
+        "matrix_norm",
+        "slogdet",
+        "eigh",
+        "qr",
+        "svd",
+        "matrix_power",
+    }
+)
+# operations whose value is drawn at random: torch draws other numbers than gradcli
+RANDOM = frozenset({"dropout"})
+# what PyTorch has only as a tensor method
+METHODS_ONLY = frozenset({"expand", "expand_as", "repeat", "to"})
+
+
+def torch_method(op: Op) -> str | None:
+    """The method an entry is written as (``x.reshape(2, 3)``), or None for a function."""
+    if op.name in METHODS_ONLY or any(p.kind == SIZES for p in op.params):
+        return op.methods[0] if op.methods else op.name
+    return None
+
+
+def torch_function(op: Op) -> str:
+    """``torch.sin``, ``F.relu``, ``torch.linalg.svd``: the function an entry is written as."""
+    if op.name in FUNCTIONAL:
+        return f"F.{op.name}"
+    if op.name in LINALG:
+        return f"torch.linalg.{op.name}"
+    return f"torch.{op.name}"
