@@ -102,6 +102,9 @@ LINALG = frozenset(
         "qr",
         "svd",
         "matrix_power",
+        "svdvals",
+        "eigvalsh",
+        "pinv",
     }
 )
 # operations whose value is drawn at random: torch draws other numbers than gradcli
