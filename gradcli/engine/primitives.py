@@ -231,10 +231,14 @@ def _binary(
         g: Tensor, out: Tensor, a: Tensor, b: Tensor, needs: tuple[bool, ...]
     ) -> tuple[Tensor | None, Tensor | None]:
         da, db = partials(a, b, out, needs)
-        return (
-            sum_to(_scale(g, _needed(da)), a.shape) if needs[0] else None,
-            sum_to(_scale(g, _needed(db)), b.shape) if needs[1] else None,
-        )
+        ga = gb = None
+        if needs[0]:
+            assert da is not None, "a partial derivative that was needed is missing"
+            ga = sum_to(_scale(g, da), a.data.shape)
+        if needs[1]:
+            assert db is not None, "a partial derivative that was needed is missing"
+            gb = sum_to(_scale(g, db), b.data.shape)
+        return ga, gb
 
     def jvp(tangents: Sequence[Tensor | None], out: Tensor, a: Tensor, b: Tensor) -> Tensor:
         ta, tb = tangents
@@ -869,7 +873,8 @@ _EXPAND = register(
 
 def sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum ``x`` down to ``shape``: the reverse of broadcasting ``shape`` up to ``x.shape``."""
-    return x if x.shape == tuple(shape) else apply(_SUM_TO, x, shape=tuple(shape))
+    shape = tuple(shape)
+    return x if x.data.shape == shape else apply(_SUM_TO, x, shape=shape)
 
 
 @public("expand")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -168,12 +169,17 @@ class Node:
     )
 
     def __init__(
-        self, prim: Op, inputs: tuple[Tensor, ...], params: dict[str, Any], out: Tensor
+        self,
+        prim: Op,
+        inputs: tuple[Tensor, ...],
+        params: dict[str, Any],
+        out: Tensor,
+        needs: tuple[bool, ...],
     ) -> None:
         self.prim = prim
         self.inputs: tuple[Tensor, ...] | None = inputs  # None once released
         self.params = params
-        self.needs = tuple([t.requires_grad for t in inputs])
+        self.needs = needs
         self.out_data: Array | None = out.data
         self.out_ref = weakref.ref(out)
         self.retained: Tensor | None = None
@@ -200,7 +206,8 @@ class Node:
         return _wrap(self.out_data)
 
     def release(self) -> None:
-        self.released_name = self.name()
+        if not isinstance(self.prim.backward_name, str):  # a namer may read the inputs
+            self.released_name = self.name()
         self.inputs = None
         self.out_data = None
 
@@ -373,16 +380,27 @@ def _wrap(data: Array) -> Tensor:
 _new_tensor = object.__new__
 
 
+_data = operator.attrgetter("data")
+_requires_grad = operator.attrgetter("requires_grad")
+
+
 def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
-    """Run a primitive on tensors (or numbers), recording a graph node when needed."""
+    """Run a primitive on tensors (or numbers), recording a graph node when needed.
+
+    This runs once per operation of every eager program, so it is written for speed: the
+    operands' arrays and flags are read with C-level ``map``, and the dtype corrections below
+    cost one test each when (as nearly always) they do not apply.
+    """
     tensors = args
     for a in args:
         if type(a) is not Tensor:
             tensors = _coerce(args)
             break
-    assert prim.forward is not None, f"{prim.name} is not a primitive"
+    forward = prim.forward
+    assert forward is not None, f"{prim.name} is not a primitive"
+    arrays = tuple(map(_data, tensors))
     try:
-        out_data = prim.forward(*[t.data for t in tensors], **params)
+        out_data = forward(*arrays, **params)
     except EngineError:
         raise
     except TypeError as exc:  # numpy's refusal of these dtypes (the negation of a boolean)
@@ -392,28 +410,33 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     except (ValueError, IndexError) as exc:  # numpy's refusals of these operands
         shapes = " and ".join(str(t.shape) for t in tensors)
         raise ShapeError(f"{prim.name}: cannot apply to shapes {shapes}: {exc}") from None
-    out = _wrap(out_data if type(out_data) is np.ndarray else np.asarray(out_data))
-    forward = prim.forward
-    if out.data.dtype.itemsize < 4 and out.data.dtype.kind in "fiu":
+    if type(out_data) is not np.ndarray:
+        out_data = np.asarray(out_data)
+    dtype = out_data.dtype
+    if dtype.itemsize < 4 and dtype.kind in "fiu":
         # numpy's float16 (or int8) of booleans alone, as in sin(x > 0): torch computes in its
         # default floating dtype
         forward = _on_floats(forward, _Mode.default_float)
-        out.data = np.asarray(forward(*[t.data for t in tensors], **params))
-    if out.data.dtype.kind == "f":
-        floating = _widest_float(tensors)
-        if floating is not None and out.data.dtype != floating:
-            # numpy's float64 of int64 and float32 (torch keeps the floating operand's dtype),
-            # of integers alone (i / 2: torch's default floating dtype)
-            forward = _in_dtype(forward, floating)
-            out.data = out.data.astype(floating)
+        out_data = np.asarray(forward(*arrays, **params))
+        dtype = out_data.dtype
+    if dtype.kind == "f":
+        for array in arrays:
+            if array.dtype.kind in "iu":
+                floating = _widest_float(tensors)
+                if floating is not None and dtype != floating:
+                    # numpy's float64 of int64 and float32 (torch keeps the floating operand's
+                    # dtype), of integers alone (i / 2: torch's default floating dtype)
+                    forward = _in_dtype(forward, floating)
+                    out_data = out_data.astype(floating)
+                break
+    out = _wrap(out_data)
     if _Mode.tracer is not None:
         _Mode.tracer.record(prim, tensors, params, out, forward)
     if _Mode.grad_enabled and prim.differentiable:
-        for t in tensors:
-            if t.requires_grad:
-                out.requires_grad = True
-                out.grad_fn = Node(prim, tensors, params, out)
-                break
+        needs = tuple(map(_requires_grad, tensors))
+        if True in needs:
+            out.requires_grad = True
+            out.grad_fn = Node(prim, tensors, params, out, needs)
     if _Mode.forward_active and prim.differentiable:
         tangents = [t.tangent for t in tensors]
         if any(t is not None for t in tangents):
@@ -466,23 +489,26 @@ def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
     dtype = None
     integral: list[np.dtype[Any]] = []
     for a in args:
-        if isinstance(a, Tensor) and a.data.dtype.kind == "f":
-            dtype = a.data.dtype if dtype is None else np.promote_types(dtype, a.data.dtype)
-        elif isinstance(a, Tensor) and a.data.dtype.kind in "iu":
-            integral.append(a.data.dtype)
-        elif isinstance(a, Tensor):  # a boolean tensor and a whole number: int64
-            integral.append(np.dtype(np.int64))
+        if isinstance(a, Tensor):
+            found = a.data.dtype
+            if found.kind == "f":
+                dtype = found if dtype is None else np.promote_types(dtype, found)
+            elif found.kind in "iu":
+                integral.append(found)
+            else:  # a boolean tensor and a whole number: int64
+                integral.append(np.dtype(np.int64))
     whole = functools.reduce(np.promote_types, integral) if integral and dtype is None else None
-    return tuple(
-        a
-        if isinstance(a, Tensor)
-        else _scalar(a, whole or dtype or _Mode.default_float)
-        if isinstance(a, int) and not isinstance(a, bool)
-        else _scalar(a, dtype or _Mode.default_float)
-        if isinstance(a, (int, float))
-        else as_tensor(a, dtype)
-        for a in args
-    )
+    coerced = []
+    for a in args:
+        if isinstance(a, Tensor):
+            coerced.append(a)
+        elif isinstance(a, int) and not isinstance(a, bool):
+            coerced.append(_scalar(a, whole or dtype or _Mode.default_float))
+        elif isinstance(a, (int, float)):
+            coerced.append(_scalar(a, dtype or _Mode.default_float))
+        else:
+            coerced.append(as_tensor(a, dtype))
+    return tuple(coerced)
 
 
 _SCALARS: dict[tuple[type, float, float, np.dtype[Any]], Array] = {}
@@ -511,18 +537,19 @@ def _topological_order(roots: Sequence[Node]) -> list[Node]:
     so the result is the same on every run.
     """
     post_order: list[Node] = []
-    visited: set[int] = set()
+    visited: set[Node] = set()  # nodes hash by identity
     for root in roots:
-        if id(root) in visited:
+        if root in visited:
             continue
-        visited.add(id(root))
-        stack = [(root, _producers(root))]
+        visited.add(root)
+        stack = [(root, _inputs(root))]
         while stack:
-            node, producers = stack[-1]
-            for producer in producers:
-                if id(producer) not in visited:
-                    visited.add(id(producer))
-                    stack.append((producer, _producers(producer)))
+            node, inputs = stack[-1]
+            for tensor in inputs:
+                producer = tensor.grad_fn
+                if producer is not None and producer not in visited:
+                    visited.add(producer)
+                    stack.append((producer, _inputs(producer)))
                     break
             else:
                 stack.pop()
@@ -531,10 +558,10 @@ def _topological_order(roots: Sequence[Node]) -> list[Node]:
     return post_order
 
 
-def _producers(node: Node) -> Iterator[Node]:
+def _inputs(node: Node) -> Iterator[Tensor]:
     if node.inputs is None:  # released
         raise GradError(_FREED_GRAPH_ERROR)
-    return iter([t.grad_fn for t in node.inputs if t.grad_fn is not None])
+    return iter(node.inputs)
 
 
 def _initial_gradient(output: Tensor, gradient: Any) -> Tensor:
@@ -574,7 +601,7 @@ def _run_backward(
             )
     seeds = [_initial_gradient(o, g) for o, g in zip(outputs, gradients)]
 
-    cotangents: dict[int, Tensor] = {}  # id(node) -> cotangent of its output
+    cotangents: dict[Node, Tensor] = {}  # node -> cotangent of its output
     leaf_cotangents: dict[int, tuple[Tensor, Tensor]] = {}  # id(leaf) -> (leaf, cotangent)
 
     def send(tensor: Tensor, cotangent: Tensor) -> None:
@@ -584,33 +611,36 @@ def _run_backward(
                 cotangent = leaf_cotangents[key][1] + cotangent
             leaf_cotangents[key] = (tensor, cotangent)
         else:
-            key = id(tensor.grad_fn)
-            cotangents[key] = cotangents[key] + cotangent if key in cotangents else cotangent
+            node = tensor.grad_fn
+            cotangents[node] = cotangents[node] + cotangent if node in cotangents else cotangent
 
     for out, seed in zip(outputs, seeds):
         send(out, seed)
-    captured_nodes = {id(t.grad_fn): t for t in capture or () if t.grad_fn is not None}
+    captured_nodes = {t.grad_fn: t for t in capture or () if t.grad_fn is not None}
     found: dict[int, Tensor] = {}
 
     order = _topological_order([o.grad_fn for o in outputs if o.grad_fn is not None])
+    watch = _Mode.nonfinite_watch
     with set_grad_enabled(create_graph):
         for node in order:
-            cotangent = cotangents.pop(id(node), None)
+            cotangent = cotangents.pop(node, None)
             if cotangent is None:
                 continue
-            if id(node) in captured_nodes:
-                found[id(captured_nodes[id(node)])] = cotangent
+            if node in captured_nodes:
+                found[id(captured_nodes[node])] = cotangent
             if capture is None and node.retained is not None:
                 _accumulate(node.retained, cotangent, create_graph)
             inputs = node.inputs
             assert inputs is not None  # _topological_order refuses released nodes
-            assert node.prim.vjp is not None, f"{node.prim.name} has no reverse rule"
-            input_cotangents = node.prim.vjp(
-                cotangent, node.output(create_graph), *inputs, needs=node.needs, **node.params
+            vjp = node.prim.vjp
+            assert vjp is not None, f"{node.prim.name} has no reverse rule"
+            needs = node.needs
+            input_cotangents = vjp(
+                cotangent, node.output(create_graph), *inputs, needs=needs, **node.params
             )
-            if _Mode.nonfinite_watch is not None:
-                _watch(_Mode.nonfinite_watch, node, cotangent, inputs, input_cotangents)
-            for tensor, need, input_cotangent in zip(inputs, node.needs, input_cotangents):
+            if watch is not None:
+                _watch(watch, node, cotangent, inputs, input_cotangents)
+            for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):
                 if need and input_cotangent is not None:
                     send(tensor, input_cotangent)
             if not retain_graph:
