@@ -11,10 +11,8 @@ differentiated again.
 from __future__ import annotations
 
 import functools
-import math
 import operator
 import warnings
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
@@ -28,16 +26,26 @@ from .errors import DtypeError, EngineError, GradError, ScalarOutputError, Shape
 DEFAULT_DTYPE = np.dtype(np.float64)
 
 
-class _Mode:
-    """Global switches: whether graphs are recorded, whether forward mode is running."""
+class _Modes:
+    """Global switches: whether graphs are recorded, whether forward mode is running.
 
-    grad_enabled = True
-    forward_active = False
-    # nodes whose reverse rule, and NonfiniteTangents of forward rules, first made a nan or inf
-    nonfinite_watch: list[Node | NonfiniteTangent] | None = None
-    tracer: Any = None  # records every primitive application while compiling (compile.py)
-    # torch's default floating dtype: what integers and booleans alone compute in (i / 2)
-    default_float: np.dtype[Any] = DEFAULT_DTYPE
+    One instance, ``_Mode``, with slots: every operation reads it, and an instance's slot is
+    read faster than a class attribute."""
+
+    __slots__ = ("grad_enabled", "forward_active", "nonfinite_watch", "tracer", "default_float")
+
+    def __init__(self) -> None:
+        self.grad_enabled = True
+        self.forward_active = False
+        # nodes whose reverse rule, and NonfiniteTangents of forward rules, first made a nan
+        # or inf
+        self.nonfinite_watch: list[Node | NonfiniteTangent] | None = None
+        self.tracer: Any = None  # records every primitive application while compiling
+        # torch's default floating dtype: what integers and booleans alone compute in (i / 2)
+        self.default_float: np.dtype[Any] = DEFAULT_DTYPE
+
+
+_Mode = _Modes()
 
 
 @contextmanager
@@ -162,7 +170,6 @@ class Node:
         "params",
         "needs",
         "out_data",
-        "out_ref",
         "retained",
         "released_name",
         "__weakref__",
@@ -181,7 +188,6 @@ class Node:
         self.params = params
         self.needs = needs
         self.out_data: Array | None = out.data
-        self.out_ref = weakref.ref(out)
         self.retained: Tensor | None = None
         self.released_name: str | None = None
 
@@ -196,12 +202,11 @@ class Node:
     def released(self) -> bool:
         return self.inputs is None
 
-    def output(self, create_graph: bool) -> Tensor:
-        """The node's output for use in a rule: the live tensor when building a graph."""
-        if create_graph:
-            out = self.out_ref()
-            if out is not None:
-                return out
+    def output(self, live: Tensor | None) -> Tensor:
+        """The node's output for use in a rule: ``live``, the output tensor itself, when
+        building a graph (given; the node holds no reference to it), else its saved values."""
+        if live is not None:
+            return live
         assert self.out_data is not None, "a released node has no output"
         return _wrap(self.out_data)
 
@@ -381,6 +386,7 @@ _new_tensor = object.__new__
 
 
 _data = operator.attrgetter("data")
+_NEEDS: dict[tuple[bool, ...], tuple[bool, ...]] = {}
 _requires_grad = operator.attrgetter("requires_grad")
 
 
@@ -398,7 +404,13 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
             break
     forward = prim.forward
     assert forward is not None, f"{prim.name} is not a primitive"
-    arrays = tuple(map(_data, tensors))
+    count = len(tensors)  # one or two operands, nearly always: read without map's set-up
+    if count == 1:
+        arrays: tuple[Array, ...] = (tensors[0].data,)
+    elif count == 2:
+        arrays = (tensors[0].data, tensors[1].data)
+    else:
+        arrays = tuple(map(_data, tensors))
     try:
         out_data = forward(*arrays, **params)
     except EngineError:
@@ -413,30 +425,22 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     if type(out_data) is not np.ndarray:
         out_data = np.asarray(out_data)
     dtype = out_data.dtype
-    if dtype.itemsize < 4 and dtype.kind in "fiu":
-        # numpy's float16 (or int8) of booleans alone, as in sin(x > 0): torch computes in its
-        # default floating dtype
-        forward = _on_floats(forward, _Mode.default_float)
-        out_data = np.asarray(forward(*arrays, **params))
-        dtype = out_data.dtype
-    if dtype.kind == "f":
-        for array in arrays:
-            if array.dtype.kind in "iu":
-                floating = _widest_float(tensors)
-                if floating is not None and dtype != floating:
-                    # numpy's float64 of int64 and float32 (torch keeps the floating operand's
-                    # dtype), of integers alone (i / 2: torch's default floating dtype)
-                    forward = _in_dtype(forward, floating)
-                    out_data = out_data.astype(floating)
-                break
+    for array in arrays:
+        if array.dtype is not dtype:  # else numpy's dtype is torch's
+            forward, out_data = _torch_dtype(forward, arrays, params, tensors, out_data)
+            break
     out = _wrap(out_data)
     if _Mode.tracer is not None:
         _Mode.tracer.record(prim, tensors, params, out, forward)
     if _Mode.grad_enabled and prim.differentiable:
-        needs = tuple(map(_requires_grad, tensors))
-        if True in needs:
-            out.requires_grad = True
-            out.grad_fn = Node(prim, tensors, params, out, needs)
+        for t in tensors:
+            if t.requires_grad:
+                needs = tuple(map(_requires_grad, tensors))
+                if count <= 4:  # one tuple per pattern: fewer objects for the collector
+                    needs = _NEEDS.setdefault(needs, needs)
+                out.requires_grad = True
+                out.grad_fn = Node(prim, tensors, params, out, needs)
+                break
     if _Mode.forward_active and prim.differentiable:
         tangents = [t.tangent for t in tensors]
         if any(t is not None for t in tangents):
@@ -449,6 +453,32 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
             if _Mode.nonfinite_watch is not None:
                 _watch_tangent(prim, tensors, tangents, tangent)
     return out
+
+
+def _torch_dtype(
+    forward: Callable[..., Any],
+    arrays: tuple[Array, ...],
+    params: dict[str, Any],
+    tensors: Sequence[Tensor],
+    out_data: Array,
+) -> tuple[Callable[..., Any], Array]:
+    """The forward and its result in the dtype torch gives where numpy's differs (operands of
+    several dtypes): the forward is the one a traced program replays."""
+    dtype = out_data.dtype
+    if dtype.itemsize < 4 and dtype.kind in "fiu":
+        # numpy's float16 (or int8) of booleans alone, as in sin(x > 0): torch computes in its
+        # default floating dtype
+        forward = _on_floats(forward, _Mode.default_float)
+        out_data = np.asarray(forward(*arrays, **params))
+        dtype = out_data.dtype
+    if dtype.kind == "f":
+        floating = _widest_float(tensors)
+        if floating is not None and dtype != floating:
+            # numpy's float64 of int64 and float32 (torch keeps the floating operand's dtype),
+            # of integers alone (i / 2: torch's default floating dtype)
+            forward = _in_dtype(forward, floating)
+            out_data = out_data.astype(floating)
+    return forward, out_data
 
 
 @functools.cache
@@ -486,6 +516,12 @@ def _in_dtype(forward: Callable[..., Any], dtype: np.dtype[Any]) -> Callable[...
 def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
     """Turn numbers into tensors of the floating dtype of the tensor operands; a whole number
     (a Python int) beside integer or boolean tensors only is an int64, as in torch."""
+    if len(args) == 2:  # the usual case, a number beside a floating tensor, without the loops
+        a, b = args
+        if type(a) is Tensor and type(b) in (float, int) and a.data.dtype.kind == "f":
+            return a, _scalar(b, a.data.dtype)
+        if type(b) is Tensor and type(a) in (float, int) and b.data.dtype.kind == "f":
+            return _scalar(a, b.data.dtype), b
     dtype = None
     integral: list[np.dtype[Any]] = []
     for a in args:
@@ -511,20 +547,23 @@ def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
     return tuple(coerced)
 
 
-_SCALARS: dict[tuple[type, float, float, np.dtype[Any]], Array] = {}
+_SCALARS: dict[tuple[Any, ...], Tensor] = {}
 
 
 def _scalar(value: float, dtype: np.dtype[Any]) -> Tensor:
-    """A constant 0-d tensor; the arrays of recent numbers are reused (nothing writes to them)."""
-    # copysign: -0.0 == 0.0 (same hash), but 1 / -0.0 is -inf, so the sign is part of the key
-    key = (type(value), value, math.copysign(1.0, value), dtype)
-    array = _SCALARS.get(key)
-    if array is None:
+    """A constant 0-d tensor; those of recent numbers are reused (nothing writes to them: their
+    arrays are read-only, and a tensor that does not require grad is never given a gradient
+    or a tangent)."""
+    # -0.0 == 0.0 (same hash), but 1 / -0.0 is -inf, so a zero's sign is part of the key
+    key = (type(value), value, dtype) if value else (type(value), value, dtype, str(value))
+    constant = _SCALARS.get(key)
+    if constant is None:
         if len(_SCALARS) > 4096:
             _SCALARS.clear()
-        array = _SCALARS[key] = np.asarray(value, dtype=dtype)
+        array = np.asarray(value, dtype=dtype)
         array.flags.writeable = False
-    return _wrap(array)
+        constant = _SCALARS[key] = _wrap(array)
+    return constant
 
 
 # -- the reverse pass -------------------------------------------------------------------------
@@ -602,6 +641,8 @@ def _run_backward(
     seeds = [_initial_gradient(o, g) for o, g in zip(outputs, gradients)]
 
     cotangents: dict[Node, Tensor] = {}  # node -> cotangent of its output
+    # node -> its output tensor, with create_graph: the rules then see the tensor itself
+    live: dict[Node, Tensor] = {}
     leaf_cotangents: dict[int, tuple[Tensor, Tensor]] = {}  # id(leaf) -> (leaf, cotangent)
 
     def send(tensor: Tensor, cotangent: Tensor) -> None:
@@ -613,6 +654,8 @@ def _run_backward(
         else:
             node = tensor.grad_fn
             cotangents[node] = cotangents[node] + cotangent if node in cotangents else cotangent
+            if create_graph:
+                live[node] = tensor  # the only tensor whose grad_fn is node
 
     for out, seed in zip(outputs, seeds):
         send(out, seed)
@@ -636,7 +679,7 @@ def _run_backward(
             assert vjp is not None, f"{node.prim.name} has no reverse rule"
             needs = node.needs
             input_cotangents = vjp(
-                cotangent, node.output(create_graph), *inputs, needs=needs, **node.params
+                cotangent, node.output(live.pop(node, None)), *inputs, needs=needs, **node.params
             )
             if watch is not None:
                 _watch(watch, node, cotangent, inputs, input_cotangents)
