@@ -588,7 +588,9 @@ def _topological_order(roots: Sequence[Node]) -> list[Node]:
                 producer = tensor.grad_fn
                 if producer is not None and producer not in visited:
                     visited.add(producer)
-                    stack.append((producer, _inputs(producer)))
+                    if producer.inputs is None:  # released
+                        raise GradError(_FREED_GRAPH_ERROR)
+                    stack.append((producer, iter(producer.inputs)))
                     break
             else:
                 stack.pop()
@@ -679,7 +681,11 @@ def _run_backward(
             assert vjp is not None, f"{node.prim.name} has no reverse rule"
             needs = node.needs
             input_cotangents = vjp(
-                cotangent, node.output(live.pop(node, None)), *inputs, needs=needs, **node.params
+                cotangent,
+                node.output(live.pop(node, None) if create_graph else None),
+                *inputs,
+                needs=needs,
+                **node.params,
             )
             if watch is not None:
                 _watch(watch, node, cotangent, inputs, input_cotangents)
