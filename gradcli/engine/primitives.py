@@ -873,7 +873,8 @@ _EXPAND = register(
 
 def sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum ``x`` down to ``shape``: the reverse of broadcasting ``shape`` up to ``x.shape``."""
-    shape = tuple(shape)
+    if type(shape) is not tuple:
+        shape = tuple(shape)
     return x if x.data.shape == shape else apply(_SUM_TO, x, shape=shape)
 
 

@@ -387,6 +387,7 @@ _new_tensor = object.__new__
 
 _data = operator.attrgetter("data")
 _NEEDS: dict[tuple[bool, ...], tuple[bool, ...]] = {}
+_NEEDS_ONE = (True,)
 _requires_grad = operator.attrgetter("requires_grad")
 
 
@@ -435,9 +436,12 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     if _Mode.grad_enabled and prim.differentiable:
         for t in tensors:
             if t.requires_grad:
-                needs = tuple(map(_requires_grad, tensors))
-                if count <= 4:  # one tuple per pattern: fewer objects for the collector
-                    needs = _NEEDS.setdefault(needs, needs)
+                if count == 1:
+                    needs: tuple[bool, ...] = _NEEDS_ONE
+                else:
+                    needs = tuple(map(_requires_grad, tensors))
+                    if count <= 4:  # one tuple per pattern: fewer objects for the collector
+                        needs = _NEEDS.setdefault(needs, needs)
                 out.requires_grad = True
                 out.grad_fn = Node(prim, tensors, params, out, needs)
                 break
