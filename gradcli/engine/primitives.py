@@ -206,9 +206,12 @@ def _unary(
 Partials = Callable[[Tensor, Tensor, Tensor, tuple[bool, ...]], tuple[Factor | None, Factor | None]]
 
 
+_MISSING = "a partial derivative that was needed is missing"
+
+
 def _needed(partial: Factor | None) -> Factor:
     """A partial derivative that ``needs`` asked for (a rule gives None only where not)."""
-    assert partial is not None, "a partial derivative that was needed is missing"
+    assert partial is not None, _MISSING
     return partial
 
 
@@ -233,10 +236,10 @@ def _binary(
         da, db = partials(a, b, out, needs)
         ga = gb = None
         if needs[0]:
-            assert da is not None, "a partial derivative that was needed is missing"
+            assert da is not None, _MISSING  # (not _needed: a call less on the hot path)
             ga = sum_to(_scale(g, da), a.data.shape)
         if needs[1]:
-            assert db is not None, "a partial derivative that was needed is missing"
+            assert db is not None, _MISSING
             gb = sum_to(_scale(g, db), b.data.shape)
         return ga, gb
 

@@ -394,9 +394,10 @@ _requires_grad = operator.attrgetter("requires_grad")
 def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     """Run a primitive on tensors (or numbers), recording a graph node when needed.
 
-    This runs once per operation of every eager program, so it is written for speed: the
-    operands' arrays and flags are read with C-level ``map``, and the dtype corrections below
-    cost one test each when (as nearly always) they do not apply.
+    This runs once per operation of every eager program, so it is written for speed: one or
+    two operands are read without a loop, the dtype corrections (``_torch_dtype``) cost one
+    identity test per operand where, as nearly always, numpy's dtype already is torch's, and
+    the graph node is made only where an operand requires grad.
     """
     tensors = args
     for a in args:
