@@ -208,9 +208,12 @@ def _unary(
 Partials = Callable[[Tensor, Tensor, Tensor, tuple[bool, ...]], tuple[Factor | None, Factor | None]]
 
 
+_MISSING = "a partial derivative that was needed is missing"
+
+
 def _needed(partial: Factor | None) -> Factor:
     """A partial derivative that ``needs`` asked for (a rule gives None only where not)."""
-    assert partial is not None, "a partial derivative that was needed is missing"
+    assert partial is not None, _MISSING
     return partial
 
 
@@ -233,10 +236,14 @@ def _binary(
         g: Tensor, out: Tensor, a: Tensor, b: Tensor, needs: tuple[bool, ...]
     ) -> tuple[Tensor | None, Tensor | None]:
         da, db = partials(a, b, out, needs)
-        return (
-            sum_to(_scale(g, _needed(da)), a.shape) if needs[0] else None,
-            sum_to(_scale(g, _needed(db)), b.shape) if needs[1] else None,
-        )
+        ga = gb = None
+        if needs[0]:
+            assert da is not None, _MISSING  # (not _needed: a call less on the hot path)
+            ga = sum_to(_scale(g, da), a.data.shape)
+        if needs[1]:
+            assert db is not None, _MISSING
+            gb = sum_to(_scale(g, db), b.data.shape)
+        return ga, gb
 
     def jvp(tangents: Sequence[Tensor | None], out: Tensor, a: Tensor, b: Tensor) -> Tensor:
         ta, tb = tangents
@@ -879,7 +886,9 @@ _EXPAND = register(
 
 def sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum ``x`` down to ``shape``: the reverse of broadcasting ``shape`` up to ``x.shape``."""
-    return x if x.shape == tuple(shape) else apply(_SUM_TO, x, shape=tuple(shape))
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    return x if x.data.shape == shape else apply(_SUM_TO, x, shape=shape)
 
 
 @public("expand")

@@ -11,9 +11,8 @@ differentiated again.
 from __future__ import annotations
 
 import functools
-import math
+import operator
 import warnings
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
@@ -27,16 +26,26 @@ from .errors import DtypeError, EngineError, GradError, ScalarOutputError, Shape
 DEFAULT_DTYPE = np.dtype(np.float64)
 
 
-class _Mode:
-    """Global switches: whether graphs are recorded, whether forward mode is running."""
+class _Modes:
+    """Global switches: whether graphs are recorded, whether forward mode is running.
 
-    grad_enabled = True
-    forward_active = False
-    # nodes whose reverse rule, and NonfiniteTangents of forward rules, first made a nan or inf
-    nonfinite_watch: list[Node | NonfiniteTangent] | None = None
-    tracer: Any = None  # records every primitive application while compiling (compile.py)
-    # torch's default floating dtype: what integers and booleans alone compute in (i / 2)
-    default_float: np.dtype[Any] = DEFAULT_DTYPE
+    One instance, ``_Mode``, with slots: every operation reads it, and an instance's slot is
+    read faster than a class attribute."""
+
+    __slots__ = ("grad_enabled", "forward_active", "nonfinite_watch", "tracer", "default_float")
+
+    def __init__(self) -> None:
+        self.grad_enabled = True
+        self.forward_active = False
+        # nodes whose reverse rule, and NonfiniteTangents of forward rules, first made a nan
+        # or inf
+        self.nonfinite_watch: list[Node | NonfiniteTangent] | None = None
+        self.tracer: Any = None  # records every primitive application while compiling
+        # torch's default floating dtype: what integers and booleans alone compute in (i / 2)
+        self.default_float: np.dtype[Any] = DEFAULT_DTYPE
+
+
+_Mode = _Modes()
 
 
 @contextmanager
@@ -161,21 +170,24 @@ class Node:
         "params",
         "needs",
         "out_data",
-        "out_ref",
         "retained",
         "released_name",
         "__weakref__",
     )
 
     def __init__(
-        self, prim: Op, inputs: tuple[Tensor, ...], params: dict[str, Any], out: Tensor
+        self,
+        prim: Op,
+        inputs: tuple[Tensor, ...],
+        params: dict[str, Any],
+        out: Tensor,
+        needs: tuple[bool, ...],
     ) -> None:
         self.prim = prim
         self.inputs: tuple[Tensor, ...] | None = inputs  # None once released
         self.params = params
-        self.needs = tuple([t.requires_grad for t in inputs])
+        self.needs = needs
         self.out_data: Array | None = out.data
-        self.out_ref = weakref.ref(out)
         self.retained: Tensor | None = None
         self.released_name: str | None = None
 
@@ -190,17 +202,17 @@ class Node:
     def released(self) -> bool:
         return self.inputs is None
 
-    def output(self, create_graph: bool) -> Tensor:
-        """The node's output for use in a rule: the live tensor when building a graph."""
-        if create_graph:
-            out = self.out_ref()
-            if out is not None:
-                return out
+    def output(self, live: Tensor | None) -> Tensor:
+        """The node's output for use in a rule: ``live``, the output tensor itself, when
+        building a graph (given; the node holds no reference to it), else its saved values."""
+        if live is not None:
+            return live
         assert self.out_data is not None, "a released node has no output"
         return _wrap(self.out_data)
 
     def release(self) -> None:
-        self.released_name = self.name()
+        if not isinstance(self.prim.backward_name, str):  # a namer may read the inputs
+            self.released_name = self.name()
         self.inputs = None
         self.out_data = None
 
@@ -381,16 +393,36 @@ def _wrap(data: Array) -> Tensor:
 _new_tensor = object.__new__
 
 
+_data = operator.attrgetter("data")
+_NEEDS: dict[tuple[bool, ...], tuple[bool, ...]] = {}
+_NEEDS_ONE = (True,)
+_requires_grad = operator.attrgetter("requires_grad")
+
+
 def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
-    """Run a primitive on tensors (or numbers), recording a graph node when needed."""
+    """Run a primitive on tensors (or numbers), recording a graph node when needed.
+
+    This runs once per operation of every eager program, so it is written for speed: one or
+    two operands are read without a loop, the dtype corrections (``_torch_dtype``) cost one
+    identity test per operand where, as nearly always, numpy's dtype already is torch's, and
+    the graph node is made only where an operand requires grad.
+    """
     tensors = args
     for a in args:
         if type(a) is not Tensor:
             tensors = _coerce(args)
             break
-    assert prim.forward is not None, f"{prim.name} is not a primitive"
+    forward = prim.forward
+    assert forward is not None, f"{prim.name} is not a primitive"
+    count = len(tensors)  # one or two operands, nearly always: read without map's set-up
+    if count == 1:
+        arrays: tuple[Array, ...] = (tensors[0].data,)
+    elif count == 2:
+        arrays = (tensors[0].data, tensors[1].data)
+    else:
+        arrays = tuple(map(_data, tensors))
     try:
-        out_data = prim.forward(*[t.data for t in tensors], **params)
+        out_data = forward(*arrays, **params)
     except EngineError:
         raise
     except TypeError as exc:  # numpy's refusal of these dtypes (the negation of a boolean)
@@ -400,27 +432,27 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     except (ValueError, IndexError) as exc:  # numpy's refusals of these operands
         shapes = " and ".join(str(t.shape) for t in tensors)
         raise ShapeError(f"{prim.name}: cannot apply to shapes {shapes}: {exc}") from None
-    out = _wrap(out_data if type(out_data) is np.ndarray else np.asarray(out_data))
-    forward = prim.forward
-    if out.data.dtype.itemsize < 4 and out.data.dtype.kind in "fiu":
-        # numpy's float16 (or int8) of booleans alone, as in sin(x > 0): torch computes in its
-        # default floating dtype
-        forward = _on_floats(forward, _Mode.default_float)
-        out.data = np.asarray(forward(*[t.data for t in tensors], **params))
-    if out.data.dtype.kind == "f":
-        floating = _widest_float(tensors)
-        if floating is not None and out.data.dtype != floating:
-            # numpy's float64 of int64 and float32 (torch keeps the floating operand's dtype),
-            # of integers alone (i / 2: torch's default floating dtype)
-            forward = _in_dtype(forward, floating)
-            out.data = out.data.astype(floating)
+    if type(out_data) is not np.ndarray:
+        out_data = np.asarray(out_data)
+    dtype = out_data.dtype
+    for array in arrays:
+        if array.dtype is not dtype:  # else numpy's dtype is torch's
+            forward, out_data = _torch_dtype(forward, arrays, params, tensors, out_data)
+            break
+    out = _wrap(out_data)
     if _Mode.tracer is not None:
         _Mode.tracer.record(prim, tensors, params, out, forward)
     if _Mode.grad_enabled and prim.differentiable:
         for t in tensors:
             if t.requires_grad:
+                if count == 1:
+                    needs: tuple[bool, ...] = _NEEDS_ONE
+                else:
+                    needs = tuple(map(_requires_grad, tensors))
+                    if count <= 4:  # one tuple per pattern: fewer objects for the collector
+                        needs = _NEEDS.setdefault(needs, needs)
                 out.requires_grad = True
-                out.grad_fn = Node(prim, tensors, params, out)
+                out.grad_fn = Node(prim, tensors, params, out, needs)
                 break
     if _Mode.forward_active and prim.differentiable:
         tangents = [t.tangent for t in tensors]
@@ -434,6 +466,32 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
             if _Mode.nonfinite_watch is not None:
                 _watch_tangent(prim, tensors, tangents, tangent)
     return out
+
+
+def _torch_dtype(
+    forward: Callable[..., Any],
+    arrays: tuple[Array, ...],
+    params: dict[str, Any],
+    tensors: Sequence[Tensor],
+    out_data: Array,
+) -> tuple[Callable[..., Any], Array]:
+    """The forward and its result in the dtype torch gives where numpy's differs (operands of
+    several dtypes): the forward is the one a traced program replays."""
+    dtype = out_data.dtype
+    if dtype.itemsize < 4 and dtype.kind in "fiu":
+        # numpy's float16 (or int8) of booleans alone, as in sin(x > 0): torch computes in its
+        # default floating dtype
+        forward = _on_floats(forward, _Mode.default_float)
+        out_data = np.asarray(forward(*arrays, **params))
+        dtype = out_data.dtype
+    if dtype.kind == "f":
+        floating = _widest_float(tensors)
+        if floating is not None and dtype != floating:
+            # numpy's float64 of int64 and float32 (torch keeps the floating operand's dtype),
+            # of integers alone (i / 2: torch's default floating dtype)
+            forward = _in_dtype(forward, floating)
+            out_data = out_data.astype(floating)
+    return forward, out_data
 
 
 @functools.cache
@@ -471,42 +529,54 @@ def _in_dtype(forward: Callable[..., Any], dtype: np.dtype[Any]) -> Callable[...
 def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
     """Turn numbers into tensors of the floating dtype of the tensor operands; a whole number
     (a Python int) beside integer or boolean tensors only is an int64, as in torch."""
+    if len(args) == 2:  # the usual case, a number beside a floating tensor, without the loops
+        a, b = args
+        if type(a) is Tensor and type(b) in (float, int) and a.data.dtype.kind == "f":
+            return a, _scalar(b, a.data.dtype)
+        if type(b) is Tensor and type(a) in (float, int) and b.data.dtype.kind == "f":
+            return _scalar(a, b.data.dtype), b
     dtype = None
     integral: list[np.dtype[Any]] = []
     for a in args:
-        if isinstance(a, Tensor) and a.data.dtype.kind == "f":
-            dtype = a.data.dtype if dtype is None else np.promote_types(dtype, a.data.dtype)
-        elif isinstance(a, Tensor) and a.data.dtype.kind in "iu":
-            integral.append(a.data.dtype)
-        elif isinstance(a, Tensor):  # a boolean tensor and a whole number: int64
-            integral.append(np.dtype(np.int64))
+        if isinstance(a, Tensor):
+            found = a.data.dtype
+            if found.kind == "f":
+                dtype = found if dtype is None else np.promote_types(dtype, found)
+            elif found.kind in "iu":
+                integral.append(found)
+            else:  # a boolean tensor and a whole number: int64
+                integral.append(np.dtype(np.int64))
     whole = functools.reduce(np.promote_types, integral) if integral and dtype is None else None
-    return tuple(
-        a
-        if isinstance(a, Tensor)
-        else _scalar(a, whole or dtype or _Mode.default_float)
-        if isinstance(a, int) and not isinstance(a, bool)
-        else _scalar(a, dtype or _Mode.default_float)
-        if isinstance(a, (int, float))
-        else as_tensor(a, dtype)
-        for a in args
-    )
+    coerced = []
+    for a in args:
+        if isinstance(a, Tensor):
+            coerced.append(a)
+        elif isinstance(a, int) and not isinstance(a, bool):
+            coerced.append(_scalar(a, whole or dtype or _Mode.default_float))
+        elif isinstance(a, (int, float)):
+            coerced.append(_scalar(a, dtype or _Mode.default_float))
+        else:
+            coerced.append(as_tensor(a, dtype))
+    return tuple(coerced)
 
 
-_SCALARS: dict[tuple[type, float, float, np.dtype[Any]], Array] = {}
+_SCALARS: dict[tuple[Any, ...], Tensor] = {}
 
 
 def _scalar(value: float, dtype: np.dtype[Any]) -> Tensor:
-    """A constant 0-d tensor; the arrays of recent numbers are reused (nothing writes to them)."""
-    # copysign: -0.0 == 0.0 (same hash), but 1 / -0.0 is -inf, so the sign is part of the key
-    key = (type(value), value, math.copysign(1.0, value), dtype)
-    array = _SCALARS.get(key)
-    if array is None:
+    """A constant 0-d tensor; those of recent numbers are reused (nothing writes to them: their
+    arrays are read-only, and a tensor that does not require grad is never given a gradient
+    or a tangent)."""
+    # -0.0 == 0.0 (same hash), but 1 / -0.0 is -inf, so a zero's sign is part of the key
+    key = (type(value), value, dtype) if value else (type(value), value, dtype, str(value))
+    constant = _SCALARS.get(key)
+    if constant is None:
         if len(_SCALARS) > 4096:
             _SCALARS.clear()
-        array = _SCALARS[key] = np.asarray(value, dtype=dtype)
+        array = np.asarray(value, dtype=dtype)
         array.flags.writeable = False
-    return _wrap(array)
+        constant = _SCALARS[key] = _wrap(array)
+    return constant
 
 
 # -- the reverse pass -------------------------------------------------------------------------
@@ -519,18 +589,21 @@ def _topological_order(roots: Sequence[Node]) -> list[Node]:
     so the result is the same on every run.
     """
     post_order: list[Node] = []
-    visited: set[int] = set()
+    visited: set[Node] = set()  # nodes hash by identity
     for root in roots:
-        if id(root) in visited:
+        if root in visited:
             continue
-        visited.add(id(root))
-        stack = [(root, _producers(root))]
+        visited.add(root)
+        stack = [(root, _inputs(root))]
         while stack:
-            node, producers = stack[-1]
-            for producer in producers:
-                if id(producer) not in visited:
-                    visited.add(id(producer))
-                    stack.append((producer, _producers(producer)))
+            node, inputs = stack[-1]
+            for tensor in inputs:
+                producer = tensor.grad_fn
+                if producer is not None and producer not in visited:
+                    visited.add(producer)
+                    if producer.inputs is None:  # released
+                        raise GradError(_FREED_GRAPH_ERROR)
+                    stack.append((producer, iter(producer.inputs)))
                     break
             else:
                 stack.pop()
@@ -539,10 +612,10 @@ def _topological_order(roots: Sequence[Node]) -> list[Node]:
     return post_order
 
 
-def _producers(node: Node) -> Iterator[Node]:
+def _inputs(node: Node) -> Iterator[Tensor]:
     if node.inputs is None:  # released
         raise GradError(_FREED_GRAPH_ERROR)
-    return iter([t.grad_fn for t in node.inputs if t.grad_fn is not None])
+    return iter(node.inputs)
 
 
 def _initial_gradient(output: Tensor, gradient: Any) -> Tensor:
@@ -582,7 +655,9 @@ def _run_backward(
             )
     seeds = [_initial_gradient(o, g) for o, g in zip(outputs, gradients)]
 
-    cotangents: dict[int, Tensor] = {}  # id(node) -> cotangent of its output
+    cotangents: dict[Node, Tensor] = {}  # node -> cotangent of its output
+    # node -> its output tensor, with create_graph: the rules then see the tensor itself
+    live: dict[Node, Tensor] = {}
     leaf_cotangents: dict[int, tuple[Tensor, Tensor]] = {}  # id(leaf) -> (leaf, cotangent)
 
     def send(tensor: Tensor, cotangent: Tensor) -> None:
@@ -592,33 +667,42 @@ def _run_backward(
                 cotangent = leaf_cotangents[key][1] + cotangent
             leaf_cotangents[key] = (tensor, cotangent)
         else:
-            key = id(tensor.grad_fn)
-            cotangents[key] = cotangents[key] + cotangent if key in cotangents else cotangent
+            node = tensor.grad_fn
+            cotangents[node] = cotangents[node] + cotangent if node in cotangents else cotangent
+            if create_graph:
+                live[node] = tensor  # the only tensor whose grad_fn is node
 
     for out, seed in zip(outputs, seeds):
         send(out, seed)
-    captured_nodes = {id(t.grad_fn): t for t in capture or () if t.grad_fn is not None}
+    captured_nodes = {t.grad_fn: t for t in capture or () if t.grad_fn is not None}
     found: dict[int, Tensor] = {}
 
     order = _topological_order([o.grad_fn for o in outputs if o.grad_fn is not None])
+    watch = _Mode.nonfinite_watch
     with set_grad_enabled(create_graph):
         for node in order:
-            cotangent = cotangents.pop(id(node), None)
+            cotangent = cotangents.pop(node, None)
             if cotangent is None:
                 continue
-            if id(node) in captured_nodes:
-                found[id(captured_nodes[id(node)])] = cotangent
+            if node in captured_nodes:
+                found[id(captured_nodes[node])] = cotangent
             if capture is None and node.retained is not None:
                 _accumulate(node.retained, cotangent, create_graph)
             inputs = node.inputs
             assert inputs is not None  # _topological_order refuses released nodes
-            assert node.prim.vjp is not None, f"{node.prim.name} has no reverse rule"
-            input_cotangents = node.prim.vjp(
-                cotangent, node.output(create_graph), *inputs, needs=node.needs, **node.params
+            vjp = node.prim.vjp
+            assert vjp is not None, f"{node.prim.name} has no reverse rule"
+            needs = node.needs
+            input_cotangents = vjp(
+                cotangent,
+                node.output(live.pop(node, None) if create_graph else None),
+                *inputs,
+                needs=needs,
+                **node.params,
             )
-            if _Mode.nonfinite_watch is not None:
-                _watch(_Mode.nonfinite_watch, node, cotangent, inputs, input_cotangents)
-            for tensor, need, input_cotangent in zip(inputs, node.needs, input_cotangents):
+            if watch is not None:
+                _watch(watch, node, cotangent, inputs, input_cotangents)
+            for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):
                 if need and input_cotangent is not None:
                     send(tensor, input_cotangent)
             if not retain_graph:

@@ -332,12 +332,20 @@ class Numbers:
         self.groups = groups
         self.log = log
         self.dtype = dtype
+        self.itemsize = np.dtype(dtype).itemsize
         # the bytes of the run's values so far (--max-memory); a step alone has its own
         self.tally = budget.Tally() if tally is None else tally
 
     def tensor(self, node: Node) -> gc.Tensor:
-        """``node``'s value as a tensor (a constant right-hand side, ``y = 2*3``, too)."""
-        return self._tensor(evaluate(node, self))
+        """``node``'s value as a tensor (a constant right-hand side, ``y = 2*3``, too).
+
+        numpy's warnings of overflow and invalid values are silenced for the whole statement
+        (once, not at each operation: entering the contexts costs more than a small operation):
+        ``diagnose`` finds and names the non-finite values instead."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            with np.errstate(all="ignore"):
+                return self._tensor(evaluate(node, self))
 
     def const(self, node: Const) -> float:
         return node.value
@@ -388,16 +396,14 @@ class Numbers:
     def apply(self, function: str, call, args: list):
         size = _result_elements(function, args)
         if size is not None:
+            what = f"the result of {function}"
             try:
-                limits.check_elements(size, f"the result of {function}")
-                self.tally.charge(size * np.dtype(self.dtype).itemsize, f"the result of {function}")
+                limits.check_elements(size, what)
+                self.tally.charge(size * self.itemsize, what)
             except GradcliError as exc:
                 raise self.fail(exc.message, function, exc.hint) from None
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                with np.errstate(all="ignore"):
-                    result = call(*args)
+            result = call(*args)  # numpy's warnings are silenced (``tensor``)
         except gc.EngineError as exc:  # the engine refused these operands
             if F.OPS[function].operator == "[]":  # x[...]
                 raise self.fail(
@@ -424,7 +430,11 @@ def _result_elements(function: str, args: list) -> int | None:
     if op is not None and op.size is not None:
         return op.size(args)
     shapes = [a.shape for a in args if isinstance(a, gc.Tensor)]
+    if not shapes:
+        return None
+    if len(shapes) == 1:  # one tensor and numbers (h * 1.01): its own size, at no cost
+        return math.prod(shapes[0])
     try:
-        return math.prod(np.broadcast_shapes(*shapes)) if shapes else None
+        return math.prod(np.broadcast_shapes(*shapes))
     except (ValueError, RuntimeError):  # shapes that do not fit, or over 32 dimensions
         return None
