@@ -230,8 +230,9 @@ def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) ->
     """The JSON lines of finite points through orjson (when it is installed), which writes
     the shortest text that reads back as the same float, as Python's repr does, several
     times faster: each array is written once, then cut into its points' texts. None when
-    orjson is missing, a point holds no elements or a number below 1e-4 (written otherwise
-    than Python writes it: the text must not depend on which path wrote it)."""
+    orjson is missing or a point holds no elements. A point holding a number below 1e-4
+    (which orjson writes otherwise than Python) is written by json: the text never depends
+    on which path wrote it."""
     try:
         import orjson
     except ImportError:  # pragma: no cover - orjson is a dependency
@@ -245,12 +246,16 @@ def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) ->
             return None
         code = array.dtype.kind
         array = array.astype(np.float64 if code == "f" else np.int64 if code in "iu" else bool)
-        if code == "f" and np.any((np.abs(array) < 1e-4) & (array != 0)):
-            return None  # orjson writes 1e-5 as 0.00001 and 1e-7 as 1e-7, Python 1e-05, 1e-07
         depth = array.ndim - 1  # the brackets of one point
         text = orjson.dumps(np.ascontiguousarray(array), option=options)
         text = text[1 + depth : len(text) - 1 - depth].replace(b",", b", ")
-        columns.append(text.split(b"]" * depth + b", " + b"[" * depth))
+        column = text.split(b"]" * depth + b", " + b"[" * depth)
+        if code == "f":  # orjson writes 1e-05 as 0.00001 and 1e-07 as 1e-7: json's text there
+            small = (np.abs(array) < 1e-4) & (array != 0)
+            for i in np.flatnonzero(small.reshape(count, -1).any(axis=1)):
+                point = json.dumps(array[i].tolist())
+                column[i] = point[depth : len(point) - depth].encode()
+        columns.append(column)
         if kind != section:  # a new section: close the last one
             between = close + ("}" if section else "") + f', "{kind}": {{"{name}": '
         else:
