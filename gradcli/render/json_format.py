@@ -252,9 +252,9 @@ def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) ->
         column = text.split(b"]" * depth + b", " + b"[" * depth)
         if code == "f":  # orjson writes 1e-05 as 0.00001 and 1e-07 as 1e-7: json's text there
             small = (np.abs(array) < 1e-4) & (array != 0)
-            for i in np.flatnonzero(small.reshape(count, -1).any(axis=1)):
-                point = json.dumps(array[i].tolist())
-                column[i] = point[depth : len(point) - depth].encode()
+            for k in np.flatnonzero(small.reshape(count, -1).any(axis=1)).tolist():
+                point = json.dumps(array[k].tolist())
+                column[k] = point[depth : len(point) - depth].encode()
         columns.append(column)
         if kind != section:  # a new section: close the last one
             between = close + ("}" if section else "") + f', "{kind}": {{"{name}": '
