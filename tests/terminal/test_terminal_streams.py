@@ -55,7 +55,10 @@ def test_ctrl_c_during_a_batch_keeps_complete_lines_and_says_how_many(tmp_path):
     points = tmp_path / "points.npy"
     np.save(points, np.arange(3_000_000.0))
     out = tmp_path / "out.jsonl"
-    args = ["grad", "-e", "y = sin(x)**2", "--x", "1", "--batch", f"@{points}"]
+    # 64 elements a point (about 10 s in all on a quiet machine): a batch of scalars was over
+    # before the Ctrl-C once chunks were read and written faster
+    program = "y = sum(cumsum(x * ones(64), 0) ** 2)"
+    args = ["grad", "-e", program, "--x", "1", "--batch", f"@{points}"]
     with open(out, "w") as stdout:
         # Ctrl-C once the first results have been written: the bar shows on stderr by then
         screen = run_in_terminal(args, 80, stdout=stdout, interrupt_after=2.5)
