@@ -355,14 +355,24 @@ def approximate_array(array: np.ndarray) -> np.ndarray:
     return np.vectorize(approximate, otypes=[float])(array) if array.size else array.astype(float)
 
 
-def _cells(expressions: np.ndarray, problem: Problem) -> tuple[np.ndarray, np.ndarray | None, bool]:
+_NOT_REAL = (sp.zoo, sp.oo, sp.S.NegativeInfinity, sp.nan, sp.I)
+
+
+def _cells(
+    expressions: np.ndarray, problem: Problem, label: str
+) -> tuple[np.ndarray, np.ndarray | None, bool]:
     """Texts of the simplified ``expressions`` (at the point, when there is one), their
-    floats (None without a point), and whether every one is exact."""
+    floats (None without a point), and whether every one is exact. NotSymbolic when a number
+    at the point is not a finite real one (log(0), sqrt(-4)): the float answer then says so,
+    as PyTorch does (-inf, nan, with their warnings and --strict)."""
     texts = np.empty(expressions.shape, dtype=object)
     numbers = np.empty(expressions.shape) if problem.point else None
     exact = True
     for index in np.ndindex(*expressions.shape):
         value = tidy(problem.at_point(expressions[index]))
+        if problem.point and (value.has(*_NOT_REAL) or value.is_extended_real is False):
+            where = f"{label}{list(index) if index else ''}"
+            raise NotSymbolic(f"{where} is {sp.sstr(value)}, not a finite real number")
         exact = exact and not value.has(sp.Float)
         texts[index] = sp.sstr(value)
         if numbers is not None:
@@ -441,7 +451,7 @@ def answer(
                     pieces.append(("hessian", f"{a},{b}", f"d2{name}/d{a}d{b}", block))
         blocks = []
         for kind, key, label, expressions in pieces:
-            texts, numbers, exact = _cells(expressions, problem)
+            texts, numbers, exact = _cells(expressions, problem, label)
             blocks.append(ExactBlock(kind, key, label, texts, numbers, exact))
     inexact = [b.label for b in blocks if not b.exact]
     warnings = list(problem.notes)

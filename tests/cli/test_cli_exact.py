@@ -186,3 +186,28 @@ def test_help_shows_examples(cli):
         text = cli(command, "--help").stdout
         assert "--exact" in text and "Example: gradcli" in text
     assert "--shape" in cli("grad", "--help").stdout
+
+
+@pytest.mark.parametrize(
+    "program, x, value, grad",
+    [
+        ("f = log(x)", "0", -math.inf, math.inf),  # sympy: zoo
+        ("f = log(x)", "-1", math.nan, -1.0),  # sympy: I*pi
+        ("f = sqrt(x)", "-4", math.nan, math.nan),  # sympy: 2*I
+        ("f = x / 0", "1", math.inf, math.inf),  # sympy: zoo
+    ],
+)
+def test_a_number_that_is_not_finite_and_real_gives_the_float_answer(cli, program, x, value, grad):
+    """Where sympy's exact answer is complex or zoo, the answer is PyTorch's floats (-inf,
+    nan) with the float path's warnings, and --strict exits 1 as it does without --exact."""
+    import json
+
+    result = cli("grad", "-e", program, "--x", x, "--exact", "--format", "json", "--strict")
+    assert result.exit_code == 1, result.stdout + result.stderr
+    document = json.loads(result.stdout)
+    assert "exact" not in document
+    assert "not a finite real number" in document["warnings"][0]
+    assert len(document["warnings"]) > 1  # the float path's own warning about the statement
+    for got, expected in [(document["values"]["f"], value), (document["grads"]["x"], grad)]:
+        got = float(got)  # "-inf", "nan" are strings in JSON
+        assert (math.isnan(got) and math.isnan(expected)) or got == expected
