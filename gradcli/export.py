@@ -136,6 +136,8 @@ class TorchTexts(Texts):
         )
         written = Call(node.op, node.args, params)
         texts = _arguments(written, args)
+        if op.name == "transpose" and all(p is None for p in node.params):
+            return f"torch.t({texts[0]}){_picked(node)}", _ATOM  # x.T, x.t(): torch.t's
         method = torch_method(op)
         if method is not None:
             rest = ", ".join(texts[1:])

@@ -53,6 +53,8 @@ PROGRAMS = [
         "u = torch.einsum('ij,j->i', A, x); c = torch.cat([u, x * 3])",
         ["--x", "1,2", "-i", "A=[[1,2],[3,4]]"],
     ),
+    # x.T, x.t() and transpose(v) of a vector: torch.t (torch.transpose needs two dims)
+    ("m = x.reshape(2, 2); y = m.T @ m + m.t() + x.T @ x", ["--x", "1,2,3,4"]),
 ]
 
 FORMULA_PROGRAMS = [p for k, p in enumerate(PROGRAMS) if k in (0, 1, 2, 4, 6, 8, 11)]
