@@ -418,7 +418,8 @@ class OutFile:
         """Close and remove the parts of a .npz (and, unless ``keep``, the file half written,
         leaving --out as it was)."""
         for part in self.parts.values():
-            part.file.close()
+            with contextlib.suppress(OSError):  # a full disk fails the flush of the close too
+                part.file.close()
             if part.path != self.target:
                 with contextlib.suppress(OSError):
                     os.remove(part.path)

@@ -218,17 +218,21 @@ class ChunkedOut:
         parent = os.path.dirname(target)
         self.scratch = tempfile.mkdtemp(prefix=".gradcli-", suffix=".tmp", dir=parent)
         files = {}
-        for key, (row, dtype) in self.rows.items():
-            if self.is_folder:
-                os.mkdir(os.path.join(self.scratch, key))
-                continue
-            part = os.path.join(self.scratch, f"{key}.npy")
-            header = _npy_header((total, *row), dtype)
-            point = int(np.prod(row, dtype=np.int64)) * dtype.itemsize
-            with open(part, "wb") as f:
-                f.write(header)
-                f.truncate(len(header) + total * point)
-            files[key] = (part, len(header), point)
+        try:
+            for key, (row, dtype) in self.rows.items():
+                if self.is_folder:
+                    os.mkdir(os.path.join(self.scratch, key))
+                    continue
+                part = os.path.join(self.scratch, f"{key}.npy")
+                header = _npy_header((total, *row), dtype)
+                point = int(np.prod(row, dtype=np.int64)) * dtype.itemsize
+                with open(part, "wb") as f:
+                    f.write(header)
+                    f.truncate(len(header) + total * point)
+                files[key] = (part, len(header), point)
+        except OSError as exc:  # a full disk: nothing left behind
+            self.discard()
+            raise GradcliError(f"--out {path}: cannot write: {exc}") from None
         self.sink = _Sink(files, self.scratch if self.is_folder else None)
 
     def close(self, done: int, parts: int) -> None:
@@ -417,7 +421,7 @@ class FolderOut:
     def write(self, chunk: Any) -> None:
         arrays = _arrays(chunk)
         if self.out is None:
-            self.out = ChunkedOut(self.path, self.total, arrays)
+            self.out = ChunkedOut(self.path, self.total, arrays)  # cleans up after itself
         try:
             self.out.sink.write(self.parts, chunk.first, arrays)
         except OSError as exc:
