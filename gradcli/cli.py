@@ -735,7 +735,11 @@ def jacobian_command(
     check_choice("--mode", mode, MODES)
     check_jacobian_out(out, run.format)
     bound = run.bound()
-    result = jacobian(bound, run.of, _names(run.wrt), transpose, mode, symbolic, sparse)
+    # CSV holds every value, one a row: a Jacobian goes sparse there only when asked
+    automatic = None if run.format != "csv" else False
+    result = jacobian(
+        bound, run.of, _names(run.wrt), transpose, mode, symbolic, sparse or automatic
+    )
     if out is not None:
         write_jacobian(result, out)
         run.strictly(bound)

@@ -516,7 +516,7 @@ def jacobian(
     transpose: bool = False,
     mode: str = "auto",
     symbolic: bool = False,
-    sparse: bool = False,
+    sparse: bool | None = None,
 ) -> Jacobian:
     """d out / d input for each ``wrt`` input, laid out output.shape + input.shape (with
     ``transpose``, input.shape + output.shape); with ``symbolic``, sympy's formulas too.
@@ -526,9 +526,9 @@ def jacobian(
     product with a constant matrix); elsewhere, and always in the other modes, all basis
     vectors go through one traced pass at once: a batched VJP (``reverse``, one row per output
     element) or a batched JVP (``forward``, one column per input element); ``dense`` picks
-    forward mode when the inputs have fewer elements than the output. With ``sparse`` (or
-    when the pattern is sparse and the dense Jacobian would have more than ``AUTO_SPARSE``
-    elements), the blocks are given as coordinates of their non-zeros.
+    forward mode when the inputs have fewer elements than the output. With ``sparse`` (or,
+    when it is None, where the pattern is sparse and the dense Jacobian would have more than
+    ``AUTO_SPARSE`` elements), the blocks are given as coordinates of their non-zeros.
     """
     if mode not in MODES:
         raise GradcliError(f"unknown mode {mode!r}", hint=f"use one of {', '.join(MODES)}")
@@ -596,7 +596,14 @@ def _coo(block, transpose: bool, input_shape: tuple[int, ...]) -> Coo:
 
 
 def _structured_result(
-    bound: Bound, name: str, out, targets, found, transpose: bool, sparse: bool, symbolic: bool
+    bound: Bound,
+    name: str,
+    out,
+    targets,
+    found,
+    transpose: bool,
+    sparse: bool | None,
+    symbolic: bool,
 ) -> Jacobian:
     """The result of a structured Jacobian: dense blocks, or (``sparse``, or sparse and
     large) coordinates."""
@@ -605,7 +612,8 @@ def _structured_result(
     n_in = sum(bound.arrays[t].size for t in targets)
     dense_size = out.numel() * n_in
     nonzeros = sum(b.values.size if isinstance(b, Sparse) else b.size for b in found.blocks)
-    as_sparse = sparse or (dense_size > AUTO_SPARSE and nonzeros * 10 <= dense_size)
+    large = dense_size > AUTO_SPARSE and nonzeros * 10 <= dense_size
+    as_sparse = bool(sparse) or (sparse is None and large)
     jac, coo = {}, {}
     if as_sparse:
         limits.check_elements(nonzeros, f"the non-zeros of the Jacobian of {name}")

@@ -79,6 +79,22 @@ def test_a_large_sparse_jacobian_is_given_sparse_by_itself(cli_json):
     assert coo["rows"] == coo["cols"] == list(range(2000))
 
 
+def test_csv_holds_every_value_of_a_large_sparse_jacobian_unless_sparse_is_asked(cli):
+    # CSV is one value a row, zeros too: the stencil's 1,998 x 2,000 Jacobian goes dense
+    # there (a reviewer found it refused), and --sparse --format csv stays refused
+    program = ["jacobian", "-e", "y = x[2:] - 2*x[1:-1] + x[:-2]", "--x", "arange(2000)"]
+    result = cli(*program, "--format", "csv")
+    assert result.exit_code == 0, result.stderr
+    rows = [line.split(",") for line in result.stdout.splitlines() if line.startswith("dy/dx")]
+    assert len(rows) == 1998 * 2000
+    nonzero = {(int(r[1]), int(r[2])): float(r[3]) for r in rows if float(r[3]) != 0}
+    assert nonzero == {
+        **{(i, i): 1.0 for i in range(1998)},
+        **{(i, i + 1): -2.0 for i in range(1998)},
+        **{(i, i + 2): 1.0 for i in range(1998)},
+    }
+
+
 def test_an_elementwise_jacobian_beyond_max_elements_dense_is_computed_sparse(cli_json):
     doc = cli_json("jacobian", "-e", "y = x * x", "--x", "ones(5000)", "--max-elements", "100000")
     assert len(doc["jacobian"]["x"]["values"]) == 5000
