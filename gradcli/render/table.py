@@ -61,7 +61,7 @@ def show(out: Console, table: Table) -> None:
     on a terminal too narrow for its longest words, each row is printed as lines of
     ``column: text`` instead, so that no word or number is cut."""
     unbounded = out.measure(table, options=out.options.update(width=1_000_000))
-    if out.is_terminal and unbounded.minimum > out.width:
+    if out.is_terminal and unbounded.minimum + _unbroken(table) > out.width:
         _print_records(out, table)
         return
     if not out.is_terminal:
@@ -72,6 +72,19 @@ def show(out: Console, table: Table) -> None:
             out.width = SNAPSHOT_WIDTH
             return
     out.print(table)
+
+
+def _unbroken(table: Table) -> int:
+    """What rich's minimum width leaves out: it measures a column by its longest word, but
+    a no_wrap column's texts (a header "coefficient f^(k)/k!") are cut, not broken."""
+    extra = 0
+    for column in table.columns:
+        if column.no_wrap:
+            texts = [str(column.header), *(str(cell) for cell in column.cells)]
+            widest = max(cell_len(line) for text in texts for line in text.split("\n"))
+            word = max(cell_len(w) for text in texts for w in text.split() or [""])
+            extra += max(0, widest - max(word, column.min_width or 0))
+    return extra
 
 
 def _print_records(out: Console, table: Table) -> None:

@@ -106,3 +106,26 @@ def test_wide_ranges_use_scientific_notation_for_the_whole_tensor():
     screen = run_in_terminal(COMMANDS["wide-range"], 80)
     numbers = numbers_on(screen)
     assert "3.000e-09" in numbers and "9.000e+07" in numbers and "1.500e+01" in numbers
+
+
+@pytest.mark.parametrize("columns", (*WIDTHS, 47, 49))
+def test_a_table_of_unbroken_headers_is_whole_or_given_as_records(columns):
+    """derivative --taylor's header "coefficient f^(k)/k!" is never broken: the table was
+    measured by its longest word and cut at 40 to 49 columns (every k lost); narrower than the
+    table, its rows are records."""
+    args = ["derivative", "-e", "f = 1 / (1 - x)", "--x", "0.5", "--order", "4", "--taylor"]
+    screen = run_in_terminal(args, columns)
+    assert screen.status == 0, screen.text
+    assert "…" not in screen.text, screen.text
+    assert "coefficient f^(k)/k!" in screen.text
+    coefficients = ["2", "4", "8", "16", "32"]
+    rows = [row for row in _cells(screen.lines) if len(row) == 4]
+    if rows:
+        assert [row[0] for row in rows] == ["0", "1", "2", "3", "4"]
+        assert [row[3] for row in rows] == coefficients
+    else:
+        assert [line.strip() for line in screen.lines if line.startswith("k: ")] == [
+            f"k: {k}" for k in range(5)
+        ]
+        said = [line.split(": ")[1] for line in screen.lines if "coefficient f^(k)/k!:" in line]
+        assert said == coefficients
