@@ -161,11 +161,19 @@ class _Literal:
         self.text = text
 
     def fail(self, node: ast.AST, what: str) -> GradcliError:
+        hint = VALUE_SYNTAX
+        if isinstance(node, ast.BinOp):
+            hint = (
+                "write the number itself (0.3333, 1e400), or give --exact (eval, grad, "
+                f"jacobian, hessian), which reads 1/3 and pi/4 exactly; {VALUE_SYNTAX}"
+            )
+        elif isinstance(node, ast.Attribute) and self.text.strip().endswith(FILE_SUFFIXES):
+            hint = f"a file is written with @ before its name: @{self.text.strip()}"
         return GradcliError(
             f"{what} is not allowed in a value",
             source=self.text,
             column=getattr(node, "col_offset", None),
-            hint=VALUE_SYNTAX,
+            hint=hint,
         )
 
     def literal(self, node: ast.AST) -> Any:
@@ -196,8 +204,10 @@ class _Literal:
         raise self.fail(node, _NODES.get(type(node), "this"))
 
 
+FILE_SUFFIXES = (".npy", ".npz", ".csv", ".json")
+
 _NODES = {
-    ast.BinOp: "arithmetic (write the number itself, e.g. 1e400)",
+    ast.BinOp: "arithmetic",
     ast.Subscript: "indexing",
     ast.Attribute: "attribute access ('.')",
     ast.IfExp: "an if-expression",

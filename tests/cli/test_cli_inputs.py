@@ -155,3 +155,14 @@ def test_one_random_value_does_not_depend_on_another(cli_json):
     both = cli_json("eval", "-e", "y = a * b", "-i", "b=randn(3)", "-i", "a=randn(3)")["values"]
     assert both["a"] == alone
     assert both["b"] != alone, "different names give different streams"
+
+
+def test_a_value_that_looks_like_a_file_or_a_fraction_gets_the_hint_that_fits(cli):
+    """A file named without @ is told to take one; a fraction is told about --exact."""
+    result = cli("vjp", "-e", "y = x * 2", "--v", "1,1", "--batch", "points.npy")
+    assert result.exit_code == 2
+    assert "hint: a file is written with @ before its name: @points.npy" in result.stderr
+    result = cli("grad", "-e", "f = x0**2 * log(x1)", "--x", "1/3,2")
+    assert result.exit_code == 2
+    assert "arithmetic is not allowed in a value" in result.stderr
+    assert "--exact" in result.stderr and "1/3" in result.stderr

@@ -155,7 +155,7 @@ def test_constructor_errors(text, message):
         ("'a'", "a string is not allowed in a value", 0),
         ("[1, 'a']", "a string is not allowed in a value", 4),
         ("x.y", "attribute access ('.') is not allowed in a value", 0),
-        ("1+2", "arithmetic (write the number itself, e.g. 1e400) is not allowed in a value", 0),
+        ("1+2", "arithmetic is not allowed in a value", 0),
         ("{1: 2}", "dict is not allowed in a value", 0),
         ("-[1, 2]", "a sign before a non-number is not allowed in a value", 0),
         ("-True", "a sign before a non-number is not allowed in a value", 0),
@@ -167,8 +167,8 @@ def test_malformed_values_point_at_the_column_and_show_the_syntax(text, message,
     err = error(text)
     assert message in err.message
     assert err.source == text.strip() and err.column == column
-    assert err.hint == VALUE_SYNTAX
-    assert err.render().splitlines()[-1] == f"hint: {VALUE_SYNTAX}"
+    assert err.hint.endswith(VALUE_SYNTAX)  # after a word on arithmetic (--exact)
+    assert err.render().splitlines()[-1].endswith(VALUE_SYNTAX)
 
 
 @pytest.mark.parametrize(
