@@ -143,8 +143,9 @@ Symbolic = Annotated[
     bool,
     typer.Option(
         "--symbolic",
-        help="Add sympy's derivative formulas beside the numbers; with an input given no "
-        'value, the formulas alone, e.g. grad -e "f = sum(x**3)" --symbolic --shape x=2.',
+        help="Add sympy's derivative formulas beside the numbers (grad, jacobian, hessian: "
+        "with an input given no value or --shape, the formulas alone, e.g. grad -e "
+        '"f = sum(x**3)" --symbolic --shape x=2).',
     ),
 ]
 Exactly = Annotated[
