@@ -119,6 +119,7 @@ class Grid:
     column_labels: list[str]
     rows: list[list[Text]]
     caption: str = ""
+    column_count: int | None = None  # of the matrix, when only its edges are shown
 
 
 def grid(
@@ -140,7 +141,7 @@ def grid(
                 for j in columns
             ]
         )
-    return Grid(names, labels, body)
+    return Grid(names, labels, body, column_count=matrix.shape[1])
 
 
 def _as_text(cell: Text | str) -> Text:
@@ -201,7 +202,8 @@ def print_grid(out: Console, g: Grid) -> None:
                 if len(runs) > 1:
                     first, last = g.column_labels[run[0]], g.column_labels[run[-1]]
                     span = first if len(run) == 1 else f"{first} to {last}"
-                    out.print(f"columns {span} of {len(widths)}")
+                    count = len(widths) if g.column_count is None else g.column_count
+                    out.print(f"columns {span} of {count}")
                 out.print(_table(g, run, label_width, widths))
     if g.caption:
         out.print(g.caption)

@@ -97,6 +97,14 @@ def test_wide_tensors_fold_into_blocks_of_whole_columns(columns):
     assert blocks[-1].endswith("[39] of 40")
 
 
+def test_a_summarised_tensor_folds_with_the_count_of_all_its_columns():
+    # 2,000 elements, of which the edges are shown: "of 2000", not of the columns shown
+    screen = run_in_terminal(["eval", "-e", "y = x*1", "--x", "arange(2000)"], 40)
+    blocks = [line for line in screen.lines if line.startswith("columns ")]
+    assert blocks and all(line.endswith(" of 2000") for line in blocks), screen.text
+    assert blocks[-1].endswith("[1999] of 2000")
+
+
 def test_a_tensor_of_three_dimensions_shows_one_labelled_slice_at_a_time():
     screen = run_in_terminal(COMMANDS["cube-eval"], 120)
     assert "[0, :, :]" in screen.lines and "[1, :, :]" in screen.lines
