@@ -554,6 +554,7 @@ def main(
     if out is not None:
         check_out_path(out)
     points = read_points(spec)
+    count(points)  # no points: said so before the program is bound without them
     first = first_points(points)
 
     def defaults(program, given):  # points give an undeclared input its shape

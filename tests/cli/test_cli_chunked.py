@@ -104,3 +104,12 @@ def test_json_lines_of_points_of_several_elements_are_json_s_own_text(cli, tmp_p
     assert len(lines) == len(x)
     assert all(line == json.dumps(json.loads(line)) for line in lines)
     assert [json.loads(line)["grads"]["x"] for line in lines] == _grads(x).tolist()
+
+
+def test_a_npy_of_no_points_says_so_with_or_without_a_sample_point(cli, tmp_path):
+    # without --x, the program was bound first and the error named the input x0 of x
+    np.save(tmp_path / "none.npy", np.zeros((0, 2)))
+    for sample in ([], ["--x", "1,2"]):
+        result = cli(*VJP, *sample, "--batch", f"@{tmp_path}/none.npy")
+        assert result.exit_code == 2
+        assert "--batch: no points for x" in result.stderr, result.stderr
