@@ -170,8 +170,16 @@ class Session:
         program (an assigned name or the vector its elements make)."""
         if words and self.statements:
             program = self.program()
-            if words[0] in set(program.targets) | set(program.groups()):
+            names = set(program.targets) | set(program.groups())
+            if words[0] in names:
                 return words[0], words[1:]
+            if words[0].isidentifier() and words[0] not in ("nan", "inf"):  # not a value
+                from .errors import GradcliError
+
+                raise GradcliError(
+                    f"the program has no output {words[0]!r}",
+                    hint=f"names are: {', '.join(sorted(names))}",
+                )
         return None, words
 
     def value(self, words: list[str], name: str) -> np.ndarray | None:

@@ -76,6 +76,15 @@ def test_a_bad_line_is_reported_and_left_out_and_the_session_goes_on(cli):
     assert list(values["values"]) == ["x", "y", "z"]  # `bad` was not kept
 
 
+def test_a_name_that_is_no_output_is_said_to_be_none(cli):
+    # it was read as the vector v: "v: the name 'nothere' is not allowed in a value"
+    done = _session(cli, "y = x ** 2", ":set x 1,2", ":grad nothere", ":vjp nan,1")
+    errors = done.stderr.splitlines()
+    assert "error: the program has no output 'nothere'" in errors
+    assert "hint: names are: y" in errors
+    assert done.stdout.count("J^T v for x") == 1  # nan is a value, not a name
+
+
 def test_only_a_failed_line_makes_a_piped_session_fail(cli):
     assert _session(cli, "y = x + 2", ":set x 1", ":grad").exit_code == 0
     assert _session(cli, ":grad").exit_code == 2  # no program yet
