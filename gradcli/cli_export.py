@@ -41,14 +41,9 @@ def export_command(
     if out is None:
         typer.echo(text, nl=False)
         return
-    from pathlib import Path
+    from .files import atomic_output
 
-    try:
-        Path(out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        from .errors import GradcliError
-
-        raise GradcliError(
-            f"cannot write {out}: {exc.strerror}", hint="choose another --out"
-        ) from None
+    # a temporary file renamed onto --out: a full disk leaves no empty script behind
+    with atomic_output(out) as temporary, open(temporary, "w", encoding="utf-8") as file:
+        file.write(text)
     say(f"wrote {out}")

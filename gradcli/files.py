@@ -88,7 +88,10 @@ def atomic_output(path: str, option: str = "--out") -> Iterator[str]:
     except OSError:
         regular = True  # not there yet (or a dangling link): made by the rename
     if not regular:
-        yield path
+        try:
+            yield path
+        except OSError as exc:  # /dev/full, a FIFO closed by its reader
+            raise GradcliError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
         return
     target = os.path.realpath(path)
     folder = os.path.dirname(target)

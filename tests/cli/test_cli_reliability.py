@@ -287,6 +287,25 @@ ARGS = ["eval", "-e", "y = x*2", "--x", "3"]
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize(
+    "args, name",
+    [
+        (["export", "--to", "torch", "-e", "y = x*2", "--x", "1,2"], "e.py"),
+        (["jacobian", "-e", "y = x*2", "--x", "1,2"], "J.npy"),
+    ],
+    ids=["export", "jacobian"],
+)
+def test_an_out_file_on_a_full_device_is_a_plain_error(tmp_path, args, name):
+    """--out through a link to /dev/full: written in place (nothing can be renamed onto a
+    device), and its failure is the user's error, exit 2 (it was an internal error, 70)."""
+    (tmp_path / name).symlink_to("/dev/full")
+    result = run([*args, "--out", str(tmp_path / name)])
+    assert result.returncode == 2, result.stderr
+    assert "cannot write: No space left on device" in result.stderr
+    assert "internal" not in result.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
 @pytest.mark.parametrize("fmt", ["table", "json"])
 def test_a_full_disk_is_one_plain_line_and_exit_74(fmt):
     """On main: internal error: OSError ..., exit 70."""
