@@ -89,16 +89,11 @@ class Texts:
 
     def call(self, node: Call, args: list) -> Text:
         symbol = F.OPS[node.op].operator
-        if symbol == "[]=":  # y[0] = value, a statement's own step
-            items = ", ".join(_index_item(i) for i in node.params)
+        if symbol == "[]=":  # y[0] = value, y[x > 0] = value: a statement's own step
+            items = _index_items(node, args[2:])
             return f"{_wrapped(args[0], _ATOM)}[{items}] = {args[1][0]}", 0
         if symbol == "[tensor]":  # x[idx], x[x > 0], x[:, [0, 2]]
-            tensors = iter(args[1:])
-            slot = F.OPS[node.op].extra["slot"]
-            items = ", ".join(
-                next(tensors)[0] if item == slot else _index_item(item) for item in node.params
-            )
-            return f"{_wrapped(args[0], _ATOM)}[{items}]", _ATOM
+            return f"{_wrapped(args[0], _ATOM)}[{_index_items(node, args[1:])}]", _ATOM
         if symbol in _BINDING:
             operator, level = _BINDING[symbol]
             left = _wrapped(args[0], level + (symbol in _RIGHT))
@@ -107,6 +102,17 @@ class Texts:
         if symbol in ("-x", "~"):
             return symbol[0] + _wrapped(args[0], _NEG), _NEG
         return f"{node.op}({', '.join(_arguments(node, args))}){_picked(node)}", _ATOM
+
+
+def _index_items(node: Call, tensors: list) -> str:
+    """An index as written, each tensor's slot in its layout (``node.params``) taking the
+    next of ``tensors``."""
+    given = iter(tensors)
+    slot = F.OPERATORS["[tensor]"].extra["slot"]
+    return ", ".join(
+        next(given)[0] if isinstance(item, str) and item == slot else _index_item(item)
+        for item in node.params
+    )
 
 
 def _picked(node: Call) -> str:

@@ -37,6 +37,9 @@ SECONDS = 5.0  # sympy's time for one command's formulas: exact work can grow ex
 MAX_NESTING = 90
 
 
+_INDEX_NOT_SYMBOLIC = "the indices are values of the run, not formulas"
+
+
 class NotSymbolic(Exception):
     """The program uses something sympy is not given a rule for here, or it took too long."""
 
@@ -169,6 +172,8 @@ class Arrays:
         if not callable(op.symbolic):  # None, or the reason it has none
             reason = f": {op.symbolic}" if op.symbolic else ""
             raise NotSymbolic(f"{node.op} has no symbolic form here{reason}")
+        if op.operator == "[]=" and len(node.args) > 2:  # y[x > 0] = ...: a tensor index
+            raise NotSymbolic(f"{node.op} has no symbolic form here: {_INDEX_NOT_SYMBOLIC}")
         return np.asarray(op.symbolic(*op.arranged(args, node.params)), dtype=object)
 
     def ref(self, name: str) -> np.ndarray:

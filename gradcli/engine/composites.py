@@ -302,15 +302,41 @@ _composite(
     (),  # a statement writes it (y[0] = ...), not a call
     operator="[]=",
     symbolic=S.setitem,
-    backward_name="CopySlices",  # the name of torch's node, which the engine's where is
+    # the name of torch's node, which the engine's where is: an index of tensors or lists is
+    # torch's index_put_
+    backward_name=lambda args: (
+        "IndexPutBackward0"
+        if any(isinstance(item, (Tensor, tuple, list)) for item in args[2:])
+        else "CopySlices"
+    ),
+    kink="an index of tensors: torch's index_put_ (accumulate False); where an index repeats "
+    "the last write stays, and every value written gets the gradient of its place",
     explain=X.per_element(_setitem_text),
 )
+
+
+def check_written(value: tuple[int, ...], part: tuple[int, ...]) -> None:
+    """Refuse writing a value of shape ``value`` into ``part`` (torch's message)."""
+    try:
+        fits = np.broadcast_shapes(value, part) == part
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ShapeError(
+            f"shape mismatch: value tensor of shape {list(value)} cannot be broadcast to "
+            f"indexing result of shape {list(part)}"
+        )
 
 
 @public("setitem")
 def setitem(x: TensorLike, value: TensorLike, *index: object) -> Tensor:
     """A copy of ``x`` with ``value`` (broadcast to ``x[index]``) at ``index``: integers,
-    slices, None and Ellipsis. The gradient of ``x`` is zero where it was overwritten."""
+    slices, None, Ellipsis, lists, or tensors (then the index's tensors come first, then its
+    layout, as index_tensor's). The gradient of ``x`` is zero where it was overwritten."""
+    if any(isinstance(item, Tensor) for item in index):
+        from .indexing import put_into  # indexing is built on this module
+
+        return put_into(x, value, index)
     x = x if isinstance(x, Tensor) else Tensor(x)
     value = value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=x.dtype))
     where = P._normalize_index(tuple(index))
@@ -320,13 +346,6 @@ def setitem(x: TensorLike, value: TensorLike, *index: object) -> Tensor:
     except IndexError as exc:
         raise IndexDomainError(f"the index does not fit the shape {x.shape}: {exc}") from None
     shape = x.data[where].shape
-    try:
-        fits = np.broadcast_shapes(value.shape, shape) == shape
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ShapeError(
-            f"cannot write a value of shape {value.shape} into a part of shape {shape}"
-        )
+    check_written(value.shape, shape)
     placed = P.getitem_backward(P.expand(value, shape), where, x.shape)
     return P.where(covered, placed, x)

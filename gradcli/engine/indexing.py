@@ -41,7 +41,7 @@ from ..ops.table import (
     register,
 )
 from . import primitives as P
-from .composites import _composite
+from .composites import _composite, check_written
 from .errors import IndexDomainError, ShapeError
 from .tensor import Tensor, TensorLike, apply
 
@@ -190,7 +190,11 @@ def _index_put_batch(
         return _point_by_point(forward, params, values, batched, size)
     shape = tuple(params["shape"])
     where = _assemble(params["layout"], values[1:], shape)
-    g = values[0]
+    picked = np.zeros(shape, dtype=bool)[where].shape  # the value broadcast to it
+    g = values[0] if batched[0] else values[0][None]
+    per_point = g.shape[1:]
+    g = g.reshape(g.shape[0], *(1,) * (len(picked) - len(per_point)), *per_point)
+    g = np.broadcast_to(g, (size, *picked))
     out = np.zeros((size, *shape), dtype=g.dtype)
     target = (slice(None), *where)
     moved = np.moveaxis(g, 0, B._advanced_lead(where))
@@ -231,8 +235,13 @@ def _index_put_vjp(
     accumulate: bool,
 ) -> tuple[Tensor | None, ...]:
     # written (not added), each value written gets the cotangent where it went, as torch's
-    # scatter gives every src element gather(grad) even where an index repeats
-    return (indexed(g, arrays, layout) if needs[0] else None, *[None] * len(arrays))
+    # scatter gives every src element gather(grad) even where an index repeats; a value
+    # broadcast to the index (y[mask] = 0) gets the sum
+    if not needs[0]:
+        return (None, *[None] * len(arrays))
+    picked = indexed(g, arrays, layout)
+    back = picked if picked.shape == value.shape else P.sum_to(picked, value.shape)
+    return (back, *[None] * len(arrays))
 
 
 def _index_put_jvp(
@@ -321,6 +330,21 @@ def put(
         shape=tuple(shape),
         accumulate=accumulate,
     )
+
+
+def put_into(x: TensorLike, value: TensorLike, rest: Sequence[Any]) -> Tensor:
+    """``x[index] = value`` with tensors in the index (torch's ``index_put_``, accumulate
+    False): ``rest`` is the index's tensors, then its layout. Where an index repeats, the last
+    write stays; every value still gets the gradient of its place, as torch's does."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    value = value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=x.dtype))
+    tensors, layout = _layout_operands(rest)
+    operands = [t if isinstance(t, Tensor) else Tensor(np.asarray(t)) for t in tensors]
+    where = _assemble(layout, [t.data for t in operands], x.shape)
+    check_written(value.shape, np.zeros(x.shape, dtype=bool)[where].shape)
+    placed = put(value, operands, layout, x.shape, False)
+    covered = put(Tensor(np.ones((), dtype=bool)), operands, layout, x.shape, False)
+    return P.where(covered, placed, x)
 
 
 # -- helpers of the composites ------------------------------------------------------------------

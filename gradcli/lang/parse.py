@@ -171,9 +171,12 @@ def _call(name: str, args: tuple) -> ir.Node:
         if any(_special(a, "_titem") or _special(a, "_tuple") for a in args[1:]):
             return _tensor_index(args)
         return ir.Index(to_ir(args[0]), tuple(_index_item(a) for a in args[1:]))
-    if name == "_setitem":  # y[index] = value
-        items = tuple(_index_item(a) for a in args[2:])
-        return ir.Call(F.OPERATORS["[]="].name, (to_ir(args[0]), to_ir(args[1])), items)
+    if name == "_setitem":  # y[index] = value; y[x > 0] = value: the tensors are operands
+        slot = F.OPERATORS["[tensor]"].extra["slot"]
+        tensors = [to_ir(a.args[0]) for a in args[2:] if _special(a, "_titem")]
+        items = tuple(slot if _special(a, "_titem") else _index_item(a) for a in args[2:])
+        written = (to_ir(args[0]), to_ir(args[1]), *tensors)
+        return ir.Call(F.OPERATORS["[]="].name, written, items)
     function = F.FUNCTIONS[name]
     operands: list[ir.Operand] = []
     params = []

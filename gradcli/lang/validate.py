@@ -1125,16 +1125,7 @@ def _item_assignment(
     items = index.elts if isinstance(index, ast.Tuple) else [index]
     written = checker.expression(value)
     checker.note(F.OPERATORS["[]="].name, name.col_offset)
-    for item in items:  # setitem's index is fixed: a tensor there is not replayed
-        if _constant(item) is _NOT_CONSTANT and not isinstance(
-            item, (ast.Slice, ast.List, ast.Constant)
-        ):
-            raise checker.fail(
-                item,
-                "a tensor in the index of an item assignment is not supported yet",
-                "write whole numbers, ranges or a list of whole numbers: y[[0, 2]] = ...",
-            )
-    where = ", ".join(checker.index_item(i, tensors=False) for i in items)
+    where = ", ".join(checker.index_item(i) for i in items)  # y[x > 0] = 0: index_put_
     return checker.checked(base, f"_setitem({base}, {written}, {where})", rebinds=True)
 
 

@@ -121,7 +121,12 @@ def test_batch_recomputes_a_mask_at_each_point(cli, tmp_path):
         ),
         ("i = tensor([0.5]); y = x[i]", "must be long, int or bool tensors"),
         ("y = x[x[0] > 0]", "the shape of the mask [3] at index 0 does not match"),
-        ("y = x * 1; y[x > 0] = 0", "a tensor in the index of an item assignment is not supported"),
+        ("y = x * 1; y[x[0] > 0] = 0", "the shape of the mask [3] at index 0 does not match"),
+        (
+            "y = x * 1; y[tensor([1])] = x[0, :2]",
+            "value tensor of shape [2] cannot be broadcast to indexing result of shape [1, 3]",
+        ),
+        ("y = x * 1; i = tensor([0.5]); y[i] = 0", "must be long, int or bool tensors"),
         ("y = x[[0.5]]", "a list in an index must hold whole numbers"),
     ],
 )

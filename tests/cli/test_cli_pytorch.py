@@ -189,7 +189,7 @@ def test_vjp_takes_torch_autograd_grads_output_inputs_and_cotangent(cli_json, st
         ),
         ("y[0] = x", "'y' is written into before it is assigned"),
         ("y = torch.zeros(2)\ny[5] = x\nz = sum(y * x)", "the index does not fit the shape (2,)"),
-        ("y = torch.zeros(2)\ny[0] = x\nz = sum(y * x)", "cannot write a value of shape (3,)"),
+        ("y = torch.zeros(2)\ny[0] = x\nz = sum(y * x)", "shape [3] cannot be broadcast"),
         (
             "y = torch.zeros(3, requires_grad=True) / 3 + x",
             "zeros(..., requires_grad=True) makes an input: it must be the whole right-hand side",

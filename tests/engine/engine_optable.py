@@ -1166,6 +1166,14 @@ OPS: list[Op] = [
         prims=("index_put",),
     ),
     Op(
+        "setitem",
+        I.setitem(),
+        (REAL, REAL),
+        I.setitem_spec(),
+        torch=I.setitem(True),
+        prims=("index_put", "where"),
+    ),
+    Op(
         "masked_select",
         I.masked_select(),
         REAL,

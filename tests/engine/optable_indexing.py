@@ -246,3 +246,38 @@ def to_integer(torch: bool = False) -> Any:
         return gc.to(x, "int64")
 
     return call
+
+
+# -- y[index] = value with tensors in the index: torch's index_put_ ----------------------------
+
+
+@st.composite
+def setitem_spec(draw: Any) -> Spec:
+    """x, and a value broadcast to x[index] (a number, a row, or all of it); the index a mask
+    or distinct indices over the first dims (an index written twice keeps the last write,
+    where torch's gradient of the value overwritten is not the derivative of the forward)."""
+    shape = _shape(draw)
+    if draw(st.booleans()):
+        mask = draw(hnp.arrays(np.bool_, shape[: draw(st.integers(1, len(shape)))]))
+        index: tuple[Any, ...] = (mask,)
+    else:
+        order = draw(st.permutations(range(shape[-1])))
+        picked = np.array(order[: draw(st.integers(1, shape[-1]))], dtype=np.int64)
+        index = (Ellipsis, picked)
+    part = np.empty(shape)[index].shape
+    value = draw(st.sampled_from([(), part[-1:], part]))
+    return (shape, value), {"index": index}
+
+
+def setitem(torch: bool = False) -> Any:
+    def call(x: Any, value: Any, index: tuple[Any, ...]) -> Any:
+        if torch:
+            y = x.clone()
+            y[tuple(_torch().from_numpy(i) if isinstance(i, np.ndarray) else i for i in index)] = (
+                value
+            )
+            return y
+        arrays, layout = _layout(index)
+        return gc.setitem(x, value, *[gc.tensor(a) for a in arrays], *layout)
+
+    return call
