@@ -26,7 +26,7 @@ from .errors import GradcliError, listing
 from .lang import functions as F
 from .lang.ir import Call, Const, Name, evaluate
 from .lang.validate import element_of
-from .ops.exporting import RANDOM, RESERVED, torch_function, torch_method
+from .ops.exporting import RANDOM, RESERVED, WITHOUT_OPTIONS, torch_function, torch_method
 from .steps import _ATOM, Texts, _arguments, _picked, _wrapped
 
 
@@ -136,8 +136,9 @@ class TorchTexts(Texts):
         )
         written = Call(node.op, node.args, params)
         texts = _arguments(written, args)
-        if op.name == "transpose" and all(p is None for p in node.params):
-            return f"torch.t({texts[0]}){_picked(node)}", _ATOM  # x.T, x.t(): torch.t's
+        alias = WITHOUT_OPTIONS.get(op.name)
+        if alias is not None and all(p is None for p in node.params):
+            return f"{alias}({texts[0]}){_picked(node)}", _ATOM
         method = torch_method(op)
         if method is not None:
             rest = ", ".join(texts[1:])

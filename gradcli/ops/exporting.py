@@ -109,6 +109,9 @@ LINALG = frozenset(
 )
 # operations whose value is drawn at random: torch draws other numbers than gradcli
 RANDOM = frozenset({"dropout"})
+# entries whose call without any of its options torch writes as another function: x.T and
+# x.t() are torch.t (torch.transpose needs both dims)
+WITHOUT_OPTIONS = {"transpose": "torch.t"}
 # what PyTorch has only as a tensor method
 METHODS_ONLY = frozenset({"expand", "expand_as", "repeat", "to"})
 
