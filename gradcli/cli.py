@@ -735,9 +735,15 @@ def jacobian_command(
         return
     check_choice("--mode", mode, MODES)
     check_jacobian_out(out, run.format)
+    if sparse and heatmap:
+        raise GradcliError(
+            "--heatmap shades the cells of a dense Jacobian; --sparse lists its non-zeros",
+            hint="leave out one of them",
+        )
     bound = run.bound()
-    # CSV holds every value, one a row: a Jacobian goes sparse there only when asked
-    automatic = None if run.format != "csv" else False
+    # CSV holds every value, one a row, and a heatmap shades every cell: a Jacobian goes
+    # sparse there only when asked
+    automatic = None if run.format != "csv" and not heatmap else False
     result = jacobian(
         bound, run.of, _names(run.wrt), transpose, mode, symbolic, sparse or automatic
     )

@@ -95,6 +95,17 @@ def test_csv_holds_every_value_of_a_large_sparse_jacobian_unless_sparse_is_asked
     }
 
 
+def test_a_heatmap_shades_a_dense_jacobian_and_is_refused_with_sparse(cli):
+    # --sparse --heatmap dropped the heatmap without a word
+    result = cli("jacobian", "-e", "y = exp(x)", "--x", "zeros(3)", "--sparse", "--heatmap")
+    assert result.exit_code == 2
+    assert "--heatmap shades the cells of a dense Jacobian" in result.stderr
+    # 2,000 x 2,000: sparse by itself in a table, dense (summarised) with --heatmap
+    result = cli("jacobian", "-e", "y = exp(x)", "--x", "zeros(2000)", "--heatmap")
+    assert result.exit_code == 0, result.stderr
+    assert "non-zeros" not in result.stdout and "dy/dx" in result.stdout
+
+
 def test_an_elementwise_jacobian_beyond_max_elements_dense_is_computed_sparse(cli_json):
     doc = cli_json("jacobian", "-e", "y = x * x", "--x", "ones(5000)", "--max-elements", "100000")
     assert len(doc["jacobian"]["x"]["values"]) == 5000
