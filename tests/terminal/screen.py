@@ -20,6 +20,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,11 +55,14 @@ def run_in_terminal(
     env: dict | None = None,
     interrupt_after: float | None = None,
     interrupt_when: bytes | None = None,
+    interrupt_once: Callable[[], bool] | None = None,
     timeout: float = 120,
 ) -> Screen:
     """Run ``gradcli ARGS`` on a ``columns`` x ``rows`` pseudo-terminal (see the module doc).
 
     ``interrupt_when``: send SIGINT as soon as the terminal has shown these bytes.
+    ``interrupt_once``: with ``interrupt_after``, send it no sooner than this says so as well
+    (on a loaded machine a fixed delay can come before the work it should interrupt).
     """
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
@@ -87,7 +91,8 @@ def run_in_terminal(
             if now > timeout:
                 os.killpg(process.pid, signal.SIGKILL)
                 raise AssertionError(f"gradcli {' '.join(map(str, args))} ran past {timeout} s")
-            due = (interrupt_after is not None and now >= interrupt_after) or (
+            waited = interrupt_after is not None and now >= interrupt_after
+            due = (waited and (interrupt_once is None or interrupt_once())) or (
                 interrupt_when is not None and interrupt_when in data
             )
             if due and not interrupted:

@@ -60,8 +60,12 @@ def test_ctrl_c_during_a_batch_keeps_complete_lines_and_says_how_many(tmp_path):
     program = "y = sum(cumsum(x * ones(64), 0) ** 2)"
     args = ["grad", "-e", program, "--x", "1", "--batch", f"@{points}"]
     with open(out, "w") as stdout:
-        # Ctrl-C once the first results have been written: the bar shows on stderr by then
-        screen = run_in_terminal(args, 80, stdout=stdout, interrupt_after=2.5)
+        # Ctrl-C once the first results have been written (the bar shows on stderr by then), and
+        # no sooner than 2.5 s, when the bar has drawn
+        written = lambda: out.stat().st_size > 0  # noqa: E731
+        screen = run_in_terminal(
+            args, 80, stdout=stdout, interrupt_after=2.5, interrupt_once=written
+        )
     assert screen.status == 130, screen.text
     text = out.read_text()
     assert text.endswith("\n"), "the output ends with a whole line"
