@@ -7,7 +7,9 @@ internal error (a bug in gradcli: please report it), 124 --timeout passed, 130 i
 Annotations are evaluated as the module runs (no ``from __future__ import annotations``):
 Typer reads every option's, and text annotations would be compiled at each start. The garbage
 collector is paused while the modules a command needs are imported, as in ``gradcli``'s
-``__init__`` (see there).
+``__init__`` (see there); ``main`` then freezes what they made (``gc.freeze``: kept out of
+every later collection, several ms of each call), the command line's own process only, never
+a process that imports gradcli as a library.
 """
 
 import gc
@@ -1013,6 +1015,7 @@ def _narrowed(argv: list[str]) -> typer.Typer:
 
 def main() -> None:
     """Console-script entry point."""
+    gc.freeze()  # the imports' objects live as long as the process (see the docstring)
     if hasattr(signal, "SIGPIPE"):
         # a reader that closed the pipe (``gradcli ... | head -1``) ends gradcli quietly, as
         # it ends ``seq``: Python would otherwise raise BrokenPipeError on the next write
@@ -1046,6 +1049,5 @@ def main() -> None:
 # commands in modules of their own, which register themselves with program_command
 from . import cli_export, cli_uncertainty, derivative_cli  # noqa: E402, F401
 
-if _collecting:  # what importing made stays out of every collection (see the docstring)
-    gc.freeze()
+if _collecting:
     gc.enable()
