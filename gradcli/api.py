@@ -123,8 +123,12 @@ class Program:
 
         from .values import parse_value
 
+        from .engine import Tensor
+
         if isinstance(value, str):
             return parse_value(value, name, self.seed)
+        if isinstance(value, Tensor):  # its values: a program binds fresh leaves of its own
+            return np.asarray(value.detach())
         return np.asarray(value)
 
     def _bind(

@@ -138,7 +138,7 @@ def test_bad_input_raises_the_command_lines_error(cli):
 
 
 def test_numpy_asarray_takes_an_engine_tensor():
-    t = gradcli.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    t = gradcli.tensor([[1.0, 2.0], [3.0, 4.0]])
     array = np.asarray(t)
     assert isinstance(array, np.ndarray) and array.dtype == np.float64
     assert np.shares_memory(array, t.data)  # no copy unless asked, as for torch on the CPU
@@ -149,10 +149,30 @@ def test_numpy_asarray_takes_an_engine_tensor():
     with pytest.raises(ValueError):
         np.array(t, dtype=np.float32, copy=False)
     out = (gradcli.tensor([1.0, 2.0], requires_grad=True) ** 2).sum()
-    assert np.asarray(out).shape == () and float(np.asarray(out)) == 5.0
+    assert np.asarray(out.detach()).shape == () and float(np.asarray(out.detach())) == 5.0
     # numpy's operators still defer to the tensor's: the graph is kept, not converted away
-    for product in (np.float64(2) * t, np.ones((2, 2)) * t, t * np.float32(3)):
+    leaf = gradcli.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    for product in (np.float64(2) * leaf, np.ones((2, 2)) * leaf, leaf * np.float32(3)):
         assert isinstance(product, gradcli.Tensor) and product.grad_fn is not None
+
+
+def test_numpy_asarray_refuses_a_tensor_that_requires_grad_as_torch_does():
+    """torch 2.13 refuses ``numpy.asarray`` of a tensor in a graph (a leaf that requires grad,
+    or a result computed from one), with a RuntimeError: the same error, word for word."""
+    torch = pytest.importorskip("torch")
+    leaf = gradcli.tensor([1.0, 2.0], requires_grad=True)
+    torch_leaf = torch.tensor([1.0, 2.0], requires_grad=True)
+    pairs = [(leaf, torch_leaf), (leaf * 2, torch_leaf * 2)]
+    for ours, theirs in pairs:
+        for convert in (np.asarray, np.array, lambda t: np.asarray(t, dtype=np.float32)):
+            with pytest.raises(RuntimeError) as expected:
+                convert(theirs)
+            with pytest.raises(RuntimeError) as caught:
+                convert(ours)
+            assert str(caught.value) == str(expected.value)
+        np.testing.assert_array_equal(np.asarray(ours.detach()), theirs.detach().numpy())
+    # as an input value of a program, a tensor's values are taken (fresh leaves are bound)
+    assert float(gradcli.program("y = sum(x**2)").eval(x=leaf).values["y"]) == 5.0
 
 
 def test_the_examples_of_the_docstrings_hold():
