@@ -392,7 +392,7 @@ class Program:
             wanted = None if wrt is None else _listed(wrt)
             return jacobian(bound, of, wanted, transpose, mode, symbolic, sparse)
 
-        _choose("mode", mode, MODES)
+        _choose(MODES, mode=mode)
         if exact:
             return self._exactly("jacobian", inputs, values, of, wrt, None, floats)
         return floats(inputs, values)
@@ -629,7 +629,7 @@ class Program:
         from .export import export
         from .ops.exporting import TARGETS
 
-        _choose("to", to, TARGETS)
+        _choose(TARGETS, to=to)
         bound = self._bind("export", inputs, values)
         return export(bound, of, None if wrt is None else _listed(wrt), to)
 
@@ -651,10 +651,11 @@ def _numbers(value: Any, what: str) -> np.ndarray:
         raise GradcliError(f"{what} must be numbers, not {value!r}") from None
 
 
-def _choose(parameter: str, value: str, choices: Sequence[str]) -> None:
-    """Refuse a ``value`` of ``parameter`` that is not one of ``choices``."""
+def _choose(choices: Sequence[str], **given: str) -> None:
+    """Refuse a parameter's value (the one keyword argument) that is not one of ``choices``."""
     import difflib
 
+    ((parameter, value),) = given.items()
     if value in choices:
         return
     close = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.5)
