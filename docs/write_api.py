@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import gradcli
-from gradcli import api, results
+from gradcli import api, results, uncertainty
 
 PAGE = Path(__file__).resolve().parent / "api.md"
 
@@ -30,6 +30,11 @@ RESULTS = (
     results.Graph,
     results.Plot,
     results.Explanation,
+    results.HigherDerivatives,
+    uncertainty.Uncertainty,
+    results.Exact,
+    results.ExactBlock,
+    results.Points,
 )
 
 
@@ -62,7 +67,10 @@ def _doc(thing: object) -> str:
 
 
 def _fields(kind: type) -> str:
-    names = [f.name for f in dataclasses.fields(kind)]  # type: ignore[arg-type]
+    if hasattr(kind, "_fields"):  # a named tuple
+        names = list(kind._fields)
+    else:
+        names = [f.name for f in dataclasses.fields(kind)]  # type: ignore[arg-type]
     return "Fields: " + ", ".join(f"`{name}`" for name in names) + ".\n"
 
 

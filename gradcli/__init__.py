@@ -11,9 +11,10 @@ import gc as _gc
 __version__ = "0.1.0"
 
 # Importing makes tens of thousands of objects that live as long as the process, and next to
-# no garbage: the collector would only scan them, again and again (several ms of every
-# gradcli call). It is paused while the engine is imported; what the import made is then
-# frozen (``gc.freeze``: kept out of every later collection) and collection goes on.
+# no garbage: the collector would only scan them, again and again. It is paused while the
+# engine is imported, then goes on as before. Freezing what the import made (``gc.freeze``)
+# is the command line's business (``cli``): a library must not change how the collector of
+# the user's process treats the user's own objects.
 _collecting = _gc.isenabled()
 _gc.disable()
 
@@ -24,5 +25,4 @@ from .engine import __all__ as _engine_all  # noqa: E402
 __all__ = ["__version__", *_engine_all, "Program", "program", "text"]
 
 if _collecting:
-    _gc.freeze()
     _gc.enable()

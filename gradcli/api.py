@@ -2,8 +2,9 @@
 
 A ``Program`` is a parsed program; each of its methods is one command of the command line
 (``eval``, ``grad``, ``vjp``, ``jacobian``, ``jvp``, ``hessian``, ``hvp``, ``check``,
-``graph``, ``plot``, ``explain``) and returns the very result record the command renders
-(``gradcli.results``), computed by the same function (``gradcli.compute``)::
+``graph``, ``plot``, ``explain``, ``derivative``, ``uncertainty``, ``export``) and returns the
+very result record the command renders (``gradcli.results``), computed by the same function
+(``gradcli.compute``)::
 
     >>> import gradcli
     >>> p = gradcli.program("y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1")
@@ -15,15 +16,30 @@ input whose name is also a parameter's, such as ``v``): a number, nested lists, 
 array, an engine ``Tensor``, or text in the command line's value syntax (``"ones(2,2)"``,
 ``"rand(3)"``, ``"@x.npy"``). ``text(result, "json")`` is what the command prints.
 
+``exact=True`` (``eval``, ``grad``, ``jacobian``, ``hessian``: ``--exact``) computes with
+sympy and returns an ``Exact`` record; ``batch=`` (``eval``, ``grad``, ``vjp``: ``--batch``)
+runs the command at many points and returns one ``Points`` record whose arrays stack the
+points' results along a first dimension, as numpy's vectorized functions do.
+
 Bad input raises ``GradcliError`` (``gradcli.errors``), or the engine's ``EngineError``
-(``ShapeError``, ``DomainError``, ...), never an internal exception.
+(``ShapeError``, ``DomainError``, ...), never an internal exception. A keyword argument that
+is neither a parameter of the method nor an input of the program raises ``ArgumentError``,
+both a ``GradcliError`` and a ``TypeError`` (Python's error for an unexpected keyword
+argument), naming the argument, the method's parameters and the program's inputs::
+
+    >>> p.vjp(x=[1, 2], vv=[1, 1, 1])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    gradcli.errors.ArgumentError: vjp() got an unexpected keyword argument 'vv' (did you ...
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from .errors import ArgumentError, GradcliError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,15 +51,19 @@ if TYPE_CHECKING:
         JVP,
         VJP,
         Check,
+        Exact,
         Explanation,
         Grads,
         Graph,
         Hessian,
+        HigherDerivatives,
         Jacobian,
         Plot,
+        Points,
         Result,
         Values,
     )
+    from .uncertainty import Uncertainty
 
 __all__ = ["Program", "program", "text"]
 
@@ -85,7 +105,6 @@ class Program:
         self, source: str, *, dtype: str = "float64", seed: int = 0, use_cache: bool = True
     ) -> None:
         from .compute import DTYPES
-        from .errors import GradcliError
         from .lang import load_program
 
         if dtype not in DTYPES:
@@ -113,22 +132,32 @@ class Program:
 
     # -- binding values ------------------------------------------------------------------------
 
-    def _given(self, inputs: Mapping[str, Any] | None, named: dict[str, Any]) -> dict:
+    def _given(self, command: str, inputs: Mapping[str, Any] | None, named: dict) -> dict:
+        """The input values of a call of ``command``, each keyword argument checked to be an
+        input of the program (an unknown one is a misspelt parameter, more likely than not)."""
         values = {**(inputs or {}), **named}
-        return {name: self._array(value, name) for name, value in values.items()}
+        known = self.parsed.inputs(set(values))
+        unknown = [name for name in named if name not in known]
+        if unknown:
+            raise _unexpected(command, unknown[0], [n.split("#")[0] for n in known])
+        return values
 
     def _array(self, value: Any, name: str) -> np.ndarray:
         """An input value (or v, t) as the command line would read it."""
         import numpy as np
 
+        from .engine import Tensor
         from .values import parse_value
 
         if isinstance(value, str):
             return parse_value(value, name, self.seed)
+        if isinstance(value, Tensor):  # its values: a program binds fresh leaves of its own
+            return np.asarray(value.detach())
         return np.asarray(value)
 
     def _bind(
         self,
+        command: str,
         inputs: Mapping[str, Any] | None,
         named: dict[str, Any],
         wrt: Sequence[str] | None = None,
@@ -137,13 +166,104 @@ class Program:
     ) -> Bound:
         from .compute import bind
 
-        given = self._given(inputs, named)
+        given = {n: self._array(v, n) for n, v in self._given(command, inputs, named).items()}
         extra = {} if defaults is None else defaults(self.parsed, given)
         wanted = None if wrt is None else _listed(wrt)
         return bind(self.parsed, given, wanted, self.dtype, self.seed, extra, tangents)
 
     def _vector(self, value: Any, name: str) -> np.ndarray | None:
         return None if value is None else self._array(value, name)
+
+    def _exactly(
+        self,
+        command: str,
+        inputs: Mapping[str, Any] | None,
+        named: dict[str, Any],
+        of: str | None,
+        wrt: Sequence[str] | None,
+        v: Any,
+        floats: Callable[[Mapping[str, Any], dict[str, Any]], Any],
+    ) -> Any:
+        """``--exact``: the answer computed with sympy, each value read exactly where it can
+        be (text as the command line reads it; numbers by their decimal digits, so 0.1 is
+        1/10). Where sympy cannot give one, ``floats(inputs, values)``, the command's float
+        answer, saying why first among its warnings."""
+        from dataclasses import replace
+
+        from .exact import Problem, answer, approximate_array, exact_value, floats_as_numbers
+        from .symbolic import NotSymbolic
+
+        def read(value: Any, name: str) -> np.ndarray | None:
+            text = value if isinstance(value, str) else repr(self._array(value, name).tolist())
+            return exact_value(text, name)
+
+        exact, inexact = {}, {}
+        for name, value in self._given(command, inputs, named).items():
+            number = read(value, name)
+            if number is None:
+                inexact[name] = self._array(value, name)
+            else:
+                exact[name] = number
+        vector = None if v is None else read(v, "v")
+        if v is not None and vector is None:
+            vector = floats_as_numbers(self._array(v, "v"))[0]
+        try:
+            problem = Problem(self.parsed, exact, inexact, {}, self.seed, point=True)
+            return answer(command, problem, of, None if wrt is None else _listed(wrt), vector)
+        except NotSymbolic as exc:
+            approximate = {n: approximate_array(a) for n, a in exact.items()}
+            result = floats({**approximate, **inexact}, {})
+            note = f"not exact: {exc}; the numbers are floats"
+            return replace(result, warnings=(note, *result.warnings))
+
+    def _batch(
+        self,
+        command: str,
+        batch: Any,
+        inputs: Mapping[str, Any] | None,
+        named: dict[str, Any],
+        of: str | None,
+        v: np.ndarray | None,
+        wrt: Sequence[str] | None,
+        use_wrt: bool,
+    ) -> Points:
+        """``--batch``: the command at every point, the chunks' results stacked into one
+        ``Points`` (numbered from 0)."""
+        import numpy as np
+
+        from . import batch as batches
+        from .results import Points
+
+        if isinstance(batch, str):
+            points = batches.read_points(batch)
+        elif isinstance(batch, Mapping):
+            points = {n: np.asarray(self._array(a, n), dtype=float) for n, a in batch.items()}
+        else:
+            points = {"x": np.asarray(self._array(batch, "x"), dtype=float)}
+        batches.count(points)
+        first = batches.first_points(points)
+
+        def defaults(program: Parsed, given: dict) -> dict:  # points give inputs their shape
+            return {n: a for n, a in first.items() if n not in given and n not in program.declared}
+
+        named = {**{n: a for n, a in first.items() if n in named}, **named}
+        bound = self._bind(command, inputs, named, wrt if use_wrt else None, defaults)
+        if isinstance(batch, str):
+            points = batches.fit_rows(points, batch, bound)
+        wanted = None if wrt is None or use_wrt else _listed(wrt)
+        chunks = list(batches.run(bound, command, points, of, v, wanted))
+        stacked = {
+            part: {k: np.concatenate([getattr(c, part)[k] for c in chunks]) for k in parts}
+            for part, parts in (("values", chunks[0].values), ("grads", chunks[0].grads))
+        }
+        return Points(
+            command=command,
+            output=chunks[0].output,
+            first=0,
+            values=stacked["values"],
+            grads=stacked["grads"],
+            warnings=bound.messages(),
+        )
 
     # -- the commands ----------------------------------------------------------------------------
 
@@ -152,13 +272,24 @@ class Program:
         *,
         of: str | None = None,
         wrt: Sequence[str] | None = None,
+        exact: bool = False,
+        batch: Any = None,
         inputs: Mapping[str, Any] | None = None,
         **values: Any,
-    ) -> Values:
-        """``gradcli eval``: the value of every input and every assigned name."""
+    ) -> Values | Exact | Points:
+        """``gradcli eval``: the value of every input and every assigned name (``exact``:
+        computed with sympy; ``batch``: the output at every point; see ``grad``)."""
         from .compute import evaluate
 
-        return evaluate(self._bind(inputs, values, wrt), of)
+        def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Values:
+            return evaluate(self._bind("eval", inputs, values, wrt), of)
+
+        _not_both(exact, batch)
+        if exact:
+            return self._exactly("eval", inputs, values, of, wrt, None, floats)
+        if batch is not None:
+            return self._batch("eval", batch, inputs, values, of, None, wrt, True)
+        return floats(inputs, values)
 
     def grad(
         self,
@@ -170,16 +301,41 @@ class Program:
         retain_grad: Sequence[str] = (),
         repeat: int = 1,
         symbolic: bool = False,
+        exact: bool = False,
+        batch: Any = None,
         inputs: Mapping[str, Any] | None = None,
         **values: Any,
-    ) -> Grads:
+    ) -> Grads | Exact | Points:
         """``gradcli grad``: ``out.backward(v)`` (``repeat`` times), then ``.grad`` of every
-        input, and of the intermediate names ``show`` and ``retain_grad``."""
+        input, and of the intermediate names ``show`` and ``retain_grad``.
+
+        ``exact=True`` computes with sympy (an ``Exact`` record; floats, saying why first
+        among the warnings, where sympy cannot). ``batch`` runs at many points: an array
+        whose first dimension counts the points of x, a mapping from input names to such
+        arrays, or the command line's ``"@points.npy"`` (``.csv``, ``.npz``); the result is
+        one ``Points`` record, the values and gradients stacked along a first dimension::
+
+            >>> import gradcli
+            >>> p = gradcli.program("f = sum(x**2)")
+            >>> p.grad(batch=[[1, 2], [3, 4]]).grads["x"]
+            array([[2., 4.],
+                   [6., 8.]])
+            >>> p.grad(x="1/3,1/2", exact=True).blocks[1].texts
+            array(['2/3', '1'], dtype=object)
+        """
         from .compute import grad
 
-        bound = self._bind(inputs, values, wrt)
-        vector = self._vector(v, "v")
-        return grad(bound, of, vector, list(show), list(retain_grad), repeat, symbolic)
+        def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Grads:
+            bound = self._bind("grad", inputs, values, wrt)
+            vector = self._vector(v, "v")
+            return grad(bound, of, vector, list(show), list(retain_grad), repeat, symbolic)
+
+        _not_both(exact, batch)
+        if exact:
+            return self._exactly("grad", inputs, values, of, wrt, v, floats)
+        if batch is not None:
+            return self._batch("grad", batch, inputs, values, of, self._vector(v, "v"), wrt, True)
+        return floats(inputs, values)
 
     def vjp(
         self,
@@ -188,14 +344,19 @@ class Program:
         of: str | None = None,
         wrt: Sequence[str] | None = None,
         symbolic: bool = False,
+        batch: Any = None,
         inputs: Mapping[str, Any] | None = None,
         **values: Any,
-    ) -> VJP:
+    ) -> VJP | Points:
         """``gradcli vjp``: ``torch.autograd.grad(out, wrt, grad_outputs=v)``, J^T v for each
-        name of ``wrt`` (inputs or intermediate names; default: every input)."""
+        name of ``wrt`` (inputs or intermediate names; default: every input). ``batch``: at
+        many points, stacked (see ``grad``)."""
         from .compute import vjp
 
-        bound = self._bind(inputs, values)
+        if batch is not None:
+            vector = self._vector(v, "v")
+            return self._batch("vjp", batch, inputs, values, of, vector, wrt, False)
+        bound = self._bind("vjp", inputs, values)
         wanted = None if wrt is None else _listed(wrt)
         return vjp(bound, of, self._vector(v, "v"), wanted, symbolic)
 
@@ -206,18 +367,35 @@ class Program:
         wrt: Sequence[str] | None = None,
         transpose: bool = False,
         mode: str = "auto",
+        sparse: bool | None = None,
         symbolic: bool = False,
+        exact: bool = False,
         inputs: Mapping[str, Any] | None = None,
         **values: Any,
-    ) -> Jacobian:
+    ) -> Jacobian | Exact:
         """``gradcli jacobian``: d out / d input for each input (output.shape + input.shape;
-        the other way round with ``transpose``); ``mode`` is ``auto``, ``forward`` or
-        ``reverse``."""
-        from .compute import jacobian
+        the other way round with ``transpose``); ``mode`` is ``auto``, ``forward``,
+        ``reverse`` or ``dense`` (``--mode``). ``sparse=True`` gives the non-zeros as
+        coordinates (``result.sparse``, ``Coo`` records), ``False`` always dense; ``None``
+        (the default) sparse when J is large and its pattern sparse, as the command line.
+        ``exact=True``: computed with sympy (see ``grad``)::
 
-        bound = self._bind(inputs, values, wrt)
-        wanted = None if wrt is None else _listed(wrt)
-        return jacobian(bound, of, wanted, transpose, mode, symbolic)
+            >>> import gradcli
+            >>> J = gradcli.program("y = x**2").jacobian(x=[1, 2, 3], sparse=True)
+            >>> J.sparse["x"].values
+            array([2., 4., 6.])
+        """
+        from .compute import MODES, jacobian
+
+        def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Jacobian:
+            bound = self._bind("jacobian", inputs, values, wrt)
+            wanted = None if wrt is None else _listed(wrt)
+            return jacobian(bound, of, wanted, transpose, mode, symbolic, sparse)
+
+        _choose(MODES, mode=mode)
+        if exact:
+            return self._exactly("jacobian", inputs, values, of, wrt, None, floats)
+        return floats(inputs, values)
 
     def jvp(
         self,
@@ -235,7 +413,7 @@ class Program:
             name: self._array(value, f"t for {name}")
             for name, value in (t.items() if isinstance(t, Mapping) else [("x", t)])
         }
-        bound = self._bind(inputs, values, tangents=list(tangents))
+        bound = self._bind("jvp", inputs, values, tangents=list(tangents))
         return jvp(bound, of, tangents)
 
     def hessian(
@@ -243,15 +421,21 @@ class Program:
         *,
         of: str | None = None,
         wrt: Sequence[str] | None = None,
+        exact: bool = False,
         inputs: Mapping[str, Any] | None = None,
         **values: Any,
-    ) -> Hessian:
+    ) -> Hessian | Exact:
         """``gradcli hessian``: second derivatives of a scalar output, for each pair of
-        ``wrt`` inputs."""
+        ``wrt`` inputs (``exact=True``: computed with sympy, see ``grad``)."""
         from .compute import hessian
 
-        bound = self._bind(inputs, values, wrt)
-        return hessian(bound, of, None if wrt is None else _listed(wrt))
+        def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Hessian:
+            bound = self._bind("hessian", inputs, values, wrt)
+            return hessian(bound, of, None if wrt is None else _listed(wrt))
+
+        if exact:
+            return self._exactly("hessian", inputs, values, of, wrt, None, floats)
+        return floats(inputs, values)
 
     def hvp(
         self,
@@ -270,7 +454,7 @@ class Program:
             name: self._array(value, f"v for {name}")
             for name, value in (v.items() if isinstance(v, Mapping) else [("x", v)])
         }
-        bound = self._bind(inputs, values, wrt)
+        bound = self._bind("hvp", inputs, values, wrt)
         return hvp(bound, of, vectors, None if wrt is None else _listed(wrt))
 
     def check(
@@ -287,7 +471,7 @@ class Program:
         and sympy; ``result.agree`` says whether they agree within the tolerances."""
         from .compute import check
 
-        bound = self._bind(inputs, values, wrt)
+        bound = self._bind("check", inputs, values, wrt)
         return check(bound, of, None if wrt is None else _listed(wrt), atol, rtol)
 
     def graph(
@@ -302,7 +486,7 @@ class Program:
         grad, as ``--wrt``)."""
         from .compute import graph
 
-        return graph(self._bind(inputs, values, wrt), of)
+        return graph(self._bind("graph", inputs, values, wrt), of)
 
     def plot(
         self,
@@ -321,7 +505,7 @@ class Program:
 
         varied = None if wrt is None else _listed(wrt)
         line = self._vector(direction, "--direction")
-        bound = self._bind(inputs, values, wrt, plot_defaults(varied, line))
+        bound = self._bind("plot", inputs, values, wrt, plot_defaults(varied, line))
         low, high = x_range
         return plot(bound, of, (float(low), float(high)), varied, line, points)
 
@@ -338,8 +522,116 @@ class Program:
         local derivatives, J^T v)."""
         from .explain import explain
 
-        bound = self._bind(inputs, values, wrt)
+        bound = self._bind("explain", inputs, values, wrt)
         return explain(bound, of, self._vector(v, "v"))
+
+    def derivative(
+        self,
+        *,
+        order: int | None = None,
+        wrt: Sequence[str] | None = None,
+        taylor: bool = False,
+        of: str | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        **values: Any,
+    ) -> HigherDerivatives:
+        """``gradcli derivative``: derivatives of any order of a scalar output, by the inputs
+        (or elements, ``"x[1]"``) of ``wrt`` in turn; ``order`` k with one input is
+        d^k f/dx^k; ``taylor=True``: the Taylor coefficients f^(k)(x)/k! up to ``order``::
+
+            >>> import gradcli
+            >>> p = gradcli.program("f = x**3 * z**2")
+            >>> p.derivative(x=2, z=3, order=3, wrt="x,x,z").derivatives
+            array([108., 108.,  72.])
+        """
+        from .derivative import derivative
+
+        if order is not None and (isinstance(order, bool) or not isinstance(order, int)):
+            raise GradcliError(f"order must be a whole number, not {order!r}", hint="e.g. order=3")
+        if order is not None and order < 1:
+            raise GradcliError(f"order must be at least 1, not {order}", hint="e.g. order=3")
+        bound = self._bind("derivative", inputs, values)  # wrt names elements here (x[1])
+        return derivative(bound, of, None if wrt is None else _listed(wrt), order, taylor)
+
+    def uncertainty(
+        self,
+        *,
+        sd: Mapping[str, Any] | None = None,
+        cov: Any = None,
+        of: Sequence[str] | None = None,
+        wrt: Sequence[str] | None = None,
+        second_order: bool = False,
+        inputs: Mapping[str, Any] | None = None,
+        **values: Any,
+    ) -> Uncertainty:
+        """``gradcli uncertainty``: each output's value, standard deviation and correlations
+        (first order, J Σ Jᵀ), from the inputs' standard deviations ``sd`` (input name to
+        one number or one per element; or a value's text ``"1.0±0.1"``, as on the command
+        line) or their covariance ``cov`` (of ``wrt``'s elements, flattened in order);
+        ``second_order=True`` adds the mean corrected by ½ tr(H Σ)::
+
+            >>> import gradcli
+            >>> p = gradcli.program("y = x0 * x1")
+            >>> p.uncertainty(x=[1, 2], sd={"x": [0.1, 0.2]}).deviations["y"]
+            array(0.28284271)
+        """
+        import numpy as np
+
+        from .uncertainty import deviation, propagate, split
+
+        given = {**(inputs or {}), **values}
+        spreads: dict[str, Any] = dict(sd or {})
+        for name, value in given.items():
+            if isinstance(value, str):
+                given[name], spread = split(value)
+                if spread is not None:
+                    spreads[name] = spread
+        named = {n: v for n, v in given.items() if n in values}
+        bound = self._bind("uncertainty", {n: v for n, v in given.items() if n not in named}, named)
+        unknown = [n for n in spreads if n not in bound.arrays]
+        if unknown:
+            raise GradcliError(
+                f"sd gives a standard deviation of {unknown[0]!r}, which is not an input",
+                hint=f"the inputs are: {', '.join(bound.arrays)}",
+            )
+        deviations = {
+            name: deviation(
+                value if isinstance(value, str) else _numbers(value, f"sd of {name}"),
+                name,
+                bound.arrays[name],
+                self.seed,
+            )
+            for name, value in spreads.items()
+        }
+        matrix = None if cov is None else np.asarray(self._array(cov, "cov"))
+        names = None if of is None else _listed(of)
+        wanted = None if wrt is None else _listed(wrt)
+        return propagate(bound, names, deviations, matrix, wanted, second_order)
+
+    def export(
+        self,
+        *,
+        to: str = "torch",
+        of: str | None = None,
+        wrt: Sequence[str] | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        **values: Any,
+    ) -> str:
+        """``gradcli export``: the program as the text of a runnable ``torch``, ``numpy``,
+        ``jax`` or ``sympy`` script (which prints the output and its Jacobian by ``wrt`` at
+        the given point as JSON), or as ``latex`` formulas::
+
+            >>> import gradcli
+            >>> latex = gradcli.program("y = x**2").export(to="latex", x=3)
+            >>> latex.splitlines()[1]
+            'y &= x^{2}'
+        """
+        from .export import export
+        from .ops.exporting import TARGETS
+
+        _choose(TARGETS, to=to)
+        bound = self._bind("export", inputs, values)
+        return export(bound, of, None if wrt is None else _listed(wrt), to)
 
 
 def _listed(names: Sequence[str] | str) -> list[str]:
@@ -347,3 +639,49 @@ def _listed(names: Sequence[str] | str) -> list[str]:
     if isinstance(names, str):
         return [n.strip() for n in names.split(",") if n.strip()]
     return list(names)
+
+
+def _numbers(value: Any, what: str) -> np.ndarray:
+    """A value that must be numbers, as a float array."""
+    import numpy as np
+
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise GradcliError(f"{what} must be numbers, not {value!r}") from None
+
+
+def _choose(choices: Sequence[str], **given: str) -> None:
+    """Refuse a parameter's value (the one keyword argument) that is not one of ``choices``."""
+    import difflib
+
+    ((parameter, value),) = given.items()
+    if value in choices:
+        return
+    close = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.5)
+    raise GradcliError(
+        f"{parameter}={value!r} is not one of {', '.join(choices)}",
+        hint=f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(choices)}",
+    )
+
+
+def _not_both(exact: bool, batch: Any) -> None:
+    if exact and batch is not None:
+        raise GradcliError("exact=True does not take batch", hint="leave out batch")
+
+
+def _unexpected(command: str, name: str, known: list[str]) -> ArgumentError:
+    """A keyword argument of ``command`` that is neither its parameter nor an input."""
+    import difflib
+    import inspect
+
+    signature = inspect.signature(getattr(Program, command))
+    parameters = [p.name for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY]
+    close = difflib.get_close_matches(name, [*parameters, *known], n=1)
+    guess = f" (did you mean {close[0]!r}?)" if close else ""
+    return ArgumentError(
+        f"{command}() got an unexpected keyword argument {name!r}{guess}: it is neither a "
+        f"parameter of {command} ({', '.join(parameters)}) nor an input of the program "
+        f"({', '.join(known) or 'it has none'})",
+        hint="give the inputs' values as keyword arguments named after them, or in inputs=",
+    )

@@ -92,6 +92,14 @@ def _json_lines(text: str) -> dict[str, np.ndarray]:
                 hint="name the same inputs on every line",
             )
         for name, value in item.items():
+            shape = _shape(value, f"{where}: the point of {name}")
+            first = _shape(columns[name][0], name) if name in columns else shape
+            if shape != first:
+                raise GradcliError(
+                    f"{where}: the point of {name} has shape {shape}, but line 1's has shape "
+                    f"{first}",
+                    hint="give every point of an input the same shape, one point per line",
+                )
             columns.setdefault(name, []).append(value)
     if not columns:
         raise GradcliError("--batch -: no points on stdin")
@@ -101,6 +109,16 @@ def _json_lines(text: str) -> dict[str, np.ndarray]:
         raise GradcliError(
             "--batch -: the points of an input must all be numbers of one shape",
             hint='give one point per line: [1, 2] or {"x": [1, 2]}',
+        ) from None
+
+
+def _shape(value: Any, what: str) -> tuple[int, ...]:
+    """The shape of a point read from JSON, refusing rows of different lengths."""
+    try:
+        return np.asarray(value, dtype=float).shape
+    except ValueError:
+        raise GradcliError(
+            f"{what} has rows of different lengths", hint="give every row the same length"
         ) from None
 
 

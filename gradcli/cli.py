@@ -7,7 +7,9 @@ internal error (a bug in gradcli: please report it), 124 --timeout passed, 130 i
 Annotations are evaluated as the module runs (no ``from __future__ import annotations``):
 Typer reads every option's, and text annotations would be compiled at each start. The garbage
 collector is paused while the modules a command needs are imported, as in ``gradcli``'s
-``__init__`` (see there).
+``__init__`` (see there); ``main`` then freezes what they made (``gc.freeze``: kept out of
+every later collection, several ms of each call), the command line's own process only, never
+a process that imports gradcli as a library.
 """
 
 import gc
@@ -380,6 +382,7 @@ class Run:
     timeout: float | None
     notes: list[str] = field(default_factory=list)  # warnings of the command line's own
     read: dict | None = None  # the values of --x and -i, when read already (--exact)
+    format_given: bool = False  # --format on the command line, not its default
 
     def given(self) -> dict:
         """The values of --x and -i."""
@@ -503,7 +506,9 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
         def command(**options):
             from .files import reading_inputs
 
+            context = options.pop("context")
             run = Run(**{option: options.pop(option) for option, _, _ in _SHARED})
+            run.format_given = context.get_parameter_source("format").name != "DEFAULT"
             with _guard(run.debug, as_json=run.format == "json"), reading_inputs():
                 _check_encoding({**vars(run), **options})
                 check_choice("--format", run.format, formats)
@@ -512,8 +517,12 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
                 with limits.using(in_force), _budget(name, run.max_memory, run.timeout):
                     function(run, **options)
 
+        # Typer passes the parameter annotated typer.Context: what the command line gave
+        context = inspect.Parameter(
+            "context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
+        )
         command.__signature__ = inspect.Signature(
-            [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared
+            [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared + [context]
         )
         del command.__wrapped__  # Typer must read the signature above, not the function's
         app.command(name)(command)
@@ -560,8 +569,16 @@ def _run_batch(
     use_wrt: bool = True,
     dask: str | None = None,
 ) -> None:
-    """--batch (see ``batch.main``); Ctrl-C exits 130."""
+    """--batch (see ``batch.main``); Ctrl-C exits 130. An explicit --format table is refused:
+    the points stream as JSON lines (table is only the default of --format)."""
     from . import batch
+    from .errors import GradcliError
+
+    if run.format == "table" and run.format_given:
+        raise GradcliError(
+            "--batch writes JSON lines, one a point (or arrays, with --out), not a table",
+            hint="leave out --format table, or give one point with --x for a table",
+        )
 
     bind = lambda d: run.bound(use_wrt, d)  # noqa: E731
     try:
@@ -1013,6 +1030,7 @@ def _narrowed(argv: list[str]) -> typer.Typer:
 
 def main() -> None:
     """Console-script entry point."""
+    gc.freeze()  # the imports' objects live as long as the process (see the docstring)
     if hasattr(signal, "SIGPIPE"):
         # a reader that closed the pipe (``gradcli ... | head -1``) ends gradcli quietly, as
         # it ends ``seq``: Python would otherwise raise BrokenPipeError on the next write
@@ -1046,6 +1064,5 @@ def main() -> None:
 # commands in modules of their own, which register themselves with program_command
 from . import cli_export, cli_uncertainty, derivative_cli  # noqa: E402, F401
 
-if _collecting:  # what importing made stays out of every collection (see the docstring)
-    gc.freeze()
+if _collecting:
     gc.enable()

@@ -88,6 +88,12 @@ def from_engine(error: engine.EngineError) -> GradcliError:
 WIDTH = 100  # of the source shown under an error; a longer one is cut around the caret
 
 
+class ArgumentError(GradcliError, TypeError):
+    """A keyword argument of a library method (``gradcli.program(...).vjp(vv=...)``) that is
+    neither one of the method's parameters nor an input of the program. A ``TypeError``, as
+    Python's own unexpected keyword argument is, and a ``GradcliError`` like any bad input."""
+
+
 def _window(source: str, column: int | None) -> tuple[str, int | None]:
     """``source`` cut to about ``WIDTH`` characters around ``column``, with … where cut."""
     if len(source) <= WIDTH:

@@ -212,18 +212,29 @@ def floats_as_numbers(array: np.ndarray) -> tuple[np.ndarray, bool]:
 def read_shapes(items: list[str] | None) -> dict[str, tuple[int, ...]]:
     """``--shape x=3``, ``--shape W=2,3``: each input's shape; ``x=`` (nothing) is a scalar."""
     shapes: dict[str, tuple[int, ...]] = {}
+    what = (
+        "a shape is NAME= followed by the sizes of the input's dimensions, each a whole "
+        "number of at least 1: --shape x=3 (a vector of 3), --shape W=2,3 (a 2x3 matrix), "
+        "--shape s= (a scalar)"
+    )
     for item in items or []:
         name, sep, text = item.partition("=")
         name = name.strip()
-        try:
-            shape = tuple(int(n) for n in text.replace("(", "").replace(")", "").split(",") if n)
-        except ValueError:
-            shape = (-1,)
-        if not sep or not name.isidentifier() or any(n < 0 for n in shape):
-            raise GradcliError(
-                f"cannot read --shape {item!r}",
-                hint="write --shape NAME=N or NAME=N,M, e.g. --shape x=3 --shape W=2,3",
-            )
+        if not sep or not name.isidentifier():
+            raise GradcliError(f"cannot read --shape {item!r}: it is not NAME=SIZES", hint=what)
+        sizes = [n.strip() for n in text.replace("(", "").replace(")", "").split(",")]
+        sizes = [n for n in sizes if n]
+        bad = [n for n in sizes if not n.isdecimal() or int(n) < 1]
+        if bad:
+            size = bad[0]
+            if size.isdecimal():
+                why = "leaves the input without elements: nothing to differentiate"
+            elif size.startswith("-") and size[1:].isdecimal():
+                why = "is negative"
+            else:
+                why = "is not a whole number"
+            raise GradcliError(f"cannot read --shape {item!r}: the size {size!r} {why}", hint=what)
+        shape = tuple(int(n) for n in sizes)
         if name in shapes:
             raise GradcliError(f"--shape gives {name!r} twice")
         shapes[name] = shape

@@ -59,7 +59,7 @@ class Spreads:
     def deviations(self, arrays: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
         """Each standard deviation as an array shaped like its input's value."""
         return {
-            name: _deviation(text, name, arrays[name], seed)
+            name: deviation(text, name, arrays[name], seed)
             for name, text in self.texts.items()
             if name in arrays
         }
@@ -83,11 +83,15 @@ def spreads(x: str | None, items: list[str] | None) -> Spreads:
     return Spreads(plain_x, None if items is None else plain_items, texts)
 
 
-def _deviation(text: str, name: str, value: np.ndarray, seed: int) -> np.ndarray:
-    """The standard deviation text of input ``name``, one number or one per element."""
-    if not text.strip():
+def deviation(given: str | np.ndarray, name: str, value: np.ndarray, seed: int) -> np.ndarray:
+    """The standard deviation of input ``name`` (its text, or an array), one number or one
+    per element."""
+    if isinstance(given, str) and not given.strip():
         raise GradcliError(f"the standard deviation of {name} is empty", hint=SYNTAX)
-    sd = parse_value(text, f"the standard deviation of {name}", seed)
+    if isinstance(given, str):
+        sd = parse_value(given, f"the standard deviation of {name}", seed)
+    else:
+        sd = np.asarray(given)
     try:
         sd = np.broadcast_to(sd, np.shape(value)).astype(np.float64)
     except ValueError:

@@ -50,6 +50,7 @@ _composite(
     symbolic=S.mse_loss,
     explain=X.loss(X.mse),
     backward_name="MseLossBackward0",
+    extra=P.TWO_POSITIONAL,
 )
 _composite(
     "unsqueeze",

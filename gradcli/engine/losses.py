@@ -223,6 +223,7 @@ _loss(
     symbolic=_KINKED,
     explain=_per_element(lambda s, e: _signed(s, f"sign({e[0]} - {e[1]})")),
     kink="the derivative at input == target is 0 (sign(0))",
+    extra=P.TWO_POSITIONAL,
 )
 _loss(
     "smooth_l1_loss",
@@ -239,6 +240,7 @@ _loss(
     kink="at |input - target| == beta the linear branch holds (second derivative 0); beta = 0 "
     "is l1_loss",
     backward_name="SmoothL1LossBackward0",
+    extra=P.TWO_POSITIONAL,
 )
 _loss(
     "huber_loss",
@@ -327,7 +329,10 @@ _loss(
     nonfinite="the log of a negative target",
     nonfinite_backward="the derivative of target*log(target) at target 0 (nan, as PyTorch's)",
     kink="a target of 0 adds 0 to the loss, and its own gradient is nan, as PyTorch's xlogy",
-    extra={"warning": lambda args: _KL_MEAN if len(args) < 3 or args[2] == "mean" else None},
+    extra={
+        **P.TWO_POSITIONAL,
+        "warning": lambda args: _KL_MEAN if len(args) < 3 or args[2] == "mean" else None,
+    },
 )
 
 
@@ -381,6 +386,7 @@ _loss(
     ),
     nonfinite="exp of a large input, or the log of input + eps <= 0",
     kink="with full=True the Stirling term is 0 where target <= 1, its gradient too",
+    extra={"positional": ("input", "target", "log_input", "full")},
 )
 
 
@@ -424,6 +430,7 @@ _loss(
     ),
     nonfinite="exp(-target*input) overflows (PyTorch's loss is inf there too)",
     kink="the target gets no gradient (PyTorch has none for it)",
+    extra=P.TWO_POSITIONAL,
 )
 
 
@@ -646,6 +653,7 @@ _loss(
     ),
     kink="at the hinge (-target*(input1 - input2) + margin == 0) the gradient is that of the "
     "linear side (clamp_min's bound is included)",
+    extra={"positional": ("input1", "input2", "target", "margin")},
 )
 
 
@@ -678,6 +686,7 @@ _loss(
         )
     ),
     kink="at input == margin with target -1 the gradient is -1 (clamp_min's bound is included)",
+    extra={"positional": ("input", "target", "margin")},
 )
 
 
@@ -719,6 +728,7 @@ _loss(
     ),
     kink="at cos == margin with target -1 the gradient is that of cos (clamp_min's bound is "
     "included); squared norms get 1e-12 added, as PyTorch's",
+    extra={"positional": ("input1", "input2", "target", "margin")},
 )
 
 
@@ -770,6 +780,7 @@ _loss(
     ),
     kink="at the hinge the gradient is that of the linear side; with swap, a tie of the two "
     "negative distances shares the gradient (minimum)",
+    extra={"positional": ("anchor", "positive", "negative", "margin", "p", "eps", "swap")},
 )
 
 

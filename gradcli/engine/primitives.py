@@ -426,6 +426,9 @@ _LOSS = (Param("input", TENSOR), Param("target", TENSOR), Param("reduction", RED
 # the losses whose third positional argument is torch's weight (its next ones, size_average and
 # reduce, are deprecated and not in gradcli: the rest are named)
 WEIGHT_THIRD = {"positional": ("input", "target", "weight")}
+# the losses whose third positional argument is torch's deprecated size_average, which reads
+# mse_loss(a, b, "sum") as size_average="sum" (the mean): what follows target is named
+TWO_POSITIONAL = {"positional": ("input", "target")}
 # Element-wise losses; their calls (in composites.py) check the operands and apply the
 # reduction.
 bce_with_logits_elementwise = _binary(

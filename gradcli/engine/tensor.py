@@ -310,7 +310,14 @@ class Tensor:
         return self.data
 
     def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> Array:
-        """``numpy.asarray(tensor)``: the data (numpy's ``copy`` and ``dtype`` as asked)."""
+        """``numpy.asarray(tensor)``: the data (numpy's ``copy`` and ``dtype`` as asked). As in
+        torch, a tensor that requires grad is refused (a ``GradError``, a RuntimeError, with
+        torch's text): ``numpy.asarray(tensor.detach())`` takes its values out of the graph."""
+        if self.requires_grad:
+            raise GradError(
+                "Can't call numpy() on Tensor that requires grad. "
+                "Use tensor.detach().numpy() instead."
+            )
         if dtype is None or np.dtype(dtype) == self.data.dtype:
             return self.data.copy() if copy else self.data
         if copy is False:

@@ -651,11 +651,19 @@ class _Checker:
                 raise self.fail(argument, *_REFUSED[ast.Starred])
             if positional is not None:
                 if i >= len(positional):
+                    legacy = any(p.name == "reduction" for p in params)
                     raise self.fail(
                         argument,
                         f"{function.name} takes {len(positional)} positional arguments, as "
-                        f"torch's ({', '.join(positional)}); name the others",
-                        f"it is {function.signature()}",
+                        f"torch's ({', '.join(positional)}); name the others"
+                        + (
+                            " (torch reads the next one as its deprecated size_average: "
+                            f'{function.name}(..., "sum") is the mean there, not the sum)'
+                            if legacy
+                            else ""
+                        ),
+                        f"it is {function.signature()}"
+                        + ("; e.g. reduction='sum'" if legacy else ""),
                     )
                 bound[positional[i]] = argument
             elif i < len(params) and params[i].kind not in _REST:
