@@ -26,7 +26,7 @@ import numpy as np
 
 from . import budget, limits
 from . import engine as gc
-from .batch_passes import Layout, Pass, Sections, Settings, check_settings, passes
+from .batch_passes import Layout, Pass, Sections, Settings, at_point, check_settings, passes
 from .chunked import NpyRows, is_folder, read_parts
 from .compute import (
     Bound,
@@ -153,19 +153,29 @@ class Plan:
     def targets(self) -> list[str]:
         return self.layout.targets
 
-    def replay(self, points: dict[str, np.ndarray]) -> Sections:
-        """The results at a chunk of points (arrays with a leading point dimension)."""
-        arrays = [self._points(n, points[n]) if n in points else self.fixed[n] for n in self.names]
+    def replay(self, points: dict[str, np.ndarray], first: int = 0) -> Sections:
+        """The results at a chunk of points (arrays with a leading point dimension), the
+        chunk's first point numbered ``first`` in what errors say."""
+        arrays = [
+            self._points(n, points[n], first) if n in points else self.fixed[n] for n in self.names
+        ]
         batched = [n in points for n in self.names]
         size = len(next(iter(points.values())))
-        return self.layout.fold([p.replay(arrays, batched, size, self.bound) for p in self.passes])
+        outputs = [p.replay(arrays, batched, size, self.bound, first) for p in self.passes]
+        return self.layout.fold(outputs)
 
-    def _points(self, name: str, values: np.ndarray) -> np.ndarray:
+    def _points(self, name: str, values: np.ndarray, first: int) -> np.ndarray:
         """A chunk of an input's points, in its dtype (an integer input's whole numbers)."""
         dtype = self.dtypes[name]
         if dtype.kind == "f":
             return np.asarray(values, dtype=self.dtype)
-        return integer_input(name, values, dtype)
+        try:
+            return integer_input(name, values, dtype)
+        except GradcliError:  # say which point: the first that is refused alone
+            for i, point in enumerate(values):
+                with at_point(first + i):
+                    integer_input(name, point, dtype)
+            raise
 
     def results(self, first: int, sections: Sections) -> Points:
         return Points(command=self.command, output=self.output, first=first, sections=sections)
@@ -263,7 +273,8 @@ def run(
     for start in range(0, total, steps.chunk):
         budget.tick(f"{start:,} of {total:,} points done")
         stop = min(start + steps.chunk, total)
-        yield steps.results(start, steps.replay({n: a[start:stop] for n, a in points.items()}))
+        rows = {n: a[start:stop] for n, a in points.items()}
+        yield steps.results(start, steps.replay(rows, start))
 
 
 def check_out_path(path: str) -> None:

@@ -11,7 +11,8 @@ Jacobian in reverse mode, in forward mode, and the program's value at x + h e_k 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -28,7 +29,7 @@ from .compute import (
     tangents_of,
 )
 from .engine.compile import NotBatchable, Tape, run_batched, trace
-from .errors import GradcliError
+from .errors import GradcliError, from_engine
 
 Sections = dict[str, dict[str, np.ndarray]]  # section ("values", "grads", ...) -> name -> array
 
@@ -66,21 +67,25 @@ class Pass:
             )
         return len(self.seeds[0]) if self.seeds else 1
 
-    def replay(self, arrays: list, batched: list[bool], size: int, bound: Bound | None) -> list:
+    def replay(
+        self, arrays: list, batched: list[bool], size: int, bound: Bound | None, first: int = 0
+    ) -> list:
         """The outputs at ``size`` points (``arrays``: each input's, ``batched`` where it has a
-        leading point dimension): arrays of (size, ...), or (size, seeds, ...) with seeds."""
+        leading point dimension; the first numbered ``first``): arrays of (size, ...), or
+        (size, seeds, ...) with seeds."""
+        where = (bound, first, self.rows())
         if self.differenced:
-            return self._differences(arrays, batched, size, bound)
+            return self._differences(arrays, batched, size, where)
         if not self.seeds:
-            return replayed(self, arrays, batched, size, bound)
+            return replayed(self, arrays, batched, size, where)
         rows = len(self.seeds[0])
         arrays = [np.repeat(a, rows, axis=0) if b else a for a, b in zip(arrays, batched)]
         arrays += [np.tile(s, (size,) + (1,) * (s.ndim - 1)) for s in self.seeds]
         flags = [*batched, *(True for _ in self.seeds)]
-        outputs = replayed(self, arrays, flags, size * rows, bound)
+        outputs = replayed(self, arrays, flags, size * rows, where)
         return [o.reshape((size, rows) + o.shape[1:]) for o in outputs]
 
-    def _differences(self, arrays: list, batched: list[bool], size: int, bound) -> list:
+    def _differences(self, arrays: list, batched: list[bool], size: int, where) -> list:
         """Central differences with the step eps^(1/3) scaled to each coordinate's magnitude,
         as ``compute.finite_difference_jacobian`` takes them: (size, n, *output.shape)."""
         arrays, batched = list(arrays), list(batched)
@@ -103,23 +108,38 @@ class Pass:
             expanded[i] = moved.reshape(expanded[i].shape)
             steps.append(h)
             offset += m
-        (values,) = replayed(self, expanded, batched, size * rows, bound)
+        (values,) = replayed(self, expanded, batched, size * rows, where)
         values = values.reshape((size, rows // 2, 2) + values.shape[1:])
         h = np.concatenate(steps, axis=1).reshape((size, rows // 2) + (1,) * (values.ndim - 3))
         return [(values[:, :, 0] - values[:, :, 1]) / (2 * h)]
 
 
-def replayed(step: Pass, arrays: list, batched: list[bool], size: int, bound) -> list:
+@contextmanager
+def at_point(index: int) -> Iterator[None]:
+    """Errors of the user's kind raised for one point say which point (numbered from 0)."""
+    try:
+        yield
+    except GradcliError as exc:
+        raise GradcliError(f"--batch: point {index}: {exc.message}", hint=exc.hint) from None
+    except gc.EngineError as exc:
+        error = from_engine(exc)
+        raise GradcliError(f"--batch: point {index}: {error.message}", hint=error.hint) from None
+
+
+def replayed(step: Pass, arrays: list, batched: list[bool], size: int, where: tuple) -> list:
     """``step``'s tape replayed at ``size`` rows at once; where an operation has no batch rule,
-    row by row; where the shapes follow each row's values (x[x > 0]), traced anew at each."""
+    row by row; where the shapes follow each row's values (x[x > 0]), traced anew at each.
+    ``where``: the bound program (where it was traced), the number of the first point and
+    the rows a point takes."""
     with np.errstate(all="ignore"):
         try:
             return run_batched(step.tape, arrays, batched)
         except NotBatchable:
             if not step.tape.dynamic:
                 return _row_by_row(step.tape, arrays, batched, size)
+            bound, first, per = where
             assert bound is not None, "a dynamic tape is replayed where it was traced"
-            return _each_traced(bound, step.function, arrays, batched, size)
+            return _each_traced(bound, step.function, arrays, batched, size, first, per)
 
 
 def _row_by_row(tape: Tape, arrays: list, batched: list[bool], count: int) -> list:
@@ -127,13 +147,17 @@ def _row_by_row(tape: Tape, arrays: list, batched: list[bool], count: int) -> li
     return [np.stack(column) for column in zip(*rows)]
 
 
-def _each_traced(bound: Bound, function, arrays: list, batched: list[bool], count: int) -> list:
+def _each_traced(
+    bound: Bound, function, arrays: list, batched: list[bool], count: int, first: int, rows_per: int
+) -> list:
     """The pass run on the engine at each row: for a program whose shapes follow its values (a
-    mask computed from the inputs), which no tape of one point replays at another."""
+    mask computed from the inputs), which no tape of one point replays at another. An error
+    names the point of its row (``rows_per`` rows a point, the first point ``first``)."""
     rows = []
     for i in range(count):
         values = [gc.Tensor(np.array(a[i] if b else a)) for a, b in zip(arrays, batched)]
-        rows.append([o.numpy() for o in bound.engine(partial(function, *values))])
+        with at_point(first + i // rows_per):
+            rows.append([o.numpy() for o in bound.engine(partial(function, *values))])
     shapes = {tuple(np.shape(r[0])) for r in rows}
     if len(shapes) > 1:
         raise GradcliError(
@@ -165,6 +189,12 @@ def _reverse(bound: Bound, name: str, names: list[str], targets: list[str], v, s
         seed = (
             values[-1] if seeded else None if v is None else gc.Tensor(np.asarray(v, bound.dtype))
         )
+        if seeded and result.shape != seed.shape:  # x[x > 0]: the rows of J vary in number
+            raise GradcliError(
+                f"the output {name} has shape {result.shape} here, but {seed.shape} at the "
+                "point the pass was traced at",
+                hint="reduce it to one shape (sum, mean, ...), or give the points one at a time",
+            )
         grads = gc.grad(result, [leaves[t] for t in targets], seed, allow_unused=True)
         zeros = [gc.zeros(*leaves[t].shape, dtype=bound.dtype) for t in targets]
         return [result, *(z if g is None else g for g, z in zip(grads, zeros))]

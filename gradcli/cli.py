@@ -756,8 +756,8 @@ def jacobian_command(
         return
     check_choice("--mode", mode, MODES)
     if batch is not None:
-        options = (("--transpose", transpose), ("--heatmap", heatmap), ("--sparse", sparse))
-        options += (("--symbolic", symbolic),)
+        flags = {"--transpose": transpose, "--heatmap": heatmap, "--sparse": sparse}
+        options = tuple({**flags, "--symbolic": symbolic}.items())
         settings = Settings(mode=mode)
         return _run_batch(
             run, "jacobian", batch, out, dask=dask, settings=settings, refused=options

@@ -185,7 +185,8 @@ def replay_chunk(
         pieces = [  # replayed a chunk at a time, as in one process: small arrays are faster
             _arrays(
                 steps.results(
-                    start, steps.replay({n: p[i : i + steps.chunk] for n, p in points.items()})
+                    start + i,
+                    steps.replay({n: p[i : i + steps.chunk] for n, p in points.items()}, start + i),
                 )
             )
             for i in range(0, size, steps.chunk)
