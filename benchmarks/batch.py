@@ -177,7 +177,83 @@ def run(quick: bool = False) -> list[Result]:
         for name, (seconds, repeats) in times.items()
     ]
     add_ratios(results, "", {})
-    return add_absolute(results, ABSOLUTE_TARGETS) + big_batches(quick)
+    return add_absolute(results, ABSOLUTE_TARGETS) + commands(quick) + big_batches(quick)
+
+
+# -- the other commands' batches -----------------------------------------------------------
+
+COMMAND_POINTS = 10_000
+IN_BATCH = "gradcli batch.run (in-process)"
+ROSENBROCK = "f = (1 - x0)**2 + 100*(x1 - x0**2)**2"
+
+
+def _rosenbrock(torch, x):
+    return (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+
+
+def _command_cases(torch) -> dict[str, tuple[str, str, dict, Any]]:
+    """command -> (program, section and name of its result, settings, torch's result at every
+    point as a function of the points, or None without torch)."""
+    from gradcli.batch_passes import Settings
+
+    t, v = np.array([1.0, 0.5]), np.array([0.5, -2.0])
+    if torch is None:
+        anchors: dict[str, Any] = dict.fromkeys(("jacobian", "jvp", "hvp", "hessian", "check"))
+    else:
+        func = torch.func
+        f, g = (lambda p: _f(torch, p)), (lambda p: _rosenbrock(torch, p))
+        tt, vt = torch.from_numpy(t), torch.from_numpy(v)
+        anchors = {
+            "jacobian": func.vmap(func.jacrev(f)),
+            "jvp": func.vmap(lambda p: func.jvp(f, (p,), (tt,))[1]),
+            "hvp": func.vmap(lambda p: func.jvp(func.grad(g), (p,), (vt,))[1]),
+            "hessian": func.vmap(func.hessian(g)),
+            "check": None,  # torch has no per-point check to compare with
+        }
+    return {
+        "jacobian": (EXPR, "jacobian.x", {}, anchors["jacobian"]),
+        "jvp": (EXPR, "jvp.y", {"settings": Settings(tangents={"x": t})}, anchors["jvp"]),
+        "hvp": (ROSENBROCK, "hvp.x", {"settings": Settings(vectors={"x": v})}, anchors["hvp"]),
+        "hessian": (ROSENBROCK, "hessian.x,x", {}, anchors["hessian"]),
+        "check": (EXPR, "check.max_error", {}, None),
+    }
+
+
+def commands(quick: bool = False) -> list[Result]:
+    """jacobian, jvp, hvp, hessian and check at 10^4 seeded points in one process, each
+    command's results checked against torch.func's (vmap of jacrev, jvp, hessian) first, and
+    their points a second in the notes."""
+    torch = engine._torch()
+    x = points(COMMAND_POINTS)
+    results: list[Result] = []
+    rates = []
+    for which, (program, key, options, anchor) in _command_cases(torch).items():
+        bound = bind(parse_program(program), {"x": np.array([1.0, 2.0])})
+        section, name = key.split(".", 1)
+
+        def ours(bound=bound, which=which, options=options, section=section, name=name):
+            chunks = gradcli_batch.run(bound, which, {"x": x}, **options)
+            return np.concatenate([chunk.sections[section][name] for chunk in chunks])
+
+        runs: dict[str, Callable[[], Any]] = {IN_BATCH: ours}
+        if anchor is not None:
+            xt = torch.from_numpy(x)
+            runs["torch.func.vmap"] = lambda anchor=anchor, xt=xt: anchor(xt).numpy()
+        outputs = {label: [fn()] for label, fn in runs.items()}
+        if which == "check":
+            assert float(outputs[IN_BATCH][0].max()) < 1e-6, "check's methods disagree"
+        else:
+            check_same(f"{SUITE}.{which}", outputs, "torch.func.vmap", 1e-10)
+        times = best_times(runs, PROCESS_QUICK if quick else PROCESS_FULL)
+        benchmark = f"{which}, {COMMAND_POINTS} points"
+        results += [
+            Result(SUITE, benchmark, label, seconds * 1e3, repeats, IN_BATCH)
+            for label, (seconds, repeats) in times.items()
+        ]
+        rates.append(f"{which} {COMMAND_POINTS / times[IN_BATCH][0]:,.0f}")
+    add_ratios(results, "", {})
+    NOTES.append(f"batch, points/s at 10^4 points in one process: {', '.join(rates)}")
+    return results
 
 
 # -- big batches, and batches on Dask ------------------------------------------------------

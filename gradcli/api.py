@@ -253,15 +253,14 @@ class Program:
         wanted = None if wrt is None or use_wrt else _listed(wrt)
         chunks = list(batches.run(bound, command, points, of, v, wanted))
         stacked = {
-            part: {k: np.concatenate([getattr(c, part)[k] for c in chunks]) for k in parts}
-            for part, parts in (("values", chunks[0].values), ("grads", chunks[0].grads))
+            part: {k: np.concatenate([c.sections[part][k] for c in chunks]) for k in parts}
+            for part, parts in chunks[0].sections.items()
         }
         return Points(
             command=command,
             output=chunks[0].output,
             first=0,
-            values=stacked["values"],
-            grads=stacked["grads"],
+            sections=stacked,
             warnings=bound.messages(),
         )
 

@@ -8,6 +8,7 @@ one batched replay, so memory stays bounded by the chunk size for any number of 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import signal
@@ -18,7 +19,6 @@ import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -26,9 +26,18 @@ import numpy as np
 
 from . import budget, limits
 from . import engine as gc
+from .batch_passes import Layout, Pass, Sections, Settings, at_point, check_settings, passes
 from .chunked import NpyRows, is_folder, read_parts
-from .compute import Bound, _cotangent, _inputs_are, _targets, integer_input, output_of
-from .engine.compile import NotBatchable, Tape, batch_size, run_batched, trace
+from .compute import (
+    Bound,
+    _cotangent,
+    _inputs_are,
+    _targets,
+    hvp_targets,
+    integer_input,
+    output_of,
+)
+from .engine.compile import batch_size
 from .errors import GradcliError, listing
 from .files import atomic_output, refuse_input
 from .results import Points
@@ -143,52 +152,56 @@ def count(points: dict[str, np.ndarray]) -> int:
 
 @dataclass
 class Plan:
-    """A batch's traced pass and what replays it at a chunk of points: small, and sent as it
-    is to every worker of a cluster (``bound`` and ``one_pass``, kept only where it was
-    traced, are left out of what is sent)."""
+    """A batch's traced passes and what replays them at a chunk of points: small, and sent as
+    it is to every worker of a cluster (``bound`` and the passes' functions, kept only where
+    they were traced, are left out of what is sent)."""
 
     command: str
     output: str
-    targets: list[str]
-    names: list[str]  # the program's inputs, in the tape's order
+    names: list[str]  # the program's inputs, in the tapes' order
     fixed: dict[str, np.ndarray]  # the values of the inputs the points leave out
     dtypes: dict[str, np.dtype]  # of every input given points
     dtype: type  # the floating type
-    tape: Tape
+    passes: list[Pass]
+    layout: Layout  # how the passes' outputs fold into each point's results
     chunk: int  # the most points one replay takes
     bound: Bound | None = None
-    one_pass: Callable | None = None
 
-    def replay(self, points: dict[str, np.ndarray]) -> list[np.ndarray]:
-        """The pass's outputs at a chunk of points (arrays with a leading point dimension)."""
-        arrays = [self._points(n, points[n]) if n in points else self.fixed[n] for n in self.names]
+    @property
+    def targets(self) -> list[str]:
+        return self.layout.targets
+
+    def replay(self, points: dict[str, np.ndarray], first: int = 0) -> Sections:
+        """The results at a chunk of points (arrays with a leading point dimension), the
+        chunk's first point numbered ``first`` in what errors say."""
+        arrays = [
+            self._points(n, points[n], first) if n in points else self.fixed[n] for n in self.names
+        ]
         batched = [n in points for n in self.names]
         size = len(next(iter(points.values())))
-        with np.errstate(all="ignore"):
-            try:
-                return run_batched(self.tape, arrays, batched)
-            except NotBatchable:
-                if not self.tape.dynamic:
-                    return _point_by_point(self.tape, arrays, batched, size)
-                # x[x > 0]: each point has shapes of its own
-                assert self.bound is not None, "a dynamic tape is replayed where it was traced"
-                return _each_traced(self.bound, self.one_pass, arrays, batched, size)
+        outputs = [p.replay(arrays, batched, size, self.bound, first) for p in self.passes]
+        return self.layout.fold(outputs)
 
-    def _points(self, name: str, values: np.ndarray) -> np.ndarray:
+    def _points(self, name: str, values: np.ndarray, first: int) -> np.ndarray:
         """A chunk of an input's points, in its dtype (an integer input's whole numbers)."""
         dtype = self.dtypes[name]
         if dtype.kind == "f":
             return np.asarray(values, dtype=self.dtype)
-        return integer_input(name, values, dtype)
+        try:
+            return integer_input(name, values, dtype)
+        except GradcliError:  # say which point: the first that is refused alone
+            for i, point in enumerate(values):
+                with at_point(first + i):
+                    integer_input(name, point, dtype)
+            raise
 
-    def results(self, first: int, outputs: list[np.ndarray]) -> Points:
-        return Points(
-            command=self.command,
-            output=self.output,
-            first=first,
-            values={self.output: np.asarray(outputs[0])},
-            grads={t: np.asarray(g) for t, g in zip(self.targets, outputs[1:])},
-        )
+    def results(self, first: int, sections: Sections) -> Points:
+        return Points(command=self.command, output=self.output, first=first, sections=sections)
+
+    def sent(self) -> Plan:
+        """The plan as a worker gets it: without what only the tracing process holds."""
+        passes = [dataclasses.replace(p, function=None) for p in self.passes]
+        return dataclasses.replace(self, bound=None, passes=passes)
 
 
 def plan(
@@ -199,11 +212,14 @@ def plan(
     v: np.ndarray | None = None,
     wrt: list[str] | None = None,
     chunk: int = CHUNK,
+    settings: Settings | None = None,
 ) -> Plan:
-    """Check the points against the program, and trace the command's pass at the bound point.
+    """Check the points against the program, and trace the command's passes at the bound
+    point (``batch_passes``).
 
     ``wrt`` names inputs only: an intermediate node has no value of its own at each point.
     """
+    settings = settings or Settings()
     count(points)
     for name in points:
         if name not in bound.arrays:
@@ -225,45 +241,37 @@ def plan(
             "--batch: --wrt must name inputs of the program",
             hint=f"its inputs are {listing(bound.arrays)}",
         )
-    targets = [] if command == "eval" else _targets(bound, wrt)
-    if command != "eval" and v is None and out.numel() != 1:  # refused before the tracing
+    if command == "hvp":
+        targets = hvp_targets(bound, settings.vectors, wrt)
+    else:
+        targets = [] if command in ("eval", "jvp") else _targets(bound, wrt)
+    if command in ("grad", "vjp") and v is None and out.numel() != 1:  # before the tracing
         raise gc.ScalarOutputError("grad can be implicitly created only for scalar outputs")
     if v is not None:
         _cotangent(v, out, name, bound.dtype)  # the shape must match the output's
-    names = list(bound.arrays)
-
-    def one_pass(*values):
-        leaves = dict(zip(names, values))
-        for t in targets:
-            leaves[t].requires_grad = True
-        result = bound.run(leaves)[name]
-        if not targets:
-            return [result]
-        seed = None if v is None else gc.Tensor(np.asarray(v, dtype=bound.dtype))
-        grads = gc.grad(result, [leaves[t] for t in targets], seed, allow_unused=True)
-        zeros = [gc.zeros(*leaves[t].shape, dtype=bound.dtype) for t in targets]
-        return [result, *(z if g is None else g for g, z in zip(grads, zeros))]
-
-    tape = bound.engine(lambda: trace(one_pass, *(bound.arrays[n] for n in names)))
-    chunk = min(chunk, batch_size(tape, limits.current().max_elements) or chunk)
-    # the values of one chunk fit the budget, and so does its results' JSON text
-    results = out.numel() + sum(bound.arrays[t].size for t in targets)
+    settings = check_settings(bound, command, name, out, targets, settings)
+    steps, layout = passes(bound, command, name, out, targets, v, settings)
+    rows = max(p.rows() for p in steps)
+    for p in steps:  # a chunk's rows fit --max-elements, and its values the budget
+        most = batch_size(p.tape, limits.current().max_elements) or chunk * rows
+        chunk = min(
+            chunk, max(1, most // p.rows()), budget.elements_within(p.tape.elements * p.rows())
+        )
+    # and so does its results' JSON text
+    results = out.numel() + sum(int(np.prod(s)) for s in layout.shapes.values()) * max(rows, 1)
     as_text = budget.RENDERING_BYTES["json"] / budget.ELEMENT_BYTES
-    chunk = min(
-        chunk, budget.elements_within(tape.elements), budget.elements_within(results, as_text)
-    )
+    chunk = min(chunk, budget.elements_within(results, as_text))
     return Plan(
         command=command,
         output=name,
-        targets=targets,
-        names=names,
+        names=list(bound.arrays),
         fixed={n: a for n, a in bound.arrays.items() if n not in points},
         dtypes={n: bound.arrays[n].dtype for n in points},
         dtype=bound.dtype,
-        tape=tape,
+        passes=steps,
+        layout=layout,
         chunk=chunk,
         bound=bound,
-        one_pass=one_pass,
     )
 
 
@@ -275,36 +283,16 @@ def run(
     v: np.ndarray | None = None,
     wrt: list[str] | None = None,
     chunk: int = CHUNK,
+    settings: Settings | None = None,
 ) -> Iterator[Points]:
     """The command at every point, one ``Points`` per chunk of points (see ``plan``)."""
     total = count(points)
-    steps = plan(bound, command, points, of, v, wrt, chunk)
+    steps = plan(bound, command, points, of, v, wrt, chunk, settings)
     for start in range(0, total, steps.chunk):
         budget.tick(f"{start:,} of {total:,} points done")
         stop = min(start + steps.chunk, total)
-        outputs = steps.replay({n: a[start:stop] for n, a in points.items()})
-        yield steps.results(start, outputs)
-
-
-def _each_traced(bound: Bound, one_pass, arrays, batched, count) -> list[np.ndarray]:
-    """The pass run on the engine at each point: for a program whose shapes follow its values
-    (a mask computed from the inputs), which no tape of one point replays at another."""
-    rows = []
-    for i in range(count):
-        values = [gc.Tensor(np.array(a[i] if b else a)) for a, b in zip(arrays, batched)]
-        rows.append([o.numpy() for o in bound.engine(partial(one_pass, *values))])
-    shapes = {tuple(np.shape(r[0])) for r in rows}
-    if len(shapes) > 1:
-        raise GradcliError(
-            f"--batch: the output has a different shape at different points ({sorted(shapes)})",
-            hint="reduce it to one shape (sum, mean, ...), or give the points one at a time",
-        )
-    return [np.stack(column) for column in zip(*rows)]
-
-
-def _point_by_point(tape, arrays, batched, count) -> list[np.ndarray]:
-    rows = [tape.run(*[a[i] if b else a for a, b in zip(arrays, batched)]) for i in range(count)]
-    return [np.stack(column) for column in zip(*rows)]
+        rows = {n: a[start:stop] for n, a in points.items()}
+        yield steps.results(start, steps.replay(rows, start))
 
 
 def check_out_path(path: str) -> None:
@@ -321,11 +309,22 @@ def check_out_path(path: str) -> None:
 
 
 def _arrays(chunk: Points) -> dict[str, np.ndarray]:
-    """A chunk's results as --out names them: ``values.NAME`` and ``grads.NAME``."""
+    """A chunk's results as --out names them: ``SECTION.NAME`` (``values.y``, ``grads.x``,
+    ``jacobian.x``, ``hessian.x,w``, ``check.agree``)."""
     return {
-        **{f"values.{k}": np.asarray(a) for k, a in chunk.values.items()},
-        **{f"grads.{k}": np.asarray(a) for k, a in chunk.grads.items()},
+        f"{section}.{k}": np.asarray(a)
+        for section, arrays in chunk.sections.items()
+        for k, a in arrays.items()
     }
+
+
+def sections_of(arrays: dict[str, np.ndarray]) -> Sections:
+    """``_arrays``' names read back into sections."""
+    sections: Sections = {}
+    for key, array in arrays.items():
+        section, name = key.split(".", 1)
+        sections.setdefault(section, {})[name] = array
+    return sections
 
 
 def _npy_header(shape: tuple[int, ...], dtype: np.dtype, length: int = 0) -> bytes:
@@ -343,9 +342,9 @@ def _npy_header(shape: tuple[int, ...], dtype: np.dtype, length: int = 0) -> byt
 
 
 def main_results(path: str, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """What ``--out results.npy`` holds: the gradient (or the values, for eval), the one
-    result; several are refused, for a .npz."""
-    main = [k for k in arrays if k.startswith("grads.")] or list(arrays)
+    """What ``--out results.npy`` holds: the command's one result (the gradient, the
+    Jacobian, ...; the values, for eval); several are refused, for a .npz."""
+    main = [k for k in arrays if not k.startswith("values.")] or list(arrays)
     if len(main) != 1:
         raise GradcliError(
             f"--out {path}: there are {len(main)} results ({', '.join(main)})",
@@ -459,6 +458,27 @@ class Interrupted(Exception):
         return f"interrupted: wrote {self.done} of {self.total} points{where}"
 
 
+class Disagreed(Exception):
+    """check's methods disagreed at the ``points`` named (the batch ran to its end)."""
+
+    def __init__(self, points: list[int], total: int):
+        super().__init__(points)
+        self.points, self.total = points, total
+
+    def message(self) -> str:
+        shown = ", ".join(map(str, self.points[:10])) + (", ..." if len(self.points) > 10 else "")
+        return (
+            f"check: the methods disagree at {len(self.points)} of {self.total} points "
+            f"({shown}): see check.agree and check.max_error of each"
+        )
+
+
+def disagreeing(first: int, sections: Sections) -> list[int]:
+    """The numbers of the points of a chunk (from ``first``) where check's methods disagree."""
+    agree = sections.get("check", {}).get("agree")
+    return [] if agree is None else (first + np.flatnonzero(~np.asarray(agree))).tolist()
+
+
 @contextmanager
 def _deferred_interrupts():
     """Ctrl-C while a chunk is written waits until its last line is out, so the output never
@@ -490,12 +510,13 @@ def stream(
     wrt: list[str] | None,
     out: str | None,
     stdout=None,
+    settings: Settings | None = None,
 ) -> int:
     """Run the batch: JSON lines to ``stdout``, or arrays to ``out``, chunk by chunk.
 
     Returns the number of points. On Ctrl-C or at --timeout's deadline, what was computed so
     far is kept (complete lines only; in ``out``, the points done) and ``Interrupted`` (or
-    ``TimedOut``) is raised.
+    ``TimedOut``) is raised; ``Disagreed`` at the end where check's methods disagreed.
     """
     from .notice import Progress
     from .render import render
@@ -510,9 +531,10 @@ def stream(
     elif out is not None:
         writer = OutFile(out, total)
     done = 0
+    disagree: list[int] = []
     with _deferred_interrupts() as state, Progress(total, "points", total > CHUNK) as progress:
         try:
-            for chunk in run(bound, command, points, of, v, wrt):
+            for chunk in run(bound, command, points, of, v, wrt, settings=settings):
                 state["writing"] = True
                 if writer is None:
                     render(chunk, "json", file=stdout)
@@ -520,6 +542,7 @@ def stream(
                 else:
                     writer.write(chunk)
                 done += len(next(iter(chunk.values.values())))
+                disagree += disagreeing(chunk.first, chunk.sections)
                 state["writing"] = False
                 progress.update(done)
                 if state["presses"]:
@@ -541,6 +564,8 @@ def stream(
             raise
     if writer is not None:
         writer.close()
+    if disagree:
+        raise Disagreed(disagree, done)
     return done
 
 
@@ -554,6 +579,7 @@ def main(
     v: np.ndarray | None = None,
     wrt: list[str] | None = None,
     dask: str | None = None,
+    settings: Settings | None = None,
 ) -> None:
     """``--batch``: read the points, bind the program, then stream JSON lines to stdout or
     write everything to ``out``; the runs' warnings go to stderr at the end.
@@ -582,17 +608,23 @@ def main(
     if out is not None:  # every input file is read by now: refuse to write over one
         refuse_input(out)
     points = fit_rows(points, spec, bound)
+    disagreed = None
     try:
         if dask is None:
-            done = stream(bound, command, points, of, v, wrt, out)
+            done = stream(bound, command, points, of, v, wrt, out, settings=settings)
         else:
             from .cluster import stream as on_cluster
 
-            done = on_cluster(bound, command, points, of, v, wrt, out, dask)
+            done = on_cluster(bound, command, points, of, v, wrt, out, dask, settings=settings)
     except Interrupted as stop:
         say(stop.message())
         raise
+    except Disagreed as found:
+        disagreed, done = found, found.total
     for message in bound.messages():
         say(f"warning: {message}")
     if out is not None:
         say(f"wrote {done} points to {out}")
+    if disagreed is not None:
+        say(disagreed.message())
+        raise disagreed

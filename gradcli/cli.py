@@ -568,9 +568,12 @@ def _run_batch(
     wrt=None,
     use_wrt: bool = True,
     dask: str | None = None,
+    settings=None,
+    refused: tuple[tuple[str, object], ...] = (),
 ) -> None:
-    """--batch (see ``batch.main``); Ctrl-C exits 130. An explicit --format table is refused:
-    the points stream as JSON lines (table is only the default of --format)."""
+    """--batch (see ``batch.main``); Ctrl-C exits 130, methods of check that disagree 1.
+    ``refused``: the command's options (flag, value) that --batch does not take. An explicit
+    --format table is refused: the points stream as JSON lines (table is only the default)."""
     from . import batch
     from .errors import GradcliError
 
@@ -580,11 +583,19 @@ def _run_batch(
             hint="leave out --format table, or give one point with --x for a table",
         )
 
+    given = [flag for flag, value in refused if value]
+    if given:
+        raise GradcliError(
+            f"--batch does not take {', '.join(given)}: it gives each point's dense result",
+            hint=f"leave out {given[0]}, or give the points one at a time",
+        )
     bind = lambda d: run.bound(use_wrt, d)  # noqa: E731
     try:
-        batch.main(run.format, command, spec, out, bind, run.of, v, wrt, dask)
+        batch.main(run.format, command, spec, out, bind, run.of, v, wrt, dask, settings)
     except batch.Interrupted:
         raise typer.Exit(130) from None
+    except batch.Disagreed:
+        raise typer.Exit(1) from None
 
 
 def _no_out(out: str | None, dask: str | None = None) -> None:
@@ -727,8 +738,14 @@ def jacobian_command(
     ] = False,
     out: Annotated[
         str | None,
-        typer.Option("--out", help="Write J to .npy (one --wrt input) or .npz (COO when sparse)."),
+        typer.Option(
+            "--out",
+            help="Write J to .npy (one --wrt input) or .npz (COO when sparse); with --batch, "
+            "every point's J stacked (.npy, .npz, DIR/).",
+        ),
     ] = None,
+    batch: Batch = None,
+    dask: Dask = None,
 ) -> None:
     """The Jacobian of the output for each --wrt input (layout output.shape + input.shape).
 
@@ -737,7 +754,10 @@ def jacobian_command(
     Example: gradcli jacobian -e "y = exp(x) / sum(exp(x))" --x 0,log(2) --exact
 
     Example: gradcli jacobian -e "y = x * x[0]" --symbolic --shape x=2
+
+    Example: gradcli jacobian -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --batch @points.npy
     """
+    from .batch_passes import Settings
     from .compute import jacobian
     from .errors import GradcliError
     from .exact_cli import answered
@@ -746,11 +766,19 @@ def jacobian_command(
     others = [
         name
         for name, given in (("--transpose", transpose), ("--sparse", sparse), ("--out", out))
-        if given
+        if given and batch is None
     ]
-    if answered(run, "jacobian", exact, symbolic, shape, others=others):
+    if answered(run, "jacobian", exact, symbolic, shape, batch=batch, others=others):
         return
     check_choice("--mode", mode, MODES)
+    if batch is not None:
+        flags = {"--transpose": transpose, "--heatmap": heatmap, "--sparse": sparse}
+        options = tuple({**flags, "--symbolic": symbolic}.items())
+        settings = Settings(mode=mode)
+        return _run_batch(
+            run, "jacobian", batch, out, dask=dask, settings=settings, refused=options
+        )
+    _no_out(None, dask)
     check_jacobian_out(out, run.format)
     if sparse and heatmap:
         raise GradcliError(
@@ -783,21 +811,37 @@ def jvp_command(
         list[str] | None,
         typer.Option("--t", help="Tangent: VALUE (for x) or NAME=VALUE; repeatable; others are 0."),
     ] = None,
+    batch: Batch = None,
+    out: Out = None,
+    dask: Dask = None,
 ) -> None:
     """Forward mode: J t, the directional derivative along the tangents.
 
     Example: gradcli jvp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --t 1,0
+
+    Example: gradcli jvp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --t 1,0 --batch @points.npy
     """
+    from .batch_passes import Settings
     from .compute import jvp
 
     tangents = run.values(t, "--t")
+    if batch is not None:
+        settings = Settings(tangents=tangents)
+        return _run_batch(run, "jvp", batch, out, use_wrt=False, dask=dask, settings=settings)
+    _no_out(out, dask)
     bound = run.bound(use_wrt=False, tangents=list(tangents))
     run.emit(jvp(bound, run.of, tangents), bound)
 
 
 @program_command("hessian")
 def hessian_command(
-    run: Run, symbolic: Symbolic = False, exact: Exactly = False, shape: Shape = None
+    run: Run,
+    symbolic: Symbolic = False,
+    exact: Exactly = False,
+    shape: Shape = None,
+    batch: Batch = None,
+    out: Out = None,
+    dask: Dask = None,
 ) -> None:
     """Second derivatives of a scalar output, by differentiating the engine's own gradient.
 
@@ -806,12 +850,20 @@ def hessian_command(
     Example: gradcli hessian -e "f = x0**3 * x1" --x 1/2,3 --exact
 
     Example: gradcli hessian -e "f = sum(x**4)" --symbolic --shape x=2
+
+    Example: gradcli hessian -e "f = x0**3 * x1" --batch @points.npy --out hessians.npy
     """
     from .compute import hessian
     from .exact_cli import answered
 
-    if answered(run, "hessian", exact, symbolic, shape):
+    if answered(run, "hessian", exact, symbolic, shape, batch=batch):
         return
+    if batch is not None:
+        refused = (("--symbolic", symbolic),)
+        return _run_batch(
+            run, "hessian", batch, out, wrt=_names(run.wrt), dask=dask, refused=refused
+        )
+    _no_out(out, dask)
     bound = run.bound()
     run.emit(hessian(bound, run.of, _names(run.wrt)), bound)
 
@@ -823,13 +875,23 @@ def hvp_command(
         list[str] | None,
         typer.Option("--v", help="The vector: VALUE (for x) or NAME=VALUE; repeatable."),
     ] = None,
+    batch: Batch = None,
+    out: Out = None,
+    dask: Dask = None,
 ) -> None:
     """Hessian-vector product H v of a scalar output, without forming H.
 
     Example: gradcli hvp -e "f = (1 - x0)**2 + 100*(x1 - x0**2)**2" --x -1.2,1 --v 1,0
+
+    Example: gradcli hvp -e "f = (1 - x0)**2 + 100*(x1 - x0**2)**2" --v 1,0 --batch @points.npy
     """
+    from .batch_passes import Settings
     from .compute import hvp
 
+    if batch is not None:
+        settings = Settings(vectors=run.values(v, "--v"))
+        return _run_batch(run, "hvp", batch, out, wrt=_names(run.wrt), dask=dask, settings=settings)
+    _no_out(out, dask)
     bound = run.bound()
     run.emit(hvp(bound, run.of, run.values(v, "--v"), _names(run.wrt)), bound)
 
@@ -839,13 +901,28 @@ def check_command(
     run: Run,
     atol: Annotated[float, typer.Option("--atol", min=0, help="Absolute tolerance.")] = 1e-5,
     rtol: Annotated[float, typer.Option("--rtol", min=0, help="Relative tolerance.")] = 1e-3,
+    batch: Batch = None,
+    out: Out = None,
+    dask: Dask = None,
 ) -> None:
     """The Jacobian four ways: reverse, forward, finite differences, sympy; exit 1 if they differ.
 
+    With --batch, at each point the first three (agree, max_error), exit 1 naming the points
+    where they differ.
+
     Example: gradcli check -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
+
+    Example: gradcli check -e "y = abs(x)" --batch @points.npy
     """
+    from .batch_passes import Settings
     from .compute import check
 
+    if batch is not None:
+        settings = Settings(atol=atol, rtol=rtol)
+        return _run_batch(
+            run, "check", batch, out, wrt=_names(run.wrt), dask=dask, settings=settings
+        )
+    _no_out(out, dask)
     bound = run.bound()
     result = check(bound, run.of, _names(run.wrt), atol, rtol)
     run.emit(result, bound)

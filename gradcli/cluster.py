@@ -28,16 +28,20 @@ import numpy as np
 
 from . import budget
 from .batch import (
+    Disagreed,
     Interrupted,
     Plan,
     _arrays,
     _deferred_interrupts,
     _npy_header,
     count,
+    disagreeing,
     main_results,
     plan,
+    sections_of,
     zip_parts,
 )
+from .batch_passes import Settings
 from .chunked import NpyRows, Parts, chunks, is_folder
 from .compute import Bound
 from .errors import GradcliError
@@ -181,7 +185,8 @@ def replay_chunk(
         pieces = [  # replayed a chunk at a time, as in one process: small arrays are faster
             _arrays(
                 steps.results(
-                    start, steps.replay({n: p[i : i + steps.chunk] for n, p in points.items()})
+                    start + i,
+                    steps.replay({n: p[i : i + steps.chunk] for n, p in points.items()}, start + i),
                 )
             )
             for i in range(0, size, steps.chunk)
@@ -197,7 +202,16 @@ def replay_chunk(
         sink.write(index, start, results)
     except OSError as exc:
         return ("error", f"--dask: a worker cannot write --out: {exc}", SHARED)
-    return len(next(iter(results.values())))
+    return Written(len(next(iter(results.values()))), disagreeing(start, sections_of(results)))
+
+
+@dataclasses.dataclass
+class Written:
+    """What a worker that wrote its chunk into --out says: how many points, and at which of
+    them check's methods disagreed."""
+
+    done: int
+    disagree: list[int]
 
 
 class ChunkedOut:
@@ -310,6 +324,7 @@ def stream(
     out: str | None,
     address: str,
     stdout: Any = None,
+    settings: Settings | None = None,
 ) -> int:
     """The batch on the cluster at ``address``: JSON lines to ``stdout`` in the points'
     order, or arrays to ``out``. Returns the number of points (see ``batch.stream``)."""
@@ -320,8 +335,8 @@ def stream(
 
     stdout = stdout or sys.stdout
     total = count(points)
-    steps = plan(bound, command, points, of, v, wrt)
-    if steps.tape.dynamic:
+    steps = plan(bound, command, points, of, v, wrt, settings=settings)
+    if any(p.tape.dynamic for p in steps.passes):
         raise GradcliError(
             "--dask: the program's shapes follow the values of each point (a mask such as "
             "x[x > 0]), so its pass is traced anew at each point, which only one process does",
@@ -330,8 +345,9 @@ def stream(
     spans = chunks(points, total, TASKS * steps.chunk)
     first = _arrays(steps.results(0, steps.replay({n: a[:1] for n, a in points.items()})))
     writer = None if out is None else ChunkedOut(out, total, first)
-    sent = dataclasses.replace(steps, bound=None, one_pass=None)
+    sent = steps.sent()
     done = parts = 0
+    disagree: list[int] = []
     with contextlib.ExitStack() as stack:
         if writer is not None:  # its scratch files go, however the batch ends
             stack.callback(writer.discard)
@@ -372,9 +388,12 @@ def stream(
                     state["writing"] = True
                     chunk = finished.pop(parts)
                     if writer is None:
-                        lines = steps.results(spans[parts][0], _points_of(chunk, steps))
+                        lines = steps.results(spans[parts][0], sections_of(chunk))
                         render(lines, "json", file=stdout)
                         stdout.flush()
+                        disagree += disagreeing(lines.first, lines.sections)
+                    else:
+                        disagree += chunk.disagree
                     done, parts = spans[parts][1], parts + 1
                     state["writing"] = False
                     progress.update(done)
@@ -402,12 +421,9 @@ def stream(
             raise
         if writer is not None:
             writer.close(done, parts)
+    if disagree:
+        raise Disagreed(disagree, done)
     return done
-
-
-def _points_of(results: dict[str, np.ndarray], steps: Plan) -> list[np.ndarray]:
-    """A chunk's results, returned by a worker, as the pass's outputs in order."""
-    return [results[f"values.{steps.output}"], *(results[f"grads.{t}"] for t in steps.targets)]
 
 
 class FolderOut:

@@ -693,10 +693,19 @@ def jvp(bound: Bound, of: str | None, tangents: dict[str, np.ndarray]) -> JVP:
     """Forward mode: J t, with a tangent per input (zero where none is given)."""
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
-    _check_names(list(tangents), bound.arrays, "--t")
     names = list(bound.arrays)
-    vectors = []
-    for n in names:
+    vectors = [gc.Tensor(t) for t in tangents_of(bound, tangents).values()]
+    function = _function_of(bound, name, names)
+    start = tuple(gc.Tensor(bound.arrays[n]) for n in names)
+    _, tangent = bound.engine(lambda: gc.jvp(function, start, vectors))
+    return JVP(output=name, value=out.data, tangent=tangent.data, warnings=bound.messages())
+
+
+def tangents_of(bound: Bound, tangents: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """jvp's tangent of every input (zero where --t gives none), checked against its shape."""
+    _check_names(list(tangents), bound.arrays, "--t")
+    found = {}
+    for n in bound.arrays:
         tangent = tangents.get(n)
         if tangent is None:
             tangent = np.zeros(bound.arrays[n].shape)
@@ -707,11 +716,8 @@ def jvp(bound: Bound, of: str | None, tangents: dict[str, np.ndarray]) -> JVP:
                 f"{bound.arrays[n].shape}",
                 hint=f"give --t {n}=VALUE with shape {bound.arrays[n].shape}",
             )
-        vectors.append(gc.Tensor(tangent))
-    function = _function_of(bound, name, names)
-    start = tuple(gc.Tensor(bound.arrays[n]) for n in names)
-    _, tangent = bound.engine(lambda: gc.jvp(function, start, vectors))
-    return JVP(output=name, value=out.data, tangent=tangent.data, warnings=bound.messages())
+        found[n] = tangent
+    return found
 
 
 def hessian(bound: Bound, of: str | None = None, wrt: list[str] | None = None) -> Hessian:
@@ -738,25 +744,13 @@ def hvp(
     bound: Bound, of: str | None, vectors: dict[str, np.ndarray], wrt: list[str] | None = None
 ) -> HVP:
     """H v of a scalar output without forming H (a double backward pass)."""
-    targets = _targets(bound, wrt or list(vectors) or None)
+    targets = hvp_targets(bound, vectors, wrt)
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
     _scalar_output(name, out, "hvp")
-    missing = [t for t in targets if t not in vectors]
-    if missing:
-        raise GradcliError(
-            f"no vector v for {listing(missing)}",
-            hint="give --v VALUE for x, or --v NAME=VALUE for each input",
-        )
+    v = tuple(hvp_vectors(bound, targets, vectors).values())
     function = _function_of(bound, name, targets)
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
-    v: tuple[np.ndarray, ...] = tuple(np.asarray(vectors[t], dtype=bound.dtype) for t in targets)
-    for t, vector in zip(targets, v):
-        if vector.shape != bound.arrays[t].shape:
-            raise GradcliError(
-                f"v for {t} has shape {vector.shape}, but {t} has shape {bound.arrays[t].shape}",
-                hint=f"give --v {t}=VALUE of shape {bound.arrays[t].shape}",
-            )
     _, products = bound.engine(
         lambda: gc.hvp(lambda *xs: function(*xs).reshape(()), start, tuple(gc.Tensor(a) for a in v))
     )
@@ -766,6 +760,29 @@ def hvp(
         products={t: p.data for t, p in zip(targets, products)},
         warnings=bound.messages(),
     )
+
+
+def hvp_targets(bound: Bound, vectors: dict, wrt: list[str] | None) -> list[str]:
+    """The inputs of hvp: --wrt, else those --v gives vectors for, else all that require grad."""
+    return _targets(bound, wrt or list(vectors) or None)
+
+
+def hvp_vectors(bound: Bound, targets: list[str], vectors: dict) -> dict[str, np.ndarray]:
+    """hvp's vector v of each target, checked against its shape."""
+    missing = [t for t in targets if t not in vectors]
+    if missing:
+        raise GradcliError(
+            f"no vector v for {listing(missing)}",
+            hint="give --v VALUE for x, or --v NAME=VALUE for each input",
+        )
+    found: dict[str, np.ndarray] = {t: np.asarray(vectors[t], dtype=bound.dtype) for t in targets}
+    for t, vector in found.items():
+        if vector.shape != bound.arrays[t].shape:
+            raise GradcliError(
+                f"v for {t} has shape {vector.shape}, but {t} has shape {bound.arrays[t].shape}",
+                hint=f"give --v {t}=VALUE of shape {bound.arrays[t].shape}",
+            )
+    return found
 
 
 def finite_difference_jacobian(function, point: np.ndarray, out_shape, dtype) -> np.ndarray:
@@ -800,21 +817,10 @@ def check(
     """The Jacobian three or four independent ways, and whether they agree."""
     from .symbolic import symbolic_jacobian
 
-    for option, tolerance in (("--atol", atol), ("--rtol", rtol)):
-        if not (np.isfinite(tolerance) and tolerance >= 0):
-            raise GradcliError(
-                f"{option} must be a finite number >= 0, got {tolerance}", hint="e.g. 1e-5"
-            )
     targets = _targets(bound, wrt)
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
-    n_in = _jacobian_inputs(bound, name, out, targets)
-    if max(n_in, out.numel()) > CHECK_PASSES:
-        raise GradcliError(
-            f"check runs one pass per element: {name} has {out.numel():,} elements and the "
-            f"inputs {n_in:,}; it checks at most {CHECK_PASSES:,}",
-            hint="check a smaller instance of the program; `jacobian` computes large ones",
-        )
+    check_size(bound, name, out, targets, atol, rtol)
     methods: dict[str, dict[str, np.ndarray]] = {
         "reverse": {},
         "forward": {},
@@ -864,6 +870,25 @@ def check(
         worst=tuple(worst[:10]),
         warnings=bound.messages(*notes),
     )
+
+
+def check_size(
+    bound: Bound, name: str, out: gc.Tensor, targets: list[str], atol: float, rtol: float
+) -> None:
+    """Refuse tolerances that are not finite numbers >= 0, and a Jacobian too large for
+    check's passes element by element."""
+    for option, tolerance in (("--atol", atol), ("--rtol", rtol)):
+        if not (np.isfinite(tolerance) and tolerance >= 0):
+            raise GradcliError(
+                f"{option} must be a finite number >= 0, got {tolerance}", hint="e.g. 1e-5"
+            )
+    n_in = _jacobian_inputs(bound, name, out, targets)
+    if max(n_in, out.numel()) > CHECK_PASSES:
+        raise GradcliError(
+            f"check runs one pass per element: {name} has {out.numel():,} elements and the "
+            f"inputs {n_in:,}; it checks at most {CHECK_PASSES:,}",
+            hint="check a smaller instance of the program; `jacobian` computes large ones",
+        )
 
 
 def _cut_gradients(program: Program) -> list[str]:

@@ -248,14 +248,25 @@ class Explanation(Derivatives):
 @record
 class Points(Result):
     """``--batch``: one chunk of points, numbered from ``first``; arrays with a leading point
-    dimension, the output's values and, for grad and vjp, the inputs' gradients."""
+    dimension by section, as the command's JSON names them: ``values`` (the output's), then
+    ``grads`` (grad, vjp), ``jacobian``, ``jvp``, ``hvp``, ``hessian`` (by ``a,b``), or
+    ``check`` (``agree`` and ``max_error``)."""
 
     formats: ClassVar[tuple[str, ...]] = ("json",)  # JSON lines (--out writes arrays)
 
     command: str
     first: int
-    values: dict[str, np.ndarray]
-    grads: dict[str, np.ndarray]
+    sections: dict[str, dict[str, np.ndarray]]
+
+    @property
+    def values(self) -> dict[str, np.ndarray]:
+        """The output's values."""
+        return self.sections["values"]
+
+    @property
+    def grads(self) -> dict[str, np.ndarray]:
+        """grad's and vjp's gradients (empty for the other commands)."""
+        return self.sections.get("grads", {})
 
 
 class ExactBlock(NamedTuple):

@@ -47,3 +47,52 @@ def test_the_function_reference_is_the_op_tables():
         sys.path.pop(0)
     text = (REPO / "README.md").read_text()
     assert text == with_reference(text), "run: python docs/write_reference.py"
+
+
+def _batch_examples() -> list[tuple[list[str], list[str]]]:
+    """The README's batch-mode examples at its three points: (arguments, printed lines)."""
+    text = (REPO / "README.md").read_text()
+    section = text.split("**Batch mode.**", 1)[1].split("**Big batches.**", 1)[0]
+    examples = []
+    for block in section.split("```\n")[1::2]:
+        lines = block.splitlines()
+        commands = [i for i, line in enumerate(lines) if line.startswith("$ gradcli ")]
+        for start, end in zip(commands, [*commands[1:], len(lines)]):
+            examples.append((shlex.split(lines[start][2:])[1:], lines[start + 1 : end]))
+    return examples
+
+
+def _same(got, want) -> bool:
+    """JSON values equal, floats to 1e-6 (the last bits of libm differ between CPUs)."""
+    if isinstance(want, dict):
+        return (
+            isinstance(got, dict)
+            and got.keys() == want.keys()
+            and all(_same(got[k], want[k]) for k in want)
+        )
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(map(_same, got, want))
+    if isinstance(want, float):
+        return abs(got - want) <= 1e-6 * max(1.0, abs(want))
+    return got == want
+
+
+def test_the_batch_examples_print_what_the_readme_shows(tmp_path):
+    import numpy
+
+    numpy.save(tmp_path / "points.npy", numpy.array([[1, 2], [0, 1], [3, -1]]))
+    examples = _batch_examples()
+    commands = {args[0] for args, _ in examples}
+    assert {"vjp", "jacobian", "check"} <= commands
+    for args, shown in examples:
+        if "--dask" in args:
+            continue  # the Dask section's own tests start clusters
+        done = subprocess.run(
+            [sys.executable, "-m", "gradcli", *args], capture_output=True, text=True, cwd=tmp_path
+        )
+        said = [line for line in shown if not line.startswith("{")]
+        lines = [json.loads(line) for line in shown if line.startswith("{")]
+        assert done.returncode == (1 if said and said[0].startswith("check:") else 0), done.stderr
+        got = [json.loads(line) for line in done.stdout.splitlines()]
+        assert _same(got, lines), (args, done.stdout)
+        assert done.stderr.splitlines() == said

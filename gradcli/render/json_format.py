@@ -197,8 +197,9 @@ def json_lines(result: Points, file, options: Options) -> None:
     Finite numbers print as Python prints lists of floats, which is valid JSON and much
     faster than a ``json.dumps`` per point; NaN and infinities take the slow, exact path.
     """
-    arrays = [("values", k, v) for k, v in result.values.items()]
-    arrays += [("grads", k, v) for k, v in result.grads.items()]
+    arrays = [
+        (section, k, v) for section, named in result.sections.items() for k, v in named.items()
+    ]
     count = len(arrays[0][2])
     if not all(np.all(np.isfinite(a)) for _, _, a in arrays):
         lines = []

@@ -161,3 +161,19 @@ def test_a_dask_batch_stopped_by_the_timeout_keeps_the_chunks_done_from_the_firs
     assert grads.shape == (done,)
     np.testing.assert_allclose(grads, 200 * np.cos(np.arange(done)), atol=1e-9)
     assert not list(tmp_path.glob(".gradcli-*"))
+
+
+def test_the_other_commands_batch_on_the_cluster_as_in_one_process(cli, cluster, tmp_path):
+    """jacobian's JSON lines, and check's verdict from workers that write --out themselves."""
+    np.save(tmp_path / "p.npy", np.array([[1.0, 2.0], [0.0, -1.0], [3.0, 0.5]]))
+    spec = f"@{tmp_path}/p.npy"
+    jacobian = ["jacobian", "-e", EXAMPLE2, "--batch", spec]
+    alone, spread = cli(*jacobian), cli(*jacobian, "--dask", cluster)
+    assert spread.exit_code == 0, spread.stderr
+    assert spread.stdout == alone.stdout
+    check = ["check", "-e", "y = relu(x - 1)", "--batch", spec, "--out", tmp_path / "c.npz"]
+    verdict = cli(*check, "--dask", cluster)
+    assert verdict.exit_code == 1, verdict.stderr
+    assert "check: the methods disagree at 1 of 3 points (0)" in verdict.stderr
+    with np.load(tmp_path / "c.npz") as saved:
+        assert saved["check.agree"].tolist() == [False, True, True]

@@ -114,3 +114,30 @@ def test_a_closed_pipe_ends_a_batch_quietly(many_points):
     assert json.loads(first)["point"] == 0
     assert status in (0, -13, 141), errors
     assert errors == ""
+
+
+def test_ctrl_c_during_a_jacobian_batch_keeps_complete_lines(tmp_path):
+    """The commands whose batch replays a point with each basis vector stop as grad's does."""
+    points = tmp_path / "points.npy"
+    np.save(points, np.ones((400_000, 16)))
+    out = tmp_path / "out.jsonl"
+    args = ["jacobian", "-e", "y = cumsum(x, 0) ** 2", "--batch", f"@{points}"]
+    with open(out, "w") as stdout:
+        screen = run_in_terminal(args, 80, stdout=stdout, interrupt_after=2.5)
+    assert screen.status == 130, screen.text
+    text = out.read_text()
+    assert text.endswith("\n"), "the output ends with a whole line"
+    lines = text.splitlines()
+    assert 0 < len(lines) < 400_000
+    assert json.loads(lines[-1])["point"] == len(lines) - 1
+    said = [line for line in screen.lines if line.strip()]
+    assert said == [f"interrupted: wrote {len(lines)} of 400000 points"]
+
+
+def test_a_closed_pipe_ends_a_hessian_batch_quietly(many_points):
+    status, first, errors = _closed_pipe(
+        ["hessian", "-e", "y = x**3", "--x", "1", "--batch", f"@{many_points}"]
+    )
+    assert json.loads(first)["hessian"]["x,x"] == 0.0
+    assert status in (0, -13, 141), errors
+    assert errors == ""
