@@ -182,27 +182,74 @@ def tile(x: Any, dims: int | Sequence[int]) -> Tensor:
     return _repeated(x, repeats)
 
 
-def _interleave_symbolic(x: Objects, repeats: int, dim: int | None = None) -> Objects:
-    return np.asarray(np.repeat(x, repeats, axis=dim), dtype=object)
+def _counts(repeats: Any, size: int, dim: int | None) -> np.ndarray:
+    """The repeat of each of ``size`` elements, from a whole number or a tensor of them (one,
+    or one per element), with torch's errors."""
+    counts = np.asarray(repeats.data if isinstance(repeats, Tensor) else repeats)
+    if isinstance(repeats, Tensor) and counts.dtype.kind not in "iu":
+        raise DomainError(
+            f"repeat_interleave: repeats must be a tensor of whole numbers (int64), got "
+            f"{counts.dtype}; write tensor([1, 2]), or .long()"
+        )
+    if counts.dtype.kind == "f" and not np.all(counts == np.round(counts)):
+        raise DomainError(f"repeat_interleave: repeats must be whole numbers, got {repeats}")
+    if counts.ndim > 1:
+        raise ShapeError("repeat_interleave: repeats must be 0-dim or 1-dim tensor")
+    if counts.ndim == 1 and counts.size not in (1, size):
+        along = "input" if dim is None else "input along dim"
+        raise ShapeError(
+            f"repeat_interleave: repeats must have the same size as {along}, but got "
+            f"repeats.size(0) = {counts.size} and input.size({0 if dim is None else dim}) = "
+            f"{size}"
+        )
+    if np.any(counts < 0):
+        raise ShapeError("repeat_interleave: repeats can not be negative")
+    return np.broadcast_to(counts.astype(np.int64), (size,))
+
+
+def _interleave_symbolic(
+    x: Objects, repeats: Any, dim: int | None = None, output_size: int | None = None
+) -> Objects:
+    size = x.size if dim is None else x.shape[dim]
+    counts = _counts(np.asarray(repeats).astype(float), size, dim)
+    return np.asarray(np.repeat(x, counts, axis=dim), dtype=object)
 
 
 _composite(
     "repeat_interleave",
-    "each element repeats times in a row along dim (dim None: of the flattened input)",
-    (Param("input", TENSOR), Param("repeats", INT), Param("dim", OPT_INT, None)),
+    "each element repeats times in a row along dim (dim None: of the flattened input); "
+    "repeats a whole number or a tensor of them, one per element",
+    (
+        Param("input", TENSOR),
+        Param("repeats", TENSOR),
+        Param("dim", OPT_INT, None),
+        Param("output_size", OPT_INT, None),
+    ),
     methods=("repeat_interleave",),
     symbolic=_interleave_symbolic,
     explain=COPIES,
+    # torch's node: an index_select for a tensor of repeats, a view of copies for a number
+    backward_name=lambda args: (
+        "IndexSelectBackward0" if isinstance(args[1], Tensor) else "ViewBackward0"
+    ),
+    kink="repeats gets no gradient (whole numbers); each copy sends its gradient back to "
+    "its element, which gets the sum (0 for an element repeated 0 times)",
 )
 
 
+def _index_of_copies(repeats: np.ndarray, size: int) -> np.ndarray:
+    return np.repeat(np.arange(size), _counts(repeats, size, None))
+
+
 @public("repeat_interleave")
-def repeat_interleave(x: Any, repeats: int, dim: int | None = None) -> Tensor:
+def repeat_interleave(
+    x: Any, repeats: Any, dim: int | None = None, output_size: int | None = None
+) -> Tensor:
     """Each element ``repeats`` times in a row along ``dim`` (None: of the flattened tensor),
-    torch.repeat_interleave with a whole number of repeats."""
-    x, repeats = _tensor(x), int(repeats)
-    if repeats < 0:
-        raise ShapeError(f"repeat_interleave: repeats must be non-negative, got {repeats}")
+    torch.repeat_interleave: ``repeats`` a whole number, or a tensor of whole numbers (one
+    for all, or one per element; the positions are a mask, recomputed at each point of a
+    compiled replay). ``output_size``, when given, must be the length of the result."""
+    x = _tensor(x)
     if dim is None:
         x, d = P.reshape(x, -1), 0
     elif x.ndim == 0:  # as torch, which refuses a dim here
@@ -210,9 +257,25 @@ def repeat_interleave(x: Any, repeats: int, dim: int | None = None) -> Tensor:
     else:
         d = P._axes(dim, x.ndim)[0]
     shape = x.shape
-    spread = P.reshape(x, shape[: d + 1] + (1,) + shape[d + 1 :])
-    copies = P.expand(spread, shape=shape[: d + 1] + (repeats,) + shape[d + 1 :])
-    return P.reshape(copies, shape[:d] + (shape[d] * repeats,) + shape[d + 1 :])
+    if not isinstance(repeats, (Tensor, np.ndarray)):  # a number: copies side by side
+        (count,) = _counts(repeats, 1, dim)
+        if output_size is not None and output_size != shape[d] * count:
+            raise ShapeError(
+                f"repeat_interleave: Invalid output_size, expected {shape[d] * count} but got "
+                f"{output_size}"
+            )
+        spread = P.reshape(x, shape[: d + 1] + (1,) + shape[d + 1 :])
+        copies = P.expand(spread, shape=shape[: d + 1] + (int(count),) + shape[d + 1 :])
+        return P.reshape(copies, shape[:d] + (shape[d] * int(count),) + shape[d + 1 :])
+    counts = _tensor(repeats)
+    length = int(_counts(counts, shape[d], dim).sum())
+    if output_size is not None and output_size != length:
+        raise ShapeError("repeat_interleave: allocated size does not match required size")
+    from .indexing import index_select  # indexing is built on these shape operations
+
+    size = shape[d]
+    index = P.mask(lambda r: _index_of_copies(r, size), counts)
+    return index_select(x, d, index)
 
 
 # -- pad --------------------------------------------------------------------------------------

@@ -98,9 +98,30 @@ def tile_spec(draw: Any) -> Spec:
 
 @st.composite
 def repeat_interleave_spec(draw: Any) -> Spec:
+    """A number of repeats, or a tensor of them (one per element, 0 included, or a single
+    one), with the output_size at times."""
     shape = _shape(draw, 0)
     dim = draw(st.one_of(st.none(), _dim_in(len(shape)))) if shape else None
-    return (shape,), {"repeats": draw(st.integers(0, 3)), "dim": dim}
+    size = int(np.prod(shape)) if dim is None else shape[dim]
+    form = draw(st.sampled_from(["number", "each", "one"]))
+    if form == "number":
+        repeats: Any = draw(st.integers(0, 3))
+        length = size * repeats
+    else:
+        count = size if form == "each" else 1
+        repeats = np.array(draw(st.lists(st.integers(0, 3), min_size=count, max_size=count)))
+        length = int(np.broadcast_to(repeats, (size,)).sum())
+    params = {"repeats": repeats, "dim": dim}
+    if draw(st.booleans()):
+        params["output_size"] = length
+    return (shape,), params
+
+
+def torch_repeat_interleave(x: Any, repeats: Any, **params: Any) -> Any:
+    """torch.repeat_interleave, a tensor of repeats given as a numpy array."""
+    if isinstance(repeats, np.ndarray):
+        repeats = _torch().from_numpy(repeats)
+    return _torch().repeat_interleave(x, repeats, **params)
 
 
 @st.composite
@@ -260,7 +281,10 @@ SYMBOLIC_PROGRAMS = {
     "expand_as": ("o = ones(2, 2); y = expand_as(x, o) * x", "0.5,-1"),
     "repeat": ("y = x.repeat(2, 1) * x[0]", M),
     "tile": ("y = tile(x * x, (2,))", M),
-    "repeat_interleave": ("y = repeat_interleave(x * x, 2, 1)", M),
+    "repeat_interleave": (
+        "y = repeat_interleave(x * x, 2, 1) + repeat_interleave(x, tensor([3, 1]), 1, 4)",
+        M,
+    ),
     "matrix_power": ("y = matrix_power(x, 3)", M),
     "einsum": ("y = einsum('ij,jk->ik', x, x * x) + einsum('ii->i', x)", M),
     "pad": (
