@@ -26,7 +26,7 @@ import numpy as np
 
 from . import budget, limits
 from . import engine as gc
-from .chunked import NpyRows, is_folder, read_parts
+from .chunked import NpyRows, is_folder, read_parts, storage_of
 from .compute import Bound, _cotangent, _inputs_are, _targets, integer_input, output_of
 from .engine.compile import NotBatchable, Tape, batch_size, run_batched, trace
 from .errors import GradcliError, listing
@@ -41,7 +41,9 @@ def read_points(spec: str, stdin=None) -> dict[str, np.ndarray]:
     """Points as arrays with a leading point dimension, keyed by input name.
 
     ``@points.npy`` or ``@points.csv`` (one point of x per row), ``@points.npz`` (one array
-    per input), or ``-``: JSON lines on stdin, each a value of x or an object {name: value}.
+    per input), ``@DIR`` (.npy parts), ``@points.zarr`` (an array, or a group of one array per
+    input), ``@points.parquet`` (or a folder of parts: the columns of ``parquet.py``), or
+    ``-``: JSON lines on stdin, each a value of x or an object {name: value}.
     """
     if spec == "-":
         return _json_lines(read_data(stdin or sys.stdin, "--batch -"))
@@ -50,8 +52,25 @@ def read_points(spec: str, stdin=None) -> dict[str, np.ndarray]:
             return {name: archive[name].astype(float) for name in archive.files}
     if spec.startswith("@") and spec.lower().endswith(".npy"):  # read a chunk at a time
         return {"x": NpyRows(spec[1:])}  # type: ignore[dict-item]
+    if spec.startswith("@") and spec.rstrip("/").lower().endswith(".parquet"):
+        from .parquet import read_parquet
+
+        return read_parquet(spec[1:])  # type: ignore[return-value]
     if spec.startswith("@") and os.path.isdir(spec[1:]):
+        from .parquet import is_parquet
+        from .zarrs import is_store, read_store
+
+        if is_store(spec[1:]):
+            return read_store(spec[1:])  # type: ignore[return-value]
+        if is_parquet(spec[1:]):
+            from .parquet import read_parquet
+
+            return read_parquet(spec[1:])  # type: ignore[return-value]
         return read_parts(spec[1:])  # type: ignore[return-value]
+    if spec.startswith("@") and spec.rstrip("/").lower().endswith(".zarr"):
+        from .zarrs import read_store
+
+        return read_store(spec[1:])  # type: ignore[return-value]
     return {"x": parse_value(spec, "--batch")}
 
 
@@ -291,11 +310,21 @@ def _point_by_point(tape, arrays, batched, count) -> list[np.ndarray]:
 
 def check_out_path(path: str) -> None:
     """Fail before any work when --out cannot be written."""
-    if is_folder(path):  # a folder of .npy parts for each result
+    kind = storage_of(path)
+    if kind == "zarr":
+        from .zarrs import zarr
+
+        zarr()  # the extra is installed, before any work
+    elif kind == "parquet":
+        from .parquet import pyarrow
+
+        pyarrow()
+    if is_folder(path) or kind:  # a folder of .npy parts for each result, a Zarr store
         path = path.rstrip("/") or path
     elif not path.endswith((".npy", ".npz")):
         raise GradcliError(
-            f"--out {path}: unknown file type", hint="use .npy or .npz, or DIR/ for a folder"
+            f"--out {path}: unknown file type",
+            hint="use .npy, .npz, .zarr or .parquet, or DIR/ for a folder of .npy parts",
         )
     folder = Path(path).parent
     if not folder.is_dir():
@@ -485,10 +514,10 @@ def stream(
     stdout = stdout or sys.stdout
     total = count(points)
     writer: Any = None  # OutFile, or cluster.FolderOut
-    if out is not None and is_folder(out):
-        from .cluster import FolderOut
+    if out is not None and (is_folder(out) or storage_of(out)):
+        from .cluster import FolderOut, block_rows
 
-        writer = FolderOut(out, total)
+        writer = FolderOut(out, total, block_rows(points))
     elif out is not None:
         writer = OutFile(out, total)
     done = 0
