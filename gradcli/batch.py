@@ -26,7 +26,7 @@ import numpy as np
 
 from . import budget, limits
 from . import engine as gc
-from .chunked import NpyRows, is_folder, read_parts, storage_of
+from .chunked import NpyRows, is_folder, read_stored, storage_of
 from .compute import Bound, _cotangent, _inputs_are, _targets, integer_input, output_of
 from .engine.compile import NotBatchable, Tape, batch_size, run_batched, trace
 from .errors import GradcliError, listing
@@ -52,25 +52,8 @@ def read_points(spec: str, stdin=None) -> dict[str, np.ndarray]:
             return {name: archive[name].astype(float) for name in archive.files}
     if spec.startswith("@") and spec.lower().endswith(".npy"):  # read a chunk at a time
         return {"x": NpyRows(spec[1:])}  # type: ignore[dict-item]
-    if spec.startswith("@") and spec.rstrip("/").lower().endswith(".parquet"):
-        from .parquet import read_parquet
-
-        return read_parquet(spec[1:])  # type: ignore[return-value]
-    if spec.startswith("@") and os.path.isdir(spec[1:]):
-        from .parquet import is_parquet
-        from .zarrs import is_store, read_store
-
-        if is_store(spec[1:]):
-            return read_store(spec[1:])  # type: ignore[return-value]
-        if is_parquet(spec[1:]):
-            from .parquet import read_parquet
-
-            return read_parquet(spec[1:])  # type: ignore[return-value]
-        return read_parts(spec[1:])  # type: ignore[return-value]
-    if spec.startswith("@") and spec.rstrip("/").lower().endswith(".zarr"):
-        from .zarrs import read_store
-
-        return read_store(spec[1:])  # type: ignore[return-value]
+    if spec.startswith("@") and (storage_of(spec[1:]) or os.path.isdir(spec[1:])):
+        return read_stored(spec[1:])  # type: ignore[return-value]
     return {"x": parse_value(spec, "--batch")}
 
 

@@ -154,6 +154,19 @@ def read_parts(folder: str) -> dict[str, Parts]:
     return points
 
 
+def read_stored(path: str) -> dict[str, Stored]:
+    """``@points.zarr`` (``zarrs.py``), ``@points.parquet`` or a folder of Parquet parts
+    (``parquet.py``), or a folder of .npy parts."""
+    from .parquet import is_parquet, read_parquet
+    from .zarrs import is_store, read_store
+
+    if is_store(path):
+        return dict(read_store(path))
+    if is_parquet(path):
+        return dict(read_parquet(path))
+    return dict(read_parts(path))
+
+
 def chunks(points: dict, total: int, size: int, align: int | None = None) -> list[tuple[int, int]]:
     """The (start, stop) of each chunk of about ``size`` points: cut where the parts of the
     points are cut, so that a chunk is read from one file where it can be, and made of whole
