@@ -27,7 +27,7 @@ import numpy as np
 from . import budget, limits
 from . import engine as gc
 from .batch_passes import Layout, Pass, Sections, Settings, at_point, check_settings, passes
-from .chunked import NpyRows, is_folder, read_parts
+from .chunked import NpyRows, is_folder, read_stored, storage_of
 from .compute import (
     Bound,
     _cotangent,
@@ -50,7 +50,9 @@ def read_points(spec: str, stdin=None) -> dict[str, np.ndarray]:
     """Points as arrays with a leading point dimension, keyed by input name.
 
     ``@points.npy`` or ``@points.csv`` (one point of x per row), ``@points.npz`` (one array
-    per input), or ``-``: JSON lines on stdin, each a value of x or an object {name: value}.
+    per input), ``@DIR`` (.npy parts), ``@points.zarr`` (an array, or a group of one array per
+    input), ``@points.parquet`` (or a folder of parts: the columns of ``parquet.py``), or
+    ``-``: JSON lines on stdin, each a value of x or an object {name: value}.
     """
     if spec == "-":
         return _json_lines(read_data(stdin or sys.stdin, "--batch -"))
@@ -59,8 +61,8 @@ def read_points(spec: str, stdin=None) -> dict[str, np.ndarray]:
             return {name: archive[name].astype(float) for name in archive.files}
     if spec.startswith("@") and spec.lower().endswith(".npy"):  # read a chunk at a time
         return {"x": NpyRows(spec[1:])}  # type: ignore[dict-item]
-    if spec.startswith("@") and os.path.isdir(spec[1:]):
-        return read_parts(spec[1:])  # type: ignore[return-value]
+    if spec.startswith("@") and (storage_of(spec[1:]) or os.path.isdir(spec[1:])):
+        return read_stored(spec[1:])  # type: ignore[return-value]
     return {"x": parse_value(spec, "--batch")}
 
 
@@ -297,11 +299,21 @@ def run(
 
 def check_out_path(path: str) -> None:
     """Fail before any work when --out cannot be written."""
-    if is_folder(path):  # a folder of .npy parts for each result
+    kind = storage_of(path)
+    if kind == "zarr":
+        from .zarrs import zarr
+
+        zarr()  # the extra is installed, before any work
+    elif kind == "parquet":
+        from .parquet import pyarrow
+
+        pyarrow()
+    if is_folder(path) or kind:  # a folder of .npy parts for each result, a Zarr store
         path = path.rstrip("/") or path
     elif not path.endswith((".npy", ".npz")):
         raise GradcliError(
-            f"--out {path}: unknown file type", hint="use .npy or .npz, or DIR/ for a folder"
+            f"--out {path}: unknown file type",
+            hint="use .npy, .npz, .zarr or .parquet, or DIR/ for a folder of .npy parts",
         )
     folder = Path(path).parent
     if not folder.is_dir():
@@ -524,10 +536,10 @@ def stream(
     stdout = stdout or sys.stdout
     total = count(points)
     writer: Any = None  # OutFile, or cluster.FolderOut
-    if out is not None and is_folder(out):
-        from .cluster import FolderOut
+    if out is not None and (is_folder(out) or storage_of(out)):
+        from .cluster import FolderOut, block_rows
 
-        writer = FolderOut(out, total)
+        writer = FolderOut(out, total, block_rows(points))
     elif out is not None:
         writer = OutFile(out, total)
     done = 0

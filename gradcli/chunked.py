@@ -1,14 +1,19 @@
-"""Points in chunked storage, read a chunk of rows at a time: a .npy file, or a folder of
-.npy parts. Each is an array-like of rows (``shape``, ``len``, slicing) that reads only the
-rows asked for, so memory stays bounded by the chunk whatever the number of points, and that
-is small to send to another process (it holds paths, not values).
+"""Points in chunked storage, read a chunk of rows at a time: a .npy file, a folder of .npy
+parts, and (``zarrs.py``, ``parquet.py``) Zarr arrays and Parquet files. Each is an
+array-like of rows (``shape``, ``len``, slicing) that reads only the rows asked for, so memory
+stays bounded by the chunk whatever the number of points, and that is small to send to
+another process (it holds paths, not values).
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import os
+import shutil
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +21,50 @@ from .errors import GradcliError
 from .values import mapped_header
 
 
-class NpyRows:
+class Stored:
+    """Rows read from files by their paths (a worker of a cluster reads them itself)."""
+
+    shape: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, index: int | slice) -> np.ndarray:
+        raise NotImplementedError
+
+
+class Blocks(Stored):
+    """Rows stored in blocks that are read whole (a Zarr chunk, a Parquet row group): a
+    slice reads the blocks it covers, and the last blocks read are kept for the next slice,
+    so that chunks of rows smaller than a block do not read it again and again. ``edges``:
+    where each block starts, and the end."""
+
+    edges: list[int]
+    dtype: Any
+
+    def read(self, start: int, stop: int) -> np.ndarray:
+        """The rows from ``start`` to ``stop``, both at edges of blocks."""
+        raise NotImplementedError
+
+    def __getitem__(self, index: int | slice) -> np.ndarray:
+        if isinstance(index, int):
+            return self[index : index + 1][0]
+        start, stop, _ = index.indices(len(self))
+        stop = max(start, stop)
+        if start == stop:
+            return np.zeros((0, *self.shape[1:]), self.dtype)
+        kept = getattr(self, "_kept", None)
+        if kept is None or not kept[0] <= start < stop <= kept[1]:
+            first = self.edges[bisect.bisect_right(self.edges, start) - 1]
+            last = self.edges[bisect.bisect_left(self.edges, stop)]
+            kept = self._kept = (first, last, self.read(first, last))
+        return kept[2][start - kept[0] : stop - kept[0]]
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+
+class NpyRows(Stored):
     """The rows of a .npy file, read from the file when sliced (the file stays closed)."""
 
     def __init__(self, path: str, name: str = "--batch"):
@@ -29,9 +77,6 @@ class NpyRows:
         self.shape = shape
         self.ndim = len(shape)
         self.row = math.prod(shape[1:])
-
-    def __len__(self) -> int:
-        return self.shape[0]
 
     def __getitem__(self, index: int | slice) -> np.ndarray:
         if isinstance(index, int):
@@ -51,7 +96,7 @@ class NpyRows:
         return values.reshape((stop - start, *self.shape[1:]))
 
 
-class Parts:
+class Parts(Stored):
     """The rows of several .npy files, one after another, as one array of rows."""
 
     def __init__(self, parts: list[NpyRows], where: str):
@@ -66,9 +111,6 @@ class Parts:
         self.starts = np.cumsum([0] + [len(p) for p in parts]).tolist()
         self.shape = (self.starts[-1], *rows.pop())
         self.ndim = len(self.shape)
-
-    def __len__(self) -> int:
-        return self.shape[0]
 
     def __getitem__(self, index: int | slice) -> np.ndarray:
         if isinstance(index, int):
@@ -112,20 +154,70 @@ def read_parts(folder: str) -> dict[str, Parts]:
     return points
 
 
-def chunks(points: dict, total: int, size: int) -> list[tuple[int, int]]:
-    """The (start, stop) of each chunk of at most ``size`` points, cut where the parts of
-    the points are cut, so that a chunk is read from one file where it can be."""
+def read_stored(path: str) -> dict[str, Stored]:
+    """``@points.zarr`` (``zarrs.py``), ``@points.parquet`` or a folder of Parquet parts
+    (``parquet.py``), or a folder of .npy parts."""
+    from .parquet import is_parquet, read_parquet
+    from .zarrs import is_store, read_store
+
+    if is_store(path):
+        return dict(read_store(path))
+    if is_parquet(path):
+        return dict(read_parquet(path))
+    return dict(read_parts(path))
+
+
+def chunks(points: dict, total: int, size: int, align: int | None = None) -> list[tuple[int, int]]:
+    """The (start, stop) of each chunk of about ``size`` points: cut where the parts of the
+    points are cut, so that a chunk is read from one file where it can be, and made of whole
+    blocks (Zarr chunks, Parquet row groups), one at least, so that no two chunks read one.
+    ``align``: the rows of a block of the output (a Zarr --out), which each chunk then holds
+    whole instead, so that no two chunks write one."""
     cuts = {0, total}
+    blocks: set[int] = set()
     for array in points.values():
-        if isinstance(array, Parts):
+        if isinstance(array, Parts) and align is None:
             cuts.update(array.bounds())
+        elif isinstance(array, Blocks):
+            blocks.update(array.edges)
+    if align is not None:
+        blocks = set(range(0, total, align))
     edges = sorted(c for c in cuts if 0 <= c <= total)
     spans = []
     for start, stop in zip(edges, edges[1:]):
-        spans += [(s, min(s + size, stop)) for s in range(start, stop, size)]
+        if not blocks:
+            spans += [(s, min(s + size, stop)) for s in range(start, stop, size)]
+            continue
+        inner = sorted({b for b in blocks if start < b < stop} | {stop})
+        while start < stop:  # the farthest edge within size, else the next one
+            within = bisect.bisect_right(inner, start + size) - 1
+            end = inner[within] if within >= 0 and inner[within] > start else inner[0]
+            spans.append((start, end))
+            start = end
+            inner = inner[bisect.bisect_right(inner, start) :]
     return spans
 
 
 def is_folder(path: str) -> bool:
-    """--out DIR/ (or an existing folder): each result a folder of .npy parts."""
-    return path.endswith(("/", os.sep)) or os.path.isdir(path)
+    """--out DIR/ (or an existing folder, not a Zarr store): each result a folder of .npy
+    parts."""
+    return storage_of(path) is None and (path.endswith(("/", os.sep)) or os.path.isdir(path))
+
+
+def storage_of(path: str) -> str | None:
+    """The chunked format --out names by its suffix: ``zarr``, ``parquet``, or None."""
+    name = path.rstrip("/").lower()
+    return next((kind for kind in ("zarr", "parquet") if name.endswith(f".{kind}")), None)
+
+
+def replace_folder(new: str, target: str) -> None:
+    """Rename ``new`` onto ``target``, a folder that may exist (moved aside, then removed)."""
+    old = None
+    if os.path.lexists(target):
+        if not os.path.isdir(target):
+            raise GradcliError(f"--out {target}/: a file of that name is in the way")
+        old = tempfile.mkdtemp(prefix=".gradcli-", suffix=".old", dir=os.path.dirname(target))
+        os.replace(target, os.path.join(old, "previous"))
+    os.replace(new, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

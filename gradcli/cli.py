@@ -130,12 +130,16 @@ Batch = Annotated[
     str | None,
     typer.Option(
         "--batch",
-        help="Run at many points: @points.npy/.csv (x per row), @points.npz, or - (JSON lines).",
+        help="Run at many points: @points.npy/.csv (x per row), @points.npz, @DIR (.npy "
+        "parts), @points.zarr, @points.parquet, or - (JSON lines).",
     ),
 ]
 Out = Annotated[
     str | None,
-    typer.Option("--out", help="With --batch: write results to .npy or .npz, or DIR/ (parts)."),
+    typer.Option(
+        "--out",
+        help="With --batch: write results to .npy, .npz, .zarr, .parquet, or DIR/ (parts).",
+    ),
 ]
 Dask = Annotated[
     str | None,

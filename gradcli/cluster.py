@@ -42,7 +42,7 @@ from .batch import (
     zip_parts,
 )
 from .batch_passes import Settings
-from .chunked import NpyRows, Parts, chunks, is_folder
+from .chunked import Stored, chunks, is_folder, replace_folder, storage_of
 from .compute import Bound
 from .errors import GradcliError
 from .files import refuse_input
@@ -132,18 +132,18 @@ def local_cluster(workers: int) -> Any:
 class _Rows:
     """A chunk of one input's points: read by the worker from files, or carried along."""
 
-    source: Any  # NpyRows, Parts (paths only), or the chunk's array itself
+    source: Any  # Stored (paths only), or the chunk's array itself
     start: int
     stop: int
 
     def read(self) -> np.ndarray:
-        if isinstance(self.source, (NpyRows, Parts)):
+        if isinstance(self.source, Stored):
             return self.source[self.start : self.stop]
         return np.asarray(self.source)
 
 
 def _rows(array: Any, start: int, stop: int) -> _Rows:
-    if isinstance(array, (NpyRows, Parts)):
+    if isinstance(array, Stored):
         return _Rows(array, start, stop)
     return _Rows(np.asarray(array[start:stop]), 0, stop - start)
 
@@ -261,7 +261,7 @@ class ChunkedOut:
                     for name in os.listdir(os.path.join(self.scratch, key)):
                         if name.endswith(".npy") and int(name[5:11]) < parts:
                             os.replace(*(os.path.join(f, key, name) for f in (self.scratch, kept)))
-                _replace_folder(kept, self.target)
+                replace_folder(kept, self.target)
                 return
             paths = {}
             for key, (part, header, point) in self.sink.files.items():
@@ -301,19 +301,6 @@ def _copy(source: Any, target: Any, size: int) -> None:
         size -= len(block)
 
 
-def _replace_folder(new: str, target: str) -> None:
-    """Rename ``new`` onto ``target``, a folder that may exist (moved aside, then removed)."""
-    old = None
-    if os.path.lexists(target):
-        if not os.path.isdir(target):
-            raise GradcliError(f"--out {target}/: a file of that name is in the way")
-        old = tempfile.mkdtemp(prefix=".gradcli-", suffix=".old", dir=os.path.dirname(target))
-        os.replace(target, os.path.join(old, "previous"))
-    os.replace(new, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def stream(
     bound: Bound,
     command: str,
@@ -342,9 +329,11 @@ def stream(
             "x[x > 0]), so its pass is traced anew at each point, which only one process does",
             hint="leave out --dask",
         )
-    spans = chunks(points, total, TASKS * steps.chunk)
+    rows = block_rows(points) or TASKS * steps.chunk
+    aligned = out is not None and storage_of(out) == "zarr"  # each task writes whole chunks
+    spans = chunks(points, total, TASKS * steps.chunk, rows if aligned else None)
     first = _arrays(steps.results(0, steps.replay({n: a[:1] for n, a in points.items()})))
-    writer = None if out is None else ChunkedOut(out, total, first)
+    writer = None if out is None else chunked_out(out, total, first, rows)
     sent = steps.sent()
     done = parts = 0
     disagree: list[int] = []
@@ -426,20 +415,69 @@ def stream(
     return done
 
 
-class FolderOut:
-    """``--out DIR/`` in one process: the chunks written as a cluster's workers write them."""
+def block_rows(points: dict[str, Any]) -> int | None:
+    """The rows of a Zarr chunk of the points (of the first input in a Zarr store): the
+    chunks of a Zarr --out along the points, which are then chunked like the input."""
+    from .zarrs import ZarrRows
 
-    def __init__(self, path: str, total: int):
-        self.path, self.total = path, total
-        self.out: ChunkedOut | None = None
+    return next((a.rows for a in points.values() if isinstance(a, ZarrRows)), None)
+
+
+def chunked_out(path: str, total: int, first: dict[str, np.ndarray], rows: int) -> Any:
+    """The --out that chunks are written into, in its format: a Zarr group, a Parquet file
+    (both in blocks of ``rows`` points), or .npy, .npz, DIR/ (``ChunkedOut``)."""
+    kind = storage_of(path)
+    if kind == "zarr":
+        from .zarrs import ZarrOut
+
+        return ZarrOut(path, total, first, rows)
+    if kind == "parquet":
+        from .parquet import ParquetOut
+
+        return ParquetOut(path, total, first, rows)
+    return ChunkedOut(path, total, first)
+
+
+class FolderOut:
+    """``--out DIR/``, ``.zarr`` or ``.parquet`` in one process: the chunks written as a
+    cluster's workers write them. For Zarr and Parquet, the chunks are gathered into blocks
+    of ``rows`` points (the points' Zarr chunks, else a cluster's task of ``TASKS`` chunks),
+    so that the output is chunked as a cluster writes it, and Zarr's chunks written whole."""
+
+    def __init__(self, path: str, total: int, rows: int | None = None):
+        self.path, self.total, self.rows = path, total, rows
+        self.out: Any = None  # ChunkedOut, ZarrOut or ParquetOut
         self.done = self.parts = 0
+        self.gathers = storage_of(path) is not None
+        self.pending: list[dict[str, np.ndarray]] = []
+        self.waiting = 0  # the points pending
 
     def write(self, chunk: Any) -> None:
         arrays = _arrays(chunk)
-        if self.out is None:
-            self.out = ChunkedOut(self.path, self.total, arrays)  # cleans up after itself
+        size = len(next(iter(arrays.values())))
+        if self.out is None:  # cleans up after itself
+            self.rows = self.rows or TASKS * size
+            self.out = chunked_out(self.path, self.total, arrays, self.rows)
+        if not self.gathers:
+            self._put(arrays)
+            return
+        self.pending.append(arrays)
+        self.waiting += size
+        self._flush()
+
+    def _flush(self, last: bool = False) -> None:
+        """Write the pending points that fill a block (``last``: all of them)."""
+        assert self.rows is not None
+        while self.waiting and (last or self.waiting >= self.rows - self.done % self.rows):
+            size = min(self.waiting, self.rows - self.done % self.rows)
+            pending = {k: np.concatenate([p[k] for p in self.pending]) for k in self.pending[0]}
+            self._put({k: a[:size] for k, a in pending.items()})
+            self.waiting -= size
+            self.pending = [{k: a[size:] for k, a in pending.items()}] if self.waiting else []
+
+    def _put(self, arrays: dict[str, np.ndarray]) -> None:
         try:
-            self.out.sink.write(self.parts, chunk.first, arrays)
+            self.out.sink.write(self.parts, self.done, arrays)
         except OSError as exc:
             self.discard()
             raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
@@ -448,6 +486,7 @@ class FolderOut:
 
     def close(self) -> None:
         if self.out is not None:
+            self._flush(last=True)
             self.out.close(self.done, self.parts)
 
     def discard(self) -> None:

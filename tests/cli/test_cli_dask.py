@@ -100,6 +100,39 @@ def test_points_in_parts_go_to_a_folder_of_parts(cli, cluster, tmp_path):
     assert back.exit_code == 0, back.stderr  # the parts read back as points
 
 
+def test_zarr_and_parquet_points_go_to_zarr_and_parquet_on_the_cluster(cli, cluster, tmp_path):
+    """Each Zarr chunk and Parquet row group is read by the worker that replays it, and the
+    workers write the Zarr --out's chunks (each task whole ones) and the Parquet --out's parts."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import zarr
+
+    x = np.random.default_rng(9).standard_normal((300_000, 2))
+    np.save(tmp_path / "x.npy", x)
+    alone = cli(*VJP, "--batch", f"@{tmp_path}/x.npy", "--out", tmp_path / "alone.npz")
+    assert alone.exit_code == 0, alone.stderr
+    zarr.create_array(tmp_path / "p.zarr", shape=x.shape, chunks=(70_000, 2), dtype="f8")[:] = x
+    table = pa.table({"x0": x[:, 0], "x1": x[:, 1]})
+    pq.write_table(table, tmp_path / "p.parquet", row_group_size=110_000)
+    with np.load(tmp_path / "alone.npz") as one:
+        for source, out in (("p.zarr", "r.parquet"), ("p.parquet", "r.zarr")):
+            args = [*VJP, "--batch", f"@{tmp_path}/{source}", "--out", tmp_path / out]
+            spread = cli(*args, "--dask", cluster)
+            assert spread.exit_code == 0, spread.stderr
+            if out.endswith(".zarr"):
+                group = zarr.open_group(tmp_path / out, mode="r")
+                got = {k: group[k][:] for k in one.files}
+            else:
+                read = pq.read_table(tmp_path / out)
+                got = {
+                    k: np.stack([read[f"{k}{i}"].to_numpy() for i in range(one[k].shape[1])], 1)
+                    for k in one.files
+                }
+            for key in one.files:
+                np.testing.assert_array_equal(got[key], one[key])
+    assert not list(tmp_path.glob(".gradcli-*"))
+
+
 def test_points_from_stdin_travel_with_their_tasks(cli, cluster):
     text = "[1, 2]\n[0, 1]\n[3, -1]\n"
     spread = cli(*VJP, "--batch", "-", "--dask", cluster, input=text)
