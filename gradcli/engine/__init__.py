@@ -8,6 +8,7 @@ says so, a method and an operator of ``Tensor``.
 from typing import Any as _Any
 
 from ..ops.table import OPS
+from . import complexes as _complexes  # noqa: F401 - declares complex, real, imag, conj, ...
 from . import composites as _composites  # noqa: F401 - declares the composite operations
 from . import decompositions as _decompositions  # noqa: F401 - declares eigh, qr, svd, slogdet
 from . import dropout as _dropout  # noqa: F401 - declares dropout
@@ -42,6 +43,7 @@ from .creation import (
 )
 from .dropout import dropout_seed
 from .errors import (
+    ComplexOutputError,
     DomainError,
     DtypeError,
     EngineError,
@@ -85,6 +87,7 @@ __all__ = [
     "GradError",
     "IndexDomainError",
     "ScalarOutputError",
+    "ComplexOutputError",
     "ShapeError",
     "NonfiniteTangent",
     "Tensor",

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 
 REQUIRED = object()
 
+# What an operation does with complex operands (``Op.complex``)
+HOLOMORPHIC = "holomorphic"
+COMPLEX_RULES = "its own rules"
+
 # Parameter kinds: what an argument of a call may be.
 TENSOR = "tensor"  # any expression
 TENSORS = "tensors"  # a list of expressions: stack([a, b])
@@ -168,6 +172,10 @@ class Op:
     # positional: the parameters a call may give by position, in torch's order where it is not
     # the signature's (nll_loss(input, target, weight)), the others by name only
     extra: dict[str, Any] = field(default_factory=dict)
+    # complex operands: "" refuses them (torch's error); HOLOMORPHIC: the rules, written as for
+    # real numbers, hold for complex ones, the engine conjugating the reverse rule into torch's
+    # convention (conj(J)^T g); COMPLEX_RULES: the rules themselves follow torch's convention
+    complex: str = ""
 
     @property
     def in_language(self) -> bool:
