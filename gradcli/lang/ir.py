@@ -216,9 +216,10 @@ def unseen(name: str) -> bool:
 
 # -- the parse cache's JSON -------------------------------------------------------------------
 def to_json(node: Node) -> list[object]:
-    """``["const", 2.0]`` (a complex number ``["const", [re, im]]``), ``["ref", "x"]``, ``["call", op, [args], [params]]`` (a list
-    argument as ``["list", [...]]``, an operand left out as null), ``["index", base, [items]]``
-    (a slice as ``[start, stop, step]``, ``...`` as ``"..."``)."""
+    """``["const", 2.0]`` (a complex number ``["const", [re, im]]``), ``["ref", "x"]``,
+    ``["call", op, [args], [params]]`` (a list argument as ``["list", [...]]``, an operand
+    left out as null), ``["index", base, [items]]`` (a slice as ``[start, stop, step]``,
+    ``...`` as ``"..."``)."""
     if isinstance(node, Const):
         if isinstance(node.value, complex):
             return ["const", [node.value.real, node.value.imag]]  # a complex number

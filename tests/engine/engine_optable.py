@@ -17,9 +17,9 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+import optable_complex as C
 import optable_indexing as I
 import optable_layers as Y
-import optable_complex as C
 import optable_linalg as L
 import optable_selection as T
 import optable_singles as Z

@@ -121,8 +121,6 @@ COMPLEX_ROWS: list[ComplexRow] = [
     ComplexRow("angle", lambda m, a: m.angle(a), right=True),
     ComplexRow("view_as_real", lambda m, a: m.view_as_real(a * a)),
     ComplexRow("view_as_complex", lambda m, a: m.view_as_complex(m.view_as_real(a) * 2) * a),
-    ComplexRow(
-        "complex", lambda m, a: m.complex(m.real(a) * m.imag(a), m.real(a) - m.imag(a)) * a
-    ),
+    ComplexRow("complex", lambda m, a: m.complex(m.real(a) * m.imag(a), m.real(a) - m.imag(a)) * a),
     ComplexRow("polar", lambda m, a: m.polar(m.abs(a), m.angle(a)) * a, right=True),
 ]
