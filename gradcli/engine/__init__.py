@@ -29,6 +29,8 @@ from . import spectra as _spectra  # noqa: F401 - declares svdvals, eigvalsh, pi
 from . import statistics as _statistics  # noqa: F401 - declares the statistics and scans
 from .creation import (
     arange,
+    complex64,
+    complex128,
     eye,
     float32,
     float64,
@@ -98,6 +100,8 @@ __all__ = [
     "eye",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
     "full",
     "grad",
     "hessian",

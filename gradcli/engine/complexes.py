@@ -11,7 +11,6 @@ real part of a complex cotangent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -365,12 +364,3 @@ def view_as_complex(input: TensorLike) -> Tensor:
             f"{x.shape})"
         )
     return apply(_VIEW_AS_COMPLEX, x)
-
-
-def complex_dtype_refusal(dtype: Any) -> str:
-    """The message for a complex value where a real one is needed (never silently dropping
-    the imaginary part, where numpy would warn and drop it)."""
-    return (
-        f"a complex value ({dtype}) cannot become a real one without losing its imaginary "
-        "part; take .real, .imag, .abs() or .angle() of it first"
-    )

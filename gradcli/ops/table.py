@@ -62,7 +62,10 @@ APPROXIMATE = "'none' or 'tanh'"
 NORM_ORD = "a number, 'fro' or 'nuc'"  # matrix_norm's ord
 KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")  # what kl_div's reduction may be
 KL_REDUCTION = "'mean', 'batchmean', 'sum' or 'none'"
-DTYPE = "a dtype: torch.float32, torch.float64, torch.long, torch.int32 or torch.bool"
+DTYPE = (
+    "a dtype: torch.float32, torch.float64, torch.long, torch.int32, torch.bool, "
+    "torch.complex64 or torch.complex128"
+)
 # the dtypes by the names a program may give them (torch.long is int64), as numpy names them
 DTYPE_NAMES = {
     "float32": "float32",
@@ -74,6 +77,10 @@ DTYPE_NAMES = {
     "int32": "int32",
     "int": "int32",
     "bool": "bool",
+    "complex64": "complex64",
+    "cfloat": "complex64",
+    "complex128": "complex128",
+    "cdouble": "complex128",
 }
 UPLOS = ("L", "U", "l", "u")  # which triangle eigh reads (either case, as torch)
 UPLO = "'L' or 'U'"

@@ -115,6 +115,7 @@ COMPLEX_ROWS: list[ComplexRow] = [
     ComplexRow("expand", lambda m, a: (a * a).expand(2, 2, 3)),
     ComplexRow("abs", lambda m, a: m.abs(a * a)),
     ComplexRow("detach", lambda m, a: m.detach(a) * a),
+    ComplexRow("to", lambda m, a: m.real(a).to(m.complex128) * a.to(m.complex128)),
     ComplexRow("real", lambda m, a: m.real(a * a)),
     ComplexRow("imag", lambda m, a: m.imag(a * a)),
     ComplexRow("conj", lambda m, a, b: m.conj(a) * b, ((2, 3), (2, 3))),
