@@ -4,8 +4,9 @@
 PyTorch's gradient of a real function L of a complex z = x + iy is dL/dx + i dL/dy (twice the
 conjugate Wirtinger derivative: L = |z|^2 gives 2z). The rules here are written in that
 convention; the holomorphic operations (``Op.complex == HOLOMORPHIC``) keep their real rules,
-which the engine conjugates (``tensor._run_backward``), and a real tensor's gradient is the
-real part of a complex cotangent.
+which the engine applies at the conjugated operands (``tensor._run_backward``: g conj(f'(z))
+is the rule at conj(z)), and a real tensor's gradient is the real part of a complex
+cotangent.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ def _is_complex(x: Tensor) -> bool:
     return x.data.dtype.kind == "c"
 
 
-def conjugates(cotangents: Sequence[Tensor | None]) -> tuple[Tensor | None, ...]:
-    """Each cotangent conjugated (a real one, or None, as it is)."""
-    return tuple(c if c is None or not _is_complex(c) else conj(c) for c in cotangents)
+def conjugates(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:
+    """Each tensor conjugated (a real one as it is)."""
+    return tuple(conj(t) if _is_complex(t) else t for t in tensors)
 
 
 def _zero_tangent(tangent: Tensor | None, like: Tensor) -> Tensor:

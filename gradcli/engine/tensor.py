@@ -749,18 +749,14 @@ def _run_backward(
             vjp = node.prim.vjp
             assert vjp is not None, f"{node.prim.name} has no reverse rule"
             needs = node.needs
-            holomorphic = node.prim.complex == HOLOMORPHIC and cotangent.data.dtype.kind == "c"
-            if holomorphic:  # torch's convention: the conjugate of the rule's J^T conj(g)
-                cotangent = _complex().conj(cotangent)
-            input_cotangents = vjp(
-                cotangent,
-                node.output(live.pop(node, None) if create_graph else None),
-                *inputs,
-                needs=needs,
-                **node.params,
-            )
-            if holomorphic:
-                input_cotangents = _complex().conjugates(input_cotangents)
+            output = node.output(live.pop(node, None) if create_graph else None)
+            operands: Sequence[Tensor] = inputs
+            if node.prim.complex == HOLOMORPHIC and cotangent.data.dtype.kind == "c":
+                # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
+                # conj(z), since f(conj z) = conj(f(z)) for every holomorphic entry here
+                conjugated = _complex().conjugates([output, *inputs])
+                output, operands = conjugated[0], conjugated[1:]
+            input_cotangents = vjp(cotangent, output, *operands, needs=needs, **node.params)
             if watch is not None:
                 _watch(watch, node, cotangent, inputs, input_cotangents)
             for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):

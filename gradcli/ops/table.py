@@ -180,8 +180,9 @@ class Op:
     # the signature's (nll_loss(input, target, weight)), the others by name only
     extra: dict[str, Any] = field(default_factory=dict)
     # complex operands: "" refuses them (torch's error); HOLOMORPHIC: the rules, written as for
-    # real numbers, hold for complex ones, the engine conjugating the reverse rule into torch's
-    # convention (conj(J)^T g); COMPLEX_RULES: the rules themselves follow torch's convention
+    # real numbers, hold for complex ones, the engine taking the reverse rule at the conjugated
+    # operands for torch's convention (conj(J)^T g); COMPLEX_RULES: the rules themselves follow
+    # torch's convention
     complex: str = ""
 
     @property
