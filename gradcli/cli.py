@@ -661,6 +661,10 @@ def grad_command(
     Example: gradcli grad -e "f = x0**2 * log(x1)" --x 1/3,2 --exact
 
     Example: gradcli grad -e "f = sum(x**3)" --symbolic --shape x=2
+
+    Complex inputs take PyTorch's gradient, dL/dx + i dL/dy (of |z|^2: 2z, here 2+4j):
+
+    Example: gradcli grad -e "y = abs(z)**2" -i "z=1+2j"
     """
     from .compute import grad
     from .exact_cli import answered
