@@ -284,6 +284,22 @@ def _discard_stdout() -> None:
         pass
 
 
+def _complex_warning() -> type[Warning]:
+    """numpy's warning that it dropped the imaginary part of a complex value."""
+    import numpy as np
+
+    return np.exceptions.ComplexWarning
+
+
+def complex_refusal(exc: Warning) -> str:
+    """The message for a complex value that reached something that takes real numbers."""
+    return (
+        "a complex value reached an operation or an output that takes real numbers, which "
+        "would drop its imaginary part; take .real, .imag, .abs() or .angle() of it first "
+        f"(numpy: {exc})"
+    )
+
+
 @contextmanager
 def _guard(debug: bool, as_json: bool = False):
     """Errors on stderr with their exit code, no traceback unless --debug: 2 for bad usage or
@@ -311,6 +327,9 @@ def _guard(debug: bool, as_json: bool = False):
             # gradcli reports non-finite values itself, with the statement that made them;
             # numpy's RuntimeWarnings (its file and line) would only be noise beside them
             warnings.simplefilter("ignore", RuntimeWarning)
+            # a complex value is never cut to its real part without a word (numpy would warn
+            # and drop the imaginary part): it is an error with a message
+            warnings.simplefilter("error", _complex_warning())
             yield
     except TimedOut as exc:  # what was written stays; the exit code is timeout(1)'s
         raise fail(exc, TIMED_OUT) from None
@@ -318,6 +337,8 @@ def _guard(debug: bool, as_json: bool = False):
         raise fail(exc, 2) from None
     except EngineError as exc:
         raise fail(from_engine(exc), 2) from None
+    except _complex_warning() as exc:
+        raise fail(GradcliError(complex_refusal(exc)), 2) from None
     except typer.Exit:
         raise
     except BrokenPipeError:
@@ -672,6 +693,10 @@ def grad_command(
     Example: gradcli grad -e "f = x0**2 * log(x1)" --x 1/3,2 --exact
 
     Example: gradcli grad -e "f = sum(x**3)" --symbolic --shape x=2
+
+    Complex inputs take PyTorch's gradient, dL/dx + i dL/dy (of |z|^2: 2z, here 2+4j):
+
+    Example: gradcli grad -e "y = abs(z)**2" -i "z=1+2j"
     """
     from .compute import grad
     from .exact_cli import answered

@@ -191,7 +191,7 @@ def _bind(
         wants_grad = declared_grad if wrt is None else name in wrt
         differentiated = wants_grad or name in tangents
         if integral is None or (differentiated and not written):
-            arrays[name] = np.asarray(array, dtype=DTYPES[dtype])
+            arrays[name] = np.asarray(array, dtype=_input_dtype(array, DTYPES[dtype]))
             requires_grad[name] = wants_grad
             continue
         if wants_grad:
@@ -206,6 +206,15 @@ def _bind(
     for name, array in arrays.items():
         _check_input(bound, name, given.get(name, defaults.get(name)), array)
     return bound
+
+
+def _input_dtype(array: np.ndarray, floating: type) -> np.dtype:
+    """An input's dtype: the run's floating dtype, or for a complex value the complex dtype
+    that follows it (complex64 with float32, as torch's default complex dtype follows its
+    default floating dtype)."""
+    if np.asarray(array).dtype.kind != "c":
+        return np.dtype(floating)
+    return np.dtype(np.complex64 if np.dtype(floating).itemsize <= 4 else np.complex128)
 
 
 def integer_input(name: str, array: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -291,13 +300,25 @@ def output_of(bound: Bound, env: dict, of: str | None) -> tuple[str, gc.Tensor]:
     return name, env[name]
 
 
+def vector_like(v, like: np.dtype, dtype, what: str) -> np.ndarray:
+    """A vector (v, a tangent) for a tensor of dtype ``like``: in the run's ``dtype``, or in
+    ``like`` where that is complex; a complex vector for a real tensor is refused (it would
+    lose its imaginary part)."""
+    if np.asarray(v).dtype.kind == "c" and like.kind != "c":
+        raise GradcliError(
+            f"{what} is complex, but the tensor it is for is real ({like})",
+            hint="give a real vector; a complex one is for a complex tensor",
+        )
+    return np.asarray(v, dtype=like if like.kind == "c" else dtype)
+
+
 def _cotangent(
     v: np.ndarray | None, out: gc.Tensor, name: str, dtype, given: str = "--v"
 ) -> gc.Tensor | None:
     """v as the cotangent of ``out``; ``given`` names where v came from."""
     if v is None:
         return None
-    v = np.asarray(v, dtype=dtype)
+    v = vector_like(v, out.dtype, dtype, f"{given} (for the output {name})")
     if v.shape != out.shape:
         raise GradcliError(
             f"{given} has shape {v.shape} but the output {name} has shape {out.shape}",
@@ -478,7 +499,8 @@ def vjp(
         if not tensor.requires_grad:
             raise GradcliError(f"{t} does not require grad", hint="name it in --wrt")
     grads: dict[str, np.ndarray] = {
-        t: np.zeros(x.shape, bound.dtype) for t, x in zip(targets, tensors)
+        t: np.zeros(x.shape, x.dtype if x.dtype.kind == "c" else bound.dtype)
+        for t, x in zip(targets, tensors)
     }
     for name, out, cotangent, _, inputs, zero in calls:
         if zero:  # x.grad.zero_(): what the passes before it gave x is dropped
@@ -651,6 +673,7 @@ def _no_sparse_formulas() -> GradcliError:
 def _jacobian_inputs(bound: Bound, name: str, out: gc.Tensor, targets: list[str]) -> int:
     """How many input elements ``targets`` have, once their Jacobian with ``out`` is known to
     fit ``--max-elements``."""
+    real_numbers(name, out)
     n_in = sum(bound.arrays[t].size for t in targets)
     limits.check_elements(out.numel() * n_in, f"the Jacobian of {name}")
     return n_in
@@ -673,7 +696,27 @@ def _function_of(bound: Bound, name: str, targets: list[str]):
     return function
 
 
+# The commands that take complex numbers; the others (a Jacobian, a Hessian, check, plot,
+# derivative, uncertainty) refuse them, as torch.autograd.functional.jacobian refuses a
+# complex output: PyTorch defines the gradient of a real function of complex numbers, not a
+# complex Jacobian
+COMPLEX_COMMANDS = "eval, grad, vjp, jvp and run"
+
+
+def real_numbers(name: str, tensor: gc.Tensor | np.ndarray) -> None:
+    """Refuse a complex input or output where the command takes real numbers only."""
+    if np.asarray(tensor.data if isinstance(tensor, gc.Tensor) else tensor).dtype.kind == "c":
+        raise GradcliError(
+            f"{name} is complex: this command takes real numbers only (complex numbers are "
+            f"for {COMPLEX_COMMANDS}, with PyTorch's gradients of real functions of them)",
+            hint="differentiate a real function (abs(z)**2, z.real) with grad or vjp, or give "
+            "the real and imaginary parts as inputs of their own: z = complex(a, b)",
+        )
+
+
 def _targets(bound: Bound, wrt: list[str] | None) -> list[str]:
+    for name, array in bound.arrays.items():
+        real_numbers(name, array)
     targets = wrt or [n for n in bound.arrays if bound.requires_grad[n]]
     _check_names(targets, bound.arrays, "--wrt")
     if not targets:
@@ -682,6 +725,7 @@ def _targets(bound: Bound, wrt: list[str] | None) -> list[str]:
 
 
 def _scalar_output(name: str, out: gc.Tensor, command: str) -> None:
+    real_numbers(name, out)
     if out.numel() != 1:
         raise GradcliError(
             f"{command} needs a scalar output, but {name} has shape {out.shape}",
@@ -709,7 +753,7 @@ def tangents_of(bound: Bound, tangents: dict[str, np.ndarray]) -> dict[str, np.n
         tangent = tangents.get(n)
         if tangent is None:
             tangent = np.zeros(bound.arrays[n].shape)
-        tangent = np.asarray(tangent, dtype=bound.dtype)
+        tangent = vector_like(tangent, bound.arrays[n].dtype, bound.dtype, f"--t {n}")
         if tangent.shape != bound.arrays[n].shape:
             raise GradcliError(
                 f"the tangent of {n} has shape {tangent.shape}, but {n} has shape "

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import budget
 from . import engine as gc
-from .compute import Bound, _scalar_output, output_of
+from .compute import Bound, _scalar_output, output_of, real_numbers
 from .errors import GradcliError
 from .lang.validate import element_of
 from .results import HigherDerivatives
@@ -103,6 +103,8 @@ def derivative(
 ) -> HigherDerivatives:
     """The derivatives of the scalar output by each prefix of the ``wrt`` sequence; with
     ``taylor``, the Taylor coefficients along its one input."""
+    for name, array in bound.arrays.items():
+        real_numbers(name, array)
     names = sequence(bound, wrt, order)
     elements = [_element(bound, n) for n in names]
     labels = tuple(

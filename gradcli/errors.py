@@ -67,6 +67,8 @@ ENGINE_HINTS: dict[type[engine.EngineError], str] = {
     engine.DomainError: "the operation does not take these values: see what it takes with "
     "`gradcli functions`",
     engine.ScalarOutputError: "the output is not a scalar: give the vector v with --v",
+    engine.ComplexOutputError: "the output is complex: give v (complex, as --v 1+0j) for its "
+    "vector-Jacobian product, or differentiate a real function of it (abs(y)**2, y.real)",
     engine.GradError: "gradcli follows PyTorch's autograd rules here (see the message)",
     engine.DtypeError: "gradcli computes in float64 (the default) or float32 (--dtype float32)",
 }

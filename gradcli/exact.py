@@ -187,6 +187,11 @@ class ExactArrays(Arrays):
         self.notes = notes
 
     def const(self, node: Const) -> np.ndarray:
+        if isinstance(node.value, complex):
+            raise GradcliError(
+                f"--exact computes with real numbers, and the program writes {node.value}",
+                hint="leave out --exact: complex numbers are computed in floats",
+            )
         number, note = program_constant(float(node.value))
         if note is not None and note not in self.notes:
             self.notes.append(note)

@@ -110,7 +110,8 @@ class TorchTexts(Texts):
         self.assigned = assigned
 
     def const(self, node: Const) -> tuple[str, int]:
-        text = _number(float(node.value))
+        value = node.value
+        text = repr(value) if isinstance(value, complex) else _number(float(value))
         return text, (3 if text.startswith("-") else _ATOM)
 
     def name(self, node: Name) -> tuple[str, int]:

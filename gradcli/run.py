@@ -75,6 +75,7 @@ NONLEAF_GRAD = (
     "internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)"
 )
 SCALAR_OUTPUTS = "grad can be implicitly created only for scalar outputs"
+REAL_SCALAR_OUTPUTS = "grad can be implicitly created only for real scalar outputs"
 FREED_GRAPH = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -1218,6 +1219,8 @@ class Session:
         except GradcliError as exc:
             raise step.statement.error(exc.message, hint=exc.hint) from None
         assert array is not None  # built: parse_constructor's build is True
+        if np.asarray(array).dtype.kind == "c" and dtype.kind == "f":  # tensor([1+2j])
+            dtype = np.dtype(np.complex64 if dtype.itemsize <= 4 else np.complex128)
         if step.constructor.startswith(RANDOM):
             self.drawn.append(array.astype(dtype))
         requires_grad = keywords.get("requires_grad", False)
@@ -1225,7 +1228,7 @@ class Session:
             raise step.statement.error(
                 "requires_grad must be True or False", hint="e.g. torch.rand(3, requires_grad=True)"
             )
-        if requires_grad and dtype.kind != "f":
+        if requires_grad and dtype.kind not in "fc":
             value = quiet_parse(step.statement.text.strip(), "exec").body[0]
             assert isinstance(value, ast.Assign)  # a create step assigns its constructor
             span = (value.value.col_offset, value.value.end_col_offset or 0)
@@ -1285,6 +1288,8 @@ class Session:
         gradient = None if call.gradient is None else self.lookup(step, call.gradient)
         try:
             output.backward(gradient, retain_graph=call.retain_graph)
+        except gc.ComplexOutputError as exc:  # torch's words, with the dtype
+            raise ScriptError(step.statement, "RuntimeError", str(exc)) from None
         except gc.ScalarOutputError:
             raise ScriptError(step.statement, "RuntimeError", SCALAR_OUTPUTS) from None
         except gc.ShapeError:
@@ -1321,6 +1326,8 @@ class Session:
             if gradient is None:
                 if output.requires_grad and output.numel() != 1:
                     fail(SCALAR_OUTPUTS)
+                if output.requires_grad and output.dtype.kind == "c":
+                    fail(f"{REAL_SCALAR_OUTPUTS} but got torch.{output.dtype}")
             elif not isinstance(gradient, gc.Tensor):
                 raise step.statement.error(
                     f"grad_outputs of torch.autograd.grad must be tensors, not "

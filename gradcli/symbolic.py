@@ -131,8 +131,11 @@ def _check_nesting(target: str, value: np.ndarray, depths: dict) -> None:
         )
 
 
-def number(value: float) -> sp.Expr:
-    """A number as sympy writes it: a whole number exactly, else a float."""
+def number(value: complex) -> sp.Expr:
+    """A number as sympy writes it: a whole number exactly, else a float (NotSymbolic for a
+    complex number: the formulas here are of real symbols)."""
+    if isinstance(value, complex):
+        raise NotSymbolic("a complex number: gradcli's formulas are of real numbers")
     return sp.Integer(int(value)) if float(value).is_integer() else sp.Float(value)
 
 

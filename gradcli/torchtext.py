@@ -44,8 +44,8 @@ from typing import Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-PythonScalar: TypeAlias = bool | int | float
-"""What ``.item()`` gives: a Python bool, int or float."""
+PythonScalar: TypeAlias = bool | int | float | complex
+"""What ``.item()`` gives: a Python bool, int, float or complex."""
 
 # The torch names of the dtypes this module prints, by numpy dtype.
 _TORCH_NAMES: dict[np.dtype[Any], str] = {
@@ -61,6 +61,8 @@ _TORCH_NAMES: dict[np.dtype[Any], str] = {
     np.dtype(np.float16): "float16",
     np.dtype(np.float32): "float32",
     np.dtype(np.float64): "float64",
+    np.dtype(np.complex64): "complex64",
+    np.dtype(np.complex128): "complex128",
 }
 # Dtypes that never show a ``dtype=`` suffix on a tensor with elements, besides the default.
 _ALWAYS_IMPLIED = (np.dtype(np.int64), np.dtype(np.bool_))
@@ -222,7 +224,7 @@ class _Formatter:
     width: int
     precision: int
 
-    def format(self, value: PythonScalar) -> str:
+    def format(self, value: Any) -> str:
         """One element (a Python number from ``tolist``), right-aligned to the width."""
         if not self.floating:
             text = f"{value}"
@@ -266,6 +268,14 @@ def _formatter(measured: npt.NDArray[Any], options: PrintOptions) -> _Formatter:
     return _Formatter(True, int_mode, sci_mode, max(1, width), p)
 
 
+def _complex_text(value: complex, real: _Formatter, imag: _Formatter) -> str:
+    """One complex element as torch writes it: the real part at its width, then the
+    imaginary part, signed, with its j (``1.+2.j``, ``-0.0000-3.0000e-05j``)."""
+    imaginary = (imag.format(value.imag) + "j").lstrip()
+    sign = "" if imaginary[0] in "+-" else "+"
+    return real.format(value.real) + sign + imaginary
+
+
 def _edges(length: int, edgeitems: int) -> npt.NDArray[np.intp]:
     """The indices a summarized axis of this length keeps."""
     if length > 2 * edgeitems:
@@ -294,13 +304,24 @@ class _Layout:
     formatter: _Formatter
     options: PrintOptions
     summarize: bool
+    # a complex tensor's: the formatter of the imaginary parts (``formatter``: the real parts')
+    imag: _Formatter | None = None
+
+    def write(self, value: Any) -> str:
+        """One element (a Python number from ``tolist``)."""
+        if self.imag is None:
+            return self.formatter.format(value)
+        return _complex_text(value, self.formatter, self.imag)
 
     def vector(self, array: npt.NDArray[Any], indent: int) -> str:
         """A 1-d slice, its rows wrapped to the line width."""
-        per_line = max(1, (self.options.linewidth - indent) // (self.formatter.width + 2))
+        width = self.formatter.width + 2  # with ", "
+        if self.imag is not None:
+            width += self.imag.width + 1  # and the j
+        per_line = max(1, (self.options.linewidth - indent) // width)
         edge = self.options.edgeitems
         values: list[PythonScalar] = array.tolist()
-        write = self.formatter.format
+        write = self.write
         if self.summarize and edge == 0:
             data = ["..."]
         elif self.summarize and len(values) > 2 * edge:
@@ -313,7 +334,7 @@ class _Layout:
     def nested(self, array: npt.NDArray[Any], indent: int) -> str:
         """A slice of any dimension, its first line starting at ``indent``."""
         if array.ndim == 0:
-            return self.formatter.format(array.item())
+            return self.write(array.item())
         if array.ndim == 1:
             return self.vector(array, indent)
         edge = self.options.edgeitems
@@ -331,6 +352,9 @@ def _numbers_text(array: npt.NDArray[Any], indent: int, options: PrintOptions) -
     ``indent``."""
     summarize = array.size > options.threshold
     measured = _summarized(array, options.edgeitems) if summarize else array
+    if array.dtype.kind == "c":  # the real and the imaginary parts each measured alone
+        real, imag = _formatter(measured.real, options), _formatter(measured.imag, options)
+        return _Layout(real, options, summarize, imag).nested(array, indent)
     return _Layout(_formatter(measured, options), options, summarize).nested(array, indent)
 
 
@@ -352,6 +376,11 @@ def _with_suffixes(text: str, suffixes: list[str], indent: int, linewidth: int) 
             line += len(suffix) + 2
     parts.append(")")
     return "".join(parts)
+
+
+def _default_complex(default: np.dtype[Any]) -> np.dtype[Any]:
+    """torch's default complex dtype, which follows the default floating one."""
+    return np.dtype(np.complex128 if default == np.float64 else np.complex64)
 
 
 def tensor_repr(
@@ -386,7 +415,7 @@ def tensor_repr(
     else:
         if options.edgeitems == 0:
             suffixes.append(shape)
-        if array.dtype != default and array.dtype not in _ALWAYS_IMPLIED:
+        if array.dtype not in (default, _default_complex(default), *_ALWAYS_IMPLIED):
             suffixes.append(dtype)
         numbers = _numbers_text(array, indent, options)
     if grad_fn is not None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import engine as gc
 from . import limits
-from .compute import Bound, output_of
+from .compute import Bound, output_of, real_numbers
 from .errors import GradcliError, listing
 from .lang.ir import unseen
 from .lang.validate import element_of
@@ -218,6 +218,8 @@ def propagate(
 ) -> Uncertainty:
     """First-order propagation J Σ Jᵀ of the inputs' uncertainty into every output; with
     ``second_order``, each output element's mean corrected by ½ tr(H Σ)."""
+    for name, array in bound.arrays.items():
+        real_numbers(name, array)
     targets, sigma = covariance(bound, deviations, cov, wrt)
     env = bound.run(bound.leaves())
     names = output_names(bound, env, of)

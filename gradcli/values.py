@@ -126,7 +126,7 @@ MAX_DIMENSIONS = 32  # numpy's broadcasting and many of its functions take no mo
 
 def _rectangular(nested: Any, name: str = "the value") -> np.ndarray:
     try:
-        array = np.array(nested, dtype=float)
+        array = np.array(nested, dtype=complex if _has_complex(nested) else float)
     except ValueError as exc:
         if "maximum number of dimension" not in str(exc):
             raise GradcliError(
@@ -179,11 +179,18 @@ class _Literal:
     def literal(self, node: ast.AST) -> Any:
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
             return _finite_number(node.value)
+        if isinstance(node, ast.Constant) and type(node.value) is complex:  # 2j
+            return node.value
+        if _complex_literal(node):  # 1+2j, -1.5-2j: a real part and an imaginary one
+            assert isinstance(node, ast.BinOp)
+            imaginary = self.literal(node.right)
+            real = self.literal(node.left)
+            return real + imaginary if isinstance(node.op, ast.Add) else real - imaginary
         if isinstance(node, ast.Constant) and type(node.value) is bool:
             return node.value
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             value = self.literal(node.operand)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
                 return -value if isinstance(node.op, ast.USub) else value
             raise self.fail(node, "a sign before a non-number")
         if isinstance(node, ast.Name) and node.id in ("nan", "inf"):
@@ -202,6 +209,20 @@ class _Literal:
                 hint="write rows as [[1, 2], [3, 4]]",
             )
         raise self.fail(node, _NODES.get(type(node), "this"))
+
+
+def _complex_literal(node: ast.AST) -> bool:
+    """Whether ``node`` is a complex number as Python writes one: a real number (signed or not)
+    plus or minus an imaginary one (``1+2j``, ``-1-2j``)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))):
+        return False
+    left = node.left.operand if isinstance(node.left, ast.UnaryOp) else node.left
+    return (
+        isinstance(node.right, ast.Constant)
+        and type(node.right.value) is complex
+        and isinstance(left, ast.Constant)
+        and type(left.value) in (int, float)
+    )
 
 
 FILE_SUFFIXES = (".npy", ".npz", ".csv", ".json")
@@ -375,7 +396,8 @@ def quiet_parse(text: str, mode: str) -> ast.mod:
 
 
 def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np.ndarray:
-    """The array a value text stands for (float64; the caller casts to the run's dtype)."""
+    """The array a value text stands for (float64, or complex128 where a number is complex:
+    1+2j; the caller casts to the run's dtype)."""
     text = text.strip()
     if not text:
         raise GradcliError(f"the value of {name} is empty", hint=VALUE_SYNTAX)
@@ -452,6 +474,13 @@ def named_values(
             raise GradcliError(f"{option} gives {name!r} twice")
         values[name] = parse_value(value, name if bare is None else f"{option} {name}", seed)
     return values
+
+
+def _has_complex(value: Any) -> bool:
+    """Whether a literal (a number or nested lists) holds a complex number anywhere."""
+    if isinstance(value, list):
+        return any(_has_complex(v) for v in value)
+    return isinstance(value, complex)
 
 
 def _has_bool(value: Any) -> bool:

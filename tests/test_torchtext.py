@@ -239,6 +239,20 @@ FIXED: list[tuple[str, np.ndarray, dict[str, Any], str]] = [
     ),
     ("default dtype float64", np.array([1.5]), {"default_dtype": f64}, "tensor([1.5000])"),
     (
+        "complex64, whole parts",
+        np.array([1 + 2j, 3 - 1j], np.complex64),
+        {"requires_grad": True},
+        "tensor([1.+2.j, 3.-1.j], requires_grad=True)",
+    ),
+    (
+        "complex64, each part its own mode",
+        np.array([1.5 + 2j, -3e-5j], np.complex64),
+        {},
+        "tensor([1.5000+2.0000e+00j, -0.0000-3.0000e-05j])",
+    ),
+    ("complex128", np.array([1 + 1j]), {}, "tensor([1.+1.j], dtype=torch.complex128)"),
+    ("complex128 under float64", np.array([1 + 1j]), {"default_dtype": f64}, "tensor([1.+1.j])"),
+    (
         "float32 under default dtype float64",
         np.array([1.5], f32),
         {"default_dtype": f64},
@@ -305,8 +319,8 @@ def test_bad_input_gets_a_clear_error():
         tt.PrintOptions(edgeitems=2.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="sci_mode must be True, False or None"):
         tt.PrintOptions(sci_mode=1)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="no torch dtype for numpy dtype complex128"):
-        tt.tensor_repr(np.array([1j]))
+    with pytest.raises(TypeError, match="no torch dtype for numpy dtype complex256"):
+        tt.tensor_repr(np.array([1j], np.clongdouble))
     with pytest.raises(TypeError, match="default dtype must be a floating dtype"):
         tt.tensor_repr(np.array([1.0]), default_dtype=np.int64)
     with pytest.raises(ValueError, match="a Tensor with 2 elements cannot be converted to Scalar"):
@@ -495,3 +509,24 @@ def test_sweep_agrees_with_torch(case):
 @given(cases())
 def test_long_sweep_agrees_with_torch(case):
     _agrees_with_torch(case)
+
+
+def test_complex_tensors_as_torch_prints_them():
+    """A fixed-seed sample of complex tensors (mixed magnitudes, whole parts, zeros, nan,
+    long ones that wrap and summarize) against torch's own repr."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    for case in range(40):
+        shape = tuple(rng.integers(1, 5, size=rng.integers(0, 4)))
+        if case % 10 == 9:
+            shape = (1200,)  # summarized
+        scale = 10.0 ** rng.integers(-6, 7, size=2)
+        real = rng.normal(size=shape) * scale[0]
+        imag = rng.normal(size=shape) * scale[1]
+        if case % 3 == 0:
+            real, imag = np.round(real), np.round(imag)
+        values = np.asarray(real + 1j * imag, np.complex64 if case % 2 else np.complex128)
+        if case % 7 == 0 and values.size:
+            values.reshape(-1)[0] = complex(np.nan, 1)
+        expected = repr(torch.from_numpy(values.copy()))
+        assert tt.tensor_repr(values) == expected, (case, values)

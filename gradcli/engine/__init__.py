@@ -8,6 +8,7 @@ says so, a method and an operator of ``Tensor``.
 from typing import Any as _Any
 
 from ..ops.table import OPS
+from . import complexes as _complexes  # noqa: F401 - declares complex, real, imag, conj, ...
 from . import composites as _composites  # noqa: F401 - declares the composite operations
 from . import decompositions as _decompositions  # noqa: F401 - declares eigh, qr, svd, slogdet
 from . import dropout as _dropout  # noqa: F401 - declares dropout
@@ -28,6 +29,8 @@ from . import spectra as _spectra  # noqa: F401 - declares svdvals, eigvalsh, pi
 from . import statistics as _statistics  # noqa: F401 - declares the statistics and scans
 from .creation import (
     arange,
+    complex64,
+    complex128,
     eye,
     float32,
     float64,
@@ -42,6 +45,7 @@ from .creation import (
 )
 from .dropout import dropout_seed
 from .errors import (
+    ComplexOutputError,
     DomainError,
     DtypeError,
     EngineError,
@@ -85,6 +89,7 @@ __all__ = [
     "GradError",
     "IndexDomainError",
     "ScalarOutputError",
+    "ComplexOutputError",
     "ShapeError",
     "NonfiniteTangent",
     "Tensor",
@@ -95,6 +100,8 @@ __all__ = [
     "eye",
     "float32",
     "float64",
+    "complex64",
+    "complex128",
     "full",
     "grad",
     "hessian",

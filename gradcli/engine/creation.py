@@ -12,6 +12,8 @@ from .tensor import DEFAULT_DTYPE, Tensor
 
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
+complex64 = np.dtype(np.complex64)
+complex128 = np.dtype(np.complex128)
 
 # made on first use: importing numpy.random costs a start-up that draws nothing
 _generator: np.random.Generator | None = None

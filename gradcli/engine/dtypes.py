@@ -17,7 +17,17 @@ import numpy as np
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import patterns as R
-from ..ops.table import DTYPE, DTYPE_NAMES, TENSOR, Array, Op, Param, public, register
+from ..ops.table import (
+    COMPLEX_RULES,
+    DTYPE,
+    DTYPE_NAMES,
+    TENSOR,
+    Array,
+    Op,
+    Param,
+    public,
+    register,
+)
 from . import primitives as P
 from .errors import DtypeError
 from .tensor import Tensor, TensorLike, apply, set_grad_enabled
@@ -46,6 +56,10 @@ def _to_forward(x: Array, dtype: np.dtype[Any]) -> Array:
 def _to_vjp(
     g: Tensor, out: Tensor, x: Tensor, needs: tuple[bool, ...], dtype: np.dtype[Any]
 ) -> tuple[Tensor | None]:
+    if g.dtype.kind == "c" and x.dtype.kind != "c":  # real to complex: the real part goes back
+        from .complexes import real
+
+        g = real(g)
     return (convert(g, x.dtype),)
 
 
@@ -53,7 +67,7 @@ def _to_jvp(
     tangents: Sequence[Tensor | None], out: Tensor, x: Tensor, dtype: np.dtype[Any]
 ) -> Tensor:
     tangent = tangents[0]
-    if tangent is None or dtype.kind != "f":  # an integer result has no tangent
+    if tangent is None or dtype.kind not in "fc":  # an integer result has no tangent
         return P.zeros_like(out)
     return convert(tangent, dtype)
 
@@ -83,17 +97,23 @@ _TO = register(
             "toward zero"
         ),
         extra={"dtype_methods": DTYPE_METHODS},
+        complex=COMPLEX_RULES,
     )
 )
 
 
 def convert(x: TensorLike, dtype: str | np.dtype[Any]) -> Tensor:
-    """``x`` in ``dtype``; differentiable only between floating dtypes."""
+    """``x`` in ``dtype``; differentiable only between floating (and complex) dtypes."""
     x = x if isinstance(x, Tensor) else Tensor(np.asarray(x))
     target = _dtype(dtype)
     if target == x.dtype:
         return x  # torch's to() of the same dtype is the tensor itself
-    if target.kind == "f":
+    if x.dtype.kind == "c" and target.kind != "c":  # torch warns and drops the imaginary part
+        raise DtypeError(
+            f"to: a complex tensor ({x.dtype}) to {target} would drop its imaginary part; "
+            "take .real, .imag, .abs() or .angle() of it first"
+        )
+    if target.kind in "fc":
         return apply(_TO, x, dtype=target)
     with set_grad_enabled(False):  # an integer or boolean result carries no gradient
         return apply(_TO, x, dtype=target)

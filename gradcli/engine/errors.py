@@ -37,6 +37,11 @@ class ScalarOutputError(GradError):
     (``backward()`` without ``gradient``), or a Hessian of a non-scalar output."""
 
 
+class ComplexOutputError(ScalarOutputError):
+    """A gradient was asked of a complex scalar without the vector it needs: torch creates
+    the implicit gradient only for real outputs."""
+
+
 class DtypeError(EngineError, TypeError):
     """A dtype the engine does not compute in, or a tensor of a non-floating dtype asked to
     require grad."""

@@ -29,8 +29,10 @@ from ..ops import patterns as R
 from ..ops import symbolic as S
 from ..ops.table import (
     BOOL,
+    COMPLEX_RULES,
     DIMS,
     ELEMENTS,
+    HOLOMORPHIC,
     INT,
     NUMBER,
     OPT_INT,
@@ -106,6 +108,7 @@ _MASK = register(
         backward_name="NotDifferentiable",
         differentiable=False,
         batch=B.mask,
+        complex=COMPLEX_RULES,
     )
 )
 
@@ -138,6 +141,7 @@ _DETACH = register(
         explain=X.per_element(lambda slot: "0 (detach cuts the gradient)"),
         kink="the derivative is 0 everywhere (the value is treated as a constant), as torch's",
         extra={"cuts_gradient": True},  # check says why finite differences differ
+        complex=COMPLEX_RULES,
     )
 )
 
@@ -337,6 +341,7 @@ add = _binary(
     symbolic=lambda a, b: a + b,
     fold=True,
     nonfinite="inf - inf",
+    complex=HOLOMORPHIC,
 )
 sub = _binary(
     "sub",
@@ -353,6 +358,7 @@ sub = _binary(
         "booleans": "Subtraction, the `-` operator, with two bool tensors is not supported. "
         "Use the `^` or `logical_xor()` operator instead."
     },
+    complex=HOLOMORPHIC,
 )
 mul = _binary(
     "mul",
@@ -365,6 +371,7 @@ mul = _binary(
     fold=True,
     nonfinite="0 * inf",
     nonfinite_backward="0 * inf",
+    complex=HOLOMORPHIC,
 )
 div: Binary = _binary(  # typed here: its own rule calls it
     "div",
@@ -381,6 +388,7 @@ div: Binary = _binary(  # typed here: its own rule calls it
     fold=True,
     nonfinite="division by zero",
     nonfinite_backward="division by zero in the derivative",
+    complex=HOLOMORPHIC,
 )
 pow = _binary(  # noqa: A001 - PyTorch's name
     "pow",
@@ -401,6 +409,7 @@ pow = _binary(  # noqa: A001 - PyTorch's name
     nonfinite="overflow, or a power of zero or of a negative number",
     nonfinite_backward="overflow, or the derivative of a power at a zero base",
     kink="d/da a**b is 0 where b == 0, even at a == 0; d/db is 0 where a == 0 and b >= 0",
+    complex=HOLOMORPHIC,
 )
 maximum = _binary(
     "maximum",
@@ -468,6 +477,8 @@ bce_elementwise = _binary(
 
 
 def _stable_sigmoid(x: Array) -> Array:
+    if x.dtype.kind == "c":  # no overflow to avoid by the sign of a complex number
+        return 1 / (1 + np.exp(-x))
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
@@ -492,6 +503,7 @@ neg: Unary = _unary(  # typed here, and below, where a rule above calls it
         "booleans": "Negation, the `-` operator, on a bool tensor is not supported. If you are "
         "trying to invert a mask, use the `~` or `logical_not()` operator instead."
     },
+    complex=HOLOMORPHIC,
 )
 reciprocal: Unary = _unary(
     "reciprocal",
@@ -502,6 +514,7 @@ reciprocal: Unary = _unary(
     symbolic=S.each(lambda sp, v: 1 / v),
     nonfinite="division by zero",
     nonfinite_backward="division by zero in the derivative",
+    complex=HOLOMORPHIC,
 )
 exp = _unary(
     "exp",
@@ -512,6 +525,7 @@ exp = _unary(
     symbolic=S.each("exp"),
     fold=True,
     nonfinite="overflow",
+    complex=HOLOMORPHIC,
 )
 log = _unary(
     "log",
@@ -522,6 +536,7 @@ log = _unary(
     symbolic=S.each("log"),
     nonfinite="log of a non-positive number",
     nonfinite_backward="the derivative of log at 0 is infinite",
+    complex=HOLOMORPHIC,
 )
 log2 = _unary(
     "log2",
@@ -564,6 +579,7 @@ sqrt = _unary(
     nonfinite="sqrt of a negative number",
     nonfinite_backward="the derivative of sqrt at 0 is infinite",
     kink="the derivative at 0 is inf",
+    complex=HOLOMORPHIC,
 )
 # abs'(0) = 0 (PyTorch uses sign(x)).
 abs = _unary(  # noqa: A001 - PyTorch's name
@@ -586,7 +602,15 @@ sign = _unary(
     symbolic=S.PIECEWISE,
     kink="derivative 0",
 )
-sin = _unary("sin", "SinBackward0", np.sin, lambda x, out: cos(x), "sine", symbolic=S.each("sin"))
+sin = _unary(
+    "sin",
+    "SinBackward0",
+    np.sin,
+    lambda x, out: cos(x),
+    "sine",
+    symbolic=S.each("sin"),
+    complex=HOLOMORPHIC,
+)
 cos: Unary = _unary(
     "cos",
     "CosBackward0",
@@ -594,6 +618,7 @@ cos: Unary = _unary(
     lambda x, out: neg(sin(x)),
     "cosine",
     symbolic=S.each("cos"),
+    complex=HOLOMORPHIC,
 )
 tan = _unary(
     "tan",
@@ -656,6 +681,7 @@ tanh = _unary(
     lambda x, out: sub(1.0, mul(out, out)),
     "hyperbolic tangent",
     symbolic=S.each("tanh"),
+    complex=HOLOMORPHIC,
 )
 sigmoid: Unary = _unary(
     "sigmoid",
@@ -664,6 +690,7 @@ sigmoid: Unary = _unary(
     lambda x, out: mul(out, sub(1.0, out)),
     "1 / (1 + exp(-x))",
     symbolic=S.each(lambda sp, v: 1 / (1 + sp.exp(-v))),
+    complex=HOLOMORPHIC,
 )
 relu = _unary(
     "relu",
@@ -831,6 +858,7 @@ _WHERE = register(
         formula=S.where,
         symbolic=S.PIECEWISE,
         kink="the gradient goes to the branch chosen; the condition has none",
+        complex=HOLOMORPHIC,
     )
 )
 
@@ -866,6 +894,7 @@ _SUM_TO = register(
         backward_name="SumBackward1",
         batch=B.sum_to,
         pattern=R.summed_to,
+        complex=HOLOMORPHIC,
     )
 )
 _EXPAND = register(
@@ -883,6 +912,7 @@ _EXPAND = register(
         symbolic=lambda x, *sizes: np.broadcast_to(x, expanded_shape(x.shape, sizes)).copy(),
         explain=X.jacobian(lambda slot: f"1 where the element is a copy of that of {slot.wrt}"),
         kink="-1 keeps a size; the gradient sums over the copies (ExpandBackward0)",
+        complex=HOLOMORPHIC,
     )
 )
 
@@ -1043,6 +1073,7 @@ sum: Reduction = _reduction(  # noqa: A001 - typed here: its own rule calls it
     symbolic=S.reduce(np.sum),
     extra={"glyph": "∑"},
     explain=X.per_element(lambda slot: "1"),
+    complex=HOLOMORPHIC,
 )
 
 
@@ -1081,6 +1112,7 @@ mean: Reduction = _reduction(  # typed here: its own rule calls it
     "mean of all elements, or along dim",
     symbolic=S.mean,
     explain=X.per_element(X.mean),
+    complex=HOLOMORPHIC,
 )
 
 
@@ -1369,6 +1401,7 @@ _RESHAPE = register(
         methods=("reshape", "view"),
         explain=X.MOVED,
         symbolic=lambda x, *shape: x.reshape(shape),
+        complex=HOLOMORPHIC,
     )
 )
 
@@ -1398,6 +1431,7 @@ _TRANSPOSE = register(
         explain=X.MOVED,
         extra={"property": "T"},
         symbolic=lambda x, d0=None, d1=None: x.T if d0 is None else np.swapaxes(x, d0, d1),
+        complex=HOLOMORPHIC,
     )
 )
 
@@ -1473,6 +1507,7 @@ _GETITEM = register(
         pattern=R.moved,
         operator="[]",
         explain=X.PICKED,
+        complex=HOLOMORPHIC,
     )
 )
 _GETITEM_BACKWARD = register(
@@ -1484,6 +1519,7 @@ _GETITEM_BACKWARD = register(
         jvp=lambda tangents, out, x, index, shape: getitem_backward(tangents[0], index, shape),
         backward_name="IndexPutBackward0",
         batch=B.getitem_backward,
+        complex=HOLOMORPHIC,
     )
 )
 
@@ -1548,6 +1584,7 @@ _STACK = register(
         symbolic=lambda xs, dim=0: np.stack(xs, axis=dim),
         explain=X.COPIED,
         size=_joined_size,
+        complex=HOLOMORPHIC,
     )
 )
 
@@ -1579,6 +1616,7 @@ _CAT = register(
         symbolic=lambda xs, dim=0: np.concatenate(xs, axis=dim),
         explain=X.COPIED,
         size=_joined_size,
+        complex=HOLOMORPHIC,
     )
 )
 
@@ -1692,6 +1730,7 @@ _MATMUL = register(
         symbolic=S.matmul,
         explain=X.matmul,
         size=_matmul_size,
+        complex=HOLOMORPHIC,
     )
 )
 

@@ -20,8 +20,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ..ops.table import Array, Op
-from .errors import DtypeError, EngineError, GradError, ScalarOutputError, ShapeError
+from ..ops.table import HOLOMORPHIC, Array, Op
+from .errors import (
+    ComplexOutputError,
+    DtypeError,
+    EngineError,
+    GradError,
+    ScalarOutputError,
+    ShapeError,
+)
 
 DEFAULT_DTYPE = np.dtype(np.float64)
 
@@ -117,7 +124,7 @@ def _watch_tangent(
 
 
 def _all_finite(tensor: Tensor) -> bool:
-    return tensor.data.dtype.kind != "f" or bool(np.all(np.isfinite(tensor.data)))
+    return tensor.data.dtype.kind not in "fc" or bool(np.all(np.isfinite(tensor.data)))
 
 
 def _watch(
@@ -238,9 +245,10 @@ class Tensor:
         self, data: Any, requires_grad: bool = False, dtype: npt.DTypeLike | None = None
     ) -> None:
         array = np.asarray(data, dtype=dtype)
-        if requires_grad and not np.issubdtype(array.dtype, np.floating):
+        if requires_grad and array.dtype.kind not in "fc":
             raise DtypeError(
-                f"only tensors of floating point dtype can require gradients (got {array.dtype})"
+                "only tensors of floating point and complex dtype can require gradients "
+                f"(got {array.dtype})"
             )
         self.data = array
         self.requires_grad = requires_grad
@@ -297,8 +305,10 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if not self.is_leaf:
             raise GradError("requires_grad can only be changed on leaf tensors")
-        if requires_grad and not np.issubdtype(self.dtype, np.floating):
-            raise DtypeError("only tensors of floating point dtype can require gradients")
+        if requires_grad and self.dtype.kind not in "fc":
+            raise DtypeError(
+                "only tensors of floating point and complex dtype can require gradients"
+            )
         self.requires_grad = requires_grad
         return self
 
@@ -421,6 +431,10 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
             break
     forward = prim.forward
     assert forward is not None, f"{prim.name} is not a primitive"
+    if not prim.complex:
+        for t in tensors:
+            if t.data.dtype.kind == "c":
+                raise DtypeError(_complex_refusal(prim, t.data.dtype))
     count = len(tensors)  # one or two operands, nearly always: read without map's set-up
     if count == 1:
         arrays: tuple[Array, ...] = (tensors[0].data,)
@@ -475,6 +489,28 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     return out
 
 
+def _complex_refusal(prim: Op, dtype: np.dtype[Any]) -> str:
+    return (
+        f"{prim.name} is not defined for complex tensors (got {dtype}), as in torch; take "
+        ".real, .imag, .abs() or .angle() of the complex value first"
+    )
+
+
+def complex_of(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """torch's complex dtype for a number ``1j`` beside a tensor of ``dtype``: complex64 beside
+    float32, complex128 beside float64, the default complex dtype (the default floating
+    dtype's) beside integers and booleans; a complex dtype is itself."""
+    if dtype.kind == "c":
+        return dtype
+    floating = dtype if dtype.kind == "f" else _Mode.default_float
+    return np.dtype(np.complex64) if floating.itemsize <= 4 else np.dtype(np.complex128)
+
+
+def default_complex() -> np.dtype[Any]:
+    """The default complex dtype: the default floating dtype's (complex64 in ``gradcli run``)."""
+    return complex_of(_Mode.default_float)
+
+
 def _torch_dtype(
     forward: Callable[..., Any],
     arrays: tuple[Array, ...],
@@ -491,6 +527,16 @@ def _torch_dtype(
         forward = _on_floats(forward, _Mode.default_float)
         out_data = np.asarray(forward(*arrays, **params))
         dtype = out_data.dtype
+    if dtype.kind == "c" and any(t.data.dtype.kind in "iub" for t in tensors):
+        # numpy's complex128 of int64 and complex64: torch keeps the complex operand's dtype
+        wanted = complex_of(
+            functools.reduce(
+                np.promote_types, [t.data.dtype for t in tensors if t.data.dtype.kind in "fc"]
+            )
+        )
+        if dtype != wanted:
+            forward = _in_dtype(forward, wanted)
+            out_data = out_data.astype(wanted)
     if dtype.kind == "f":
         floating = _widest_float(tensors)
         if floating is not None and dtype != floating:
@@ -547,7 +593,7 @@ def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
     for a in args:
         if isinstance(a, Tensor):
             found = a.data.dtype
-            if found.kind == "f":
+            if found.kind in "fc":
                 dtype = found if dtype is None else np.promote_types(dtype, found)
             elif found.kind in "iu":
                 integral.append(found)
@@ -562,6 +608,8 @@ def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
             coerced.append(_scalar(a, whole or dtype or _Mode.default_float))
         elif isinstance(a, (int, float)):
             coerced.append(_scalar(a, dtype or _Mode.default_float))
+        elif isinstance(a, complex):  # 1j beside float32 is complex64, as in torch
+            coerced.append(_scalar(a, complex_of(dtype or _Mode.default_float)))
         else:
             coerced.append(as_tensor(a, dtype))
     return tuple(coerced)
@@ -570,7 +618,7 @@ def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
 _SCALARS: dict[tuple[Any, ...], Tensor] = {}
 
 
-def _scalar(value: float, dtype: np.dtype[Any]) -> Tensor:
+def _scalar(value: complex, dtype: np.dtype[Any]) -> Tensor:
     """A constant 0-d tensor; those of recent numbers are reused (nothing writes to them: their
     arrays are read-only, and a tensor that does not require grad is never given a gradient
     or a tangent)."""
@@ -629,6 +677,11 @@ def _initial_gradient(output: Tensor, gradient: Any) -> Tensor:
     if gradient is None:
         if output.data.size != 1:
             raise ScalarOutputError("grad can be implicitly created only for scalar outputs")
+        if output.dtype.kind == "c":
+            raise ComplexOutputError(
+                "grad can be implicitly created only for real scalar outputs but got "
+                f"torch.{output.dtype}"
+            )
         return _wrap(np.ones(output.shape, dtype=output.dtype))
     given = as_tensor(gradient, output.dtype)
     if given.shape != output.shape:
@@ -668,6 +721,9 @@ def _run_backward(
     leaf_cotangents: dict[int, tuple[Tensor, Tensor]] = {}  # id(leaf) -> (leaf, cotangent)
 
     def send(tensor: Tensor, cotangent: Tensor) -> None:
+        if cotangent.data.dtype.kind == "c" and tensor.data.dtype.kind != "c":
+            # a real tensor's gradient is the real part (torch: a function of real inputs)
+            cotangent = _complex().real(cotangent)
         if tensor.grad_fn is None:
             key = id(tensor)
             if key in leaf_cotangents:
@@ -700,13 +756,14 @@ def _run_backward(
             vjp = node.prim.vjp
             assert vjp is not None, f"{node.prim.name} has no reverse rule"
             needs = node.needs
-            input_cotangents = vjp(
-                cotangent,
-                node.output(live.pop(node, None) if create_graph else None),
-                *inputs,
-                needs=needs,
-                **node.params,
-            )
+            output = node.output(live.pop(node, None) if create_graph else None)
+            operands: Sequence[Tensor] = inputs
+            if node.prim.complex == HOLOMORPHIC and cotangent.data.dtype.kind == "c":
+                # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
+                # conj(z), since f(conj z) = conj(f(z)) for every holomorphic entry here
+                conjugated = _complex().conjugates([output, *inputs])
+                output, operands = conjugated[0], conjugated[1:]
+            input_cotangents = vjp(cotangent, output, *operands, needs=needs, **node.params)
             if watch is not None:
                 _watch(watch, node, cotangent, inputs, input_cotangents)
             for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):
@@ -722,6 +779,14 @@ def _run_backward(
         for leaf, cotangent in leaf_cotangents.values():
             found.setdefault(id(leaf), cotangent)
     return found
+
+
+def _complex() -> Any:
+    """The engine's complex operations (imported where a complex cotangent first appears:
+    they are declared by a module that imports this one)."""
+    from . import complexes
+
+    return complexes
 
 
 def _accumulate(tensor: Tensor, cotangent: Tensor, create_graph: bool) -> None:

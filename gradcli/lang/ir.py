@@ -35,9 +35,10 @@ Option = Union[int, float, bool, str, None, slice, EllipsisType, tuple[int, ...]
 @dataclass(frozen=True)
 class Const:
     """A number written in the program (or folded from arithmetic on numbers): a whole number
-    written as one is an int (with an integer tensor, ``idx + 1`` stays an integer)."""
+    written as one is an int (with an integer tensor, ``idx + 1`` stays an integer); ``2j``
+    and ``1 + 2j`` are complex numbers."""
 
-    value: float | int
+    value: float | int | complex
 
 
 @dataclass(frozen=True)
@@ -215,10 +216,13 @@ def unseen(name: str) -> bool:
 
 # -- the parse cache's JSON -------------------------------------------------------------------
 def to_json(node: Node) -> list[object]:
-    """``["const", 2.0]``, ``["ref", "x"]``, ``["call", op, [args], [params]]`` (a list
-    argument as ``["list", [...]]``, an operand left out as null), ``["index", base, [items]]``
-    (a slice as ``[start, stop, step]``, ``...`` as ``"..."``)."""
+    """``["const", 2.0]`` (a complex number ``["const", [re, im]]``), ``["ref", "x"]``,
+    ``["call", op, [args], [params]]`` (a list argument as ``["list", [...]]``, an operand
+    left out as null), ``["index", base, [items]]`` (a slice as ``[start, stop, step]``,
+    ``...`` as ``"..."``)."""
     if isinstance(node, Const):
+        if isinstance(node.value, complex):
+            return ["const", [node.value.real, node.value.imag]]  # a complex number
         return ["const", node.value]
     if isinstance(node, Name):
         return ["ref", node.name]
@@ -271,6 +275,9 @@ def from_json(data: object, ops: Container[str]) -> Node:
     kind, rest = data[0], data[1:]
     if kind == "const" and len(rest) == 1 and _is_number(rest[0]):
         return Const(rest[0] if _is_whole(rest[0]) else float(rest[0]))
+    if kind == "const" and len(rest) == 1 and isinstance(rest[0], list) and len(rest[0]) == 2:
+        if all(_is_number(part) for part in rest[0]):  # [real, imag]
+            return Const(complex(*rest[0]))
     if kind == "ref" and len(rest) == 1 and isinstance(rest[0], str) and _is_name(rest[0]):
         return Name(rest[0])
     if kind == "index" and len(rest) == 2 and isinstance(rest[1], list):

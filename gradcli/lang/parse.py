@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import cmath
 import io
 import math
 import re
@@ -14,7 +15,7 @@ from sympy.parsing.sympy_parser import parse_expr, standard_transformations
 
 from . import functions as F
 from . import ir
-from .validate import ENCODED, Checked
+from .validate import ENCODED, IMAGINARY_UNIT, Checked
 
 _SPECIAL_FUNCTIONS = ("_index", "_slice", "_list", "_setitem", "_tuple", "_titem")
 _GLOBALS = {
@@ -73,12 +74,14 @@ def _meaning(name: str) -> sp.Basic | type[sp.Function]:
         return sp.oo
     if name == "pi":
         return sp.pi
+    if name == IMAGINARY_UNIT:
+        return sp.I
     if name in F.FUNCTIONS or name in _SPECIAL_FUNCTIONS:
         return sp.Function(name)
     return sp.Symbol(name)
 
 
-_SPELLINGS = {sp.E: "e", sp.oo: "_inf", sp.pi: "pi"}
+_SPELLINGS = {sp.E: "e", sp.oo: "_inf", sp.pi: "pi", sp.I: IMAGINARY_UNIT}
 
 
 def written(text: str, local: dict) -> str:
@@ -153,6 +156,8 @@ def to_ir(expr: sp.Basic) -> ir.Node:
     """
     if expr.is_Integer and abs(int(expr)) <= _WHOLE:  # 2, not 2.0: an int64 tensor's operand
         return ir.Const(int(expr))
+    if expr is sp.I:  # the imaginary unit of a literal 2j
+        return ir.Const(1j)
     number = _number(expr)
     if number is not None:
         return ir.Const(number)
@@ -201,8 +206,14 @@ def _folded(call: ir.Call) -> ir.Node:
     if len(constants) == len(call.args):
         forward = F.FUNCTIONS[call.op].forward
         assert forward is not None  # only primitives fold
+        if any(isinstance(c, complex) for c in constants):  # 1 + 2j: a complex number
+            with np.errstate(all="ignore"):
+                number = complex(forward(*map(np.complex128, constants)))
+            if cmath.isfinite(number):
+                return ir.Const(number)
+            return call
         with np.errstate(all="ignore"):
-            value = float(forward(*map(np.float64, constants)))
+            value = float(forward(*(np.float64(c.real) for c in constants)))  # none is complex
         if math.isfinite(value):
             return ir.Const(value)
     return call

@@ -347,7 +347,7 @@ class Numbers:
             with np.errstate(all="ignore"):
                 return self._tensor(evaluate(node, self))
 
-    def const(self, node: Const) -> float:
+    def const(self, node: Const) -> complex:
         return node.value
 
     def name(self, node: Name) -> gc.Tensor:

@@ -263,6 +263,10 @@ class _Checker:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
             if not isinstance(node.value, bool):
                 return _number_text(node.value)
+        if isinstance(node, ast.Constant) and isinstance(node.value, complex):
+            # 2j: the product of a number and the imaginary unit, which the parser folds
+            times = _OPERATOR_FUNCTIONS["*"]
+            return f"{times}({_number_text(node.value.imag)}, {IMAGINARY_UNIT})"
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.BinOp):
@@ -877,6 +881,8 @@ _KNOWN_AS = {
 _NOT_CONSTANT = object()
 _REST = (F.SIZES, F.VAR_TENSORS)  # kinds that take the rest of the positional arguments
 _EQUATION_OUTSIDE = re.compile(r"[^A-Za-z, ]")  # once '->' and '...' are taken out
+# The imaginary unit as the checked text names it (no program can write a name of '_')
+IMAGINARY_UNIT = "_imag"
 # A string reaches the parser as a name: the characters a name cannot hold are '_' codes
 ENCODED = {"_": "_u", ",": "_c", "-": "_m", ">": "_g", ".": "_d", " ": "_w"}
 _LARGEST_INT = 2**62  # a size, dim or index beyond this fits no array (nor a C integer)
@@ -897,7 +903,7 @@ def _numeric(node: ast.AST) -> bool:
     """Whether ``node`` is arithmetic on numbers alone (``2``, ``3 + 1``): never a boolean."""
     return all(
         isinstance(n, (ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop))
-        or (isinstance(n, ast.Constant) and type(n.value) in (int, float))
+        or (isinstance(n, ast.Constant) and type(n.value) in (int, float, complex))
         for n in ast.walk(node)
     )
 
@@ -910,9 +916,7 @@ def _constant_refusal(value) -> tuple[str, str]:
         return "None is not allowed here", "None is only for options, as in sum(x, dim=None)"
     if isinstance(value, bool):
         return f"{value} is not allowed here", "True and False are only for options: keepdim=True"
-    if value is Ellipsis:
-        return "'...' is not allowed here", "'...' is only for indexing, as in x[..., 0]"
-    return f"the imaginary number {value!r} is not allowed", "gradcli computes with real numbers"
+    return "'...' is not allowed here", "'...' is only for indexing, as in x[..., 0]"
 
 
 def _ordinal(n: int) -> str:

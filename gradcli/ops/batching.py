@@ -260,3 +260,16 @@ def matmul(
     if a_vector:
         out = out[..., 0, :] if not b_vector else out[..., 0]
     return out
+
+
+def trailing(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
+    """A step of one value that acts on its last dimension alone (view_as_real): the batch
+    dimension in front is one more leading dimension."""
+    return forward(with_batch(values[0], batched[0], size), **params)

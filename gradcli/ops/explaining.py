@@ -32,8 +32,10 @@ def d(name: str) -> str:
     return f"d{name}" if name.isidentifier() or name.startswith("(") else f"d({name})"
 
 
-def number_text(value: float) -> str:
-    """A number as a program would write it: 2, 0.5, -3."""
+def number_text(value: complex) -> str:
+    """A number as a program would write it: 2, 0.5, -3, (1+2j)."""
+    if isinstance(value, complex):
+        return repr(value)
     return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else repr(value)
 
 

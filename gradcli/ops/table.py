@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 
 REQUIRED = object()
 
+# What an operation does with complex operands (``Op.complex``)
+HOLOMORPHIC = "holomorphic"
+COMPLEX_RULES = "its own rules"
+
 # Parameter kinds: what an argument of a call may be.
 TENSOR = "tensor"  # any expression
 TENSORS = "tensors"  # a list of expressions: stack([a, b])
@@ -58,7 +62,10 @@ APPROXIMATE = "'none' or 'tanh'"
 NORM_ORD = "a number, 'fro' or 'nuc'"  # matrix_norm's ord
 KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")  # what kl_div's reduction may be
 KL_REDUCTION = "'mean', 'batchmean', 'sum' or 'none'"
-DTYPE = "a dtype: torch.float32, torch.float64, torch.long, torch.int32 or torch.bool"
+DTYPE = (
+    "a dtype: torch.float32, torch.float64, torch.long, torch.int32, torch.bool, "
+    "torch.complex64 or torch.complex128"
+)
 # the dtypes by the names a program may give them (torch.long is int64), as numpy names them
 DTYPE_NAMES = {
     "float32": "float32",
@@ -70,6 +77,10 @@ DTYPE_NAMES = {
     "int32": "int32",
     "int": "int32",
     "bool": "bool",
+    "complex64": "complex64",
+    "cfloat": "complex64",
+    "complex128": "complex128",
+    "cdouble": "complex128",
 }
 UPLOS = ("L", "U", "l", "u")  # which triangle eigh reads (either case, as torch)
 UPLO = "'L' or 'U'"
@@ -168,6 +179,11 @@ class Op:
     # positional: the parameters a call may give by position, in torch's order where it is not
     # the signature's (nll_loss(input, target, weight)), the others by name only
     extra: dict[str, Any] = field(default_factory=dict)
+    # complex operands: "" refuses them (torch's error); HOLOMORPHIC: the rules, written as for
+    # real numbers, hold for complex ones, the engine taking the reverse rule at the conjugated
+    # operands for torch's convention (conj(J)^T g); COMPLEX_RULES: the rules themselves follow
+    # torch's convention
+    complex: str = ""
 
     @property
     def in_language(self) -> bool:

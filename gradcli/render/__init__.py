@@ -129,6 +129,14 @@ def format_number(value: float, precision: int) -> str:
     return f"{value:.{precision}g}"
 
 
+def complex_text(value: complex, precision: int) -> str:
+    """A complex number whole, as Python writes one: ``1+2j``, ``0.5-1j``, ``nan+nanj``."""
+    real = format_number(value.real, precision)
+    imag = format_number(abs(value.imag), precision)
+    sign = "-" if value.imag < 0 or math.copysign(1, value.imag) < 0 else "+"
+    return f"{real}{sign}{imag}j"
+
+
 def short(array, precision: int = 4, limit: int = 8) -> str:
     """A compact text of an array: all elements when few, else its shape and range (of a
     boolean array: how many are True)."""
@@ -142,6 +150,16 @@ def short(array, precision: int = 4, limit: int = 8) -> str:
         if array.size <= limit:
             return np.array2string(array, separator=", ").replace("\n", "")
         return f"shape {array.shape}, from {array.min()} to {array.max()}"
+    if array.dtype.kind == "c":  # complex numbers whole, never their real parts alone
+        if array.size <= limit:
+            body = np.array2string(
+                array,
+                separator=", ",
+                formatter={"complex_kind": lambda v: complex_text(complex(v), precision)},
+            )
+            return body.replace("\n", "")
+        largest = format_number(float(np.abs(array).max()), precision)
+        return f"shape {array.shape}, complex, |z| up to {largest}"
     array = np.asarray(array, dtype=float)
     if array.size <= limit:
         body = np.array2string(
@@ -288,6 +306,8 @@ def number_format(array: np.ndarray, precision: int):
     values = np.asarray(array)
     if values.dtype == object:
         return lambda v: v if isinstance(v, str) else format_number(float(v), precision)
+    if values.dtype.kind == "c":
+        return lambda v: complex_text(complex(v), precision)
     finite = np.abs(values[np.isfinite(values) & (values != 0)]).astype(float)
     if finite.size == 0 or not any(
         _exponent_needed(float(v), precision) for v in (finite.min(), finite.max())

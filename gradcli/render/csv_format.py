@@ -22,7 +22,10 @@ from . import Options, blocks, renders
 
 def full_precision(value) -> str:
     """A number as the shortest text that reads back to the same float; a boolean as true or
-    false; an integer whole; a formula as it is."""
+    false; an integer whole; a complex number as Python writes it, (1+2j); a formula as it
+    is."""
+    if isinstance(value, (complex, np.complexfloating)):
+        return repr(complex(value))
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, (int, np.integer)):  # an integer tensor's element

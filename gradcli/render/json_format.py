@@ -35,11 +35,14 @@ from . import Options, difference_text, renders
 
 def plain(value):
     """An array or number as nested lists of floats, with "nan", "inf", "-inf" as strings
-    (booleans as true and false, integers as whole numbers)."""
+    (booleans as true and false, integers as whole numbers, a complex number as the pair
+    [real, imag]: a complex array of shape (n,) is a list of n pairs)."""
     if value is None:
         return None
     if np.asarray(value).dtype.kind in "biu":  # booleans as true and false; integers whole
         return np.asarray(value).tolist()
+    if np.asarray(value).dtype.kind == "c":  # each complex number as [real, imag]
+        value = np.stack([np.real(value), np.imag(value)], axis=-1)
     array = np.asarray(value, dtype=float)
     if np.all(np.isfinite(array)):
         return array.tolist()

@@ -263,14 +263,16 @@ def print_array(out: Console, name: str, array: np.ndarray | None, precision: in
 
 
 def _cells(array) -> np.ndarray:
-    """Numbers as floats; booleans as True and False; integers and formulas (an object array
-    of text) as they are."""
+    """Numbers as floats; booleans as True and False; integers, complex numbers and formulas
+    (an object array of text) as they are."""
     array = np.asarray(array)
     if array.dtype == np.bool_:
         return np.where(array, "True", "False").astype(object)
     if array.dtype.kind in "iu":  # an integer tensor's elements, whole: 2, not 2.0
         return array.astype(str).astype(object)
-    return array if array.dtype == object else array.astype(float)
+    if array.dtype == object or array.dtype.kind == "c":  # complex numbers whole: 1+2j
+        return array
+    return array.astype(float)
 
 
 def title(label: str, array: np.ndarray | None) -> str:

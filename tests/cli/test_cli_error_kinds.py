@@ -24,6 +24,7 @@ HINTS = {
     gc.IndexDomainError: "indices count from 0, below the length of their axis",
     gc.GradError: "gradcli follows PyTorch's autograd rules here",
     gc.ScalarOutputError: "the output is not a scalar: give the vector v with --v",
+    gc.ComplexOutputError: "the output is complex: give v (complex, as --v 1+0j)",
     gc.DtypeError: "gradcli computes in float64 (the default) or float32",
 }
 

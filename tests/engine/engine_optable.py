@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+import optable_complex as C
 import optable_indexing as I
 import optable_layers as Y
 import optable_linalg as L
@@ -1449,6 +1450,28 @@ OPS: list[Op] = [
         prims=("softmax",),
     ),
 ]
+
+# the complex entries, as real functions of the real and imaginary parts
+# (tests/engine/test_engine_complex.py takes every complex entry through complex inputs)
+for _name, (_function, _spec, _prims) in C.REAL_FUNCTIONS.items():
+    _engine, _torch = C._both(_function)
+    _domains = (
+        (NONZERO, NONZERO)
+        if _name == "angle"
+        else (POS, REAL)
+        if _name == "polar"
+        else (REAL, REAL)
+    )
+    OPS.append(
+        Op(
+            _name,
+            _engine,
+            _domains,
+            broadcast(2) if _spec == "broadcast" else same(2),
+            torch=_torch,
+            prims=_prims,
+        )
+    )
 
 # Operations PyTorch does not differentiate (its backward raises): their rows are checked
 # by tests/engine/test_engine_pointwise.py, not by the derivative tests.
