@@ -242,11 +242,8 @@ class Program:
             points = {"x": np.asarray(self._array(batch, "x"), dtype=float)}
         batches.count(points)
         first = batches.first_points(points)
-
-        def defaults(program: Parsed, given: dict) -> dict:  # points give inputs their shape
-            return {n: a for n, a in first.items() if n not in given and n not in program.declared}
-
         named = {**{n: a for n, a in first.items() if n in named}, **named}
+        defaults = batches.shape_defaults(points)
         bound = self._bind(command, inputs, named, wrt if use_wrt else None, defaults)
         if isinstance(batch, str):
             points = batches.fit_rows(points, batch, bound)

@@ -72,6 +72,17 @@ def first_points(points: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {name: array[0] for name, array in points.items() if array.ndim and len(array)}
 
 
+def shape_defaults(points: dict[str, np.ndarray]) -> Callable:
+    """``defaults(program, given)`` for binding the program: the first point's values of the
+    inputs that are neither given nor declared, so that the points give them their shape."""
+    first = first_points(points)
+
+    def defaults(program, given: dict) -> dict:
+        return {n: a for n, a in first.items() if n not in given and n not in program.declared}
+
+    return defaults
+
+
 def fit_rows(points: dict[str, np.ndarray], spec: str, bound: Bound) -> dict[str, np.ndarray]:
     """Rows of a CSV file reshaped to points of x, when x has a shape of its own."""
     array = points.get("x")
@@ -611,12 +622,7 @@ def main(
         check_out_path(out)
     points = read_points(spec)
     count(points)  # no points: said so before the program is bound without them
-    first = first_points(points)
-
-    def defaults(program, given):  # points give an undeclared input its shape
-        return {n: a for n, a in first.items() if n not in given and n not in program.declared}
-
-    bound = bind(defaults)
+    bound = bind(shape_defaults(points))
     if out is not None:  # every input file is read by now: refuse to write over one
         refuse_input(out)
     points = fit_rows(points, spec, bound)
