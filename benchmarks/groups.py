@@ -116,6 +116,13 @@ def _inverse(x: np.ndarray, t: np.ndarray) -> Arrays:
     return np.sum(inverse), -inverse.T @ ones @ inverse.T
 
 
+def _dtypes(x: np.ndarray, t: np.ndarray) -> Arrays:
+    # a float32 round trip passes the gradient on; an integer tensor (truncated) carries none
+    single = x.astype(np.float32).astype(np.float64)
+    whole = (x * 4).astype(np.int64)
+    return np.sum(single**2 + whole * x), 2 * single + whole
+
+
 def _indexing(x: np.ndarray, t: np.ndarray) -> Arrays:
     # the program's index: whole numbers made from t, 0..255 in each row
     index = (np.floor(t * 65536) % N).astype(np.int64)
@@ -193,6 +200,12 @@ CASES = (
         lambda torch, x, t: (
             torch.gather(x, 1, torch.remainder(torch.floor(t * 65536), 256).long()) * 2
         ).sum(),
+    ),
+    Case(
+        "dtypes",
+        "y = sum(x.float().double() ** 2 + (x * 4).long() * x)",
+        _dtypes,
+        lambda torch, x, t: (x.float().double() ** 2 + (x * 4).long() * x).sum(),
     ),
     Case(
         "scans",

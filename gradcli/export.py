@@ -26,7 +26,14 @@ from .errors import GradcliError, listing
 from .lang import functions as F
 from .lang.ir import Call, Const, Name, evaluate
 from .lang.validate import element_of
-from .ops.exporting import RANDOM, RESERVED, WITHOUT_OPTIONS, torch_function, torch_method
+from .ops.exporting import (
+    RANDOM,
+    RESERVED,
+    WITHOUT_OPTIONS,
+    WRITTEN_OUT,
+    torch_function,
+    torch_method,
+)
 from .steps import _ATOM, Texts, _arguments, _picked, _wrapped
 
 
@@ -128,6 +135,8 @@ class TorchTexts(Texts):
                 "than gradcli",
                 hint=f"leave out {op.name} (or give it training=False) to export",
             )
+        if op.name in WRITTEN_OUT:  # torch.cbrt: not in torch
+            return f"({WRITTEN_OUT[op.name].format(_wrapped(args[0], _ATOM))})", _ATOM
         if op.operator is not None or not op.params:
             return super().call(node, args)
         kinds = [p.kind for p in op.options]  # the rest of a SIZES parameter has none

@@ -229,7 +229,8 @@ class Step:
     inputs and vectors; the result placed as an ``autograd`` step's is).
     ``no_grad``: inside ``with torch.no_grad():``. ``retain`` (``target.retain_grad()``),
     ``default_dtype`` (``torch.set_default_dtype``: ``dtype``), ``seed``
-    (``torch.manual_seed``: ``number``).
+    (``torch.manual_seed``: ``number``). ``raise``: Python's ``error`` (its kind, message and
+    the columns of its carets) when the script gets there (``torch.cbrt``: torch has none).
     """
 
     kind: str
@@ -252,6 +253,7 @@ class Step:
     shows: bool = False
     parameters: tuple[str, ...] = ()
     functional: Functional | None = None
+    error: tuple[str, str, int, int] | None = None
 
 
 # -- the parse cache -----------------------------------------------------------------------------
@@ -335,6 +337,7 @@ def _step_from_json(data: dict[str, Any]) -> Step:
     given["functional"] = None if data["functional"] is None else Functional(**data["functional"])
     given["targets"] = tuple(data["targets"])
     given["parameters"] = tuple(data["parameters"])
+    given["error"] = None if data["error"] is None else tuple(data["error"])
     given["shown"] = tuple(_shown_from_json(s) for s in data["shown"])
     return Step(**given)
 
@@ -354,6 +357,7 @@ _KINDS = (
     "retain",
     "default_dtype",
     "seed",
+    "raise",
 )
 _CONVERSIONS: dict[int, Callable[[Any], str]] = {
     -1: format,
@@ -415,20 +419,26 @@ def _compile_block(
         if expanded is not node:  # a call of the script's function, written out
             node = expanded
             statement = Statement(statement.number, statement.line, ast.unparse(node))
-        if isinstance(node, (ast.Assign, ast.Expr)) and _calls_grad(node.value):
-            made = _gradients(statement)
-        elif isinstance(node, (ast.Assign, ast.Expr)) and _calls_functional(node.value):
-            made = _functional(statement, functions)
-        elif isinstance(node, (ast.AugAssign, ast.Expr)) and (update := _update(statement)):
-            made = update
-        else:
-            made = _compile_statement(node, statement)
+        try:
+            made = _compile_node(node, statement, functions)
+        except pytorch.Missing as missing:  # torch.cbrt: Python raises it when it gets there
+            made = [Step("raise", statement, error=(missing.kind, missing.message, *missing.span))]
         steps.extend(step if not no_grad else _under_no_grad(step) for step in made)
         for step in made:
             for name in (step.target, *step.targets):
                 context.whole.pop(name or "", None)
             if step.kind == "number" and type(step.number) is int and step.target:
                 context.whole[step.target] = step.number
+
+
+def _compile_node(node: ast.stmt, statement: Statement, functions: Functions) -> list[Step]:
+    if isinstance(node, (ast.Assign, ast.Expr)) and _calls_grad(node.value):
+        return _gradients(statement)
+    if isinstance(node, (ast.Assign, ast.Expr)) and _calls_functional(node.value):
+        return _functional(statement, functions)
+    if isinstance(node, (ast.AugAssign, ast.Expr)) and (update := _update(statement)):
+        return update
+    return _compile_statement(node, statement)
 
 
 MAX_UNROLLED = 20_000  # the steps of a script whose loops are unrolled
@@ -1196,6 +1206,10 @@ class Session:
             tensor.retain_grad()
         elif step.kind == "default_dtype":
             self.default_dtype = np.dtype(step.dtype)
+        elif step.kind == "raise":
+            assert step.error is not None  # a raise step
+            kind, message, start, end = step.error
+            raise ScriptError(step.statement, kind, message, (start, end))
         elif step.kind == "seed":
             assert step.number is not None  # a seed step
             self.rng = np.random.default_rng([SEEDED, int(step.number) % 2**64])

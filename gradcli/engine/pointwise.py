@@ -138,6 +138,18 @@ rsqrt = _unary(
     nonfinite_backward="the derivative of rsqrt at 0 is infinite",
     kink="the value at 0 is inf and the derivative -inf",
 )
+cbrt = _unary(
+    "cbrt",
+    "CbrtBackward0",  # gradcli's own name: PyTorch 2.13 has no cbrt
+    np.cbrt,
+    lambda x, out: reciprocal(mul(mul(out, out), 3.0)),
+    "the real cube root, negative for a negative x (numpy's cbrt; PyTorch 2.13 has none, and "
+    "its x ** (1 / 3) is nan there)",
+    methods=(),  # nor a Tensor method
+    symbolic=S.each(lambda sp, v: sp.sign(v) * sp.Abs(v) ** sp.Rational(1, 3)),
+    nonfinite_backward="the derivative of cbrt at 0 is infinite",
+    kink="at 0 the value is 0 and the derivative inf (1 / (3 cbrt(x) ** 2))",
+)
 atan2 = _binary(
     "atan2",
     "Atan2Backward0",

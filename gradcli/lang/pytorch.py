@@ -21,7 +21,10 @@ statement is not of its kind.
 from __future__ import annotations
 
 import ast
+import functools
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..values import CONSTRUCTORS, LIKE
 from .functions import DTYPE_NAMES, TORCH_MODULES
@@ -38,6 +41,34 @@ class Refused(Exception):
     def __init__(self, node: ast.AST, message: str, hint: str | None = None):
         super().__init__(message)
         self.node, self.message, self.hint = node, message, hint
+
+
+class Missing(Exception):
+    """A name the script takes from a torch module that PyTorch 2.13 does not have there
+    (``torch.cbrt``, ``F.sin``): ``gradcli run`` raises Python's ``kind: message`` when it
+    reaches the statement, as Python would; ``span`` the columns of the name."""
+
+    def __init__(self, kind: str, message: str, span: tuple[int, int]):
+        super().__init__(f"{kind}: {message}")
+        self.kind, self.message, self.span = kind, message, span
+
+
+# the module each spelling of a torch module names
+MODULE_OF = {"F": "torch.nn.functional", "nn.functional": "torch.nn.functional"}
+
+
+@functools.cache
+def torch_has() -> dict[str, frozenset[str]]:
+    """Each torch module's names among the language's functions (``torch_names.json``,
+    written by ``docs/write_torch_names.py`` from torch 2.13)."""
+    document = json.loads((Path(__file__).parent / "torch_names.json").read_text())
+    return {module: frozenset(names) for module, names in document["has"].items()}
+
+
+def where_torch_has(name: str) -> list[str]:
+    """The torch modules that have the function ``name`` (``torch.nn.functional`` for
+    gelu), in ``torch_has()``'s order."""
+    return [module for module, names in torch_has().items() if name in names]
 
 
 def is_import(node: ast.stmt) -> bool:

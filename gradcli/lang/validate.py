@@ -225,6 +225,12 @@ def _suggest(name: str, choices) -> str | None:
     return None if close is None else f"did you mean {close!r}?"
 
 
+def _span(node: ast.AST) -> tuple[int, int]:
+    """The columns of ``node`` in its statement's text (where Python puts its carets)."""
+    start = getattr(node, "col_offset", 0)
+    return start, getattr(node, "end_col_offset", None) or start
+
+
 class _Checker:
     """Walks one statement's expression, raising on anything outside the whitelist."""
 
@@ -608,20 +614,25 @@ class _Checker:
         ``x.sum(dim=0)`` calls it with ``x`` first."""
         prefix = pytorch.dotted(attribute.value)
         if prefix in F.TORCH_MODULES:
-            if F.lookup(attribute.attr) is None and not pytorch.is_constructor(attribute.attr):
+            known = F.lookup(attribute.attr)
+            if known is None and not pytorch.is_constructor(attribute.attr):
                 raise self.fail(
                     attribute,
                     f"{prefix}.{attribute.attr} is not an operation gradcli has",
                     _suggest(attribute.attr, [*F.FUNCTIONS, *F.ALIASES])
                     or "see `gradcli functions` for the operations gradcli has",
                 )
-            known = F.lookup(attribute.attr)
+            if known is not None:
+                self.in_torch(attribute, prefix)
             other = None if known is None else known.extra.get("linalg_only")
             if other is not None and prefix != "torch.linalg":  # torch.svd is not linalg.svd
                 raise self.fail(attribute, f"{prefix}.{attribute.attr} {other[0]}", other[1])
             function = ast.copy_location(ast.Name(attribute.attr, ast.Load()), attribute)
             return ast.copy_location(ast.Call(function, node.args, node.keywords), node)
         method = F.METHODS.get(attribute.attr)
+        if method is None and self.grads and prefix not in _MODULES and F.lookup(attribute.attr):
+            message = f"'Tensor' object has no attribute '{attribute.attr}'"  # x.cbrt()
+            raise pytorch.Missing("AttributeError", message, _span(attribute))
         if method is None or prefix in _MODULES:
             raise self.fail(attribute, syntax.ATTRIBUTE, self.instead(attribute, node))
         function = ast.copy_location(ast.Name(method.name, ast.Load()), attribute)
@@ -632,6 +643,25 @@ class _Checker:
                 raise self.fail(node, f".{attribute.attr}() takes no arguments", "write x.long()")
             arguments.append(ast.copy_location(ast.Constant(fixed), attribute))
         return ast.copy_location(ast.Call(function, arguments, node.keywords), node)
+
+    def in_torch(self, attribute: ast.Attribute, prefix: str) -> None:
+        """Refuse ``torch.cbrt`` or ``F.sin``, a function of the language that PyTorch 2.13
+        does not have in that module: for ``gradcli run``, torch's AttributeError when the
+        statement runs (``pytorch.Missing``), for a program an error saying where it is."""
+        module = pytorch.MODULE_OF.get(prefix, prefix)
+        name = attribute.attr
+        if name in pytorch.torch_has()[module]:
+            return
+        if self.grads:  # gradcli run: Python raises it there
+            message = f"module '{module}' has no attribute '{name}'"
+            raise pytorch.Missing("AttributeError", message, _span(attribute))
+        where = pytorch.where_torch_has(name)
+        hint = (
+            f"PyTorch's is {' or '.join(f'{m}.{name}' for m in where)}; or write {name}(...)"
+            if where
+            else f"{name} is gradcli's own: write {name}(...)"
+        )
+        raise self.fail(attribute, f"PyTorch 2.13 has no {module}.{name}", hint)
 
     def known_as(self, name: str, node: ast.Call) -> str | None:
         """How gradcli writes a function known from mathematics or numpy: ``ln(x)`` is

@@ -112,6 +112,8 @@ RANDOM = frozenset({"dropout"})
 # entries whose call without any of its options torch writes as another function: x.T and
 # x.t() are torch.t (torch.transpose needs both dims)
 WITHOUT_OPTIONS = {"transpose": "torch.t"}
+# what PyTorch 2.13 does not have, written out ({0}: the operand, as an atom)
+WRITTEN_OUT = {"cbrt": "{0}.sign() * {0}.abs() ** (1 / 3)"}
 # what PyTorch has only as a tensor method
 METHODS_ONLY = frozenset({"expand", "expand_as", "repeat", "to"})
 

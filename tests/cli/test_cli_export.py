@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import gradcli  # noqa: F401 - fills the op table
-from gradcli.ops.exporting import torch_function, torch_method
+from gradcli.ops.exporting import WRITTEN_OUT, torch_function, torch_method
 from gradcli.ops.table import OPS
 
 # (program, value arguments): each a program gradcli and torch both compute
@@ -55,6 +55,8 @@ PROGRAMS = [
     ),
     # x.T, x.t() and transpose(v) of a vector: torch.t (torch.transpose needs two dims)
     ("m = x.reshape(2, 2); y = m.T @ m + m.t() + x.T @ x", ["--x", "1,2,3,4"]),
+    # torch 2.13 has no cbrt: the script writes the real cube root out
+    ("y = cbrt(x * 2) * x", ["--x", "-2,0.5,4"]),
 ]
 
 FORMULA_PROGRAMS = [p for k, p in enumerate(PROGRAMS) if k in (0, 1, 2, 4, 6, 8, 11)]
@@ -166,7 +168,7 @@ def test_every_entry_names_a_torch_callable():
 
     spaces = {"torch": torch, "F": F, "torch.linalg": torch.linalg}
     for op in OPS.values():
-        if not op.in_language or op.operator is not None:
+        if not op.in_language or op.operator is not None or op.name in WRITTEN_OUT:
             continue
         method = torch_method(op)
         if method is not None:

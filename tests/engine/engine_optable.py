@@ -697,6 +697,8 @@ OPS: list[Op] = [
     Op("exp2", gc.exp2, REAL),
     Op("square", gc.square, REAL),
     Op("rsqrt", gc.rsqrt, POS),
+    # torch 2.13 has no cbrt: the real cube root written out
+    Op("cbrt", gc.cbrt, NONZERO, torch=lambda x: x.sign() * x.abs() ** (1 / 3)),
     Op("floor", gc.floor, WHOLE),
     Op("ceil", gc.ceil, WHOLE),
     Op("trunc", gc.trunc, WHOLE),
