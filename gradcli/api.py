@@ -241,8 +241,6 @@ class Program:
         else:
             points = {"x": np.asarray(self._array(batch, "x"), dtype=float)}
         batches.count(points)
-        first = batches.first_points(points)
-        named = {**{n: a for n, a in first.items() if n in named}, **named}
         defaults = batches.shape_defaults(points)
         bound = self._bind(command, inputs, named, wrt if use_wrt else None, defaults)
         if isinstance(batch, str):
