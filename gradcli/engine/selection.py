@@ -54,8 +54,8 @@ def _tensor(x: Operand) -> Tensor:
 
 
 class UnpackError(DomainError):
-    """A statement unpacks the results of split, chunk or unbind into as many names as they
-    are not: ``python`` is Python's message for it (a ValueError)."""
+    """A statement unpacks the results of split, chunk, unbind or meshgrid into as many names
+    as they are not: ``python`` is Python's message for it (a ValueError)."""
 
     def __init__(self, python: str, name: str, count: int):
         super().__init__(f"{python}: {name} gives {_tensors(count)} here")
