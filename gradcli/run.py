@@ -31,7 +31,7 @@ import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import asdict, astuple, dataclass, field, fields, replace
-from typing import Any, NoReturn, TextIO, TypeGuard
+from typing import Any, NoReturn, TextIO
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from .errors import GradcliError
 from .lang import functions as F
 from .lang import pytorch
 from .lang.inline import Functions
-from .lang.ir import Call, Const, Index, Name, Node, Operand, from_json, names, to_json
+from .lang.ir import Call, Const, Index, Name, Node, from_json, names, to_json
 from .lang.program import Assignment, Numbers
 from .lang.validate import (
     Checked,
@@ -549,14 +549,11 @@ def _compile_statement(node: ast.stmt, statement: Statement) -> list[Step]:
     raise statement.error(f"gradcli run does not take {what} yet", 0, _STEP_HINT)
 
 
-def _single(operand: Operand) -> TypeGuard[Node]:
-    """Whether a call's operand is one node (not a list argument, nor left out)."""
-    return operand is not None and not isinstance(operand, tuple)
-
-
 def _unpacking(checked: list[Checked]) -> list[Step]:
     """``values, indices = max(x, 1)``: a step per name, in order; a name that a later one
-    reads (``x, i = max(x, 1)``) would be read after it changed, so it is refused."""
+    reads (``x, i = max(x, 1)``) would be read after it changed, so it is refused. The
+    constants the call makes (``torch.tensor(2.0)``) are made once, first: every name's call
+    reads them."""
     for k, each in enumerate(checked[:-1]):
         if any(each.target in later.names for later in checked[k + 1 :]):
             raise each.statement.error(
@@ -564,7 +561,7 @@ def _unpacking(checked: list[Checked]) -> list[Step]:
                 0,
                 "give the results new names, e.g. values, indices = ...",
             )
-    return [_assignment(each) for each in checked]
+    return [*_constants(checked[0]), *(_assignment(each) for each in checked)]
 
 
 def _constants(checked: Checked) -> list[Step]:
@@ -1051,6 +1048,7 @@ def _shown(statement: Statement, node: ast.expr, made: list[Step]) -> Shown:
         return Shown(line, ir=Name(node.id), access=tuple(access))
     results = check_results(statement, node) if not access else None
     if results is not None:  # torch.max(x, 1): torch.return_types.max(values=..., ...)
+        made.extend(_constants(results))
         return Shown(line, ir=_ir(results), columns=results.columns, several=True)
     checked = check_expression(statement, node)
     made.extend(_constants(checked))
@@ -1097,7 +1095,8 @@ class _Values(Numbers):
         warning = op.extra.get("warning")
         message = warning(args) if warning else None
         if message:  # torch's UserWarning for these arguments
-            self.session.warn(self.assignment.statement.line, "UserWarning", message)
+            once = op.name if op.extra.get("warn_once") else None
+            self.session.warn(self.assignment.statement.line, "UserWarning", message, once)
         node = result.grad_fn
         made_here = all(getattr(a, "grad_fn", None) is not node for a in args)
         if node is not None and made_here and node.prim is not op:  # built from others
@@ -1148,7 +1147,7 @@ class Session:
         self.err = err or sys.stderr
         self.env: dict[str, Any] = {}  # tensors, and Python numbers (lr = 0.1)
         self.node_names: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-        self.warned: set[int] = set()
+        self.warned: set[int | str] = set()  # lines, and the warnings given once in a run
         self.tally = budget.Tally()  # the bytes of the script's values (--max-memory)
         self.default_dtype: np.dtype[Any] = np.dtype(np.float32)  # torch.set_default_dtype
         # after torch.manual_seed(n), what rand and randn draw from, in statement order
@@ -1629,7 +1628,13 @@ class Session:
         op = F.OPS[call.op]
         options = call.params[:-1]
         if "count" in op.extra:  # split: as many as its input's shape makes
-            operands = [self.value(step, a, columns) for a in call.args if _single(a)]
+            operands = [
+                [self.value(step, e, columns) for e in a]
+                if isinstance(a, tuple)
+                else self.value(step, a, columns)
+                for a in call.args
+                if a is not None
+            ]
             count = op.extra["count"](*op.arranged(operands, options))
         else:
             count = len(op.outputs)
@@ -1692,11 +1697,13 @@ class Session:
         )
 
     # -- stderr
-    def warn(self, line: int, category: str, message: str) -> None:
-        """A warning as Python's default filter shows it: once per line of the script."""
-        if line in self.warned:
+    def warn(self, line: int, category: str, message: str, once: str | None = None) -> None:
+        """A warning as Python's default filter shows it: once per line of the script, or
+        once in the run where ``once`` names it (torch's TORCH_WARN_ONCE: once a process)."""
+        key = line if once is None else once
+        if key in self.warned:
             return
-        self.warned.add(line)
+        self.warned.add(key)
         self.out.flush()
         text = f"{self.filename}:{line}: {category}: {message}\n"
         if self.lines is not None and 0 < line <= len(self.lines):

@@ -54,12 +54,16 @@ def _tensor(x: Operand) -> Tensor:
 
 
 class UnpackError(DomainError):
-    """A statement unpacks the results of split, chunk or unbind into as many names as they
-    are not: ``python`` is Python's message for it (a ValueError)."""
+    """A statement unpacks the results of split, chunk, unbind or meshgrid into as many names
+    as they are not: ``python`` is Python's message for it (a ValueError)."""
 
     def __init__(self, python: str, name: str, count: int):
-        super().__init__(f"{python}: {name} gives {count} tensors here")
+        super().__init__(f"{python}: {name} gives {_tensors(count)} here")
         self.python = python
+
+
+def _tensors(count: int) -> str:
+    return f"{count} tensor" + ("" if count == 1 else "s")
 
 
 def _which(output: Sequence[int], count: int, name: str) -> int:
@@ -73,7 +77,7 @@ def _which(output: Sequence[int], count: int, name: str) -> int:
         )
         raise UnpackError(python, name, count)
     if not 0 <= k < count:
-        raise ShapeError(f"{name} gives {count} tensors: there is no [{k}]")
+        raise ShapeError(f"{name} gives {_tensors(count)}: there is no [{k}]")
     return k
 
 

@@ -1,7 +1,7 @@
 """Shape operations, each an entry of the op table: triangles and diagonals (``triu``,
 ``tril``, ``diagonal``, ``diag_embed``, ``diag``), moving and flipping (``movedim``, ``flip``,
 ``fliplr``, ``flipud``, ``roll``, ``adjoint`` and ``x.mT``), slicing (``narrow``), joining
-(``hstack``, ``vstack``, ``column_stack``) and ``atleast_1d/2d/3d``.
+(``hstack``, ``vstack``, ``column_stack``), ``atleast_1d/2d/3d`` and ``meshgrid``.
 
 The primitives (triangles, diagonals, ``movedim``) have a numpy forward and rules written in
 engine operations; the others are composites of primitives (indexing, ``cat``, ``reshape``,
@@ -20,6 +20,8 @@ from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import patterns as R
 from ..ops.table import (
+    INDEXING,
+    INDEXINGS,
     INT,
     OPT_INT,
     SIZES,
@@ -35,7 +37,9 @@ from ..ops.table import (
 )
 from . import primitives as P
 from .composites import _composite
-from .errors import ShapeError
+from .errors import DomainError, DtypeError, ShapeError
+from .repeating import COPIES
+from .selection import _PICK, Output, _which
 from .tensor import Tensor, apply
 
 _X = (Param("input", TENSOR),)
@@ -664,3 +668,93 @@ def column_stack(tensors: list[Tensor]) -> Tensor:
     """Vectors and scalars as columns, then join along dim 1."""
     columns = [P.reshape(t, t.numel(), 1) if t.ndim <= 1 else t for t in tensors]
     return P.cat(columns, 1)
+
+
+# -- meshgrid: one result per operand ----------------------------------------------------------
+
+# torch 2.13's words when indexing is not given (once in a process: TORCH_WARN_ONCE)
+MESHGRID_WARNING = (
+    "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument. "
+    "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4215.)"
+)
+
+
+def _grid(
+    shapes: Sequence[tuple[int, ...]], indexing: str | None
+) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+    """The shape of meshgrid's results, and the shape each operand is viewed as before it is
+    broadcast to it: operand i along dim i ('xy': the first two operands' dims swapped), a
+    0-d operand as one of size 1."""
+    if not shapes:
+        raise ShapeError("meshgrid expects a non-empty TensorList")
+    if indexing is not None and indexing not in INDEXINGS:
+        raise DomainError(
+            'torch.meshgrid: indexing must be one of "xy" or "ij", but received: ' + str(indexing)
+        )
+    for k, shape in enumerate(shapes):
+        if len(shape) > 1:
+            raise ShapeError(
+                "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got one of "
+                f"shape {shape} (tensors[{k}])"
+            )
+    sizes = [shape[0] if shape else 1 for shape in shapes]
+    dims = list(range(len(sizes)))
+    if indexing == "xy" and len(dims) > 1:
+        dims[0], dims[1] = 1, 0
+    grid = [0] * len(sizes)
+    for size, dim in zip(sizes, dims):
+        grid[dim] = size
+    views = [
+        tuple(size if i == dim else 1 for i in range(len(sizes))) for size, dim in zip(sizes, dims)
+    ]
+    return tuple(grid), views
+
+
+def _meshgrid_count(tensors: Sequence[Any], indexing: str | None = None) -> int:
+    return len(tensors)
+
+
+def _meshgrid_symbolic(
+    xs: Sequence[Objects], indexing: str | None = None, output: Output = (0, 0)
+) -> Objects:
+    grid, views = _grid([x.shape for x in xs], indexing)
+    k = _which(output, len(xs), "meshgrid")
+    return np.asarray(np.broadcast_to(xs[k].reshape(views[k]), grid), dtype=object)
+
+
+_composite(
+    "meshgrid",
+    "coordinate grids: result i is tensors[i] (1-d or 0-d) along dim i, broadcast over the "
+    "sizes of all ('xy': the first two dims swapped)",
+    (Param("tensors", TENSORS), Param("indexing", INDEXING, None), _PICK),
+    backward_name="ExpandBackward0",
+    symbolic=_meshgrid_symbolic,
+    explain=COPIES,
+    kink="as many results as tensors, each an ordinary tensor whose gradient sums back to its "
+    "own operand; indexing=None is 'ij' with torch's warning that it will be required",
+    extra={
+        "plain": True,
+        "count": _meshgrid_count,
+        "varargs": True,
+        "warning": lambda args: MESHGRID_WARNING if args[1] is None else None,
+        "warn_once": True,
+    },
+)
+
+
+@public("meshgrid")
+def meshgrid(
+    tensors: Sequence[Any], indexing: str | None = None, output: Output = (0, 0)
+) -> Tensor:
+    """Result k of torch.meshgrid(*tensors, indexing=...): ``tensors[k]`` viewed along its own
+    dim and broadcast to the grid of all their sizes (output (k, ...))."""
+    xs = [_tensor(t) for t in tensors]
+    grid, views = _grid([x.shape for x in xs], indexing)
+    dtypes = sorted({str(x.dtype) for x in xs})
+    if len(dtypes) > 1:
+        raise DtypeError(
+            f"meshgrid expects all tensors to have the same dtype, got {' and '.join(dtypes)}"
+        )
+    k = _which(output, len(xs), "meshgrid")
+    # always a node of its own, as torch's (a 1-d tensor alone is expanded to itself)
+    return apply(P._EXPAND, P.reshape(xs[k], views[k]), shape=grid)

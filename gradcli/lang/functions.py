@@ -16,6 +16,8 @@ from ..ops.table import (  # noqa: F401 - the parameter kinds, for the validator
     DTYPE_NAMES,
     ELEMENTS,
     EQUATION,
+    INDEXING,
+    INDEXINGS,
     INT,
     INTS,
     KL_REDUCTION,

@@ -677,6 +677,8 @@ class _Checker:
         ``output`` is which result of an operation with several the call gives (see
         ``F.OUTPUT``)."""
         params = tuple(p for p in function.params if p.kind != F.OUTPUT)
+        if function.extra.get("varargs"):  # torch's *tensors: meshgrid(a, b) is meshgrid([a, b])
+            node = _gathered(node)
         bound: dict[str, ast.AST] = {}
         rest: list[ast.AST] = []
         positional = function.extra.get("positional")  # torch's order, where it is not ours
@@ -710,8 +712,13 @@ class _Checker:
                     f"{function.name} has no {_ordinal(i + 1)} argument",
                     f"it is {function.signature()}",
                 )
+        varargs = function.extra.get("varargs")  # its tensors are never named, as torch's
         for keyword in node.keywords:
-            known = [p.name for p in params if p.kind not in _REST]
+            known = [
+                p.name
+                for p in params
+                if p.kind not in _REST and not (varargs and p.kind == F.TENSORS)
+            ]
             if keyword.arg is None:
                 raise self.fail(
                     keyword.value,
@@ -762,10 +769,15 @@ class _Checker:
             return "_none" if _constant(node) is None else self.expression(node)
         if param.kind == F.TENSORS:
             if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
+                varargs = function.extra.get("varargs")
+                listed = isinstance(node, (ast.List, ast.Tuple))
                 raise self.fail(
                     node,
-                    f"{function.name} needs a list of tensors",
-                    f"write {function.name}([a, b])",
+                    f"{function.name} needs "
+                    + ("at least one tensor" if varargs and listed else "a list of tensors"),
+                    f"write {function.name}(a, b) or {function.name}([a, b])"
+                    if varargs
+                    else f"write {function.name}([a, b])",
                 )
             return f"_list({', '.join(self.expression(e) for e in node.elts)})"
         return self.literal(node, param.kind, function, param.name)
@@ -813,6 +825,7 @@ class _Checker:
             F.KL_REDUCTION: value in F.KL_REDUCTIONS,
             F.UPLO: value in F.UPLOS,
             F.QR_MODE: value in F.QR_MODES,
+            F.INDEXING: value is None or value in F.INDEXINGS,
         }[kind]
         if value is _NOT_CONSTANT or not ok:
             raise self.fail(
@@ -916,6 +929,18 @@ IMAGINARY_UNIT = "_imag"
 # A string reaches the parser as a name: the characters a name cannot hold are '_' codes
 ENCODED = {"_": "_u", ",": "_c", "-": "_m", ">": "_g", ".": "_d", " ": "_w"}
 _LARGEST_INT = 2**62  # a size, dim or index beyond this fits no array (nor a C integer)
+
+
+def _gathered(node: ast.Call) -> ast.Call:
+    """A call of an operation that takes torch's ``*tensors``, its tensors as the one list it
+    may also be given: ``meshgrid(a, b)`` as ``meshgrid([a, b])``."""
+    args = node.args
+    if len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
+        return node
+    listed = ast.copy_location(ast.List(list(args), ast.Load()), args[0] if args else node)
+    if args:
+        listed.end_lineno, listed.end_col_offset = args[-1].end_lineno, args[-1].end_col_offset
+    return ast.copy_location(ast.Call(node.func, [listed], node.keywords), node)
 
 
 def _constant(node: ast.AST):
@@ -1142,7 +1167,15 @@ def check_results(statement: Statement, node: ast.expr) -> Checked | None:
         return None
     _check_depth(statement, node)
     expression = checker.call(node, pick=0)
-    return Checked(statement, None, expression, None, tuple(checker.names), checker.columns)
+    return Checked(
+        statement,
+        None,
+        expression,
+        None,
+        tuple(checker.names),
+        checker.columns,
+        made=tuple(checker.made),
+    )
 
 
 def _call_of(constructor: str) -> ast.Call:

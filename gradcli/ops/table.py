@@ -93,6 +93,8 @@ PAD_MODE = "'constant', 'reflect', 'replicate' or 'circular'"
 # einsum's equation: letters, ',', '->', '...' and spaces, nothing else (validate checks it)
 EQUATION = "a string of letters, ',', '->', '...' and spaces"
 SECTIONS = "an int or a list of ints"  # split's split_size_or_sections
+INDEXINGS = ("ij", "xy")  # what meshgrid's indexing may be (None: 'ij', with torch's warning)
+INDEXING = "'ij', 'xy' or None"
 # Which result of an operation with several (values, indices = max(x, 1)) a call gives: (k,
 # count), the k-th of them, and how many names take them (0: one is taken, as in
 # sort(x).values). Never written in a program: the validator gives it (see ``outputs``).
@@ -174,10 +176,13 @@ class Op:
     size: Callable[[list[Any]], int | None] | None = None
     # property: a property name (x.T); base_e: the operation that e ** x is (for pow); glyph:
     # the mathematical sign messages suggest it for (sqrt: √); warning: the call's arguments ->
-    # the UserWarning torch gives for them, or None; built_name: the backward_name of a
-    # primitive's call where it builds the result from other operations (clamp's tensor bounds);
-    # positional: the parameters a call may give by position, in torch's order where it is not
-    # the signature's (nll_loss(input, target, weight)), the others by name only
+    # the UserWarning torch gives for them, or None (warn_once: torch gives it once in a
+    # process, not once per line); varargs: a TENSORS parameter, first, that also takes the
+    # tensors as positional arguments (torch's *tensors: meshgrid(a, b) or meshgrid([a, b]));
+    # built_name: the backward_name of a primitive's call where it builds the result from other
+    # operations (clamp's tensor bounds); positional: the parameters a call may give by
+    # position, in torch's order where it is not the signature's (nll_loss(input, target,
+    # weight)), the others by name only
     extra: dict[str, Any] = field(default_factory=dict)
     # complex operands: "" refuses them (torch's error); HOLOMORPHIC: the rules, written as for
     # real numbers, hold for complex ones, the engine taking the reverse rule at the conjugated
@@ -231,7 +236,7 @@ class Op:
             if p.kind == "*":
                 parts.append("*")
                 continue
-            if p.kind in (SIZES, VAR_TENSORS):
+            if p.kind in (SIZES, VAR_TENSORS) or (p.kind == TENSORS and self.extra.get("varargs")):
                 parts.append(f"*{p.name}")
             elif p.default is REQUIRED:
                 parts.append(p.name)

@@ -48,6 +48,11 @@ CASES = {
     "column_stack": _case(
         "column_stack([k, u])", {"k": K, "u": U}, lambda k, u: torch.column_stack([k, u])
     ),
+    "meshgrid": _case(
+        "meshgrid(x, v, indexing='xy')[1]",
+        {"x": X, "v": V},
+        lambda x, v: torch.meshgrid(x, v, indexing="xy")[1],
+    ),
     "mm": _case("mm(m, k)", {"m": M, "k": K}, torch.mm),
     "mv": _case("mv(m, v)", {"m": M, "v": V}, torch.mv),
     "bmm": _case("bmm(b, c)", {"b": B1, "c": B2}, torch.bmm),

@@ -97,5 +97,6 @@ def test_functions_lists_the_linear_algebra_and_shape_operations(cli):
         "diagonal(input, offset=0, dim1=0, dim2=1)",
         "roll(input, shifts, dims=None)",
         "column_stack(tensors)",
+        "meshgrid(*tensors, indexing=None)",
     ):
         assert signature in result.stdout

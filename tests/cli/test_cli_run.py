@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from gradcli.engine.shapes import MESHGRID_WARNING
 from gradcli.run import NONLEAF_GRAD, ScriptError, Session, compile_script
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,6 +107,30 @@ def test_the_non_leaf_grad_warning_names_the_line_once(cli):
     path = CORPUS / "run" / "nonleaf_grad_warning.py"
     assert warnings == [f"{path}:{n}: UserWarning: {NONLEAF_GRAD}" for n in (7, 8, 9)]
     assert "  print(y.grad, y.grad)" in done.stderr.splitlines()
+
+
+def test_meshgrid_without_indexing_warns_once_in_torchs_words(cli, tmp_path):
+    """torch 2.13 warns where meshgrid is not given indexing, once in a process whichever line
+    calls it (TORCH_WARN_ONCE); gradcli names the script's line (torch names its own
+    functional.py). The words are those of a real run of the script, which prints the same."""
+    torch = pytest.importorskip("torch")
+    script = tmp_path / "grid.py"
+    script.write_text(
+        "import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "a, b = torch.meshgrid(x, x * 2)\nc = torch.meshgrid([x])[0]\n"
+        "d = torch.meshgrid(x, indexing='xy')[0]\nprint(a + b + c + d)\n"
+    )
+    done = cli("run", str(script))
+    assert done.exit_code == 0
+    assert done.stderr.splitlines() == [
+        f"{script}:3: UserWarning: {MESHGRID_WARNING}",
+        "  a, b = torch.meshgrid(x, x * 2)",
+    ]
+    real = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert done.stdout == real.stdout
+    warned = [line for line in real.stderr.splitlines() if "UserWarning" in line]
+    assert len(warned) == 1 and warned[0].endswith(f"UserWarning: {MESHGRID_WARNING}")
+    assert torch.__version__.startswith("2.13")
 
 
 def _real_python(script: Path, stdin: bool) -> subprocess.CompletedProcess:

@@ -44,6 +44,13 @@ PROGRAMS = [
     ("c, i = cummax(x, 1); y = sum(c * c)", lambda x: (x.cummax(1).values ** 2).sum()),
     ("y = sum(cummin(x, 0)[0]) + max(x)", lambda x: x.cummin(0)[0].sum() + x.max()),
     ("y = sum(max(x, x * x))", lambda x: torch.max(x, x * x).sum()),
+    ("a, b = meshgrid(x[0], x[1], indexing='ij'); y = sum(a * b * b)",
+     lambda x: (lambda a, b: (a * b * b).sum())(*torch.meshgrid(x[0], x[1], indexing="ij"))),
+    ("p, q, r = torch.meshgrid([x[1, :2], x[0], x[1, 2]], indexing='xy'); y = sum(p * q + r)",
+     lambda x: (lambda p, q, r: (p * q + r).sum())(
+         *torch.meshgrid([x[1, :2], x[0], x[1, 2]], indexing="xy"))),
+    ("y = sum(meshgrid((x[0], x[1]))[1] ** 2) + sum(meshgrid(x[1])[0])",
+     lambda x: (torch.meshgrid(x[0], x[1], indexing="ij")[1] ** 2).sum() + x[1].sum()),
 ]  # fmt: skip
 
 
@@ -124,6 +131,24 @@ def test_an_index_has_no_gradient(cli):
         ("a, b[0] = max(x, 1)", "only names can take the tensors unpacked"),
         ("a, b, c = split(x, 1)", "not enough values to unpack (expected 3, got 2)"),
         ("a, b = split(x, 1, 1)", "too many values to unpack (expected 2)"),
+        ("y = meshgrid(x[0], x[1])", "meshgrid(x[0], x[1]) gives a tuple of tensors, not one"),
+        ("a, b, c = meshgrid(x[0], x[1])", "not enough values to unpack (expected 3, got 2)"),
+        ("a, b = meshgrid(x[0])", "not enough values to unpack (expected 2, got 1)"),
+        ("y = meshgrid(x[0])[1]", "meshgrid gives 1 tensor: there is no [1]"),
+        (
+            "a, b = meshgrid(x, x[0], indexing='ij')",
+            "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got one of shape "
+            "(2, 3) (tensors[0])",
+        ),
+        ("y = meshgrid(x[0], indexing='ji')[0]", "indexing of meshgrid must be 'ij', 'xy' or None"),
+        ("y = meshgrid(indexing='ij')[0]", "meshgrid needs at least one tensor"),
+        ("y = meshgrid([])[0]", "meshgrid needs at least one tensor"),
+        ("y = meshgrid(tensors=[x[0]])[0]", "meshgrid has no argument named 'tensors'"),
+        ("y = meshgrid(x[0], 'ij')[0]", "a string is not allowed here"),
+        (
+            "y = meshgrid(x[0], x[1] > 0)[0]",
+            "meshgrid expects all tensors to have the same dtype, got bool and float64",
+        ),
     ],
 )
 def test_unpacking_that_does_not_fit_is_refused(cli, source, message):

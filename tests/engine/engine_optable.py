@@ -1240,6 +1240,14 @@ OPS: list[Op] = [
         L.column_stack_spec(),
         torch=L.torch_joined("column_stack"),
     ),
+    Op(
+        "meshgrid",
+        L.meshgrid,
+        REAL,
+        L.meshgrid_spec(),
+        torch=L.torch_meshgrid,
+        prims=("reshape", "expand"),
+    ),
     # products
     Op("matmul", gc.matmul, (REAL, REAL), matmul_spec()),
     Op("dot", gc.dot, (REAL, REAL), dot_spec()),

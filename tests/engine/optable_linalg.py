@@ -370,6 +370,25 @@ def column_stack_spec(draw: Any) -> tuple[tuple[tuple[int, ...], ...], dict[str,
     return tuple(draw(st.sampled_from([(rows,), (rows, draw(_side()))])) for _ in range(count)), {}
 
 
+@st.composite
+def meshgrid_spec(draw: Any) -> tuple[tuple[tuple[int, ...], ...], dict[str, Any]]:
+    """One to three vectors or 0-d tensors, and either indexing."""
+    count = draw(st.integers(1, 3))
+    shapes = tuple(draw(st.sampled_from([(), (draw(_side()),)])) for _ in range(count))
+    return shapes, {"indexing": draw(st.sampled_from(["ij", "xy"]))}
+
+
+def meshgrid(*xs: Any, indexing: str) -> Any:
+    """Every result of gradcli's meshgrid, stacked (so that each operand is differentiated:
+    result k reads operand k alone)."""
+    results = [gc.meshgrid(list(xs), indexing, output=(k, 0)) for k in range(len(xs))]
+    return gc.stack(results)
+
+
+def torch_meshgrid(*xs: Any, indexing: str) -> Any:
+    return _torch().stack(_torch().meshgrid(*xs, indexing=indexing))
+
+
 def joined(function: Any) -> Any:
     """A joining function of a list, as a function of its operands."""
     return lambda *xs: function(list(xs))
@@ -415,6 +434,10 @@ SYMBOLIC_PROGRAMS = {
     "hstack": ("y = hstack([x, x * x])", "0.5,-1"),
     "vstack": ("y = vstack([x, x * x])", "0.5,-1"),
     "column_stack": ("y = column_stack([x, x * x])", "0.5,-1"),
+    "meshgrid": (
+        "a, b = meshgrid(x, x * x, indexing='xy'); y = a * b + meshgrid([x[0], x])[1]",
+        "0.5,-1,2",
+    ),
     "mm": ("y = mm(x, x)", M),
     "mv": ("y = mv(x, sum(x, 1))", M),
     "bmm": ("y = bmm(unsqueeze(x, 0), unsqueeze(x * x, 0))", M),

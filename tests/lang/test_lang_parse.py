@@ -179,6 +179,10 @@ def test_indexing_and_slicing(source, expected):
             call("cat", [X, call("add", X, const(1))], lit(0)),
         ),
         ("y = where(x, w, 0)", call("where", X, W, const(0))),
+        # torch's *tensors: the tensors as arguments, or as one list or tuple
+        ("y = meshgrid(x, w, indexing='xy')[1]", call("meshgrid", [X, W], lit("xy"), lit((1, 0)))),
+        ("y = meshgrid([x, w])[0]", call("meshgrid", [X, W], lit(None), lit((0, 0)))),
+        ("y = torch.meshgrid((x,))[0]", call("meshgrid", [X], lit(None), lit((0, 0)))),
     ],
 )
 def test_calls_keywords_and_defaults(source, expected):
