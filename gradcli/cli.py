@@ -831,6 +831,11 @@ def jacobian_command(
     Example: gradcli jacobian -e "y = x * x[0]" --symbolic --shape x=2
 
     Example: gradcli jacobian -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --batch @points.npy
+
+    Several outputs: a Jacobian each (a section each; JSON keyed by output), as torch.func.jacrev
+    of a function returning the tuple.
+
+    Example: gradcli jacobian -e "y = x**2; z = sum(x)" --x 1,2 --of y,z
     """
     from .batch_passes import Settings
     from .compute import jacobian
@@ -897,6 +902,8 @@ def jvp_command(
     Example: gradcli jvp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --t 1,0
 
     Example: gradcli jvp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --t 1,0 --batch @points.npy
+
+    Example: gradcli jvp -e "y = x**2; z = sum(x)" --x 1,2 --t 1,0 --of y,z
     """
     from .batch_passes import Settings
     from .compute import jvp
@@ -990,6 +997,8 @@ def check_command(
     Example: gradcli check -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
 
     Example: gradcli check -e "y = abs(x)" --batch @points.npy
+
+    Example: gradcli check -e "y = x**2; z = sum(x)" --x 1,2 --of y,z
     """
     from .batch_passes import Settings
     from .compute import check
