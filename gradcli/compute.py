@@ -293,12 +293,16 @@ def no_gradient(name: str, out: gc.Tensor) -> GradcliError:
     )
 
 
-def _check_names(names: list[str], env: dict, what: str) -> None:
+def _check_names(names: list[str], env: dict, what: str, every: bool = False) -> None:
+    """Refuse a name the program does not define, suggesting a close one; with ``every``,
+    listing the names there are as well."""
     for name in names:
         if name not in env:
+            close = _did_you_mean(name, env)
+            listed = f"names are: {listing(env)}"
             raise GradcliError(
                 f"{what} names {name!r}, which the program does not define",
-                hint=_did_you_mean(name, env) or f"names are: {listing(env)}",
+                hint=f"{close} ({listed})" if close and every else close or listed,
             )
 
 
@@ -308,7 +312,7 @@ def output_of(bound: Bound, env: dict, of: Asked) -> tuple[str, gc.Tensor]:
     name = of or bound.program.default_output()
     if of is None and name not in env:  # elements of different shapes do not make a vector
         name = bound.program.targets[-1]
-    _check_names([name], env, "--of")
+    _check_names([name], env, "--of", every=True)
     return name, env[name]
 
 

@@ -317,6 +317,7 @@ def test_of_the_default_output_is_the_default(cli, command):
 
 ERRORS = [
     (["grad", "--of", "f,nope"], "--of names 'nope', which the program does not define", "x, w"),
+    (["vjp", "--of", "y,zz"], "--of names 'zz'", "did you mean 'z'? (names are: x, w, h, y, z"),
     (["grad", "--of", "f,g,f"], "--of names 'f' twice", "--of f,g"),
     (["jacobian", "--of", "y,y"], "--of names 'y' twice", "--of y"),
     (["vjp", "--of", "y,z", "--v", "1,1,1"], "--v gives 1 vector, but --of names 2", "--v z="),
