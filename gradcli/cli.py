@@ -717,7 +717,7 @@ def grad_command(
 
     Example: gradcli grad -e "y = abs(z)**2" -i "z=1+2j"
 
-    Several outputs at once, as torch.autograd.backward([f, g]): the gradients add up.
+    Several outputs at once, as torch.autograd.backward of both (f, g): the gradients add up.
 
     Example: gradcli grad -e "f = sum(x**2); g = x[0]*x[1]" --x 1,2 --of f,g
     """
@@ -765,8 +765,8 @@ def vjp_command(
 
     Example: gradcli vjp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --v 1,1,1
 
-    Several outputs, one vector each: torch.autograd.grad([y, z], x, grad_outputs=[vy, vz]),
-    the sum of their J^T v.
+    Several outputs, one vector each: torch.autograd.grad of the outputs (y, z) with
+    grad_outputs (vy, vz), the sum of their J^T v.
 
     Example: gradcli vjp -e "y = x**2; z = sum(x)" --x 1,2 --of y,z --v y=1,1 --v z=2
     """

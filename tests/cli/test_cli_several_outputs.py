@@ -387,3 +387,10 @@ def test_the_library_takes_several_outputs_as_the_command_line_does(cli):
         p.grad(batch={"x": [X, X]}, w=W, of="f,g")
     with pytest.raises(GradcliError, match="--v gives 1 vector, but --of names 2"):
         p.vjp(x=X, w=W, of="y,z", v=[VY])
+
+
+def test_uncertainty_refuses_an_output_named_twice_too(cli):
+    program = ["-e", "y = x0 * x1; z = x0 + x1", "--x", "1,2±0.1,0.2"]
+    done = cli("uncertainty", *program, "--of", "z,y,z")
+    assert done.exit_code == 2
+    assert "--of names 'z' twice" in done.stderr and "--of z,y" in done.stderr
