@@ -19,7 +19,7 @@ import numpy as np
 from .errors import GradcliError, listing
 from .results import Derivatives, Several
 
-# the commands whose --of may name several outputs (uncertainty reads --of as a list itself)
+# the commands whose --of may name several outputs (uncertainty's: ``uncertainty.output_names``)
 SEVERAL_COMMANDS = ("grad", "vjp", "jacobian", "jvp", "hessian", "hvp", "check", "uncertainty")
 
 Asked = str | Sequence[str] | None  # --of's text ("y,z"), the names, or None (the default)
@@ -35,15 +35,11 @@ def outputs_asked(of: Asked) -> list[str] | None:
         raise GradcliError(f"--of {of!r} names no output", hint="e.g. --of y, or --of y,z")
     for k, name in enumerate(names):
         if name in names[:k]:
+            once = ",".join(dict.fromkeys(names))
             raise GradcliError(
-                f"--of names {name!r} twice", hint=f"name each output once: --of {unique(names)}"
+                f"--of names {name!r} twice", hint=f"name each output once: --of {once}"
             )
     return names
-
-
-def unique(names: list[str]) -> str:
-    """The names, each once, as --of writes them."""
-    return ",".join(dict.fromkeys(names))
 
 
 def several(of: Asked) -> bool:
