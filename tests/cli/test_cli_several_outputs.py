@@ -394,3 +394,20 @@ def test_uncertainty_refuses_an_output_named_twice_too(cli):
     done = cli("uncertainty", *program, "--of", "z,y,z")
     assert done.exit_code == 2
     assert "--of names 'z' twice" in done.stderr and "--of z,y" in done.stderr
+
+
+def test_the_repl_takes_several_outputs_as_the_command_line_does(cli):
+    lines = [":format json", PROGRAM, ":set x 0.3,-0.7,1.1", ":set w 1.5,0.4,-0.9"]
+    commands = [
+        (":grad f,g", ["grad", "--of", "f,g"]),
+        (
+            ":vjp y,z y=1,-2,0.5 z=3,0.25",
+            ["vjp", "--of", "y,z", "--v", "y=1,-2,0.5", "--v", "z=3,0.25"],
+        ),
+        (":jacobian y,z", ["jacobian", "--of", "y,z"]),
+    ]
+    done = cli("repl", input="\n".join([*lines, *(line for line, _ in commands)]) + "\n")
+    assert done.exit_code == 0, done.stderr
+    documents = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    for (line, args), document in zip(commands, documents[-len(commands) :], strict=True):
+        assert document == _run(cli, *args[:1], *VALUES, *args[1:]), line
