@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         Plot,
         Points,
         Result,
+        Several,
         Values,
     )
     from .uncertainty import Uncertainty
@@ -99,6 +100,19 @@ class Program:
     and/or as the mapping ``inputs``; ``of`` names the output (default: the last assigned
     name, as ``--of``) and ``wrt`` the inputs that require grad (default: all of them, as
     ``--wrt``). Each call binds fresh values: nothing is kept from one call to the next.
+
+    ``of`` may name several outputs, ``"y,z"`` or ``["y", "z"]`` (as ``--of y,z``): ``grad``
+    and ``vjp`` differentiate them together, as ``torch.autograd.backward([y, z])`` does
+    (the gradients are sums; ``v`` is then a mapping from output names to vectors, or a
+    list of one vector per output), and ``jacobian``, ``jvp``, ``hessian``, ``hvp`` and
+    ``check`` answer each on its own, in one ``Several`` record (``result.parts``)::
+
+        >>> import gradcli
+        >>> p = gradcli.program("y = x**2; z = sum(x)")
+        >>> p.vjp(x=[1, 2], of="y,z", v={"y": [1, 1], "z": 2}).grads["x"]
+        array([4., 6.])
+        >>> [part.jacobians["x"].tolist() for part in p.jacobian(x=[1, 2], of="y,z").parts]
+        [[[2.0, 0.0], [0.0, 4.0]], [1.0, 1.0]]
     """
 
     def __init__(
@@ -174,12 +188,23 @@ class Program:
     def _vector(self, value: Any, name: str) -> np.ndarray | None:
         return None if value is None else self._array(value, name)
 
+    def _vectors(self, value: Any, of: str | Sequence[str] | None) -> Any:
+        """``v`` of grad and vjp: one vector, or with several outputs a mapping from their
+        names to vectors or a list of one vector per output (``outputs.vectors_for``)."""
+        from .outputs import several
+
+        if isinstance(value, Mapping):
+            return {name: self._array(v, f"v for {name}") for name, v in value.items()}
+        if several(of) and isinstance(value, (list, tuple)):
+            return [self._array(v, "v") for v in value]
+        return self._vector(value, "v")
+
     def _exactly(
         self,
         command: str,
         inputs: Mapping[str, Any] | None,
         named: dict[str, Any],
-        of: str | None,
+        of: str | Sequence[str] | None,
         wrt: Sequence[str] | None,
         v: Any,
         floats: Callable[[Mapping[str, Any], dict[str, Any]], Any],
@@ -191,7 +216,11 @@ class Program:
         from dataclasses import replace
 
         from .exact import Problem, answer, approximate_array, exact_value, floats_as_numbers
+        from .outputs import one_output, refuse_several
         from .symbolic import NotSymbolic
+
+        refuse_several(of, "exact=True")
+        of = one_output(of)
 
         def read(value: Any, name: str) -> np.ndarray | None:
             text = value if isinstance(value, str) else repr(self._array(value, name).tolist())
@@ -222,7 +251,7 @@ class Program:
         batch: Any,
         inputs: Mapping[str, Any] | None,
         named: dict[str, Any],
-        of: str | None,
+        of: str | Sequence[str] | None,
         v: np.ndarray | None,
         wrt: Sequence[str] | None,
         use_wrt: bool,
@@ -232,7 +261,11 @@ class Program:
         import numpy as np
 
         from . import batch as batches
+        from .outputs import one_output, refuse_several
         from .results import Points
+
+        refuse_several(of, "batch")
+        of = one_output(of)
 
         if isinstance(batch, str):
             points = batches.read_points(batch)
@@ -289,7 +322,7 @@ class Program:
         self,
         *,
         v: Any = None,
-        of: str | None = None,
+        of: str | Sequence[str] | None = None,
         wrt: Sequence[str] | None = None,
         show: Sequence[str] = (),
         retain_grad: Sequence[str] = (),
@@ -321,7 +354,7 @@ class Program:
 
         def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Grads:
             bound = self._bind("grad", inputs, values, wrt)
-            vector = self._vector(v, "v")
+            vector = self._vectors(v, of)
             return grad(bound, of, vector, list(show), list(retain_grad), repeat, symbolic)
 
         _not_both(exact, batch)
@@ -335,7 +368,7 @@ class Program:
         self,
         *,
         v: Any = None,
-        of: str | None = None,
+        of: str | Sequence[str] | None = None,
         wrt: Sequence[str] | None = None,
         symbolic: bool = False,
         batch: Any = None,
@@ -352,12 +385,12 @@ class Program:
             return self._batch("vjp", batch, inputs, values, of, vector, wrt, False)
         bound = self._bind("vjp", inputs, values)
         wanted = None if wrt is None else _listed(wrt)
-        return vjp(bound, of, self._vector(v, "v"), wanted, symbolic)
+        return vjp(bound, of, self._vectors(v, of), wanted, symbolic)
 
     def jacobian(
         self,
         *,
-        of: str | None = None,
+        of: str | Sequence[str] | None = None,
         wrt: Sequence[str] | None = None,
         transpose: bool = False,
         mode: str = "auto",
@@ -366,7 +399,7 @@ class Program:
         exact: bool = False,
         inputs: Mapping[str, Any] | None = None,
         **values: Any,
-    ) -> Jacobian | Exact:
+    ) -> Jacobian | Several | Exact:
         """``gradcli jacobian``: d out / d input for each input (output.shape + input.shape;
         the other way round with ``transpose``); ``mode`` is ``auto``, ``forward``,
         ``reverse`` or ``dense`` (``--mode``). ``sparse=True`` gives the non-zeros as
@@ -381,7 +414,7 @@ class Program:
         """
         from .compute import MODES, jacobian
 
-        def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Jacobian:
+        def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Jacobian | Several:
             bound = self._bind("jacobian", inputs, values, wrt)
             wanted = None if wrt is None else _listed(wrt)
             return jacobian(bound, of, wanted, transpose, mode, symbolic, sparse)
@@ -395,10 +428,10 @@ class Program:
         self,
         *,
         t: Any,
-        of: str | None = None,
+        of: str | Sequence[str] | None = None,
         inputs: Mapping[str, Any] | None = None,
         **values: Any,
-    ) -> JVP:
+    ) -> JVP | Several:
         """``gradcli jvp``: forward mode J t. ``t`` is the tangent of ``x``, or a mapping from
         input names to tangents (the others are 0)."""
         from .compute import jvp
@@ -413,17 +446,17 @@ class Program:
     def hessian(
         self,
         *,
-        of: str | None = None,
+        of: str | Sequence[str] | None = None,
         wrt: Sequence[str] | None = None,
         exact: bool = False,
         inputs: Mapping[str, Any] | None = None,
         **values: Any,
-    ) -> Hessian | Exact:
+    ) -> Hessian | Several | Exact:
         """``gradcli hessian``: second derivatives of a scalar output, for each pair of
         ``wrt`` inputs (``exact=True``: computed with sympy, see ``grad``)."""
         from .compute import hessian
 
-        def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Hessian:
+        def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Hessian | Several:
             bound = self._bind("hessian", inputs, values, wrt)
             return hessian(bound, of, None if wrt is None else _listed(wrt))
 
@@ -435,11 +468,11 @@ class Program:
         self,
         *,
         v: Any,
-        of: str | None = None,
+        of: str | Sequence[str] | None = None,
         wrt: Sequence[str] | None = None,
         inputs: Mapping[str, Any] | None = None,
         **values: Any,
-    ) -> HVP:
+    ) -> HVP | Several:
         """``gradcli hvp``: H v of a scalar output. ``v`` is the vector for ``x``, or a mapping
         from input names to vectors."""
         from .compute import hvp
@@ -454,13 +487,13 @@ class Program:
     def check(
         self,
         *,
-        of: str | None = None,
+        of: str | Sequence[str] | None = None,
         wrt: Sequence[str] | None = None,
         atol: float = 1e-5,
         rtol: float = 1e-3,
         inputs: Mapping[str, Any] | None = None,
         **values: Any,
-    ) -> Check:
+    ) -> Check | Several:
         """``gradcli check``: the Jacobian by reverse and forward mode, finite differences
         and sympy; ``result.agree`` says whether they agree within the tolerances."""
         from .compute import check

@@ -107,7 +107,12 @@ Wrt = Annotated[
     typer.Option("--wrt", help="Comma-separated inputs that require grad (default: all inputs)."),
 ]
 Of = Annotated[
-    str | None, typer.Option("--of", help="The output (default: the last assigned name).")
+    str | None,
+    typer.Option(
+        "--of",
+        help="The output (default: the last assigned name); several, comma-separated (--of "
+        "y,z), for grad, vjp, jacobian, jvp, hessian, hvp, check and uncertainty.",
+    ),
 ]
 Seed = Annotated[int, typer.Option("--seed", min=0, help="Seed for rand/randn values.")]
 Dtype = Annotated[str, typer.Option("--dtype", **_choice(tuple(DTYPES), "The floating type."))]
@@ -205,6 +210,15 @@ V = Annotated[
     str | None,
     typer.Option(
         "--v", help="The vector v of the vector-Jacobian product, shaped like the output."
+    ),
+]
+
+Vectors = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--v",
+        help="The vector v, shaped like the output; with several outputs (--of y,z) one "
+        "each: --v y=VALUE --v z=VALUE, or VALUEs in --of's order.",
     ),
 ]
 
@@ -530,6 +544,7 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
         @functools.wraps(function)
         def command(**options):
             from .files import reading_inputs
+            from .outputs import SEVERAL_COMMANDS, one_output
 
             context = options.pop("context")
             run = Run(**{option: options.pop(option) for option, _, _ in _SHARED})
@@ -538,6 +553,8 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
                 _check_encoding({**vars(run), **options})
                 check_choice("--format", run.format, formats)
                 check_choice("--dtype", run.dtype, tuple(DTYPES))
+                if name not in SEVERAL_COMMANDS:
+                    one_output(run.of, name)
                 in_force = Limits(run.max_elements, run.max_length, run.max_depth)
                 with limits.using(in_force), _budget(name, run.max_memory, run.timeout):
                     function(run, **options)
@@ -601,6 +618,7 @@ def _run_batch(
     --format table is refused: the points stream as JSON lines (table is only the default)."""
     from . import batch
     from .errors import GradcliError
+    from .outputs import refuse_several
 
     if run.format == "table" and run.format_given:
         raise GradcliError(
@@ -608,6 +626,7 @@ def _run_batch(
             hint="leave out --format table, or give one point with --x for a table",
         )
 
+    refuse_several(run.of, "--batch")
     given = [flag for flag, value in refused if value]
     if given:
         raise GradcliError(
@@ -666,7 +685,7 @@ def eval_command(
 @program_command("grad")
 def grad_command(
     run: Run,
-    v: V = None,
+    v: Vectors = None,
     show: Annotated[
         str | None, typer.Option("--show", help="Also show .grad of these intermediate names.")
     ] = None,
@@ -697,26 +716,46 @@ def grad_command(
     Complex inputs take PyTorch's gradient, dL/dx + i dL/dy (of |z|^2: 2z, here 2+4j):
 
     Example: gradcli grad -e "y = abs(z)**2" -i "z=1+2j"
+
+    Several outputs at once, as torch.autograd.backward of both (f, g): the gradients add up.
+
+    Example: gradcli grad -e "f = sum(x**2); g = x[0]*x[1]" --x 1,2 --of f,g
     """
     from .compute import grad
     from .exact_cli import answered
+    from .outputs import plain_vector, read_vectors
 
     others = [show and "--show", retain_grad and "--retain-grad", repeat > 1 and "--repeat"]
-    if answered(run, "grad", exact, symbolic, shape, v, batch, [o for o in others if o]):
+    text = plain_vector(v)
+    others.append(v is not None and text is None and "--v NAME=VALUE or several --v")
+    if answered(run, "grad", exact, symbolic, shape, text, batch, [o for o in others if o]):
         return
-    vector = run.value(v, "v")
+    vectors = read_vectors(v, run.seed)
     if batch is not None:
-        return _run_batch(run, "grad", batch, out, vector, dask=dask)
+        return _run_batch(run, "grad", batch, out, _batch_vector(v, vectors), dask=dask)
     _no_out(out, dask)
     bound = run.bound()
     shown, retained = _names(show) or [], _names(retain_grad) or []
-    run.emit(grad(bound, run.of, vector, shown, retained, repeat, symbolic), bound)
+    run.emit(grad(bound, run.of, vectors, shown, retained, repeat, symbolic), bound)
+
+
+def _batch_vector(items: list[str] | None, vectors):
+    """--batch's one vector: a plain --v VALUE."""
+    from .errors import GradcliError
+    from .outputs import plain_vector
+
+    if items is not None and plain_vector(items) is None:
+        raise GradcliError(
+            "--batch takes one vector, --v VALUE, for its one output",
+            hint="give one --v VALUE shaped like the output",
+        )
+    return vectors
 
 
 @program_command("vjp")
 def vjp_command(
     run: Run,
-    v: V = None,
+    v: Vectors = None,
     symbolic: Symbolic = False,
     batch: Batch = None,
     out: Out = None,
@@ -725,15 +764,22 @@ def vjp_command(
     """torch.autograd.grad(out, wrt, grad_outputs=v): J^T v for each --wrt name.
 
     Example: gradcli vjp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --v 1,1,1
+
+    Several outputs, one vector each: torch.autograd.grad of the outputs (y, z) with
+    grad_outputs (vy, vz), the sum of their J^T v.
+
+    Example: gradcli vjp -e "y = x**2; z = sum(x)" --x 1,2 --of y,z --v y=1,1 --v z=2
     """
     from .compute import vjp
+    from .outputs import read_vectors
 
-    vector = run.value(v, "v")
+    vectors = read_vectors(v, run.seed)
     if batch is not None:
+        vector = _batch_vector(v, vectors)
         return _run_batch(run, "vjp", batch, out, vector, _names(run.wrt), False, dask)
     _no_out(out, dask)
     bound = run.bound(use_wrt=False)  # --wrt may name intermediate nodes here
-    run.emit(vjp(bound, run.of, vector, _names(run.wrt), symbolic), bound)
+    run.emit(vjp(bound, run.of, vectors, _names(run.wrt), symbolic), bound)
 
 
 @program_command("jacobian")
@@ -785,12 +831,18 @@ def jacobian_command(
     Example: gradcli jacobian -e "y = x * x[0]" --symbolic --shape x=2
 
     Example: gradcli jacobian -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --batch @points.npy
+
+    Several outputs: a Jacobian each (a section each; JSON keyed by output), as torch.func.jacrev
+    of a function returning the tuple.
+
+    Example: gradcli jacobian -e "y = x**2; z = sum(x)" --x 1,2 --of y,z
     """
     from .batch_passes import Settings
     from .compute import jacobian
     from .errors import GradcliError
     from .exact_cli import answered
     from .jacobian_out import check_jacobian_out, write_jacobian
+    from .results import Several
 
     others = [
         name
@@ -825,7 +877,8 @@ def jacobian_command(
         write_jacobian(result, out)
         run.strictly(bound)
         return
-    if result.sparse and run.format == "csv":
+    parts = result.parts if isinstance(result, Several) else (result,)
+    if any(getattr(part, "sparse", None) for part in parts) and run.format == "csv":
         raise GradcliError(
             "a sparse Jacobian is printed as a table or JSON of its non-zeros",
             hint="use --format json, or --out J.npz",
@@ -849,6 +902,8 @@ def jvp_command(
     Example: gradcli jvp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --t 1,0
 
     Example: gradcli jvp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --t 1,0 --batch @points.npy
+
+    Example: gradcli jvp -e "y = x**2; z = sum(x)" --x 1,2 --t 1,0 --of y,z
     """
     from .batch_passes import Settings
     from .compute import jvp
@@ -942,6 +997,8 @@ def check_command(
     Example: gradcli check -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
 
     Example: gradcli check -e "y = abs(x)" --batch @points.npy
+
+    Example: gradcli check -e "y = x**2; z = sum(x)" --x 1,2 --of y,z
     """
     from .batch_passes import Settings
     from .compute import check

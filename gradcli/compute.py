@@ -22,6 +22,16 @@ from .lang import functions as F
 from .lang.diagnose import backward_message, tangent_message
 from .lang.ir import is_constant, unseen
 from .lang.program import RunLog
+from .outputs import (
+    Asked,
+    Vectors,
+    one_output,
+    outputs_asked,
+    per_output,
+    refuse_several,
+    several,
+    vectors_for,
+)
 from .results import (
     HVP,
     JVP,
@@ -283,20 +293,26 @@ def no_gradient(name: str, out: gc.Tensor) -> GradcliError:
     )
 
 
-def _check_names(names: list[str], env: dict, what: str) -> None:
+def _check_names(names: list[str], env: dict, what: str, every: bool = False) -> None:
+    """Refuse a name the program does not define, suggesting a close one; with ``every``,
+    listing the names there are as well."""
     for name in names:
         if name not in env:
+            close = _did_you_mean(name, env)
+            listed = f"names are: {listing(env)}"
             raise GradcliError(
                 f"{what} names {name!r}, which the program does not define",
-                hint=_did_you_mean(name, env) or f"names are: {listing(env)}",
+                hint=f"{close} ({listed})" if close and every else close or listed,
             )
 
 
-def output_of(bound: Bound, env: dict, of: str | None) -> tuple[str, gc.Tensor]:
+def output_of(bound: Bound, env: dict, of: Asked) -> tuple[str, gc.Tensor]:
+    """The output ``of`` names (one), or the program's default output."""
+    of = one_output(of)
     name = of or bound.program.default_output()
     if of is None and name not in env:  # elements of different shapes do not make a vector
         name = bound.program.targets[-1]
-    _check_names([name], env, "--of")
+    _check_names([name], env, "--of", every=True)
     return name, env[name]
 
 
@@ -339,17 +355,20 @@ def evaluate(bound: Bound, of: str | None = None) -> Values:
 
 def grad(
     bound: Bound,
-    of: str | None = None,
-    v: np.ndarray | None = None,
+    of: Asked = None,
+    v: Vectors = None,
     show: Sequence[str] = (),
     retain: Sequence[str] = (),
     repeat: int = 1,
     symbolic: bool = False,
 ) -> Grads:
     """``out.backward(v)`` (``repeat`` times), then ``.grad`` of every input and shown node;
-    with ``symbolic``, sympy's formulas of the inputs' gradients too."""
+    with ``symbolic``, sympy's formulas of the inputs' gradients too. Of several outputs
+    (``of`` "y,z"), ``torch.autograd.backward([y, z], grad_tensors=v)``: the sums of their
+    gradients, each output scalar or given its vector."""
     if repeat < 1:
         raise GradcliError("--repeat must be at least 1")
+    joint = _together(of, symbolic)
     leaves = bound.leaves()
     env = bound.run(leaves)
     _check_names([*show, *retain], env, "--show/--retain-grad")
@@ -358,6 +377,8 @@ def grad(
             continue
         env[node].retain_grad()
     calls = _backward_calls(bound, env, of, v)
+    for call in calls if joint else ():
+        _implicit(call)
     for r in range(repeat):  # the graph is kept for the next repetition
         budget.tick(f"backward pass {r + 1} of {repeat}")
         for call in calls:
@@ -372,17 +393,27 @@ def grad(
                 bound.engine(lambda o=out, g=gradient, k=keep: o.backward(g, retain_graph=k))
             else:  # torch.autograd.grad(out, inputs): the gradients of those inputs alone
                 _accumulate_into(bound, out, gradient, keep, [env[i] for i in inputs])
-    name, out = next((c.name, c.out) for c in reversed(calls) if not c.zero)
     messages: list[str] = []
     shown = [n for n in dict.fromkeys([*show, *retain]) if n not in leaves]
     result = Grads(
-        output=name,
-        value=out.data,
+        **_outputs(calls, joint),
         grads=_grads_of(env, [n for n in leaves if not unseen(n)], messages),
         shown=_grads_of(env, shown, messages),
         warnings=bound.messages(*messages),
     )
     return _with_formulas_of(result, bound, calls) if symbolic else result
+
+
+def _implicit(call: _Pass) -> None:
+    """torch's refusal of an output that is not a scalar and has no vector, naming it."""
+    if call.cotangent is None and call.out.numel() != 1:
+        shape = tuple(call.out.shape)
+        raise GradcliError(
+            f"grad can be implicitly created only for scalar outputs: {call.name} has shape "
+            f"{shape}",
+            hint=f"give a vector for each output, e.g. --v {call.name}='ones{shape}' (one --v "
+            "NAME=VALUE per output)",
+        )
 
 
 def _with_formulas_of(result: Symbolic, bound: Bound, calls: list[_Pass]) -> Symbolic:
@@ -443,10 +474,12 @@ def _zero_grad(name: str, tensor: gc.Tensor) -> None:
     tensor.grad = gc.Tensor(np.zeros_like(tensor.grad.data))
 
 
-def _backward_calls(bound: Bound, env: dict, of: str | None, v: np.ndarray | None) -> list[_Pass]:
+def _backward_calls(bound: Bound, env: dict, of: Asked, v: Vectors) -> list[_Pass]:
     """The backward passes to run: the program's own ``y.backward(v)``,
     ``torch.autograd.grad(y, inputs, v)`` and ``x.grad.zero_()`` where it has passes and the
-    command names neither --of nor --v, else one pass of the output with --v."""
+    command names neither --of nor --v, else one pass of each output of --of (the default
+    output) with its vector of ``v`` (see ``outputs.vectors_for``), the graph kept for the
+    next."""
     if of is None and v is None and bound.program.passes:
         calls = []
         for call in bound.program.backward:
@@ -460,8 +493,31 @@ def _backward_calls(bound: Bound, env: dict, of: str | None, v: np.ndarray | Non
             cotangent = _cotangent(gradient, out, call.output, bound.dtype, str(call.gradient))
             calls.append(_Pass(call.output, out, cotangent, call.retain_graph, call.inputs))
         return calls
-    name, out = output_of(bound, env, of)
-    return [_Pass(name, out, _cotangent(v, out, name, bound.dtype), False)]
+    names = outputs_asked(of) or [output_of(bound, env, None)[0]]
+    calls = []
+    for k, vector in enumerate(vectors_for(names, v)):
+        name, out = output_of(bound, env, names[k])
+        given = "--v" if len(names) == 1 else f"--v {name}"
+        cotangent = _cotangent(vector, out, name, bound.dtype, given)
+        calls.append(_Pass(name, out, cotangent, k < len(names) - 1))  # one graph for all
+    return calls
+
+
+def _together(of: Asked, symbolic: bool) -> bool:
+    """Whether ``of`` names several outputs, refusing ``--symbolic`` for them."""
+    if symbolic:
+        refuse_several(of, "--symbolic")
+    return several(of)
+
+
+def _outputs(calls: list[_Pass], joint: bool) -> dict:
+    """The result's fields that name its output: the last pass's, or for ``joint`` outputs
+    (several, differentiated together) all of theirs (see ``results.Derivatives``)."""
+    if not joint:
+        last = next(c for c in reversed(calls) if not c.zero)
+        return {"output": last.name, "value": last.out.data}
+    outputs = {c.name: c.out.data for c in calls}
+    return {"output": ",".join(outputs), "value": calls[0].out.data, "outputs": outputs}
 
 
 def _grads_of(env: dict, names, messages: list[str]) -> dict[str, np.ndarray | None]:
@@ -478,13 +534,16 @@ def _grads_of(env: dict, names, messages: list[str]) -> dict[str, np.ndarray | N
 
 def vjp(
     bound: Bound,
-    of: str | None = None,
-    v: np.ndarray | None = None,
+    of: Asked = None,
+    v: Vectors = None,
     wrt: list[str] | None = None,
     symbolic: bool = False,
 ) -> VJP:
     """``torch.autograd.grad(out, wrt, grad_outputs=v)``: J^T v per name; nothing accumulates.
-    With ``symbolic``, sympy's formulas of the inputs' products too."""
+    With ``symbolic``, sympy's formulas of the inputs' products too. Of several outputs
+    (``of`` "y,z", ``v`` a vector each: see ``outputs.vectors_for``), the sum of their J^T v,
+    as ``torch.autograd.grad([y, z], wrt, grad_outputs=[vy, vz])``."""
+    joint = _together(of, symbolic)
     leaves = bound.leaves()
     env = bound.run(leaves)
     calls = _backward_calls(bound, env, of, v)
@@ -508,9 +567,10 @@ def vjp(
                 grads[name] = np.zeros_like(grads[name])
             continue
         if cotangent is None and out.numel() != 1:
+            flag = f"--v {name}=" if joint else "--v "
             raise GradcliError(
                 f"the output {name} has shape {out.shape}: vjp needs the vector v",
-                hint=f"give --v with shape {out.shape}, e.g. --v 'ones{tuple(out.shape)}'",
+                hint=f"give --v with shape {out.shape}, e.g. {flag}'ones{tuple(out.shape)}'",
             )
         if out.requires_grad:  # the sum of J^T v over the program's backward calls
             found = bound.engine(
@@ -521,8 +581,7 @@ def vjp(
             for t, g in zip(targets, found):
                 if g is not None and (inputs is None or t in inputs):
                     grads[t] = grads[t] + g.data
-    name, out = passes[-1].name, passes[-1].out
-    result = VJP(output=name, value=out.data, grads=grads, warnings=bound.messages())
+    result = VJP(**_outputs(calls, joint), grads=grads, warnings=bound.messages())
     return _with_formulas_of(result, bound, calls) if symbolic else result
 
 
@@ -531,9 +590,10 @@ MODES = ("auto", "forward", "reverse", "dense")
 AUTO_SPARSE = 1 << 20
 
 
+@per_output
 def jacobian(
     bound: Bound,
-    of: str | None = None,
+    of: Asked = None,
     wrt: list[str] | None = None,
     transpose: bool = False,
     mode: str = "auto",
@@ -551,6 +611,9 @@ def jacobian(
     forward mode when the inputs have fewer elements than the output. With ``sparse`` (or,
     when it is None, where the pattern is sparse and the dense Jacobian would have more than
     ``AUTO_SPARSE`` elements), the blocks are given as coordinates of their non-zeros.
+
+    Of several outputs (``of`` "y,z"), jvp, hessian, hvp and check too: one answer each, in a
+    ``Several`` (``outputs.per_output``).
     """
     if mode not in MODES:
         raise GradcliError(f"unknown mode {mode!r}", hint=f"use one of {', '.join(MODES)}")
@@ -733,7 +796,8 @@ def _scalar_output(name: str, out: gc.Tensor, command: str) -> None:
         )
 
 
-def jvp(bound: Bound, of: str | None, tangents: dict[str, np.ndarray]) -> JVP:
+@per_output
+def jvp(bound: Bound, of: Asked, tangents: dict[str, np.ndarray]) -> JVP:
     """Forward mode: J t, with a tangent per input (zero where none is given)."""
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
@@ -764,7 +828,8 @@ def tangents_of(bound: Bound, tangents: dict[str, np.ndarray]) -> dict[str, np.n
     return found
 
 
-def hessian(bound: Bound, of: str | None = None, wrt: list[str] | None = None) -> Hessian:
+@per_output
+def hessian(bound: Bound, of: Asked = None, wrt: list[str] | None = None) -> Hessian:
     """Second derivatives of a scalar output for each pair of ``wrt`` inputs."""
     targets = _targets(bound, wrt)
     env = bound.run(bound.leaves())
@@ -784,8 +849,9 @@ def hessian(bound: Bound, of: str | None = None, wrt: list[str] | None = None) -
     )
 
 
+@per_output
 def hvp(
-    bound: Bound, of: str | None, vectors: dict[str, np.ndarray], wrt: list[str] | None = None
+    bound: Bound, of: Asked, vectors: dict[str, np.ndarray], wrt: list[str] | None = None
 ) -> HVP:
     """H v of a scalar output without forming H (a double backward pass)."""
     targets = hvp_targets(bound, vectors, wrt)
@@ -851,9 +917,10 @@ def finite_difference_jacobian(function, point: np.ndarray, out_shape, dtype) ->
 CHECK_PASSES = 10_000  # check's methods go element by element: more would take minutes
 
 
+@per_output
 def check(
     bound: Bound,
-    of: str | None = None,
+    of: Asked = None,
     wrt: list[str] | None = None,
     atol: float = 1e-5,
     rtol: float = 1e-3,

@@ -52,6 +52,7 @@ def answered(
     from .exact import Problem, answer, approximate_array, exact_value, read_shapes
     from .lang import load_program
     from .lang.source import read_source
+    from .outputs import refuse_several
     from .symbolic import NotSymbolic
 
     source = read_source(run.program, run.expr, run.file)
@@ -70,8 +71,9 @@ def answered(
                 "--exact for exact numbers",
             )
         return False
+    flag = "--exact" if exact else "--symbolic without values"
+    refuse_several(run.of, flag)
     if refused:
-        flag = "--exact" if exact else "--symbolic without values"
         raise GradcliError(
             f"{flag} does not take {', '.join(refused)}", hint=f"leave out {refused[0]}"
         )

@@ -2,7 +2,9 @@
 
 ``J.npy`` holds the one dense block (one --wrt input); ``J.npz`` one array per --wrt input,
 named after it, or for a sparse Jacobian its coordinates: ``rows``, ``cols``, ``values`` and
-``shape`` (``NAME.rows``, ... for each input when there are several). Files are written
+``shape`` (``NAME.rows``, ... for each input when there are several); of several outputs
+(``--of y,z``), a .npz of every output's arrays, named ``y.x`` (``y.rows``, ``y.x.rows``).
+Files are written
 atomically (``files.atomic_output``), never over one of the command's inputs.
 """
 
@@ -14,7 +16,7 @@ import numpy as np
 
 from .errors import GradcliError
 from .files import atomic_output
-from .results import Jacobian
+from .results import Jacobian, Several
 
 SUFFIXES = (".npy", ".npz")
 
@@ -60,12 +62,34 @@ def arrays_of(result: Jacobian, path: str) -> dict[str, np.ndarray]:
     return {"": array}
 
 
-def write_jacobian(result: Jacobian, path: str) -> None:
+def arrays_of_each(result: Several, path: str) -> dict[str, np.ndarray]:
+    """The arrays of several outputs' Jacobians, which take a .npz: each output's as
+    ``arrays_of`` names them, after the output (``y.x``; ``y.rows`` when sparse)."""
+    if not path.endswith(".npz"):
+        raise GradcliError(
+            f"--out {path}: there is a Jacobian for each of the outputs {result.output}",
+            hint="write them all with --out J.npz",
+        )
+    return {
+        f"{part.output}.{name}" if name else part.output: array
+        for part in result.parts
+        for name, array in arrays_of(part, path).items()  # type: ignore[arg-type]
+    }
+
+
+def write_jacobian(result: Jacobian | Several, path: str) -> None:
     """The result's warnings to stderr, its Jacobian to ``path``, and a line saying so."""
     from .notice import say
     from .render import warn
 
     warn(result)
+    if isinstance(result, Several):
+        arrays = arrays_of_each(result, path)
+        with atomic_output(path) as temporary:
+            np.savez(temporary, **arrays)  # type: ignore[arg-type]
+        modes = "; ".join(f"{p.output}: {p.mode}" for p in result.parts)  # type: ignore[attr-defined]
+        say(f"wrote the Jacobians of {result.output} to {path} ({modes})")
+        return
     arrays = arrays_of(result, path)
     with atomic_output(path) as temporary:
         if path.endswith(".npz"):

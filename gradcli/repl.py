@@ -35,7 +35,8 @@ HISTORY_LENGTH = 1000
 HELP = """\
 Statements (`name = expression`, `;` between them) add to the program; their values are shown.
 An open bracket or a trailing \\ continues the statement on the next line.
-Commands act on the program typed so far (OUT: the output, default the last assigned name):
+Commands act on the program typed so far (OUT: the output, default the last assigned name;
+several, comma-separated: y,z, as --of; then V: NAME=VALUE for each, or VALUEs in order):
   :set NAME VALUE       give an input a value (1,2  ones(2,2)  rand(3)  @x.npy)
   :unset NAME           forget an input's value
   :eval [OUT]           the value of every input and assigned name
@@ -171,7 +172,7 @@ class Session:
         if words and self.statements:
             program = self.program()
             names = set(program.targets) | set(program.groups())
-            if words[0] in names:
+            if all(part in names for part in words[0].split(",")):  # y, or y,z
                 return words[0], words[1:]
             if words[0].isidentifier() and words[0] not in ("nan", "inf"):  # not a value
                 from .errors import GradcliError
@@ -186,6 +187,13 @@ class Session:
         from .values import parse_value
 
         return parse_value(" ".join(words), name, self.seed) if words else None
+
+    def vectors(self, of: str | None, words: list[str]):
+        """The vector v of :grad and :vjp: one value (its words joined), or of several
+        outputs one word each (``outputs.read_vectors``)."""
+        from .outputs import read_vectors, several
+
+        return read_vectors(words, self.seed) if several(of) else self.value(words, "v")
 
 
 # -- the commands ------------------------------------------------------------------------------
@@ -238,7 +246,7 @@ def _grad(session: Session, words: list[str]) -> None:
     from .compute import grad
 
     of, rest = session.output_and_rest(words)
-    session.show(grad(session.bound(), of, session.value(rest, "v")))
+    session.show(grad(session.bound(), of, session.vectors(of, rest)))
 
 
 def _vjp(session: Session, words: list[str]) -> None:
@@ -248,7 +256,7 @@ def _vjp(session: Session, words: list[str]) -> None:
     of, rest = session.output_and_rest(words)
     if not rest:
         raise GradcliError(":vjp needs the vector v", hint="e.g. :vjp y 1,1,1")
-    session.show(vjp(session.bound(), of, session.value(rest, "v")))
+    session.show(vjp(session.bound(), of, session.vectors(of, rest)))
 
 
 def _wrt(words: list[str]) -> list[str] | None:

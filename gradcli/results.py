@@ -45,9 +45,21 @@ class Values(Result):
 
 @record
 class Derivatives(Result):
-    """An answer about derivatives of the output, beside its value."""
+    """An answer about derivatives of the output, beside its value.
+
+    grad and vjp of several outputs differentiated together (``--of y,z``: the gradients are
+    the sums of theirs) hold each output's value in ``outputs``; ``output`` then names them
+    all ("y,z") and ``value`` is the first's."""
+
+    command: ClassVar[str]
 
     value: np.ndarray
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def output_values(self) -> dict[str, np.ndarray]:
+        """The value of each output, by name."""
+        return self.outputs or {self.output: self.value}
 
 
 @record
@@ -146,6 +158,25 @@ class Check(Derivatives):
     jacobians: dict[str, dict[str, np.ndarray]]
     agree: bool
     worst: tuple[Difference, ...] = ()
+
+
+@record
+class Several(Result):
+    """jacobian, jvp, hessian, hvp or check of several outputs (``--of y,z``): one part per
+    output, each the command's own answer for it, in --of's order; ``output`` names them all
+    ("y,z")."""
+
+    parts: tuple[Derivatives, ...]
+
+    @property
+    def command(self) -> str:
+        """The command that answered each part."""
+        return self.parts[0].command
+
+    @property
+    def agree(self) -> bool:
+        """check: whether the methods agree for every output."""
+        return all(getattr(part, "agree", True) for part in self.parts)
 
 
 class Node(NamedTuple):

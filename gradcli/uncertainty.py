@@ -22,6 +22,7 @@ from .compute import Bound, output_of, real_numbers
 from .errors import GradcliError, listing
 from .lang.ir import unseen
 from .lang.validate import element_of
+from .outputs import outputs_asked
 from .render import Options, element_label, format_number, renders
 from .results import Result
 from .values import parse_value
@@ -191,7 +192,7 @@ def output_names(bound: Bound, env: dict, of: list[str] | None) -> list[str]:
     """The outputs asked for (--of), or every name the program assigns (a vector of element
     assignments as the vector)."""
     if of:
-        return [output_of(bound, env, name)[0] for name in of]
+        return [output_of(bound, env, name)[0] for name in outputs_asked(of) or ()]
     groups = bound.program.groups()
     elements = {e for members in groups.values() for e in members if e is not None}
     names = []

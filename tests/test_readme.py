@@ -96,3 +96,34 @@ def test_the_batch_examples_print_what_the_readme_shows(tmp_path):
         got = [json.loads(line) for line in done.stdout.splitlines()]
         assert _same(got, lines), (args, done.stdout)
         assert done.stderr.splitlines() == said
+
+
+def test_the_several_outputs_examples_print_what_the_readme_shows():
+    """Each example of "Several outputs", run for real: its JSON line (floats to 1e-6), or
+    its table's lines as shown, in order, where "..." stands for lines left out."""
+    text = (REPO / "README.md").read_text()
+    section = text.split("### Several outputs", 1)[1].split("\n## ", 1)[0]
+    (block,) = section.split("```\n")[1::2]
+    lines = block.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("$ gradcli ")]
+    assert len(starts) == 5
+    for start, end in zip(starts, [*starts[1:], len(lines)]):
+        args = shlex.split(lines[start][2:])[1:]
+        done = subprocess.run(
+            [sys.executable, "-m", "gradcli", *args], capture_output=True, text=True, cwd=REPO
+        )
+        assert done.returncode == 0, done.stderr
+        shown = lines[start + 1 : end]
+        if shown[0].startswith("{"):
+            assert _same(json.loads(done.stdout), json.loads(shown[0])), (args, done.stdout)
+            continue
+        printed, k, skipping = done.stdout.splitlines(), 0, False
+        for line in shown:  # the next line printed, or after "..." a later one
+            if line == "...":
+                skipping = True
+                continue
+            assert line in printed[k:], (line, done.stdout)
+            if skipping:
+                k = printed.index(line, k)
+            assert printed[k] == line, (line, done.stdout)
+            k, skipping = k + 1, False

@@ -32,6 +32,7 @@ from ..results import (
     Hessian,
     Jacobian,
     Result,
+    Several,
     Values,
 )
 
@@ -201,7 +202,7 @@ def _(result: Values) -> list[Block]:
 
 
 def _value(result: Derivatives) -> list[Block]:
-    return [Block("array", result.output, result.output, result.value)]
+    return [Block("array", name, name, value) for name, value in result.output_values.items()]
 
 
 def _gradients(arrays: dict, label: Callable[[str], str], formulas: dict) -> list[Block]:
@@ -272,6 +273,20 @@ def _(result: Check) -> list[Block]:
         Block("jacobian", name, f"d{result.output}/d{name} by {method}", value)
         for method, jacobians in result.jacobians.items()
         for name, value in jacobians.items()
+    ]
+
+
+@blocks.register
+def _(result: Several) -> list[Block]:
+    """Each output's blocks in turn; a label that two outputs share (hvp's ``H v for x``)
+    names its output, ``H v for x (of y)``."""
+    parts = [(part.output, blocks(part)) for part in result.parts]
+    labels = [block.label for _, found in parts for block in found]
+    shared = {label for label in labels if labels.count(label) > 1}
+    return [
+        block._replace(label=f"{block.label} (of {output})") if block.label in shared else block
+        for output, found in parts
+        for block in found
     ]
 
 

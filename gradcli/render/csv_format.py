@@ -16,7 +16,19 @@ import io
 
 import numpy as np
 
-from ..results import HVP, JVP, VJP, Check, Explanation, Grads, Hessian, Jacobian, Plot, Values
+from ..results import (
+    HVP,
+    JVP,
+    VJP,
+    Check,
+    Explanation,
+    Grads,
+    Hessian,
+    Jacobian,
+    Plot,
+    Several,
+    Values,
+)
 from . import Options, blocks, renders
 
 
@@ -40,7 +52,7 @@ def _write(file, rows) -> None:
     file.write(buffer.getvalue().rstrip("\n") + "\n")
 
 
-@renders("csv", Values, Grads, VJP, Jacobian, JVP, Hessian, HVP, Check, Explanation)
+@renders("csv", Values, Grads, VJP, Jacobian, JVP, Hessian, HVP, Check, Explanation, Several)
 def tidy(result, file, options: Options) -> None:
     """One row per element of every array of ``result``."""
     arrays = [(b.label, None if b.array is None else np.asarray(b.array)) for b in blocks(result)]

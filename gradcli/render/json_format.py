@@ -9,6 +9,7 @@ one object per point.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
 from typing import Any
@@ -28,9 +29,10 @@ from ..results import (
     Jacobian,
     Plot,
     Points,
+    Several,
     Values,
 )
-from . import Options, difference_text, renders
+from . import Options, difference_text, renderer, renders
 
 
 def plain(value):
@@ -80,7 +82,7 @@ def _arrays(arrays: dict) -> dict:
 
 
 def _value(result: Derivatives) -> dict:
-    return {result.output: plain(result.value)}
+    return _arrays(result.output_values)
 
 
 def _formulas(formulas: dict) -> dict:
@@ -90,7 +92,9 @@ def _formulas(formulas: dict) -> dict:
 def _write(file, result: Any, **sections) -> None:
     """One object: the command and the output, ``sections`` in order (those that are empty
     left out), the warnings."""
-    document: dict[str, Any] = {"command": result.command, "output": result.output}
+    outputs = getattr(result, "outputs", None)  # several (grad, vjp): their names
+    output = list(outputs) if outputs else result.output
+    document: dict[str, Any] = {"command": result.command, "output": output}
     document.update((key, value) for key, value in sections.items() if value != {})
     document["warnings"] = list(result.warnings)
     file.write(json.dumps(document, allow_nan=False) + "\n")
@@ -171,6 +175,41 @@ def _(result: Check, file, options: Options) -> None:
     ]
     check = {method: _arrays(jacobians) for method, jacobians in result.jacobians.items()}
     _write(file, result, values=_value(result), check=check, agree=result.agree, worst=worst)
+
+
+# the sections of several outputs' answers that are keyed by the output already (merged),
+# and check's verdict and differences (all outputs agree; every output's differences)
+_BY_OUTPUT = ("values", "jvp")
+
+
+@renders("json", Several)
+def _(result: Several, file, options: Options) -> None:
+    """The parts' objects as one: ``output`` lists the outputs; ``values`` and ``jvp`` hold
+    each output's array by its name; ``agree`` is whether all agree, ``worst`` every part's
+    differences (each names its output); every other section holds each part's by output:
+    ``"jacobian": {"y": {"x": ...}, "z": {"x": ...}}``."""
+    parts = []
+    for part in result.parts:
+        text = io.StringIO()
+        renderer(type(part), "json")(part, text, options)
+        parts.append((part.output, json.loads(text.getvalue())))
+    sections: dict[str, Any] = {}
+    for output, document in parts:
+        for key, value in document.items():
+            if key in ("command", "output", "warnings"):
+                continue
+            if key in _BY_OUTPUT:
+                sections.setdefault(key, {}).update(value)
+            elif key == "agree":
+                sections[key] = sections.get(key, True) and value
+            elif key == "worst":
+                sections.setdefault(key, []).extend(value)
+            else:
+                sections.setdefault(key, {})[output] = value
+    document = {"command": result.command, "output": [output for output, _ in parts]}
+    document.update(sections)
+    document["warnings"] = list(result.warnings)
+    file.write(json.dumps(document, allow_nan=False) + "\n")
 
 
 @renders("json", Explanation)

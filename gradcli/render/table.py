@@ -24,7 +24,18 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..results import HVP, JVP, VJP, Check, Derivatives, Grads, Hessian, Jacobian, Values
+from ..results import (
+    HVP,
+    JVP,
+    VJP,
+    Check,
+    Derivatives,
+    Grads,
+    Hessian,
+    Jacobian,
+    Several,
+    Values,
+)
 from . import (
     Block,
     Options,
@@ -404,6 +415,16 @@ def print_nonzeros(out: Console, result: Jacobian, name: str, coo, precision: in
         out.print(
             f"{count:,} non-zeros, first and last shown: --format json or --out J.npz gives all"
         )
+
+
+@renders("table", Several)
+def _several(result: Several, file, options: Options) -> None:
+    """A section per output: a heading naming it, then the tables of its answer."""
+    from . import renderer
+
+    for part in result.parts:
+        console(file).print(f"── {part.output} ──", style="bold")
+        renderer(type(part), "table")(part, file, options)
 
 
 @renders("table", Check)
