@@ -294,6 +294,8 @@ _INDEXING = {
     "to": ("x.float()", {"x": X}, lambda t: t["x"].float()),
 }  # fmt: skip
 CASES.update(_INDEXING)
+# torch 2.13 has no cbrt: its real cube root written out
+CASES["cbrt"] = ("cbrt(x)", {"x": P}, lambda t: t["x"].sign() * t["x"].abs() ** (1 / 3))
 # Inputs that are not differentiated: a condition, class indices.
 # An element-wise function of one tensor needs no case of its own: torch's function of the same
 # name at probabilities (inside every such function's domain).
