@@ -184,6 +184,7 @@ _KIND_LITERALS = {
     F.SIZES: ["1", "2", "3", "-1", "0", "6", "4"],
     F.INTS: ["1", "(2, 1)", "(1, -1)", "(0, 1, 1, 0)", "(-1, 2)", "()", "(3,)"],
     F.PAD_MODE: ["'constant'", "'reflect'", "'replicate'", "'circular'", "'wrap'"],
+    F.INDEXING: ["'ij'", "'xy'", "None", "'ji'", "'IJ'", "0"],
     F.EQUATION: ["'ij,jk->ik'", "'ii'", "'...i->i'", "'ij'", "'i,i'", "'->'", "'a-b'", "''"],
     F.SECTIONS: ["1", "2", "0", "-1", "[1, 2]", "[0, 3]", "[-1, 4]", "()"],
     F.DTYPE: ["torch.long", "torch.float32", "'int64'", "torch.bool", "float16", "torch.int"],
