@@ -273,11 +273,18 @@ class _Plan:
 
 
 def _plan(
-    func: Callable[..., Tensor], arrays: Sequence[Array], most: int | None, force: bool
+    func: Callable[..., Tensor],
+    arrays: Sequence[Array],
+    most: int | None,
+    force: bool,
+    primal: Tape | None = None,
 ) -> tuple[_Plan, Structured]:
-    """The plan of ``func``'s structured Jacobian, and the Jacobian at ``arrays``."""
+    """The plan of ``func``'s structured Jacobian, and the Jacobian at ``arrays``
+    (``primal``: its primal pass as traced already, if it was)."""
     if len(arrays) == 1:  # the primal pass alone first: a product's tangent costs as much as J
-        scaled = _row_scaling(trace(lambda *v: [func(*v)], *arrays), arrays[0], most)
+        if primal is None:
+            primal = trace(lambda *v: [func(*v)], *arrays)
+        scaled = _row_scaling(primal, arrays[0], most)
         if scaled is not None:
             return scaled
     return _coloured(func, arrays, most, force)
@@ -579,8 +586,9 @@ def _row_scaling(tape: Tape, x: Array, most: int | None) -> tuple[_Plan, Structu
     linear = np.asarray(matrix if args[1] == x_slot else np.transpose(matrix))
     rest = _rest_of(tape, readers[0])
     product = _Product(function, params, args[0] == x_slot, matrix)
+    after = _pruned(tape, (u_slot,), tape.outputs[0])  # the rest's primal pass, as traced
     try:
-        inner, found = _plan(rest, [product.of(x)], most, False)
+        inner, found = _plan(rest, [product.of(x)], most, False, after)
     except NotStructured:
         return None
     (block,) = found.blocks
