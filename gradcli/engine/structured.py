@@ -17,6 +17,12 @@ pattern rule (the op table's ``pattern``, see ``ops.patterns``). Then:
 ``structured_jacobian`` raises ``NotStructured`` where the structure does not pay (the
 pattern is dense, or the tape's shapes follow the point's values); the caller then computes
 the dense Jacobian.
+
+What is found at one point (the traced tapes, the pattern, its colouring, the coordinates of
+the entries) holds at every point of the same shapes and dtypes: it is a plan (``_Plan``).
+``structured_jacobian`` makes one and uses it once; ``JacobianPlan(func)`` keeps one for each
+kind of input and replays it, so that a later Jacobian of the same function costs the numeric
+work alone: for ``tanh(A @ x)``, the product, the rest's tangent tape, and diag(f') A.
 """
 
 from __future__ import annotations
