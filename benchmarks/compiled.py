@@ -16,6 +16,12 @@ Two benchmarks, each checked against numpy written by hand before anything is ti
     inputs of the tape (so nothing about the data is folded into it). Anchors: hand-written
     numpy (the baseline), the eager engine and torch.
 
+jax (when importable) is the compiled anchor of both: ``jax.jit`` of ``jax.value_and_grad``
+(float64; the chain's 1,000 steps unrolled into one XLA program, the layer with x, W, b and y
+all as arguments of the compiled function), each call ending with ``jax.block_until_ready``;
+the compilation happens in the first call, which is never timed (its cost is printed beside
+the trace's). Without jax there is no jax row.
+
 Memory: tracemalloc's peak (numpy reports its buffers to tracemalloc) above what was allocated
 before, for the layer's forward pass alone (the graph kept, as before a backward) and for the
 forward and backward passes, on the eager engine; hand-written numpy and the compiled tapes
@@ -44,6 +50,7 @@ TITLE = "compiled passes (trace once, Tape.run): 1,000-step program chain and 51
 SUITE = "compiled"
 BASELINE = engine.BASELINE  # "numpy (hand)"
 SUBJECT = "gradcli compiled"
+JAX_JIT = "jax (jit)"
 EAGER = "gradcli eager"
 RTOL = 1e-10
 
@@ -106,6 +113,50 @@ def layer_pass(x: gc.Tensor, W: gc.Tensor, b: gc.Tensor, y: gc.Tensor) -> list[g
 def layer_forward(x: gc.Tensor, W: gc.Tensor, b: gc.Tensor, y: gc.Tensor) -> list[gc.Tensor]:
     """The layer's loss alone, to be traced into a forward-only tape."""
     return [gc.binary_cross_entropy_with_logits(gc.matmul(x, W) + b, y)]
+
+
+def chain_jax_jit(h0: np.ndarray) -> Callable[[], Any]:
+    """``jax.jit`` of ``jax.value_and_grad`` of the chain (jax's own trace once, then replay)."""
+    jax, jnp = engine._jax()
+
+    def forward(h: Any) -> Any:
+        for _ in range(engine.CHAIN_STEPS):
+            h = jnp.sin(h) * 1.01 + 0.1
+        return jnp.sum(h)
+
+    compiled = jax.jit(jax.value_and_grad(forward))
+    start = jnp.asarray(h0)
+    return lambda: jax.block_until_ready(compiled(start))
+
+
+def layer_jax_jit(x, W, b, y) -> Callable[[], Any]:
+    """``jax.jit`` of ``jax.value_and_grad`` of the layer over W and b, x and y arguments too."""
+    jax, jnp = engine._jax()
+
+    def forward(weight: Any, bias: Any, inputs: Any, targets: Any) -> Any:
+        return engine._stable_bce_with_logits(jnp, inputs @ weight + bias, targets)
+
+    compiled = jax.jit(jax.value_and_grad(forward, argnums=(0, 1)))
+    arrays = [jnp.asarray(a) for a in (W, b, x, y)]
+
+    def run() -> tuple[Any, ...]:
+        loss, (gW, gb) = jax.block_until_ready(compiled(*arrays))
+        return loss, gW, gb
+
+    return run
+
+
+def _with_jax(
+    runs: dict[str, Callable[[], Any]], make: Callable[..., Callable[[], Any]], *inputs: Any
+) -> list[str]:
+    """Add the jax row (when jax is importable), its first call (the compilation) made here
+    and untimed; the note of what that first call cost."""
+    if engine._jax() is None:
+        return []
+    run = make(*inputs)
+    _, seconds = _timed(run)
+    runs[JAX_JIT] = run
+    return [f"jax.jit's first call (tracing and XLA compilation) {seconds * 1e3:.0f} ms"]
 
 
 def layer_numpy_forward(x, W, b, y) -> Callable[[], Any]:
@@ -194,6 +245,7 @@ def run_chain(quick: bool) -> tuple[list[Result], list[str]]:
         runs["torch"] = engine.chain_torch(h0)
     if engine._autograd() is not None:
         runs["autograd"] = engine.chain_autograd(h0)
+    compiling = _with_jax(runs, chain_jax_jit, h0)
     check_same(f"{SUITE}.chain", {name: fn() for name, fn in runs.items()}, BASELINE, RTOL)
     times = best_times(runs, QUICK if quick else FULL)
     results = [
@@ -207,7 +259,7 @@ def run_chain(quick: bool) -> tuple[list[Result], list[str]]:
         f"(= {trace_seconds / replay:.0f} replays); the tape has {len(tape.steps)} steps "
         f"(hand numpy makes {6 * engine.CHAIN_STEPS} numpy calls)"
     ]
-    return results, notes
+    return results, notes + [f"compiled.chain {line}" for line in compiling]
 
 
 def run_layer(quick: bool) -> tuple[list[Result], list[str]]:
@@ -222,6 +274,7 @@ def run_layer(quick: bool) -> tuple[list[Result], list[str]]:
     }
     if engine._torch() is not None:
         runs["torch"] = engine.layer_torch(x, W, b, y)
+    compiling = _with_jax(runs, layer_jax_jit, x, W, b, y)
     check_same(f"{SUITE}.layer", {name: fn() for name, fn in runs.items()}, BASELINE, RTOL)
     times = best_times(runs, QUICK if quick else FULL)
     results = [
@@ -233,6 +286,7 @@ def run_layer(quick: bool) -> tuple[list[Result], list[str]]:
         f"(= {trace_seconds / times[SUBJECT][0]:.1f} replays); the tape has {len(tape.steps)} "
         f"steps: {', '.join(step[0] for step in tape.steps)}"
     ]
+    notes += [f"compiled.layer {line}" for line in compiling]
     return results, notes + layer_memory(inputs)
 
 

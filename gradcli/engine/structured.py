@@ -17,6 +17,12 @@ pattern rule (the op table's ``pattern``, see ``ops.patterns``). Then:
 ``structured_jacobian`` raises ``NotStructured`` where the structure does not pay (the
 pattern is dense, or the tape's shapes follow the point's values); the caller then computes
 the dense Jacobian.
+
+What is found at one point (the traced tapes, the pattern, its colouring, the coordinates of
+the entries) holds at every point of the same shapes and dtypes: it is a plan (``_Plan``).
+``structured_jacobian`` makes one and uses it once; ``JacobianPlan(func)`` keeps one for each
+kind of input and replays it, so that a later Jacobian of the same function costs the numeric
+work alone: for ``tanh(A @ x)``, the product, the rest's tangent tape, and diag(f') A.
 """
 
 from __future__ import annotations
@@ -185,15 +191,139 @@ def structured_jacobian(
     One forward-mode pass is traced, along the tangent of all ones: its primal steps give the
     pattern, and where one colour of columns is enough (a diagonal, an element-wise program)
     its tangent is the compressed Jacobian already; more colours replay it along a batch.
+    Each call plans anew; ``JacobianPlan`` keeps the plan for the next point.
     """
     _, xs = _leaves(inputs, requires_grad=False)
-    arrays = [x.data for x in xs]
-    if len(xs) == 1:  # the primal pass alone first: a product's tangent costs as much as J
-        scaled = _row_scaling(trace(lambda *v: [func(*v)], *arrays), arrays[0], max_batch_elements)
+    return _plan(func, [x.data for x in xs], max_batch_elements, force)[1]
+
+
+class JacobianPlan:
+    """``structured_jacobian`` of one function, planned once for each kind of input (the
+    number of inputs, their shapes and dtypes) and replayed after, as ``jax.jit`` replays a
+    trace: a later call at a new point does the numeric work alone (no tracing, no pattern,
+    no colouring). ``plan(inputs)`` gives what ``structured_jacobian(func, inputs, ...)``
+    gives, and raises ``NotStructured`` where it does.
+
+    A plan holds what the function read besides its inputs (the tensors it closes over, the
+    constants folded from them, the sparsity pattern they make) as they were when it was
+    planned: rebinding a name the function reads (a global, a variable of its closure, a
+    default) makes a new plan, but changing a tensor's values in place does not. Like a
+    compiled tape, a plan follows the shapes of the inputs only: a function whose steps
+    follow the values of its point (Python ``if`` on a value) is planned at one branch.
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Tensor],
+        max_batch_elements: int | None = None,
+        force: bool = False,
+    ):
+        self.func = func
+        self.max_batch_elements = max_batch_elements
+        self.force = force
+        self.built = 0  # how many plans were made (a replay makes none)
+        self._reads = _reads(func)
+        self._plans: dict[tuple[tuple[tuple[int, ...], str], ...], _Plan | NotStructured] = {}
+
+    def __call__(self, inputs: Inputs) -> Structured:
+        _, xs = _leaves(inputs, requires_grad=False)
+        arrays = [x.data for x in xs]
+        reads = _reads(self.func)
+        if len(reads) != len(self._reads) or any(a is not b for a, b in zip(reads, self._reads)):
+            self._plans.clear()  # the function reads something else now
+            self._reads = reads
+        key = tuple((a.shape, a.dtype.str) for a in arrays)
+        plan = self._plans.get(key)
+        if isinstance(plan, NotStructured):
+            raise NotStructured(str(plan))
+        if plan is not None:
+            return plan.run(arrays)
+        self.built += 1
+        try:
+            plan, found = _plan(self.func, arrays, self.max_batch_elements, self.force)
+        except NotStructured as exc:
+            self._plans[key] = exc
+            raise
+        self._plans[key] = plan
+        return found
+
+
+_MISSING = object()
+
+
+def _reads(func: Callable[..., Any]) -> tuple[object, ...]:
+    """What a Python function reads besides its arguments, to compare by identity: its
+    instance (a bound method), defaults, closure variables, and the globals it names."""
+    owner = getattr(func, "__self__", None)
+    function = getattr(func, "__func__", func)
+    code = getattr(function, "__code__", None)
+    if code is None:  # another callable: its identity alone
+        return (owner,)
+    cells = []
+    for cell in getattr(function, "__closure__", None) or ():
+        try:
+            cells.append(cell.cell_contents)
+        except ValueError:  # a variable not yet assigned
+            cells.append(_MISSING)
+    names = getattr(function, "__globals__", {})
+    found = [names.get(name, _MISSING) for name in code.co_names]
+    defaults = (getattr(function, "__defaults__", None), getattr(function, "__kwdefaults__", None))
+    return (owner, code, *defaults, *cells, *found)
+
+
+class _Plan:
+    """What a structured Jacobian found at one point, for any point of the same shapes."""
+
+    def run(self, arrays: Sequence[Array]) -> Structured:
+        raise NotImplementedError
+
+
+def _plan(
+    func: Callable[..., Tensor],
+    arrays: Sequence[Array],
+    most: int | None,
+    force: bool,
+    primal: Tape | None = None,
+) -> tuple[_Plan, Structured]:
+    """The plan of ``func``'s structured Jacobian, and the Jacobian at ``arrays``
+    (``primal``: its primal pass as traced already, if it was)."""
+    if len(arrays) == 1:  # the primal pass alone first: a product's tangent costs as much as J
+        if primal is None:
+            primal = trace(lambda *v: [func(*v)], *arrays)
+        scaled = _row_scaling(primal, arrays[0], most)
         if scaled is not None:
             return scaled
+    return _coloured(func, arrays, most, force)
+
+
+@dataclass(frozen=True, eq=False)
+class _Blocks:
+    """How the values of the pattern's entries (by rows) make one block per input."""
+
+    rows: Ints
+    cols: Ints
+    sizes: tuple[int, ...]
+    offsets: tuple[int, ...]
+    n_out: int
+
+    def of(self, values: Array) -> tuple[Sparse, ...]:
+        r, c = self.rows, self.cols
+        if len(self.sizes) == 1:
+            return (Sparse(r, c, np.asarray(values), (self.n_out, self.sizes[0])),)
+        blocks = []
+        for size, offset in zip(self.sizes, self.offsets):
+            keep = (c >= offset) & (c < offset + size)
+            blocks.append(Sparse(r[keep], c[keep] - offset, values[keep], (self.n_out, size)))
+        return tuple(blocks)
+
+
+def _coloured(
+    func: Callable[..., Tensor], arrays: Sequence[Array], most: int | None, force: bool
+) -> tuple[_Plan, Structured]:
+    """The plan by colouring (of columns, forward; or of rows, reverse), and the Jacobian."""
+    n = len(arrays)
     ones = [np.ones(a.shape, a.dtype) for a in arrays]
-    tangent_pass = _tangent_pass(func, len(xs))
+    tangent_pass = _tangent_pass(func, n)
     traced: list[Tensor] = []  # the pass as traced: [out, J 1]
 
     def tracing(*values: Tensor) -> list[Tensor]:
@@ -203,8 +333,8 @@ def structured_jacobian(
     tape = trace(tracing, *ones, *arrays)
     if tape.dynamic:
         raise NotStructured("the shape of a step follows the values of the point")
-    primal = _primal(tape, len(xs))
-    (out_slot,) = primal.outputs
+    out_slot, tangent_slot = tape.outputs
+    primal = _pruned(tape, tape.inputs[n:], out_slot)
     out_shape = tape.shapes[out_slot]
     sizes = [int(a.size) for a in arrays]
     offsets = np.cumsum([0, *sizes])
@@ -232,39 +362,96 @@ def structured_jacobian(
     rows = int(by_rows.max(initial=-1)) + 1 if worth else columns
     if min(columns, rows) >= min(width, n_out) and not force:
         raise NotStructured("no fewer passes than the dense Jacobian")
+    r, c = pattern.pairs()
+    r, c = _frozen(r), _frozen(c)
+    blocks = _Blocks(r, c, tuple(sizes), tuple(int(o) for o in offsets[:-1]), n_out)
+    plan: _Plan
     if columns <= rows:
+        how = f"{columns} colour{'s' * (columns != 1)} of columns, forward"
+        tangent = _pruned(tape, tape.inputs, tangent_slot)
+        plan = _Forward(tape, tangent, tangent_pass, ones, by_columns, columns, most, blocks, how)
         if columns == 1:  # the seed of one colour is all ones: the pass as traced
-            compressed = traced[1].data.reshape(-1, 1)
-        else:
-            compressed = _forward_compressed(tape, tangent_pass, xs, by_columns, max_batch_elements)
-        r, c = pattern.pairs()
-        values = compressed[:, 0][r] if columns == 1 else compressed[r, by_columns[c]]
-        how, passes = f"{columns} colour{'s' * (columns != 1)} of columns, forward", columns
+            return plan, plan.finish(traced[1].data)
     else:
-        values = _reverse_compressed(func, xs, by_rows, pattern, primal, max_batch_elements)
-        how, passes = f"{rows} colour{'s' * (rows != 1)} of rows, reverse", rows
-        r, c = pattern.pairs()
-    blocks = []
-    for size, offset in zip(sizes, offsets):
-        if len(sizes) == 1:
-            blocks.append(Sparse(r, c, np.asarray(values), (n_out, size)))
-            continue
-        keep = (c >= offset) & (c < offset + size)
-        blocks.append(Sparse(r[keep], c[keep] - offset, values[keep], (n_out, size)))
-    return Structured(tuple(blocks), how, passes, out_shape)
+        how = f"{rows} colour{'s' * (rows != 1)} of rows, reverse"
+        dtype = np.result_type(*[a.dtype for a in arrays], np.float32)
+        seeds = _seeds(by_rows, rows, dtype).reshape((rows, *out_shape))
+        passes = None if rows <= EAGER_PASSES else _cotangent_tape(func, seeds, arrays)
+        plan = _Reverse(func, by_rows, seeds, passes, most, blocks, how)
+    return plan, plan.run(arrays)
 
 
-def _primal(tape: Tape, n: int) -> Tape:
-    """The steps of a traced tangent pass that its primal output needs, with the primal
-    inputs (after the ``n`` tangents) as its inputs."""
-    out = tape.outputs[0]
+@dataclass(frozen=True, eq=False)
+class _Forward(_Plan):
+    """One forward pass per colour of columns: the traced tangent pass replayed along each
+    colour's seed (all ones for one colour: ``tangent``, its tangent alone, replayed)."""
+
+    tape: Tape  # the traced tangent pass: the tangents, then the inputs, to [out, J t]
+    tangent: Tape  # its steps that J t needs
+    tangent_pass: Callable[..., list[Tensor]]
+    ones: list[Array]
+    colours: Ints
+    count: int
+    most: int | None
+    blocks: _Blocks
+    how: str
+
+    def run(self, arrays: Sequence[Array]) -> Structured:
+        if self.count == 1:
+            return self.finish(self.tangent.run(*self.ones, *arrays)[0])
+        compressed = _forward_compressed(
+            self.tape, self.tangent_pass, arrays, self.colours, self.most
+        )
+        return self.finish(compressed)
+
+    def finish(self, compressed: Array) -> Structured:
+        """The blocks from the compressed Jacobian (output elements, colours)."""
+        r, c = self.blocks.rows, self.blocks.cols
+        if self.count == 1:
+            values = np.asarray(compressed).reshape(-1)[r]
+        else:
+            values = compressed[r, self.colours[c]]
+        out_shape = self.tape.shapes[self.tape.outputs[0]]
+        return Structured(self.blocks.of(values), self.how, self.count, out_shape)
+
+
+@dataclass(frozen=True, eq=False)
+class _Reverse(_Plan):
+    """One reverse pass per colour of rows: eager passes (a few colours), or the cotangent
+    pass, traced once, replayed along a batch of seeds."""
+
+    func: Callable[..., Tensor]
+    colours: Ints
+    seeds: Array  # one a colour, of the output's shape
+    passes: Tape | None  # the traced cotangent pass (more than EAGER_PASSES colours)
+    most: int | None
+    blocks: _Blocks
+    how: str
+
+    def run(self, arrays: Sequence[Array]) -> Structured:
+        compressed = _reverse_compressed(self.func, arrays, self.seeds, self.passes, self.most)
+        r, c = self.blocks.rows, self.blocks.cols
+        values = np.asarray(compressed[self.colours[r], c]) if len(self.seeds) else np.zeros(0)
+        out_shape = self.seeds.shape[1:]
+        return Structured(self.blocks.of(values), self.how, len(self.seeds), out_shape)
+
+
+def _frozen(array: Ints) -> Ints:
+    """``array``, read-only: a plan hands the same coordinates to every result."""
+    array = np.asarray(array)
+    array.setflags(write=False)
+    return array
+
+
+def _pruned(tape: Tape, inputs: tuple[int, ...], out: int) -> Tape:
+    """The steps of ``tape`` that its output ``out`` needs, with ``inputs`` as its inputs."""
     needed, kept = {out}, []
     for step in reversed(tape.steps):
         if step[4] in needed:
             kept.append(step)
             needed.update(step[2])
     kept.reverse()
-    return replace(tape, inputs=tape.inputs[n:], outputs=(out,), steps=tuple(kept))
+    return replace(tape, inputs=inputs, outputs=(out,), steps=tuple(kept))
 
 
 def _seeds(colours: Ints, count: int, dtype: np.dtype[Any]) -> Array:
@@ -277,7 +464,7 @@ def _seeds(colours: Ints, count: int, dtype: np.dtype[Any]) -> Array:
 def _forward_compressed(
     tape: Tape,
     tangent_pass: Callable[..., list[Tensor]],
-    xs: Sequence[Tensor],
+    arrays: Sequence[Array],
     colours: Ints,
     most: int | None,
 ) -> Array:
@@ -287,17 +474,16 @@ def _forward_compressed(
     count = int(colours.max(initial=-1)) + 1
     if count == 0:  # no input elements
         return np.zeros((int(np.prod(tape.shapes[tape.outputs[0]], dtype=np.int64)), 0))
-    arrays = [x.data for x in xs]
     dtype = np.result_type(*arrays, np.float32)
     seeds = _seeds(colours, count, dtype)
-    offsets = np.cumsum([0] + [x.numel() for x in xs])
+    offsets = np.cumsum([0] + [int(a.size) for a in arrays])
     split = [
-        seeds[:, offsets[i] : offsets[i + 1]].reshape((count, *x.shape)).astype(x.dtype)
-        for i, x in enumerate(xs)
+        seeds[:, offsets[i] : offsets[i + 1]].reshape((count, *a.shape)).astype(a.dtype)
+        for i, a in enumerate(arrays)
     ]
     try:
         chunk = batch_size(tape, most) or count
-        flags = [True] * len(xs) + [False] * len(xs)
+        flags = [True] * len(arrays) + [False] * len(arrays)
         parts = []
         for start in range(0, count, chunk):
             part = [s[start : start + chunk] for s in split]
@@ -305,6 +491,7 @@ def _forward_compressed(
             parts.append(np.asarray(out).reshape(len(part[0]), -1))
         return np.asarray(np.concatenate(parts).T)
     except NotBatchable:
+        xs = [Tensor(a) for a in arrays]
         rows = [
             tangent_pass(*[Tensor(s[k]) for s in split], *xs)[1].data.reshape(-1)
             for k in range(count)
@@ -312,48 +499,45 @@ def _forward_compressed(
         return np.stack(rows, axis=1)
 
 
+def _cotangent_tape(func: Callable[..., Tensor], seeds: Array, arrays: Sequence[Array]) -> Tape:
+    """The reverse pass of ``func`` traced: a cotangent (of the output's shape), then the
+    inputs, to the gradients of the inputs."""
+
+    def cotangent_pass(seed: Tensor, *values: Tensor) -> list[Tensor]:
+        for value in values:
+            value.requires_grad = True
+        return list(_reverse(func(*values), values, seed))
+
+    return trace(cotangent_pass, np.zeros(seeds.shape[1:], seeds.dtype), *arrays)
+
+
 def _reverse_compressed(
     func: Callable[..., Tensor],
-    xs: Sequence[Tensor],
-    colours: Ints,
-    pattern: Pattern,
-    tape: Tape,
+    arrays: Sequence[Array],
+    seeds: Array,
+    tape: Tape | None,
     most: int | None,
 ) -> Array:
-    """One reverse pass per colour of rows; each entry (r, j) of the pattern is the
-    compressed row of r's colour at column j."""
-    count = int(colours.max(initial=-1)) + 1
-    if count == 0:  # no output elements: no entries
-        return np.zeros(0)
-    out_shape = tape.shapes[tape.outputs[0]]
-    dtype = np.result_type(*[x.dtype for x in xs], np.float32)
-    seeds = _seeds(colours, count, dtype).reshape((count, *out_shape))
+    """The compressed Jacobian, (colours of rows, input elements): one reverse pass per seed,
+    eager (no ``tape``, or a step without a batch rule) or ``tape`` replayed along the
+    seeds."""
 
     def pass_of(seed: Array) -> Array:
-        values = [Tensor(x.data, requires_grad=True) for x in xs]
+        values = [Tensor(a, requires_grad=True) for a in arrays]
         found = _reverse(func(*values), values, Tensor(seed))
         return np.concatenate([g.data.reshape(-1) for g in found])
 
-    if count <= EAGER_PASSES:
-        compressed = np.stack([pass_of(seed) for seed in seeds])
-    else:
-
-        def cotangent_pass(seed: Tensor, *values: Tensor) -> list[Tensor]:
-            for value in values:
-                value.requires_grad = True
-            return list(_reverse(func(*values), values, seed))
-
-        arrays = [x.data for x in xs]
-        pass_tape = trace(cotangent_pass, np.zeros(out_shape, dtype), *arrays)
+    if len(seeds) == 0:
+        return np.zeros((0, sum(int(a.size) for a in arrays)))
+    if tape is not None:
         try:
-            parts = _chunks(pass_tape, seeds, arrays, most)
-            compressed = np.concatenate(
+            parts = _chunks(tape, seeds, arrays, most)
+            return np.concatenate(
                 [np.concatenate([g.reshape(len(g), -1) for g in part], axis=1) for part in parts]
             )
         except NotBatchable:
-            compressed = np.stack([pass_of(seed) for seed in seeds])
-    rows, cols = pattern.pairs()
-    return np.asarray(compressed[colours[rows], cols])
+            pass
+    return np.stack([pass_of(seed) for seed in seeds])
 
 
 def _tangent_pass(func: Callable[..., Tensor], n: int) -> Callable[..., list[Tensor]]:
@@ -388,7 +572,7 @@ def _chunks(
 # -- a row scaling of a matrix product ------------------------------------------------------------
 
 
-def _row_scaling(tape: Tape, x: Array, most: int | None) -> Structured | None:
+def _row_scaling(tape: Tape, x: Array, most: int | None) -> tuple[_Plan, Structured] | None:
     """J = J_u M where the only step reading the input x is u = M @ x (or x @ M, J_u M^T)
     with a constant matrix M; J_u, of the rest of the program, is structured in turn."""
     (x_slot,) = tape.inputs
@@ -397,7 +581,7 @@ def _row_scaling(tape: Tape, x: Array, most: int | None) -> Structured | None:
     readers = [step for step in tape.steps if x_slot in step[2]]
     if len(readers) != 1 or x.ndim != 1:
         return None
-    name, _, args, _, u_slot = readers[0]
+    name, function, args, params, u_slot = readers[0]
     constants = dict(tape.constants)
     if OPS[name].pattern is not R.matmul or len(args) != 2 or args.count(x_slot) != 1:
         return None
@@ -407,24 +591,65 @@ def _row_scaling(tape: Tape, x: Array, most: int | None) -> Structured | None:
         return None
     linear = np.asarray(matrix if args[1] == x_slot else np.transpose(matrix))
     rest = _rest_of(tape, readers[0])
-    u = apply(OPS[name], *[Tensor(x) if a == x_slot else Tensor(matrix) for a in args])
+    product = _Product(function, params, args[0] == x_slot, matrix)
+    after = _pruned(tape, (u_slot,), tape.outputs[0])  # the rest's primal pass, as traced
     try:
-        inner = structured_jacobian(rest, u, most)
+        inner, found = _plan(rest, [product.of(x)], most, False, after)
     except NotStructured:
         return None
-    (block,) = inner.blocks
+    (block,) = found.blocks
     assert isinstance(block, Sparse)
-    rows, cols, values = block.rows, block.cols, block.values
     n_out = block.shape[0]
-    dtype = np.result_type(values.dtype, linear.dtype)
-    if len(rows) == n_out and np.array_equal(rows, np.arange(n_out)):
-        scaled = values[:, None] * (linear if np.array_equal(cols, rows) else linear[cols])
-        jacobian = np.asarray(scaled, dtype=dtype)
-    else:
-        jacobian = np.zeros((n_out, linear.shape[1]), dtype=dtype)
-        np.add.at(jacobian, rows, values[:, None] * linear[cols])
-    how = f"row scaling of a matrix product ({inner.how} for the rest)"
-    return Structured((jacobian,), how, inner.passes, inner.out_shape)
+    rows, cols = block.rows, block.cols
+    diagonal = len(rows) == n_out and np.array_equal(rows, np.arange(n_out))
+    identity = diagonal and np.array_equal(cols, rows)
+    how = f"row scaling of a matrix product ({found.how} for the rest)"
+    plan = _Scaled(product, linear, inner, diagonal, identity, how)
+    return plan, plan.finish(found)
+
+
+@dataclass(frozen=True, eq=False)
+class _Product:
+    """The product step u = M @ x (or x @ M), as traced, at a new x."""
+
+    function: Callable[..., Any]
+    params: dict[str, Any]
+    x_first: bool
+    matrix: Array
+
+    def of(self, x: Array) -> Array:
+        operands = (x, self.matrix) if self.x_first else (self.matrix, x)
+        return np.asarray(self.function(*operands, **self.params))
+
+
+@dataclass(frozen=True, eq=False)
+class _Scaled(_Plan):
+    """J = J_u M: the product at the new point, the plan of the rest (J_u) there, then the
+    rows of M scaled (or gathered and summed) by J_u's entries."""
+
+    product: _Product
+    linear: Array
+    inner: _Plan
+    diagonal: bool  # J_u has one entry a row, by rows
+    identity: bool  # ... on its diagonal
+    how: str
+
+    def run(self, arrays: Sequence[Array]) -> Structured:
+        (x,) = arrays
+        return self.finish(self.inner.run([self.product.of(x)]))
+
+    def finish(self, inner: Structured) -> Structured:
+        (block,) = inner.blocks
+        assert isinstance(block, Sparse)
+        rows, cols, values, linear = block.rows, block.cols, block.values, self.linear
+        dtype = np.result_type(values.dtype, linear.dtype)
+        if self.diagonal:
+            scaled = values[:, None] * (linear if self.identity else linear[cols])
+            jacobian = np.asarray(scaled, dtype=dtype)
+        else:
+            jacobian = np.zeros((block.shape[0], linear.shape[1]), dtype=dtype)
+            np.add.at(jacobian, rows, values[:, None] * linear[cols])
+        return Structured((jacobian,), self.how, inner.passes, inner.out_shape)
 
 
 def _rest_of(tape: Tape, product: tuple[Any, ...]) -> Callable[[Tensor], Tensor]:

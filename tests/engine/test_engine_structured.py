@@ -14,8 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gradcli as gc
+from gradcli.engine import structured
 from gradcli.engine.compile import trace
 from gradcli.engine.structured import (
+    JacobianPlan,
     NotStructured,
     Sparse,
     colours_of,
@@ -164,3 +166,111 @@ def test_an_arrow_takes_two_colours_of_rows():
     assert colours_of(pattern).max() + 1 == 12
     by_rows = colours_of(pattern.transposed())
     assert valid(pattern.transposed(), by_rows) and by_rows.max() + 1 == 2
+
+
+# -- plans: planned once for each kind of input, replayed after ---------------------------------
+
+
+def _blocks_of(found) -> list[np.ndarray]:
+    return [b.dense() if isinstance(b, Sparse) else b for b in found.blocks]
+
+
+def _no_tracing(monkeypatch) -> None:
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a replay traced the function")
+
+    monkeypatch.setattr(structured, "trace", refuse)
+
+
+RNG = np.random.default_rng(7)
+MATRIX = gc.tensor(RNG.standard_normal((6, 5)))
+PLANNED = [
+    pytest.param(lambda v: gc.tanh(gc.matmul(MATRIX, v)) * 2, [(5,)], id="row-scaling"),
+    pytest.param(lambda v: gc.sigmoid(gc.matmul(v, MATRIX)), [(6,)], id="row-scaling-right"),
+    pytest.param(lambda v: gc.sin(v) * gc.exp(-(v**2)), [(9,)], id="elementwise"),
+    pytest.param(lambda v: v[2:] - 2 * v[1:-1] + v[:-2], [(12,)], id="stencil"),
+    pytest.param(
+        lambda v: gc.cat([gc.sum(v * v, 0, keepdim=True), v[1:] * 2]), [(8,)], id="rows-reverse"
+    ),
+    pytest.param(  # six colours of rows: the reverse pass traced once, replayed as a batch
+        lambda v: gc.cat([*[gc.sum(v**k, 0, keepdim=True) for k in range(1, 6)], gc.sin(v)]),
+        [(20,)],
+        id="rows-reverse-batched",
+    ),
+    pytest.param(lambda a, b: a * b + gc.sum(a, 1, keepdim=True), [(3, 4), (3, 4)], id="two"),
+]
+
+
+@pytest.mark.parametrize(("fn", "shapes"), PLANNED)
+def test_a_replayed_plan_equals_planning_anew(fn, shapes, monkeypatch):
+    rng = np.random.default_rng(8)
+    plan = JacobianPlan(fn)
+    first = [rng.standard_normal(s) for s in shapes]
+    planned = plan([gc.tensor(x) for x in first])
+    for block, want in zip(_blocks_of(planned), _dense(fn, first)):  # the first call too
+        np.testing.assert_allclose(block.reshape(want.shape), want, rtol=1e-12, atol=1e-14)
+    assert plan.built == 1
+    points = [[rng.standard_normal(s) * 2 for s in shapes] for _ in range(3)]
+    fresh = [structured_jacobian(fn, [gc.tensor(x) for x in p]) for p in points]
+    dense = [_dense(fn, p) for p in points]
+    _no_tracing(monkeypatch)  # a replay traces nothing
+    for point, want, dense_want in zip(points, fresh, dense):
+        got = plan([gc.tensor(x) for x in point])
+        assert (got.how, got.passes, got.out_shape) == (want.how, want.passes, want.out_shape)
+        for block, same, exact in zip(_blocks_of(got), _blocks_of(want), dense_want):
+            np.testing.assert_array_equal(block, same)
+            np.testing.assert_allclose(block.reshape(exact.shape), exact, rtol=1e-12, atol=1e-14)
+    assert plan.built == 1
+
+
+def test_a_plan_is_made_anew_for_new_shapes_and_dtypes():
+    plan = JacobianPlan(lambda v: gc.tanh(v) * v)
+    x = np.linspace(-1, 1, 6)
+    plan(gc.tensor(x))
+    plan(gc.tensor(x + 1))
+    assert plan.built == 1
+    longer = np.linspace(-2, 2, 9)
+    found = plan(gc.tensor(longer))
+    assert plan.built == 2 and found.blocks[0].shape == (9, 9)
+    np.testing.assert_allclose(
+        found.blocks[0].values, np.tanh(longer) + longer / np.cosh(longer) ** 2
+    )
+    single = plan(gc.tensor(x, dtype=gc.float32))
+    assert plan.built == 3 and single.blocks[0].values.dtype == np.float32
+    plan(gc.tensor(x))  # the first plan is kept
+    assert plan.built == 3
+
+
+def test_a_plan_is_made_anew_when_the_function_reads_something_else():
+    rng = np.random.default_rng(9)
+    A = gc.tensor(rng.standard_normal((4, 4)))
+    plan = JacobianPlan(lambda v: gc.tanh(gc.matmul(A, v)))
+    x = rng.standard_normal(4)
+    plan(gc.tensor(x))
+    A = gc.tensor(rng.standard_normal((4, 4)))  # the closure's variable rebound
+    (got,) = plan(gc.tensor(x)).blocks
+    assert plan.built == 2
+    want = (1 - np.tanh(A.numpy() @ x) ** 2)[:, None] * A.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    other = JacobianPlan(lambda v: gc.tanh(gc.matmul(A, v)) * 3)  # another function: its own
+    np.testing.assert_allclose(other(gc.tensor(x)).blocks[0], 3 * want, rtol=1e-12)
+
+
+def test_a_plan_remembers_where_the_structure_does_not_pay(monkeypatch):
+    A = gc.tensor(np.random.default_rng(10).standard_normal((5, 5)))
+    plan = JacobianPlan(lambda x: gc.matmul(A, x) + x)
+    with pytest.raises(NotStructured):
+        plan(gc.tensor(np.ones(5)))
+    _no_tracing(monkeypatch)
+    with pytest.raises(NotStructured, match="no fewer passes"):
+        plan(gc.tensor(np.zeros(5)))
+    assert plan.built == 1
+
+
+def test_a_plan_hands_out_coordinates_no_result_can_change():
+    plan = JacobianPlan(lambda v: v[1:] * v[:-1])
+    (block,) = plan(gc.tensor(np.arange(6.0))).blocks
+    with pytest.raises(ValueError):
+        block.rows[0] = 3
+    (again,) = plan(gc.tensor(np.arange(6.0))).blocks
+    np.testing.assert_array_equal(again.rows, block.rows)
