@@ -2,7 +2,8 @@
 
 Every operation of the op table (``gradcli/ops``) with a call is a function of this module
 under its own name (``gc.sin``, ``gc.matmul``, ``gc.cross_entropy``) and, where the table
-says so, a method and an operator of ``Tensor``.
+says so, a method and an operator of ``Tensor``. One with several results returns them all,
+as torch's does (``values, indices = gc.max(x, 1)``: ``several.py``).
 """
 
 from typing import Any as _Any
@@ -24,6 +25,7 @@ from . import methods as _methods
 from . import pointwise as _pointwise  # noqa: F401 - declares element-wise functions, activations
 from . import repeating as _repeating  # noqa: F401 - declares repeat, tile, pad, unflatten, ...
 from . import selection as _selection  # noqa: F401 - declares max/min, sort, split, ...
+from . import several as _several
 from . import shapes as _shapes  # noqa: F401 - declares the shape operations
 from . import spectra as _spectra  # noqa: F401 - declares svdvals, eigvalsh, pinv
 from . import statistics as _statistics  # noqa: F401 - declares the statistics and scans
@@ -69,6 +71,11 @@ from .tensor import (
 
 _methods.attach()
 globals().update({name: op.call for name, op in OPS.items() if op.call is not None})
+for _op in OPS.values():  # values, indices = gc.max(x, 1), as torch's
+    if _several.several(_op):
+        globals()[_op.name] = _several.torch_like(_op)
+        for _method in _op.methods:
+            setattr(Tensor, _method, _several.torch_like(_op))
 # the entries the engine applies itself (those with a forward), by name
 PRIMITIVES = {name: op for name, op in OPS.items() if op.forward is not None}
 

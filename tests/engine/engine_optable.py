@@ -1014,7 +1014,7 @@ OPS: list[Op] = [
     *[
         Op(
             name,
-            getattr(gc, name),
+            T.result(getattr(gc, name), 0),
             DISTINCT,
             T.extreme_spec(),
             torch=T.torch_extreme(name, 0),
@@ -1024,7 +1024,7 @@ OPS: list[Op] = [
     ],
     Op(
         "sort",
-        gc.sort,
+        T.result(gc.sort, 0),
         DISTINCT,
         T.sort_spec(),
         torch=T.torch_result("sort", 0),
@@ -1032,7 +1032,7 @@ OPS: list[Op] = [
     ),
     Op(
         "topk",
-        gc.topk,
+        T.result(gc.topk, 0),
         DISTINCT,
         T.topk_spec(),
         torch=T.torch_result("topk", 0),
@@ -1040,7 +1040,7 @@ OPS: list[Op] = [
     ),
     Op(
         "kthvalue",
-        gc.kthvalue,
+        T.result(gc.kthvalue, 0),
         DISTINCT,
         T.kthvalue_spec(),
         torch=T.torch_result("kthvalue", 0),
@@ -1048,7 +1048,7 @@ OPS: list[Op] = [
     ),
     Op(
         "mode",
-        gc.mode,
+        T.result(gc.mode, 0),
         DISTINCT,
         T.extreme_spec(dim_none=False),
         torch=T.torch_extreme("mode", 0),
@@ -1067,7 +1067,7 @@ OPS: list[Op] = [
     ],
     Op(
         "var_mean",
-        gc.var_mean,
+        T.result(gc.var_mean, 0),
         REAL,
         statistics_spec(),
         torch=T.torch_result("var_mean", 0),
@@ -1083,7 +1083,7 @@ OPS: list[Op] = [
     ),
     Op(
         "std_mean",
-        gc.std_mean,
+        T.result(gc.std_mean, 0),
         REAL,
         statistics_spec(),
         torch=T.torch_result("std_mean", 0),

@@ -115,7 +115,7 @@ def test_the_extreme_or_median_of_all_elements_shares_the_gradient_among_ties(na
 def test_along_dim_the_gradient_goes_to_the_index_returned():
     x = gc.tensor(TIES, requires_grad=True)
     tx = torch.tensor(TIES, requires_grad=True)
-    (gc.max(x, 1) * gc.tensor([1.0, 2.0, 3.0])).sum().backward()
+    (gc.max(x, 1).values * gc.tensor([1.0, 2.0, 3.0])).sum().backward()
     (torch.max(tx, 1).values * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
 
@@ -244,3 +244,44 @@ def test_mode_is_the_smallest_most_frequent_value_at_torchs_index():
     np.testing.assert_array_equal(got[0], expected.values.numpy())  # nan where all are nan
     np.testing.assert_array_equal(got[1], expected.indices.numpy())
     assert got[0][:2].tolist() == [1.0, 1.0] and got[1][:2].tolist() == [3, 4]
+
+
+_X = [[1.0, 5.0, 2.0], [4.0, 3.0, 6.0]]
+# the library's calls of operations with several results, as torch's: (gradcli, torch)
+LIBRARY_CALLS = {
+    "max along dim": lambda m, x: m.max(x, 1),
+    "min keepdim": lambda m, x: m.min(x, 0, keepdim=True),
+    "max of all": lambda m, x: m.max(x),
+    "max of two": lambda m, x: m.max(x, x * 0 + 3),
+    "median along dim": lambda m, x: m.median(x, 1),
+    "mode": lambda m, x: m.mode(x, 1),
+    "sort": lambda m, x: m.sort(x, 1, descending=True),
+    "topk": lambda m, x: m.topk(x, 2),
+    "kthvalue": lambda m, x: m.kthvalue(x, 2, 1),
+    "cummax": lambda m, x: m.cummax(x, 1),
+    "var_mean": lambda m, x: m.var_mean(x, 1),
+    "split": lambda m, x: m.split(x, 1, 1),
+    "chunk method": lambda m, x: x.chunk(2, 1),
+    "unbind": lambda m, x: m.unbind(x),
+    "max method": lambda m, x: x.max(dim=0),
+    "slogdet": lambda m, x: m.slogdet(x[:, :2]),
+    "meshgrid": lambda m, x: m.meshgrid(x[0], x[1, :2], indexing="xy"),
+}
+
+
+@pytest.mark.parametrize("name", list(LIBRARY_CALLS))
+def test_the_library_returns_every_result_as_torch_does(name):
+    """``values, indices = gc.max(x, 1)``: a tuple, or a named tuple with torch's fields."""
+    got = LIBRARY_CALLS[name](gc, gc.tensor(_X))
+    expected = LIBRARY_CALLS[name](torch, torch.tensor(_X, dtype=torch.float64))
+    if isinstance(expected, torch.Tensor):
+        assert isinstance(got, gc.Tensor)
+        np.testing.assert_allclose(got.data, expected.numpy())
+        return
+    assert isinstance(got, tuple) and len(got) == len(expected)
+    named = type(expected) is not tuple  # torch.return_types: fields by name
+    assert hasattr(got, "_fields") == named
+    for field in getattr(got, "_fields", ()):
+        np.testing.assert_allclose(getattr(got, field).data, getattr(expected, field).numpy())
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a.data, b.numpy())
