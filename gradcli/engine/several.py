@@ -30,7 +30,7 @@ def torch_like(op: Op) -> Callable[..., Any]:
     assert call is not None  # see several()
     signature = inspect.signature(call)
     names = [name for name in signature.parameters if name != "output"]
-    fields = op.extra.get("outputs")
+    fields = op.extra.get("outputs") or ()
     plain = not fields or op.extra.get("plain")
     named: Any = None if plain else namedtuple(op.extra.get("return_type", op.name), fields)
     unless = op.extra.get("several_unless_none")  # max(x) is one tensor, max(x, 1) two
