@@ -2,10 +2,10 @@
 
 A Tensor wraps a numpy array. Applying a primitive (see ``primitives.py``) to tensors that
 require grad records a ``Node`` on the result: the primitive, its input tensors and its
-parameters. ``backward`` walks those nodes in a deterministic reverse topological order,
-calling each primitive's reverse rule. The rules are written with the engine's own operations,
-so with ``create_graph=True`` the backward pass itself builds a graph that can be
-differentiated again.
+parameters. ``backward`` runs those nodes newest first (the reverse of their creation, as
+torch's engine runs them by sequence number), calling each primitive's reverse rule. The
+rules are written with the engine's own operations, so with ``create_graph=True`` the
+backward pass itself builds a graph that can be differentiated again.
 """
 
 from __future__ import annotations
