@@ -16,6 +16,7 @@ and are written beside each rule.
 from __future__ import annotations
 
 import builtins
+import dis
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -88,6 +89,15 @@ def _scale(value: Tensor, factor: Factor) -> Tensor:
         if factor == 0:
             return zeros_like(value)
     return mul(value, factor)
+
+
+def _times(value: Tensor, factor: Factor) -> Tensor:
+    """``_scale(value, factor)`` for the reverse rules of the element-wise factories, which
+    run once per node of every backward pass: a tensor factor (nearly always) and a factor of
+    1 (sums) are handled without _scale's call and tests."""
+    if type(factor) is Tensor:
+        return mul(value, factor)
+    return value if factor == 1 else _scale(value, factor)
 
 
 def zeros_like(x: Tensor) -> Tensor:
@@ -192,20 +202,40 @@ def _unary(
     def vjp(
         g: Tensor, out: Tensor, x: Tensor, needs: tuple[bool, ...], **params: Any
     ) -> tuple[Tensor]:
-        return (_scale(g, derivative(x, out, **params)),)
+        # (most have no parameters: then no merge of an empty dict into the call, here and
+        # in op)
+        factor = derivative(x, out, **params) if params else derivative(x, out)
+        return (_times(g, factor),)
 
     def jvp(tangents: Sequence[Tensor], out: Tensor, x: Tensor, **params: Any) -> Tensor:
         return _scale(tangents[0], derivative(x, out, **params))
 
     def op(x: TensorLike, **params: Any) -> Tensor:
-        return apply(entry, x, **params)
+        return apply(entry, x, **params) if params else apply(entry, x)
 
-    fields = {"params": _X, "methods": (name,), "pattern": R.elementwise, **fields}
+    fields = {
+        "params": _X,
+        "methods": (name,),
+        "pattern": R.elementwise,
+        "vjp_reads_out": reads_argument(derivative, "out"),
+        **fields,
+    }
     entry = register(
         Op(name, summary, forward, vjp, jvp, backward_name, batch=B.elementwise, call=op, **fields)
     )
     op.__name__ = name
     return op
+
+
+def reads_argument(function: Callable[..., Any], name: str) -> bool:
+    """Whether ``function``'s code reads its argument ``name`` (or a function it defines
+    does): the factories tell the engine which rules never read ``out``, so that the reverse
+    pass makes no tensor of it. A function without code of its own is taken to read it."""
+    code = getattr(function, "__code__", None)
+    if code is None or name in code.co_cellvars:
+        return True
+    loads = (i for i in dis.get_instructions(code) if i.opname.startswith("LOAD_"))
+    return any(i.argval == name for i in loads)
 
 
 # partials(a, b, out, needs): (d out/d a, d out/d b), None where needs says it is not wanted
@@ -240,13 +270,19 @@ def _binary(
         g: Tensor, out: Tensor, a: Tensor, b: Tensor, needs: tuple[bool, ...]
     ) -> tuple[Tensor | None, Tensor | None]:
         da, db = partials(a, b, out, needs)
+        # written out for the hot path (not _needed, sum_to, nor _scale for a tensor factor):
+        # a tensor factor multiplies, and a cotangent of the operand's shape is not summed
         ga = gb = None
         if needs[0]:
-            assert da is not None, _MISSING  # (not _needed: a call less on the hot path)
-            ga = sum_to(_scale(g, da), a.data.shape)
+            assert da is not None, _MISSING
+            ga = _times(g, da)
+            if ga.data.shape != a.data.shape:
+                ga = apply(_SUM_TO, ga, shape=a.data.shape)
         if needs[1]:
             assert db is not None, _MISSING
-            gb = sum_to(_scale(g, db), b.data.shape)
+            gb = _times(g, db)
+            if gb.data.shape != b.data.shape:
+                gb = apply(_SUM_TO, gb, shape=b.data.shape)
         return ga, gb
 
     def jvp(tangents: Sequence[Tensor | None], out: Tensor, a: Tensor, b: Tensor) -> Tensor:
@@ -258,7 +294,13 @@ def _binary(
     def op(a: TensorLike, b: TensorLike) -> Tensor:
         return apply(entry, a, b)
 
-    fields = {"params": _XY, "methods": (name,), "pattern": R.elementwise, **fields}
+    fields = {
+        "params": _XY,
+        "methods": (name,),
+        "pattern": R.elementwise,
+        "vjp_reads_out": reads_argument(partials, "out"),
+        **fields,
+    }
     entry = register(
         Op(name, summary, forward, vjp, jvp, backward_name, batch=B.elementwise, call=op, **fields)
     )

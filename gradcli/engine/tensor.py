@@ -2,19 +2,21 @@
 
 A Tensor wraps a numpy array. Applying a primitive (see ``primitives.py``) to tensors that
 require grad records a ``Node`` on the result: the primitive, its input tensors and its
-parameters. ``backward`` walks those nodes in a deterministic reverse topological order,
-calling each primitive's reverse rule. The rules are written with the engine's own operations,
-so with ``create_graph=True`` the backward pass itself builds a graph that can be
-differentiated again.
+parameters. ``backward`` runs those nodes newest first (the reverse of their creation, as
+torch's engine runs them by sequence number), calling each primitive's reverse rule. The
+rules are written with the engine's own operations, so with ``create_graph=True`` the
+backward pass itself builds a graph that can be differentiated again.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -168,7 +170,11 @@ class Node:
 
     ``inputs`` are the input tensors (saved for the reverse rule); ``needs`` says which of them
     require grad. After a backward pass without ``retain_graph`` the saved values are released
-    and a second pass raises an error, as in PyTorch.
+    and a second pass raises an error, as in PyTorch. ``order`` is the node's place in the
+    order of creation, newest lowest: the reverse pass runs nodes by it.
+
+    Only ``apply`` makes nodes, with ``object.__new__`` and every slot set there: no
+    ``__init__`` call on the hot path.
     """
 
     __slots__ = (
@@ -179,24 +185,18 @@ class Node:
         "out_data",
         "retained",
         "released_name",
+        "order",
         "__weakref__",
     )
 
-    def __init__(
-        self,
-        prim: Op,
-        inputs: tuple[Tensor, ...],
-        params: dict[str, Any],
-        out: Tensor,
-        needs: tuple[bool, ...],
-    ) -> None:
-        self.prim = prim
-        self.inputs: tuple[Tensor, ...] | None = inputs  # None once released
-        self.params = params
-        self.needs = needs
-        self.out_data: Array | None = out.data
-        self.retained: Tensor | None = None
-        self.released_name: str | None = None
+    prim: Op
+    inputs: tuple[Tensor, ...] | None  # None once released
+    params: dict[str, Any]
+    needs: tuple[bool, ...]
+    out_data: Array | None
+    retained: Tensor | None
+    released_name: str | None
+    order: int
 
     def name(self) -> str:
         """The backward function's name as PyTorch prints it, e.g. ``MulBackward0``."""
@@ -208,20 +208,6 @@ class Node:
     @property
     def released(self) -> bool:
         return self.inputs is None
-
-    def output(self, live: Tensor | None) -> Tensor:
-        """The node's output for use in a rule: ``live``, the output tensor itself, when
-        building a graph (given; the node holds no reference to it), else its saved values."""
-        if live is not None:
-            return live
-        assert self.out_data is not None, "a released node has no output"
-        return _wrap(self.out_data)
-
-    def release(self) -> None:
-        if not isinstance(self.prim.backward_name, str):  # a namer may read the inputs
-            self.released_name = self.name()
-        self.inputs = None
-        self.out_data = None
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"
@@ -251,7 +237,7 @@ class Tensor:
                 f"(got {array.dtype})"
             )
         self.data = array
-        self.requires_grad = requires_grad
+        self.requires_grad = bool(requires_grad)  # a bool: apply indexes _NEEDS_TWO by it
         self.grad_fn: Node | None = None
         self._grad: Tensor | None = None
         self._retains_grad = False
@@ -309,7 +295,7 @@ class Tensor:
             raise DtypeError(
                 "only tensors of floating point and complex dtype can require gradients"
             )
-        self.requires_grad = requires_grad
+        self.requires_grad = bool(requires_grad)
         return self
 
     def detach(self) -> Tensor:
@@ -407,12 +393,17 @@ def _wrap(data: Array) -> Tensor:
     return out
 
 
-_new_tensor = object.__new__
+_new_tensor = _new_node = object.__new__
+# Node.order: each node's place in the order of creation, counting down so that the reverse
+# pass's heap (smallest first) gives the newest node first
+_ORDER = itertools.count(0, -1)
 
 
 _data = operator.attrgetter("data")
 _NEEDS: dict[tuple[bool, ...], tuple[bool, ...]] = {}
 _NEEDS_ONE = (True,)
+# needs of two operands, indexed by their requires_grad (False is 0, True is 1)
+_NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
 _requires_grad = operator.attrgetter("requires_grad")
 
 
@@ -442,8 +433,8 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
         arrays = (tensors[0].data, tensors[1].data)
     else:
         arrays = tuple(map(_data, tensors))
-    try:
-        out_data = forward(*arrays, **params)
+    try:  # (most operations have no parameters: then no merge of an empty dict of them)
+        out_data = forward(*arrays, **params) if params else forward(*arrays)
     except EngineError:
         raise
     except TypeError as exc:  # numpy's refusal of these dtypes (the negation of a boolean)
@@ -460,7 +451,13 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
         if array.dtype is not dtype:  # else numpy's dtype is torch's
             forward, out_data = _torch_dtype(forward, arrays, params, tensors, out_data)
             break
-    out = _wrap(out_data)
+    out = _new_tensor(Tensor)  # _wrap(out_data), inline: a call less per operation
+    out.data = out_data
+    out.requires_grad = False
+    out.grad_fn = None
+    out._grad = None
+    out._retains_grad = False
+    out.tangent = None
     if _Mode.tracer is not None:
         _Mode.tracer.record(prim, tensors, params, out, forward)
     if _Mode.grad_enabled and prim.differentiable:
@@ -468,12 +465,23 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
             if t.requires_grad:
                 if count == 1:
                     needs: tuple[bool, ...] = _NEEDS_ONE
+                elif count == 2:  # one tuple per pattern: fewer objects for the collector
+                    needs = _NEEDS_TWO[tensors[0].requires_grad][tensors[1].requires_grad]
                 else:
                     needs = tuple(map(_requires_grad, tensors))
-                    if count <= 4:  # one tuple per pattern: fewer objects for the collector
+                    if count <= 4:
                         needs = _NEEDS.setdefault(needs, needs)
+                node = _new_node(Node)
+                node.prim = prim
+                node.inputs = tensors
+                node.params = params
+                node.needs = needs
+                node.out_data = out_data
+                node.retained = None
+                node.released_name = None
+                node.order = next(_ORDER)
                 out.requires_grad = True
-                out.grad_fn = Node(prim, tensors, params, out, needs)
+                out.grad_fn = node
                 break
     if _Mode.forward_active and prim.differentiable:
         tangents = [t.tangent for t in tensors]
@@ -585,9 +593,12 @@ def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
     if len(args) == 2:  # the usual case, a number beside a floating tensor, without the loops
         a, b = args
         if type(a) is Tensor and type(b) in (float, int) and a.data.dtype.kind == "f":
-            return a, _scalar(b, a.data.dtype)
+            # _scalar's cache read here, a call less, for a nonzero number (see _scalar)
+            constant = _SCALARS.get((type(b), b, a.data.dtype)) if b else None
+            return a, _scalar(b, a.data.dtype) if constant is None else constant
         if type(b) is Tensor and type(a) in (float, int) and b.data.dtype.kind == "f":
-            return _scalar(a, b.data.dtype), b
+            constant = _SCALARS.get((type(a), a, b.data.dtype)) if a else None
+            return _scalar(a, b.data.dtype) if constant is None else constant, b
     dtype = None
     integral: list[np.dtype[Any]] = []
     for a in args:
@@ -637,42 +648,6 @@ def _scalar(value: complex, dtype: np.dtype[Any]) -> Tensor:
 # -- the reverse pass -------------------------------------------------------------------------
 
 
-def _topological_order(roots: Sequence[Node]) -> list[Node]:
-    """Nodes reachable from ``roots``, consumers before producers.
-
-    An iterative depth-first post-order (no recursion limit), visiting inputs in their order,
-    so the result is the same on every run.
-    """
-    post_order: list[Node] = []
-    visited: set[Node] = set()  # nodes hash by identity
-    for root in roots:
-        if root in visited:
-            continue
-        visited.add(root)
-        stack = [(root, _inputs(root))]
-        while stack:
-            node, inputs = stack[-1]
-            for tensor in inputs:
-                producer = tensor.grad_fn
-                if producer is not None and producer not in visited:
-                    visited.add(producer)
-                    if producer.inputs is None:  # released
-                        raise GradError(_FREED_GRAPH_ERROR)
-                    stack.append((producer, iter(producer.inputs)))
-                    break
-            else:
-                stack.pop()
-                post_order.append(node)
-    post_order.reverse()
-    return post_order
-
-
-def _inputs(node: Node) -> Iterator[Tensor]:
-    if node.inputs is None:  # released
-        raise GradError(_FREED_GRAPH_ERROR)
-    return iter(node.inputs)
-
-
 def _initial_gradient(output: Tensor, gradient: Any) -> Tensor:
     if gradient is None:
         if output.data.size != 1:
@@ -703,6 +678,13 @@ def _run_backward(
 
     With ``capture`` None, leaf gradients are accumulated into ``.grad``; otherwise nothing is
     written and the cotangents of the captured tensors are returned, keyed by ``id``.
+
+    Nodes run newest first (by ``Node.order``, as torch's engine runs them by sequence
+    number): a node is made after every node of its inputs, so by the time it is taken from
+    the heap, every consumer has sent it its cotangent. Only the nodes that receive a
+    cotangent are visited, and no separate topological sort is needed. This loop runs once
+    per node of every backward pass, so the sending of cotangents, the node's output and its
+    release are written inline.
     """
     if gradients is None:
         gradients = [None] * len(outputs)
@@ -715,62 +697,96 @@ def _run_backward(
             )
     seeds = [_initial_gradient(o, g) for o, g in zip(outputs, gradients)]
 
-    cotangents: dict[Node, Tensor] = {}  # node -> cotangent of its output
+    # node -> cotangent of its output, summed so far; (order, node) of each in a heap
+    cotangents: dict[Node, Tensor] = {}
+    heap: list[tuple[int, Node]] = []
     # node -> its output tensor, with create_graph: the rules then see the tensor itself
     live: dict[Node, Tensor] = {}
     leaf_cotangents: dict[int, tuple[Tensor, Tensor]] = {}  # id(leaf) -> (leaf, cotangent)
 
-    def send(tensor: Tensor, cotangent: Tensor) -> None:
-        if cotangent.data.dtype.kind == "c" and tensor.data.dtype.kind != "c":
-            # a real tensor's gradient is the real part (torch: a function of real inputs)
-            cotangent = _complex().real(cotangent)
-        if tensor.grad_fn is None:
-            key = id(tensor)
-            if key in leaf_cotangents:
-                cotangent = leaf_cotangents[key][1] + cotangent
-            leaf_cotangents[key] = (tensor, cotangent)
-        else:
-            node = tensor.grad_fn
-            cotangents[node] = cotangents[node] + cotangent if node in cotangents else cotangent
-            if create_graph:
-                live[node] = tensor  # the only tensor whose grad_fn is node
-
-    for out, seed in zip(outputs, seeds):
-        send(out, seed)
     captured_nodes = {t.grad_fn: t for t in capture or () if t.grad_fn is not None}
     found: dict[int, Tensor] = {}
-
-    order = _topological_order([o.grad_fn for o in outputs if o.grad_fn is not None])
     watch = _Mode.nonfinite_watch
+
+    # Each round sends the cotangents of one node's inputs, then runs the next node. The first
+    # round sends the seeds to the outputs.
+    inputs: Sequence[Tensor] = outputs
+    needs: Sequence[bool] = [True] * len(outputs)
+    input_cotangents: Sequence[Tensor | None] = seeds
     with set_grad_enabled(create_graph):
-        for node in order:
-            cotangent = cotangents.pop(node, None)
-            if cotangent is None:
-                continue
-            if node in captured_nodes:
+        while True:
+            for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):
+                if not need:
+                    continue
+                producer = tensor.grad_fn
+                if input_cotangent is None:
+                    if producer is not None:  # no cotangent for it: was it released?
+                        _refuse_released(producer)
+                    continue
+                if input_cotangent.data.dtype.kind == "c" and tensor.data.dtype.kind != "c":
+                    # a real tensor's gradient is the real part (torch: a function of reals)
+                    input_cotangent = _complex().real(input_cotangent)
+                if producer is None:  # a leaf
+                    key = id(tensor)
+                    if key in leaf_cotangents:
+                        input_cotangent = leaf_cotangents[key][1] + input_cotangent
+                    leaf_cotangents[key] = (tensor, input_cotangent)
+                    continue
+                if producer in cotangents:
+                    cotangents[producer] = cotangents[producer] + input_cotangent
+                else:
+                    if producer.inputs is None:
+                        raise GradError(_FREED_GRAPH_ERROR)
+                    cotangents[producer] = input_cotangent
+                    heappush(heap, (producer.order, producer))
+                if create_graph:
+                    live[producer] = tensor  # the only tensor whose grad_fn is producer
+            if not heap:
+                break
+
+            node = heappop(heap)[1]
+            cotangent = cotangents.pop(node)
+            if captured_nodes and node in captured_nodes:
                 found[id(captured_nodes[node])] = cotangent
-            if capture is None and node.retained is not None:
+            if node.retained is not None and capture is None:
                 _accumulate(node.retained, cotangent, create_graph)
-            inputs = node.inputs
-            assert inputs is not None  # _topological_order refuses released nodes
-            vjp = node.prim.vjp
-            assert vjp is not None, f"{node.prim.name} has no reverse rule"
+            prim = node.prim
+            vjp = prim.vjp
+            assert vjp is not None, f"{prim.name} has no reverse rule"
+            saved = node.inputs
+            assert saved is not None  # a released node is refused when sent a cotangent
+            inputs = operands = saved
             needs = node.needs
-            output = node.output(live.pop(node, None) if create_graph else None)
-            operands: Sequence[Tensor] = inputs
-            if node.prim.complex == HOLOMORPHIC and cotangent.data.dtype.kind == "c":
+            # the output for the rule: the tensor itself when building a graph (the node
+            # holds no reference to it), else a constant around its saved values, or None
+            # for a rule that never reads it
+            output: Tensor | None
+            if create_graph:
+                output = live.pop(node)
+            elif prim.vjp_reads_out:
+                output = _wrap(node.out_data)  # type: ignore[arg-type]
+            else:
+                output = None
+            if prim.complex == HOLOMORPHIC and cotangent.data.dtype.kind == "c":
                 # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
                 # conj(z), since f(conj z) = conj(f(z)) for every holomorphic entry here
-                conjugated = _complex().conjugates([output, *inputs])
-                output, operands = conjugated[0], conjugated[1:]
-            input_cotangents = vjp(cotangent, output, *operands, needs=needs, **node.params)
+                if output is None:
+                    operands = _complex().conjugates(list(inputs))
+                else:
+                    conjugated = _complex().conjugates([output, *inputs])
+                    output, operands = conjugated[0], conjugated[1:]
+            params = node.params
+            if params:
+                input_cotangents = vjp(cotangent, output, *operands, needs=needs, **params)
+            else:  # most nodes: no merge of an empty dict into the call's keywords
+                input_cotangents = vjp(cotangent, output, *operands, needs=needs)
             if watch is not None:
                 _watch(watch, node, cotangent, inputs, input_cotangents)
-            for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):
-                if need and input_cotangent is not None:
-                    send(tensor, input_cotangent)
-            if not retain_graph:
-                node.release()
+            if not retain_graph:  # release the saved values; the next round sends from inputs
+                if type(prim.backward_name) is not str:  # a namer may read the inputs
+                    node.released_name = node.name()
+                node.inputs = None
+                node.out_data = None
 
     if capture is None:
         for leaf, cotangent in leaf_cotangents.values():
@@ -779,6 +795,26 @@ def _run_backward(
         for leaf, cotangent in leaf_cotangents.values():
             found.setdefault(id(leaf), cotangent)
     return found
+
+
+def _refuse_released(root: Node) -> None:
+    """Raise torch's error if ``root`` or a node it reaches was released by an earlier
+    backward. The pass checks each node that receives a cotangent; this covers a part of
+    the graph that receives none (a rule gave None for an input that requires grad)."""
+    seen: set[Node] = set()  # nodes hash by identity
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        inputs = node.inputs
+        if inputs is None:
+            raise GradError(_FREED_GRAPH_ERROR)
+        for tensor in inputs:
+            producer = tensor.grad_fn
+            if producer is not None and producer not in seen:
+                stack.append(producer)
 
 
 def _complex() -> Any:
