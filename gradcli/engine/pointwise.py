@@ -146,7 +146,12 @@ cbrt = _unary(
     "the real cube root, negative for a negative x (numpy's cbrt; PyTorch 2.13 has none, and "
     "its x ** (1 / 3) is nan there)",
     methods=(),  # nor a Tensor method
-    symbolic=S.each(lambda sp, v: sp.sign(v) * sp.Abs(v) ** sp.Rational(1, 3)),
+    # by sign, so that no formula takes a power of a negative number (numpy's nan)
+    symbolic=S.each(
+        lambda sp, v: sp.Piecewise(
+            (-((-v) ** sp.Rational(1, 3)), v < 0), (v ** sp.Rational(1, 3), True)
+        )
+    ),
     nonfinite_backward="the derivative of cbrt at 0 is infinite",
     kink="at 0 the value is 0 and the derivative inf (1 / (3 cbrt(x) ** 2))",
 )

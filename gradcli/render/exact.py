@@ -48,9 +48,11 @@ def _labels(name: str, shape: tuple[int, ...]):
 
 @renders("table", Exact)
 def print_exact(result: Exact, file, options: Options) -> None:
-    from .table import console, grid, hessian_grid, print_array, print_grid
+    from .table import console, grid, hessian_grid, hessian_ranks, print_array, print_grid
 
     out = console(file)
+    hessians = [b for b in result.blocks if b.kind == "hessian"]
+    ranks = hessian_ranks([(b.name, _cell_texts(b, options.precision)) for b in hessians])
     for block in result.blocks:
         cells = _cell_texts(block, options.precision)
         shape = tuple(np.shape(cells))
@@ -59,7 +61,7 @@ def print_exact(result: Exact, file, options: Options) -> None:
         if block.kind == "array":
             print_array(out, block.name, cells, options.precision)
         elif block.kind == "hessian":
-            print_grid(out, hessian_grid(block.name, cells, options.precision))
+            print_grid(out, hessian_grid(block.name, cells, options.precision, ranks))
         else:
             rows_shape, columns_shape = result.shape, shape[len(result.shape) :]
             matrix = cells.reshape(math.prod(rows_shape), math.prod(columns_shape))

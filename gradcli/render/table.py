@@ -335,10 +335,24 @@ def jacobian_grid(
     return grid(matrix, rows, columns, number, summarise)
 
 
-def hessian_grid(pair: str, array: np.ndarray, precision) -> Grid:
-    """A Hessian block as a matrix: rows by elements of the first input, columns by the second."""
+def hessian_ranks(blocks: list[tuple[str, np.ndarray | None]]) -> dict[str, int]:
+    """Each input's number of dims, from the Hessian's blocks ``(name "a,b", array)``: half
+    the dims of its own block "a,a" (a mixed block's split depends on both inputs')."""
+    ranks = {}
+    for pair, array in blocks:
+        first, second = pair.split(",")
+        if first == second and array is not None:
+            ranks[first] = np.ndim(array) // 2
+    return ranks
+
+
+def hessian_grid(
+    pair: str, array: np.ndarray, precision, ranks: dict[str, int] | None = None
+) -> Grid:
+    """A Hessian block as a matrix: rows by elements of the first input, columns by the second
+    (``ranks``: the inputs' numbers of dims, see ``hessian_ranks``)."""
     first, second = pair.split(",")
-    half = array.ndim // 2
+    half = (ranks or {}).get(first, array.ndim // 2)
     rows, columns = array.shape[:half], array.shape[half:]
     matrix = _cells(array).reshape(math.prod(rows), math.prod(columns))
     number = number_format(matrix, precision)
@@ -357,7 +371,9 @@ def print_tables(result, file, options: Options) -> Console:
     """
     out = console(file)
     colour = out.color_system is not None and not out.no_color
-    for block in blocks(result):
+    shown = list(blocks(result))
+    ranks = hessian_ranks([(b.name, b.array) for b in shown if b.kind == "hessian"])
+    for block in shown:
         out.print(title(block.label, block.array), style="bold")
         if block.kind == "array":
             print_array(out, block.name, block.array, options.precision)
@@ -366,7 +382,7 @@ def print_tables(result, file, options: Options) -> Console:
             g = jacobian_grid(result, block, options.precision, options.heatmap, colour)
         else:
             assert block.array is not None  # only a gradient can be None
-            g = hessian_grid(block.name, block.array, options.precision)
+            g = hessian_grid(block.name, block.array, options.precision, ranks)
         print_grid(out, g)
         if block.array is not None and np.size(block.array) > SUMMARY_CELLS:
             out.print(_summary(np.size(block.array)))

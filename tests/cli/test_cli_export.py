@@ -59,7 +59,7 @@ PROGRAMS = [
     ("y = cbrt(x * 2) * x", ["--x", "-2,0.5,4"]),
 ]
 
-FORMULA_PROGRAMS = [p for k, p in enumerate(PROGRAMS) if k in (0, 1, 2, 4, 6, 8, 11)]
+FORMULA_PROGRAMS = [p for k, p in enumerate(PROGRAMS) if k in (0, 1, 2, 4, 6, 8, 11, 13)]
 
 
 def _gradcli_jacobian(cli_json, program: str, values: list[str]) -> dict:

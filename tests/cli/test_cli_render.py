@@ -152,6 +152,18 @@ def test_csv_hessian_index_is_the_first_input_s_then_the_second_s(csv_as_json):
     assert arrays["d2f/dxdw"].sum() == arrays["d2f/dwdx"].sum() == 1.0
 
 
+def test_a_mixed_hessian_block_has_rows_of_the_first_input_and_columns_of_the_second(cli):
+    """d2z/dxdw of a vector x and a scalar w: a row per x element, one column w (the split of
+    the block's dims is by each input's own, not half of the block's)."""
+    for exact in ([], ["--exact"]):
+        done = cli("hessian", "-e", "z = sum(sin(x))*w", "--x", "1,2", "-i", "w=3", *exact)
+        mixed = done.stdout.split("d2z/dxdw")[1].split("d2z/dwdx")[0]
+        rows = [line.split("│")[1].strip() for line in mixed.splitlines() if "│" in line]
+        assert rows == ["x[0]", "x[1]"], mixed
+        other = done.stdout.split("d2z/dwdx")[1].split("d2z/dwdw")[0]
+        assert "x[0]" in other.splitlines()[2] and "│ w " in other, other  # columns of x
+
+
 @pytest.mark.parametrize(
     "args, labels",
     [
