@@ -172,13 +172,16 @@ class Session:
         if words and self.statements:
             program = self.program()
             names = set(program.targets) | set(program.groups())
-            if all(part in names for part in words[0].split(",")):  # y, or y,z
+            parts = words[0].split(",")
+            if all(part in names for part in parts):  # y, or y,z
                 return words[0], words[1:]
-            if words[0].isidentifier() and words[0] not in ("nan", "inf"):  # not a value
+            unknown = [part for part in parts if part not in names]
+            several = len(parts) > 1 and len(unknown) < len(parts)  # y,q: outputs, q unknown
+            if several or (words[0].isidentifier() and words[0] not in ("nan", "inf")):
                 from .errors import GradcliError
 
                 raise GradcliError(
-                    f"the program has no output {words[0]!r}",
+                    f"the program has no output {unknown[0]!r}",
                     hint=f"names are: {', '.join(sorted(names))}",
                 )
         return None, words

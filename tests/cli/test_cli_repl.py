@@ -83,6 +83,9 @@ def test_a_name_that_is_no_output_is_said_to_be_none(cli):
     assert "error: the program has no output 'nothere'" in errors
     assert "hint: names are: y" in errors
     assert done.stdout.count("J^T v for x") == 1  # nan is a value, not a name
+    # of several outputs, the one the program lacks (it was read as --wrt, or as the vector)
+    done = _session(cli, "y = x ** 2", "z = sum(x)", ":set x 1,2", ":jacobian y,q", ":grad z,q")
+    assert done.stderr.splitlines().count("error: the program has no output 'q'") == 2
 
 
 def test_only_a_failed_line_makes_a_piped_session_fail(cli):
