@@ -398,6 +398,8 @@ class _Context:
 
     functions: Functions
     whole: dict[str, int]
+    # a torch module's name in the script -> the module (``import torch as T``: T -> torch)
+    aliases: dict[str, str] = field(default_factory=dict)
 
 
 def _compile_block(
@@ -407,6 +409,14 @@ def _compile_block(
     for node in body:
         text = ast.get_source_segment(source, node) or ""
         statement = Statement(len(steps) + 1, node.lineno, text)
+        as_written = statement
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            context.aliases.update(pytorch.aliases(node))
+        elif context.aliases:  # T.sin(x), after import torch as T: torch.sin(x)
+            written = pytorch.unaliased(node, context.aliases)
+            if written is not node:
+                node = written
+                statement = Statement(statement.number, statement.line, ast.unparse(node))
         if isinstance(node, ast.With) and _is_no_grad(node):
             _compile_block(node.body, source, steps, context, no_grad=True)
             continue
@@ -422,7 +432,9 @@ def _compile_block(
         try:
             made = _compile_node(node, statement, functions)
         except pytorch.Missing as missing:  # torch.cbrt: Python raises it when it gets there
-            made = [Step("raise", statement, error=(missing.kind, missing.message, *missing.span))]
+            span = missing.span_in(as_written.text, context.aliases) or (-1, -1)  # no carets
+            error = (missing.kind, missing.message, *span)
+            made = [Step("raise", as_written, error=error)]
         steps.extend(step if not no_grad else _under_no_grad(step) for step in made)
         for step in made:
             for name in (step.target, *step.targets):
@@ -1208,7 +1220,7 @@ class Session:
         elif step.kind == "raise":
             assert step.error is not None  # a raise step
             kind, message, start, end = step.error
-            raise ScriptError(step.statement, kind, message, (start, end))
+            raise ScriptError(step.statement, kind, message, None if start < 0 else (start, end))
         elif step.kind == "seed":
             assert step.number is not None  # a seed step
             self.rng = np.random.default_rng([SEEDED, int(step.number) % 2**64])

@@ -225,12 +225,6 @@ def _suggest(name: str, choices) -> str | None:
     return None if close is None else f"did you mean {close!r}?"
 
 
-def _span(node: ast.AST) -> tuple[int, int]:
-    """The columns of ``node`` in its statement's text (where Python puts its carets)."""
-    start = getattr(node, "col_offset", 0)
-    return start, getattr(node, "end_col_offset", None) or start
-
-
 class _Checker:
     """Walks one statement's expression, raising on anything outside the whitelist."""
 
@@ -632,7 +626,7 @@ class _Checker:
         method = F.METHODS.get(attribute.attr)
         if method is None and self.grads and prefix not in _MODULES and F.lookup(attribute.attr):
             message = f"'Tensor' object has no attribute '{attribute.attr}'"  # x.cbrt()
-            raise pytorch.Missing("AttributeError", message, _span(attribute))
+            raise pytorch.Missing("AttributeError", message, attribute)
         if method is None or prefix in _MODULES:
             raise self.fail(attribute, syntax.ATTRIBUTE, self.instead(attribute, node))
         function = ast.copy_location(ast.Name(method.name, ast.Load()), attribute)
@@ -654,7 +648,7 @@ class _Checker:
             return
         if self.grads:  # gradcli run: Python raises it there
             message = f"module '{module}' has no attribute '{name}'"
-            raise pytorch.Missing("AttributeError", message, _span(attribute))
+            raise pytorch.Missing("AttributeError", message, attribute)
         where = pytorch.where_torch_has(name)
         hint = (
             f"PyTorch's is {' or '.join(f'{m}.{name}' for m in where)}; or write {name}(...)"
