@@ -36,6 +36,7 @@ from ..ops.table import (
     HOLOMORPHIC,
     INT,
     NUMBER,
+    OPS,
     OPT_INT,
     OPT_TENSOR,
     REDUCTION,
@@ -96,7 +97,7 @@ def _times(value: Tensor, factor: Factor) -> Tensor:
     run once per node of every backward pass: a tensor factor (nearly always) and a factor of
     1 (sums) are handled without _scale's call and tests."""
     if type(factor) is Tensor:
-        return mul(value, factor)
+        return apply(_MUL, value, factor)  # mul's entry itself: two calls fewer than mul()
     return value if factor == 1 else _scale(value, factor)
 
 
@@ -205,7 +206,8 @@ def _unary(
         # (most have no parameters: then no merge of an empty dict into the call, here and
         # in op)
         factor = derivative(x, out, **params) if params else derivative(x, out)
-        return (_times(g, factor),)
+        # _times(g, factor), inline for a tensor factor (nearly always): a call fewer per node
+        return (apply(_MUL, g, factor) if type(factor) is Tensor else _times(g, factor),)
 
     def jvp(tangents: Sequence[Tensor], out: Tensor, x: Tensor, **params: Any) -> Tensor:
         return _scale(tangents[0], derivative(x, out, **params))
@@ -275,12 +277,12 @@ def _binary(
         ga = gb = None
         if needs[0]:
             assert da is not None, _MISSING
-            ga = _times(g, da)
+            ga = apply(_MUL, g, da) if type(da) is Tensor else _times(g, da)
             if ga.data.shape != a.data.shape:
                 ga = apply(_SUM_TO, ga, shape=a.data.shape)
         if needs[1]:
             assert db is not None, _MISSING
-            gb = _times(g, db)
+            gb = apply(_MUL, g, db) if type(db) is Tensor else _times(g, db)
             if gb.data.shape != b.data.shape:
                 gb = apply(_SUM_TO, gb, shape=b.data.shape)
         return ga, gb
@@ -415,6 +417,8 @@ mul = _binary(
     nonfinite_backward="0 * inf",
     complex=HOLOMORPHIC,
 )
+# mul's entry, which the reverse rules apply directly to multiply a cotangent by a factor
+_MUL = OPS["mul"]
 div: Binary = _binary(  # typed here: its own rule calls it
     "div",
     # 2 / x is PyTorch's reciprocal of x times 2
