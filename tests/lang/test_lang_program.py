@@ -344,9 +344,11 @@ def test_a_cache_entry_that_is_not_the_parsers_ir_is_parsed_afresh(ir, tmp_path,
     assert json.loads(path.read_text())["content"] == expected.to_json()  # and rewritten
 
 
-def test_a_build_with_other_signatures_reads_none_of_the_caches_entries(monkeypatch):
+def test_a_build_with_other_signatures_reads_none_of_the_caches_entries(monkeypatch, tmp_path):
     """An operation given a new option (another checkout of the same version) gets a cache of
     its own: an entry holds the options of the table that wrote it."""
+    # a cache directory of its own (on a fresh machine ~/.cache/gradcli may not exist yet)
+    monkeypatch.setenv("GRADCLI_CACHE_DIR", str(tmp_path))
     import dataclasses
 
     from gradcli.lang import cache
