@@ -357,11 +357,12 @@ def test_a_build_with_other_signatures_reads_none_of_the_caches_entries(monkeypa
     before = cache.entry_path("y = sum(x)")
     sum_op = FUNCTIONS["sum"]
     changed = dataclasses.replace(sum_op, params=(*sum_op.params, Param("dtype", "int or None")))
-    monkeypatch.setitem(FUNCTIONS, "sum", changed)
-    cache._signatures.cache_clear()
-    try:
-        assert cache.entry_path("y = sum(x)") != before
-    finally:
-        monkeypatch.undo()
+    with pytest.MonkeyPatch.context() as table:  # undone before the last check
+        table.setitem(FUNCTIONS, "sum", changed)
         cache._signatures.cache_clear()
+        try:
+            assert cache.entry_path("y = sum(x)") != before
+        finally:
+            table.undo()
+            cache._signatures.cache_clear()
     assert cache.entry_path("y = sum(x)") == before
