@@ -41,17 +41,46 @@ class _Modes:
     One instance, ``_Mode``, with slots: every operation reads it, and an instance's slot is
     read faster than a class attribute."""
 
-    __slots__ = ("grad_enabled", "forward_active", "nonfinite_watch", "tracer", "default_float")
+    __slots__ = (
+        "grad_enabled",
+        "_forward_active",
+        "nonfinite_watch",
+        "_tracer",
+        "watching",
+        "default_float",
+    )
 
     def __init__(self) -> None:
         self.grad_enabled = True
-        self.forward_active = False
+        self._forward_active = False
         # nodes whose reverse rule, and NonfiniteTangents of forward rules, first made a nan
         # or inf
         self.nonfinite_watch: list[Node | NonfiniteTangent] | None = None
-        self.tracer: Any = None  # records every primitive application while compiling
+        self._tracer: Any = None
+        # whether a tracer or forward mode is on: what apply reads, one test for the two
+        self.watching = False
         # torch's default floating dtype: what integers and booleans alone compute in (i / 2)
         self.default_float: np.dtype[Any] = DEFAULT_DTYPE
+
+    @property
+    def tracer(self) -> Any:
+        """What records every primitive application while compiling (None: nothing)."""
+        return self._tracer
+
+    @tracer.setter
+    def tracer(self, tracer: Any) -> None:
+        self._tracer = tracer
+        self.watching = tracer is not None or self._forward_active
+
+    @property
+    def forward_active(self) -> bool:
+        """Whether forward mode runs: operations compute their outputs' tangents."""
+        return self._forward_active
+
+    @forward_active.setter
+    def forward_active(self, active: bool) -> None:
+        self._forward_active = active
+        self.watching = active or self._tracer is not None
 
 
 _Mode = _Modes()
@@ -126,7 +155,7 @@ def _watch_tangent(
 
 
 def _all_finite(tensor: Tensor) -> bool:
-    return tensor.data.dtype.kind not in "fc" or bool(np.all(np.isfinite(tensor.data)))
+    return tensor.dtype.kind not in "fc" or bool(np.all(np.isfinite(tensor.data)))
 
 
 def _watch(
@@ -171,7 +200,7 @@ class Node:
     ``inputs`` are the input tensors (saved for the reverse rule); ``needs`` says which of them
     require grad. After a backward pass without ``retain_graph`` the saved values are released
     and a second pass raises an error, as in PyTorch. ``order`` is the node's place in the
-    order of creation, newest lowest: the reverse pass runs nodes by it.
+    order of creation, newest highest: the reverse pass runs nodes by it.
 
     Only ``apply`` makes nodes, with ``object.__new__`` and every slot set there: no
     ``__init__`` call on the hot path.
@@ -218,6 +247,7 @@ class Tensor:
 
     __slots__ = (
         "data",
+        "dtype",  # data.dtype, kept beside it: the engine reads it at every operation
         "requires_grad",
         "grad_fn",
         "_grad",
@@ -237,6 +267,7 @@ class Tensor:
                 f"(got {array.dtype})"
             )
         self.data = array
+        self.dtype: np.dtype[Any] = array.dtype
         self.requires_grad = bool(requires_grad)  # a bool: apply indexes _NEEDS_TWO by it
         self.grad_fn: Node | None = None
         self._grad: Tensor | None = None
@@ -247,10 +278,6 @@ class Tensor:
     @property
     def shape(self) -> tuple[int, ...]:
         return self.data.shape
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        return self.data.dtype
 
     @property
     def ndim(self) -> int:
@@ -314,10 +341,10 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. "
                 "Use tensor.detach().numpy() instead."
             )
-        if dtype is None or np.dtype(dtype) == self.data.dtype:
+        if dtype is None or np.dtype(dtype) == self.dtype:
             return self.data.copy() if copy else self.data
         if copy is False:
-            raise ValueError(f"cannot make {self.data.dtype} data {np.dtype(dtype)} without a copy")
+            raise ValueError(f"cannot make {self.dtype} data {np.dtype(dtype)} without a copy")
         return self.data.astype(dtype)
 
     def item(self) -> float:
@@ -385,6 +412,7 @@ def _wrap(data: Array) -> Tensor:
     """A constant tensor around an existing array, without ``__init__``'s checks (hot path)."""
     out = _new_tensor(Tensor)
     out.data = data
+    out.dtype = data.dtype
     out.requires_grad = False
     out.grad_fn = None
     out._grad = None
@@ -394,9 +422,9 @@ def _wrap(data: Array) -> Tensor:
 
 
 _new_tensor = _new_node = object.__new__
-# Node.order: each node's place in the order of creation, counting down so that the reverse
-# pass's heap (smallest first) gives the newest node first
-_ORDER = itertools.count(0, -1)
+# Node.order: each node's place in the order of creation (a count of step 1: its next() is
+# C arithmetic; the reverse pass's heap, smallest first, takes -order to run newest first)
+_ORDER = itertools.count()
 
 
 _data = operator.attrgetter("data")
@@ -410,31 +438,75 @@ _requires_grad = operator.attrgetter("requires_grad")
 def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     """Run a primitive on tensors (or numbers), recording a graph node when needed.
 
-    This runs once per operation of every eager program, so it is written for speed: one or
-    two operands are read without a loop, the dtype corrections (``_torch_dtype``) cost one
-    identity test per operand where, as nearly always, numpy's dtype already is torch's, and
-    the graph node is made only where an operand requires grad.
+    This runs once per operation of every eager program (and of every reverse rule), so it is
+    written for speed: one or two operands (nearly always) are read without a loop, each
+    operand's dtype is tested once against the result's (torch's dtype corrections, in
+    ``_torch_dtype``, apply only where they differ), and the graph node is made only where an
+    operand requires grad.
     """
-    tensors = args
-    for a in args:
-        if type(a) is not Tensor:
-            tensors = _coerce(args)
-            break
     forward = prim.forward
     assert forward is not None, f"{prim.name} is not a primitive"
-    if not prim.complex:
-        for t in tensors:
-            if t.data.dtype.kind == "c":
-                raise DtypeError(_complex_refusal(prim, t.data.dtype))
-    count = len(tensors)  # one or two operands, nearly always: read without map's set-up
-    if count == 1:
-        arrays: tuple[Array, ...] = (tensors[0].data,)
-    elif count == 2:
-        arrays = (tensors[0].data, tensors[1].data)
+    tensors = args
+    count = len(args)
+    if count == 2:
+        if type(args[0]) is not Tensor or type(args[1]) is not Tensor:
+            tensors = _coerce(args)
     else:
-        arrays = tuple(map(_data, tensors))
-    try:  # (most operations have no parameters: then no merge of an empty dict of them)
-        out_data = forward(*arrays, **params) if params else forward(*arrays)
+        for t in args:
+            if type(t) is not Tensor:
+                tensors = _coerce(args)
+                break
+    try:
+        if count == 1:
+            (a,) = tensors
+            x = a.data
+            x_dtype = a.dtype
+            if x_dtype is not DEFAULT_DTYPE and not prim.complex and x_dtype.kind == "c":
+                raise DtypeError(_complex_refusal(prim, x_dtype))
+            out_data = forward(x, **params) if params else forward(x)
+            if type(out_data) is not np.ndarray:
+                out_data = np.asarray(out_data)
+            dtype = out_data.dtype
+            if x_dtype is not dtype:  # else numpy's dtype is torch's
+                forward, out_data = _torch_dtype(forward, (x,), params, tensors, out_data)
+                dtype = out_data.dtype
+            grad = a.requires_grad
+            needs: tuple[bool, ...] = _NEEDS_ONE
+        elif count == 2:
+            a, b = tensors
+            x = a.data
+            y = b.data
+            x_dtype = a.dtype
+            y_dtype = b.dtype
+            if (x_dtype is not DEFAULT_DTYPE or y_dtype is not DEFAULT_DTYPE) and not prim.complex:
+                _refuse_complex(prim, tensors)
+            out_data = forward(x, y, **params) if params else forward(x, y)
+            if type(out_data) is not np.ndarray:
+                out_data = np.asarray(out_data)
+            dtype = out_data.dtype
+            if x_dtype is not dtype or y_dtype is not dtype:  # else numpy's dtype is torch's
+                forward, out_data = _torch_dtype(forward, (x, y), params, tensors, out_data)
+                dtype = out_data.dtype
+            grad = a.requires_grad or b.requires_grad
+            # one tuple per pattern: fewer objects for the collector
+            needs = _NEEDS_TWO[a.requires_grad][b.requires_grad]
+        else:
+            if not prim.complex:
+                _refuse_complex(prim, tensors)
+            arrays = tuple(map(_data, tensors))
+            out_data = forward(*arrays, **params)
+            if type(out_data) is not np.ndarray:
+                out_data = np.asarray(out_data)
+            dtype = out_data.dtype
+            for t in tensors:
+                if t.dtype is not dtype:
+                    forward, out_data = _torch_dtype(forward, arrays, params, tensors, out_data)
+                    dtype = out_data.dtype
+                    break
+            needs = tuple(map(_requires_grad, tensors))
+            grad = True in needs
+            if count <= 4:
+                needs = _NEEDS.setdefault(needs, needs)
     except EngineError:
         raise
     except TypeError as exc:  # numpy's refusal of these dtypes (the negation of a boolean)
@@ -444,45 +516,50 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     except (ValueError, IndexError) as exc:  # numpy's refusals of these operands
         shapes = " and ".join(str(t.shape) for t in tensors)
         raise ShapeError(f"{prim.name}: cannot apply to shapes {shapes}: {exc}") from None
-    if type(out_data) is not np.ndarray:
-        out_data = np.asarray(out_data)
-    dtype = out_data.dtype
-    for array in arrays:
-        if array.dtype is not dtype:  # else numpy's dtype is torch's
-            forward, out_data = _torch_dtype(forward, arrays, params, tensors, out_data)
-            break
     out = _new_tensor(Tensor)  # _wrap(out_data), inline: a call less per operation
     out.data = out_data
-    out.requires_grad = False
-    out.grad_fn = None
+    out.dtype = dtype
     out._grad = None
     out._retains_grad = False
     out.tangent = None
+    if grad and _Mode.grad_enabled and prim.differentiable:
+        node = _new_node(Node)
+        node.prim = prim
+        node.inputs = tensors
+        node.params = params
+        node.needs = needs
+        node.out_data = out_data
+        node.retained = None
+        node.released_name = None
+        node.order = next(_ORDER)
+        out.requires_grad = True
+        out.grad_fn = node
+    else:
+        out.requires_grad = False
+        out.grad_fn = None
+    if _Mode.watching:  # a tracer, or forward mode
+        _watched(prim, tensors, params, out, forward)
+    return out
+
+
+def _refuse_complex(prim: Op, tensors: Sequence[Tensor]) -> None:
+    """Refuse complex operands of an entry that is not defined for them."""
+    for t in tensors:
+        if t.dtype.kind == "c":
+            raise DtypeError(_complex_refusal(prim, t.dtype))
+
+
+def _watched(
+    prim: Op,
+    tensors: Sequence[Tensor],
+    params: dict[str, Any],
+    out: Tensor,
+    forward: Callable[..., Any],
+) -> None:
+    """What ``apply`` does beyond the operation while a program is traced (the step is
+    recorded) or forward mode runs (the output's tangent is computed)."""
     if _Mode.tracer is not None:
         _Mode.tracer.record(prim, tensors, params, out, forward)
-    if _Mode.grad_enabled and prim.differentiable:
-        for t in tensors:
-            if t.requires_grad:
-                if count == 1:
-                    needs: tuple[bool, ...] = _NEEDS_ONE
-                elif count == 2:  # one tuple per pattern: fewer objects for the collector
-                    needs = _NEEDS_TWO[tensors[0].requires_grad][tensors[1].requires_grad]
-                else:
-                    needs = tuple(map(_requires_grad, tensors))
-                    if count <= 4:
-                        needs = _NEEDS.setdefault(needs, needs)
-                node = _new_node(Node)
-                node.prim = prim
-                node.inputs = tensors
-                node.params = params
-                node.needs = needs
-                node.out_data = out_data
-                node.retained = None
-                node.released_name = None
-                node.order = next(_ORDER)
-                out.requires_grad = True
-                out.grad_fn = node
-                break
     if _Mode.forward_active and prim.differentiable:
         tangents = [t.tangent for t in tensors]
         if any(t is not None for t in tangents):
@@ -494,7 +571,6 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
             out.tangent = tangent
             if _Mode.nonfinite_watch is not None:
                 _watch_tangent(prim, tensors, tangents, tangent)
-    return out
 
 
 def _complex_refusal(prim: Op, dtype: np.dtype[Any]) -> str:
@@ -535,12 +611,10 @@ def _torch_dtype(
         forward = _on_floats(forward, _Mode.default_float)
         out_data = np.asarray(forward(*arrays, **params))
         dtype = out_data.dtype
-    if dtype.kind == "c" and any(t.data.dtype.kind in "iub" for t in tensors):
+    if dtype.kind == "c" and any(t.dtype.kind in "iub" for t in tensors):
         # numpy's complex128 of int64 and complex64: torch keeps the complex operand's dtype
         wanted = complex_of(
-            functools.reduce(
-                np.promote_types, [t.data.dtype for t in tensors if t.data.dtype.kind in "fc"]
-            )
+            functools.reduce(np.promote_types, [t.dtype for t in tensors if t.dtype.kind in "fc"])
         )
         if dtype != wanted:
             forward = _in_dtype(forward, wanted)
@@ -571,9 +645,9 @@ def _on_floats(forward: Callable[..., Any], dtype: np.dtype[Any]) -> Callable[..
 def _widest_float(tensors: Sequence[Tensor]) -> np.dtype[Any] | None:
     """The dtype torch gives a floating result of integer tensors: the widest floating
     operand's, or with none, the default floating dtype (None: no integer operand)."""
-    if not any(t.data.dtype.kind in "iu" for t in tensors):
+    if not any(t.dtype.kind in "iu" for t in tensors):
         return None
-    floating = [t.data.dtype for t in tensors if t.data.dtype.kind == "f"]
+    floating = [t.dtype for t in tensors if t.dtype.kind == "f"]
     return functools.reduce(np.promote_types, floating) if floating else _Mode.default_float
 
 
@@ -592,18 +666,23 @@ def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
     (a Python int) beside integer or boolean tensors only is an int64, as in torch."""
     if len(args) == 2:  # the usual case, a number beside a floating tensor, without the loops
         a, b = args
-        if type(a) is Tensor and type(b) in (float, int) and a.data.dtype.kind == "f":
-            # _scalar's cache read here, a call less, for a nonzero number (see _scalar)
-            constant = _SCALARS.get((type(b), b, a.data.dtype)) if b else None
-            return a, _scalar(b, a.data.dtype) if constant is None else constant
-        if type(b) is Tensor and type(a) in (float, int) and b.data.dtype.kind == "f":
-            constant = _SCALARS.get((type(a), a, b.data.dtype)) if a else None
-            return _scalar(a, b.data.dtype) if constant is None else constant, b
+        if type(a) is Tensor and (type(b) is float or type(b) is int):
+            if a.dtype is DEFAULT_DTYPE and b:  # (x * 1.01) one dict read, keyed by the number
+                constant = _DEFAULT_NUMBERS.get(b)
+                return a, _default_number(b) if constant is None else constant
+            if a.dtype.kind == "f":
+                return a, _scalar(b, a.dtype)
+        if type(b) is Tensor and (type(a) is float or type(a) is int):
+            if b.dtype is DEFAULT_DTYPE and a:
+                constant = _DEFAULT_NUMBERS.get(a)
+                return _default_number(a) if constant is None else constant, b
+            if b.dtype.kind == "f":
+                return _scalar(a, b.dtype), b
     dtype = None
     integral: list[np.dtype[Any]] = []
     for a in args:
         if isinstance(a, Tensor):
-            found = a.data.dtype
+            found = a.dtype
             if found.kind in "fc":
                 dtype = found if dtype is None else np.promote_types(dtype, found)
             elif found.kind in "iu":
@@ -642,6 +721,18 @@ def _scalar(value: complex, dtype: np.dtype[Any]) -> Tensor:
         array = np.asarray(value, dtype=dtype)
         array.flags.writeable = False
         constant = _SCALARS[key] = _wrap(array)
+    return constant
+
+
+# The constants of nonzero numbers (int or float) beside a tensor of the default dtype, keyed
+# by the number alone: an int and a float of one value give the same float64 constant
+_DEFAULT_NUMBERS: dict[float, Tensor] = {}
+
+
+def _default_number(value: float) -> Tensor:
+    if len(_DEFAULT_NUMBERS) > 4096:
+        _DEFAULT_NUMBERS.clear()
+    constant = _DEFAULT_NUMBERS[value] = _scalar(value, DEFAULT_DTYPE)
     return constant
 
 
@@ -723,7 +814,8 @@ def _run_backward(
                     if producer is not None:  # no cotangent for it: was it released?
                         _refuse_released(producer)
                     continue
-                if input_cotangent.data.dtype.kind == "c" and tensor.data.dtype.kind != "c":
+                dtype = input_cotangent.dtype
+                if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and tensor.dtype.kind != "c":
                     # a real tensor's gradient is the real part (torch: a function of reals)
                     input_cotangent = _complex().real(input_cotangent)
                 if producer is None:  # a leaf
@@ -738,7 +830,7 @@ def _run_backward(
                     if producer.inputs is None:
                         raise GradError(_FREED_GRAPH_ERROR)
                     cotangents[producer] = input_cotangent
-                    heappush(heap, (producer.order, producer))
+                    heappush(heap, (-producer.order, producer))
                 if create_graph:
                     live[producer] = tensor  # the only tensor whose grad_fn is producer
             if not heap:
@@ -767,7 +859,7 @@ def _run_backward(
                 output = _wrap(node.out_data)  # type: ignore[arg-type]
             else:
                 output = None
-            if prim.complex == HOLOMORPHIC and cotangent.data.dtype.kind == "c":
+            if prim.complex == HOLOMORPHIC and cotangent.dtype.kind == "c":
                 # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
                 # conj(z), since f(conj z) = conj(f(z)) for every holomorphic entry here
                 if output is None:
