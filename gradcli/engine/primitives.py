@@ -212,8 +212,15 @@ def _unary(
     def jvp(tangents: Sequence[Tensor], out: Tensor, x: Tensor, **params: Any) -> Tensor:
         return _scale(tangents[0], derivative(x, out, **params))
 
-    def op(x: TensorLike, **params: Any) -> Tensor:
-        return apply(entry, x, **params) if params else apply(entry, x)
+    if fields.get("params", _X) == _X:  # no parameters (nearly all): no dict made per call
+
+        def op(x: TensorLike) -> Tensor:
+            return apply(entry, x)
+
+    else:
+
+        def op(x: TensorLike, **params: Any) -> Tensor:  # type: ignore[misc]
+            return apply(entry, x, **params) if params else apply(entry, x)
 
     fields = {
         "params": _X,

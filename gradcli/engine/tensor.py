@@ -1,11 +1,13 @@
 """The Tensor, the graph node, and the reverse-mode pass.
 
 A Tensor wraps a numpy array. Applying a primitive (see ``primitives.py``) to tensors that
-require grad records a ``Node`` on the result: the primitive, its input tensors and its
-parameters. ``backward`` runs those nodes newest first (the reverse of their creation, as
-torch's engine runs them by sequence number), calling each primitive's reverse rule. The
-rules are written with the engine's own operations, so with ``create_graph=True`` the
-backward pass itself builds a graph that can be differentiated again.
+require grad records the graph's node on the result itself: the primitive, its input tensors
+and its parameters, in the tensor's node slots (one object an operation, not two;
+``grad_fn`` is a ``Node``, a view of them). ``backward`` runs those nodes newest first (the
+reverse of their creation, as torch's engine runs them by sequence number), calling each
+primitive's reverse rule. The rules are written with the engine's own operations, so with
+``create_graph=True`` the backward pass itself builds a graph that can be differentiated
+again.
 """
 
 from __future__ import annotations
@@ -160,15 +162,18 @@ def _all_finite(tensor: Tensor) -> bool:
 
 def _watch(
     watch: list[Node | NonfiniteTangent],
-    node: Node,
+    output: Tensor,
     cotangent: Tensor,
     inputs: Sequence[Tensor],
     input_cotangents: Sequence[Tensor | None],
 ) -> None:
-    if node in watch or not _all_finite(cotangent) or not all(_all_finite(t) for t in inputs):
+    """Put the node of ``output`` on the watch list if its rule made the first nan or inf."""
+    if not _all_finite(cotangent) or not all(_all_finite(t) for t in inputs):
         return
     if any(c is not None and not _all_finite(c) for c in input_cotangents):
-        watch.append(node)
+        node = _node_of(output)
+        if node not in watch:
+            watch.append(node)
 
 
 @contextmanager
@@ -195,42 +200,45 @@ _FREED_GRAPH_ERROR = (
 
 
 class Node:
-    """One recorded operation: what ``Tensor.grad_fn`` holds.
+    """One recorded operation, what ``Tensor.grad_fn`` gives: a view of the node slots of the
+    tensor it made (``output``), where ``apply`` records them.
 
     ``inputs`` are the input tensors (saved for the reverse rule); ``needs`` says which of them
     require grad. After a backward pass without ``retain_graph`` the saved values are released
-    and a second pass raises an error, as in PyTorch. ``order`` is the node's place in the
-    order of creation, newest highest: the reverse pass runs nodes by it.
+    and a second pass raises an error, as in PyTorch.
 
-    Only ``apply`` makes nodes, with ``object.__new__`` and every slot set there: no
-    ``__init__`` call on the hot path.
+    A tensor makes its node once, when ``grad_fn`` is first read, and keeps it: ``y.grad_fn is
+    y.grad_fn``, as in torch, and a node kept keeps its graph alive.
     """
 
-    __slots__ = (
-        "prim",
-        "inputs",
-        "params",
-        "needs",
-        "out_data",
-        "retained",
-        "released_name",
-        "order",
-        "__weakref__",
-    )
+    __slots__ = ("output", "__weakref__")
 
-    prim: Op
-    inputs: tuple[Tensor, ...] | None  # None once released
-    params: dict[str, Any]
-    needs: tuple[bool, ...]
-    out_data: Array | None
-    retained: Tensor | None
-    released_name: str | None
-    order: int
+    def __init__(self, output: Tensor) -> None:
+        self.output = output
+
+    @property
+    def prim(self) -> Op:
+        op = self.output._op
+        assert op is not None
+        return op
+
+    @property
+    def inputs(self) -> tuple[Tensor, ...] | None:  # None once released
+        return self.output._inputs
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.output._params
+
+    @property
+    def needs(self) -> tuple[bool, ...]:
+        return self.output._needs
 
     def name(self) -> str:
         """The backward function's name as PyTorch prints it, e.g. ``MulBackward0``."""
-        if self.released_name is not None:  # some namers read the inputs, which are gone
-            return self.released_name
+        released = self.output._released_name
+        if released is not None:  # some namers read the inputs, which are gone
+            return released
         namer = self.prim.backward_name
         return namer if isinstance(namer, str) else namer(self)
 
@@ -249,13 +257,32 @@ class Tensor:
         "data",
         "dtype",  # data.dtype, kept beside it: the engine reads it at every operation
         "requires_grad",
-        "grad_fn",
         "_grad",
         "_retains_grad",
         "tangent",
+        # The node that made this tensor: its entry, None for a leaf (and for every tensor
+        # that does not require grad). Only where it is not None are the others set: the
+        # input tensors (None once released), parameters, which inputs require grad, the
+        # place in the order of creation (the reverse pass runs the newest first), the name
+        # kept at release, and the Node that grad_fn gave (None before it is read).
+        "_op",
+        "_inputs",
+        "_params",
+        "_needs",
+        "_order",
+        "_released_name",
+        "_node",
         "__weakref__",
     )
     __array_priority__ = 1000  # so that ndarray <op> Tensor defers to Tensor's operators
+
+    _op: Op | None
+    _inputs: tuple[Tensor, ...] | None
+    _params: dict[str, Any]
+    _needs: tuple[bool, ...]
+    _order: int
+    _released_name: str | None
+    _node: Node | None
 
     def __init__(
         self, data: Any, requires_grad: bool = False, dtype: npt.DTypeLike | None = None
@@ -269,7 +296,7 @@ class Tensor:
         self.data = array
         self.dtype: np.dtype[Any] = array.dtype
         self.requires_grad = bool(requires_grad)  # a bool: apply indexes _NEEDS_TWO by it
-        self.grad_fn: Node | None = None
+        self._op: Op | None = None
         self._grad: Tensor | None = None
         self._retains_grad = False
         self.tangent: Tensor | None = None
@@ -294,7 +321,17 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return self.grad_fn is None
+        return self._op is None
+
+    @property
+    def grad_fn(self) -> Node | None:
+        """The node of the operation that made this tensor (None for a leaf)."""
+        if self._op is None:
+            return None
+        node = self._node
+        if node is None:
+            node = self._node = Node(self)
+        return node
 
     @property
     def grad(self) -> Tensor | None:
@@ -311,9 +348,8 @@ class Tensor:
         """Keep this non-leaf tensor's gradient in ``.grad`` during backward."""
         if not self.requires_grad:
             raise GradError("can't retain_grad on a Tensor that has requires_grad=False")
-        if self.grad_fn is not None:
+        if self._op is not None:
             self._retains_grad = True
-            self.grad_fn.retained = self
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if not self.is_leaf:
@@ -414,14 +450,14 @@ def _wrap(data: Array) -> Tensor:
     out.data = data
     out.dtype = data.dtype
     out.requires_grad = False
-    out.grad_fn = None
+    out._op = None
     out._grad = None
     out._retains_grad = False
     out.tangent = None
     return out
 
 
-_new_tensor = _new_node = object.__new__
+_new_tensor = object.__new__
 # Node.order: each node's place in the order of creation (a count of step 1: its next() is
 # C arithmetic; the reverse pass's heap, smallest first, takes -order to run newest first)
 _ORDER = itertools.count()
@@ -522,21 +558,18 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     out._grad = None
     out._retains_grad = False
     out.tangent = None
-    if grad and _Mode.grad_enabled and prim.differentiable:
-        node = _new_node(Node)
-        node.prim = prim
-        node.inputs = tensors
-        node.params = params
-        node.needs = needs
-        node.out_data = out_data
-        node.retained = None
-        node.released_name = None
-        node.order = next(_ORDER)
+    if grad and _Mode.grad_enabled and prim.differentiable:  # the node, on the output
         out.requires_grad = True
-        out.grad_fn = node
+        out._op = prim
+        out._inputs = tensors
+        out._params = params
+        out._needs = needs
+        out._order = next(_ORDER)
+        out._released_name = None
+        out._node = None
     else:
         out.requires_grad = False
-        out.grad_fn = None
+        out._op = None
     if _Mode.watching:  # a tracer, or forward mode
         _watched(prim, tensors, params, out, forward)
     return out
@@ -788,14 +821,13 @@ def _run_backward(
             )
     seeds = [_initial_gradient(o, g) for o, g in zip(outputs, gradients)]
 
-    # node -> cotangent of its output, summed so far; (order, node) of each in a heap
-    cotangents: dict[Node, Tensor] = {}
-    heap: list[tuple[int, Node]] = []
-    # node -> its output tensor, with create_graph: the rules then see the tensor itself
-    live: dict[Node, Tensor] = {}
+    # A node is the tensor it made (which holds it, see Tensor): node -> the cotangent of its
+    # output, summed so far; (-order, node) of each in a heap. Tensors hash by identity.
+    cotangents: dict[Tensor, Tensor] = {}
+    heap: list[tuple[int, Tensor]] = []
     leaf_cotangents: dict[int, tuple[Tensor, Tensor]] = {}  # id(leaf) -> (leaf, cotangent)
 
-    captured_nodes = {t.grad_fn: t for t in capture or () if t.grad_fn is not None}
+    captured_nodes = {t for t in capture or () if t._op is not None}
     found: dict[int, Tensor] = {}
     watch = _Mode.nonfinite_watch
 
@@ -809,54 +841,51 @@ def _run_backward(
             for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):
                 if not need:
                     continue
-                producer = tensor.grad_fn
                 if input_cotangent is None:
-                    if producer is not None:  # no cotangent for it: was it released?
-                        _refuse_released(producer)
+                    if tensor._op is not None:  # no cotangent for it: was it released?
+                        _refuse_released(tensor)
                     continue
                 dtype = input_cotangent.dtype
                 if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and tensor.dtype.kind != "c":
                     # a real tensor's gradient is the real part (torch: a function of reals)
                     input_cotangent = _complex().real(input_cotangent)
-                if producer is None:  # a leaf
+                if tensor._op is None:  # a leaf
                     key = id(tensor)
                     if key in leaf_cotangents:
                         input_cotangent = leaf_cotangents[key][1] + input_cotangent
                     leaf_cotangents[key] = (tensor, input_cotangent)
                     continue
-                if producer in cotangents:
-                    cotangents[producer] = cotangents[producer] + input_cotangent
+                if tensor in cotangents:
+                    cotangents[tensor] = cotangents[tensor] + input_cotangent
                 else:
-                    if producer.inputs is None:
+                    if tensor._inputs is None:
                         raise GradError(_FREED_GRAPH_ERROR)
-                    cotangents[producer] = input_cotangent
-                    heappush(heap, (-producer.order, producer))
-                if create_graph:
-                    live[producer] = tensor  # the only tensor whose grad_fn is producer
+                    cotangents[tensor] = input_cotangent
+                    heappush(heap, (-tensor._order, tensor))
             if not heap:
                 break
 
             node = heappop(heap)[1]
             cotangent = cotangents.pop(node)
             if captured_nodes and node in captured_nodes:
-                found[id(captured_nodes[node])] = cotangent
-            if node.retained is not None and capture is None:
-                _accumulate(node.retained, cotangent, create_graph)
-            prim = node.prim
+                found[id(node)] = cotangent
+            if node._retains_grad and capture is None:
+                _accumulate(node, cotangent, create_graph)
+            prim = node._op
+            assert prim is not None  # only nodes go on the heap
             vjp = prim.vjp
             assert vjp is not None, f"{prim.name} has no reverse rule"
-            saved = node.inputs
+            saved = node._inputs
             assert saved is not None  # a released node is refused when sent a cotangent
             inputs = operands = saved
-            needs = node.needs
-            # the output for the rule: the tensor itself when building a graph (the node
-            # holds no reference to it), else a constant around its saved values, or None
-            # for a rule that never reads it
+            needs = node._needs
+            # the output for the rule: the tensor itself when building a graph, else a
+            # constant around its values, or None for a rule that never reads it
             output: Tensor | None
             if create_graph:
-                output = live.pop(node)
+                output = node
             elif prim.vjp_reads_out:
-                output = _wrap(node.out_data)  # type: ignore[arg-type]
+                output = _wrap(node.data)
             else:
                 output = None
             if prim.complex == HOLOMORPHIC and cotangent.dtype.kind == "c":
@@ -867,18 +896,21 @@ def _run_backward(
                 else:
                     conjugated = _complex().conjugates([output, *inputs])
                     output, operands = conjugated[0], conjugated[1:]
-            params = node.params
+            params = node._params
             if params:
                 input_cotangents = vjp(cotangent, output, *operands, needs=needs, **params)
-            else:  # most nodes: no merge of an empty dict into the call's keywords
+            elif len(operands) == 2:  # most nodes: a plain call (no tuple, no dict made)
+                input_cotangents = vjp(cotangent, output, operands[0], operands[1], needs=needs)
+            elif len(operands) == 1:
+                input_cotangents = vjp(cotangent, output, operands[0], needs=needs)
+            else:
                 input_cotangents = vjp(cotangent, output, *operands, needs=needs)
             if watch is not None:
                 _watch(watch, node, cotangent, inputs, input_cotangents)
             if not retain_graph:  # release the saved values; the next round sends from inputs
                 if type(prim.backward_name) is not str:  # a namer may read the inputs
-                    node.released_name = node.name()
-                node.inputs = None
-                node.out_data = None
+                    node._released_name = _node_of(node).name()
+                node._inputs = None
 
     if capture is None:
         for leaf, cotangent in leaf_cotangents.values():
@@ -889,24 +921,31 @@ def _run_backward(
     return found
 
 
-def _refuse_released(root: Node) -> None:
-    """Raise torch's error if ``root`` or a node it reaches was released by an earlier
-    backward. The pass checks each node that receives a cotangent; this covers a part of
-    the graph that receives none (a rule gave None for an input that requires grad)."""
-    seen: set[Node] = set()  # nodes hash by identity
+def _node_of(tensor: Tensor) -> Node:
+    """The node of a tensor an operation made."""
+    node = tensor.grad_fn
+    assert node is not None
+    return node
+
+
+def _refuse_released(root: Tensor) -> None:
+    """Raise torch's error if the node of ``root`` (a tensor an operation made) or a node it
+    reaches was released by an earlier backward. The pass checks each node that receives a
+    cotangent; this covers a part of the graph that receives none (a rule gave None for an
+    input that requires grad)."""
+    seen: set[Tensor] = set()  # tensors hash by identity
     stack = [root]
     while stack:
         node = stack.pop()
         if node in seen:
             continue
         seen.add(node)
-        inputs = node.inputs
+        inputs = node._inputs
         if inputs is None:
             raise GradError(_FREED_GRAPH_ERROR)
         for tensor in inputs:
-            producer = tensor.grad_fn
-            if producer is not None and producer not in seen:
-                stack.append(producer)
+            if tensor._op is not None and tensor not in seen:
+                stack.append(tensor)
 
 
 def _complex() -> Any:
@@ -922,7 +961,7 @@ def _accumulate(tensor: Tensor, cotangent: Tensor, create_graph: bool) -> None:
         cotangent = Tensor(cotangent.data)
     if tensor._grad is None:
         # A fresh array: later accumulation must never write into a view of user data.
-        tensor._grad = cotangent if cotangent.grad_fn else Tensor(np.array(cotangent.data))
+        tensor._grad = cotangent if cotangent._op is not None else Tensor(np.array(cotangent.data))
     else:
         with set_grad_enabled(create_graph):
             tensor._grad = tensor._grad + cotangent
