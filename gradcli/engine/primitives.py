@@ -51,7 +51,7 @@ from ..ops.table import (
     register,
 )
 from .errors import DomainError, DtypeError, IndexDomainError, ShapeError
-from .tensor import Node, Tensor, TensorLike, _coerce, apply
+from .tensor import Node, Tensor, TensorLike, _coerce, apply, apply_two
 
 Forward = Callable[..., Any]  # numpy in; an array, or a numpy scalar, out
 BackwardName = str | Callable[[Any], str]  # PyTorch's grad_fn name, or the node -> the name
@@ -97,7 +97,7 @@ def _times(value: Tensor, factor: Factor) -> Tensor:
     run once per node of every backward pass: a tensor factor (nearly always) and a factor of
     1 (sums) are handled without _scale's call and tests."""
     if type(factor) is Tensor:
-        return apply(_MUL, value, factor)  # mul's entry itself: two calls fewer than mul()
+        return apply_two(_MUL, value, factor)  # mul's entry itself: two calls fewer than mul()
     return value if factor == 1 else _scale(value, factor)
 
 
@@ -207,20 +207,13 @@ def _unary(
         # in op)
         factor = derivative(x, out, **params) if params else derivative(x, out)
         # _times(g, factor), inline for a tensor factor (nearly always): a call fewer per node
-        return (apply(_MUL, g, factor) if type(factor) is Tensor else _times(g, factor),)
+        return (apply_two(_MUL, g, factor) if type(factor) is Tensor else _times(g, factor),)
 
     def jvp(tangents: Sequence[Tensor], out: Tensor, x: Tensor, **params: Any) -> Tensor:
         return _scale(tangents[0], derivative(x, out, **params))
 
-    if fields.get("params", _X) == _X:  # no parameters (nearly all): no dict made per call
-
-        def op(x: TensorLike) -> Tensor:
-            return apply(entry, x)
-
-    else:
-
-        def op(x: TensorLike, **params: Any) -> Tensor:  # type: ignore[misc]
-            return apply(entry, x, **params) if params else apply(entry, x)
+    def op(x: TensorLike, **params: Any) -> Tensor:
+        return apply(entry, x, **params) if params else apply(entry, x)
 
     fields = {
         "params": _X,
@@ -284,12 +277,12 @@ def _binary(
         ga = gb = None
         if needs[0]:
             assert da is not None, _MISSING
-            ga = apply(_MUL, g, da) if type(da) is Tensor else _times(g, da)
+            ga = apply_two(_MUL, g, da) if type(da) is Tensor else _times(g, da)
             if ga.data.shape != a.data.shape:
                 ga = apply(_SUM_TO, ga, shape=a.data.shape)
         if needs[1]:
             assert db is not None, _MISSING
-            gb = apply(_MUL, g, db) if type(db) is Tensor else _times(g, db)
+            gb = apply_two(_MUL, g, db) if type(db) is Tensor else _times(g, db)
             if gb.data.shape != b.data.shape:
                 gb = apply(_SUM_TO, gb, shape=b.data.shape)
         return ga, gb
@@ -301,7 +294,7 @@ def _binary(
         return terms[0] if len(terms) == 1 else add(terms[0], terms[1])
 
     def op(a: TensorLike, b: TensorLike) -> Tensor:
-        return apply(entry, a, b)
+        return apply_two(entry, a, b)
 
     fields = {
         "params": _XY,
