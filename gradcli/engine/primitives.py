@@ -51,7 +51,7 @@ from ..ops.table import (
     register,
 )
 from .errors import DomainError, DtypeError, IndexDomainError, ShapeError
-from .tensor import Node, Tensor, TensorLike, _coerce, apply, apply_two
+from .tensor import Node, Tensor, TensorLike, _coerce, apply, apply_one, apply_two
 
 Forward = Callable[..., Any]  # numpy in; an array, or a numpy scalar, out
 BackwardName = str | Callable[[Any], str]  # PyTorch's grad_fn name, or the node -> the name
@@ -90,15 +90,6 @@ def _scale(value: Tensor, factor: Factor) -> Tensor:
         if factor == 0:
             return zeros_like(value)
     return mul(value, factor)
-
-
-def _times(value: Tensor, factor: Factor) -> Tensor:
-    """``_scale(value, factor)`` for the reverse rules of the element-wise factories, which
-    run once per node of every backward pass: a tensor factor (nearly always) and a factor of
-    1 (sums) are handled without _scale's call and tests."""
-    if type(factor) is Tensor:
-        return apply_two(_MUL, value, factor)  # mul's entry itself: two calls fewer than mul()
-    return value if factor == 1 else _scale(value, factor)
 
 
 def zeros_like(x: Tensor) -> Tensor:
@@ -160,7 +151,7 @@ _DETACH = register(
 @public("detach")
 def detach(x: TensorLike) -> Tensor:
     """``x``'s values as a tensor that does not require grad (PyTorch's ``x.detach()``)."""
-    return apply(_DETACH, x)
+    return apply_one(_DETACH, x)
 
 
 def _is_zero(x: Array) -> NumpyResult:
@@ -206,14 +197,15 @@ def _unary(
         # (most have no parameters: then no merge of an empty dict into the call, here and
         # in op)
         factor = derivative(x, out, **params) if params else derivative(x, out)
-        # _times(g, factor), inline for a tensor factor (nearly always): a call fewer per node
-        return (apply_two(_MUL, g, factor) if type(factor) is Tensor else _times(g, factor),)
+        # a tensor factor (nearly always) multiplies by mul's entry itself, without _scale's
+        # tests and two calls fewer than mul()
+        return (apply_two(_MUL, g, factor) if type(factor) is Tensor else _scale(g, factor),)
 
     def jvp(tangents: Sequence[Tensor], out: Tensor, x: Tensor, **params: Any) -> Tensor:
         return _scale(tangents[0], derivative(x, out, **params))
 
     def op(x: TensorLike, **params: Any) -> Tensor:
-        return apply(entry, x, **params) if params else apply(entry, x)
+        return apply_one(entry, x, params)
 
     fields = {
         "params": _X,
@@ -272,17 +264,24 @@ def _binary(
         g: Tensor, out: Tensor, a: Tensor, b: Tensor, needs: tuple[bool, ...]
     ) -> tuple[Tensor | None, Tensor | None]:
         da, db = partials(a, b, out, needs)
-        # written out for the hot path (not _needed, sum_to, nor _scale for a tensor factor):
-        # a tensor factor multiplies, and a cotangent of the operand's shape is not summed
+        # written out for the hot path (not _needed, sum_to, nor _scale for a tensor factor or
+        # a factor of 1): a tensor factor multiplies, a cotangent times 1 is itself, and a
+        # cotangent of the operand's shape is not summed
         ga = gb = None
         if needs[0]:
             assert da is not None, _MISSING
-            ga = apply_two(_MUL, g, da) if type(da) is Tensor else _times(g, da)
+            if type(da) is Tensor:
+                ga = apply_two(_MUL, g, da)
+            else:
+                ga = g if da == 1 else _scale(g, da)
             if ga.data.shape != a.data.shape:
                 ga = apply(_SUM_TO, ga, shape=a.data.shape)
         if needs[1]:
             assert db is not None, _MISSING
-            gb = apply_two(_MUL, g, db) if type(db) is Tensor else _times(g, db)
+            if type(db) is Tensor:
+                gb = apply_two(_MUL, g, db)
+            else:
+                gb = g if db == 1 else _scale(g, db)
             if gb.data.shape != b.data.shape:
                 gb = apply(_SUM_TO, gb, shape=b.data.shape)
         return ga, gb

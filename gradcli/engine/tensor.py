@@ -464,6 +464,7 @@ _ORDER = itertools.count()
 
 
 _data = operator.attrgetter("data")
+_ndarray = np.ndarray
 _NEEDS: dict[tuple[bool, ...], tuple[bool, ...]] = {}
 _NEEDS_ONE = (True,)
 # needs of two operands, indexed by their requires_grad (False is 0, True is 1)
@@ -475,14 +476,16 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     """Run a primitive on tensors (or numbers), recording a graph node when needed.
 
     This runs once per operation of every eager program (and of every reverse rule), so it is
-    written for speed: one operand is read without a loop (two, in ``apply_two``), each
-    operand's dtype is tested once against the result's (torch's dtype corrections, in
-    ``_torch_dtype``, apply only where they differ), and the graph node is made only where an
-    operand requires grad.
+    written for speed: one or two operands go to ``apply_one`` and ``apply_two``, which read
+    them without a loop; each operand's dtype is tested once against the result's (torch's
+    dtype corrections, in ``_torch_dtype``, apply only where they differ), and the graph node
+    is made only where an operand requires grad.
     """
     count = len(args)
     if count == 2:
         return apply_two(prim, args[0], args[1], params)
+    if count == 1:
+        return apply_one(prim, args[0], params)
     forward = prim.forward
     assert forward is not None, f"{prim.name} is not a primitive"
     tensors = args
@@ -491,49 +494,42 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
             tensors = _coerce(args)
             break
     try:
-        if count == 1:
-            (a,) = tensors
-            x = a.data
-            x_dtype = a.dtype
-            if x_dtype is not DEFAULT_DTYPE and not prim.complex and x_dtype.kind == "c":
-                raise DtypeError(_complex_refusal(prim, x_dtype))
-            out_data = forward(x, **params) if params else forward(x)
-            if type(out_data) is not np.ndarray:
-                out_data = np.asarray(out_data)
-            dtype = out_data.dtype
-            if x_dtype is not dtype:  # else numpy's dtype is torch's
-                forward, out_data = _torch_dtype(forward, (x,), params, tensors, out_data)
-                dtype = out_data.dtype
-            grad = a.requires_grad
-            needs: tuple[bool, ...] = _NEEDS_ONE
-        else:
-            if not prim.complex:
-                _refuse_complex(prim, tensors)
-            arrays = tuple(map(_data, tensors))
-            out_data = forward(*arrays, **params)
-            if type(out_data) is not np.ndarray:
-                out_data = np.asarray(out_data)
-            dtype = out_data.dtype
-            for t in tensors:
-                if t.dtype is not dtype:
-                    forward, out_data = _torch_dtype(forward, arrays, params, tensors, out_data)
-                    dtype = out_data.dtype
-                    break
-            needs = tuple(map(_requires_grad, tensors))
-            grad = True in needs
-            if count <= 4:
-                needs = _NEEDS.setdefault(needs, needs)
+        if not prim.complex:
+            _refuse_complex(prim, tensors)
+        arrays = tuple(map(_data, tensors))
+        out_data = forward(*arrays, **params)
+        if type(out_data) is not _ndarray:
+            out_data = np.asarray(out_data)
+        if any(t.dtype is not out_data.dtype for t in tensors):
+            forward, out_data = _torch_dtype(forward, arrays, params, tensors, out_data)
+        needs = tuple(map(_requires_grad, tensors))
+        if count <= 4:
+            needs = _NEEDS.setdefault(needs, needs)
     except EngineError:
         raise
     except (TypeError, ValueError, IndexError) as exc:
         raise _refusal(prim, tensors, exc) from None
-    out = _new_tensor(Tensor)  # _wrap(out_data), inline: a call less per operation
+    return _output(prim, tensors, params, needs, out_data, forward)
+
+
+def _output(
+    prim: Op,
+    tensors: tuple[Tensor, ...],
+    params: dict[str, Any],
+    needs: tuple[bool, ...],
+    out_data: Array,
+    forward: Callable[..., Any],
+) -> Tensor:
+    """The tensor of an operation's result, with the graph's node on it where an operand
+    requires grad (and graphs are recorded); a tracer or forward mode is told of it.
+    ``apply_one`` and ``apply_two`` do the same inline (a call less per operation)."""
+    out = _new_tensor(Tensor)
     out.data = out_data
-    out.dtype = dtype
+    out.dtype = out_data.dtype
     out._grad = None
     out._retains_grad = False
     out.tangent = None
-    if grad and _Mode.grad_enabled and prim.differentiable:  # the node, on the output
+    if True in needs and _Mode.grad_enabled and prim.differentiable:  # the node, on the output
         out.requires_grad = True
         out._op = prim
         out._inputs = tensors
@@ -550,8 +546,56 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     return out
 
 
-# The parameters of an operation given none (apply_two's default): shared, never written
+# The parameters of an operation given none (the default of apply_one and apply_two): shared,
+# never written
 _NO_PARAMS: dict[str, Any] = {}
+
+
+def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
+    """``apply(prim, a, **params)``: what ``apply`` does, for one operand (``sin(x)``, most
+    of the reverse rules' factors), called without the tuple and dict of apply's ``*args``
+    and ``**params``; written out beside ``apply_two`` for the same reason."""
+    if type(a) is not Tensor:
+        (a,) = _coerce((a,))
+    forward = prim.forward
+    assert forward is not None, f"{prim.name} is not a primitive"
+    x = a.data
+    x_dtype = a.dtype
+    try:
+        if x_dtype is not DEFAULT_DTYPE and not prim.complex and x_dtype.kind == "c":
+            raise DtypeError(_complex_refusal(prim, x_dtype))
+        out_data = forward(x, **params) if params else forward(x)
+        if type(out_data) is not _ndarray:
+            out_data = np.asarray(out_data)
+        dtype = out_data.dtype
+        if x_dtype is not dtype:  # else numpy's dtype is torch's
+            forward, out_data = _torch_dtype(forward, (x,), params, (a,), out_data)
+            dtype = out_data.dtype
+    except EngineError:
+        raise
+    except (TypeError, ValueError, IndexError) as exc:
+        raise _refusal(prim, (a,), exc) from None
+    out = _new_tensor(Tensor)  # _output(...), inline
+    out.data = out_data
+    out.dtype = dtype
+    out._grad = None
+    out._retains_grad = False
+    out.tangent = None
+    if a.requires_grad and _Mode.grad_enabled and prim.differentiable:
+        out.requires_grad = True
+        out._op = prim
+        out._inputs = (a,)
+        out._params = params
+        out._needs = _NEEDS_ONE
+        out._order = next(_ORDER)
+        out._released_name = None
+        out._node = None
+    else:
+        out.requires_grad = False
+        out._op = None
+    if _Mode.watching:  # a tracer, or forward mode
+        _watched(prim, (a,), params, out, forward)
+    return out
 
 
 def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
@@ -559,7 +603,14 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
     the reverse rules' products): the most frequent operation, called without the tuple and
     dict of apply's ``*args`` and ``**params`` (about 1 k instructions of ~10 k), which is why
     it is written out beside apply rather than shared with it through a call."""
-    if type(a) is not Tensor or type(b) is not Tensor:
+    if type(b) is not Tensor:
+        if type(a) is Tensor and a.dtype is DEFAULT_DTYPE and (type(b) is float or type(b) is int):
+            # x * 1.01: the number's constant by one dict read (_coerce's first case, inline)
+            constant = _DEFAULT_NUMBERS.get(b) if b else None
+            a, b = _coerce((a, b)) if constant is None else (a, constant)
+        else:
+            a, b = _coerce((a, b))
+    elif type(a) is not Tensor:
         a, b = _coerce((a, b))
     forward = prim.forward
     assert forward is not None, f"{prim.name} is not a primitive"
@@ -571,7 +622,7 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
         if (x_dtype is not DEFAULT_DTYPE or y_dtype is not DEFAULT_DTYPE) and not prim.complex:
             _refuse_complex(prim, (a, b))
         out_data = forward(x, y, **params) if params else forward(x, y)
-        if type(out_data) is not np.ndarray:
+        if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
         dtype = out_data.dtype
         if x_dtype is not dtype or y_dtype is not dtype:  # else numpy's dtype is torch's
@@ -581,7 +632,7 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
         raise
     except (TypeError, ValueError, IndexError) as exc:
         raise _refusal(prim, (a, b), exc) from None
-    out = _new_tensor(Tensor)
+    out = _new_tensor(Tensor)  # _output(...), inline
     out.data = out_data
     out.dtype = dtype
     out._grad = None
@@ -872,12 +923,14 @@ def _run_backward(
     watch = _Mode.nonfinite_watch
 
     # Each round sends the cotangents of one node's inputs, then runs the next node. The first
-    # round sends the seeds to the outputs.
+    # round sends the seeds to the outputs. A node that is the only one waiting (the heap is
+    # empty and the round sends to no other: a chain) is run next without the heap.
     inputs: Sequence[Tensor] = outputs
     needs: Sequence[bool] = [True] * len(outputs)
     input_cotangents: Sequence[Tensor | None] = seeds
     with set_grad_enabled(create_graph):
         while True:
+            only: Tensor | None = None  # the one node waiting, kept off the heap
             for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):
                 if not need:
                     continue
@@ -901,11 +954,20 @@ def _run_backward(
                     if tensor._inputs is None:
                         raise GradError(_FREED_GRAPH_ERROR)
                     cotangents[tensor] = input_cotangent
-                    heappush(heap, (-tensor._order, tensor))
-            if not heap:
+                    if heap or only is not None:
+                        if only is not None:
+                            heappush(heap, (-only._order, only))
+                            only = None
+                        heappush(heap, (-tensor._order, tensor))
+                    else:
+                        only = tensor
+            if only is not None:
+                node = only
+            elif heap:
+                node = heappop(heap)[1]
+            else:
                 break
 
-            node = heappop(heap)[1]
             cotangent = cotangents.pop(node)
             if captured_nodes and node in captured_nodes:
                 found[id(node)] = cotangent
