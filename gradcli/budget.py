@@ -24,11 +24,12 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
 from .errors import GradcliError
+from .records import record
 
 ELEMENT_BYTES = 8  # every value is read as float64 first; float32 runs need less
 FACTOR = 2.5  # a run's values, their gradients in the backward pass, and temporaries
@@ -113,7 +114,7 @@ def _suggest(count: float) -> str:
     return "1MB"
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class Budget:
     """How much memory a command may take, and when it must stop (None: never)."""
 

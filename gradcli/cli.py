@@ -29,7 +29,7 @@ import sys
 import traceback
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Annotated
 
 import typer
@@ -38,6 +38,7 @@ from . import __version__, limits
 from .compute import DTYPES, MODES
 from .limits import Limits
 from .notice import say
+from .records import record
 from .results import FORMATS, Graph
 
 # ``gradcli functions --format``'s choices: ``reference.FORMATS``, which the command imports
@@ -396,7 +397,7 @@ def _names(text: str | None) -> list[str] | None:
 # -- the options every program command shares ----------------------------------------------------
 
 
-@dataclass
+@record(kw_only=False, frozen=False, eq=True)
 class Run:
     """The shared options of a command that runs a program."""
 

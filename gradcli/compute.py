@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import NamedTuple, TypeVar
 
 import numpy as np
@@ -32,6 +32,7 @@ from .outputs import (
     several,
     vectors_for,
 )
+from .records import record
 from .results import (
     HVP,
     JVP,
@@ -51,7 +52,7 @@ from .results import (
 DTYPES = {"float64": np.float64, "float32": np.float32}
 
 
-@dataclass
+@record(kw_only=False, frozen=False, eq=True)
 class Bound:
     """A program with a value for each input, and which inputs require grad."""
 

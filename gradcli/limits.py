@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from . import budget
 from .errors import GradcliError
+from .records import record
 
 # Python's own parser, which sympy's parser runs on, stops near 200 nested brackets; each
 # nested operation becomes one bracket in the text sympy reads, so this is as deep as it goes.
@@ -22,7 +22,7 @@ DEPTH_CEILING = 190
 LARGEST = 10**15  # a limit beyond any machine's memory, and within a C integer
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class Limits:
     """How large an input may be, and how much text the parser reads."""
 

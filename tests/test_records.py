@@ -109,3 +109,66 @@ def test_a_frozen_dataclass_or_a_record_may_derive_from_a_record():
         @dataclass(kw_only=True)
         class Thawed(RECORD[1]):  # type: ignore[misc,valid-type]
             pass
+
+
+# -- record(kw_only=False, eq=True) and record(frozen=False): dataclass's positional, value
+# and mutable classes (the IR's nodes, a program's statements, a command's options)
+
+
+def _values(decorate):
+    """The same positional class compared by value, with a __post_init__, made by ``decorate``."""
+
+    @decorate
+    class Point:
+        x: float
+        y: float = 0.0
+        tags: tuple = field(default_factory=tuple)
+
+        def __post_init__(self):
+            if self.x < 0:
+                raise ValueError(f"x must not be negative, got {self.x}")
+
+    return Point
+
+
+FROZEN = (_values(record(kw_only=False, eq=True)), _values(dataclass(frozen=True)))
+MUTABLE = (_values(record(kw_only=False, frozen=False, eq=True)), _values(dataclass))
+
+
+@pytest.mark.parametrize("pair", [FROZEN, MUTABLE], ids=["frozen", "mutable"])
+def test_positional_records_are_built_as_the_dataclass(pair):
+    mine, theirs = pair
+    for args, kwargs in [((1.0,), {}), ((1.0, 2.0), {}), ((), {"x": 1.0, "y": 2.0})]:
+        assert repr(mine(*args, **kwargs)) == repr(theirs(*args, **kwargs))
+    assert mine.__match_args__ == theirs.__match_args__ == ("x", "y", "tags")
+    for args, kwargs in [((), {}), ((1.0, 2.0, (), 4), {}), ((1.0,), {"x": 2.0}), ((), {"z": 1})]:
+        messages = []
+        for kind in pair:
+            with pytest.raises(TypeError) as error:
+                kind(*args, **kwargs)
+            messages.append(str(error.value).split("__init__() ")[1])
+        assert messages[0] == messages[1]
+    for kind in pair:  # __post_init__ runs
+        with pytest.raises(ValueError, match="negative"):
+            kind(-1.0)
+
+
+@pytest.mark.parametrize("pair", [FROZEN, MUTABLE], ids=["frozen", "mutable"])
+def test_records_compared_by_value_as_the_dataclass(pair):
+    nan = float("nan")
+    for kind in pair:
+        assert kind(1.0, 2.0) == kind(1.0, 2.0) and kind(1.0) != kind(2.0)
+        assert kind(nan) == kind(nan)  # the same nan, compared as dataclass does: in a tuple
+        assert kind(1.0).__eq__(1.0) is NotImplemented
+        assert kind(1.0, tags=(1,)) != kind(1.0)
+    mine, theirs = pair
+    if pair is FROZEN:
+        assert hash(mine(1.0, 2.0)) == hash(theirs(1.0, 2.0)) == hash((1.0, 2.0, ()))
+        assert len({mine(1, 2), mine(1.0, 2.0)}) == 1
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            mine(1.0).x = 2.0
+    else:
+        assert mine.__hash__ is None and theirs.__hash__ is None  # mutable: unhashable
+        made = mine(1.0)
+        made.x = 3.0
+        assert made == mine(3.0)

@@ -271,8 +271,10 @@ def _abs_jvp(tangents: Sequence[Tensor], out: Tensor, z: Tensor) -> Tensor:
     return real(P.mul(conj(_sgn(z, out)), tangents[0]))
 
 
-# abs is declared with the element-wise functions; its complex rules are these
+# abs is declared with the element-wise functions; its complex rules are these (the reverse
+# rule reads abs's output, where the real one did not)
 _ABS.vjp, _ABS.jvp, _ABS.complex = _abs_vjp, _abs_jvp, COMPLEX_RULES
+_ABS.vjp_reads_out = True
 
 
 # -- polar, view_as_real, view_as_complex -----------------------------------------------------

@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container
-from dataclasses import dataclass
 from types import EllipsisType
 from typing import Protocol, TypeVar, Union, cast
+
+from ..records import record
 
 IndexItem = Union[int, slice, EllipsisType, None]  # noqa: UP007 - None is a new axis
 # An option's value: a dim, p, a flag, a reduction, or an index item (y[0:2] = ...)
 Option = Union[int, float, bool, str, None, slice, EllipsisType, tuple[int, ...]]  # noqa: UP007
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class Const:
     """A number written in the program (or folded from arithmetic on numbers): a whole number
     written as one is an int (with an integer tensor, ``idx + 1`` stays an integer); ``2j``
@@ -41,14 +42,14 @@ class Const:
     value: float | int | complex
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class Name:
     """A name: an input, an assigned name, or an element ``x0`` of a vector."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class Call:
     """``op(*args, *params)``: tensor operands first, then options, as the op table's
     signature orders them (the validator fills in every default)."""
@@ -58,7 +59,7 @@ class Call:
     params: tuple[Option, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class Index:
     """``base[items]``, numpy's basic indexing."""
 

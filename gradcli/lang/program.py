@@ -10,13 +10,14 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import astuple, dataclass, field
+from dataclasses import astuple, field
 
 import numpy as np
 
 from .. import budget, limits
 from .. import engine as gc
 from ..errors import GradcliError, engine_hint, listing
+from ..records import record
 from ..values import constructor_dtype, generator_for, parse_constructor
 from . import diagnose
 from . import functions as F
@@ -38,7 +39,7 @@ from .statement import Backward, Statement, element_of
 MAX_GAP = 64  # missing elements a vector y0, y1, ... may have (each taken as 0)
 
 
-@dataclass
+@record(kw_only=False, frozen=False, eq=True)
 class RunLog:
     """What runs tell the user besides their values: notes (a gap in an element vector),
     where non-finite values appeared, and the statement that made each graph node."""
@@ -48,7 +49,7 @@ class RunLog:
     origins: dict[int, Statement] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class Assignment:
     """``target = expression`` (``ir``), or an input declared with a constructor."""
 
@@ -59,7 +60,7 @@ class Assignment:
     columns: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class Program:
     """The statements in order; everything else is derived from them. ``backward`` holds
     the PyTorch code's ``y.backward(v)`` calls, in order."""

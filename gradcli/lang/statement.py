@@ -8,15 +8,15 @@ here, apart from both, so that a program read back from the cache loads without 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ..errors import GradcliError
+from ..records import record
 
 # x0, x12 (not x01: a leading zero would make y0 and y00 the same element)
 _ELEMENT_NAME = re.compile(r"^([A-Za-z]\w*?)(0|[1-9]\d{0,8})$")  # up to 9 digits: x999999999
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class Statement:
     """One ``name = expression`` as written, and where it stands in the program."""
 
@@ -32,7 +32,7 @@ class Statement:
         return GradcliError(message, where=self.where, source=self.text, column=column, hint=hint)
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class Backward:
     """``output.backward(gradient, retain_graph=...)``: ``gradient`` names the cotangent
     (None: the output is a scalar, or torch's error says it is not). ``zero_grad``: the

@@ -191,13 +191,8 @@ class Op:
     complex: str = ""
     # whether ``vjp`` reads its ``out`` argument; False (the element-wise factories find it
     # from the rule's code): the engine passes None, making no tensor of the saved output.
-    # Setting ``vjp`` afterwards (complexes.py gives abs its complex rule) sets it back to True.
+    # Who gives an entry another ``vjp`` afterwards sets this too (complexes.py, for abs).
     vjp_reads_out: bool = True
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        super().__setattr__(name, value)
-        if name == "vjp":  # (__init__ sets vjp_reads_out after vjp: the value given stays)
-            super().__setattr__("vjp_reads_out", True)
 
     @property
     def in_language(self) -> bool:

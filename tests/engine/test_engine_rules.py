@@ -3,6 +3,7 @@ second order, and the adjoint identity between them."""
 
 from __future__ import annotations
 
+import dis
 from functools import partial
 
 import numpy as np
@@ -26,6 +27,8 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import gradcli as gc
+from gradcli.engine import primitives as P
+from gradcli.ops.table import OPS as TABLE
 
 OP_PARAMS = [pytest.param(op, id=op.name) for op in OPS]
 
@@ -224,3 +227,38 @@ def test_float32_stays_float32(op, data):
     directions = [gc.tensor(random_like(rng, x.shape), dtype=gc.float32) for x in case.inputs]
     _, tangent = gc.jvp(case.fn, tensors(case.inputs, dtype=gc.float32), directions)
     assert tangent.dtype == np.float32
+
+
+def _reads_by_dis(function, name):
+    """``reads_argument`` by ``dis``: whether any instruction loads the local ``name``."""
+    code = function.__code__
+    if name in code.co_cellvars:
+        return True
+    return any(i.argval == name and "FAST" in i.opname for i in dis.get_instructions(code))
+
+
+def test_reads_argument_finds_every_rule_that_reads_out():
+    """The element-wise factories tell the engine which reverse rules never read ``out`` by
+    reading their bytecode (``reads_argument``): it must agree with ``dis`` on every entry's
+    derivative, read through a nested function, a long jump (EXTENDED_ARG), or not at all."""
+    checked = 0
+    for op in TABLE.values():
+        for cell in getattr(op.vjp, "__closure__", None) or ():
+            rule = cell.cell_contents
+            if callable(rule) and hasattr(rule, "__code__"):
+                assert P.reads_argument(rule, "out") == _reads_by_dis(rule, "out"), op.name
+                assert op.vjp_reads_out or not _reads_by_dis(rule, "out"), op.name
+                checked += 1
+    assert checked > 50
+
+    def nested(x, out):
+        return (lambda: out)()
+
+    long_body = "\n".join(f"        v{i} = x + {i}" for i in range(300))
+    namespace: dict = {}
+    exec(f"def long(x, out):\n    if x:\n{long_body}\n    return x\n", namespace)
+    assert P.reads_argument(nested, "out") and P.reads_argument(len, "out")
+    assert not P.reads_argument(lambda x, out: x, "out")
+    assert not P.reads_argument(namespace["long"], "out")
+    assert any(i.opname == "EXTENDED_ARG" for i in dis.get_instructions(namespace["long"]))
+    assert P.reads_argument(lambda x, out: out * x, "out")
