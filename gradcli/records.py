@@ -94,7 +94,7 @@ def _eq(self, other: Any) -> bool:
 
 
 def _hash(self) -> int:
-    return hash(type(self).__record_values__(self))
+    return hash(type(self).__record_hashed__(self))
 
 
 def _setattr(self, name: str, value: Any) -> None:
@@ -144,14 +144,17 @@ def record(
             for params in bases:
                 params.frozen = True
         fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-        names = tuple(f.name for f in fields)
+        # the fields compared and hashed, as dataclass chooses them (compare=, hash=)
+        compared = tuple(f.name for f in fields if f.compare)
+        hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
         attributes: dict[str, Any] = {
             "__init__": _init,
             "__repr__": _repr,
             "__record_fields__": fields,
             "__record_positional__": 0 if kw_only else len(fields),
             "__record_post_init__": getattr(cls, "__post_init__", None),
-            "__record_values__": _values_of(names),
+            "__record_values__": _values_of(compared),
+            "__record_hashed__": _values_of(hashed),
         }
         if eq:
             attributes["__eq__"] = _eq

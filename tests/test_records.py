@@ -123,6 +123,7 @@ def _values(decorate):
         x: float
         y: float = 0.0
         tags: tuple = field(default_factory=tuple)
+        note: str = field(default="", compare=False)  # neither compared nor hashed
 
         def __post_init__(self):
             if self.x < 0:
@@ -140,8 +141,13 @@ def test_positional_records_are_built_as_the_dataclass(pair):
     mine, theirs = pair
     for args, kwargs in [((1.0,), {}), ((1.0, 2.0), {}), ((), {"x": 1.0, "y": 2.0})]:
         assert repr(mine(*args, **kwargs)) == repr(theirs(*args, **kwargs))
-    assert mine.__match_args__ == theirs.__match_args__ == ("x", "y", "tags")
-    for args, kwargs in [((), {}), ((1.0, 2.0, (), 4), {}), ((1.0,), {"x": 2.0}), ((), {"z": 1})]:
+    assert mine.__match_args__ == theirs.__match_args__ == ("x", "y", "tags", "note")
+    for args, kwargs in [
+        ((), {}),
+        ((1.0, 2.0, (), "", 4), {}),
+        ((1.0,), {"x": 2.0}),
+        ((), {"z": 1}),
+    ]:
         messages = []
         for kind in pair:
             with pytest.raises(TypeError) as error:
@@ -161,9 +167,11 @@ def test_records_compared_by_value_as_the_dataclass(pair):
         assert kind(nan) == kind(nan)  # the same nan, compared as dataclass does: in a tuple
         assert kind(1.0).__eq__(1.0) is NotImplemented
         assert kind(1.0, tags=(1,)) != kind(1.0)
+        assert kind(1.0, note="a") == kind(1.0, note="b")
     mine, theirs = pair
     if pair is FROZEN:
         assert hash(mine(1.0, 2.0)) == hash(theirs(1.0, 2.0)) == hash((1.0, 2.0, ()))
+        assert hash(mine(1.0, note="a")) == hash(mine(1.0, note="b"))
         assert len({mine(1, 2), mine(1.0, 2.0)}) == 1
         with pytest.raises(dataclasses.FrozenInstanceError):
             mine(1.0).x = 2.0
