@@ -39,7 +39,7 @@ from .compute import (
 )
 from .engine.compile import batch_size
 from .errors import GradcliError, listing
-from .files import atomic_output, refuse_input
+from .files import atomic_output, refuse_folder, refuse_input
 from .results import Points
 from .values import json_numbers, load_json, open_archive, parse_value, read_data
 
@@ -319,16 +319,23 @@ def check_out_path(path: str) -> None:
         from .parquet import pyarrow
 
         pyarrow()
-    if is_folder(path) or kind:  # a folder of .npy parts for each result, a Zarr store
-        path = path.rstrip("/") or path
-    elif not path.endswith((".npy", ".npz")):
+    if not (is_folder(path) or kind or path.endswith((".npy", ".npz"))):
         raise GradcliError(
             f"--out {path}: unknown file type",
             hint="use .npy, .npz, .zarr or .parquet, or DIR/ for a folder of .npy parts",
         )
-    folder = Path(path).parent
+    folder = Path(path.rstrip("/") or path).parent  # a folder's, or a Zarr store's, parent
     if not folder.is_dir():
         raise GradcliError(f"--out {path}: no such folder {folder}")
+    refuse_out(path)
+
+
+def refuse_out(path: str) -> None:
+    """Refuse an --out that is one of the command's inputs (those read so far), or a folder
+    gradcli may not replace (``files.refuse_folder``)."""
+    refuse_input(path.rstrip("/") or path)
+    if is_folder(path) or storage_of(path) == "zarr":
+        refuse_folder(path)
 
 
 def _arrays(chunk: Points) -> dict[str, np.ndarray]:
@@ -624,7 +631,7 @@ def main(
     count(points)  # no points: said so before the program is bound without them
     bound = bind(shape_defaults(points))
     if out is not None:  # every input file is read by now: refuse to write over one
-        refuse_input(out)
+        refuse_out(out)
     points = fit_rows(points, spec, bound)
     disagreed = None
     try:

@@ -11,13 +11,16 @@ import bisect
 import math
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from . import budget
 from .errors import GradcliError
+from .files import new_mode, refuse_folder
 from .values import mapped_header
 
 
@@ -62,6 +65,19 @@ class Blocks(Stored):
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+
+def check_block(where: str, declared: str, need: int, smaller: str) -> None:
+    """Refuse, before any of it is read, a block of stored points (a Zarr chunk, a Parquet
+    row group) whose reading alone would take more than the memory budget: ``need`` bytes,
+    from what the file ``declared`` of its size (``where``: which file and block)."""
+    limit = budget.current().max_memory
+    if need > limit:
+        raise GradcliError(
+            f"--batch ({where}) {declared}: reading one would need {budget.format_bytes(need)} "
+            f"of memory, and the budget is {budget.format_bytes(limit)} (--max-memory)",
+            hint=f"raise the budget with --max-memory {budget._suggest(need)}, or {smaller}",
+        )
 
 
 class NpyRows(Stored):
@@ -210,14 +226,28 @@ def storage_of(path: str) -> str | None:
     return next((kind for kind in ("zarr", "parquet") if name.endswith(f".{kind}")), None)
 
 
-def replace_folder(new: str, target: str) -> None:
-    """Rename ``new`` onto ``target``, a folder that may exist (moved aside, then removed)."""
+def out_target(path: str) -> str:
+    """The file or folder --out names, absolute, its links resolved: what is replaced."""
+    return os.path.realpath(path.rstrip("/") or path)
+
+
+def replace_folder(new: str, path: str) -> None:
+    """Rename the folder ``new`` onto the folder --out ``path`` names (``out_target``),
+    which may exist: a folder gradcli wrote, moved aside then removed, or an empty one
+    (``files.refuse_folder`` refuses any other, checked again here as the folder may have
+    changed while the batch ran). ``new`` takes the mode of the folder it replaces, or the
+    mode ``mkdir`` gives a new folder."""
+    target = out_target(path)
+    refuse_folder(path)
     old = None
+    mode = new_mode(0o777)
     if os.path.lexists(target):
         if not os.path.isdir(target):
-            raise GradcliError(f"--out {target}/: a file of that name is in the way")
+            raise GradcliError(f"--out {path}: a file of that name is in the way")
+        mode = stat.S_IMODE(os.stat(target).st_mode)
         old = tempfile.mkdtemp(prefix=".gradcli-", suffix=".old", dir=os.path.dirname(target))
         os.replace(target, os.path.join(old, "previous"))
+    os.chmod(new, mode)
     os.replace(new, target)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)

@@ -42,10 +42,10 @@ from .batch import (
     zip_parts,
 )
 from .batch_passes import Settings
-from .chunked import Stored, chunks, is_folder, replace_folder, storage_of
+from .chunked import Stored, chunks, is_folder, out_target, replace_folder, storage_of
 from .compute import Bound
 from .errors import GradcliError
-from .files import refuse_input
+from .files import mark_output, refuse_input
 
 #: The chunks of points a task takes (each replayed on its own, as in one process): more
 #: than one, so that a task's own cost (milliseconds of scheduling and transfer) is small
@@ -227,9 +227,8 @@ class ChunkedOut:
         refuse_input(path.rstrip("/") or path)
         keys = first if self.is_folder or path.endswith(".npz") else main_results(path, first)
         self.rows = {k: (first[k].shape[1:], first[k].dtype) for k in keys}
-        target = os.path.abspath(path.rstrip("/"))
-        self.target = target
-        parent = os.path.dirname(target)
+        self.target = out_target(path)
+        parent = os.path.dirname(self.target)
         self.scratch = tempfile.mkdtemp(prefix=".gradcli-", suffix=".tmp", dir=parent)
         files = {}
         try:
@@ -261,7 +260,8 @@ class ChunkedOut:
                     for name in os.listdir(os.path.join(self.scratch, key)):
                         if name.endswith(".npy") and int(name[5:11]) < parts:
                             os.replace(*(os.path.join(f, key, name) for f in (self.scratch, kept)))
-                replace_folder(kept, self.target)
+                mark_output(kept, list(self.rows), done)
+                replace_folder(kept, self.path)
                 return
             paths = {}
             for key, (part, header, point) in self.sink.files.items():
@@ -280,7 +280,7 @@ class ChunkedOut:
                 (final,) = paths.values()
             with open(final, "rb+") as f:
                 os.fsync(f.fileno())
-            os.replace(final, os.path.realpath(self.path))
+            os.replace(final, self.target)
         except OSError as exc:
             raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
         finally:

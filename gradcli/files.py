@@ -9,11 +9,18 @@ reader never sees a partial file under the final name (a killed run leaves at mo
 ``reading_inputs()`` opens a command's span: every input file it reads (``note_input``) is
 remembered by its device and inode, and ``refuse_input(path)`` refuses an output that would
 land on one of them, whatever the path that names it (a symlink, a hard link, ``./x``).
+
+A folder --out (a folder of .npy parts, a Zarr store) replaces only what gradcli wrote:
+``mark_output`` leaves a manifest in each folder it writes (a Zarr store carries the same in
+its attributes), and ``refuse_folder`` refuses any other folder that is not empty, and, made
+by gradcli or not, the working folder, ``$HOME``, ``/``, an input or any folder that holds
+one or holds the working folder.
 """
 
 from __future__ import annotations
 
 import contextvars
+import json
 import os
 import stat
 from collections.abc import Iterator
@@ -30,6 +37,8 @@ _INPUTS: contextvars.ContextVar[dict[tuple[int, int], str] | None] = contextvars
 
 TEMPORARY_PREFIX = ".gradcli-"
 TEMPORARY_SUFFIX = ".tmp"
+MANIFEST = ".gradcli-output.json"  # in each folder --out gradcli writes: it may replace it
+ZARR_METADATA = "zarr.json"  # a Zarr (v3) store's, whose attributes carry the manifest
 
 
 @contextmanager
@@ -71,6 +80,91 @@ def refuse_input(path: str, option: str = "--out") -> None:
         )
 
 
+def manifest(results: list[str], points: int) -> dict:
+    """What a folder gradcli writes says of itself (``MANIFEST``, or a Zarr store's
+    attributes under ``"gradcli"``): that gradcli wrote it, and what it holds."""
+    from . import __version__
+
+    return {"written_by": "gradcli", "version": __version__, "results": results, "points": points}
+
+
+def mark_output(folder: str, results: list[str], points: int) -> None:
+    """Leave the manifest in ``folder``, one gradcli is writing: a later --out may replace it."""
+    with open(os.path.join(folder, MANIFEST), "w", encoding="utf-8") as f:
+        json.dump(manifest(results, points), f, indent=1)
+        f.write("\n")
+
+
+def _json_at(path: str) -> object:
+    text = read_regular(Path(path), 1 << 20)
+    try:
+        return None if text is None else json.loads(text)
+    except ValueError:
+        return None
+
+
+def written_by_gradcli(folder: str) -> bool:
+    """Whether ``folder`` holds gradcli's manifest (or is a Zarr store whose attributes do)."""
+    own = _json_at(os.path.join(folder, MANIFEST))
+    store = _json_at(os.path.join(folder, ZARR_METADATA))
+    if isinstance(store, dict) and isinstance(store.get("attributes"), dict):
+        store = store["attributes"].get("gradcli")
+    return any(isinstance(m, dict) and m.get("written_by") == "gradcli" for m in (own, store))
+
+
+def _within(folder: str, path: str) -> bool:
+    """Whether ``path`` is ``folder`` or inside it (both absolute, links resolved)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def refuse_folder(path: str, option: str = "--out") -> None:
+    """Refuse to replace the folder ``path`` names unless gradcli wrote it (or it is empty,
+    or not there yet); and never the working folder, ``$HOME``, ``/``, one of the command's
+    inputs, or a folder that holds the working folder or an input."""
+    target = os.path.realpath(path)
+    shown = f"{option} {path}"
+    example = "results.zarr" if target.lower().endswith(".zarr") else "results/"
+    inputs = _INPUTS.get() or {}
+    protected = [
+        (os.path.realpath(os.getcwd()), "the working folder"),
+        (os.path.realpath(os.path.expanduser("~")), "your home folder"),
+        (os.sep, "the root folder"),
+        *((os.path.realpath(read), f"the command's input {read}") for read in inputs.values()),
+    ]
+    for kept, what in protected:
+        if _within(target, kept):
+            raise GradcliError(
+                f"{shown} {'is' if target == kept else 'holds'} {what}, which gradcli never "
+                "removes",
+                hint=f"give {option} a new folder's name, e.g. {option} {example}",
+            )
+    if not os.path.isdir(target):
+        return  # not there yet (a file in the way is said where the folder is written)
+    try:
+        entries = os.listdir(target)
+    except OSError as exc:
+        raise GradcliError(f"{shown}: cannot read the folder: {exc.strerror or exc}") from None
+    if entries and not written_by_gradcli(target):
+        raise GradcliError(
+            f"{shown} is a folder that gradcli did not write, and it is not empty; gradcli "
+            "replaces only a folder it wrote itself (its earlier --out)",
+            hint=f"give {option} a new folder's name, or move or remove {path} yourself",
+        )
+    for folder, _, names in os.walk(target):  # a hard link to an input, by another name
+        for name in names:
+            try:
+                info = os.lstat(os.path.join(folder, name))
+            except OSError:
+                continue
+            read = inputs.get((info.st_dev, info.st_ino))
+            if read is not None:
+                raise GradcliError(
+                    f"{shown} holds {os.path.join(folder, name)}, the same file as the "
+                    f"command's input {read}; replacing the folder would remove it",
+                    hint=f"give {option} a new folder's name, e.g. {option} {example}",
+                )
+
+
 @contextmanager
 def atomic_output(path: str, option: str = "--out") -> Iterator[str]:
     """A temporary file's path beside ``path``, renamed onto it when the block succeeds.
@@ -104,9 +198,7 @@ def atomic_output(path: str, option: str = "--out") -> Iterator[str]:
     except OSError as exc:
         raise GradcliError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(handle, 0o666 & ~umask)
+        os.fchmod(handle, new_mode(0o666))
         os.close(handle)
         yield temporary
         with open(temporary, "rb+") as f:  # on disk before the name points at it
@@ -118,6 +210,14 @@ def atomic_output(path: str, option: str = "--out") -> Iterator[str]:
     except BaseException:
         _remove(temporary)
         raise
+
+
+def new_mode(base: int) -> int:
+    """The mode ``open`` (``base`` 0o666) or ``mkdir`` (0o777) gives a new file or folder:
+    ``base`` less the umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return base & ~umask
 
 
 def _remove(path: str) -> None:

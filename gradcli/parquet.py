@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .chunked import Blocks
+from .budget import format_bytes
+from .chunked import Blocks, check_block, out_target
 from .errors import GradcliError
 from .files import note_input, refuse_input
 from .lang.statement import element_of
@@ -139,7 +140,7 @@ def read_parquet(path: str) -> dict[str, ParquetRows]:
     else:
         files = [path]
     parquet = pyarrow()
-    groups, schema = [], None
+    groups, schema, metas = [], None, []
     for file in files:
         where = f"--batch ({file})"
         if not os.path.isfile(file):
@@ -155,6 +156,7 @@ def read_parquet(path: str) -> dict[str, ParquetRows]:
                 hint="give every part the same columns, of the same types",
             )
         schema = meta.schema_arrow
+        metas.append(meta.metadata)
         groups.append([meta.metadata.row_group(i).num_rows for i in range(meta.num_row_groups)])
     assert schema is not None
     where = f"--batch ({path})"
@@ -171,6 +173,10 @@ def read_parquet(path: str) -> dict[str, ParquetRows]:
         columns[field.name] = depth
     if not columns:
         raise GradcliError(f"{where}: no columns of numbers", hint="write a column per input")
+    leaves = _leaves(schema, columns)
+    for file, meta in zip(files, metas):
+        for i in range(meta.num_row_groups):
+            _check_row_group(file, i, meta.row_group(i), leaves)
     points = {}
     for name, columns_of in _inputs(columns).items():
         depth = columns[columns_of[0]]
@@ -180,6 +186,53 @@ def read_parquet(path: str) -> dict[str, ParquetRows]:
             shape = () if columns_of == [name] else (len(columns_of),)
         points[name] = ParquetRows(files, groups, columns_of, shape, depth > 0)
     return points
+
+
+# the bytes of a number of each physical type of Parquet, as pyarrow holds it once read
+WIDTHS = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12}
+
+
+def _leaves(schema: Any, columns: dict[str, int]) -> list[int]:
+    """The indices of the Parquet (leaf) columns that hold the numbers of ``columns``, the
+    columns read: a column of numbers, or of lists of numbers, is one leaf of its own."""
+    import pyarrow as pa
+
+    def count(kind: Any) -> int:
+        if pa.types.is_struct(kind):
+            return sum(count(kind.field(i).type) for i in range(kind.num_fields))
+        if pa.types.is_map(kind):
+            return count(kind.key_type) + count(kind.item_type)
+        if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            return count(kind.value_type)
+        return count(kind.value_type) if pa.types.is_fixed_size_list(kind) else 1
+
+    read, first = [], 0
+    for field in schema:
+        if field.name in columns:
+            read.append(first)
+        first += count(field.type)
+    return read
+
+
+def _check_row_group(file: str, index: int, group: Any, leaves: list[int]) -> None:
+    """Refuse, before it is read, a row group whose numbers, as its metadata declares them,
+    take more memory than the budget allows: a row group is read whole, and a highly
+    compressible column (a constant, in a file of a few KB) can declare billions."""
+    values = size = 0
+    for leaf in leaves:
+        column = group.column(leaf)
+        count = column.num_values
+        values += count
+        # pyarrow's arrays (at least the uncompressed pages), then the points as float64
+        size += max(column.total_uncompressed_size, count * WIDTHS.get(column.physical_type, 8))
+    check_block(
+        f"{file}, row group {index}",
+        f"declares {group.num_rows:,} rows, {values:,} numbers in the columns read "
+        f"({format_bytes(size)} uncompressed)",
+        size + values * 8,
+        "write the file in smaller row groups "
+        "(pyarrow.parquet.write_table(..., row_group_size=10000))",
+    )
 
 
 def _inputs(columns: dict[str, int]) -> dict[str, list[str]]:
@@ -254,7 +307,7 @@ class ParquetOut:
 
     def __init__(self, path: str, total: int, first: dict[str, np.ndarray], rows: int):
         self.path, self.total = path, total
-        self.target = os.path.abspath(path)
+        self.target = out_target(path)
         refuse_input(self.target)
         self.schema = table({k: a[:0] for k, a in first.items()}).schema
         parent = os.path.dirname(self.target)
@@ -275,7 +328,7 @@ class ParquetOut:
                         writer.write_table(part.read_row_group(group))
             with open(final, "rb+") as f:
                 os.fsync(f.fileno())
-            os.replace(final, os.path.realpath(self.path))
+            os.replace(final, self.target)
         except OSError as exc:
             raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
         finally:

@@ -12,6 +12,7 @@ points' store, so that the workers of a cluster each write whole chunks.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
@@ -19,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from .chunked import Blocks, replace_folder
+from .budget import format_bytes
+from .chunked import Blocks, check_block, out_target, replace_folder
 from .errors import GradcliError
-from .files import note_input, refuse_input
+from .files import manifest, note_input, refuse_input
 
 SUFFIX = ".zarr"
 
@@ -53,7 +55,8 @@ class ZarrRows(Blocks):
         self.path, self.key = os.path.abspath(path), key
         self.shape, self.dtype = tuple(array.shape), np.dtype(array.dtype)
         self.ndim = len(self.shape)
-        self.rows = int(array.chunks[0]) if self.ndim else 1
+        self.chunks = tuple(int(n) for n in array.chunks)
+        self.rows = self.chunks[0] if self.ndim else 1
         self.edges = [*range(0, self.shape[0] if self.ndim else 0, self.rows), len(self)]
 
     def __len__(self) -> int:
@@ -86,6 +89,8 @@ def read_store(path: str) -> dict[str, ZarrRows]:
     if not arrays:
         raise GradcliError(f"{where}: the Zarr group holds no arrays", hint="one array per input")
     for name, rows in arrays.items():
+        _check_chunks(path, name, rows)
+    for name, rows in arrays.items():
         if rows.dtype.kind not in "biuf":
             raise GradcliError(
                 f"{where}: the array {name} holds {rows.dtype}, not numbers",
@@ -94,6 +99,22 @@ def read_store(path: str) -> dict[str, ZarrRows]:
         if rows.ndim == 0:
             raise GradcliError(f"{where}: the array {name} holds one number, not rows of points")
     return arrays
+
+
+def _check_chunks(path: str, name: str, rows: ZarrRows) -> None:
+    """Refuse an array whose chunks, as its metadata declares them, take more memory than
+    the budget allows to read: a whole chunk is decoded at once, and a block of rows is read
+    whole (an 8 KB store of metadata alone can declare chunks of gigabytes)."""
+    chunk = math.prod(rows.chunks) * rows.dtype.itemsize
+    block = rows.rows * math.prod(rows.shape[1:]) * rows.dtype.itemsize
+    check_block(
+        f"{path}, the array {name}",
+        f"is stored in chunks of shape {rows.chunks} of {rows.dtype} ({format_bytes(chunk)} "
+        "each, as its metadata declares)",
+        chunk + block,
+        "write the store with smaller chunks along the points "
+        "(zarr.create_array(..., chunks=(10000, ...)))",
+    )
 
 
 class ZarrSink:
@@ -117,7 +138,7 @@ class ZarrOut:
 
     def __init__(self, path: str, total: int, first: dict[str, np.ndarray], rows: int):
         self.path, self.total, self.rows = path, total, rows
-        self.target = os.path.abspath(path.rstrip("/"))
+        self.target = out_target(path)
         refuse_input(self.target)
         parent = os.path.dirname(self.target)
         self.scratch = tempfile.mkdtemp(prefix=".gradcli-", suffix=".tmp", dir=parent)
@@ -140,11 +161,13 @@ class ZarrOut:
     def close(self, done: int, parts: int) -> None:
         """Finish --out with the first ``done`` points."""
         try:
+            group = zarr().open_group(self.sink.path, mode="r+")
             if done < self.total:
-                group = zarr().open_group(self.sink.path, mode="r+")
                 for _, array in group.arrays():
                     array.resize((done, *array.shape[1:]))
-            replace_folder(self.sink.path, self.target)
+            # gradcli's manifest, which lets a later --out replace the store
+            group.attrs["gradcli"] = manifest([k for k, _ in group.arrays()], done)
+            replace_folder(self.sink.path, self.path)
         except OSError as exc:
             raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
         finally:

@@ -85,7 +85,8 @@ def test_points_in_parts_go_to_a_folder_of_parts(cli, cluster, tmp_path):
     out = tmp_path / "out"
     spread = cli(*args, "--out", f"{out}/", "--dask", cluster)
     assert spread.exit_code == 0, spread.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["grads.W", "grads.b", "grads.x", "values.y"]
+    names = ["grads.W", "grads.b", "grads.x", "values.y"]
+    assert sorted(p.name for p in out.iterdir()) == [".gradcli-output.json", *names]
     with np.load(tmp_path / "alone.npz") as one:
         for key in one.files:
             parts = sorted((out / key).iterdir())
