@@ -74,7 +74,7 @@ def check_block(where: str, declared: str, need: int, smaller: str) -> None:
     limit = budget.current().max_memory
     if need > limit:
         raise GradcliError(
-            f"--batch ({where}) {declared}: reading one would need {budget.format_bytes(need)} "
+            f"--batch ({where}) {declared}; reading it would need {budget.format_bytes(need)} "
             f"of memory, and the budget is {budget.format_bytes(limit)} (--max-memory)",
             hint=f"raise the budget with --max-memory {budget._suggest(need)}, or {smaller}",
         )

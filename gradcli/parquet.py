@@ -228,7 +228,7 @@ def _check_row_group(file: str, index: int, group: Any, leaves: list[int]) -> No
     check_block(
         f"{file}, row group {index}",
         f"declares {group.num_rows:,} rows, {values:,} numbers in the columns read "
-        f"({format_bytes(size)} uncompressed)",
+        f"({format_bytes(size)} decoded)",
         size + values * 8,
         "write the file in smaller row groups "
         "(pyarrow.parquet.write_table(..., row_group_size=10000))",

@@ -106,11 +106,11 @@ def _check_chunks(path: str, name: str, rows: ZarrRows) -> None:
     the budget allows to read: a whole chunk is decoded at once, and a block of rows is read
     whole (an 8 KB store of metadata alone can declare chunks of gigabytes)."""
     chunk = math.prod(rows.chunks) * rows.dtype.itemsize
-    block = rows.rows * math.prod(rows.shape[1:]) * rows.dtype.itemsize
+    block = min(rows.rows, len(rows)) * math.prod(rows.shape[1:]) * rows.dtype.itemsize
     check_block(
-        f"{path}, the array {name}",
-        f"is stored in chunks of shape {rows.chunks} of {rows.dtype} ({format_bytes(chunk)} "
-        "each, as its metadata declares)",
+        f"{path}, a chunk of the array {name}",
+        f"is declared by its metadata as shape {rows.chunks} of {rows.dtype} "
+        f"({format_bytes(chunk)})",
         chunk + block,
         "write the store with smaller chunks along the points "
         "(zarr.create_array(..., chunks=(10000, ...)))",

@@ -117,3 +117,33 @@ HUGE_POWERS = [
     "y = x ** 10**100000",
     "y = exp(exp(exp(x * 1e308)))",
 ]
+
+# --batch ... --out that would remove what gradcli did not write, each run from a working
+# folder ``work`` beside ``home`` ($HOME), holding: points.npy, p.npz, p.zarr and p.parquet
+# (the same points), data/points.npy, outdir/thesis.txt (a user's folder), store.zarr (a
+# user's Zarr store). Each is (--batch, --out, what the error must say); nothing may change.
+HOSTILE_OUTPUTS = {
+    "users-folder": ("@points.npy", "outdir", "is a folder that gradcli did not write"),
+    "users-folder-slash": ("@points.npy", "outdir/", "is a folder that gradcli did not write"),
+    "users-zarr-store": ("@points.npy", "store.zarr", "is a folder that gradcli did not write"),
+    "inputs-folder": ("@data/points.npy", "data/", "is a folder that gradcli did not write"),
+    "working-folder": ("@points.npy", "./", "is the working folder"),
+    "working-folder-dot": ("@points.npy", ".", "is the working folder"),
+    "parent-folder": ("@points.npy", "..", "holds the working folder"),
+    "root-folder": ("@points.npy", "/", "holds the working folder"),
+    "home-folder": ("@points.npy", "{home}/", "is your home folder"),
+    "input-npy": ("@points.npy", "points.npy", "is one of the command's input files"),
+    "input-npz": ("@p.npz", "p.npz", "is one of the command's input files"),
+    "input-parquet": ("@p.parquet", "p.parquet", "is one of the command's input files"),
+    "input-zarr": ("@p.zarr", "p.zarr", "is a folder that gradcli did not write"),
+    "input-folder-of-parts": ("@data", "data/", "is a folder that gradcli did not write"),
+}
+
+# Chunked points whose metadata declares blocks far larger than the file (a Zarr store of
+# metadata alone, a Parquet file of a constant column): each refused, before a block is read,
+# under the --max-memory given. (kind, rows of the block, --max-memory, what the error says)
+EXPANDING_STORES = {
+    "zarr-metadata-alone": ("zarr", 2_000_000, "20MB", "a chunk of the array x"),
+    "zarr-chunk-beyond-shape": ("zarr-wide", 2_000_000, "20MB", "shape (2000000, 2) of float64"),
+    "parquet-constant-column": ("parquet", 1_000_000, "20MB", "declares 1,000,000 rows"),
+}

@@ -211,3 +211,30 @@ def test_the_other_commands_batch_on_the_cluster_as_in_one_process(cli, cluster,
     assert "check: the methods disagree at 1 of 3 points (0)" in verdict.stderr
     with np.load(tmp_path / "c.npz") as saved:
         assert saved["check.agree"].tolist() == [False, True, True]
+
+
+def test_a_dask_out_replaces_only_gradclis_own_folder(cli, cluster, tmp_path):
+    """A user's folder is refused untouched; the cluster's own --out folder or Zarr store
+    is replaced by the next run (issue 27: it used to remove any folder)."""
+    import zarr
+
+    np.save(tmp_path / "x.npy", np.random.default_rng(6).standard_normal((300, 2)))
+    np.save(tmp_path / "fewer.npy", np.arange(8.0).reshape(4, 2))
+    users = tmp_path / "users"
+    users.mkdir()
+    (users / "thesis.txt").write_text("precious\n")
+    refused = cli(*VJP, "--batch", f"@{tmp_path}/x.npy", "--out", f"{users}/", "--dask", cluster)
+    assert refused.exit_code == 2
+    assert "is a folder that gradcli did not write" in refused.stderr
+    assert [p.name for p in users.iterdir()] == ["thesis.txt"]
+    for out in (tmp_path / "r", tmp_path / "r.zarr"):
+        for points in ("x.npy", "fewer.npy"):
+            args = [*VJP, "--batch", f"@{tmp_path}/{points}", "--out", f"{out}/"]
+            result = cli(*args, "--dask", cluster)
+            assert result.exit_code == 0, result.stderr
+        if out.suffix == ".zarr":
+            grads = zarr.open_group(out, mode="r")["grads.x"][:]
+        else:
+            grads = np.concatenate([np.load(p) for p in sorted((out / "grads.x").iterdir())])
+        x = np.arange(8.0).reshape(4, 2)
+        np.testing.assert_array_equal(grads, np.stack([4 * x[:, 0], 10 * x[:, 1] + 3], 1))
