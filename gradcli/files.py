@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import GradcliError
+from .errors import GradcliError, listing
 
 # (st_dev, st_ino) -> the path as given, of every input file read in the current command;
 # None outside a command (the library records nothing)
@@ -103,13 +103,17 @@ def _json_at(path: str) -> object:
         return None
 
 
-def written_by_gradcli(folder: str) -> bool:
-    """Whether ``folder`` holds gradcli's manifest (or is a Zarr store whose attributes do)."""
+def gradclis_manifest(folder: str) -> dict | None:
+    """The manifest of a folder gradcli wrote (``MANIFEST``, or a Zarr store's attributes);
+    None for any other folder."""
     own = _json_at(os.path.join(folder, MANIFEST))
     store = _json_at(os.path.join(folder, ZARR_METADATA))
     if isinstance(store, dict) and isinstance(store.get("attributes"), dict):
         store = store["attributes"].get("gradcli")
-    return any(isinstance(m, dict) and m.get("written_by") == "gradcli" for m in (own, store))
+    for found in (own, store):
+        if isinstance(found, dict) and found.get("written_by") == "gradcli":
+            return found
+    return None
 
 
 def _within(folder: str, path: str) -> bool:
@@ -144,11 +148,22 @@ def refuse_folder(path: str, option: str = "--out") -> None:
         entries = os.listdir(target)
     except OSError as exc:
         raise GradcliError(f"{shown}: cannot read the folder: {exc.strerror or exc}") from None
-    if entries and not written_by_gradcli(target):
+    own = gradclis_manifest(target) if entries else {}
+    if own is None:
         raise GradcliError(
             f"{shown} is a folder that gradcli did not write, and it is not empty; gradcli "
             "replaces only a folder it wrote itself (its earlier --out)",
             hint=f"give {option} a new folder's name, or move or remove {path} yourself",
+        )
+    results = own.get("results")
+    written = {MANIFEST, ZARR_METADATA, *(results if isinstance(results, list) else [])}
+    added = sorted(set(entries) - written)
+    if added:  # put into gradcli's folder since: not gradcli's to remove
+        raise GradcliError(
+            f"{shown} was written by gradcli, but it now holds {listing(added, 3)}, which "
+            "gradcli did not write",
+            hint=f"move {'them' if len(added) > 1 else 'it'} out of {path}, or give {option} "
+            "a new folder's name",
         )
     for folder, _, names in os.walk(target):  # a hard link to an input, by another name
         for name in names:

@@ -210,3 +210,17 @@ def test_blocks_within_the_budget_are_read(cli, tmp_path):
         np.testing.assert_allclose(
             np.load(out)["grads.x"], np.stack([4 * x[:, 0], 10 * x[:, 1] + 3], 1)
         )
+
+
+@pytest.mark.parametrize("out", ["r/", "r.zarr"])
+def test_a_file_put_into_gradclis_folder_since_is_not_removed(cli, work, out):
+    assert cli(*VJP, "--batch", "@points.npy", "--out", out).exit_code == 0
+    (work / out.rstrip("/") / "notes.txt").write_text("mine\n")
+    before = _tree(work / out.rstrip("/"))
+    result = cli(*VJP, "--batch", "@points.npy", "--out", out)
+    assert result.exit_code == 2
+    assert f"--out {out} was written by gradcli, but it now holds notes.txt, which gradcli " in (
+        result.stderr
+    )
+    assert f"hint: move it out of {out}, or give --out a new folder's name" in result.stderr
+    assert _tree(work / out.rstrip("/")) == before
