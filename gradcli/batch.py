@@ -327,7 +327,6 @@ def check_out_path(path: str) -> None:
     folder = Path(path.rstrip("/") or path).parent  # a folder's, or a Zarr store's, parent
     if not folder.is_dir():
         raise GradcliError(f"--out {path}: no such folder {folder}")
-    refuse_out(path)
 
 
 def refuse_out(path: str) -> None:
@@ -631,7 +630,7 @@ def main(
     count(points)  # no points: said so before the program is bound without them
     bound = bind(shape_defaults(points))
     if out is not None:  # every input file is read by now: refuse to write over one
-        refuse_out(out)
+        refuse_out(out)  # (before any work: the points are read a chunk at a time later)
     points = fit_rows(points, spec, bound)
     disagreed = None
     try:

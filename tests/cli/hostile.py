@@ -126,7 +126,7 @@ HOSTILE_OUTPUTS = {
     "users-folder": ("@points.npy", "outdir", "is a folder that gradcli did not write"),
     "users-folder-slash": ("@points.npy", "outdir/", "is a folder that gradcli did not write"),
     "users-zarr-store": ("@points.npy", "store.zarr", "is a folder that gradcli did not write"),
-    "inputs-folder": ("@data/points.npy", "data/", "is a folder that gradcli did not write"),
+    "inputs-folder": ("@data/points.npy", "data/", "holds the command's input data/points.npy"),
     "working-folder": ("@points.npy", "./", "is the working folder"),
     "working-folder-dot": ("@points.npy", ".", "is the working folder"),
     "parent-folder": ("@points.npy", "..", "holds the working folder"),
@@ -135,8 +135,8 @@ HOSTILE_OUTPUTS = {
     "input-npy": ("@points.npy", "points.npy", "is one of the command's input files"),
     "input-npz": ("@p.npz", "p.npz", "is one of the command's input files"),
     "input-parquet": ("@p.parquet", "p.parquet", "is one of the command's input files"),
-    "input-zarr": ("@p.zarr", "p.zarr", "is a folder that gradcli did not write"),
-    "input-folder-of-parts": ("@data", "data/", "is a folder that gradcli did not write"),
+    "input-zarr": ("@p.zarr", "p.zarr", "is one of the command's input files"),
+    "input-folder-of-parts": ("@data", "data/", "holds the command's input data/points.npy"),
 }
 
 # Chunked points whose metadata declares blocks far larger than the file (a Zarr store of
