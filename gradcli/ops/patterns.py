@@ -4,10 +4,9 @@ A ``Pattern`` is a boolean matrix in compressed rows: one row per element of a v
 order), one column per element of the inputs the Jacobian is taken with respect to. A step's
 pattern rule (the op table's ``pattern``) gives its result's pattern from its arguments':
 
-``rule(patterns, values, shape, params, forward)``: the arguments' patterns (None for an
-argument that depends on no input: a constant), their traced values, the shape of the result,
-the step's parameters and the entry's numpy function. It returns the result's pattern
-(None: it depends on no input).
+``rule(step)``, a ``Step``: the arguments' patterns (None for an argument that depends on no
+input: a constant), their traced values, the shape of the result, the step's parameters and
+the entry's numpy function. It returns the result's pattern (None: it depends on no input).
 
 A rule may only ever add dependencies (a pattern covers its Jacobian's non-zeros: the sweep
 test checks every entry's rule against its true Jacobian); an entry that declares none gets
@@ -17,7 +16,7 @@ test checks every entry's rule against its true Jacobian); an entry that declare
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -235,84 +234,77 @@ def _width(patterns: Sequence[Pattern | None]) -> int:
     return next(p.width for p in patterns if p is not None)
 
 
-PatternRule = Callable[
-    [
-        Sequence["Pattern | None"],
-        Sequence[Array],
-        tuple[int, ...],
-        dict[str, Any],
-        Callable[..., Array],
-    ],
-    "Pattern | None",
-]
+class Step(NamedTuple):
+    """What a pattern rule reads of one traced step."""
+
+    patterns: Sequence[Pattern | None]  # the arguments' (None: depends on no input)
+    values: Sequence[Array]  # the arguments' traced values (or arrays of their shapes)
+    shape: tuple[int, ...]  # the result's shape
+    params: dict[str, Any]  # the step's parameters
+    forward: Callable[..., Array]  # the entry's numpy function
+
+
+PatternRule = Callable[[Step], "Pattern | None"]
+
+
+def _one_operand(
+    body: Callable[[Pattern, tuple[int, ...], Step], Pattern],
+) -> PatternRule:
+    """A rule of one operand: no pattern where the operand depends on no input, else
+    ``body(its pattern, its shape, step)``."""
+
+    def rule(step: Step) -> Pattern | None:
+        (p,) = step.patterns
+        return None if p is None else body(p, np.shape(step.values[0]), step)
+
+    rule.__name__, rule.__doc__ = body.__name__, body.__doc__
+    return rule
 
 
 # -- the rules ------------------------------------------------------------------------------------
 
 
-def dense(
-    patterns: Sequence[Pattern | None],
-    values: Sequence[Array],
-    shape: tuple[int, ...],
-    params: dict[str, Any],
-    forward: Callable[..., Array],
-) -> Pattern | None:
+def dense(step: Step) -> Pattern | None:
     """Every element of the result depends on everything the arguments depend on (the
     default of an entry that declares no rule)."""
-    present = [p for p in patterns if p is not None]
+    present = [p for p in step.patterns if p is not None]
     if not present:
         return None
     columns = np.unique(np.concatenate([p.indices for p in present]))
-    rows = int(np.prod(shape, dtype=np.int64))
+    rows = int(np.prod(step.shape, dtype=np.int64))
     _check(rows * len(columns))
     indptr = np.arange(rows + 1, dtype=np.int64) * len(columns)
     return Pattern(indptr, np.tile(columns, rows), present[0].width)
 
 
-def nothing(
-    patterns: Sequence[Pattern | None],
-    values: Sequence[Array],
-    shape: tuple[int, ...],
-    params: dict[str, Any],
-    forward: Callable[..., Array],
-) -> Pattern | None:
+def nothing(step: Step) -> Pattern | None:
     """A result without a derivative (a mask, a comparison): it depends on no input."""
     return None
 
 
-def elementwise(
-    patterns: Sequence[Pattern | None],
-    values: Sequence[Array],
-    shape: tuple[int, ...],
-    params: dict[str, Any],
-    forward: Callable[..., Array],
-) -> Pattern | None:
+def elementwise(step: Step) -> Pattern | None:
     """Broadcasting element-wise steps: an element depends on the elements it is made of."""
     taken = []
-    for p, v in zip(patterns, values):
+    for p, v in zip(step.patterns, step.values):
         if p is None:
             continue
-        if np.shape(v) == shape:
+        if np.shape(v) == step.shape:
             taken.append(p)
         else:
-            taken.append(p.take(np.broadcast_to(_positions(np.shape(v)), shape).reshape(-1)))
+            positions = np.broadcast_to(_positions(np.shape(v)), step.shape)
+            taken.append(p.take(positions.reshape(-1)))
     return union(taken)
 
 
-def moved(
-    patterns: Sequence[Pattern | None],
-    values: Sequence[Array],
-    shape: tuple[int, ...],
-    params: dict[str, Any],
-    forward: Callable[..., Array],
-) -> Pattern | None:
+def moved(step: Step) -> Pattern | None:
     """Steps that only move, copy or select elements (reshape, transpose, indexing, stack,
     cat): the step itself, run on the arguments' element positions, says where each element
     of the result comes from."""
+    patterns, values = step.patterns, step.values
     width = _width(patterns)
     offsets = np.cumsum([0] + [int(np.size(v)) for v in values])
     sources = [_positions(np.shape(v)) + offset for v, offset in zip(values, offsets)]
-    where = np.asarray(forward(*sources, **params)).reshape(-1)
+    where = np.asarray(step.forward(*sources, **step.params)).reshape(-1)
     if len(values) == 1:
         assert patterns[0] is not None
         return patterns[0].take(where)
@@ -339,53 +331,26 @@ def _reduced(pattern: Pattern, shape: Sequence[int], kept: Sequence[int]) -> Pat
     return gathered(pattern, groups, every, int(np.prod(kept, dtype=np.int64)))
 
 
-def reduction(
-    patterns: Sequence[Pattern | None],
-    values: Sequence[Array],
-    shape: tuple[int, ...],
-    params: dict[str, Any],
-    forward: Callable[..., Array],
-) -> Pattern | None:
+@_one_operand
+def reduction(p: Pattern, in_shape: tuple[int, ...], step: Step) -> Pattern:
     """A reduction over ``dim`` (a tuple of axes): an element depends on its group."""
-    (p,) = patterns
-    if p is None:
-        return None
-    in_shape = np.shape(values[0])
-    axes = {d % max(len(in_shape), 1) for d in params["dim"]}
+    axes = {d % max(len(in_shape), 1) for d in step.params["dim"]}
     kept = [1 if i in axes else n for i, n in enumerate(in_shape)]
     return _reduced(p, in_shape, kept)
 
 
-def summed_to(
-    patterns: Sequence[Pattern | None],
-    values: Sequence[Array],
-    shape: tuple[int, ...],
-    params: dict[str, Any],
-    forward: Callable[..., Array],
-) -> Pattern | None:
+@_one_operand
+def summed_to(p: Pattern, in_shape: tuple[int, ...], step: Step) -> Pattern:
     """sum_to, the reverse of broadcasting: an element depends on the copies it sums."""
-    (p,) = patterns
-    if p is None:
-        return None
-    in_shape = np.shape(values[0])
-    kept = (1,) * (len(in_shape) - len(shape)) + tuple(params["shape"])
+    kept = (1,) * (len(in_shape) - len(step.shape)) + tuple(step.params["shape"])
     kept = tuple(1 if k == 1 else n for k, n in zip(kept, in_shape))
     return _reduced(p, in_shape, kept)
 
 
-def along_dim(
-    patterns: Sequence[Pattern | None],
-    values: Sequence[Array],
-    shape: tuple[int, ...],
-    params: dict[str, Any],
-    forward: Callable[..., Array],
-) -> Pattern | None:
+@_one_operand
+def along_dim(p: Pattern, in_shape: tuple[int, ...], step: Step) -> Pattern:
     """An operation along one ``dim`` (softmax, cumsum): an element depends on its line."""
-    (p,) = patterns
-    if p is None:
-        return None
-    in_shape = np.shape(values[0])
-    dim = params.get("dim")
+    dim = step.params.get("dim")
     if dim is None or not in_shape:
         kept = [1] * len(in_shape)
     else:
@@ -394,16 +359,11 @@ def along_dim(
     return lines.take(np.broadcast_to(_positions(kept), in_shape).reshape(-1))
 
 
-def matmul(
-    patterns: Sequence[Pattern | None],
-    values: Sequence[Array],
-    shape: tuple[int, ...],
-    params: dict[str, Any],
-    forward: Callable[..., Array],
-) -> Pattern | None:
+def matmul(step: Step) -> Pattern | None:
     """torch.matmul: out[..., i, k] depends on a[..., i, j] and b[..., j, k] for every j; an
     operand that depends on no input contributes its non-zero entries only (a constant
     banded matrix makes a banded pattern)."""
+    patterns, values = step.patterns, step.values
     shape_a, shape_b = np.shape(values[0]), np.shape(values[1])
     a2 = (1, *shape_a) if len(shape_a) == 1 else shape_a
     b2 = (*shape_b, 1) if len(shape_b) == 1 else shape_b
@@ -414,7 +374,7 @@ def matmul(
     out = np.broadcast_to(_positions((*lead, m, k))[..., :, None, :], full).reshape(-1)
     ia = np.broadcast_to(_positions(a2)[..., :, :, None], full).reshape(-1)
     ib = np.broadcast_to(_positions(b2)[..., None, :, :], full).reshape(-1)
-    n_out = int(np.prod(shape, dtype=np.int64))
+    n_out = int(np.prod(step.shape, dtype=np.int64))
     parts = []
     # a constant operand's zeros cut the other operand's dependencies
     for p, index, other, at in ((patterns[0], ia, 1, ib), (patterns[1], ib, 0, ia)):

@@ -136,8 +136,8 @@ class Op:
     ``jvp(tangents, out, *inputs, **params)`` returns the output tangent; a missing input
     tangent is None. ``batch(forward, params, values, batched, ranks, size)`` computes the
     step with a leading batch dimension on the ``batched`` values (see ``ops.batching``).
-    ``pattern(patterns, values, shape, params, forward)`` gives the sparsity pattern of the
-    result from its arguments' (see ``ops.patterns``; None: every element depends on all).
+    ``pattern(step)`` gives the sparsity pattern of the result from its arguments' (see
+    ``ops.patterns``; None: every element depends on all).
     ``symbolic(*arrays, *literals)`` computes it on object arrays of sympy formulas;
     ``formula(sympy, *elements)`` gives one element's formula where the array rule is
     missing (piecewise functions, which only explain shows). ``explain(slot, vary)`` is the
