@@ -15,8 +15,9 @@ compared line by line (trailing blanks aside):
 
 An HTML comment on the line before the opening fence says how to run it:
 
-- ``<!-- example: terminal 80 -->``: stdout is a pseudo-terminal 80 columns wide (``NO_COLOR``
-  set, escape sequences removed), as on a person's screen;
+- ``<!-- example: terminal 80 -->``: stdout is a pseudo-terminal 80 columns wide and 24 lines
+  high (``terminal 80x50``: 50 lines), ``NO_COLOR`` set and escape sequences removed, as on a
+  person's screen;
 - ``<!-- example: numbers vary (REASON) -->``: its numbers change from run to run (timing);
   every number matches any number, the text around them is compared;
 - ``<!-- example: needs zarr, pyarrow -->``: skipped where a module cannot be imported;
@@ -79,9 +80,10 @@ class Example:
         return [m.strip() for m in found.group(1).split(",")] if found else []
 
     @property
-    def terminal(self) -> int | None:
-        found = re.match(r"terminal (\d+)", self.annotation)
-        return int(found.group(1)) if found else None
+    def terminal(self) -> tuple[int, int] | None:
+        """(columns, lines) of the terminal the example runs in; None: not a terminal."""
+        found = re.match(r"terminal (\d+)(?:x(\d+))?", self.annotation)
+        return (int(found.group(1)), int(found.group(2) or 24)) if found else None
 
     @property
     def numbers_vary(self) -> bool:
@@ -256,10 +258,11 @@ def folder(base: Path) -> tuple[Path, dict[str, str]]:
 
 
 def _on_terminal(
-    text: str, stdin: str, columns: int, cwd: Path, env: dict[str, str]
+    text: str, stdin: str, size: tuple[int, int], cwd: Path, env: dict[str, str]
 ) -> tuple[int, str, str]:
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    columns, lines = size
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
     chunks: list[bytes] = []
 
     def read() -> None:
