@@ -2,9 +2,9 @@
 
 An example is a fenced block with no info string whose first line starts with ``$ ``: each
 ``$ `` line is a command (a here-document's lines belong to it), the lines after it until the
-next ``$ `` line (blank lines at their end aside) are what it prints, stdout and stderr together. ``$ echo $?`` shows the exit
-code of the command before it; a command not followed by one must exit 0. What is shown is
-compared line by line (trailing blanks aside):
+next ``$ `` line (blank lines at their end aside) are what it prints, stdout and stderr
+together. ``$ echo $?`` shows the exit code of the command before it; a command not followed
+by one must exit 0. What is shown is compared line by line (trailing blanks aside):
 
 - ``...`` alone stands for any number of lines left out;
 - a line holding ``...`` stands for a line with any text where each ``...`` is;
@@ -20,7 +20,8 @@ An HTML comment on the line before the opening fence says how to run it:
   person's screen;
 - ``<!-- example: numbers vary (REASON) -->``: its numbers change from run to run (timing);
   every number matches any number, the text around them is compared;
-- ``<!-- example: needs zarr, pyarrow -->``: skipped where a module cannot be imported;
+- ``<!-- example: needs zarr, jq -->``: skipped where a module cannot be imported or a program
+  is not on the PATH;
 - ``<!-- example: not run (REASON) -->``: shown only; the reason names the test that runs it.
 
 Commands run in bash in a folder of their own per page, holding links to the repository's
@@ -37,6 +38,7 @@ import json
 import os
 import pty
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -205,7 +207,7 @@ def line_matches(got: str, want: str, vary: bool = False) -> bool:
 
 
 def output_matches(shown: list[str], stdout: str, stderr: str, vary: bool = False) -> str:
-    """"" when the lines shown are what was printed, else what differs.
+    """ "" when the lines shown are what was printed, else what differs.
 
     The shown lines interleave stdout's and stderr's: each must be the next line of one of
     them, or after ``...`` a later one; at the end nothing may be left that no ``...`` skips.
@@ -331,5 +333,9 @@ def run(example: Example, cwd: Path, env: dict[str, str]) -> list[str]:
 
 
 def missing(example: Example) -> list[str]:
-    """The modules an example needs that cannot be imported here."""
-    return [name for name in example.needs if importlib.util.find_spec(name) is None]
+    """What an example needs that is not here: a module to import or a program (``jq``)."""
+    return [
+        name
+        for name in example.needs
+        if importlib.util.find_spec(name) is None and shutil.which(name) is None
+    ]

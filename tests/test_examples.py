@@ -45,7 +45,7 @@ def test_every_page_with_a_gradcli_command_in_a_block_has_it_checked():
 
     checked = {(e.page, e.line) for e in EXAMPLES}
     for page in PAGES:
-        for line, info, body in fenced_blocks(page.read_text()):
+        for line, _info, body in fenced_blocks(page.read_text()):
             if any(text.startswith("$ gradcli") for text in body):
                 assert (page, line) in checked, f"{page.relative_to(REPO)}:{line}"
 

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from doc_examples import same as _same
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -63,21 +65,6 @@ def _batch_examples() -> list[tuple[list[str], list[str]]]:
             if lines[start].startswith("$ gradcli "):
                 examples.append((shlex.split(lines[start][2:])[1:], lines[start + 1 : end]))
     return examples
-
-
-def _same(got, want) -> bool:
-    """JSON values equal, floats to 1e-6 (the last bits of libm differ between CPUs)."""
-    if isinstance(want, dict):
-        return (
-            isinstance(got, dict)
-            and got.keys() == want.keys()
-            and all(_same(got[k], want[k]) for k in want)
-        )
-    if isinstance(want, list):
-        return isinstance(got, list) and len(got) == len(want) and all(map(_same, got, want))
-    if isinstance(want, float):
-        return abs(got - want) <= 1e-6 * max(1.0, abs(want))
-    return got == want
 
 
 def test_the_batch_examples_print_what_their_page_shows(tmp_path):
