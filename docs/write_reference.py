@@ -1,7 +1,8 @@
-"""Write the README's function reference from the op table: ``python docs/write_reference.py``.
+"""Write the function reference of docs/language.md from the op table:
+``python docs/write_reference.py``.
 
-The reference is what ``gradcli functions --format markdown`` prints, between the README's
-two marker lines; ``tests/test_readme.py`` fails while the two differ.
+The reference is what ``gradcli functions --format markdown`` prints, between the page's two
+marker lines; ``tests/test_readme.py`` fails while the two differ.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from gradcli import reference
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parent / "language.md"
 START, END = "<!-- functions: start -->\n", "<!-- functions: end -->\n"
 
 
@@ -22,4 +23,4 @@ def with_reference(text: str) -> str:
 
 
 if __name__ == "__main__":
-    README.write_text(with_reference(README.read_text()))
+    PAGE.write_text(with_reference(PAGE.read_text()))

@@ -1,5 +1,5 @@
 """The language's function reference, made from the op table: ``gradcli functions`` prints it
-as text, Markdown (the README's reference is this, verbatim) or JSON."""
+as text, Markdown (the reference of docs/language.md is this, verbatim) or JSON."""
 
 from __future__ import annotations
 

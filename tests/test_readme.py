@@ -1,4 +1,6 @@
-"""The README opens with the two set-up commands, and they stay true."""
+"""The README opens with the two set-up commands, and they stay true; the pages of docs/ hold
+the reference the README points to (the function reference, the batch and several-outputs
+examples), checked here as they were in the README; tests/test_examples.py runs every example."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+
+from doc_examples import same as _same
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -45,39 +49,25 @@ def test_the_function_reference_is_the_op_tables():
         from write_reference import with_reference
     finally:
         sys.path.pop(0)
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "docs" / "language.md").read_text()
     assert text == with_reference(text), "run: python docs/write_reference.py"
 
 
 def _batch_examples() -> list[tuple[list[str], list[str]]]:
-    """The README's batch-mode examples at its three points: (arguments, printed lines)."""
-    text = (REPO / "README.md").read_text()
+    """docs/batch.md's batch-mode examples at its three points: (arguments, printed lines)."""
+    text = (REPO / "docs" / "batch.md").read_text()
     section = text.split("**Batch mode.**", 1)[1].split("**Big batches.**", 1)[0]
     examples = []
     for block in section.split("```\n")[1::2]:
         lines = block.splitlines()
-        commands = [i for i, line in enumerate(lines) if line.startswith("$ gradcli ")]
+        commands = [i for i, line in enumerate(lines) if line.startswith("$ ")]
         for start, end in zip(commands, [*commands[1:], len(lines)]):
-            examples.append((shlex.split(lines[start][2:])[1:], lines[start + 1 : end]))
+            if lines[start].startswith("$ gradcli "):
+                examples.append((shlex.split(lines[start][2:])[1:], lines[start + 1 : end]))
     return examples
 
 
-def _same(got, want) -> bool:
-    """JSON values equal, floats to 1e-6 (the last bits of libm differ between CPUs)."""
-    if isinstance(want, dict):
-        return (
-            isinstance(got, dict)
-            and got.keys() == want.keys()
-            and all(_same(got[k], want[k]) for k in want)
-        )
-    if isinstance(want, list):
-        return isinstance(got, list) and len(got) == len(want) and all(map(_same, got, want))
-    if isinstance(want, float):
-        return abs(got - want) <= 1e-6 * max(1.0, abs(want))
-    return got == want
-
-
-def test_the_batch_examples_print_what_the_readme_shows(tmp_path):
+def test_the_batch_examples_print_what_their_page_shows(tmp_path):
     import numpy
 
     numpy.save(tmp_path / "points.npy", numpy.array([[1, 2], [0, 1], [3, -1]]))
@@ -98,11 +88,10 @@ def test_the_batch_examples_print_what_the_readme_shows(tmp_path):
         assert done.stderr.splitlines() == said
 
 
-def test_the_several_outputs_examples_print_what_the_readme_shows():
-    """Each example of "Several outputs", run for real: its JSON line (floats to 1e-6), or
-    its table's lines as shown, in order, where "..." stands for lines left out."""
-    text = (REPO / "README.md").read_text()
-    section = text.split("### Several outputs", 1)[1].split("\n## ", 1)[0]
+def test_the_several_outputs_examples_print_what_their_page_shows():
+    """Each example of docs/several-outputs.md, run for real: its JSON line (floats to 1e-6),
+    or its table's lines as shown, in order, where "..." stands for lines left out."""
+    section = (REPO / "docs" / "several-outputs.md").read_text()
     (block,) = section.split("```\n")[1::2]
     lines = block.splitlines()
     starts = [i for i, line in enumerate(lines) if line.startswith("$ gradcli ")]

@@ -296,10 +296,9 @@ def test_a_script_run_again_is_read_from_the_parse_cache(cli, tmp_path, monkeypa
     ]
 
 
-def test_the_readmes_quick_tour_shows_what_gradcli_run_prints(cli):
-    """The two ``gradcli run`` blocks at the top of the quick tour, run for real."""
-    text = (REPO / "README.md").read_text()
-    tour = text.split("## Quick tour", 1)[1].split("\n## ", 1)[0]
+def test_the_run_pages_examples_show_what_gradcli_run_prints(cli):
+    """The two ``gradcli run`` blocks of docs/commands/run.md, run for real."""
+    tour = (REPO / "docs" / "commands" / "run.md").read_text()
     blocks = [b.split("```", 1)[0] for b in tour.split("```\n$ gradcli run ")[1:]]
     assert len(blocks) == 2
     for block in blocks:

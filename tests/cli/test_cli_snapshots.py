@@ -49,12 +49,13 @@ def captured(result) -> dict:
     return {"exit_code": result.exit_code, "stdout": result.stdout, "stderr": result.stderr}
 
 
-def test_the_samples_the_readme_names_exist_and_each_has_a_run_line():
+def test_the_samples_the_docs_name_exist_and_each_has_a_run_line():
     from typer.main import get_command
 
     from gradcli.cli import app
 
-    named = set(re.findall(r"samples/(\w+\.gc)", (REPO / "README.md").read_text()))
+    pages = [REPO / "README.md", *(REPO / "docs").rglob("*.md")]
+    named = {name for page in pages for name in re.findall(r"samples/(\w+\.gc)", page.read_text())}
     assert named <= {sample.name for sample in SAMPLES}
     commands = set(get_command(app).commands)
     for sample in SAMPLES:
