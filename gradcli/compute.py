@@ -19,9 +19,9 @@ from . import engine as gc
 from .errors import LISTED, GradcliError, listing
 from .lang import Program, ir
 from .lang import functions as F
-from .lang.diagnose import backward_message, tangent_message
+from .lang.diagnose import backward_message, overflow_message, tangent_message
 from .lang.ir import is_constant, unseen
-from .lang.program import RunLog
+from .lang.program import Assignment, RunLog
 from .outputs import (
     Asked,
     Vectors,
@@ -177,6 +177,7 @@ def _bind(
 ) -> Bound:
     """``bind``'s values, once the names are checked."""
     arrays, requires_grad = {}, {}
+    made: dict[str, np.ndarray] = {}  # the values the program's constructors make
     for name in inputs:
         declared_grad = True
         if name in given:
@@ -187,7 +188,7 @@ def _bind(
         elif name in program.declared:
             built, declared_grad = program.declared_value(name, seed)
             assert built is not None  # declared_value builds unless told not to
-            array = built
+            array = made[name] = built
         elif name in defaults:
             array = defaults[name]
         else:
@@ -215,7 +216,10 @@ def _bind(
         requires_grad[name] = False
     bound = Bound(program, arrays, requires_grad, DTYPES[dtype], seed=seed)
     for name, array in arrays.items():
-        _check_input(bound, name, given.get(name, defaults.get(name)), array)
+        if name in made:  # written in the program: its statement is where it appears
+            _check_input(bound, name, made[name], array, program.declared[name])
+        else:
+            _check_input(bound, name, given.get(name, defaults.get(name)), array)
     return bound
 
 
@@ -244,11 +248,19 @@ def integer_input(name: str, array: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return values.astype(dtype)
 
 
-def _check_input(bound: Bound, name: str, original, array: np.ndarray) -> None:
+def _check_input(
+    bound: Bound, name: str, original, array: np.ndarray, made: Assignment | None = None
+) -> None:
     """Note what ``array``, the value of input ``name`` as computed in (converted from
-    ``original``, when given), holds that is not finite, and where it came from."""
+    ``original``, when given), holds that is not finite, and where it came from: ``made``,
+    the statement of a value the program makes (``full(2, 2, 1e400)``, a declared input's
+    default), or the value given for it."""
     if array.dtype.kind != "f" or bool(np.isfinite(array).all()):
         return
+    label = f"the input {name}"
+    if made is not None:
+        statement = made.statement
+        label = f"{statement.where} `{statement.text}`: {made.constructor}"
     bad = ~np.isfinite(array)
     if original is not None:
         with np.errstate(all="ignore"):
@@ -258,7 +270,7 @@ def _check_input(bound: Bound, name: str, original, array: np.ndarray) -> None:
             limit = float(np.finfo(array.dtype).max)
             first = float(before[lost].reshape(-1)[0])
             message = (
-                f"the input {name}: {plural(int(lost.sum()), 'finite value')} beyond "
+                f"{label}: {plural(int(lost.sum()), 'finite value')} beyond "
                 f"{array.dtype}'s range (±{limit:.4g}) became ±inf (the first: {first:g})"
             )
             bound.overflowed.append(message)
@@ -270,8 +282,13 @@ def _check_input(bound: Bound, name: str, original, array: np.ndarray) -> None:
         kinds = ((nans, plural(nans, "NaN")), (infs, plural(infs, "inf")))
         held = " and ".join(text for count, text in kinds if count)
         index = ", ".join(str(int(i)) for i in np.argwhere(bad)[0])
+        if made is not None:  # a warning at the statement, as for any value it computes
+            written = overflow_message(made.statement) or f"{label} holds {held}"
+            if written not in bound.log.nonfinite:
+                bound.log.nonfinite.append(written)
+            return
         where = "" if array.ndim == 0 else f" (the first at {name}[{index}])"
-        bound.nonfinite_inputs.append(f"the input {name} holds {held}{where}")
+        bound.nonfinite_inputs.append(f"{label} holds {held}{where}")
 
 
 def plural(count: int, thing: str) -> str:

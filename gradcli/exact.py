@@ -24,10 +24,12 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
 import sympy as sp
+from sympy.printing.str import StrPrinter
 
 from . import limits
 from .errors import GradcliError
@@ -372,6 +374,66 @@ def approximate_array(array: np.ndarray) -> np.ndarray:
 
 
 _NOT_REAL = (sp.zoo, sp.oo, sp.S.NegativeInfinity, sp.nan, sp.I)
+SHOWN_IN_MESSAGES = 200  # the characters of a number an error message quotes, at most
+
+
+class _TooLong(Exception):
+    """The text of an exact number would pass its limit: ``digits`` is what it had reached."""
+
+    def __init__(self, digits: int):
+        self.digits = digits
+
+
+class _ExactText(StrPrinter):
+    """sympy's text of an exact number or formula (``sp.sstr``), with whole numbers of any
+    length: Python's own int-to-str stops at 4,300 digits (``(3/7)**6000`` has 5,072 in its
+    denominator). The digits are counted before any are made, and past ``limit`` characters
+    ``_TooLong`` stops the printing."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit, self.digits = limit, 0
+
+    def _whole(self, number: int) -> str:
+        self.digits += int(abs(number).bit_length() * math.log10(2)) + 1  # at most one over
+        if self.digits > self.limit:
+            raise _TooLong(self.digits)
+        return str(Decimal(number))  # exact, and without Python's digit limit
+
+    def _print_Integer(self, expr: sp.Integer) -> str:
+        return self._whole(int(expr.p))
+
+    def _print_int(self, expr: int) -> str:
+        return self._whole(expr)
+
+    def _print_Rational(self, expr: sp.Rational) -> str:
+        if expr.q == 1:
+            return self._whole(int(expr.p))
+        return f"{self._whole(int(expr.p))}/{self._whole(int(expr.q))}"
+
+
+def exact_text(value: sp.Expr, what: str) -> str:
+    """The text of ``value`` (``what``: its name in an error), its digits within
+    ``--max-length``; ``GradcliError`` for more, saying how many."""
+    limit = limits.current().max_length
+    try:
+        text = _ExactText(limit).doprint(value)
+    except _TooLong as long:
+        raise GradcliError(
+            f"the exact value of {what} has at least {long.digits:,} digits; gradcli writes an "
+            f"exact number of at most {limit:,} characters (--max-length)",
+            hint=f"raise --max-length to at least {long.digits:,}, or leave out --exact for "
+            "the float answer",
+        ) from None
+    return text
+
+
+def _quoted(value: sp.Expr) -> str:
+    """``value``'s text for an error message, or what it is when that is too long."""
+    try:
+        return _ExactText(SHOWN_IN_MESSAGES).doprint(value)
+    except _TooLong:
+        return f"a number of more than {SHOWN_IN_MESSAGES} digits"
 
 
 def _cells(
@@ -388,9 +450,9 @@ def _cells(
         value = tidy(problem.at_point(expressions[index]))
         if problem.point and (value.has(*_NOT_REAL) or value.is_extended_real is False):
             where = f"{label}{list(index) if index else ''}"
-            raise NotSymbolic(f"{where} is {sp.sstr(value)}, not a finite real number")
+            raise NotSymbolic(f"{where} is {_quoted(value)}, not a finite real number")
         exact = exact and not value.has(sp.Float)
-        texts[index] = sp.sstr(value)
+        texts[index] = exact_text(value, f"{label}{list(index) if index else ''}")
         if numbers is not None:
             numbers[index] = approximate(value)
     return texts, numbers, exact

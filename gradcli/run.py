@@ -55,6 +55,7 @@ from .lang.validate import (
     grad_name,
     reserved,
 )
+from .run_text import TextBudget
 from .values import (
     INTEGER_DTYPES,
     LIKE,
@@ -177,6 +178,7 @@ class Shown:
     pieces: tuple[Shown, ...] = ()
     spec: str = ""
     conversion: int = -1  # Python's: -1 none, ord("r") !r, ord("s") !s, ord("a") !a
+    span: tuple[int, int] | None = None  # an f-string's columns in the statement's text
 
 
 @dataclass(frozen=True)
@@ -303,6 +305,7 @@ def _shown_from_json(data: dict[str, Any]) -> Shown:
             "ir": None if data["ir"] is None else from_json(data["ir"], F.PROGRAM_OPS),
             "access": tuple(data["access"]),
             "pieces": tuple(_shown_from_json(p) for p in data["pieces"]),
+            "span": None if data["span"] is None else tuple(data["span"]),
         }
     )
     known = {*ATTRIBUTES, *(f"{m}()" for m in METHODS)}
@@ -633,9 +636,14 @@ def _update(statement: Statement) -> list[Step] | None:
 def _refusal(statement: Statement, refused: pytorch.Refused) -> GradcliError:
     """The error for what pytorch.py refuses in ``statement`` (its nodes parsed from the
     statement's own text)."""
-    column = getattr(refused.node, "col_offset", 0)  # UTF-8 bytes; the caret counts characters
-    characters = len(statement.text.encode()[:column].decode(errors="ignore"))
-    return statement.error(refused.message, characters, refused.hint)
+    column = _characters(statement.text, getattr(refused.node, "col_offset", 0))
+    return statement.error(refused.message, column, refused.hint)
+
+
+def _characters(text: str, column: int) -> int:
+    """The characters of ``text`` before Python's ``column`` (which counts UTF-8 bytes): the
+    column carets count."""
+    return len(text.encode()[:column].decode(errors="ignore"))
 
 
 def _calls_grad(value: ast.expr) -> bool:
@@ -1024,7 +1032,11 @@ def _fstring(statement: Statement, node: ast.JoinedStr, made: list[Step]) -> Sho
         written = "".join(str(getattr(v, "value", "")) for v in parts)
         shown = _shown(statement, value.value, made)
         pieces.append(replace(shown, spec=written, conversion=value.conversion))
-    return Shown(line, fstring=True, pieces=tuple(pieces))
+    span = None
+    if node.lineno == node.end_lineno == 1 and node.end_col_offset is not None:
+        text = statement.text
+        span = (_characters(text, node.col_offset), _characters(text, node.end_col_offset))
+    return Shown(line, fstring=True, pieces=tuple(pieces), span=span)
 
 
 def _shown(statement: Statement, node: ast.expr, made: list[Step]) -> Shown:
@@ -1161,6 +1173,7 @@ class Session:
         self.node_names: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.warned: set[int | str] = set()  # lines, and the warnings given once in a run
         self.tally = budget.Tally()  # the bytes of the script's values (--max-memory)
+        self.text = TextBudget(self.tally)  # the text a statement builds, beside them
         self.default_dtype: np.dtype[Any] = np.dtype(np.float32)  # torch.set_default_dtype
         # after torch.manual_seed(n), what rand and randn draw from, in statement order
         # (before it, each name's own generator: values.generator_for)
@@ -1178,6 +1191,7 @@ class Session:
         self.out.flush()
 
     def step(self, step: Step) -> None:
+        self.text.restart()
         if step.kind == "create":
             self.create(step)
         elif step.kind == "number":
@@ -1595,17 +1609,21 @@ class Session:
             self.warn(line, "UserWarning", NONLEAF_GRAD)
         return grad
 
-    def shown(self, step: Step, shown: Shown) -> Any:
+    def shown(self, step: Step, shown: Shown, span: tuple[int, int] | None = None) -> Any:
         """The Python value a shown item has: a literal, a tensor (as ``_Printed``), None, a
-        number, a list, a ``torch.Size``, an f-string's text."""
+        number, a list, a ``torch.Size``, an f-string's text (``span``: the columns of the
+        f-string it is in)."""
         if shown.fstring:
-            return "".join(self.formatted(step, piece) for piece in shown.pieces)
+            span = span or shown.span
+            return "".join(self.formatted(step, piece, span) for piece in shown.pieces)
         return self.printable(self.raw(step, shown))
 
-    def formatted(self, step: Step, piece: Shown) -> str:
+    def formatted(self, step: Step, piece: Shown, span: tuple[int, int] | None) -> str:
         """One piece of an f-string: ``{value!r:spec}`` as Python formats it, a tensor as
-        torch's ``Tensor.__format__`` (a one-element tensor as its number)."""
-        value = self.shown(step, piece)
+        torch's ``Tensor.__format__`` (a one-element tensor as its number), its text charged
+        to the budget before it is made; Python's errors with carets under ``span``, the
+        f-string's columns."""
+        value = self.shown(step, piece, span)
         if piece.conversion != -1:
             value = _CONVERSIONS[piece.conversion](value)
         elif isinstance(value, _Printed) and value.item is not None:
@@ -1616,11 +1634,13 @@ class Session:
                 step.statement,
                 "TypeError",
                 f"unsupported format string passed to {kind}.__format__",
+                span,
             )
+        self.text.formatted((step.statement, None if span is None else span[0]), value, piece.spec)
         try:
             return format(value, piece.spec)
-        except ValueError as exc:
-            raise ScriptError(step.statement, "ValueError", str(exc)) from None
+        except (ValueError, TypeError) as exc:  # Python's, for this value and spec
+            raise ScriptError(step.statement, type(exc).__name__, str(exc), span) from None
 
     def raw(self, step: Step, shown: Shown) -> Any:
         """The value of a shown item, as the engine has it."""
@@ -1678,17 +1698,23 @@ class Session:
                 return torchtext.item(value.data)
             except ValueError as exc:
                 raise ScriptError(step.statement, "RuntimeError", str(exc)) from None
+        if access == "tolist()":
+            return self.tolist(step, value)
         if access == "zero_()":
             value.data[...] = 0
             return value
         simple: dict[str, Callable[[gc.Tensor], Any]] = {
             "requires_grad": lambda t: t.requires_grad,
             "is_leaf": lambda t: t.is_leaf,
-            "tolist()": lambda t: torchtext.tolist(t.data),
             "numel()": lambda t: t.numel(),
             "dim()": lambda t: t.dim(),
         }
         return simple[access](value)
+
+    def tolist(self, step: Step, tensor: gc.Tensor) -> Any:
+        """``tensor.tolist()``, charged with its text before it is made."""
+        self.text.listed((step.statement, None), tensor.numel(), tensor.dtype.kind == "c")
+        return torchtext.tolist(tensor.data)
 
     def printable(self, value: Any) -> Any:
         if isinstance(value, gc.Tensor):

@@ -7,6 +7,9 @@ The reasons are the op table's (``nonfinite``, ``nonfinite_backward``).
 
 from __future__ import annotations
 
+import io
+import tokenize
+
 import numpy as np
 
 from .. import engine as gc
@@ -49,6 +52,56 @@ def new_kinds(result, args) -> set[str]:
     for operand in _operands(args):
         produced -= kinds(operand)
     return produced
+
+
+def _beyond_float(token: str) -> bool:
+    """Whether the number written as ``token`` (a Python number literal) is beyond float64's
+    range, so that reading it gives an infinity."""
+    text = token.replace("_", "").rstrip("jJ")
+    try:
+        if any(c in text for c in ".eE") and not text.lower().startswith("0x"):
+            return bool(np.isinf(float(text)))
+        float(int(text, 0))
+    except OverflowError:
+        return True
+    except ValueError:  # more digits than Python reads (the validator refuses those first)
+        return True
+    return False
+
+
+def overflowing(text: str) -> list[str]:
+    """The numbers written in ``text`` that are beyond float64's range (``1e400``), in order,
+    each once."""
+    found: list[str] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            number = token.string
+            if token.type == tokenize.NUMBER and _beyond_float(number):
+                found.append(number if len(number) <= 24 else f"a number of {len(number)} digits")
+    except (tokenize.TokenError, SyntaxError):
+        pass  # the statement's text was read by the parser already: this does not happen
+    return list(dict.fromkeys(found))
+
+
+def overflow_message(statement) -> str | None:
+    """The warning for numbers written in ``statement`` that are read as infinities (where
+    they first appear: the statement that writes them), or None when it writes none."""
+    written = overflowing(statement.text)
+    if not written:
+        return None
+    them = f"{written[0]} is" if len(written) == 1 else f"{', '.join(written)} are"
+    largest = float(np.finfo(np.float64).max)
+    return (
+        f"{statement.where} `{statement.text}`: {them} beyond float64's range "
+        f"(±{largest:.4g}): read as inf"
+    )
+
+
+def note_overflow(statement, log) -> None:
+    """Add ``statement``'s ``overflow_message`` to the run's warnings, once."""
+    message = overflow_message(statement)
+    if message is not None and message not in log.nonfinite:
+        log.nonfinite.append(message)
 
 
 def forward_message(statement, function: str, found: set[str]) -> str:

@@ -207,6 +207,8 @@ class Program:
             budget.tick(f"statement {number} of {statements}")
             watch = gc.watched_nonfinite()
             seen = 0 if watch is None else len(watch)
+            if log is not None:  # a number written beyond float range: inf from the start
+                diagnose.note_overflow(a.statement, log)
             env[a.target] = Numbers(env, a, groups, log, dtype, tally).tensor(a.ir)
             if log is not None:
                 diagnose.tag_origins(env[a.target], a.statement, log.origins)

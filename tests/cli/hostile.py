@@ -147,3 +147,46 @@ EXPANDING_STORES = {
     "zarr-chunk-beyond-shape": ("zarr-wide", 2_000_000, "20MB", "shape (2000000, 2) of float64"),
     "parquet-constant-column": ("parquet", 1_000_000, "20MB", "declares 1,000,000 rows"),
 }
+
+# ``gradcli run`` scripts that would build a huge text (run under ``--max-memory 50MB``, after
+# ``x = torch.tensor(2.0, requires_grad=True)``), or build text in ways gradcli run does not
+# take: (the statements, the exit code, what stderr must say). Widths and precisions beyond
+# sys.maxsize are Python's own ValueError (exit 1), as Python raises it before making anything.
+HOSTILE_SCRIPTS = {
+    "huge-width": ('print(f"{x.item():>100000000}")', 2, "up to 100,000,438 characters"),
+    "huge-precision": ('print(f"{x.item():.100000000f}")', 2, "the spec '.100000000f' makes"),
+    "huge-grouped-precision": ('print(f"{x.item():,.100000000e}")', 2, "the spec ',.100000000e'"),
+    "huge-width-of-text": ("print(f\"{'a':>100000000}\")", 2, "the spec '>100000000' makes"),
+    "huge-width-of-int": ('print(f"{x.numel():_>100000000b}")', 2, "the spec '_>100000000b'"),
+    "huge-width-repr": ('f"{x.item()!r:^100000000}"', 2, "the spec '^100000000' makes"),
+    "nested-fstrings": (
+        "print(f\"{f'{x.item():>30000000}':>30000000}\")",
+        2,
+        "the spec '>30000000' makes up to 30,000,438 characters",
+    ),
+    "widths-that-add-up": (
+        'print(f"{x.item():>4000000}" f"{x.item():>4000000}" f"{x.item():>4000000}" '
+        'f"{x.item():>4000000}")',
+        2,
+        "the budget is 50.0 MB (--max-memory)",
+    ),
+    "huge-tolist": ("y = torch.zeros(1000000)\nprint(y.tolist())", 2, "tolist() of 1,000,000"),
+    "width-beyond-maxsize": ('print(f"{x.item():>9223372036854775808}")', 1, "Too many decimal"),
+    "huge-width-unknown-code": (
+        'print(f"{x.item():>100000000q}")',
+        1,
+        "ValueError: Unknown format code 'q' for object of type 'float'",
+    ),
+    "huge-width-of-none": (
+        'print(f"{x.grad:>100000000}")',
+        1,
+        "TypeError: unsupported format string passed to NoneType.__format__",
+    ),
+    "nested-spec": ('w = 100000000\nprint(f"{x:>{w}}")', 2, "a format spec written out"),
+    "repetition": ('print("a" * 10**10)', 2, "a string is not allowed here"),
+    "concatenation": ('print("ab" + "cd")', 2, "a string is not allowed here"),
+    "join": ('print("".join(["a"] * 10**10))', 2, "attribute access ('.') is not allowed"),
+    "percent-star": ('print("%*d" % (10**10, 1))', 2, "a string is not allowed here"),
+    "str-call": ("print(str(x) * 10**10)", 2, "unknown function 'str'"),
+    "format-call": ('print(format(x.item(), ">10000000000"))', 2, "unknown function 'format'"),
+}

@@ -7,6 +7,8 @@ program's translation), and gradcli's float answer of the same command.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -211,3 +213,31 @@ def test_a_number_that_is_not_finite_and_real_gives_the_float_answer(cli, progra
     for got, expected in [(document["values"]["f"], value), (document["grads"]["x"], grad)]:
         got = float(got)  # "-inf", "nan" are strings in JSON
         assert (math.isnan(got) and math.isnan(expected)) or got == expected
+
+
+def _whole(text: str) -> Decimal:
+    """A whole number's digits, read without Python's 4,300-digit limit on int(text)."""
+    assert text.isdigit(), text[:40]
+    return Decimal(text)
+
+
+def test_an_exact_number_beyond_pythons_digit_limit_is_written_whole(cli_json):
+    """(3/7)**6000 has 5,072 digits in its denominator, past the 4,300 of Python's int-to-str:
+    written whole all the same, and its derivative too."""
+    document = cli_json("grad", "-e", "y = x**6000", "--x", "3/7", "--exact")
+    numerator, denominator = document["values"]["y"].split("/")
+    assert (_whole(numerator), _whole(denominator)) == (Decimal(3**6000), Decimal(7**6000))
+    derivative = Fraction(6000 * 3**5999, 7**5999)  # in lowest terms: 7 divides neither
+    numerator, denominator = document["grads"]["x"].split("/")
+    expected = (Decimal(derivative.numerator), Decimal(derivative.denominator))
+    assert (_whole(numerator), _whole(denominator)) == expected
+    assert document["numbers"]["values"]["y"] == 0.0  # beneath float64, as PyTorch gives it
+
+
+def test_an_exact_number_longer_than_max_length_is_refused_with_its_size(cli):
+    result = cli("eval", "--exact", "-e", "y = x**6000", "--x", "3/7", "--max-length", "5000")
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith("error: the exact value of y has at least 7,93")
+    assert "at most 5,000 characters (--max-length)" in result.stderr
+    assert "hint: raise --max-length to at least 7,93" in result.stderr
+    assert "leave out --exact for the float answer" in result.stderr

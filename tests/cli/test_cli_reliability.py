@@ -536,6 +536,52 @@ def test_a_float32_input_that_overflows_is_a_warning_or_under_strict_an_error(cl
     assert cli("eval", "-e", "y = x*2", "--x", "3.4e39", "--strict").exit_code == 0  # float64
 
 
+OVERFLOW = "beyond float64's range (±1.798e+308): read as inf"
+
+
+def test_a_number_written_beyond_float_range_is_a_warning_at_its_statement(cli):
+    """On main ``y = x * 1e400`` gave inf with no warning at all: the infinity appears where
+    the number is read, and the warning says so there (once, however often the program
+    runs); --strict exits 1 on it."""
+    document = json.loads(
+        cli("grad", "-e", "y = sum(x * 1e400)", "--x", "2", "--format", "json").stdout
+    )
+    assert document["warnings"] == [
+        f"statement 1 (line 1) `y = sum(x * 1e400)`: 1e400 is {OVERFLOW}"
+    ]
+    whole = "1" + "0" * 400
+    written = cli("eval", "-e", f"y = x * -1e999 + {whole}", "--x", "2", "--format", "json")
+    (warning, *_) = json.loads(written.stdout)["warnings"]
+    assert warning.endswith(f"`: 1e999, a number of 401 digits are {OVERFLOW}")
+    strict = cli("eval", "-e", "y = x * 1e400", "--x", "2", "--strict")
+    assert strict.exit_code == 1
+    assert strict.stderr.splitlines()[-1] == (
+        "error: a NaN or an infinity appeared (--strict); see the warnings"
+    )
+
+
+def test_a_constant_made_in_a_statement_is_named_by_the_statement(cli):
+    """On main --strict blamed ``the input _c1_1_4``, a name the user never wrote."""
+    program = "y = full(2, 2, 1e400) * x"
+    strict = cli("eval", "-e", program, "--x", "2", "--strict")
+    assert strict.exit_code == 1
+    assert f"warning: statement 1 (line 1) `{program}`: 1e400 is {OVERFLOW}" in strict.stderr
+    assert "_c1" not in strict.stderr and "came in with the inputs" not in strict.stderr
+    narrow = cli("eval", "-e", "y = full(2, 2, 1e39) * x", "--x", "2", "--dtype", "float32")
+    assert narrow.exit_code == 0 and "_c1" not in narrow.stderr
+    assert narrow.stderr.startswith(
+        "warning: statement 1 (line 1) `y = full(2, 2, 1e39) * x`: full(2, 2, 1e39): 4 finite "
+        "values beyond float32's range"
+    )
+    declared = "x = full(2, 1e400); y = x * 2"
+    default = cli("eval", "-e", declared, "--format", "json")
+    assert json.loads(default.stdout)["warnings"] == [
+        f"statement 1 (line 1) `x = full(2, 1e400)`: 1e400 is {OVERFLOW}"
+    ]
+    given = cli("eval", "-e", declared, "--x", "2", "--format", "json")  # the default unused
+    assert json.loads(given.stdout)["warnings"] == []
+
+
 SYMPY_NAMES = [
     "αSymbol",
     "Symbol",

@@ -245,6 +245,14 @@ def test_what_gradcli_run_does_not_take_is_refused_before_it_runs(cli, program, 
         ),
         ("x = torch.ones(2)\nprint(f'{x.sum().item():q}')", "ValueError: Unknown format code"),
         (
+            "x = torch.ones(2, requires_grad=True)\nprint(f'{x.grad:>5}')",
+            "TypeError: unsupported format string passed to NoneType.__format__",
+        ),
+        (
+            "x = torch.ones(2)\nprint(f'{x.tolist():>5}')",
+            "TypeError: unsupported format string passed to list.__format__",
+        ),
+        (
             "x = torch.ones(2, requires_grad=True)\n(x * 2).backward()",
             "RuntimeError: grad can be implicitly created only for scalar outputs",
         ),

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import builtins
 import re
+import tracemalloc
 import zipfile
 
 import numpy as np
 import pytest
-from hostile import HOSTILE_OPTIONS, HOSTILE_PROGRAMS
+from hostile import HOSTILE_OPTIONS, HOSTILE_PROGRAMS, HOSTILE_SCRIPTS
 
 import gradcli.lang.parse as parse_module
 
@@ -101,6 +102,27 @@ def test_hostile_value_or_option_is_rejected(cli, canary, eval_exec_calls, name)
     result = cli("vjp", "-e", "y = x * 1", *options, "--no-cache")
     _assert_rejected(result, message)
     assert not [c for c in eval_exec_calls if isinstance(c, str) and "touch" in c]
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_SCRIPTS))
+def test_a_script_builds_no_text_beyond_the_budget(cli, name):
+    """Format widths and precisions, nested f-strings and tolist() are charged to
+    --max-memory before their text is made: what Python allocates in the run stays small."""
+    statements, status, message = HOSTILE_SCRIPTS[name]
+    script = f"import torch\nx = torch.tensor(2.0, requires_grad=True)\n{statements}\n"
+    cli("run", "-", input="import torch\nx = torch.ones(2)\nprint(x * 2)\n")  # imports done
+    tracemalloc.start()
+    try:
+        result = cli("run", "-", "--max-memory", "50MB", "--no-cache", input=script)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.exit_code == status, result.stderr
+    assert message in result.stderr, result.stderr
+    assert "internal error" not in result.stderr
+    if status == 2:
+        _assert_rejected(result, message)
+    assert peak < 20 * 10**6, f"{peak:,} bytes allocated"
 
 
 def test_the_parse_expr_spy_does_see_valid_programs(cli, parse_expr_calls):
