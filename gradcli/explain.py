@@ -148,15 +148,26 @@ def _backward_row(bound, step, env, names, labels, run) -> Backward | None:
     for operand in _operands(step.ir, env):
         if not env[operand].requires_grad:
             continue
-        (part,) = bound.engine(
-            lambda o=operand: gc.grad(
-                tensor, [env[o]], incoming, retain_graph=True, allow_unused=True
-            )
-        )
+        part = bound.engine(lambda o=operand: _passed(step.ir, o, env, incoming, run))
         if part is not None:
             passes.append(Passed(labels.get(operand, operand), part.data))
     found = bound.engine(lambda: step_locals(step.ir, operand_name(step), env, names, run))
     return Backward(step.label, tuple(found), incoming.data, tuple(passes))
+
+
+def _passed(expression: Node, operand: str, env: dict, incoming, run) -> gc.Tensor | None:
+    """What a step passes on to one operand: J^T of the step alone by that operand, times the
+    incoming gradient (None when the step does not depend on it differentiably). The step is
+    re-run on its operands' values, so the reverse pass is the step's own few nodes: a
+    backward pass from the step's tensor in the run's graph would walk every node below it,
+    each statement's, making explain quadratic in the program's length (and would count the
+    paths that reach the operand through other operands as well)."""
+    value = env[operand].detach().requires_grad_()
+    out = run(expression, {operand: value})
+    if not out.requires_grad:
+        return None
+    (part,) = gc.grad(out, [value], incoming.detach(), allow_unused=True)
+    return part
 
 
 def _notes(bound, name, out, leaves, gradient, output_locals) -> list[str]:
