@@ -414,7 +414,8 @@ def answer(
 ) -> Exact:
     """The exact answer of ``command`` (eval, grad, jacobian, hessian); NotSymbolic when sympy
     cannot give one (a function without a symbolic form, too many elements, out of time)."""
-    with time_budget():
+
+    def work() -> tuple[str, np.ndarray, list[ExactBlock]]:
         env = problem.formulas()
         name = of or problem.program.default_output()
         if name not in env:
@@ -469,6 +470,9 @@ def answer(
         for kind, key, label, expressions in pieces:
             texts, numbers, exact = _cells(expressions, problem, label)
             blocks.append(ExactBlock(kind, key, label, texts, numbers, exact))
+        return name, out, blocks
+
+    name, out, blocks = time_budget(work)
     inexact = [b.label for b in blocks if not b.exact]
     warnings = list(problem.notes)
     if problem.point and inexact:

@@ -207,18 +207,24 @@ def _symbolic_jt(bound, name, out, leaves, gradient, symbolic_values) -> Symboli
         or any(leaves[t].ndim != 1 or leaves[t].numel() > 8 for t in targets)
     ):
         return None
+
+    def formulas() -> tuple[dict, dict]:
+        expressions, symbols = symbolic_values(bound.program, bound.arrays, targets, name)
+        rows = {
+            t: [
+                [formula_text(sp.diff(sp.sympify(e), s)) for e in expressions.reshape(-1)]
+                for s in symbols[t].reshape(-1)
+            ]
+            for t in targets
+        }
+        return rows, symbols
+
     try:
-        with time_budget():
-            expressions, symbols = symbolic_values(bound.program, bound.arrays, targets, name)
-            rows = {
-                t: [
-                    [formula_text(sp.diff(sp.sympify(e), s)) for e in expressions.reshape(-1)]
-                    for s in symbols[t].reshape(-1)
-                ]
-                for t in targets
-            }
+        rows, symbols = time_budget(formulas)
     except NotSymbolic:  # not symbolic here, or too slow: no formulas
         return None
+    except budget.TimedOut:  # --timeout's deadline: the command stops
+        raise
     except Exception:  # noqa: BLE001 - a program sympy cannot follow simply gets no formulas
         return None
     v = np.ones(out.shape) if gradient is None else gradient.data

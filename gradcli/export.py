@@ -17,10 +17,12 @@ output.shape + input.shape as ``gradcli jacobian --format json`` does.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from . import budget, deadline
 from .compute import Bound, output_of
 from .errors import GradcliError, listing
 from .lang import functions as F
@@ -60,7 +62,29 @@ def export(bound: Bound, of: str | None, wrt: list[str] | None, to: str) -> str:
         )
     if to == "torch":
         return torch_script(bound, name, targets)
-    return _FORMULA_WRITERS[to](bound, name, targets)
+    return _by_sympy(to, lambda: _FORMULA_WRITERS[to](bound, name, targets))
+
+
+SYMBOLIC_SECONDS = 60.0  # sympy's time for an export's formulas, unless --timeout says more
+
+
+def _by_sympy(to: str, write: Callable[[], str]) -> str:
+    """``write()``, the formulas' script, within --timeout's deadline (TimedOut) or, with no
+    --timeout, within ``SYMBOLIC_SECONDS``: sympy's formulas can grow exponentially (the
+    determinant of a 6 x 6 matrix of symbols, a softmax's Jacobian)."""
+    left = budget.current().left()
+    seconds = SYMBOLIC_SECONDS if left is None else left
+    with budget.doing(f"writing sympy's formulas for export --to {to}"):
+        try:
+            return deadline.run_within(seconds, write)
+        except deadline.TimeUp:
+            budget.tick()  # TimedOut, when it was --timeout's deadline
+            raise GradcliError(
+                f"export --to {to} stopped after {seconds:g} s, the time given to sympy's "
+                "formulas: they grow quickly with the number of elements and operations",
+                hint=f"allow more with --timeout SECONDS (e.g. --timeout {4 * seconds:g}), "
+                "or export --to torch, which needs no formulas",
+            ) from None
 
 
 def _header(bound: Bound, to: str, name: str, targets: list[str]) -> list[str]:

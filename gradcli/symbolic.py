@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import functools
 import math
-import signal
-import threading
-import time
-from contextlib import contextmanager
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import sympy as sp
 
-from . import budget
+from . import budget, deadline
 from .lang import ir
 from .lang.ir import Call, Const, Index, Name, Node, evaluate
 from .ops import batching
@@ -40,45 +38,27 @@ MAX_NESTING = 90
 _INDEX_NOT_SYMBOLIC = "the indices are values of the run, not formulas"
 
 
+T = TypeVar("T")
+
+
 class NotSymbolic(Exception):
     """The program uses something sympy is not given a rule for here, or it took too long."""
 
 
-class _OutOfTime(BaseException):
-    """Raised by the timer; a BaseException, so that no ``except Exception`` in sympy
-    swallows it."""
-
-
-@contextmanager
-def time_budget(seconds: float = SECONDS):
-    """Raise NotSymbolic when the body runs longer than ``seconds`` (on the main thread of a
-    Unix process; elsewhere the body runs unbounded). A timer already running, such as a
-    test's hang guard, is re-armed afterwards with the time it had left."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "setitimer"
-    ):
-        yield
-        return
-
-    def expire(signum, frame):
-        raise _OutOfTime
-
-    started = time.monotonic()
-    seconds = budget.seconds_left(seconds)  # --timeout's deadline may come first
-    handler = signal.signal(signal.SIGALRM, expire)
-    outer, interval = signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    except _OutOfTime:
-        raise NotSymbolic(f"sympy took longer than {seconds:g} s") from None
-    except RecursionError:  # a safety net: nesting() refuses such formulas before sympy sees them
-        raise NotSymbolic(TOO_DEEP) from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, handler)
-        if outer:
-            left = max(outer - (time.monotonic() - started), 1e-3)
-            signal.setitimer(signal.ITIMER_REAL, left, interval)
+def time_budget(function: Callable[[], T], seconds: float | None = None) -> T:
+    """``function()``, bounded: NotSymbolic when it runs longer than ``seconds`` (default
+    ``SECONDS``), TimedOut when --timeout's deadline comes first (``deadline.py`` says how: no
+    signals, any thread)."""
+    seconds = SECONDS if seconds is None else seconds
+    left = budget.current().left()
+    with budget.doing("working out sympy's formulas"):
+        try:
+            return deadline.run_within(seconds if left is None else min(seconds, left), function)
+        except deadline.TimeUp:
+            budget.tick()  # TimedOut, when it was --timeout's deadline
+            raise NotSymbolic(f"sympy took longer than {seconds:g} s") from None
+        except RecursionError:  # a safety net: nesting() refuses such formulas first
+            raise NotSymbolic(TOO_DEEP) from None
 
 
 def _or_reason(function):
@@ -88,8 +68,7 @@ def _or_reason(function):
     @functools.wraps(function)
     def bounded(*args, **kwargs):
         try:
-            with time_budget():
-                return function(*args, **kwargs)
+            return time_budget(lambda: function(*args, **kwargs))
         except NotSymbolic as exc:
             return None, str(exc)
 
@@ -309,13 +288,16 @@ def local_derivatives(node: Node, names: dict | None = None) -> dict[str, str] |
     when sympy cannot give them within its time budget."""
     names = names or {}
     shown = {names.get(key, key): key for key in ir.names(node)}
+
+    def derivatives() -> dict[str, str]:
+        expression = formula(node, names)
+        return {
+            shown[symbol.name]: _bare(formula_text(sp.diff(expression, symbol)), shown)
+            for symbol in expression.free_symbols
+        }
+
     try:
-        with time_budget():
-            expression = formula(node, names)
-            return {
-                shown[symbol.name]: _bare(formula_text(sp.diff(expression, symbol)), shown)
-                for symbol in expression.free_symbols
-            }
+        return time_budget(derivatives)
     except NotSymbolic:
         return None
 
