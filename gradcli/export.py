@@ -268,8 +268,18 @@ class Formulas:
         self.name = name
         self.targets = targets
         self.shape: tuple[int, ...] = output.shape
-        self.outputs = [_tidy(sp.sympify(e)) for e in output.reshape(-1)]
         self.symbols = {t: list(symbols[t].reshape(-1)) for t in targets}
+        self.outputs = [sp.sympify(e) for e in output.reshape(-1)]
+        self._derivatives = {t: self._differentiated(t) for t in targets}
+        # simplify's time grows quickly with the formulas' number and size (a softmax of 16
+        # elements: 4 minutes), so it is tried when they are few and small together; counted,
+        # not timed, so that the same program always gives the same text
+        every = [*self.outputs, *(d for t in targets for row in self._derivatives[t] for d in row)]
+        if sum(sp.count_ops(e) for e in every) <= SIMPLIFY_TOTAL:
+            self.outputs = [_tidy(e) for e in self.outputs]
+            self._derivatives = {
+                t: [[_tidy(d) for d in row] for row in self._differentiated(t)] for t in targets
+            }
         self.shapes = {t: symbols[t].shape for t in targets}
         self.point = {
             s: float(v)
@@ -277,12 +287,16 @@ class Formulas:
             for s, v in zip(self.symbols[t], np.asarray(bound.arrays[t]).reshape(-1))
         }
 
+    def _differentiated(self, target: str) -> list[list[Any]]:
+        return [[self.sp.diff(e, s) for s in self.symbols[target]] for e in self.outputs]
+
     def derivatives(self, target: str) -> list[list[Any]]:
         """d output[i] / d target[j], by output element i and input element j."""
-        return [[_tidy(self.sp.diff(e, s)) for s in self.symbols[target]] for e in self.outputs]
+        return self._derivatives[target]
 
 
 SIMPLIFY_OPS = 40  # simplify is tried on small exact formulas only (see symbolic.formula_text)
+SIMPLIFY_TOTAL = 300  # ... and when an export's formulas have this many operations at most
 
 
 def _tidy(expression: Any) -> Any:

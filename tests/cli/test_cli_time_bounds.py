@@ -71,3 +71,12 @@ def test_sympy_work_stops_at_the_timeout(cli, args):
     assert result.exit_code == 124, result.stderr
     assert "timed out after 3 s (--timeout) while working out sympy's formulas" in result.stderr
     assert time.monotonic() - started < 3 + SLACK
+
+
+def test_a_softmax_of_16_elements_exports_as_latex(tmp_path):
+    # simplify is left out of formulas this many: it took minutes (the formulas stay exact)
+    command = ["export", "--to", "latex", "-e", "y = softmax(x)", "--x", "rand(16)"]
+    result = run([*console_script(), *command, "--timeout", "60"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert r"y_{15} &= \frac{e^{x_{15}}}" in result.stdout
+    assert result.stdout.count(r"\begin{pmatrix}") == 3
