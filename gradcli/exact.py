@@ -40,7 +40,7 @@ from .symbolic import (
     NotSymbolic,
     _check_nesting,
     elementwise,
-    symbols_for,
+    symbol_arrays,
     time_budget,
 )
 from .symbolic import _element_formula as element_formula
@@ -296,7 +296,7 @@ class Problem:
             else:
                 self.shapes[name] = shapes.get(name, ())
         self.inputs = inputs
-        self.symbols = {n: symbols_for(n, s) for n, s in self.shapes.items()}
+        self.symbols = symbol_arrays(self.shapes)
         size = sum(int(np.prod(s)) for s in self.shapes.values())
         if size > MAX_ELEMENTS:
             raise NotSymbolic(

@@ -123,13 +123,24 @@ def constant_array(array: np.ndarray) -> np.ndarray:
     return np.vectorize(number, otypes=[object])(array) if array.size else array.astype(object)
 
 
-def symbols_for(name: str, shape: tuple[int, ...]) -> np.ndarray:
-    """An array of real symbols named after their elements: x_0, W_1_2, or x for a scalar."""
+def symbols_for(name: str, shape: tuple[int, ...], taken: set[str]) -> np.ndarray:
+    """An array of real symbols named after their elements: x_0, W_1_2, or x for a scalar;
+    an element's name in ``taken`` is followed by underscores until it is not (and is added)."""
     cells = np.empty(shape, dtype=object)
     for index in np.ndindex(*shape):
         label = "_".join([name, *map(str, index)])
+        while index and label in taken:
+            label += "_"
+        taken.add(label)
         cells[index] = sp.Symbol(label, real=True)
     return cells
+
+
+def symbol_arrays(shapes: dict[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
+    """Each input's array of symbols (``symbols_for``), no two alike: sympy takes symbols of
+    one name for one, so beside an input named x_0, the first element of x is x_0_."""
+    taken = set(shapes)
+    return {name: symbols_for(name, shape, taken) for name, shape in shapes.items()}
 
 
 class Arrays:
@@ -180,14 +191,11 @@ class Arrays:
 
 def symbolic_values(program, arrays: dict, targets: list[str], of: str) -> tuple[np.ndarray, dict]:
     """The output as an object array of sympy expressions in the targets' symbols."""
-    env = {}
-    symbols = {}
-    for name, array in arrays.items():
-        if name in targets:
-            symbols[name] = symbols_for(name, array.shape)
-            env[name] = symbols[name]
-        else:
-            env[name] = constant_array(np.asarray(array, dtype=float))
+    symbols = symbol_arrays({n: np.shape(a) for n, a in arrays.items() if n in targets})
+    env = {
+        name: symbols[name] if name in symbols else constant_array(np.asarray(a, dtype=float))
+        for name, a in arrays.items()
+    }
     arrays_of = Arrays(env, program.groups())
     depths: dict = {}
     for assignment in program.assignments:
