@@ -11,6 +11,7 @@ kept as arrays: the renderers round them.
 
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import replace
 
 import numpy as np
@@ -76,9 +77,13 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     labels = {s.key: s.label for a in statements for s in steps[a.target]}
     backward: list[Backward] = []
     output_locals: tuple = ()
+    # the run's values detached from its graph, once: a step's local derivative holds its
+    # other operands fixed, and leaves the run's graph as it was
+    fixed = {name: tensor.detach() for name, tensor in env.items()}
+    groups = bound.program.groups()
     for done, a in enumerate(reversed(statements)):
         budget.tick(f"the backward pass, {done} of {len(statements)} statements explained")
-        run = _step_runner(bound, a, env)
+        run = _step_runner(bound, a, fixed, groups)
         for step in reversed(steps[a.target]):
             row = _backward_row(bound, step, env, names, labels, run)
             if row is None:
@@ -124,15 +129,15 @@ def _run_steps(bound: Bound, leaves: dict, steps: dict) -> dict:
     return program.run(leaves, bound.log)
 
 
-def _step_runner(bound: Bound, assignment, env: dict):
+def _step_runner(bound: Bound, assignment, fixed: dict, groups: dict):
     """``run(ir, names)``: the value of a step's IR with some names given other values, on
-    values detached from the run's graph (a local derivative holds the other operands
-    fixed, and leaves the run's graph as it was)."""
-    groups = bound.program.groups()
-    fixed = {name: tensor.detach() for name, tensor in env.items()}
+    the run's values detached from its graph (``fixed``). The names given are looked up
+    before the rest, not copied in with them: a copy of every value for each step would make
+    explain quadratic in the program's length."""
 
     def run(expression: Node, given: dict) -> gc.Tensor:
-        return Numbers({**fixed, **given}, assignment, groups, dtype=bound.dtype).tensor(expression)
+        values = ChainMap(dict(given), fixed)
+        return Numbers(values, assignment, groups, dtype=bound.dtype).tensor(expression)
 
     return run
 
