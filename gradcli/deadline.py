@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import math
 import queue
 import threading
 import time
@@ -61,6 +62,9 @@ _lock = threading.Lock()
 _armed: set[_Call] = set()  # the calls running that the watchdog has not interrupted
 _active: dict[int, list[_Call]] = {}  # thread -> its bounded calls running, outermost first
 _wakeups: queue.SimpleQueue[None] = queue.SimpleQueue()  # the watchdog wakes to re-read _armed
+# when the watchdog wakes next (inf: when woken): a call whose deadline is later need not wake
+# it, which spares a switch of threads per call (explain bounds sympy's work on each step)
+_planned = [math.inf]
 _watchdog: list[threading.Thread] = []
 _set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc  # looked up once: a C call after
 
@@ -81,9 +85,10 @@ def _watch() -> None:
                 _armed.discard(call)
                 call.fired = True
                 _raise_in(call.thread, call.interrupt)
-            nearest = min((c.deadline for c in _armed), default=None)
+            nearest = min((c.deadline for c in _armed), default=math.inf)
+            _planned[0] = nearest
         try:
-            _wakeups.get(timeout=None if nearest is None else max(nearest - now, 0.0))
+            _wakeups.get(timeout=None if nearest == math.inf else max(nearest - now, 0.0))
         except queue.Empty:
             pass
 
@@ -96,7 +101,9 @@ def _arm(call: _Call) -> None:
             _watchdog.append(watchdog)
         _armed.add(call)
         _active.setdefault(call.thread, []).append(call)
-    _wakeups.put(None)
+        wake = call.deadline < _planned[0]
+    if wake:
+        _wakeups.put(None)
 
 
 def _disarm(call: _Call) -> None:
