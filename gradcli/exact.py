@@ -42,7 +42,7 @@ from .symbolic import (
     NotSymbolic,
     _check_nesting,
     elementwise,
-    symbols_for,
+    symbol_arrays,
     time_budget,
 )
 from .symbolic import _element_formula as element_formula
@@ -298,7 +298,7 @@ class Problem:
             else:
                 self.shapes[name] = shapes.get(name, ())
         self.inputs = inputs
-        self.symbols = {n: symbols_for(n, s) for n, s in self.shapes.items()}
+        self.symbols = symbol_arrays(self.shapes)
         size = sum(int(np.prod(s)) for s in self.shapes.values())
         if size > MAX_ELEMENTS:
             raise NotSymbolic(
@@ -476,7 +476,8 @@ def answer(
 ) -> Exact:
     """The exact answer of ``command`` (eval, grad, jacobian, hessian); NotSymbolic when sympy
     cannot give one (a function without a symbolic form, too many elements, out of time)."""
-    with time_budget():
+
+    def work() -> tuple[str, np.ndarray, list[ExactBlock]]:
         env = problem.formulas()
         name = of or problem.program.default_output()
         if name not in env:
@@ -531,6 +532,9 @@ def answer(
         for kind, key, label, expressions in pieces:
             texts, numbers, exact = _cells(expressions, problem, label)
             blocks.append(ExactBlock(kind, key, label, texts, numbers, exact))
+        return name, out, blocks
+
+    name, out, blocks = time_budget(work)
     inexact = [b.label for b in blocks if not b.exact]
     warnings = list(problem.notes)
     if problem.point and inexact:

@@ -11,6 +11,7 @@ kept as arrays: the renderers round them.
 
 from __future__ import annotations
 
+from collections import ChainMap
 from dataclasses import replace
 
 import numpy as np
@@ -76,9 +77,13 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     labels = {s.key: s.label for a in statements for s in steps[a.target]}
     backward: list[Backward] = []
     output_locals: tuple = ()
+    # the run's values detached from its graph, once: a step's local derivative holds its
+    # other operands fixed, and leaves the run's graph as it was
+    fixed = {name: tensor.detach() for name, tensor in env.items()}
+    groups = bound.program.groups()
     for done, a in enumerate(reversed(statements)):
         budget.tick(f"the backward pass, {done} of {len(statements)} statements explained")
-        run = _step_runner(bound, a, env)
+        run = _step_runner(bound, a, fixed, groups)
         for step in reversed(steps[a.target]):
             row = _backward_row(bound, step, env, names, labels, run)
             if row is None:
@@ -124,15 +129,15 @@ def _run_steps(bound: Bound, leaves: dict, steps: dict) -> dict:
     return program.run(leaves, bound.log)
 
 
-def _step_runner(bound: Bound, assignment, env: dict):
+def _step_runner(bound: Bound, assignment, fixed: dict, groups: dict):
     """``run(ir, names)``: the value of a step's IR with some names given other values, on
-    values detached from the run's graph (a local derivative holds the other operands
-    fixed, and leaves the run's graph as it was)."""
-    groups = bound.program.groups()
-    fixed = {name: tensor.detach() for name, tensor in env.items()}
+    the run's values detached from its graph (``fixed``). The names given are looked up
+    before the rest, not copied in with them: a copy of every value for each step would make
+    explain quadratic in the program's length."""
 
     def run(expression: Node, given: dict) -> gc.Tensor:
-        return Numbers({**fixed, **given}, assignment, groups, dtype=bound.dtype).tensor(expression)
+        values = ChainMap(dict(given), fixed)
+        return Numbers(values, assignment, groups, dtype=bound.dtype).tensor(expression)
 
     return run
 
@@ -148,15 +153,26 @@ def _backward_row(bound, step, env, names, labels, run) -> Backward | None:
     for operand in _operands(step.ir, env):
         if not env[operand].requires_grad:
             continue
-        (part,) = bound.engine(
-            lambda o=operand: gc.grad(
-                tensor, [env[o]], incoming, retain_graph=True, allow_unused=True
-            )
-        )
+        part = bound.engine(lambda o=operand: _passed(step.ir, o, env, incoming, run))
         if part is not None:
             passes.append(Passed(labels.get(operand, operand), part.data))
     found = bound.engine(lambda: step_locals(step.ir, operand_name(step), env, names, run))
     return Backward(step.label, tuple(found), incoming.data, tuple(passes))
+
+
+def _passed(expression: Node, operand: str, env: dict, incoming, run) -> gc.Tensor | None:
+    """What a step passes on to one operand: J^T of the step alone by that operand, times the
+    incoming gradient (None when the step does not depend on it differentiably). The step is
+    re-run on its operands' values, so the reverse pass is the step's own few nodes: a
+    backward pass from the step's tensor in the run's graph would walk every node below it,
+    each statement's, making explain quadratic in the program's length (and would count the
+    paths that reach the operand through other operands as well)."""
+    value = env[operand].detach().requires_grad_()
+    out = run(expression, {operand: value})
+    if not out.requires_grad:
+        return None
+    (part,) = gc.grad(out, [value], incoming.detach(), allow_unused=True)
+    return part
 
 
 def _notes(bound, name, out, leaves, gradient, output_locals) -> list[str]:
@@ -196,18 +212,24 @@ def _symbolic_jt(bound, name, out, leaves, gradient, symbolic_values) -> Symboli
         or any(leaves[t].ndim != 1 or leaves[t].numel() > 8 for t in targets)
     ):
         return None
+
+    def formulas() -> tuple[dict, dict]:
+        expressions, symbols = symbolic_values(bound.program, bound.arrays, targets, name)
+        rows = {
+            t: [
+                [formula_text(sp.diff(sp.sympify(e), s)) for e in expressions.reshape(-1)]
+                for s in symbols[t].reshape(-1)
+            ]
+            for t in targets
+        }
+        return rows, symbols
+
     try:
-        with time_budget():
-            expressions, symbols = symbolic_values(bound.program, bound.arrays, targets, name)
-            rows = {
-                t: [
-                    [formula_text(sp.diff(sp.sympify(e), s)) for e in expressions.reshape(-1)]
-                    for s in symbols[t].reshape(-1)
-                ]
-                for t in targets
-            }
+        rows, symbols = time_budget(formulas)
     except NotSymbolic:  # not symbolic here, or too slow: no formulas
         return None
+    except budget.TimedOut:  # --timeout's deadline: the command stops
+        raise
     except Exception:  # noqa: BLE001 - a program sympy cannot follow simply gets no formulas
         return None
     v = np.ones(out.shape) if gradient is None else gradient.data

@@ -16,12 +16,16 @@ output.shape + input.shape as ``gradcli jacobian --format json`` does.
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import math
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
-from .compute import Bound, output_of
+from . import budget, deadline
+from .compute import Bound, output_of, real_numbers
 from .errors import GradcliError, listing
 from .lang import functions as F
 from .lang.ir import Call, Const, Name, evaluate
@@ -39,8 +43,11 @@ from .steps import _ATOM, Texts, _arguments, _picked, _wrapped
 
 def export(bound: Bound, of: str | None, wrt: list[str] | None, to: str) -> str:
     """The program as ``to``'s code (see the module docstring)."""
+    for n, array in bound.arrays.items():  # torch's jacobian takes real numbers only
+        real_numbers(n, array)
     env = bound.run(bound.leaves())
-    name, _ = output_of(bound, env, of)
+    name, out = output_of(bound, env, of)
+    real_numbers(name, out)
     targets = wrt or [n for n in bound.arrays if bound.requires_grad[n]]
     for t in targets:
         if t not in bound.arrays:
@@ -50,17 +57,31 @@ def export(bound: Bound, of: str | None, wrt: list[str] | None, to: str) -> str:
             )
     if not targets:
         raise GradcliError("no input requires grad", hint="name the inputs with --wrt")
-    program = bound.program
-    named = set(bound.arrays) | set(program.targets) | set(program.groups())
-    taken = sorted(named & (RESERVED[to] | {f"jacobian_{t}" for t in targets}))
-    if taken:
-        raise GradcliError(
-            f"export --to {to} cannot name a value {listing(taken)}: its script uses the name",
-            hint="rename it in the program",
-        )
     if to == "torch":
         return torch_script(bound, name, targets)
-    return _FORMULA_WRITERS[to](bound, name, targets)
+    return _by_sympy(to, lambda: _FORMULA_WRITERS[to](bound, name, targets))
+
+
+SYMBOLIC_SECONDS = 60.0  # sympy's time for an export's formulas, unless --timeout says more
+
+
+def _by_sympy(to: str, write: Callable[[], str]) -> str:
+    """``write()``, the formulas' script, within --timeout's deadline (TimedOut) or, with no
+    --timeout, within ``SYMBOLIC_SECONDS``: sympy's formulas can grow exponentially (the
+    determinant of a 6 x 6 matrix of symbols, a softmax's Jacobian)."""
+    left = budget.current().left()
+    seconds = SYMBOLIC_SECONDS if left is None else left
+    with budget.doing(f"writing sympy's formulas for export --to {to}"):
+        try:
+            return deadline.run_within(seconds, write)
+        except deadline.TimeUp:
+            budget.tick()  # TimedOut, when it was --timeout's deadline
+            raise GradcliError(
+                f"export --to {to} stopped after {seconds:g} s, the time given to sympy's "
+                "formulas: they grow quickly with the number of elements and operations",
+                hint=f"allow more with --timeout SECONDS (e.g. --timeout {4 * seconds:g}), "
+                "or export --to torch, which needs no formulas",
+            ) from None
 
 
 def _header(bound: Bound, to: str, name: str, targets: list[str]) -> list[str]:
@@ -79,9 +100,50 @@ def _header(bound: Bound, to: str, name: str, targets: list[str]) -> list[str]:
 # -- PyTorch ---------------------------------------------------------------------------------------
 
 
-def _identifier(name: str) -> str:
-    """A Python name for an input: y#0, an earlier value of y, as y_v0."""
-    return name.replace("#", "_v")
+# Python's own names: a script gives a value none of them (a value named print or float would
+# hide the function the script calls)
+_PYTHON = frozenset(dir(builtins)) | frozenset(keyword.kwlist)
+
+
+class _Names:
+    """The Python names of a script's values: each program name as itself, unless the script
+    needs the name (``reserved``: its modules and its own values; Python's builtins and
+    keywords): then followed by underscores until it is no other's (print -> print_). The
+    names the script makes from them (jacobian_x, x_v0) are found a free name by ``free``."""
+
+    def __init__(self, names: Iterable[str], reserved: Iterable[str]):
+        names = list(dict.fromkeys(names))
+        avoid = _PYTHON | set(reserved)
+        self.taken: set[str] = {*avoid, *names}
+        self.given = {n: self.free(n) if n in avoid else n for n in names}
+
+    def free(self, wanted: str) -> str:
+        """``wanted``, followed by underscores until no name of the script has it."""
+        name = wanted
+        while name in self.taken:
+            name += "_"
+        self.taken.add(name)
+        return name
+
+    def __getitem__(self, name: str) -> str:
+        return self.given[name]
+
+    def base(self, name: str) -> str:
+        """The name of the value that ``name`` (y, or y#0: an earlier value of y) is now."""
+        return self.given[name.split("#")[0]]
+
+
+def _torch_names(bound: Bound) -> _Names:
+    """The torch script's names of the program's values; y#0, an input y that the program
+    assigns again, is y_v0."""
+    program = bound.program
+    every = [*bound.arrays, *program.targets, *program.groups()]
+    names = _Names([n.split("#")[0] for n in every], RESERVED["torch"])
+    for n in every:
+        if "#" in n:
+            base, version = n.split("#", 1)
+            names.given[n] = names.free(f"{names[base]}_v{version}")
+    return names
 
 
 def _number(value: float) -> str:
@@ -112,9 +174,10 @@ class TorchTexts(Texts):
     """Program text in PyTorch's spelling: ``torch.sin(x)``, ``F.relu(x)``, ``x.reshape(2, 3)``,
     ``x[0]`` for the element ``x0`` of an input."""
 
-    def __init__(self, vectors: set[str], assigned: set[str]):
+    def __init__(self, vectors: set[str], assigned: set[str], names: _Names):
         self.vectors = vectors  # the inputs and assigned names whose elements a name may be
         self.assigned = assigned
+        self.names = names
 
     def const(self, node: Const) -> tuple[str, int]:
         value = node.value
@@ -124,8 +187,8 @@ class TorchTexts(Texts):
     def name(self, node: Name) -> tuple[str, int]:
         parts = element_of(node.name)
         if node.name not in self.assigned and parts and parts[0] in self.vectors:
-            return f"{parts[0]}[{parts[1]}]", _ATOM
-        return node.name.split("#")[0], _ATOM
+            return f"{self.names.base(parts[0])}[{parts[1]}]", _ATOM
+        return self.names.base(node.name), _ATOM
 
     def call(self, node: Call, args: list) -> tuple[str, int]:
         op = F.OPS[node.op]
@@ -170,7 +233,8 @@ def torch_script(bound: Bound, name: str, targets: list[str]) -> str:
     program = bound.program
     groups = program.groups()
     assigned = set(program.targets) | set(groups)
-    texts = TorchTexts(set(bound.arrays) | assigned, assigned)
+    names = _torch_names(bound)
+    texts = TorchTexts(set(bound.arrays) | assigned, assigned, names)
     lines = [
         *_header(bound, "torch", name, targets),
         "",
@@ -184,12 +248,10 @@ def torch_script(bound: Bound, name: str, targets: list[str]) -> str:
     ]
     for n, array in bound.arrays.items():
         value = _literal(np.asarray(array))
-        lines.append(
-            f"{_identifier(n)} = torch.tensor({value}, dtype={_torch_dtype(array, dtype)})"
-        )
-    parameters = ", ".join(_identifier(t) for t in targets)
+        lines.append(f"{names[n]} = torch.tensor({value}, dtype={_torch_dtype(array, dtype)})")
+    parameters = ", ".join(names[t] for t in targets)
     body = [
-        f"{n.split('#')[0]} = {_identifier(n)}.clone()"
+        f"{names.base(n)} = {names[n]}.clone()"
         for n in bound.arrays
         if "#" in n and n not in targets
     ]
@@ -199,12 +261,12 @@ def torch_script(bound: Bound, name: str, targets: list[str]) -> str:
             continue
         text, _ = evaluate(assignment.ir, texts)
         is_setitem = isinstance(assignment.ir, Call) and F.OPS[assignment.ir.op].operator == "[]="
-        body.append(text if is_setitem else f"{assignment.target.split('#')[0]} = {text}")
+        body.append(text if is_setitem else f"{names.base(assignment.target)} = {text}")
         base = last_of.get(assignment.target)
         if base is not None:
-            items = ", ".join(e or "torch.zeros(())" for e in groups[base])
-            body.append(f"{base} = torch.stack([{items}])")
-    body.append(f"return {name.split('#')[0]}")
+            items = ", ".join(names.base(e) if e else "torch.zeros(())" for e in groups[base])
+            body.append(f"{names[base]} = torch.stack([{items}])")
+    body.append(f"return {names.base(name)}")
     lines += ["", "", f"def program({parameters}):", *("    " + line for line in body)]
     jacobians = ", ".join(f'"{t}": _jacobians[{i}].tolist()' for i, t in enumerate(targets))
     lines += [
@@ -244,8 +306,32 @@ class Formulas:
         self.name = name
         self.targets = targets
         self.shape: tuple[int, ...] = output.shape
-        self.outputs = [_tidy(sp.sympify(e)) for e in output.reshape(-1)]
         self.symbols = {t: list(symbols[t].reshape(-1)) for t in targets}
+        self.outputs = [sp.sympify(e) for e in output.reshape(-1)]
+        # the code's names of the inputs and symbols: a script's own, Python's and (parsed by
+        # the sympy script) sympy's are taken by others; LaTeX is not run, and keeps them all
+        self.names = _Names(targets, ())
+        if to != "latex":
+            reserved = RESERVED[to] | (set(dir(sp)) if to == "sympy" else set())
+            every = [s.name for t in targets for s in self.symbols[t]]
+            self.names = _Names([*targets, *every], reserved)
+            renamed = {
+                s: sp.Symbol(self.names[s.name], real=True)
+                for s in (symbol for t in targets for symbol in self.symbols[t])
+                if self.names[s.name] != s.name
+            }
+            self.symbols = {t: [renamed.get(s, s) for s in self.symbols[t]] for t in targets}
+            self.outputs = [e.xreplace(renamed) for e in self.outputs]
+        self._derivatives = {t: self._differentiated(t) for t in targets}
+        # simplify's time grows quickly with the formulas' number and size (a softmax of 16
+        # elements: 4 minutes), so it is tried when they are few and small together; counted,
+        # not timed, so that the same program always gives the same text
+        every = [*self.outputs, *(d for t in targets for row in self._derivatives[t] for d in row)]
+        if sum(sp.count_ops(e) for e in every) <= SIMPLIFY_TOTAL:
+            self.outputs = [_tidy(e) for e in self.outputs]
+            self._derivatives = {
+                t: [[_tidy(d) for d in row] for row in self._differentiated(t)] for t in targets
+            }
         self.shapes = {t: symbols[t].shape for t in targets}
         self.point = {
             s: float(v)
@@ -253,12 +339,16 @@ class Formulas:
             for s, v in zip(self.symbols[t], np.asarray(bound.arrays[t]).reshape(-1))
         }
 
+    def _differentiated(self, target: str) -> list[list[Any]]:
+        return [[self.sp.diff(e, s) for s in self.symbols[target]] for e in self.outputs]
+
     def derivatives(self, target: str) -> list[list[Any]]:
         """d output[i] / d target[j], by output element i and input element j."""
-        return [[_tidy(self.sp.diff(e, s)) for s in self.symbols[target]] for e in self.outputs]
+        return self._derivatives[target]
 
 
 SIMPLIFY_OPS = 40  # simplify is tried on small exact formulas only (see symbolic.formula_text)
+SIMPLIFY_TOTAL = 300  # ... and when an export's formulas have this many operations at most
 
 
 def _tidy(expression: Any) -> Any:
@@ -268,9 +358,11 @@ def _tidy(expression: Any) -> Any:
     return sp.simplify(expression) if quick else expression
 
 
-def _unpack(formulas: Formulas, target: str, module: str) -> str:
+def _unpack(formulas: Formulas, target: str, module: str) -> list[str]:
+    """The line that names the elements of an input by their symbols (none for no elements)."""
     names = ", ".join(str(s) for s in formulas.symbols[target])
-    return f"({names},) = {module}.asarray({target}, dtype=float).reshape(-1)"
+    parameter = formulas.names[target]
+    return [f"({names},) = {module}.asarray({parameter}, dtype=float).reshape(-1)"] if names else []
 
 
 def _code_script(formulas: Formulas, to: str, bound: Bound) -> str:
@@ -280,8 +372,9 @@ def _code_script(formulas: Formulas, to: str, bound: Bound) -> str:
     printer = NumPyPrinter() if to == "numpy" else JaxPrinter()
     module = "numpy" if to == "numpy" else "jax.numpy"
     targets = formulas.targets
-    parameters = ", ".join(targets)
-    unpack = [_unpack(formulas, t, module) for t in targets]
+    names = formulas.names
+    parameters = ", ".join(names[t] for t in targets)
+    unpack = [line for t in targets for line in _unpack(formulas, t, module)]
 
     def array(expressions: list[Any], shape: tuple[int, ...]) -> str:
         items = ", ".join(_printed(printer, e, to) for e in expressions)
@@ -293,9 +386,10 @@ def _code_script(formulas: Formulas, to: str, bound: Bound) -> str:
     for i, t in enumerate(targets):
         if to == "numpy":
             flat = [d for row in formulas.derivatives(t) for d in row]
-            body += ["", "", f"def jacobian_{t}({parameters}):", *("    " + u for u in unpack)]
+            function = names.free(f"jacobian_{names[t]}")
+            body += ["", "", f"def {function}({parameters}):", *("    " + u for u in unpack)]
             body.append(f"    return {array(flat, formulas.shape + formulas.shapes[t])}")
-            jacobians.append(f'"{t}": jacobian_{t}(*_inputs).tolist()')
+            jacobians.append(f'"{t}": {function}(*_inputs).tolist()')
         else:
             jacobians.append(f'"{t}": jax.jacfwd(program, argnums={i})(*_inputs).tolist()')
     imports = ["import json", ""]
@@ -319,7 +413,7 @@ def _code_script(formulas: Formulas, to: str, bound: Bound) -> str:
     if to == "numpy":
         imports.append("import numpy")
     points = [
-        f"{t} = {module}.array({_literal(np.asarray(bound.arrays[t]))}, dtype=float)"
+        f"{names[t]} = {module}.array({_literal(np.asarray(bound.arrays[t]))}, dtype=float)"
         for t in targets
     ]
     tail = [
@@ -381,13 +475,13 @@ def sympy_script(bound: Bound, name: str, targets: list[str]) -> str:
         "import sympy",
         "",
     ]
-    everything = [s for t in targets for s in formulas.symbols[t]]
-    names = " ".join(str(s) for s in everything)
-    lines.append(f'symbols = sympy.symbols("{names}", real=True, seq=True)')
+    everything = " ".join(str(s) for t in targets for s in formulas.symbols[t])
+    made = f'sympy.symbols("{everything}", real=True, seq=True)' if everything else "()"
+    lines.append(f"symbols = {made}")
     lines.append("names = {str(s): s for s in symbols}")
     for t in targets:
         listed = ", ".join(f'names["{s}"]' for s in formulas.symbols[t])
-        lines.append(f"{t} = [{listed}]")
+        lines.append(f"{formulas.names[t]} = [{listed}]")
     texts = ",\n".join(f"        {str(e)!r}" for e in formulas.outputs)
     lines += [
         "output = [",
@@ -416,7 +510,7 @@ def sympy_script(bound: Bound, name: str, targets: list[str]) -> str:
     for t in targets:
         shape = formulas.shape + formulas.shapes[t]
         lines += [
-            f"derivatives = [[sympy.diff(f, s) for s in {t}] for f in output]",
+            f"derivatives = [[sympy.diff(f, s) for s in {formulas.names[t]}] for f in output]",
             f'jacobian["{t}"] = numpy.array(',
             "    [[at_point(d) for d in row] for row in derivatives]",
             f").reshape({shape!r}).tolist()",

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import functools
 import math
-import signal
-import threading
-import time
-from contextlib import contextmanager
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import sympy as sp
 
-from . import budget
+from . import budget, deadline
 from .lang import ir
 from .lang.ir import Call, Const, Index, Name, Node, evaluate
 from .ops import batching
@@ -40,45 +38,27 @@ MAX_NESTING = 90
 _INDEX_NOT_SYMBOLIC = "the indices are values of the run, not formulas"
 
 
+T = TypeVar("T")
+
+
 class NotSymbolic(Exception):
     """The program uses something sympy is not given a rule for here, or it took too long."""
 
 
-class _OutOfTime(BaseException):
-    """Raised by the timer; a BaseException, so that no ``except Exception`` in sympy
-    swallows it."""
-
-
-@contextmanager
-def time_budget(seconds: float = SECONDS):
-    """Raise NotSymbolic when the body runs longer than ``seconds`` (on the main thread of a
-    Unix process; elsewhere the body runs unbounded). A timer already running, such as a
-    test's hang guard, is re-armed afterwards with the time it had left."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "setitimer"
-    ):
-        yield
-        return
-
-    def expire(signum, frame):
-        raise _OutOfTime
-
-    started = time.monotonic()
-    seconds = budget.seconds_left(seconds)  # --timeout's deadline may come first
-    handler = signal.signal(signal.SIGALRM, expire)
-    outer, interval = signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    except _OutOfTime:
-        raise NotSymbolic(f"sympy took longer than {seconds:g} s") from None
-    except RecursionError:  # a safety net: nesting() refuses such formulas before sympy sees them
-        raise NotSymbolic(TOO_DEEP) from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, handler)
-        if outer:
-            left = max(outer - (time.monotonic() - started), 1e-3)
-            signal.setitimer(signal.ITIMER_REAL, left, interval)
+def time_budget(function: Callable[[], T], seconds: float | None = None) -> T:
+    """``function()``, bounded: NotSymbolic when it runs longer than ``seconds`` (default
+    ``SECONDS``), TimedOut when --timeout's deadline comes first (``deadline.py`` says how: no
+    signals, any thread)."""
+    seconds = SECONDS if seconds is None else seconds
+    left = budget.current().left()
+    with budget.doing("working out sympy's formulas"):
+        try:
+            return deadline.run_within(seconds if left is None else min(seconds, left), function)
+        except deadline.TimeUp:
+            budget.tick()  # TimedOut, when it was --timeout's deadline
+            raise NotSymbolic(f"sympy took longer than {seconds:g} s") from None
+        except RecursionError:  # a safety net: nesting() refuses such formulas first
+            raise NotSymbolic(TOO_DEEP) from None
 
 
 def _or_reason(function):
@@ -88,8 +68,7 @@ def _or_reason(function):
     @functools.wraps(function)
     def bounded(*args, **kwargs):
         try:
-            with time_budget():
-                return function(*args, **kwargs)
+            return time_budget(lambda: function(*args, **kwargs))
         except NotSymbolic as exc:
             return None, str(exc)
 
@@ -144,13 +123,24 @@ def constant_array(array: np.ndarray) -> np.ndarray:
     return np.vectorize(number, otypes=[object])(array) if array.size else array.astype(object)
 
 
-def symbols_for(name: str, shape: tuple[int, ...]) -> np.ndarray:
-    """An array of real symbols named after their elements: x_0, W_1_2, or x for a scalar."""
+def symbols_for(name: str, shape: tuple[int, ...], taken: set[str]) -> np.ndarray:
+    """An array of real symbols named after their elements: x_0, W_1_2, or x for a scalar;
+    an element's name in ``taken`` is followed by underscores until it is not (and is added)."""
     cells = np.empty(shape, dtype=object)
     for index in np.ndindex(*shape):
         label = "_".join([name, *map(str, index)])
+        while index and label in taken:
+            label += "_"
+        taken.add(label)
         cells[index] = sp.Symbol(label, real=True)
     return cells
+
+
+def symbol_arrays(shapes: dict[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
+    """Each input's array of symbols (``symbols_for``), no two alike: sympy takes symbols of
+    one name for one, so beside an input named x_0, the first element of x is x_0_."""
+    taken = set(shapes)
+    return {name: symbols_for(name, shape, taken) for name, shape in shapes.items()}
 
 
 class Arrays:
@@ -201,14 +191,11 @@ class Arrays:
 
 def symbolic_values(program, arrays: dict, targets: list[str], of: str) -> tuple[np.ndarray, dict]:
     """The output as an object array of sympy expressions in the targets' symbols."""
-    env = {}
-    symbols = {}
-    for name, array in arrays.items():
-        if name in targets:
-            symbols[name] = symbols_for(name, array.shape)
-            env[name] = symbols[name]
-        else:
-            env[name] = constant_array(np.asarray(array, dtype=float))
+    symbols = symbol_arrays({n: np.shape(a) for n, a in arrays.items() if n in targets})
+    env = {
+        name: symbols[name] if name in symbols else constant_array(np.asarray(a, dtype=float))
+        for name, a in arrays.items()
+    }
     arrays_of = Arrays(env, program.groups())
     depths: dict = {}
     for assignment in program.assignments:
@@ -309,13 +296,16 @@ def local_derivatives(node: Node, names: dict | None = None) -> dict[str, str] |
     when sympy cannot give them within its time budget."""
     names = names or {}
     shown = {names.get(key, key): key for key in ir.names(node)}
+
+    def derivatives() -> dict[str, str]:
+        expression = formula(node, names)
+        return {
+            shown[symbol.name]: _bare(formula_text(sp.diff(expression, symbol)), shown)
+            for symbol in expression.free_symbols
+        }
+
     try:
-        with time_budget():
-            expression = formula(node, names)
-            return {
-                shown[symbol.name]: _bare(formula_text(sp.diff(expression, symbol)), shown)
-                for symbol in expression.free_symbols
-            }
+        return time_budget(derivatives)
     except NotSymbolic:
         return None
 

@@ -17,17 +17,18 @@ from .table import SIZES, Op
 
 # what ``gradcli export --to`` writes
 TARGETS = ("torch", "numpy", "jax", "sympy", "latex")
-# the names each script gives its modules and its own values, which no value may take
-_CODE = frozenset({"json", "program", "math", "functools"})
+# the names each script gives its modules and its own values (the loop variables of the sympy
+# script's comprehensions as well, which read the lists of symbols): a value of the program
+# with one of these names, or with a name of Python's, takes another in the script
+_CODE = frozenset({"json", "program", "math", "scipy", "_inputs", "_value"})
 RESERVED = {
-    "torch": _CODE | {"torch", "F"},
+    "torch": _CODE | {"torch", "F", "_jacobians"},
     "numpy": _CODE | {"numpy"},
     "jax": _CODE | {"jax"},
     "sympy": frozenset(
         {"json", "numpy", "sympy", "symbols", "names", "output", "point", "at_point", "shape"}
-        | {"value", "jacobian", "derivatives"}
+        | {"value", "jacobian", "derivatives", "text", "expression", "f", "s", "d", "row"}
     ),
-    "latex": frozenset(),
 }
 # torch.nn.functional's functions: here rather than torch.NAME, where PyTorch has another
 # function of the same name (torch.dropout's third argument is train; torch.kl_div's

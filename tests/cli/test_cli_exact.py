@@ -241,3 +241,22 @@ def test_an_exact_number_longer_than_max_length_is_refused_with_its_size(cli):
     assert "at most 5,000 characters (--max-length)" in result.stderr
     assert "hint: raise --max-length to at least 7,93" in result.stderr
     assert "leave out --exact for the float answer" in result.stderr
+
+
+NAMED_LIKE_AN_ELEMENT = ("-e", "y = x * x_0", "--x", "1,2", "-i", "x_0=3", "--wrt", "x,x_0")
+
+
+def test_an_element_of_x_and_an_input_named_like_it_are_two_symbols(cli_json):
+    # sympy takes symbols of one name for one: x's first element, x_0, is not the input x_0
+    floats = cli_json("jacobian", *NAMED_LIKE_AN_ELEMENT)
+    assert floats["jacobian"] == {"x": [[3.0, 0.0], [0.0, 3.0]], "x_0": [1.0, 2.0]}
+    exact = cli_json("jacobian", *NAMED_LIKE_AN_ELEMENT, "--exact")
+    assert exact["numbers"]["jacobian"] == floats["jacobian"]
+    formulas = cli_json("jacobian", *NAMED_LIKE_AN_ELEMENT, "--symbolic")["symbolic"]
+    assert formulas == {"x": [["x_0", "0"], ["0", "x_0"]], "x_0": ["x_0_", "x_1"]}
+
+
+def test_check_agrees_with_an_input_named_like_an_element(cli):
+    result = cli("check", *NAMED_LIKE_AN_ELEMENT)
+    assert result.exit_code == 0, result.stderr
+    assert "all methods agree" in result.stdout and "no symbolic check" not in result.stderr

@@ -531,3 +531,44 @@ def test_class_indices_get_no_derivative(cli_json):
         "0 (class indices are not differentiable)",
         [0.0, 0.0],
     )
+
+
+def test_a_step_passes_on_its_own_part_only(cli_json):
+    # y reads a directly and through b = sin(a): y passes a its own 1 (dy/da holding b
+    # fixed), b passes a cos(a), and what arrives at a is their sum
+    args = ("explain", "-e", "a = x * 2; b = sin(a); y = a + b", "--x", "0.5")
+    rows = {row["node"]: row for row in cli_json(*args)["explain"]["backward"]}
+    passed = {row: {p["to"]: p["gradient"] for p in rows[row]["passes_on"]} for row in rows}
+    assert passed["y"] == {"a": 1.0, "b": 1.0}
+    assert passed["b"]["a"] == pytest.approx(np.cos(1.0))
+    assert rows["a"]["incoming"] == pytest.approx(passed["y"]["a"] + passed["b"]["a"])
+
+
+def _counted(monkeypatch, owner, name: str) -> list:
+    """Count the calls of ``owner.name`` (a function or a method) in a list."""
+    calls: list = []
+    original = getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def test_explain_does_a_bounded_amount_of_work_per_statement(cli_json, monkeypatch):
+    # what each step passes on is the step's own reverse pass, not a backward pass through
+    # every statement below it; the run's values are detached once, not once per statement:
+    # either made explain quadratic in the program's length
+    import gradcli as gc
+    from gradcli.ops.table import OPS
+
+    reverse = _counted(monkeypatch, OPS["sin"], "vjp")
+    detached = _counted(monkeypatch, gc.Tensor, "detach")
+    n = 60
+    chain = "; ".join(["h0 = x", *(f"h{i} = sin(h{i - 1})" for i in range(1, n + 1))])
+    doc = cli_json("explain", "-e", f"{chain}; y = sum(h{n})", "--x", "0.5,1")
+    assert len(doc["explain"]["backward"]) == n + 2  # y, h60 ... h1, h0
+    assert n <= len(reverse) <= 3 * n  # a backward pass from each step: about n * n / 2
+    assert n <= len(detached) <= 10 * n  # once per statement: about 2 * n * n

@@ -194,24 +194,29 @@ def test_what_an_exporter_cannot_write_is_refused(cli, to, program, message):
 
 
 SAMPLES = sorted((Path(__file__).resolve().parents[2] / "samples").glob("*.gc"))
+# the targets whose export is code: each runs, where its library is installed
+CODE_TARGETS = ["torch", "numpy", "jax", "sympy"]
 
 
-@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)
-@pytest.mark.parametrize("to", ["torch", "numpy"])
-def test_every_sample_exports_or_says_why_not(cli, to, sample):
-    """Each sample's export computes gradcli's numbers; where gradcli has no Jacobian (no
-    input requires grad) or the exporter cannot write an operation, exit 2 with the reason."""
-    if to == "torch":
-        pytest.importorskip("torch")
-    path = sample.relative_to(sample.parents[1]).as_posix()
-    result = cli("export", "--to", to, "-f", path)
-    jacobian = cli("jacobian", "-f", path, "--format", "json")
+def _needs(to: str) -> None:
+    """Skip a script whose library is not installed (torch and JAX are optional)."""
+    if to in ("torch", "jax"):
+        pytest.importorskip(to)
+
+
+def _runs_as_gradcli_computes(cli, to: str, args: list[str], rtol: float = 1e-8) -> bool:
+    """``export --to to`` of ``args`` runs and prints gradcli's value and Jacobian (True);
+    where gradcli has no Jacobian (no input requires grad) or the formula exporters no
+    formulas, exit 2 with the reason (False)."""
+    result = cli("export", "--to", to, *args)
+    jacobian = cli("jacobian", *args, "--format", "json")
     if jacobian.exit_code:
         assert result.exit_code == 2 and "no input requires grad" in result.stderr
-        return
-    if to == "numpy" and result.exit_code:
-        assert result.exit_code == 2 and "cannot here" in result.stderr
-        return
+        return False
+    if to != "torch" and result.exit_code:
+        assert result.exit_code == 2, result.stderr
+        assert "cannot here" in result.stderr or "cannot write" in result.stderr
+        return False
     assert result.exit_code == 0, result.stderr
     doc = json.loads(jacobian.stdout)
     expected = {
@@ -221,18 +226,86 @@ def test_every_sample_exports_or_says_why_not(cli, to, sample):
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # softmax without dim, as torch warns
-        _same(_run_in_process(result.stdout), expected, rtol=1e-8)
+        _same(_run_in_process(result.stdout), expected, rtol=rtol)
+    return True
 
 
-@pytest.mark.parametrize(("to", "name"), [("torch", "F"), ("numpy", "numpy"), ("sympy", "point")])
-def test_a_value_named_as_the_script_names_something_is_refused(cli, to, name):
-    result = cli("export", "--to", to, "-e", f"y = {name} * x", "--x", "1,2", "-i", f"{name}=3")
-    assert result.exit_code == 2
-    assert f"cannot name a value {name}" in result.stderr
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("to", CODE_TARGETS)
+def test_every_sample_exports_or_says_why_not(cli, to, sample):
+    """Each sample's export computes gradcli's numbers; where gradcli has no Jacobian (no
+    input requires grad) or the exporter cannot write an operation, exit 2 with the reason."""
+    _needs(to)
+    path = sample.relative_to(sample.parents[1]).as_posix()
+    _runs_as_gradcli_computes(cli, to, ["-f", path])
+    latex = cli("export", "--to", "latex", "-f", path)
+    assert latex.exit_code in (0, 2), latex.stderr
+    assert latex.exit_code == 0 or "error:" in latex.stderr
 
 
-def test_values_named_as_the_scripts_own_are_kept_apart(cli, cli_json):
-    """A constant called value stays the program's (the script's own names start with _)."""
-    program, values = "y = value * x", ["--x", "1,2", "-i", "value=3", "--wrt", "x"]
-    script = _export(cli, "torch", program, values)
-    _same(_run_in_process(script), _gradcli_jacobian(cli_json, program, values))
+# Names a program may give its values that a script could mistake for its own: Python's
+# builtins, the scripts' modules and values, sympy's (the sympy script parses its formulas),
+# names like the scripts' made-up ones (jacobian_x, x_v0) and like x's symbols (x_0)
+ODD_NAMES = (
+    "print float int list len range type id input open object str map bool exec eval self "
+    "json torch F numpy np math jax sympy scipy mpmath program jacobian_x x_v0 symbols names "
+    "output point at_point shape value jacobian derivatives text expression f s d row "
+    "E I S N O Q beta gamma zeta field Symbol Abs Piecewise nan inf match case t T j x_0"
+).split()
+
+
+def _odd_program(names: list[str]) -> list[str]:
+    """y = x * (1.5*print + 2*float + ...) + sin(x) * print * float..., each name an input."""
+    terms = " + ".join(f"{k + 1.5} * {n}" for k, n in enumerate(names))
+    product = " * ".join(names[:4])
+    values = [a for k, n in enumerate(names) for a in ("-i", f"{n}={0.1 * (k % 7) + 0.3}")]
+    program = f"y = x * ({terms}) + sin(x) * {product}"
+    return ["-e", program, "--x", "0.5,-1.5", *values, "--wrt", ",".join(["x", *names])]
+
+
+@pytest.mark.parametrize("to", CODE_TARGETS)
+def test_values_with_odd_names_export_and_run(cli, to):
+    _needs(to)
+    for k in range(0, len(ODD_NAMES), 12):  # a dozen at a time: the formulas stay small
+        assert _runs_as_gradcli_computes(cli, to, _odd_program(ODD_NAMES[k : k + 12]))
+
+
+ODD_VALUES = {"x": "0.5,-1.5", "x_v0": "0.7", "print": "1.5", "float": "-2", "torch": "3"}
+ODD_VALUES |= {"F": "0.25", "json": "1.25"}
+
+
+@pytest.mark.parametrize("to", CODE_TARGETS)
+@pytest.mark.parametrize(
+    "program",
+    [
+        # h[0] = ...: h's earlier value is h#0 (the torch script writes into h itself)
+        "h = x * print; h[0] = x[1] * float; y = h * x_v0",
+        # y0, y1: the group y, stacked by the torch script
+        "y0 = x[0] * torch; y1 = x[1] * F; out = sum(y) * json",
+    ],
+)
+def test_written_and_grouped_values_with_odd_names_export_and_run(cli, to, program):
+    _needs(to)
+    inputs = gradcli.program(program).inputs
+    values = [a for n in inputs for a in ("-i", f"{n}={ODD_VALUES[n]}")]
+    assert _runs_as_gradcli_computes(cli, to, ["-e", program, *values, "--wrt", ",".join(inputs)])
+
+
+@pytest.mark.parametrize("to", CODE_TARGETS)
+def test_an_empty_input_exports_and_runs(cli, to):
+    _needs(to)
+    args = ["-e", "y = sum(x) + 2 * w", "--x", "zeros(0)", "-i", "w=3"]
+    assert _runs_as_gradcli_computes(cli, to, args)
+
+
+@pytest.mark.parametrize("to", [*CODE_TARGETS, "latex"])
+def test_a_complex_input_or_output_is_refused(cli, to):
+    # the scripts print the Jacobian, which torch (and gradcli) take of real numbers only
+    for args, name in [
+        (["-e", "y = x * 2", "--x", "1+2j"], "x"),
+        (["-e", "y = complex(x, x)", "--x", "1"], "y"),
+    ]:
+        result = cli("export", "--to", to, *args)
+        assert result.exit_code == 2, result.stderr
+        assert f"error: {name} is complex: this command takes real numbers only" in result.stderr
+        assert "hint: differentiate a real function" in result.stderr

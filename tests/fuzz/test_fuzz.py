@@ -740,6 +740,12 @@ FOUND = [
         "vjp", f"--file={REPO / 'samples' / 'matrix_expression.gc'}", "--symbolic",
     ),
     _found(
+        "export-complex",
+        "internal error: TypeError: float() argument must be a string or a real number, not "
+        "'complex' (export.py writing a complex input's literal for torch)",
+        "export", "--to=torch", "--expr=y = x * 2", "--x=1+2j",
+    ),
+    _found(
         "symbolic-mean",
         "internal error: AttributeError: 'Add' object has no attribute 'size' "
         "(symbolic.py: mean of an object array divides a 0-d array and gets a sympy "

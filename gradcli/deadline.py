@@ -1,0 +1,148 @@
+"""A deadline for a call of Python work, on any thread, without signals.
+
+sympy's differentiation, simplification and printing can take exponential time, and offer no
+way to be stopped. ``run_within(seconds, function)`` calls ``function``, and when it is still
+running after ``seconds``, a watchdog thread raises an exception in the caller's thread
+(CPython's ``PyThreadState_SetAsyncExc``). It arrives at the work's next bytecode, as a signal
+handler's exception would, but the process's signals (``SIGALRM``, ``setitimer``) stay the
+host program's, and work on any thread is bounded. A call into C that runs long is
+interrupted when it returns. No thread is started until a call is bounded.
+
+The exception may arrive anywhere between two bytecodes of the caller's thread, so the
+bookkeeping here is done under a C lock (a ``with`` of it runs no Python code that the
+exception could cut short) in steps that may be done twice, and the call is a function, not
+a ``with`` block: a context manager's ``__exit__`` is Python code that the exception could
+skip.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import math
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class TimeUp(Exception):
+    """The call ran past its deadline; ``seconds`` is the time it was given."""
+
+    def __init__(self, seconds: float):
+        super().__init__(f"took longer than {seconds:g} s")
+        self.seconds = seconds
+
+
+class _Interrupt(BaseException):
+    """What the watchdog raises in a caller's thread: a BaseException, so that no ``except
+    Exception`` in the work swallows it. Each call raises a class of its own, so that an
+    inner call's deadline is never taken for an enclosing call's."""
+
+
+class _Call:
+    """One bounded call: its thread, its deadline, its interrupt, and whether the watchdog
+    has raised it (``fired``) and the call has taken back one still pending (``cleared``)."""
+
+    __slots__ = ("thread", "deadline", "interrupt", "fired", "cleared")
+
+    def __init__(self, seconds: float):
+        self.thread = threading.get_ident()
+        self.deadline = time.monotonic() + max(seconds, 0.0)
+        self.interrupt: type[_Interrupt] = type(f"_Interrupt{next(_numbers)}", (_Interrupt,), {})
+        self.fired = False
+        self.cleared = False
+
+
+_numbers = itertools.count()
+_lock = threading.Lock()
+_armed: set[_Call] = set()  # the calls running that the watchdog has not interrupted
+_active: dict[int, list[_Call]] = {}  # thread -> its bounded calls running, outermost first
+_wakeups: queue.SimpleQueue[None] = queue.SimpleQueue()  # the watchdog wakes to re-read _armed
+# when the watchdog wakes next (inf: when woken): a call whose deadline is later need not wake
+# it, which spares a switch of threads per call (explain bounds sympy's work on each step)
+_planned = [math.inf]
+_watchdog: list[threading.Thread] = []
+_set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc  # looked up once: a C call after
+
+
+def _raise_in(thread: int, interrupt: type[BaseException] | None) -> None:
+    """Raise ``interrupt`` in ``thread`` at its next bytecode; None takes back one pending."""
+    exception = None if interrupt is None else ctypes.py_object(interrupt)
+    _set_async_exc(ctypes.c_ulong(thread), exception)
+
+
+def _watch() -> None:
+    """The watchdog: interrupts each call whose deadline has passed, then sleeps until the
+    next deadline or until a call is armed."""
+    while True:
+        with _lock:
+            now = time.monotonic()
+            for call in [c for c in _armed if c.deadline <= now]:
+                _armed.discard(call)
+                call.fired = True
+                _raise_in(call.thread, call.interrupt)
+            nearest = min((c.deadline for c in _armed), default=math.inf)
+            _planned[0] = nearest
+        try:
+            _wakeups.get(timeout=None if nearest == math.inf else max(nearest - now, 0.0))
+        except queue.Empty:
+            pass
+
+
+def _arm(call: _Call) -> None:
+    with _lock:
+        if not _watchdog:
+            watchdog = threading.Thread(target=_watch, name="gradcli-deadline", daemon=True)
+            watchdog.start()
+            _watchdog.append(watchdog)
+        _armed.add(call)
+        _active.setdefault(call.thread, []).append(call)
+        wake = call.deadline < _planned[0]
+    if wake:
+        _wakeups.put(None)
+
+
+def _disarm(call: _Call) -> None:
+    """Take ``call`` off the watchdog. When the watchdog fired at it, take back its interrupt
+    if still pending; an enclosing call that fired meanwhile (whose pending interrupt that
+    took back as well) is interrupted again."""
+    with _lock:
+        _armed.discard(call)
+        calls = _active.get(call.thread, [])
+        if call in calls:
+            calls.remove(call)
+        if not calls:
+            _active.pop(call.thread, None)
+        if call.fired and not call.cleared:
+            call.cleared = True
+            _raise_in(call.thread, None)
+            enclosing = [c for c in calls if c.fired and not c.cleared]
+            if enclosing:
+                _raise_in(call.thread, enclosing[0].interrupt)
+
+
+def run_within(seconds: float, function: Callable[[], T]) -> T:
+    """``function()``, or ``TimeUp`` when it runs longer than ``seconds``."""
+    call = _Call(seconds)
+    failure: BaseException | None = None
+    try:
+        _arm(call)
+        result = function()
+    except BaseException as exc:  # noqa: BLE001 - re-raised below, once the call is disarmed
+        failure = exc
+    while True:
+        try:
+            _disarm(call)
+            break
+        except _Interrupt as exc:  # one arrived while disarming: keep it, and finish
+            if failure is None or isinstance(failure, call.interrupt):
+                failure = exc
+    if isinstance(failure, call.interrupt):
+        raise TimeUp(seconds) from None
+    if failure is not None:
+        raise failure
+    return result

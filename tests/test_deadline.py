@@ -1,0 +1,146 @@
+"""The deadline of sympy's work (``gradcli.deadline``): on any thread, nested, and without the
+host program's signals: a program that imports gradcli keeps SIGALRM and its timers."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import gradcli
+from gradcli import deadline, export, symbolic
+from gradcli.errors import GradcliError
+
+DETERMINANT = "y = det(reshape(x, 6, 6))"  # sympy's formulas take minutes
+
+
+def _spin(seconds: float) -> str:
+    """Python work that runs ``seconds`` unless interrupted."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+    return "done"
+
+
+def _timed(action):
+    started = time.monotonic()
+    try:
+        return action(), time.monotonic() - started
+    except deadline.TimeUp as exc:
+        return exc, time.monotonic() - started
+
+
+def test_work_within_its_time_returns_its_result():
+    assert deadline.run_within(5, lambda: _spin(0.01)) == "done"
+
+
+def test_work_past_its_time_is_interrupted_on_time():
+    result, took = _timed(lambda: deadline.run_within(0.3, lambda: _spin(30)))
+    assert isinstance(result, deadline.TimeUp) and result.seconds == 0.3
+    assert took < 3
+
+
+def test_an_inner_deadline_is_not_taken_for_the_outer_one():
+    def outer():
+        with pytest.raises(deadline.TimeUp):
+            deadline.run_within(0.2, lambda: _spin(30))
+        return _spin(0.2)  # the outer call goes on after its inner one timed out
+
+    assert deadline.run_within(10, outer) == "done"
+    result, took = _timed(
+        lambda: deadline.run_within(0.3, lambda: deadline.run_within(30, _spin_30))
+    )
+    assert isinstance(result, deadline.TimeUp) and result.seconds == 0.3 and took < 3
+
+
+def _spin_30() -> str:
+    return _spin(30)
+
+
+def test_many_calls_ending_at_their_deadline_leave_nothing_armed():
+    for _ in range(200):
+        try:
+            deadline.run_within(0.001, lambda: _spin(0.001))
+        except deadline.TimeUp:
+            pass
+    _spin(0.1)  # an interrupt left pending would arrive here
+    assert deadline._armed == set() and deadline._active == {}
+
+
+def test_a_call_off_the_main_thread_is_bounded():
+    found = []
+    worker = threading.Thread(
+        target=lambda: found.append(_timed(lambda: deadline.run_within(0.3, _spin_30))),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive()
+    ((result, took),) = found
+    assert isinstance(result, deadline.TimeUp) and took < 3
+
+
+def _recording(monkeypatch) -> list[str]:
+    """Record every change to the process's signal handlers and interval timers."""
+    calls: list[str] = []
+    for name in ("signal", "setitimer", "alarm"):
+        original = getattr(signal, name)
+
+        def record(*args, name=name, original=original):
+            calls.append(name)
+            return original(*args)
+
+        monkeypatch.setattr(signal, name, record)
+    return calls
+
+
+def test_symbolic_work_leaves_the_host_programs_signals_alone(monkeypatch):
+    handler = signal.getsignal(signal.SIGALRM)
+    calls = _recording(monkeypatch)
+    program = gradcli.program("y = sin(x) * x")
+    assert program.check(x=[0.5, 1.0]).agree
+    assert program.jacobian(x=[0.5, 1.0], symbolic=True).formulas
+    assert "def program(x):" in program.export(to="numpy", x=[0.5, 1.0])
+    assert calls == []
+    assert signal.getsignal(signal.SIGALRM) is handler
+
+
+def test_the_library_bounds_sympy_off_the_main_thread(monkeypatch):
+    monkeypatch.setattr(symbolic, "SECONDS", 0.5)
+    x = np.linspace(0.1, 0.9, 36)
+    found = []
+
+    def check():
+        started = time.monotonic()
+        found.append((gradcli.program(DETERMINANT).check(x=x), time.monotonic() - started))
+
+    worker = threading.Thread(target=check, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "sympy's work ran on unbounded"
+    ((result, took),) = found
+    assert "no symbolic check: sympy took longer than 0.5 s" in result.warnings
+    assert result.agree  # the other three methods
+    assert took < 20
+
+
+def test_an_export_from_a_thread_stops_at_the_bound(monkeypatch):
+    monkeypatch.setattr(export, "SYMBOLIC_SECONDS", 0.5)
+    found = []
+
+    def write():
+        try:
+            gradcli.program(DETERMINANT).export(to="latex", x=np.linspace(0.1, 0.9, 36))
+        except GradcliError as exc:
+            found.append(exc)
+
+    worker = threading.Thread(target=write, daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive()
+    (error,) = found
+    assert "export --to latex stopped after 0.5 s" in error.message
+    assert "--timeout" in (error.hint or "")
