@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import io
 import json
 import multiprocessing
@@ -58,7 +59,6 @@ def exception_line(stderr: str, status: int) -> str:
 
 def _run_one(path: str) -> dict:
     """Run one script with torch (in a forked worker) and return its masked record."""
-    sys.path.insert(0, str(REPO / "tests" / "cli"))
     import torch
     from torch_interactive import run
 
@@ -80,9 +80,18 @@ def _child(path: str, connection) -> None:
 
 def record(paths: list[Path]) -> dict[str, dict]:
     """Each script's record by file name, each run in a process forked for it."""
-    import torch  # imported once here, before the forks, so that each worker starts at once
-
-    del torch
+    # torch_interactive: the interactive-mode runner of the CLI's torch cross-checks.
+    sys.path.append(str(REPO / "tests" / "cli"))
+    # Imported once here, before the forks, so that each worker starts at once (torch.func
+    # alone takes a second to import).
+    for module in (
+        "torch",
+        "torch.func",
+        "torch.autograd.forward_ad",
+        "functorch",
+        "torch_interactive",
+    ):
+        importlib.import_module(module)
     context = multiprocessing.get_context("fork")
     results: dict[str, dict] = {}
     for path in paths:
