@@ -2,7 +2,7 @@
 # Licence: BSD-3-Clause (PyTorch tutorials)
 # Edits:
 #   - the tutorial's prose left out (its docstring, the full-line comments between statements)
-#   - after the page's `import torch`
+#   - preceded by the page's `import torch`
 #   - added `torch.manual_seed(0)` after the imports, before the random draws
 import torch
 
