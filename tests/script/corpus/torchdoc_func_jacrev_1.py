@@ -1,0 +1,13 @@
+# Source: pytorch/pytorch, torch/_functorch/eager_transforms.py as shipped in torch 2.13.0, the docstring of torch.func.jacrev, example 1 of 8
+# Licence: BSD-3-Clause (PyTorch)
+# Edits:
+#   - added `import torch` at the top
+#   - the doctest prompts (`>>> `, `... `) removed and the documented outputs dropped
+#   - added `torch.manual_seed(0)` before the random draws
+import torch
+torch.manual_seed(0)
+from torch.func import jacrev
+x = torch.randn(5)
+jacobian = jacrev(torch.sin)(x)
+expected = torch.diag(torch.cos(x))
+assert torch.allclose(jacobian, expected)

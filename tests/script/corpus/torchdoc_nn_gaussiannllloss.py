@@ -1,0 +1,22 @@
+# Source: pytorch/pytorch, torch/nn/modules/loss.py as shipped in torch 2.13.0, the docstring of torch.nn.GaussianNLLLoss
+# Licence: BSD-3-Clause (PyTorch)
+# Edits:
+#   - added `import torch` at the top
+#   - the doctest prompts (`>>> `, `... `) removed and the documented outputs dropped
+#   - added `import torch.nn as nn` at the top
+#   - added `torch.manual_seed(0)` before the random draws
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+loss = nn.GaussianNLLLoss()
+input = torch.randn(5, 2, requires_grad=True)
+target = torch.randn(5, 2)
+var = torch.ones(5, 2, requires_grad=True)  # heteroscedastic
+output = loss(input, target, var)
+output.backward()
+loss = nn.GaussianNLLLoss()
+input = torch.randn(5, 2, requires_grad=True)
+target = torch.randn(5, 2)
+var = torch.ones(5, 1, requires_grad=True)  # homoscedastic
+output = loss(input, target, var)
+output.backward()
