@@ -7,7 +7,12 @@ whose rows and columns are labelled by element (``y[0]``, ``x[1]``, ``x[0,2]``).
 Cells are never narrower than their text: on a terminal, a grid wider than the screen is
 folded into blocks of whole columns (``columns [0] to [4] of 10``), as torch and numpy fold
 wide tensors; off a terminal, the output widens to fit instead, so that scripts and snapshots
-see one grid. Large arrays show their edges only, with ``…`` standing for the rest.
+see one grid. Large arrays (over 1000 elements) show their edges only, as torch prints them: a
+vector its first and last three numbers around ``...`` on a line or two, a matrix its three
+edge rows and columns around ``…``.
+
+Each array's numbers share one format (``render.number_format``), chosen from the numbers
+shown: ``0.4203  0.4200  1.5000``, never each cell's own trailing zeros dropped.
 """
 
 from __future__ import annotations
@@ -304,7 +309,7 @@ def wrapped_row(cells: list[str], width: int) -> list[str]:
     lines, line = [], "["
     for k, cell in enumerate(cells):
         piece = cell + ("]" if k == len(cells) - 1 else ",")
-        if line in ("[", " "):
+        if line == "[":
             line += piece
         elif cell_len(line) + 1 + cell_len(piece) > width:
             lines.append(line)
