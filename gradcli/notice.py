@@ -12,8 +12,8 @@ import sys
 import textwrap
 
 
-def _width(stream) -> int | None:
-    """The terminal's width, or None off a terminal."""
+def terminal_width(stream) -> int | None:
+    """The width of the terminal ``stream`` writes to, or None off a terminal."""
     try:
         if not stream.isatty():
             return None
@@ -51,7 +51,7 @@ def wrap(text: str, width: int | None) -> str:
 def say(text: str, stream=None) -> None:
     """Write ``text`` and a newline to stderr (or ``stream``), wrapped on a terminal."""
     stream = stream or sys.stderr
-    stream.write(wrap(text, _width(stream)) + "\n")
+    stream.write(wrap(text, terminal_width(stream)) + "\n")
     stream.flush()
 
 
@@ -64,7 +64,7 @@ class Progress:
 
     def __init__(self, total: int, label: str, shown: bool):
         self._bar = None
-        if shown and _width(sys.stderr) is not None:
+        if shown and terminal_width(sys.stderr) is not None:
             from rich.console import Console
             from rich.progress import Progress as Bar
 

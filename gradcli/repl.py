@@ -14,7 +14,9 @@ written is left alone), tab completion of commands, names and functions.
 from __future__ import annotations
 
 import os
+import re
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .compute import Bound
+    from .errors import GradcliError
     from .lang import Program
     from .results import Result
 
@@ -32,31 +35,70 @@ PROMPT, MORE = "gradcli> ", "     ... "
 FORMATS = ("table", "json", "csv")
 HISTORY_LENGTH = 1000
 
-HELP = """\
+BANNER = "gradcli repl: statements like `y = x ** 2`, commands like :grad; :help lists them"
+HELP_INTRO = """\
 Statements (`name = expression`, `;` between them) add to the program; their values are shown.
 An open bracket or a trailing \\ continues the statement on the next line.
-Commands act on the program typed so far (OUT: the output, default the last assigned name;
-several, comma-separated: y,z, as --of; then V: NAME=VALUE for each, or VALUEs in order):
-  :set NAME VALUE       give an input a value (1,2  ones(2,2)  rand(3)  @x.npy)
-  :unset NAME           forget an input's value
-  :eval [OUT]           the value of every input and assigned name
-  :grad [OUT] [V]       out.backward(v), then .grad of every input
-  :vjp [OUT] V          J^T v for every input
-  :jacobian [OUT] [WRT] the Jacobian (WRT: comma-separated inputs)
-  :jvp [OUT] T...       J t (T: VALUE for x, or NAME=VALUE)
-  :hessian [OUT] [WRT]  second derivatives of a scalar output
-  :hvp [OUT] V...       H v (V: VALUE for x, or NAME=VALUE)
-  :check [OUT]          the Jacobian four ways
-  :explain [OUT] [V]    the chain rule with numbers
-  :graph [OUT]          the computational graph
-  :format [table|json|csv]   how answers are written (now: {format})
-  :precision [N]        significant digits in tables (now: {precision})
-  :program              the statements and values so far
-  :undo                 drop the last statement
-  :clear                drop every statement and value
-  :help                 this list
-  :quit                 end (or Ctrl-D); Ctrl-C cancels the line
-"""
+Commands act on the program typed so far (OUT: the output, default the last assigned name; \
+several, comma-separated: y,z, as --of; then V: NAME=VALUE for each, or VALUEs in order):"""
+HELP_COMMANDS = (
+    (":set NAME VALUE", "give an input a value (e.g. 1,2 or ones(2,2) or rand(3) or @x.npy)"),
+    (":unset NAME", "forget an input's value"),
+    (":eval [OUT]", "the value of every input and assigned name"),
+    (":grad [OUT] [V]", "out.backward(v), then .grad of every input"),
+    (":vjp [OUT] V", "J^T v for every input"),
+    (":jacobian [OUT] [WRT]", "the Jacobian (WRT: comma-separated inputs)"),
+    (":jvp [OUT] T...", "J t (T: VALUE for x, or NAME=VALUE)"),
+    (":hessian [OUT] [WRT]", "second derivatives of a scalar output"),
+    (":hvp [OUT] V...", "H v (V: VALUE for x, or NAME=VALUE)"),
+    (":check [OUT]", "the Jacobian four ways"),
+    (":explain [OUT] [V]", "the chain rule with numbers"),
+    (":graph [OUT]", "the computational graph"),
+    (":format [table|json|csv]", "how answers are written (now: {format})"),
+    (":precision [N]", "significant digits in tables (now: {precision})"),
+    (":program", "the statements and values so far"),
+    (":undo", "drop the last statement"),
+    (":clear", "drop every statement and value"),
+    (":help", "this list"),
+    (":quit", "end (or Ctrl-D); Ctrl-C cancels the line"),
+)
+NARROWEST_DESCRIPTION = 24  # narrower beside the commands, descriptions go under them
+PLAIN_WIDTH = 80  # of the help off a terminal
+
+
+def help_text(width: int, format: str = "table", precision: int = 4) -> str:
+    """What ``:help`` prints, its sentences broken between words to ``width`` columns: each
+    command, then its description beside it, or under it where the terminal leaves too
+    little room beside."""
+    from .notice import wrap
+
+    usage_width = max(len(usage) for usage, _ in HELP_COMMANDS)
+    lines = [wrap(HELP_INTRO, width)]
+    indent = 2 + usage_width + 1
+    beside = width - indent >= NARROWEST_DESCRIPTION
+    for usage, description in HELP_COMMANDS:
+        text = description.format(format=format, precision=precision)
+        under = " " * (indent if beside else 6)
+        wrapped = textwrap.wrap(
+            text,
+            width - len(under),
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        if beside:
+            lines.append(f"  {usage:<{usage_width}} {wrapped[0]}")
+            wrapped = wrapped[1:]
+        else:
+            lines.append(f"  {usage}")
+        lines.extend(under + line for line in wrapped)
+    return "\n".join(lines)
+
+
+def _out(text: str) -> None:
+    """``text`` on stdout, its sentences broken between words to the terminal's width."""
+    from .notice import say
+
+    say(text, sys.stdout)
 
 
 def history_path() -> Path:
@@ -77,6 +119,7 @@ class Session:
     precision: int = 4
     statements: list[str] = field(default_factory=list)
     given: dict[str, np.ndarray] = field(default_factory=dict)
+    values: dict[str, np.ndarray] = field(default_factory=dict)  # as last shown
     done: bool = False
 
     # -- the program --------------------------------------------------------------------------
@@ -130,19 +173,39 @@ class Session:
         """Add statements to the program, showing the values they assign; a statement that
         does not parse or run is not added."""
         from .compute import evaluate
+        from .errors import GradcliError
 
         before = self.program(self.statements).targets if self.statements else []
-        program = self.program([*self.statements, text])
+        try:
+            program = self.program([*self.statements, text])
+            missing = self.missing(program)
+            result = None if missing else evaluate(self.bound(program=program))
+        except GradcliError as error:
+            self.number_as_typed(error, text)
+            raise
         new = [name for name in program.targets if name not in before] or program.targets[-1:]
-        missing = self.missing(program)
-        if missing:
-            self.statements.append(text)
-            names = ", ".join(n.split("#")[0] for n in missing)
-            _say(f"note: no value yet for {names}: give it with :set NAME VALUE")
+        self.statements.append(text)  # it parsed (and ran, with values for its inputs): keep it
+        if result is None:
+            _say(missing_note([n.split("#")[0] for n in missing]))
             return
-        result = evaluate(self.bound(program=program))
-        self.statements.append(text)  # it ran: keep it
+        self.values = dict(result.values)
         self.show(_only(result, new, program))
+
+    def number_as_typed(self, error: GradcliError, text: str) -> None:
+        """Make the place an error in the statements of ``text`` names their place as they
+        were typed: statement 2 of the line typed (no number for a line of one statement),
+        not statement 5, line 3 of the program the session has gathered."""
+        from .lang.validate import split_statements
+
+        lines_before = "\n".join(self.statements).count("\n") + 1 if self.statements else 0
+        statement = re.fullmatch(r"statement (\d+) \(line (\d+)\)", error.where or "")
+        line = re.fullmatch(r"line (\d+), (column \d+)", error.where or "")
+        if statement and int(statement[2]) > lines_before:
+            before = len(split_statements("\n".join(self.statements))) if self.statements else 0
+            several = len(split_statements(text)) > 1
+            error.where = f"statement {int(statement[1]) - before}" if several else None
+        elif line and int(line[1]) > lines_before:
+            error.where = line[2]
 
     def command(self, name: str, rest: str) -> None:
         from .errors import GradcliError
@@ -199,6 +262,34 @@ class Session:
         return read_vectors(words, self.seed) if several(of) else self.value(words, "v")
 
 
+def missing_note(missing: list[str]) -> str:
+    """The note on inputs without a value and the ``:set`` that gives each: elements ``x0, x1``
+    are given together, as the vector x (``:set x 1,2``), as ``--x 1,2`` gives them on the
+    command line."""
+    from .lang.statement import element_of
+
+    elements: dict[str, list[tuple[str, int]]] = {}
+    for name in missing:
+        parts = element_of(name)
+        if parts is not None:
+            elements.setdefault(parts[0], []).append((name, parts[1]))
+    vectors = {base: found for base, found in elements.items() if len(found) > 1}
+    said, sets = [], []
+    for name in missing:
+        parts = element_of(name)
+        base = parts[0] if parts is not None and parts[0] in vectors else None
+        if base is None:
+            said.append(name)
+            sets.append(f":set {name} VALUE")
+        elif name == vectors[base][0][0]:
+            size = max(index for _, index in vectors[base]) + 1
+            example = ",".join(map(str, range(1, size + 1))) if size <= 4 else f"rand({size})"
+            said.append(f"{', '.join(n for n, _ in vectors[base])} (elements of {base})")
+            sets.append(f":set {base} VALUE (e.g. :set {base} {example})")
+    them = "it" if len(sets) == 1 and not vectors else "them"
+    return f"note: no value yet for {', '.join(said)}: give {them} with {' and '.join(sets)}"
+
+
 # -- the commands ------------------------------------------------------------------------------
 
 
@@ -218,8 +309,14 @@ def _set(session: Session, words: list[str]) -> None:
         if session.statements:
             program = session.program()
             if name in session.given_for(program) and not session.missing(program):
-                shown = evaluate(session.bound(program=program))
-                session.show(_only(shown, None, program))  # every value it changes
+                result = evaluate(session.bound(program=program))
+                changed = [
+                    n
+                    for n, value in result.values.items()
+                    if n == name or not _same(session.values.get(n), value)
+                ]
+                session.values = dict(result.values)
+                session.show(_only(result, changed, program))  # the values it changes
                 return
         session.show(Values(output=name, values={name: array}))
     except BaseException:
@@ -228,6 +325,15 @@ def _set(session: Session, words: list[str]) -> None:
         else:
             session.given[name] = previous
         raise
+
+
+def _same(before: np.ndarray | None, after: np.ndarray) -> bool:
+    """Whether a value shown before is the value now (nan where nan was)."""
+    import numpy as np
+
+    if before is None or np.shape(before) != np.shape(after):
+        return False
+    return bool(np.array_equal(before, after, equal_nan=np.asarray(after).dtype.kind in "fc"))
 
 
 def _unset(session: Session, words: list[str]) -> None:
@@ -363,10 +469,14 @@ def _undo(session: Session, words: list[str]) -> None:
 def _clear(session: Session, words: list[str]) -> None:
     session.statements.clear()
     session.given.clear()
+    session.values.clear()
 
 
 def _help(session: Session, words: list[str]) -> None:
-    print(HELP.format(format=session.format, precision=session.precision), end="")
+    from .notice import terminal_width
+
+    width = terminal_width(sys.stdout) or PLAIN_WIDTH
+    print(help_text(width, session.format, session.precision))
 
 
 def _quit(session: Session, words: list[str]) -> None:
@@ -556,7 +666,7 @@ def main(dtype: str = "float64", seed: int = 0, debug: bool = False) -> int:
     interactive = sys.stdin.isatty()
     failed = False
     if interactive:
-        print("gradcli repl: statements like `y = x ** 2`, commands like :grad; :help lists them")
+        _out(BANNER)
     with _readline(session) if interactive else _nothing():
         for text in _lines(interactive):
             if text is None:

@@ -396,15 +396,19 @@ class Tensor:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        body = np.array2string(self.data, separator=", ", precision=4, prefix="tensor(")
-        extra = ""
-        if self.grad_fn is not None:
-            extra = f", grad_fn=<{self.grad_fn.name()}>"
-        elif self.requires_grad:
-            extra = ", requires_grad=True"
-        if self.dtype != DEFAULT_DTYPE:
-            extra = f", dtype={self.dtype}" + extra
-        return f"tensor({body}{extra})"
+        """torch's text for this tensor (``torchtext.tensor_repr``), its default dtype the
+        engine's (float64; ``gradcli run``'s float32): ``tensor([0.0000, 0.0770])``."""
+        from ..torchtext import tensor_repr
+
+        if self.dtype.kind not in "biufc":  # formulas (symbolic mode): no torch dtype
+            return f"tensor({np.array2string(self.data, separator=', ', prefix='tensor(')})"
+        node = self.grad_fn
+        return tensor_repr(
+            self.data,
+            requires_grad=self.requires_grad,
+            grad_fn=None if node is None else node.name(),
+            default_dtype=_Mode.default_float,
+        )
 
     # -- autograd -----------------------------------------------------------------------------
     def backward(

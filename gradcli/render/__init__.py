@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import singledispatch
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -314,25 +314,46 @@ def _exponent_needed(value: float, precision: int) -> bool:
     return "e" in f"{value:.{precision}g}"
 
 
-def number_format(array: np.ndarray, precision: int):
-    """How a table shows each element of ``array``: ``precision`` significant digits, in
-    scientific notation for the whole array when any of its numbers needs an exponent (1e-9
-    beside 3e7, as torch does), so that one array never mixes the two notations."""
+def _decimals(value: float, precision: int) -> int:
+    """The decimals of ``value`` in ``precision`` significant digits, trailing zeros dropped."""
+    text = f"{value:.{precision}g}"
+    return len(text) - text.index(".") - 1 if "." in text else 0
+
+
+def number_format(array: np.ndarray, precision: int) -> Callable[[Any], str]:
+    """How a table shows each element of ``array``: one format for the whole array, as torch
+    prints a tensor, chosen from its finite nonzero values (pass only the part a table shows).
+
+    - Whole numbers alone: as integers (``3``, ``-12``).
+    - Otherwise fixed, every element with the decimals the most precise one needs in
+      ``precision`` significant digits: ``0.4203``, ``0.4200``, ``1.5000``, ``0.0000`` in one
+      array (trailing zeros are never dropped from one cell and kept in the next).
+    - Scientific (``precision`` significant digits, ``1.500e+01``) for the whole array when a
+      number needs an exponent (1e-9 beside 3e7), or, for numbers that are not whole, when the
+      largest is over 1000 times the smallest (torch's rule: fixed decimals would give the
+      large ones digits they do not have).
+
+    nan, inf and -inf are spelled out in every format.
+    """
     values = np.asarray(array)
     if values.dtype == object:
         return lambda v: v if isinstance(v, str) else format_number(float(v), precision)
     if values.dtype.kind == "c":
         return lambda v: complex_text(complex(v), precision)
-    finite = np.abs(values[np.isfinite(values) & (values != 0)]).astype(float)
-    if finite.size == 0 or not any(
-        _exponent_needed(float(v), precision) for v in (finite.min(), finite.max())
-    ):
+    shown = np.unique(np.abs(values[np.isfinite(values) & (values != 0)]).astype(float))
+    if shown.size == 0:
         return lambda v: format_number(float(v), precision)
+    whole = bool(np.all(shown == np.round(shown)))
+    smallest, largest = float(shown[0]), float(shown[-1])
+    if _exponent_needed(smallest, precision) or _exponent_needed(largest, precision):
+        spec = f".{precision - 1}e"
+    elif not whole and largest > 1000 * smallest:
+        spec = f".{precision - 1}e"
+    else:
+        spec = f".{max(_decimals(float(v), precision) for v in shown)}f"
 
-    def scientific(v) -> str:
-        v = float(v)
-        if v == 0 or not math.isfinite(v):
-            return format_number(v, precision)
-        return f"{v:.{precision - 1}e}"
+    def formatted(v: Any) -> str:
+        number = float(v)
+        return format(number, spec) if math.isfinite(number) else format_number(number, precision)
 
-    return scientific
+    return formatted

@@ -7,7 +7,12 @@ whose rows and columns are labelled by element (``y[0]``, ``x[1]``, ``x[0,2]``).
 Cells are never narrower than their text: on a terminal, a grid wider than the screen is
 folded into blocks of whole columns (``columns [0] to [4] of 10``), as torch and numpy fold
 wide tensors; off a terminal, the output widens to fit instead, so that scripts and snapshots
-see one grid. Large arrays show their edges only, with ``…`` standing for the rest.
+see one grid. Large arrays (over 1000 elements) show their edges only, as torch prints them: a
+vector its first and last three numbers around ``...`` on a line or two, a matrix its three
+edge rows and columns around ``…``.
+
+Each array's numbers share one format (``render.number_format``), chosen from the numbers
+shown: ``0.4203  0.4200  1.5000``, never each cell's own trailing zeros dropped.
 """
 
 from __future__ import annotations
@@ -48,8 +53,8 @@ from . import (
 )
 
 SNAPSHOT_WIDTH = 100
-SUMMARY_CELLS = 1000  # a larger array shows its edges only, as numpy prints large arrays
-EDGE = 5  # rows, columns and slices kept at each edge of a summarised array
+SUMMARY_CELLS = 1000  # a larger array shows its edges only, as torch prints large tensors
+EDGE = 3  # rows, columns and slices kept at each edge of a summarised array (torch's edgeitems)
 
 
 def console(file=None) -> Console:
@@ -115,6 +120,15 @@ def _kept(n: int, summarise: bool) -> list[int | None]:
     if not summarise or n <= 2 * EDGE:
         return list(range(n))
     return [*range(EDGE), None, *range(n - EDGE, n)]
+
+
+def _shown(array: np.ndarray, summarise: bool) -> np.ndarray:
+    """The elements a table shows of ``array`` (its edges along every axis when
+    ``summarise``): what its number format is chosen from, as torch measures a tensor."""
+    if not summarise or array.ndim == 0:
+        return array
+    kept = [[i for i in _kept(n, True) if i is not None] for n in array.shape]
+    return array[np.ix_(*kept)]
 
 
 def _label(name: str, shape: tuple[int, ...]) -> Callable[[int], str]:
@@ -237,8 +251,9 @@ def array_grids(name: str, array: np.ndarray, precision: int) -> list[tuple[str,
     """One array as grids: a scalar as one cell, a vector as a row, a matrix as a grid, and a
     tensor of three or more dimensions as one grid per slice, titled ``[0, :, :]``."""
     array = np.asarray(array)
-    number = number_format(array, precision)
     summarise = array.size > SUMMARY_CELLS
+    stack = array.reshape(-1, *array.shape[-2:]) if array.ndim > 2 else array
+    number = number_format(_shown(stack, summarise), precision)
     if array.ndim == 0:
         return [("", grid(array.reshape(1, 1), lambda i: name, lambda j: "value", number, False))]
     if array.ndim == 1:
@@ -264,13 +279,44 @@ def print_array(out: Console, name: str, array: np.ndarray | None, precision: in
     if array is None:
         return
     array = _cells(array)
-    for heading, g in array_grids(name, array, precision):
-        if heading:
-            out.print(heading)
-        if g.column_labels:
-            print_grid(out, g)
+    if array.ndim == 1 and array.size > SUMMARY_CELLS:
+        print_edges(out, array, precision)
+    else:
+        for heading, g in array_grids(name, array, precision):
+            if heading:
+                out.print(heading)
+            if g.column_labels:
+                print_grid(out, g)
     if array.size > SUMMARY_CELLS:
         out.print(_summary(array.size))
+
+
+def print_edges(out: Console, vector: np.ndarray, precision: int) -> None:
+    """A long vector as torch prints one: its first and last ``EDGE`` numbers around
+    ``...``, in brackets, in one format and one width, broken between numbers to the width."""
+    kept = _kept(len(vector), True)
+    number = number_format(_shown(vector, True), precision)
+    texts = ["..." if i is None else number(vector[i]) for i in kept]
+    width = max(cell_len(text) for text in texts)
+    cells = [text if text == "..." else text.rjust(width) for text in texts]
+    for line in wrapped_row(cells, out.width):
+        out.print(Text(line), soft_wrap=True)
+
+
+def wrapped_row(cells: list[str], width: int) -> list[str]:
+    """``[a, b, c]`` in lines no wider than ``width`` (unless a cell is), broken after a
+    comma, each continuation indented by one column, as torch breaks a long row."""
+    lines, line = [], "["
+    for k, cell in enumerate(cells):
+        piece = cell + ("]" if k == len(cells) - 1 else ",")
+        if line == "[":
+            line += piece
+        elif cell_len(line) + 1 + cell_len(piece) > width:
+            lines.append(line)
+            line = " " + piece
+        else:
+            line += " " + piece
+    return [*lines, line]
 
 
 def _cells(array) -> np.ndarray:
@@ -325,8 +371,8 @@ def jacobian_grid(
         row_shape, column_shape = out_shape, array.shape[len(out_shape) :]
         rows, columns = _label(result.output, out_shape), _label(name, column_shape)
     matrix = _cells(array).reshape(math.prod(row_shape), math.prod(column_shape))
-    number = number_format(matrix, precision)
     summarise = matrix.size > SUMMARY_CELLS
+    number = number_format(_shown(matrix, summarise), precision)
     if heatmap and matrix.dtype != object:
         finite = np.abs(matrix[np.isfinite(matrix)])
         scale = float(finite.max()) if finite.size else 0.0
@@ -355,10 +401,9 @@ def hessian_grid(
     half = (ranks or {}).get(first, array.ndim // 2)
     rows, columns = array.shape[:half], array.shape[half:]
     matrix = _cells(array).reshape(math.prod(rows), math.prod(columns))
-    number = number_format(matrix, precision)
-    return grid(
-        matrix, _label(first, rows), _label(second, columns), number, matrix.size > SUMMARY_CELLS
-    )
+    summarise = matrix.size > SUMMARY_CELLS
+    number = number_format(_shown(matrix, summarise), precision)
+    return grid(matrix, _label(first, rows), _label(second, columns), number, summarise)
 
 
 @renders("table", Values, Grads, VJP, JVP, Hessian, HVP)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from rich.cells import cell_len
 
-from gradcli.render import format_number
+from gradcli.render import number_format
 
 NETWORK = ["grad", "-f", "samples/neural_network.gc"]
 FIRST = ["grad", "-f", "samples/first_example.gc", "--show", "y,z"]
@@ -55,16 +55,58 @@ def test_wide_tables_widen_the_output_instead_of_folding_numbers(cli, cli_json):
     assert "…" not in result.stdout
     cells = {c.strip() for line in result.stdout.splitlines() for c in line.split("│")}
     grads = cli_json(*NETWORK)["grads"]
+    number = number_format(np.asarray(grads["W"]), 4)
     numbers = [v for rows in grads["W"] for v in rows]
-    assert numbers and all(format_number(v, 4) in cells for v in numbers)
+    assert numbers and all(number(v) in cells for v in numbers)
 
 
 def test_large_values_are_summarised_in_tables_and_whole_in_json(cli, cli_json):
     args = ["eval", "-e", "y = x * 2", "--x", "arange(5000)"]
     table = cli(*args).stdout
     assert "5,000 values, edges shown: --format json or csv gives all" in table
-    assert "[4999]" in table and "9998" in table and "[2500]" not in table
+    assert "[   0,    2,    4, ..., 9994, 9996, 9998]" in table.splitlines()
+    assert "2500" not in table
     assert len(cli_json(*args)["values"]["y"]) == 5000
+
+
+def test_a_long_vector_is_summarised_on_one_line_as_torch_prints_it(cli):
+    """2,000 numbers: the first and last three around ``...``, one format, on one line; torch's
+    threshold (1000 elements) and edge items (3)."""
+    table = cli("grad", "-e", "y = sum(x**2)", "--x", "rand(2000)").stdout.splitlines()
+    start = table.index("x.grad  shape (2000,)")
+    line, note = table[start + 1 : start + 3]
+    assert line.startswith("[") and line.endswith("]") and "..." in line
+    numbers = line[1:-1].split(", ")
+    assert len(numbers) == 7 and numbers[3] == "..."
+    assert {len(n.split(".")[1]) for n in numbers if n != "..."} == {4}, line
+    assert note == "2,000 values, edges shown: --format json or csv gives all"
+    assert len(cli("eval", "-e", "y = x", "--x", "rand(1000)").stdout.splitlines()) > 3
+
+
+def test_a_row_pads_its_numbers_to_common_decimals(cli):
+    """0.4203 beside 0.42 and 1.5: one format for the tensor (torch's 0.4200, 1.5000), never
+    trailing zeros dropped from one cell and kept in the next."""
+    table = cli("eval", "-e", "y = x * 1", "--x", "0.4203,0.42,1.5").stdout
+    assert "│ y │ 0.4203 │ 0.4200 │ 1.5000 │" in table.splitlines()
+
+
+@pytest.mark.parametrize(
+    "values, texts",
+    [
+        ([0.4203, 0.42, 1.5, 0.0], ["0.4203", "0.4200", "1.5000", "0.0000"]),
+        ([682.619, 1.5], ["682.6", "1.5"]),
+        ([1.0, 20.0, -3.0], ["1", "20", "-3"]),
+        ([0.5, 400.0], ["0.5", "400.0"]),
+        ([0.5, 1200.0], ["5.000e-01", "1.200e+03"]),  # over 1000 times: torch's scientific
+        ([1e-9, 3e7, 5.0], ["1.000e-09", "3.000e+07", "5.000e+00"]),
+        ([1.0, 2000.0], ["1", "2000"]),  # whole numbers stay whole
+        ([float("nan"), float("-inf"), 0.25], ["nan", "-inf", "0.25"]),
+        ([0.0, 0.0], ["0", "0"]),
+    ],
+)
+def test_one_number_format_for_each_array(values, texts):
+    number = number_format(np.array(values), 4)
+    assert [number(v) for v in values] == texts
 
 
 def test_precision_sets_significant_digits_in_tables_only(cli):

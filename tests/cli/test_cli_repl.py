@@ -40,7 +40,7 @@ def test_each_command_answers_as_the_command_line_does(cli):
     done = _session(cli, ":format json", EXAMPLE, ":set x 1,2", *(line for line, _ in commands))
     assert done.exit_code == 0, done.stderr
     documents = _documents(done.stdout)
-    shown = documents[0]["values"]  # :set shows every value
+    shown = documents[0]["values"]  # :set shows every value it changes
     assert shown["x"] == [1.0, 2.0] and shown["y"] == [1.0, 21.0, 6.0]
     for (line, args), document in zip(commands, documents[1:], strict=True):
         expected = cli(*args, "-e", EXAMPLE, "--x", "1,2", "--format", "json")
@@ -69,11 +69,90 @@ def test_a_bad_line_is_reported_and_left_out_and_the_session_goes_on(cli):
     )
     assert done.exit_code == 2  # from a pipe a failed line tells in the exit status
     errors = done.stderr.splitlines()
-    assert "note: no value yet for x: give it with :set NAME VALUE" in errors
+    assert "note: no value yet for x: give it with :set x VALUE" in errors
     assert any(line.startswith("error:") and "bad = y[7]" in done.stderr for line in errors)
     assert "error: --v has shape (3,) but the output y has shape (2, 2)" in errors
     (values,) = _documents(done.stdout)
     assert list(values["values"]) == ["x", "y", "z"]  # `bad` was not kept
+
+
+def test_the_note_on_elements_without_values_gives_them_as_one_vector(cli):
+    """x0 and x1 are the vector x's elements (as --x 1,2 gives them): the note says
+    ``:set x 1,2``, not ``:set NAME VALUE`` (which led to two scalar inputs), and doing what it
+    says gives the values."""
+    done = _session(cli, ":format json", EXAMPLE, ":set x 1,2")
+    assert done.stderr.splitlines() == [
+        "note: no value yet for x0, x1 (elements of x): give them with :set x VALUE "
+        "(e.g. :set x 1,2)"
+    ]
+    assert _documents(done.stdout)[0]["values"]["y"] == [1.0, 21.0, 6.0]
+
+
+@pytest.mark.parametrize(
+    ("missing", "note"),
+    [
+        (["x"], "note: no value yet for x: give it with :set x VALUE"),
+        (["h0"], "note: no value yet for h0: give it with :set h0 VALUE"),  # a name, alone
+        (
+            ["x0", "x1", "w"],
+            "note: no value yet for x0, x1 (elements of x), w: give them with "
+            ":set x VALUE (e.g. :set x 1,2) and :set w VALUE",
+        ),
+        (
+            ["a0", "a5"],
+            "note: no value yet for a0, a5 (elements of a): give them with "
+            ":set a VALUE (e.g. :set a rand(6))",
+        ),
+    ],
+)
+def test_the_note_names_the_set_for_each_input(missing, note):
+    assert repl.missing_note(missing) == note
+
+
+def test_set_shows_only_the_values_it_changes(cli):
+    """:set x shows x and what depends on it, not every input and value again."""
+    done = _session(
+        cli,
+        ":format json",
+        "y = x * 2",
+        "w = a + 1",
+        ":set a 5",
+        ":set x 1",
+        ":set x 3",
+        ":set x 3",
+    )
+    assert done.exit_code == 0, done.stderr
+    assert [d["values"] for d in _documents(done.stdout)] == [
+        {"a": 5.0},  # x has no value yet: a alone (w waits for nothing, but y does)
+        {"x": 1.0, "y": 2.0, "a": 5.0, "w": 6.0},  # the program's values, all new
+        {"x": 3.0, "y": 6.0},
+        {"x": 3.0},  # the same value again: nothing else changes
+    ]
+
+
+def test_an_error_numbers_statements_as_they_were_typed(cli):
+    """Not "statement 4 (line 2)" of the program gathered so far: the typed line's own
+    statement, numbered only when the line holds several."""
+    done = _session(cli, EXAMPLE, "z = sinn(y0)", "w = y0; q = y1 /", "bad = \u00ab")
+    errors = done.stderr.splitlines()
+    assert "error: unknown function 'sinn'" in errors
+    assert "error: statement 2: nothing follows '/': it needs a value on its right" in errors
+    assert not any("line 2" in line or "statement 4" in line for line in errors), errors
+    assert any(line.startswith("error: column 7: the character U+00AB") for line in errors)
+    # the same statement as a program of its own: the command line's words after "where"
+    cli_error = cli("eval", "-e", "z = sinn(y0)", "--x", "1").stderr.splitlines()
+    assert cli_error[0] == "error: statement 1 (line 1): unknown function 'sinn'"
+    start = errors.index("error: unknown function 'sinn'")
+    assert errors[start + 1 : start + len(cli_error)] == cli_error[1:]
+
+
+@pytest.mark.parametrize("width", [40, 80, 100])
+def test_help_breaks_between_words_at_any_width(width):
+    text = repl.help_text(width)
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= width
+    assert text.split() == repl.help_text(10_000).split()  # every word whole, in order
+    assert len(lines) > len(repl.HELP_COMMANDS)
 
 
 def test_a_name_that_is_no_output_is_said_to_be_none(cli):

@@ -14,7 +14,10 @@ import subprocess
 import time
 from pathlib import Path
 
+import pyte
 import pytest
+
+from gradcli import repl
 
 from .screen import REPO, gradcli_command
 
@@ -27,7 +30,7 @@ DISPLAY = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 
 
-def _start(data: os.PathLike, *args: str):
+def _start(data: os.PathLike, *args: str, columns: int = 120):
     env = {k: v for k, v in os.environ.items() if k not in DISPLAY}
     cache = Path(data).parent / "gradcli-cache"  # never the user's own parse cache
     env.update(XDG_DATA_HOME=str(data), GRADCLI_CACHE_DIR=str(cache), TERM="xterm")
@@ -40,7 +43,7 @@ def _start(data: os.PathLike, *args: str):
         cwd=REPO,
         encoding="utf-8",
         timeout=60,
-        dimensions=(50, 120),
+        dimensions=(50 if columns >= 120 else 300, columns),
     )
     child.expect(PROMPT)
     return child
@@ -65,10 +68,38 @@ def _json(text: str) -> dict:
     return json.loads(next(line for line in text.splitlines() if line.startswith("{")))
 
 
+def _screen(text: str, columns: int) -> list[str]:
+    """What a terminal of ``columns`` shows of ``text`` (pexpect's, with its line ends)."""
+    screen = pyte.Screen(columns, 300)
+    pyte.Stream(screen).feed(text)
+    lines = [line.rstrip() for line in screen.display]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+@pytest.mark.parametrize("columns", (40, 80))
+def test_the_banner_and_help_break_between_words(tmp_path, columns):
+    """Read back by pyte: every word of the banner and of :help whole on the screen, in
+    order (they were printed unwrapped, and the terminal broke them inside words)."""
+    child = _start(tmp_path, columns=columns)
+    banner = child.before
+    child.sendline(":help")
+    child.expect(PROMPT)
+    lines = _screen(banner + PROMPT + ":help\r\n" + child.before.split("\n", 1)[1], columns)
+    _end(child)
+    help_words = repl.help_text(10_000).split()
+    words = " ".join(lines).split()
+    assert words[: len(repl.BANNER.split())] == repl.BANNER.split(), lines
+    start = words.index("Statements")
+    assert words[start : start + len(help_words)] == help_words, lines
+
+
 def test_statements_and_values_persist_and_commands_act_on_them(tmp_path):
     """The seed post's example 2, typed a line at a time: J^T v = (4, 23)."""
     child = _start(tmp_path)
-    assert "no value yet for x0, x1" in _type(child, "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1")
+    note = _type(child, "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1")
+    assert "no value yet for x0, x1 (elements of x)" in note and ":set x 1,2" in note
     assert "│ x │   1 │   2 │" in _type(child, ":set x 1,2")
     shown = _type(child, ":vjp y 1,1,1")
     assert "J^T v for x" in shown and "│ x │   4 │  23 │" in shown
@@ -92,7 +123,9 @@ def test_bad_input_prints_the_command_lines_error_and_the_session_goes_on(tmp_pa
         cwd=REPO,
     )
     assert cli.returncode == 2
-    assert [line.rstrip() for line in shown.strip().splitlines()] == cli.stderr.splitlines()
+    # the command line's error, less its "statement 1 (line 1)": the line typed is all of it
+    expected = cli.stderr.replace("error: statement 1 (line 1): ", "error: ", 1)
+    assert [line.rstrip() for line in shown.strip().splitlines()] == expected.splitlines()
     assert "did you mean :grad?" in _type(child, ":gard")
     assert "Traceback" not in _type(child, ":set x ones(")
     assert "│ y │ 0.8415 │" in _type(child, "y = sin(x)") + _type(child, ":set x 1")

@@ -97,12 +97,25 @@ def test_wide_tensors_fold_into_blocks_of_whole_columns(columns):
     assert blocks[-1].endswith("[39] of 40")
 
 
-def test_a_summarised_tensor_folds_with_the_count_of_all_its_columns():
-    # 2,000 elements, of which the edges are shown: "of 2000", not of the columns shown
-    screen = run_in_terminal(["eval", "-e", "y = x*1", "--x", "arange(2000)"], 40)
-    blocks = [line for line in screen.lines if line.startswith("columns ")]
-    assert blocks and all(line.endswith(" of 2000") for line in blocks), screen.text
-    assert blocks[-1].endswith("[1999] of 2000")
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_a_long_vector_is_summarised_in_one_or_two_lines_of_whole_numbers(columns):
+    """A 2,000-element gradient: its first and last three numbers around ``...``, as torch
+    prints it, on one or two lines (it took 13 lines for ten numbers, in blocks of columns)."""
+    args = ["grad", "-e", "y = sum(x**2)", "--x", "rand(2000)"]
+    screen = run_in_terminal(args, columns)
+    assert screen.status == 0, screen.text
+    lines = screen.lines
+    start = lines.index("x.grad  shape (2000,)")
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("2,000 values"))
+    summary = lines[start + 1 : end]
+    assert 1 <= len(summary) <= 2 and max(map(len, summary)) <= columns, screen.text
+    assert summary[0].startswith("[") and summary[-1].endswith("]")
+    grads = np.asarray(_result(args)["grads"]["x"])
+    edges = np.concatenate([grads[:3], grads[-3:]])
+    number = number_format(edges, 4)
+    texts = [number(v) for v in edges]
+    shown = [cell.strip() for cell in " ".join(summary)[1:-1].split(",")]
+    assert shown == [*texts[:3], "...", *texts[3:]], screen.text
 
 
 def test_a_tensor_of_three_dimensions_shows_one_labelled_slice_at_a_time():
