@@ -55,6 +55,7 @@ from .errors import (
     IndexDomainError,
     ScalarOutputError,
     ShapeError,
+    SizeError,
 )
 from .functional import hessian, hvp, jacobian, jvp, vjp
 from .tensor import (

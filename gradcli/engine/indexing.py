@@ -709,6 +709,14 @@ def _one_hot_forward(x: Array, num_classes: int) -> Array:
     return hot
 
 
+def _one_hot_size(classes: Array, num_classes: int) -> int:
+    """The elements of the result: one row of num_classes per class index (-1: the largest
+    index + 1)."""
+    if num_classes == -1:
+        num_classes = int(classes.max()) + 1 if classes.size else 0
+    return int(classes.size) * max(num_classes, 0)
+
+
 def _one_hot_batch(
     forward: B.Forward,
     params: B.Params,
@@ -727,6 +735,7 @@ _ONE_HOT = register(
         "one_hot",
         "int64 one-hot vectors of class indices (num_classes -1: the largest class + 1)",
         forward=_one_hot_forward,
+        size=_one_hot_size,
         vjp=_none,
         jvp=_zero,
         backward_name="NotDifferentiable",

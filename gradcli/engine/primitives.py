@@ -976,6 +976,7 @@ _EXPAND = register(
         "expand",
         "broadcast to a shape (-1 keeps a dimension)",
         forward=lambda x, shape: np.broadcast_to(x, shape),
+        size=lambda x, shape: 0,  # a view: what is made of it is charged where it is made
         vjp=lambda g, out, x, needs, shape: (sum_to(g, x.shape),),
         jvp=lambda tangents, out, x, shape: expand(tangents[0], shape),
         backward_name="ExpandBackward0",
@@ -1131,6 +1132,11 @@ def _weighted_reduction(
     )
 
 
+def _reduced_size(x: Array, dim: tuple[int, ...], keepdim: bool) -> int:
+    """The elements of a reduction's result (its size rule)."""
+    return math.prod(n for i, n in enumerate(x.shape) if i not in dim)
+
+
 def _count(shape: tuple[int, ...], dim: tuple[int, ...]) -> int:
     return int(np.prod([shape[d] for d in dim])) if dim else 1
 
@@ -1145,6 +1151,7 @@ sum: Reduction = _reduction(  # noqa: A001 - typed here: its own rule calls it
     lambda tangents, out, x, dim, keepdim: sum(tangents[0], dim, keepdim),
     "sum of all elements, or along dim",
     symbolic=S.reduce(np.sum),
+    size=_reduced_size,  # numpy sums a broadcast view without making it
     extra={"glyph": "∑"},
     explain=X.per_element(lambda slot: "1"),
     complex=HOLOMORPHIC,
@@ -1185,6 +1192,7 @@ mean: Reduction = _reduction(  # typed here: its own rule calls it
     lambda tangents, out, x, dim, keepdim: mean(tangents[0], dim, keepdim),
     "mean of all elements, or along dim",
     symbolic=S.mean,
+    size=_reduced_size,
     explain=X.per_element(X.mean),
     complex=HOLOMORPHIC,
 )
@@ -1638,8 +1646,8 @@ def _joined_tangents(tangents: Sequence[Tensor | None], xs: Sequence[Tensor]) ->
     return [zeros_like(x) if t is None else t for t, x in zip(tangents, xs)]
 
 
-def _joined_size(args: list[Any]) -> int:
-    return builtins.sum(t.numel() for t in args[0])
+def _joined_size(*xs: Array, dim: int) -> int:
+    return builtins.sum(x.size for x in xs)
 
 
 _JOIN = (Param("tensors", TENSORS), Param("dim", INT, 0))
@@ -1776,16 +1784,16 @@ def _matmul_forward(a: Array, b: Array) -> NumpyResult:
     return np.matmul(a, b)
 
 
-def _matmul_size(args: list[Any]) -> int | None:
-    shapes = [a.shape for a in args if isinstance(a, Tensor)]
-    if len(shapes) != 2 or not all(shapes):
-        return None
-    a, b = shapes
+def _matmul_size(a: Array, b: Array) -> int:
+    if not a.ndim or not b.ndim:  # refused by the forward
+        return 0
     try:
-        batch = np.broadcast_shapes(a[:-2], b[:-2])
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
-        return None
-    return math.prod(batch) * (a[-2] if len(a) > 1 else 1) * (b[-1] if len(b) > 1 else 1)
+        return 0
+    return (
+        math.prod(batch) * (a.shape[-2] if a.ndim > 1 else 1) * (b.shape[-1] if b.ndim > 1 else 1)
+    )
 
 
 _MATMUL = register(

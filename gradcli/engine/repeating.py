@@ -31,6 +31,7 @@ from ..ops.table import (
     public,
 )
 from . import primitives as P
+from . import sizes
 from .composites import _composite
 from .errors import DomainError, ShapeError
 from .tensor import Tensor
@@ -343,7 +344,7 @@ def _padding_pieces(
 
         def filled(size: int) -> Tensor:
             shape = x.shape[:dim] + (size,) + x.shape[dim + 1 :]
-            return Tensor(np.full(shape, value, dtype=x.dtype))
+            return Tensor(sizes.full(shape, value, x.dtype, "pad"))
 
         return [filled(before), x, filled(after)]
     if mode == "reflect":
