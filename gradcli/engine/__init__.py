@@ -99,6 +99,7 @@ __all__ = [
     "ScalarOutputError",
     "ComplexOutputError",
     "ShapeError",
+    "SizeError",
     "NonfiniteTangent",
     "Tensor",
     "arange",

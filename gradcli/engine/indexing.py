@@ -41,6 +41,7 @@ from ..ops.table import (
     register,
 )
 from . import primitives as P
+from . import sizes
 from .composites import _composite, check_written
 from .errors import IndexDomainError, ShapeError
 from .tensor import Tensor, TensorLike, apply
@@ -264,6 +265,9 @@ _INDEX = register(
         "index_tensor",
         "x[index] with tensors in the index: integer indices, boolean masks",
         forward=_index_forward,
+        size=lambda x, *arrays, layout: sizes.indexed_count(
+            x.shape, _assemble(layout, arrays, x.shape)
+        ),
         vjp=_index_vjp,
         jvp=_index_jvp,
         backward_name="IndexBackward0",

@@ -50,6 +50,7 @@ from ..ops.table import (
     public,
     register,
 )
+from . import sizes
 from .errors import DomainError, DtypeError, IndexDomainError, ShapeError
 from .tensor import Node, Tensor, TensorLike, _coerce, apply, apply_one, apply_two
 
@@ -96,8 +97,16 @@ def zeros_like(x: Tensor) -> Tensor:
     return _const(np.zeros(x.shape, dtype=x.dtype))
 
 
-def _mask_forward(*arrays: Array, fn: Callable[..., Array], axis: Dim = None) -> Array:
+def _mask_forward(
+    *arrays: Array, fn: Callable[..., Array], axis: Dim = None, count: int | None = None
+) -> Array:
     return fn(*arrays) if axis is None else fn(*arrays, axis=axis)
+
+
+def _mask_size(
+    *arrays: Array, fn: Callable[..., Array], axis: Dim = None, count: int | None = None
+) -> int:
+    return sizes.broadcast_count(arrays) if count is None else count
 
 
 _MASK = register(
@@ -105,6 +114,7 @@ _MASK = register(
         "mask",
         "a value without a gradient, made by a numpy function (relu's x > 0, ties)",
         forward=_mask_forward,
+        size=_mask_size,
         vjp=lambda g, out, *xs, needs, fn, axis=None: (None,) * len(xs),
         jvp=lambda tangents, out, *xs, fn, axis=None: zeros_like(out),
         backward_name="NotDifferentiable",
@@ -115,14 +125,20 @@ _MASK = register(
 )
 
 
-def mask(fn: Callable[..., Array], *xs: TensorLike, axis: Dim = None) -> Tensor:
+def mask(
+    fn: Callable[..., Array], *xs: TensorLike, axis: Dim = None, count: int | None = None
+) -> Tensor:
     """A value without a gradient (relu's x > 0, the ties of a maximum), ``fn(*arrays)``.
 
     Rules compute every data-dependent constant this way rather than from ``.data``, so a
     traced program (``compile.py``) recomputes it at each new point. ``fn`` is a numpy
     function; a reduction's ``axis`` is passed as a parameter so that batching can shift it.
+    ``count`` is the elements ``fn`` makes where it is not the broadcast of its operands
+    (the entry's size rule, see ``sizes``).
     """
-    params = {"fn": fn} if axis is None else {"fn": fn, "axis": axis}
+    params: dict[str, Any] = {"fn": fn} if axis is None else {"fn": fn, "axis": axis}
+    if count is not None:
+        params["count"] = count
     return apply(_MASK, *xs, **params)
 
 
@@ -1582,6 +1598,7 @@ _GETITEM = register(
         "getitem",
         "x[index]: integers, slices, None, Ellipsis, integer or boolean arrays",
         forward=lambda x, index: x[index],
+        size=lambda x, index: sizes.indexed_count(x.shape, index),
         vjp=lambda g, out, x, needs, index: (getitem_backward(g, index, x.shape),),
         jvp=lambda tangents, out, x, index: getitem(tangents[0], index),
         backward_name=_index_name,

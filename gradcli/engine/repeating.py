@@ -275,7 +275,7 @@ def repeat_interleave(
     from .indexing import index_select  # indexing is built on these shape operations
 
     size = shape[d]
-    index = P.mask(lambda r: _index_of_copies(r, size), counts)
+    index = P.mask(lambda r: _index_of_copies(r, size), counts, count=length)
     return index_select(x, d, index)
 
 

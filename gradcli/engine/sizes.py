@@ -42,11 +42,54 @@ def broadcast_count(arrays: Sequence[Array]) -> int:
 
 
 def predicted(prim: Op, arrays: Sequence[Array], params: dict[str, Any]) -> int:
-    """The elements ``prim``'s forward will allocate for ``arrays`` and ``params``."""
+    """The elements ``prim``'s forward will allocate for ``arrays`` and ``params``: its rule's,
+    else the broadcast of its operands, or of the ``shape`` it is given where it has one (a
+    reverse rule's scatter into the input's shape)."""
     rule = prim.size
-    if rule is None:
-        return broadcast_count(arrays)
-    return int(rule(*arrays, **params))
+    if rule is not None:
+        return int(rule(*arrays, **params))
+    count = broadcast_count(arrays)
+    shape = params.get("shape")
+    return count if shape is None else max(count, math.prod(shape))
+
+
+def indexed_count(shape: Sequence[int], index: Any) -> int:
+    """The elements of ``x[index]`` for an ``x`` of ``shape``, worked out without indexing:
+    integers drop a dim, slices keep what they select, None adds one, integer arrays (and
+    boolean masks, as their selected elements) broadcast together."""
+    items = index if isinstance(index, tuple) else (index,)
+    used = sum(
+        (i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1)
+        for i in items
+        if i is not None and i is not Ellipsis
+    )
+    count, arrays, dim = 1, [], 0
+    for i in items:
+        if i is None:
+            continue
+        if i is Ellipsis:
+            for n in shape[dim : dim + len(shape) - used]:
+                count *= n
+            dim += len(shape) - used
+        elif isinstance(i, slice):
+            count *= len(range(*i.indices(shape[dim]))) if dim < len(shape) else 1
+            dim += 1
+        elif isinstance(i, np.ndarray) and i.dtype == bool:
+            arrays.append((int(np.count_nonzero(i)),))
+            dim += i.ndim
+        elif isinstance(i, (np.ndarray, list)):
+            arrays.append(np.shape(i))
+            dim += 1
+        else:  # an integer
+            dim += 1
+    for n in shape[dim:]:
+        count *= n
+    if arrays:
+        try:
+            count *= math.prod(np.broadcast_shapes(*arrays))
+        except ValueError:
+            count *= max(math.prod(a) for a in arrays)
+    return count
 
 
 def stored(array: Array) -> int:
@@ -61,9 +104,10 @@ def compact(array: Array) -> Array:
     """``array`` with each axis a broadcast repeats (a stride of 0) cut to length 1: the
     elements it holds, each once, which broadcast back to ``array``; so that a scan of them
     (is any infinite?) or a conversion reads what is stored, and does not make it whole."""
-    if 0 not in array.strides or array.size == 0:
+    repeated = [step == 0 and n > 1 for n, step in zip(array.shape, array.strides)]
+    if not any(repeated):
         return array
-    return array[tuple(slice(0, 1) if step == 0 else slice(None) for step in array.strides)]
+    return array[tuple(slice(0, 1) if r else slice(None) for r in repeated)]
 
 
 def refuse_over(name: str, count: int, arrays: Sequence[Array] = ()) -> None:
@@ -83,28 +127,27 @@ def refuse_over(name: str, count: int, arrays: Sequence[Array] = ()) -> None:
     elements = limits.current().max_elements
     memory = budget.current().max_memory
     tally = budget.engaged()
+    what = f"the result of {name}"
     if count > elements:
         raise SizeError(
-            f"{name} would make a value of {count:,} elements "
-            f"({budget.format_bytes(size)}); the limit is {elements:,} elements (--max-elements)",
+            f"{what} would have {count:,} elements; the limit is {elements:,}",
             hint=f"raise it with --max-elements {limits.round_up(count)}, or make the values "
             "smaller",
         )
     if size > memory:
         raise SizeError(
-            f"{name} would make a value of {count:,} elements taking "
-            f"{budget.format_bytes(size)} of memory; the budget is "
+            f"{what} would need {budget.format_bytes(size)} of memory; the budget is "
             f"{budget.format_bytes(memory)} (--max-memory)",
             hint=f"raise it with --max-memory {budget.suggest(size)}, or make the values smaller",
         )
     if tally is not None and size > tally.left():
         estimate = (tally.held + size) * budget.FACTOR
         raise SizeError(
-            f"{name} would make a value of {count:,} elements ({budget.format_bytes(size)}), "
-            f"taking the run to at least {budget.format_bytes(estimate)} of memory (its "
-            f"values, {budget.format_bytes(tally.held + size)}, times {budget.FACTOR:g} for the "
-            f"gradients and temporaries); the budget is {budget.format_bytes(memory)} "
-            "(--max-memory)",
+            f"with {what} ({count:,} elements), the run would need at least "
+            f"{budget.format_bytes(estimate)} of memory (its values reach "
+            f"{budget.format_bytes(tally.held + size)}, kept for the backward pass, times "
+            f"{budget.FACTOR:g} for the gradients and temporaries); the budget is "
+            f"{budget.format_bytes(memory)} (--max-memory)",
             hint=f"raise it with --max-memory {budget.suggest(estimate)}, or make the values "
             "smaller",
         )

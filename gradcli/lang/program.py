@@ -435,4 +435,4 @@ def _in(function: str, exc: gc.SizeError) -> str:
     """The message of a value too large, naming the operation of the program that made it
     where the engine's step has another name (pad makes its result by cat)."""
     message = str(exc)
-    return message if message.startswith(f"{function} ") else f"{function}: {message}"
+    return message if f"the result of {function} " in message else f"{function}: {message}"
