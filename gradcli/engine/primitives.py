@@ -20,7 +20,7 @@ import dis
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -65,7 +65,18 @@ def number_operand(node: Node, position: int) -> bool:
     return node.inputs[position].ndim == 0 and not node.needs[position]
 
 
-Factor = Tensor | float  # a derivative as a rule gives it: a tensor, or a number (1, -1, 0)
+class Selected(NamedTuple):
+    """A derivative that selects, as torch's rules that mask do (relu, clamp, maximum): the
+    cotangent times ``factor`` where ``region`` (a boolean mask) holds, and 0 elsewhere, so
+    that an infinite or NaN cotangent outside the region gives 0, not inf * 0. Written with
+    ``where``, so that the rule is differentiable again."""
+
+    region: Tensor
+    factor: Tensor | float = 1.0
+
+
+# a derivative as a rule gives it: a tensor, a number (1, -1, 0), or a selection
+Factor = Tensor | float | Selected
 Dim = int | tuple[int, ...] | None  # a dim as a caller gives it: one, several, or all
 Unary = Callable[..., Tensor]  # an operation of one tensor (and its options)
 Binary = Callable[[TensorLike, TensorLike], Tensor]
@@ -82,7 +93,10 @@ def _const(array: Array) -> Tensor:
 
 
 def _scale(value: Tensor, factor: Factor) -> Tensor:
-    """``value * factor`` where a factor of 1, -1 or 0 costs no multiplication."""
+    """``value * factor`` where a factor of 1, -1 or 0 costs no multiplication; a
+    ``Selected`` factor keeps ``value`` (times its factor) in its region, 0 outside."""
+    if isinstance(factor, Selected):
+        return where(factor.region, _scale(value, factor.factor), 0.0)
     if isinstance(factor, (int, float)):
         if factor == 1:
             return value
@@ -90,7 +104,7 @@ def _scale(value: Tensor, factor: Factor) -> Tensor:
             return neg(value)
         if factor == 0:
             return zeros_like(value)
-    return mul(value, factor)
+    return mul(value, factor)  # a tensor
 
 
 def zeros_like(x: Tensor) -> Tensor:
@@ -172,6 +186,10 @@ def detach(x: TensorLike) -> Tensor:
 
 def _is_zero(x: Array) -> NumpyResult:
     return x == 0
+
+
+def _is_positive(x: Array) -> NumpyResult:
+    return x > 0
 
 
 def _positive(x: Array) -> Array:
@@ -365,10 +383,22 @@ def _first_share_min(a: Array, b: Array) -> NumpyResult:
 
 def _ties_split(
     a: Tensor, b: Tensor, share_of_first: Callable[[Array, Array], Array]
-) -> tuple[Tensor, Tensor]:
-    """Masks for maximum/minimum: the winner gets 1; on a tie each side gets half (PyTorch)."""
+) -> tuple[Selected, Selected]:
+    """Selections for maximum/minimum: the winner gets the gradient, each side half of it on
+    a tie, the loser none (PyTorch's masked_fill: not inf * 0)."""
     share = mask(share_of_first, a, b)
-    return share, sub(1.0, share)
+    return (
+        Selected(mask(_has_share, share), share),
+        Selected(mask(_has_share_of_rest, share), sub(1.0, share)),
+    )
+
+
+def _has_share(share: Array) -> NumpyResult:
+    return share > 0
+
+
+def _has_share_of_rest(share: Array) -> NumpyResult:
+    return share < 1
 
 
 def _pow_partials(
@@ -682,10 +712,17 @@ abs = _unary(  # noqa: A001 - PyTorch's name
     symbolic=S.each("Abs"),
     kink="the derivative at 0 is 0 (sign(x))",
 )
+
+
+def _sign_forward(x: Array) -> NumpyResult:
+    """-1, 0 or 1, and 0 for NaN (torch's sign; numpy's is NaN)."""
+    return np.nan_to_num(np.sign(x), nan=0.0)
+
+
 sign = _unary(
     "sign",
     "SignBackward0",
-    np.sign,
+    _sign_forward,
     lambda x, out: 0,
     "-1, 0 or 1",
     formula=S.sign,
@@ -786,7 +823,7 @@ relu = _unary(
     "relu",
     "ReluBackward0",
     lambda x: np.maximum(x, 0),
-    lambda x, out: mask(_positive, x),
+    lambda x, out: Selected(mask(_is_positive, x)),
     "max(x, 0) (derivative 0 at 0)",
     formula=S.relu,
     symbolic=S.PIECEWISE,
@@ -811,13 +848,13 @@ def _clamp_forward(
 
 
 def _inside(x: Array, low: float | None, high: float | None) -> Array:
-    """1 inside [low, high], bounds included, 0 outside: clamp's derivative (PyTorch)."""
+    """Inside [low, high], bounds included: where clamp's derivative is 1 (PyTorch)."""
     inside = np.ones(x.shape, dtype=bool)
     if low is not None:
         inside &= x >= low
     if high is not None:
         inside &= x <= high
-    return inside.astype(x.dtype)
+    return inside
 
 
 def _clamp_derivative(
@@ -825,8 +862,8 @@ def _clamp_derivative(
     out: Tensor,
     min: float | None = None,  # noqa: A002
     max: float | None = None,  # noqa: A002
-) -> Tensor:
-    return mask(functools.partial(_inside, low=min, high=max), x)
+) -> Selected:
+    return Selected(mask(functools.partial(_inside, low=min, high=max), x))
 
 
 _clamp = _unary(
