@@ -1255,15 +1255,28 @@ def _prod_of_others(x: Tensor, out: Tensor, dim: tuple[int, ...], keepdim: bool)
     """For each element, the product of the other elements of its reduction group.
 
     Written without dividing by zero: with no zero in a group it is prod / x; with one zero,
-    the zero's entry is the product of the rest and the others get 0; with more, all get 0.
+    the zero's entry is the product of the rest and the others get 0 (NaN where another
+    element is infinite or NaN: torch's products of the elements before and after, one of
+    which holds the zero, are then inf * 0); with more, all get 0.
     """
     nonzero = where(mask(_is_zero, x), 1.0, x)
     prod_nonzero = expand(prod(nonzero, dim, keepdim=True), x.shape)
     return where(
         mask(_no_zero_in_group, x, axis=dim),
         div(prod_nonzero, nonzero),
-        where(mask(_lone_zero, x, axis=dim), prod_nonzero, 0.0),
+        where(
+            mask(_lone_zero, x, axis=dim),
+            prod_nonzero,
+            where(mask(_zero_times_nonfinite, x, axis=dim), math.nan, 0.0),
+        ),
     )
+
+
+def _zero_times_nonfinite(x: Array, axis: tuple[int, ...]) -> NumpyResult:
+    """In a group with one zero, the other elements whose others hold an infinity or NaN."""
+    nonfinite = ~np.isfinite(x)
+    others = np.sum(nonfinite, axis=axis, keepdims=True) - nonfinite
+    return (x != 0) & (np.sum(x == 0, axis=axis, keepdims=True) == 1) & (others > 0)
 
 
 def _no_zero_in_group(x: Array, axis: tuple[int, ...]) -> Array:

@@ -308,3 +308,26 @@ def test_sign_of_nan_is_0_as_torchs():
     values = [math.nan, -2.0, -0.0, 0.0, 3.0, math.inf]
     expected = torch.sign(torch.tensor(values)).tolist()
     assert gc.sign(gc.tensor(values)).tolist() == expected == [0.0, -1.0, 0.0, 0.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "values",
+    [
+        [math.inf, 0.0, 2.0],  # torch: (0, inf, nan): the 2's others are inf * 0
+        [0.0, math.inf],
+        [math.inf, -math.inf, 2.0],
+        [math.nan, 0.0, 3.0],
+        [1e30, 1e30, 0.0],  # float32: 1e30 * 1e30 overflows before the zero
+        [0.0, 0.0, math.inf],
+    ],
+)
+def test_prod_over_infinities_and_zeros_matches_torch(values, dtype):
+    t = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=True)
+    t.prod().backward()
+    x = gc.tensor(values, dtype=getattr(gc, dtype), requires_grad=True)
+    with np.errstate(all="ignore"):
+        out = gc.prod(x)
+        out.backward()
+    np.testing.assert_array_equal(out.numpy(), t.prod().detach().numpy())
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
