@@ -106,7 +106,7 @@ def format_bytes(count: float) -> str:
     return f"{int(count)} bytes"
 
 
-def _suggest(count: float) -> str:
+def suggest(count: float) -> str:
     """A round size at least ``count``, to suggest as a new --max-memory."""
     for unit, size in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6)):
         if count >= size:
@@ -137,6 +137,9 @@ class Budget:
 
 
 _current = Budget()
+# The widest element (complex128): ``refresh`` counts the engine's room at this many bytes
+WIDEST_BYTES = 16
+_engaged: list[Tally | None] = [None]  # the tally of the run whose values the engine makes
 _doing = ["running the program"]  # what the command is doing, for the timeout's message
 
 
@@ -150,10 +153,41 @@ def using(budget: Budget) -> Iterator[None]:
     """Put ``budget`` in force for the body of the ``with``."""
     global _current
     previous, _current = _current, budget
+    refresh()
     try:
         yield
     finally:
         _current = previous
+        refresh()
+
+
+def refresh() -> None:
+    """Work the engine's ``ROOM`` (``engine.sizes``) out again from the limits, the budget
+    and the engaged tally in force."""
+    from . import limits  # which read this module: imported when first needed
+    from .engine.sizes import ROOM
+
+    room = min(limits.current().max_elements, _current.max_memory // WIDEST_BYTES)
+    tally = _engaged[-1]
+    if tally is not None:
+        room = min(room, max(int(tally.left() // WIDEST_BYTES), 0))
+    ROOM[0] = room
+
+
+def engage(tally: Tally | None) -> Tally | None:
+    """Make ``tally`` the one whose run the engine's values belong to (None: none), so that
+    each value is checked, before it is allocated, against what the tally leaves; returns the
+    one engaged before, to engage again afterwards (a call, not a ``with``: it runs for every
+    operation of a program)."""
+    previous = _engaged[-1]
+    _engaged[-1] = tally
+    refresh()
+    return previous
+
+
+def engaged() -> Tally | None:
+    """The tally engaged (see ``engage``), or None."""
+    return _engaged[-1]
 
 
 class TimedOut(GradcliError):
@@ -220,7 +254,7 @@ def _alone(count: int, what: str, where: str | None) -> None:
             f"{what} would need {format_bytes(count)} of memory; the budget is "
             f"{format_bytes(limit)} (--max-memory)",
             where=where,
-            hint=f"raise it with --max-memory {_suggest(count)}, or make the values smaller",
+            hint=f"raise it with --max-memory {suggest(count)}, or make the values smaller",
         )
 
 
@@ -230,11 +264,18 @@ class Tally:
     def __init__(self, held: int = 0):
         self.held = held
 
+    def left(self) -> float:
+        """The bytes one more value may take before the run's estimate (its values times
+        ``FACTOR``) passes the budget."""
+        return _current.max_memory / FACTOR - self.held
+
     def charge(self, count: int, what: str, where: str | None = None) -> None:
         """Count ``count`` more bytes for ``what``; raise when the run's estimate (its values
         so far, times ``FACTOR``) would exceed the budget."""
         _alone(count, what, where)
         self.held += count
+        if self is _engaged[-1]:
+            refresh()
         estimate = self.held * FACTOR
         limit = _current.max_memory
         if estimate > limit:
@@ -244,7 +285,7 @@ class Tally:
                 f"times {FACTOR:g} for the gradients and temporaries); the budget is "
                 f"{format_bytes(limit)} (--max-memory)",
                 where=where,
-                hint=f"raise it with --max-memory {_suggest(estimate)}, or make the values smaller",
+                hint=f"raise it with --max-memory {suggest(estimate)}, or make the values smaller",
             )
 
 

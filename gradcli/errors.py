@@ -75,7 +75,10 @@ ENGINE_HINTS: dict[type[engine.EngineError], str] = {
 
 
 def engine_hint(error: engine.EngineError) -> str | None:
-    """The hint for ``error``, by its kind (see ``ENGINE_HINTS``)."""
+    """The hint for ``error``: its own (a ``SizeError``'s names the limit), else its kind's
+    (see ``ENGINE_HINTS``)."""
+    if isinstance(error, engine.SizeError):
+        return error.hint
     for kind in type(error).__mro__:
         if kind in ENGINE_HINTS:
             return ENGINE_HINTS[kind]

@@ -58,10 +58,12 @@ def using(limits: Limits) -> Iterator[None]:
     """Put ``limits`` in force for the body of the ``with``."""
     global _current
     previous, _current = _current, limits
+    budget.refresh()
     try:
         yield
     finally:
         _current = previous
+        budget.refresh()
 
 
 def check_elements(count: int, what: str, where: str | None = None) -> None:
@@ -69,7 +71,7 @@ def check_elements(count: int, what: str, where: str | None = None) -> None:
     limit = _current.max_elements
     if count > limit:
         if count < 10**12:
-            told, hint = f"{count:,}", f"raise it with --max-elements {_round_up(count)}, or "
+            told, hint = f"{count:,}", f"raise it with --max-elements {round_up(count)}, or "
         else:  # more than any machine holds: no point suggesting a limit
             told, hint = f"about 10^{int(count.bit_length() * math.log10(2))}", ""
         raise GradcliError(
@@ -78,6 +80,9 @@ def check_elements(count: int, what: str, where: str | None = None) -> None:
             hint=hint + "make the values smaller",
         )
     budget.check_bytes(count * budget.ELEMENT_BYTES, what, where)
+
+
+budget.refresh()
 
 
 def check_length(text: str | int, what: str, at_least: bool = False) -> None:
@@ -89,12 +94,12 @@ def check_length(text: str | int, what: str, at_least: bool = False) -> None:
         about = "at least " if at_least else ""
         raise GradcliError(
             f"{what} is {about}{length:,} characters long; the limit is {limit:,}",
-            hint=f"raise it with --max-length {_round_up(length)}; give large values "
+            hint=f"raise it with --max-length {round_up(length)}; give large values "
             "as files (@x.npy)",
         )
 
 
-def _round_up(count: int) -> int:
+def round_up(count: int) -> int:
     """A round number at least ``count``, to suggest as a new limit."""
     step: int = 10 ** max(len(str(count)) - 2, 0)
     return math.ceil(count / step) * step

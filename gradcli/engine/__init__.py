@@ -55,6 +55,7 @@ from .errors import (
     IndexDomainError,
     ScalarOutputError,
     ShapeError,
+    SizeError,
 )
 from .functional import hessian, hvp, jacobian, jvp, vjp
 from .tensor import (
@@ -98,6 +99,7 @@ __all__ = [
     "ScalarOutputError",
     "ComplexOutputError",
     "ShapeError",
+    "SizeError",
     "NonfiniteTangent",
     "Tensor",
     "arange",

@@ -309,6 +309,7 @@ _VIEW_AS_REAL = register(
         "view_as_real",
         "a complex tensor as a real one with a last dimension of 2: (real, imag)",
         forward=_view_as_real_forward,
+        size=lambda z: 2 * z.size,
         vjp=lambda g, out, z, needs: (view_as_complex(g),),
         jvp=lambda tangents, out, z: view_as_real(tangents[0]),
         backward_name="ViewAsRealBackward0",

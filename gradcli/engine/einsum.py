@@ -11,6 +11,7 @@ letter of that operand and a vector of ones for each letter only it has.
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -160,6 +161,13 @@ def _einsum_forward(*arrays: Array, equation: str) -> NumpyResult:
     return np.einsum(equation, *arrays, optimize=len(arrays) > 2)
 
 
+def _einsum_size(*arrays: Array, equation: str) -> int:
+    """The elements of the result (the equation is explicit: letters and an output)."""
+    terms, output = _split(equation)
+    sizes = {c: n for term, a in zip(terms, arrays) for c, n in zip(term, a.shape)}
+    return math.prod(sizes.get(c, 1) for c in output)
+
+
 def _einsum_batch(
     forward: Callable[..., Array],
     params: dict[str, Any],
@@ -201,6 +209,7 @@ _EINSUM = register(
         "einsum",
         "Einstein summation: einsum('ij,jk->ik', a, b) is a @ b; '...' for the dims left",
         forward=_einsum_forward,
+        size=_einsum_size,
         vjp=_einsum_vjp,
         jvp=_einsum_jvp,
         backward_name=_einsum_name,

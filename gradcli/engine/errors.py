@@ -45,3 +45,13 @@ class ComplexOutputError(ScalarOutputError):
 class DtypeError(EngineError, TypeError):
     """A dtype the engine does not compute in, or a tensor of a non-floating dtype asked to
     require grad."""
+
+
+class SizeError(EngineError, RuntimeError):
+    """An operation would make a value larger than --max-elements or --max-memory allow
+    (checked before it is allocated). ``hint`` says which option raises the limit. A
+    ``RuntimeError``, as torch's failure to allocate is."""
+
+    def __init__(self, message: str, hint: str):
+        super().__init__(message)
+        self.hint = hint

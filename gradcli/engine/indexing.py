@@ -41,6 +41,7 @@ from ..ops.table import (
     register,
 )
 from . import primitives as P
+from . import sizes
 from .composites import _composite, check_written
 from .errors import IndexDomainError, ShapeError
 from .tensor import Tensor, TensorLike, apply
@@ -264,6 +265,9 @@ _INDEX = register(
         "index_tensor",
         "x[index] with tensors in the index: integer indices, boolean masks",
         forward=_index_forward,
+        size=lambda x, *arrays, layout: sizes.indexed_count(
+            x.shape, _assemble(layout, arrays, x.shape)
+        ),
         vjp=_index_vjp,
         jvp=_index_jvp,
         backward_name="IndexBackward0",
@@ -709,6 +713,14 @@ def _one_hot_forward(x: Array, num_classes: int) -> Array:
     return hot
 
 
+def _one_hot_size(classes: Array, num_classes: int) -> int:
+    """The elements of the result: one row of num_classes per class index (-1: the largest
+    index + 1)."""
+    if num_classes == -1:
+        num_classes = int(classes.max()) + 1 if classes.size else 0
+    return int(classes.size) * max(num_classes, 0)
+
+
 def _one_hot_batch(
     forward: B.Forward,
     params: B.Params,
@@ -727,6 +739,7 @@ _ONE_HOT = register(
         "one_hot",
         "int64 one-hot vectors of class indices (num_classes -1: the largest class + 1)",
         forward=_one_hot_forward,
+        size=_one_hot_size,
         vjp=_none,
         jvp=_zero,
         backward_name="NotDifferentiable",

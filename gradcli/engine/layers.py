@@ -36,6 +36,7 @@ from ..ops.table import (
     public,
 )
 from . import primitives as P
+from . import sizes
 from .composites import _composite
 from .errors import DomainError, IndexDomainError, ShapeError
 from .linalg import _differential
@@ -133,6 +134,7 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Tensor:
 def _positions(size: int, kernel: int, stride: int, padding: int, dilation: int) -> Array:
     """(out, kernel) indices into the padded axis: where each window's elements are."""
     count = (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+    sizes.refuse_over("the windows", count * kernel)
     return np.arange(count)[:, None] * stride + np.arange(kernel)[None, :] * dilation
 
 
@@ -142,7 +144,7 @@ def _padded(x: Tensor, padding: Pair, fill: float) -> Tensor:
         if count:
             shape = list(x.shape)
             shape[dim] = count
-            side = Tensor(np.full(shape, fill, dtype=x.dtype))
+            side = Tensor(sizes.full(shape, fill, x.dtype, "the padding"))
             x = P.cat([side, x, side], dim)
     return x
 

@@ -847,8 +847,8 @@ def _picked_nll(log_probs: Tensor, indices: np.ndarray, ignore_index: int) -> tu
         grids = np.indices(indices.shape)
         index = (grids[0], safe, *grids[1:])
     picked = P.neg(P.getitem(log_probs, index))
-    if not np.all(kept):
-        picked = P.mul(picked, Tensor(kept.astype(log_probs.dtype)))
+    if not np.all(kept):  # selected, as torch's rule: an infinite cotangent gives 0 there
+        picked = P.where(Tensor(kept), picked, 0.0)
     return picked, int(np.sum(kept))
 
 
@@ -880,7 +880,7 @@ def _picked_weight(w: Tensor, indices: np.ndarray, ignore_index: int) -> Tensor:
     """w[target] for each target (0 where ignored): each term's weight."""
     kept = indices != ignore_index
     picked = P.getitem(P.reshape(w, -1), (np.where(kept, indices, 0),))
-    return P.mul(picked, Tensor(kept.astype(w.dtype))) if not np.all(kept) else picked
+    return P.where(Tensor(kept), picked, 0.0) if not np.all(kept) else picked
 
 
 _CLASSES = "class indices pick elements by value, which sympy does not write"
@@ -1021,7 +1021,7 @@ def cross_entropy(
         uniform = P.neg(P.sum(weighted, dim))
         keep = indices != ignore_index
         if not np.all(keep):
-            uniform = P.mul(uniform, Tensor(keep.astype(x.dtype)))
+            uniform = P.where(Tensor(keep), uniform, 0.0)
         loss = P.add(
             P.mul(loss, 1.0 - label_smoothing), P.mul(uniform, label_smoothing / n_classes)
         )

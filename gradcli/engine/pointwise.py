@@ -457,10 +457,19 @@ def _logit_forward(x: Array, eps: float | None) -> Array:
     return np.log(z / (1.0 - z))
 
 
-def _logit_derivative(x: Tensor, out: Tensor, eps: float | None) -> Tensor:
-    low, fill = (0.0, math.nan) if eps is None else (eps, 0.0)
+def _logit_derivative(x: Tensor, out: Tensor, eps: float | None) -> Tensor | P.Selected:
+    """1 / (x (1 - x)); outside [0, 1] NaN, and with eps, 0 outside [eps, 1 - eps], where
+    torch's rule selects (an infinite cotangent gives 0 there, not inf * 0)."""
+    low = 0.0 if eps is None else eps
     outside = mask(functools.partial(_outside, low=low, high=1.0 - low), x)
-    return where(outside, fill, reciprocal(mul(x, sub(1.0, x))))
+    if eps is None:
+        return where(outside, math.nan, reciprocal(mul(x, sub(1.0, x))))
+    inside = mask(functools.partial(_inside, low=low, high=1.0 - low), x)
+    return P.Selected(inside, reciprocal(mul(x, sub(1.0, x))))
+
+
+def _inside(x: Array, low: float, high: float) -> Array:
+    return (x >= low) & (x <= high)
 
 
 def _logit_symbolic(x: Array, eps: float | None = None) -> Array:
@@ -926,11 +935,11 @@ def leaky_relu(x: Any, negative_slope: float = 0.01) -> Tensor:
 
 
 def _strictly_inside(x: Array, low: float, high: float) -> Array:
-    return ((x > low) & (x < high)).astype(x.dtype)
+    return (x > low) & (x < high)
 
 
-def _hardtanh_derivative(x: Tensor, out: Tensor, min_val: float, max_val: float) -> Tensor:
-    return mask(functools.partial(_strictly_inside, low=min_val, high=max_val), x)
+def _hardtanh_derivative(x: Tensor, out: Tensor, min_val: float, max_val: float) -> P.Selected:
+    return P.Selected(mask(functools.partial(_strictly_inside, low=min_val, high=max_val), x))
 
 
 def _hardtanh_formula(sp: Any, v: Any, low: Any, high: Any) -> Any:
@@ -986,15 +995,15 @@ def relu6(x: Any) -> Tensor:
     return _relu6(x, min_val=0.0, max_val=6.0)
 
 
-def _hardsigmoid_slope(x: Array) -> Array:
-    return np.where((x > -3) & (x < 3), 1.0 / 6.0, 0.0).astype(x.dtype)
+def _hardsigmoid_middle(x: Array) -> Array:
+    return (x > -3) & (x < 3)
 
 
 hardsigmoid = _unary(
     "hardsigmoid",
     "HardsigmoidBackward0",
     lambda x: np.clip(x / 6.0 + 0.5, 0.0, 1.0),
-    lambda x, out: mask(_hardsigmoid_slope, x),
+    lambda x, out: P.Selected(mask(_hardsigmoid_middle, x), 1.0 / 6.0),
     "x / 6 + 1/2 limited to [0, 1]",
     methods=(),
     formula=lambda sp, v: sp.Piecewise(
@@ -1014,9 +1023,13 @@ def _hardswish_upper(x: Array) -> Array:
     return (x >= 3).astype(x.dtype)
 
 
-def _hardswish_derivative(x: Tensor, out: Tensor) -> Tensor:
+def _above_lower(x: Array) -> Array:
+    return x > -3
+
+
+def _hardswish_derivative(x: Tensor, out: Tensor) -> P.Selected:
     middle = mul(mask(_hardswish_middle, x), add(mul(x, 1.0 / 3.0), 0.5))
-    return add(middle, mask(_hardswish_upper, x))
+    return P.Selected(mask(_above_lower, x), add(middle, mask(_hardswish_upper, x)))
 
 
 hardswish = _unary(

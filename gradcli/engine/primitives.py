@@ -20,7 +20,7 @@ import dis
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -50,6 +50,7 @@ from ..ops.table import (
     public,
     register,
 )
+from . import sizes
 from .errors import DomainError, DtypeError, IndexDomainError, ShapeError
 from .tensor import Node, Tensor, TensorLike, _coerce, apply, apply_one, apply_two
 
@@ -64,7 +65,18 @@ def number_operand(node: Node, position: int) -> bool:
     return node.inputs[position].ndim == 0 and not node.needs[position]
 
 
-Factor = Tensor | float  # a derivative as a rule gives it: a tensor, or a number (1, -1, 0)
+class Selected(NamedTuple):
+    """A derivative that selects, as torch's rules that mask do (relu, clamp, maximum): the
+    cotangent times ``factor`` where ``region`` (a boolean mask) holds, and 0 elsewhere, so
+    that an infinite or NaN cotangent outside the region gives 0, not inf * 0. Written with
+    ``where``, so that the rule is differentiable again."""
+
+    region: Tensor
+    factor: Tensor | float = 1.0
+
+
+# a derivative as a rule gives it: a tensor, a number (1, -1, 0), or a selection
+Factor = Tensor | float | Selected
 Dim = int | tuple[int, ...] | None  # a dim as a caller gives it: one, several, or all
 Unary = Callable[..., Tensor]  # an operation of one tensor (and its options)
 Binary = Callable[[TensorLike, TensorLike], Tensor]
@@ -81,7 +93,10 @@ def _const(array: Array) -> Tensor:
 
 
 def _scale(value: Tensor, factor: Factor) -> Tensor:
-    """``value * factor`` where a factor of 1, -1 or 0 costs no multiplication."""
+    """``value * factor`` where a factor of 1, -1 or 0 costs no multiplication; a
+    ``Selected`` factor keeps ``value`` (times its factor) in its region, 0 outside."""
+    if isinstance(factor, Selected):
+        return where(factor.region, _scale(value, factor.factor), 0.0)
     if isinstance(factor, (int, float)):
         if factor == 1:
             return value
@@ -89,15 +104,23 @@ def _scale(value: Tensor, factor: Factor) -> Tensor:
             return neg(value)
         if factor == 0:
             return zeros_like(value)
-    return mul(value, factor)
+    return mul(value, factor)  # a tensor
 
 
 def zeros_like(x: Tensor) -> Tensor:
     return _const(np.zeros(x.shape, dtype=x.dtype))
 
 
-def _mask_forward(*arrays: Array, fn: Callable[..., Array], axis: Dim = None) -> Array:
+def _mask_forward(
+    *arrays: Array, fn: Callable[..., Array], axis: Dim = None, count: int | None = None
+) -> Array:
     return fn(*arrays) if axis is None else fn(*arrays, axis=axis)
+
+
+def _mask_size(
+    *arrays: Array, fn: Callable[..., Array], axis: Dim = None, count: int | None = None
+) -> int:
+    return sizes.broadcast_count(arrays) if count is None else count
 
 
 _MASK = register(
@@ -105,6 +128,7 @@ _MASK = register(
         "mask",
         "a value without a gradient, made by a numpy function (relu's x > 0, ties)",
         forward=_mask_forward,
+        size=_mask_size,
         vjp=lambda g, out, *xs, needs, fn, axis=None: (None,) * len(xs),
         jvp=lambda tangents, out, *xs, fn, axis=None: zeros_like(out),
         backward_name="NotDifferentiable",
@@ -115,14 +139,20 @@ _MASK = register(
 )
 
 
-def mask(fn: Callable[..., Array], *xs: TensorLike, axis: Dim = None) -> Tensor:
+def mask(
+    fn: Callable[..., Array], *xs: TensorLike, axis: Dim = None, count: int | None = None
+) -> Tensor:
     """A value without a gradient (relu's x > 0, the ties of a maximum), ``fn(*arrays)``.
 
     Rules compute every data-dependent constant this way rather than from ``.data``, so a
     traced program (``compile.py``) recomputes it at each new point. ``fn`` is a numpy
     function; a reduction's ``axis`` is passed as a parameter so that batching can shift it.
+    ``count`` is the elements ``fn`` makes where it is not the broadcast of its operands
+    (the entry's size rule, see ``sizes``).
     """
-    params = {"fn": fn} if axis is None else {"fn": fn, "axis": axis}
+    params: dict[str, Any] = {"fn": fn} if axis is None else {"fn": fn, "axis": axis}
+    if count is not None:
+        params["count"] = count
     return apply(_MASK, *xs, **params)
 
 
@@ -156,6 +186,10 @@ def detach(x: TensorLike) -> Tensor:
 
 def _is_zero(x: Array) -> NumpyResult:
     return x == 0
+
+
+def _is_positive(x: Array) -> NumpyResult:
+    return x > 0
 
 
 def _positive(x: Array) -> Array:
@@ -349,10 +383,22 @@ def _first_share_min(a: Array, b: Array) -> NumpyResult:
 
 def _ties_split(
     a: Tensor, b: Tensor, share_of_first: Callable[[Array, Array], Array]
-) -> tuple[Tensor, Tensor]:
-    """Masks for maximum/minimum: the winner gets 1; on a tie each side gets half (PyTorch)."""
+) -> tuple[Selected, Selected]:
+    """Selections for maximum/minimum: the winner gets the gradient, each side half of it on
+    a tie, the loser none (PyTorch's masked_fill: not inf * 0)."""
     share = mask(share_of_first, a, b)
-    return share, sub(1.0, share)
+    return (
+        Selected(mask(_has_share, share), share),
+        Selected(mask(_has_share_of_rest, share), sub(1.0, share)),
+    )
+
+
+def _has_share(share: Array) -> NumpyResult:
+    return share > 0
+
+
+def _has_share_of_rest(share: Array) -> NumpyResult:
+    return share < 1
 
 
 def _pow_partials(
@@ -666,10 +712,17 @@ abs = _unary(  # noqa: A001 - PyTorch's name
     symbolic=S.each("Abs"),
     kink="the derivative at 0 is 0 (sign(x))",
 )
+
+
+def _sign_forward(x: Array) -> NumpyResult:
+    """-1, 0 or 1, and 0 for NaN (torch's sign; numpy's is NaN)."""
+    return np.nan_to_num(np.sign(x), nan=0.0)
+
+
 sign = _unary(
     "sign",
     "SignBackward0",
-    np.sign,
+    _sign_forward,
     lambda x, out: 0,
     "-1, 0 or 1",
     formula=S.sign,
@@ -770,7 +823,7 @@ relu = _unary(
     "relu",
     "ReluBackward0",
     lambda x: np.maximum(x, 0),
-    lambda x, out: mask(_positive, x),
+    lambda x, out: Selected(mask(_is_positive, x)),
     "max(x, 0) (derivative 0 at 0)",
     formula=S.relu,
     symbolic=S.PIECEWISE,
@@ -795,13 +848,13 @@ def _clamp_forward(
 
 
 def _inside(x: Array, low: float | None, high: float | None) -> Array:
-    """1 inside [low, high], bounds included, 0 outside: clamp's derivative (PyTorch)."""
+    """Inside [low, high], bounds included: where clamp's derivative is 1 (PyTorch)."""
     inside = np.ones(x.shape, dtype=bool)
     if low is not None:
         inside &= x >= low
     if high is not None:
         inside &= x <= high
-    return inside.astype(x.dtype)
+    return inside
 
 
 def _clamp_derivative(
@@ -809,8 +862,8 @@ def _clamp_derivative(
     out: Tensor,
     min: float | None = None,  # noqa: A002
     max: float | None = None,  # noqa: A002
-) -> Tensor:
-    return mask(functools.partial(_inside, low=min, high=max), x)
+) -> Selected:
+    return Selected(mask(functools.partial(_inside, low=min, high=max), x))
 
 
 _clamp = _unary(
@@ -976,6 +1029,7 @@ _EXPAND = register(
         "expand",
         "broadcast to a shape (-1 keeps a dimension)",
         forward=lambda x, shape: np.broadcast_to(x, shape),
+        size=lambda x, shape: 0,  # a view: what is made of it is charged where it is made
         vjp=lambda g, out, x, needs, shape: (sum_to(g, x.shape),),
         jvp=lambda tangents, out, x, shape: expand(tangents[0], shape),
         backward_name="ExpandBackward0",
@@ -1131,6 +1185,11 @@ def _weighted_reduction(
     )
 
 
+def _reduced_size(x: Array, dim: tuple[int, ...], keepdim: bool) -> int:
+    """The elements of a reduction's result (its size rule)."""
+    return math.prod(n for i, n in enumerate(x.shape) if i not in dim)
+
+
 def _count(shape: tuple[int, ...], dim: tuple[int, ...]) -> int:
     return int(np.prod([shape[d] for d in dim])) if dim else 1
 
@@ -1145,6 +1204,7 @@ sum: Reduction = _reduction(  # noqa: A001 - typed here: its own rule calls it
     lambda tangents, out, x, dim, keepdim: sum(tangents[0], dim, keepdim),
     "sum of all elements, or along dim",
     symbolic=S.reduce(np.sum),
+    size=_reduced_size,  # numpy sums a broadcast view without making it
     extra={"glyph": "∑"},
     explain=X.per_element(lambda slot: "1"),
     complex=HOLOMORPHIC,
@@ -1185,6 +1245,7 @@ mean: Reduction = _reduction(  # typed here: its own rule calls it
     lambda tangents, out, x, dim, keepdim: mean(tangents[0], dim, keepdim),
     "mean of all elements, or along dim",
     symbolic=S.mean,
+    size=_reduced_size,
     explain=X.per_element(X.mean),
     complex=HOLOMORPHIC,
 )
@@ -1194,15 +1255,28 @@ def _prod_of_others(x: Tensor, out: Tensor, dim: tuple[int, ...], keepdim: bool)
     """For each element, the product of the other elements of its reduction group.
 
     Written without dividing by zero: with no zero in a group it is prod / x; with one zero,
-    the zero's entry is the product of the rest and the others get 0; with more, all get 0.
+    the zero's entry is the product of the rest and the others get 0 (NaN where another
+    element is infinite or NaN: torch's products of the elements before and after, one of
+    which holds the zero, are then inf * 0); with more, all get 0.
     """
     nonzero = where(mask(_is_zero, x), 1.0, x)
     prod_nonzero = expand(prod(nonzero, dim, keepdim=True), x.shape)
     return where(
         mask(_no_zero_in_group, x, axis=dim),
         div(prod_nonzero, nonzero),
-        where(mask(_lone_zero, x, axis=dim), prod_nonzero, 0.0),
+        where(
+            mask(_lone_zero, x, axis=dim),
+            prod_nonzero,
+            where(mask(_zero_times_nonfinite, x, axis=dim), math.nan, 0.0),
+        ),
     )
+
+
+def _zero_times_nonfinite(x: Array, axis: tuple[int, ...]) -> NumpyResult:
+    """In a group with one zero, the other elements whose others hold an infinity or NaN."""
+    nonfinite = ~np.isfinite(x)
+    others = np.sum(nonfinite, axis=axis, keepdims=True) - nonfinite
+    return (x != 0) & (np.sum(x == 0, axis=axis, keepdims=True) == 1) & (others > 0)
 
 
 def _no_zero_in_group(x: Array, axis: tuple[int, ...]) -> Array:
@@ -1574,6 +1648,7 @@ _GETITEM = register(
         "getitem",
         "x[index]: integers, slices, None, Ellipsis, integer or boolean arrays",
         forward=lambda x, index: x[index],
+        size=lambda x, index: sizes.indexed_count(x.shape, index),
         vjp=lambda g, out, x, needs, index: (getitem_backward(g, index, x.shape),),
         jvp=lambda tangents, out, x, index: getitem(tangents[0], index),
         backward_name=_index_name,
@@ -1638,8 +1713,8 @@ def _joined_tangents(tangents: Sequence[Tensor | None], xs: Sequence[Tensor]) ->
     return [zeros_like(x) if t is None else t for t, x in zip(tangents, xs)]
 
 
-def _joined_size(args: list[Any]) -> int:
-    return builtins.sum(t.numel() for t in args[0])
+def _joined_size(*xs: Array, dim: int) -> int:
+    return builtins.sum(x.size for x in xs)
 
 
 _JOIN = (Param("tensors", TENSORS), Param("dim", INT, 0))
@@ -1776,16 +1851,16 @@ def _matmul_forward(a: Array, b: Array) -> NumpyResult:
     return np.matmul(a, b)
 
 
-def _matmul_size(args: list[Any]) -> int | None:
-    shapes = [a.shape for a in args if isinstance(a, Tensor)]
-    if len(shapes) != 2 or not all(shapes):
-        return None
-    a, b = shapes
+def _matmul_size(a: Array, b: Array) -> int:
+    if not a.ndim or not b.ndim:  # refused by the forward
+        return 0
     try:
-        batch = np.broadcast_shapes(a[:-2], b[:-2])
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
-        return None
-    return math.prod(batch) * (a[-2] if len(a) > 1 else 1) * (b[-1] if len(b) > 1 else 1)
+        return 0
+    return (
+        math.prod(batch) * (a.shape[-2] if a.ndim > 1 else 1) * (b.shape[-1] if b.ndim > 1 else 1)
+    )
 
 
 _MATMUL = register(

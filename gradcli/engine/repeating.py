@@ -31,6 +31,7 @@ from ..ops.table import (
     public,
 )
 from . import primitives as P
+from . import sizes
 from .composites import _composite
 from .errors import DomainError, ShapeError
 from .tensor import Tensor
@@ -274,7 +275,7 @@ def repeat_interleave(
     from .indexing import index_select  # indexing is built on these shape operations
 
     size = shape[d]
-    index = P.mask(lambda r: _index_of_copies(r, size), counts)
+    index = P.mask(lambda r: _index_of_copies(r, size), counts, count=length)
     return index_select(x, d, index)
 
 
@@ -343,7 +344,7 @@ def _padding_pieces(
 
         def filled(size: int) -> Tensor:
             shape = x.shape[:dim] + (size,) + x.shape[dim + 1 :]
-            return Tensor(np.full(shape, value, dtype=x.dtype))
+            return Tensor(sizes.full(shape, value, x.dtype, "pad"))
 
         return [filled(before), x, filled(after)]
     if mode == "reflect":

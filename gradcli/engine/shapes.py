@@ -11,6 +11,7 @@ are beside them, at the end of each section.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -262,6 +263,7 @@ _DIAG_EMBED = register(
         "diag_embed",
         "a tensor whose (dim1, dim2) diagonals (offset) are the last dim of input",
         forward=_diag_embed_forward,
+        size=lambda x, offset, dim1, dim2: math.prod(_embedded_shape(x.shape, offset, dim1, dim2)),
         vjp=lambda g, out, x, needs, offset, dim1, dim2: (
             apply(_DIAGONAL, g, offset=offset, dim1=dim1, dim2=dim2),
         ),

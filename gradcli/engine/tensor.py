@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..ops.table import HOLOMORPHIC, Array, Op
+from . import sizes
 from .errors import (
     ComplexOutputError,
     DtypeError,
@@ -33,6 +34,7 @@ from .errors import (
     ScalarOutputError,
     ShapeError,
 )
+from .sizes import ROOM
 
 DEFAULT_DTYPE = np.dtype(np.float64)
 
@@ -501,6 +503,7 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
         if not prim.complex:
             _refuse_complex(prim, tensors)
         arrays = tuple(map(_data, tensors))
+        sizes.check(prim, arrays, params)  # before the value is allocated
         out_data = forward(*arrays, **params)
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
@@ -568,6 +571,11 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
     try:
         if x_dtype is not DEFAULT_DTYPE and not prim.complex and x_dtype.kind == "c":
             raise DtypeError(_complex_refusal(prim, x_dtype))
+        # the size of the value, checked before it is allocated (sizes.check, inline)
+        rule = prim.size
+        count = x.size if rule is None else rule(x, **params)
+        if count > ROOM[0]:
+            sizes.refuse_over(prim.name, count, (x,))
         out_data = forward(x, **params) if params else forward(x)
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
@@ -625,6 +633,15 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
     try:
         if (x_dtype is not DEFAULT_DTYPE or y_dtype is not DEFAULT_DTYPE) and not prim.complex:
             _refuse_complex(prim, (a, b))
+        # the size of the value, checked before it is allocated (sizes.check, inline): an
+        # element-wise result is at most the product of its operands' sizes
+        rule = prim.size
+        if rule is not None:
+            count = rule(x, y, **params)
+            if count > ROOM[0]:
+                sizes.refuse_over(prim.name, count, (x, y))
+        elif x.size * y.size > ROOM[0]:
+            sizes.refuse_over(prim.name, sizes.broadcast_count((x, y)), (x, y))
         out_data = forward(x, y, **params) if params else forward(x, y)
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)

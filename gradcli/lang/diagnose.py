@@ -13,11 +13,14 @@ import tokenize
 import numpy as np
 
 from .. import engine as gc
+from ..engine.sizes import compact
 from ..ops.table import OPS
 
 
 def kinds(array: np.ndarray) -> set[str]:
-    """Which of nan, inf, -inf an array holds."""
+    """Which of nan, inf, -inf an array holds (read once each: a broadcast view is not
+    made whole to be scanned)."""
+    array = compact(array)
     if array.dtype.kind not in "fc" or np.all(np.isfinite(array)):
         return set()
     found = set()

@@ -7,15 +7,15 @@ cached program needs neither sympy nor the validator.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable
 from dataclasses import astuple, field
 
 import numpy as np
 
-from .. import budget, limits
+from .. import budget
 from .. import engine as gc
+from ..engine.sizes import stored
 from ..errors import GradcliError, engine_hint, listing
 from ..records import record
 from ..values import constructor_dtype, generator_for, parse_constructor
@@ -397,16 +397,14 @@ class Numbers:
         raise self.fail(f"{name!r} has no value", hint=f"give it with -i {name}=VALUE")
 
     def apply(self, function: str, call, args: list):
-        size = _result_elements(function, args)
-        if size is not None:
-            what = f"the result of {function}"
-            try:
-                limits.check_elements(size, what)
-                self.tally.charge(size * self.itemsize, what)
-            except GradcliError as exc:
-                raise self.fail(exc.message, function, exc.hint) from None
+        # The engine checks each value it makes, before it is allocated, against the limits
+        # and what the run's tally leaves (engine.sizes); the result is charged to the tally
+        # once made, as what it holds (a broadcast view holds what it was made from).
+        engaged = budget.engage(self.tally)
         try:
             result = call(*args)  # numpy's warnings are silenced (``tensor``)
+        except gc.SizeError as exc:  # a value too large for the limits, refused unmade
+            raise self.fail(_in(function, exc), function, exc.hint) from None
         except gc.EngineError as exc:  # the engine refused these operands
             if F.OPS[function].operator == "[]":  # x[...]
                 raise self.fail(
@@ -416,6 +414,16 @@ class Numbers:
                     "indices count from 0 (or from -1 at the end), below each axis's length",
                 ) from None
             raise self.fail(str(exc), function, engine_hint(exc)) from None
+        finally:
+            budget.engage(engaged)
+        for value in result if isinstance(result, (tuple, list)) else (result,):
+            if isinstance(value, gc.Tensor):
+                try:
+                    self.tally.charge(
+                        stored(value.data) * value.data.itemsize, f"the result of {function}"
+                    )
+                except GradcliError as exc:
+                    raise self.fail(exc.message, function, exc.hint) from None
         if self.log is not None:
             found = diagnose.new_kinds(result, args)
             if found:
@@ -425,19 +433,8 @@ class Numbers:
         return result
 
 
-def _result_elements(function: str, args: list) -> int | None:
-    """How many elements ``function(*args)`` will make, worked out before it runs (None when
-    the shapes do not fit: the operation itself then says why). The op table's ``size`` says
-    it for the operations that make more than their operands broadcast together."""
-    op = F.OPS.get(function)
-    if op is not None and op.size is not None:
-        return op.size(args)
-    shapes = [a.shape for a in args if isinstance(a, gc.Tensor)]
-    if not shapes:
-        return None
-    if len(shapes) == 1:  # one tensor and numbers (h * 1.01): its own size, at no cost
-        return math.prod(shapes[0])
-    try:
-        return math.prod(np.broadcast_shapes(*shapes))
-    except (ValueError, RuntimeError):  # shapes that do not fit, or over 32 dimensions
-        return None
+def _in(function: str, exc: gc.SizeError) -> str:
+    """The message of a value too large, naming the operation of the program that made it
+    where the engine's step has another name (pad makes its result by cat)."""
+    message = str(exc)
+    return message if f"the result of {function} " in message else f"{function}: {message}"

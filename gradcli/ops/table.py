@@ -146,8 +146,9 @@ class Op:
     ``backward_name`` is PyTorch's name of the operation's node: a string, or a function of the
     node (a primitive's) or of the call's arguments (an operation built from others) where
     torch's overloads name it differently.
-    ``size(args)`` is the number of elements a call will make, before it runs (None: the
-    shapes do not fit, and the operation itself says why).
+    ``size(*arrays, **params)``, of a primitive, is the number of elements its forward will
+    allocate for the arrays and parameters it is given, worked out before it runs (None: the
+    broadcast of the operands; see ``engine.sizes``).
     """
 
     name: str
@@ -173,7 +174,7 @@ class Op:
     nonfinite: str = "overflow or an invalid operation"
     nonfinite_backward: str = "overflow or an invalid operation"
     kink: str = ""
-    size: Callable[[list[Any]], int | None] | None = None
+    size: Callable[..., int] | None = None
     # property: a property name (x.T); base_e: the operation that e ** x is (for pow); glyph:
     # the mathematical sign messages suggest it for (sqrt: √); warning: the call's arguments ->
     # the UserWarning torch gives for them, or None (warn_once: torch gives it once in a

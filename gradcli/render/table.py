@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..engine.sizes import compact
 from ..results import (
     HVP,
     JVP,
@@ -323,6 +324,9 @@ def _cells(array) -> np.ndarray:
     """Numbers as floats; booleans as True and False; integers, complex numbers and formulas
     (an object array of text) as they are."""
     array = np.asarray(array)
+    held = compact(array)
+    if held is not array:  # a broadcast view: its elements, converted once, broadcast back
+        return np.broadcast_to(_cells(held), array.shape)
     if array.dtype == np.bool_:
         return np.where(array, "True", "False").astype(object)
     if array.dtype.kind in "iu":  # an integer tensor's elements, whole: 2, not 2.0

@@ -65,6 +65,62 @@ def test_a_program_past_the_budget_is_refused_before_it_allocates(tmp_path):
     assert report["peak_mb"] < 600, report  # x alone (392 MB) was made
 
 
+# issue 27 item 2: results larger than their operands, which were charged as their operands
+GROWING = [
+    ("y = pad(x, (100000000, 100000000))", "pad", "--max-elements"),
+    ("y = one_hot(x, 1000000000)", "one_hot", "--max-elements"),
+    (
+        "y = conv1d(reshape(x, 1, 1, 2), reshape(x, 1, 1, 2), padding=100000000)",
+        "conv1d",
+        "--max-elements",
+    ),
+    ("y = einsum('i,j->ij', repeat(x, 10000), repeat(x, 10000))", "einsum", "--max-elements"),
+    ("y = expand(x, 1000, 2) * x", "mul", "--max-elements"),
+]
+
+
+@pytest.mark.parametrize(("program", "operation", "option"), GROWING)
+def test_a_result_larger_than_its_operands_is_refused_before_it_is_allocated(
+    tmp_path, program, operation, option
+):
+    """Each exits 2 naming the operation, the statement, the size and the option that raises
+    the limit, at the memory of a small run (they took 3.6 to 10.4 GB)."""
+    if "expand" in program:  # a view is charged nothing; the product made of it is
+        args = ["--max-elements", "1000"]
+    else:
+        args = []
+    report = measured(
+        ["eval", "-e", program, "--x", "1,2", "--max-memory", "200MB", *args], tmp_path
+    )
+    assert report["code"] == 2, report["stderr"]
+    stderr = report["stderr"]
+    assert f"{operation}" in stderr and "statement 1" in stderr, stderr
+    assert "would have" in stderr and "elements" in stderr and option in stderr, stderr
+    assert "Traceback" not in stderr
+    assert report["peak_mb"] < 300, report
+
+
+def test_a_result_within_the_elements_past_the_budget_names_max_memory(tmp_path):
+    """--max-elements raised: the memory budget refuses pad's 1.6 GB result before it exists."""
+    program = "y = pad(x, (100000000, 100000000))"
+    args = ["--x", "1,2", "--max-memory", "200MB", "--max-elements", "1000000000"]
+    report = measured(["eval", "-e", program, *args], tmp_path)
+    assert report["code"] == 2, report["stderr"]
+    assert "--max-memory" in report["stderr"] and "the budget is 200 MB" in report["stderr"]
+    assert report["peak_mb"] < 300, report
+
+
+def test_a_broadcast_view_is_charged_what_it_holds(tmp_path):
+    """expand makes a view: its sum (which numpy reads without making it) and its gradient
+    run within a small budget; the gradient is summed back, never made whole."""
+    program = "y = sum(expand(x, 1000000, 2))"
+    report = measured(
+        ["grad", "-e", program, "--x", "1,2", "--max-memory", "50MB", "--format", "json"], tmp_path
+    )
+    assert report["code"] == 0, report["stderr"]
+    assert report["peak_mb"] < 200, report
+
+
 def test_the_default_budget_is_half_of_the_available_memory(monkeypatch, cli):
     """On a machine with 7.5 GB available, the chain is refused by the default budget."""
     monkeypatch.setattr(budget, "available_memory", lambda: 7_500_000_000)
@@ -295,6 +351,8 @@ def test_a_script_is_held_to_the_budget_too(cli, tmp_path):
     assert cli("run", str(script)).exit_code == 0
     result = cli("run", str(script), "--max-memory", "130MB")
     assert result.exit_code == 2
-    assert "statement 4 (line 4): with the result of mul, the run would need at least 160 MB" in (
-        result.stderr
+    # x (32 MB) is held from statement 2 on: y would take the run to (32 + 32) MB x 2.5
+    assert (
+        "statement 3 (line 3): with the result of mul (4,000,000 elements), the run would need "
+        "at least 160 MB" in result.stderr
     )

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from engine_checks import FEW, tensors
+from engine_optable import OPS as TABLE
 from engine_optable import OPS_BY_NAME
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from optable_linalg import SYMBOLIC_PROGRAMS as LINALG_PROGRAMS
 from optable_singles import SYMBOLIC_PROGRAMS as SINGLES_PROGRAMS
 
 from gradcli import engine as gc
 from gradcli.compute import bind, check
+from gradcli.engine import sizes
 from gradcli.lang import load_program
 from gradcli.lang.functions import FUNCTIONS
 from gradcli.ops.table import OPS
@@ -157,3 +162,57 @@ def test_symbolic_rules_agree_with_the_engine(name):
     assert "symbolic" in result.jacobians, result.warnings
     assert result.agree, result.worst
     assert np.allclose(result.jacobians["symbolic"]["x"], result.jacobians["reverse"]["x"])
+
+
+# -- sizes: every value an entry makes was predicted, before it was allocated -----------------
+
+
+def _allocated(out, arrays) -> int:
+    """The elements a forward's result holds that none of its operands did: none for a view
+    of an operand, what is stored for a broadcast of a new array."""
+    out = np.asarray(out)
+    if any(isinstance(a, np.ndarray) and np.may_share_memory(out, a) for a in arrays):
+        return 0
+    return sizes.stored(out)
+
+
+@pytest.fixture
+def recorded_sizes(monkeypatch):
+    """Every primitive's forward, wrapped to record (entry, predicted, allocated) per call."""
+    calls: list[tuple[str, int, int]] = []
+
+    def wrap(prim, forward):
+        def recording(*arrays, **params):
+            expected = sizes.predicted(prim, arrays, params)
+            out = forward(*arrays, **params)
+            results = out if isinstance(out, tuple) else (out,)
+            made = sum(_allocated(r, arrays) for r in results)
+            calls.append((prim.name, expected, made))
+            return out
+
+        return recording
+
+    for prim in OPS.values():
+        if prim.forward is not None:
+            monkeypatch.setattr(prim, "forward", wrap(prim, prim.forward))
+    return calls
+
+
+@pytest.mark.parametrize("row", [pytest.param(r, id=r.name) for r in TABLE])
+@settings(FEW)
+@given(data=st.data())
+def test_every_value_an_entry_makes_is_predicted_before_it_is_allocated(row, data, recorded_sizes):
+    """Forward, reverse and second order of the row's entry: each primitive call's size rule
+    (or the broadcast of its operands) is at least what its forward allocated, so that the
+    check before it (engine.sizes) holds every value to --max-elements and --max-memory."""
+    recorded_sizes.clear()
+    case = data.draw(row.cases())
+    xs = tensors(case.inputs, requires_grad=True)
+    out = case.fn(*xs)
+    if out.requires_grad:
+        cotangent = gc.tensor(np.ones(out.shape, dtype=out.dtype))
+        (g,) = gc.grad(out, xs[0], cotangent, create_graph=True, allow_unused=True)
+        if g is not None and g.requires_grad:
+            gc.grad(g.sum(), xs[0], allow_unused=True)
+    under = [c for c in recorded_sizes if c[1] < c[2]]
+    assert not under, f"{case}: (entry, predicted, allocated) under-predicted: {under}"
