@@ -40,6 +40,7 @@ from .compute import DTYPES, MODES
 from .limits import Limits
 from .notice import say
 from .records import record
+from .render.json_format import NONFINITE, nonfinite_as
 from .results import FORMATS, Graph
 
 # ``gradcli functions --format``'s choices: ``reference.FORMATS``, which the command imports
@@ -316,6 +317,19 @@ Precision = Annotated[
         metavar="DIGITS",
         help="Significant digits in tables, 1 to 17 (JSON and CSV: all).",
         rich_help_panel=OUTPUT,
+    ),
+]
+Nonfinite = Annotated[
+    str,
+    typer.Option(
+        "--nonfinite",
+        **_choice(
+            NONFINITE,
+            "How JSON writes a NaN or an infinity: {choices} (null: arithmetic on the numbers, "
+            'as jq\'s add, reads it; string: "nan", "inf", "-inf" tell the three apart).',
+            "HOW",
+            OUTPUT,
+        ),
     ),
 ]
 Debug = Annotated[
@@ -655,6 +669,7 @@ class Run:
     dtype: str
     format: str
     precision: int
+    nonfinite: str
     strict: bool
     no_cache: bool
     debug: bool
@@ -748,6 +763,7 @@ _SHARED = (
     ("dtype", Dtype, "float64"),
     ("format", str, "table"),  # its choices are the command's: see program_command
     ("precision", Precision, 4),
+    ("nonfinite", Nonfinite, "null"),
     ("strict", Strict, False),
     ("no_cache", NoCache, False),
     ("debug", Debug, False),
@@ -794,7 +810,7 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
         ]
     }
     # the shared options the command does not take, with the values its Run holds
-    fixed = {} if formats else {"format": "table", "precision": 4}
+    fixed = {} if formats else {"format": "table", "precision": 4, "nonfinite": "null"}
 
     def register(function):
         own = list(inspect.signature(function, eval_str=True).parameters.values())[1:]
@@ -829,10 +845,15 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
                 _check_encoding({**vars(run), **options})
                 check_choice("--format", run.format, formats or ("table",))
                 check_choice("--dtype", run.dtype, tuple(DTYPES))
+                check_choice("--nonfinite", run.nonfinite, NONFINITE)
                 if name not in SEVERAL_COMMANDS:
                     one_output(run.of, name)
                 in_force = Limits(run.max_elements, run.max_length, run.max_depth)
-                with limits.using(in_force), _budget(name, run.max_memory, run.timeout):
+                with (
+                    limits.using(in_force),
+                    _budget(name, run.max_memory, run.timeout),
+                    nonfinite_as(run.nonfinite),
+                ):
                     function(run, **options)
 
         # Typer passes the parameter annotated typer.Context: what the command line gave
