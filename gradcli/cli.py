@@ -33,36 +33,188 @@ from dataclasses import field, replace
 from typing import Annotated
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from . import __version__, limits
 from .compute import DTYPES, MODES
 from .limits import Limits
 from .notice import say
 from .records import record
+from .render.json_format import NONFINITE, nonfinite_as
 from .results import FORMATS, Graph
 
 # ``gradcli functions --format``'s choices: ``reference.FORMATS``, which the command imports
 FUNCTION_FORMATS = ("text", "markdown", "json")
 
+#: Every command, as a Typer application of its own (see ``command``), by name, in the order
+#: of ``gradcli --help``.
+COMMANDS: dict[str, typer.Typer] = {}
+
+
+def _format_help(command, base, ctx, formatter) -> None:
+    """Typer's help of ``command``, or on a narrow terminal a list (see ``cli_help``)."""
+    from . import cli_help
+
+    if cli_help.narrow():
+        formatter.write(cli_help.listed(command, ctx))
+        return
+    base.format_help(command, ctx, formatter)
+
+
+class Command(TyperCommand):
+    """A command of gradcli: Typer's, with a --help that reads on a narrow terminal too."""
+
+    def format_help(self, ctx, formatter) -> None:
+        _format_help(self, TyperCommand, ctx, formatter)
+
+
+class Commands(TyperGroup):
+    """gradcli's group of commands, each made into a click command only when it is asked for:
+    click's lazily loading group (``list_commands`` and ``get_command``), on Typer's group.
+
+    Before it parses anything Typer builds a click command for every command it holds,
+    reading each one's signature and type hints: most of a warm call's own time. A call runs
+    one command, so this group builds that one (``gradcli --help`` and shell completion ask
+    for them all).
+
+    Usage errors (an unknown option, a missing value) are gradcli's own ``error:`` lines on
+    stderr, exit 2, and a JSON object under ``--format json``, as every other error is.
+    """
+
+    def list_commands(self, ctx) -> list[str]:
+        return list(COMMANDS)
+
+    def format_help(self, ctx, formatter) -> None:
+        _format_help(self, TyperGroup, ctx, formatter)
+
+    def get_command(self, ctx, cmd_name: str):
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.add_command(typer.main.get_command(COMMANDS[cmd_name]), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        words = sys.argv[1:] if args is None else [str(a) for a in args]
+        try:
+            code = super().main(
+                args=args,
+                prog_name=prog_name,
+                complete_var=complete_var,
+                standalone_mode=False,
+                **extra,
+            )
+        except _CLICK_ERROR as exc:
+            code = _usage_failure(exc, words)
+        except typer.Abort:
+            say("aborted")
+            code = 1
+        code = code if isinstance(code, int) else 0
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+# click's base class of the errors it reports (usage errors among them), reached through the
+# one Typer exports, whichever click Typer uses (its own copy, or the package)
+_CLICK_ERROR: type[Exception] = next(
+    k for k in typer.BadParameter.__mro__ if k.__name__ == "ClickException"
+)
+
+
+def _asks_for_json(words: list[str]) -> bool:
+    """Whether the command line asks for --format json (read before click parsed it: a usage
+    error stops click's parse)."""
+    pairs = zip(words, words[1:])
+    return "--format=json" in words or any(a == "--format" and b == "json" for a, b in pairs)
+
+
+def _usage_failure(exc, words: list[str]) -> int:
+    """Say click's error about the command line ``words`` as gradcli says its own; its exit
+    code (2 for a usage error)."""
+    from .errors import GradcliError
+
+    code = getattr(exc, "exit_code", 2)
+    if type(exc).__name__ == "NoArgsIsHelpError":  # the help is printed already
+        return code
+    context = getattr(exc, "ctx", None)
+    if context is not None:
+        path = context.command_path
+    else:  # click's parser does not always say which command it was reading
+        path = " ".join(["gradcli", *[word for word in words if word in COMMANDS][:1]])
+    message = exc.format_message().strip()
+    message = message[:1].lower() + message[1:]
+    hint = f"see {path} --help"
+    possible = getattr(exc, "possibilities", None)
+    if hasattr(exc, "option_name") and possible is not None:  # click's NoSuchOption
+        message = f"no such option: {exc.option_name}"
+        close = difflib.get_close_matches(exc.option_name, possible, n=1)
+        hint = f"did you mean {close[0]}? ({hint})" if close else hint
+    typo = message.removeprefix("no such command ").strip("'.")
+    if typo != message.strip("'."):  # a misspelt command: the closest one
+        close = difflib.get_close_matches(typo, list(COMMANDS), n=1)
+        hint = f"did you mean {close[0]!r}? (see {path} --help)" if close else hint
+    error = GradcliError(message.rstrip("."), hint=hint)
+    if _asks_for_json(words):  # one line, never wrapped: a script reads it
+        sys.stderr.write(json.dumps(error.document()) + "\n")
+    else:
+        say(error.render())
+    return code
+
+
 app = typer.Typer(
     name="gradcli",
     help="A command-line gradient calculator with PyTorch's autograd semantics.",
+    cls=Commands,
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def command(name: str):
+    """Register ``function`` as the command ``name``: a Typer application of its one command,
+    which ``Commands`` makes into a click command when the command line names it."""
+
+    def register(function):
+        single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+        single.command(name, cls=Command, help=reflowed(function.__doc__))(function)
+        COMMANDS[name] = single
+        return function
+
+    return register
+
+
+def reflowed(text: str | None) -> str | None:
+    """A docstring as help: each paragraph one line, for the terminal to wrap once (a
+    docstring's own line breaks would break each line again, mid-sentence)."""
+    if text is None:
+        return None
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
 
 # -- options shared by the commands ------------------------------------------------------------
 
 
-def _choice(choices: tuple[str, ...], help: str) -> dict:
-    """The declaration of an option that takes one of ``choices``: --help and shell
-    completion list them. The command checks the value (``check_choice``), so that a typo
-    is reported like any other bad input, with the closest choice."""
+# The panels of --help, in the order they are shown (see ``program_command``); a command's
+# own options that fit none of them take a panel of their own, after Values.
+PROGRAM, VALUES, OUTPUT, LIMITS, BATCH = "Program", "Values", "Output", "Limits", "Batch"
+PANELS = (PROGRAM, VALUES, None, OUTPUT, LIMITS, BATCH)
+
+
+def _choice(choices: tuple[str, ...], help: str, metavar: str, panel: str | None = None) -> dict:
+    """The declaration of an option that takes one of ``choices``: --help (in its text, where
+    the words wrap, and under the name ``metavar``) and shell completion list them. ``help``
+    says where the list goes with ``{choices}``, else it ends the text. The command checks
+    the value (``check_choice``), so that a typo is reported like any other bad input, with
+    the closest choice."""
+    listed = f"{', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else choices[0]
+    text = help.format(choices=listed) if "{choices}" in help else f"{help[:-1]}: {listed}."
     return {
         "autocompletion": lambda: list(choices),
-        "metavar": "[" + "|".join(choices) + "]",
-        "help": help,
+        "metavar": metavar,
+        "help": text,
+        "rich_help_panel": panel,
     }
 
 
@@ -82,7 +234,9 @@ def check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
 Program = Annotated[
     str | None,
     typer.Argument(
-        help="The program, as with --expr (one of PROGRAM, --expr, --file).", show_default=False
+        metavar="PROGRAM",
+        help="The program, as with --expr (one of PROGRAM, --expr, --file).",
+        show_default=False,
     ),
 ]
 Expr = Annotated[
@@ -90,71 +244,146 @@ Expr = Annotated[
     typer.Option(
         "--expr",
         "-e",
+        metavar="TEXT",
         help="The program: statements `name = expression` separated by ; or newlines.",
+        rich_help_panel=PROGRAM,
     ),
 ]
 File = Annotated[
-    str | None, typer.Option("--file", "-f", help="Read the program from a file (- for stdin).")
+    str | None,
+    typer.Option(
+        "--file",
+        "-f",
+        metavar="PATH",
+        help="Read the program from a file (- for stdin).",
+        rich_help_panel=PROGRAM,
+    ),
 ]
 X = Annotated[
-    str | None, typer.Option("--x", help="The value of the input x, e.g. 1,2 or ones(2,2).")
+    str | None,
+    typer.Option(
+        "--x",
+        "-x",
+        metavar="VALUE",
+        help="The value of the input x, e.g. 1,2 or ones(2,2).",
+        rich_help_panel=VALUES,
+    ),
 ]
 Inputs = Annotated[
     list[str] | None,
-    typer.Option("--input", "-i", help="NAME=VALUE for any input; repeatable."),
+    typer.Option(
+        "--input",
+        "-i",
+        metavar="NAME=VALUE",
+        help="The value of any input; repeatable.",
+        rich_help_panel=VALUES,
+    ),
 ]
 Wrt = Annotated[
     str | None,
-    typer.Option("--wrt", help="Comma-separated inputs that require grad (default: all inputs)."),
+    typer.Option(
+        "--wrt",
+        metavar="NAMES",
+        help="Comma-separated inputs that require grad (default: all inputs).",
+        rich_help_panel=PROGRAM,
+    ),
 ]
 Of = Annotated[
     str | None,
     typer.Option(
         "--of",
+        metavar="NAMES",
         help="The output (default: the last assigned name); several, comma-separated (--of "
         "y,z), for grad, vjp, jacobian, jvp, hessian, hvp, check and uncertainty.",
+        rich_help_panel=PROGRAM,
     ),
 ]
-Seed = Annotated[int, typer.Option("--seed", min=0, help="Seed for rand/randn values.")]
-Dtype = Annotated[str, typer.Option("--dtype", **_choice(tuple(DTYPES), "The floating type."))]
+Seed = Annotated[
+    int,
+    typer.Option(
+        "--seed", min=0, metavar="N", help="Seed for rand/randn values.", rich_help_panel=VALUES
+    ),
+]
+Dtype = Annotated[
+    str,
+    typer.Option("--dtype", **_choice(tuple(DTYPES), "The floating type.", "TYPE", VALUES)),
+]
 Precision = Annotated[
     int,
     typer.Option(
-        "--precision", min=1, max=17, help="Significant digits in tables (JSON and CSV: all)."
+        "--precision",
+        min=1,
+        max=17,
+        metavar="DIGITS",
+        help="Significant digits in tables, 1 to 17 (JSON and CSV: all).",
+        rich_help_panel=OUTPUT,
     ),
 ]
-Debug = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
+Nonfinite = Annotated[
+    str,
+    typer.Option(
+        "--nonfinite",
+        **_choice(
+            NONFINITE,
+            "How JSON writes a NaN or an infinity: {choices} (null: arithmetic on the numbers, "
+            'as jq\'s add, reads it; string: "nan", "inf", "-inf" tell the three apart).',
+            "HOW",
+            OUTPUT,
+        ),
+    ),
+]
+Debug = Annotated[
+    bool, typer.Option("--debug", help="Show a traceback on errors.", rich_help_panel=OUTPUT)
+]
 NoCache = Annotated[
     bool,
-    typer.Option("--no-cache", help="Parse the program afresh; do not read or write the cache."),
+    typer.Option(
+        "--no-cache",
+        help="Parse the program afresh; do not read or write the cache.",
+        rich_help_panel=LIMITS,
+    ),
 ]
 Strict = Annotated[
     bool,
-    typer.Option("--strict", help="Exit 1 when a NaN or an infinity appears (after printing)."),
+    typer.Option(
+        "--strict",
+        help="Exit 1 when a NaN or an infinity appears (after printing).",
+        rich_help_panel=OUTPUT,
+    ),
 ]
 Batch = Annotated[
     str | None,
     typer.Option(
         "--batch",
+        metavar="POINTS",
         help="Run at many points: @points.npy/.csv (x per row), @points.npz, @DIR (.npy "
         "parts), @points.zarr, @points.parquet, or - (JSON lines).",
+        rich_help_panel=BATCH,
     ),
 ]
 Out = Annotated[
     str | None,
     typer.Option(
         "--out",
+        metavar="PATH",
         help="With --batch: write results to .npy, .npz, .zarr, .parquet, or DIR/ (parts).",
+        rich_help_panel=BATCH,
     ),
 ]
 Dask = Annotated[
     str | None,
-    typer.Option("--dask", help="With --batch: run on a Dask cluster, tcp://HOST:PORT or local:N."),
+    typer.Option(
+        "--dask",
+        metavar="ADDRESS",
+        help="With --batch: run on a Dask cluster, tcp://HOST:PORT or local:N.",
+        rich_help_panel=BATCH,
+    ),
 ]
 Symbolic = Annotated[
     bool,
     typer.Option(
         "--symbolic",
+        rich_help_panel=OUTPUT,
         help="Add sympy's derivative formulas beside the numbers (grad, jacobian, hessian: "
         "with an input given no value or --shape, the formulas alone, e.g. grad -e "
         '"f = sum(x**3)" --symbolic --shape x=2).',
@@ -164,6 +393,7 @@ Exactly = Annotated[
     bool,
     typer.Option(
         "--exact",
+        rich_help_panel=OUTPUT,
         help="Exact numbers with sympy (0.1 is read as 1/10), e.g. "
         'grad -e "f = sin(x)**2" --x pi/4 --exact gives 1; falls back to floats, saying why.',
     ),
@@ -172,6 +402,8 @@ Shape = Annotated[
     list[str] | None,
     typer.Option(
         "--shape",
+        metavar="NAME=N,M",
+        rich_help_panel=VALUES,
         help="NAME=N or NAME=N,M: an input's shape in formulas (--symbolic without values), "
         "e.g. --shape x=3; repeatable.",
     ),
@@ -179,16 +411,27 @@ Shape = Annotated[
 MaxElements = Annotated[
     int,
     typer.Option(
-        "--max-elements", help="The most elements any tensor may have (input or intermediate)."
+        "--max-elements",
+        metavar="N",
+        help="The most elements any tensor may have (input or intermediate).",
+        rich_help_panel=LIMITS,
     ),
 ]
 MaxLength = Annotated[
-    int, typer.Option("--max-length", help="The most characters of program or value text.")
+    int,
+    typer.Option(
+        "--max-length",
+        metavar="N",
+        help="The most characters of program or value text.",
+        rich_help_panel=LIMITS,
+    ),
 ]
 MaxMemory = Annotated[
     str | None,
     typer.Option(
         "--max-memory",
+        metavar="SIZE",
+        rich_help_panel=LIMITS,
         help="The most memory the whole command may take, e.g. 2GB, 512MB, 1e9 "
         "(default: half of the memory available).",
         show_default=False,
@@ -198,6 +441,8 @@ Timeout = Annotated[
     float | None,
     typer.Option(
         "--timeout",
+        metavar="SECONDS",
+        rich_help_panel=LIMITS,
         help="Stop after SECONDS, between statements or chunks, keeping what was written "
         "(exit 124).",
         show_default=False,
@@ -205,12 +450,21 @@ Timeout = Annotated[
 ]
 MaxDepth = Annotated[
     int,
-    typer.Option("--max-depth", help="How deep operations may nest in one expression (<= 190)."),
+    typer.Option(
+        "--max-depth",
+        metavar="N",
+        help="How deep operations may nest in one expression (<= 190).",
+        rich_help_panel=LIMITS,
+    ),
 ]
 V = Annotated[
     str | None,
     typer.Option(
-        "--v", help="The vector v of the vector-Jacobian product, shaped like the output."
+        "--v",
+        "-v",
+        metavar="VALUE",
+        help="The vector v of the vector-Jacobian product, shaped like the output.",
+        rich_help_panel=VALUES,
     ),
 ]
 
@@ -218,6 +472,9 @@ Vectors = Annotated[
     list[str] | None,
     typer.Option(
         "--v",
+        "-v",
+        metavar="VALUE",
+        rich_help_panel=VALUES,
         help="The vector v, shaped like the output; with several outputs (--of y,z) one "
         "each: --v y=VALUE --v z=VALUE, or VALUEs in --of's order.",
     ),
@@ -412,6 +669,7 @@ class Run:
     dtype: str
     format: str
     precision: int
+    nonfinite: str
     strict: bool
     no_cache: bool
     debug: bool
@@ -505,6 +763,7 @@ _SHARED = (
     ("dtype", Dtype, "float64"),
     ("format", str, "table"),  # its choices are the command's: see program_command
     ("precision", Precision, 4),
+    ("nonfinite", Nonfinite, "null"),
     ("strict", Strict, False),
     ("no_cache", NoCache, False),
     ("debug", Debug, False),
@@ -516,22 +775,46 @@ _SHARED = (
 )
 
 
+def _in_panel(parameter: inspect.Parameter, panel: str) -> inspect.Parameter:
+    """``parameter`` shown in ``panel`` of --help, unless its declaration names a panel."""
+    base, info = parameter.annotation.__origin__, parameter.annotation.__metadata__[0]
+    if info.rich_help_panel is not None:
+        return parameter
+    info = copy.copy(info)
+    info.rich_help_panel = panel
+    return parameter.replace(annotation=Annotated[base, info])
+
+
+def _panel_order(parameter: inspect.Parameter) -> int:
+    """Where ``parameter``'s panel comes in --help (Typer shows them in the order met)."""
+    panel = parameter.annotation.__metadata__[0].rich_help_panel
+    return PANELS.index(panel) if panel in PANELS else PANELS.index(None)
+
+
 def program_command(name: str, formats: tuple[str, ...] = FORMATS):
     """Register ``function(run, **own_options)`` as the command ``name``.
 
-    The command's signature, which Typer reads, is the function's own options followed by
-    the shared ones; the shared ones reach the function as one ``Run``. ``formats`` are the
-    choices of its --format. Errors are reported by ``_guard``.
+    The command's signature, which Typer reads, is the function's own options and the shared
+    ones, ordered by their panels in --help (``PANELS``; the command's own options that name
+    no panel are in one of their own); the shared ones reach the function as one ``Run``.
+    ``formats`` are the choices of its --format; with none (a command that prints no
+    result) there is neither --format nor --precision. Errors are reported by ``_guard``.
     """
     kinds = {
         "format": Annotated[
             str,
-            typer.Option("--format", **_choice(formats, "How to print the result.")),
+            typer.Option(
+                "--format",
+                **_choice(formats or ("table",), "How to print the result.", "FORMAT", OUTPUT),
+            ),
         ]
     }
+    # the shared options the command does not take, with the values its Run holds
+    fixed = {} if formats else {"format": "table", "precision": 4, "nonfinite": "null"}
 
     def register(function):
         own = list(inspect.signature(function, eval_str=True).parameters.values())[1:]
+        own = [_in_panel(p, f"{name.capitalize()} options") for p in own]
         shared = [
             inspect.Parameter(
                 option,
@@ -540,35 +823,46 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
                 annotation=kinds.get(option, kind),
             )
             for option, kind, default in _SHARED
+            if option not in fixed
         ]
+        # in a panel, the shared options first (--x before --v, --format before --exact)
+        ordered = sorted(
+            shared + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own],
+            key=_panel_order,
+        )
 
         @functools.wraps(function)
-        def command(**options):
+        def invoked(**options):
             from .files import reading_inputs
             from .outputs import SEVERAL_COMMANDS, one_output
 
             context = options.pop("context")
-            run = Run(**{option: options.pop(option) for option, _, _ in _SHARED})
-            run.format_given = context.get_parameter_source("format").name != "DEFAULT"
+            given = {option: options.pop(option) for option, _, _ in _SHARED if option not in fixed}
+            run = Run(**given, **fixed)
+            source = context.get_parameter_source("format")
+            run.format_given = source is not None and source.name != "DEFAULT"
             with _guard(run.debug, as_json=run.format == "json"), reading_inputs():
                 _check_encoding({**vars(run), **options})
-                check_choice("--format", run.format, formats)
+                check_choice("--format", run.format, formats or ("table",))
                 check_choice("--dtype", run.dtype, tuple(DTYPES))
+                check_choice("--nonfinite", run.nonfinite, NONFINITE)
                 if name not in SEVERAL_COMMANDS:
                     one_output(run.of, name)
                 in_force = Limits(run.max_elements, run.max_length, run.max_depth)
-                with limits.using(in_force), _budget(name, run.max_memory, run.timeout):
+                with (
+                    limits.using(in_force),
+                    _budget(name, run.max_memory, run.timeout),
+                    nonfinite_as(run.nonfinite),
+                ):
                     function(run, **options)
 
         # Typer passes the parameter annotated typer.Context: what the command line gave
         context = inspect.Parameter(
             "context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
         )
-        command.__signature__ = inspect.Signature(
-            [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared + [context]
-        )
-        del command.__wrapped__  # Typer must read the signature above, not the function's
-        app.command(name)(command)
+        invoked.__signature__ = inspect.Signature([*ordered, context])
+        del invoked.__wrapped__  # Typer must read the signature above, not the function's
+        command(name)(invoked)
         return function
 
     return register
@@ -688,15 +982,23 @@ def grad_command(
     run: Run,
     v: Vectors = None,
     show: Annotated[
-        str | None, typer.Option("--show", help="Also show .grad of these intermediate names.")
+        str | None,
+        typer.Option(
+            "--show", metavar="NAMES", help="Also show .grad of these intermediate names."
+        ),
     ] = None,
     retain_grad: Annotated[
-        str | None, typer.Option("--retain-grad", help="Call .retain_grad() on these names.")
+        str | None,
+        typer.Option("--retain-grad", metavar="NAMES", help="Call .retain_grad() on these names."),
     ] = None,
     repeat: Annotated[
         int,
         typer.Option(
-            "--repeat", min=1, max=10_000, help="Call backward N times: .grad accumulates."
+            "--repeat",
+            min=1,
+            max=10_000,
+            metavar="N",
+            help="Call backward N times: .grad accumulates.",
         ),
     ] = 1,
     symbolic: Symbolic = False,
@@ -798,8 +1100,9 @@ def jacobian_command(
             "--mode",
             **_choice(
                 MODES,
-                "How to compute it (auto: by its sparsity pattern where that takes fewer "
-                "passes, else as dense: fewer inputs -> forward).",
+                "How to compute it: {choices} (auto: by its sparsity pattern where that takes "
+                "fewer passes, else as dense: fewer inputs -> forward).",
+                "MODE",
             ),
         ),
     ] = "auto",
@@ -816,6 +1119,8 @@ def jacobian_command(
         str | None,
         typer.Option(
             "--out",
+            metavar="PATH",
+            rich_help_panel=OUTPUT,
             help="Write J to .npy (one --wrt input) or .npz (COO when sparse); with --batch, "
             "every point's J stacked (.npy, .npz, DIR/).",
         ),
@@ -892,7 +1197,13 @@ def jvp_command(
     run: Run,
     t: Annotated[
         list[str] | None,
-        typer.Option("--t", help="Tangent: VALUE (for x) or NAME=VALUE; repeatable; others are 0."),
+        typer.Option(
+            "--t",
+            "-t",
+            metavar="VALUE",
+            help="Tangent: VALUE (for x) or NAME=VALUE; repeatable; others are 0.",
+            rich_help_panel=VALUES,
+        ),
     ] = None,
     batch: Batch = None,
     out: Out = None,
@@ -958,7 +1269,13 @@ def hvp_command(
     run: Run,
     v: Annotated[
         list[str] | None,
-        typer.Option("--v", help="The vector: VALUE (for x) or NAME=VALUE; repeatable."),
+        typer.Option(
+            "--v",
+            "-v",
+            metavar="VALUE",
+            help="The vector: VALUE (for x) or NAME=VALUE; repeatable.",
+            rich_help_panel=VALUES,
+        ),
     ] = None,
     batch: Batch = None,
     out: Out = None,
@@ -984,8 +1301,12 @@ def hvp_command(
 @program_command("check")
 def check_command(
     run: Run,
-    atol: Annotated[float, typer.Option("--atol", min=0, help="Absolute tolerance.")] = 1e-5,
-    rtol: Annotated[float, typer.Option("--rtol", min=0, help="Relative tolerance.")] = 1e-3,
+    atol: Annotated[
+        float, typer.Option("--atol", min=0, metavar="TOL", help="Absolute tolerance.")
+    ] = 1e-5,
+    rtol: Annotated[
+        float, typer.Option("--rtol", min=0, metavar="TOL", help="Relative tolerance.")
+    ] = 1e-3,
     batch: Batch = None,
     out: Out = None,
     dask: Dask = None,
@@ -1035,33 +1356,49 @@ def graph_command(run: Run) -> None:
 def plot_command(
     run: Run,
     x_range: Annotated[
-        str, typer.Option("--x-range", help="LOW:HIGH, the range of the input (or of s).")
+        str,
+        typer.Option(
+            "--x-range", metavar="LOW:HIGH", help="LOW:HIGH, the range of the input (or of s)."
+        ),
     ] = "-3:3",
     direction: Annotated[
         str | None,
         typer.Option(
-            "--direction", help="Vary a non-scalar input along a line: input + s * direction."
+            "--direction",
+            metavar="VALUE",
+            help="Vary a non-scalar input along a line: input + s * direction.",
         ),
     ] = None,
     points: Annotated[
         int | None,
         typer.Option(
             "--points",
+            metavar="N",
             min=2,
             max=10_000,
             help="Number of points (default: one a column of the chart, or 101 off a terminal).",
         ),
     ] = None,
     out: Annotated[
-        str | None, typer.Option("--out", help="Write an image (.png or .svg) with matplotlib.")
+        str | None,
+        typer.Option(
+            "--out",
+            metavar="PATH",
+            help="Write an image (.png or .svg) with matplotlib.",
+            rich_help_panel=OUTPUT,
+        ),
     ] = None,
     width: Annotated[
         int | None,
-        typer.Option("--width", min=24, max=1000, help="Chart width (default: the terminal's)."),
+        typer.Option(
+            "--width", min=24, max=1000, metavar="N", help="Chart width (default: the terminal's)."
+        ),
     ] = None,
     height: Annotated[
         int | None,
-        typer.Option("--height", min=8, max=1000, help="Chart height in lines (default: fits)."),
+        typer.Option(
+            "--height", min=8, max=1000, metavar="N", help="Chart height in lines (default: fits)."
+        ),
     ] = None,
 ) -> None:
     """The output and its derivative over a range of one input, drawn in the terminal.
@@ -1104,14 +1441,17 @@ def explain_command(run: Run, v: V = None) -> None:
     run.emit(explain(bound, run.of, run.value(v, "v")), bound)
 
 
-@app.command("run")
+@command("run")
 def run_command(
     script: Annotated[
-        str, typer.Argument(help="The PyTorch script to run (- for stdin).", show_default=False)
+        str,
+        typer.Argument(
+            metavar="SCRIPT", help="The PyTorch script to run (- for stdin).", show_default=False
+        ),
     ],
     seed: Seed = 0,
-    no_cache: NoCache = False,
     debug: Debug = False,
+    no_cache: NoCache = False,
     max_elements: MaxElements = Limits.max_elements,
     max_length: MaxLength = Limits.max_length,
     max_depth: MaxDepth = Limits.max_depth,
@@ -1138,11 +1478,11 @@ def run_command(
         raise typer.Exit(status)
 
 
-@app.command("functions")
+@command("functions")
 def functions_command(
     format: Annotated[
         str,
-        typer.Option("--format", **_choice(FUNCTION_FORMATS, "How to print the list.")),
+        typer.Option("--format", **_choice(FUNCTION_FORMATS, "How to print the list.", "FORMAT")),
     ] = "text",
 ) -> None:
     """List the functions a program may call, by name, with PyTorch's convention at kinks.
@@ -1157,7 +1497,7 @@ def functions_command(
         sys.stdout.write(reference.render(format, width))
 
 
-@app.command("repl")
+@command("repl")
 def repl_command(seed: Seed = 0, dtype: Dtype = "float64", debug: Debug = False) -> None:
     """An interactive session: statements persist, and :grad, :vjp, :jacobian... act on them.
 
@@ -1171,25 +1511,6 @@ def repl_command(seed: Seed = 0, dtype: Dtype = "float64", debug: Debug = False)
     with _guard(debug):
         check_choice("--dtype", dtype, tuple(DTYPES))
     raise typer.Exit(repl(dtype, seed, debug))
-
-
-def _narrowed(argv: list[str]) -> typer.Typer:
-    """The application with only the command that ``argv`` starts with, when it names one.
-
-    Before it parses anything, Typer builds a Click command for every registered command,
-    reading each one's signature and type hints: most of a warm call's own time. A call runs
-    one command, so it gets an application holding that one (and the root's callback, so that
-    it stays a group: usage lines, --help and errors read the same). Anything else (no
-    command, --help, --version, a misspelt command, shell completion) gets the whole one.
-    """
-    if not argv or "_GRADCLI_COMPLETE" in os.environ:
-        return app
-    chosen = [info for info in app.registered_commands if info.name == argv[0]]
-    if not chosen:
-        return app
-    narrowed = copy.copy(app)
-    narrowed.registered_commands = chosen
-    return narrowed
 
 
 def main() -> None:
@@ -1208,7 +1529,7 @@ def main() -> None:
     if len(sys.argv) == 1 and sys.stdin.isatty() and sys.stdout.isatty():
         sys.argv.append("repl")  # plain `gradcli` in a terminal: the REPL
     try:
-        _narrowed(sys.argv[1:])()
+        app()
         code: object = 0
     except SystemExit as done:
         code = done.code

@@ -11,12 +11,15 @@ from .cli import Run, _choice, _names, check_choice, program_command
 from .ops.exporting import TARGETS
 
 
-@program_command("export", formats=("table",))
+@program_command("export", formats=())
 def export_command(
     run: Run,
-    to: Annotated[str, typer.Option("--to", **_choice(TARGETS, "What to write."))] = "torch",
+    to: Annotated[
+        str, typer.Option("--to", **_choice(TARGETS, "What to write.", "TARGET"))
+    ] = "torch",
     out: Annotated[
-        str | None, typer.Option("--out", help="Write to this file instead of stdout.")
+        str | None,
+        typer.Option("--out", metavar="PATH", help="Write to this file instead of stdout."),
     ] = None,
 ) -> None:
     """The program as a runnable PyTorch, NumPy, JAX or sympy script, or as LaTeX formulas.

@@ -649,9 +649,9 @@ def jacobian(
     n_in = _jacobian_inputs(bound, name, out, targets)
     if mode in ("auto", "dense"):
         mode = "forward" if n_in < out.numel() else "reverse"
-        why = f" ({n_in} input elements {'<' if mode == 'forward' else '>='} {out.numel()} outputs)"
+        why = f"{n_in} input elements {'<' if mode == 'forward' else '>='} {out.numel()} outputs"
     else:
-        why = " (as asked)"
+        why = "as asked"
     blocks = bound.engine(
         lambda: gc.jacobian(
             function, start, strategy=f"{mode}-mode", vectorize=True, max_batch_elements=most
@@ -673,7 +673,8 @@ def jacobian(
         value=out.data,
         jacobians=jac,
         transposed=transpose,
-        mode=mode + why,
+        method=mode,
+        reason=why,
         warnings=bound.messages(),
         sparse=coo,
     )
@@ -735,7 +736,8 @@ def _structured_result(
         value=out.data,
         jacobians=jac,
         transposed=transpose,
-        mode=f"structured: {found.how} ({passes}; --mode dense for the dense passes)",
+        method="structured",
+        reason=f"{found.how} ({passes}; --mode dense for the dense passes)",
         warnings=bound.messages(),
         sparse=coo,
     )

@@ -99,16 +99,26 @@ class Coo(NamedTuple):
 @record
 class Jacobian(Derivatives):
     """``jacobian``: d out / d input for each input, laid out output.shape + input.shape, or
-    input.shape + output.shape when ``transposed``; ``mode`` says how it was computed."""
+    input.shape + output.shape when ``transposed``; ``method`` says how it was computed
+    (forward, reverse, structured) and ``reason`` why."""
 
     command: ClassVar[str] = "jacobian"
 
     jacobians: dict[str, np.ndarray]
     transposed: bool = False
-    mode: str = ""  # e.g. "reverse (3 input elements >= 3 outputs)"
+    method: str = ""  # "forward", "reverse" or "structured"
+    reason: str = ""  # e.g. "3 input elements >= 3 outputs", "as asked"
     formulas: dict[str, np.ndarray] = field(default_factory=dict)
     # the blocks of a sparse Jacobian (--sparse), instead of ``jacobians``
     sparse: dict[str, Coo] = field(default_factory=dict)
+
+    @property
+    def mode(self) -> str:
+        """How and why in a phrase: ``reverse (3 input elements >= 3 outputs)``,
+        ``structured: 1 colour of columns, forward (1 pass; ...)``."""
+        if self.method == "structured":
+            return f"structured: {self.reason}"
+        return f"{self.method} ({self.reason})"
 
 
 @record

@@ -1,4 +1,5 @@
-"""One JSON object per result: valid JSON always, NaN and infinities as strings.
+"""One JSON object per result: valid JSON always, NaN and infinities as null (or, with
+``--nonfinite string``, as the strings "nan", "inf", "-inf": see ``nonfinite_as``).
 
 The keys are the same for every kind of result where they mean the same: ``command``,
 ``output``, then the kind's own (``values``, ``grads``, ``jacobian``, ...), then
@@ -12,6 +13,9 @@ import dataclasses
 import io
 import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -34,11 +38,28 @@ from ..results import (
 )
 from . import Options, difference_text, renderer, renders
 
+#: How JSON writes a NaN or an infinity, which it has no number for: ``null`` (the default:
+#: arithmetic on the numbers, ``jq add``, reads it; the warnings say which were not finite)
+#: or ``string``, "nan", "inf" and "-inf" (which tell the three apart).
+NONFINITE = ("null", "string")
+_nonfinite: ContextVar[str] = ContextVar("nonfinite", default="null")
+
+
+@contextmanager
+def nonfinite_as(choice: str) -> Iterator[None]:
+    """Write NaN and infinities as ``choice`` (one of ``NONFINITE``) in this context."""
+    token = _nonfinite.set(choice)
+    try:
+        yield
+    finally:
+        _nonfinite.reset(token)
+
 
 def plain(value):
-    """An array or number as nested lists of floats, with "nan", "inf", "-inf" as strings
-    (booleans as true and false, integers as whole numbers, a complex number as the pair
-    [real, imag]: a complex array of shape (n,) is a list of n pairs)."""
+    """An array or number as nested lists of floats, with NaN and infinities as null or as
+    "nan", "inf", "-inf" (see ``NONFINITE``; booleans as true and false, integers as whole
+    numbers, a complex number as the pair [real, imag]: a complex array of shape (n,) is a
+    list of n pairs)."""
     if value is None:
         return None
     if np.asarray(value).dtype.kind in "biu":  # booleans as true and false; integers whole
@@ -48,12 +69,16 @@ def plain(value):
     array = np.asarray(value, dtype=float)
     if np.all(np.isfinite(array)):
         return array.tolist()
-    return _spelled(array.tolist())
+    return _spelled(array.tolist(), _nonfinite.get() == "string")
 
 
-def _spelled(value):
+def _spelled(value, as_string: bool):
     if isinstance(value, list):
-        return [_spelled(v) for v in value]
+        return [_spelled(v, as_string) for v in value]
+    if math.isfinite(value):
+        return value
+    if not as_string:
+        return None
     if math.isnan(value):
         return "nan"
     if math.isinf(value):
@@ -125,7 +150,8 @@ def _(result: Jacobian, file, options: Options) -> None:
         values=_value(result),
         jacobian=_arrays(result.jacobians) or _coordinates(result),
         layout=_layout(result),
-        mode=result.mode,
+        mode=result.method,
+        mode_reason=result.reason,
         symbolic=_formulas(result.formulas),
     )
 

@@ -4,7 +4,8 @@
 ``CliRunner`` (stdout and stderr kept apart, stdout not a terminal) and returns the result;
 ``cli_json(*args)`` adds ``--format json``, checks the exit code and parses the output strictly.
 ``csv_as_json(*args)`` runs with ``--format csv`` and ``--format json`` and checks that the CSV
-holds every array of the JSON, to the last bit; it returns the CSV's arrays by label.
+holds every array of the JSON under its keys (``grads.x``), to the last bit; it returns the
+CSV's arrays by label.
 ``snapshot`` is syrupy's, with long numbers rounded (see ``snapshot_numbers``);
 ``torch_oracle(args, document)`` checks every number of a JSON document against torch.
 """
@@ -42,7 +43,7 @@ _DISPLAY_VARIABLES = (
 
 
 def _no_bare_constants(token: str):
-    raise AssertionError(f"invalid JSON: bare {token} (gradcli must write it as a string)")
+    raise AssertionError(f"invalid JSON: bare {token} (gradcli must write null or a string)")
 
 
 def strict_json(text: str):
@@ -86,24 +87,25 @@ def tidy_csv(text: str) -> dict[str, np.ndarray | None]:
     return arrays
 
 
+# the sections of a JSON document that hold arrays (the others: command, output, layout, ...)
+ARRAY_SECTIONS = ("values", "grads", "jvp", "hessian", "hvp", "check", "jacobian", "symbolic")
+
+
 def csv_labels(document: dict) -> dict:
-    """The arrays of a JSON document under the labels gradcli's CSV gives them."""
-    output, command = document["output"], document["command"]
-    grad = "{}.grad" if command in ("grad", "explain") else "J^T v for {}"
-    transposed = "^T" if document.get("layout") == "input.shape + output.shape" else ""
-    jacobian = f"d{output}/d{{}}{transposed}"
-    labelled = dict(document.get("values", {}))
-    labelled |= {grad.format(n): v for n, v in document.get("grads", {}).items()}
-    labelled |= {f"J t for {n}": v for n, v in document.get("jvp", {}).items()}
-    for pair, value in document.get("hessian", {}).items():
-        a, b = pair.split(",")
-        labelled[f"d2{output}/d{a}d{b}"] = value
-    labelled |= {f"H v for {n}": v for n, v in document.get("hvp", {}).items()}
-    for method, jacobians in document.get("check", {}).items():
-        labelled |= {f"d{output}/d{n} by {method}": v for n, v in jacobians.items()}
-    labelled |= {jacobian.format(n): v for n, v in document.get("jacobian", {}).items()}
-    symbolic = (jacobian if "jacobian" in document else grad) + " (symbolic)"
-    labelled |= {symbolic.format(n): v for n, v in document.get("symbolic", {}).items()}
+    """The arrays of a JSON document under the labels gradcli's CSV gives them: their keys
+    joined by dots (``grads.x``, ``jacobian.y.x``), in the document's order."""
+    labelled = {}
+
+    def walk(prefix: str, tree) -> None:
+        if isinstance(tree, dict):
+            for key, value in tree.items():
+                walk(f"{prefix}.{key}", value)
+        else:
+            labelled[prefix] = tree
+
+    for section, tree in document.items():
+        if section in ARRAY_SECTIONS:
+            walk(section, tree)
     return labelled
 
 
@@ -146,7 +148,8 @@ def csv_as_json(cli):
     """Run with ``--format csv`` and ``--format json``: the same arrays, the same floats."""
 
     def invoke(*args) -> dict[str, np.ndarray | None]:
-        table, document = cli(*args, "--format", "csv"), cli(*args, "--format", "json")
+        table = cli(*args, "--format", "csv")
+        document = cli(*args, "--format", "json", "--nonfinite", "string")  # as CSV writes them
         assert table.exit_code == document.exit_code, table.stderr
         arrays, expected = tidy_csv(table.stdout), csv_labels(strict_json(document.stdout))
         expected = {k: v for k, v in expected.items() if v is None or np.size(v)}  # no rows

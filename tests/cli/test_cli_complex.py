@@ -70,7 +70,7 @@ def test_tables_and_csv_show_each_complex_number_whole(cli):
     assert table.exit_code == 0, table.stderr
     assert "-3+4j" in table.stdout and "8+6j" in table.stdout
     csv = cli("grad", "-e", "y = sum(abs(z)**2)", "-i", "z=[1+2j,-3-1j]", "--format", "csv")
-    assert "z.grad,0,(2+4j)" in csv.stdout and "z.grad,1,(-6-2j)" in csv.stdout
+    assert "grads.z,0,(2+4j)" in csv.stdout and "grads.z,1,(-6-2j)" in csv.stdout
 
 
 @pytest.mark.parametrize(

@@ -204,7 +204,8 @@ def test_a_number_that_is_not_finite_and_real_gives_the_float_answer(cli, progra
     nan) with the float path's warnings, and --strict exits 1 as it does without --exact."""
     import json
 
-    result = cli("grad", "-e", program, "--x", x, "--exact", "--format", "json", "--strict")
+    json_args = ("--format", "json", "--nonfinite", "string")
+    result = cli("grad", "-e", program, "--x", x, "--exact", *json_args, "--strict")
     assert result.exit_code == 1, result.stdout + result.stderr
     document = json.loads(result.stdout)
     assert "exact" not in document

@@ -41,7 +41,7 @@ def test_value_forms(cli_json, text, expected):
 
 
 def test_nan_and_inf_in_a_list(cli_json):
-    document = cli_json("eval", *PROGRAM, "-i", "w=[nan, inf, -inf, 1]")
+    document = cli_json("eval", *PROGRAM, "-i", "w=[nan, inf, -inf, 1]", "--nonfinite", "string")
     assert document["values"]["w"] == ["nan", "inf", "-inf", 1.0]
 
 
@@ -86,7 +86,7 @@ def test_csv_file(cli_json, tmp_path):
 def test_json_file(cli_json, tmp_path):
     (tmp_path / "w.json").write_text(json.dumps([[1, 2], [3, "-inf"]]))
     document = cli_json("eval", *PROGRAM, "-i", f"w=@{tmp_path / 'w.json'}")
-    assert document["values"]["w"] == [[1.0, 2.0], [3.0, "-inf"]]
+    assert document["values"]["w"] == [[1.0, 2.0], [3.0, None]]  # JSON's null: not finite
 
 
 def test_json_on_stdin(cli_json):
@@ -96,8 +96,9 @@ def test_json_on_stdin(cli_json):
 
 
 def test_gradcli_json_output_reads_back_as_a_value(cli, cli_json):
-    """A value printed by gradcli (with "nan"/"inf" strings) is a valid value on stdin."""
-    first = cli_json("eval", "-e", "y = log(x)", "--x", "0,1,-1")
+    """A value printed by gradcli with --nonfinite string ("nan", "inf") is a valid value on
+    stdin (null, the default's, says only that a number was not finite)."""
+    first = cli_json("eval", "-e", "y = log(x)", "--x", "0,1,-1", "--nonfinite", "string")
     text = json.dumps(first["values"]["y"])
     assert value_of(cli_json, "-", input=text).tolist()[1] == 0.0
 

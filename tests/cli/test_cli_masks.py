@@ -63,7 +63,7 @@ def test_any_of_a_comparison_is_a_boolean_in_every_format(cli, cli_json):
     table = cli("eval", "-e", source, "--x", ",".join(map(str, X)))
     assert table.exit_code == 0 and "True" in table.stdout and "False" in table.stdout
     csv = cli("eval", "-e", source, "--x", "1,2", "--format", "csv").stdout.splitlines()
-    assert "m,0,false" in csv and "m,1,true" in csv and "y,,true" in csv
+    assert "values.m,0,false" in csv and "values.m,1,true" in csv and "values.y,,true" in csv
 
 
 def test_a_boolean_output_has_no_gradient(cli):

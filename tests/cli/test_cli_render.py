@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -116,7 +119,7 @@ def test_precision_sets_significant_digits_in_tables_only(cli):
     assert "0.33333333" not in cli(*args, "--precision", "3").stdout
     for digits in ("1", "3", "17"):
         assert cli(*args, "--precision", digits, "--format", "csv").stdout == (
-            "tensor,value\nx,1.0\ny,0.3333333333333333\n"
+            "tensor,value\nvalues.x,1.0\nvalues.y,0.3333333333333333\n"
         )
 
 
@@ -146,12 +149,12 @@ def test_csv_is_tidy_one_row_per_element(cli):
     rows = _csv_rows(cli, "grad", "-f", "samples/first_example.gc", "--show", "y")
     assert rows == [
         ["tensor", "i0", "i1", "value"],
-        ["out", "", "", "27.0"],
-        ["x.grad", "0", "0", "4.5"],
-        ["x.grad", "0", "1", "4.5"],
-        ["x.grad", "1", "0", "4.5"],
-        ["x.grad", "1", "1", "4.5"],
-        ["y.grad", "", "", ""],  # None: not a leaf
+        ["values.out", "", "", "27.0"],
+        ["grads.x", "0", "0", "4.5"],
+        ["grads.x", "0", "1", "4.5"],
+        ["grads.x", "1", "0", "4.5"],
+        ["grads.x", "1", "1", "4.5"],
+        ["grads.y", "", "", ""],  # None: not a leaf
     ]
 
 
@@ -161,37 +164,37 @@ def test_csv_cells_read_back_to_the_same_float64(cli, cli_json):
     rows = _csv_rows(cli, *args)
     assert rows[0] == ["tensor", "i0", "value"]
     for name in ("x", "y", "z", "w"):
-        cells = [float(value) for tensor, _, value in rows[1:] if tensor == name]
+        cells = [float(value) for tensor, _, value in rows[1:] if tensor == f"values.{name}"]
         assert cells == values[name]
-    assert [float(r[2]) for r in rows if r[0] == "y"] == [1 / 3, -2 / 3, 0.1 / 3]
+    assert [float(r[2]) for r in rows if r[0] == "values.y"] == [1 / 3, -2 / 3, 0.1 / 3]
     single = _csv_rows(cli, "eval", "-e", "y = x * 1", "--x", "0.1", "--dtype", "float32")
-    assert single[-1] == ["y", repr(float(np.float32(0.1)))]
+    assert single[-1] == ["values.y", repr(float(np.float32(0.1)))]
 
 
 def test_csv_spells_nan_and_infinities(cli):
     rows = _csv_rows(cli, "eval", "-e", "y = log(x); z = 1 / x", "--x", "-1,0,1")
-    assert [r[2] for r in rows if r[0] == "y"] == ["nan", "-inf", "0.0"]
-    assert [r[2] for r in rows if r[0] == "z"] == ["-1.0", "inf", "1.0"]
+    assert [r[2] for r in rows if r[0] == "values.y"] == ["nan", "-inf", "0.0"]
+    assert [r[2] for r in rows if r[0] == "values.z"] == ["-1.0", "inf", "1.0"]
 
 
 def test_csv_jacobian_index_is_the_output_s_then_the_input_s(cli, csv_as_json):
     rows = _csv_rows(cli, "jacobian", "-f", "samples/vjp_example2.gc")
-    assert rows[:2] == [["tensor", "i0", "i1", "value"], ["y", "0", "", "1.0"]]
-    assert ["dy/dx", "1", "1", "20.0"] in rows and ["dy/dx", "2", "1", "3.0"] in rows
+    assert rows[:2] == [["tensor", "i0", "i1", "value"], ["values.y", "0", "", "1.0"]]
+    assert ["jacobian.x", "1", "1", "20.0"] in rows and ["jacobian.x", "2", "1", "3.0"] in rows
     rows = _csv_rows(cli, "jacobian", "-f", "samples/vjp_example2.gc", "--transpose")
-    assert ["dy/dx^T", "1", "1", "20.0"] in rows and ["dy/dx^T", "1", "2", "3.0"] in rows
+    assert ["jacobian.x", "1", "1", "20.0"] in rows and ["jacobian.x", "1", "2", "3.0"] in rows
     arrays = csv_as_json("jacobian", "-e", "y = x ** 2", "--x", "[[1,2,3],[4,5,6]]")
-    assert arrays["dy/dx"].shape == (2, 3, 2, 3) and arrays["dy/dx"][1, 2, 1, 2] == 12.0
+    assert arrays["jacobian.x"].shape == (2, 3, 2, 3) and arrays["jacobian.x"][1, 2, 1, 2] == 12
     rows = _csv_rows(cli, "jacobian", "-e", "y = x ** 2", "--x", "[[1,2,3],[4,5,6]]")
     assert rows[0] == ["tensor", "i0", "i1", "i2", "i3", "value"]
-    assert rows[1] == ["y", "0", "0", "", "", "1.0"]  # y = x ** 2 at x[0,0] = 1
+    assert rows[1] == ["values.y", "0", "0", "", "", "1.0"]  # y = x ** 2 at x[0,0] = 1
 
 
 def test_csv_hessian_index_is_the_first_input_s_then_the_second_s(csv_as_json):
     arrays = csv_as_json("hessian", "-e", "f = x[0] * w[2]", "--x", "1,2", "-i", "w=3,4,5")
-    assert arrays["d2f/dxdw"].shape == (2, 3) and arrays["d2f/dxdw"][0, 2] == 1.0
-    assert arrays["d2f/dwdx"].shape == (3, 2) and arrays["d2f/dwdx"][2, 0] == 1.0
-    assert arrays["d2f/dxdw"].sum() == arrays["d2f/dwdx"].sum() == 1.0
+    assert arrays["hessian.x,w"].shape == (2, 3) and arrays["hessian.x,w"][0, 2] == 1.0
+    assert arrays["hessian.w,x"].shape == (3, 2) and arrays["hessian.w,x"][2, 0] == 1.0
+    assert arrays["hessian.x,w"].sum() == arrays["hessian.w,x"].sum() == 1.0
 
 
 def test_a_mixed_hessian_block_has_rows_of_the_first_input_and_columns_of_the_second(cli):
@@ -210,15 +213,15 @@ def test_a_mixed_hessian_block_has_rows_of_the_first_input_and_columns_of_the_se
     "args, labels",
     [
         (["check", "-f", "samples/vjp_example2.gc"],
-         ["y", *(f"dy/dx by {m}" for m in ("reverse", "forward", "finite differences",
-                                          "symbolic"))]),
-        (["jvp", "-f", "samples/forward_mode.gc", "--t", "1,0"], ["y", "J t for y"]),
-        (["hvp", "-f", "samples/hvp_rosenbrock.gc", "--v", "1,0"], ["f", "H v for x"]),
+         ["values.y", *(f"check.{m}.x" for m in ("reverse", "forward", "finite differences",
+                                                 "symbolic"))]),
+        (["jvp", "-f", "samples/forward_mode.gc", "--t", "1,0"], ["values.y", "jvp.y"]),
+        (["hvp", "-f", "samples/hvp_rosenbrock.gc", "--v", "1,0"], ["values.f", "hvp.x"]),
         (["vjp", "-f", "samples/log_general_case.gc", "--v", "[[3,2,0],[4,0,1]]"],
-         ["y", "J^T v for x"]),
-        (["explain", "-f", "samples/vjp_example2.gc", "--v", "1,1,1"], ["y", "x.grad"]),
+         ["values.y", "grads.x"]),
+        (["explain", "-f", "samples/vjp_example2.gc", "--v", "1,1,1"], ["values.y", "grads.x"]),
         (["grad", "-f", "samples/neural_network.gc", "--show", "z"],
-         ["loss", "x.grad", "y.grad", "W.grad", "b.grad", "z.grad"]),
+         ["values.loss", "grads.x", "grads.y", "grads.W", "grads.b", "grads.z"]),
     ],
     ids=["check", "jvp", "hvp", "vjp", "explain", "grad"],
 )  # fmt: skip
@@ -228,12 +231,12 @@ def test_csv_holds_every_array_of_the_json_to_the_last_bit(csv_as_json, args, la
 
 def test_csv_symbolic_formulas_are_text_cells(cli, csv_as_json):
     arrays = csv_as_json("grad", "-f", "samples/rosenbrock.gc", "--symbolic")
-    assert arrays["x.grad (symbolic)"].tolist() == [
+    assert arrays["symbolic.x"].tolist() == [
         "400*x_0*(x_0**2 - x_1) + 2*x_0 - 2",
         "-200*x_0**2 + 200*x_1",
     ]
     rows = _csv_rows(cli, "jacobian", "-e", "y = x * x", "--x", "1,2", "--symbolic")
-    assert ["dy/dx (symbolic)", "1", "1", "2*x_1"] in rows
+    assert ["symbolic.x", "1", "1", "2*x_1"] in rows
 
 
 def test_csv_plot_has_a_column_per_series_at_full_precision(cli, cli_json):
@@ -276,3 +279,28 @@ def test_version(cli):
     result = cli("--version")
     assert result.exit_code == 0
     assert result.stdout.strip() == f"gradcli {gradcli.__version__}"
+
+
+def test_json_arithmetic_reads_non_finite_numbers(cli):
+    """Under the default (--nonfinite null), jq's add sums a gradient holding an infinity
+    (null, which jq adds as nothing) where "inf" strings made it fail; with --nonfinite string
+    jq refuses, as asked."""
+    jq = shutil.which("jq")
+    if jq is None:
+        pytest.skip("jq is not installed")
+    args = ["grad", "-e", "y = sum(1 / x)", "--x", "0,1,2", "--format", "json"]
+    default = cli(*args)
+    assert default.exit_code == 0 and '"inf"' not in default.stdout
+    added = subprocess.run(
+        [jq, ".grads.x | add"], input=default.stdout, capture_output=True, text=True
+    )
+    assert added.returncode == 0 and float(added.stdout) == -1.25
+    strings = cli(*args, "--nonfinite", "string").stdout
+    refused = subprocess.run([jq, ".grads.x | add"], input=strings, capture_output=True, text=True)
+    assert refused.returncode != 0 and "cannot be added" in refused.stderr
+
+
+def test_nonfinite_takes_null_or_string(cli):
+    result = cli("eval", "-e", "y = x", "--x", "1", "--format", "json", "--nonfinite", "nul")
+    assert result.exit_code == 2
+    assert json.loads(result.stderr)["error"] == "--nonfinite: 'nul' is not one of null, string"

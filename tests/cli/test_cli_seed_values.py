@@ -56,8 +56,8 @@ def test_first_example_is_4_5_everywhere(cli_json, source, command, key):
 def test_first_example_in_csv_and_table(cli):
     csv_text = cli("grad", "-f", FIRST, "--format", "csv").stdout
     rows = list(csv.reader(io.StringIO(csv_text)))
-    assert [row for row in rows if row[0] == "x.grad"] == [
-        ["x.grad", str(i), str(j), "4.5"] for i in range(2) for j in range(2)
+    assert [row for row in rows if row[0] == "grads.x"] == [
+        ["grads.x", str(i), str(j), "4.5"] for i in range(2) for j in range(2)
     ]
     table = cli("grad", "-f", FIRST).stdout
     assert "│ [0] │ 4.5 │ 4.5 │" in table and "│ [1] │ 4.5 │ 4.5 │" in table
@@ -189,21 +189,30 @@ def test_vjp_wrt_an_intermediate_node(cli_json):
     np.testing.assert_array_equal(document["grads"]["y"], np.full((2, 2), 4.5))
 
 
-# -- JSON: NaN and infinities are strings --------------------------------------------------------
+# -- JSON: NaN and infinities are null, or strings with --nonfinite string ----------------------
 
 
 def test_json_writes_minus_inf_for_log_zero(cli):
     result = cli("eval", "-e", "y = log(x)", "--x", "0,1", "--format", "json")
     assert result.exit_code == 0
-    assert '"-inf"' in result.stdout and "Infinity" not in result.stdout
-    assert json.loads(result.stdout)["values"]["y"] == ["-inf", 0.0]
+    assert "Infinity" not in result.stdout and "inf" not in result.stdout.split("warnings")[0]
+    assert json.loads(result.stdout)["values"]["y"] == [None, 0.0]
+    asked = cli(
+        "eval", "-e", "y = log(x)", "--x", "0,1", "--format", "json", "--nonfinite", "string"
+    )
+    assert json.loads(asked.stdout)["values"]["y"] == ["-inf", 0.0]
 
 
-def test_json_nan_and_inf_strings_everywhere(cli_json):
-    values = cli_json("eval", "-e", "y = log(x); z = 1 / x", "--x", "-1,0,1")["values"]
-    assert values["y"] == ["nan", "-inf", 0.0]
-    assert values["z"] == [-1.0, "inf", 1.0]
-    grads = cli_json("grad", "-e", "y = sum(log(x))", "--x", "-1,0,1")["grads"]
-    assert grads["x"] == [-1.0, "inf", 1.0]
-    scalar = cli_json("eval", "-e", "y = sqrt(x)", "--x", "-1")["values"]
-    assert scalar["y"] == "nan"
+@pytest.mark.parametrize("nonfinite, nan, inf, minus_inf", [
+    ([], None, None, None),
+    (["--nonfinite", "null"], None, None, None),
+    (["--nonfinite", "string"], "nan", "inf", "-inf"),
+])  # fmt: skip
+def test_json_nan_and_inf_everywhere(cli_json, nonfinite, nan, inf, minus_inf):
+    values = cli_json("eval", "-e", "y = log(x); z = 1 / x", "--x", "-1,0,1", *nonfinite)
+    assert values["values"]["y"] == [nan, minus_inf, 0.0]
+    assert values["values"]["z"] == [-1.0, inf, 1.0]
+    grads = cli_json("grad", "-e", "y = sum(log(x))", "--x", "-1,0,1", *nonfinite)["grads"]
+    assert grads["x"] == [-1.0, inf, 1.0]
+    scalar = cli_json("eval", "-e", "y = sqrt(x)", "--x", "-1", *nonfinite)["values"]
+    assert scalar["y"] == nan

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -17,10 +20,11 @@ def test_the_program_can_be_the_first_argument(cli_json):
 @pytest.mark.parametrize(
     "command, option, choices",
     [
-        ("eval", "--format", "[table|json|csv]"),
-        ("graph", "--format", "[table|dot|json]"),
-        ("eval", "--dtype", "[float64|float32]"),
-        ("jacobian", "--mode", "[auto|forward|reverse|dense]"),
+        ("eval", "--format", "table, json or csv"),
+        ("graph", "--format", "table, dot or json"),
+        ("eval", "--dtype", "float64 or float32"),
+        ("jacobian", "--mode", "auto, forward, reverse or dense"),
+        ("export", "--to", "torch, numpy, jax, sympy or latex"),
     ],
 )
 def test_help_lists_the_choices(cli, command, option, choices):
@@ -28,6 +32,53 @@ def test_help_lists_the_choices(cli, command, option, choices):
     assert result.exit_code == 0
     rows = [line.strip("│ ") for line in result.stdout.splitlines() if line.startswith("│")]
     assert any(row.startswith(option) and choices in row for row in rows)
+
+
+@pytest.mark.parametrize("option", ["--format", "--precision"])
+def test_export_offers_no_option_it_does_not_take(cli, option):
+    """export writes a script, not a result: neither --format nor --precision is offered,
+    and either is refused as an unknown option."""
+    assert option not in cli("export", "--help", env={"COLUMNS": "200"}).stdout
+    result = cli("export", "-e", "y = x", "--x", "1", option, "4")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: no such option: {option}")
+
+
+def test_help_groups_the_options_common_ones_first(cli):
+    text = cli("grad", "--help", env={"COLUMNS": "200"}).stdout
+    panels = [line.split("─ ")[1].split(" ─")[0] for line in text.splitlines() if "╭─" in line]
+    assert panels == [
+        "Arguments",
+        "Options",
+        "Program",
+        "Values",
+        "Grad options",
+        "Output",
+        "Limits",
+        "Batch",
+    ]
+    order = [text.index(f"│ {option} ") for option in ("--expr", "--x", "--format", "--batch")]
+    assert order == sorted(order)
+
+
+@pytest.mark.parametrize(
+    "short, long, command",
+    [("-x", "--x", "vjp"), ("-v", "--v", "vjp"), ("-t", "--t", "jvp"), ("-h", "--help", "vjp")],
+)
+def test_one_letter_options_have_a_short_form(cli, short, long, command):
+    program = ("-e", "y0 = x0**2; y1 = 3*x1")
+    values = {"-x": "1,2", "-v": "1,1", "-t": "1,0", "-h": None}
+    args = [command, *program] + ([short, values[short]] if values[short] else [short])
+    same = [command, *program] + ([long, values[short]] if values[short] else [long])
+    if short != "-x":
+        args += ["--x", "1,2"]
+        same += ["--x", "1,2"]
+    if command == "vjp" and short not in ("-v", "-h"):
+        args += ["--v", "1,1"]
+        same += ["--v", "1,1"]
+    first, second = cli(*args), cli(*same)
+    assert first.exit_code == 0, first.stderr
+    assert (first.stdout, first.exit_code) == (second.stdout, second.exit_code)
 
 
 def test_shell_completion_can_be_installed(cli):
@@ -104,3 +155,43 @@ def test_functions_as_json_and_markdown_list_every_operation(cli):
     assert [r.split("`")[1].split("(")[0] for r in rows] == sorted(FUNCTIONS)
     refused = cli("functions", "--format", "mark")
     assert refused.exit_code == 2 and "did you mean 'markdown'?" in refused.stderr
+
+
+USAGE_ERRORS = [
+    (("vjp", "-e", "y = x", "--bogus"), "no such option: --bogus", "see gradcli vjp --help"),
+    (("vjp", "-e", "y = x", "--x"), "option '--x' requires an argument", "gradcli vjp --help"),
+    (("grad", "-e", "y = x", "--repeat", "0"), "invalid value for '--repeat'", "--help"),
+    (("vpj", "-e", "y = x"), "no such command 'vpj'", "did you mean 'vjp'?"),
+]
+
+
+@pytest.mark.parametrize("args, message, hint", USAGE_ERRORS)
+def test_a_usage_error_is_an_error_line(cli, args, message, hint):
+    """click's usage errors read as gradcli's own: an error line and a hint, no box."""
+    result = cli(*args)
+    assert result.exit_code == 2 and result.stdout == ""
+    first, second = result.stderr.splitlines()
+    assert first.startswith(f"error: {message}")
+    assert second.startswith("hint: ") and hint in second
+
+
+@pytest.mark.parametrize("args, message, hint", USAGE_ERRORS)
+def test_a_usage_error_is_a_json_object_under_format_json(cli, args, message, hint):
+    for json_args in (("--format", "json"), ("--format=json",)):
+        result = cli(*args[:1], *json_args, *args[1:])
+        assert result.exit_code == 2 and result.stdout == ""
+        (line,) = result.stderr.splitlines()
+        error = json.loads(line)
+        assert error["error"].startswith(message) and hint in error["hint"]
+
+
+def test_a_usage_error_in_a_real_run(tmp_path):
+    """The console script says it as the tests' runner does (no rich box on stderr)."""
+    command = [sys.executable, "-m", "gradcli", "vjp", "--bogus", "--format", "json"]
+    env = {**os.environ, "GRADCLI_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert json.loads(done.stderr)["error"].startswith("no such option: --bogus")
+    plain = subprocess.run(command[:-2], capture_output=True, text=True, env=env, timeout=120)
+    assert plain.returncode == 2 and plain.stderr.startswith("error: no such option: --bogus")
+    assert "╭" not in plain.stderr

@@ -169,7 +169,7 @@ CHECKED = {
     "plot": {"plot"},
     "graph": {"graph"},
 }
-TEXT = {"command", "output", "layout", "mode", "agree", "warnings"}
+TEXT = {"command", "output", "layout", "mode", "mode_reason", "agree", "warnings"}
 
 
 def check_document(args: list[str], document: dict) -> None:
