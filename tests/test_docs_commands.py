@@ -8,11 +8,18 @@ import re
 
 import pytest
 from doc_examples import REPO
+import typer
 from typer.main import get_command
 
 from gradcli.cli import app
 
-COMMANDS = get_command(app).commands  # type: ignore[attr-defined]
+_GROUP = get_command(app)
+_CONTEXT = typer.Context(_GROUP)
+# every command, built as ``gradcli --help`` builds them (the group makes one when asked)
+COMMANDS = {
+    name: _GROUP.get_command(_CONTEXT, name)  # type: ignore[attr-defined]
+    for name in _GROUP.list_commands(_CONTEXT)  # type: ignore[attr-defined]
+}
 DOCS = REPO / "docs"
 
 
