@@ -231,6 +231,7 @@ def test_a_value_named_as_the_script_names_something_is_refused(cli, to, name):
     assert f"cannot name a value {name}" in result.stderr
 
 
+@pytest.mark.torch
 def test_values_named_as_the_scripts_own_are_kept_apart(cli, cli_json):
     """A constant called value stays the program's (the script's own names start with _)."""
     program, values = "y = value * x", ["--x", "1,2", "-i", "value=3", "--wrt", "x"]
