@@ -827,7 +827,7 @@ def jacobian_command(
 
     Example: gradcli jacobian -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
 
-    Example: gradcli jacobian -e "y = exp(x) / sum(exp(x))" --x 0,log(2) --exact
+    Example: gradcli jacobian -e "y = exp(x) / sum(exp(x))" --x "0,log(2)" --exact
 
     Example: gradcli jacobian -e "y = x * x[0]" --symbolic --shape x=2
 

@@ -1,12 +1,12 @@
 """Every ``Example:`` of every command's --help runs, from an empty folder, as a user who
-installed gradcli (not a clone) would type it: a sample by its name (``sample:NAME``), never
-a path of the repository. Run in-process, the gradcli this test imports (the installed one,
-when run against an installed package); a shell command after ``&&`` (the export's
-``python y.py``) runs as a process. ``gradcli repl, then: A  B`` types the lines A, B."""
+installed gradcli (not a clone) would type it into bash: a sample by its name
+(``sample:NAME``), never a path of the repository. Run in-process, on the words bash makes
+of the line, by the gradcli this test imports (the installed one, when run against an
+installed package); a shell command after ``&&`` (the export's ``python y.py``) runs as a
+process. ``gradcli repl, then: A  B`` types the lines A, B into the REPL."""
 
 from __future__ import annotations
 
-import shlex
 import subprocess
 import sys
 
@@ -32,6 +32,17 @@ def _examples() -> list[tuple[str, str]]:
 EXAMPLES = _examples()
 
 
+def _words(command: str) -> list[str]:
+    """The words bash makes of a command line, as a user's shell would pass them."""
+    done = subprocess.run(
+        ["bash", "-c", 'words() { printf "%s\\0" "$@"; }; words ' + command],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, f"not a command line bash reads: {done.stderr}"
+    return done.stdout.split("\0")[:-1]
+
+
 def test_every_command_has_an_example():
     group = typer.main.get_command(app)
     assert {name for name, _ in EXAMPLES} == set(group.commands) - {"functions"}  # type: ignore[attr-defined]
@@ -45,7 +56,7 @@ def test_the_example_runs_from_an_empty_folder(name, example, tmp_path, monkeypa
     if ", then: " in gradcli:  # the REPL: the lines typed into it
         gradcli, lines = gradcli.split(", then: ")
         typed = "".join(line.strip() + "\n" for line in lines.split("  ") if line.strip())
-    words = shlex.split(gradcli)
+    words = _words(gradcli)
     assert words[:2] == ["gradcli", name]
     assert not any("samples/" in word or "tests/" in word for word in words), "use sample:NAME"
     done = CliRunner().invoke(app, words[1:], input=typed)
@@ -53,7 +64,7 @@ def test_the_example_runs_from_an_empty_folder(name, example, tmp_path, monkeypa
     assert done.exit_code in ((0, 1) if name == "check" else (0,)), done.stderr or done.output
     assert done.stdout.strip() or any(tmp_path.iterdir()), "no output, no file written"
     for command in after:
-        program, *args = shlex.split(command)
+        program, *args = _words(command)
         assert program == "python"
         ran = subprocess.run([sys.executable, *args], capture_output=True, text=True)
         assert ran.returncode == 0, ran.stderr
