@@ -1132,11 +1132,11 @@ def jacobian_command(
 
     Example: gradcli jacobian -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
 
-    Example: gradcli jacobian -e "y = exp(x) / sum(exp(x))" --x 0,log(2) --exact
+    Example: gradcli jacobian -e "y = exp(x) / sum(exp(x))" --x "0,log(2)" --exact
 
     Example: gradcli jacobian -e "y = x * x[0]" --symbolic --shape x=2
 
-    Example: gradcli jacobian -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --batch @points.npy
+    Example: gradcli jacobian -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --batch @sample:points.csv
 
     Several outputs: a Jacobian each (a section each; JSON keyed by output), as torch.func.jacrev
     of a function returning the tuple.
@@ -1213,7 +1213,7 @@ def jvp_command(
 
     Example: gradcli jvp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --t 1,0
 
-    Example: gradcli jvp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --t 1,0 --batch @points.npy
+    Example: gradcli jvp -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --t 1,0 --batch @sample:points.csv
 
     Example: gradcli jvp -e "y = x**2; z = sum(x)" --x 1,2 --t 1,0 --of y,z
     """
@@ -1247,7 +1247,7 @@ def hessian_command(
 
     Example: gradcli hessian -e "f = sum(x**4)" --symbolic --shape x=2
 
-    Example: gradcli hessian -e "f = x0**3 * x1" --batch @points.npy --out hessians.npy
+    Example: gradcli hessian -e "f = x0**3 * x1" --batch @sample:points.csv --out hessians.npy
     """
     from .compute import hessian
     from .exact_cli import answered
@@ -1285,7 +1285,7 @@ def hvp_command(
 
     Example: gradcli hvp -e "f = (1 - x0)**2 + 100*(x1 - x0**2)**2" --x -1.2,1 --v 1,0
 
-    Example: gradcli hvp -e "f = (1 - x0)**2 + 100*(x1 - x0**2)**2" --v 1,0 --batch @points.npy
+    Example: gradcli hvp -e "f = x0**3 * x1" --v 1,0 --batch @sample:points.csv
     """
     from .batch_passes import Settings
     from .compute import hvp
@@ -1318,7 +1318,7 @@ def check_command(
 
     Example: gradcli check -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
 
-    Example: gradcli check -e "y = abs(x)" --batch @points.npy
+    Example: gradcli check -e "y = abs(x)" --batch @sample:points.csv
 
     Example: gradcli check -e "y = x**2; z = sum(x)" --x 1,2 --of y,z
     """
@@ -1344,7 +1344,7 @@ def graph_command(run: Run) -> None:
 
     --format table draws a tree, dot writes Graphviz text, json a node list.
 
-    Example: gradcli graph -f samples/neural_network.gc --format dot
+    Example: gradcli graph -f sample:neural_network --format dot
     """
     from .compute import graph
 
@@ -1462,9 +1462,10 @@ def run_command(
     prints: print() output, the value of each bare expression, torch's warnings and errors
     (exit 1 after an error, as Python's).
 
-    Example: gradcli run tests/pytorch/seed_first_example.py
+    Example: gradcli run sample:seed_first_example
     """
     from .run import read_script, run_script
+    from .values import existing_file
 
     with _guard(debug):
         _check_encoding({"script": script})
@@ -1472,7 +1473,7 @@ def run_command(
         with limits.using(in_force), _budget("run", max_memory, timeout):
             source = read_script(script)
             # Python names a script by its absolute path, in warnings and tracebacks
-            name = "<stdin>" if script == "-" else os.path.abspath(script)
+            name = "<stdin>" if script == "-" else os.path.abspath(existing_file(script, "run"))
             status = run_script(source, name, seed, use_cache=not no_cache)
     if status:
         raise typer.Exit(status)
@@ -1547,7 +1548,7 @@ def main() -> None:
 
 
 # commands in modules of their own, which register themselves with program_command
-from . import cli_export, cli_uncertainty, derivative_cli  # noqa: E402, F401
+from . import cli_export, cli_samples, cli_uncertainty, derivative_cli  # noqa: E402, F401
 
 if _collecting:
     gc.enable()

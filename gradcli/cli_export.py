@@ -31,7 +31,7 @@ def export_command(
 
     Example: gradcli export --to torch -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
 
-    Example: gradcli export --to latex -f samples/vjp_example2.gc
+    Example: gradcli export --to latex -f sample:vjp_example2
 
     Example: gradcli export --to numpy -e "y = sin(x) * x" --x 0.5 --out y.py && python y.py
     """

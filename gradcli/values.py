@@ -616,8 +616,14 @@ def _from_file(spec: str, name: str) -> np.ndarray:
 
 
 def existing_file(path_text: str, name: str, hint: str = VALUE_SYNTAX) -> Path:
-    """The path of a regular file that exists; any other path is the user's error."""
-    path = Path(path_text)
+    """The path of a regular file that exists; any other path is the user's error.
+    ``sample:NAME`` is the file of a sample that comes with gradcli (``bundled``)."""
+    if path_text.startswith("sample:"):
+        from . import bundled
+
+        path = bundled.path(path_text.removeprefix(bundled.PREFIX))
+    else:
+        path = Path(path_text)
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:

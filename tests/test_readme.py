@@ -28,8 +28,15 @@ def test_readme_opens_with_exactly_two_commands():
     assert install_and_test == "pip install -e '.[test]' && python -m pytest"
 
 
-def test_ci_runs_the_readme_test_command():
-    assert _setup_commands()[1] in (REPO / ".ci" / "run").read_text().splitlines()
+def test_ci_runs_the_readme_test_command_before_it_installs_torch_or_an_extra():
+    """CI runs the README's test command as a newcomer would, in a venv holding only what it
+    installs: no install (torch, the extras, the linters) comes before it."""
+    lines = (REPO / ".ci" / "run").read_text().splitlines()
+    readme = lines.index(_setup_commands()[1])
+    commands = [(i, line) for i, line in enumerate(lines) if not line.startswith("#")]
+    installs = [i for i, line in commands if "install" in line and "--upgrade pip" not in line]
+    assert installs[0] == readme
+    assert any("torch==2.13.0" in lines[i] and "all" in lines[i] for i in installs[1:])
 
 
 def test_the_main_job_prints_the_seed_answer():

@@ -498,12 +498,14 @@ SWEEP = settings(
 LONG_EXAMPLES = int(os.environ.get("GRADCLI_FUZZ_EXAMPLES", "10000"))
 
 
+@pytest.mark.torch
 @settings(SWEEP, max_examples=300)
 @given(cases())
 def test_sweep_agrees_with_torch(case):
     _agrees_with_torch(case)
 
 
+@pytest.mark.torch
 @pytest.mark.fuzz
 @settings(SWEEP, max_examples=LONG_EXAMPLES)
 @given(cases())

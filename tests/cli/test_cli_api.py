@@ -193,23 +193,22 @@ def test_the_api_page_is_made_from_the_docstrings():
 
 
 def _builds_wheels_here() -> bool:
-    """Whether this environment's setuptools builds a wheel by itself (70.1 and later do;
-    before, the ``wheel`` package must be there)."""
-    import importlib.util
-
+    """Whether this environment's setuptools builds gradcli's wheel by itself: 77 and later
+    read the license as pyproject.toml writes it (an SPDX expression) and need no ``wheel``."""
     try:
         import setuptools
     except ImportError:
         return False
-    major, minor = (int(part) for part in setuptools.__version__.split(".")[:2])
-    return (major, minor) >= (70, 1) or importlib.util.find_spec("wheel") is not None
+    return int(setuptools.__version__.split(".")[0]) >= 77
 
 
-def test_the_built_wheel_ships_the_type_hints(tmp_path):
-    """``py.typed`` (PEP 561) is in the wheel, beside the modules it vouches for."""
+def test_the_built_wheel_ships_the_type_hints_and_the_license(tmp_path):
+    """``py.typed`` (PEP 561) is in the wheel, beside the modules it vouches for, and so is
+    the license; its description is PyPI's short page."""
     source = tmp_path / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    (source / "docs").mkdir()
+    for name in ("pyproject.toml", "LICENSE", "docs/pypi.md"):
         shutil.copy(REPO / name, source / name)
     shutil.copytree(
         REPO / "gradcli", source / "gradcli", ignore=shutil.ignore_patterns("__pycache__")
@@ -227,6 +226,11 @@ def test_the_built_wheel_ships_the_type_hints(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "gradcli/py.typed" in names
     assert "gradcli/api.py" in names and "gradcli/engine/tensor.py" in names
+    info = f"gradcli-{gradcli.__version__}.dist-info"
+    assert f"{info}/licenses/LICENSE" in names
+    metadata = zipfile.ZipFile(wheel).read(f"{info}/METADATA").decode()
+    assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata
+    assert metadata.endswith((REPO / "docs" / "pypi.md").read_text())
 
 
 # the new methods: (command, program, the method's keyword arguments, the same as options)

@@ -42,6 +42,7 @@ def _scalar(torch, w_matrix):
     return lambda x, w: (torch.tanh(w_matrix @ x) ** 2).sum() + (x**3 * w).sum()
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("mode", ["auto", "forward", "reverse"])
 def test_batch_jacobians_match_torch_at_every_point(cli, points, mode):
     torch, w_matrix = _torch()
@@ -60,6 +61,7 @@ def test_batch_jacobians_match_torch_at_every_point(cli, points, mode):
     np.testing.assert_allclose(values, [f(torch.from_numpy(p)).numpy() for p in points["x"]])
 
 
+@pytest.mark.torch
 def test_batch_jvp_matches_torch_at_every_point(cli, points):
     torch, w_matrix = _torch()
     t = [1.0, 0.5, -0.25]
@@ -72,6 +74,7 @@ def test_batch_jvp_matches_torch_at_every_point(cli, points):
     np.testing.assert_allclose(got, torch.stack(expected).numpy(), rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.torch
 def test_batch_hessians_of_two_inputs_match_torch_at_every_point(cli, points, tmp_path):
     torch, w_matrix = _torch()
     out = tmp_path / "h.npz"
@@ -99,6 +102,7 @@ def test_batch_hessians_of_two_inputs_match_torch_at_every_point(cli, points, tm
                 )
 
 
+@pytest.mark.torch
 def test_batch_hvp_matches_torch_at_every_point(cli, points):
     torch, w_matrix = _torch()
     v = {"x": [0.5, -2.0, 1.0], "w": [1.0, 0.0, 3.0]}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from test_cli_bounds import measured
 
 EXAMPLE2 = "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1"
@@ -104,6 +105,23 @@ def test_json_lines_of_points_of_several_elements_are_json_s_own_text(cli, tmp_p
     assert len(lines) == len(x)
     assert all(line == json.dumps(json.loads(line)) for line in lines)
     assert [json.loads(line)["grads"]["x"] for line in lines] == _grads(x).tolist()
+
+
+@pytest.mark.parametrize(
+    ("program", "point"),
+    [
+        ("y = x[0:0]", []),
+        ("y = reshape(x, (2, 1))[:, 0:0]", [[], []]),
+        ("y = reshape(x, (2, 1))[:, 0:0] > 1", [[], []]),
+    ],
+)
+def test_json_lines_of_points_of_no_elements_are_json_s_own_text(cli, tmp_path, program, point):
+    np.save(tmp_path / "p.npy", np.arange(6.0).reshape(3, 2))
+    result = cli("eval", "-e", program, "--of", "y", "--batch", f"@{tmp_path}/p.npy")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        json.dumps({"point": i, "values": {"y": point}}) for i in range(3)
+    ]
 
 
 def test_a_npy_of_no_points_says_so_with_or_without_a_sample_point(cli, tmp_path):

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 
-import distributed  # noqa: F401 - the test extra installs it: these tests always run
 import numpy as np
 import pytest
 
 from gradcli.cluster import local_cluster
+
+distributed = pytest.importorskip("distributed")  # gradcli[dask]
 
 EXAMPLE2 = "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1"
 VJP = ["vjp", "-e", EXAMPLE2, "--v", "1,1,1"]

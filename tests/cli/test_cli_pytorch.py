@@ -77,6 +77,7 @@ def _torch_grads(script: Path, values: dict[str, np.ndarray]) -> dict:
     }
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 def test_a_pasted_script_gives_torchs_gradients(cli, script):
     done = cli("grad", "-f", str(script), "--format", "json")
@@ -114,6 +115,7 @@ def test_vjp_takes_the_scripts_cotangent_and_sums_its_backward_calls(cli_json):
     np.testing.assert_allclose(given["grads"]["x"], 1 / np.array([[1, 2, 3], [4, 5, 6]]))
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("stem", ["autograd_grad_two_inputs", "autograd_grad_item"])
 def test_vjp_takes_torch_autograd_grads_output_inputs_and_cotangent(cli_json, stem):
     """The script's torch.autograd.grad calls decide the output, the cotangent and the inputs

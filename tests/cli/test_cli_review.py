@@ -89,6 +89,7 @@ def _torch_losses():
             yield name, op, list(inspect.signature(getattr(functional, name)).parameters)
 
 
+@pytest.mark.torch
 def test_the_losses_positional_arguments_are_torchs():
     """Where torch's signature has the deprecated size_average, a call gives by position only
     what comes before it; elsewhere gradcli's order is torch's, up to the reduction."""

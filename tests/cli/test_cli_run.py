@@ -141,6 +141,7 @@ def _real_python(script: Path, stdin: bool) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=REPO, input=given, capture_output=True, text=True)
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("stdin", [False, True], ids=["file", "stdin"])
 @pytest.mark.parametrize("name", ["nonleaf_grad_warning", "scalar_output_error"])
 def test_warnings_and_errors_are_those_of_python_running_the_script(cli, name, stdin):
@@ -357,6 +358,7 @@ _GRAD_ERRORS = {
 }
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", _GRAD_ERRORS)
 def test_torch_autograd_grads_errors_are_torchs(cli, name, tmp_path):
     """What torch.autograd.grad (and an in-place operation) refuses, checked as torch checks

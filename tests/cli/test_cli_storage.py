@@ -6,12 +6,13 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from test_cli_bounds import measured
 
-zarr = pytest.importorskip("zarr") if sys.version_info < (3, 11) else __import__("zarr")
+# gradcli[parquet] and gradcli[zarr] (zarr 3 needs Python 3.11)
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+zarr = pytest.importorskip("zarr")
 
 EXAMPLE2 = "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1"
 VJP = ["vjp", "-e", EXAMPLE2, "--v", "1,1,1"]

@@ -14,16 +14,18 @@ spellings).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import pytest
 
 import gradcli as gc
 
 
 def torch_module() -> Any:
-    return importlib.import_module("torch")
+    """torch, or a skip of the test that asked (tests using it are marked ``torch``)."""
+    return pytest.importorskip("torch")
 
 
 def _parts(m: Any, z: Any) -> Any:

@@ -54,6 +54,7 @@ def test_every_entry_that_takes_complex_numbers_has_a_complex_row():
     assert not missing, f"complex entries without a row in optable_complex: {missing}"
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", sorted(ROWS))
 @pytest.mark.parametrize("seed", [0, 1])
 def test_complex_gradient_matches_torch_and_finite_differences(name, seed):
@@ -87,6 +88,7 @@ def test_complex_gradient_matches_torch_and_finite_differences(name, seed):
         np.testing.assert_allclose(ours[k], fd, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", sorted(ROWS))
 def test_complex_forward_mode_matches_torch_and_finite_differences(name):
     torch = torch_module()
@@ -115,6 +117,7 @@ def test_complex_forward_mode_matches_torch_and_finite_differences(name):
     np.testing.assert_allclose(ours.numpy(), fd, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", sorted(ROWS))
 def test_complex_second_order_matches_torch(name):
     """The squared size of the gradient, differentiated again (create_graph=True)."""

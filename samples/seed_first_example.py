@@ -1,0 +1,1 @@
+../tests/pytorch/seed_first_example.py
