@@ -76,7 +76,7 @@ def check_block(where: str, declared: str, need: int, smaller: str) -> None:
         raise GradcliError(
             f"--batch ({where}) {declared}; reading it would need {budget.format_bytes(need)} "
             f"of memory, and the budget is {budget.format_bytes(limit)} (--max-memory)",
-            hint=f"raise the budget with --max-memory {budget._suggest(need)}, or {smaller}",
+            hint=f"raise the budget with --max-memory {budget.suggest(need)}, or {smaller}",
         )
 
 
