@@ -8,7 +8,7 @@ x (a 100000 x 2 float64 array); the vjp for x at each point is ``(4*x0, 10*x1 + 
   the program is in the parse cache, as on a second run; gradcli's processes run with
   compiled bytecode in a temporary ``PYTHONPYCACHEPREFIX``, as the start-up suite explains);
 * ``gradcli CLI JSON lines > file``: the same without ``--out``, its JSON lines sent to a file;
-* ``gradcli batch.run (in-process)``: ``gradcli.batch.run`` on an already bound program (its
+* ``gradcli batch.run (in-process)``: ``gradcli.batch.plan.run`` on an already bound program (its
   trace, chunked replays and concatenation included);
 * anchors: ``numpy (hand)``, the gradients computed vectorized (the baseline of every ratio),
   torch's ``torch.func.vmap(torch.func.grad(...))`` and a batched torch autograd pass when
@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcli import batch as gradcli_batch
-from gradcli.compute import Bound, bind
+from gradcli.batch import plan as gradcli_batch
+from gradcli.commands.compute import Bound, bind
 from gradcli.lang import parse_program
 
 from . import engine
@@ -96,7 +96,7 @@ def bound_program() -> Bound:
 
 
 def in_process(bound: Bound, x: np.ndarray) -> Callable[[], Any]:
-    """``gradcli.batch.run`` over every chunk, the gradients concatenated."""
+    """``gradcli.batch.plan.run`` over every chunk, the gradients concatenated."""
 
     def run() -> np.ndarray:
         chunks = gradcli_batch.run(bound, "vjp", {"x": x}, None, V, None)
@@ -194,7 +194,7 @@ def _rosenbrock(torch, x):
 def _command_cases(torch) -> dict[str, tuple[str, str, dict, Any]]:
     """command -> (program, section and name of its result, settings, torch's result at every
     point as a function of the points, or None without torch)."""
-    from gradcli.batch_passes import Settings
+    from gradcli.batch.passes import Settings
 
     t, v = np.array([1.0, 0.5]), np.array([0.5, -2.0])
     if torch is None:
@@ -359,8 +359,8 @@ def _dask_rows(root: Path, gradcli: list[str], env: dict, quick: bool) -> list[R
     distributed = optional_import("distributed")
     if distributed is None:
         return []
-    from gradcli import cluster
-    from gradcli.chunked import NpyRows
+    from gradcli.batch import dask as cluster
+    from gradcli.batch.stores.chunked import NpyRows
 
     count = 2 * 10**5 if quick else 10**6
     benchmark = DASK.replace("10^6", "2 x 10^5" if quick else "10^6")

@@ -241,7 +241,7 @@ def elementwise_hand(x: np.ndarray) -> Callable[[], Any]:
 
 
 def _savez(path: str, rows: np.ndarray, cols: np.ndarray, values: np.ndarray, n: int) -> None:
-    from gradcli.files import atomic_output
+    from gradcli.base.files import atomic_output
 
     with atomic_output(path) as temporary:
         np.savez(temporary, rows=rows, cols=cols, values=values, shape=np.array([n, n]))
@@ -250,9 +250,9 @@ def _savez(path: str, rows: np.ndarray, cols: np.ndarray, values: np.ndarray, n:
 def elementwise_implementations(x: np.ndarray, folder: str) -> dict[str, Callable[[], Any]]:
     """The diagonal by hand (alone, and written as COO), and gradcli's structured Jacobian
     (alone, and as the command computes and writes it)."""
-    from gradcli.compute import bind, jacobian
+    from gradcli.cli.jacobian_out import write_jacobian
+    from gradcli.commands.compute import bind, jacobian
     from gradcli.engine.structured import structured_jacobian
-    from gradcli.jacobian_out import write_jacobian
     from gradcli.lang import load_program
 
     hand = elementwise_hand(x)

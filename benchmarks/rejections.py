@@ -122,7 +122,7 @@ def _in_process(args: list[str], exit_code: int) -> Callable[[], None]:
     """A function that runs ``gradcli ARGS`` in this process and checks its exit code."""
     from typer.testing import CliRunner
 
-    from gradcli.cli import app
+    from gradcli.cli.app import app
 
     runner = CliRunner()
 

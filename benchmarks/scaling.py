@@ -13,7 +13,7 @@ Three series, each size checked against numpy written by hand (timed beside it, 
     mode, n = 10, 100, 1000. The element-wise part is O(n^2) work (n cotangents of length n);
     the matrix product of the n x n cotangents with A is O(n^3). The closed form anchor is O(n^2).
 ``batch``
-    ``gradcli.batch.run`` of the start-up suite's vjp (in-process, program bound once) at 10^2
+    ``gradcli.batch.plan.run`` of the start-up suite's vjp (in-process, program bound once) at 10^2
     to 10^6 points. The work is linear in the points.
 
 In the table each row's ratio is its time over the previous size's (the first size's is 1);

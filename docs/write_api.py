@@ -13,7 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import gradcli
-from gradcli import api, results, uncertainty
+from gradcli import api, results
+from gradcli.commands import uncertainty
 
 PAGE = Path(__file__).resolve().parent / "api.md"
 

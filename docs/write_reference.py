@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gradcli import reference
+from gradcli.lang import reference
 
 PAGE = Path(__file__).resolve().parent / "language.md"
 START, END = "<!-- functions: start -->\n", "<!-- functions: end -->\n"

@@ -4,7 +4,7 @@ A ``Program`` is a parsed program; each of its methods is one command of the com
 (``eval``, ``grad``, ``vjp``, ``jacobian``, ``jvp``, ``hessian``, ``hvp``, ``check``,
 ``graph``, ``plot``, ``explain``, ``derivative``, ``uncertainty``, ``export``) and returns the
 very result record the command renders (``gradcli.results``), computed by the same function
-(``gradcli.compute``)::
+(``gradcli.commands.compute``)::
 
     >>> import gradcli
     >>> p = gradcli.program("y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1")
@@ -21,7 +21,7 @@ sympy and returns an ``Exact`` record; ``batch=`` (``eval``, ``grad``, ``vjp``: 
 runs the command at many points and returns one ``Points`` record whose arrays stack the
 points' results along a first dimension, as numpy's vectorized functions do.
 
-Bad input raises ``GradcliError`` (``gradcli.errors``), or the engine's ``EngineError``
+Bad input raises ``GradcliError`` (``gradcli.base.errors``), or the engine's ``EngineError``
 (``ShapeError``, ``DomainError``, ...), never an internal exception. A keyword argument that
 is neither a parameter of the method nor an input of the program raises ``ArgumentError``,
 both a ``GradcliError`` and a ``TypeError`` (Python's error for an unexpected keyword
@@ -30,7 +30,7 @@ argument), naming the argument, the method's parameters and the program's inputs
     >>> p.vjp(x=[1, 2], vv=[1, 1, 1])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    gradcli.errors.ArgumentError: vjp() got an unexpected keyword argument 'vv' (did you ...
+    gradcli.base.errors.ArgumentError: vjp() got an unexpected keyword argument 'vv' (did you ...
 """
 
 from __future__ import annotations
@@ -39,12 +39,13 @@ import io
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import ArgumentError, GradcliError
+from .base.errors import ArgumentError, GradcliError
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .compute import Bound
+    from .commands.compute import Bound
+    from .commands.uncertainty import Uncertainty
     from .lang import Program as Parsed
     from .results import (
         HVP,
@@ -64,7 +65,6 @@ if TYPE_CHECKING:
         Several,
         Values,
     )
-    from .uncertainty import Uncertainty
 
 __all__ = ["Program", "program", "text"]
 
@@ -118,7 +118,7 @@ class Program:
     def __init__(
         self, source: str, *, dtype: str = "float64", seed: int = 0, use_cache: bool = True
     ) -> None:
-        from .compute import DTYPES
+        from .commands.compute import DTYPES
         from .lang import load_program
 
         if dtype not in DTYPES:
@@ -161,7 +161,7 @@ class Program:
         import numpy as np
 
         from .engine import Tensor
-        from .values import parse_value
+        from .lang.values import parse_value
 
         if isinstance(value, str):
             return parse_value(value, name, self.seed)
@@ -178,7 +178,7 @@ class Program:
         defaults: Any = None,
         tangents: Sequence[str] = (),
     ) -> Bound:
-        from .compute import bind
+        from .commands.compute import bind
 
         given = {n: self._array(v, n) for n, v in self._given(command, inputs, named).items()}
         extra = {} if defaults is None else defaults(self.parsed, given)
@@ -191,7 +191,7 @@ class Program:
     def _vectors(self, value: Any, of: str | Sequence[str] | None) -> Any:
         """``v`` of grad and vjp: one vector, or with several outputs a mapping from their
         names to vectors or a list of one vector per output (``outputs.vectors_for``)."""
-        from .outputs import several
+        from .commands.outputs import several
 
         if isinstance(value, Mapping):
             return {name: self._array(v, f"v for {name}") for name, v in value.items()}
@@ -215,9 +215,15 @@ class Program:
         answer, saying why first among its warnings."""
         from dataclasses import replace
 
-        from .exact import Problem, answer, approximate_array, exact_value, floats_as_numbers
-        from .outputs import one_output, refuse_several
-        from .symbolic import NotSymbolic
+        from .commands.outputs import one_output, refuse_several
+        from .domains.exact import (
+            Problem,
+            answer,
+            approximate_array,
+            exact_value,
+            floats_as_numbers,
+        )
+        from .domains.symbolic import NotSymbolic
 
         refuse_several(of, "exact=True")
         of = one_output(of)
@@ -260,8 +266,8 @@ class Program:
         ``Points`` (numbered from 0)."""
         import numpy as np
 
-        from . import batch as batches
-        from .outputs import one_output, refuse_several
+        from .batch import plan as batches
+        from .commands.outputs import one_output, refuse_several
         from .results import Points
 
         refuse_several(of, "batch")
@@ -306,7 +312,7 @@ class Program:
     ) -> Values | Exact | Points:
         """``gradcli eval``: the value of every input and every assigned name (``exact``:
         computed with sympy; ``batch``: the output at every point; see ``grad``)."""
-        from .compute import evaluate
+        from .commands.compute import evaluate
 
         def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Values:
             return evaluate(self._bind("eval", inputs, values, wrt), of)
@@ -350,7 +356,7 @@ class Program:
             >>> p.grad(x="1/3,1/2", exact=True).blocks[1].texts
             array(['2/3', '1'], dtype=object)
         """
-        from .compute import grad
+        from .commands.compute import grad
 
         def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Grads:
             bound = self._bind("grad", inputs, values, wrt)
@@ -378,7 +384,7 @@ class Program:
         """``gradcli vjp``: ``torch.autograd.grad(out, wrt, grad_outputs=v)``, J^T v for each
         name of ``wrt`` (inputs or intermediate names; default: every input). ``batch``: at
         many points, stacked (see ``grad``)."""
-        from .compute import vjp
+        from .commands.compute import vjp
 
         if batch is not None:
             vector = self._vector(v, "v")
@@ -412,7 +418,7 @@ class Program:
             >>> J.sparse["x"].values
             array([2., 4., 6.])
         """
-        from .compute import MODES, jacobian
+        from .commands.compute import MODES, jacobian
 
         def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Jacobian | Several:
             bound = self._bind("jacobian", inputs, values, wrt)
@@ -434,7 +440,7 @@ class Program:
     ) -> JVP | Several:
         """``gradcli jvp``: forward mode J t. ``t`` is the tangent of ``x``, or a mapping from
         input names to tangents (the others are 0)."""
-        from .compute import jvp
+        from .commands.compute import jvp
 
         tangents = {
             name: self._array(value, f"t for {name}")
@@ -454,7 +460,7 @@ class Program:
     ) -> Hessian | Several | Exact:
         """``gradcli hessian``: second derivatives of a scalar output, for each pair of
         ``wrt`` inputs (``exact=True``: computed with sympy, see ``grad``)."""
-        from .compute import hessian
+        from .commands.compute import hessian
 
         def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Hessian | Several:
             bound = self._bind("hessian", inputs, values, wrt)
@@ -475,7 +481,7 @@ class Program:
     ) -> HVP | Several:
         """``gradcli hvp``: H v of a scalar output. ``v`` is the vector for ``x``, or a mapping
         from input names to vectors."""
-        from .compute import hvp
+        from .commands.compute import hvp
 
         vectors = {
             name: self._array(value, f"v for {name}")
@@ -496,7 +502,7 @@ class Program:
     ) -> Check | Several:
         """``gradcli check``: the Jacobian by reverse and forward mode, finite differences
         and sympy; ``result.agree`` says whether they agree within the tolerances."""
-        from .compute import check
+        from .commands.compute import check
 
         bound = self._bind("check", inputs, values, wrt)
         return check(bound, of, None if wrt is None else _listed(wrt), atol, rtol)
@@ -511,7 +517,7 @@ class Program:
     ) -> Graph:
         """``gradcli graph``: the computational graph's nodes (``wrt``: which inputs require
         grad, as ``--wrt``)."""
-        from .compute import graph
+        from .commands.compute import graph
 
         return graph(self._bind("graph", inputs, values, wrt), of)
 
@@ -528,7 +534,7 @@ class Program:
     ) -> Plot:
         """``gradcli plot``: the output and its derivative at ``points`` points of ``x_range``
         of one input (or along ``direction``); the input that varies needs no value."""
-        from .compute import plot, plot_defaults
+        from .commands.compute import plot, plot_defaults
 
         varied = None if wrt is None else _listed(wrt)
         line = self._vector(direction, "--direction")
@@ -547,7 +553,7 @@ class Program:
     ) -> Explanation:
         """``gradcli explain``: the chain rule with numbers (forward pass, backward pass,
         local derivatives, J^T v)."""
-        from .explain import explain
+        from .commands.explain.chain import explain
 
         bound = self._bind("explain", inputs, values, wrt)
         return explain(bound, of, self._vector(v, "v"))
@@ -571,7 +577,7 @@ class Program:
             >>> p.derivative(x=2, z=3, order=3, wrt="x,x,z").derivatives
             array([108., 108.,  72.])
         """
-        from .derivative import derivative
+        from .commands.derivative import derivative
 
         if order is not None and (isinstance(order, bool) or not isinstance(order, int)):
             raise GradcliError(f"order must be a whole number, not {order!r}", hint="e.g. order=3")
@@ -604,7 +610,7 @@ class Program:
         """
         import numpy as np
 
-        from .uncertainty import deviation, propagate, split
+        from .commands.uncertainty import deviation, propagate, split
 
         given = {**(inputs or {}), **values}
         spreads: dict[str, Any] = dict(sd or {})
@@ -653,7 +659,7 @@ class Program:
             >>> latex.splitlines()[1]
             'y &= x^{2}'
         """
-        from .export import export
+        from .commands.export import export
         from .ops.exporting import TARGETS
 
         _choose(TARGETS, to=to)

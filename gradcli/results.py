@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import field
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
-from .records import record
+from .base.records import record
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .local import Local
+    from .commands.explain.local import Local
 
 FORMATS = ("table", "json", "csv")
 

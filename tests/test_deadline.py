@@ -1,4 +1,4 @@
-"""The deadline of sympy's work (``gradcli.deadline``): on any thread, nested, and without the
+"""The deadline of sympy's work (``gradcli.base.deadline``): on any thread, nested, and without the
 host program's signals: a program that imports gradcli keeps SIGALRM and its timers."""
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 import gradcli
-from gradcli import deadline, export, symbolic
-from gradcli.errors import GradcliError
+from gradcli.base import deadline
+from gradcli.base.errors import GradcliError
+from gradcli.commands import export
+from gradcli.domains import symbolic
 
 DETERMINANT = "y = det(reshape(x, 6, 6))"  # sympy's formulas take minutes
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from doc_examples import REPO
 import typer
+from doc_examples import REPO
 from typer.main import get_command
 
-from gradcli.cli import app
+from gradcli.cli.app import app
 
 _GROUP = get_command(app)
 _CONTEXT = typer.Context(_GROUP)

@@ -21,7 +21,7 @@ NAMES = set(OPS) | {alias for op in OPS.values() for alias in op.aliases}
 ENGINE = {"gc", "engine", "_engine", "P", "primitives", "F"}  # names the engine goes by
 # The same word, meaning something else: (file, word) -> what it means there.
 HOMONYMS = {
-    ("errors.py", "where"): "the JSON field of an error's place",
+    ("base/errors.py", "where"): "the JSON field of an error's place",
     ("render/__init__.py", "dot"): "Graphviz's format",
     ("render/graph.py", "dot"): "Graphviz's format",
     ("results.py", "dot"): "Graphviz's format",

@@ -11,7 +11,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from gradcli.records import record
+from gradcli.base.records import record
 
 
 def _family(decorate):

@@ -13,15 +13,16 @@ import json
 import numpy as np
 import pytest
 
-from gradcli import compute, results
-from gradcli.batch import run as batch_run
-from gradcli.derivative import derivative
-from gradcli.errors import GradcliError
-from gradcli.exact import Problem, answer
-from gradcli.explain import explain
+from gradcli import results
+from gradcli.base.errors import GradcliError
+from gradcli.batch.plan import run as batch_run
+from gradcli.commands import compute
+from gradcli.commands.derivative import derivative
+from gradcli.commands.explain.chain import explain
+from gradcli.commands.uncertainty import propagate
+from gradcli.domains.exact import Problem, answer
 from gradcli.lang import parse_program
 from gradcli.render import Options, registered, render, renderer
-from gradcli.uncertainty import propagate
 
 VECTOR = "y0 = x0**2; y1 = x0**2 + 5*x1**2; y2 = 3*x1 + 2"
 SCALAR = "f = (1 - x0)**2 + 100*(x1 - x0**2)**2"

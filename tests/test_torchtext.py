@@ -1,4 +1,4 @@
-"""gradcli.torchtext prints what PyTorch 2.13 prints, character for character.
+"""gradcli.base.torch_text prints what PyTorch 2.13 prints, character for character.
 
 Two kinds of test:
 
@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradcli import torchtext as tt
+from gradcli.base import torch_text as tt
 
 f32, f64 = np.float32, np.float64
 

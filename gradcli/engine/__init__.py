@@ -87,7 +87,7 @@ def __getattr__(name: str) -> _Any:  # the table's functions are set above; tell
 
 # What the package exports: a static list, so that type checkers see it, and the table's
 # functions. (Not every name of the module: its submodules, `errors` among them, would be
-# star-imported into `gradcli` and shadow `gradcli.errors`.)
+# star-imported into `gradcli` and shadow `gradcli.base.errors`.)
 __all__ = [
     "OPS",
     "PRIMITIVES",

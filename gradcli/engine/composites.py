@@ -34,7 +34,7 @@ from .errors import DomainError, IndexDomainError, ShapeError
 from .tensor import Tensor, TensorLike
 
 if TYPE_CHECKING:
-    from ..local import Slot
+    from ..commands.explain.local import Slot
 
 
 def _composite(name: str, summary: str, params: tuple[Param, ...], **fields: Any) -> None:

@@ -89,7 +89,7 @@ def _linalg_batch(
 def _no_symbolic_batch(x: Objects) -> Any:
     import sympy
 
-    from ..symbolic import NotSymbolic
+    from ..domains.symbolic import NotSymbolic
 
     if x.ndim != 2:
         raise NotSymbolic("a batch of matrices")
@@ -298,7 +298,7 @@ def _solve_batch(
 def _solve_symbolic(a: Objects, b: Objects) -> NumpyResult:
     import sympy
 
-    from ..symbolic import NotSymbolic
+    from ..domains.symbolic import NotSymbolic
 
     if a.ndim != 2 or b.ndim > 2:
         raise NotSymbolic("a batch of matrices")
@@ -737,7 +737,7 @@ _SVD_ORDS = ("nuc", 2, -2)
 
 
 def _matrix_norm_symbolic(x: Objects, ord: str | float = "fro", keepdim: bool = False) -> Objects:  # noqa: A002
-    from ..symbolic import NotSymbolic
+    from ..domains.symbolic import NotSymbolic
 
     if ord != "fro":
         raise NotSymbolic(f"the matrix {ord}-norm has no symbolic form here (only 'fro')")

@@ -198,7 +198,7 @@ def _poisson_symbolic(
     eps: float = 1e-8,
     reduction: str = "mean",
 ) -> np.ndarray:
-    from ..symbolic import NotSymbolic, number
+    from ..domains.symbolic import NotSymbolic, number
 
     if full:
         raise NotSymbolic("its Stirling term is cut off at target <= 1, a kink")
@@ -616,7 +616,7 @@ _loss(
 
 
 def _sympy_number(value: float) -> Any:
-    from ..symbolic import number
+    from ..domains.symbolic import number
 
     return number(value)
 

@@ -473,7 +473,7 @@ def _inside(x: Array, low: float, high: float) -> Array:
 
 
 def _logit_symbolic(x: Array, eps: float | None = None) -> Array:
-    from ..symbolic import NotSymbolic
+    from ..domains.symbolic import NotSymbolic
 
     if eps is not None:
         raise NotSymbolic("logit with eps clamps its input, which sympy does not write")

@@ -712,7 +712,7 @@ def _running_explain(extreme: str, largest: bool) -> Callable[[Any, Any], Any]:
     the index of the running extreme at i; one n x n block per slice."""
 
     def rule(slot: Any, vary: Any) -> tuple[str, str, str, Any]:
-        from .. import limits
+        from ..base import limits
 
         dim = slot.params["dim"]
         x = (

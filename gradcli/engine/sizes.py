@@ -115,7 +115,7 @@ def refuse_over(name: str, count: int, arrays: Sequence[Array] = ()) -> None:
     would pass --max-elements, the budget, or what the engaged run's tally leaves. Called
     where ``count`` is above ``budget.ROOM``, and by code that allocates outside a primitive
     (a constant of a composite)."""
-    from .. import budget, limits  # which import the engine: read once it is loaded
+    from ..base import budget, limits  # which import the engine: read once it is loaded
 
     if ROOM[0] < 0:
         budget.refresh()

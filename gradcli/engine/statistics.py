@@ -139,7 +139,7 @@ def _var_symbolic(
 ) -> np.ndarray:
     import sympy
 
-    from ..symbolic import number
+    from ..domains.symbolic import number
 
     c = _correction(unbiased, correction, "var")
     count = x.size if dim is None else x.shape[dim]
@@ -376,7 +376,7 @@ def _scan_blocks(jacobian: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> An
     slice, ``jacobian(x, out)`` with dim last."""
 
     def rule(slot: Any, vary: Callable[[np.ndarray], np.ndarray]) -> tuple[str, str, str, Any]:
-        from .. import limits
+        from ..base import limits
 
         dim = slot.params["dim"]
         x, out = (

@@ -400,7 +400,7 @@ class Tensor:
     def __repr__(self) -> str:
         """torch's text for this tensor (``torchtext.tensor_repr``), its default dtype the
         engine's (float64; ``gradcli run``'s float32): ``tensor([0.0000, 0.0770])``."""
-        from ..torchtext import tensor_repr
+        from ..base.torch_text import tensor_repr
 
         if self.dtype.kind not in "biufc":  # formulas (symbolic mode): no torch dtype
             return f"tensor({np.array2string(self.data, separator=', ', prefix='tensor(')})"

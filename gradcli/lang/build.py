@@ -6,13 +6,13 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from .. import budget, limits
-from ..errors import GradcliError
-from ..values import LIKE
+from ..base import budget, limits
+from ..base.errors import GradcliError
 from .ir import rename, version
 from .program import Assignment, Program
 from .pytorch import FLOATING
 from .validate import check_all, split_statements
+from .values import LIKE
 
 
 def parse_program(source: str) -> Program:

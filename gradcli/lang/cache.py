@@ -30,8 +30,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import __version__, limits
-from ..files import read_regular
+from .. import __version__
+from ..base import limits
+from ..base.files import read_regular
 from .functions import FUNCTIONS
 from .program import Program
 

@@ -26,7 +26,7 @@ from collections.abc import Container
 from types import EllipsisType
 from typing import Protocol, TypeVar, Union, cast
 
-from ..records import record
+from ..base.records import record
 
 IndexItem = Union[int, slice, EllipsisType, None]  # noqa: UP007 - None is a new axis
 # An option's value: a dim, p, a flag, a reduction, or an index item (y[0:2] = ...)

@@ -13,12 +13,11 @@ from dataclasses import astuple, field
 
 import numpy as np
 
-from .. import budget
 from .. import engine as gc
+from ..base import budget
+from ..base.errors import GradcliError, engine_hint, listing
+from ..base.records import record
 from ..engine.sizes import stored
-from ..errors import GradcliError, engine_hint, listing
-from ..records import record
-from ..values import constructor_dtype, generator_for, parse_constructor
 from . import diagnose
 from . import functions as F
 from .ir import (
@@ -35,6 +34,7 @@ from .ir import (
     version,
 )
 from .statement import Backward, Statement, element_of
+from .values import constructor_dtype, generator_for, parse_constructor
 
 MAX_GAP = 64  # missing elements a vector y0, y1, ... may have (each taken as 0)
 

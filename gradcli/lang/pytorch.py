@@ -26,9 +26,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..values import CONSTRUCTORS, LIKE
 from .functions import DTYPE_NAMES, TORCH_MODULES
 from .statement import Backward
+from .values import CONSTRUCTORS, LIKE
 
 # What PyTorch code imports: torch and its parts, under any name
 _IMPORTABLE = ("torch",)

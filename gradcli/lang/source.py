@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import sys
 
-from .. import limits
-from ..errors import GradcliError
-from ..values import existing_file, why_unreadable
+from ..base import limits
+from ..base.errors import GradcliError
+from .values import existing_file, why_unreadable
 
 
 def read_source(program: str | None, expr: str | None, file: str | None) -> str:

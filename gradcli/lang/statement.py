@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from ..errors import GradcliError
-from ..records import record
+from ..base.errors import GradcliError
+from ..base.records import record
 
 # x0, x12 (not x01: a leading zero would make y0 and y00 the same element)
 _ELEMENT_NAME = re.compile(r"^([A-Za-z]\w*?)(0|[1-9]\d{0,8})$")  # up to 9 digits: x999999999

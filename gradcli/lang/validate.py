@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from keyword import kwlist
 from typing import TypeVar
 
-from .. import limits, syntax
-from ..errors import GradcliError
-from ..values import CONSTRUCTORS, LIKE, quiet_parse, whole_constructor
+from ..base import limits
+from ..base.errors import GradcliError
 from . import functions as F
-from . import pytorch
+from . import pytorch, syntax
 from .ir import constant_name
 from .statement import Statement, element_of  # noqa: F401 - element_of: for its importers
+from .values import CONSTRUCTORS, LIKE, quiet_parse, whole_constructor
 
 T = TypeVar("T")
 CONSTANTS = {"e", "pi"}

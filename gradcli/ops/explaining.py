@@ -1,8 +1,9 @@
 """Explain rules: the local derivative of one operation by one operand, as ``explain`` shows it.
 
 A rule is ``rule(slot, vary) -> (left side, formula, layout, value)``. ``slot`` describes the
-operand (see ``gradcli/local.py``: the step's name ``node``, the operand names ``names`` and
-values ``arrays``, which one is ``position``, the options ``params``, the result ``out``);
+operand (see ``gradcli/commands/explain/local.py``: the step's name ``node``, the operand
+names ``names`` and values ``arrays``, which one is ``position``, the options ``params``, the
+result ``out``);
 ``vary(v)`` gives J^T v for this operand alone. The layouts are those of ``local.Local``.
 """
 
@@ -17,7 +18,7 @@ import numpy as np
 from .table import Array
 
 if TYPE_CHECKING:
-    from ..local import Slot
+    from ..commands.explain.local import Slot
 
 Vary = Callable[[Array], Array]  # v -> J^T v, for the slot's operand alone
 # (left side, formula, layout, value; None when too large to work out)
@@ -180,7 +181,7 @@ def blocks(log: bool) -> ExplainRule:
     """softmax (or log_softmax): the formula, and the n x n Jacobian of each slice along dim."""
 
     def rule(slot: Slot, vary: Vary) -> Explained:
-        from .. import limits
+        from ..base import limits
 
         dim = slot.params["dim"]
         dim = 0 if dim is None else dim
@@ -209,7 +210,7 @@ def slices(formula: Callable[[Slot], str]) -> ExplainRule:
     position along dim, all slices at once)."""
 
     def rule(slot: Slot, vary: Vary) -> Explained:
-        from .. import limits
+        from ..base import limits
 
         left = f"{d(slot.node)}[i]/{d(slot.wrt)}[j]"
         out = slot.out if slot.out.ndim else slot.out.reshape(1)
@@ -245,7 +246,7 @@ def jacobian(formula: Callable[[Slot], str]) -> ExplainRule:
     operand.shape, row by row from J^T e_k (None when it is too large to show)."""
 
     def rule(slot: Slot, vary: Vary) -> Explained:
-        from .. import limits
+        from ..base import limits
 
         out, operand = np.shape(slot.out), np.shape(slot.arrays[slot.position])
         entries = math.prod(out) * math.prod(operand)

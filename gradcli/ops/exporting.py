@@ -8,7 +8,7 @@ only as methods are listed. ``tests/cli/test_cli_export.py`` holds every entry t
 spelling: each names a callable of torch 2.13.
 
 NumPy, JAX, sympy and LaTeX are written from the formulas of the entries' ``symbolic`` rules
-(``gradcli/export.py``): an entry without one cannot be written there, and says why.
+(``gradcli/commands/export.py``): an entry without one cannot be written there, and says why.
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ def power(a: Array, b: Array) -> Array:
     exact 2**2**30 is never built (a number beyond float range is not symbolic)."""
     import sympy
 
-    from ..symbolic import NotSymbolic, constant_array
+    from ..domains.symbolic import NotSymbolic, constant_array
 
     numbers = [*np.ravel(a), *np.ravel(b)]
     if all(isinstance(e, sympy.Number) for e in numbers):
@@ -74,7 +74,7 @@ def power(a: Array, b: Array) -> Array:
 
 def matmul(a: Array, b: Array) -> Array:
     """Matrix and vector products of formulas (not batched ones)."""
-    from ..symbolic import NotSymbolic
+    from ..domains.symbolic import NotSymbolic
 
     if a.ndim > 2 or b.ndim > 2:
         raise NotSymbolic("batched matrix products")
@@ -106,7 +106,7 @@ def where(sp: Any, condition: Formula, a: Formula, b: Formula) -> Formula:
 
 
 def clamp(sp: Any, v: Formula, low: float | None, high: float | None) -> Formula:
-    from ..symbolic import number
+    from ..domains.symbolic import number
 
     def bound(value: Any) -> Formula:  # a number, or a tensor bound's own formula
         return number(value) if isinstance(value, (int, float)) else value
@@ -144,7 +144,7 @@ def norm(
     x: Array, p: float = 2, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
 ) -> Array:
     """The 2-norm (others have kinks that sympy's Abs does not differentiate as torch does)."""
-    from ..symbolic import NotSymbolic
+    from ..domains.symbolic import NotSymbolic
 
     if p != 2:
         raise NotSymbolic(f"the {p}-norm has no symbolic form here (only the 2-norm)")
@@ -167,7 +167,7 @@ def bce_with_logits(
 ) -> Array:
     """log(1 + e^z) - z y, the smooth form of the stable formula the engine computes."""
     if weight is not None or pos_weight is not None:
-        from ..symbolic import NotSymbolic
+        from ..domains.symbolic import NotSymbolic
 
         raise NotSymbolic("its weights get no gradient (as in PyTorch), which sympy does not write")
     return _reduced(each(lambda sp, v: sp.log(1 + sp.exp(v)))(z) - z * target, reduction)

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..errors import GradcliError
+from ..base.errors import GradcliError
 from ..results import (
     HVP,
     JVP,
@@ -94,7 +94,7 @@ def render(result: Result, fmt: str, options: Options | None = None, file=None) 
 
 def warn(result: Result) -> None:
     """The result's warnings, on stderr."""
-    from ..notice import say
+    from ..base.notice import say
 
     for message in result.warnings:
         say(f"warning: {message}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import GradcliError
-from ..files import atomic_output
+from ..base.errors import GradcliError
+from ..base.files import atomic_output
 from ..results import Plot
 
 

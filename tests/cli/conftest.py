@@ -23,7 +23,7 @@ import pytest
 from snapshot_numbers import RoundedNumbers
 from typer.testing import CliRunner
 
-from gradcli.cli import app
+from gradcli.cli.app import app
 
 REPO = Path(__file__).resolve().parents[2]
 

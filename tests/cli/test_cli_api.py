@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import gradcli
-from gradcli.errors import GradcliError
+from gradcli.base.errors import GradcliError
 from gradcli.results import VJP
 
 REPO = Path(__file__).resolve().parents[2]
@@ -383,7 +383,7 @@ def test_batch_and_exact_refuse_what_they_do_not_take():
 def test_an_unknown_keyword_argument_is_a_type_error_naming_it():
     """``vv`` for ``v``: not bound as an input, but refused, naming the argument, the method's
     parameters and the program's inputs; a TypeError as Python's own, and a GradcliError."""
-    from gradcli.errors import ArgumentError
+    from gradcli.base.errors import ArgumentError
 
     program = gradcli.program("y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1")
     calls = [

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli import budget
-from gradcli.errors import GradcliError
+from gradcli.base import budget
+from gradcli.base.errors import GradcliError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -330,8 +330,8 @@ def test_a_result_too_large_to_write_as_json_is_refused_before_it_is_written(cli
 
 
 def test_batch_chunks_are_small_enough_that_their_json_text_fits_the_budget():
-    from gradcli.batch import run
-    from gradcli.compute import bind
+    from gradcli.batch.plan import run
+    from gradcli.commands.compute import bind
     from gradcli.lang import load_program
 
     program = load_program("w = ones(1000); y = x*w", use_cache=False)

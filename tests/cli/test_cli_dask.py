@@ -14,7 +14,7 @@ import json
 import numpy as np
 import pytest
 
-from gradcli.cluster import local_cluster
+from gradcli.batch.dask import local_cluster
 
 distributed = pytest.importorskip("distributed")  # gradcli[dask]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradcli.values import VALUE_SYNTAX
+from gradcli.lang.values import VALUE_SYNTAX
 
 
 def fails(result, *fragments: str) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from gradcli.exact import exact_value, program_constant
+from gradcli.domains.exact import exact_value, program_constant
 
 
 def _same(text: str, expected: sp.Expr) -> bool:

@@ -14,8 +14,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from gradcli import bundled
-from gradcli.cli import app
+from gradcli.base import samples as bundled
+from gradcli.cli.app import app
 
 
 def _examples() -> list[tuple[str, str]]:

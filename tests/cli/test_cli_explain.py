@@ -23,9 +23,9 @@ from explain_singles_cases import CASES as SINGLES_CASES
 from explain_singles_cases import FIXED as SINGLES_FIXED
 from test_cli_snapshots import SAMPLES, run_line
 
+from gradcli.domains.symbolic import elementwise
 from gradcli.lang import parse_program
 from gradcli.lang.functions import FUNCTIONS
-from gradcli.symbolic import elementwise
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

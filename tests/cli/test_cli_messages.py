@@ -12,7 +12,7 @@ import warnings
 import pytest
 
 from gradcli.lang.functions import ALIASES, FUNCTIONS
-from gradcli.values import CONSTRUCTORS
+from gradcli.lang.values import CONSTRUCTORS
 
 
 def _class_names(module, base) -> set[str]:

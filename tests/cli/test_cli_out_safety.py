@@ -14,9 +14,9 @@ import pytest
 import zarr
 from hostile import EXPANDING_STORES, HOSTILE_OUTPUTS
 
-from gradcli.chunked import replace_folder
-from gradcli.errors import GradcliError
-from gradcli.files import MANIFEST
+from gradcli.base.errors import GradcliError
+from gradcli.base.files import MANIFEST
+from gradcli.batch.stores.chunked import replace_folder
 
 EXAMPLE2 = "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1"
 VJP = ["vjp", "-e", EXAMPLE2, "--v", "1,1,1"]

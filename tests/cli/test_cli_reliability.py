@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli import batch
+from gradcli.batch import plan as batch
 from gradcli.lang import cache
 
 REPO = Path(__file__).resolve().parents[2]
@@ -149,7 +149,7 @@ def test_an_entry_linked_to_dev_zero_is_not_read(private_cache):
 
 def test_a_symlinked_entry_to_a_good_entry_is_not_followed(private_cache):
     """Even a link to a valid entry is not read: entries are never read through links."""
-    from gradcli.files import read_regular
+    from gradcli.base.files import read_regular
 
     cache.write_entry(SOURCE, "program", {"anything": 1})
     path = entry_of()
@@ -430,7 +430,7 @@ def test_out_is_written_and_keeps_a_new_files_mode(cli, points):
 
 SLOW_WRITE = """
 import sys, time
-from gradcli.files import atomic_output
+from gradcli.base.files import atomic_output
 with atomic_output(sys.argv[1]) as temporary:
     with open(temporary, "wb") as f:
         f.write(b"new, part 1;")
@@ -460,7 +460,7 @@ def test_sigkill_during_an_atomic_write_leaves_the_previous_file(tmp_path):
 # inside the write of --out, every time
 STALLING_GRADCLI = """
 import sys, time
-from gradcli import batch
+from gradcli.batch import plan as batch
 real = batch.OutFile.write
 def stalling(self, chunk):
     real(self, chunk)
@@ -469,7 +469,7 @@ def stalling(self, chunk):
     print("writing", file=sys.stderr, flush=True)
     time.sleep(120)
 batch.OutFile.write = stalling
-from gradcli.cli import main
+from gradcli.cli.app import main
 sys.argv[0] = "gradcli"
 main()
 """
@@ -637,7 +637,7 @@ def test_an_error_about_an_archive_of_20000_arrays_cuts_the_list(cli, tmp_path):
 
 
 def test_listing_cuts_long_lists_and_long_names():
-    from gradcli.errors import listing
+    from gradcli.base.errors import listing
 
     assert listing(["a", "b"]) == "a, b"
     assert listing([], empty="none") == "none"
@@ -659,7 +659,7 @@ def test_out_through_a_symlink_replaces_its_target_and_keeps_the_link(cli, point
 def test_atomic_output_writes_a_fifo_in_place(tmp_path):
     import threading
 
-    from gradcli.files import atomic_output
+    from gradcli.base.files import atomic_output
 
     fifo = tmp_path / "pipe.npy"
     os.mkfifo(fifo)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gradcli import repl
+from gradcli.cli import repl
 
 EXAMPLE = "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1"
 

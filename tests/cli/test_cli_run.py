@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from gradcli.engine.shapes import MESHGRID_WARNING
-from gradcli.run import NONLEAF_GRAD, ScriptError, Session, compile_script
+from gradcli.script.run import NONLEAF_GRAD, ScriptError, Session, compile_script
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "pytorch"
@@ -282,7 +282,7 @@ def test_aliases_follow_a_write_and_no_grad_writes_keep_the_leaf(cli):
 
 def test_a_script_run_again_is_read_from_the_parse_cache(cli, tmp_path, monkeypatch):
     from gradcli.lang.cache import entry_path, seal
-    from gradcli.run import load_steps
+    from gradcli.script.run import load_steps
 
     monkeypatch.setenv("GRADCLI_CACHE_DIR", str(tmp_path))
     source = (CORPUS / "seed_first_example.py").read_text()
@@ -421,7 +421,7 @@ def test_manual_seed_repeats_what_rand_draws_and_seeds_differ(cli):
 
 
 def test_f_strings_are_read_back_from_the_parse_cache(cli, tmp_path, monkeypatch):
-    from gradcli.run import load_steps
+    from gradcli.script.run import load_steps
 
     monkeypatch.setenv("GRADCLI_CACHE_DIR", str(tmp_path))
     source = (CORPUS / "run" / "retain_and_fstrings.py").read_text()

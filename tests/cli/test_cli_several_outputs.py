@@ -15,7 +15,7 @@ import pytest
 from conftest import strict_json, tidy_csv
 
 import gradcli
-from gradcli.errors import GradcliError
+from gradcli.base.errors import GradcliError
 from gradcli.results import Several
 
 torch = pytest.importorskip("torch")

@@ -50,7 +50,7 @@ def captured(result) -> dict:
 
 
 def test_the_samples_the_docs_name_exist_and_each_has_a_run_line():
-    from gradcli.cli import COMMANDS
+    from gradcli.cli.app import COMMANDS
 
     pages = [REPO / "README.md", *(REPO / "docs").rglob("*.md")]
     named = {name for page in pages for name in re.findall(r"samples/(\w+\.gc)", page.read_text())}

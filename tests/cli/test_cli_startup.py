@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from gradcli import cli
+from gradcli.cli import app as cli
 
 VJP = ("vjp", "-e", "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1", "--x", "1,2", "--v", "1,1,1")
 
@@ -26,10 +26,10 @@ NOT_ON_THE_WARM_PATH = (
     "gradcli.lang.parse",
     "gradcli.lang.validate",  # the validator: a cached program was validated when parsed
     "gradcli.lang.pytorch",  # PyTorch code's reader
-    "gradcli.syntax",  # explains refused text
-    "gradcli.reference",  # gradcli functions
-    "gradcli.symbolic",  # --symbolic, check
-    "gradcli.batch",  # --batch
+    "gradcli.lang.syntax",  # explains refused text
+    "gradcli.lang.reference",  # gradcli functions
+    "gradcli.domains.symbolic",  # --symbolic, check
+    "gradcli.batch.plan",  # --batch
     "gradcli.render.table",  # --format table
     "rich",  # tables (and Typer's help)
     "numpy.random",  # rand, randn, dropout
@@ -132,7 +132,7 @@ def test_shell_completion_lists_every_command():
     assert done.stdout.split() == list(cli.COMMANDS)
 
 
-@pytest.mark.parametrize("module", ["gradcli", "gradcli.cli"])
+@pytest.mark.parametrize("module", ["gradcli", "gradcli.cli.app"])
 @pytest.mark.parametrize("before", [True, False])
 def test_the_collector_is_as_it_was_after_the_imports(module, before):
     """Paused while gradcli's modules are imported, collection is on again after, unless the
@@ -154,7 +154,7 @@ def test_the_command_line_freezes_what_its_imports_made():
         "import atexit, gc, sys\n"
         "atexit.register(lambda: print(gc.get_freeze_count() > 10000, file=sys.stderr))\n"
         "sys.argv = ['gradcli', '--version']\n"
-        "from gradcli.cli import main\n"
+        "from gradcli.cli.app import main\n"
         "main()\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -9,7 +9,7 @@ import time
 import pytest
 from test_cli_subprocess import console_script, run
 
-from gradcli import export
+from gradcli.commands import export
 
 DETERMINANT = ("-e", "y = det(reshape(x, 6, 6))", "--x", "rand(36)")  # sympy: minutes
 # start-up, sympy's import and the run before sympy's work, on a busy machine: the time a

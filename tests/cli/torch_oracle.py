@@ -19,9 +19,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from gradcli.compute import bind
+from gradcli.commands.compute import bind
 from gradcli.lang import load_program
-from gradcli.values import parse_value
+from gradcli.lang.values import parse_value
 
 RTOL, ATOL = 1e-10, 1e-12
 

@@ -19,13 +19,13 @@ from optable_linalg import SYMBOLIC_PROGRAMS as LINALG_PROGRAMS
 from optable_singles import SYMBOLIC_PROGRAMS as SINGLES_PROGRAMS
 
 from gradcli import engine as gc
-from gradcli.compute import bind, check
+from gradcli.commands.compute import bind, check
+from gradcli.domains.symbolic import elementwise
 from gradcli.engine import sizes
 from gradcli.lang import load_program
 from gradcli.lang.functions import FUNCTIONS
+from gradcli.lang.values import parse_value
 from gradcli.ops.table import OPS
-from gradcli.symbolic import elementwise
-from gradcli.values import parse_value
 
 
 def test_every_operation_a_program_can_call_has_a_row_in_the_test_table():

@@ -19,11 +19,11 @@ import atheris
 with atheris.instrument_imports():
     import numpy as np
 
-    from gradcli import limits
-    from gradcli.compute import bind, grad
-    from gradcli.errors import GradcliError
+    from gradcli.base import limits
+    from gradcli.base.errors import GradcliError
+    from gradcli.commands.compute import bind, grad
     from gradcli.lang import parse_program
-    from gradcli.values import parse_value
+    from gradcli.lang.values import parse_value
 
 # Small limits keep each input cheap; the code paths are the same as at the defaults.
 LIMITS = limits.Limits(max_elements=10_000, max_length=2_000, max_depth=100)

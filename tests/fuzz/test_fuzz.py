@@ -45,13 +45,13 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import gradcli.lang.parse as parse_module
-from gradcli import limits
-from gradcli.cli import app
-from gradcli.errors import GradcliError
+from gradcli.base import limits
+from gradcli.base.errors import GradcliError
+from gradcli.cli.app import app
 from gradcli.lang import Program, parse_program
 from gradcli.lang import functions as F
 from gradcli.lang.functions import ALIASES, FUNCTIONS
-from gradcli.values import CONSTRUCTORS, parse_value
+from gradcli.lang.values import CONSTRUCTORS, parse_value
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = {path.name: path.read_text() for path in sorted((REPO / "samples").glob("*.gc"))}

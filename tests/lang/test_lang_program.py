@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import gradcli.engine as gc
-from gradcli.compute import bind
-from gradcli.errors import GradcliError
+from gradcli.base.errors import GradcliError
+from gradcli.commands.compute import bind
 from gradcli.lang import parse_program
 from gradcli.lang.program import RunLog
 

@@ -8,7 +8,7 @@ import pytest
 
 import gradcli.lang.build  # noqa: F401  (sympy imported before the spies are in place)
 import gradcli.lang.parse as parse_module
-from gradcli.errors import GradcliError
+from gradcli.base.errors import GradcliError
 from gradcli.lang import parse_program
 
 HOSTILE = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradcli.errors import GradcliError
+from gradcli.base.errors import GradcliError
 from gradcli.lang.validate import Statement, check, describe, element_of, split_statements
 
 

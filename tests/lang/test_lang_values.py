@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli import limits
-from gradcli.errors import GradcliError
-from gradcli.values import CONSTRUCTORS, VALUE_SYNTAX, generator_for, named_values, parse_value
+from gradcli.base import limits
+from gradcli.base.errors import GradcliError
+from gradcli.lang.values import CONSTRUCTORS, VALUE_SYNTAX, generator_for, named_values, parse_value
 
 
 def value(text: str, **kwargs) -> np.ndarray:

@@ -27,7 +27,7 @@ import pytest
 from corpus_oracle import CORPUS, EXPECTED, REPO, exception_line, mask, scripts
 from typer.testing import CliRunner
 
-from gradcli.cli import app
+from gradcli.cli.app import app
 
 PASSING = Path(__file__).with_name("corpus_passing.txt")
 ORACLE = Path(__file__).with_name("corpus_oracle.py")

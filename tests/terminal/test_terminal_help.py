@@ -14,7 +14,7 @@ import functools
 
 import pytest
 
-from gradcli.cli import COMMANDS
+from gradcli.cli.app import COMMANDS
 
 from .screen import run_in_terminal
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pyte
 import pytest
 
-from gradcli import repl
+from gradcli.cli import repl
 
 from .screen import REPO, gradcli_command
 

@@ -1,0 +1,405 @@
+"""The passes ``--batch`` traces for each command, and how a chunk's rows fold back into each
+point's results.
+
+eval, grad, vjp, jvp and hvp trace one pass that gives a point's results (the vector v or the
+tangents t are the same at every point). jacobian and hessian trace one product (a VJP, a JVP
+or a Hessian-vector product) and replay it at every point with each basis vector: a chunk of
+P points is one replay of P x (number of basis vectors) rows. check replays three passes, the
+Jacobian in reverse mode, in forward mode, and the program's value at x + h e_k and x - h e_k
+(finite differences), and compares them at each point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from functools import partial
+
+import numpy as np
+
+from .. import engine as gc
+from ..base.errors import GradcliError, from_engine
+from ..commands.compute import (
+    MODES,
+    Bound,
+    _jacobian_inputs,
+    _scalar_output,
+    check_size,
+    hvp_vectors,
+    tangents_of,
+)
+from ..engine.compile import NotBatchable, Tape, run_batched, trace
+
+Sections = dict[str, dict[str, np.ndarray]]  # section ("values", "grads", ...) -> name -> array
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a command takes beside v and --wrt: jvp's tangents, hvp's vectors, jacobian's
+    mode, check's tolerances."""
+
+    tangents: dict[str, np.ndarray] = field(default_factory=dict)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    mode: str = "auto"
+    atol: float = 1e-5
+    rtol: float = 1e-3
+
+
+@dataclass
+class Pass:
+    """A traced pass and the rows it is replayed at: one a point; or, with ``seeds`` (each an
+    array of the seed vectors of one of the tape's last inputs), one a point and seed vector;
+    or, with ``differenced`` (the inputs' positions among the tape's), the 2 n points
+    x +- h e_k of a point's n elements of those inputs, whose outputs come back as the
+    difference quotients. ``function`` is the traced one, for a replay point by point."""
+
+    tape: Tape
+    seeds: tuple[np.ndarray, ...] = ()
+    differenced: tuple[int, ...] = ()
+    function: Callable | None = None
+
+    def rows(self) -> int:
+        """The rows of the replay a point takes."""
+        if self.differenced:
+            return 2 * sum(
+                int(np.prod(self.tape.shapes[self.tape.inputs[i]])) for i in self.differenced
+            )
+        return len(self.seeds[0]) if self.seeds else 1
+
+    def replay(
+        self, arrays: list, batched: list[bool], size: int, bound: Bound | None, first: int = 0
+    ) -> list:
+        """The outputs at ``size`` points (``arrays``: each input's, ``batched`` where it has a
+        leading point dimension; the first numbered ``first``): arrays of (size, ...), or
+        (size, seeds, ...) with seeds."""
+        where = (bound, first, self.rows())
+        if self.differenced:
+            return self._differences(arrays, batched, size, where)
+        if not self.seeds:
+            return replayed(self, arrays, batched, size, where)
+        rows = len(self.seeds[0])
+        arrays = [np.repeat(a, rows, axis=0) if b else a for a, b in zip(arrays, batched)]
+        arrays += [np.tile(s, (size,) + (1,) * (s.ndim - 1)) for s in self.seeds]
+        flags = [*batched, *(True for _ in self.seeds)]
+        outputs = replayed(self, arrays, flags, size * rows, where)
+        return [o.reshape((size, rows) + o.shape[1:]) for o in outputs]
+
+    def _differences(self, arrays: list, batched: list[bool], size: int, where) -> list:
+        """Central differences with the step eps^(1/3) scaled to each coordinate's magnitude,
+        as ``compute.finite_difference_jacobian`` takes them: (size, n, *output.shape)."""
+        arrays, batched = list(arrays), list(batched)
+        for i in self.differenced:  # every point differs in these inputs
+            if not batched[i]:
+                arrays[i] = np.broadcast_to(arrays[i], (size,) + np.shape(arrays[i]))
+                batched[i] = True
+        rows = self.rows()
+        expanded = [np.repeat(a, rows, axis=0) if b else a for a, b in zip(arrays, batched)]
+        steps, offset = [], 0
+        for i in self.differenced:
+            dtype = expanded[i].dtype
+            base = np.asarray(arrays[i]).reshape(size, -1)
+            m = base.shape[1]
+            h = (np.finfo(dtype).eps ** (1 / 3) * np.maximum(1.0, np.abs(base))).astype(dtype)
+            moved = expanded[i].reshape(size, rows // 2, 2, m)
+            k = np.arange(m)
+            moved[:, offset + k, 0, k] += h
+            moved[:, offset + k, 1, k] -= h
+            expanded[i] = moved.reshape(expanded[i].shape)
+            steps.append(h)
+            offset += m
+        (values,) = replayed(self, expanded, batched, size * rows, where)
+        values = values.reshape((size, rows // 2, 2) + values.shape[1:])
+        h = np.concatenate(steps, axis=1).reshape((size, rows // 2) + (1,) * (values.ndim - 3))
+        return [(values[:, :, 0] - values[:, :, 1]) / (2 * h)]
+
+
+@contextmanager
+def at_point(index: int) -> Iterator[None]:
+    """Errors of the user's kind raised for one point say which point (numbered from 0)."""
+    try:
+        yield
+    except GradcliError as exc:
+        raise GradcliError(f"--batch: point {index}: {exc.message}", hint=exc.hint) from None
+    except gc.EngineError as exc:
+        error = from_engine(exc)
+        raise GradcliError(f"--batch: point {index}: {error.message}", hint=error.hint) from None
+
+
+def replayed(step: Pass, arrays: list, batched: list[bool], size: int, where: tuple) -> list:
+    """``step``'s tape replayed at ``size`` rows at once; where an operation has no batch rule,
+    row by row; where the shapes follow each row's values (x[x > 0]), traced anew at each.
+    ``where``: the bound program (where it was traced), the number of the first point and
+    the rows a point takes."""
+    with np.errstate(all="ignore"):
+        try:
+            return run_batched(step.tape, arrays, batched)
+        except NotBatchable:
+            if not step.tape.dynamic:
+                return _row_by_row(step.tape, arrays, batched, size)
+            bound, first, per = where
+            assert bound is not None, "a dynamic tape is replayed where it was traced"
+            return _each_traced(bound, step.function, arrays, batched, size, first, per)
+
+
+def _row_by_row(tape: Tape, arrays: list, batched: list[bool], count: int) -> list:
+    rows = [tape.run(*[a[i] if b else a for a, b in zip(arrays, batched)]) for i in range(count)]
+    return [np.stack(column) for column in zip(*rows)]
+
+
+def _each_traced(
+    bound: Bound, function, arrays: list, batched: list[bool], count: int, first: int, rows_per: int
+) -> list:
+    """The pass run on the engine at each row: for a program whose shapes follow its values (a
+    mask computed from the inputs), which no tape of one point replays at another. An error
+    names the point of its row (``rows_per`` rows a point, the first point ``first``)."""
+    rows = []
+    for i in range(count):
+        values = [gc.Tensor(np.array(a[i] if b else a)) for a, b in zip(arrays, batched)]
+        with at_point(first + i // rows_per):
+            rows.append([o.numpy() for o in bound.engine(partial(function, *values))])
+    shapes = {tuple(np.shape(r[0])) for r in rows}
+    if len(shapes) > 1:
+        raise GradcliError(
+            f"--batch: the output has a different shape at different points ({sorted(shapes)})",
+            hint="reduce it to one shape (sum, mean, ...), or give the points one at a time",
+        )
+    return [np.stack(column) for column in zip(*rows)]
+
+
+# -- the traced functions -----------------------------------------------------------------------
+
+
+def _of_inputs(bound: Bound, name: str, names: list[str]) -> Callable:
+    """The program's output ``name`` as a function of all its inputs, in ``names``' order."""
+    return lambda *values: bound.run(dict(zip(names, values)))[name]
+
+
+def _reverse(bound: Bound, name: str, names: list[str], targets: list[str], v, seeded: bool):
+    """(inputs..., [seed]) -> [output, *J^T seed for each target]: the seed is v (fixed, or
+    None for a scalar output) or, ``seeded``, the tape's last input."""
+
+    def one_pass(*values):
+        leaves = dict(zip(names, values[: len(names)]))
+        for t in targets:
+            leaves[t].requires_grad = True
+        result = bound.run(leaves)[name]
+        if not targets:
+            return [result]
+        seed = (
+            values[-1] if seeded else None if v is None else gc.Tensor(np.asarray(v, bound.dtype))
+        )
+        if seeded and result.shape != seed.shape:  # x[x > 0]: the rows of J vary in number
+            raise GradcliError(
+                f"the output {name} has shape {result.shape} here, but {seed.shape} at the "
+                "point the pass was traced at",
+                hint="reduce it to one shape (sum, mean, ...), or give the points one at a time",
+            )
+        grads = gc.grad(result, [leaves[t] for t in targets], seed, allow_unused=True)
+        zeros = [gc.zeros(*leaves[t].shape, dtype=bound.dtype) for t in targets]
+        return [result, *(z if g is None else g for g, z in zip(grads, zeros))]
+
+    return one_pass
+
+
+def _tangent(bound: Bound, name: str, names: list[str], targets: list[str], fixed: dict):
+    """(inputs..., a tangent for each target) -> [output, J t]; ``fixed`` tangents (jvp's
+    --t) instead when ``targets`` is empty, zero for the inputs neither gives."""
+    function = _of_inputs(bound, name, names)
+
+    def one_pass(*values):
+        given = dict(zip(targets, values[len(names) :]))
+        given.update({n: gc.Tensor(np.asarray(t, bound.dtype)) for n, t in fixed.items()})
+        tangents = [
+            given.get(n, gc.Tensor(np.zeros(np.shape(v.data), bound.dtype)))
+            for n, v in zip(names, values)
+        ]
+        return list(gc.jvp(function, tuple(values[: len(names)]), tangents))
+
+    return one_pass
+
+
+def _hvp(bound: Bound, name: str, names: list[str], targets: list[str], fixed: dict):
+    """(inputs..., [a vector for each target]) -> [output, *H v for each target]; ``fixed``
+    vectors (hvp's --v) instead when the tape takes none."""
+
+    def one_pass(*values):
+        inputs = dict(zip(names, values[: len(names)]))
+        given = values[len(names) :] or [
+            gc.Tensor(np.asarray(fixed[t], bound.dtype)) for t in targets
+        ]
+
+        def function(*xs):
+            return bound.run({**inputs, **dict(zip(targets, xs))})[name].reshape(())
+
+        out, products = gc.hvp(function, tuple(inputs[t] for t in targets), tuple(given))
+        products = products if isinstance(products, tuple) else (products,)
+        return [out, *products]
+
+    return one_pass
+
+
+def _basis(shapes: list[tuple[int, ...]], dtype) -> tuple[np.ndarray, ...]:
+    """The basis vectors of the inputs of ``shapes`` together: for each input, an array of
+    (n, *shape) whose row k is e_k where k is one of its elements, zero elsewhere."""
+    sizes = [int(np.prod(s)) for s in shapes]
+    identity = np.eye(sum(sizes), dtype=dtype)
+    starts = np.cumsum([0, *sizes])
+    return tuple(identity[:, a:b].reshape((-1, *s)) for a, b, s in zip(starts, starts[1:], shapes))
+
+
+# -- a command's passes, and how their outputs fold into sections ------------------------------
+
+
+@dataclass
+class Layout:
+    """What folds a command's outputs into the sections of its results."""
+
+    command: str
+    output: str
+    shape: tuple[int, ...]  # the output's
+    targets: list[str]
+    shapes: dict[str, tuple[int, ...]]  # of the targets
+    forward: bool = False  # jacobian: computed in forward mode
+    atol: float = 1e-5
+    rtol: float = 1e-3
+
+    def fold(self, outputs: list[list]) -> Sections:
+        """The sections of a chunk's results from the outputs of each pass."""
+        first = outputs[0]
+        value = first[0][:, 0] if first[0].ndim > len(self.shape) + 1 else first[0]
+        sections: Sections = {"values": {self.output: value}}
+        c = self.command
+        if c in ("grad", "vjp"):
+            sections["grads"] = dict(zip(self.targets, first[1:]))
+        elif c == "jvp":
+            sections["jvp"] = {self.output: first[1]}
+        elif c == "hvp":
+            sections["hvp"] = dict(zip(self.targets, first[1:]))
+        elif c == "jacobian":
+            sections["jacobian"] = self._jacobian(first, self.forward)
+        elif c == "hessian":
+            rows = {b: self._split(p, self.shapes[b]) for b, p in zip(self.targets, first[1:])}
+            sections["hessian"] = {
+                f"{a},{b}": rows[b][a] for a in self.targets for b in self.targets
+            }
+        elif c == "check":
+            sections["check"] = self._compare(
+                self._jacobian(outputs[0], False),
+                [self._jacobian(outputs[1], True), self._columns(outputs[2][0])],
+            )
+        return sections
+
+    def _split(self, rows: np.ndarray, after: tuple[int, ...]) -> dict[str, np.ndarray]:
+        """Rows (size, n, *after), one a basis vector of the targets, as a block
+        (size, *target.shape, *after) per target."""
+        blocks, start = {}, 0
+        for t in self.targets:
+            m = int(np.prod(self.shapes[t]))
+            blocks[t] = rows[:, start : start + m].reshape((len(rows), *self.shapes[t], *after))
+            start += m
+        return blocks
+
+    def _columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Rows (size, n, *output.shape), one a column of J, as J (size, *output, *target)."""
+        k = len(self.shape)
+        return {
+            t: np.moveaxis(
+                block, tuple(range(1, 1 + len(self.shapes[t]))), tuple(range(1 + k, block.ndim))
+            )
+            for t, block in self._split(rows, self.shape).items()
+        }
+
+    def _jacobian(self, outputs: list, forward: bool) -> dict[str, np.ndarray]:
+        if forward:
+            return self._columns(outputs[1])
+        return {
+            t: g.reshape((len(g), *self.shape, *self.shapes[t]))
+            for t, g in zip(self.targets, outputs[1:])
+        }
+
+    def _compare(self, reference: dict, others: list[dict]) -> dict[str, np.ndarray]:
+        """check at each point: whether every method agrees with reverse mode (within atol and
+        rtol, as ``compute.check``), and the largest |method - reverse| (inf where one of the
+        two is NaN and the other not)."""
+        size = len(next(iter(reference.values())))
+        agree, error = np.ones(size, bool), np.zeros(size)
+        for method in others:
+            for t, a in reference.items():
+                b = method[t]
+                close = np.isclose(b, a, rtol=self.rtol, atol=self.atol, equal_nan=True)
+                agree &= close.reshape(size, -1).all(axis=1)
+                with np.errstate(invalid="ignore"):
+                    gap = np.where(np.isnan(a) & np.isnan(b), 0.0, np.abs(b - a))
+                gap = np.where(np.isnan(gap), np.inf, gap).reshape(size, -1)
+                if gap.shape[1]:
+                    error = np.maximum(error, gap.max(axis=1))
+        return {"agree": agree, "max_error": error}
+
+
+def check_settings(
+    bound: Bound, command: str, name: str, out: gc.Tensor, targets: list[str], settings: Settings
+) -> Settings:
+    """Refuse what the command refuses at one point (before any tracing), and give the
+    settings with jvp's and hvp's vectors checked and in the floating type."""
+    if command == "jvp":
+        return replace(settings, tangents=tangents_of(bound, settings.tangents))
+    if command in ("hvp", "hessian"):
+        _scalar_output(name, out, command)
+    if command == "hvp":
+        return replace(settings, vectors=hvp_vectors(bound, targets, settings.vectors))
+    if command == "check":
+        check_size(bound, name, out, targets, settings.atol, settings.rtol)
+    elif command in ("jacobian", "hessian"):
+        _jacobian_inputs(bound, name, out, targets)
+    if command == "jacobian" and settings.mode not in MODES:
+        raise GradcliError(f"unknown mode {settings.mode!r}", hint=f"use one of {', '.join(MODES)}")
+    return settings
+
+
+def passes(
+    bound: Bound,
+    command: str,
+    name: str,
+    out: gc.Tensor,
+    targets: list[str],
+    v,
+    settings: Settings,
+) -> tuple[list[Pass], Layout]:
+    """Trace the passes of ``command`` at the bound point (see the module's docstring)."""
+    names = list(bound.arrays)
+    start = [bound.arrays[n] for n in names]
+    shapes = {t: bound.arrays[t].shape for t in targets}
+    layout = Layout(command, name, tuple(out.shape), targets, shapes)
+    basis = _basis([shapes[t] for t in targets], bound.dtype)
+
+    def traced(function, *seeds, differenced=()) -> Pass:
+        tape = bound.engine(lambda: trace(function, *start, *(s[0] for s in seeds)))
+        return Pass(tape, tuple(seeds), differenced, function)
+
+    if command in ("eval", "grad", "vjp"):
+        return [traced(_reverse(bound, name, names, targets, v, False))], layout
+    if command == "jvp":
+        return [traced(_tangent(bound, name, names, [], settings.tangents))], layout
+    if command == "hvp":
+        return [traced(_hvp(bound, name, names, targets, settings.vectors))], layout
+    if command == "hessian":
+        return [traced(_hvp(bound, name, names, targets, {}), *basis)], layout
+    n_in, n_out = sum(int(np.prod(s)) for s in shapes.values()), out.numel()
+    if not n_in or not n_out:
+        raise GradcliError(
+            f"--batch: the Jacobian of {name} has no elements (the output has {n_out}, "
+            f"the inputs {n_in})",
+            hint="differentiate an output and inputs that hold elements",
+        )
+    cotangents: np.ndarray = np.eye(n_out, dtype=bound.dtype).reshape((n_out, *out.shape))
+    reverse = lambda: traced(_reverse(bound, name, names, targets, None, True), cotangents)  # noqa: E731
+    forward = lambda: traced(_tangent(bound, name, names, targets, {}), *basis)  # noqa: E731
+    if command == "jacobian":
+        mode = settings.mode
+        layout.forward = mode == "forward" or (mode in ("auto", "dense") and n_in < n_out)
+        return [forward() if layout.forward else reverse()], layout
+    layout.atol, layout.rtol = settings.atol, settings.rtol
+    value = _reverse(bound, name, names, [], None, False)
+    positions = tuple(names.index(t) for t in targets)
+    return [reverse(), forward(), traced(value, differenced=positions)], layout

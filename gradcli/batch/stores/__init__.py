@@ -1,0 +1,1 @@
+"""Points in chunked storage and results written to it: .npy parts, Zarr, Parquet."""

@@ -1,0 +1,1 @@
+"""The commands: one pure function per command, a bound program in, a frozen result out."""

@@ -1,0 +1,1 @@
+"""``gradcli explain``: the chain rule with numbers, statement by statement."""

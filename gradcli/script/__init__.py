@@ -1,0 +1,1 @@
+"""``gradcli run``: PyTorch scripts, statement by statement, printing what torch prints."""
