@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 
-from .app import _guard, app
+from .app import _guard, command
 
 
-@app.command("samples")
+@command("samples")
 def samples_command(
     name: Annotated[
         str | None,
