@@ -13,6 +13,7 @@ import pytest
 import gradcli.engine.errors as engine_errors
 import gradcli.lang.functions as F
 from gradcli import engine as gc
+from gradcli.base.errors import engine_hint, from_engine
 
 # the module, not the function gc.tensor that the package exports under its name
 tensor_module = importlib.import_module("gradcli.engine.tensor")
@@ -53,12 +54,22 @@ def _break_sin(monkeypatch, error: BaseException) -> None:
 
 
 def test_every_kind_of_engine_error_has_a_hint():
+    """Every kind but SizeError, whose hint is its own: it names the option that raises the
+    limit the operation met (below)."""
     kinds = {
         kind
         for _, kind in inspect.getmembers(engine_errors, inspect.isclass)
         if issubclass(kind, gc.EngineError) and kind is not gc.EngineError
     }
-    assert kinds == set(HINTS)
+    assert kinds - {engine_errors.SizeError} == set(HINTS)
+
+
+def test_a_size_error_brings_its_own_hint():
+    error = engine_errors.SizeError(
+        "the result of pad would have 9 elements", "use --max-elements 9"
+    )
+    assert engine_hint(error) == "use --max-elements 9"
+    assert from_engine(error).hint == "use --max-elements 9"
 
 
 @pytest.mark.parametrize("kind", list(HINTS), ids=lambda kind: kind.__name__)
