@@ -287,7 +287,7 @@ def _update(statement: Statement) -> list[Step] | None:
     try:
         change = pytorch.in_place(node)
     except pytorch.Refused as exc:
-        raise _refusal(statement, exc) from None
+        raise exc.error(statement) from None
     if change is None:
         return None
     target = Name(_variable(statement, change.target.id, "name"))
@@ -315,13 +315,6 @@ def _update(statement: Statement) -> list[Step] | None:
             shows=change.method,
         ),
     ]
-
-
-def _refusal(statement: Statement, refused: pytorch.Refused) -> GradcliError:
-    """The error for what pytorch.py refuses in ``statement`` (its nodes parsed from the
-    statement's own text)."""
-    column = _characters(statement.text, getattr(refused.node, "col_offset", 0))
-    return statement.error(refused.message, column, refused.hint)
 
 
 def _characters(text: str, column: int) -> int:
@@ -355,7 +348,7 @@ def _gradients(statement: Statement) -> list[Step]:
     try:
         call = pytorch.grad_call(value)
     except pytorch.Refused as exc:
-        raise _refusal(statement, exc) from None
+        raise exc.error(statement) from None
     line = statement.line
     made: list[Step] = []
     shown = [_shown(statement, output, made) for output in call.outputs]
@@ -540,7 +533,7 @@ def _constructor(statement: Statement, node: ast.expr) -> Step | None:
         made = pytorch.constructor(node, statement.text)
         dtype = None if made is None else pytorch.dtype(node)
     except pytorch.Refused as exc:
-        raise _refusal(statement, exc) from None
+        raise exc.error(statement) from None
     if made is None:
         return None
     return Step("create", statement, constructor=made, dtype=dtype)
@@ -692,7 +685,7 @@ def _backward_of(
     try:
         backward = pytorch.backward(ast.Expr(named))
     except pytorch.Refused as exc:
-        raise _refusal(statement, exc) from None
+        raise exc.error(statement) from None
     return Step("backward", statement, backward=backward)
 
 

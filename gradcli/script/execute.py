@@ -31,9 +31,9 @@ from ..base import torch_text as torchtext
 from ..base.errors import GradcliError
 from ..engine.selection import UnpackError
 from ..lang import functions as F
+from ..lang.check_expressions import grad_name
 from ..lang.ir import Call, Index, Name, Node, names
 from ..lang.program import Assignment, Numbers
-from ..lang.validate import grad_name
 from ..lang.values import (
     INTEGER_DTYPES,
     LIKE,
