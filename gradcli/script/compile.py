@@ -265,7 +265,7 @@ def _unpacking(checked: list[Checked]) -> list[Step]:
 
 def _constants(checked: Checked) -> list[Step]:
     """The create steps of the constants ``checked``'s constructors make
-    (``x + torch.eye(2)``), each under its name (see ``validate.Made``)."""
+    (``x + torch.eye(2)``), each under its name (see ``check_expressions.Made``)."""
     steps = []
     for made in checked.made:
         steps.append(
