@@ -45,6 +45,19 @@ def test_work_past_its_time_is_interrupted_on_time():
     assert took < 3
 
 
+def test_a_watchdog_that_is_gone_is_started_anew(monkeypatch):
+    """A watchdog thread that no longer runs (a forked child has none of its parent's
+    threads; a thread can die) must not leave a bounded call running without limit."""
+    gone = threading.Thread(target=lambda: None)
+    gone.start()
+    gone.join()
+    monkeypatch.setattr(deadline, "_watchdog", [gone])
+    result, took = _timed(lambda: deadline.run_within(0.3, lambda: _spin(30)))
+    assert isinstance(result, deadline.TimeUp)
+    assert took < 3
+    assert deadline._watchdog[-1].is_alive()
+
+
 def test_an_inner_deadline_is_not_taken_for_the_outer_one():
     def outer():
         with pytest.raises(deadline.TimeUp):

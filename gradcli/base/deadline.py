@@ -95,10 +95,13 @@ def _watch() -> None:
 
 def _arm(call: _Call) -> None:
     with _lock:
-        if not _watchdog:
+        # a watchdog that is not running (none yet; or, after a fork, the parent's, which the
+        # child does not have) is started anew: a call must never wait on a watchdog that is gone
+        if not _watchdog or not _watchdog[-1].is_alive():
             watchdog = threading.Thread(target=_watch, name="gradcli-deadline", daemon=True)
             watchdog.start()
-            _watchdog.append(watchdog)
+            _watchdog[:] = [watchdog]
+            _planned[0] = math.inf
         _armed.add(call)
         _active.setdefault(call.thread, []).append(call)
         wake = call.deadline < _planned[0]
