@@ -913,7 +913,7 @@ def _run_batch(
     ``refused``: the command's options (flag, value) that --batch does not take. An explicit
     --format table is refused: the points stream as JSON lines (table is only the default)."""
     from ..base.errors import GradcliError
-    from ..batch import plan as batch
+    from ..batch import stream as batch
     from ..commands.outputs import refuse_several
 
     if run.format == "table" and run.format_given:

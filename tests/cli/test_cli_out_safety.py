@@ -16,7 +16,7 @@ from hostile import EXPANDING_STORES, HOSTILE_OUTPUTS
 
 from gradcli.base.errors import GradcliError
 from gradcli.base.files import MANIFEST
-from gradcli.batch.stores.chunked import replace_folder
+from gradcli.batch.stores.base import replace_folder
 
 EXAMPLE2 = "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1"
 VJP = ["vjp", "-e", EXAMPLE2, "--v", "1,1,1"]

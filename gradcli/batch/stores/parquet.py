@@ -27,7 +27,7 @@ from ...base.budget import format_bytes
 from ...base.errors import GradcliError
 from ...base.files import note_input, refuse_input
 from ...lang.statement import element_of
-from .chunked import Blocks, check_block, out_target
+from .base import Blocks, check_block, out_target
 
 SUFFIX = ".parquet"
 PANDAS_INDEX = re.compile(r"__index_level_\d+__")  # pandas' index, written as a column
@@ -303,7 +303,7 @@ class ParquetSink:
 class ParquetOut:
     """``--out results.parquet``: the chunks written as parts under a temporary folder (by
     the workers of a cluster, each its own), put together in order into one file at the end,
-    a row group a part (see ``cluster.ChunkedOut``, whose interface it shares)."""
+    a row group a part (see ``batch.out.ChunkedOut``, whose interface it shares)."""
 
     def __init__(self, path: str, total: int, first: dict[str, np.ndarray], rows: int):
         self.path, self.total = path, total

@@ -23,7 +23,7 @@ import numpy as np
 from ...base.budget import format_bytes
 from ...base.errors import GradcliError
 from ...base.files import manifest, note_input, refuse_input
-from .chunked import Blocks, check_block, out_target, replace_folder
+from .base import Blocks, check_block, out_target, replace_folder
 
 SUFFIX = ".zarr"
 
@@ -132,7 +132,7 @@ class ZarrSink:
 
 class ZarrOut:
     """``--out results.zarr``: a group made here with an array per result at its final
-    shape, filled by the chunks (see ``cluster.ChunkedOut``, whose interface it shares),
+    shape, filled by the chunks (see ``batch.out.ChunkedOut``, whose interface it shares),
     under a temporary name renamed onto --out at the end; closed early, its arrays are cut to
     the points done."""
 
