@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import budget
+from ..base import bounds
 from ..base.errors import GradcliError
 from ..commands.compute import Bound
 from .ending import Disagreed, Interrupted, deferred_interrupts, disagreeing
@@ -262,18 +262,18 @@ def stream(
                     following += 1
                 if state["presses"]:
                     raise KeyboardInterrupt
-                budget.tick(f"{done:,} of {total:,} points done")
+                bounds.tick(f"{done:,} of {total:,} points done")
         except KeyboardInterrupt:
             stop()
             if writer is not None:
                 writer.close(done, parts)
             raise Interrupted(done, total, out) from None
-        except budget.TimedOut as exc:
+        except bounds.TimedOut as exc:
             stop()
             if writer is not None:
                 writer.close(done, parts)
             where = "" if out is None else f" to {out}"
-            raise budget.TimedOut(
+            raise bounds.TimedOut(
                 f"{exc.message}: wrote {done} of {total} points{where}", hint=exc.hint
             ) from None
         except BaseException:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import engine as gc
-from ..base import budget, limits
+from ..base import bounds
 from ..base.errors import GradcliError, listing
 from ..commands.compute import (
     Bound,
@@ -93,7 +93,7 @@ def fit_rows(points: dict[str, np.ndarray], spec: str, bound: Bound) -> dict[str
 
 
 def _json_lines(text: str) -> dict[str, np.ndarray]:
-    limits.check_elements(text.count(",") + text.count("\n") + 1, "--batch -")
+    bounds.check_elements(text.count(",") + text.count("\n") + 1, "--batch -")
     columns: dict[str, list] = {}
     lines = [line for line in text.splitlines() if line.strip()]
     for number, line in enumerate(lines, start=1):
@@ -259,14 +259,14 @@ def plan(
     steps, layout = passes(bound, command, name, out, targets, v, settings)
     rows = max(p.rows() for p in steps)
     for p in steps:  # a chunk's rows fit --max-elements, and its values the budget
-        most = batch_size(p.tape, limits.current().max_elements) or chunk * rows
+        most = batch_size(p.tape, bounds.limits().max_elements) or chunk * rows
         chunk = min(
-            chunk, max(1, most // p.rows()), budget.elements_within(p.tape.elements * p.rows())
+            chunk, max(1, most // p.rows()), bounds.elements_within(p.tape.elements * p.rows())
         )
     # and so does its results' JSON text
     results = out.numel() + sum(int(np.prod(s)) for s in layout.shapes.values()) * max(rows, 1)
-    as_text = budget.RENDERING_BYTES["json"] / budget.ELEMENT_BYTES
-    chunk = min(chunk, budget.elements_within(results, as_text))
+    as_text = bounds.RENDERING_BYTES["json"] / bounds.ELEMENT_BYTES
+    chunk = min(chunk, bounds.elements_within(results, as_text))
     return Plan(
         command=command,
         output=name,
@@ -295,7 +295,7 @@ def run(
     total = count(points)
     steps = plan(bound, command, points, of, v, wrt, chunk, settings)
     for start in range(0, total, steps.chunk):
-        budget.tick(f"{start:,} of {total:,} points done")
+        bounds.tick(f"{start:,} of {total:,} points done")
         stop = min(start + steps.chunk, total)
         rows = {n: a[start:stop] for n, a in points.items()}
         yield steps.results(start, steps.replay(rows, start))

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import budget
+from ..base import bounds
 from ..base.errors import GradcliError
 from ..commands.compute import Bound
 from ..results import Points
@@ -69,11 +69,11 @@ def stream(
             if writer is not None:
                 writer.close()
             raise Interrupted(done, total, out) from None
-        except budget.TimedOut as exc:  # what was written stays, and is said
+        except bounds.TimedOut as exc:  # what was written stays, and is said
             if writer is not None:
                 writer.close()
             where = "" if out is None else f" to {out}"
-            raise budget.TimedOut(
+            raise bounds.TimedOut(
                 f"{exc.message}: wrote {done} of {total} points{where}", hint=exc.hint
             ) from None
         except BaseException:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ...base import budget
+from ...base import bounds
 from ...base.errors import GradcliError
 from ...base.files import new_mode, refuse_folder
 
@@ -66,12 +66,12 @@ def check_block(where: str, declared: str, need: int, smaller: str) -> None:
     """Refuse, before any of it is read, a block of stored points (a Zarr chunk, a Parquet
     row group) whose reading alone would take more than the memory budget: ``need`` bytes,
     from what the file ``declared`` of its size (``where``: which file and block)."""
-    limit = budget.current().max_memory
+    limit = bounds.budget().max_memory
     if need > limit:
         raise GradcliError(
-            f"--batch ({where}) {declared}; reading it would need {budget.format_bytes(need)} "
-            f"of memory, and the budget is {budget.format_bytes(limit)} (--max-memory)",
-            hint=f"raise the budget with --max-memory {budget.suggest(need)}, or {smaller}",
+            f"--batch ({where}) {declared}; reading it would need {bounds.format_bytes(need)} "
+            f"of memory, and the budget is {bounds.format_bytes(limit)} (--max-memory)",
+            hint=f"raise the budget with --max-memory {bounds.suggest(need)}, or {smaller}",
         )
 
 

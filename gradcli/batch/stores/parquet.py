@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ...base.budget import format_bytes
+from ...base.bounds import format_bytes
 from ...base.errors import GradcliError
 from ...base.files import note_input, refuse_input
 from ...lang.statement import element_of

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ...base.budget import format_bytes
+from ...base.bounds import format_bytes
 from ...base.errors import GradcliError
 from ...base.files import manifest, note_input, refuse_input
 from .base import Blocks, check_block, out_target, replace_folder
