@@ -21,10 +21,10 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from ..base.errors import GradcliError
-from ..base.files import atomic_output, mark_output, refuse_folder, refuse_input
+from ..base.files import atomic_output, mark_output, put_in_place, refuse_folder, refuse_input
 from ..results import Points
 from .passes import Sections
-from .stores.base import is_folder, out_target, replace_folder, storage_of
+from .stores.base import ScratchOut, is_folder, replace_folder, storage_of
 
 
 def check_out_path(path: str) -> None:
@@ -223,7 +223,7 @@ class NpySink:
                 f.write(np.ascontiguousarray(results[key]).tobytes())
 
 
-class ChunkedOut:
+class ChunkedOut(ScratchOut):
     """--out written by the workers: ``.npy``/``.npz`` files made here with their final
     headers, filled at each chunk's rows, or a folder (``--out DIR/``) of parts, one per chunk
     and result (``DIR/grads.x/part-000000.npy``, ...). Everything is written under temporary
@@ -231,14 +231,12 @@ class ChunkedOut:
     first on."""
 
     def __init__(self, path: str, total: int, first: dict[str, np.ndarray]):
-        self.path, self.total = path, total
+        self.total = total
         self.is_folder = is_folder(path)
         refuse_input(path.rstrip("/") or path)
         keys = first if self.is_folder or path.endswith(".npz") else main_results(path, first)
         self.rows = {k: (first[k].shape[1:], first[k].dtype) for k in keys}
-        self.target = out_target(path)
-        parent = os.path.dirname(self.target)
-        self.scratch = tempfile.mkdtemp(prefix=".gradcli-", suffix=".tmp", dir=parent)
+        super().__init__(path)
         files = {}
         try:
             for key, (row, dtype) in self.rows.items():
@@ -263,41 +261,38 @@ class ChunkedOut:
         a worker still busy with a cancelled task writes only there."""
         kept = tempfile.mkdtemp(prefix=".gradcli-", suffix=".tmp", dir=os.path.dirname(self.target))
         try:
-            if self.is_folder:
-                for key in self.rows:
-                    os.mkdir(os.path.join(kept, key))
-                    for name in os.listdir(os.path.join(self.scratch, key)):
-                        if name.endswith(".npy") and int(name[5:11]) < parts:
-                            os.replace(*(os.path.join(f, key, name) for f in (self.scratch, kept)))
-                mark_output(kept, list(self.rows), done)
-                replace_folder(kept, self.path)
-                return
-            paths = {}
-            for key, (part, header, point) in self.sink.files.items():
-                paths[key] = part
-                if done < self.total:
-                    paths[key] = os.path.join(kept, f"{key}.npy")
-                    row, dtype = self.rows[key]
-                    with open(part, "rb") as source, open(paths[key], "wb") as copy:
-                        copy.write(npy_header((done, *row), dtype))
-                        source.seek(header)
-                        _copy(source, copy, done * point)
-            final = os.path.join(kept, "all.npz")
-            if self.path.endswith(".npz"):
-                zip_parts(final, paths)
-            else:
-                (final,) = paths.values()
-            with open(final, "rb+") as f:
-                os.fsync(f.fileno())
-            os.replace(final, self.target)
-        except OSError as exc:
-            raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
+            with self.finishing():
+                self._finish(kept, done, parts)
         finally:
             shutil.rmtree(kept, ignore_errors=True)
-            self.discard()
 
-    def discard(self) -> None:
-        shutil.rmtree(self.scratch, ignore_errors=True)
+    def _finish(self, kept: str, done: int, parts: int) -> None:
+        """Put what is kept together in the folder ``kept``, then onto --out."""
+        if self.is_folder:
+            for key in self.rows:
+                os.mkdir(os.path.join(kept, key))
+                for name in os.listdir(os.path.join(self.scratch, key)):
+                    if name.endswith(".npy") and int(name[5:11]) < parts:
+                        os.replace(*(os.path.join(f, key, name) for f in (self.scratch, kept)))
+            mark_output(kept, list(self.rows), done)
+            replace_folder(kept, self.path)
+            return
+        paths = {}
+        for key, (part, header, point) in self.sink.files.items():
+            paths[key] = part
+            if done < self.total:
+                paths[key] = os.path.join(kept, f"{key}.npy")
+                row, dtype = self.rows[key]
+                with open(part, "rb") as source, open(paths[key], "wb") as copy:
+                    copy.write(npy_header((done, *row), dtype))
+                    source.seek(header)
+                    _copy(source, copy, done * point)
+        final = os.path.join(kept, "all.npz")
+        if self.path.endswith(".npz"):
+            zip_parts(final, paths)
+        else:
+            (final,) = paths.values()
+        put_in_place(final, self.target)
 
 
 def _copy(source: Any, target: Any, size: int) -> None:

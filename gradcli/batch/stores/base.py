@@ -1,6 +1,7 @@
 """What every store of points and of results shares: the array-likes of rows read from files
 (``Stored``, and ``Blocks`` for stores read a block at a time), the memory check of a block,
-and where ``--out`` goes (its format by suffix, its target, the folder renamed onto it).
+and where ``--out`` goes (its format by suffix, its target, the folder renamed onto it, the
+scratch folder it is written in).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -112,3 +115,30 @@ def replace_folder(new: str, path: str) -> None:
     os.replace(new, target)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+class ScratchOut:
+    """An --out written in a scratch folder beside its target (by this process, or by the
+    workers of a cluster), moved onto the target at the end (see ``batch.out.ChunkedOut``,
+    ``zarr.ZarrOut``, ``parquet.ParquetOut``)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.target = out_target(path)
+        parent = os.path.dirname(self.target)
+        self.scratch = tempfile.mkdtemp(prefix=".gradcli-", suffix=".tmp", dir=parent)
+
+    @contextmanager
+    def finishing(self) -> Iterator[None]:
+        """The end of --out: an ``OSError`` is the user's error, naming --out; the scratch
+        folder goes, however it ends."""
+        try:
+            yield
+        except OSError as exc:
+            raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        """Remove the scratch folder and whatever is left in it."""
+        shutil.rmtree(self.scratch, ignore_errors=True)
