@@ -7,8 +7,8 @@ workers share, read by the worker; points read from stdin or a .csv go with the 
 replays the plan, and writes its results where they go: into the ``--out`` file at the
 chunk's rows, or into the ``--out`` folder as one part per chunk, or back here for JSON lines,
 which are written in the points' order. Progress goes to stderr. Ctrl-C, --timeout and a
-failure keep what the batch module keeps: whole lines, or an ``--out`` holding the points done
-(the chunks done from the first on).
+failure keep what a batch in one process keeps (``stream.py``): whole lines, or an ``--out``
+holding the points done (the chunks done from the first on).
 
 ``dask[distributed]`` is an optional extra: ``pip install 'gradcli[dask]'``.
 """
@@ -185,7 +185,7 @@ def stream(
     settings: Settings | None = None,
 ) -> int:
     """The batch on the cluster at ``address``: JSON lines to ``stdout`` in the points'
-    order, or arrays to ``out``. Returns the number of points (see ``batch.stream``)."""
+    order, or arrays to ``out``. Returns the number of points (see ``stream.stream``)."""
     import sys
 
     from ..base.notice import Progress

@@ -221,7 +221,7 @@ def plan(
     settings: Settings | None = None,
 ) -> Plan:
     """Check the points against the program, and trace the command's passes at the bound
-    point (``batch_passes``).
+    point (``passes.py``).
 
     ``wrt`` names inputs only: an intermediate node has no value of its own at each point.
     """
