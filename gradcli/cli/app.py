@@ -36,8 +36,8 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from .. import __version__
-from ..base import limits
-from ..base.limits import Limits
+from ..base import bounds
+from ..base.bounds import Limits
 from ..base.notice import say
 from ..base.records import record
 from ..commands.compute import DTYPES, MODES
@@ -582,7 +582,7 @@ def _guard(debug: bool, as_json: bool = False):
     Bad input is a ``GradcliError``, or an ``EngineError`` (the engine refused the values or
     shapes it was given), which gets the hint of its kind; any other exception is a bug.
     """
-    from ..base.budget import TIMED_OUT, TimedOut
+    from ..base.bounds import TIMED_OUT, TimedOut
     from ..base.errors import GradcliError, from_engine
     from ..engine import EngineError
 
@@ -732,7 +732,7 @@ class Run:
     def emit(self, result, bound, **options) -> None:
         """Warnings to stderr, the result to stdout; with --strict, exit 1 on a NaN or inf.
         ``options`` are the table's (see ``render.Options``)."""
-        from ..base.budget import check_rendering
+        from ..base.bounds import check_rendering
         from ..render import Options, emit
 
         check_rendering(result, self.format)
@@ -851,7 +851,7 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
                     one_output(run.of, name)
                 in_force = Limits(run.max_elements, run.max_length, run.max_depth)
                 with (
-                    limits.using(in_force),
+                    bounds.using(in_force),
                     _budget(name, run.max_memory, run.timeout),
                     nonfinite_as(run.nonfinite),
                 ):
@@ -872,7 +872,7 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
 @contextmanager
 def _budget(command: str, max_memory: str | None, timeout: float | None):
     """The memory budget and the deadline of --max-memory and --timeout, in force."""
-    from ..base.budget import Budget, doing, parse_bytes, using
+    from ..base.bounds import Budget, doing, parse_bytes, using
 
     if max_memory is None:
         in_force = Budget(timeout=timeout)
@@ -913,7 +913,7 @@ def _run_batch(
     ``refused``: the command's options (flag, value) that --batch does not take. An explicit
     --format table is refused: the points stream as JSON lines (table is only the default)."""
     from ..base.errors import GradcliError
-    from ..batch import plan as batch
+    from ..batch import stream as batch
     from ..commands.outputs import refuse_several
 
     if run.format == "table" and run.format_given:
@@ -1471,7 +1471,7 @@ def run_command(
     with _guard(debug):
         _check_encoding({"script": script})
         in_force = Limits(max_elements, max_length, max_depth)
-        with limits.using(in_force), _budget("run", max_memory, timeout):
+        with bounds.using(in_force), _budget("run", max_memory, timeout):
             source = read_script(script)
             # Python names a script by its absolute path, in warnings and tracebacks
             name = "<stdin>" if script == "-" else os.path.abspath(existing_file(script, "run"))

@@ -223,7 +223,7 @@ class Session:
 
     def show(self, result: Result) -> None:
         """Warnings to stderr and the result to stdout, as the command line writes them."""
-        from ..base.budget import check_rendering
+        from ..base.bounds import check_rendering
         from ..render import Options, emit
 
         check_rendering(result, self.format)
@@ -658,8 +658,8 @@ def main(dtype: str = "float64", seed: int = 0, debug: bool = False) -> int:
     and a line failed, so that a script fed to the REPL tells its failure)."""
     import typer
 
-    from ..base import limits
-    from ..base.limits import Limits
+    from ..base import bounds
+    from ..base.bounds import Limits
     from .app import _budget, _guard
 
     session = Session(dtype=dtype, seed=seed)
@@ -672,7 +672,7 @@ def main(dtype: str = "float64", seed: int = 0, debug: bool = False) -> int:
             if text is None:
                 continue
             try:
-                with _guard(debug, as_json=session.format == "json"), limits.using(Limits()):
+                with _guard(debug, as_json=session.format == "json"), bounds.using(Limits()):
                     with _budget("repl", None, None):
                         session.handle(text)
             except typer.Exit as stop:

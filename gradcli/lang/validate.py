@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from keyword import kwlist
 from typing import TypeVar
 
-from ..base import limits
+from ..base import bounds
 from ..base.errors import GradcliError
 from . import functions as F
 from . import pytorch, syntax
@@ -458,7 +458,7 @@ def _check_depth(statement: Statement, tree: ast.AST) -> None:
     Walks the tree without recursion, so that no depth can overflow the walk itself; the
     checks after this one, and sympy's parser, recurse once per level.
     """
-    limit = limits.current().max_depth
+    limit = bounds.limits().max_depth
     stack = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
@@ -469,7 +469,7 @@ def _check_depth(statement: Statement, tree: ast.AST) -> None:
                 raise statement.error(
                     f"the expression nests operations more than {limit} deep",
                     column,
-                    f"{_SPLIT_HINT}; or raise --max-depth (at most {limits.DEPTH_CEILING}, "
+                    f"{_SPLIT_HINT}; or raise --max-depth (at most {bounds.DEPTH_CEILING}, "
                     "where Python's parser, which sympy's runs on, stops)",
                 )
         stack.extend((child, depth) for child in ast.iter_child_nodes(node))
