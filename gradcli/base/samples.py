@@ -12,7 +12,7 @@ from pathlib import Path
 from .errors import GradcliError
 
 PREFIX = "sample:"
-FOLDER = Path(__file__).resolve().parent / "samples"
+FOLDER = Path(__file__).resolve().parent.parent / "samples"  # gradcli/samples
 # what a sample without a first comment holds, by its suffix
 KINDS = {".csv": "points for --batch, one x a row", ".py": "a PyTorch script for gradcli run"}
 
