@@ -23,6 +23,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import typer
+
+from ..commands.compute import DTYPES
+from .guard import guard
+from .options import Debug, Dtype, Seed, budget, check_choice, command
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -434,8 +440,6 @@ def _graph(session: Session, words: list[str]) -> None:
 
 
 def _format(session: Session, words: list[str]) -> None:
-    from .app import check_choice
-
     if words:
         check_choice(":format", words[0], FORMATS)
         session.format = words[0]
@@ -656,11 +660,8 @@ def _lines(interactive: bool) -> Iterator[str | None]:
 def main(dtype: str = "float64", seed: int = 0, debug: bool = False) -> int:
     """Run a session on stdin; the exit status (0, or 2 when the input is not a terminal
     and a line failed, so that a script fed to the REPL tells its failure)."""
-    import typer
-
     from ..base import limits
     from ..base.limits import Limits
-    from .app import _budget, _guard
 
     session = Session(dtype=dtype, seed=seed)
     interactive = sys.stdin.isatty()
@@ -672,8 +673,8 @@ def main(dtype: str = "float64", seed: int = 0, debug: bool = False) -> int:
             if text is None:
                 continue
             try:
-                with _guard(debug, as_json=session.format == "json"), limits.using(Limits()):
-                    with _budget("repl", None, None):
+                with guard(debug, as_json=session.format == "json"), limits.using(Limits()):
+                    with budget("repl", None, None):
                         session.handle(text)
             except typer.Exit as stop:
                 failed = failed or stop.exit_code not in (0, 130)
@@ -686,3 +687,17 @@ def main(dtype: str = "float64", seed: int = 0, debug: bool = False) -> int:
 @contextmanager
 def _nothing() -> Iterator[None]:
     yield
+
+
+@command("repl")
+def repl_command(seed: Seed = 0, dtype: Dtype = "float64", debug: Debug = False) -> None:
+    """An interactive session: statements persist, and :grad, :vjp, :jacobian... act on them.
+
+    Plain `gradcli` in a terminal starts it too. :set NAME VALUE gives an input a value,
+    :format json, :help lists the commands; Ctrl-C cancels a line, Ctrl-D ends.
+
+    Example: gradcli repl, then: y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1  :set x 1,2  :vjp y 1,1,1
+    """
+    with guard(debug):
+        check_choice("--dtype", dtype, tuple(DTYPES))
+    raise typer.Exit(main(dtype, seed, debug))
