@@ -31,34 +31,19 @@ from typer.core import TyperGroup
 
 from .. import __version__
 from ..base.notice import say
+from ..commands.table import COMMANDS as TABLE
 from .guard import OUTPUT_FAILED, CheckedStdout, OutputFailure, discard_stdout
 from .options import REGISTERED, format_help
 
-# the commands of ``commands.compute``, registered by ``cli/compute.py``
-COMPUTED = (
-    "eval",
-    "grad",
-    "vjp",
-    "jacobian",
-    "jvp",
-    "hessian",
-    "hvp",
-    "check",
-    "graph",
-    "plot",
-    "explain",
-)
-
-#: Every command, by name, in the order of ``gradcli --help``: the module (in ``gradcli.cli``)
-#: that registers it (``options.command``), imported when the command line names it.
+#: Every command, by name, in the order of ``gradcli --help`` (the command table's): the module
+#: (in ``gradcli.cli``) that registers it (``options.command``), imported when the command line
+#: names it. ``compute.py`` registers the commands of ``commands.compute``; each other command
+#: is in the module of its name.
 COMMANDS: dict[str, str] = {
-    **{name: ".compute" for name in COMPUTED},
-    "run": ".run",
-    "functions": ".functions",
-    "repl": ".repl",
-    "derivative": ".derivative",
-    "export": ".export",
-    "uncertainty": ".uncertainty",
+    command.name: ".compute"
+    if (command.compute or "").startswith("compute:")
+    else f".{command.name}"
+    for command in TABLE
 }
 #: Commands that run when named but are left out of ``gradcli --help`` and completion.
 UNLISTED: dict[str, str] = {"samples": ".samples"}

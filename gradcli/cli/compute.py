@@ -1,6 +1,6 @@
 """The command line of the commands that run a program at a point and print its result
-(``commands.compute``'s: eval, grad, vjp, jacobian, jvp, hessian, hvp, check, graph, plot,
-explain), registered with ``program_command`` as this module is imported.
+(``commands.compute``'s: eval, grad, vjp, jacobian, jvp, hessian, hvp, check, graph, plot),
+registered with ``program_command`` as this module is imported.
 
 No ``from __future__ import annotations``: Typer reads the annotations, so they must be
 objects, not names.
@@ -23,7 +23,6 @@ from .options import (
     Run,
     Shape,
     Symbolic,
-    V,
     Vectors,
     check_choice,
     choice,
@@ -561,15 +560,3 @@ def plot_command(
     save_plot(result, out)
     say(f"wrote {out}")
     run.strictly(bound)
-
-
-@program_command("explain")
-def explain_command(run: Run, v: V = None) -> None:
-    """The chain rule with numbers: forward pass, backward pass, local derivatives, J^T v.
-
-    Example: gradcli explain -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --v 1,1,1
-    """
-    from ..commands.explain.chain import explain
-
-    bound = run.bound()
-    run.emit(explain(bound, run.of, run.value(v, "v")), bound)

@@ -544,7 +544,8 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
         @functools.wraps(function)
         def invoked(**options):
             from ..base.files import reading_inputs
-            from ..commands.outputs import SEVERAL_COMMANDS, one_output
+            from ..commands.outputs import one_output
+            from ..commands.table import entry
 
             context = options.pop("context")
             given = {option: options.pop(option) for option, _, _ in SHARED if option not in fixed}
@@ -556,7 +557,7 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
                 check_choice("--format", run.format, formats or ("table",))
                 check_choice("--dtype", run.dtype, tuple(DTYPES))
                 check_choice("--nonfinite", run.nonfinite, NONFINITE)
-                if name not in SEVERAL_COMMANDS:
+                if not entry(name).several:
                     one_output(run.of, name)
                 in_force = Limits(run.max_elements, run.max_length, run.max_depth)
                 with (

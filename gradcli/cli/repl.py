@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ..commands.compute import DTYPES
+from ..commands.table import COMMANDS as TABLE
+from ..commands.table import Command
 from .guard import guard
 from .options import Debug, Dtype, Seed, budget, check_choice, command
 
@@ -36,6 +38,12 @@ if TYPE_CHECKING:
     from ..commands.compute import Bound
     from ..lang import Program
     from ..results import Result
+
+#: The table's commands the REPL runs as :commands, in :help's order: the drawings (graph) last.
+REPL_COMMANDS = sorted(
+    (command for command in TABLE if command.repl is not None),
+    key=lambda command: command.repl == "drawing",
+)
 
 PROMPT, MORE = "gradcli> ", "     ... "
 FORMATS = ("table", "json", "csv")
@@ -50,16 +58,7 @@ several, comma-separated: y,z, as --of; then V: NAME=VALUE for each, or VALUEs i
 HELP_COMMANDS = (
     (":set NAME VALUE", "give an input a value (e.g. 1,2 or ones(2,2) or rand(3) or @x.npy)"),
     (":unset NAME", "forget an input's value"),
-    (":eval [OUT]", "the value of every input and assigned name"),
-    (":grad [OUT] [V]", "out.backward(v), then .grad of every input"),
-    (":vjp [OUT] V", "J^T v for every input"),
-    (":jacobian [OUT] [WRT]", "the Jacobian (WRT: comma-separated inputs)"),
-    (":jvp [OUT] T...", "J t (T: VALUE for x, or NAME=VALUE)"),
-    (":hessian [OUT] [WRT]", "second derivatives of a scalar output"),
-    (":hvp [OUT] V...", "H v (V: VALUE for x, or NAME=VALUE)"),
-    (":check [OUT]", "the Jacobian four ways"),
-    (":explain [OUT] [V]", "the chain rule with numbers"),
-    (":graph [OUT]", "the computational graph"),
+    *((command.usage(), command.repl_help) for command in REPL_COMMANDS),
     (":format [table|json|csv]", "how answers are written (now: {format})"),
     (":precision [N]", "significant digits in tables (now: {precision})"),
     (":program", "the statements and values so far"),
@@ -350,93 +349,41 @@ def _unset(session: Session, words: list[str]) -> None:
             raise GradcliError(f"{name!r} has no value given with :set")
 
 
-def _eval(session: Session, words: list[str]) -> None:
-    from ..commands.compute import evaluate
+def _computed(command: Command) -> Callable[[Session, list[str]], None]:
+    """The :command of ``command``'s table entry: it reads the output and what the entry's
+    ``repl`` says comes after it, binds the session's program and computes."""
 
-    of, _ = session.output_and_rest(words)
-    session.show(evaluate(session.bound(), of))
+    def act(session: Session, words: list[str]) -> None:
+        from ..base.errors import GradcliError
 
+        of, rest = session.output_and_rest(words)
+        compute, kind, name = command.function(), command.repl, command.name
+        if kind == "vectors needed" and not rest:
+            raise GradcliError(f":{name} needs the vector v", hint=f"e.g. :{name} y 1,1,1")
+        if kind in ("vectors", "vectors needed"):
+            result = compute(session.bound(), of, session.vectors(of, rest))
+        elif kind == "wrt":
+            wrt = [n.strip() for word in rest for n in word.split(",") if n.strip()] or None
+            result = compute(session.bound(wrt), of, wrt)
+        elif kind == "named":
+            from ..lang.values import named_values
 
-def _grad(session: Session, words: list[str]) -> None:
-    from ..commands.compute import grad
+            option = command.named_option()
+            named = named_values(rest, option.name, session.seed, bare="x")
+            tangents = list(named) if option.kind == "tangents" else None
+            result = compute(session.bound(tangents=tangents), of, named)
+        elif kind == "vector":
+            result = compute(session.bound(), of, session.value(rest, "v"))
+        else:
+            result = compute(session.bound(), of)
+        if kind == "drawing":  # in its own formats (a table for csv), no warnings
+            from ..render import Options, render
 
-    of, rest = session.output_and_rest(words)
-    session.show(grad(session.bound(), of, session.vectors(of, rest)))
+            render(result, "table" if session.format == "csv" else session.format, Options())
+        else:
+            session.show(result)
 
-
-def _vjp(session: Session, words: list[str]) -> None:
-    from ..base.errors import GradcliError
-    from ..commands.compute import vjp
-
-    of, rest = session.output_and_rest(words)
-    if not rest:
-        raise GradcliError(":vjp needs the vector v", hint="e.g. :vjp y 1,1,1")
-    session.show(vjp(session.bound(), of, session.vectors(of, rest)))
-
-
-def _wrt(words: list[str]) -> list[str] | None:
-    names = [n.strip() for word in words for n in word.split(",") if n.strip()]
-    return names or None
-
-
-def _jacobian(session: Session, words: list[str]) -> None:
-    from ..commands.compute import jacobian
-
-    of, rest = session.output_and_rest(words)
-    wrt = _wrt(rest)
-    session.show(jacobian(session.bound(wrt), of, wrt))
-
-
-def _named(session: Session, words: list[str], option: str) -> dict[str, np.ndarray]:
-    from ..lang.values import named_values
-
-    return named_values(words, option, session.seed, bare="x")
-
-
-def _jvp(session: Session, words: list[str]) -> None:
-    from ..commands.compute import jvp
-
-    of, rest = session.output_and_rest(words)
-    tangents = _named(session, rest, "t")
-    session.show(jvp(session.bound(tangents=list(tangents)), of, tangents))
-
-
-def _hessian(session: Session, words: list[str]) -> None:
-    from ..commands.compute import hessian
-
-    of, rest = session.output_and_rest(words)
-    wrt = _wrt(rest)
-    session.show(hessian(session.bound(wrt), of, wrt))
-
-
-def _hvp(session: Session, words: list[str]) -> None:
-    from ..commands.compute import hvp
-
-    of, rest = session.output_and_rest(words)
-    session.show(hvp(session.bound(), of, _named(session, rest, "v")))
-
-
-def _check(session: Session, words: list[str]) -> None:
-    from ..commands.compute import check
-
-    of, _ = session.output_and_rest(words)
-    session.show(check(session.bound(), of))
-
-
-def _explain(session: Session, words: list[str]) -> None:
-    from ..commands.explain.chain import explain
-
-    of, rest = session.output_and_rest(words)
-    session.show(explain(session.bound(), of, session.value(rest, "v")))
-
-
-def _graph(session: Session, words: list[str]) -> None:
-    from ..commands.compute import graph
-    from ..render import Options, render
-
-    of, _ = session.output_and_rest(words)
-    result = graph(session.bound(), of)
-    render(result, "table" if session.format == "csv" else session.format, Options())
+    return act
 
 
 def _format(session: Session, words: list[str]) -> None:
@@ -490,16 +437,7 @@ def _quit(session: Session, words: list[str]) -> None:
 COMMANDS: dict[str, Callable[[Session, list[str]], None]] = {
     "set": _set,
     "unset": _unset,
-    "eval": _eval,
-    "grad": _grad,
-    "vjp": _vjp,
-    "jacobian": _jacobian,
-    "jvp": _jvp,
-    "hessian": _hessian,
-    "hvp": _hvp,
-    "check": _check,
-    "explain": _explain,
-    "graph": _graph,
+    **{command.name: _computed(command) for command in REPL_COMMANDS},
     "format": _format,
     "precision": _precision,
     "program": _program,
