@@ -115,8 +115,9 @@ def history_path() -> Path:
 
 
 @dataclass
-class Session:
-    """The statements and the input values typed so far, and how answers are written."""
+class ReplSession:
+    """A REPL session: the statements and the input values typed so far, and how answers are
+    written."""
 
     dtype: str = "float64"
     seed: int = 0
@@ -298,7 +299,7 @@ def missing_note(missing: list[str]) -> str:
 # -- the commands ------------------------------------------------------------------------------
 
 
-def _set(session: Session, words: list[str]) -> None:
+def _set(session: ReplSession, words: list[str]) -> None:
     from ..base.errors import GradcliError
     from ..commands.compute import evaluate
     from ..results import Values
@@ -341,7 +342,7 @@ def _same(before: np.ndarray | None, after: np.ndarray) -> bool:
     return bool(np.array_equal(before, after, equal_nan=np.asarray(after).dtype.kind in "fc"))
 
 
-def _unset(session: Session, words: list[str]) -> None:
+def _unset(session: ReplSession, words: list[str]) -> None:
     from ..base.errors import GradcliError
 
     for name in words:
@@ -349,11 +350,11 @@ def _unset(session: Session, words: list[str]) -> None:
             raise GradcliError(f"{name!r} has no value given with :set")
 
 
-def _computed(command: Command) -> Callable[[Session, list[str]], None]:
+def _computed(command: Command) -> Callable[[ReplSession, list[str]], None]:
     """The :command of ``command``'s table entry: it reads the output and what the entry's
     ``repl`` says comes after it, binds the session's program and computes."""
 
-    def act(session: Session, words: list[str]) -> None:
+    def act(session: ReplSession, words: list[str]) -> None:
         from ..base.errors import GradcliError
 
         of, rest = session.output_and_rest(words)
@@ -386,14 +387,14 @@ def _computed(command: Command) -> Callable[[Session, list[str]], None]:
     return act
 
 
-def _format(session: Session, words: list[str]) -> None:
+def _format(session: ReplSession, words: list[str]) -> None:
     if words:
         check_choice(":format", words[0], FORMATS)
         session.format = words[0]
     print(f"format: {session.format}")
 
 
-def _precision(session: Session, words: list[str]) -> None:
+def _precision(session: ReplSession, words: list[str]) -> None:
     from ..base.errors import GradcliError
 
     if words:
@@ -403,7 +404,7 @@ def _precision(session: Session, words: list[str]) -> None:
     print(f"precision: {session.precision}")
 
 
-def _program(session: Session, words: list[str]) -> None:
+def _program(session: ReplSession, words: list[str]) -> None:
     from ..render import short
 
     for statement in session.statements:
@@ -412,29 +413,29 @@ def _program(session: Session, words: list[str]) -> None:
         print(f":set {name} {short(array, session.precision)}")
 
 
-def _undo(session: Session, words: list[str]) -> None:
+def _undo(session: ReplSession, words: list[str]) -> None:
     if session.statements:
         print(f"dropped: {session.statements.pop()}")
 
 
-def _clear(session: Session, words: list[str]) -> None:
+def _clear(session: ReplSession, words: list[str]) -> None:
     session.statements.clear()
     session.given.clear()
     session.values.clear()
 
 
-def _help(session: Session, words: list[str]) -> None:
+def _help(session: ReplSession, words: list[str]) -> None:
     from ..base.notice import terminal_width
 
     width = terminal_width(sys.stdout) or PLAIN_WIDTH
     print(help_text(width, session.format, session.precision))
 
 
-def _quit(session: Session, words: list[str]) -> None:
+def _quit(session: ReplSession, words: list[str]) -> None:
     session.done = True
 
 
-COMMANDS: dict[str, Callable[[Session, list[str]], None]] = {
+COMMANDS: dict[str, Callable[[ReplSession, list[str]], None]] = {
     "set": _set,
     "unset": _unset,
     **{command.name: _computed(command) for command in REPL_COMMANDS},
@@ -505,7 +506,7 @@ def _join(lines: list[str]) -> str:
 class Completer:
     """Tab completion: commands after ``:``, else the session's names and the functions."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: ReplSession) -> None:
         self.session = session
         self.matches: list[str] = []
 
@@ -534,7 +535,7 @@ class Completer:
 
 
 @contextmanager
-def _readline(session: Session) -> Iterator[None]:
+def _readline(session: ReplSession) -> Iterator[None]:
     """readline's history (read at the start, appended line by line) and completion."""
     try:
         import readline
@@ -601,7 +602,7 @@ def main(dtype: str = "float64", seed: int = 0, debug: bool = False) -> int:
     from ..base import limits
     from ..base.limits import Limits
 
-    session = Session(dtype=dtype, seed=seed)
+    session = ReplSession(dtype=dtype, seed=seed)
     interactive = sys.stdin.isatty()
     failed = False
     if interactive:
