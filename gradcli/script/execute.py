@@ -26,7 +26,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from .. import engine as gc
-from ..base import budget
+from ..base import bounds
 from ..base import torch_text as torchtext
 from ..base.errors import GradcliError
 from ..engine.selection import UnpackError
@@ -143,7 +143,7 @@ class ScriptRun:
         self.env: dict[str, Any] = {}  # tensors, and Python numbers (lr = 0.1)
         self.node_names: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.warned: set[int | str] = set()  # lines, and the warnings given once in a run
-        self.tally = budget.Tally()  # the bytes of the script's values (--max-memory)
+        self.tally = bounds.Tally()  # the bytes of the script's values (--max-memory)
         self.text = TextBudget(self.tally)  # the text a statement builds, beside them
         self.default_dtype: np.dtype[Any] = np.dtype(np.float32)  # torch.set_default_dtype
         # after torch.manual_seed(n), what rand and randn draw from, in statement order
@@ -153,7 +153,7 @@ class ScriptRun:
 
     def run(self, steps: list[Step]) -> None:
         for number, step in enumerate(steps, start=1):
-            budget.tick(f"statement {number} of {len(steps)}")
+            bounds.tick(f"statement {number} of {len(steps)}")
             if step.no_grad:
                 with gc.no_grad():
                     self.step(step)
@@ -224,7 +224,7 @@ class ScriptRun:
             dtype = dtype if step.dtype is not None else source.dtype
         rng = self.rng or generator_for(step.target, self.seed)
         try:
-            with budget.charging(self.tally):
+            with bounds.charging(self.tally):
                 array, keywords = parse_constructor(node, step.constructor, rng, like=like)
         except GradcliError as exc:
             raise step.statement.error(exc.message, hint=exc.hint) from None
