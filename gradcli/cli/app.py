@@ -35,18 +35,20 @@ from ..commands.table import COMMANDS as TABLE
 from .guard import OUTPUT_FAILED, CheckedStdout, OutputFailure, discard_stdout
 from .options import REGISTERED, format_help
 
-#: Every command, by name, in the order of ``gradcli --help`` (the command table's): the module
-#: (in ``gradcli.cli``) that registers it (``options.command``), imported when the command line
+#: Every command, by name, in the order of ``gradcli --help`` (the command table's, then
+#: ``samples``, which lists what comes with gradcli and computes nothing): the module (in
+#: ``gradcli.cli``) that registers it (``options.command``), imported when the command line
 #: names it. ``compute.py`` registers the commands of ``commands.compute``; each other command
 #: is in the module of its name.
 COMMANDS: dict[str, str] = {
-    command.name: ".compute"
-    if (command.compute or "").startswith("compute:")
-    else f".{command.name}"
-    for command in TABLE
+    **{
+        command.name: ".compute"
+        if (command.compute or "").startswith("compute:")
+        else f".{command.name}"
+        for command in TABLE
+    },
+    "samples": ".samples",
 }
-#: Commands that run when named but are left out of ``gradcli --help`` and completion.
-UNLISTED: dict[str, str] = {"samples": ".samples"}
 
 
 class Commands(TyperGroup):
@@ -69,7 +71,7 @@ class Commands(TyperGroup):
         format_help(self, TyperGroup, ctx, formatter)
 
     def get_command(self, ctx, cmd_name: str):
-        module = COMMANDS.get(cmd_name) or UNLISTED.get(cmd_name)
+        module = COMMANDS.get(cmd_name)
         if cmd_name not in self.commands and module is not None:
             importlib.import_module(module, __package__)  # it registers the command
             self.add_command(typer.main.get_command(REGISTERED[cmd_name]), cmd_name)
