@@ -1267,7 +1267,7 @@ def _prod_of_others(x: Tensor, out: Tensor, dim: tuple[int, ...], keepdim: bool)
         where(
             mask(_lone_zero, x, axis=dim),
             prod_nonzero,
-            where(mask(_zero_times_nonfinite, x, axis=dim), math.nan, 0.0),
+            where(mask(_zero_times_nonfinite, x, axis=dim), math.nan, zeros_like(x)),
         ),
     )
 
