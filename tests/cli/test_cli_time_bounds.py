@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from sympy.core import cache as sympy_cache
 from test_cli_subprocess import console_script, run
 
 from gradcli.commands import export
@@ -66,6 +67,9 @@ def test_sympy_work_stops_at_the_timeout(cli, args):
     # sympy's formulas are an extra of these commands, given up with a note when they take
     # too long; at --timeout's deadline the command stops, as it does anywhere else
     assert cli("eval", *args[1:5]).exit_code == 0  # parsed, sympy imported: not what is timed
+    # sympy's work, not its cache of earlier tests' formulas (after a whole suite's run in one
+    # process, explain's 64 were made in under 3 s)
+    sympy_cache.clear_cache()
     started = time.monotonic()
     result = cli(*args, "--timeout", "3")
     assert result.exit_code == 124, result.stderr
