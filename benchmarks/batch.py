@@ -360,6 +360,7 @@ def _dask_rows(root: Path, gradcli: list[str], env: dict, quick: bool) -> list[R
     if distributed is None:
         return []
     from gradcli.batch import dask as cluster
+    from gradcli.batch import stream as one_process
     from gradcli.batch.stores.chunked import NpyRows
 
     count = 2 * 10**5 if quick else 10**6
@@ -379,7 +380,7 @@ def _dask_rows(root: Path, gradcli: list[str], env: dict, quick: bool) -> list[R
     rows = {"x": NpyRows(str(root / "chain.npy"))}
     with cluster.local_cluster(2) as local:
         start = time.perf_counter()
-        gradcli_batch.stream(bound, "grad", rows, None, None, None, str(root / "in1") + "/")
+        one_process.stream(bound, "grad", rows, None, None, None, str(root / "in1") + "/")
         times[IN_ONE] = time.perf_counter() - start
         start = time.perf_counter()
         cluster.stream(

@@ -144,160 +144,6 @@ class Program:
         constructor declares), as they are before any value is given."""
         return [name.split("#")[0] for name in self.parsed.inputs(set())]
 
-    # -- binding values ------------------------------------------------------------------------
-
-    def _given(self, command: str, inputs: Mapping[str, Any] | None, named: dict) -> dict:
-        """The input values of a call of ``command``, each keyword argument checked to be an
-        input of the program (an unknown one is a misspelt parameter, more likely than not)."""
-        values = {**(inputs or {}), **named}
-        known = self.parsed.inputs(set(values))
-        unknown = [name for name in named if name not in known]
-        if unknown:
-            raise _unexpected(command, unknown[0], [n.split("#")[0] for n in known])
-        return values
-
-    def _array(self, value: Any, name: str) -> np.ndarray:
-        """An input value (or v, t) as the command line would read it."""
-        import numpy as np
-
-        from .engine import Tensor
-        from .lang.values import parse_value
-
-        if isinstance(value, str):
-            return parse_value(value, name, self.seed)
-        if isinstance(value, Tensor):  # its values: a program binds fresh leaves of its own
-            return np.asarray(value.detach())
-        return np.asarray(value)
-
-    def _bind(
-        self,
-        command: str,
-        inputs: Mapping[str, Any] | None,
-        named: dict[str, Any],
-        wrt: Sequence[str] | None = None,
-        defaults: Any = None,
-        tangents: Sequence[str] = (),
-    ) -> Bound:
-        from .commands.compute import bind
-
-        given = {n: self._array(v, n) for n, v in self._given(command, inputs, named).items()}
-        extra = {} if defaults is None else defaults(self.parsed, given)
-        wanted = None if wrt is None else _listed(wrt)
-        return bind(self.parsed, given, wanted, self.dtype, self.seed, extra, tangents)
-
-    def _vector(self, value: Any, name: str) -> np.ndarray | None:
-        return None if value is None else self._array(value, name)
-
-    def _vectors(self, value: Any, of: str | Sequence[str] | None) -> Any:
-        """``v`` of grad and vjp: one vector, or with several outputs a mapping from their
-        names to vectors or a list of one vector per output (``outputs.vectors_for``)."""
-        from .commands.outputs import several
-
-        if isinstance(value, Mapping):
-            return {name: self._array(v, f"v for {name}") for name, v in value.items()}
-        if several(of) and isinstance(value, (list, tuple)):
-            return [self._array(v, "v") for v in value]
-        return self._vector(value, "v")
-
-    def _exactly(
-        self,
-        command: str,
-        inputs: Mapping[str, Any] | None,
-        named: dict[str, Any],
-        of: str | Sequence[str] | None,
-        wrt: Sequence[str] | None,
-        v: Any,
-        floats: Callable[[Mapping[str, Any], dict[str, Any]], Any],
-    ) -> Any:
-        """``--exact``: the answer computed with sympy, each value read exactly where it can
-        be (text as the command line reads it; numbers by their decimal digits, so 0.1 is
-        1/10). Where sympy cannot give one, ``floats(inputs, values)``, the command's float
-        answer, saying why first among its warnings."""
-        from dataclasses import replace
-
-        from .commands.outputs import one_output, refuse_several
-        from .domains.exact import (
-            Problem,
-            answer,
-            approximate_array,
-            exact_value,
-            floats_as_numbers,
-        )
-        from .domains.symbolic import NotSymbolic
-
-        refuse_several(of, "exact=True")
-        of = one_output(of)
-
-        def read(value: Any, name: str) -> np.ndarray | None:
-            text = value if isinstance(value, str) else repr(self._array(value, name).tolist())
-            return exact_value(text, name)
-
-        exact, inexact = {}, {}
-        for name, value in self._given(command, inputs, named).items():
-            number = read(value, name)
-            if number is None:
-                inexact[name] = self._array(value, name)
-            else:
-                exact[name] = number
-        vector = None if v is None else read(v, "v")
-        if v is not None and vector is None:
-            vector = floats_as_numbers(self._array(v, "v"))[0]
-        try:
-            problem = Problem(self.parsed, exact, inexact, {}, self.seed, point=True)
-            return answer(command, problem, of, None if wrt is None else _listed(wrt), vector)
-        except NotSymbolic as exc:
-            approximate = {n: approximate_array(a) for n, a in exact.items()}
-            result = floats({**approximate, **inexact}, {})
-            note = f"not exact: {exc}; the numbers are floats"
-            return replace(result, warnings=(note, *result.warnings))
-
-    def _batch(
-        self,
-        command: str,
-        batch: Any,
-        inputs: Mapping[str, Any] | None,
-        named: dict[str, Any],
-        of: str | Sequence[str] | None,
-        v: np.ndarray | None,
-        wrt: Sequence[str] | None,
-        use_wrt: bool,
-    ) -> Points:
-        """``--batch``: the command at every point, the chunks' results stacked into one
-        ``Points`` (numbered from 0)."""
-        import numpy as np
-
-        from .batch import plan as batches
-        from .commands.outputs import one_output, refuse_several
-        from .results import Points
-
-        refuse_several(of, "batch")
-        of = one_output(of)
-
-        if isinstance(batch, str):
-            points = batches.read_points(batch)
-        elif isinstance(batch, Mapping):
-            points = {n: np.asarray(self._array(a, n), dtype=float) for n, a in batch.items()}
-        else:
-            points = {"x": np.asarray(self._array(batch, "x"), dtype=float)}
-        batches.count(points)
-        defaults = batches.shape_defaults(points)
-        bound = self._bind(command, inputs, named, wrt if use_wrt else None, defaults)
-        if isinstance(batch, str):
-            points = batches.fit_rows(points, batch, bound)
-        wanted = None if wrt is None or use_wrt else _listed(wrt)
-        chunks = list(batches.run(bound, command, points, of, v, wanted))
-        stacked = {
-            part: {k: np.concatenate([c.sections[part][k] for c in chunks]) for k in parts}
-            for part, parts in chunks[0].sections.items()
-        }
-        return Points(
-            command=command,
-            output=chunks[0].output,
-            first=0,
-            sections=stacked,
-            warnings=bound.messages(),
-        )
-
     # -- the commands ----------------------------------------------------------------------------
 
     def eval(
@@ -315,14 +161,9 @@ class Program:
         from .commands.compute import evaluate
 
         def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Values:
-            return evaluate(self._bind("eval", inputs, values, wrt), of)
+            return evaluate(_bind(self, "eval", inputs, values, wrt), of)
 
-        _not_both(exact, batch)
-        if exact:
-            return self._exactly("eval", inputs, values, of, wrt, None, floats)
-        if batch is not None:
-            return self._batch("eval", batch, inputs, values, of, None, wrt, True)
-        return floats(inputs, values)
+        return _call(self, "eval", floats, inputs, values, of, wrt, exact=exact, batch=batch)
 
     def grad(
         self,
@@ -359,16 +200,11 @@ class Program:
         from .commands.compute import grad
 
         def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Grads:
-            bound = self._bind("grad", inputs, values, wrt)
-            vector = self._vectors(v, of)
+            bound = _bind(self, "grad", inputs, values, wrt)
+            vector = _vectors(self, v, of)
             return grad(bound, of, vector, list(show), list(retain_grad), repeat, symbolic)
 
-        _not_both(exact, batch)
-        if exact:
-            return self._exactly("grad", inputs, values, of, wrt, v, floats)
-        if batch is not None:
-            return self._batch("grad", batch, inputs, values, of, self._vector(v, "v"), wrt, True)
-        return floats(inputs, values)
+        return _call(self, "grad", floats, inputs, values, of, wrt, v, exact, batch)
 
     def vjp(
         self,
@@ -386,12 +222,12 @@ class Program:
         many points, stacked (see ``grad``)."""
         from .commands.compute import vjp
 
-        if batch is not None:
-            vector = self._vector(v, "v")
-            return self._batch("vjp", batch, inputs, values, of, vector, wrt, False)
-        bound = self._bind("vjp", inputs, values)
-        wanted = None if wrt is None else _listed(wrt)
-        return vjp(bound, of, self._vectors(v, of), wanted, symbolic)
+        def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> VJP:
+            bound = _bind(self, "vjp", inputs, values)  # wrt may name intermediate nodes here
+            wanted = None if wrt is None else _listed(wrt)
+            return vjp(bound, of, _vectors(self, v, of), wanted, symbolic)
+
+        return _call(self, "vjp", floats, inputs, values, of, wrt, v, batch=batch, use_wrt=False)
 
     def jacobian(
         self,
@@ -421,14 +257,12 @@ class Program:
         from .commands.compute import MODES, jacobian
 
         def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Jacobian | Several:
-            bound = self._bind("jacobian", inputs, values, wrt)
+            bound = _bind(self, "jacobian", inputs, values, wrt)
             wanted = None if wrt is None else _listed(wrt)
             return jacobian(bound, of, wanted, transpose, mode, symbolic, sparse)
 
         _choose(MODES, mode=mode)
-        if exact:
-            return self._exactly("jacobian", inputs, values, of, wrt, None, floats)
-        return floats(inputs, values)
+        return _call(self, "jacobian", floats, inputs, values, of, wrt, exact=exact)
 
     def jvp(
         self,
@@ -442,11 +276,8 @@ class Program:
         input names to tangents (the others are 0)."""
         from .commands.compute import jvp
 
-        tangents = {
-            name: self._array(value, f"t for {name}")
-            for name, value in (t.items() if isinstance(t, Mapping) else [("x", t)])
-        }
-        bound = self._bind("jvp", inputs, values, tangents=list(tangents))
+        tangents = _named(self, t, "t")
+        bound = _bind(self, "jvp", inputs, values, tangents=list(tangents))
         return jvp(bound, of, tangents)
 
     def hessian(
@@ -463,12 +294,10 @@ class Program:
         from .commands.compute import hessian
 
         def floats(inputs: Mapping[str, Any] | None, values: dict[str, Any]) -> Hessian | Several:
-            bound = self._bind("hessian", inputs, values, wrt)
+            bound = _bind(self, "hessian", inputs, values, wrt)
             return hessian(bound, of, None if wrt is None else _listed(wrt))
 
-        if exact:
-            return self._exactly("hessian", inputs, values, of, wrt, None, floats)
-        return floats(inputs, values)
+        return _call(self, "hessian", floats, inputs, values, of, wrt, exact=exact)
 
     def hvp(
         self,
@@ -483,11 +312,8 @@ class Program:
         from input names to vectors."""
         from .commands.compute import hvp
 
-        vectors = {
-            name: self._array(value, f"v for {name}")
-            for name, value in (v.items() if isinstance(v, Mapping) else [("x", v)])
-        }
-        bound = self._bind("hvp", inputs, values, wrt)
+        vectors = _named(self, v, "v")
+        bound = _bind(self, "hvp", inputs, values, wrt)
         return hvp(bound, of, vectors, None if wrt is None else _listed(wrt))
 
     def check(
@@ -504,7 +330,7 @@ class Program:
         and sympy; ``result.agree`` says whether they agree within the tolerances."""
         from .commands.compute import check
 
-        bound = self._bind("check", inputs, values, wrt)
+        bound = _bind(self, "check", inputs, values, wrt)
         return check(bound, of, None if wrt is None else _listed(wrt), atol, rtol)
 
     def graph(
@@ -519,7 +345,7 @@ class Program:
         grad, as ``--wrt``)."""
         from .commands.compute import graph
 
-        return graph(self._bind("graph", inputs, values, wrt), of)
+        return graph(_bind(self, "graph", inputs, values, wrt), of)
 
     def plot(
         self,
@@ -537,8 +363,8 @@ class Program:
         from .commands.compute import plot, plot_defaults
 
         varied = None if wrt is None else _listed(wrt)
-        line = self._vector(direction, "--direction")
-        bound = self._bind("plot", inputs, values, wrt, plot_defaults(varied, line))
+        line = _vector(self, direction, "--direction")
+        bound = _bind(self, "plot", inputs, values, wrt, plot_defaults(varied, line))
         low, high = x_range
         return plot(bound, of, (float(low), float(high)), varied, line, points)
 
@@ -555,8 +381,8 @@ class Program:
         local derivatives, J^T v)."""
         from .commands.explain.chain import explain
 
-        bound = self._bind("explain", inputs, values, wrt)
-        return explain(bound, of, self._vector(v, "v"))
+        bound = _bind(self, "explain", inputs, values, wrt)
+        return explain(bound, of, _vector(self, v, "v"))
 
     def derivative(
         self,
@@ -579,11 +405,8 @@ class Program:
         """
         from .commands.derivative import derivative
 
-        if order is not None and (isinstance(order, bool) or not isinstance(order, int)):
-            raise GradcliError(f"order must be a whole number, not {order!r}", hint="e.g. order=3")
-        if order is not None and order < 1:
-            raise GradcliError(f"order must be at least 1, not {order}", hint="e.g. order=3")
-        bound = self._bind("derivative", inputs, values)  # wrt names elements here (x[1])
+        _check_order(order)
+        bound = _bind(self, "derivative", inputs, values)  # wrt names elements here (x[1])
         return derivative(bound, of, None if wrt is None else _listed(wrt), order, taylor)
 
     def uncertainty(
@@ -620,7 +443,9 @@ class Program:
                 if spread is not None:
                     spreads[name] = spread
         named = {n: v for n, v in given.items() if n in values}
-        bound = self._bind("uncertainty", {n: v for n, v in given.items() if n not in named}, named)
+        bound = _bind(
+            self, "uncertainty", {n: v for n, v in given.items() if n not in named}, named
+        )
         unknown = [n for n in spreads if n not in bound.arrays]
         if unknown:
             raise GradcliError(
@@ -636,7 +461,7 @@ class Program:
             )
             for name, value in spreads.items()
         }
-        matrix = None if cov is None else np.asarray(self._array(cov, "cov"))
+        matrix = None if cov is None else np.asarray(_array(self, cov, "cov"))
         names = None if of is None else _listed(of)
         wanted = None if wrt is None else _listed(wrt)
         return propagate(bound, names, deviations, matrix, wanted, second_order)
@@ -663,8 +488,210 @@ class Program:
         from .ops.exporting import TARGETS
 
         _choose(TARGETS, to=to)
-        bound = self._bind("export", inputs, values)
+        bound = _bind(self, "export", inputs, values)
         return export(bound, of, None if wrt is None else _listed(wrt), to)
+
+
+# -- binding a call's values to the program ------------------------------------------------
+
+
+def _call(
+    program: Program,
+    command: str,
+    floats: Callable[[Mapping[str, Any] | None, dict[str, Any]], Any],
+    inputs: Mapping[str, Any] | None,
+    values: dict[str, Any],
+    of: str | Sequence[str] | None,
+    wrt: Sequence[str] | None,
+    v: Any = None,
+    exact: bool = False,
+    batch: Any = None,
+    use_wrt: bool = True,
+) -> Any:
+    """A call of ``command``: with ``exact``, sympy's answer (``_exactly``); with ``batch``,
+    the answer at every point (``_batch``; ``use_wrt``: whether ``wrt`` says which inputs
+    require grad, else which names to differentiate by); else ``floats(inputs, values)``."""
+    if exact and batch is not None:
+        raise GradcliError("exact=True does not take batch", hint="leave out batch")
+    if exact:
+        return _exactly(program, command, inputs, values, of, wrt, v, floats)
+    if batch is not None:
+        vector = _vector(program, v, "v")
+        return _batch(program, command, batch, inputs, values, of, vector, wrt, use_wrt)
+    return floats(inputs, values)
+
+
+def _given(program: Program, command: str, inputs: Mapping[str, Any] | None, named: dict) -> dict:
+    """The input values of a call of ``command``, each keyword argument checked to be an
+    input of the program (an unknown one is a misspelt parameter, more likely than not)."""
+    values = {**(inputs or {}), **named}
+    known = program.parsed.inputs(set(values))
+    unknown = [name for name in named if name not in known]
+    if unknown:
+        raise _unexpected(command, unknown[0], [n.split("#")[0] for n in known])
+    return values
+
+
+def _array(program: Program, value: Any, name: str) -> np.ndarray:
+    """An input value (or v, t) as the command line would read it."""
+    import numpy as np
+
+    from .engine import Tensor
+    from .lang.values import parse_value
+
+    if isinstance(value, str):
+        return parse_value(value, name, program.seed)
+    if isinstance(value, Tensor):  # its values: a program binds fresh leaves of its own
+        return np.asarray(value.detach())
+    return np.asarray(value)
+
+
+def _bind(
+    program: Program,
+    command: str,
+    inputs: Mapping[str, Any] | None,
+    named: dict[str, Any],
+    wrt: Sequence[str] | None = None,
+    defaults: Any = None,
+    tangents: Sequence[str] = (),
+) -> Bound:
+    from .commands.compute import bind
+
+    given = {n: _array(program, v, n) for n, v in _given(program, command, inputs, named).items()}
+    extra = {} if defaults is None else defaults(program.parsed, given)
+    wanted = None if wrt is None else _listed(wrt)
+    return bind(program.parsed, given, wanted, program.dtype, program.seed, extra, tangents)
+
+
+def _vector(program: Program, value: Any, name: str) -> np.ndarray | None:
+    return None if value is None else _array(program, value, name)
+
+
+def _vectors(program: Program, value: Any, of: str | Sequence[str] | None) -> Any:
+    """``v`` of grad and vjp: one vector, or with several outputs a mapping from their
+    names to vectors or a list of one vector per output (``outputs.vectors_for``)."""
+    from .commands.outputs import several
+
+    if isinstance(value, Mapping):
+        return {name: _array(program, v, f"v for {name}") for name, v in value.items()}
+    if several(of) and isinstance(value, (list, tuple)):
+        return [_array(program, v, "v") for v in value]
+    return _vector(program, value, "v")
+
+
+def _exactly(
+    program: Program,
+    command: str,
+    inputs: Mapping[str, Any] | None,
+    named: dict[str, Any],
+    of: str | Sequence[str] | None,
+    wrt: Sequence[str] | None,
+    v: Any,
+    floats: Callable[[Mapping[str, Any], dict[str, Any]], Any],
+) -> Any:
+    """``--exact``: the answer computed with sympy, each value read exactly where it can
+    be (text as the command line reads it; numbers by their decimal digits, so 0.1 is
+    1/10). Where sympy cannot give one, ``floats(inputs, values)``, the command's float
+    answer, saying why first among its warnings."""
+    from dataclasses import replace
+
+    from .commands.outputs import one_output, refuse_several
+    from .domains.exact import (
+        Problem,
+        answer,
+        approximate_array,
+        exact_value,
+        floats_as_numbers,
+    )
+    from .domains.symbolic import NotSymbolic
+
+    refuse_several(of, "exact=True")
+    of = one_output(of)
+
+    def read(value: Any, name: str) -> np.ndarray | None:
+        text = value if isinstance(value, str) else repr(_array(program, value, name).tolist())
+        return exact_value(text, name)
+
+    exact, inexact = {}, {}
+    for name, value in _given(program, command, inputs, named).items():
+        number = read(value, name)
+        if number is None:
+            inexact[name] = _array(program, value, name)
+        else:
+            exact[name] = number
+    vector = None if v is None else read(v, "v")
+    if v is not None and vector is None:
+        vector = floats_as_numbers(_array(program, v, "v"))[0]
+    try:
+        problem = Problem(program.parsed, exact, inexact, {}, program.seed, point=True)
+        return answer(command, problem, of, None if wrt is None else _listed(wrt), vector)
+    except NotSymbolic as exc:
+        approximate = {n: approximate_array(a) for n, a in exact.items()}
+        result = floats({**approximate, **inexact}, {})
+        note = f"not exact: {exc}; the numbers are floats"
+        return replace(result, warnings=(note, *result.warnings))
+
+
+def _batch(
+    program: Program,
+    command: str,
+    batch: Any,
+    inputs: Mapping[str, Any] | None,
+    named: dict[str, Any],
+    of: str | Sequence[str] | None,
+    v: np.ndarray | None,
+    wrt: Sequence[str] | None,
+    use_wrt: bool,
+) -> Points:
+    """``--batch``: the command at every point, the chunks' results stacked into one
+    ``Points`` (numbered from 0)."""
+    import numpy as np
+
+    from .batch import plan as batches
+    from .commands.outputs import one_output, refuse_several
+    from .results import Points
+
+    refuse_several(of, "batch")
+    of = one_output(of)
+
+    if isinstance(batch, str):
+        points = batches.read_points(batch)
+    elif isinstance(batch, Mapping):
+        points = {n: np.asarray(_array(program, a, n), dtype=float) for n, a in batch.items()}
+    else:
+        points = {"x": np.asarray(_array(program, batch, "x"), dtype=float)}
+    batches.count(points)
+    defaults = batches.shape_defaults(points)
+    bound = _bind(program, command, inputs, named, wrt if use_wrt else None, defaults)
+    if isinstance(batch, str):
+        points = batches.fit_rows(points, batch, bound)
+    wanted = None if wrt is None or use_wrt else _listed(wrt)
+    chunks = list(batches.run(bound, command, points, of, v, wanted))
+    stacked = {
+        part: {k: np.concatenate([c.sections[part][k] for c in chunks]) for k in parts}
+        for part, parts in chunks[0].sections.items()
+    }
+    return Points(
+        command=command,
+        output=chunks[0].output,
+        first=0,
+        sections=stacked,
+        warnings=bound.messages(),
+    )
+
+
+def _named(program: Program, value: Any, what: str) -> dict[str, np.ndarray]:
+    """jvp's ``t``, hvp's ``v``: the value for ``x``, or a mapping from input names to values."""
+    pairs = value.items() if isinstance(value, Mapping) else [("x", value)]
+    return {name: _array(program, given, f"{what} for {name}") for name, given in pairs}
+
+
+def _check_order(order: Any) -> None:
+    """Refuse a derivative's ``order`` that is not a whole number of at least 1."""
+    if order is not None and (isinstance(order, bool) or not isinstance(order, int)):
+        raise GradcliError(f"order must be a whole number, not {order!r}", hint="e.g. order=3")
+    if order is not None and order < 1:
+        raise GradcliError(f"order must be at least 1, not {order}", hint="e.g. order=3")
 
 
 def _listed(names: Sequence[str] | str) -> list[str]:
@@ -696,11 +723,6 @@ def _choose(choices: Sequence[str], **given: str) -> None:
         f"{parameter}={value!r} is not one of {', '.join(choices)}",
         hint=f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(choices)}",
     )
-
-
-def _not_both(exact: bool, batch: Any) -> None:
-    if exact and batch is not None:
-        raise GradcliError("exact=True does not take batch", hint="leave out batch")
 
 
 def _unexpected(command: str, name: str, known: list[str]) -> ArgumentError:

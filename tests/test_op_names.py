@@ -22,6 +22,10 @@ ENGINE = {"gc", "engine", "_engine", "P", "primitives", "F"}  # names the engine
 # The same word, meaning something else: (file, word) -> what it means there.
 HOMONYMS = {
     ("base/errors.py", "where"): "the JSON field of an error's place",
+    ("commands/table.py", "repeat"): "grad's option --repeat",
+    ("commands/table.py", "transpose"): "jacobian's option --transpose",
+    ("commands/table.py", "mode"): "jacobian's option --mode",
+    ("commands/table.py", "to"): "export's option --to",
     ("render/__init__.py", "dot"): "Graphviz's format",
     ("render/graph.py", "dot"): "Graphviz's format",
     ("results.py", "dot"): "Graphviz's format",

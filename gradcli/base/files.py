@@ -180,6 +180,14 @@ def refuse_folder(path: str, option: str = "--out") -> None:
                 )
 
 
+def put_in_place(written: str, target: str) -> None:
+    """Rename the file ``written`` onto ``target``, its bytes on disk first: the name never
+    points at a file half on disk, whatever happens to the machine."""
+    with open(written, "rb+") as f:
+        os.fsync(f.fileno())
+    os.replace(written, target)
+
+
 @contextmanager
 def atomic_output(path: str, option: str = "--out") -> Iterator[str]:
     """A temporary file's path beside ``path``, renamed onto it when the block succeeds.
@@ -216,9 +224,7 @@ def atomic_output(path: str, option: str = "--out") -> Iterator[str]:
         os.fchmod(handle, new_mode(0o666))
         os.close(handle)
         yield temporary
-        with open(temporary, "rb+") as f:  # on disk before the name points at it
-            os.fsync(f.fileno())
-        os.replace(temporary, target)
+        put_in_place(temporary, target)
     except OSError as exc:
         _remove(temporary)
         raise GradcliError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None

@@ -7,27 +7,18 @@ one batched replay, so memory stays bounded by the chunk size for any number of 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import math
 import os
-import signal
 import sys
-import tempfile
-import threading
-import zipfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
 from .. import engine as gc
-from ..base import budget, limits
+from ..base import bounds
 from ..base.errors import GradcliError, listing
-from ..base.files import atomic_output, refuse_folder, refuse_input
 from ..commands.compute import (
     Bound,
     _cotangent,
@@ -41,7 +32,9 @@ from ..engine.compile import batch_size
 from ..lang.values import json_numbers, load_json, open_archive, parse_value, read_data
 from ..results import Points
 from .passes import Layout, Pass, Sections, Settings, at_point, check_settings, passes
-from .stores.chunked import NpyRows, is_folder, read_stored, storage_of
+from .stores.base import storage_of
+from .stores.chunked import NpyRows
+from .stores.open import read_stored
 
 CHUNK = 8192
 
@@ -100,7 +93,7 @@ def fit_rows(points: dict[str, np.ndarray], spec: str, bound: Bound) -> dict[str
 
 
 def _json_lines(text: str) -> dict[str, np.ndarray]:
-    limits.check_elements(text.count(",") + text.count("\n") + 1, "--batch -")
+    bounds.check_elements(text.count(",") + text.count("\n") + 1, "--batch -")
     columns: dict[str, list] = {}
     lines = [line for line in text.splitlines() if line.strip()]
     for number, line in enumerate(lines, start=1):
@@ -228,7 +221,7 @@ def plan(
     settings: Settings | None = None,
 ) -> Plan:
     """Check the points against the program, and trace the command's passes at the bound
-    point (``batch_passes``).
+    point (``passes.py``).
 
     ``wrt`` names inputs only: an intermediate node has no value of its own at each point.
     """
@@ -266,14 +259,14 @@ def plan(
     steps, layout = passes(bound, command, name, out, targets, v, settings)
     rows = max(p.rows() for p in steps)
     for p in steps:  # a chunk's rows fit --max-elements, and its values the budget
-        most = batch_size(p.tape, limits.current().max_elements) or chunk * rows
+        most = batch_size(p.tape, bounds.limits().max_elements) or chunk * rows
         chunk = min(
-            chunk, max(1, most // p.rows()), budget.elements_within(p.tape.elements * p.rows())
+            chunk, max(1, most // p.rows()), bounds.elements_within(p.tape.elements * p.rows())
         )
     # and so does its results' JSON text
     results = out.numel() + sum(int(np.prod(s)) for s in layout.shapes.values()) * max(rows, 1)
-    as_text = budget.RENDERING_BYTES["json"] / budget.ELEMENT_BYTES
-    chunk = min(chunk, budget.elements_within(results, as_text))
+    as_text = bounds.RENDERING_BYTES["json"] / bounds.ELEMENT_BYTES
+    chunk = min(chunk, bounds.elements_within(results, as_text))
     return Plan(
         command=command,
         output=name,
@@ -302,353 +295,7 @@ def run(
     total = count(points)
     steps = plan(bound, command, points, of, v, wrt, chunk, settings)
     for start in range(0, total, steps.chunk):
-        budget.tick(f"{start:,} of {total:,} points done")
+        bounds.tick(f"{start:,} of {total:,} points done")
         stop = min(start + steps.chunk, total)
         rows = {n: a[start:stop] for n, a in points.items()}
         yield steps.results(start, steps.replay(rows, start))
-
-
-def check_out_path(path: str) -> None:
-    """Fail before any work when --out cannot be written."""
-    kind = storage_of(path)
-    if kind == "zarr":
-        from .stores.zarr import zarr
-
-        zarr()  # the extra is installed, before any work
-    elif kind == "parquet":
-        from .stores.parquet import pyarrow
-
-        pyarrow()
-    if not (is_folder(path) or kind or path.endswith((".npy", ".npz"))):
-        raise GradcliError(
-            f"--out {path}: unknown file type",
-            hint="use .npy, .npz, .zarr or .parquet, or DIR/ for a folder of .npy parts",
-        )
-    folder = Path(path.rstrip("/") or path).parent  # a folder's, or a Zarr store's, parent
-    if not folder.is_dir():
-        raise GradcliError(f"--out {path}: no such folder {folder}")
-
-
-def refuse_out(path: str) -> None:
-    """Refuse an --out that is one of the command's inputs (those read so far), or a folder
-    gradcli may not replace (``files.refuse_folder``)."""
-    refuse_input(path.rstrip("/") or path)
-    if is_folder(path) or storage_of(path) == "zarr":
-        refuse_folder(path)
-
-
-def _arrays(chunk: Points) -> dict[str, np.ndarray]:
-    """A chunk's results as --out names them: ``SECTION.NAME`` (``values.y``, ``grads.x``,
-    ``jacobian.x``, ``hessian.x,w``, ``check.agree``)."""
-    return {
-        f"{section}.{k}": np.asarray(a)
-        for section, arrays in chunk.sections.items()
-        for k, a in arrays.items()
-    }
-
-
-def sections_of(arrays: dict[str, np.ndarray]) -> Sections:
-    """``_arrays``' names read back into sections."""
-    sections: Sections = {}
-    for key, array in arrays.items():
-        section, name = key.split(".", 1)
-        sections.setdefault(section, {})[name] = array
-    return sections
-
-
-def _npy_header(shape: tuple[int, ...], dtype: np.dtype, length: int = 0) -> bytes:
-    """A .npy (version 1.0) header for an array of ``shape`` and ``dtype``, padded with spaces
-    to a multiple of 64 bytes and to at least ``length``: a header written for the final
-    shape can be rewritten in place for fewer points."""
-    text = repr(
-        {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape}
-    )
-    magic = b"\x93NUMPY\x01\x00"
-    size = max(len(magic) + 2 + len(text) + 1, length)
-    size += -size % 64
-    padded = text.ljust(size - len(magic) - 2 - 1) + "\n"
-    return magic + (len(padded)).to_bytes(2, "little") + padded.encode("latin-1")
-
-
-def main_results(path: str, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """What ``--out results.npy`` holds: the command's one result (the gradient, the
-    Jacobian, ...; the values, for eval); several are refused, for a .npz."""
-    main = [k for k in arrays if not k.startswith("values.")] or list(arrays)
-    if len(main) != 1:
-        raise GradcliError(
-            f"--out {path}: there are {len(main)} results ({', '.join(main)})",
-            hint="write them all with --out results.npz",
-        )
-    return {main[0]: arrays[main[0]]}
-
-
-def zip_parts(target: str, parts: dict[str, str]) -> None:
-    """A .npz archive of .npy files, one member a result (each read from its file in blocks)."""
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
-        for key, path in parts.items():
-            z.write(path, f"{key}.npy")
-
-
-@dataclass
-class _Part:
-    """One result of --out, as a .npy file being written."""
-
-    path: str
-    file: BinaryIO
-    dtype: np.dtype
-    row: tuple[int, ...]  # the shape of one point's result
-    header: int  # the length of its header, kept when it is rewritten
-
-
-class OutFile:
-    """--out written chunk by chunk, so that memory stays bounded by the chunk whatever the
-    number of points: each result is a .npy whose header holds its final shape, its rows
-    appended as they come (``.npz``: one such file a result, put into the archive one at a
-    time at the end). Closed early (Ctrl-C, --timeout), it holds the points done."""
-
-    def __init__(self, path: str, total: int):
-        self.path, self.total, self.done = path, total, 0
-        self.parts: dict[str, _Part] = {}
-        # the file is written under a temporary name, renamed onto --out when it is complete
-        self.output = contextlib.ExitStack()
-        self.target = path
-
-    def _open(self, arrays: dict[str, np.ndarray]) -> None:
-        if not self.path.endswith(".npz"):
-            arrays = main_results(self.path, arrays)
-        self.target = self.output.enter_context(atomic_output(self.path))
-        folder = os.path.dirname(os.path.abspath(self.target))
-        for key, array in arrays.items():
-            if self.path.endswith(".npz"):
-                handle, path = tempfile.mkstemp(".npy", ".gradcli-", folder)
-                file = os.fdopen(handle, "wb")
-            else:
-                path, file = self.target, open(self.target, "wb")  # noqa: SIM115 - see close()
-            header = _npy_header((self.total, *array.shape[1:]), array.dtype)
-            self.parts[key] = _Part(path, file, array.dtype, array.shape[1:], len(header))
-            file.write(header)
-
-    def write(self, chunk: Points) -> None:
-        """Append the chunk's points to every result."""
-        arrays = _arrays(chunk)
-        try:
-            if not self.parts:
-                self._open(arrays)
-            for key, part in self.parts.items():
-                np.ascontiguousarray(arrays[key], dtype=part.dtype).tofile(part.file)
-        except OSError as exc:
-            self.discard()
-            raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
-        self.done += len(next(iter(arrays.values())))
-
-    def close(self) -> None:
-        """Finish the file: its arrays hold the points written (all of them, unless the
-        batch stopped early)."""
-        try:
-            for part in self.parts.values():
-                if self.done < self.total:  # the header says how many points there are
-                    part.file.seek(0)
-                    part.file.write(_npy_header((self.done, *part.row), part.dtype, part.header))
-                    rows = self.done * math.prod(part.row) * part.dtype.itemsize
-                    part.file.truncate(part.header + rows)
-                part.file.close()
-            if self.path.endswith(".npz") and self.parts:
-                zip_parts(self.target, {key: part.path for key, part in self.parts.items()})
-        except OSError as exc:
-            self.discard()
-            raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
-        self.discard(keep=True)
-        self.output.close()  # the file complete: renamed onto --out
-
-    def discard(self, keep: bool = False) -> None:
-        """Close and remove the parts of a .npz (and, unless ``keep``, the file half written,
-        leaving --out as it was)."""
-        for part in self.parts.values():
-            with contextlib.suppress(OSError):  # a full disk fails the flush of the close too
-                part.file.close()
-            if part.path != self.target:
-                with contextlib.suppress(OSError):
-                    os.remove(part.path)
-        self.parts = {}
-        if not keep:
-            abandoned = GradcliError(f"--out {self.path}: not written")
-            self.output.__exit__(GradcliError, abandoned, None)  # removes the temporary file
-
-
-class Interrupted(Exception):
-    """Ctrl-C stopped a batch; ``done`` points had been written (or saved)."""
-
-    def __init__(self, done: int, total: int, out: str | None):
-        super().__init__(done)
-        self.done, self.total, self.out = done, total, out
-
-    def message(self) -> str:
-        where = "" if self.out is None else f" to {self.out}"
-        return f"interrupted: wrote {self.done} of {self.total} points{where}"
-
-
-class Disagreed(Exception):
-    """check's methods disagreed at the ``points`` named (the batch ran to its end)."""
-
-    def __init__(self, points: list[int], total: int):
-        super().__init__(points)
-        self.points, self.total = points, total
-
-    def message(self) -> str:
-        shown = ", ".join(map(str, self.points[:10])) + (", ..." if len(self.points) > 10 else "")
-        return (
-            f"check: the methods disagree at {len(self.points)} of {self.total} points "
-            f"({shown}): see check.agree and check.max_error of each"
-        )
-
-
-def disagreeing(first: int, sections: Sections) -> list[int]:
-    """The numbers of the points of a chunk (from ``first``) where check's methods disagree."""
-    agree = sections.get("check", {}).get("agree")
-    return [] if agree is None else (first + np.flatnonzero(~np.asarray(agree))).tolist()
-
-
-@contextmanager
-def _deferred_interrupts():
-    """Ctrl-C while a chunk is written waits until its last line is out, so the output never
-    ends inside a line. A first Ctrl-C lets the chunk under way finish; a second one stops the
-    computation at once. Yields a function that tells whether Ctrl-C was pressed."""
-    state = {"presses": 0, "writing": False}
-
-    def handler(signum, frame):
-        state["presses"] += 1
-        if state["presses"] > 1 and not state["writing"]:
-            raise KeyboardInterrupt
-
-    if threading.current_thread() is not threading.main_thread():
-        yield state  # signals reach the main thread only: nothing to defer
-        return
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield state
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def stream(
-    bound: Bound,
-    command: str,
-    points: dict[str, np.ndarray],
-    of: str | None,
-    v: np.ndarray | None,
-    wrt: list[str] | None,
-    out: str | None,
-    stdout=None,
-    settings: Settings | None = None,
-) -> int:
-    """Run the batch: JSON lines to ``stdout``, or arrays to ``out``, chunk by chunk.
-
-    Returns the number of points. On Ctrl-C or at --timeout's deadline, what was computed so
-    far is kept (complete lines only; in ``out``, the points done) and ``Interrupted`` (or
-    ``TimedOut``) is raised; ``Disagreed`` at the end where check's methods disagreed.
-    """
-    from ..base.notice import Progress
-    from ..render import render
-
-    stdout = stdout or sys.stdout
-    total = count(points)
-    writer: Any = None  # OutFile, or cluster.FolderOut
-    if out is not None and (is_folder(out) or storage_of(out)):
-        from .dask import FolderOut, block_rows
-
-        writer = FolderOut(out, total, block_rows(points))
-    elif out is not None:
-        writer = OutFile(out, total)
-    done = 0
-    disagree: list[int] = []
-    with _deferred_interrupts() as state, Progress(total, "points", total > CHUNK) as progress:
-        try:
-            for chunk in run(bound, command, points, of, v, wrt, settings=settings):
-                state["writing"] = True
-                if writer is None:
-                    render(chunk, "json", file=stdout)
-                    stdout.flush()
-                else:
-                    writer.write(chunk)
-                done += len(next(iter(chunk.values.values())))
-                disagree += disagreeing(chunk.first, chunk.sections)
-                state["writing"] = False
-                progress.update(done)
-                if state["presses"]:
-                    raise KeyboardInterrupt
-        except KeyboardInterrupt:
-            if writer is not None:
-                writer.close()
-            raise Interrupted(done, total, out) from None
-        except budget.TimedOut as exc:  # what was written stays, and is said
-            if writer is not None:
-                writer.close()
-            where = "" if out is None else f" to {out}"
-            raise budget.TimedOut(
-                f"{exc.message}: wrote {done} of {total} points{where}", hint=exc.hint
-            ) from None
-        except BaseException:
-            if writer is not None:
-                writer.discard()
-            raise
-    if writer is not None:
-        writer.close()
-    if disagree:
-        raise Disagreed(disagree, done)
-    return done
-
-
-def main(
-    fmt: str,
-    command: str,
-    spec: str,
-    out: str | None,
-    bind: Callable,
-    of: str | None = None,
-    v: np.ndarray | None = None,
-    wrt: list[str] | None = None,
-    dask: str | None = None,
-    settings: Settings | None = None,
-) -> None:
-    """``--batch``: read the points, bind the program, then stream JSON lines to stdout or
-    write everything to ``out``; the runs' warnings go to stderr at the end.
-
-    ``bind(defaults)`` binds the program as the command line gives it, ``defaults(program,
-    given)`` the values of the inputs it gives none: those take their shape from the first
-    point. On Ctrl-C, says how far it got and raises ``Interrupted``.
-    """
-    from ..base.notice import say
-
-    if fmt not in ("table", *Points.formats):  # table: the default, when none is asked
-        raise GradcliError(
-            f"--batch writes JSON lines (or --out arrays), not {fmt}",
-            hint="leave out --format, or use --out results.npz",
-        )
-    if out is not None:
-        check_out_path(out)
-    points = read_points(spec)
-    count(points)  # no points: said so before the program is bound without them
-    bound = bind(shape_defaults(points))
-    if out is not None:  # every input file is read by now: refuse to write over one
-        refuse_out(out)  # (before any work: the points are read a chunk at a time later)
-    points = fit_rows(points, spec, bound)
-    disagreed = None
-    try:
-        if dask is None:
-            done = stream(bound, command, points, of, v, wrt, out, settings=settings)
-        else:
-            from .dask import stream as on_cluster
-
-            done = on_cluster(bound, command, points, of, v, wrt, out, dask, settings=settings)
-    except Interrupted as stop:
-        say(stop.message())
-        raise
-    except Disagreed as found:
-        disagreed, done = found, found.total
-    for message in bound.messages():
-        say(f"warning: {message}")
-    if out is not None:
-        say(f"wrote {done} points to {out}")
-    if disagreed is not None:
-        say(disagreed.message())
-        raise disagreed

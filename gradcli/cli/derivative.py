@@ -1,4 +1,4 @@
-"""The ``derivative`` command (registered by ``cli``): see ``derivative``."""
+"""The ``derivative`` command (registered as ``app`` imports this module): see ``derivative``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from .app import Run, _names, program_command
+from .options import Run, names, program_command
 
 
 @program_command("derivative")
@@ -42,4 +42,4 @@ def derivative_command(
     from ..commands.derivative import derivative
 
     bound = run.bound(use_wrt=False)  # --wrt names elements here (x[1])
-    run.emit(derivative(bound, run.of, _names(run.wrt), order, taylor), bound)
+    run.emit(derivative(bound, run.of, names(run.wrt), order, taylor), bound)

@@ -1,6 +1,6 @@
-"""The ``export`` command (registered by importing this module from ``cli``).
+"""The ``export`` command (registered as ``app`` imports this module).
 
-No ``from __future__ import annotations``: Typer reads the annotations in ``cli``'s
+No ``from __future__ import annotations``: Typer reads the annotations in this module's
 namespace, so they must be objects, not names."""
 
 from typing import Annotated
@@ -8,14 +8,14 @@ from typing import Annotated
 import typer
 
 from ..ops.exporting import TARGETS
-from .app import Run, _choice, _names, check_choice, program_command
+from .options import Run, check_choice, choice, names, program_command
 
 
 @program_command("export", formats=())
 def export_command(
     run: Run,
     to: Annotated[
-        str, typer.Option("--to", **_choice(TARGETS, "What to write.", "TARGET"))
+        str, typer.Option("--to", **choice(TARGETS, "What to write.", "TARGET"))
     ] = "torch",
     out: Annotated[
         str | None,
@@ -40,7 +40,7 @@ def export_command(
 
     check_choice("--to", to, TARGETS)
     bound = run.bound(use_wrt=False)
-    text = export(bound, run.of, _names(run.wrt), to)
+    text = export(bound, run.of, names(run.wrt), to)
     if out is None:
         typer.echo(text, nl=False)
         return

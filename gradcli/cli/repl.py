@@ -23,6 +23,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import typer
+
+from ..commands.compute import DTYPES
+from ..commands.table import COMMANDS as TABLE
+from ..commands.table import Command
+from .guard import guard
+from .options import Debug, Dtype, Seed, budget, check_choice, command
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -30,6 +38,12 @@ if TYPE_CHECKING:
     from ..commands.compute import Bound
     from ..lang import Program
     from ..results import Result
+
+#: The table's commands the REPL runs as :commands, in :help's order: the drawings (graph) last.
+REPL_COMMANDS = sorted(
+    (command for command in TABLE if command.repl is not None),
+    key=lambda command: command.repl == "drawing",
+)
 
 PROMPT, MORE = "gradcli> ", "     ... "
 FORMATS = ("table", "json", "csv")
@@ -44,16 +58,7 @@ several, comma-separated: y,z, as --of; then V: NAME=VALUE for each, or VALUEs i
 HELP_COMMANDS = (
     (":set NAME VALUE", "give an input a value (e.g. 1,2 or ones(2,2) or rand(3) or @x.npy)"),
     (":unset NAME", "forget an input's value"),
-    (":eval [OUT]", "the value of every input and assigned name"),
-    (":grad [OUT] [V]", "out.backward(v), then .grad of every input"),
-    (":vjp [OUT] V", "J^T v for every input"),
-    (":jacobian [OUT] [WRT]", "the Jacobian (WRT: comma-separated inputs)"),
-    (":jvp [OUT] T...", "J t (T: VALUE for x, or NAME=VALUE)"),
-    (":hessian [OUT] [WRT]", "second derivatives of a scalar output"),
-    (":hvp [OUT] V...", "H v (V: VALUE for x, or NAME=VALUE)"),
-    (":check [OUT]", "the Jacobian four ways"),
-    (":explain [OUT] [V]", "the chain rule with numbers"),
-    (":graph [OUT]", "the computational graph"),
+    *((command.usage(), command.repl_help) for command in REPL_COMMANDS),
     (":format [table|json|csv]", "how answers are written (now: {format})"),
     (":precision [N]", "significant digits in tables (now: {precision})"),
     (":program", "the statements and values so far"),
@@ -110,8 +115,9 @@ def history_path() -> Path:
 
 
 @dataclass
-class Session:
-    """The statements and the input values typed so far, and how answers are written."""
+class ReplSession:
+    """A REPL session: the statements and the input values typed so far, and how answers are
+    written."""
 
     dtype: str = "float64"
     seed: int = 0
@@ -223,7 +229,7 @@ class Session:
 
     def show(self, result: Result) -> None:
         """Warnings to stderr and the result to stdout, as the command line writes them."""
-        from ..base.budget import check_rendering
+        from ..base.bounds import check_rendering
         from ..render import Options, emit
 
         check_rendering(result, self.format)
@@ -293,7 +299,7 @@ def missing_note(missing: list[str]) -> str:
 # -- the commands ------------------------------------------------------------------------------
 
 
-def _set(session: Session, words: list[str]) -> None:
+def _set(session: ReplSession, words: list[str]) -> None:
     from ..base.errors import GradcliError
     from ..commands.compute import evaluate
     from ..results import Values
@@ -336,7 +342,7 @@ def _same(before: np.ndarray | None, after: np.ndarray) -> bool:
     return bool(np.array_equal(before, after, equal_nan=np.asarray(after).dtype.kind in "fc"))
 
 
-def _unset(session: Session, words: list[str]) -> None:
+def _unset(session: ReplSession, words: list[str]) -> None:
     from ..base.errors import GradcliError
 
     for name in words:
@@ -344,105 +350,51 @@ def _unset(session: Session, words: list[str]) -> None:
             raise GradcliError(f"{name!r} has no value given with :set")
 
 
-def _eval(session: Session, words: list[str]) -> None:
-    from ..commands.compute import evaluate
+def _computed(command: Command) -> Callable[[ReplSession, list[str]], None]:
+    """The :command of ``command``'s table entry: it reads the output and what the entry's
+    ``repl`` says comes after it, binds the session's program and computes."""
 
-    of, _ = session.output_and_rest(words)
-    session.show(evaluate(session.bound(), of))
+    def act(session: ReplSession, words: list[str]) -> None:
+        from ..base.errors import GradcliError
 
+        of, rest = session.output_and_rest(words)
+        compute, kind, name = command.function(), command.repl, command.name
+        if kind == "vectors needed" and not rest:
+            raise GradcliError(f":{name} needs the vector v", hint=f"e.g. :{name} y 1,1,1")
+        if kind in ("vectors", "vectors needed"):
+            result = compute(session.bound(), of, session.vectors(of, rest))
+        elif kind == "wrt":
+            wrt = [n.strip() for word in rest for n in word.split(",") if n.strip()] or None
+            result = compute(session.bound(wrt), of, wrt)
+        elif kind == "named":
+            from ..lang.values import named_values
 
-def _grad(session: Session, words: list[str]) -> None:
-    from ..commands.compute import grad
+            option = command.named_option()
+            named = named_values(rest, option.name, session.seed, bare="x")
+            tangents = list(named) if option.kind == "tangents" else None
+            result = compute(session.bound(tangents=tangents), of, named)
+        elif kind == "vector":
+            result = compute(session.bound(), of, session.value(rest, "v"))
+        else:
+            result = compute(session.bound(), of)
+        if kind == "drawing":  # in its own formats (a table for csv), no warnings
+            from ..render import Options, render
 
-    of, rest = session.output_and_rest(words)
-    session.show(grad(session.bound(), of, session.vectors(of, rest)))
+            render(result, "table" if session.format == "csv" else session.format, Options())
+        else:
+            session.show(result)
 
-
-def _vjp(session: Session, words: list[str]) -> None:
-    from ..base.errors import GradcliError
-    from ..commands.compute import vjp
-
-    of, rest = session.output_and_rest(words)
-    if not rest:
-        raise GradcliError(":vjp needs the vector v", hint="e.g. :vjp y 1,1,1")
-    session.show(vjp(session.bound(), of, session.vectors(of, rest)))
-
-
-def _wrt(words: list[str]) -> list[str] | None:
-    names = [n.strip() for word in words for n in word.split(",") if n.strip()]
-    return names or None
-
-
-def _jacobian(session: Session, words: list[str]) -> None:
-    from ..commands.compute import jacobian
-
-    of, rest = session.output_and_rest(words)
-    wrt = _wrt(rest)
-    session.show(jacobian(session.bound(wrt), of, wrt))
-
-
-def _named(session: Session, words: list[str], option: str) -> dict[str, np.ndarray]:
-    from ..lang.values import named_values
-
-    return named_values(words, option, session.seed, bare="x")
+    return act
 
 
-def _jvp(session: Session, words: list[str]) -> None:
-    from ..commands.compute import jvp
-
-    of, rest = session.output_and_rest(words)
-    tangents = _named(session, rest, "t")
-    session.show(jvp(session.bound(tangents=list(tangents)), of, tangents))
-
-
-def _hessian(session: Session, words: list[str]) -> None:
-    from ..commands.compute import hessian
-
-    of, rest = session.output_and_rest(words)
-    wrt = _wrt(rest)
-    session.show(hessian(session.bound(wrt), of, wrt))
-
-
-def _hvp(session: Session, words: list[str]) -> None:
-    from ..commands.compute import hvp
-
-    of, rest = session.output_and_rest(words)
-    session.show(hvp(session.bound(), of, _named(session, rest, "v")))
-
-
-def _check(session: Session, words: list[str]) -> None:
-    from ..commands.compute import check
-
-    of, _ = session.output_and_rest(words)
-    session.show(check(session.bound(), of))
-
-
-def _explain(session: Session, words: list[str]) -> None:
-    from ..commands.explain.chain import explain
-
-    of, rest = session.output_and_rest(words)
-    session.show(explain(session.bound(), of, session.value(rest, "v")))
-
-
-def _graph(session: Session, words: list[str]) -> None:
-    from ..commands.compute import graph
-    from ..render import Options, render
-
-    of, _ = session.output_and_rest(words)
-    result = graph(session.bound(), of)
-    render(result, "table" if session.format == "csv" else session.format, Options())
-
-
-def _format(session: Session, words: list[str]) -> None:
-    from .app import check_choice
-
+def _format(session: ReplSession, words: list[str]) -> None:
     if words:
         check_choice(":format", words[0], FORMATS)
         session.format = words[0]
     print(f"format: {session.format}")
 
 
-def _precision(session: Session, words: list[str]) -> None:
+def _precision(session: ReplSession, words: list[str]) -> None:
     from ..base.errors import GradcliError
 
     if words:
@@ -452,7 +404,7 @@ def _precision(session: Session, words: list[str]) -> None:
     print(f"precision: {session.precision}")
 
 
-def _program(session: Session, words: list[str]) -> None:
+def _program(session: ReplSession, words: list[str]) -> None:
     from ..render import short
 
     for statement in session.statements:
@@ -461,41 +413,32 @@ def _program(session: Session, words: list[str]) -> None:
         print(f":set {name} {short(array, session.precision)}")
 
 
-def _undo(session: Session, words: list[str]) -> None:
+def _undo(session: ReplSession, words: list[str]) -> None:
     if session.statements:
         print(f"dropped: {session.statements.pop()}")
 
 
-def _clear(session: Session, words: list[str]) -> None:
+def _clear(session: ReplSession, words: list[str]) -> None:
     session.statements.clear()
     session.given.clear()
     session.values.clear()
 
 
-def _help(session: Session, words: list[str]) -> None:
+def _help(session: ReplSession, words: list[str]) -> None:
     from ..base.notice import terminal_width
 
     width = terminal_width(sys.stdout) or PLAIN_WIDTH
     print(help_text(width, session.format, session.precision))
 
 
-def _quit(session: Session, words: list[str]) -> None:
+def _quit(session: ReplSession, words: list[str]) -> None:
     session.done = True
 
 
-COMMANDS: dict[str, Callable[[Session, list[str]], None]] = {
+COMMANDS: dict[str, Callable[[ReplSession, list[str]], None]] = {
     "set": _set,
     "unset": _unset,
-    "eval": _eval,
-    "grad": _grad,
-    "vjp": _vjp,
-    "jacobian": _jacobian,
-    "jvp": _jvp,
-    "hessian": _hessian,
-    "hvp": _hvp,
-    "check": _check,
-    "explain": _explain,
-    "graph": _graph,
+    **{command.name: _computed(command) for command in REPL_COMMANDS},
     "format": _format,
     "precision": _precision,
     "program": _program,
@@ -563,7 +506,7 @@ def _join(lines: list[str]) -> str:
 class Completer:
     """Tab completion: commands after ``:``, else the session's names and the functions."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: ReplSession) -> None:
         self.session = session
         self.matches: list[str] = []
 
@@ -592,7 +535,7 @@ class Completer:
 
 
 @contextmanager
-def _readline(session: Session) -> Iterator[None]:
+def _readline(session: ReplSession) -> Iterator[None]:
     """readline's history (read at the start, appended line by line) and completion."""
     try:
         import readline
@@ -656,13 +599,10 @@ def _lines(interactive: bool) -> Iterator[str | None]:
 def main(dtype: str = "float64", seed: int = 0, debug: bool = False) -> int:
     """Run a session on stdin; the exit status (0, or 2 when the input is not a terminal
     and a line failed, so that a script fed to the REPL tells its failure)."""
-    import typer
+    from ..base import bounds
+    from ..base.bounds import Limits
 
-    from ..base import limits
-    from ..base.limits import Limits
-    from .app import _budget, _guard
-
-    session = Session(dtype=dtype, seed=seed)
+    session = ReplSession(dtype=dtype, seed=seed)
     interactive = sys.stdin.isatty()
     failed = False
     if interactive:
@@ -672,8 +612,8 @@ def main(dtype: str = "float64", seed: int = 0, debug: bool = False) -> int:
             if text is None:
                 continue
             try:
-                with _guard(debug, as_json=session.format == "json"), limits.using(Limits()):
-                    with _budget("repl", None, None):
+                with guard(debug, as_json=session.format == "json"), bounds.using(Limits()):
+                    with budget("repl", None, None):
                         session.handle(text)
             except typer.Exit as stop:
                 failed = failed or stop.exit_code not in (0, 130)
@@ -686,3 +626,17 @@ def main(dtype: str = "float64", seed: int = 0, debug: bool = False) -> int:
 @contextmanager
 def _nothing() -> Iterator[None]:
     yield
+
+
+@command("repl")
+def repl_command(seed: Seed = 0, dtype: Dtype = "float64", debug: Debug = False) -> None:
+    """An interactive session: statements persist, and :grad, :vjp, :jacobian... act on them.
+
+    Plain `gradcli` in a terminal starts it too. :set NAME VALUE gives an input a value,
+    :format json, :help lists the commands; Ctrl-C cancels a line, Ctrl-D ends.
+
+    Example: gradcli repl, then: y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1  :set x 1,2  :vjp y 1,1,1
+    """
+    with guard(debug):
+        check_choice("--dtype", dtype, tuple(DTYPES))
+    raise typer.Exit(main(dtype, seed, debug))

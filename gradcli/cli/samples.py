@@ -1,6 +1,6 @@
-"""The ``samples`` command (registered by importing this module from ``cli``).
+"""The ``samples`` command (registered as ``app`` imports this module; left out of --help).
 
-No ``from __future__ import annotations``: Typer reads the annotations in ``cli``'s
+No ``from __future__ import annotations``: Typer reads the annotations in this module's
 namespace, so they must be objects, not names."""
 
 import sys
@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from .app import _guard, command
+from .guard import guard
+from .options import command
 
 
 @command("samples")
@@ -27,7 +28,7 @@ def samples_command(
     """
     from ..base import samples as bundled
 
-    with _guard(debug=False):
+    with guard(debug=False):
         if name is None:
             sys.stdout.write(bundled.listing())
         else:

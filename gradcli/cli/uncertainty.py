@@ -1,6 +1,6 @@
-"""The ``uncertainty`` command (registered by importing this module from ``cli``).
+"""The ``uncertainty`` command (registered as ``app`` imports this module).
 
-No ``from __future__ import annotations``: Typer reads the annotations in ``cli``'s
+No ``from __future__ import annotations``: Typer reads the annotations in this module's
 namespace, so they must be objects, not names."""
 
 import dataclasses
@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from .app import Run, _names, program_command
+from .options import Run, names, program_command
 
 
 @program_command("uncertainty")
@@ -48,5 +48,5 @@ def uncertainty_command(
     bound = plain.bound(use_wrt=False)  # --wrt orders --cov here
     deviations = taken.deviations(bound.arrays, run.seed)
     matrix = run.value(cov, "--cov")
-    result = propagate(bound, _names(run.of), deviations, matrix, _names(run.wrt), second_order)
+    result = propagate(bound, names(run.of), deviations, matrix, names(run.wrt), second_order)
     run.emit(result, bound)

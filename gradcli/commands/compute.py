@@ -15,7 +15,7 @@ from typing import NamedTuple, TypeVar
 import numpy as np
 
 from .. import engine as gc
-from ..base import budget, limits
+from ..base import bounds
 from ..base.errors import LISTED, GradcliError, listing
 from ..base.records import record
 from ..lang import Program, ir
@@ -161,7 +161,7 @@ def bind(
                 f"a value was given for {name!r}, but the program has no input {name!r}",
                 hint=_did_you_mean(name, used) or _inputs_are(inputs),
             )
-    with budget.charging(budget.Tally()):  # the inputs together, each before it is built
+    with bounds.charging(bounds.Tally()):  # the inputs together, each before it is built
         return _bind(program, inputs, given, wrt, dtype, seed, defaults, tangents)
 
 
@@ -182,7 +182,7 @@ def _bind(
         declared_grad = True
         if name in given:
             array = given[name]
-            budget.check_bytes(np.asarray(array).nbytes, f"the input {name}")
+            bounds.check_bytes(np.asarray(array).nbytes, f"the input {name}")
             if name in program.declared:
                 declared_grad = program.declared_value(name, seed, build=False)[1]
         elif name in program.declared:
@@ -398,7 +398,7 @@ def grad(
     for call in calls if joint else ():
         _implicit(call)
     for r in range(repeat):  # the graph is kept for the next repetition
-        budget.tick(f"backward pass {r + 1} of {repeat}")
+        bounds.tick(f"backward pass {r + 1} of {repeat}")
         for call in calls:
             out, gradient, inputs = call.out, call.cotangent, call.inputs
             if call.zero:
@@ -642,7 +642,7 @@ def jacobian(
     name, out = output_of(bound, env, of)
     function = _function_of(bound, name, targets)
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
-    most = limits.current().max_elements
+    most = bounds.limits().max_elements
     found = _structured(bound, function, start, most) if mode == "auto" else None
     if found is not None:
         return _structured_result(bound, name, out, targets, found, transpose, sparse, symbolic)
@@ -720,7 +720,7 @@ def _structured_result(
     as_sparse = bool(sparse) or (sparse is None and large)
     jac, coo = {}, {}
     if as_sparse:
-        limits.check_elements(nonzeros, f"the non-zeros of the Jacobian of {name}")
+        bounds.check_elements(nonzeros, f"the non-zeros of the Jacobian of {name}")
         for t, block in zip(targets, found.blocks):
             as_coo = block if isinstance(block, Sparse) else Sparse.of(block)
             coo[t] = _coo(as_coo, transpose, bound.arrays[t].shape)
@@ -758,7 +758,7 @@ def _jacobian_inputs(bound: Bound, name: str, out: gc.Tensor, targets: list[str]
     fit ``--max-elements``."""
     real_numbers(name, out)
     n_in = sum(bound.arrays[t].size for t in targets)
-    limits.check_elements(out.numel() * n_in, f"the Jacobian of {name}")
+    bounds.check_elements(out.numel() * n_in, f"the Jacobian of {name}")
     return n_in
 
 
@@ -855,7 +855,7 @@ def hessian(bound: Bound, of: Asked = None, wrt: list[str] | None = None) -> Hes
     env = bound.run(bound.leaves())
     name, out = output_of(bound, env, of)
     _scalar_output(name, out, "hessian")
-    limits.check_elements(sum(bound.arrays[t].size for t in targets) ** 2, f"the Hessian of {name}")
+    bounds.check_elements(sum(bound.arrays[t].size for t in targets) ** 2, f"the Hessian of {name}")
     function = _function_of(bound, name, targets)
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
     blocks = bound.engine(lambda: gc.hessian(lambda *xs: function(*xs).reshape(()), start))
@@ -921,7 +921,7 @@ def finite_difference_jacobian(function, point: np.ndarray, out_shape, dtype) ->
     columns = []
     flat = point.reshape(-1)
     for k in range(flat.size):
-        budget.tick(f"finite differences, element {k + 1} of {flat.size}")
+        bounds.tick(f"finite differences, element {k + 1} of {flat.size}")
         h = eps ** (1 / 3) * max(1.0, abs(float(flat[k])))
         plus, minus = flat.copy(), flat.copy()
         plus[k] += h
@@ -965,11 +965,11 @@ def check(
 
             start = gc.Tensor(bound.arrays[t])
             for method, strategy in (("reverse", "reverse-mode"), ("forward", "forward-mode")):
-                with budget.doing(f"computing the Jacobian of {name} by {t} in {method} mode"):
+                with bounds.doing(f"computing the Jacobian of {name} by {t} in {method} mode"):
                     methods[method][t] = bound.engine(
                         lambda f=function, s=start, how=strategy: gc.jacobian(f, s, strategy=how)
                     ).data
-            with budget.doing(f"computing the Jacobian of {name} by {t} by finite differences"):
+            with bounds.doing(f"computing the Jacobian of {name} by {t} by finite differences"):
                 methods["finite differences"][t] = finite_difference_jacobian(
                     function, bound.arrays[t], out.shape, bound.dtype
                 )
@@ -1152,7 +1152,7 @@ def plot(
     s = np.linspace(span[0], span[1], points)
     values, slopes = np.empty(points), np.empty(points)
     for i, si in enumerate(s):
-        budget.tick(f"point {i + 1} of {points}")
+        bounds.tick(f"point {i + 1} of {points}")
         point = gc.Tensor(np.asarray(start + si * step, dtype=bound.dtype))
         value, slope = bound.engine(lambda p=point: gc.jvp(function, p, gc.Tensor(step)))
         values[i], slopes[i] = float(value.data.reshape(())), float(slope.data.reshape(()))

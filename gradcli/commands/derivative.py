@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from .. import engine as gc
-from ..base import budget
+from ..base import bounds
 from ..base.errors import GradcliError
 from ..lang.validate import element_of
 from ..results import HigherDerivatives
@@ -126,7 +126,7 @@ def derivative(
         values = np.zeros(len(elements))
         current: gc.Tensor | None = out.reshape(())
         for k, (input_name, index) in enumerate(elements):
-            budget.tick(f"derivative of order {k + 1}")
+            bounds.tick(f"derivative of order {k + 1}")
             if current is None or not current.requires_grad:
                 break  # a constant: this derivative and the later ones are 0
             (gradient,) = gc.grad(current, leaves[input_name], create_graph=True, allow_unused=True)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import budget, deadline
+from ..base import bounds, deadline
 from ..base.errors import GradcliError, listing
 from ..lang import functions as F
 from ..lang.ir import Call, Const, Name, evaluate
@@ -69,13 +69,13 @@ def _by_sympy(to: str, write: Callable[[], str]) -> str:
     """``write()``, the formulas' script, within --timeout's deadline (TimedOut) or, with no
     --timeout, within ``SYMBOLIC_SECONDS``: sympy's formulas can grow exponentially (the
     determinant of a 6 x 6 matrix of symbols, a softmax's Jacobian)."""
-    left = budget.current().left()
+    left = bounds.budget().left()
     seconds = SYMBOLIC_SECONDS if left is None else left
-    with budget.doing(f"writing sympy's formulas for export --to {to}"):
+    with bounds.doing(f"writing sympy's formulas for export --to {to}"):
         try:
             return deadline.run_within(seconds, write)
         except deadline.TimeUp:
-            budget.tick()  # TimedOut, when it was --timeout's deadline
+            bounds.tick()  # TimedOut, when it was --timeout's deadline
             raise GradcliError(
                 f"export --to {to} stopped after {seconds:g} s, the time given to sympy's "
                 "formulas: they grow quickly with the number of elements and operations",

@@ -18,9 +18,11 @@ import numpy as np
 
 from ..base.errors import GradcliError, listing
 from ..results import Derivatives, Several
+from .table import several_commands
 
-# the commands whose --of may name several outputs (uncertainty's: ``uncertainty.output_names``)
-SEVERAL_COMMANDS = ("grad", "vjp", "jacobian", "jvp", "hessian", "hvp", "check", "uncertainty")
+# the commands whose --of may name several outputs, as the command table says (uncertainty's:
+# ``uncertainty.output_names``)
+SEVERAL_COMMANDS = several_commands()
 
 Asked = str | Sequence[str] | None  # --of's text ("y,z"), the names, or None (the default)
 

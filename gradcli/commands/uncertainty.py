@@ -17,7 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import engine as gc
-from ..base import limits
+from ..base import bounds
 from ..base.errors import GradcliError, listing
 from ..lang.ir import unseen
 from ..lang.validate import element_of
@@ -226,11 +226,11 @@ def propagate(
     names = output_names(bound, env, of)
     n_in = sigma.shape[0]
     start = tuple(gc.Tensor(bound.arrays[t]) for t in targets)
-    most = limits.current().max_elements
+    most = bounds.limits().max_elements
     rows, labels, values = [], [], {}
     for name in names:
         out = env[name]
-        limits.check_elements(out.numel() * n_in, f"the Jacobian of {name}")
+        bounds.check_elements(out.numel() * n_in, f"the Jacobian of {name}")
         function = _function_of(bound, name, targets)
         blocks = bound.engine(
             lambda f=function: gc.jacobian(
@@ -284,7 +284,7 @@ def _second_order(
     """value + ½ tr(H Σ) for every element of every output, H its Hessian in the inputs."""
     n_in = sigma.shape[0]
     total = sum(values[name].size for name in names)
-    limits.check_elements(total * n_in * n_in, "the Hessians of the outputs")
+    bounds.check_elements(total * n_in * n_in, "the Hessians of the outputs")
     means = {}
     for name in names:
         function = _function_of(bound, name, targets)

@@ -31,7 +31,7 @@ import numpy as np
 import sympy as sp
 from sympy.printing.str import StrPrinter
 
-from ..base import limits
+from ..base import bounds
 from ..base.errors import GradcliError
 from ..lang.ir import Const, evaluate, unseen
 from ..ops.table import OPS, REQUIRED, TENSOR
@@ -73,7 +73,7 @@ def exact_value(text: str, name: str) -> np.ndarray | None:
     text = text.strip()
     if not text or text.startswith("@") or text == "-":
         return None
-    limits.check_length(text, f"the value of {name}")
+    bounds.check_length(text, f"the value of {name}")
     try:
         tree = ast.parse(text, mode="eval").body
     except (SyntaxError, RecursionError, MemoryError, ValueError):
@@ -95,7 +95,7 @@ def exact_value(text: str, name: str) -> np.ndarray | None:
         raise GradcliError(
             f"the value of {name} is not rectangular", hint="give every row as many numbers"
         )
-    limits.check_elements(array.size, f"the value of {name}")
+    bounds.check_elements(array.size, f"the value of {name}")
     for number in array.reshape(-1):
         if not (number.is_real and number.is_finite):
             raise GradcliError(
@@ -415,7 +415,7 @@ class _ExactText(StrPrinter):
 def exact_text(value: sp.Expr, what: str) -> str:
     """The text of ``value`` (``what``: its name in an error), its digits within
     ``--max-length``; ``GradcliError`` for more, saying how many."""
-    limit = limits.current().max_length
+    limit = bounds.limits().max_length
     try:
         text = _ExactText(limit).doprint(value)
     except _TooLong as long:

@@ -19,7 +19,7 @@ from typing import TypeVar
 import numpy as np
 import sympy as sp
 
-from ..base import budget, deadline
+from ..base import bounds, deadline
 from ..lang import ir
 from ..lang.ir import Call, Const, Index, Name, Node, evaluate
 from ..ops import batching
@@ -50,12 +50,12 @@ def time_budget(function: Callable[[], T], seconds: float | None = None) -> T:
     ``SECONDS``), TimedOut when --timeout's deadline comes first (``deadline.py`` says how: no
     signals, any thread)."""
     seconds = SECONDS if seconds is None else seconds
-    left = budget.current().left()
-    with budget.doing("working out sympy's formulas"):
+    left = bounds.budget().left()
+    with bounds.doing("working out sympy's formulas"):
         try:
             return deadline.run_within(seconds if left is None else min(seconds, left), function)
         except deadline.TimeUp:
-            budget.tick()  # TimedOut, when it was --timeout's deadline
+            bounds.tick()  # TimedOut, when it was --timeout's deadline
             raise NotSymbolic(f"sympy took longer than {seconds:g} s") from None
         except RecursionError:  # a safety net: nesting() refuses such formulas first
             raise NotSymbolic(TOO_DEEP) from None

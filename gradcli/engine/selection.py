@@ -712,7 +712,7 @@ def _running_explain(extreme: str, largest: bool) -> Callable[[Any, Any], Any]:
     the index of the running extreme at i; one n x n block per slice."""
 
     def rule(slot: Any, vary: Any) -> tuple[str, str, str, Any]:
-        from ..base import limits
+        from ..base import bounds
 
         dim = slot.params["dim"]
         x = (
@@ -725,7 +725,7 @@ def _running_explain(extreme: str, largest: bool) -> Callable[[Any, Any], Any]:
             f"1 where j is where the running {extreme} at i was reached{X.along(slot)}, else 0"
         )
         n = x.shape[-1]
-        if x.size * n > min(X.BLOCK_ENTRIES, limits.current().max_elements):
+        if x.size * n > min(X.BLOCK_ENTRIES, bounds.limits().max_elements):
             shape = (*x.shape, n)
             return (
                 left,

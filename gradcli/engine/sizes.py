@@ -25,8 +25,9 @@ from .errors import SizeError
 
 # The most elements a value the engine makes may have without a closer look: the least of
 # --max-elements, the budget alone and what an engaged run's tally leaves, at the widest
-# element's bytes. ``budget.refresh`` keeps it up to date whenever one of those changes (-1:
-# not worked out yet), so that the check of each value is one comparison.
+# element's bytes. ``bounds`` keeps it up to date whenever one of those changes, once it is
+# handed over (``bounds.keep_room``; -1: not yet), so that the check of each value is one
+# comparison.
 ROOM = [-1]
 
 
@@ -113,42 +114,42 @@ def compact(array: Array) -> Array:
 def refuse_over(name: str, count: int, arrays: Sequence[Array] = ()) -> None:
     """Raise ``SizeError`` when a value of ``count`` elements, made by ``name`` from ``arrays``,
     would pass --max-elements, the budget, or what the engaged run's tally leaves. Called
-    where ``count`` is above ``budget.ROOM``, and by code that allocates outside a primitive
+    where ``count`` is above ``ROOM``, and by code that allocates outside a primitive
     (a constant of a composite)."""
-    from ..base import budget, limits  # which import the engine: read once it is loaded
+    from ..base import bounds  # which imports the engine: read once it is loaded
 
     if ROOM[0] < 0:
-        budget.refresh()
+        bounds.keep_room(ROOM)
     if count <= ROOM[0]:
         return
     itemsize = max([8, *(a.dtype.itemsize for a in arrays)])
     count = int(count)
     size = count * itemsize
-    elements = limits.current().max_elements
-    memory = budget.current().max_memory
-    tally = budget.engaged()
+    elements = bounds.limits().max_elements
+    memory = bounds.budget().max_memory
+    tally = bounds.engaged()
     what = f"the result of {name}"
     if count > elements:
         raise SizeError(
             f"{what} would have {count:,} elements; the limit is {elements:,}",
-            hint=f"raise it with --max-elements {limits.round_up(count)}, or make the values "
+            hint=f"raise it with --max-elements {bounds.round_up(count)}, or make the values "
             "smaller",
         )
     if size > memory:
         raise SizeError(
-            f"{what} would need {budget.format_bytes(size)} of memory; the budget is "
-            f"{budget.format_bytes(memory)} (--max-memory)",
-            hint=f"raise it with --max-memory {budget.suggest(size)}, or make the values smaller",
+            f"{what} would need {bounds.format_bytes(size)} of memory; the budget is "
+            f"{bounds.format_bytes(memory)} (--max-memory)",
+            hint=f"raise it with --max-memory {bounds.suggest(size)}, or make the values smaller",
         )
     if tally is not None and size > tally.left():
-        estimate = (tally.held + size) * budget.FACTOR
+        estimate = (tally.held + size) * bounds.FACTOR
         raise SizeError(
             f"with {what} ({count:,} elements), the run would need at least "
-            f"{budget.format_bytes(estimate)} of memory (its values reach "
-            f"{budget.format_bytes(tally.held + size)}, kept for the backward pass, times "
-            f"{budget.FACTOR:g} for the gradients and temporaries); the budget is "
-            f"{budget.format_bytes(memory)} (--max-memory)",
-            hint=f"raise it with --max-memory {budget.suggest(estimate)}, or make the values "
+            f"{bounds.format_bytes(estimate)} of memory (its values reach "
+            f"{bounds.format_bytes(tally.held + size)}, kept for the backward pass, times "
+            f"{bounds.FACTOR:g} for the gradients and temporaries); the budget is "
+            f"{bounds.format_bytes(memory)} (--max-memory)",
+            hint=f"raise it with --max-memory {bounds.suggest(estimate)}, or make the values "
             "smaller",
         )
 

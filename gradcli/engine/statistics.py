@@ -376,7 +376,7 @@ def _scan_blocks(jacobian: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> An
     slice, ``jacobian(x, out)`` with dim last."""
 
     def rule(slot: Any, vary: Callable[[np.ndarray], np.ndarray]) -> tuple[str, str, str, Any]:
-        from ..base import limits
+        from ..base import bounds
 
         dim = slot.params["dim"]
         x, out = (
@@ -388,7 +388,7 @@ def _scan_blocks(jacobian: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> An
             + f" ({X.along(slot).strip()})"
         )
         entries = x.size * x.shape[-1]
-        if entries > min(X.BLOCK_ENTRIES, limits.current().max_elements):
+        if entries > min(X.BLOCK_ENTRIES, bounds.limits().max_elements):
             shape = (*x.shape, x.shape[-1])
             return (
                 left,

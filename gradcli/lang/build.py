@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from ..base import budget, limits
+from ..base import bounds
 from ..base.errors import GradcliError
 from .ir import rename, version
 from .program import Assignment, Program
@@ -17,7 +17,7 @@ from .values import LIKE
 
 def parse_program(source: str) -> Program:
     """Parse a whole program; raises ``GradcliError`` naming the statement at fault."""
-    limits.check_length(source, "the program")
+    bounds.check_length(source, "the program")
     assignments = []
     defined: dict[str, int] = {}
     checked_all = [c for s in split_statements(source) for c in _guarded(s, check_all, s)]
@@ -31,7 +31,7 @@ def parse_program(source: str) -> Program:
     results: dict[str, int] = {}  # the names torch.autograd.grad binds: where
     for checked in checked_all:
         statement = checked.statement
-        budget.tick(f"parsing statement {statement.number} of {len(checked_all)}")
+        bounds.tick(f"parsing statement {statement.number} of {len(checked_all)}")
         for name in checked.names:
             if name in results:
                 raise statement.error(

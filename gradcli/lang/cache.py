@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..base import limits
+from ..base import bounds
 from ..base.files import read_regular
 from .functions import FUNCTIONS
 from .program import Program
@@ -93,7 +93,7 @@ def usable_dir(create: bool) -> Path | None:
 
 def _key(source: str, kind: str) -> str:
     # the depth limit decides whether a text parses: a run under another limit parses afresh
-    depth = limits.current().max_depth
+    depth = bounds.limits().max_depth
     return f"{__version__}\0{IR_FORMAT}\0{_signatures()}\0{depth}\0{kind}\0{source}"
 
 
@@ -192,7 +192,7 @@ def remove_orphans(folder: Path, older_than: float = ORPHAN_SECONDS) -> None:
 
 def load_program(source: str, use_cache: bool = True) -> Program:
     """The parsed program of ``source``, from the cache when possible."""
-    limits.check_length(source, "the program")
+    bounds.check_length(source, "the program")
     if use_cache:
         content = read_entry(source)
         if isinstance(content, dict):

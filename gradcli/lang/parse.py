@@ -15,7 +15,8 @@ from sympy.parsing.sympy_parser import parse_expr, standard_transformations
 
 from . import functions as F
 from . import ir
-from .validate import ENCODED, IMAGINARY_UNIT, Checked
+from .check_expressions import ENCODED, IMAGINARY_UNIT
+from .validate import Checked
 
 _SPECIAL_FUNCTIONS = ("_index", "_slice", "_list", "_setitem", "_tuple", "_titem")
 _GLOBALS = {

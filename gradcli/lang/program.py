@@ -14,7 +14,7 @@ from dataclasses import astuple, field
 import numpy as np
 
 from .. import engine as gc
-from ..base import budget
+from ..base import bounds
 from ..base.errors import GradcliError, engine_hint, listing
 from ..base.records import record
 from ..engine.sizes import stored
@@ -199,12 +199,12 @@ class Program:
         self._check_writes(inputs)
         # Constants take the dtype of the inputs, so a float32 run stays float32 throughout.
         dtype = next((t.dtype for t in inputs.values() if t.dtype.kind == "f"), np.float64)
-        tally = budget.Tally(sum(t.data.nbytes for t in inputs.values()))
+        tally = bounds.Tally(sum(t.data.nbytes for t in inputs.values()))
         statements = len(self.assignments)
         for number, a in enumerate(self.assignments, start=1):
             if a.ir is None:
                 continue
-            budget.tick(f"statement {number} of {statements}")
+            bounds.tick(f"statement {number} of {statements}")
             watch = gc.watched_nonfinite()
             seen = 0 if watch is None else len(watch)
             if log is not None:  # a number written beyond float range: inf from the start
@@ -328,7 +328,7 @@ class Numbers:
         groups,
         log=None,
         dtype=np.float64,
-        tally: budget.Tally | None = None,
+        tally: bounds.Tally | None = None,
     ):
         self.env = env
         self.assignment = assignment
@@ -337,7 +337,7 @@ class Numbers:
         self.dtype = dtype
         self.itemsize = np.dtype(dtype).itemsize
         # the bytes of the run's values so far (--max-memory); a step alone has its own
-        self.tally = budget.Tally() if tally is None else tally
+        self.tally = bounds.Tally() if tally is None else tally
 
     def tensor(self, node: Node) -> gc.Tensor:
         """``node``'s value as a tensor (a constant right-hand side, ``y = 2*3``, too).
@@ -400,7 +400,7 @@ class Numbers:
         # The engine checks each value it makes, before it is allocated, against the limits
         # and what the run's tally leaves (engine.sizes); the result is charged to the tally
         # once made, as what it holds (a broadcast view holds what it was made from).
-        engaged = budget.engage(self.tally)
+        engaged = bounds.engage(self.tally)
         try:
             result = call(*args)  # numpy's warnings are silenced (``tensor``)
         except gc.SizeError as exc:  # a value too large for the limits, refused unmade
@@ -415,7 +415,7 @@ class Numbers:
                 ) from None
             raise self.fail(str(exc), function, engine_hint(exc)) from None
         finally:
-            budget.engage(engaged)
+            bounds.engage(engaged)
         for value in result if isinstance(result, (tuple, list)) else (result,):
             if isinstance(value, gc.Tensor):
                 try:

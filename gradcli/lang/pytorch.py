@@ -26,8 +26,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..base.errors import GradcliError
 from .functions import DTYPE_NAMES, TORCH_MODULES
-from .statement import Backward
+from .statement import Backward, Statement
 from .values import CONSTRUCTORS, LIKE
 
 # What PyTorch code imports: torch and its parts, under any name
@@ -41,6 +42,13 @@ class Refused(Exception):
     def __init__(self, node: ast.AST, message: str, hint: str | None = None):
         super().__init__(message)
         self.node, self.message, self.hint = node, message, hint
+
+    def error(self, statement: Statement) -> GradcliError:
+        """The error for this refusal in ``statement`` (its nodes parsed from the statement's
+        own text), its caret under the node at fault."""
+        column = getattr(self.node, "col_offset", 0)  # UTF-8 bytes; carets count characters
+        characters = len(statement.text.encode()[:column].decode(errors="ignore"))
+        return statement.error(self.message, characters, self.hint)
 
 
 class Missing(Exception):

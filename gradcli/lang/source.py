@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from ..base import limits
+from ..base import bounds
 from ..base.errors import GradcliError
 from .values import existing_file, why_unreadable
 
@@ -22,17 +22,17 @@ def read_source(program: str | None, expr: str | None, file: str | None) -> str:
     if expr is not None:
         return expr
     # never read more than the limit allows: a stream may be endless, a file huge
-    most = limits.current().max_length
+    most = bounds.limits().max_length
     if file == "-":
         text = sys.stdin.read(most + 1)
-        limits.check_length(text, "the program on stdin", at_least=True)
+        bounds.check_length(text, "the program on stdin", at_least=True)
         return text
     assert file is not None  # one of the three is given (checked above)
     path = existing_file(file, "--file", "check the path, or give the program with --expr")
     try:
         size = path.stat().st_size
         if size > 4 * most:  # UTF-8 takes at most 4 bytes a character
-            limits.check_length(size // 4, f"the program file {file}", at_least=True)
+            bounds.check_length(size // 4, f"the program file {file}", at_least=True)
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise GradcliError(f"cannot read the program file {file}: {why_unreadable(exc)}") from None

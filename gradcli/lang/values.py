@@ -22,7 +22,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from ..base import budget, limits
+from ..base import bounds
 from ..base.errors import GradcliError, listing, shorten
 from ..base.files import note_input
 
@@ -44,7 +44,7 @@ def _sizes(args: list, what: str) -> tuple[int, ...]:
                 hint=f"e.g. {what}(2, 3)",
             )
     sizes = tuple(int(n) for n in args)
-    limits.check_elements(math.prod(sizes), f"{what}{sizes}")
+    bounds.check_elements(math.prod(sizes), f"{what}{sizes}")
     return sizes
 
 
@@ -60,7 +60,7 @@ def _eye(args: list, rng) -> np.ndarray:
     sizes = _sizes(args, "eye")
     if len(sizes) not in (1, 2):
         raise GradcliError("eye takes one or two sizes, e.g. eye(3) or eye(2, 3)")
-    limits.check_elements(sizes[0] * sizes[-1], f"eye{sizes}")
+    bounds.check_elements(sizes[0] * sizes[-1], f"eye{sizes}")
     return np.eye(sizes[0], sizes[-1])
 
 
@@ -73,7 +73,7 @@ def _arange(args: list, rng) -> np.ndarray:
     count = end / step - start / step  # not (end - start) / step, which overflows sooner
     if not math.isfinite(count):
         raise GradcliError(f"arange{tuple(args)} would be endless", hint="give finite numbers")
-    limits.check_elements(max(math.ceil(count), 0), f"arange{tuple(args)}")
+    bounds.check_elements(max(math.ceil(count), 0), f"arange{tuple(args)}")
     return np.arange(*args, dtype=float)
 
 
@@ -83,7 +83,7 @@ def _linspace(args: list, rng) -> np.ndarray:
     steps = args[2]
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
         raise GradcliError("linspace: steps must be a whole number >= 0, e.g. linspace(0, 1, 5)")
-    limits.check_elements(steps, f"linspace{tuple(args)}")
+    bounds.check_elements(steps, f"linspace{tuple(args)}")
     if not all(isinstance(a, (int, float)) for a in args[:2]):
         raise GradcliError("linspace takes numbers, e.g. linspace(0, 1, 5)")
     return np.linspace(float(args[0]), float(args[1]), steps)
@@ -364,7 +364,7 @@ def _like(
         )
     if not build:
         return None, keywords
-    limits.check_elements(math.prod(shape), f"{name}{shape}")
+    bounds.check_elements(math.prod(shape), f"{name}{shape}")
     if fill:
         return np.full(shape, float(rest[0])), keywords
     return np.asarray(CONSTRUCTORS[made](list(shape), rng)).reshape(shape), keywords
@@ -407,7 +407,7 @@ def parse_value(text: str, name: str = "value", seed: int = 0, stdin=None) -> np
         if not text[1:].strip():
             raise GradcliError(f"{name}: @ needs a file name, e.g. @x.npy", hint=VALUE_SYNTAX)
         return _from_file(text[1:], name)
-    limits.check_length(text, f"the value of {name}")
+    bounds.check_length(text, f"the value of {name}")
     if "±" in text or "+-" in text:
         raise GradcliError(
             f"{name}: ± (or +-) gives a value an uncertainty, which only `gradcli "
@@ -501,9 +501,9 @@ _BLOCK = 1 << 20  # characters read at a time
 def read_data(stream, name: str) -> str:
     """All of a text stream of numbers, read in blocks and refused as soon as it holds more
     than ``--max-elements`` numbers could take, or more than ``--max-memory`` can read."""
-    most = _CHARACTERS_PER_NUMBER * limits.current().max_elements
+    most = _CHARACTERS_PER_NUMBER * bounds.limits().max_elements
     # the bytes the text may take in memory (a character beyond ASCII takes 2 or 4)
-    room = budget.current().max_memory // budget.TEXT_FACTOR
+    room = bounds.budget().max_memory // bounds.TEXT_FACTOR
     blocks, length, held = [], 0, 0
     while length <= most:
         block = stream.read(min(_BLOCK, most + 1 - length))
@@ -515,14 +515,14 @@ def read_data(stream, name: str) -> str:
         if held > room:
             raise GradcliError(
                 f"{name} holds more than {length:,} characters: reading them would take more "
-                f"than the memory budget, {budget.format_bytes(budget.current().max_memory)} "
+                f"than the memory budget, {bounds.format_bytes(bounds.budget().max_memory)} "
                 "(--max-memory)",
                 hint="raise --max-memory, or give the values as a .npy file",
             )
     if length > most:
         raise GradcliError(
             f"{name} holds more than {most:,} characters, more numbers than --max-elements "
-            f"allows ({limits.current().max_elements:,})",
+            f"allows ({bounds.limits().max_elements:,})",
             hint="raise --max-elements, or give the values as a .npy file",
         )
     return "".join(blocks)
@@ -530,7 +530,7 @@ def read_data(stream, name: str) -> str:
 
 def _from_json(source: str, name: str) -> np.ndarray:
     # every number but the last in a list is followed by a comma: an upper bound, cheaply
-    limits.check_elements(source.count(",") + 1, name)
+    bounds.check_elements(source.count(",") + 1, name)
     value = load_json(source, name)
     if isinstance(value, dict):
         raise GradcliError(
@@ -704,7 +704,7 @@ def _check_npy_header(f, what: str, rows: bool = False) -> tuple[tuple[int, ...]
         else np.lib.format.read_array_header_2_0
     )
     shape, fortran, dtype = read(f)
-    if len(shape) > MAX_DIMENSIONS or any(n > limits.LARGEST for n in shape):
+    if len(shape) > MAX_DIMENSIONS or any(n > bounds.LARGEST for n in shape):
         raise GradcliError(
             f"{what} has shape {shape}"[:200] + ": too many dimensions, or one too large",
             hint=f"at most {MAX_DIMENSIONS} dimensions, within --max-elements",
@@ -719,12 +719,12 @@ def _check_npy_header(f, what: str, rows: bool = False) -> tuple[tuple[int, ...]
             f"{what} holds {dtype} values, not numbers", hint="save integers or floats"
         )
     if rows:
-        limits.check_elements(math.prod(shape[1:]), f"a point of {what}")
+        bounds.check_elements(math.prod(shape[1:]), f"a point of {what}")
         return tuple(shape), fortran, dtype
-    limits.check_elements(math.prod(shape), what)
+    bounds.check_elements(math.prod(shape), what)
     # read as stored, then converted to float64: both are held at once
     stored = math.prod(shape) * dtype.itemsize
-    budget.check_bytes(stored + math.prod(shape) * budget.ELEMENT_BYTES, what)
+    bounds.check_bytes(stored + math.prod(shape) * bounds.ELEMENT_BYTES, what)
     return tuple(shape), fortran, dtype
 
 
@@ -747,7 +747,7 @@ def _from_csv(source: str, name: str) -> np.ndarray:
         if not row or not any(c.strip() for c in row):
             continue
         count += len(row)
-        limits.check_elements(count, name)
+        bounds.check_elements(count, name)
         numbers = []
         for cell in row:
             try:

@@ -181,7 +181,7 @@ def blocks(log: bool) -> ExplainRule:
     """softmax (or log_softmax): the formula, and the n x n Jacobian of each slice along dim."""
 
     def rule(slot: Slot, vary: Vary) -> Explained:
-        from ..base import limits
+        from ..base import bounds
 
         dim = slot.params["dim"]
         dim = 0 if dim is None else dim
@@ -194,7 +194,7 @@ def blocks(log: bool) -> ExplainRule:
             formula = f"s[i]*(δij - s[j]) = diag(s) - s s^T (s = {slot.node}{along(slot)})"
         left = f"{d(slot.node)}[i]/{d(slot.wrt)}[j]"
         entries = s.size * s.shape[-1]
-        if entries > min(BLOCK_ENTRIES, limits.current().max_elements):
+        if entries > min(BLOCK_ENTRIES, bounds.limits().max_elements):
             shape = (*s.shape, s.shape[-1])
             formula += f"; its blocks, shape {shape}, are too large to show"
             return left, formula, "jacobian blocks", None
@@ -210,13 +210,13 @@ def slices(formula: Callable[[Slot], str]) -> ExplainRule:
     position along dim, all slices at once)."""
 
     def rule(slot: Slot, vary: Vary) -> Explained:
-        from ..base import limits
+        from ..base import bounds
 
         left = f"{d(slot.node)}[i]/{d(slot.wrt)}[j]"
         out = slot.out if slot.out.ndim else slot.out.reshape(1)
         dim = slot.params["dim"] if slot.out.ndim else 0
         n = out.shape[dim]
-        if out.size * n > min(BLOCK_ENTRIES, limits.current().max_elements):
+        if out.size * n > min(BLOCK_ENTRIES, bounds.limits().max_elements):
             shape = (*np.moveaxis(out, dim, -1).shape, n)
             return (
                 left,
@@ -246,11 +246,11 @@ def jacobian(formula: Callable[[Slot], str]) -> ExplainRule:
     operand.shape, row by row from J^T e_k (None when it is too large to show)."""
 
     def rule(slot: Slot, vary: Vary) -> Explained:
-        from ..base import limits
+        from ..base import bounds
 
         out, operand = np.shape(slot.out), np.shape(slot.arrays[slot.position])
         entries = math.prod(out) * math.prod(operand)
-        if entries > min(BLOCK_ENTRIES, limits.current().max_elements):
+        if entries > min(BLOCK_ENTRIES, bounds.limits().max_elements):
             return (
                 d(slot.node),
                 f"{formula(slot)}; its Jacobian is too large to show",

@@ -15,7 +15,7 @@ import re
 import sys
 from typing import Any
 
-from ..base import budget
+from ..base import bounds
 from ..lang.statement import Statement
 
 Place = tuple[Statement, int | None]  # where an error points: a statement, and a column
@@ -85,7 +85,7 @@ def format_length(value: Any, spec: str) -> int | None:
 class TextBudget:
     """The text one statement builds, charged before each piece of it is made."""
 
-    def __init__(self, tally: budget.Tally):
+    def __init__(self, tally: bounds.Tally):
         self.tally = tally  # the script's values, kept beside the text
         self.held = 0  # the bytes of this statement's text so far, with its copies
 
@@ -97,15 +97,15 @@ class TextBudget:
         """Count ``characters`` more of text; raise ``GradcliError`` (exit 2) at ``at`` (a
         statement and a column) when they take the script past ``--max-memory``."""
         need = characters * char_bytes * COPIES
-        values = int(self.tally.held * budget.FACTOR)
-        limit = budget.current().max_memory
+        values = int(self.tally.held * bounds.FACTOR)
+        limit = bounds.budget().max_memory
         if values + self.held + need > limit:
-            beside = f", beside the script's {budget.format_bytes(values)} of values"
+            beside = f", beside the script's {bounds.format_bytes(values)} of values"
             statement, column = at
             raise statement.error(
-                f"{what} makes up to {characters:,} characters: {budget.format_bytes(need)} "
+                f"{what} makes up to {characters:,} characters: {bounds.format_bytes(need)} "
                 f"of memory with the copies printing makes{beside if values else ''}; the "
-                f"budget is {budget.format_bytes(limit)} (--max-memory)",
+                f"budget is {bounds.format_bytes(limit)} (--max-memory)",
                 column,
                 hint,
             )

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli.base import budget
+from gradcli.base import bounds
 from gradcli.base.errors import GradcliError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -123,8 +123,8 @@ def test_a_broadcast_view_is_charged_what_it_holds(tmp_path):
 
 def test_the_default_budget_is_half_of_the_available_memory(monkeypatch, cli):
     """On a machine with 7.5 GB available, the chain is refused by the default budget."""
-    monkeypatch.setattr(budget, "available_memory", lambda: 7_500_000_000)
-    assert budget.default_memory() == 3_750_000_000
+    monkeypatch.setattr(bounds, "available_memory", lambda: 7_500_000_000)
+    assert bounds.default_memory() == 3_750_000_000
     result = cli("eval", "-e", CHAIN, "--no-cache")
     assert result.exit_code == 2
     assert "statement 4" in result.stderr and "the budget is 3.8 GB (--max-memory)" in (
@@ -135,8 +135,8 @@ def test_the_default_budget_is_half_of_the_available_memory(monkeypatch, cli):
 def test_available_memory_is_read_from_meminfo(tmp_path):
     meminfo = tmp_path / "meminfo"
     meminfo.write_text("MemTotal:  16000000 kB\nMemAvailable:   8000000 kB\n")
-    assert budget.available_memory(str(meminfo)) == 8_192_000_000
-    assert budget.available_memory(str(tmp_path / "none")) is not None  # sysconf's pages
+    assert bounds.available_memory(str(meminfo)) == 8_192_000_000
+    assert bounds.available_memory(str(tmp_path / "none")) is not None  # sysconf's pages
 
 
 @pytest.mark.parametrize(
@@ -144,13 +144,13 @@ def test_available_memory_is_read_from_meminfo(tmp_path):
     [("2GB", 2 * 10**9), ("512MB", 512 * 10**6), ("1e9", 10**9), ("1.5GiB", 3 * 2**29)],
 )
 def test_sizes_are_read_in_bytes(text, count):
-    assert budget.parse_bytes(text) == count
+    assert bounds.parse_bytes(text) == count
 
 
 @pytest.mark.parametrize("text", ["lots", "2XB", "-1GB", "10", "nan", ""])
 def test_a_size_that_cannot_be_read_is_refused(text):
     with pytest.raises(GradcliError, match="--max-memory"):
-        budget.parse_bytes(text)
+        bounds.parse_bytes(text)
 
 
 @pytest.mark.parametrize(
@@ -336,11 +336,11 @@ def test_batch_chunks_are_small_enough_that_their_json_text_fits_the_budget():
 
     program = load_program("w = ones(1000); y = x*w", use_cache=False)
     points = {"x": np.arange(5_000.0)}
-    with budget.using(budget.Budget(50 * 10**6)):
+    with bounds.using(bounds.Budget(50 * 10**6)):
         bound = bind(program, {"x": np.zeros(())})
         sizes = [len(chunk.values["y"]) for chunk in run(bound, "eval", points)]
     assert sum(sizes) == 5_000
-    assert max(sizes) * 1000 * budget.RENDERING_BYTES["json"] <= 50 * 10**6
+    assert max(sizes) * 1000 * bounds.RENDERING_BYTES["json"] <= 50 * 10**6
 
 
 def test_a_script_is_held_to_the_budget_too(cli, tmp_path):

@@ -13,7 +13,7 @@ from hostile import EXPANDING_STORES, HOSTILE_OUTPUTS
 
 from gradcli.base.errors import GradcliError
 from gradcli.base.files import MANIFEST
-from gradcli.batch.stores.chunked import replace_folder
+from gradcli.batch.stores.base import replace_folder
 
 # every test here writes or reads Zarr stores and Parquet files (the optional extras): without
 # them the module is skipped, and CI runs it with gradcli[all] installed

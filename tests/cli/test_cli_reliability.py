@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli.batch import plan as batch
+from gradcli.batch import out as batch_out
 from gradcli.lang import cache
 
 REPO = Path(__file__).resolve().parents[2]
@@ -408,7 +408,7 @@ def test_out_is_written_whole_or_not_at_all(cli, points, monkeypatch):
     def full_disk(*args, **options):  # the writer's first bytes: the disk is full
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(batch, "_npy_header", full_disk)
+    monkeypatch.setattr(batch_out, "npy_header", full_disk)
     result = cli(*GRAD, "--batch", f"@{points}", "--out", str(out))
     assert result.exit_code == 2
     assert "--out" in result.stderr and "No space left on device" in result.stderr
@@ -460,7 +460,7 @@ def test_sigkill_during_an_atomic_write_leaves_the_previous_file(tmp_path):
 # inside the write of --out, every time
 STALLING_GRADCLI = """
 import sys, time
-from gradcli.batch import plan as batch
+from gradcli.batch import out as batch
 real = batch.OutFile.write
 def stalling(self, chunk):
     real(self, chunk)

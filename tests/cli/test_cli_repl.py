@@ -228,7 +228,7 @@ def test_plain_gradcli_off_a_terminal_prints_the_usage(cli):
 
 
 def test_completion_offers_commands_names_and_functions():
-    session = repl.Session(statements=["total = sum(x)"])
+    session = repl.ReplSession(statements=["total = sum(x)"])
     complete = repl.Completer(session)
     assert complete.candidates(":ja") == [":jacobian"]
     assert "total" in complete.candidates("to") and "x" in complete.candidates("x")

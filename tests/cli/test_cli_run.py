@@ -23,7 +23,9 @@ from pathlib import Path
 import pytest
 
 from gradcli.engine.shapes import MESHGRID_WARNING
-from gradcli.script.run import NONLEAF_GRAD, ScriptError, Session, compile_script
+from gradcli.script.compile import compile_script
+from gradcli.script.execute import NONLEAF_GRAD, ScriptRun
+from gradcli.script.steps import ScriptError
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "pytorch"
@@ -38,7 +40,7 @@ def _relative(script: Path) -> str:
 def _drawn(script: Path) -> list:
     """The values gradcli's rand, randn, rand_like and randn_like give the script's
     statements, in order (as gradcli run makes them: float32 unless told otherwise)."""
-    session = Session(str(script), None, out=io.StringIO(), err=io.StringIO())
+    session = ScriptRun(str(script), None, out=io.StringIO(), err=io.StringIO())
     with contextlib.suppress(ScriptError):
         session.run(compile_script(script.read_text()))
     return [values.tolist() for values in session.drawn]

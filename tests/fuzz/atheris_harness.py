@@ -19,20 +19,20 @@ import atheris
 with atheris.instrument_imports():
     import numpy as np
 
-    from gradcli.base import limits
+    from gradcli.base import bounds
     from gradcli.base.errors import GradcliError
     from gradcli.commands.compute import bind, grad
     from gradcli.lang import parse_program
     from gradcli.lang.values import parse_value
 
 # Small limits keep each input cheap; the code paths are the same as at the defaults.
-LIMITS = limits.Limits(max_elements=10_000, max_length=2_000, max_depth=100)
+LIMITS = bounds.Limits(max_elements=10_000, max_length=2_000, max_depth=100)
 SQUARES = parse_program("y = sum(x * x)")
 
 
 def one_input(data: bytes) -> None:
     text = data.decode("utf-8", errors="replace")
-    with limits.using(LIMITS), np.errstate(all="ignore"):
+    with bounds.using(LIMITS), np.errstate(all="ignore"):
         for attempt in (_program, _value, _value_in_a_program):
             try:
                 attempt(text)

@@ -45,7 +45,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import gradcli.lang.parse as parse_module
-from gradcli.base import limits
+from gradcli.base import bounds
 from gradcli.base.errors import GradcliError
 from gradcli.cli.app import app
 from gradcli.lang import Program, parse_program
@@ -646,7 +646,7 @@ def check_parse_value(stats, text: str, stdin: str) -> None:
         with quiet() as warned:
             try:
                 # a value "-" reads stdin: give it a stream, never the terminal
-                with limits.using(limits.Limits(max_elements=MAX_ELEMENTS)):
+                with bounds.using(bounds.Limits(max_elements=MAX_ELEMENTS)):
                     array = parse_value(text, "x", seed=0, stdin=io.StringIO(stdin))
                 return "result" + warned(), array
             except GradcliError as exc:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcli.base import limits
+from gradcli.base import bounds
 from gradcli.base.errors import GradcliError
 from gradcli.lang.values import CONSTRUCTORS, VALUE_SYNTAX, generator_for, named_values, parse_value
 
@@ -390,7 +390,7 @@ def test_a_file_too_large_is_refused_before_it_is_loaded(tmp_path, monkeypatch):
     assert "would have 10,000,000,000 elements; the limit is 50,000,000" in err.message
     assert "--max-elements" in err.hint
     (tmp_path / "many.json").write_text("[" + "1," * 20 + "1]")
-    with limits.using(limits.Limits(max_elements=10)):
+    with bounds.using(bounds.Limits(max_elements=10)):
         assert "would have 21 elements" in error(f"@{tmp_path / 'many.json'}").message
         (tmp_path / "many.csv").write_text("1,2,3\n" * 5)
         assert "would have 12 elements" in error(f"@{tmp_path / 'many.csv'}").message

@@ -1,5 +1,6 @@
-"""Points in chunked storage, read a chunk of rows at a time: a .npy file, a folder of .npy
-parts, and (``zarrs.py``, ``parquet.py``) Zarr arrays and Parquet files. Each is an
+"""Points in .npy files, read a chunk of rows at a time: a .npy file and a folder of .npy
+parts (Zarr arrays and Parquet files: ``zarr.py``, ``parquet.py``); and the cut of the points
+into chunks that each read whole parts and blocks. Each store is an
 array-like of rows (``shape``, ``len``, slicing) that reads only the rows asked for, so memory
 stays bounded by the chunk whatever the number of points, and that is small to send to
 another process (it holds paths, not values).
@@ -10,74 +11,13 @@ from __future__ import annotations
 import bisect
 import math
 import os
-import shutil
-import stat
-import tempfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ...base import budget
 from ...base.errors import GradcliError
-from ...base.files import new_mode, refuse_folder
 from ...lang.values import mapped_header
-
-
-class Stored:
-    """Rows read from files by their paths (a worker of a cluster reads them itself)."""
-
-    shape: tuple[int, ...]
-
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    def __getitem__(self, index: int | slice) -> np.ndarray:
-        raise NotImplementedError
-
-
-class Blocks(Stored):
-    """Rows stored in blocks that are read whole (a Zarr chunk, a Parquet row group): a
-    slice reads the blocks it covers, and the last blocks read are kept for the next slice,
-    so that chunks of rows smaller than a block do not read it again and again. ``edges``:
-    where each block starts, and the end."""
-
-    edges: list[int]
-    dtype: Any
-
-    def read(self, start: int, stop: int) -> np.ndarray:
-        """The rows from ``start`` to ``stop``, both at edges of blocks."""
-        raise NotImplementedError
-
-    def __getitem__(self, index: int | slice) -> np.ndarray:
-        if isinstance(index, int):
-            return self[index : index + 1][0]
-        start, stop, _ = index.indices(len(self))
-        stop = max(start, stop)
-        if start == stop:
-            return np.zeros((0, *self.shape[1:]), self.dtype)
-        kept = getattr(self, "_kept", None)
-        if kept is None or not kept[0] <= start < stop <= kept[1]:
-            first = self.edges[bisect.bisect_right(self.edges, start) - 1]
-            last = self.edges[bisect.bisect_left(self.edges, stop)]
-            kept = self._kept = (first, last, self.read(first, last))
-        return kept[2][start - kept[0] : stop - kept[0]]
-
-    def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
-
-
-def check_block(where: str, declared: str, need: int, smaller: str) -> None:
-    """Refuse, before any of it is read, a block of stored points (a Zarr chunk, a Parquet
-    row group) whose reading alone would take more than the memory budget: ``need`` bytes,
-    from what the file ``declared`` of its size (``where``: which file and block)."""
-    limit = budget.current().max_memory
-    if need > limit:
-        raise GradcliError(
-            f"--batch ({where}) {declared}; reading it would need {budget.format_bytes(need)} "
-            f"of memory, and the budget is {budget.format_bytes(limit)} (--max-memory)",
-            hint=f"raise the budget with --max-memory {budget.suggest(need)}, or {smaller}",
-        )
+from .base import Blocks, Stored
 
 
 class NpyRows(Stored):
@@ -170,19 +110,6 @@ def read_parts(folder: str) -> dict[str, Parts]:
     return points
 
 
-def read_stored(path: str) -> dict[str, Stored]:
-    """``@points.zarr`` (``zarrs.py``), ``@points.parquet`` or a folder of Parquet parts
-    (``parquet.py``), or a folder of .npy parts."""
-    from .parquet import is_parquet, read_parquet
-    from .zarr import is_store, read_store
-
-    if is_store(path):
-        return dict(read_store(path))
-    if is_parquet(path):
-        return dict(read_parquet(path))
-    return dict(read_parts(path))
-
-
 def chunks(points: dict, total: int, size: int, align: int | None = None) -> list[tuple[int, int]]:
     """The (start, stop) of each chunk of about ``size`` points: cut where the parts of the
     points are cut, so that a chunk is read from one file where it can be, and made of whole
@@ -212,42 +139,3 @@ def chunks(points: dict, total: int, size: int, align: int | None = None) -> lis
             start = end
             inner = inner[bisect.bisect_right(inner, start) :]
     return spans
-
-
-def is_folder(path: str) -> bool:
-    """--out DIR/ (or an existing folder, not a Zarr store): each result a folder of .npy
-    parts."""
-    return storage_of(path) is None and (path.endswith(("/", os.sep)) or os.path.isdir(path))
-
-
-def storage_of(path: str) -> str | None:
-    """The chunked format --out names by its suffix: ``zarr``, ``parquet``, or None."""
-    name = path.rstrip("/").lower()
-    return next((kind for kind in ("zarr", "parquet") if name.endswith(f".{kind}")), None)
-
-
-def out_target(path: str) -> str:
-    """The file or folder --out names, absolute, its links resolved: what is replaced."""
-    return os.path.realpath(path.rstrip("/") or path)
-
-
-def replace_folder(new: str, path: str) -> None:
-    """Rename the folder ``new`` onto the folder --out ``path`` names (``out_target``),
-    which may exist: a folder gradcli wrote, moved aside then removed, or an empty one
-    (``files.refuse_folder`` refuses any other, checked again here as the folder may have
-    changed while the batch ran). ``new`` takes the mode of the folder it replaces, or the
-    mode ``mkdir`` gives a new folder."""
-    target = out_target(path)
-    refuse_folder(path)
-    old = None
-    mode = new_mode(0o777)
-    if os.path.lexists(target):
-        if not os.path.isdir(target):
-            raise GradcliError(f"--out {path}: a file of that name is in the way")
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-        old = tempfile.mkdtemp(prefix=".gradcli-", suffix=".old", dir=os.path.dirname(target))
-        os.replace(target, os.path.join(old, "previous"))
-    os.chmod(new, mode)
-    os.replace(new, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

@@ -16,18 +16,16 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ...base.budget import format_bytes
+from ...base.bounds import format_bytes
 from ...base.errors import GradcliError
-from ...base.files import note_input, refuse_input
+from ...base.files import note_input, put_in_place, refuse_input
 from ...lang.statement import element_of
-from .chunked import Blocks, check_block, out_target
+from .base import Blocks, ScratchOut, check_block, out_target
 
 SUFFIX = ".parquet"
 PANDAS_INDEX = re.compile(r"__index_level_\d+__")  # pandas' index, written as a column
@@ -300,25 +298,23 @@ class ParquetSink:
         os.replace(final + ".partial", final)
 
 
-class ParquetOut:
+class ParquetOut(ScratchOut):
     """``--out results.parquet``: the chunks written as parts under a temporary folder (by
     the workers of a cluster, each its own), put together in order into one file at the end,
-    a row group a part (see ``cluster.ChunkedOut``, whose interface it shares)."""
+    a row group a part (see ``batch.out.ChunkedOut``, whose interface it shares)."""
 
     def __init__(self, path: str, total: int, first: dict[str, np.ndarray], rows: int):
-        self.path, self.total = path, total
-        self.target = out_target(path)
-        refuse_input(self.target)
+        self.total = total
+        refuse_input(out_target(path))
         self.schema = table({k: a[:0] for k, a in first.items()}).schema
-        parent = os.path.dirname(self.target)
-        self.scratch = tempfile.mkdtemp(prefix=".gradcli-", suffix=".tmp", dir=parent)
+        super().__init__(path)
         self.sink = ParquetSink(self.scratch)
 
     def close(self, done: int, parts: int) -> None:
         """Finish --out with the first ``parts`` chunks."""
         parquet = pyarrow()
         final = os.path.join(self.scratch, "all.parquet")
-        try:
+        with self.finishing():
             with parquet.ParquetWriter(final, self.schema) as writer:
                 for index in range(parts):
                     part = parquet.ParquetFile(
@@ -326,13 +322,4 @@ class ParquetOut:
                     )
                     for group in range(part.num_row_groups):
                         writer.write_table(part.read_row_group(group))
-            with open(final, "rb+") as f:
-                os.fsync(f.fileno())
-            os.replace(final, self.target)
-        except OSError as exc:
-            raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
-        finally:
-            self.discard()
-
-    def discard(self) -> None:
-        shutil.rmtree(self.scratch, ignore_errors=True)
+            put_in_place(final, self.target)

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
-import tempfile
 from typing import Any
 
 import numpy as np
 
-from ...base.budget import format_bytes
+from ...base.bounds import format_bytes
 from ...base.errors import GradcliError
 from ...base.files import manifest, note_input, refuse_input
-from .chunked import Blocks, check_block, out_target, replace_folder
+from .base import Blocks, ScratchOut, check_block, out_target, replace_folder
 
 SUFFIX = ".zarr"
 
@@ -130,18 +128,16 @@ class ZarrSink:
             group[key][start : start + len(values)] = values
 
 
-class ZarrOut:
+class ZarrOut(ScratchOut):
     """``--out results.zarr``: a group made here with an array per result at its final
-    shape, filled by the chunks (see ``cluster.ChunkedOut``, whose interface it shares),
+    shape, filled by the chunks (see ``batch.out.ChunkedOut``, whose interface it shares),
     under a temporary name renamed onto --out at the end; closed early, its arrays are cut to
     the points done."""
 
     def __init__(self, path: str, total: int, first: dict[str, np.ndarray], rows: int):
-        self.path, self.total, self.rows = path, total, rows
-        self.target = out_target(path)
-        refuse_input(self.target)
-        parent = os.path.dirname(self.target)
-        self.scratch = tempfile.mkdtemp(prefix=".gradcli-", suffix=".tmp", dir=parent)
+        self.total, self.rows = total, rows
+        refuse_input(out_target(path))
+        super().__init__(path)
         store = os.path.join(self.scratch, os.path.basename(self.target))
         try:
             group = zarr().open_group(store, mode="w")
@@ -160,7 +156,7 @@ class ZarrOut:
 
     def close(self, done: int, parts: int) -> None:
         """Finish --out with the first ``done`` points."""
-        try:
+        with self.finishing():
             group = zarr().open_group(self.sink.path, mode="r+")
             if done < self.total:
                 for _, array in group.arrays():
@@ -168,10 +164,3 @@ class ZarrOut:
             # gradcli's manifest, which lets a later --out replace the store
             group.attrs["gradcli"] = manifest([k for k, _ in group.arrays()], done)
             replace_folder(self.sink.path, self.path)
-        except OSError as exc:
-            raise GradcliError(f"--out {self.path}: cannot write: {exc}") from None
-        finally:
-            self.discard()
-
-    def discard(self) -> None:
-        shutil.rmtree(self.scratch, ignore_errors=True)

@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from ... import engine as gc
-from ...base import budget
+from ...base import bounds
 from ...domains.symbolic import elementwise
 from ...lang import ir
 from ...lang.ir import Call, Const, Index, Name, Node
@@ -82,7 +82,7 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     fixed = {name: tensor.detach() for name, tensor in env.items()}
     groups = bound.program.groups()
     for done, a in enumerate(reversed(statements)):
-        budget.tick(f"the backward pass, {done} of {len(statements)} statements explained")
+        bounds.tick(f"the backward pass, {done} of {len(statements)} statements explained")
         run = _step_runner(bound, a, fixed, groups)
         for step in reversed(steps[a.target]):
             row = _backward_row(bound, step, env, names, labels, run)
@@ -228,7 +228,7 @@ def _symbolic_jt(bound, name, out, leaves, gradient, symbolic_values) -> Symboli
         rows, symbols = time_budget(formulas)
     except NotSymbolic:  # not symbolic here, or too slow: no formulas
         return None
-    except budget.TimedOut:  # --timeout's deadline: the command stops
+    except bounds.TimedOut:  # --timeout's deadline: the command stops
         raise
     except Exception:  # noqa: BLE001 - a program sympy cannot follow simply gets no formulas
         return None

@@ -1,4 +1,6 @@
-"""The memory budget and the deadline of one command: ``--max-memory`` and ``--timeout``.
+"""The bounds of one command: how large an input may be (``--max-elements``), how much text
+the parser reads (``--max-length``), how deep expressions nest (``--max-depth``), how much
+memory the whole command may take (``--max-memory``) and when it must stop (``--timeout``).
 
 ``--max-elements`` bounds one tensor; the budget bounds the whole command. Every value a run
 makes is kept until the command ends (for the backward pass, and for the results), so the
@@ -7,12 +9,16 @@ backward pass and the temporaries of the operations. Each value is charged befor
 allocated, from its element count (the op table's ``size``, see ``lang/program.py``): a run
 that would go past the budget is refused before the value that crosses it exists. Batched
 work (``--batch`` chunks, the blocks of a vectorized Jacobian) is cut into pieces that fit.
+Every error that enforces a bound names the option that raises it.
 
 The deadline is checked between statements, chunks, passes and repetitions, never by
 interrupting numpy in the middle of a call: at the limit, ``TimedOut`` says what the command
 was doing and how far it got, and the command line exits 124 (as ``timeout(1)`` does).
+(``deadline.py`` bounds one call of sympy's, which offers no such points, by a watchdog.)
 
-The budget in force is module state, set for the length of one command by ``using``.
+The ``Limits`` and the ``Budget`` in force are module state, set for the length of one
+command by ``using``; everything that allocates, parses or runs long reads them through
+``limits()`` and ``budget()``.
 """
 
 from __future__ import annotations
@@ -25,11 +31,45 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import field
+from typing import Any, cast
 
 import numpy as np
 
 from .errors import GradcliError
 from .records import record
+
+# -- sizes, text and depth ------------------------------------------------------------------
+
+# Python's own parser, which sympy's parser runs on, stops near 200 nested brackets; each
+# nested operation becomes one bracket in the text sympy reads, so this is as deep as it goes.
+DEPTH_CEILING = 190
+LARGEST = 10**15  # a limit beyond any machine's memory, and within a C integer
+
+
+@record(kw_only=False, eq=True)
+class Limits:
+    """How large an input may be, and how much text the parser reads."""
+
+    max_elements: int = 50_000_000  # of any tensor: input, intermediate or result
+    max_length: int = 100_000  # characters of a program, or of one value's text
+    max_depth: int = 100  # operations nested in one another in one expression
+
+    def __post_init__(self) -> None:
+        for name, high in (
+            ("max_elements", LARGEST),
+            ("max_length", LARGEST),
+            ("max_depth", DEPTH_CEILING),
+        ):
+            value = getattr(self, name)
+            option = "--" + name.replace("_", "-")
+            if not 1 <= value <= high:
+                raise GradcliError(
+                    f"{option} must be between 1 and {high:,}, got {value}",
+                    hint=f"e.g. {option} {getattr(Limits, name)} (the default)",
+                )
+
+
+# -- memory and time ------------------------------------------------------------------------
 
 ELEMENT_BYTES = 8  # every value is read as float64 first; float32 runs need less
 FACTOR = 2.5  # a run's values, their gradients in the backward pass, and temporaries
@@ -136,42 +176,60 @@ class Budget:
         return self.timeout - (time.monotonic() - self.started)
 
 
-_current = Budget()
+# -- the bounds in force --------------------------------------------------------------------
+
+# each kind of bound (``Limits``, ``Budget``) -> the one in force
+_in_force: dict[type, Any] = {Limits: Limits(), Budget: Budget()}
 # The widest element (complex128): ``refresh`` counts the engine's room at this many bytes
 WIDEST_BYTES = 16
+_rooms: list[list[int]] = []  # the engine's ROOM (``engine.sizes``), kept up to date
 _engaged: list[Tally | None] = [None]  # the tally of the run whose values the engine makes
 _doing = ["running the program"]  # what the command is doing, for the timeout's message
 
 
-def current() -> Budget:
+def limits() -> Limits:
+    """The limits in force."""
+    return cast(Limits, _in_force[Limits])
+
+
+def budget() -> Budget:
     """The budget in force."""
-    return _current
+    return cast(Budget, _in_force[Budget])
 
 
 @contextmanager
-def using(budget: Budget) -> Iterator[None]:
-    """Put ``budget`` in force for the body of the ``with``."""
-    global _current
-    previous, _current = _current, budget
+def using(*bounds: Limits | Budget) -> Iterator[None]:
+    """Put ``bounds`` (``Limits``, a ``Budget``, or both) in force for the body of the
+    ``with``; the others stay as they are."""
+    previous = {type(b): _in_force[type(b)] for b in bounds}
+    _in_force.update((type(b), b) for b in bounds)
     refresh()
     try:
         yield
     finally:
-        _current = previous
+        _in_force.update(previous)
         refresh()
 
 
-def refresh() -> None:
-    """Work the engine's ``ROOM`` (``engine.sizes``) out again from the limits, the budget
-    and the engaged tally in force."""
-    from ..engine.sizes import ROOM
-    from . import limits  # which read this module: imported when first needed
+def keep_room(room: list[int]) -> None:
+    """Keep ``room[0]`` (the engine's ``ROOM``, which ``engine.sizes`` hands over when it
+    first needs it: this module imports nothing of the engine) at the most elements a value
+    may have without a closer look, from now on."""
+    if not any(r is room for r in _rooms):
+        _rooms.append(room)
+    refresh()
 
-    room = min(limits.current().max_elements, _current.max_memory // WIDEST_BYTES)
+
+def refresh() -> None:
+    """Work the engine's room (see ``keep_room``) out again from the limits, the budget and
+    the engaged tally in force: the least of --max-elements, the budget alone and what the
+    tally leaves, at the widest element's bytes."""
+    room = min(limits().max_elements, budget().max_memory // WIDEST_BYTES)
     tally = _engaged[-1]
     if tally is not None:
         room = min(room, max(int(tally.left() // WIDEST_BYTES), 0))
-    ROOM[0] = room
+    for kept in _rooms:
+        kept[0] = room
 
 
 def engage(tally: Tally | None) -> Tally | None:
@@ -188,6 +246,9 @@ def engage(tally: Tally | None) -> Tally | None:
 def engaged() -> Tally | None:
     """The tally engaged (see ``engage``), or None."""
     return _engaged[-1]
+
+
+# -- the deadline ---------------------------------------------------------------------------
 
 
 class TimedOut(GradcliError):
@@ -207,12 +268,12 @@ def doing(what: str) -> Iterator[None]:
 def tick(progress: str = "") -> None:
     """Raise ``TimedOut`` when the deadline has passed. Called between statements, chunks,
     passes and repetitions; ``progress`` says how far the work under way has got."""
-    left = _current.left()
+    left = budget().left()
     if left is None or left > 0:
         return
     where = f" ({progress})" if progress else ""
     raise TimedOut(
-        f"timed out after {_current.timeout:g} s (--timeout) while {_doing[-1]}{where}",
+        f"timed out after {budget().timeout:g} s (--timeout) while {_doing[-1]}{where}",
         hint="raise --timeout, or give the command less work",
     )
 
@@ -220,16 +281,18 @@ def tick(progress: str = "") -> None:
 def seconds_left(default: float) -> float:
     """``default`` seconds, or fewer when the deadline comes first (at least a millisecond:
     a timer of zero would never fire)."""
-    left = _current.left()
+    left = budget().left()
     return default if left is None else max(min(default, left), 1e-3)
 
+
+# -- the memory a run's values take ----------------------------------------------------------
 
 _charging: list[Tally] = []  # the tallies values are charged to as they are checked
 
 
 @contextmanager
 def charging(tally: Tally) -> Iterator[Tally]:
-    """Charge every value checked in the body (``limits.check_elements``: the inputs, as
+    """Charge every value checked in the body (``check_elements``: the inputs, as
     they are built) to ``tally``."""
     _charging.append(tally)
     try:
@@ -248,7 +311,7 @@ def check_bytes(count: int, what: str, where: str | None = None) -> None:
 
 
 def _alone(count: int, what: str, where: str | None) -> None:
-    limit = _current.max_memory
+    limit = budget().max_memory
     if count > limit:
         raise GradcliError(
             f"{what} would need {format_bytes(count)} of memory; the budget is "
@@ -267,7 +330,7 @@ class Tally:
     def left(self) -> float:
         """The bytes one more value may take before the run's estimate (its values times
         ``FACTOR``) passes the budget."""
-        return _current.max_memory / FACTOR - self.held
+        return budget().max_memory / FACTOR - self.held
 
     def charge(self, count: int, what: str, where: str | None = None) -> None:
         """Count ``count`` more bytes for ``what``; raise when the run's estimate (its values
@@ -277,7 +340,7 @@ class Tally:
         if self is _engaged[-1]:
             refresh()
         estimate = self.held * FACTOR
-        limit = _current.max_memory
+        limit = budget().max_memory
         if estimate > limit:
             raise GradcliError(
                 f"with {what}, the run would need at least {format_bytes(estimate)} of memory "
@@ -292,7 +355,7 @@ class Tally:
 def elements_within(per_item: int, factor: float = FACTOR) -> int:
     """How many items of ``per_item`` elements (a point of a batch, a basis vector of a
     Jacobian) fit the budget at once, at least one."""
-    return max(1, int(_current.max_memory // max(per_item * ELEMENT_BYTES * factor, 1)))
+    return max(1, int(budget().max_memory // max(per_item * ELEMENT_BYTES * factor, 1)))
 
 
 # The bytes one value takes while it is written as text, at most: JSON and CSV hold every
@@ -321,3 +384,42 @@ def check_rendering(result: object, fmt: str) -> None:
         return
     count = _values_in(result)
     _alone(count * per_value, f"writing {count:,} values as {fmt.upper()}", None)
+
+
+# -- the checks of sizes and text ----------------------------------------------------------
+
+
+def check_elements(count: int, what: str, where: str | None = None) -> None:
+    """Raise before allocating ``what`` when it would have more elements than allowed."""
+    limit = limits().max_elements
+    if count > limit:
+        if count < 10**12:
+            told, hint = f"{count:,}", f"raise it with --max-elements {round_up(count)}, or "
+        else:  # more than any machine holds: no point suggesting a limit
+            told, hint = f"about 10^{int(count.bit_length() * math.log10(2))}", ""
+        raise GradcliError(
+            f"{what} would have {told} elements; the limit is {limit:,}",
+            where=where,
+            hint=hint + "make the values smaller",
+        )
+    check_bytes(count * ELEMENT_BYTES, what, where)
+
+
+def check_length(text: str | int, what: str, at_least: bool = False) -> None:
+    """Raise when ``text`` (or a text of that many characters, or of ``at_least`` that many)
+    is longer than the parser is allowed to read."""
+    length = text if isinstance(text, int) else len(text)
+    limit = limits().max_length
+    if length > limit:
+        about = "at least " if at_least else ""
+        raise GradcliError(
+            f"{what} is {about}{length:,} characters long; the limit is {limit:,}",
+            hint=f"raise it with --max-length {round_up(length)}; give large values "
+            "as files (@x.npy)",
+        )
+
+
+def round_up(count: int) -> int:
+    """A round number at least ``count``, to suggest as a new limit."""
+    step: int = 10 ** max(len(str(count)) - 2, 0)
+    return math.ceil(count / step) * step
