@@ -210,6 +210,7 @@ def _torch_again(names: list[str], tmp_path: Path) -> dict[str, dict]:
     return document["scripts"]
 
 
+@pytest.mark.torch
 def test_the_record_is_what_torch_prints_for_a_sample(tmp_path):
     names = [p.name for p in scripts()][::TORCH_SAMPLE_STRIDE]
     again = _torch_again(names, tmp_path)
