@@ -75,15 +75,9 @@ def _raise_in(thread: int, interrupt: type[BaseException] | None) -> None:
     _set_async_exc(ctypes.c_ulong(thread), exception)
 
 
-# how long the watchdog waits with nothing armed before it ends (the next bounded call starts
-# another): a process that imports gradcli keeps no thread of gradcli's while it is idle
-IDLE_SECONDS = 0.5
-
-
 def _watch() -> None:
     """The watchdog: interrupts each call whose deadline has passed, then sleeps until the
-    next deadline or until a call is armed; it ends after ``IDLE_SECONDS`` with nothing armed."""
-    idle = False
+    next deadline or until a call is armed."""
     while True:
         with _lock:
             now = time.monotonic()
@@ -93,14 +87,10 @@ def _watch() -> None:
                 _raise_in(call.thread, call.interrupt)
             nearest = min((c.deadline for c in _armed), default=math.inf)
             _planned[0] = nearest
-            if idle and nearest == math.inf:
-                _watchdog.clear()
-                return
         try:
-            _wakeups.get(timeout=IDLE_SECONDS if nearest == math.inf else max(nearest - now, 0.0))
-            idle = False
+            _wakeups.get(timeout=None if nearest == math.inf else max(nearest - now, 0.0))
         except queue.Empty:
-            idle = nearest == math.inf
+            pass
 
 
 def _arm(call: _Call) -> None:
