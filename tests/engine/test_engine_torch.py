@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from engine_checks import EXAMPLES, RULES, hessian_vector, random_like, reverse_gradients, tensors
 from engine_optable import OPS
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import gradcli as gc
@@ -266,7 +266,13 @@ NONFINITE_OPS = [
 
 
 @pytest.mark.parametrize("op", NONFINITE_OPS)
-@settings(RULES, max_examples=max(EXAMPLES // 3, 1))
+# no shrinking: the known differences (xfail) fail on every case, and shrinking them only
+# costs time (and, after a gradcli deadline has fired in the process, spun without end)
+@settings(
+    RULES,
+    max_examples=max(EXAMPLES // 3, 1),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 @given(data=st.data())
 def test_infinite_and_nan_cotangents_give_torchs_gradient(op, data):
     case = data.draw(op.cases())
