@@ -162,10 +162,10 @@ def using(budget: Budget) -> Iterator[None]:
 
 
 def refresh() -> None:
-    """Work the engine's ``ROOM`` (``engine.sizes``) out again from the limits, the budget
+    """Work the engine's ``ROOM`` (``room.py``) out again from the limits, the budget
     and the engaged tally in force."""
-    from ..engine.sizes import ROOM
     from . import limits  # which read this module: imported when first needed
+    from .room import ROOM
 
     room = min(limits.current().max_elements, _current.max_memory // WIDEST_BYTES)
     tally = _engaged[-1]

@@ -8,6 +8,17 @@ as torch's does (``values, indices = gc.max(x, 1)``: ``several.py``).
 
 from typing import Any as _Any
 
+from ..base.engine_errors import (
+    ComplexOutputError,
+    DomainError,
+    DtypeError,
+    EngineError,
+    GradError,
+    IndexDomainError,
+    ScalarOutputError,
+    ShapeError,
+    SizeError,
+)
 from ..ops.table import OPS
 from . import complexes as _complexes  # noqa: F401 - declares complex, real, imag, conj, ...
 from . import composites as _composites  # noqa: F401 - declares the composite operations
@@ -46,17 +57,6 @@ from .creation import (
     zeros,
 )
 from .dropout import dropout_seed
-from .errors import (
-    ComplexOutputError,
-    DomainError,
-    DtypeError,
-    EngineError,
-    GradError,
-    IndexDomainError,
-    ScalarOutputError,
-    ShapeError,
-    SizeError,
-)
 from .functional import hessian, hvp, jacobian, jvp, vjp
 from .tensor import (
     NonfiniteTangent,

@@ -15,12 +15,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..base.engine_errors import DtypeError, ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import patterns as R
 from ..ops.table import COMPLEX_RULES, OPS, TENSOR, Array, Op, Param, public, register
 from . import primitives as P
-from .errors import DtypeError, ShapeError
 from .tensor import Tensor, TensorLike, _coerce, apply, complex_of
 
 _NOT_SYMBOLIC = "no symbolic form here: gradcli's formulas are of real numbers"

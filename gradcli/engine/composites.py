@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, IndexDomainError, ShapeError
 from ..ops import explaining as X
 from ..ops import symbolic as S
 from ..ops.table import (
@@ -30,7 +31,6 @@ from ..ops.table import (
     register,
 )
 from . import primitives as P
-from .errors import DomainError, IndexDomainError, ShapeError
 from .tensor import Tensor, TensorLike
 
 if TYPE_CHECKING:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, GradError, ShapeError
 from ..ops import explaining as X
 from ..ops.table import (
     BOOL,
@@ -35,7 +36,6 @@ from ..ops.table import (
     register,
 )
 from . import primitives as P
-from .errors import DomainError, GradError, ShapeError
 from .linalg import _as_matrix_scalar, _differential, _linalg_batch, _mT, _square, cofactor, det
 from .linalg import inv as _inv
 from .shapes import diagonal, tril

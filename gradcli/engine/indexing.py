@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import IndexDomainError, ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops.table import (
@@ -43,7 +44,6 @@ from ..ops.table import (
 from . import primitives as P
 from . import sizes
 from .composites import _composite, check_written
-from .errors import IndexDomainError, ShapeError
 from .tensor import Tensor, TensorLike, apply
 
 SLOT = "_tensor"  # a layout item standing for the next tensor operand

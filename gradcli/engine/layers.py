@@ -21,6 +21,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, IndexDomainError, ShapeError
 from ..ops import explaining as X
 from ..ops.table import (
     BOOL,
@@ -38,7 +39,6 @@ from ..ops.table import (
 from . import primitives as P
 from . import sizes
 from .composites import _composite
-from .errors import DomainError, IndexDomainError, ShapeError
 from .linalg import _differential
 from .tensor import Tensor
 

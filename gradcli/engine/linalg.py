@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import symbolic as S
@@ -39,7 +40,6 @@ from ..ops.table import (
 )
 from . import primitives as P
 from .composites import _composite
-from .errors import DomainError, ShapeError
 from .shapes import diagonal, tril
 from .tensor import Tensor, apply
 
@@ -89,7 +89,7 @@ def _linalg_batch(
 def _no_symbolic_batch(x: Objects) -> Any:
     import sympy
 
-    from ..domains.symbolic import NotSymbolic
+    from ..ops.symbolic import NotSymbolic
 
     if x.ndim != 2:
         raise NotSymbolic("a batch of matrices")
@@ -298,7 +298,7 @@ def _solve_batch(
 def _solve_symbolic(a: Objects, b: Objects) -> NumpyResult:
     import sympy
 
-    from ..domains.symbolic import NotSymbolic
+    from ..ops.symbolic import NotSymbolic
 
     if a.ndim != 2 or b.ndim > 2:
         raise NotSymbolic("a batch of matrices")
@@ -737,7 +737,7 @@ _SVD_ORDS = ("nuc", 2, -2)
 
 
 def _matrix_norm_symbolic(x: Objects, ord: str | float = "fro", keepdim: bool = False) -> Objects:  # noqa: A002
-    from ..domains.symbolic import NotSymbolic
+    from ..ops.symbolic import NotSymbolic
 
     if ord != "fro":
         raise NotSymbolic(f"the matrix {ord}-norm has no symbolic form here (only 'fro')")

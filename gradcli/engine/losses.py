@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, IndexDomainError, ShapeError
 from ..ops import explaining as X
 from ..ops import symbolic as S
 from ..ops.table import (
@@ -35,7 +36,6 @@ from ..ops.table import (
 )
 from . import primitives as P
 from .composites import _reduce, _same_shape, constant_weight
-from .errors import DomainError, IndexDomainError, ShapeError
 from .tensor import Tensor
 
 Operand = Tensor | float | np.ndarray
@@ -198,7 +198,7 @@ def _poisson_symbolic(
     eps: float = 1e-8,
     reduction: str = "mean",
 ) -> np.ndarray:
-    from ..domains.symbolic import NotSymbolic, number
+    from ..ops.symbolic import NotSymbolic, number
 
     if full:
         raise NotSymbolic("its Stirling term is cut off at target <= 1, a kink")
@@ -616,7 +616,7 @@ _loss(
 
 
 def _sympy_number(value: float) -> Any:
-    from ..domains.symbolic import number
+    from ..ops.symbolic import number
 
     return number(value)
 

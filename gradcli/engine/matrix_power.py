@@ -30,7 +30,7 @@ def _power(a: Any, n: int, product: Any, identity: Any) -> Any:
 
 def _power_symbolic(a: Objects, n: int) -> Objects:
     if n < 0:
-        from ..domains.symbolic import NotSymbolic
+        from ..ops.symbolic import NotSymbolic
 
         raise NotSymbolic("a negative power is a power of the inverse, which sympy is not given")
     import sympy

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, GradError, ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import patterns as R
@@ -40,7 +41,6 @@ from ..ops.table import (
 )
 from . import primitives as P
 from . import special
-from .errors import DomainError, GradError, ShapeError
 from .primitives import (
     _binary,
     _unary,
@@ -473,7 +473,7 @@ def _inside(x: Array, low: float, high: float) -> Array:
 
 
 def _logit_symbolic(x: Array, eps: float | None = None) -> Array:
-    from ..domains.symbolic import NotSymbolic
+    from ..ops.symbolic import NotSymbolic
 
     if eps is not None:
         raise NotSymbolic("logit with eps clamps its input, which sympy does not write")

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, DtypeError, IndexDomainError, ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import patterns as R
@@ -51,7 +52,6 @@ from ..ops.table import (
     register,
 )
 from . import sizes
-from .errors import DomainError, DtypeError, IndexDomainError, ShapeError
 from .tensor import Node, Tensor, TensorLike, _coerce, apply, apply_one, apply_two
 
 Forward = Callable[..., Any]  # numpy in; an array, or a numpy scalar, out

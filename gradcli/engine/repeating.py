@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, ShapeError
 from ..ops import explaining as X
 from ..ops.table import (
     INT,
@@ -33,7 +34,6 @@ from ..ops.table import (
 from . import primitives as P
 from . import sizes
 from .composites import _composite
-from .errors import DomainError, ShapeError
 from .tensor import Tensor
 
 # The local derivative of an operation that copies elements, some more than once

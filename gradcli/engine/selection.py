@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import symbolic as S
@@ -40,7 +41,6 @@ from ..ops.table import (
 from . import primitives as P
 from . import statistics as _statistics  # noqa: F401 - var and std, which var_mean reads
 from . import ties
-from .errors import DomainError, ShapeError
 from .tensor import Tensor, apply
 
 Operand = Tensor | float | np.ndarray

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, DtypeError, ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import patterns as R
@@ -38,7 +39,6 @@ from ..ops.table import (
 )
 from . import primitives as P
 from .composites import _composite
-from .errors import DomainError, DtypeError, ShapeError
 from .repeating import COPIES
 from .selection import _PICK, Output, _which
 from .tensor import Tensor, apply

@@ -8,8 +8,8 @@ without a rule makes at most the broadcast of its operands (element-wise operati
 what is later made from it is charged by the operation that makes it. The sweep test
 (tests/engine/test_engine_sweep.py) holds every entry to its rule over the test table's rows.
 
-The check itself is one comparison with ``ROOM``; only a value above it is looked at closely
-(``refuse_over``).
+The check itself is one comparison with ``ROOM`` (``base/room.py``); only a value above it is
+looked at closely (``refuse_over``).
 """
 
 from __future__ import annotations
@@ -20,14 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from ..base import budget, limits
+from ..base.engine_errors import SizeError
+from ..base.room import ROOM
 from ..ops.table import Array, Op
-from .errors import SizeError
-
-# The most elements a value the engine makes may have without a closer look: the least of
-# --max-elements, the budget alone and what an engaged run's tally leaves, at the widest
-# element's bytes. ``budget.refresh`` keeps it up to date whenever one of those changes (-1:
-# not worked out yet), so that the check of each value is one comparison.
-ROOM = [-1]
 
 
 def broadcast_count(arrays: Sequence[Array]) -> int:
@@ -113,10 +109,8 @@ def compact(array: Array) -> Array:
 def refuse_over(name: str, count: int, arrays: Sequence[Array] = ()) -> None:
     """Raise ``SizeError`` when a value of ``count`` elements, made by ``name`` from ``arrays``,
     would pass --max-elements, the budget, or what the engaged run's tally leaves. Called
-    where ``count`` is above ``budget.ROOM``, and by code that allocates outside a primitive
-    (a constant of a composite)."""
-    from ..base import budget, limits  # which import the engine: read once it is loaded
-
+    where ``count`` is above ``ROOM`` (``base/room.py``), and by code that allocates outside a
+    primitive (a constant of a composite)."""
     if ROOM[0] < 0:
         budget.refresh()
     if count <= ROOM[0]:

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import patterns as R
 from ..ops import symbolic as S
 from ..ops.table import BOOL, DIMS, INT, OPT_NUMBER, TENSOR, Op, Param, public, register
 from . import primitives as P
-from .errors import DomainError
 from .tensor import Tensor, apply
 
 Operand = Tensor | float | np.ndarray
@@ -139,7 +139,7 @@ def _var_symbolic(
 ) -> np.ndarray:
     import sympy
 
-    from ..domains.symbolic import number
+    from ..ops.symbolic import number
 
     c = _correction(unbiased, correction, "var")
     count = x.size if dim is None else x.shape[dim]

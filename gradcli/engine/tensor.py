@@ -24,9 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ..ops.table import HOLOMORPHIC, Array, Op
-from . import sizes
-from .errors import (
+from ..base.engine_errors import (
     ComplexOutputError,
     DtypeError,
     EngineError,
@@ -34,7 +32,9 @@ from .errors import (
     ScalarOutputError,
     ShapeError,
 )
-from .sizes import ROOM
+from ..base.room import ROOM
+from ..ops.table import HOLOMORPHIC, Array, Op
+from . import sizes
 
 DEFAULT_DTYPE = np.dtype(np.float64)
 
