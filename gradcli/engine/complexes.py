@@ -30,11 +30,6 @@ def _is_complex(x: Tensor) -> bool:
     return x.data.dtype.kind == "c"
 
 
-def conjugates(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:
-    """Each tensor conjugated (a real one as it is)."""
-    return tuple(conj(t) if _is_complex(t) else t for t in tensors)
-
-
 def _zero_tangent(tangent: Tensor | None, like: Tensor) -> Tensor:
     return P.zeros_like(like) if tangent is None else tangent
 

@@ -39,6 +39,8 @@ from ..ops.table import (
     register,
 )
 from . import primitives as P
+from . import rearranging as RA
+from . import reductions as RD
 from . import statistics as _statistics  # noqa: F401 - var and std, which var_mean reads
 from . import ties
 from .tensor import Tensor, apply
@@ -250,10 +252,10 @@ def _vector(x: Tensor, dim: int | None, name: str) -> tuple[Tensor, int, tuple[i
     is one element along its dim 0 or -1, as in torch."""
     shape = x.shape
     if dim is None:
-        return P.reshape(x, -1), 0, shape
+        return RA.reshape(x, -1), 0, shape
     axis = P._axes(int(dim), x.ndim)
     if x.ndim == 0:
-        return P.reshape(x, 1), 0, shape
+        return RA.reshape(x, 1), 0, shape
     return x, axis[0], shape
 
 
@@ -269,10 +271,10 @@ def _shaped(t: Tensor, shape: tuple[int, ...], axis: int, keepdim: bool, full: b
     0-d input, the dim removed unless ``keepdim``; for a reduction of all elements (``full``)
     every dim kept as 1 or none."""
     if full:
-        return P.reshape(t, (1,) * len(shape) if keepdim else ())
+        return RA.reshape(t, (1,) * len(shape) if keepdim else ())
     if not shape:
-        return P.reshape(t, ())
-    return t if keepdim else P.reshape(t, t.shape[:axis] + t.shape[axis + 1 :])
+        return RA.reshape(t, ())
+    return t if keepdim else RA.reshape(t, t.shape[:axis] + t.shape[axis + 1 :])
 
 
 def _along(
@@ -355,7 +357,7 @@ def largest(
     if isinstance(dim, (Tensor, np.ndarray, float)) and not isinstance(dim, bool):
         return P.maximum(input, dim)
     if dim is None and not _which(output, 1, "max"):
-        return P.amax(input)
+        return RD.amax(input)
     return _along(input, dim, keepdim, _arg_largest, "max", output)
 
 
@@ -368,7 +370,7 @@ def smallest(
     if isinstance(dim, (Tensor, np.ndarray, float)) and not isinstance(dim, bool):
         return P.minimum(input, dim)
     if dim is None and not _which(output, 1, "min"):
-        return P.amin(input)
+        return RD.amin(input)
     return _along(input, dim, keepdim, _arg_smallest, "min", output)
 
 
@@ -458,7 +460,7 @@ def _sorted_along(
     flat, axis, shape = _vector(x, dim, name)
     index = _indices(fn, flat, axis)
     picked = index if _which(output, count, name) else take_along(flat, index, axis)
-    return P.reshape(picked, ()) if not shape else picked
+    return RA.reshape(picked, ()) if not shape else picked
 
 
 @public("sort")
@@ -639,7 +641,7 @@ def _evenly(x: Tensor, value: Tensor) -> Tensor:
     value + sum((x - value) where equal) / count, whose added term is exactly 0."""
     hits = P.mask(_same, x, value)
     count = P.mask(_hit_count, x, value, axis=0)
-    spread = P.sum(P.where(hits, P.sub(x, value), 0.0), 0, keepdim=True)
+    spread = RD.sum(P.where(hits, P.sub(x, value), 0.0), 0, keepdim=True)
     return P.add(value, P.div(spread, count))
 
 
@@ -651,9 +653,9 @@ def median(
     or (output (1, ...)) indices."""
     x = _tensor(input)
     if dim is None and not _which(output, 1, "median"):
-        flat = P.reshape(x, -1)
+        flat = RA.reshape(x, -1)
         _nonempty(flat, 0, "median")
-        return P.reshape(_evenly(flat, P.mask(_median_value, flat, axis=0)), ())
+        return RA.reshape(_evenly(flat, P.mask(_median_value, flat, axis=0)), ())
     return _along(x, dim, keepdim, _lower_median, "median", output)
 
 
@@ -698,9 +700,9 @@ def nanmedian(
     """median, ignoring nan."""
     x = _tensor(input)
     if dim is None and not _which(output, 1, "nanmedian"):
-        flat = P.reshape(x, -1)
+        flat = RA.reshape(x, -1)
         _nonempty(flat, 0, "nanmedian")
-        return P.reshape(_evenly(flat, P.mask(_nanmedian_value, flat, axis=0)), ())
+        return RA.reshape(_evenly(flat, P.mask(_nanmedian_value, flat, axis=0)), ())
     return _along(x, dim, keepdim, _lower_nanmedian, "nanmedian", output)
 
 
@@ -814,7 +816,7 @@ def _moments_entry(name: str, spread: str) -> None:
             x = _tensor(input)
             if isinstance(dim, bool):  # var_mean(x, True): torch's (input, unbiased) form
                 dim = None
-            return P.mean(x, dim, keepdim)
+            return RD.mean(x, dim, keepdim)
         assert spread_op.call is not None
         spread_of: Tensor = spread_op.call(input, dim, unbiased, keepdim, correction)
         return spread_of
@@ -850,7 +852,7 @@ def _pieces(size: int, sections: int | Sequence[int], name: str) -> list[tuple[i
 
 
 def _piece(x: Tensor, axis: int, start: int, length: int) -> Tensor:
-    return P.getitem(x, (slice(None),) * axis + (slice(start, start + length),))
+    return RA.getitem(x, (slice(None),) * axis + (slice(start, start + length),))
 
 
 def _split_symbolic(x: Array, sections: Any, dim: int = 0, output: Output = _FIRST) -> Array:
@@ -982,7 +984,7 @@ def unbind(input: Operand, dim: int = 0, output: Output = _FIRST) -> Tensor:
     x = _tensor(input)
     axis = _along_dim(x, dim, "unbind")
     k = _which(output, x.shape[axis], "unbind")
-    return P.getitem(x, (slice(None),) * axis + (k,))
+    return RA.getitem(x, (slice(None),) * axis + (k,))
 
 
 def results(op: Op, args: Sequence[Any]) -> list[Tensor]:
