@@ -16,7 +16,7 @@ leaves them out.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, overload
 
 import numpy as np
@@ -34,6 +34,7 @@ from ..ops.table import (
     Array,
     Objects,
     Param,
+    made_public,
     public,
 )
 from . import matrix_product as MM
@@ -275,32 +276,27 @@ def _convolved(
     return RA.reshape(out, out.shape[1:]) if unbatched else out
 
 
-@public("conv2d")
-def conv2d(
-    input: Any,
-    weight: Any,
-    bias: Any = None,
-    stride: int = 1,
-    padding: int = 0,
-    dilation: int = 1,
-    groups: int = 1,
-) -> Tensor:
-    """torch.nn.functional.conv2d with square stride, padding and dilation."""
-    return _convolved("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+def _convolution(name: str, dims: int, doc: str) -> Callable[..., Tensor]:
+    """The call of conv1d or conv2d (``dims`` spatial dims), named ``name``."""
+
+    def convolution(
+        input: Any,
+        weight: Any,
+        bias: Any = None,
+        stride: int = 1,
+        padding: int = 0,
+        dilation: int = 1,
+        groups: int = 1,
+    ) -> Tensor:
+        return _convolved(name, dims, input, weight, bias, stride, padding, dilation, groups)
+
+    return made_public(name, convolution, name, doc)
 
 
-@public("conv1d")
-def conv1d(
-    input: Any,
-    weight: Any,
-    bias: Any = None,
-    stride: int = 1,
-    padding: int = 0,
-    dilation: int = 1,
-    groups: int = 1,
-) -> Tensor:
-    """torch.nn.functional.conv1d."""
-    return _convolved("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+conv2d = _convolution(
+    "conv2d", 2, "torch.nn.functional.conv2d with square stride, padding and dilation."
+)
+conv1d = _convolution("conv1d", 1, "torch.nn.functional.conv1d.")
 
 
 # -- conv_transpose2d -------------------------------------------------------------------------
@@ -518,25 +514,44 @@ _NORM_KINK = (
     "the variance is the biased one (divided by n), as torch's; eps keeps the square root "
     "away from 0"
 )
-_composite(
+
+
+def _normalization(
+    name: str, summary: str, count: Param, over: str, weight: str, per: str, bias: str
+) -> None:
+    """Declare layer_norm or group_norm: the input normalized over ``over`` (after ``count``,
+    the normalized shape or the groups), then * weight (the weight ``per`` position) + bias."""
+    _composite(
+        name,
+        summary,
+        (
+            Param("input", TENSOR),
+            count,
+            Param("weight", OPT_TENSOR, None),
+            Param("bias", OPT_TENSOR, None),
+            Param("eps", NUMBER, 1e-5),
+        ),
+        symbolic=f"no symbolic form here: a mean and a variance over {over}",
+        explain=_explained(
+            input="(({d_input} - mean({d_input})) - y*mean(y*{d_input}))/sqrt(var + eps)*w over "
+            + over
+            + f" (y: the input normalized; w: {weight}, 1 without one)",
+            weight="y*{d_weight}" + per + " (y: the input normalized)",
+            bias=bias,
+        ),
+        kink=_NORM_KINK,
+    )
+
+
+_normalization(
     "layer_norm",
     "normalize over the last dim (of size normalized_shape) to mean 0, variance 1, then "
     "* weight + bias",
-    (
-        Param("input", TENSOR),
-        Param("normalized_shape", INT),
-        Param("weight", OPT_TENSOR, None),
-        Param("bias", OPT_TENSOR, None),
-        Param("eps", NUMBER, 1e-5),
-    ),
-    symbolic="no symbolic form here: a mean and a variance over the normalized dims",
-    explain=_explained(
-        input="(({d_input} - mean({d_input})) - y*mean(y*{d_input}))/sqrt(var + eps)*w over "
-        "the normalized dims (y: the input normalized; w: the weight, 1 without one)",
-        weight="y*{d_weight} (y: the input normalized)",
-        bias="{d_bias} (added at each position)",
-    ),
-    kink=_NORM_KINK,
+    Param("normalized_shape", INT),
+    over="the normalized dims",
+    weight="the weight",
+    per="",
+    bias="{d_bias} (added at each position)",
 )
 
 
@@ -565,25 +580,15 @@ def layer_norm(
     return _affine(out, w, b)
 
 
-_composite(
+_normalization(
     "group_norm",
     "normalize each group of num_groups channels of (N, C, ...) per sample, then * weight "
     "+ bias per channel",
-    (
-        Param("input", TENSOR),
-        Param("num_groups", INT),
-        Param("weight", OPT_TENSOR, None),
-        Param("bias", OPT_TENSOR, None),
-        Param("eps", NUMBER, 1e-5),
-    ),
-    symbolic="no symbolic form here: a mean and a variance over each group",
-    explain=_explained(
-        input="(({d_input} - mean({d_input})) - y*mean(y*{d_input}))/sqrt(var + eps)*w over "
-        "each group (y: the input normalized; w: the weight of the channel, 1 without one)",
-        weight="y*{d_weight} per channel (y: the input normalized)",
-        bias="{d_bias} per channel",
-    ),
-    kink=_NORM_KINK,
+    Param("num_groups", INT),
+    over="each group",
+    weight="the weight of the channel",
+    per=" per channel",
+    bias="{d_bias} per channel",
 )
 
 

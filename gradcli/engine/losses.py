@@ -159,6 +159,19 @@ def _signed(slot: Any, text: str) -> str:
     return text if slot.position == 0 else f"-({text})"
 
 
+def _two_branches(threshold: str, below: str, above: str) -> Explain:
+    """The explain rule of a loss with two branches (smooth_l1_loss, huber_loss): ``below``
+    where |input - target| is under the parameter ``threshold``, else ``above``; in both,
+    ``{d}`` is input - target and ``{t}`` the threshold."""
+
+    def formula(slot: Any, elements: list[str]) -> str:
+        d, t = f"{elements[0]} - {elements[1]}", X.number_text(slot.params[threshold])
+        branches = f"{below.format(d=d, t=t)} where |{d}| < {t}, else {above.format(d=d, t=t)}"
+        return _signed(slot, branches)
+
+    return _per_element(formula)
+
+
 # -- symbolic forms ----------------------------------------------------------------------------
 
 
@@ -232,13 +245,7 @@ _loss(
     "squared error below beta, absolute error above",
     (*_INPUTS, _REDUCED, Param("beta", NUMBER, 1.0)),
     symbolic=_KINKED,
-    explain=_per_element(
-        lambda s, e: _signed(
-            s,
-            f"({e[0]} - {e[1]})/{X.number_text(s.params['beta'])} where |{e[0]} - {e[1]}| < "
-            f"{X.number_text(s.params['beta'])}, else sign({e[0]} - {e[1]})",
-        )
-    ),
+    explain=_two_branches("beta", below="({d})/{t}", above="sign({d})"),
     kink="at |input - target| == beta the linear branch holds (second derivative 0); beta = 0 "
     "is l1_loss",
     backward_name="SmoothL1LossBackward0",
@@ -249,13 +256,7 @@ _loss(
     "squared error below delta, delta times absolute error above",
     (*_INPUTS, _REDUCED, Param("delta", NUMBER, 1.0)),
     symbolic=_KINKED,
-    explain=_per_element(
-        lambda s, e: _signed(
-            s,
-            f"({e[0]} - {e[1]}) where |{e[0]} - {e[1]}| < {X.number_text(s.params['delta'])}, "
-            f"else {X.number_text(s.params['delta'])}*sign({e[0]} - {e[1]})",
-        )
-    ),
+    explain=_two_branches("delta", below="({d})", above="{t}*sign({d})"),
     kink="at |input - target| == delta the linear branch holds (second derivative 0)",
     backward_name="HuberLossBackward0",
 )

@@ -35,6 +35,7 @@ from ..ops.table import (
     Array,
     Op,
     Param,
+    made_public,
     public,
     register,
 )
@@ -348,30 +349,50 @@ _extreme_entry("max", "maximum", "largest", "argmax")
 _extreme_entry("min", "minimum", "smallest", "argmin")
 
 
-@public("max")
-def largest(
-    input: Operand, dim: int | Operand | None = None, keepdim: bool = False, output: Output = _FIRST
-) -> Tensor:
+def _extreme_call(
+    name: str,
+    pairwise: Callable[[Operand, Operand], Tensor],
+    whole: Callable[[Operand], Tensor],
+    index: Callable[[Array, int], Array],
+    function: str,
+    doc: str,
+) -> Callable[..., Tensor]:
+    """The call of max or min (named ``function``): of two tensors ``pairwise`` (maximum),
+    of all elements ``whole`` (amax), along ``dim`` the values or the indices by ``index``."""
+
+    def call(
+        input: Operand,
+        dim: int | Operand | None = None,
+        keepdim: bool = False,
+        output: Output = _FIRST,
+    ) -> Tensor:
+        if isinstance(dim, (Tensor, np.ndarray, float)) and not isinstance(dim, bool):
+            return pairwise(input, dim)
+        if dim is None and not _which(output, 1, name):
+            return whole(input)
+        return _along(input, dim, keepdim, index, name, output)
+
+    return made_public(name, call, function, doc)
+
+
+largest = _extreme_call(
+    "max",
+    P.maximum,
+    RD.amax,
+    _arg_largest,
+    "largest",
     """The largest element (ties share the gradient); along ``dim`` the values or (output
-    (1, ...)) the indices; of two tensors, ``maximum``."""
-    if isinstance(dim, (Tensor, np.ndarray, float)) and not isinstance(dim, bool):
-        return P.maximum(input, dim)
-    if dim is None and not _which(output, 1, "max"):
-        return RD.amax(input)
-    return _along(input, dim, keepdim, _arg_largest, "max", output)
-
-
-@public("min")
-def smallest(
-    input: Operand, dim: int | Operand | None = None, keepdim: bool = False, output: Output = _FIRST
-) -> Tensor:
+    (1, ...)) the indices; of two tensors, ``maximum``.""",
+)
+smallest = _extreme_call(
+    "min",
+    P.minimum,
+    RD.amin,
+    _arg_smallest,
+    "smallest",
     """The smallest element (ties share the gradient); along ``dim`` the values or (output
-    (1, ...)) the indices; of two tensors, ``minimum``."""
-    if isinstance(dim, (Tensor, np.ndarray, float)) and not isinstance(dim, bool):
-        return P.minimum(input, dim)
-    if dim is None and not _which(output, 1, "min"):
-        return RD.amin(input)
-    return _along(input, dim, keepdim, _arg_smallest, "min", output)
+    (1, ...)) the indices; of two tensors, ``minimum``.""",
+)
 
 
 # -- argmax and argmin ----------------------------------------------------------------------------
@@ -601,32 +622,6 @@ def mode(input: Operand, dim: int = -1, keepdim: bool = False, output: Output = 
     return _along(input, dim, keepdim, _mode_index, "mode", output)
 
 
-register(
-    Op(
-        "median",
-        "the lower median of all elements; along dim, (values, indices)",
-        params=(
-            Param("input", TENSOR),
-            Param("dim", OPT_INT, None),
-            Param("keepdim", BOOL, False),
-            _PICK,
-        ),
-        methods=("median",),
-        backward_name=_by_dim("Median", 0, 1),
-        symbolic=_no_formula("the median"),
-        explain=_SELECTED,
-        kink="of an even count the lower of the two middle values; nan if there is a nan (its "
-        "index the first nan's); median(x): ties share the gradient evenly; along dim: "
-        + _MEDIAN_KINK,
-        extra={"outputs": ("values", "indices"), "several_unless_none": "dim"},
-    )
-)
-
-
-def _median_value(x: Array, axis: int) -> Array:
-    return np.take_along_axis(x, _lower_median(x, axis), axis=axis)
-
-
 def _same(x: Array, value: Array) -> Array:
     return np.asarray((x == value) | (np.isnan(x) & np.isnan(value)))
 
@@ -645,18 +640,56 @@ def _evenly(x: Tensor, value: Tensor) -> Tensor:
     return P.add(value, P.div(spread, count))
 
 
-@public("median")
-def median(
-    input: Operand, dim: int | None = None, keepdim: bool = False, output: Output = _FIRST
-) -> Tensor:
+def _median_family(
+    name: str, summary: str, kink: str, lower: Callable[[Array, int], Array], doc: str
+) -> Callable[..., Tensor]:
+    """Declare ``name`` (median, nanmedian), whose ``lower(x, axis)`` is the index of the
+    median along ``axis``: of all elements, the value with ties sharing the gradient evenly;
+    along dim, its values or (output (1, ...)) indices."""
+    register(
+        Op(
+            name,
+            summary,
+            params=(
+                Param("input", TENSOR),
+                Param("dim", OPT_INT, None),
+                Param("keepdim", BOOL, False),
+                _PICK,
+            ),
+            methods=(name,),
+            backward_name=_by_dim(name.capitalize(), 0, 1),
+            symbolic=_no_formula("the median"),
+            explain=_SELECTED,
+            kink=kink,
+            extra={"outputs": ("values", "indices"), "several_unless_none": "dim"},
+        )
+    )
+
+    def value(x: Array, axis: int) -> Array:
+        return np.take_along_axis(x, lower(x, axis), axis=axis)
+
+    def call(
+        input: Operand, dim: int | None = None, keepdim: bool = False, output: Output = _FIRST
+    ) -> Tensor:
+        x = _tensor(input)
+        if dim is None and not _which(output, 1, name):
+            flat = RA.reshape(x, -1)
+            _nonempty(flat, 0, name)
+            return RA.reshape(_evenly(flat, P.mask(value, flat, axis=0)), ())
+        return _along(x, dim, keepdim, lower, name, output)
+
+    return made_public(name, call, name, doc)
+
+
+median = _median_family(
+    "median",
+    "the lower median of all elements; along dim, (values, indices)",
+    "of an even count the lower of the two middle values; nan if there is a nan (its index the "
+    "first nan's); median(x): ties share the gradient evenly; along dim: " + _MEDIAN_KINK,
+    _lower_median,
     """The lower median of all elements (ties share the gradient), or along dim its values
-    or (output (1, ...)) indices."""
-    x = _tensor(input)
-    if dim is None and not _which(output, 1, "median"):
-        flat = RA.reshape(x, -1)
-        _nonempty(flat, 0, "median")
-        return RA.reshape(_evenly(flat, P.mask(_median_value, flat, axis=0)), ())
-    return _along(x, dim, keepdim, _lower_median, "median", output)
+    or (output (1, ...)) indices.""",
+)
 
 
 def _lower_nanmedian(x: Array, axis: int) -> Array:
@@ -667,43 +700,15 @@ def _lower_nanmedian(x: Array, axis: int) -> Array:
     return np.take_along_axis(order, np.maximum(valid - 1, 0) // 2, axis=axis)
 
 
-def _nanmedian_value(x: Array, axis: int) -> Array:
-    return np.take_along_axis(x, _lower_nanmedian(x, axis), axis=axis)
-
-
-register(
-    Op(
-        "nanmedian",
-        "median ignoring nan: of all elements; along dim, (values, indices)",
-        params=(
-            Param("input", TENSOR),
-            Param("dim", OPT_INT, None),
-            Param("keepdim", BOOL, False),
-            _PICK,
-        ),
-        methods=("nanmedian",),
-        backward_name=_by_dim("Nanmedian", 0, 1),
-        symbolic=_no_formula("the median"),
-        explain=_SELECTED,
-        kink="the lower median of the values that are not nan (nan where all are: its index "
-        "the first nan's, torch's is not specified); nanmedian(x): ties share the gradient "
-        "evenly; along dim: " + _MEDIAN_KINK,
-        extra={"outputs": ("values", "indices"), "several_unless_none": "dim"},
-    )
+nanmedian = _median_family(
+    "nanmedian",
+    "median ignoring nan: of all elements; along dim, (values, indices)",
+    "the lower median of the values that are not nan (nan where all are: its index the first "
+    "nan's, torch's is not specified); nanmedian(x): ties share the gradient evenly; along "
+    "dim: " + _MEDIAN_KINK,
+    _lower_nanmedian,
+    "median, ignoring nan.",
 )
-
-
-@public("nanmedian")
-def nanmedian(
-    input: Operand, dim: int | None = None, keepdim: bool = False, output: Output = _FIRST
-) -> Tensor:
-    """median, ignoring nan."""
-    x = _tensor(input)
-    if dim is None and not _which(output, 1, "nanmedian"):
-        flat = RA.reshape(x, -1)
-        _nonempty(flat, 0, "nanmedian")
-        return RA.reshape(_evenly(flat, P.mask(_nanmedian_value, flat, axis=0)), ())
-    return _along(x, dim, keepdim, _lower_nanmedian, "nanmedian", output)
 
 
 # -- cummax, cummin -----------------------------------------------------------------------------
