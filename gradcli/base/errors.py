@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..engine import errors as engine
+from . import engine_errors as engine
 
 
 class GradcliError(Exception):

@@ -23,6 +23,7 @@ from ..base import bounds, deadline
 from ..lang import ir
 from ..lang.ir import Call, Const, Index, Name, Node, evaluate
 from ..ops import batching
+from ..ops.symbolic import NotSymbolic, constant_array, number
 from ..ops.table import OPS, REDUCTION
 
 MAX_ELEMENTS = 64  # symbolic differentiation grows quickly; beyond this, skip it
@@ -39,10 +40,6 @@ _INDEX_NOT_SYMBOLIC = "the indices are values of the run, not formulas"
 
 
 T = TypeVar("T")
-
-
-class NotSymbolic(Exception):
-    """The program uses something sympy is not given a rule for here, or it took too long."""
 
 
 def time_budget(function: Callable[[], T], seconds: float | None = None) -> T:
@@ -110,19 +107,6 @@ def _check_nesting(target: str, value: np.ndarray, depths: dict) -> None:
         )
 
 
-def number(value: complex) -> sp.Expr:
-    """A number as sympy writes it: a whole number exactly, else a float (NotSymbolic for a
-    complex number: the formulas here are of real symbols)."""
-    if isinstance(value, complex):
-        raise NotSymbolic("a complex number: gradcli's formulas are of real numbers")
-    return sp.Integer(int(value)) if float(value).is_integer() else sp.Float(value)
-
-
-def constant_array(array: np.ndarray) -> np.ndarray:
-    """Numbers as an object array of sympy numbers (whole numbers exact)."""
-    return np.vectorize(number, otypes=[object])(array) if array.size else array.astype(object)
-
-
 def symbols_for(name: str, shape: tuple[int, ...], taken: set[str]) -> np.ndarray:
     """An array of real symbols named after their elements: x_0, W_1_2, or x for a scalar;
     an element's name in ``taken`` is followed by underscores until it is not (and is added)."""
@@ -170,7 +154,7 @@ class Arrays:
         return np.asarray(op.symbolic(*op.arranged(args, node.params)), dtype=object)
 
     def ref(self, name: str) -> np.ndarray:
-        from ..lang.validate import element_of
+        from ..lang.statement import element_of
 
         if name in self.env:
             return self.env[name]

@@ -8,7 +8,19 @@ as torch's does (``values, indices = gc.max(x, 1)``: ``several.py``).
 
 from typing import Any as _Any
 
+from ..base.engine_errors import (
+    ComplexOutputError,
+    DomainError,
+    DtypeError,
+    EngineError,
+    GradError,
+    IndexDomainError,
+    ScalarOutputError,
+    ShapeError,
+    SizeError,
+)
 from ..ops.table import OPS
+from . import activations as _activations  # noqa: F401 - declares relu, gelu, softplus, ...
 from . import complexes as _complexes  # noqa: F401 - declares complex, real, imag, conj, ...
 from . import composites as _composites  # noqa: F401 - declares the composite operations
 from . import decompositions as _decompositions  # noqa: F401 - declares eigh, qr, svd, slogdet
@@ -22,7 +34,7 @@ from . import logical as _logical  # noqa: F401 - declares comparisons, logical 
 from . import losses as _losses  # noqa: F401 - declares the losses
 from . import matrix_power as _matrix_power  # noqa: F401 - declares matrix_power
 from . import methods as _methods
-from . import pointwise as _pointwise  # noqa: F401 - declares element-wise functions, activations
+from . import pointwise as _pointwise  # noqa: F401 - declares the element-wise functions
 from . import repeating as _repeating  # noqa: F401 - declares repeat, tile, pad, unflatten, ...
 from . import selection as _selection  # noqa: F401 - declares max/min, sort, split, ...
 from . import several as _several
@@ -46,17 +58,6 @@ from .creation import (
     zeros,
 )
 from .dropout import dropout_seed
-from .errors import (
-    ComplexOutputError,
-    DomainError,
-    DtypeError,
-    EngineError,
-    GradError,
-    IndexDomainError,
-    ScalarOutputError,
-    ShapeError,
-    SizeError,
-)
 from .functional import hessian, hvp, jacobian, jvp, vjp
 from .tensor import (
     NonfiniteTangent,

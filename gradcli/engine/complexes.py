@@ -12,27 +12,34 @@ cotangent.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DtypeError, ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import patterns as R
 from ..ops.table import COMPLEX_RULES, OPS, TENSOR, Array, Op, Param, public, register
 from . import primitives as P
-from .errors import DtypeError, ShapeError
 from .tensor import Tensor, TensorLike, _coerce, apply, complex_of
 
 _NOT_SYMBOLIC = "no symbolic form here: gradcli's formulas are of real numbers"
 
 
+def _declare(name: str, summary: str, **fields: Any) -> Op:
+    """Register the complex entry ``name``: of one tensor unless ``fields`` say otherwise,
+    with its own complex rules and no symbolic form (gradcli's formulas are of reals)."""
+    fields = {"params": (Param("input", TENSOR),), "symbolic": _NOT_SYMBOLIC, **fields}
+    return register(Op(name, summary, complex=COMPLEX_RULES, **fields))
+
+
+def _operand(input: TensorLike) -> Tensor:
+    return input if isinstance(input, Tensor) else Tensor(np.asarray(input))
+
+
 def _is_complex(x: Tensor) -> bool:
     return x.data.dtype.kind == "c"
-
-
-def conjugates(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:
-    """Each tensor conjugated (a real one as it is)."""
-    return tuple(conj(t) if _is_complex(t) else t for t in tensors)
 
 
 def _zero_tangent(tangent: Tensor | None, like: Tensor) -> Tensor:
@@ -62,22 +69,18 @@ def _complex_jvp(tangents: Sequence[Tensor | None], out: Tensor, a: Tensor, b: T
     return complex(_zero_tangent(ta, a), _zero_tangent(tb, b))
 
 
-_COMPLEX = register(
-    Op(
-        "complex",
-        "the complex number real + imag j (torch.complex): both of one floating dtype",
-        forward=_complex_forward,
-        vjp=_complex_vjp,
-        jvp=_complex_jvp,
-        backward_name="ComplexBackward0",
-        batch=B.elementwise,
-        pattern=R.elementwise,
-        params=(Param("real", TENSOR), Param("imag", TENSOR)),
-        symbolic=_NOT_SYMBOLIC,
-        explain=X.per_element(lambda slot: "1" if slot.position == 0 else "j"),
-        kink="the gradient of real is the real part of z's, of imag its imaginary part",
-        complex=COMPLEX_RULES,
-    )
+_COMPLEX = _declare(
+    "complex",
+    "the complex number real + imag j (torch.complex): both of one floating dtype",
+    forward=_complex_forward,
+    vjp=_complex_vjp,
+    jvp=_complex_jvp,
+    backward_name="ComplexBackward0",
+    batch=B.elementwise,
+    pattern=R.elementwise,
+    params=(Param("real", TENSOR), Param("imag", TENSOR)),
+    explain=X.per_element(lambda slot: "1" if slot.position == 0 else "j"),
+    kink="the gradient of real is the real part of z's, of imag its imaginary part",
 )
 
 
@@ -106,83 +109,68 @@ def _as_complex(g: Tensor, z: Tensor) -> Tensor:
     return complex(g, P.zeros_like(g))
 
 
-_REAL = register(
-    Op(
-        "real",
-        "the real part of a complex tensor (a real tensor: itself); also z.real",
-        forward=lambda z: np.real(z).copy(),
-        vjp=lambda g, out, z, needs: (_as_complex(g, z),),
-        jvp=lambda tangents, out, z: real(tangents[0]),
-        backward_name="SelectBackward0",  # torch's z.real is a view: a select of view_as_real
-        batch=B.elementwise,
-        pattern=R.elementwise,
-        params=(Param("input", TENSOR),),
-        extra={"property": "real"},
-        symbolic=_NOT_SYMBOLIC,
-        explain=X.per_element(lambda slot: "1 (of the real part)"),
-        complex=COMPLEX_RULES,
-    )
+_REAL = _declare(
+    "real",
+    "the real part of a complex tensor (a real tensor: itself); also z.real",
+    forward=lambda z: np.real(z).copy(),
+    vjp=lambda g, out, z, needs: (_as_complex(g, z),),
+    jvp=lambda tangents, out, z: real(tangents[0]),
+    backward_name="SelectBackward0",  # torch's z.real is a view: a select of view_as_real
+    batch=B.elementwise,
+    pattern=R.elementwise,
+    extra={"property": "real"},
+    explain=X.per_element(lambda slot: "1 (of the real part)"),
 )
 
 
 @public("real")
 def real(input: TensorLike) -> Tensor:
     """torch.real: the real part (a real tensor is returned as it is, as torch does)."""
-    z = input if isinstance(input, Tensor) else Tensor(np.asarray(input))
+    z = _operand(input)
     return apply(_REAL, z) if _is_complex(z) else z
 
 
-_IMAG = register(
-    Op(
-        "imag",
-        "the imaginary part of a complex tensor; also z.imag",
-        forward=lambda z: np.imag(z).copy(),
-        vjp=lambda g, out, z, needs: (complex(P.zeros_like(g), g),),
-        jvp=lambda tangents, out, z: imag(tangents[0]),
-        backward_name="SelectBackward0",
-        batch=B.elementwise,
-        pattern=R.elementwise,
-        params=(Param("input", TENSOR),),
-        extra={"property": "imag"},
-        symbolic=_NOT_SYMBOLIC,
-        explain=X.per_element(lambda slot: "j (the gradient of the imaginary part)"),
-        complex=COMPLEX_RULES,
-    )
+_IMAG = _declare(
+    "imag",
+    "the imaginary part of a complex tensor; also z.imag",
+    forward=lambda z: np.imag(z).copy(),
+    vjp=lambda g, out, z, needs: (complex(P.zeros_like(g), g),),
+    jvp=lambda tangents, out, z: imag(tangents[0]),
+    backward_name="SelectBackward0",
+    batch=B.elementwise,
+    pattern=R.elementwise,
+    extra={"property": "imag"},
+    explain=X.per_element(lambda slot: "j (the gradient of the imaginary part)"),
 )
 
 
 @public("imag")
 def imag(input: TensorLike) -> Tensor:
     """torch.imag: the imaginary part, of complex tensors only (as in torch)."""
-    z = input if isinstance(input, Tensor) else Tensor(np.asarray(input))
+    z = _operand(input)
     if not _is_complex(z):
         raise DtypeError("imag is not implemented for tensors with non-complex dtypes.")
     return apply(_IMAG, z)
 
 
-_CONJ = register(
-    Op(
-        "conj",
-        "the complex conjugate (a real tensor: itself)",
-        forward=np.conj,
-        vjp=lambda g, out, z, needs: (conj(g),),
-        jvp=lambda tangents, out, z: conj(tangents[0]),
-        backward_name="ConjBackward0",
-        batch=B.elementwise,
-        pattern=R.elementwise,
-        params=(Param("input", TENSOR),),
-        methods=("conj",),
-        symbolic=_NOT_SYMBOLIC,
-        explain=X.per_element(lambda slot: "conj (the gradient is conjugated)"),
-        complex=COMPLEX_RULES,
-    )
+_CONJ = _declare(
+    "conj",
+    "the complex conjugate (a real tensor: itself)",
+    forward=np.conj,
+    vjp=lambda g, out, z, needs: (conj(g),),
+    jvp=lambda tangents, out, z: conj(tangents[0]),
+    backward_name="ConjBackward0",
+    batch=B.elementwise,
+    pattern=R.elementwise,
+    methods=("conj",),
+    explain=X.per_element(lambda slot: "conj (the gradient is conjugated)"),
 )
 
 
 @public("conj")
 def conj(input: TensorLike) -> Tensor:
     """torch.conj (a real tensor is returned as it is, as torch does)."""
-    z = input if isinstance(input, Tensor) else Tensor(np.asarray(input))
+    z = _operand(input)
     return apply(_CONJ, z) if _is_complex(z) else z
 
 
@@ -213,23 +201,18 @@ def _angle_jvp(tangents: Sequence[Tensor], out: Tensor, z: Tensor) -> Tensor:
     return real(P.mul(conj(_angle_direction(z)), tangents[0]))
 
 
-_ANGLE = register(
-    Op(
-        "angle",
-        "the argument of a complex number, in (-pi, pi] (of a real one: 0 or pi)",
-        forward=np.angle,
-        vjp=_angle_vjp,
-        jvp=_angle_jvp,
-        backward_name="AngleBackward0",
-        batch=B.elementwise,
-        pattern=R.elementwise,
-        params=(Param("input", TENSOR),),
-        methods=("angle",),
-        symbolic=_NOT_SYMBOLIC,
-        explain=X.per_element(lambda slot: "i z / |z|^2"),
-        kink="the gradient is 0 at z = 0, and 0 for a real input",
-        complex=COMPLEX_RULES,
-    )
+_ANGLE = _declare(
+    "angle",
+    "the argument of a complex number, in (-pi, pi] (of a real one: 0 or pi)",
+    forward=np.angle,
+    vjp=_angle_vjp,
+    jvp=_angle_jvp,
+    backward_name="AngleBackward0",
+    batch=B.elementwise,
+    pattern=R.elementwise,
+    methods=("angle",),
+    explain=X.per_element(lambda slot: "i z / |z|^2"),
+    kink="the gradient is 0 at z = 0, and 0 for a real input",
 )
 
 
@@ -304,28 +287,23 @@ def _view_as_real_forward(z: Array) -> Array:
     return np.stack([z.real, z.imag], axis=-1)
 
 
-_VIEW_AS_REAL = register(
-    Op(
-        "view_as_real",
-        "a complex tensor as a real one with a last dimension of 2: (real, imag)",
-        forward=_view_as_real_forward,
-        size=lambda z: 2 * z.size,
-        vjp=lambda g, out, z, needs: (view_as_complex(g),),
-        jvp=lambda tangents, out, z: view_as_real(tangents[0]),
-        backward_name="ViewAsRealBackward0",
-        batch=B.trailing,
-        params=(Param("input", TENSOR),),
-        symbolic=_NOT_SYMBOLIC,
-        explain=X.per_element(lambda slot: "1 (real part), j (imaginary part)"),
-        complex=COMPLEX_RULES,
-    )
+_VIEW_AS_REAL = _declare(
+    "view_as_real",
+    "a complex tensor as a real one with a last dimension of 2: (real, imag)",
+    forward=_view_as_real_forward,
+    size=lambda z: 2 * z.size,
+    vjp=lambda g, out, z, needs: (view_as_complex(g),),
+    jvp=lambda tangents, out, z: view_as_real(tangents[0]),
+    backward_name="ViewAsRealBackward0",
+    batch=B.trailing,
+    explain=X.per_element(lambda slot: "1 (real part), j (imaginary part)"),
 )
 
 
 @public("view_as_real")
 def view_as_real(input: TensorLike) -> Tensor:
     """torch.view_as_real (a copy here: gradcli's tensors do not share storage)."""
-    z = input if isinstance(input, Tensor) else Tensor(np.asarray(input))
+    z = _operand(input)
     if not _is_complex(z):
         raise DtypeError(f"view_as_real is only supported for complex tensors (got {z.dtype})")
     return apply(_VIEW_AS_REAL, z)
@@ -337,27 +315,22 @@ def _view_as_complex_forward(x: Array) -> Array:
     return out
 
 
-_VIEW_AS_COMPLEX = register(
-    Op(
-        "view_as_complex",
-        "a real tensor whose last dimension is 2, (real, imag), as a complex one",
-        forward=_view_as_complex_forward,
-        vjp=lambda g, out, x, needs: (view_as_real(g),),
-        jvp=lambda tangents, out, x: view_as_complex(tangents[0]),
-        backward_name="ViewAsComplexBackward0",
-        batch=B.trailing,
-        params=(Param("input", TENSOR),),
-        symbolic=_NOT_SYMBOLIC,
-        explain=X.per_element(lambda slot: "1 (real part), j (imaginary part)"),
-        complex=COMPLEX_RULES,
-    )
+_VIEW_AS_COMPLEX = _declare(
+    "view_as_complex",
+    "a real tensor whose last dimension is 2, (real, imag), as a complex one",
+    forward=_view_as_complex_forward,
+    vjp=lambda g, out, x, needs: (view_as_real(g),),
+    jvp=lambda tangents, out, x: view_as_complex(tangents[0]),
+    backward_name="ViewAsComplexBackward0",
+    batch=B.trailing,
+    explain=X.per_element(lambda slot: "1 (real part), j (imaginary part)"),
 )
 
 
 @public("view_as_complex")
 def view_as_complex(input: TensorLike) -> Tensor:
     """torch.view_as_complex."""
-    x = input if isinstance(input, Tensor) else Tensor(np.asarray(input))
+    x = _operand(input)
     if x.dtype.kind != "f":
         raise DtypeError(
             f"view_as_complex is only supported for float32 and float64 tensors (got {x.dtype})"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, ShapeError
 from ..ops import explaining as X
 from ..ops import symbolic as S
 from ..ops.table import (
@@ -29,8 +30,10 @@ from ..ops.table import (
     public,
     register,
 )
+from . import matrix_product as MM
 from . import primitives as P
-from .errors import DomainError, IndexDomainError, ShapeError
+from . import rearranging as RA
+from . import reductions as RD
 from .tensor import Tensor, TensorLike
 
 if TYPE_CHECKING:
@@ -107,9 +110,9 @@ _composite(
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "mean":
-        return P.mean(loss)
+        return RD.mean(loss)
     if reduction == "sum":
-        return P.sum(loss)
+        return RD.sum(loss)
     if reduction == "none":
         return loss
     raise DomainError(f"reduction must be one of {', '.join(REDUCTIONS)}, got {reduction!r}")
@@ -160,7 +163,7 @@ def binary_cross_entropy_with_logits(
     if pos_weight is None:
         loss = P.bce_with_logits_elementwise(input, target)
     else:
-        from .pointwise import softplus
+        from .activations import softplus
 
         pw = constant_weight(name, "pos_weight", pos_weight, input.shape, input.dtype)
         scale = P.add(P.mul(P.sub(pw, 1.0), target), 1.0)  # (pos_weight - 1) y + 1
@@ -204,7 +207,7 @@ def unsqueeze(x: TensorLike, dim: int) -> Tensor:
     """Insert a dimension of size 1 at ``dim``."""
     x = x if isinstance(x, Tensor) else Tensor(x)
     dim = P._axes(dim, x.ndim + 1)[0]
-    return P.reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
+    return RA.reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
 
 
 @public("squeeze")
@@ -216,7 +219,7 @@ def squeeze(x: TensorLike, dim: int | None = None) -> Tensor:
     else:
         dim = P._axes(dim, max(x.ndim, 1))[0]
         shape = x.shape if x.ndim == 0 or x.shape[dim] != 1 else x.shape[:dim] + x.shape[dim + 1 :]
-    return P.reshape(x, shape)
+    return RA.reshape(x, shape)
 
 
 @public("flatten")
@@ -224,7 +227,7 @@ def flatten(x: TensorLike, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """The dims ``start_dim`` to ``end_dim`` (both included) as one: all elements as a vector
     by default (a tensor of shape () becomes one of shape (1,), as torch's)."""
     x = x if isinstance(x, Tensor) else Tensor(x)
-    return P.reshape(x, flattened_shape(x.shape, int(start_dim), int(end_dim)))
+    return RA.reshape(x, flattened_shape(x.shape, int(start_dim), int(end_dim)))
 
 
 def _one_bound(name: str, bound: str) -> None:
@@ -288,7 +291,7 @@ def dot(a: TensorLike, b: TensorLike) -> Tensor:
     a, b = P.as_tensor_pair(a, b)
     if a.ndim != 1 or b.ndim != 1:
         raise ShapeError(f"dot: expected two vectors, got shapes {a.shape} and {b.shape}")
-    return P.matmul(a, b)
+    return MM.matmul(a, b)
 
 
 def _setitem_text(slot: Slot) -> str:
@@ -313,40 +316,4 @@ _composite(
     kink="an index of tensors: torch's index_put_ (accumulate False); where an index repeats "
     "the last write stays, and every value written gets the gradient of its place",
     explain=X.per_element(_setitem_text),
-)
-
-
-def check_written(value: tuple[int, ...], part: tuple[int, ...]) -> None:
-    """Refuse writing a value of shape ``value`` into ``part`` (torch's message)."""
-    try:
-        fits = np.broadcast_shapes(value, part) == part
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ShapeError(
-            f"shape mismatch: value tensor of shape {list(value)} cannot be broadcast to "
-            f"indexing result of shape {list(part)}"
-        )
-
-
-@public("setitem")
-def setitem(x: TensorLike, value: TensorLike, *index: object) -> Tensor:
-    """A copy of ``x`` with ``value`` (broadcast to ``x[index]``) at ``index``: integers,
-    slices, None, Ellipsis, lists, or tensors (then the index's tensors come first, then its
-    layout, as index_tensor's). The gradient of ``x`` is zero where it was overwritten."""
-    if any(isinstance(item, Tensor) for item in index):
-        from .indexing import put_into  # indexing is built on this module
-
-        return put_into(x, value, index)
-    x = x if isinstance(x, Tensor) else Tensor(x)
-    value = value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=x.dtype))
-    where = P._normalize_index(tuple(index))
-    covered = np.zeros(x.shape, dtype=bool)
-    try:
-        covered[where] = True
-    except IndexError as exc:
-        raise IndexDomainError(f"the index does not fit the shape {x.shape}: {exc}") from None
-    shape = x.data[where].shape
-    check_written(value.shape, shape)
-    placed = P.getitem_backward(P.expand(value, shape), where, x.shape)
-    return P.where(covered, placed, x)
+)  # its call is indexing.py's setitem, which writes an index of tensors with put_into

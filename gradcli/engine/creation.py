@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, DtypeError
 from ..ops.table import Array
-from .errors import DomainError, DtypeError
 from .tensor import DEFAULT_DTYPE, Tensor
 
 float32 = np.dtype(np.float32)

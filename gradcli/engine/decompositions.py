@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, GradError, ShapeError
 from ..ops import explaining as X
 from ..ops.table import (
     BOOL,
@@ -34,8 +35,10 @@ from ..ops.table import (
     public,
     register,
 )
+from . import matrix_product as MM
 from . import primitives as P
-from .errors import DomainError, GradError, ShapeError
+from . import rearranging as RA
+from . import reductions as RD
 from .linalg import _as_matrix_scalar, _differential, _linalg_batch, _mT, _square, cofactor, det
 from .linalg import inv as _inv
 from .shapes import diagonal, tril
@@ -67,12 +70,12 @@ def _identity(n: int, like: Tensor) -> Tensor:
 
 def _columns_scaled(x: Tensor, s: Tensor) -> Tensor:
     """x @ diag(s): column j of x times s[..., j]."""
-    return P.mul(x, P.reshape(s, (*s.shape[:-1], 1, s.shape[-1])))
+    return P.mul(x, RA.reshape(s, (*s.shape[:-1], 1, s.shape[-1])))
 
 
 def _rows_scaled(x: Tensor, s: Tensor) -> Tensor:
     """diag(s) @ x: row i of x times s[..., i]."""
-    return P.mul(x, P.reshape(s, (*s.shape, 1)))
+    return P.mul(x, RA.reshape(s, (*s.shape, 1)))
 
 
 def _gaps(values: Tensor, square: bool = False) -> Tensor:
@@ -80,8 +83,8 @@ def _gaps(values: Tensor, square: bool = False) -> Tensor:
     denominators of torch's eigh and svd rules (0 where values repeat)."""
     v = P.mul(values, values) if square else values
     n = values.shape[-1]
-    row = P.reshape(v, (*v.shape[:-1], 1, n))
-    column = P.reshape(v, (*v.shape, 1))
+    row = RA.reshape(v, (*v.shape[:-1], 1, n))
+    column = RA.reshape(v, (*v.shape, 1))
     return P.add(P.sub(row, column), _identity(n, values))
 
 
@@ -126,7 +129,7 @@ def _slogdet_vjp(
 def _slogdet_jvp(tangents: Sequence[Tensor], out: Tensor, a: Tensor, output: int) -> Tensor:
     if not output:
         return P.zeros_like(out)
-    return P.sum(P.mul(_inverse_transpose(a), tangents[0]), (-2, -1))
+    return RD.sum(P.mul(_inverse_transpose(a), tangents[0]), (-2, -1))
 
 
 def _slogdet_symbolic(x: Objects, output: Output = _FIRST) -> Objects:
@@ -195,12 +198,12 @@ def _eigh_vjp(
     # L_j - L_i: symmetric, whichever triangle was read.
     if not output:
         vectors = _eigh(a, UPLO, 1)
-        return (P.matmul(_columns_scaled(vectors, g), _mT(vectors)),)
+        return (MM.matmul(_columns_scaled(vectors, g), _mT(vectors)),)
     vectors, values = out, _eigh(a, UPLO, 0)
-    projected = P.matmul(_mT(vectors), g)
+    projected = MM.matmul(_mT(vectors), g)
     skew = P.mul(P.sub(projected, _mT(projected)), 0.5)
     middle = P.div(skew, _gaps(values))
-    return (P.matmul(P.matmul(vectors, middle), _mT(vectors)),)
+    return (MM.matmul(MM.matmul(vectors, middle), _mT(vectors)),)
 
 
 def _eigh_jvp(
@@ -212,11 +215,11 @@ def _eigh_jvp(
 ) -> Tensor:
     # dL = diag(V^T dA V); dV = V (F * (V^T dA V)), F_ij = 1 / (L_j - L_i), 0 on the diagonal.
     vectors = out if output else _eigh(a, UPLO, 1)
-    inner = P.matmul(P.matmul(_mT(vectors), tangents[0]), vectors)
+    inner = MM.matmul(MM.matmul(_mT(vectors), tangents[0]), vectors)
     if not output:
         return diagonal(inner, 0, -2, -1)
     values = _eigh(a, UPLO, 0)
-    return P.matmul(vectors, _off_diagonal(P.div(inner, _gaps(values))))
+    return MM.matmul(vectors, _off_diagonal(P.div(inner, _gaps(values))))
 
 
 _EIGH = register(
@@ -296,19 +299,19 @@ def _qr_square_vjp(g_q: Tensor | None, g_r: Tensor | None, q: Tensor, r: Tensor)
     (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q, either cotangent missing."""
     terms = []
     if g_r is not None:
-        terms.append(P.matmul(r, _mT(g_r)))
+        terms.append(MM.matmul(r, _mT(g_r)))
     if g_q is not None:
-        terms.append(P.neg(P.matmul(_mT(g_q), q)))
+        terms.append(P.neg(MM.matmul(_mT(g_q), q)))
     m = terms[0] if len(terms) == 1 else P.add(terms[0], terms[1])
-    left = P.matmul(q, _copyltu(m))
+    left = MM.matmul(q, _copyltu(m))
     if g_q is not None:
         left = P.add(g_q, left)
-    return P.matmul(left, _mT(_inv(r)))
+    return MM.matmul(left, _mT(_inv(r)))
 
 
 def _split_columns(x: Tensor, k: int) -> tuple[Tensor, Tensor]:
     lead = (Ellipsis, slice(None))
-    return P.getitem(x, (*lead, slice(0, k))), P.getitem(x, (*lead, slice(k, None)))
+    return RA.getitem(x, (*lead, slice(0, k))), RA.getitem(x, (*lead, slice(k, None)))
 
 
 def _qr_vjp(
@@ -326,20 +329,20 @@ def _qr_vjp(
     x_part, y_part = _split_columns(a, k)
     if not output:
         g_x = _qr_square_vjp(g, None, q, r_square)
-        return (P.cat([g_x, P.zeros_like(y_part)], -1),)
+        return (RA.cat([g_x, P.zeros_like(y_part)], -1),)
     g_r1, g_r2 = _split_columns(g, k)
-    g_x = _qr_square_vjp(P.matmul(y_part, _mT(g_r2)), g_r1, q, r_square)
-    return (P.cat([g_x, P.matmul(q, g_r2)], -1),)
+    g_x = _qr_square_vjp(MM.matmul(y_part, _mT(g_r2)), g_r1, q, r_square)
+    return (RA.cat([g_x, MM.matmul(q, g_r2)], -1),)
 
 
 def _qr_square_jvp(t: Tensor, q: Tensor, r: Tensor) -> tuple[Tensor, Tensor]:
     """(dQ, dR) of A = Q R (R square) along dA = t: X = Q^T dA R^-1, dR = (X - W) R with W
     the skew matrix of X's strict lower triangle, dQ = (dA - Q dR) R^-1."""
     inverse = _inv(r)
-    x = P.matmul(P.matmul(_mT(q), t), inverse)
+    x = MM.matmul(MM.matmul(_mT(q), t), inverse)
     lower = tril(x, -1)
-    d_r = P.matmul(P.add(P.sub(x, lower), _mT(lower)), r)
-    d_q = P.matmul(P.sub(t, P.matmul(q, d_r)), inverse)
+    d_r = MM.matmul(P.add(P.sub(x, lower), _mT(lower)), r)
+    d_q = MM.matmul(P.sub(t, MM.matmul(q, d_r)), inverse)
     return d_q, d_r
 
 
@@ -358,8 +361,8 @@ def _qr_jvp(tangents: Sequence[Tensor], out: Tensor, a: Tensor, mode: str, outpu
     if not output:
         return d_q
     _, y_part = _split_columns(a, k)
-    d_r2 = P.add(P.matmul(_mT(d_q), y_part), P.matmul(_mT(q), t_y))
-    return P.cat([d_r1, d_r2], -1)
+    d_r2 = P.add(MM.matmul(_mT(d_q), y_part), MM.matmul(_mT(q), t_y))
+    return RA.cat([d_r1, d_r2], -1)
 
 
 _QR = register(
@@ -436,20 +439,20 @@ def _svd_vjp(
     u, s, vh = _svd_reduced(a, full_matrices)
     k = s.shape[-1]
     if output == 1:
-        return (P.matmul(_columns_scaled(u, g), vh),)
+        return (MM.matmul(_columns_scaled(u, g), vh),)
     if output == 0:
         g_u = _split_columns(g, k)[0] if full_matrices else g
-        projected = P.matmul(_mT(u), g_u)
+        projected = MM.matmul(_mT(u), g_u)
         middle = _columns_scaled(P.div(P.sub(projected, _mT(projected)), _gaps(s, True)), s)
-        rest = P.sub(g_u, P.matmul(u, projected))
-        left = P.add(P.matmul(u, middle), _columns_scaled(rest, P.reciprocal(s)))
-        return (P.matmul(left, vh),)
+        rest = P.sub(g_u, MM.matmul(u, projected))
+        left = P.add(MM.matmul(u, middle), _columns_scaled(rest, P.reciprocal(s)))
+        return (MM.matmul(left, vh),)
     g_vh = _mT(_split_columns(_mT(g), k)[0]) if full_matrices else g
-    projected = P.matmul(vh, _mT(g_vh))  # V^T gV
+    projected = MM.matmul(vh, _mT(g_vh))  # V^T gV
     middle = _rows_scaled(P.div(P.sub(projected, _mT(projected)), _gaps(s, True)), s)
-    rest = P.sub(g_vh, P.matmul(_mT(projected), vh))  # gVh (I - V Vh)
-    right = P.add(P.matmul(middle, vh), _rows_scaled(rest, P.reciprocal(s)))
-    return (P.matmul(u, right),)
+    rest = P.sub(g_vh, MM.matmul(_mT(projected), vh))  # gVh (I - V Vh)
+    right = P.add(MM.matmul(middle, vh), _rows_scaled(rest, P.reciprocal(s)))
+    return (MM.matmul(u, right),)
 
 
 def _svd_jvp(
@@ -461,24 +464,24 @@ def _svd_jvp(
     u, s, vh = _svd_reduced(a, full_matrices)
     t = tangents[0]
     v = _mT(vh)
-    d_p = P.matmul(P.matmul(_mT(u), t), v)
+    d_p = MM.matmul(MM.matmul(_mT(u), t), v)
     if output == 1:
         return diagonal(d_p, 0, -2, -1)
     gaps = _gaps(s, True)
     if output == 0:
         mixed = P.add(_columns_scaled(d_p, s), _rows_scaled(_mT(d_p), s))
-        moved = P.matmul(t, v)
-        rest = P.sub(moved, P.matmul(u, P.matmul(_mT(u), moved)))
+        moved = MM.matmul(t, v)
+        rest = P.sub(moved, MM.matmul(u, MM.matmul(_mT(u), moved)))
         d_u = P.add(
-            P.matmul(u, _off_diagonal(P.div(mixed, gaps))),
+            MM.matmul(u, _off_diagonal(P.div(mixed, gaps))),
             _columns_scaled(rest, P.reciprocal(s)),
         )
         return _padded(d_u, out.shape[-1]) if full_matrices else d_u
     mixed = P.add(_rows_scaled(d_p, s), _columns_scaled(_mT(d_p), s))
-    moved = P.matmul(_mT(t), u)
-    rest = P.sub(moved, P.matmul(v, P.matmul(vh, moved)))
+    moved = MM.matmul(_mT(t), u)
+    rest = P.sub(moved, MM.matmul(v, MM.matmul(vh, moved)))
     d_v = P.add(
-        P.matmul(v, _off_diagonal(P.div(mixed, gaps))), _columns_scaled(rest, P.reciprocal(s))
+        MM.matmul(v, _off_diagonal(P.div(mixed, gaps))), _columns_scaled(rest, P.reciprocal(s))
     )
     return _mT(_padded(d_v, out.shape[-2]) if full_matrices else d_v)
 
@@ -489,7 +492,7 @@ def _padded(x: Tensor, columns: int) -> Tensor:
     extra = columns - x.shape[-1]
     if not extra:
         return x
-    return P.cat([x, Tensor(np.zeros((*x.shape[:-1], extra), dtype=x.dtype))], -1)
+    return RA.cat([x, Tensor(np.zeros((*x.shape[:-1], extra), dtype=x.dtype))], -1)
 
 
 _SVD = register(

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError
 from ..ops import explaining as X
 from ..ops.table import BOOL, NUMBER, TENSOR, Param, public
 from . import primitives as P
 from .composites import _composite
-from .errors import DomainError
 from .tensor import Tensor
 
 _state = {"seed": 0}

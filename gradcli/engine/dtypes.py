@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DtypeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import patterns as R
@@ -29,7 +30,6 @@ from ..ops.table import (
     register,
 )
 from . import primitives as P
-from .errors import DtypeError
 from .tensor import Tensor, TensorLike, apply, set_grad_enabled
 
 # torch's dtypes by the names a program gives them (torch.long, 'int64', long)

@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops.table import EQUATION, VAR_TENSORS, Array, NumpyResult, Op, Param, public, register
 from . import primitives as P
-from .errors import ShapeError
 from .tensor import Tensor, apply
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # torch's order of the letters

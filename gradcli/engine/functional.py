@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, GradError, ScalarOutputError, ShapeError
 from ..ops.table import Array
-from .errors import DomainError, GradError, ScalarOutputError, ShapeError
 from .tensor import Tensor, _forward_mode, as_tensor, grad, set_grad_enabled
 
 if TYPE_CHECKING:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import IndexDomainError, ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops.table import (
@@ -41,9 +42,9 @@ from ..ops.table import (
     register,
 )
 from . import primitives as P
+from . import rearranging as RA
 from . import sizes
-from .composites import _composite, check_written
-from .errors import IndexDomainError, ShapeError
+from .composites import _composite
 from .tensor import Tensor, TensorLike, apply
 
 SLOT = "_tensor"  # a layout item standing for the next tensor operand
@@ -336,6 +337,40 @@ def put(
     )
 
 
+def check_written(value: tuple[int, ...], part: tuple[int, ...]) -> None:
+    """Refuse writing a value of shape ``value`` into ``part`` (torch's message)."""
+    try:
+        fits = np.broadcast_shapes(value, part) == part
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ShapeError(
+            f"shape mismatch: value tensor of shape {list(value)} cannot be broadcast to "
+            f"indexing result of shape {list(part)}"
+        )
+
+
+@public("setitem")
+def setitem(x: TensorLike, value: TensorLike, *index: object) -> Tensor:
+    """A copy of ``x`` with ``value`` (broadcast to ``x[index]``) at ``index``: integers,
+    slices, None, Ellipsis, lists, or tensors (then the index's tensors come first, then its
+    layout, as index_tensor's). The gradient of ``x`` is zero where it was overwritten."""
+    if any(isinstance(item, Tensor) for item in index):
+        return put_into(x, value, index)
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    value = value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=x.dtype))
+    where = RA._normalize_index(tuple(index))
+    covered = np.zeros(x.shape, dtype=bool)
+    try:
+        covered[where] = True
+    except IndexError as exc:
+        raise IndexDomainError(f"the index does not fit the shape {x.shape}: {exc}") from None
+    shape = x.data[where].shape
+    check_written(value.shape, shape)
+    placed = RA.getitem_backward(P.expand(value, shape), where, x.shape)
+    return P.where(covered, placed, x)
+
+
 def put_into(x: TensorLike, value: TensorLike, rest: Sequence[Any]) -> Tensor:
     """``x[index] = value`` with tensors in the index (torch's ``index_put_``, accumulate
     False): ``rest`` is the index's tensors, then its layout. Where an index repeats, the last
@@ -417,7 +452,7 @@ def _fits(name: str, index: Tensor, x: Tensor, dim: int | None, what: str = "sel
 
 def _scalar_safe(x: Tensor) -> Tensor:
     """A 0-d tensor as a vector of one element (torch treats it as one along dim 0)."""
-    return P.reshape(x, 1) if x.ndim == 0 else x
+    return RA.reshape(x, 1) if x.ndim == 0 else x
 
 
 # -- gather, take_along_dim, index_select ------------------------------------------------------
@@ -446,7 +481,7 @@ def gather(input: TensorLike, dim: int, index: TensorLike, sparse_grad: bool = F
     d = _dim("gather", dim, x.ndim)
     _same_rank("gather", x, idx)
     if x.ndim == 0:
-        return P.reshape(gather(P.reshape(x, 1), 0, P.reshape(idx, 1)), ())
+        return RA.reshape(gather(RA.reshape(x, 1), 0, RA.reshape(idx, 1)), ())
     _fits("gather", idx, x, d)
     return indexed(x, [idx], _grid(d, idx.shape))
 
@@ -468,7 +503,7 @@ def take_along_dim(input: TensorLike, indices: TensorLike, dim: int | None = Non
     """torch.take_along_dim: gather along ``dim`` after broadcasting the other dims."""
     x, idx = _tensor(input), _indices("take_along_dim", indices)
     if dim is None:
-        return gather(P.reshape(x, -1), 0, P.reshape(idx, -1))
+        return gather(RA.reshape(x, -1), 0, RA.reshape(idx, -1))
     d = _dim("take_along_dim", dim, x.ndim)
     _same_rank("take_along_dim", x, idx, "input")
     if x.ndim == 0:
@@ -518,7 +553,7 @@ def index_select(input: TensorLike, dim: int, index: TensorLike) -> Tensor:
     x, idx = _tensor(input), _vector("index_select", _indices("index_select", index))
     d = _dim("index_select", dim, x.ndim)
     if x.ndim == 0:
-        return P.reshape(indexed(P.reshape(x, 1), [idx], _along(0)), ())
+        return RA.reshape(indexed(RA.reshape(x, 1), [idx], _along(0)), ())
     return indexed(x, [idx], _along(d))
 
 
@@ -536,7 +571,7 @@ def _scatter_operands(
     if isinstance(src, Tensor):
         _same_rank(name, src, idx, "src")
         _fits(name, idx, src, None, "src")
-        cut = P.getitem(src, tuple(slice(0, n) for n in idx.shape))
+        cut = RA.getitem(src, tuple(slice(0, n) for n in idx.shape))
     else:
         cut = P.expand(Tensor(np.asarray(src, dtype=x.dtype)), shape=idx.shape)
     _fits(name, idx, x, d)
@@ -546,8 +581,8 @@ def _scatter_operands(
 def _scattered(x: Tensor, d: int, idx: Tensor, cut: Tensor, accumulate: bool) -> Tensor:
     if x.ndim == 0:
         shape: tuple[int, ...] = (1,)
-        flat = put(P.reshape(cut, 1), [P.reshape(idx, 1)], _grid(0, (1,)), shape, accumulate)
-        return P.reshape(flat, ())
+        flat = put(RA.reshape(cut, 1), [RA.reshape(idx, 1)], _grid(0, (1,)), shape, accumulate)
+        return RA.reshape(flat, ())
     return put(cut, [idx], _grid(d, idx.shape), x.shape, accumulate)
 
 
@@ -644,7 +679,7 @@ def index_add(
     added = put(ws, [idx], _along(d), wide.shape, True)
     if alpha != 1:
         added = P.mul(added, alpha)
-    return P.add(x, P.reshape(added, x.shape) if x.ndim == 0 else added)
+    return P.add(x, RA.reshape(added, x.shape) if x.ndim == 0 else added)
 
 
 # -- masked_select ------------------------------------------------------------------------------
@@ -679,7 +714,7 @@ def masked_select(input: TensorLike, mask: TensorLike) -> Tensor:
     if m.shape != shape:
         m = P.expand(m, shape=shape)
     if not shape:  # numpy indexes a 0-d array with a 0-d mask, torch gives a vector
-        x, m = P.reshape(x, 1), P.reshape(m, 1)
+        x, m = RA.reshape(x, 1), RA.reshape(m, 1)
     return indexed(x, [m], (SLOT,))
 
 

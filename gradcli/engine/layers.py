@@ -16,11 +16,12 @@ leaves them out.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, overload
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, IndexDomainError, ShapeError
 from ..ops import explaining as X
 from ..ops.table import (
     BOOL,
@@ -33,12 +34,15 @@ from ..ops.table import (
     Array,
     Objects,
     Param,
+    made_public,
     public,
 )
+from . import matrix_product as MM
 from . import primitives as P
+from . import rearranging as RA
+from . import reductions as RD
 from . import sizes
 from .composites import _composite
-from .errors import DomainError, IndexDomainError, ShapeError
 from .linalg import _differential
 from .tensor import Tensor
 
@@ -79,7 +83,7 @@ def _channels(c: Tensor | None, rank: int) -> Tensor | None:
     """A per-channel vector (C) shaped to broadcast over dim 1 of a tensor of ``rank`` dims."""
     if c is None:
         return None
-    return P.reshape(c, (c.shape[0],) + (1,) * (rank - 2))
+    return RA.reshape(c, (c.shape[0],) + (1,) * (rank - 2))
 
 
 def _affine(out: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
@@ -118,7 +122,7 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Tensor:
             f"linear: input's last dim must match weight (out_features, in_features), got "
             f"input {x.shape} and weight {w.shape}"
         )
-    out = P.matmul(x, P.transpose(w, 0, 1) if w.ndim == 2 else w)
+    out = MM.matmul(x, RA.transpose(w, 0, 1) if w.ndim == 2 else w)
     if b is None:
         return out
     try:
@@ -145,7 +149,7 @@ def _padded(x: Tensor, padding: Pair, fill: float) -> Tensor:
             shape = list(x.shape)
             shape[dim] = count
             side = Tensor(sizes.full(shape, fill, x.dtype, "the padding"))
-            x = P.cat([side, x, side], dim)
+            x = RA.cat([side, x, side], dim)
     return x
 
 
@@ -163,14 +167,14 @@ def _windows(
             f"than the padded input {x.shape[2]}x{x.shape[3]}"
         )
     index = (slice(None), slice(None), rows[:, None, :, None], cols[None, :, None, :])
-    return P.getitem(x, index)
+    return RA.getitem(x, index)
 
 
 def _check_spatial(name: str, x: Tensor, rank: int) -> tuple[Tensor, bool]:
     """``x`` with a batch dim (N, C, *spatial), and whether it came without one (C, *spatial),
     as torch accepts it."""
     if x.ndim == rank + 1:
-        return P.reshape(x, (1, *x.shape)), True
+        return RA.reshape(x, (1, *x.shape)), True
     if x.ndim != rank + 2:
         raise ShapeError(
             f"{name}: input must have {rank + 1} dims (C, {'L' if rank == 1 else 'H, W'}) or "
@@ -198,11 +202,11 @@ def _conv2d(
         )
     win = _windows(x, (kh, kw), stride, padding, dilation, 0.0, name)
     oh, ow = win.shape[2], win.shape[3]
-    win = P.reshape(win, (n, groups, per_group, oh * ow, kh * kw))
-    win = P.reshape(P.transpose(win, 2, 3), (n, groups, oh * ow, per_group * kh * kw))
-    kernel = P.transpose(P.reshape(w, (groups, o // groups, per_group * kh * kw)), 1, 2)
-    out = P.transpose(P.matmul(win, kernel), 2, 3)  # (N, G, O/G, OH*OW)
-    return P.reshape(out, (n, o, oh, ow))
+    win = RA.reshape(win, (n, groups, per_group, oh * ow, kh * kw))
+    win = RA.reshape(RA.transpose(win, 2, 3), (n, groups, oh * ow, per_group * kh * kw))
+    kernel = RA.transpose(RA.reshape(w, (groups, o // groups, per_group * kh * kw)), 1, 2)
+    out = RA.transpose(MM.matmul(win, kernel), 2, 3)  # (N, G, O/G, OH*OW)
+    return RA.reshape(out, (n, o, oh, ow))
 
 
 _CONV_PARAMS = (
@@ -258,10 +262,10 @@ def _convolved(
         raise ShapeError(f"{name}: weight must have {rank + 2} dims, got shape {w.shape}")
     x, unbatched = _check_spatial(name, x, rank)
     if rank == 1:  # (N, C, L) as (N, C, 1, L)
-        x = P.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
-        w = P.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
+        x = RA.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
+        w = RA.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
         out = _conv2d(x, w, (1, stride), (0, padding), (1, dilation), groups, name)
-        out = P.reshape(out, (out.shape[0], out.shape[1], out.shape[3]))
+        out = RA.reshape(out, (out.shape[0], out.shape[1], out.shape[3]))
     else:
         s, p, d = (stride, stride), (padding, padding), (dilation, dilation)
         out = _conv2d(x, w, s, p, d, groups, name)
@@ -269,35 +273,30 @@ def _convolved(
         if b.shape != (w.shape[0],):
             raise ShapeError(f"{name}: bias must have shape ({w.shape[0]},), got {b.shape}")
         out = P.add(out, _channels(b, out.ndim))
-    return P.reshape(out, out.shape[1:]) if unbatched else out
+    return RA.reshape(out, out.shape[1:]) if unbatched else out
 
 
-@public("conv2d")
-def conv2d(
-    input: Any,
-    weight: Any,
-    bias: Any = None,
-    stride: int = 1,
-    padding: int = 0,
-    dilation: int = 1,
-    groups: int = 1,
-) -> Tensor:
-    """torch.nn.functional.conv2d with square stride, padding and dilation."""
-    return _convolved("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+def _convolution(name: str, dims: int, doc: str) -> Callable[..., Tensor]:
+    """The call of conv1d or conv2d (``dims`` spatial dims), named ``name``."""
+
+    def convolution(
+        input: Any,
+        weight: Any,
+        bias: Any = None,
+        stride: int = 1,
+        padding: int = 0,
+        dilation: int = 1,
+        groups: int = 1,
+    ) -> Tensor:
+        return _convolved(name, dims, input, weight, bias, stride, padding, dilation, groups)
+
+    return made_public(name, convolution, name, doc)
 
 
-@public("conv1d")
-def conv1d(
-    input: Any,
-    weight: Any,
-    bias: Any = None,
-    stride: int = 1,
-    padding: int = 0,
-    dilation: int = 1,
-    groups: int = 1,
-) -> Tensor:
-    """torch.nn.functional.conv1d."""
-    return _convolved("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+conv2d = _convolution(
+    "conv2d", 2, "torch.nn.functional.conv2d with square stride, padding and dilation."
+)
+conv1d = _convolution("conv1d", 1, "torch.nn.functional.conv1d.")
 
 
 # -- conv_transpose2d -------------------------------------------------------------------------
@@ -358,11 +357,11 @@ def conv_transpose2d(
         )
     g, cg = groups, c // groups
     # every input element's products with the kernel: (N, G, H*W, O/G * kH * kW)
-    flat = P.transpose(P.reshape(x, (n, g, cg, h * width)), 2, 3)
-    products = P.matmul(flat, P.reshape(w, (g, cg, per_group * kh * kw)))
-    products = P.reshape(products, (n, g, h, width, per_group, kh, kw))
-    products = P.transpose(P.transpose(products, 4, 3), 3, 2)  # (N, G, O/G, H, W, kH, kW)
-    products = P.reshape(products, (n, g * per_group, h, width, kh, kw))
+    flat = RA.transpose(RA.reshape(x, (n, g, cg, h * width)), 2, 3)
+    products = MM.matmul(flat, RA.reshape(w, (g, cg, per_group * kh * kw)))
+    products = RA.reshape(products, (n, g, h, width, per_group, kh, kw))
+    products = RA.transpose(RA.transpose(products, 4, 3), 3, 2)  # (N, G, O/G, H, W, kH, kW)
+    products = RA.reshape(products, (n, g * per_group, h, width, kh, kw))
     # where input element i's product with kernel element k lands: i * stride + k * dilation
     rows = np.arange(h)[:, None] * stride + np.arange(kh)[None, :] * dilation
     cols = np.arange(width)[:, None] * stride + np.arange(kw)[None, :] * dilation
@@ -373,15 +372,15 @@ def conv_transpose2d(
     if full[0] <= 2 * padding or full[1] <= 2 * padding:
         raise ShapeError(f"{name}: padding={padding} leaves no output of {full[0]}x{full[1]}")
     index = (slice(None), slice(None), rows[:, None, :, None], cols[None, :, None, :])
-    out = P.getitem_backward(products, index, (n, g * per_group, *full))
+    out = RA.getitem_backward(products, index, (n, g * per_group, *full))
     if padding:
         cut = (slice(None), slice(None), slice(padding, full[0] - padding))
-        out = P.getitem(out, (*cut, slice(padding, full[1] - padding)))
+        out = RA.getitem(out, (*cut, slice(padding, full[1] - padding)))
     if b is not None:
         if b.shape != (g * per_group,):
             raise ShapeError(f"{name}: bias must have shape ({g * per_group},), got {b.shape}")
         out = P.add(out, _channels(b, 4))
-    return P.reshape(out, out.shape[1:]) if unbatched else out
+    return RA.reshape(out, out.shape[1:]) if unbatched else out
 
 
 # -- pooling ----------------------------------------------------------------------------------
@@ -446,10 +445,10 @@ def max_pool2d(
     windows, unbatched = _pool_windows(
         "max_pool2d", input, kernel_size, stride, padding, dilation, -math.inf
     )
-    flat = P.reshape(windows, (*windows.shape[:4], -1))
+    flat = RA.reshape(windows, (*windows.shape[:4], -1))
     chosen = P.mask(_first_largest, flat)
-    out = P.sum(P.where(chosen, flat, P.zeros_like(flat)), -1)
-    return P.reshape(out, out.shape[1:]) if unbatched else out
+    out = RD.sum(P.where(chosen, flat, P.zeros_like(flat)), -1)
+    return RA.reshape(out, out.shape[1:]) if unbatched else out
 
 
 _composite(
@@ -482,7 +481,7 @@ def avg_pool2d(
     """torch.nn.functional.avg_pool2d with a square kernel (stride None: kernel_size)."""
     name = "avg_pool2d"
     windows, unbatched = _pool_windows(name, input, kernel_size, stride, padding, 1, 0.0)
-    total = P.sum(windows, (-2, -1))
+    total = RD.sum(windows, (-2, -1))
     if count_include_pad or padding == 0:
         out = P.div(total, float(kernel_size * kernel_size))
     else:  # each window's count of the input's own elements
@@ -493,7 +492,7 @@ def avg_pool2d(
             inside.append(((at >= padding) & (at < size + padding)).sum(axis=1))
         counts = (inside[0][:, None] * inside[1][None, :]).astype(total.dtype)
         out = P.div(total, Tensor(counts))
-    return P.reshape(out, out.shape[1:]) if unbatched else out
+    return RA.reshape(out, out.shape[1:]) if unbatched else out
 
 
 def _same(x: Array) -> Array:
@@ -506,8 +505,8 @@ def _same(x: Array) -> Array:
 
 def _normalized(x: Tensor, dims: tuple[int, ...], eps: float) -> Tensor:
     """(x - mean) / sqrt(var + eps) over ``dims``, the variance biased (divided by n)."""
-    centered = P.sub(x, P.mean(x, dims, keepdim=True))
-    var = P.mean(P.mul(centered, centered), dims, keepdim=True)
+    centered = P.sub(x, RD.mean(x, dims, keepdim=True))
+    var = RD.mean(P.mul(centered, centered), dims, keepdim=True)
     return P.div(centered, P.sqrt(P.add(var, eps)))
 
 
@@ -515,25 +514,44 @@ _NORM_KINK = (
     "the variance is the biased one (divided by n), as torch's; eps keeps the square root "
     "away from 0"
 )
-_composite(
+
+
+def _normalization(
+    name: str, summary: str, count: Param, over: str, weight: str, per: str, bias: str
+) -> None:
+    """Declare layer_norm or group_norm: the input normalized over ``over`` (after ``count``,
+    the normalized shape or the groups), then * weight (the weight ``per`` position) + bias."""
+    _composite(
+        name,
+        summary,
+        (
+            Param("input", TENSOR),
+            count,
+            Param("weight", OPT_TENSOR, None),
+            Param("bias", OPT_TENSOR, None),
+            Param("eps", NUMBER, 1e-5),
+        ),
+        symbolic=f"no symbolic form here: a mean and a variance over {over}",
+        explain=_explained(
+            input="(({d_input} - mean({d_input})) - y*mean(y*{d_input}))/sqrt(var + eps)*w over "
+            + over
+            + f" (y: the input normalized; w: {weight}, 1 without one)",
+            weight="y*{d_weight}" + per + " (y: the input normalized)",
+            bias=bias,
+        ),
+        kink=_NORM_KINK,
+    )
+
+
+_normalization(
     "layer_norm",
     "normalize over the last dim (of size normalized_shape) to mean 0, variance 1, then "
     "* weight + bias",
-    (
-        Param("input", TENSOR),
-        Param("normalized_shape", INT),
-        Param("weight", OPT_TENSOR, None),
-        Param("bias", OPT_TENSOR, None),
-        Param("eps", NUMBER, 1e-5),
-    ),
-    symbolic="no symbolic form here: a mean and a variance over the normalized dims",
-    explain=_explained(
-        input="(({d_input} - mean({d_input})) - y*mean(y*{d_input}))/sqrt(var + eps)*w over "
-        "the normalized dims (y: the input normalized; w: the weight, 1 without one)",
-        weight="y*{d_weight} (y: the input normalized)",
-        bias="{d_bias} (added at each position)",
-    ),
-    kink=_NORM_KINK,
+    Param("normalized_shape", INT),
+    over="the normalized dims",
+    weight="the weight",
+    per="",
+    bias="{d_bias} (added at each position)",
 )
 
 
@@ -562,25 +580,15 @@ def layer_norm(
     return _affine(out, w, b)
 
 
-_composite(
+_normalization(
     "group_norm",
     "normalize each group of num_groups channels of (N, C, ...) per sample, then * weight "
     "+ bias per channel",
-    (
-        Param("input", TENSOR),
-        Param("num_groups", INT),
-        Param("weight", OPT_TENSOR, None),
-        Param("bias", OPT_TENSOR, None),
-        Param("eps", NUMBER, 1e-5),
-    ),
-    symbolic="no symbolic form here: a mean and a variance over each group",
-    explain=_explained(
-        input="(({d_input} - mean({d_input})) - y*mean(y*{d_input}))/sqrt(var + eps)*w over "
-        "each group (y: the input normalized; w: the weight of the channel, 1 without one)",
-        weight="y*{d_weight} per channel (y: the input normalized)",
-        bias="{d_bias} per channel",
-    ),
-    kink=_NORM_KINK,
+    Param("num_groups", INT),
+    over="each group",
+    weight="the weight of the channel",
+    per=" per channel",
+    bias="{d_bias} per channel",
 )
 
 
@@ -605,8 +613,8 @@ def group_norm(
             f"group_norm: the channels ({x.shape[1]}) must divide into num_groups ({num_groups})"
         )
     _per_channel("group_norm", x, weight=w, bias=b)
-    grouped = P.reshape(x, (x.shape[0], num_groups, -1))
-    out = P.reshape(_normalized(grouped, (2,), eps), x.shape)
+    grouped = RA.reshape(x, (x.shape[0], num_groups, -1))
+    out = RA.reshape(_normalized(grouped, (2,), eps), x.shape)
     return _affine(out, _channels(w, x.ndim), _channels(b, x.ndim))
 
 
@@ -722,7 +730,7 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None) -> Tensor
     if w.ndim != 2:
         raise ShapeError(f"embedding: weight must be 2-D (rows, dims), got shape {w.shape}")
     found = _indices(idx.data, w.data)
-    out = P.getitem(w, (found,))
+    out = RA.getitem(w, (found,))
     if padding_idx is None:
         return out
     row = padding_idx + w.shape[0] if padding_idx < 0 else padding_idx
@@ -775,8 +783,8 @@ def scaled_dot_product_attention(
             f"(..., S, Ev) must agree, got {q.shape}, {k.shape} and {v.shape}"
         )
     factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
-    scores = P.mul(P.matmul(q, P.transpose(k, -2, -1)), factor)
+    scores = P.mul(MM.matmul(q, RA.transpose(k, -2, -1)), factor)
     if is_causal:
         allowed = np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool))
         scores = P.where(Tensor(allowed), scores, -math.inf)
-    return P.matmul(P.softmax(scores, -1), v)
+    return MM.matmul(RD.softmax(scores, -1), v)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import symbolic as S
@@ -34,13 +35,16 @@ from ..ops.table import (
     Objects,
     Op,
     Param,
+    call_of,
     public,
     register,
 )
+from . import matrix_product as MM
 from . import primitives as P
+from . import rearranging as RA
+from . import reductions as RD
 from .composites import _composite
-from .errors import DomainError, ShapeError
-from .shapes import diagonal, tril
+from .shapes import diagonal, permute, tril
 from .tensor import Tensor, apply
 
 BatchRule = Callable[..., Array]
@@ -51,7 +55,7 @@ def _tensor(x: Any) -> Tensor:
 
 
 def _mT(x: Tensor) -> Tensor:  # noqa: N802 - torch's name
-    return P.transpose(x, -2, -1)
+    return RA.transpose(x, -2, -1)
 
 
 def _square(name: str, a: Tensor) -> None:
@@ -66,12 +70,12 @@ def _square(name: str, a: Tensor) -> None:
 
 def _matrix_sum(x: Tensor) -> Tensor:
     """The sum over the last two dims, kept as dims of size 1."""
-    return P.sum(x, (-2, -1), keepdim=True)
+    return RD.sum(x, (-2, -1), keepdim=True)
 
 
 def _as_matrix_scalar(x: Tensor) -> Tensor:
     """A batch of numbers (...) as (..., 1, 1), to scale a batch of matrices."""
-    return P.reshape(x, (*x.shape, 1, 1))
+    return RA.reshape(x, (*x.shape, 1, 1))
 
 
 def _linalg_batch(
@@ -89,7 +93,7 @@ def _linalg_batch(
 def _no_symbolic_batch(x: Objects) -> Any:
     import sympy
 
-    from ..domains.symbolic import NotSymbolic
+    from ..ops.symbolic import NotSymbolic
 
     if x.ndim != 2:
         raise NotSymbolic("a batch of matrices")
@@ -139,7 +143,7 @@ def _cofactor_rule(direction: Tensor, out: Tensor, a: Tensor) -> Tensor:
     if n == 2:
         return cofactor(direction)
     scale = _matrix_sum(P.mul(out, direction))
-    middle = P.matmul(P.matmul(out, _mT(direction)), out)
+    middle = MM.matmul(MM.matmul(out, _mT(direction)), out)
     return P.div(P.sub(P.mul(scale, out), middle), _as_matrix_scalar(det(a)))
 
 
@@ -172,7 +176,7 @@ _DET = register(
         "determinant of a square matrix, or of each of a batch (torch.linalg.det)",
         forward=lambda a: np.asarray(np.linalg.det(a)),
         vjp=lambda g, out, a, needs: (P.mul(_as_matrix_scalar(g), cofactor(a)),),
-        jvp=lambda tangents, out, a: P.sum(P.mul(cofactor(a), tangents[0]), (-2, -1)),
+        jvp=lambda tangents, out, a: RD.sum(P.mul(cofactor(a), tangents[0]), (-2, -1)),
         backward_name="LinalgDetBackward0",
         batch=_linalg_batch,
         params=(Param("A", TENSOR),),
@@ -227,8 +231,8 @@ _INV = register(
         "inv",
         "inverse of a square matrix, or of each of a batch (torch.linalg.inv)",
         forward=_inv_forward,
-        vjp=lambda g, out, a, needs: (P.neg(P.matmul(P.matmul(_mT(out), g), _mT(out))),),
-        jvp=lambda tangents, out, a: P.neg(P.matmul(P.matmul(out, tangents[0]), out)),
+        vjp=lambda g, out, a, needs: (P.neg(MM.matmul(MM.matmul(_mT(out), g), _mT(out))),),
+        jvp=lambda tangents, out, a: P.neg(MM.matmul(MM.matmul(out, tangents[0]), out)),
         backward_name="LinalgInvExBackward0",
         batch=_linalg_batch,
         params=(Param("A", TENSOR),),
@@ -250,7 +254,7 @@ def inv(a: Any) -> Tensor:
 
 
 def _column(v: Tensor) -> Tensor:
-    return P.reshape(v, (*v.shape, 1))
+    return RA.reshape(v, (*v.shape, 1))
 
 
 def _solve_vjp(
@@ -260,8 +264,8 @@ def _solve_vjp(
     gb = solve_with(_mT(a), g, vector)
     ga = None
     if needs[0]:
-        outer = P.matmul(_column(gb), P.reshape(out, (*out.shape[:-1], 1, out.shape[-1])))
-        ga = P.sum_to(P.neg(outer if vector else P.matmul(gb, _mT(out))), a.shape)
+        outer = MM.matmul(_column(gb), RA.reshape(out, (*out.shape[:-1], 1, out.shape[-1])))
+        ga = P.sum_to(P.neg(outer if vector else MM.matmul(gb, _mT(out))), a.shape)
     return ga, P.sum_to(gb, b.shape) if needs[1] else None
 
 
@@ -272,8 +276,8 @@ def _solve_jvp(
     ta, tb = tangents
     terms = [] if tb is None else [tb]
     if ta is not None:
-        moved = P.matmul(ta, _column(out)) if vector else P.matmul(ta, out)
-        terms.append(P.neg(P.reshape(moved, out.shape) if vector else moved))
+        moved = MM.matmul(ta, _column(out)) if vector else MM.matmul(ta, out)
+        terms.append(P.neg(RA.reshape(moved, out.shape) if vector else moved))
     rhs = terms[0] if len(terms) == 1 else P.add(terms[0], terms[1])
     return P.expand(solve_with(a, rhs, vector), out.shape)
 
@@ -298,7 +302,7 @@ def _solve_batch(
 def _solve_symbolic(a: Objects, b: Objects) -> NumpyResult:
     import sympy
 
-    from ..domains.symbolic import NotSymbolic
+    from ..ops.symbolic import NotSymbolic
 
     if a.ndim != 2 or b.ndim > 2:
         raise NotSymbolic("a batch of matrices")
@@ -376,17 +380,17 @@ def _halved_diagonal(n: int, dtype: np.dtype[Any]) -> Tensor:
 
 def _cholesky_vjp(g: Tensor, out: Tensor, a: Tensor, needs: Sequence[bool]) -> tuple[Tensor]:
     # torch's: gA = L^-T Φ L^-1 with Φ = (P + tril(P, -1)^T) / 2, P = tril(L^T gL): symmetric.
-    lower = tril(P.matmul(_mT(out), g))
+    lower = tril(MM.matmul(_mT(out), g))
     phi = P.mul(P.add(lower, _mT(tril(lower, -1))), 0.5)
     inverse = inv(out)
-    return (P.matmul(P.matmul(_mT(inverse), phi), inverse),)
+    return (MM.matmul(MM.matmul(_mT(inverse), phi), inverse),)
 
 
 def _cholesky_jvp(tangents: Sequence[Tensor], out: Tensor, a: Tensor) -> Tensor:
     # dL = L Φ(L^-1 dA L^-T), Φ: the lower triangle with its diagonal halved.
     inverse = inv(out)
-    inner = P.matmul(P.matmul(inverse, tangents[0]), _mT(inverse))
-    return P.matmul(out, P.mul(inner, _halved_diagonal(a.shape[-1], inner.dtype)))
+    inner = MM.matmul(MM.matmul(inverse, tangents[0]), _mT(inverse))
+    return MM.matmul(out, P.mul(inner, _halved_diagonal(a.shape[-1], inner.dtype)))
 
 
 def _cholesky_symbolic(x: Objects, upper: bool = False) -> Objects:
@@ -487,7 +491,7 @@ def mm(a: Any, b: Any) -> Tensor:
     """The product of two matrices (no broadcasting, no vectors)."""
     a, b = P.as_tensor_pair(a, b)
     _matrices("mm", a, b, (2, 2))
-    return P.matmul(a, b)
+    return MM.matmul(a, b)
 
 
 @public("mv")
@@ -495,7 +499,7 @@ def mv(a: Any, v: Any) -> Tensor:
     """The product of a matrix and a vector."""
     a, v = P.as_tensor_pair(a, v)
     _matrices("mv", a, v, (2, 1))
-    return P.matmul(a, v)
+    return MM.matmul(a, v)
 
 
 @public("bmm")
@@ -505,7 +509,7 @@ def bmm(a: Any, b: Any) -> Tensor:
     _matrices("bmm", a, b, (3, 3))
     if a.shape[0] != b.shape[0]:
         raise ShapeError(f"bmm: the batch sizes differ: shapes {a.shape} and {b.shape}")
-    return P.matmul(a, b)
+    return MM.matmul(a, b)
 
 
 _composite(
@@ -525,7 +529,7 @@ def trace(x: Any) -> Tensor:
     x = _tensor(x)
     if x.ndim != 2:
         raise ShapeError(f"trace: expected a matrix, got shape {x.shape}")
-    return P.sum(diagonal(x))
+    return RD.sum(diagonal(x))
 
 
 _composite(
@@ -543,7 +547,7 @@ def outer(a: Any, b: Any) -> Tensor:
     """The outer product of two vectors."""
     a, b = P.as_tensor_pair(a, b)
     _matrices("outer", a, b, (1, 1))
-    return P.mul(P.reshape(a, a.shape[0], 1), P.reshape(b, 1, b.shape[0]))
+    return P.mul(RA.reshape(a, a.shape[0], 1), RA.reshape(b, 1, b.shape[0]))
 
 
 _composite(
@@ -569,9 +573,9 @@ def inner(a: Any, b: Any) -> Tensor:
             f"inner: the last dims must match, got shapes {a.shape} and {b.shape} "
             f"({k} != {b.shape[-1]})"
         )
-    rows = P.reshape(a, math.prod(a.shape[:-1]), k)
-    columns = P.transpose(P.reshape(b, math.prod(b.shape[:-1]), k))
-    return P.reshape(P.matmul(rows, columns), a.shape[:-1] + b.shape[:-1])
+    rows = RA.reshape(a, math.prod(a.shape[:-1]), k)
+    columns = RA.transpose(RA.reshape(b, math.prod(b.shape[:-1]), k))
+    return RA.reshape(MM.matmul(rows, columns), a.shape[:-1] + b.shape[:-1])
 
 
 _composite(
@@ -602,9 +606,9 @@ def tensordot(a: Any, b: Any, dims: int = 2) -> Tensor:
             f"{b.shape[:dims]} of {b.shape}"
         )
     k = math.prod(summed)
-    left = P.reshape(a, math.prod(kept_a), k)
-    right = P.reshape(b, k, math.prod(b.shape[dims:]))
-    return P.reshape(P.matmul(left, right), kept_a + b.shape[dims:])
+    left = RA.reshape(a, math.prod(kept_a), k)
+    right = RA.reshape(b, k, math.prod(b.shape[dims:]))
+    return RA.reshape(MM.matmul(left, right), kept_a + b.shape[dims:])
 
 
 _composite(
@@ -627,8 +631,8 @@ def kron(a: Any, b: Any) -> Tensor:
     shape_b = (1,) * (ndim - b.ndim) + b.shape
     spread_a = [n for m in shape_a for n in (m, 1)]
     spread_b = [n for m in shape_b for n in (1, m)]
-    blocks = P.mul(P.reshape(a, tuple(spread_a)), P.reshape(b, tuple(spread_b)))
-    return P.reshape(blocks, tuple(m * n for m, n in zip(shape_a, shape_b)))
+    blocks = P.mul(RA.reshape(a, tuple(spread_a)), RA.reshape(b, tuple(spread_b)))
+    return RA.reshape(blocks, tuple(m * n for m, n in zip(shape_a, shape_b)))
 
 
 def _cross_dim(shape: tuple[int, ...], dim: int | None) -> int:
@@ -673,13 +677,13 @@ def cross(a: Any, b: Any, dim: int | None = None) -> Tensor:
     d = _cross_dim(tuple(shape), dim)
     lead = (slice(None),) * d
     a, b = P.expand(a, tuple(shape)), P.expand(b, tuple(shape))
-    ai = [P.getitem(a, lead + (i,)) for i in range(3)]
-    bi = [P.getitem(b, lead + (i,)) for i in range(3)]
+    ai = [RA.getitem(a, lead + (i,)) for i in range(3)]
+    bi = [RA.getitem(b, lead + (i,)) for i in range(3)]
     parts = [
         P.sub(P.mul(ai[(i + 1) % 3], bi[(i + 2) % 3]), P.mul(ai[(i + 2) % 3], bi[(i + 1) % 3]))
         for i in range(3)
     ]
-    return P.stack(parts, d)
+    return RA.stack(parts, d)
 
 
 # -- norms ------------------------------------------------------------------------------------
@@ -725,8 +729,8 @@ def vector_norm(
     if ord == 0:  # as torch: the count requires grad when x does, and its gradient is 0
         x = _tensor(x)
         counted = P.where(P.mask(_nonzero, x), 1.0, P.mul(x, 0.0))
-        return P.sum(counted, dim, keepdim)
-    return P.norm(x, ord, dim, keepdim)
+        return RD.sum(counted, dim, keepdim)
+    return RD.norm(x, ord, dim, keepdim)
 
 
 def _nonzero(x: Array) -> Array:
@@ -737,7 +741,7 @@ _SVD_ORDS = ("nuc", 2, -2)
 
 
 def _matrix_norm_symbolic(x: Objects, ord: str | float = "fro", keepdim: bool = False) -> Objects:  # noqa: A002
-    from ..domains.symbolic import NotSymbolic
+    from ..ops.symbolic import NotSymbolic
 
     if ord != "fro":
         raise NotSymbolic(f"the matrix {ord}-norm has no symbolic form here (only 'fro')")
@@ -798,7 +802,7 @@ def matrix_norm(
     if rows == columns:
         raise ShapeError(f"linalg.matrix_norm: dim must name two different dims, got {dim}")
     if ord == "fro":
-        return P.norm(a, 2, (rows, columns), keepdim)
+        return RD.norm(a, 2, (rows, columns), keepdim)
     if ord in _SVD_ORDS:
         return _singular_norm(a, ord, keepdim, rows, columns)
     if not isinstance(ord, (int, float)) or abs(ord) not in (1, math.inf):
@@ -806,25 +810,22 @@ def matrix_norm(
             f"linalg.matrix_norm: ord must be 'fro', 'nuc', 2, -2, 1, -1, inf or -inf, got {ord!r}"
         )
     summed, across = (rows, columns) if abs(ord) == 1 else (columns, rows)
-    sums = P.sum(P.abs(a), summed, keepdim=True)
-    extreme = P.amax if ord > 0 else P.amin
+    sums = RD.sum(P.abs(a), summed, keepdim=True)
+    extreme = RD.amax if ord > 0 else RD.amin
     norm = extreme(sums, across, keepdim=True)
     return (
         norm
         if keepdim
-        else P.reshape(norm, [n for i, n in enumerate(a.shape) if i not in (rows, columns)])
+        else RA.reshape(norm, [n for i, n in enumerate(a.shape) if i not in (rows, columns)])
     )
 
 
 def _singular_norm(a: Tensor, ord: str | float, keepdim: bool, rows: int, columns: int) -> Tensor:  # noqa: A002
     """'nuc', 2 or -2: the sum, the largest or the smallest singular value of the matrices
     over the dims ``rows`` and ``columns`` (torch's, from linalg.svdvals)."""
-    from .decompositions import svd
-    from .shapes import permute
-
     order = [d for d in range(a.ndim) if d not in (rows, columns)] + [rows, columns]
-    values = svd(permute(a, *order), False, output=(1, 0))
-    norm = P.sum(values, -1) if ord == "nuc" else (P.amax if ord == 2 else P.amin)(values, -1)
+    values = call_of("svd")(permute(a, *order), False, output=(1, 0))
+    norm = RD.sum(values, -1) if ord == "nuc" else (RD.amax if ord == 2 else RD.amin)(values, -1)
     if not keepdim:
         return norm
-    return P.reshape(norm, [1 if i in (rows, columns) else n for i, n in enumerate(a.shape)])
+    return RA.reshape(norm, [1 if i in (rows, columns) else n for i, n in enumerate(a.shape)])

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DtypeError, ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import patterns as R
@@ -36,7 +37,6 @@ from ..ops.table import (
     register,
 )
 from . import primitives as P
-from .errors import DtypeError, ShapeError
 from .pointwise import _no_derivative
 from .tensor import Tensor, TensorLike, apply
 

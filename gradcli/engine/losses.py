@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, IndexDomainError, ShapeError
 from ..ops import explaining as X
 from ..ops import symbolic as S
 from ..ops.table import (
@@ -34,8 +35,9 @@ from ..ops.table import (
     register,
 )
 from . import primitives as P
+from . import rearranging as RA
+from . import reductions as RD
 from .composites import _reduce, _same_shape, constant_weight
-from .errors import DomainError, IndexDomainError, ShapeError
 from .tensor import Tensor
 
 Operand = Tensor | float | np.ndarray
@@ -157,6 +159,19 @@ def _signed(slot: Any, text: str) -> str:
     return text if slot.position == 0 else f"-({text})"
 
 
+def _two_branches(threshold: str, below: str, above: str) -> Explain:
+    """The explain rule of a loss with two branches (smooth_l1_loss, huber_loss): ``below``
+    where |input - target| is under the parameter ``threshold``, else ``above``; in both,
+    ``{d}`` is input - target and ``{t}`` the threshold."""
+
+    def formula(slot: Any, elements: list[str]) -> str:
+        d, t = f"{elements[0]} - {elements[1]}", X.number_text(slot.params[threshold])
+        branches = f"{below.format(d=d, t=t)} where |{d}| < {t}, else {above.format(d=d, t=t)}"
+        return _signed(slot, branches)
+
+    return _per_element(formula)
+
+
 # -- symbolic forms ----------------------------------------------------------------------------
 
 
@@ -198,7 +213,7 @@ def _poisson_symbolic(
     eps: float = 1e-8,
     reduction: str = "mean",
 ) -> np.ndarray:
-    from ..domains.symbolic import NotSymbolic, number
+    from ..ops.symbolic import NotSymbolic, number
 
     if full:
         raise NotSymbolic("its Stirling term is cut off at target <= 1, a kink")
@@ -230,13 +245,7 @@ _loss(
     "squared error below beta, absolute error above",
     (*_INPUTS, _REDUCED, Param("beta", NUMBER, 1.0)),
     symbolic=_KINKED,
-    explain=_per_element(
-        lambda s, e: _signed(
-            s,
-            f"({e[0]} - {e[1]})/{X.number_text(s.params['beta'])} where |{e[0]} - {e[1]}| < "
-            f"{X.number_text(s.params['beta'])}, else sign({e[0]} - {e[1]})",
-        )
-    ),
+    explain=_two_branches("beta", below="({d})/{t}", above="sign({d})"),
     kink="at |input - target| == beta the linear branch holds (second derivative 0); beta = 0 "
     "is l1_loss",
     backward_name="SmoothL1LossBackward0",
@@ -247,13 +256,7 @@ _loss(
     "squared error below delta, delta times absolute error above",
     (*_INPUTS, _REDUCED, Param("delta", NUMBER, 1.0)),
     symbolic=_KINKED,
-    explain=_per_element(
-        lambda s, e: _signed(
-            s,
-            f"({e[0]} - {e[1]}) where |{e[0]} - {e[1]}| < {X.number_text(s.params['delta'])}, "
-            f"else {X.number_text(s.params['delta'])}*sign({e[0]} - {e[1]})",
-        )
-    ),
+    explain=_two_branches("delta", below="({d})", above="{t}*sign({d})"),
     kink="at |input - target| == delta the linear branch holds (second derivative 0)",
     backward_name="HuberLossBackward0",
 )
@@ -351,7 +354,7 @@ def kl_div(
         loss = P.sub(P.where(zero, 0.0, P.mul(b, P.log(b))), P.mul(b, a))
     if reduction == "batchmean":
         batch = a.shape[0] if a.ndim else 1
-        return P.div(P.sum(loss), float(batch))
+        return P.div(RD.sum(loss), float(batch))
     if reduction not in ("mean", "sum", "none"):
         raise DomainError(
             f"kl_div: reduction must be one of mean, batchmean, sum, none, got {reduction!r}"
@@ -491,7 +494,7 @@ def gaussian_nll_loss(
     v = _tensor(var) if isinstance(var, Tensor) or np.ndim(var) else P.as_tensor_pair(a, var)[1]
     if v.shape != a.shape and v.ndim:
         if a.ndim and v.shape == a.shape[:-1]:
-            v = P.reshape(v, v.shape + (1,))
+            v = RA.reshape(v, v.shape + (1,))
         elif not (a.ndim and v.shape[:-1] == a.shape[:-1] and v.shape[-1] == 1):
             raise ShapeError(
                 f"gaussian_nll_loss: var must have the shape of input {a.shape}, that shape "
@@ -543,11 +546,11 @@ def cosine_similarity(x1: Operand, x2: Operand, dim: int = 1, eps: float = 1e-8)
     if not shape:  # a 0-d pair: torch normalizes each number by itself
         axis = ()
     unit = [
-        P.div(t, _floored(P.norm(t, 2, axis, keepdim=True) if axis else P.abs(t), float(eps)))
+        P.div(t, _floored(RD.norm(t, 2, axis, keepdim=True) if axis else P.abs(t), float(eps)))
         for t in (a, b)
     ]
     product = P.mul(unit[0], unit[1])
-    return P.sum(product, axis) if axis else product
+    return RD.sum(product, axis) if axis else product
 
 
 def _normalize_symbolic(x: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:
@@ -589,7 +592,7 @@ def normalize(input: Operand, p: float = 2.0, dim: int = 1, eps: float = 1e-12) 
     torch.nn.functional.normalize."""
     x = _tensor(input)
     axis = P._axes(int(dim), x.ndim)
-    return P.div(x, P.clamp(P.norm(x, float(p), axis, keepdim=True), min=float(eps)))
+    return P.div(x, P.clamp(RD.norm(x, float(p), axis, keepdim=True), min=float(eps)))
 
 
 def _pairwise_text(slot: Any) -> str:
@@ -616,7 +619,7 @@ _loss(
 
 
 def _sympy_number(value: float) -> Any:
-    from ..domains.symbolic import number
+    from ..ops.symbolic import number
 
     return number(value)
 
@@ -629,7 +632,7 @@ def pairwise_distance(
     a, b = P.as_tensor_pair(x1, x2)
     difference = P.add(P.sub(a, b), float(eps))
     dim = -1 if difference.ndim else None
-    return P.norm(difference, p, dim, keepdim)
+    return RD.norm(difference, p, dim, keepdim)
 
 
 # -- margin losses -----------------------------------------------------------------------------
@@ -746,8 +749,8 @@ def cosine_embedding_loss(
             f"with target (), got {a.shape}, {b.shape} and {y.shape}"
         )
     dim = a.ndim - 1
-    products = P.sum(P.mul(a, b), dim)
-    squares = [P.add(P.sum(P.mul(t, t), dim), 1e-12) for t in (a, b)]
+    products = RD.sum(P.mul(a, b), dim)
+    squares = [P.add(RD.sum(P.mul(t, t), dim), 1e-12) for t in (a, b)]
     cos = P.div(products, P.sqrt(P.mul(squares[0], squares[1])))
     positive = P.where(P.mask(_is_one, y), P.sub(1.0, cos), 0.0)
     negative = P.where(P.mask(_is_minus_one, y), P.clamp(P.sub(cos, float(margin)), min=0.0), 0.0)
@@ -846,7 +849,7 @@ def _picked_nll(log_probs: Tensor, indices: np.ndarray, ignore_index: int) -> tu
     else:
         grids = np.indices(indices.shape)
         index = (grids[0], safe, *grids[1:])
-    picked = P.neg(P.getitem(log_probs, index))
+    picked = P.neg(RA.getitem(log_probs, index))
     if not np.all(kept):  # selected, as torch's rule: an infinite cotangent gives 0 there
         picked = P.where(Tensor(kept), picked, 0.0)
     return picked, int(np.sum(kept))
@@ -858,8 +861,8 @@ def _class_reduce(loss: Tensor, kept: int, reduction: str, total: Tensor | None 
     ``total``, the sum of the kept targets' weights."""
     if reduction == "mean":
         if kept == 0:  # PyTorch: a nan mean, and a gradient of 0 (not nan)
-            return P.add(P.mul(P.sum(loss), 0.0), math.nan)
-        return P.div(P.sum(loss), float(kept) if total is None else total)
+            return P.add(P.mul(RD.sum(loss), 0.0), math.nan)
+        return P.div(RD.sum(loss), float(kept) if total is None else total)
     return _reduce(loss, reduction)
 
 
@@ -873,13 +876,13 @@ def _class_weight(name: str, weight: Operand, input: Tensor) -> Tensor:
             f"{w.shape}"
         )
     w = constant_weight(name, "weight", w, w.shape, input.dtype)
-    return P.reshape(w, (-1,) + (1,) * (input.ndim - dim - 1))
+    return RA.reshape(w, (-1,) + (1,) * (input.ndim - dim - 1))
 
 
 def _picked_weight(w: Tensor, indices: np.ndarray, ignore_index: int) -> Tensor:
     """w[target] for each target (0 where ignored): each term's weight."""
     kept = indices != ignore_index
-    picked = P.getitem(P.reshape(w, -1), (np.where(kept, indices, 0),))
+    picked = RA.getitem(RA.reshape(w, -1), (np.where(kept, indices, 0),))
     return P.where(Tensor(kept), picked, 0.0) if not np.all(kept) else picked
 
 
@@ -926,7 +929,7 @@ def nll_loss(
     if weight is None:
         return _class_reduce(loss, kept, reduction)
     picked = _picked_weight(_class_weight("nll_loss", weight, x), indices, ignore_index)
-    return _class_reduce(P.mul(loss, picked), kept, reduction, P.sum(picked))
+    return _class_reduce(P.mul(loss, picked), kept, reduction, RD.sum(picked))
 
 
 _smoothed_explain = _per_element(
@@ -1005,24 +1008,24 @@ def cross_entropy(
         )
     dim = 1 if x.ndim > 1 else 0
     n_classes = x.shape[dim]
-    log_probs = P.log_softmax(x, dim)
+    log_probs = RD.log_softmax(x, dim)
     w = None if weight is None else _class_weight("cross_entropy", weight, x)
     weighted = log_probs if w is None else P.mul(log_probs, w)
     if t.shape == x.shape:  # probabilities
         if label_smoothing:
             t = P.add(P.mul(t, 1.0 - label_smoothing), label_smoothing / n_classes)
-        return _reduce(P.neg(P.sum(P.mul(t, weighted), dim)), reduction)
+        return _reduce(P.neg(RD.sum(P.mul(t, weighted), dim)), reduction)
     indices = _class_indices("cross_entropy", x, t, ignore_index)
     loss, kept = _picked_nll(log_probs, indices, ignore_index)
     picked = None if w is None else _picked_weight(w, indices, ignore_index)
     if picked is not None:
         loss = P.mul(loss, picked)
     if label_smoothing:
-        uniform = P.neg(P.sum(weighted, dim))
+        uniform = P.neg(RD.sum(weighted, dim))
         keep = indices != ignore_index
         if not np.all(keep):
             uniform = P.where(Tensor(keep), uniform, 0.0)
         loss = P.add(
             P.mul(loss, 1.0 - label_smoothing), P.mul(uniform, label_smoothing / n_classes)
         )
-    return _class_reduce(loss, kept, reduction, None if picked is None else P.sum(picked))
+    return _class_reduce(loss, kept, reduction, None if picked is None else RD.sum(picked))

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..ops import explaining as X
 from ..ops.table import INT, TENSOR, Objects, Param, public
+from . import matrix_product as MM
 from . import primitives as P
 from .composites import _composite
 from .linalg import _square, inv
@@ -30,7 +31,7 @@ def _power(a: Any, n: int, product: Any, identity: Any) -> Any:
 
 def _power_symbolic(a: Objects, n: int) -> Objects:
     if n < 0:
-        from ..domains.symbolic import NotSymbolic
+        from ..ops.symbolic import NotSymbolic
 
         raise NotSymbolic("a negative power is a power of the inverse, which sympy is not given")
     import sympy
@@ -64,5 +65,5 @@ def matrix_power(a: Any, n: int) -> Tensor:
     # the identity, still a function of A (gradient 0), as torch's result requires grad
     eye = Tensor(np.broadcast_to(np.eye(t.shape[-1], dtype=t.dtype), t.shape).copy())
     identity = P.add(P.mul(t, 0.0), eye)
-    out: Tensor = _power(base, abs(n), P.matmul, identity)
+    out: Tensor = _power(base, abs(n), MM.matmul, identity)
     return out

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, ShapeError
 from ..ops import explaining as X
 from ..ops.table import (
     INT,
@@ -31,9 +32,9 @@ from ..ops.table import (
     public,
 )
 from . import primitives as P
+from . import rearranging as RA
 from . import sizes
 from .composites import _composite
-from .errors import DomainError, ShapeError
 from .tensor import Tensor
 
 # The local derivative of an operation that copies elements, some more than once
@@ -98,7 +99,7 @@ _composite(
 def unflatten(x: Any, dim: int, sizes: int | Sequence[int]) -> Tensor:
     """Split ``dim`` into the dims ``sizes`` (torch.unflatten; one size may be -1)."""
     x = _tensor(x)
-    return P.reshape(x, unflattened_shape(x.shape, dim, _one(sizes)))
+    return RA.reshape(x, unflattened_shape(x.shape, dim, _one(sizes)))
 
 
 # -- expand_as, repeat, tile, repeat_interleave -----------------------------------------------
@@ -138,8 +139,8 @@ def _repeated(x: Tensor, repeats: tuple[int, ...]) -> Tensor:
     shape = (1,) * (len(repeats) - x.ndim) + x.shape
     spread = tuple(n for s in shape for n in (1, s))  # a dim of copies before each dim
     copies = tuple(n for r, s in zip(repeats, shape) for n in (r, s))
-    out = P.expand(P.reshape(x, spread), shape=copies)
-    return P.reshape(out, tuple(r * s for r, s in zip(repeats, shape)))
+    out = P.expand(RA.reshape(x, spread), shape=copies)
+    return RA.reshape(out, tuple(r * s for r, s in zip(repeats, shape)))
 
 
 _composite(
@@ -252,7 +253,7 @@ def repeat_interleave(
     compiled replay). ``output_size``, when given, must be the length of the result."""
     x = _tensor(x)
     if dim is None:
-        x, d = P.reshape(x, -1), 0
+        x, d = RA.reshape(x, -1), 0
     elif x.ndim == 0:  # as torch, which refuses a dim here
         raise ShapeError("repeat_interleave: a tensor of shape () takes dim=None only")
     else:
@@ -265,9 +266,9 @@ def repeat_interleave(
                 f"repeat_interleave: Invalid output_size, expected {shape[d] * count} but got "
                 f"{output_size}"
             )
-        spread = P.reshape(x, shape[: d + 1] + (1,) + shape[d + 1 :])
+        spread = RA.reshape(x, shape[: d + 1] + (1,) + shape[d + 1 :])
         copies = P.expand(spread, shape=shape[: d + 1] + (int(count),) + shape[d + 1 :])
-        return P.reshape(copies, shape[:d] + (shape[d] * int(count),) + shape[d + 1 :])
+        return RA.reshape(copies, shape[:d] + (shape[d] * int(count),) + shape[d + 1 :])
     counts = _tensor(repeats)
     length = int(_counts(counts, shape[d], dim).sum())
     if output_size is not None and output_size != length:
@@ -332,7 +333,7 @@ def _pad_plan(shape: tuple[int, ...], pad: tuple[int, ...], mode: str) -> Plan:
 
 
 def _take(x: Tensor, dim: int, part: slice) -> Tensor:
-    return P.getitem(x, (slice(None),) * dim + (part,))
+    return RA.getitem(x, (slice(None),) * dim + (part,))
 
 
 def _padding_pieces(
@@ -375,7 +376,7 @@ def _cropped(x: Objects, dim: int, before: int, after: int) -> Objects:
 
 
 def _cropped_tensor(x: Tensor, dim: int, before: int, after: int) -> Tensor:
-    return P.getitem(x, _crop(x.shape, dim, before, after))
+    return RA.getitem(x, _crop(x.shape, dim, before, after))
 
 
 _NUMPY_MODES: dict[str, Any] = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
@@ -433,5 +434,5 @@ def pad(
         pieces = _padding_pieces(
             out, dim, max(before, 0), max(after, 0), mode, 0.0 if value is None else value
         )
-        out = P.cat([p for p in pieces if p is out or p.shape[dim]], dim)
+        out = RA.cat([p for p in pieces if p is out or p.shape[dim]], dim)
     return out

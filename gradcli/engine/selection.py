@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import symbolic as S
@@ -34,13 +35,15 @@ from ..ops.table import (
     Array,
     Op,
     Param,
+    made_public,
     public,
     register,
 )
 from . import primitives as P
+from . import rearranging as RA
+from . import reductions as RD
 from . import statistics as _statistics  # noqa: F401 - var and std, which var_mean reads
 from . import ties
-from .errors import DomainError, ShapeError
 from .tensor import Tensor, apply
 
 Operand = Tensor | float | np.ndarray
@@ -250,10 +253,10 @@ def _vector(x: Tensor, dim: int | None, name: str) -> tuple[Tensor, int, tuple[i
     is one element along its dim 0 or -1, as in torch."""
     shape = x.shape
     if dim is None:
-        return P.reshape(x, -1), 0, shape
+        return RA.reshape(x, -1), 0, shape
     axis = P._axes(int(dim), x.ndim)
     if x.ndim == 0:
-        return P.reshape(x, 1), 0, shape
+        return RA.reshape(x, 1), 0, shape
     return x, axis[0], shape
 
 
@@ -269,10 +272,10 @@ def _shaped(t: Tensor, shape: tuple[int, ...], axis: int, keepdim: bool, full: b
     0-d input, the dim removed unless ``keepdim``; for a reduction of all elements (``full``)
     every dim kept as 1 or none."""
     if full:
-        return P.reshape(t, (1,) * len(shape) if keepdim else ())
+        return RA.reshape(t, (1,) * len(shape) if keepdim else ())
     if not shape:
-        return P.reshape(t, ())
-    return t if keepdim else P.reshape(t, t.shape[:axis] + t.shape[axis + 1 :])
+        return RA.reshape(t, ())
+    return t if keepdim else RA.reshape(t, t.shape[:axis] + t.shape[axis + 1 :])
 
 
 def _along(
@@ -346,30 +349,50 @@ _extreme_entry("max", "maximum", "largest", "argmax")
 _extreme_entry("min", "minimum", "smallest", "argmin")
 
 
-@public("max")
-def largest(
-    input: Operand, dim: int | Operand | None = None, keepdim: bool = False, output: Output = _FIRST
-) -> Tensor:
+def _extreme_call(
+    name: str,
+    pairwise: Callable[[Operand, Operand], Tensor],
+    whole: Callable[[Operand], Tensor],
+    index: Callable[[Array, int], Array],
+    function: str,
+    doc: str,
+) -> Callable[..., Tensor]:
+    """The call of max or min (named ``function``): of two tensors ``pairwise`` (maximum),
+    of all elements ``whole`` (amax), along ``dim`` the values or the indices by ``index``."""
+
+    def call(
+        input: Operand,
+        dim: int | Operand | None = None,
+        keepdim: bool = False,
+        output: Output = _FIRST,
+    ) -> Tensor:
+        if isinstance(dim, (Tensor, np.ndarray, float)) and not isinstance(dim, bool):
+            return pairwise(input, dim)
+        if dim is None and not _which(output, 1, name):
+            return whole(input)
+        return _along(input, dim, keepdim, index, name, output)
+
+    return made_public(name, call, function, doc)
+
+
+largest = _extreme_call(
+    "max",
+    P.maximum,
+    RD.amax,
+    _arg_largest,
+    "largest",
     """The largest element (ties share the gradient); along ``dim`` the values or (output
-    (1, ...)) the indices; of two tensors, ``maximum``."""
-    if isinstance(dim, (Tensor, np.ndarray, float)) and not isinstance(dim, bool):
-        return P.maximum(input, dim)
-    if dim is None and not _which(output, 1, "max"):
-        return P.amax(input)
-    return _along(input, dim, keepdim, _arg_largest, "max", output)
-
-
-@public("min")
-def smallest(
-    input: Operand, dim: int | Operand | None = None, keepdim: bool = False, output: Output = _FIRST
-) -> Tensor:
+    (1, ...)) the indices; of two tensors, ``maximum``.""",
+)
+smallest = _extreme_call(
+    "min",
+    P.minimum,
+    RD.amin,
+    _arg_smallest,
+    "smallest",
     """The smallest element (ties share the gradient); along ``dim`` the values or (output
-    (1, ...)) the indices; of two tensors, ``minimum``."""
-    if isinstance(dim, (Tensor, np.ndarray, float)) and not isinstance(dim, bool):
-        return P.minimum(input, dim)
-    if dim is None and not _which(output, 1, "min"):
-        return P.amin(input)
-    return _along(input, dim, keepdim, _arg_smallest, "min", output)
+    (1, ...)) the indices; of two tensors, ``minimum``.""",
+)
 
 
 # -- argmax and argmin ----------------------------------------------------------------------------
@@ -458,7 +481,7 @@ def _sorted_along(
     flat, axis, shape = _vector(x, dim, name)
     index = _indices(fn, flat, axis)
     picked = index if _which(output, count, name) else take_along(flat, index, axis)
-    return P.reshape(picked, ()) if not shape else picked
+    return RA.reshape(picked, ()) if not shape else picked
 
 
 @public("sort")
@@ -599,32 +622,6 @@ def mode(input: Operand, dim: int = -1, keepdim: bool = False, output: Output = 
     return _along(input, dim, keepdim, _mode_index, "mode", output)
 
 
-register(
-    Op(
-        "median",
-        "the lower median of all elements; along dim, (values, indices)",
-        params=(
-            Param("input", TENSOR),
-            Param("dim", OPT_INT, None),
-            Param("keepdim", BOOL, False),
-            _PICK,
-        ),
-        methods=("median",),
-        backward_name=_by_dim("Median", 0, 1),
-        symbolic=_no_formula("the median"),
-        explain=_SELECTED,
-        kink="of an even count the lower of the two middle values; nan if there is a nan (its "
-        "index the first nan's); median(x): ties share the gradient evenly; along dim: "
-        + _MEDIAN_KINK,
-        extra={"outputs": ("values", "indices"), "several_unless_none": "dim"},
-    )
-)
-
-
-def _median_value(x: Array, axis: int) -> Array:
-    return np.take_along_axis(x, _lower_median(x, axis), axis=axis)
-
-
 def _same(x: Array, value: Array) -> Array:
     return np.asarray((x == value) | (np.isnan(x) & np.isnan(value)))
 
@@ -639,22 +636,60 @@ def _evenly(x: Tensor, value: Tensor) -> Tensor:
     value + sum((x - value) where equal) / count, whose added term is exactly 0."""
     hits = P.mask(_same, x, value)
     count = P.mask(_hit_count, x, value, axis=0)
-    spread = P.sum(P.where(hits, P.sub(x, value), 0.0), 0, keepdim=True)
+    spread = RD.sum(P.where(hits, P.sub(x, value), 0.0), 0, keepdim=True)
     return P.add(value, P.div(spread, count))
 
 
-@public("median")
-def median(
-    input: Operand, dim: int | None = None, keepdim: bool = False, output: Output = _FIRST
-) -> Tensor:
+def _median_family(
+    name: str, summary: str, kink: str, lower: Callable[[Array, int], Array], doc: str
+) -> Callable[..., Tensor]:
+    """Declare ``name`` (median, nanmedian), whose ``lower(x, axis)`` is the index of the
+    median along ``axis``: of all elements, the value with ties sharing the gradient evenly;
+    along dim, its values or (output (1, ...)) indices."""
+    register(
+        Op(
+            name,
+            summary,
+            params=(
+                Param("input", TENSOR),
+                Param("dim", OPT_INT, None),
+                Param("keepdim", BOOL, False),
+                _PICK,
+            ),
+            methods=(name,),
+            backward_name=_by_dim(name.capitalize(), 0, 1),
+            symbolic=_no_formula("the median"),
+            explain=_SELECTED,
+            kink=kink,
+            extra={"outputs": ("values", "indices"), "several_unless_none": "dim"},
+        )
+    )
+
+    def value(x: Array, axis: int) -> Array:
+        return np.take_along_axis(x, lower(x, axis), axis=axis)
+
+    def call(
+        input: Operand, dim: int | None = None, keepdim: bool = False, output: Output = _FIRST
+    ) -> Tensor:
+        x = _tensor(input)
+        if dim is None and not _which(output, 1, name):
+            flat = RA.reshape(x, -1)
+            _nonempty(flat, 0, name)
+            return RA.reshape(_evenly(flat, P.mask(value, flat, axis=0)), ())
+        return _along(x, dim, keepdim, lower, name, output)
+
+    return made_public(name, call, name, doc)
+
+
+median = _median_family(
+    "median",
+    "the lower median of all elements; along dim, (values, indices)",
+    "of an even count the lower of the two middle values; nan if there is a nan (its index the "
+    "first nan's); median(x): ties share the gradient evenly; along dim: " + _MEDIAN_KINK,
+    _lower_median,
     """The lower median of all elements (ties share the gradient), or along dim its values
-    or (output (1, ...)) indices."""
-    x = _tensor(input)
-    if dim is None and not _which(output, 1, "median"):
-        flat = P.reshape(x, -1)
-        _nonempty(flat, 0, "median")
-        return P.reshape(_evenly(flat, P.mask(_median_value, flat, axis=0)), ())
-    return _along(x, dim, keepdim, _lower_median, "median", output)
+    or (output (1, ...)) indices.""",
+)
 
 
 def _lower_nanmedian(x: Array, axis: int) -> Array:
@@ -665,43 +700,15 @@ def _lower_nanmedian(x: Array, axis: int) -> Array:
     return np.take_along_axis(order, np.maximum(valid - 1, 0) // 2, axis=axis)
 
 
-def _nanmedian_value(x: Array, axis: int) -> Array:
-    return np.take_along_axis(x, _lower_nanmedian(x, axis), axis=axis)
-
-
-register(
-    Op(
-        "nanmedian",
-        "median ignoring nan: of all elements; along dim, (values, indices)",
-        params=(
-            Param("input", TENSOR),
-            Param("dim", OPT_INT, None),
-            Param("keepdim", BOOL, False),
-            _PICK,
-        ),
-        methods=("nanmedian",),
-        backward_name=_by_dim("Nanmedian", 0, 1),
-        symbolic=_no_formula("the median"),
-        explain=_SELECTED,
-        kink="the lower median of the values that are not nan (nan where all are: its index "
-        "the first nan's, torch's is not specified); nanmedian(x): ties share the gradient "
-        "evenly; along dim: " + _MEDIAN_KINK,
-        extra={"outputs": ("values", "indices"), "several_unless_none": "dim"},
-    )
+nanmedian = _median_family(
+    "nanmedian",
+    "median ignoring nan: of all elements; along dim, (values, indices)",
+    "the lower median of the values that are not nan (nan where all are: its index the first "
+    "nan's, torch's is not specified); nanmedian(x): ties share the gradient evenly; along "
+    "dim: " + _MEDIAN_KINK,
+    _lower_nanmedian,
+    "median, ignoring nan.",
 )
-
-
-@public("nanmedian")
-def nanmedian(
-    input: Operand, dim: int | None = None, keepdim: bool = False, output: Output = _FIRST
-) -> Tensor:
-    """median, ignoring nan."""
-    x = _tensor(input)
-    if dim is None and not _which(output, 1, "nanmedian"):
-        flat = P.reshape(x, -1)
-        _nonempty(flat, 0, "nanmedian")
-        return P.reshape(_evenly(flat, P.mask(_nanmedian_value, flat, axis=0)), ())
-    return _along(x, dim, keepdim, _lower_nanmedian, "nanmedian", output)
 
 
 # -- cummax, cummin -----------------------------------------------------------------------------
@@ -814,7 +821,7 @@ def _moments_entry(name: str, spread: str) -> None:
             x = _tensor(input)
             if isinstance(dim, bool):  # var_mean(x, True): torch's (input, unbiased) form
                 dim = None
-            return P.mean(x, dim, keepdim)
+            return RD.mean(x, dim, keepdim)
         assert spread_op.call is not None
         spread_of: Tensor = spread_op.call(input, dim, unbiased, keepdim, correction)
         return spread_of
@@ -850,7 +857,7 @@ def _pieces(size: int, sections: int | Sequence[int], name: str) -> list[tuple[i
 
 
 def _piece(x: Tensor, axis: int, start: int, length: int) -> Tensor:
-    return P.getitem(x, (slice(None),) * axis + (slice(start, start + length),))
+    return RA.getitem(x, (slice(None),) * axis + (slice(start, start + length),))
 
 
 def _split_symbolic(x: Array, sections: Any, dim: int = 0, output: Output = _FIRST) -> Array:
@@ -982,7 +989,7 @@ def unbind(input: Operand, dim: int = 0, output: Output = _FIRST) -> Tensor:
     x = _tensor(input)
     axis = _along_dim(x, dim, "unbind")
     k = _which(output, x.shape[axis], "unbind")
-    return P.getitem(x, (slice(None),) * axis + (k,))
+    return RA.getitem(x, (slice(None),) * axis + (k,))
 
 
 def results(op: Op, args: Sequence[Any]) -> list[Tensor]:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError, DtypeError, ShapeError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import patterns as R
@@ -37,8 +38,8 @@ from ..ops.table import (
     register,
 )
 from . import primitives as P
+from . import rearranging as RA
 from .composites import _composite
-from .errors import DomainError, DtypeError, ShapeError
 from .repeating import COPIES
 from .selection import _PICK, Output, _which
 from .tensor import Tensor, apply
@@ -441,14 +442,14 @@ def adjoint(x: Any) -> Tensor:
         raise ShapeError(
             f"x.mT and adjoint need a matrix or a batch of matrices, got shape {x.shape}"
         )
-    return P.transpose(x, -2, -1)
+    return RA.transpose(x, -2, -1)
 
 
 def _reversed(x: Tensor, dims: Sequence[int]) -> Tensor:
     index = [slice(None)] * x.ndim
     for d in dims:
         index[d] = slice(None, None, -1)
-    return P.getitem(x, tuple(index))
+    return RA.getitem(x, tuple(index))
 
 
 _composite(
@@ -530,8 +531,8 @@ def roll(x: Any, shifts: int, dims: int | None = None) -> Tensor:
     front; with ``dims`` None, of the flattened tensor, its shape kept."""
     x = _tensor(x)
     if dims is None:
-        flat = P.reshape(x, -1)
-        return P.reshape(_rolled(flat, int(shifts), 0), x.shape)
+        flat = RA.reshape(x, -1)
+        return RA.reshape(_rolled(flat, int(shifts), 0), x.shape)
     if x.ndim == 0:
         raise ShapeError("roll: a tensor of shape () has no dims to roll along: give dims=None")
     return _rolled(x, int(shifts), _dim(dims, x.ndim))
@@ -541,10 +542,10 @@ def _rolled(x: Tensor, shifts: int, dim: int) -> Tensor:
     n = x.shape[dim]
     lead = (slice(None),) * dim
     if n == 0 or shifts % n == 0:
-        return P.getitem(x, lead + (slice(None),))
+        return RA.getitem(x, lead + (slice(None),))
     cut = n - shifts % n
-    return P.cat(
-        [P.getitem(x, lead + (slice(cut, None),)), P.getitem(x, lead + (slice(cut),))], dim
+    return RA.cat(
+        [RA.getitem(x, lead + (slice(cut, None),)), RA.getitem(x, lead + (slice(cut),))], dim
     )
 
 
@@ -581,7 +582,7 @@ def narrow(x: Any, dim: int, start: int, length: int) -> Tensor:
     if x.ndim == 0:
         raise ShapeError("narrow: cannot narrow a tensor of shape ()")
     d = _dim(dim, x.ndim)
-    return P.getitem(x, _narrow_slice(x.shape, d, int(start), int(length)))
+    return RA.getitem(x, _narrow_slice(x.shape, d, int(start), int(length)))
 
 
 # -- at least n dims, joining -----------------------------------------------------------------
@@ -613,7 +614,7 @@ def _at_least_op(n: int) -> Callable[[Any], Tensor]:
 
     def call(x: Any) -> Tensor:
         x = _tensor(x)
-        return P.reshape(x, _at_least_shape(x.shape, n))
+        return RA.reshape(x, _at_least_shape(x.shape, n))
 
     call.__name__ = name
     call.__doc__ = f"``x`` with dims of size 1 added so that it has at least {n}."
@@ -654,13 +655,13 @@ def _stacked(
 def hstack(tensors: list[Tensor]) -> Tensor:
     """Join along dim 1, or dim 0 when the tensors are vectors (after atleast_1d)."""
     tensors = [atleast_1d(t) for t in tensors]
-    return P.cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    return RA.cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 @_stacked("vstack", "join vertically: cat along dim 0 after atleast_2d", np.vstack)
 def vstack(tensors: list[Tensor]) -> Tensor:
     """Join along dim 0, vectors made rows first (atleast_2d)."""
-    return P.cat([atleast_2d(t) for t in tensors], 0)
+    return RA.cat([atleast_2d(t) for t in tensors], 0)
 
 
 @_stacked(
@@ -668,8 +669,8 @@ def vstack(tensors: list[Tensor]) -> Tensor:
 )
 def column_stack(tensors: list[Tensor]) -> Tensor:
     """Vectors and scalars as columns, then join along dim 1."""
-    columns = [P.reshape(t, t.numel(), 1) if t.ndim <= 1 else t for t in tensors]
-    return P.cat(columns, 1)
+    columns = [RA.reshape(t, t.numel(), 1) if t.ndim <= 1 else t for t in tensors]
+    return RA.cat(columns, 1)
 
 
 # -- meshgrid: one result per operand ----------------------------------------------------------
@@ -759,4 +760,4 @@ def meshgrid(
         )
     k = _which(output, len(xs), "meshgrid")
     # always a node of its own, as torch's (a 1-d tensor alone is expanded to itself)
-    return apply(P._EXPAND, P.reshape(xs[k], views[k]), shape=grid)
+    return apply(P._EXPAND, RA.reshape(xs[k], views[k]), shape=grid)

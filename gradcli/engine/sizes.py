@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ..base import bounds
+from ..base.engine_errors import SizeError
 from ..ops.table import Array, Op
-from .errors import SizeError
 
 # The most elements a value the engine makes may have without a closer look: the least of
 # --max-elements, the budget alone and what an engaged run's tally leaves, at the widest
@@ -116,8 +117,6 @@ def refuse_over(name: str, count: int, arrays: Sequence[Array] = ()) -> None:
     would pass --max-elements, the budget, or what the engaged run's tally leaves. Called
     where ``count`` is above ``ROOM``, and by code that allocates outside a primitive
     (a constant of a composite)."""
-    from ..base import bounds  # which imports the engine: read once it is loaded
-
     if ROOM[0] < 0:
         bounds.keep_room(ROOM)
     if count <= ROOM[0]:

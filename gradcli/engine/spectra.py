@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..ops.table import BOOL, OPT_NUMBER, TENSOR, UPLO, Array, Op, Param, public, register
+from . import matrix_product as MM
 from . import primitives as P
 from .decompositions import _explain, _matrices, _tensor, eigh, svd
 from .linalg import _linalg_batch, _mT, _square
@@ -102,8 +103,8 @@ def _pinv_forward(a: Array, atol: float | None, rtol: float | None, hermitian: b
 def _projections(a: Tensor, pinv: Tensor) -> tuple[Tensor, Tensor]:
     """I - A A+ (onto the complement of A's range) and I - A+ A (of its row space)."""
     m, n = a.shape[-2:]
-    onto_range = P.sub(Tensor(np.eye(m, dtype=a.dtype)), P.matmul(a, pinv))
-    onto_rows = P.sub(Tensor(np.eye(n, dtype=a.dtype)), P.matmul(pinv, a))
+    onto_range = P.sub(Tensor(np.eye(m, dtype=a.dtype)), MM.matmul(a, pinv))
+    onto_rows = P.sub(Tensor(np.eye(n, dtype=a.dtype)), MM.matmul(pinv, a))
     return onto_range, onto_rows
 
 
@@ -120,9 +121,9 @@ def _pinv_vjp(
     # so gA = -A+^T g A+^T + (I - A A+) g^T A+ A+^T + A+^T A+ g^T (I - A+ A).
     pinv_t, g_t = _mT(out), _mT(g)
     onto_range, onto_rows = _projections(a, out)
-    first = P.neg(P.matmul(P.matmul(pinv_t, g), pinv_t))
-    second = P.matmul(P.matmul(onto_range, g_t), P.matmul(out, pinv_t))
-    third = P.matmul(P.matmul(pinv_t, out), P.matmul(g_t, onto_rows))
+    first = P.neg(MM.matmul(MM.matmul(pinv_t, g), pinv_t))
+    second = MM.matmul(MM.matmul(onto_range, g_t), MM.matmul(out, pinv_t))
+    third = MM.matmul(MM.matmul(pinv_t, out), MM.matmul(g_t, onto_rows))
     return (P.add(P.add(first, second), third),)
 
 
@@ -136,9 +137,9 @@ def _pinv_jvp(
 ) -> Tensor:
     t, pinv_t = tangents[0], _mT(out)
     onto_range, onto_rows = _projections(a, out)
-    first = P.neg(P.matmul(P.matmul(out, t), out))
-    second = P.matmul(P.matmul(out, pinv_t), P.matmul(_mT(t), onto_range))
-    third = P.matmul(P.matmul(onto_rows, _mT(t)), P.matmul(pinv_t, out))
+    first = P.neg(MM.matmul(MM.matmul(out, t), out))
+    second = MM.matmul(MM.matmul(out, pinv_t), MM.matmul(_mT(t), onto_range))
+    third = MM.matmul(MM.matmul(onto_rows, _mT(t)), MM.matmul(pinv_t, out))
     return P.add(P.add(first, second), third)
 
 

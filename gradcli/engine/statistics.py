@@ -16,13 +16,15 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import DomainError
 from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import patterns as R
 from ..ops import symbolic as S
 from ..ops.table import BOOL, DIMS, INT, OPT_NUMBER, TENSOR, Op, Param, public, register
 from . import primitives as P
-from .errors import DomainError
+from . import rearranging as RA
+from . import reductions as RD
 from .tensor import Tensor, apply
 
 Operand = Tensor | float | np.ndarray
@@ -70,7 +72,7 @@ def _var_weights(x: Tensor, dim: tuple[int, ...], correction: float) -> Tensor:
     freedom = _freedom(x.shape, dim, correction)
     with np.errstate(divide="ignore"):
         scale = np.divide(2.0, freedom) if freedom else math.inf
-    return P.mul(P.sub(x, P.mean(x, dim, keepdim=True)), scale)
+    return P.mul(P.sub(x, RD.mean(x, dim, keepdim=True)), scale)
 
 
 def _var_vjp(
@@ -82,7 +84,7 @@ def _var_vjp(
     keepdim: bool,
     correction: float,
 ) -> tuple[Tensor]:
-    return (P.mul(P._unreduce(g, x.shape, dim, keepdim), _var_weights(x, dim, correction)),)
+    return (P.mul(RD._unreduce(g, x.shape, dim, keepdim), _var_weights(x, dim, correction)),)
 
 
 def _var_jvp(
@@ -95,7 +97,7 @@ def _var_jvp(
 ) -> Tensor:
     t = tangents[0]
     assert t is not None
-    return P.sum(P.mul(t, _var_weights(x, dim, correction)), dim, keepdim)
+    return RD.sum(P.mul(t, _var_weights(x, dim, correction)), dim, keepdim)
 
 
 def _var_batch(
@@ -139,7 +141,7 @@ def _var_symbolic(
 ) -> np.ndarray:
     import sympy
 
-    from ..domains.symbolic import number
+    from ..ops.symbolic import number
 
     c = _correction(unbiased, correction, "var")
     count = x.size if dim is None else x.shape[dim]
@@ -261,7 +263,7 @@ def _flip(x: Tensor, dim: int) -> Tensor:
     """x reversed along ``dim`` (a slice with step -1)."""
     if x.ndim == 0:
         return x
-    return P.getitem(x, (slice(None),) * dim + (slice(None, None, -1),))
+    return RA.getitem(x, (slice(None),) * dim + (slice(None, None, -1),))
 
 
 def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:
@@ -340,7 +342,7 @@ def _zero_split(x: Tensor, dim: int) -> tuple[Tensor, Tensor, Tensor, Tensor, Te
     first = P.mask(_first_zero, x, axis=dim)
     safe = P.where(P.mask(_is_zero, x), 1.0, x)
     y = P.where(first, 1.0, x)
-    at_zero = P.expand(P.sum(P.where(first, x, 0.0), (dim,), keepdim=True), x.shape)
+    at_zero = P.expand(RD.sum(P.where(first, x, 0.0), (dim,), keepdim=True), x.shape)
     return before, first, safe, y, at_zero
 
 
@@ -366,7 +368,7 @@ def _cumprod_jvp(t: Tensor, out: Tensor, x: Tensor, dim: int, depth: int = _ZERO
     if depth == 0:
         return P.where(before, divided, 0.0)
     y_out = cumprod(y, dim)
-    t_at_zero = P.expand(P.sum(P.where(first, t, 0.0), (dim,), keepdim=True), x.shape)
+    t_at_zero = P.expand(RD.sum(P.where(first, t, 0.0), (dim,), keepdim=True), x.shape)
     inner = _cumprod_jvp(P.where(first, 0.0, t), y_out, y, dim, depth - 1)
     return P.where(before, divided, P.add(P.mul(t_at_zero, y_out), P.mul(at_zero, inner)))
 

@@ -24,9 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ..ops.table import HOLOMORPHIC, Array, Op
-from . import sizes
-from .errors import (
+from ..base.engine_errors import (
     ComplexOutputError,
     DtypeError,
     EngineError,
@@ -34,6 +32,8 @@ from .errors import (
     ScalarOutputError,
     ShapeError,
 )
+from ..ops.table import HOLOMORPHIC, Array, Op
+from . import sizes
 from .sizes import ROOM
 
 DEFAULT_DTYPE = np.dtype(np.float64)
@@ -432,6 +432,11 @@ class Tensor:
         def reshape(self, *shape: Any) -> Tensor: ...
 
         def sum(self, dim: Any = None, keepdim: bool = False) -> Tensor: ...
+
+        def conj(self) -> Tensor: ...
+
+        @property
+        def real(self) -> Tensor: ...
 
 
 # What an operation takes as an operand: a tensor, or what becomes one (a number, an array).
@@ -962,7 +967,7 @@ def _run_backward(
                 dtype = input_cotangent.dtype
                 if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and tensor.dtype.kind != "c":
                     # a real tensor's gradient is the real part (torch: a function of reals)
-                    input_cotangent = _complex().real(input_cotangent)
+                    input_cotangent = input_cotangent.real
                 if tensor._op is None:  # a leaf
                     key = id(tensor)
                     if key in leaf_cotangents:
@@ -1015,9 +1020,9 @@ def _run_backward(
                 # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
                 # conj(z), since f(conj z) = conj(f(z)) for every holomorphic entry here
                 if output is None:
-                    operands = _complex().conjugates(list(inputs))
+                    operands = _conjugates(inputs)
                 else:
-                    conjugated = _complex().conjugates([output, *inputs])
+                    conjugated = _conjugates([output, *inputs])
                     output, operands = conjugated[0], conjugated[1:]
             params = node._params
             if params:
@@ -1071,12 +1076,9 @@ def _refuse_released(root: Tensor) -> None:
                 stack.append(tensor)
 
 
-def _complex() -> Any:
-    """The engine's complex operations (imported where a complex cotangent first appears:
-    they are declared by a module that imports this one)."""
-    from . import complexes
-
-    return complexes
+def _conjugates(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:
+    """Each tensor conjugated (a real one as it is)."""
+    return tuple(t.conj() for t in tensors)
 
 
 def _accumulate(tensor: Tensor, cotangent: Tensor, create_graph: bool) -> None:

@@ -20,6 +20,25 @@ Formula = Any
 ArrayRule = Callable[..., Array]
 
 
+class NotSymbolic(Exception):
+    """The program uses something sympy is not given a rule for here, or it took too long."""
+
+
+def number(value: complex) -> Formula:
+    """A number as sympy writes it: a whole number exactly, else a float (NotSymbolic for a
+    complex number: the formulas here are of real symbols)."""
+    import sympy
+
+    if isinstance(value, complex):
+        raise NotSymbolic("a complex number: gradcli's formulas are of real numbers")
+    return sympy.Integer(int(value)) if float(value).is_integer() else sympy.Float(value)
+
+
+def constant_array(array: Array) -> Array:
+    """Numbers as an object array of sympy numbers (whole numbers exact)."""
+    return np.vectorize(number, otypes=[object])(array) if array.size else array.astype(object)
+
+
 def each(function: str | Callable[[Any, Formula], Formula]) -> Callable[[Array], Array]:
     """An element-wise rule: ``function`` names a sympy function (``"exp"``) or is
     ``function(sympy, element)``."""
@@ -60,8 +79,6 @@ def power(a: Array, b: Array) -> Array:
     exact 2**2**30 is never built (a number beyond float range is not symbolic)."""
     import sympy
 
-    from ..domains.symbolic import NotSymbolic, constant_array
-
     numbers = [*np.ravel(a), *np.ravel(b)]
     if all(isinstance(e, sympy.Number) for e in numbers):
         with np.errstate(all="ignore"):
@@ -74,7 +91,6 @@ def power(a: Array, b: Array) -> Array:
 
 def matmul(a: Array, b: Array) -> Array:
     """Matrix and vector products of formulas (not batched ones)."""
-    from ..domains.symbolic import NotSymbolic
 
     if a.ndim > 2 or b.ndim > 2:
         raise NotSymbolic("batched matrix products")
@@ -106,7 +122,6 @@ def where(sp: Any, condition: Formula, a: Formula, b: Formula) -> Formula:
 
 
 def clamp(sp: Any, v: Formula, low: float | None, high: float | None) -> Formula:
-    from ..domains.symbolic import number
 
     def bound(value: Any) -> Formula:  # a number, or a tensor bound's own formula
         return number(value) if isinstance(value, (int, float)) else value
@@ -144,7 +159,6 @@ def norm(
     x: Array, p: float = 2, dim: int | tuple[int, ...] | None = None, keepdim: bool = False
 ) -> Array:
     """The 2-norm (others have kinks that sympy's Abs does not differentiate as torch does)."""
-    from ..domains.symbolic import NotSymbolic
 
     if p != 2:
         raise NotSymbolic(f"the {p}-norm has no symbolic form here (only the 2-norm)")
@@ -167,8 +181,6 @@ def bce_with_logits(
 ) -> Array:
     """log(1 + e^z) - z y, the smooth form of the stable formula the engine computes."""
     if weight is not None or pos_weight is not None:
-        from ..domains.symbolic import NotSymbolic
-
         raise NotSymbolic("its weights get no gradient (as in PyTorch), which sympy does not write")
     return _reduced(each(lambda sp, v: sp.log(1 + sp.exp(v)))(z) - z * target, reduction)
 

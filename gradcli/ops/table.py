@@ -270,3 +270,21 @@ def public(name: str) -> Callable[[Call], Call]:
         return function
 
     return attach
+
+
+def made_public(name: str, call: Call, function: str, doc: str) -> Call:
+    """``public(name)`` for a ``call`` that a factory makes for several entries: named
+    ``function`` (as a function written out would be) with the docstring ``doc``."""
+    call.__name__ = call.__qualname__ = function
+    call.__doc__ = doc
+    return public(name)(call)
+
+
+def call_of(name: str) -> Call:
+    """The call of the entry ``name``, for an engine module that uses an operation declared
+    by a module above it (``matrix_norm``'s ``svd``, in ``decompositions.py``): read
+    from the table when it runs, so that the module need not import the one above."""
+    call = OPS[name].call
+    if call is None:
+        raise KeyError(f"the operation {name!r} has no call")
+    return call

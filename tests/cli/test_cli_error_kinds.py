@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-import gradcli.engine.errors as engine_errors
+import gradcli.base.engine_errors as engine_errors
 import gradcli.lang.functions as F
 from gradcli import engine as gc
 from gradcli.base.errors import engine_hint, from_engine

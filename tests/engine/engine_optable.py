@@ -28,6 +28,7 @@ from hypothesis.extra import numpy as hnp
 
 import gradcli as gc
 from gradcli.engine import primitives as P
+from gradcli.engine import rearranging as RA
 from gradcli.engine.shapes import diagonal_backward
 
 MAX_SIDE = 3
@@ -1117,7 +1118,7 @@ OPS: list[Op] = [
     Op("transpose", gc.transpose, REAL, transpose_spec()),
     Op("matrix_transpose", gc.transpose, REAL, one(max_dims=2), torch=lambda x: x.t(), prims=()),
     Op("getitem", gc.getitem, REAL, getitem_spec(), torch=lambda x, index: x[torch_index(index)]),
-    Op("getitem_backward", P.getitem_backward, REAL, scatter_spec(), torch=_t_scatter),
+    Op("getitem_backward", RA.getitem_backward, REAL, scatter_spec(), torch=_t_scatter),
     # indexing by tensors (gradcli/engine/indexing.py): the index is a parameter
     Op(
         "index_tensor",

@@ -27,7 +27,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import gradcli as gc
-from gradcli.engine import primitives as P
+from gradcli.engine import bytecode
 from gradcli.ops.table import OPS as TABLE
 
 OP_PARAMS = [pytest.param(op, id=op.name) for op in OPS]
@@ -246,7 +246,7 @@ def test_reads_argument_finds_every_rule_that_reads_out():
         for cell in getattr(op.vjp, "__closure__", None) or ():
             rule = cell.cell_contents
             if callable(rule) and hasattr(rule, "__code__"):
-                assert P.reads_argument(rule, "out") == _reads_by_dis(rule, "out"), op.name
+                assert bytecode.reads_argument(rule, "out") == _reads_by_dis(rule, "out"), op.name
                 assert op.vjp_reads_out or not _reads_by_dis(rule, "out"), op.name
                 checked += 1
     assert checked > 50
@@ -257,8 +257,8 @@ def test_reads_argument_finds_every_rule_that_reads_out():
     long_body = "\n".join(f"        v{i} = x + {i}" for i in range(300))
     namespace: dict = {}
     exec(f"def long(x, out):\n    if x:\n{long_body}\n    return x\n", namespace)
-    assert P.reads_argument(nested, "out") and P.reads_argument(len, "out")
-    assert not P.reads_argument(lambda x, out: x, "out")
-    assert not P.reads_argument(namespace["long"], "out")
+    assert bytecode.reads_argument(nested, "out") and bytecode.reads_argument(len, "out")
+    assert not bytecode.reads_argument(lambda x, out: x, "out")
+    assert not bytecode.reads_argument(namespace["long"], "out")
     assert any(i.opname == "EXTENDED_ARG" for i in dis.get_instructions(namespace["long"]))
-    assert P.reads_argument(lambda x, out: out * x, "out")
+    assert bytecode.reads_argument(lambda x, out: out * x, "out")
