@@ -5,8 +5,9 @@ do not name, right-aligned and broadcast; without ``->`` the output is the ellip
 then the letters that appear once, in alphabetical order, upper case first), expands the
 operands whose dims of size 1 meet a larger size, and applies the primitive with an explicit
 equation of letters alone. The primitive's derivative for one operand is itself an einsum:
-of the cotangent with the other operands, a delta (an identity matrix) for each repeated
-letter of that operand and a vector of ones for each letter only it has.
+of the cotangent with the other operands (and a vector of ones for each letter only that
+operand has), over the operand's distinct letters, then written onto the diagonals of its
+repeated letters with zeros elsewhere.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops.table import EQUATION, VAR_TENSORS, Array, NumpyResult, Op, Param, public, register
 from . import primitives as P
+from . import rearranging as RA
 from .tensor import Tensor, apply
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # torch's order of the letters
@@ -113,26 +115,40 @@ def explicit(equation: str, shapes: Sequence[tuple[int, ...]]) -> tuple[str, lis
 
 
 def _operand_gradient(g: Tensor, equation: str, operands: Sequence[Tensor], i: int) -> Tensor:
-    """The cotangent of operand ``i``: an einsum of ``g`` with the other operands."""
+    """The cotangent of operand ``i``: an einsum of ``g`` with the other operands over the
+    operand's distinct letters, written onto the diagonals of its repeated ones (zeros off
+    them, as torch's rule writes into zeros: an infinite cotangent stays on the diagonal)."""
     inputs, output = _split(equation)
-    fresh = _fresh(equation)
     terms = [output] + [s for j, s in enumerate(inputs) if j != i]
     tensors: list[Tensor] = [g] + [t for j, t in enumerate(operands) if j != i]
     present = set("".join(terms))
-    target = ""
-    for c, n in zip(inputs[i], operands[i].shape):
-        if c in target:  # a repeated letter: its own letter, tied to the first by a delta
-            tied = next(fresh)
-            terms.append(c + tied)
-            tensors.append(Tensor(np.eye(n, dtype=g.dtype)))
-            target += tied
+    shape = operands[i].shape
+    letters = ""
+    for c, n in zip(inputs[i], shape):
+        if c in letters:  # a repeated letter: its diagonal, written below
             continue
         if c not in present:  # a letter summed by this operand alone: each gets g
             terms.append(c)
             tensors.append(Tensor(np.ones(n, dtype=g.dtype)))
             present.add(c)
-        target += c
-    return apply(_EINSUM, *tensors, equation=",".join(terms) + "->" + target)
+        letters += c
+    gradient = apply(_EINSUM, *tensors, equation=",".join(terms) + "->" + letters)
+    if letters == inputs[i]:
+        return gradient
+    first = [inputs[i].index(c) == p for p, c in enumerate(inputs[i])]
+    spread = RA.reshape(gradient, tuple(n if f else 1 for n, f in zip(shape, first)))
+    return P.where(_diagonals(inputs[i], shape), P.expand(spread, shape), 0.0)
+
+
+def _diagonals(term: str, shape: tuple[int, ...]) -> Array:
+    """Where every repeated letter of ``term`` indexes the same place as its first."""
+    grids = np.indices(shape, sparse=True)
+    on = np.ones(shape, dtype=bool)
+    for p, c in enumerate(term):
+        q = term.index(c)
+        if q != p:
+            on &= grids[p] == grids[q]
+    return on
 
 
 def _einsum_vjp(

@@ -62,8 +62,9 @@ def matrix_power(a: Any, n: int) -> Tensor:
     _square("linalg.matrix_power", t)
     n = int(n)
     base = inv(t) if n < 0 else t
-    # the identity, still a function of A (gradient 0), as torch's result requires grad
+    # the identity, still a function of A whose gradient is 0 (selected, so an infinite
+    # cotangent gives 0 too), as torch's result requires grad
     eye = Tensor(np.broadcast_to(np.eye(t.shape[-1], dtype=t.dtype), t.shape).copy())
-    identity = P.add(P.mul(t, 0.0), eye)
+    identity = P.where(np.zeros(t.shape, dtype=bool), t, eye)
     out: Tensor = _power(base, abs(n), MM.matmul, identity)
     return out

@@ -417,7 +417,7 @@ add = _binary(
     operator="+",
     symbolic=lambda a, b: a + b,
     fold=True,
-    nonfinite="inf - inf",
+    nonfinite="overflow, or inf - inf",
     complex=HOLOMORPHIC,
 )
 sub = _binary(
@@ -430,7 +430,7 @@ sub = _binary(
     operator="-",
     symbolic=lambda a, b: a - b,
     fold=True,
-    nonfinite="inf - inf",
+    nonfinite="overflow, or inf - inf",
     extra={  # numpy refuses it for two booleans (one boolean and a number it takes as 0 or 1)
         "booleans": "Subtraction, the `-` operator, with two bool tensors is not supported. "
         "Use the `^` or `logical_xor()` operator instead."
@@ -446,7 +446,7 @@ mul = _binary(
     operator="*",
     symbolic=lambda a, b: a * b,
     fold=True,
-    nonfinite="0 * inf",
+    nonfinite="overflow, or 0 * inf",
     nonfinite_backward="0 * inf",
     complex=HOLOMORPHIC,
 )

@@ -5,6 +5,7 @@ functions as ``primitives.py``'s, so that they can be differentiated again.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,7 @@ from ..ops.table import (
     DIMS,
     HOLOMORPHIC,
     NUMBER,
+    OPS,
     OPT_INT,
     TENSOR,
     Array,
@@ -36,10 +38,12 @@ from .primitives import (
     Dim,
     Forward,
     Reduction,
+    Selected,
     _axes,
     _is_zero,
     _kept_shape,
     _nonzero_count,
+    _scale,
     abs,
     div,
     exp,
@@ -291,6 +295,53 @@ amin = _weighted_reduction(
     ),
     kink="ties share the gradient evenly",
 )
+
+
+def _extremes(x: Array, kept: Array) -> NumpyResult:
+    """Where ``x`` is its extreme ``kept`` (a NaN extreme: where ``x`` is NaN)."""
+    return (x == kept) | (np.isnan(x) & np.isnan(kept))
+
+
+def _even_shares(x: Array, kept: Array, axis: tuple[int, ...]) -> NumpyResult:
+    """1 / (the count of extremes along ``axis``) where ``x`` is one, else 0."""
+    hit = _extremes(x, kept)
+    return (hit / np.sum(hit, axis=axis, keepdims=True)).astype(x.dtype)
+
+
+def _spread_evenly(
+    g: Tensor, out: Tensor, x: Tensor, needs: tuple[bool, ...], dim: tuple[int, ...], keepdim: bool
+) -> tuple[Tensor]:
+    """The reverse rule of max(x) and min(x) of all elements, torch's
+    evenly_distribute_backward: the cotangent over the count of extremes where ``x`` is one,
+    0 elsewhere, selected rather than multiplied, so an infinite or NaN cotangent stays in the
+    extremes' places (amax's own rule multiplies, as torch's amax does)."""
+    kept = out if keepdim else reshape(out, _kept_shape(x.shape, dim))
+    share = Selected(mask(_extremes, x, kept), mask(_even_shares, x, kept, axis=dim))
+    return (_scale(_unreduce(g, x.shape, dim, keepdim), share),)
+
+
+def _read_evenly(
+    tangents: list[Tensor], out: Tensor, x: Tensor, dim: tuple[int, ...], keepdim: bool
+) -> Tensor:
+    """The forward rule beside ``_spread_evenly``: the mean of the tangent over the extremes."""
+    kept = out if keepdim else reshape(out, _kept_shape(x.shape, dim))
+    return sum(mul(tangents[0], mask(_even_shares, x, kept, axis=dim)), dim, keepdim)
+
+
+def _of_all_elements(name: str) -> Callable[[TensorLike], Tensor]:
+    """max(x) or min(x) of all elements: the entry ``name`` (amax, amin) over every
+    dimension, with torch's rule for a whole tensor's extreme (``_spread_evenly``)."""
+    whole = dataclasses.replace(OPS[name], vjp=_spread_evenly, jvp=_read_evenly)
+
+    def call(x: TensorLike) -> Tensor:
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        return apply(whole, x, dim=tuple(range(x.ndim)), keepdim=False)
+
+    return call
+
+
+largest_of_all = _of_all_elements("amax")
+smallest_of_all = _of_all_elements("amin")
 
 
 def _logsumexp_forward(x: Array, dim: tuple[int, ...], keepdim: bool) -> NumpyResult:

@@ -378,7 +378,7 @@ def _extreme_call(
 largest = _extreme_call(
     "max",
     P.maximum,
-    RD.amax,
+    RD.largest_of_all,
     _arg_largest,
     "largest",
     """The largest element (ties share the gradient); along ``dim`` the values or (output
@@ -387,7 +387,7 @@ largest = _extreme_call(
 smallest = _extreme_call(
     "min",
     P.minimum,
-    RD.amin,
+    RD.smallest_of_all,
     _arg_smallest,
     "smallest",
     """The smallest element (ties share the gradient); along ``dim`` the values or (output

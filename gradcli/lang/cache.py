@@ -48,7 +48,8 @@ else:  # Python's own SHA-256: ``import hashlib`` loads OpenSSL, a few ms of eve
             from hashlib import sha256
 
 # Bump when the IR changes meaning, so that no stale entry is read by a new build.
-IR_FORMAT = 6  # 5: typed nodes, a call's options apart from its operands; 6: None operands
+IR_FORMAT = 7  # 5: typed nodes, a call's options apart from its operands; 6: None operands;
+# 7: an imaginary literal is one complex constant (1e400j: complex(0, inf))
 
 # An entry is a few times the size of its source; anything beyond this is not one of ours.
 ENTRY_BYTES_PER_SOURCE_BYTE = 64

@@ -23,6 +23,8 @@ def kinds(array: np.ndarray) -> set[str]:
     array = compact(array)
     if array.dtype.kind not in "fc" or np.all(np.isfinite(array)):
         return set()
+    if array.dtype.kind == "c":  # a complex number's parts, each as a real number
+        return kinds(array.real) | kinds(array.imag)
     found = set()
     if np.any(np.isnan(array)):
         found.add("nan")
@@ -40,7 +42,7 @@ def _operands(args) -> list[np.ndarray]:
             arrays.append(arg.data)
         elif isinstance(arg, list):
             arrays.extend(a.data for a in arg if isinstance(a, gc.Tensor))
-        elif isinstance(arg, float):
+        elif isinstance(arg, (float, complex)):
             arrays.append(np.asarray(arg))
     return arrays
 
@@ -107,8 +109,16 @@ def note_overflow(statement, log) -> None:
         log.nonfinite.append(message)
 
 
+# An entry's reason of the form "overflow, or 0 * inf": an infinity came from the first, a NaN
+# from the second; the warning gives the one that fits what was found.
+_OVERFLOW = "overflow, or "
+
+
 def forward_message(statement, function: str, found: set[str]) -> str:
     reason = OPS[function].nonfinite
+    if reason is not None and reason.startswith(_OVERFLOW):
+        reason = reason[len(_OVERFLOW) :] if found == {"nan"} else reason
+        reason = "overflow" if "nan" not in found else reason
     what = ", ".join(sorted(found))
     return f"{statement.where} `{statement.text}`: {function} gave {what} ({reason})"
 

@@ -366,10 +366,16 @@ class Numbers:
             for arg, value in zip(node.args, args)
         ]
         if not any(isinstance(a, (gc.Tensor, list)) for a in operands):
-            # A function of numbers only, like sin(1): its number gets the run's dtype.
-            operands = [None if a is None else gc.tensor(a, dtype=self.dtype) for a in operands]
+            # A function of numbers only, like sin(1): its number gets the run's dtype (its
+            # complex kind for a complex number: inf * 1j, which the parser leaves unfolded).
+            operands = [None if a is None else self._number(a) for a in operands]
         op = F.OPS[node.op]
         return self.apply(node.op, op.call, op.arranged(operands, node.params))
+
+    def _number(self, value) -> gc.Tensor:
+        if isinstance(value, complex):  # the run's dtype's complex kind, as x * 2j gives
+            return gc.tensor(0.0, dtype=self.dtype) + value
+        return gc.tensor(value, dtype=self.dtype)
 
     def _tensor(self, value) -> gc.Tensor:
         return value if isinstance(value, gc.Tensor) else gc.tensor(value, dtype=self.dtype)

@@ -373,3 +373,25 @@ def test_renderings_match_snapshots(cli, snapshot, args, fmt):
 def test_rendering_numbers_match_torch(cli_json, torch_oracle, args):
     """The numbers of test_renderings_match_snapshots' snapshots, at full precision."""
     torch_oracle(list(args), cli_json(*args))
+
+
+def test_an_overflow_is_named_an_overflow(cli):
+    """issue 27: ``x * 1e308 * 10`` said "mul gave inf (0 * inf)"; an infinity from finite
+    operands is an overflow, a NaN from mul is 0 * inf."""
+    result = cli("eval", "-e", "y = x * 1e308 * 10; z = y * 0", "--x", "1,2")
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning")]
+    assert "`y = x * 1e308 * 10`: mul gave inf (overflow)" in warnings[0]
+    assert "`z = y * 0`: mul gave nan (0 * inf)" in warnings[1]
+
+
+def test_an_imaginary_literal_beyond_float64_is_python_s_complex_0_inf(cli):
+    """issue 27: ``x * 1e400j`` exited 70; Python reads 1e400j as complex(0, inf), so torch
+    gives nan+infj (the real part 1 * 0 - 0 * inf)."""
+    result = cli(
+        "eval", "-e", "y = x * 1e400j", "--x", "1,2", "--format", "json", "--nonfinite", "string"
+    )
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["values"]["y"] == [["nan", "inf"], ["nan", "inf"]]
+    assert any("1e400j is beyond float64's range" in w for w in out["warnings"])
+    assert any("mul gave nan (0 * inf)" in w for w in out["warnings"])

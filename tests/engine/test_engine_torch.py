@@ -233,10 +233,9 @@ NONFINITE_DIFFERS = {
     "group_norm": "torch's fused rule sums the cotangent first",
     "binary_cross_entropy_with_logits_weighted": "torch's rule weights the cotangent first",
     "scaled_dot_product_attention": "torch's fused rule",
-    "max": "torch's max() spreads the cotangent with a mask; here it multiplies",
-    "min": "torch's min() spreads the cotangent with a mask; here it multiplies",
-    "einsum": "torch's diagonal rule writes into zeros; here it multiplies by an identity",
-    "matrix_power": "torch gives zeros for n = 0; here the cotangent times 0",
+    # repeated letters (torch writes the diagonal into zeros) match; a letter of size 1 in one
+    # operand: torch sums it out of the others first, here the cotangent meets each element
+    "einsum": "torch sums a broadcast letter out of the other operand first",
     "qr": "torch's rule goes through triangular solves",
     "pinv": "torch's rule multiplies in another order",
 }
@@ -337,3 +336,59 @@ def test_prod_over_infinities_and_zeros_matches_torch(values, dtype):
         out.backward()
     np.testing.assert_array_equal(out.numpy(), t.prod().detach().numpy())
     np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("cotangent", [math.inf, -math.inf, math.nan, 2.0])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("values", [[1.0, 3.0, 3.0], [1.0, 5.0, 2.0], [math.nan, 1.0, 2.0]])
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_and_min_of_all_elements_select_the_cotangent_as_torch(name, values, dtype, cotangent):
+    """issue 27: torch's max()/min() fill the cotangent over the count into the extremes'
+    places (a NaN extreme: the NaNs) and 0 elsewhere; multiplying by a mask gave NaN there."""
+    t = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=True)
+    getattr(t, name)().backward(torch.tensor(cotangent, dtype=t.dtype))
+    x = gc.tensor(values, dtype=getattr(gc, dtype), requires_grad=True)
+    with np.errstate(all="ignore"):
+        getattr(x, name)().backward(gc.tensor(cotangent, dtype=getattr(gc, dtype)))
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize(
+    ("equation", "shapes"),
+    [
+        ("iij->j", [(3, 3, 2)]),
+        ("ii->i", [(4, 4)]),
+        ("ii", [(3, 3)]),
+        ("ij,jj->i", [(2, 3), (3, 3)]),
+    ],
+)
+def test_einsum_writes_a_repeated_letters_cotangent_onto_its_diagonal(equation, shapes):
+    """issue 27: off the diagonal of a repeated letter the gradient is 0, also where the
+    cotangent is infinite or NaN (an identity times inf gave NaN there)."""
+    rng = np.random.default_rng(5)
+    arrays = [rng.normal(size=shape) for shape in shapes]
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out = torch.einsum(equation, *ts)
+    v = rng.normal(size=tuple(out.shape))
+    v.reshape(-1)[0] = math.inf
+    v.reshape(-1)[-1] = math.nan if v.size > 1 else math.inf
+    expected = torch.autograd.grad(out, ts, torch.from_numpy(v))
+    xs = [gc.tensor(a, requires_grad=True) for a in arrays]
+    with np.errstate(all="ignore"):
+        got = gc.grad(gc.einsum(equation, *xs), xs, gc.tensor(v))
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-12, equal_nan=True)
+
+
+def test_matrix_power_0_has_gradient_0_whatever_the_cotangent():
+    """issue 27: torch's matrix_power(A, 0) gives zeros; the cotangent times 0 gave NaN."""
+    a = np.arange(9.0).reshape(3, 3)
+    v = np.ones((3, 3))
+    v[0, 0], v[1, 2] = math.inf, math.nan
+    t = torch.tensor(a, requires_grad=True)
+    torch.linalg.matrix_power(t, 0).backward(torch.from_numpy(v))
+    x = gc.tensor(a, requires_grad=True)
+    with np.errstate(all="ignore"):
+        gc.matrix_power(x, 0).backward(gc.tensor(v))
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+    assert not x.grad.numpy().any()
