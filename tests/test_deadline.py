@@ -159,3 +159,44 @@ def test_an_export_from_a_thread_stops_at_the_bound(monkeypatch):
     (error,) = found
     assert "export --to latex stopped after 0.5 s" in error.message
     assert "--timeout" in (error.hint or "")
+
+
+_AFTER_A_DEADLINE = """
+import time
+from gradcli.base import deadline
+from hypothesis import given, settings, strategies as st
+
+def spin():
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        pass
+
+try:
+    deadline.run_within(0.2, spin)
+except deadline.TimeUp:
+    pass
+
+@settings(max_examples=20, deadline=None, database=None)
+@given(n=st.integers(0, 100))
+def fails(n):
+    assert n < 3
+
+try:
+    fails()
+except AssertionError:
+    print("shrunk")
+"""
+
+
+def test_a_failing_hypothesis_test_after_a_deadline_fired_ends():
+    """A deadline that fired once left CPython 3.11's pending-exception flag set for good (the
+    interrupt was taken back with SetAsyncExc(NULL)): hypothesis then traced a failing test
+    to explain it and spun without end at a frame's first instruction. Run in a process of its
+    own, since a process that hangs so cannot be saved."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _AFTER_A_DEADLINE], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "shrunk", done.stderr[-2000:]

@@ -13,6 +13,12 @@ bookkeeping here is done under a C lock (a ``with`` of it runs no Python code th
 exception could cut short) in steps that may be done twice, and the call is a function, not
 a ``with`` block: a context manager's ``__exit__`` is Python code that the exception could
 skip.
+
+An interrupt the watchdog raised is never taken back (``PyThreadState_SetAsyncExc`` with
+NULL): in CPython 3.11 that leaves the interpreter's "async exception pending" flag set for
+good, and every later check of it runs the slow path; under a tracer (hypothesis traces a
+failing test to explain it) a frame's first instruction then runs again and again without
+end. A call that ends before its interrupt arrives lets it arrive instead, and drops it.
 """
 
 from __future__ import annotations
@@ -45,16 +51,15 @@ class _Interrupt(BaseException):
 
 class _Call:
     """One bounded call: its thread, its deadline, its interrupt, and whether the watchdog
-    has raised it (``fired``) and the call has taken back one still pending (``cleared``)."""
+    has raised it (``fired``)."""
 
-    __slots__ = ("thread", "deadline", "interrupt", "fired", "cleared")
+    __slots__ = ("thread", "deadline", "interrupt", "fired")
 
     def __init__(self, seconds: float):
         self.thread = threading.get_ident()
         self.deadline = time.monotonic() + max(seconds, 0.0)
         self.interrupt: type[_Interrupt] = type(f"_Interrupt{next(_numbers)}", (_Interrupt,), {})
         self.fired = False
-        self.cleared = False
 
 
 _numbers = itertools.count()
@@ -69,10 +74,10 @@ _watchdog: list[threading.Thread] = []
 _set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc  # looked up once: a C call after
 
 
-def _raise_in(thread: int, interrupt: type[BaseException] | None) -> None:
-    """Raise ``interrupt`` in ``thread`` at its next bytecode; None takes back one pending."""
-    exception = None if interrupt is None else ctypes.py_object(interrupt)
-    _set_async_exc(ctypes.c_ulong(thread), exception)
+def _raise_in(thread: int, interrupt: type[BaseException]) -> None:
+    """Raise ``interrupt`` in ``thread`` at its next check of pending work (a call, a loop's
+    jump back)."""
+    _set_async_exc(ctypes.c_ulong(thread), ctypes.py_object(interrupt))
 
 
 def _watch() -> None:
@@ -109,10 +114,8 @@ def _arm(call: _Call) -> None:
         _wakeups.put(None)
 
 
-def _disarm(call: _Call) -> None:
-    """Take ``call`` off the watchdog. When the watchdog fired at it, take back its interrupt
-    if still pending; an enclosing call that fired meanwhile (whose pending interrupt that
-    took back as well) is interrupted again."""
+def _disarm(call: _Call) -> bool:
+    """Take ``call`` off the watchdog; whether the watchdog has fired at it."""
     with _lock:
         _armed.discard(call)
         calls = _active.get(call.thread, [])
@@ -120,12 +123,18 @@ def _disarm(call: _Call) -> None:
             calls.remove(call)
         if not calls:
             _active.pop(call.thread, None)
-        if call.fired and not call.cleared:
-            call.cleared = True
-            _raise_in(call.thread, None)
-            enclosing = [c for c in calls if c.fired and not c.cleared]
-            if enclosing:
-                _raise_in(call.thread, enclosing[0].interrupt)
+        return call.fired
+
+
+def _let_arrive() -> None:
+    """Run a few checks of pending work, so that an interrupt raised in this thread and not
+    yet arrived arrives here (the first check delivers it; a work that caught it left none)."""
+    for _ in range(64):
+        _nothing()
+
+
+def _nothing() -> None:
+    """A call: its first instruction checks for pending work."""
 
 
 def run_within(seconds: float, function: Callable[[], T]) -> T:
@@ -139,11 +148,14 @@ def run_within(seconds: float, function: Callable[[], T]) -> T:
         failure = exc
     while True:
         try:
-            _disarm(call)
+            if _disarm(call) and not isinstance(failure, call.interrupt):
+                _let_arrive()  # its interrupt, raised as it ended: dropped when it arrives
             break
-        except _Interrupt as exc:  # one arrived while disarming: keep it, and finish
+        except _Interrupt as exc:  # one arrived while disarming
+            if isinstance(exc, call.interrupt):
+                continue  # this call's own, late: the call is over
             if failure is None or isinstance(failure, call.interrupt):
-                failure = exc
+                failure = exc  # an enclosing call's: it goes on up
     if isinstance(failure, call.interrupt):
         raise TimeUp(seconds) from None
     if failure is not None:

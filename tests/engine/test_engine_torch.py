@@ -266,7 +266,7 @@ NONFINITE_OPS = [
 
 @pytest.mark.parametrize("op", NONFINITE_OPS)
 # no shrinking: the known differences (xfail) fail on every case, and shrinking them only
-# costs time (and, after a gradcli deadline has fired in the process, spun without end)
+# costs time
 @settings(
     RULES,
     max_examples=max(EXAMPLES // 3, 1),

@@ -453,23 +453,8 @@ def test_the_hang_guard_stops_a_case_over_budget():
 
 def test_a_failing_case_reaches_hypothesis_which_shrinks_it():
     """A case that fails under the hang guard fails the test as hypothesis reports failures:
-    with the smallest failing input, not the first one it happened to find.
-
-    Run in a process of its own: in a pytest process where a sympy deadline of gradcli's has
-    fired (base/deadline.py, tests/test_deadline.py), hypothesis's shrinking of this failure
-    spins without end; the cause is not found yet (see the issue's closing note)."""
-    import subprocess
-    import sys
-
-    code = "import test_fuzz; test_fuzz.fails_and_shrinks()"
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=Path(__file__).parent,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    with the smallest failing input, not the first one it happened to find."""
+    fails_and_shrinks()
 
 
 def fails_and_shrinks() -> None:
