@@ -71,6 +71,27 @@ def test_an_inner_deadline_is_not_taken_for_the_outer_one():
     assert isinstance(result, deadline.TimeUp) and result.seconds == 0.3 and took < 3
 
 
+@pytest.mark.parametrize("inner", [0.3, 0.6, 5.0])
+def test_an_outer_deadline_is_not_lost_to_an_inner_one(inner):
+    """An outer call's deadline at the same moment as its inner call's (--timeout's and the
+    sympy budget clipped to it), before it, or long before it: the outer call times out. A
+    thread holds one pending interrupt, so a second raised while the first is pending would
+    take its place: the inner one, given up with a note, and the outer one lost (exit 0
+    where --timeout asked for 124)."""
+
+    def outer():
+        try:
+            deadline.run_within(inner, lambda: _spin(30))
+        except deadline.TimeUp:
+            return "the inner call gave up"
+        return "done"
+
+    for _ in range(5):
+        result, took = _timed(lambda: deadline.run_within(0.3, outer))
+        assert isinstance(result, deadline.TimeUp) and result.seconds == 0.3, result
+        assert took < 3
+
+
 def _spin_30() -> str:
     return _spin(30)
 

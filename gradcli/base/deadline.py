@@ -86,16 +86,24 @@ def _watch() -> None:
     while True:
         with _lock:
             now = time.monotonic()
-            for call in [c for c in _armed if c.deadline <= now]:
+            for call in sorted((c for c in _armed if c.deadline <= now), key=_depth):
                 _armed.discard(call)
                 call.fired = True
-                _raise_in(call.thread, call.interrupt)
+                # a thread holds one pending interrupt: one raised while an enclosing call's
+                # is pending would take its place; that one unwinds this call too
+                if not any(c.fired for c in _active[call.thread][: _depth(call)]):
+                    _raise_in(call.thread, call.interrupt)
             nearest = min((c.deadline for c in _armed), default=math.inf)
             _planned[0] = nearest
         try:
             _wakeups.get(timeout=None if nearest == math.inf else max(nearest - now, 0.0))
         except queue.Empty:
             pass
+
+
+def _depth(call: _Call) -> int:
+    """How many bounded calls of its thread enclose ``call`` (under ``_lock``)."""
+    return _active[call.thread].index(call)
 
 
 def _arm(call: _Call) -> None:
