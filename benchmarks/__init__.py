@@ -20,7 +20,22 @@ To add a suite (start-up time, compiled programs, Jacobians, batch mode, ...), w
 from __future__ import annotations
 
 import importlib
+import os
 from types import ModuleType
+
+# One thread for every library, set before any of them is imported (and inherited by the
+# processes the suites start): CPU time is then the time of one core, and no library gets a
+# second core that its peers do not use.
+ONE_THREAD = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "VECLIB_MAXIMUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+}
+for _name, _value in ONE_THREAD.items():
+    os.environ[_name] = _value
 
 #: Suite names, in the order ``python -m benchmarks`` runs them; each is a module of this package.
 SUITES: tuple[str, ...] = (

@@ -45,11 +45,13 @@ from .harness import (
     Result,
     add_absolute,
     add_ratios,
-    best_times,
     check_same,
     command,
+    cpu_times,
     optional_import,
     python_script,
+    results_of,
+    single,
     with_bytecode,
 )
 from .startup import EXPR, GRADCLI_ARGS
@@ -169,13 +171,10 @@ def run(quick: bool = False) -> list[Result]:
         outputs[CLI_JSON] = [_json_grads(root / "results.jsonl")]
         check_same(f"{SUITE}.{BENCHMARK}", outputs, BASELINE, RTOL)
 
-        times = best_times({**runs, **processes}, PROCESS_QUICK if quick else PROCESS_FULL)
+        times = cpu_times({**runs, **processes}, PROCESS_QUICK if quick else PROCESS_FULL)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    results = [
-        Result(SUITE, BENCHMARK, name, seconds * 1e3, repeats, BASELINE)
-        for name, (seconds, repeats) in times.items()
-    ]
+    results = results_of(SUITE, BENCHMARK, times, BASELINE)
     add_ratios(results, "", {})
     return add_absolute(results, ABSOLUTE_TARGETS) + commands(quick) + big_batches(quick)
 
@@ -244,13 +243,10 @@ def commands(quick: bool = False) -> list[Result]:
             assert float(outputs[IN_BATCH][0].max()) < 1e-6, "check's methods disagree"
         else:
             check_same(f"{SUITE}.{which}", outputs, "torch.func.vmap", 1e-10)
-        times = best_times(runs, PROCESS_QUICK if quick else PROCESS_FULL)
+        times = cpu_times(runs, PROCESS_QUICK if quick else PROCESS_FULL)
         benchmark = f"{which}, {COMMAND_POINTS} points"
-        results += [
-            Result(SUITE, benchmark, label, seconds * 1e3, repeats, IN_BATCH)
-            for label, (seconds, repeats) in times.items()
-        ]
-        rates.append(f"{which} {COMMAND_POINTS / times[IN_BATCH][0]:,.0f}")
+        results += results_of(SUITE, benchmark, times, IN_BATCH)
+        rates.append(f"{which} {COMMAND_POINTS / times[IN_BATCH].median:,.0f}")
     add_ratios(results, "", {})
     NOTES.append(f"batch, points/s at 10^4 points in one process: {', '.join(rates)}")
     return results
@@ -273,23 +269,25 @@ CHAIN = "; ".join(
 
 
 def _measured(
-    argv: list[str], cwd: Path, env: dict, stdout_path: Path | None = None
+    argv: list[str], cwd: Path, env: dict, stdout_path: Path | None = None, clock: str = "cpu"
 ) -> tuple[float, float]:
-    """One run of ``argv`` in a process of its own: (seconds, peak resident MB), its peak
-    resident set read from ``getrusage`` by a wrapper process that runs only it."""
+    """One run of ``argv`` in a process of its own: (seconds, peak resident MB), read from
+    ``getrusage`` by a wrapper process that runs only it; the seconds are its CPU time (user
+    and system, of it and its children), or with ``clock="wall"`` the wall clock."""
     wrapper = (
         "import resource, subprocess, sys, time\n"
-        "out = open(sys.argv[1], 'wb') if sys.argv[1] != '-' else subprocess.DEVNULL\n"
+        "out = open(sys.argv[2], 'wb') if sys.argv[2] != '-' else subprocess.DEVNULL\n"
         "start = time.perf_counter()\n"
-        "code = subprocess.run(sys.argv[2:], stdout=out).returncode\n"
-        "seconds = time.perf_counter() - start\n"
-        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
-        "print(code, seconds, peak)\n"
+        "code = subprocess.run(sys.argv[3:], stdout=out).returncode\n"
+        "wall = time.perf_counter() - start\n"
+        "used = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "seconds = wall if sys.argv[1] == 'wall' else used.ru_utime + used.ru_stime\n"
+        "print(code, seconds, used.ru_maxrss / 1024)\n"
     )
     full_env = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
     where = "-" if stdout_path is None else str(stdout_path)
     done = subprocess.run(
-        [sys.executable, "-c", wrapper, where, *argv],
+        [sys.executable, "-c", wrapper, clock, where, *argv],
         cwd=cwd, env=full_env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     code, seconds, peak = done.stdout.split()
@@ -333,7 +331,7 @@ def big_batches(quick: bool = False) -> list[Result]:
         benchmark = BIG.replace("10^7", label)
         for kind, name in (("npy", BIG_NPY), ("json", BIG_JSON)):
             seconds, _ = figures[(count, kind)]
-            results.append(Result(SUITE, benchmark, name, seconds * 1e3, 1, BIG_NPY))
+            results.append(single(SUITE, benchmark, name, seconds, BIG_NPY))
         add_ratios(results, "", {})
         results = add_absolute(results, {(benchmark, BIG_JSON): count / JSON_RATE * 1e3})
         (s5, m5), (s7, m7) = figures[(POINTS, "npy")], figures[(count, "npy")]
@@ -369,8 +367,10 @@ def _dask_rows(root: Path, gradcli: list[str], env: dict, quick: bool) -> list[R
     np.save(root / "chain.npy", x)
     args = ["grad", "-e", CHAIN, "--batch", "@chain.npy", "--out"]
     times = {
-        ONE_PROCESS: _measured([*gradcli[:1], *args, "one/"], root, env)[0],
-        LOCAL_2: _measured([*gradcli[:1], *args, "two/", "--dask", "local:2"], root, env)[0],
+        ONE_PROCESS: _measured([*gradcli[:1], *args, "one/"], root, env, clock="wall")[0],
+        LOCAL_2: _measured(
+            [*gradcli[:1], *args, "two/", "--dask", "local:2"], root, env, clock="wall"
+        )[0],
     }
     for key in ("grads.x", "values.y"):
         parts = [sorted((root / folder / key).iterdir()) for folder in ("one", "two")]
@@ -387,7 +387,7 @@ def _dask_rows(root: Path, gradcli: list[str], env: dict, quick: bool) -> list[R
             bound, "grad", rows, None, None, None, str(root / "in2") + "/", local.scheduler_address
         )
         times[ON_TWO] = time.perf_counter() - start
-    results = [Result(SUITE, benchmark, name, s * 1e3, 1, ONE_PROCESS) for name, s in times.items()]
+    results = [single(SUITE, benchmark, name, s, ONE_PROCESS, "wall") for name, s in times.items()]
     for r in results[2:]:
         r.baseline = IN_ONE
     add_ratios(results, "", {})

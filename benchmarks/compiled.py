@@ -43,7 +43,15 @@ from gradcli.engine.compile import trace
 from gradcli.lang import Program, parse_program
 
 from . import engine
-from .harness import FULL, QUICK, Result, add_ratios, best_times, check_same
+from .harness import (
+    FULL,
+    QUICK,
+    Result,
+    add_ratios,
+    check_same,
+    cpu_times,
+    results_of,
+)
 
 TITLE = "compiled passes (trace once, Tape.run): 1,000-step program chain and 512x1024 layer"
 
@@ -247,12 +255,9 @@ def run_chain(quick: bool) -> tuple[list[Result], list[str]]:
         runs["autograd"] = engine.chain_autograd(h0)
     compiling = _with_jax(runs, chain_jax_jit, h0)
     check_same(f"{SUITE}.chain", {name: fn() for name, fn in runs.items()}, BASELINE, RTOL)
-    times = best_times(runs, QUICK if quick else FULL)
-    results = [
-        Result(SUITE, "chain", name, seconds * 1e3, repeats, BASELINE)
-        for name, (seconds, repeats) in times.items()
-    ]
-    replay = times[SUBJECT][0]
+    times = cpu_times(runs, QUICK if quick else FULL)
+    results = results_of(SUITE, "chain", times, BASELINE)
+    replay = times[SUBJECT].median
     notes = [
         f"compiled.chain one-off costs: parse_program {parse_seconds * 1e3:.0f} ms "
         f"(= {parse_seconds / replay:.0f} replays), trace {trace_seconds * 1e3:.0f} ms "
@@ -276,14 +281,11 @@ def run_layer(quick: bool) -> tuple[list[Result], list[str]]:
         runs["torch"] = engine.layer_torch(x, W, b, y)
     compiling = _with_jax(runs, layer_jax_jit, x, W, b, y)
     check_same(f"{SUITE}.layer", {name: fn() for name, fn in runs.items()}, BASELINE, RTOL)
-    times = best_times(runs, QUICK if quick else FULL)
-    results = [
-        Result(SUITE, "layer", name, seconds * 1e3, repeats, BASELINE)
-        for name, (seconds, repeats) in times.items()
-    ]
+    times = cpu_times(runs, QUICK if quick else FULL)
+    results = results_of(SUITE, "layer", times, BASELINE)
     notes = [
         f"compiled.layer one-off cost: trace {trace_seconds * 1e3:.0f} ms "
-        f"(= {trace_seconds / times[SUBJECT][0]:.1f} replays); the tape has {len(tape.steps)} "
+        f"(= {trace_seconds / times[SUBJECT].median:.1f} replays); the tape has {len(tape.steps)} "
         f"steps: {', '.join(step[0] for step in tape.steps)}"
     ]
     notes += [f"compiled.layer {line}" for line in compiling]

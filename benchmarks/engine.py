@@ -33,9 +33,10 @@ from .harness import (
     QUICK,
     Result,
     add_ratios,
-    best_times,
     check_same,
+    cpu_times,
     optional_import,
+    results_of,
 )
 
 TITLE = "eager forward + backward: gradcli vs hand-written numpy, torch, HIPS autograd, jax"
@@ -311,11 +312,8 @@ def run_benchmark(name: str, quick: bool = False) -> list[Result]:
     inputs = make_inputs()
     runs = {impl: make(**inputs) for impl, make in _available(implementations).items()}
     check_same(f"{SUITE}.{name}", {impl: run() for impl, run in runs.items()}, BASELINE, RTOL)
-    times = best_times(runs, QUICK if quick else FULL)
-    return [
-        Result(SUITE, name, impl, seconds * 1e3, repeats, BASELINE)
-        for impl, (seconds, repeats) in times.items()
-    ]
+    times = cpu_times(runs, QUICK if quick else FULL)
+    return results_of(SUITE, name, times, BASELINE)
 
 
 def run(quick: bool = False) -> list[Result]:

@@ -21,7 +21,15 @@ from gradcli.engine.compile import trace
 from gradcli.lang import parse_program
 
 from . import engine
-from .harness import FULL, QUICK, Result, add_ratios, best_times, check_same
+from .harness import (
+    FULL,
+    QUICK,
+    Result,
+    add_ratios,
+    check_same,
+    cpu_times,
+    results_of,
+)
 
 TITLE = "operation groups: one compiled program per group vs hand-written numpy"
 SUITE = "groups"
@@ -263,11 +271,8 @@ def run(quick: bool = False) -> list[Result]:
         if anchor is not None:
             runs["torch"] = anchor
         check_same(f"{SUITE}.{case.group}", {n: fn() for n, fn in runs.items()}, BASELINE, RTOL)
-        times = best_times(runs, QUICK if quick else FULL)
-        results += [
-            Result(SUITE, case.group, name, seconds * 1e3, repeats, BASELINE)
-            for name, (seconds, repeats) in times.items()
-        ]
+        times = cpu_times(runs, QUICK if quick else FULL)
+        results += results_of(SUITE, case.group, times, BASELINE)
     return add_ratios(results, SUBJECT, {})
 
 

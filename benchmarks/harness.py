@@ -1,10 +1,14 @@
 """Shared machinery for the benchmark suites: timing, checking, machine facts, table and JSON.
 
-Timing follows one rule everywhere (:func:`best_times`): the implementations of one benchmark
-are warmed up once each, then timed with ``time.perf_counter`` in interleaved rounds (each round
-calls every implementation, the fast ones several times, for about ``round_seconds`` each), and
-each implementation's best (minimum) call is reported. Interleaving makes every implementation
-sample the same moments of a shared, noisy machine, so their ratios stay fair. The garbage
+Timing follows one rule everywhere (:func:`cpu_times`), made to hold on a shared, busy
+machine: the implementations of one benchmark are warmed up once each, then timed in
+interleaved rounds (each round calls every implementation, the fast ones several times, for
+about ``round_seconds`` each), and what is counted is CPU time, of this process and of the
+processes it waited for (``resource.getrusage``), not the wall clock: time the machine gave to
+other work is not counted. Each implementation's figure is the median of its rounds, with the
+lowest and highest round beside it; a ratio is the median of the rounds' ratios (the two
+implementations of a round ran at the same moments), with its spread. Every library is held to
+one thread (``benchmarks/__init__.py``), so that CPU time is the time of one core. The garbage
 collector stays on, as a user would have it, but is emptied before each implementation's turn.
 """
 
@@ -16,6 +20,8 @@ import importlib.metadata
 import json
 import os
 import platform
+import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -37,30 +43,80 @@ class Timing:
 
 
 #: The default timing, and the one for ``--quick``.
-FULL = Timing(rounds=5, round_seconds=0.15)
-QUICK = Timing(rounds=3, round_seconds=0.05)
+FULL = Timing(rounds=7, round_seconds=0.15)
+QUICK = Timing(rounds=5, round_seconds=0.04)
 
 #: For benchmarks that start processes (a fraction of a second to seconds a call): a warm-up,
-#: then the best of 7 (3 with ``--quick``) interleaved calls; in-process functions timed in the
-#: same rounds still get several calls a round.
+#: then 7 (5 with ``--quick``) interleaved rounds of one call each; in-process functions timed
+#: in the same rounds still get several calls a round.
 PROCESS_FULL = Timing(rounds=7, round_seconds=0.15)
-PROCESS_QUICK = Timing(rounds=3, round_seconds=0.05)
+PROCESS_QUICK = Timing(rounds=5, round_seconds=0.02)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One implementation's CPU time a call: the median of its rounds, the lowest and highest
+    round, each round's (in the order run, for ratios round by round) and the calls timed."""
+
+    median: float
+    low: float
+    high: float
+    rounds: tuple[float, ...]
+    calls: int
+
+    @classmethod
+    def of(cls, rounds: Sequence[float], calls: int) -> Figure:
+        return cls(statistics.median(rounds), min(rounds), max(rounds), tuple(rounds), calls)
 
 
 @dataclass
 class Result:
-    """One figure: the best time of one implementation on one benchmark."""
+    """One row: the CPU time of one implementation on one benchmark, against its baseline."""
 
     suite: str
     benchmark: str
     implementation: str
-    best_ms: float
+    median_ms: float
+    low_ms: float
+    high_ms: float
     repeats: int
     baseline: str
+    rounds_ms: tuple[float, ...] = ()
     ratio: float | None = None
+    ratio_low: float | None = None
+    ratio_high: float | None = None
     target: float | None = None
     status: str = ""
     target_ms: float | None = None  # an absolute target, where the issue states one
+    clock: str = "cpu"  # "wall" for the rows whose point is time saved by running in parallel
+
+
+def results_of(
+    suite: str, benchmark: str, times: Mapping[str, Figure], baseline: str
+) -> list[Result]:
+    """A row for each implementation's figure."""
+    return [
+        Result(
+            suite,
+            benchmark,
+            name,
+            f.median * 1e3,
+            f.low * 1e3,
+            f.high * 1e3,
+            f.calls,
+            baseline,
+            tuple(r * 1e3 for r in f.rounds),
+        )
+        for name, f in times.items()
+    ]
+
+
+def single(
+    suite: str, benchmark: str, name: str, seconds: float, baseline: str, clock: str = "cpu"
+) -> Result:
+    """A row of one measurement (a run too long to repeat): no spread."""
+    ms = seconds * 1e3
+    return Result(suite, benchmark, name, ms, ms, ms, 1, baseline, (ms,), clock=clock)
 
 
 def optional_import(name: str) -> ModuleType | None:
@@ -71,8 +127,15 @@ def optional_import(name: str) -> ModuleType | None:
         return None
 
 
-def best_times(fns: dict[str, Callable[[], Any]], timing: Timing) -> dict[str, tuple[float, int]]:
-    """Time each function in interleaved rounds: name to (best seconds, number of timed calls).
+def cpu_seconds() -> float:
+    """CPU time (user and system) of this process and of the processes it has waited for."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def cpu_times(fns: dict[str, Callable[[], Any]], timing: Timing) -> dict[str, Figure]:
+    """Time each function in interleaved rounds: its CPU time a call, round by round.
 
     After one warm-up call each, every round calls each function ``round_seconds`` divided by its
     warm-up time times (at least once), so that a slow one costs one call a round.
@@ -80,18 +143,18 @@ def best_times(fns: dict[str, Callable[[], Any]], timing: Timing) -> dict[str, t
     calls = {}
     for name, fn in fns.items():
         gc.collect()
-        start = time.perf_counter()
+        start = cpu_seconds()
         fn()
-        calls[name] = max(1, int(timing.round_seconds / max(time.perf_counter() - start, 1e-9)))
-    best = dict.fromkeys(fns, float("inf"))
+        calls[name] = max(1, int(timing.round_seconds / max(cpu_seconds() - start, 1e-6)))
+    rounds: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(timing.rounds):
         for name, fn in fns.items():
             gc.collect()
+            start = cpu_seconds()
             for _ in range(calls[name]):
-                start = time.perf_counter()
                 fn()
-                best[name] = min(best[name], time.perf_counter() - start)
-    return {name: (best[name], calls[name] * timing.rounds) for name in fns}
+            rounds[name].append((cpu_seconds() - start) / calls[name])
+    return {name: Figure.of(rounds[name], calls[name] * timing.rounds) for name in fns}
 
 
 def check_same(
@@ -121,10 +184,16 @@ def check_same(
 
 
 def add_ratios(results: list[Result], subject: str, targets: dict[str, float]) -> list[Result]:
-    """Fill each result's ratio to its baseline, and PASS/MISS for ``subject`` against targets."""
-    base = {(r.benchmark, r.implementation): r.best_ms for r in results}
+    """Fill each result's ratio to its baseline (the median of the rounds' ratios where both
+    were timed in the same rounds, with their spread), and PASS/MISS for ``subject``."""
+    base = {(r.benchmark, r.implementation): r for r in results}
     for r in results:
-        r.ratio = r.best_ms / base[(r.benchmark, r.baseline)]
+        b = base[(r.benchmark, r.baseline)]
+        if len(r.rounds_ms) == len(b.rounds_ms) > 1:
+            ratios = [mine / theirs for mine, theirs in zip(r.rounds_ms, b.rounds_ms, strict=True)]
+            r.ratio, r.ratio_low, r.ratio_high = statistics.median(ratios), min(ratios), max(ratios)
+        else:
+            r.ratio = r.median_ms / b.median_ms
         if r.implementation == subject and r.benchmark in targets:
             r.target = targets[r.benchmark]
             r.status = "PASS" if r.ratio <= r.target else "MISS"
@@ -137,7 +206,7 @@ def add_absolute(results: list[Result], targets: Mapping[tuple[str, str], float]
         target = targets.get((r.benchmark, r.implementation))
         if target is not None:
             r.target_ms = target
-            r.status = "PASS" if r.best_ms <= target else "MISS"
+            r.status = "PASS" if r.median_ms <= target else "MISS"
     return results
 
 
@@ -205,6 +274,9 @@ def _version(dist: str) -> str | None:
 def machine_facts() -> dict[str, Any]:
     """Facts that decide the figures: versions, CPU count, BLAS set-up, thread pools."""
     facts: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
+        "threads": "1 per library (benchmarks/__init__.py); times are CPU time",
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
@@ -246,16 +318,28 @@ def print_facts(facts: dict[str, Any]) -> None:
         print(f"  {'threadpools':<{width}}  (threadpoolctl not installed)")
 
 
+def _ms(value: float) -> str:
+    return f"{value:.3f}" if value < 100 else f"{value:.1f}"
+
+
+def _spread(low: float | None, high: float | None, text: Callable[[float], str]) -> str:
+    return "" if low is None or high is None or low == high else f"{text(low)}-{text(high)}"
+
+
 def print_table(results: Iterable[Result]) -> None:
-    """Print the figures as an aligned table: benchmark, implementation, best ms, ratio, target."""
+    """Print the figures as an aligned table: benchmark, implementation, the median CPU ms a
+    call and its rounds' spread, the ratio to the baseline and its spread, calls, target."""
     results = list(results)
-    header = ("benchmark", "implementation", "best (ms)", "ratio", "repeats", "target", "")
+    header = ("benchmark", "implementation", "ms", "rounds", "ratio", "rounds", "calls",
+              "target", "")  # fmt: skip
     rows = [
         (
             f"{r.suite}.{r.benchmark}",
-            r.implementation,
-            f"{r.best_ms:.3f}",
+            r.implementation + (" (wall clock)" if r.clock == "wall" else ""),
+            _ms(r.median_ms),
+            _spread(r.low_ms, r.high_ms, _ms),
             "" if r.ratio is None else f"{r.ratio:.2f}x",
+            _spread(r.ratio_low, r.ratio_high, lambda x: f"{x:.2f}"),
             str(r.repeats),
             f"<= {r.target:g}x"
             if r.target is not None
@@ -265,7 +349,7 @@ def print_table(results: Iterable[Result]) -> None:
         for r in results
     ]
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
-    right = {2, 3, 4}  # numeric columns
+    right = {2, 3, 4, 5, 6}  # numeric columns
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(
@@ -273,6 +357,9 @@ def print_table(results: Iterable[Result]) -> None:
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ).rstrip()
 
+    print("CPU time a call, median of the rounds (the lowest and highest round beside it);")
+    print("a ratio is the median of the rounds' ratios to the baseline (run in the same rounds)")
+    print()
     print(line(header))
     print("  ".join("-" * w for w in widths).rstrip())
     previous = None

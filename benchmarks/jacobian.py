@@ -41,7 +41,16 @@ import numpy as np
 import gradcli as gc
 
 from . import engine
-from .harness import FULL, QUICK, Result, add_absolute, add_ratios, best_times, check_same
+from .harness import (
+    FULL,
+    QUICK,
+    Result,
+    add_absolute,
+    add_ratios,
+    check_same,
+    cpu_times,
+    results_of,
+)
 
 TITLE = "Jacobians: tanh(A @ x) dense and structured, element-wise and stencil sparse"
 
@@ -205,7 +214,7 @@ def structured_implementations(A: np.ndarray, x: np.ndarray) -> dict[str, Callab
 def speedups(results: list[Result]) -> list[str]:
     """How many times faster the structured Jacobian (its replay, and its first call) is than
     each peer that ran, against the issue's target."""
-    best = {(r.benchmark, r.implementation): r.best_ms for r in results}
+    best = {(r.benchmark, r.implementation): r.median_ms for r in results}
     lines = []
     for n in SIZES:
         benchmark = f"structured tanh(A @ x), n={n}"
@@ -316,11 +325,8 @@ def stencil_structured(x: np.ndarray) -> Callable[[], Any]:
 def _timed(benchmark: str, runs: dict[str, Callable[[], Any]], quick: bool) -> list[Result]:
     outputs = {k: _as_list(fn()) for k, fn in runs.items()}
     check_same(f"{SUITE}.{benchmark}", outputs, BASELINE, RTOL)
-    times = best_times(runs, QUICK if quick else FULL)
-    return [
-        Result(SUITE, benchmark, name, seconds * 1e3, repeats, BASELINE)
-        for name, (seconds, repeats) in times.items()
-    ]
+    times = cpu_times(runs, QUICK if quick else FULL)
+    return results_of(SUITE, benchmark, times, BASELINE)
 
 
 def _as_list(value: Any) -> list[Any]:

@@ -37,9 +37,10 @@ from .harness import (
     Timing,
     add_absolute,
     add_ratios,
-    best_times,
     command,
+    cpu_times,
     python_script,
+    results_of,
     with_bytecode,
 )
 
@@ -145,15 +146,14 @@ def _run_in_process(folder: Path, quick: bool) -> list[Result]:
         calls |= {f"{group}: {case}": _in_process(args, exit_code) for case, args in cases.items()}
     for call in calls.values():  # warms up, and checks the exit codes
         call()
-    times = best_times(calls, IN_PROCESS_QUICK if quick else IN_PROCESS_FULL)
+    times = cpu_times(calls, IN_PROCESS_QUICK if quick else IN_PROCESS_FULL)
     shown = {IN_PROCESS_BASELINE: IN_PROCESS_BASELINE}
     for group in groups:
-        case = max((c for c in times if c.startswith(f"{group}: ")), key=lambda c: times[c][0])
+        case = max((c for c in times if c.startswith(f"{group}: ")), key=lambda c: times[c].median)
         shown[f"slowest of {case}"] = case
-    results = [
-        Result(SUITE, IN_PROCESS, name, times[case][0] * 1e3, times[case][1], IN_PROCESS_BASELINE)
-        for name, case in shown.items()
-    ]
+    results = results_of(
+        SUITE, IN_PROCESS, {name: times[case] for name, case in shown.items()}, IN_PROCESS_BASELINE
+    )
     add_ratios(results, IN_PROCESS_BASELINE, {})
     return add_absolute(results, {(IN_PROCESS, r.implementation): SECOND for r in results[1:]})
 
@@ -172,14 +172,11 @@ def run(quick: bool = False) -> list[Result]:
             processes[name] = command([gradcli, *argv], env=env, exit_code=exit_code)
         for process in processes.values():  # warms up, and checks the exit codes
             process()
-        times = best_times(processes, PROCESS_QUICK if quick else PROCESS_FULL)
+        times = cpu_times(processes, PROCESS_QUICK if quick else PROCESS_FULL)
         in_process = _run_in_process(root, quick)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    results = [
-        Result(SUITE, BENCHMARK, name, seconds * 1e3, repeats, BASELINE)
-        for name, (seconds, repeats) in times.items()
-    ]
+    results = results_of(SUITE, BENCHMARK, times, BASELINE)
     add_ratios(results, BASELINE, {})
     targets = {(BENCHMARK, name): SECOND for name in times if name != BASELINE}
     return add_absolute(results, targets) + in_process

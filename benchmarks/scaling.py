@@ -34,7 +34,14 @@ from gradcli.engine.compile import trace
 from gradcli.lang import parse_program
 
 from . import batch, compiled, engine, jacobian
-from .harness import FULL, QUICK, Result, best_times, check_same
+from .harness import (
+    FULL,
+    QUICK,
+    Result,
+    check_same,
+    cpu_times,
+    results_of,
+)
 
 TITLE = "scaling: compiled chain length, Jacobian size, batch points; time per unit of work"
 
@@ -150,19 +157,17 @@ def series(
         runs = make(size)
         outputs = {impl: _as_outputs(fn()) for impl, fn in runs.items()}
         check_same(f"{SUITE}.{name} {unit}={_label(size)}", outputs, BASELINE, RTOL)
-        times = best_times(runs, QUICK if quick else FULL)
-        per_size[size] = {impl: seconds for impl, (seconds, _) in times.items()}
-        for impl, (seconds, repeats) in times.items():
-            rows.append(
-                Result(SUITE, name, f"{impl}, {unit}={_label(size)}", seconds * 1e3, repeats, "")
-            )
+        times = cpu_times(runs, QUICK if quick else FULL)
+        per_size[size] = {impl: figure.median for impl, figure in times.items()}
+        labelled = {f"{impl}, {unit}={_label(size)}": figure for impl, figure in times.items()}
+        rows += results_of(SUITE, name, labelled, "")
     # each row's baseline: the same implementation at the previous size
     for impl in (SUBJECT, BASELINE):
         previous = None
         for r in rows:
             if r.implementation.startswith(impl + ","):
                 r.baseline = (previous or r).implementation
-                r.ratio = r.best_ms / (previous or r).best_ms
+                r.ratio = r.median_ms / (previous or r).median_ms
                 previous = r
     rows.sort(key=lambda r: not r.implementation.startswith(SUBJECT))
     notes, exponents = [], []

@@ -47,10 +47,11 @@ from .harness import (
     Result,
     add_absolute,
     add_ratios,
-    best_times,
     check_same,
     command,
+    cpu_times,
     python_script,
+    results_of,
     with_bytecode,
 )
 
@@ -201,19 +202,13 @@ def run(quick: bool = False) -> list[Result]:
             raise AssertionError(f"{SUITE}: gradcli wrote no parse cache entry in {warm}")
 
         timing = PROCESS_QUICK if quick else PROCESS_FULL
-        times = best_times(processes, timing)
-        run_times = best_times(_run_processes(root, bytecode), timing)
+        times = cpu_times(processes, timing)
+        run_times = cpu_times(_run_processes(root, bytecode), timing)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    results = [
-        Result(SUITE, BENCHMARK, name, seconds * 1e3, repeats, BASELINE)
-        for name, (seconds, repeats) in times.items()
-    ]
+    results = results_of(SUITE, BENCHMARK, times, BASELINE)
     add_ratios(results, SECOND, TARGETS)
     if RUN_BASELINE in run_times:  # the run benchmark's ratios are to torch
-        runs = [
-            Result(SUITE, RUN_BENCHMARK, name, seconds * 1e3, repeats, RUN_BASELINE)
-            for name, (seconds, repeats) in run_times.items()
-        ]
+        runs = results_of(SUITE, RUN_BENCHMARK, run_times, RUN_BASELINE)
         results += add_ratios(runs, RUN_SECOND, RUN_TARGETS)
     return add_absolute(results, ABSOLUTE_TARGETS)
