@@ -4,18 +4,18 @@ Two benchmarks, each against the seed's own ``vjp`` call, which succeeds (a rati
 refusing costs no more than answering; the issue's target is that no rejection takes longer
 than a second):
 
-* ``refuse``: the wall time of a whole ``gradcli`` process that refuses its input, for one
+* ``refuse``: the CPU time of a whole ``gradcli`` process that refuses its input, for one
   input of each kind (code smuggled into a program or a value, look-alike characters, deep and
   long text, huge sizes, huge powers in sympy's hands, a pickle), baseline ``gradcli (seed
   vjp)``. Every command first runs once and must exit 2 (``check`` exits 1: its methods
   disagree on the inf it is given; the baseline exits 0); then each is timed in interleaved
-  rounds, best of 7 (3 with ``--quick``), with compiled bytecode and a warm parse cache, as an
+  rounds, the median of 7 (5 with ``--quick``), with compiled bytecode and a warm parse cache, as an
   installed gradcli runs a second time.
 * ``refuse-in-process``: every input the tests try (``tests/cli/hostile.py``: the hostile
   programs and the hostile values and options of ``test_cli_safety.py``, which must exit 2,
   and the huge powers of ``test_cli_limits.py``, which are floats, exit 0), each run through
-  Typer's ``CliRunner`` in this process (imports done, ``--no-cache``), best of 5 (3 with
-  ``--quick``) after a warm-up that checks the exit code; baseline ``gradcli (seed vjp, in
+  Typer's ``CliRunner`` in this process (imports done, ``--no-cache``), the median of 5 (3
+  with ``--quick``) after a warm-up that checks the exit code; baseline ``gradcli (seed vjp, in
   process)``. One row per group: its slowest input, named.
 """
 
@@ -59,9 +59,9 @@ IN_PROCESS_QUICK = Timing(rounds=3, round_seconds=0.01)
 HOSTILE = Path(__file__).resolve().parents[1] / "tests" / "cli" / "hostile.py"
 
 NOTES = (
-    "target (from the issue): every rejection answers within 1 s (refuse: whole process, best "
-    "of 7;",
-    "                         refuse-in-process: the slowest input of each group, best of 5).",
+    "target (from the issue): every rejection answers within 1 s of CPU time (refuse: whole "
+    "process, median of 7;",
+    "                         refuse-in-process: the slowest input of each group, median of 5).",
 )
 
 

@@ -1,6 +1,6 @@
 """Start-up benchmarks: one small ``gradcli vjp`` call, as a user runs it, in a new process.
 
-One benchmark, ``vjp``: the wall time of a whole process, from start to exit, for
+One benchmark, ``vjp``: the CPU time of a whole process, from start to exit, for
 
 * ``gradcli (second run)``: ``gradcli vjp --expr "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2
   --v 1,1,1 --format json`` with a parse cache that already holds the program (the usual case:
@@ -26,7 +26,7 @@ its ratios are to torch. All three must print the same text.
 
 The outputs of gradcli (both runs) and of the torch and jax scripts are checked to agree (values
 of y and the vjp for x) before anything is timed. Every command is run once to warm up, then 7
-times (3 with ``--quick``) in interleaved rounds; the best call is reported.
+times (5 with ``--quick``) in interleaved rounds; the median call is reported.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ NOTES = (
     "targets (issue 15): startup.vjp gradcli second run <= 1.15x "
     "`python -c 'import numpy, typer, rich.table'`;",
     "                          gradcli first run (empty parse cache) <= 1.0 s. "
-    "Every row is a whole process (start to exit), best of 7 after a warm-up;",
+    "Every row is a whole process (start to exit), median of 7 after a warm-up;",
     "                          gradcli's rows run with compiled bytecode (PYTHONPYCACHEPREFIX "
     "in a temporary directory), as an installed gradcli does.",
     "                          startup.run: `gradcli run` on the seed's first example <= 0.2x "
