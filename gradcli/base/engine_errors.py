@@ -49,6 +49,16 @@ class DtypeError(EngineError, TypeError):
     require grad."""
 
 
+class ValueKindError(EngineError, TypeError):
+    """A function was given a value of a kind it does not take: not a tensor, or not a tuple of
+    tensors, where torch's function asks for one. A ``TypeError``, as in PyTorch."""
+
+
+class UnsupportedError(EngineError, NotImplementedError):
+    """A combination of options that torch does not implement either (a
+    ``NotImplementedError``, as in PyTorch): a forward-mode Jacobian with ``create_graph``."""
+
+
 class SizeError(EngineError, RuntimeError):
     """An operation would make a value larger than --max-elements or --max-memory allow
     (checked before it is allocated). ``hint`` says which option raises the limit. A

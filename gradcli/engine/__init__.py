@@ -18,6 +18,8 @@ from ..base.engine_errors import (
     ScalarOutputError,
     ShapeError,
     SizeError,
+    UnsupportedError,
+    ValueKindError,
 )
 from ..ops.table import OPS
 from . import activations as _activations  # noqa: F401 - declares relu, gelu, softplus, ...
@@ -101,6 +103,8 @@ __all__ = [
     "ComplexOutputError",
     "ShapeError",
     "SizeError",
+    "UnsupportedError",
+    "ValueKindError",
     "NonfiniteTangent",
     "Tensor",
     "arange",
