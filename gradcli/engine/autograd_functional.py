@@ -21,40 +21,11 @@ import numpy as np
 
 from ..base.engine_errors import GradError, UnsupportedError, ValueKindError
 from ..base.torch_text import size_repr
+from .levels import Level, autograd_grad, dummies, zeros_like
 from .rearranging import stack
-from .tensor import Tensor, grad, set_grad_enabled
+from .tensor import Tensor, set_grad_enabled
 
 Function = Callable[..., Any]
-
-
-def autograd_grad(
-    outputs: Sequence[Tensor | None],
-    inputs: Sequence[Tensor],
-    cotangents: Sequence[Tensor | None] | None = None,
-    create_graph: bool = False,
-    retain_graph: bool | None = None,
-) -> tuple[Tensor | None, ...]:
-    """``torch.autograd.grad`` of the outputs that require grad (the others, and None, are
-    left out with their cotangents), None for an input they do not reach; all None when no
-    output requires grad. The transforms' shared reverse pass, as torch's ``_autograd_grad``."""
-    if cotangents is None:
-        cotangents = [None] * len(outputs)
-    chosen = [(o, c) for o, c in zip(outputs, cotangents) if o is not None and o.requires_grad]
-    if not chosen:
-        return (None,) * len(inputs)
-    return grad(
-        [o for o, _ in chosen],
-        list(inputs),
-        [c for _, c in chosen],
-        retain_graph=retain_graph,
-        create_graph=create_graph,
-        allow_unused=True,
-    )
-
-
-def zeros_like(x: Tensor) -> Tensor:
-    """A constant tensor of zeros of ``x``'s shape and dtype."""
-    return Tensor(np.zeros(x.shape, dtype=x.dtype))
 
 
 def _as_tuple(value: Any, what: str, function: str) -> tuple[bool, tuple[Tensor, ...]]:
@@ -77,7 +48,7 @@ def _unpacked(result: Any, many: bool) -> Any:
     return result if many else result[0]
 
 
-def _unpacked_blocks(blocks: tuple[tuple[Tensor, ...], ...], outs: bool, ins: bool) -> Any:
+def _unpacked_blocks(blocks: Any, outs: bool, ins: bool) -> Any:
     """torch's shape of a Jacobian: a tuple (per output) of tuples (per input), each level
     unpacked where there was no tuple."""
     rows = blocks if ins else tuple(row[0] for row in blocks)
@@ -247,11 +218,6 @@ def vjp(
     )
 
 
-def _dummies(like: Sequence[Tensor]) -> tuple[Tensor, ...]:
-    """Zeros that require grad: the cotangents ``u`` of the double-backward trick."""
-    return tuple(Tensor(np.zeros(x.shape, dtype=x.dtype), requires_grad=True) for x in like)
-
-
 def jvp(
     func: Function, inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False
 ) -> tuple[Any, Any]:
@@ -262,7 +228,7 @@ def jvp(
     vs = _given_v(v, xs, ins_many, "jvp", create_graph, "input")
     outs_many, outs = _outputs(func, xs, "jvp")
     _check_requires_grad(outs, "outputs", strict)
-    us = _dummies(outs)
+    us = dummies(outs)
     pulled = autograd_grad(outs, xs, us, create_graph=True)
     _check_requires_grad(pulled, "grad_inputs", strict)
     found = autograd_grad(pulled, us, vs, create_graph=create_graph)
@@ -280,16 +246,21 @@ def _basis(shape: tuple[int, ...], dtype: np.dtype[Any], k: int) -> Tensor:
 
 
 def _rows(
-    outs: tuple[Tensor, ...], xs: tuple[Tensor, ...], create_graph: bool, strict: bool
+    outs: tuple[Tensor, ...],
+    xs: tuple[Tensor, ...],
+    create_graph: bool,
+    strict: bool,
+    together: bool = False,
 ) -> tuple[tuple[Tensor, ...], ...]:
-    """The Jacobian's blocks (per output, per input) a backward pass per output element."""
-    blocks = []
+    """The Jacobian's blocks (per output, per input), a backward pass per output element.
+    ``together`` joins the rows of each input as torch's vectorized pass does (one tensor of
+    every output's rows, split), so that an input's blocks require grad alike."""
+    rows: list[list[list[Tensor]]] = [[[] for _ in xs] for _ in outs]
     for i, out in enumerate(outs):
         flat = out.reshape(-1)
-        rows: list[list[Tensor]] = [[] for _ in xs]
         for k in range(out.numel()):
             found = autograd_grad((flat[k],), xs, None, create_graph, retain_graph=True)
-            for j, (row, value, x) in enumerate(zip(rows, found, xs)):
+            for j, (value, x) in enumerate(zip(found, xs)):
                 if value is None:
                     if strict:
                         raise GradError(
@@ -302,9 +273,24 @@ def _rows(
                         "The jacobian of the user-provided function is independent of input "
                         f"{i}. This is not allowed in strict mode when create_graph=True."
                     )
-                row.append(value)
-        blocks.append(tuple(_joined(row, 0, out.shape, x) for row, x in zip(rows, xs)))
-    return tuple(blocks)
+                rows[i][j].append(value)
+    if not together:
+        return tuple(
+            tuple(_joined(rows[i][j], 0, out.shape, x) for j, x in enumerate(xs))
+            for i, out in enumerate(outs)
+        )
+    sizes = [out.numel() for out in outs]
+    per_input = []
+    for j, x in enumerate(xs):
+        whole = _joined([r for i in range(len(outs)) for r in rows[i][j]], 0, (sum(sizes),), x)
+        starts = np.cumsum([0, *sizes])
+        per_input.append(
+            [
+                whole[starts[i] : starts[i + 1]].reshape(out.shape + x.shape)
+                for i, out in enumerate(outs)
+            ]
+        )
+    return tuple(tuple(per_input[j][i] for j in range(len(xs))) for i in range(len(outs)))
 
 
 def _joined(parts: list[Tensor], dim: int, out_shape: tuple[int, ...], x: Tensor) -> Tensor:
@@ -324,7 +310,7 @@ def _columns(
     """The Jacobian's blocks (per output, per input), a Jacobian-vector product per input
     element, by the double-backward trick: ``J^T u`` once, then its gradient in ``u`` (the
     cotangents ``us``, zeros that require grad: new ones if not given)."""
-    us = _dummies(outs) if us is None else us
+    us = dummies(outs) if us is None else us
     pulled = autograd_grad(outs, xs, us, create_graph=True)
     columns: list[list[list[Tensor]]] = [[[] for _ in xs] for _ in outs]
     for j, (x, through) in enumerate(zip(xs, pulled)):
@@ -349,13 +335,33 @@ def jacobian(
     strategy: str = "reverse-mode",
 ) -> Any:
     """``torch.autograd.functional.jacobian``: the block ``output.shape + input.shape`` of each
-    output and input; a tensor, a tuple, or a tuple (per output) of tuples (per input)."""
+    output and input; a tensor, a tuple, or a tuple (per output) of tuples (per input) (lists
+    for strategy "forward-mode", as torch's)."""
     if strategy not in ("forward-mode", "reverse-mode"):
         raise GradError(
             'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
             'function has more outputs than inputs, "forward-mode" tends to be more '
             'performant. Otherwise, prefer to use "reverse-mode".'
         )
+    outs_many, ins_many, blocks = _jacobian(
+        func, inputs, create_graph, strict, vectorize, strategy, inputs_own=False
+    )
+    return _unpacked_blocks(blocks, outs_many, ins_many)
+
+
+def _jacobian(
+    func: Function,
+    inputs: Any,
+    create_graph: bool,
+    strict: bool,
+    vectorize: bool,
+    strategy: str,
+    inputs_own: bool,
+) -> tuple[bool, bool, Any]:
+    """Whether the outputs and the inputs are tuples, and the Jacobian's blocks (per output,
+    per input). By forward mode, a block keeps its graph where it reaches a tensor that
+    requires grad, the inputs among them if ``inputs_own`` (the gradient of hessian's
+    forward-over-reverse, as torch's), none of the function's own."""
     if strategy == "forward-mode":
         if create_graph:
             raise UnsupportedError(
@@ -370,24 +376,29 @@ def jacobian(
                 'set `strict=False` or `strategy="reverse-mode"`.'
             )
     ins_many, xs = _as_tuple(inputs, "inputs", "jacobian")
-    if strategy == "forward-mode" and not vectorize:
-        raise UnsupportedError(  # torch's words, its missing space too
-            "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
-            "only implemented for `vectorize=True`."
-        )
+    if strategy == "forward-mode":
+        if not vectorize:
+            raise UnsupportedError(  # torch's words, its missing space too
+                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                "only implemented for `vectorize=True`."
+            )
+        level = Level()
+        own = tuple(level.input(x) for x in xs)
+        outs_many, outs = _outputs(func, own, "jacobian")
+        blocks = _columns(outs, own, True, tuple(level.leaf(u) for u in dummies(outs)))
+        if inputs_own:
+            level.private.difference_update(id(x) for x in own)
+        return outs_many, ins_many, [list(row) for row in level.lower(blocks)]
     xs = _prepared(xs, create_graph)
     outs_many, outs = _outputs(func, xs, "jacobian")
-    if strategy == "forward-mode":
-        blocks = _columns(outs, xs, create_graph)
-        return _unpacked_blocks(_finished(blocks, False), outs_many, ins_many)
     _check_requires_grad(outs, "outputs", strict)
     if vectorize and strict:
         raise GradError(
             "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
             "supported together. Please either set `strict=False` or `vectorize=False`."
         )
-    blocks = _finished(_rows(outs, xs, create_graph, strict), create_graph)
-    return _unpacked_blocks(blocks, outs_many, ins_many)
+    blocks = _rows(outs, xs, create_graph, strict, together=vectorize)
+    return outs_many, ins_many, _finished(blocks, create_graph)
 
 
 def _single_output(func: Function, xs: tuple[Tensor, ...], function: str, strict: bool) -> Tensor:
@@ -422,11 +433,13 @@ def hessian(
 
     def gradient(*values: Tensor) -> tuple[Tensor, ...]:
         out = _single_output(func, values, "hessian", strict).reshape(())
-        (jac,) = _rows((out,), values, True, strict)
+        (jac,) = _rows((out,), values, True, False)  # torch's inner jacobian is not strict
         _check_requires_grad(jac, "jacobian", strict)
         return jac
 
-    blocks = jacobian(gradient, xs, create_graph, strict, vectorize, outer_jacobian_strategy)
+    _, _, blocks = _jacobian(
+        gradient, xs, create_graph, strict, vectorize, outer_jacobian_strategy, inputs_own=True
+    )
     return _unpacked_blocks(blocks, ins_many, ins_many)
 
 
@@ -462,7 +475,7 @@ def hvp(
     """``torch.autograd.functional.hvp``: (func(inputs), H v), by the double-backward trick
     as torch's."""
     ins_many, xs, out, gradients, vs = _second_order(func, inputs, v, create_graph, strict, "hvp")
-    us = _dummies(xs)
+    us = dummies(xs)
     twice = autograd_grad(gradients, xs, us, create_graph=True)
     _check_requires_grad(gradients, "hessian", strict)
     found = autograd_grad(twice, us, vs, create_graph=create_graph)

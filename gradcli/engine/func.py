@@ -25,70 +25,14 @@ from typing import Any
 
 from ..base.engine_errors import DomainError, GradError, ScalarOutputError
 from ..base.torch_text import dtype_repr
-from .autograd_functional import _columns, _dummies, _rows, autograd_grad, zeros_like
+from .autograd_functional import _columns, _rows
 from .forward_ad import check_dual
+from .levels import Level, autograd_grad, dummies, zeros_like
 from .pytree import TreeSpec, flatten, tree_map, unflatten
-from .tensor import Tensor, is_grad_enabled, set_grad_enabled
+from .tensor import Tensor, set_grad_enabled
 
 ArgNums = int | tuple[int, ...]
 Function = Callable[..., Any]
-
-
-class _Level:
-    """One application of a transform: the tensors it differentiates with respect to."""
-
-    def __init__(self) -> None:
-        # the fresh leaves made here, kept alive so that their ids stay theirs
-        self.fresh: list[Tensor] = []
-        self.private: set[int] = set()
-        # whether results may stay connected to the caller's graph (not under no_grad)
-        self.connected = is_grad_enabled()
-
-    def input(self, x: Any) -> Tensor:
-        """The level's own tensor for the input ``x``."""
-        if not isinstance(x, Tensor):
-            raise DomainError(f"Thing passed to transform API must be Tensor, got {type(x)}")
-        if self.connected and x.requires_grad:
-            with set_grad_enabled(True):
-                return x[...]
-        return self.leaf(Tensor(x.data, requires_grad=True))
-
-    def leaf(self, fresh: Tensor) -> Tensor:
-        """``fresh`` (a new leaf that requires grad), known to the level as its own."""
-        self.fresh.append(fresh)
-        self.private.add(id(fresh))
-        return fresh
-
-    def lower(self, tree: Any) -> Any:
-        """``tree`` with each tensor cut from its graph unless the graph reaches a tensor that
-        requires grad outside this level."""
-        return tree_map(self._lowered, tree)
-
-    def _lowered(self, value: Any) -> Any:
-        if not isinstance(value, Tensor) or not value.requires_grad:
-            return value
-        if self.connected and self._reaches_outside(value):
-            return value
-        return value.detach()
-
-    def _reaches_outside(self, tensor: Tensor) -> bool:
-        seen: set[int] = set()
-        stack = [tensor]
-        while stack:
-            t = stack.pop()
-            if id(t) in seen:
-                continue
-            seen.add(id(t))
-            node = t.grad_fn
-            if node is None:
-                if t.requires_grad and id(t) not in self.private:
-                    return True
-                continue
-            inputs = node.inputs
-            if inputs is None:  # released by a backward pass: what it reached is unknown
-                return True
-            stack.extend(inputs)
-        return False
 
 
 # -- argnums -----------------------------------------------------------------------------------
@@ -131,7 +75,7 @@ def _replaced(args: tuple[Any, ...], argnums: ArgNums, new: Any) -> tuple[Any, .
     return tuple(given.get(i, a) for i, a in enumerate(args))
 
 
-def _level_inputs(level: _Level, args: tuple[Any, ...], argnums: ArgNums) -> tuple[Any, Any]:
+def _level_inputs(level: Level, args: tuple[Any, ...], argnums: ArgNums) -> tuple[Any, Any]:
     """The level's own tensors for the arguments ``argnums`` names, and all the arguments with
     them in place."""
     own = tree_map(level.input, _chosen(args, argnums))
@@ -160,7 +104,7 @@ def grad_and_value(func: Function, argnums: ArgNums = 0, has_aux: bool = False) 
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        level = _Level()
+        level = Level()
         api = "grad_and_value(f)(*args)"
         with set_grad_enabled(True):
             chosen = _argnums(argnums, len(args))
@@ -241,7 +185,7 @@ def _real(api: str, values: Any, inputs: bool) -> None:
 def vjp(func: Function, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``torch.func.vjp``: ``(func(*primals), vjp_fn)``, ``vjp_fn(cotangents)`` giving the
     tuple of vector-Jacobian products, one per primal (and ``aux`` third with ``has_aux``)."""
-    level = _Level()
+    level = Level()
     api = "vjp(f, *primals)"
     with set_grad_enabled(True):
         own = tree_map(level.input, primals)
@@ -305,7 +249,7 @@ def _jacobian_of(
     argnums: ArgNums,
     has_aux: bool,
     name: str,
-    blocks_of: Callable[[_Level, tuple[Tensor, ...], tuple[Tensor, ...]], Any],
+    blocks_of: Callable[[Level, tuple[Tensor, ...], tuple[Tensor, ...]], Any],
 ) -> Function:
     """What jacrev and jacfwd share: a function that differentiates ``func`` at a level of
     its own, ``blocks_of(level, outputs, inputs)`` giving the Jacobian's blocks (per output,
@@ -315,7 +259,7 @@ def _jacobian_of(
     @functools.wraps(func)
     def wrapper(*args: Any) -> Any:
         _real(name, args, inputs=True)
-        level = _Level()
+        level = Level()
         with set_grad_enabled(True):
             chosen = _argnums(argnums, len(args))
             own, arguments = _level_inputs(level, args, chosen)
@@ -376,7 +320,7 @@ def jvp(
             f"with structure {primals_spec} and tangents with structure {tangents_spec}"
         )
     _checked_tangents(flat_primals, flat_tangents)
-    level = _Level()
+    level = Level()
     with set_grad_enabled(True):
         own = [level.input(p) for p in flat_primals]
         output = func(*unflatten(own, primals_spec))
@@ -384,7 +328,7 @@ def jvp(
         if has_aux:
             output, aux = _split_aux(output, _JVP)
         flat_out, out_spec = _checked_outputs(output, _JVP)
-        us = [level.leaf(u) for u in _dummies(flat_out)]
+        us = [level.leaf(u) for u in dummies(flat_out)]
         pulled = autograd_grad(flat_out, own, us, create_graph=True)
         pushed = autograd_grad(pulled, us, flat_tangents, create_graph=True)
     if strict and any(t is None for t in pushed):
@@ -407,8 +351,8 @@ def jacfwd(
     (``(jacobian, aux)`` with ``has_aux``)."""
     _checked_randomness(randomness)
 
-    def blocks_of(level: _Level, outs: tuple[Tensor, ...], xs: tuple[Tensor, ...]) -> Any:
-        return _columns(outs, xs, True, tuple(level.leaf(u) for u in _dummies(outs)))
+    def blocks_of(level: Level, outs: tuple[Tensor, ...], xs: tuple[Tensor, ...]) -> Any:
+        return _columns(outs, xs, True, tuple(level.leaf(u) for u in dummies(outs)))
 
     return _jacobian_of(func, argnums, has_aux, "jacfwd", blocks_of)
 
