@@ -3,13 +3,9 @@ and hessian (vmap is in ``vmap.py``), each a Python callable over any function o
 tensors, with ``argnums``, ``has_aux``, pytrees of arguments and results, nesting
 (``jacrev(jacrev(f))``, ``grad(grad(f))``) and torch's errors.
 
-Each application of a transform is a *level*. The inputs it differentiates are new tensors
-of its own: an alias (``x[...]``) of an input that requires grad, so that an enclosing
-transform or the caller can still differentiate through it, else a fresh leaf. Gradients
-are taken with respect to those tensors alone (never the enclosing level's, which is what
-keeps ``grad(lambda x: grad(lambda y: x * y)(x))`` at 1), always building their graph; a
-result leaves the level cut from its graph unless that graph reaches a tensor that requires
-grad outside the level, as torch's results are.
+Each application of a transform is a *level* (``levels.py``): it differentiates with respect
+to tensors of its own, so that nested transforms do not confuse their perturbations, and its
+results keep their graph only where it reaches a tensor that requires grad outside it.
 
 Forward mode (``jvp``, ``jacfwd``, and so ``hessian``'s forward-over-reverse) is computed by
 the double-backward trick: ``J v`` is the gradient with respect to a cotangent ``u`` of
