@@ -415,11 +415,17 @@ class Tensor:
         if self.dtype.kind not in "biufc":  # formulas (symbolic mode): no torch dtype
             return f"tensor({np.array2string(self.data, separator=', ', prefix='tensor(')})"
         node = self.grad_fn
+        tangent = None
+        if self.tangent is not None and _Mode.tangent_holders is not None:
+            # a dual tensor inside forward_ad's level, as torch prints it: the tangent's
+            # text (its number alone for a 0-d tangent: torch formats it by item())
+            tangent = str(self.tangent.item()) if self.tangent.ndim == 0 else repr(self.tangent)
         return tensor_repr(
             self.data,
             requires_grad=self.requires_grad,
             grad_fn=None if node is None else node.name(),
             default_dtype=_Mode.default_float,
+            tangent=tangent,
         )
 
     # -- autograd -----------------------------------------------------------------------------

@@ -473,3 +473,21 @@ def test_errors_of_misuse_as_torch_words_them():
             same_error(ours, theirs)
         except AssertionError as exc:
             raise AssertionError(f"case {i}: {exc}") from None
+
+
+def test_a_dual_tensor_prints_its_tangent_as_torch_does():
+    x = np.array([1.0, 2.0], dtype=np.float32)
+    with gc.default_dtype(np.float32):
+        with our_fwad.dual_level(), torch_fwad.dual_level():
+            ours = our_fwad.make_dual(
+                gc.tensor(x, dtype=gc.float32), gc.tensor(x[::-1].copy(), dtype=gc.float32)
+            )
+            theirs = torch_fwad.make_dual(torch.tensor(x), torch.tensor(x[::-1].copy()))
+            for a, b in ((ours, theirs), (ours.sum(), theirs.sum()), (ours * 2, theirs * 2)):
+                assert repr(a) == repr(b)
+            ours64 = our_fwad.make_dual(gc.tensor(x.astype(np.float64)), gc.ones(2))
+            theirs64 = torch_fwad.make_dual(
+                torch.tensor(x.astype(np.float64)), torch.ones(2).double()
+            )
+            assert repr(ours64) == repr(theirs64)
+        assert repr(ours) == repr(theirs) == "tensor([1., 2.])"
