@@ -238,3 +238,4 @@ def test_the_library_names_them_as_torch_does():
     assert gradcli.autograd.functional.jacobian is AF.jacobian
     assert gradcli.autograd.forward_ad.dual_level is fwAD.dual_level
     assert gradcli.autograd.grad is gc.grad
+    assert gc.func is gradcli.func and gc.autograd is gradcli.autograd

@@ -467,6 +467,46 @@ def test_errors_of_misuse_as_torch_words_them():
             lambda: our_af.hvp(lambda a: a.sum(), x, gc.ones(2)),
             lambda: torch_af.hvp(lambda a: a.sum(), tx, torch.ones(2)),
         ),
+        (
+            lambda: our_func.grad(lambda a, b: a * b, argnums=1)(x, 2.0),
+            lambda: torch_func.grad(lambda a, b: a * b, argnums=1)(tx, 2.0),
+        ),
+        (
+            lambda: our_func.jvp(lambda a: a, (1.0,), (1.0,)),
+            lambda: torch_func.jvp(lambda a: a, (1.0,), (1.0,)),
+        ),
+        (
+            lambda: our_func.vmap(lambda a, b: a, in_dims=(0, 0))(x, 2.0),
+            lambda: torch_func.vmap(lambda a, b: a, in_dims=(0, 0))(tx, 2.0),
+        ),
+        (
+            lambda: our_func.vmap(lambda a, b: a, in_dims=(0,))(x, y),
+            lambda: torch_func.vmap(lambda a, b: a, in_dims=(0,))(tx, ty),
+        ),
+        (
+            lambda: our_func.vmap(lambda a: a, out_dims="x")(x),
+            lambda: torch_func.vmap(lambda a: a, out_dims="x")(tx),
+        ),
+        (
+            lambda: our_func.vmap(lambda a: (a, a), out_dims=(0, 0, 0))(x),
+            lambda: torch_func.vmap(lambda a: (a, a), out_dims=(0, 0, 0))(tx),
+        ),
+        (
+            lambda: our_func.vmap(lambda a: a, randomness="never"),
+            lambda: torch_func.vmap(lambda a: a, randomness="never"),
+        ),
+        (
+            lambda: our_func.jacrev(lambda a: a, chunk_size=0),
+            lambda: torch_func.jacrev(lambda a: a, chunk_size=0),
+        ),
+        (
+            lambda: our_func.vjp(lambda a: a.sum() > 0, x),
+            lambda: torch_func.vjp(lambda a: a.sum() > 0, tx),
+        ),
+        (
+            lambda: our_func.jacrev(lambda a: 2.0)(x),
+            lambda: torch_func.jacrev(lambda a: 2.0)(tx),
+        ),
     ]
     for i, (ours, theirs) in enumerate(cases):
         try:
@@ -491,3 +531,24 @@ def test_a_dual_tensor_prints_its_tangent_as_torch_does():
             )
             assert repr(ours64) == repr(theirs64)
         assert repr(ours) == repr(theirs) == "tensor([1., 2.])"
+
+
+def test_transforms_compose_across_the_two_apis():
+    """torch.autograd.functional over torch.func's transforms, and torch.func over vmap."""
+    ours_in, theirs_in = both(points((3,)))
+
+    def f(x):
+        return (x.sin() * x).sum()
+
+    same(
+        our_af.jacobian(our_func.grad(f), ours_in[0]),
+        torch_af.jacobian(torch_func.grad(f), theirs_in[0]),
+    )
+    same(
+        our_func.jacrev(our_func.vmap(lambda a: a.exp() * a))(ours_in[0]),
+        torch_func.jacrev(torch_func.vmap(lambda a: a.exp() * a))(theirs_in[0]),
+    )
+    same(
+        our_af.hvp(lambda a: our_func.grad(f)(a).sum(), ours_in[0], ours_in[0]),
+        torch_af.hvp(lambda a: torch_func.grad(f)(a).sum(), theirs_in[0], theirs_in[0]),
+    )
