@@ -25,7 +25,7 @@ from .autograd_functional import _columns, _rows
 from .forward_ad import check_dual
 from .levels import Level, autograd_grad, dummies, zeros_like
 from .pytree import TreeSpec, flatten, tree_map, unflatten
-from .tensor import Tensor, set_grad_enabled
+from .tensor import Tensor, is_grad_enabled, set_grad_enabled
 
 ArgNums = int | tuple[int, ...]
 Function = Callable[..., Any]
@@ -204,7 +204,10 @@ def vjp(func: Function, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]
             )
         with set_grad_enabled(True):
             found = autograd_grad(flat_out, flat_own, flat_cot, create_graph=True)
-        return level.lower(unflatten(_filled(found, flat_own), own_spec))
+        products = unflatten(_filled(found, flat_own), own_spec)
+        if create_graph is False or (create_graph is None and not is_grad_enabled()):
+            return tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, products)
+        return level.lower(products)
 
     if has_aux:
         return level.lower(output), vjp_fn, level.lower(aux)

@@ -552,3 +552,13 @@ def test_transforms_compose_across_the_two_apis():
         our_af.hvp(lambda a: our_func.grad(f)(a).sum(), ours_in[0], ours_in[0]),
         torch_af.hvp(lambda a: torch_func.grad(f)(a).sum(), theirs_in[0], theirs_in[0]),
     )
+
+
+def test_vjp_fn_create_graph_as_torch():
+    ours_in, theirs_in = both(points((3,)), requires_grad=True)
+    ours_fn = our_func.vjp(lambda a: a.sin() * a, *ours_in)[1]
+    theirs_fn = torch_func.vjp(lambda a: a.sin() * a, *theirs_in)[1]
+    for kwargs in ({}, {"create_graph": False}, {"create_graph": True}):
+        same(ours_fn(gc.ones(3), **kwargs), theirs_fn(torch.ones(3, dtype=torch.float64), **kwargs))
+    with gc.no_grad(), torch.no_grad():
+        same(ours_fn(gc.ones(3)), theirs_fn(torch.ones(3, dtype=torch.float64)))
