@@ -44,6 +44,11 @@ class ComplexOutputError(ScalarOutputError):
     the implicit gradient only for real outputs."""
 
 
+class GradcheckError(GradError):
+    """``gradcheck`` found gradients that differ from finite differences (torch's
+    ``GradcheckError``, a RuntimeError)."""
+
+
 class DtypeError(EngineError, TypeError):
     """A dtype the engine does not compute in, or a tensor of a non-floating dtype asked to
     require grad."""

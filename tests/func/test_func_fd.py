@@ -239,3 +239,16 @@ def test_the_library_names_them_as_torch_does():
     assert gradcli.autograd.forward_ad.dual_level is fwAD.dual_level
     assert gradcli.autograd.grad is gc.grad
     assert gc.func is gradcli.func and gc.autograd is gradcli.autograd
+
+
+def test_gradcheck_passes_right_gradients_and_catches_a_wrong_one():
+    from gradcli.autograd import GradcheckError, gradcheck
+
+    x = gc.tensor(points((3,), seed=15)[0], requires_grad=True)
+    assert gradcheck(lambda a: (a.sin() * a.exp()).cumsum(0), (x,), check_forward_ad=True)
+    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to"):
+        gradcheck(lambda a: a * a.detach(), (x,))
+    assert isinstance(GradcheckError("x"), RuntimeError)
+    with pytest.warns(UserWarning, match="Input #0 requires gradient and is not a double"):
+        single = gc.tensor([1.0, 2.0], dtype=gc.float32, requires_grad=True)
+        assert gradcheck(lambda a: a * 2, (single,), raise_exception=False) is False

@@ -562,3 +562,37 @@ def test_vjp_fn_create_graph_as_torch():
         same(ours_fn(gc.ones(3), **kwargs), theirs_fn(torch.ones(3, dtype=torch.float64), **kwargs))
     with gc.no_grad(), torch.no_grad():
         same(ours_fn(gc.ones(3)), theirs_fn(torch.ones(3, dtype=torch.float64)))
+
+
+# -- torch.autograd.gradcheck -------------------------------------------------------------------
+
+
+def test_gradcheck_as_torch():
+    from gradcli.autograd import gradcheck
+
+    ours_in, theirs_in = both(points((3, 2), (2,)), requires_grad=True)
+    cases = [
+        lambda x, w: (x @ w).tanh(),
+        lambda x, w: ((x * w).exp().sum(), x.sin()),
+        lambda x, w: (x**2).sum() * w,
+    ]
+    for f in cases:
+        for kwargs in ({}, {"check_forward_ad": True}, {"eps": 1e-4, "atol": 1e-4}):
+            assert gradcheck(f, tuple(ours_in), **kwargs) is True
+            assert torch.autograd.gradcheck(f, tuple(theirs_in), **kwargs) is True
+
+    def wrong(x, w):
+        return x * x.detach() + w.sum()
+
+    with gc.default_dtype(np.float32):  # torch's default dtype: the message prints alike
+        text = same_error(
+            lambda: gradcheck(wrong, tuple(ours_in)),
+            lambda: torch.autograd.gradcheck(wrong, tuple(theirs_in)),
+        )
+    assert text.startswith("Jacobian mismatch for output 0 with respect to input 0,\nnumerical:")
+    assert gradcheck(wrong, tuple(ours_in), raise_exception=False) is False
+    plain = gc.tensor([1.0]), torch.tensor([1.0])
+    same_error(
+        lambda: gradcheck(lambda a: a, (plain[0],)),
+        lambda: torch.autograd.gradcheck(lambda a: a, (plain[1],)),
+    )
