@@ -20,7 +20,8 @@ import numpy as np
 
 from ..base.engine_errors import DomainError, GradcheckError
 from .autograd_functional import _columns, _rows
-from .tensor import Tensor, no_grad
+from .creation import rand
+from .tensor import Tensor, grad
 
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:
@@ -62,9 +63,13 @@ def _numerical(
     arrays = {i: inputs[i].data.copy() for i in places}
 
     def outputs() -> list[np.ndarray]:
-        values = [Tensor(arrays[i]) if i in arrays else v for i, v in enumerate(inputs)]
-        with no_grad():
-            return [o.data.reshape(-1) for o in _as_tuple(func(*values))]
+        # the inputs as torch's gradcheck gives them, requiring grad (gradgradcheck's
+        # function differentiates them), at the perturbed values
+        values = [
+            Tensor(arrays[i].copy(), requires_grad=True) if i in arrays else v
+            for i, v in enumerate(inputs)
+        ]
+        return [o.data.reshape(-1).copy() for o in _as_tuple(func(*values))]
 
     jacobians = []
     for i in places:
@@ -184,6 +189,57 @@ def gradcheck(
     ``raise_exception``)."""
     try:
         return _check(func, _as_tuple(inputs), eps, atol, rtol, check_forward_ad, check_backward_ad)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def gradgradcheck(
+    func: Callable[..., Any],
+    inputs: Any,
+    grad_outputs: Any = None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
+) -> bool:
+    """``torch.autograd.gradgradcheck``: ``gradcheck`` of the function that gives the
+    vector-Jacobian products of ``func`` with ``grad_outputs`` (by default uniform on
+    [-1, 1), from the engine's seeded generator, not torch's), so second derivatives."""
+    xs = _as_tuple(inputs)
+    if grad_outputs is None:
+        outs = [o for o in _as_tuple(func(*xs)) if o.requires_grad]
+        vectors = tuple(
+            Tensor((rand(*o.shape).data * 2 - 1).astype(o.dtype), requires_grad=True) for o in outs
+        )
+    else:
+        vectors = _as_tuple(grad_outputs)
+    count = len(vectors)
+    wanted = [i for i, x in enumerate(xs) if isinstance(x, Tensor) and x.requires_grad]
+
+    def products(*args: Any) -> tuple[Tensor, ...]:
+        values, given = args[:-count], args[-count:]
+        outs = [o for o in _as_tuple(func(*values)) if o.requires_grad]
+        found = grad(
+            outs, [values[i] for i in wanted], list(given), create_graph=True, allow_unused=True
+        )
+        return tuple(g for g in found if g is not None)
+
+    try:
+        return _check(
+            products, xs + vectors, eps, atol, rtol, check_fwd_over_rev, check_rev_over_rev
+        )
     except GradcheckError:
         if raise_exception:
             raise

@@ -596,3 +596,22 @@ def test_gradcheck_as_torch():
         lambda: gradcheck(lambda a: a, (plain[0],)),
         lambda: torch.autograd.gradcheck(lambda a: a, (plain[1],)),
     )
+
+
+def test_gradgradcheck_as_torch():
+    from gradcli.autograd import gradgradcheck
+
+    ours_in, theirs_in = both(points((3,), (3,)), requires_grad=True)
+    for f in (lambda x, y: (x * y).sin(), lambda x, y: ((x**3) * y.exp()).sum()):
+        assert gradgradcheck(f, tuple(ours_in)) is True
+        assert torch.autograd.gradgradcheck(f, tuple(theirs_in)) is True
+    ours_v, theirs_v = both(points((3,), seed=9), requires_grad=True)
+
+    def wrong(x, y):
+        return x * (x * y).detach()  # its second derivative in y is missing
+
+    with gc.default_dtype(np.float32):
+        same_error(
+            lambda: gradgradcheck(wrong, tuple(ours_in), ours_v[0]),
+            lambda: torch.autograd.gradgradcheck(wrong, tuple(theirs_in), theirs_v[0]),
+        )
