@@ -615,3 +615,39 @@ def test_gradgradcheck_as_torch():
             lambda: gradgradcheck(wrong, tuple(ours_in), ours_v[0]),
             lambda: torch.autograd.gradgradcheck(wrong, tuple(theirs_in), theirs_v[0]),
         )
+
+
+def test_compositions_of_transforms():
+    """vmap of hessian with several argnums, vmap of jacrev of a pytree output, forward over
+    reverse (jvp of grad) and reverse over forward (grad of jvp)."""
+    ours_in, theirs_in = both(points((4, 3), (3,)))
+
+    def f(x, w):
+        return (x * w).sin().sum() * (x**2).sum()
+
+    same(
+        our_func.vmap(our_func.hessian(f, argnums=(0, 1)), in_dims=(0, None))(*ours_in),
+        torch_func.vmap(torch_func.hessian(f, argnums=(0, 1)), in_dims=(0, None))(*theirs_in),
+        rtol=1e-8,
+    )
+
+    def g(x):
+        return x.sin(), {"a": x.sum()}
+
+    same(
+        our_func.vmap(our_func.jacrev(g))(ours_in[0]),
+        torch_func.vmap(torch_func.jacrev(g))(theirs_in[0]),
+    )
+
+    def cube(x):
+        return (x**3).sum()
+
+    w, tw = ours_in[1], theirs_in[1]
+    same(
+        our_func.jvp(our_func.grad(cube), (w,), (w,)),
+        torch_func.jvp(torch_func.grad(cube), (tw,), (tw,)),
+    )
+    same(
+        our_func.grad(lambda x: our_func.jvp(cube, (x,), (x,))[1])(w),
+        torch_func.grad(lambda x: torch_func.jvp(cube, (x,), (x,))[1])(tw),
+    )
