@@ -1,12 +1,15 @@
 """gradcli: a command-line gradient calculator with PyTorch's autograd semantics.
 
 ``import gradcli as gc`` gives the engine's library API: ``gc.tensor``, ``gc.ones``, the
-operations by their PyTorch names, ``gc.grad``, ``gc.jacobian`` and the rest; and the
-commands' API (``gradcli.api``): ``gc.program(text)``, whose methods are the commands and
-return the results the command line renders, and ``gc.text(result, format)``.
+operations by their PyTorch names, ``gc.grad``, ``gc.jacobian`` and the rest; torch's
+function transforms as ``gc.func`` (``grad``, ``jacrev``, ``vmap``, ...) and
+``gc.autograd`` (``functional``, ``forward_ad``); and the commands' API (``gradcli.api``):
+``gc.program(text)``, whose methods are the commands and return the results the command
+line renders, and ``gc.text(result, format)``.
 """
 
 import gc as _gc
+from typing import Any as _Any
 
 __version__ = "0.1.0"
 
@@ -32,3 +35,13 @@ __all__ = ["__version__", *_engine_all, "Program", "program", "text"]
 
 if _collecting:
     _gc.enable()
+
+
+def __getattr__(name: str) -> _Any:
+    """``gc.func`` and ``gc.autograd``, imported when first used (a command never needs them,
+    so its start-up does not pay for them)."""
+    if name in ("func", "autograd"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -44,9 +44,24 @@ class ComplexOutputError(ScalarOutputError):
     the implicit gradient only for real outputs."""
 
 
+class GradcheckError(GradError):
+    """``gradcheck`` found gradients that differ from finite differences (torch's
+    ``GradcheckError``, a RuntimeError)."""
+
+
 class DtypeError(EngineError, TypeError):
     """A dtype the engine does not compute in, or a tensor of a non-floating dtype asked to
     require grad."""
+
+
+class ValueKindError(EngineError, TypeError):
+    """A function was given a value of a kind it does not take: not a tensor, or not a tuple of
+    tensors, where torch's function asks for one. A ``TypeError``, as in PyTorch."""
+
+
+class UnsupportedError(EngineError, NotImplementedError):
+    """A combination of options that torch does not implement either (a
+    ``NotImplementedError``, as in PyTorch): a forward-mode Jacobian with ``create_graph``."""
 
 
 class SizeError(EngineError, RuntimeError):

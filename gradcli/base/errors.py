@@ -71,6 +71,10 @@ ENGINE_HINTS: dict[type[engine.EngineError], str] = {
     "vector-Jacobian product, or differentiate a real function of it (abs(y)**2, y.real)",
     engine.GradError: "gradcli follows PyTorch's autograd rules here (see the message)",
     engine.DtypeError: "gradcli computes in float64 (the default) or float32 (--dtype float32)",
+    engine.ValueKindError: "give a tensor, or a tuple of tensors, where the function takes one",
+    engine.UnsupportedError: "torch does not take these options together either (see the message)",
+    engine.GradcheckError: "the gradients differ from finite differences: the message shows "
+    "both Jacobians",
 }
 
 

@@ -390,13 +390,15 @@ def tensor_repr(
     grad_fn: str | None = None,
     options: PrintOptions = DEFAULT_OPTIONS,
     default_dtype: npt.DTypeLike = np.float32,
+    tangent: str | None = None,
 ) -> str:
     """What ``repr(x)`` and ``print(x)`` show for the tensor with these values.
 
     ``data``'s numpy dtype is the tensor's dtype. ``grad_fn`` is the name of the node that
     made the tensor (``"MulBackward0"``), None for a leaf; a leaf with ``requires_grad``
     shows ``requires_grad=True``. ``default_dtype`` is the default floating dtype
-    (``torch.set_default_dtype``): tensors of that dtype show no ``dtype=``.
+    (``torch.set_default_dtype``): tensors of that dtype show no ``dtype=``. ``tangent`` is
+    the text of a dual tensor's tangent (forward AD), shown last.
     """
     array = _array(data)
     default = np.dtype(default_dtype)
@@ -422,6 +424,8 @@ def tensor_repr(
         suffixes.append(f"grad_fn=<{grad_fn}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:
+        suffixes.append(f"tangent={tangent}")
     return _with_suffixes(_TENSOR_PREFIX + numbers, suffixes, indent, options.linewidth)
 
 
@@ -433,6 +437,7 @@ def tensor_format(
     grad_fn: str | None = None,
     options: PrintOptions = DEFAULT_OPTIONS,
     default_dtype: npt.DTypeLike = np.float32,
+    tangent: str | None = None,
 ) -> str:
     """``format(x, spec)``, as in an f-string's ``{x:spec}``: a 0-d tensor formats its Python
     value; any other tensor takes only the empty spec (its repr), and raises TypeError with

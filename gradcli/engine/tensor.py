@@ -16,6 +16,7 @@ import functools
 import itertools
 import operator
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from heapq import heappop, heappush
@@ -52,6 +53,7 @@ class _Modes:
         "_tracer",
         "watching",
         "default_float",
+        "tangent_holders",
     )
 
     def __init__(self) -> None:
@@ -65,6 +67,9 @@ class _Modes:
         self.watching = False
         # torch's default floating dtype: what integers and booleans alone compute in (i / 2)
         self.default_float: np.dtype[Any] = DEFAULT_DTYPE
+        # inside forward_ad's dual level: (weak references to) the tensors given a tangent,
+        # whose tangents the level's end takes away, as torch's
+        self.tangent_holders: list[weakref.ref[Tensor]] | None = None
 
     @property
     def tracer(self) -> Any:
@@ -111,6 +116,11 @@ def default_dtype(dtype: npt.DTypeLike) -> Iterator[None]:
         yield
     finally:
         _Mode.default_float = previous
+
+
+def is_grad_enabled() -> bool:
+    """Whether graphs are recorded here (``torch.is_grad_enabled()``)."""
+    return _Mode.grad_enabled
 
 
 def no_grad() -> AbstractContextManager[None]:
@@ -405,11 +415,17 @@ class Tensor:
         if self.dtype.kind not in "biufc":  # formulas (symbolic mode): no torch dtype
             return f"tensor({np.array2string(self.data, separator=', ', prefix='tensor(')})"
         node = self.grad_fn
+        tangent = None
+        if self.tangent is not None and _Mode.tangent_holders is not None:
+            # a dual tensor inside forward_ad's level, as torch prints it: the tangent's
+            # text (its number alone for a 0-d tangent: torch formats it by item())
+            tangent = str(self.tangent.item()) if self.tangent.ndim == 0 else repr(self.tangent)
         return tensor_repr(
             self.data,
             requires_grad=self.requires_grad,
             grad_fn=None if node is None else node.name(),
             default_dtype=_Mode.default_float,
+            tangent=tangent,
         )
 
     # -- autograd -----------------------------------------------------------------------------
@@ -719,6 +735,8 @@ def _watched(
                 if tangent.shape != out.shape:
                     tangent = tangent.expand(out.shape)
             out.tangent = tangent
+            if _Mode.tangent_holders is not None:
+                _Mode.tangent_holders.append(weakref.ref(out))
             if _Mode.nonfinite_watch is not None:
                 _watch_tangent(prim, tensors, tangents, tangent)
 

@@ -27,6 +27,9 @@ HINTS = {
     gc.ScalarOutputError: "the output is not a scalar: give the vector v with --v",
     gc.ComplexOutputError: "the output is complex: give v (complex, as --v 1+0j)",
     gc.DtypeError: "gradcli computes in float64 (the default) or float32",
+    gc.ValueKindError: "give a tensor, or a tuple of tensors, where the function takes one",
+    gc.UnsupportedError: "torch does not take these options together either",
+    gc.GradcheckError: "the gradients differ from finite differences",
 }
 
 
