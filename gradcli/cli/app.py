@@ -95,18 +95,18 @@ class Commands(TyperGroup):
     def resolve_command(self, ctx, args: list[str]):
         name = args[0]
         if name[:1] != "-" and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
-            from ..base.errors import GradcliError
+            from .command_words import CommandLineError
 
             close = difflib.get_close_matches(name, list(COMMANDS), n=1)
             hint = f"see {ctx.command_path} --help"
-            raise GradcliError(
+            raise CommandLineError(
                 f"no such command {name!r}",
                 hint=f"did you mean {close[0]!r}? ({hint})" if close else hint,
             )
         return super().resolve_command(ctx, args)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        from ..base.errors import GradcliError
+        from .command_words import CommandLineError
 
         words = sys.argv[1:] if args is None else [str(a) for a in args]
         try:
@@ -117,8 +117,8 @@ class Commands(TyperGroup):
                 standalone_mode=False,
                 **extra,
             )
-        except GradcliError as exc:  # a command's words (``Command.parse_args``), a command
-            _say_usage_error(exc, words)  # name (``resolve_command``)
+        except CommandLineError as exc:  # a command's words (``Command.parse_args``) or name
+            _say_usage_error(exc, words)
             code = 2
         except _CLICK_ERROR as exc:  # click's, before the command: ``gradcli --bogus``
             code = getattr(exc, "exit_code", 2)
@@ -155,7 +155,7 @@ def _said_as_gradcli(exc):
     """click's error about the words before the command (the group's own options) as
     gradcli's: from what it holds (the option it names, the ones that exist), else in
     click's words."""
-    from ..base.errors import GradcliError
+    from .command_words import CommandLineError
 
     context = getattr(exc, "ctx", None)
     hint = f"see {context.command_path if context is not None else 'gradcli'} --help"
@@ -163,9 +163,9 @@ def _said_as_gradcli(exc):
     if name is not None and getattr(exc, "possibilities", None) is not None:  # NoSuchOption
         close = difflib.get_close_matches(name, exc.possibilities, n=1)
         hint = f"did you mean {close[0]}? ({hint})" if close else hint
-        return GradcliError(f"no such option: {name}", hint=hint)
+        return CommandLineError(f"no such option: {name}", hint=hint)
     message = exc.format_message().strip().rstrip(".")
-    return GradcliError(message[:1].lower() + message[1:], hint=hint)
+    return CommandLineError(message[:1].lower() + message[1:], hint=hint)
 
 
 def _say_usage_error(error, words: list[str]) -> None:

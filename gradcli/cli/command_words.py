@@ -26,10 +26,15 @@ from typing import Any
 from ..base.errors import GradcliError
 
 
+class CommandLineError(GradcliError):
+    """Words that gradcli cannot read as a command line: an unknown command or option, a
+    missing value, a value not of its option's type or range (exit 2, as all bad usage)."""
+
+
 def read_words(params: Sequence[Any], words: Sequence[str], path: str) -> dict[str, list]:
     """The words each of the click parameters ``params`` of the command ``path`` (``gradcli
     vjp``) took, in order (a flag takes ``True``, or ``False`` by its ``--no-`` name), by the
-    parameter's name; raise a ``GradcliError`` (exit 2) at the first word that fits none."""
+    parameter's name; raise a ``CommandLineError`` at the first word that fits none."""
     hint = f"see {path} --help"
     options: dict[str, Any] = {}
     for param in params:
@@ -52,7 +57,7 @@ def read_words(params: Sequence[Any], words: Sequence[str], path: str) -> dict[s
             param = _option(options, name, hint)
             if param.is_flag:
                 if equals:
-                    raise GradcliError(f"{name} takes no value (it is a switch)", hint=hint)
+                    raise CommandLineError(f"{name} takes no value (it is a switch)", hint=hint)
                 take(param, name not in param.secondary_opts)
             elif equals:
                 take(param, value)
@@ -75,17 +80,17 @@ def read_words(params: Sequence[Any], words: Sequence[str], path: str) -> dict[s
             count = len(positional) if param.nargs == -1 else 1
             taken[param.name], positional = positional[:count], positional[count:]
     if positional:
-        raise GradcliError(f"unexpected argument {positional[0]!r}", hint=hint)
+        raise CommandLineError(f"unexpected argument {positional[0]!r}", hint=hint)
     return taken
 
 
 def read_values(
     params: Sequence[Any], taken: dict[str, list], declared: Callable, path: str
 ) -> dict[str, Any]:
-    """The value of each parameter in ``params`` that the command passes on, from the words
-    it ``taken`` (see ``read_words``) converted to its type in ``declared``'s signature (the
-    function Typer read), or its default; raise a ``GradcliError`` for a value that is not
-    of its type or range, or a required parameter not given."""
+    """The value of each parameter in ``params`` that the command passes on: from the words
+    it took (``taken``, see ``read_words``), converted to its type in the signature of
+    ``declared`` (the function Typer read), or else its default. Raise a
+    ``CommandLineError`` for a value not of its type or range, or a required one not given."""
     hint = f"see {path} --help"
     kinds = _declared_kinds(declared)
     values = {}
@@ -95,7 +100,7 @@ def read_values(
         if param.name in taken:
             values[param.name] = _value(param, taken[param.name], kinds.get(param.name), hint)
         elif param.required:
-            raise GradcliError(f"{path} needs {_shown(param)}", hint=hint)
+            raise CommandLineError(f"{path} needs {_shown(param)}", hint=hint)
         else:
             values[param.name] = () if param.multiple else param.default
     return values
@@ -108,13 +113,13 @@ def _option(options: dict[str, Any], name: str, hint: str):
     close = difflib.get_close_matches(name, [o for o in options if o[:2] == "--"], n=1)
     if close:
         hint = f"did you mean {close[0]}? ({hint})"
-    raise GradcliError(f"no such option: {name}", hint=hint)
+    raise CommandLineError(f"no such option: {name}", hint=hint)
 
 
 def _next_value(pending: list[str], name: str, hint: str) -> str:
     """The word after the option ``name``: its value."""
     if not pending:
-        raise GradcliError(f"{name} needs a value", hint=hint)
+        raise CommandLineError(f"{name} needs a value", hint=hint)
     return pending.pop(0)
 
 
@@ -170,7 +175,7 @@ def _converted(word, param, kind_type: type, info, hint: str):
     try:
         number = kind_type(word)
     except ValueError:
-        raise GradcliError(f"{_shown(param)} must be {what}, got {word!r}", hint=hint) from None
+        raise CommandLineError(f"{_shown(param)} must be {what}, got {word!r}", hint=hint) from None
     if (low is not None and number < low) or (high is not None and number > high):
-        raise GradcliError(f"{_shown(param)} must be {what}, got {word}", hint=hint)
+        raise CommandLineError(f"{_shown(param)} must be {what}, got {word}", hint=hint)
     return number
