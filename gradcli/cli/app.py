@@ -77,7 +77,37 @@ class Commands(TyperGroup):
             self.add_command(typer.main.get_command(REGISTERED[cmd_name]), cmd_name)
         return super().get_command(ctx, cmd_name)
 
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        # A command named first: the group's own options (--help, --version, the completion
+        # ones) come before a command's name, so none was given and there is nothing of the
+        # group's to read; Typer would still run each option's default through its type
+        # (from typer 0.29 on, a pydantic validator: its import is half a warm start-up).
+        named_first = bool(args) and args[0] in COMMANDS
+        ctx.meta[_NAMED_FIRST] = named_first
+        try:
+            return super().parse_args(ctx, args)
+        finally:
+            del ctx.meta[_NAMED_FIRST]
+
+    def get_params(self, ctx) -> list:
+        return [] if ctx.meta.get(_NAMED_FIRST) else super().get_params(ctx)
+
+    def resolve_command(self, ctx, args: list[str]):
+        name = args[0]
+        if name[:1] != "-" and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
+            from .command_words import CommandLineError
+
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+            hint = f"see {ctx.command_path} --help"
+            raise CommandLineError(
+                f"no such command {name!r}",
+                hint=f"did you mean {close[0]!r}? ({hint})" if close else hint,
+            )
+        return super().resolve_command(ctx, args)
+
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        from .command_words import CommandLineError
+
         words = sys.argv[1:] if args is None else [str(a) for a in args]
         try:
             code = super().main(
@@ -87,8 +117,13 @@ class Commands(TyperGroup):
                 standalone_mode=False,
                 **extra,
             )
-        except _CLICK_ERROR as exc:
-            code = _usage_failure(exc, words)
+        except CommandLineError as exc:  # a command's words (``Command.parse_args``) or name
+            _say_usage_error(exc, words)
+            code = 2
+        except _CLICK_ERROR as exc:  # click's, before the command: ``gradcli --bogus``
+            code = getattr(exc, "exit_code", 2)
+            if type(exc).__name__ != "NoArgsIsHelpError":  # else the help is printed already
+                _say_usage_error(_said_as_gradcli(exc), words)
         except typer.Abort:
             say("aborted")
             code = 1
@@ -97,6 +132,10 @@ class Commands(TyperGroup):
             sys.exit(code)
         return code
 
+
+# the key of Context.meta that says, while the group reads its words, that they start with a
+# command's name (see ``Commands.parse_args``)
+_NAMED_FIRST = "gradcli.named_first"
 
 # click's base class of the errors it reports (usage errors among them), reached through the
 # one Typer exports, whichever click Typer uses (its own copy, or the package)
@@ -112,37 +151,30 @@ def _asks_for_json(words: list[str]) -> bool:
     return "--format=json" in words or any(a == "--format" and b == "json" for a, b in pairs)
 
 
-def _usage_failure(exc, words: list[str]) -> int:
-    """Say click's error about the command line ``words`` as gradcli says its own; its exit
-    code (2 for a usage error)."""
-    from ..base.errors import GradcliError
+def _said_as_gradcli(exc):
+    """click's error about the words before the command (the group's own options) as
+    gradcli's: from what it holds (the option it names, the ones that exist), else in
+    click's words."""
+    from .command_words import CommandLineError
 
-    code = getattr(exc, "exit_code", 2)
-    if type(exc).__name__ == "NoArgsIsHelpError":  # the help is printed already
-        return code
     context = getattr(exc, "ctx", None)
-    if context is not None:
-        path = context.command_path
-    else:  # click's parser does not always say which command it was reading
-        path = " ".join(["gradcli", *[word for word in words if word in COMMANDS][:1]])
-    message = exc.format_message().strip()
-    message = message[:1].lower() + message[1:]
-    hint = f"see {path} --help"
-    possible = getattr(exc, "possibilities", None)
-    if hasattr(exc, "option_name") and possible is not None:  # click's NoSuchOption
-        message = f"no such option: {exc.option_name}"
-        close = difflib.get_close_matches(exc.option_name, possible, n=1)
+    hint = f"see {context.command_path if context is not None else 'gradcli'} --help"
+    name = getattr(exc, "option_name", None)
+    if name is not None and getattr(exc, "possibilities", None) is not None:  # NoSuchOption
+        close = difflib.get_close_matches(name, exc.possibilities, n=1)
         hint = f"did you mean {close[0]}? ({hint})" if close else hint
-    typo = message.removeprefix("no such command ").strip("'.")
-    if typo != message.strip("'."):  # a misspelt command: the closest one
-        close = difflib.get_close_matches(typo, list(COMMANDS), n=1)
-        hint = f"did you mean {close[0]!r}? (see {path} --help)" if close else hint
-    error = GradcliError(message.rstrip("."), hint=hint)
+        return CommandLineError(f"no such option: {name}", hint=hint)
+    message = exc.format_message().strip().rstrip(".")
+    return CommandLineError(message[:1].lower() + message[1:], hint=hint)
+
+
+def _say_usage_error(error, words: list[str]) -> None:
+    """Say the usage ``error`` about the command line ``words`` as gradcli says its other
+    errors (one JSON object under --format json)."""
     if _asks_for_json(words):  # one line, never wrapped: a script reads it
         sys.stderr.write(json.dumps(error.document()) + "\n")
     else:
         say(error.render())
-    return code
 
 
 app = typer.Typer(

@@ -10,6 +10,7 @@ import copy
 import difflib
 import functools
 import inspect
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import field, replace
 from typing import Annotated
@@ -30,6 +31,14 @@ from .guard import guard
 #: name; ``app.COMMANDS`` says which module registers each.
 REGISTERED: dict[str, typer.Typer] = {}
 
+#: The function of every command registered so far, by name: its signature is the
+#: declaration Typer reads, and the words are read against (``command_words``).
+DECLARED: dict[str, Callable] = {}
+
+#: The key of ``Context.meta`` under which a command's reading of its words leaves the names
+#: of the parameters that the words gave (the others took their defaults).
+GIVEN = "gradcli.given"
+
 
 def format_help(command, base, ctx, formatter) -> None:
     """Typer's help of ``command``, or on a narrow terminal a list (see ``cli_help``)."""
@@ -42,10 +51,38 @@ def format_help(command, base, ctx, formatter) -> None:
 
 
 class Command(TyperCommand):
-    """A command of gradcli: Typer's, with a --help that reads on a narrow terminal too."""
+    """A command of gradcli: Typer's, with a --help that reads on a narrow terminal too, and
+    its words read by gradcli (``command_words``), each wrong one said in gradcli's words.
+
+    Typer builds the command from its declaration; ``parse_args``, click's step from the
+    words to the values, is gradcli's: what Typer adds to it (each value through its type,
+    from typer 0.29 on a pydantic validator per option) is the one part of a warm call's
+    start-up that gradcli does not need (see ``command_words``).
+    """
 
     def format_help(self, ctx, formatter) -> None:
         format_help(self, TyperCommand, ctx, formatter)
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        if ctx.resilient_parsing:  # shell completion: Typer's reading, which never fails
+            return super().parse_args(ctx, args)
+        from .command_words import read_values, read_words
+
+        params = self.get_params(ctx)
+        taken = read_words(params, args, ctx.command_path)
+        helper = self.get_help_option(ctx)
+        if helper is not None and helper.callback is not None and helper.name in taken:
+            helper.callback(ctx, helper, True)  # eager, as click's: before any value is read
+        values = read_values(params, taken, DECLARED[str(self.name)], ctx.command_path)
+        for param in params:
+            if param.name in values:
+                value = values[param.name]
+                if param.callback is not None:
+                    value = param.callback(ctx, param, value)
+                ctx.params[param.name] = value
+        ctx.meta[GIVEN] = set(taken)
+        ctx.args = []
+        return []
 
 
 def command(name: str):
@@ -56,6 +93,7 @@ def command(name: str):
         single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
         single.command(name, cls=Command, help=reflowed(function.__doc__))(function)
         REGISTERED[name] = single
+        DECLARED[name] = function
         return function
 
     return register
@@ -550,8 +588,7 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
             context = options.pop("context")
             given = {option: options.pop(option) for option, _, _ in SHARED if option not in fixed}
             run = Run(**given, **fixed)
-            source = context.get_parameter_source("format")
-            run.format_given = source is not None and source.name != "DEFAULT"
+            run.format_given = "format" in context.meta.get(GIVEN, ())
             with guard(run.debug, as_json=run.format == "json"), reading_inputs():
                 check_encoding({**vars(run), **options})
                 check_choice("--format", run.format, formats or ("table",))

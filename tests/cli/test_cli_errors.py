@@ -79,7 +79,7 @@ def test_shape_mismatch_in_a_function_points_at_the_call(cli):
 def test_missing_option_value(cli):
     result = cli("grad", "-e", "y = x * x", "--x")
     assert result.exit_code == 2
-    assert "requires an argument" in result.stderr and "Traceback" not in result.stderr
+    assert "--x needs a value" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_empty_value(cli):
@@ -158,17 +158,17 @@ def test_output_that_needs_no_grad(cli):
         (["grad", "-f", "samples/first_example.gc", "--show", "q"], "names 'q'"),
         (
             ["grad", "-f", "samples/first_example.gc", "--repeat", "0"],
-            "is not in the range 1<=x<=10000",
+            "--repeat must be a whole number between 1 and 10,000, got 0",
         ),
         (["grad", "-f", "samples/first_example.gc", "--format", "xml"], "'xml' is not one of"),
         (["grad", "-f", "samples/first_example.gc", "--format", "jsno"], "did you mean 'json'?"),
         (["graph", "-f", "samples/first_example.gc", "--format", "csv"], "table, dot, json"),
         (["jacobian", "-f", "samples/first_example.gc", "--mode", "fwd"], "mean 'forward'?"),
-        (["grad", "-f", "samples/first_example.gc", "--precision", "0"], "1<=x<=17"),
-        (["grad", "-f", "samples/first_example.gc", "--precision", "99"], "1<=x<=17"),
+        (["grad", "-f", "samples/first_example.gc", "--precision", "0"], "between 1 and 17"),
+        (["grad", "-f", "samples/first_example.gc", "--precision", "99"], "between 1 and 17"),
         (["check", "-f", "samples/first_example.gc", "--atol", "nan"], "--atol must be a finite"),
         (["check", "-f", "samples/first_example.gc", "--rtol", "inf"], "--rtol must be a finite"),
-        (["plot", "-e", "y = x", "--x", "0", "--points", "100000000"], "2<=x<=10000"),
+        (["plot", "-e", "y = x", "--x", "0", "--points", "100000000"], "between 2 and 10,000"),
         (["grad", "-e", "y = x", "--x", "1", "--max-depth", "191"], "between 1 and 190"),
         (["grad", "-e", "y = x", "--x", "1", "--max-elements", "0"], "between 1 and 1,000,000"),
         (["grad", "-e", "y = x", "--x", "1", "--max-length", "0"], "between 1 and 1,000,000"),
