@@ -12,7 +12,9 @@ round.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -133,6 +135,7 @@ class Generator:
 
 
 _default: Generator | None = None
+_entered: list[Generator] = []  # the generators of the ``using`` blocks, innermost last
 
 
 def default_generator() -> Generator:
@@ -148,3 +151,25 @@ def default_generator() -> Generator:
 def manual_seed(seed: object) -> Generator:
     """``torch.manual_seed(seed)``: reseed the default generator and return it."""
     return default_generator().manual_seed(seed)
+
+
+@contextlib.contextmanager
+def using(generator: Generator) -> Iterator[Generator]:
+    """Within the block, ``generator`` is the one in force (a script run's own generator,
+    which its ``torch.manual_seed`` seeds and its samplers draw from)."""
+    _entered.append(generator)
+    try:
+        yield generator
+    finally:
+        _entered.pop()
+
+
+def entered() -> Generator | None:
+    """The generator of the innermost ``using`` block, or None outside every block."""
+    return _entered[-1] if _entered else None
+
+
+def in_force() -> Generator:
+    """The generator torch's samplers draw from here: the innermost ``using`` block's, else
+    the process's default generator."""
+    return _entered[-1] if _entered else default_generator()

@@ -287,3 +287,22 @@ def dropout_mask(
         return np.zeros(shape, dtype=dtype)
     kept = bernoulli(generator, shape, 1.0 - p, dtype)
     return np.asarray(kept / dtype.type(1.0 - p)).astype(dtype)
+
+
+class NumpyStyle:
+    """torch's draws for one dtype behind numpy's ``Generator`` methods (``random(shape)``,
+    ``standard_normal(shape)``), for the code that makes values through that interface
+    (the constructors of ``lang/values.py``)."""
+
+    def __init__(self, generator: Generator, dtype: Any):
+        self.generator = generator
+        resolved = np.dtype(dtype)
+        self.dtype = resolved if resolved in (f32, f64) else f64
+
+    def random(self, shape: Sequence[int]) -> np.ndarray:
+        """``torch.rand(*shape)`` in the dtype."""
+        return uniform(self.generator, tuple(shape), self.dtype)
+
+    def standard_normal(self, shape: Sequence[int]) -> np.ndarray:
+        """``torch.randn(*shape)`` in the dtype."""
+        return normal(self.generator, tuple(shape), self.dtype)
