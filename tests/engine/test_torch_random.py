@@ -9,6 +9,7 @@ from torch, are checked instead.
 
 from __future__ import annotations
 
+import math
 import random
 from fractions import Fraction
 
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 from gradcli.base.engine_errors import DomainError
+from gradcli.engine.torch_random import init as I
 from gradcli.engine.torch_random import samplers as S
 from gradcli.engine.torch_random.fused import fma32, fma64
 from gradcli.engine.torch_random.generator import STATE_BYTES, Generator
@@ -368,3 +370,78 @@ def test_mixed_sequences_follow_torch():
         b = theirs(reference).numpy()
         assert _same_bits(a, b)
     assert np.array_equal(mine.get_state(), reference.get_state().numpy())
+
+
+# -- nn.init
+
+
+def test_init_bounds_follow_torchs_formulas():
+    assert I.fans((10, 8)) == (8, 10) and I.fans((6, 2, 3, 3)) == (18, 54)
+    assert I.gain("leaky_relu", math.sqrt(5)) == math.sqrt(2.0 / 6)
+    assert I.gain("tanh") == 5.0 / 3 and I.gain("conv2d") == 1
+    with pytest.raises(DomainError, match="fewer than 2 dimensions"):
+        I.kaiming(_seeded(), (3,), np.float32)
+    with pytest.raises(DomainError, match="Unsupported nonlinearity"):
+        I.gain("swish")
+    with pytest.raises(DomainError, match="Mode fan_both not supported"):
+        I.kaiming(_seeded(), (3, 2), np.float32, "normal", mode="fan_both")
+    # what nn.Linear(3, 1) holds after torch.manual_seed(0), copied from torch
+    weight, bias = I.linear_default(_seeded(), (1, 3), np.float32)
+    assert weight.tolist() == [[-0.004322517663240433, 0.3097158372402191, -0.4751853346824646]]
+    assert bias.tolist() == [-0.4248946011066437]
+
+
+INIT_SHAPES = ((3, 1), (1, 3), (10, 8), (4, 3, 5), (6, 2, 3, 3), (17, 16), (40, 25))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_nn_init_draws_torchs_numbers(dtype):
+    torch = pytest.importorskip("torch")
+    init, kind = torch.nn.init, getattr(torch, dtype)
+    cases = {
+        "xavier_uniform_": (
+            lambda g, s: I.xavier_uniform(g, s, dtype, 1.3),
+            lambda g, s: init.xavier_uniform_(torch.empty(s, dtype=kind), 1.3, generator=g),
+        ),
+        "xavier_normal_": (
+            lambda g, s: I.xavier_normal(g, s, dtype),
+            lambda g, s: init.xavier_normal_(torch.empty(s, dtype=kind), generator=g),
+        ),
+        "kaiming_uniform_": (
+            lambda g, s: I.kaiming(g, s, dtype, a=math.sqrt(5)),
+            lambda g, s: init.kaiming_uniform_(
+                torch.empty(s, dtype=kind), a=math.sqrt(5), generator=g
+            ),
+        ),
+        "kaiming_normal_": (
+            lambda g, s: I.kaiming(g, s, dtype, "normal", mode="fan_out", nonlinearity="relu"),
+            lambda g, s: init.kaiming_normal_(
+                torch.empty(s, dtype=kind), mode="fan_out", nonlinearity="relu", generator=g
+            ),
+        ),
+    }
+    for shape in INIT_SHAPES:
+        for seed in SEEDS:
+            for name, (ours, theirs) in cases.items():
+                a = ours(Generator().manual_seed(seed), shape)
+                b = theirs(torch.Generator().manual_seed(seed), shape).numpy()
+                assert _same_bits(a, b), f"{name} {dtype} {shape} seed {seed}"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layers_are_made_with_torchs_numbers(dtype):
+    torch = pytest.importorskip("torch")
+    kind = getattr(torch, dtype)
+    for seed in SEEDS[:2]:
+        layers = {
+            (1, 3): lambda: torch.nn.Linear(3, 1, dtype=kind),
+            (20, 17): lambda: torch.nn.Linear(17, 20, dtype=kind),
+            (4, 2, 3): lambda: torch.nn.Conv1d(2, 4, 3, dtype=kind),
+            (5, 3, 2, 2): lambda: torch.nn.Conv2d(3, 5, 2, dtype=kind),
+        }
+        for shape, make in layers.items():
+            torch.manual_seed(seed)
+            layer = make()
+            weight, bias = I.linear_default(_seeded(seed), shape, dtype)
+            assert _same_bits(weight, layer.weight.detach().numpy()), (shape, seed)
+            assert _same_bits(bias, layer.bias.detach().numpy()), (shape, seed)
