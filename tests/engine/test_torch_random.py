@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from gradcli.base.engine_errors import DomainError
+from gradcli.engine.torch_random import entered, get_rng_state, in_force, set_rng_state, using
 from gradcli.engine.torch_random import init as I
 from gradcli.engine.torch_random import samplers as S
 from gradcli.engine.torch_random.fused import fma32, fma64
@@ -96,6 +97,16 @@ def test_a_saved_state_replays_the_same_numbers_and_the_kept_normal():
         assert np.array_equal(a, b)
 
 
+def test_the_state_in_force_is_saved_and_restored():
+    generator = _seeded(8)
+    with using(generator):
+        saved = get_rng_state()
+        first = S.normal(in_force(), (5,))
+        set_rng_state(saved)
+        assert np.array_equal(S.normal(in_force(), (5,)), first)
+    assert entered() is None
+
+
 def test_a_bad_state_is_refused():
     with pytest.raises(DomainError, match="size 5056"):
         _seeded().set_state(np.zeros(10, np.uint8))
@@ -156,27 +167,41 @@ def test_fma64_rounds_once():
         a = 1 + 2.0**-k
         b = 1 + 2.0 ** (k - 53)
         cases += [(a, b, -1.0), (a, b, 2.0**-60), (a, -b, 1.0), (a, b, -(2.0 ** (k - 53)))]
+    # the last addition ties and the product's rounding error breaks the tie:
+    # 2^-53 (1 - 2^-54) + 1 + 2^-52 is just below half-way, so it rounds down
+    low, high = 2.0**-26 * (1 + 2.0**-27), 2.0**-27 * (1 - 2.0**-27)
+    cases += [(low, high, 1 + 2.0**-52), (-low, high, -(1 + 2.0**-52))]
     a, b, c = (np.array(column) for column in zip(*cases))
     fused = fma64(a, b, c)
     expected = [float(_exact_fma(*case)) for case in cases]
     assert fused.tolist() == expected
 
 
+def _to_float32(exact: Fraction) -> float:
+    """``exact`` rounded once to the nearest float32 (ties to even)."""
+    near = np.float32(float(exact))
+    candidates = [near, np.nextafter(near, np.float32(np.inf)), np.nextafter(near, -np.inf)]
+    best = min(abs(Fraction(float(c)) - exact) for c in candidates)
+    closest = [c for c in candidates if abs(Fraction(float(c)) - exact) == best]
+    even = [c for c in closest if int(np.array(c).view(np.uint32)) % 2 == 0]
+    return float((even or closest)[0])
+
+
 def test_fma32_rounds_once():
     rng = np.random.default_rng(4)
     a, b, c = (rng.uniform(-2, 2, 3000).astype(np.float32) for _ in range(3))
-    # a tie of the double sum that the product's low bits must tip: 1 + 2^-24 + 2^-48 etc.
-    ties_a = np.float32(1 + 2.0**-12) * np.ones(4, np.float32)
-    ties_b = np.array([1 + 2.0**-12, 1 - 2.0**-12, 1 + 2.0**-13, 1 + 2.0**-23], np.float32)
-    ties_c = np.array([-(2.0**-11), 2.0**-11, -(2.0**-24), 2.0**-40], np.float32)
+    # the double sum lands half-way between two floats and the product's lost low bits
+    # decide: 1 + 2^-23 - (2^-24 - 2^-64) rounds down, 1 + 2^-23 - 2^-24 + 2^-64 up
+    near = 2.0**-12 * (1 + 2.0**-20)
+    other = 2.0**-12 * (1 - 2.0**-20)
+    ties_a = np.array([near, -near, near, -near], np.float32)
+    ties_b = np.array([other, other, -other, -other], np.float32)
+    ties_c = np.array([1 + 2.0**-23, 1 + 2.0**-23, 1 + 2.0**-23, -(1 + 2.0**-23)], np.float32)
     a, b, c = (np.concatenate(pair) for pair in ((a, ties_a), (b, ties_b), (c, ties_c)))
-    expected = [
-        np.float32(float(_exact_fma(float(x), float(y), float(z))))  # exact, then to float
-        for x, y, z in zip(a, b, c)
-    ]
-    # Fraction -> float rounds once to a double; the tie cases are built so that the
-    # double is exact, hence one rounding to float32 as well
-    assert fma32(a, b, c).tolist() == [float(v) for v in expected]
+    expected = [_to_float32(_exact_fma(float(x), float(y), float(z))) for x, y, z in zip(a, b, c)]
+    assert fma32(a, b, c).tolist() == expected
+    plain = (a.astype(np.float64) * b + c).astype(np.float32)  # rounded twice
+    assert plain[-4:].tolist() != expected[-4:]  # the cases the correction is for
 
 
 # -- the table against torch
@@ -251,6 +276,17 @@ def _table() -> dict:
                 torch.arange(1, n + 1, dtype=t(d)), min(n, 5), generator=g
             ),
         ),
+        "multinomial 2-d with replacement": (
+            lambda g, n, d: S.multinomial(
+                g, np.stack([weights(5, d), weights(5, d)[::-1]]), n, True
+            ),
+            lambda g, n, d: torch.multinomial(
+                torch.stack([torch.arange(1, 6, dtype=t(d)), torch.arange(5, 0, -1, dtype=t(d))]),
+                n,
+                True,
+                generator=g,
+            ),
+        ),
         "multinomial 2-d": (
             lambda g, n, d: S.multinomial(g, np.stack([weights(n, d)] * 2), 1),
             lambda g, n, d: torch.multinomial(
@@ -276,6 +312,7 @@ TABLE_NAMES = (
     "multinomial with replacement",
     "multinomial without replacement",
     "multinomial 2-d",
+    "multinomial 2-d with replacement",
 )
 
 

@@ -173,3 +173,13 @@ def in_force() -> Generator:
     """The generator torch's samplers draw from here: the innermost ``using`` block's, else
     the process's default generator."""
     return _entered[-1] if _entered else default_generator()
+
+
+def get_rng_state() -> np.ndarray:
+    """``torch.get_rng_state()``: the state of the generator in force (5,056 bytes)."""
+    return in_force().get_state()
+
+
+def set_rng_state(state: object) -> None:
+    """``torch.set_rng_state(state)``: restore the generator in force."""
+    in_force().set_state(state)
