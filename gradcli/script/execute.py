@@ -211,7 +211,7 @@ class ScriptRun:
             try:
                 self.generator.manual_seed(step.number)
             except gc.DomainError as exc:
-                raise ScriptError(step.statement, "RuntimeError", str(exc)) from None
+                raise ScriptError(step.statement, "ValueError", str(exc)) from None
             # a bare torch.manual_seed(0) line: the interactive interpreter shows the generator
             self.out.write(f"<torch._C.Generator object at {hex(id(self.generator))}>\n")
 

@@ -78,3 +78,18 @@ def test_a_seeded_script_prints_torchs_numbers(cli, name):
     done = cli("run", "-", input=SCRIPTS[name])
     assert done.exit_code == 0, done.stderr
     assert GENERATOR.sub("<generator>", done.stdout) == GENERATOR.sub("<generator>", expected)
+
+
+def test_a_seed_torch_cannot_take_is_torchs_value_error(cli):
+    script = "import torch\nprint(torch.rand(2))\ntorch.manual_seed(18446744073709551616)\n"
+    done = cli("run", "-", input=script)
+    assert done.exit_code == 1
+    assert done.stdout == "tensor([0.4963, 0.7682])\n"
+    assert done.stderr.splitlines()[-1] == "ValueError: Overflow when unpacking long long"
+
+
+def test_a_negative_seed_is_taken_modulo_2_to_the_64(cli):
+    script = "import torch\ntorch.manual_seed(-1)\nprint(torch.rand(2))\n"
+    done = cli("run", "-", input=script)
+    # torch.manual_seed(-1) seeds with 2**64 - 1, whose low 32 bits are 2**32 - 1
+    assert done.stdout.splitlines()[-1] == "tensor([0.9938, 0.5713])"
