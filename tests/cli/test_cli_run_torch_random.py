@@ -50,6 +50,8 @@ def _torch_interactive(script: str) -> str:
 SCRIPTS = {
     "seed post's network": "torch.manual_seed(0)\n"
     + (REPO / "tests" / "pytorch" / "seed_neural_network.py").read_text(),
+    "seed post's example 1": "import torch\ntorch.manual_seed(0)\n"
+    + (REPO / "tests" / "pytorch" / "seed_vjp_example1.py").read_text(),
     "both normal paths and the kept normal": (
         "import torch\ntorch.manual_seed(3)\na = torch.randn(3)\nb = torch.randn(20)\n"
         "c = torch.randn(1)\nd = torch.randn(4, 5, dtype=torch.float64)\nprint(a, b, c, d)\n"
