@@ -74,6 +74,7 @@ SCRIPTS = {
 }
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_a_seeded_script_prints_torchs_numbers(cli, name):
     expected = _torch_interactive(SCRIPTS[name])
