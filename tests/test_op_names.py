@@ -29,6 +29,11 @@ HOMONYMS = {
     ("render/__init__.py", "dot"): "Graphviz's format",
     ("render/graph.py", "dot"): "Graphviz's format",
     ("results.py", "dot"): "Graphviz's format",
+    **{
+        ("engine/torch_random/init.py", word): "a nonlinearity of nn.init.calculate_gain"
+        for word in ("linear", "conv1d", "conv2d", "conv_transpose2d", "sigmoid")
+        + ("tanh", "relu", "leaky_relu", "selu")
+    },
 }
 
 

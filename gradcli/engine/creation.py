@@ -1,4 +1,5 @@
-"""Creating tensors: ``tensor``, ``ones``, ``randn`` and friends, seeded for reproducibility."""
+"""Creating tensors: ``tensor``, ``ones``, ``randn`` and friends; ``rand`` and ``randn`` draw
+torch's numbers for their dtype from torch's generator (``torch_random``)."""
 
 from __future__ import annotations
 
@@ -9,26 +10,19 @@ import numpy as np
 from ..base.engine_errors import DomainError, DtypeError
 from ..ops.table import Array
 from .tensor import DEFAULT_DTYPE, Tensor
+from .torch_random import Generator, in_force, samplers
+from .torch_random import manual_seed as _seed_default
 
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 complex64 = np.dtype(np.complex64)
 complex128 = np.dtype(np.complex128)
 
-# made on first use: importing numpy.random costs a start-up that draws nothing
-_generator: np.random.Generator | None = None
 
-
-def manual_seed(seed: int) -> np.random.Generator:
-    """Reset the generator behind ``rand`` and ``randn`` (it starts seeded with 0)."""
-    global _generator
-    _generator = np.random.default_rng(seed)
-    return _generator
-
-
-def _seeded() -> np.random.Generator:
-    """The generator behind ``rand`` and ``randn``."""
-    return manual_seed(0) if _generator is None else _generator
+def manual_seed(seed: int) -> Generator:
+    """``torch.manual_seed``: seed the default generator behind ``rand`` and ``randn`` (until
+    then it is seeded from the operating system's randomness, as torch's is)."""
+    return _seed_default(seed)
 
 
 def resolve_dtype(dtype: Any) -> np.dtype[Any] | None:
@@ -111,21 +105,33 @@ def linspace(
     return _made(np.linspace(start, end, steps), requires_grad, dtype)
 
 
+def _drawn(
+    sampler: Any, size: tuple[Any, ...], requires_grad: bool, dtype: Any, generator: Any
+) -> Tensor:
+    kind = resolve_dtype(dtype) or DEFAULT_DTYPE
+    if kind.kind != "f":
+        raise DtypeError(f"random numbers are floating point: give float32 or float64, not {kind}")
+    drawn = sampler(generator or in_force(), _shape(size), kind)
+    return Tensor(drawn, requires_grad=requires_grad)
+
+
 def rand(
     *size: Any,
     requires_grad: bool = False,
     dtype: Any = None,
-    generator: np.random.Generator | None = None,
+    generator: Generator | None = None,
 ) -> Tensor:
-    """Uniform samples on [0, 1) from the seeded generator."""
-    return _made((generator or _seeded()).random(_shape(size)), requires_grad, dtype)
+    """Uniform samples on [0, 1): torch's numbers for the dtype (float64 unless told), from
+    ``generator`` or the generator in force."""
+    return _drawn(samplers.uniform, size, requires_grad, dtype, generator)
 
 
 def randn(
     *size: Any,
     requires_grad: bool = False,
     dtype: Any = None,
-    generator: np.random.Generator | None = None,
+    generator: Generator | None = None,
 ) -> Tensor:
-    """Standard normal samples from the seeded generator."""
-    return _made((generator or _seeded()).standard_normal(_shape(size)), requires_grad, dtype)
+    """Standard normal samples: torch's numbers for the dtype (float64 unless told), from
+    ``generator`` or the generator in force."""
+    return _drawn(samplers.normal, size, requires_grad, dtype, generator)

@@ -1,11 +1,14 @@
 """``dropout(input, p=0.5, training=True)`` (torch.nn.functional.dropout), an entry of the op
 table: each element is zeroed with probability p and the others are scaled by 1 / (1 - p).
 
-The mask is drawn from numpy's generator, not torch's, seeded by the command's ``--seed``
-(``dropout_seed``, which a bound program's run enters) and the input's shape: every
-evaluation of a program with one seed drops the same elements, so that reverse and forward
-mode, finite differences, explain's local steps and compiled replays all see one function.
-(Two dropouts of one shape in a program therefore drop the same elements.)
+Within a ``torch_random.using(generator)`` block (a ``gradcli run`` script's), the mask is
+torch's: drawn from that generator as torch's CPU kernel draws it, so that a script under
+``torch.manual_seed`` drops the elements torch drops. Elsewhere it is drawn from numpy's
+generator, seeded by the command's ``--seed`` (``dropout_seed``, which a bound program's run
+enters) and the input's shape: every evaluation of a program with one seed drops the same
+elements, so that reverse and forward mode, finite differences, explain's local steps and
+compiled replays all see one function. (Two dropouts of one shape in a program therefore
+drop the same elements.)
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ..ops.table import BOOL, NUMBER, TENSOR, Param, public
 from . import primitives as P
 from .composites import _composite
 from .tensor import Tensor
+from .torch_random import entered, samplers
 
 _state = {"seed": 0}
 
@@ -50,7 +54,7 @@ _composite(
     explain=X.per_element(
         lambda slot: f"1/(1-p) where {slot.wrt}[i] is kept, 0 where it is dropped"
     ),
-    backward_name="NativeDropoutBackward0",
+    backward_name="MulBackward0",  # torch's CPU dropout multiplies by its mask
     kink=(
         "the mask comes from the command's --seed and the input's shape (numpy's generator, "
         "not torch's, so the elements dropped differ from torch's, and two dropouts of one "
@@ -74,6 +78,11 @@ def dropout(x: Any, p: float = 0.5, training: bool = True) -> Tensor:
         raise DomainError(f"dropout: the probability p must be between 0 and 1, got {p}")
     if not training:
         return t
+    generator = entered()
+    if generator is not None and t.dtype in (np.float32, np.float64):
+        if p == 0:  # torch hands the input back, drawing nothing
+            return t
+        return P.mul(t, Tensor(samplers.dropout_mask(generator, t.shape, p, t.dtype)))
     keep = dropout_mask(t.shape, p, _state["seed"])
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
     return P.mul(t, Tensor((keep * scale).astype(t.dtype)))

@@ -274,7 +274,7 @@ def constructor_dtype(node: ast.Call) -> tuple[np.dtype[Any] | None, bool]:
 def parse_constructor(
     node: ast.Call,
     text: str,
-    rng: np.random.Generator,
+    rng: Any,  # numpy's Generator, or what has its random and standard_normal
     allowed_keywords=("requires_grad",),
     build: bool = True,
     like: tuple[int, ...] | None = None,
@@ -331,7 +331,7 @@ def parse_constructor(
 def _like(
     node: ast.Call,
     walker: _Literal,
-    rng: np.random.Generator,
+    rng: Any,  # numpy's Generator, or what has its random and standard_normal
     shape: tuple[int, ...],
     allowed_keywords: tuple[str, ...],
     build: bool,

@@ -29,6 +29,7 @@ from .. import engine as gc
 from ..base import bounds
 from ..base import torch_text as torchtext
 from ..base.errors import GradcliError
+from ..engine import torch_random
 from ..engine.selection import UnpackError
 from ..lang import functions as F
 from ..lang.check_expressions import grad_name
@@ -37,7 +38,6 @@ from ..lang.program import Assignment, Numbers
 from ..lang.values import (
     INTEGER_DTYPES,
     LIKE,
-    generator_for,
     parse_constructor,
     quiet_parse,
     whole_constructor,
@@ -59,7 +59,6 @@ LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place 
 LEAF_WRITE = f"a view of {LEAF_INPLACE}"
 NO_RETAIN = "can't retain_grad on Tensor that has requires_grad=False"
 RANDOM = ("rand(", "randn(", "rand_like(", "randn_like(")  # the constructors that draw
-SEEDED = 13  # with torch.manual_seed(n), gradcli draws from default_rng([SEEDED, n])
 
 _GRAD = grad_name("")  # the start of the name x.grad is read as
 INTEGER_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
@@ -146,19 +145,20 @@ class ScriptRun:
         self.tally = bounds.Tally()  # the bytes of the script's values (--max-memory)
         self.text = TextBudget(self.tally)  # the text a statement builds, beside them
         self.default_dtype: np.dtype[Any] = np.dtype(np.float32)  # torch.set_default_dtype
-        # after torch.manual_seed(n), what rand and randn draw from, in statement order
-        # (before it, each name's own generator: values.generator_for)
-        self.rng: np.random.Generator | None = None
+        # torch's generator, which rand, randn and dropout draw from in statement order:
+        # seeded with --seed until the script's torch.manual_seed(n) seeds it with n
+        self.generator = torch_random.Generator().manual_seed(seed)
         self.drawn: list[np.ndarray] = []  # what rand and randn gave, in order
 
     def run(self, steps: list[Step]) -> None:
-        for number, step in enumerate(steps, start=1):
-            bounds.tick(f"statement {number} of {len(steps)}")
-            if step.no_grad:
-                with gc.no_grad():
+        with torch_random.using(self.generator):
+            for number, step in enumerate(steps, start=1):
+                bounds.tick(f"statement {number} of {len(steps)}")
+                if step.no_grad:
+                    with gc.no_grad():
+                        self.step(step)
+                else:
                     self.step(step)
-            else:
-                self.step(step)
         self.out.flush()
 
     def step(self, step: Step) -> None:
@@ -208,7 +208,12 @@ class ScriptRun:
             raise ScriptError(step.statement, kind, message, None if start < 0 else (start, end))
         elif step.kind == "seed":
             assert step.number is not None  # a seed step
-            self.rng = np.random.default_rng([SEEDED, int(step.number) % 2**64])
+            try:
+                self.generator.manual_seed(step.number)
+            except gc.DomainError as exc:
+                raise ScriptError(step.statement, "ValueError", str(exc)) from None
+            # a bare torch.manual_seed(0) line: the interactive interpreter shows the generator
+            self.out.write(f"<torch._C.Generator object at {hex(id(self.generator))}>\n")
 
     # -- statements
     def create(self, step: Step) -> None:
@@ -222,7 +227,7 @@ class ScriptRun:
             source = self.tensor(step, node.args[0].id, "has no attribute 'shape'", "TypeError")
             like = source.shape
             dtype = dtype if step.dtype is not None else source.dtype
-        rng = self.rng or generator_for(step.target, self.seed)
+        rng = torch_random.samplers.NumpyStyle(self.generator, dtype)
         try:
             with bounds.charging(self.tally):
                 array, keywords = parse_constructor(node, step.constructor, rng, like=like)

@@ -6,8 +6,9 @@ top-level statement compiled in 'single' mode, so that a bare expression's value
 
 JOBS is a list of ``[script, values]``: ``values`` are the nested lists that ``torch.rand``,
 ``torch.randn``, ``torch.rand_like`` and ``torch.randn_like`` return in turn in that script
-(gradcli's generator is not torch's: the test hands torch the values gradcli drew), and
-``torch.manual_seed`` returns None. Prints one JSON object: for each script, its ``stdout``,
+(gradcli run seeds torch's generator with --seed until the script's ``torch.manual_seed``,
+where torch's is seeded from the system: the test hands torch the values gradcli drew).
+Prints one JSON object: for each script, its ``stdout``,
 its ``stderr`` and its exit ``status``. Each script runs in a namespace of its own (and so
 with a warning registry of its own) where ``torch`` is already imported (the seed post's
 snippets continue a session that imported it). An uncaught exception prints Python's
@@ -31,7 +32,6 @@ import traceback
 import torch
 
 _RANDOM = ("rand", "randn")
-_SEED = torch.manual_seed
 
 
 def _drawing(values: list) -> None:
@@ -47,15 +47,9 @@ def _drawing(values: list) -> None:
         assert value.shape == like.shape, (value.shape, like.shape)
         return value.requires_grad_(requires_grad)
 
-    def seeded(seed):
-        """torch.manual_seed, returning None: the generator it returns shows its address in
-        the interactive interpreter, which gradcli run does not show."""
-        _SEED(seed)
-
     for name in _RANDOM:
         setattr(torch, name, drawn)
         setattr(torch, f"{name}_like", drawn_like)
-    torch.manual_seed = seeded
 
 
 def run(path: str) -> int:
