@@ -29,6 +29,8 @@ HOMONYMS = {
     ("render/__init__.py", "dot"): "Graphviz's format",
     ("render/graph.py", "dot"): "Graphviz's format",
     ("results.py", "dot"): "Graphviz's format",
+    ("cli/command_words.py", "min"): "an option's declared lowest value",
+    ("cli/command_words.py", "max"): "an option's declared highest value",
     **{
         ("engine/torch_random/init.py", word): "a nonlinearity of nn.init.calculate_gain"
         for word in ("linear", "conv1d", "conv2d", "conv_transpose2d", "sigmoid")

@@ -207,7 +207,7 @@ def _folded(call: ir.Call) -> ir.Node:
     if len(constants) == len(call.args):
         forward = F.FUNCTIONS[call.op].forward
         assert forward is not None  # only primitives fold
-        if call.op == "mul" and 1j in constants and len(constants) == 2:
+        if call.op == F.OPERATORS["*"].name and 1j in constants and len(constants) == 2:
             # a literal 2j is 2 * I to sympy; Python reads it as complex(0, 2), also where the
             # number is beyond float64 (1e400j: complex(0, inf), where inf * 1j has a NaN)
             imaginary = constants[1 - constants.index(1j)]
