@@ -1,0 +1,114 @@
+"""``torch.nn`` over gradcli's engine: ``Module`` and ``Parameter``, the layers, the
+containers, the activations and losses, ``init`` and ``functional``, with torch's names,
+defaults, initial numbers (drawn from torch's generator) and printed forms.
+
+A model is written as in torch::
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 1)
+
+        def forward(self, x):
+            return self.fc(x).relu()
+"""
+
+from . import functional, init
+from .activations import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Softsign,
+    Tanh,
+)
+from .containers import ModuleDict, ModuleList, Sequential
+from .layers import (
+    BatchNorm1d,
+    BatchNorm2d,
+    Conv1d,
+    Conv2d,
+    Dropout,
+    Embedding,
+    Flatten,
+    Identity,
+    LayerNorm,
+    Linear,
+    Unflatten,
+)
+from .losses import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
+from .module import Module, Parameter
+
+__all__ = [
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "CELU",
+    "Conv1d",
+    "Conv2d",
+    "CrossEntropyLoss",
+    "Dropout",
+    "ELU",
+    "Embedding",
+    "Flatten",
+    "GELU",
+    "GLU",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardtanh",
+    "HuberLoss",
+    "Identity",
+    "KLDivLoss",
+    "L1Loss",
+    "LayerNorm",
+    "LeakyReLU",
+    "Linear",
+    "LogSigmoid",
+    "LogSoftmax",
+    "MSELoss",
+    "Mish",
+    "Module",
+    "ModuleDict",
+    "ModuleList",
+    "NLLLoss",
+    "Parameter",
+    "ReLU",
+    "ReLU6",
+    "SELU",
+    "Sequential",
+    "SiLU",
+    "Sigmoid",
+    "SmoothL1Loss",
+    "Softmax",
+    "Softplus",
+    "Softsign",
+    "Tanh",
+    "Unflatten",
+    "functional",
+    "init",
+]
