@@ -192,11 +192,7 @@ class _ConvNd(Module):
             f", stride={self.stride}"
         )
         if self.padding != (0,) * self.dims:
-            text += (
-                f", padding={self.padding!r}"
-                if isinstance(self.padding, str)
-                else (f", padding={self.padding}")
-            )
+            text += f", padding={self.padding}"
         if self.dilation != (1,) * self.dims:
             text += f", dilation={self.dilation}"
         if self.groups != 1:
@@ -327,7 +323,8 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (
-            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
         )
 
 
@@ -343,6 +340,8 @@ class _BatchNorm(Module):
         track_running_stats: bool = True,
         device: Any = None,
         dtype: Any = None,
+        *,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         self.num_features = num_features
@@ -353,7 +352,10 @@ class _BatchNorm(Module):
         kind = _dtype(dtype)
         if affine:
             self.weight = Parameter(np.ones(num_features, dtype=kind))
-            self.bias = Parameter(np.zeros(num_features, dtype=kind))
+            if bias:
+                self.bias = Parameter(np.zeros(num_features, dtype=kind))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -410,7 +412,8 @@ class _BatchNorm(Module):
     def extra_repr(self) -> str:
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
         )
 
 
