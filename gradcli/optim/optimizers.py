@@ -151,7 +151,7 @@ class Adam(Optimizer):
             if amsgrad:
                 second = state["max_exp_avg_sq"]
                 write(second, np.maximum(second.data, exp_avg_sq.data))
-            denom = K.add_scalar(K.div_scalar(np.sqrt(second.data), correction2_sqrt), group["eps"])
+            denom = K.add_scalar(K.div_scalar(K.sqrt(second.data), correction2_sqrt), group["eps"])
             write(param, K.addcdiv(param.data, exp_avg.data, denom, -step_size))
 
 
@@ -244,9 +244,9 @@ class RMSprop(Optimizer):
             if group["centered"]:
                 grad_avg = state["grad_avg"]
                 write(grad_avg, K.lerp(grad_avg.data, grad, 1 - alpha))
-                avg = np.sqrt(K.addcmul(square_avg.data, grad_avg.data, grad_avg.data, -1))
+                avg = K.sqrt(K.addcmul(square_avg.data, grad_avg.data, grad_avg.data, -1))
             else:
-                avg = np.sqrt(square_avg.data)
+                avg = K.sqrt(square_avg.data)
             avg = K.add_scalar(avg, group["eps"])
             if momentum > 0:
                 buf = state["momentum_buffer"]
@@ -307,5 +307,5 @@ class Adagrad(Optimizer):
             clr = lr / (1 + (step - 1) * group["lr_decay"])
             total = state["sum"]
             write(total, K.addcmul(total.data, grad, grad, 1))
-            std = K.add_scalar(np.sqrt(total.data), group["eps"])
+            std = K.add_scalar(K.sqrt(total.data), group["eps"])
             write(param, K.addcdiv(param.data, grad, std, -clr))
