@@ -40,6 +40,7 @@ from .containers import ModuleDict, ModuleList, Sequential
 from .layers import (
     BatchNorm1d,
     BatchNorm2d,
+    Bilinear,
     Conv1d,
     Conv2d,
     Dropout,
@@ -68,6 +69,7 @@ __all__ = [
     "BCEWithLogitsLoss",
     "BatchNorm1d",
     "BatchNorm2d",
+    "Bilinear",
     "CELU",
     "Conv1d",
     "Conv2d",

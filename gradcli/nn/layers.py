@@ -1,6 +1,6 @@
-"""torch.nn's layers with parameters or modes: ``Linear``, ``Conv1d``, ``Conv2d``,
-``Embedding``, ``LayerNorm``, ``BatchNorm1d``/``BatchNorm2d``, ``Dropout``, ``Flatten``,
-``Unflatten``, ``Identity``.
+"""torch.nn's layers with parameters or modes: ``Linear``, ``Bilinear``, ``Conv1d``,
+``Conv2d``, ``Embedding``, ``LayerNorm``, ``BatchNorm1d``/``BatchNorm2d``, ``Dropout``,
+``Flatten``, ``Unflatten``, ``Identity``.
 
 Each makes its parameters in the default floating dtype (or ``dtype=``) and initializes them
 as torch does, drawing from the generator in force in torch's order, so that after
@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import engine as E
 from ..base.engine_errors import DomainError, ShapeError
+from ..engine.einsum import einsum
 from ..engine.tensor import Tensor, default_floating, no_grad
 from ..engine.torch_random import in_force, samplers
 from . import init
@@ -29,6 +30,17 @@ def _dtype(dtype: Any) -> np.dtype[Any]:
 
 def _empty(shape: Sequence[int], dtype: Any) -> Parameter:
     return Parameter(np.zeros(tuple(shape), dtype=_dtype(dtype)))
+
+
+def _weight_and_bias(module: Any, shape: tuple[int, ...], bias: bool, dtype: Any) -> None:
+    """Give ``module`` a weight of ``shape`` and a bias of its first dimension (or None),
+    then draw them as the layer draws them (its ``reset_parameters``)."""
+    module.weight = _empty(shape, dtype)
+    if bias:
+        module.bias = _empty(shape[:1], dtype)
+    else:
+        module.register_parameter("bias", None)
+    module.reset_parameters()
 
 
 class Identity(Module):
@@ -55,12 +67,7 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = _empty((out_features, in_features), dtype)
-        if bias:
-            self.bias = _empty((out_features,), dtype)
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in_features), bias, dtype)
 
     def reset_parameters(self) -> None:
         """torch's draw: the weight by kaiming_uniform_(a=sqrt(5)), then the bias uniform
@@ -77,6 +84,43 @@ class Linear(Module):
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
+        )
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b``: weight (out_features, in1_features, in2_features), bias
+    (out_features), both drawn uniform within 1/sqrt(in1_features)."""
+
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        _weight_and_bias(self, (out_features, in1_features, in2_features), bias, dtype)
+
+    def reset_parameters(self) -> None:
+        """torch's draw: the weight, then the bias, uniform within 1/sqrt(in1_features)."""
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        out = einsum("...i,oij,...j->...o", input1, self.weight, input2)
+        return out if self.bias is None else out + self.bias  # type: ignore[no-any-return]
+
+    def extra_repr(self) -> str:
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
         )
 
 
@@ -145,12 +189,8 @@ class _ConvNd(Module):
         self.padding_mode = padding_mode
         self.output_padding = (0,) * self.dims
         self.transposed = False
-        self.weight = _empty((out_channels, in_channels // groups, *self.kernel_size), dtype)
-        if bias:
-            self.bias = _empty((out_channels,), dtype)
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        _weight_and_bias(self, shape, bias, dtype)
 
     def reset_parameters(self) -> None:
         """torch's draw, as Linear's: kaiming_uniform_(a=sqrt(5)), then the bias."""

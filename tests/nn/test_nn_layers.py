@@ -110,6 +110,40 @@ def test_layer_is_torchs(float32, label, name, args, shape, kind, seed):
         np.testing.assert_allclose(buffers[key].data, buffer.numpy(), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("bias", [True, False])
+def test_bilinear_is_torchs(float32, bias):
+    torch = pytest.importorskip("torch")
+    E.manual_seed(2)
+    ours = nn.Bilinear(3, 4, 2, bias=bias)
+    torch.manual_seed(2)
+    theirs = torch.nn.Bilinear(3, 4, 2, bias=bias)
+    assert repr(ours) == repr(theirs)
+    for (name, param), (_, expected) in zip(ours.named_parameters(), theirs.named_parameters()):
+        assert np.array_equal(param.data, expected.detach().numpy()), name
+    a, b = _input((5, 3), "float", 1), _input((5, 4), "float", 2)
+    x1, x2 = E.tensor(a, dtype=np.float32, requires_grad=True), E.tensor(b, dtype=np.float32)
+    out = ours(x1, x2)
+    tx1 = torch.from_numpy(a).requires_grad_()
+    tout = theirs(tx1, torch.from_numpy(b))
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=2e-5, atol=2e-6)
+    out.sum().backward()
+    tout.sum().backward()
+    np.testing.assert_allclose(x1.grad.data, tx1.grad.numpy(), rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(ours.weight.grad.data, theirs.weight.grad.numpy(), rtol=2e-5)
+
+
+def test_functional_dropout_and_names_are_torchs(float32):
+    torch = pytest.importorskip("torch")
+    data = _input((3, 40), "float")
+    E.manual_seed(4)
+    torch.manual_seed(4)
+    out = nn.functional.dropout(E.tensor(data, dtype=np.float32), 0.3)
+    expected = torch.nn.functional.dropout(torch.from_numpy(data), 0.3)
+    assert np.array_equal(out.data, expected.numpy())
+    for name in nn.functional.NAMES:
+        assert hasattr(torch.nn.functional, name), name
+
+
 def test_batch_norm_in_eval_uses_the_running_statistics(float32):
     torch = pytest.importorskip("torch")
     ours, theirs = nn.BatchNorm1d(3, momentum=None), torch.nn.BatchNorm1d(3, momentum=None)
