@@ -13,7 +13,7 @@ A model is written as in torch::
             return self.fc(x).relu()
 """
 
-from . import functional, init
+from . import functional, init, utils
 from .activations import (
     CELU,
     ELU,
@@ -113,4 +113,5 @@ __all__ = [
     "Unflatten",
     "functional",
     "init",
+    "utils",
 ]

@@ -239,3 +239,34 @@ def test_hooks_see_the_input_and_output():
     handle.remove()
     layer(E.ones(3, 1))
     assert seen == [(3, 1)]
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+@pytest.mark.parametrize("max_norm", [0.5, 100.0])
+def test_clip_grad_norm_is_torchs(float32, norm_type, max_norm):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    grads = [rng.standard_normal(shape).astype(np.float32) for shape in [(3, 4), (4,), (2, 2)]]
+    ours = [nn.Parameter(E.zeros(*g.shape, dtype=np.float32)) for g in grads]
+    theirs = [torch.nn.Parameter(torch.zeros(*g.shape)) for g in grads]
+    for p, t, g in zip(ours, theirs, grads):
+        p.grad = E.tensor(g.copy(), dtype=np.float32)
+        t.grad = torch.from_numpy(g.copy())
+    total = nn.utils.clip_grad_norm_(ours, max_norm, norm_type)
+    expected = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type)
+    np.testing.assert_allclose(total.data, expected.numpy(), rtol=1e-6)
+    for p, t in zip(ours, theirs):
+        np.testing.assert_allclose(p.grad.data, t.grad.numpy(), rtol=1e-6)
+    nn.utils.clip_grad_value_(ours, 0.1)
+    torch.nn.utils.clip_grad_value_(theirs, 0.1)
+    for p, t in zip(ours, theirs):
+        np.testing.assert_allclose(p.grad.data, t.grad.numpy(), rtol=1e-6)
+
+
+def test_clip_grad_norm_scales_down_only():
+    param = nn.Parameter(E.zeros(2))
+    param.grad = E.tensor([3.0, 4.0])
+    assert float(nn.utils.clip_grad_norm_([param], 10.0).data) == 5.0
+    assert param.grad.tolist() == [3.0, 4.0]
+    nn.utils.clip_grad_norm_(param, 1.0)
+    np.testing.assert_allclose(param.grad.tolist(), [0.6, 0.8], rtol=1e-6)
