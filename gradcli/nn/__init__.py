@@ -43,9 +43,11 @@ from .layers import (
     Bilinear,
     Conv1d,
     Conv2d,
+    ConvTranspose2d,
     Dropout,
     Embedding,
     Flatten,
+    GroupNorm,
     Identity,
     LayerNorm,
     Linear,
@@ -63,8 +65,13 @@ from .losses import (
     SmoothL1Loss,
 )
 from .module import Module, Parameter
+from .pooling import AvgPool2d, MaxPool2d
 
 __all__ = [
+    "AvgPool2d",
+    "ConvTranspose2d",
+    "GroupNorm",
+    "MaxPool2d",
     "BCELoss",
     "BCEWithLogitsLoss",
     "BatchNorm1d",

@@ -32,15 +32,31 @@ def _empty(shape: Sequence[int], dtype: Any) -> Parameter:
     return Parameter(np.zeros(tuple(shape), dtype=_dtype(dtype)))
 
 
-def _weight_and_bias(module: Any, shape: tuple[int, ...], bias: bool, dtype: Any) -> None:
-    """Give ``module`` a weight of ``shape`` and a bias of its first dimension (or None),
-    then draw them as the layer draws them (its ``reset_parameters``)."""
+def _weight_and_bias(
+    module: Any, shape: tuple[int, ...], bias: bool, dtype: Any, outputs: int | None = None
+) -> None:
+    """Give ``module`` a weight of ``shape`` and a bias of ``outputs`` elements (the weight's
+    first dimension unless given), or None, then draw them as the layer draws them (its
+    ``reset_parameters``)."""
     module.weight = _empty(shape, dtype)
     if bias:
-        module.bias = _empty(shape[:1], dtype)
+        module.bias = _empty((shape[0] if outputs is None else outputs,), dtype)
     else:
         module.register_parameter("bias", None)
     module.reset_parameters()
+
+
+def _affine(module: Any, shape: tuple[int, ...], affine: bool, bias: bool, dtype: Any) -> None:
+    """A normalization's weight (ones) and bias (zeros, or None), or neither."""
+    if affine:
+        module.weight = Parameter(np.ones(shape, dtype=_dtype(dtype)))
+        if bias:
+            module.bias = Parameter(np.zeros(shape, dtype=_dtype(dtype)))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
 
 
 class Identity(Module):
@@ -145,6 +161,7 @@ def _one(values: tuple[int, ...], name: str, layer: str) -> int:
 
 class _ConvNd(Module):
     dims = 0
+    transposed = False
 
     def __init__(
         self,
@@ -188,9 +205,10 @@ class _ConvNd(Module):
         self.groups = groups
         self.padding_mode = padding_mode
         self.output_padding = (0,) * self.dims
-        self.transposed = False
         shape = (out_channels, in_channels // groups, *self.kernel_size)
-        _weight_and_bias(self, shape, bias, dtype)
+        if self.transposed:
+            shape = (in_channels, out_channels // groups, *self.kernel_size)
+        _weight_and_bias(self, shape, bias, dtype, out_channels)
 
     def reset_parameters(self) -> None:
         """torch's draw, as Linear's: kaiming_uniform_(a=sqrt(5)), then the bias."""
@@ -233,6 +251,8 @@ class _ConvNd(Module):
         )
         if self.padding != (0,) * self.dims:
             text += f", padding={self.padding}"
+        if self.output_padding != (0,) * self.dims:
+            text += f", output_padding={self.output_padding}"
         if self.dilation != (1,) * self.dims:
             text += f", dilation={self.dilation}"
         if self.groups != 1:
@@ -252,6 +272,59 @@ class Conv2d(_ConvNd):
     """2-D convolution of (N, C, H, W) (torch's cross-correlation)."""
 
     dims = 2
+
+
+class ConvTranspose2d(_ConvNd):
+    """2-D transposed convolution of (N, C, H, W): conv2d's adjoint; weight (in_channels,
+    out_channels / groups, kH, kW)."""
+
+    dims = 2
+    transposed = True
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        output_padding: Any = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: Any = 1,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        if isinstance(padding, str):
+            raise ValueError(f'padding="{padding}" is not supported for ConvTranspose2d')
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+        )
+        self.output_padding = _tuple(output_padding, self.dims, "output_padding")
+
+    def forward(self, input: Tensor) -> Tensor:
+        name = type(self).__name__
+        return E.conv_transpose2d(  # type: ignore[no-any-return]
+            input,
+            self.weight,
+            self.bias,
+            stride=_one(self.stride, "stride", name),
+            padding=self._padding(),
+            output_padding=_one(self.output_padding, "output_padding", name),
+            groups=self.groups,
+            dilation=_one(self.dilation, "dilation", name),
+        )
 
 
 class Embedding(Module):
@@ -346,15 +419,7 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(np.ones(self.normalized_shape, dtype=_dtype(dtype)))
-            if bias:
-                self.bias = Parameter(np.zeros(self.normalized_shape, dtype=_dtype(dtype)))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, self.normalized_shape, elementwise_affine, bias, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         return E.layer_norm(  # type: ignore[no-any-return]
@@ -365,6 +430,43 @@ class LayerNorm(Module):
         return (
             f"{self.normalized_shape}, eps={self.eps}, "
             f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
+        )
+
+
+class GroupNorm(Module):
+    """Normalize (N, C, *) over groups of channels, then scale and shift per channel."""
+
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(
+                f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
+            )
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        _affine(self, (num_channels,), affine, bias, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return E.group_norm(  # type: ignore[no-any-return]
+            input, self.num_groups, self.weight, self.bias, self.eps
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self.bias is not None}"
         )
 
 
@@ -390,15 +492,7 @@ class _BatchNorm(Module):
         self.affine = affine
         self.track_running_stats = track_running_stats
         kind = _dtype(dtype)
-        if affine:
-            self.weight = Parameter(np.ones(num_features, dtype=kind))
-            if bias:
-                self.bias = Parameter(np.zeros(num_features, dtype=kind))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine(self, (num_features,), affine, bias, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype=kind)))
             self.register_buffer("running_var", Tensor(np.ones(num_features, dtype=kind)))
