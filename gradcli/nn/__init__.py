@@ -36,7 +36,7 @@ from .activations import (
     Softsign,
     Tanh,
 )
-from .containers import ModuleDict, ModuleList, Sequential
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import (
     BatchNorm1d,
     BatchNorm2d,
@@ -106,6 +106,8 @@ __all__ = [
     "ModuleList",
     "NLLLoss",
     "Parameter",
+    "ParameterDict",
+    "ParameterList",
     "ReLU",
     "ReLU6",
     "SELU",

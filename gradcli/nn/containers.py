@@ -1,6 +1,6 @@
 """torch.nn's containers: ``Sequential`` (its modules run in turn), ``ModuleList`` and
 ``ModuleDict`` (modules held by index or by key, registered so that their parameters are
-the container's)."""
+the container's), ``ParameterList`` and ``ParameterDict`` (parameters so held)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .module import Module, add_indent
+from ..engine.tensor import Tensor
+from .module import Module, Parameter, add_indent
 
 
 def _index(index: Any, length: int) -> int:
@@ -216,3 +217,122 @@ class ModuleDict(Module):
         pairs: Iterable[Any] = modules.items() if isinstance(modules, Mapping) else modules
         for key, module in pairs:
             self[key] = module
+
+
+_TYPENAMES = {
+    "float32": "torch.FloatTensor",
+    "float64": "torch.DoubleTensor",
+    "int64": "torch.LongTensor",
+    "int32": "torch.IntTensor",
+    "bool": "torch.BoolTensor",
+    "complex64": "torch.ComplexFloatTensor",
+    "complex128": "torch.ComplexDoubleTensor",
+}
+
+
+def _entry_line(key: Any, value: Any, kind: str) -> str:
+    """torch's line for a tensor of a ParameterList/ParameterDict (``kind``: its dtype as
+    torch.float32 or its type name as torch.FloatTensor), or the repr of anything else."""
+    if not isinstance(value, Tensor):
+        return f"  ({key}): Object of type: {type(value).__name__}"
+    size = "x".join(str(n) for n in value.shape)
+    name = "Parameter" if isinstance(value, Parameter) else "Tensor"
+    of = f"torch.{value.dtype}" if kind == "dtype" else _TYPENAMES.get(str(value.dtype), "?")
+    return f"  ({key}): {name} containing: [{of} of size {size}]"
+
+
+def _as_parameter(value: Any) -> Any:
+    """A tensor made a Parameter (sharing its values), as torch's containers make it."""
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+class ParameterList(Module):
+    """Parameters by index, registered (``self.weights = nn.ParameterList([...])``)."""
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self.extend(values)
+
+    def __getitem__(self, idx: Any) -> Any:
+        if isinstance(idx, slice):
+            return type(self)([self[i] for i in range(len(self))[idx]])
+        return getattr(self, str(_index(idx, len(self))))
+
+    def __setitem__(self, idx: int, param: Any) -> None:
+        setattr(self, str(_index(idx, len(self))), _as_parameter(param))
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(len(self)))
+
+    def append(self, value: Any) -> ParameterList:
+        """Add ``value`` (a tensor becomes a Parameter) at the end."""
+        self._size += 1
+        setattr(self, str(self._size - 1), _as_parameter(value))
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        """Add each value at the end."""
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(_entry_line(i, value, "dtype") for i, value in enumerate(self))
+
+
+class ParameterDict(Module):
+    """Parameters by key, registered, in the order they were added."""
+
+    def __init__(self, parameters: Mapping[str, Any] | Iterable[Any] | None = None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._keys[key] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def keys(self) -> Iterable[str]:
+        """The keys, in order."""
+        return self._keys.keys()
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        """(key, parameter), in order."""
+        return [(key, self[key]) for key in self._keys]
+
+    def values(self) -> Iterable[Any]:
+        """The parameters, in order."""
+        return [self[key] for key in self._keys]
+
+    def update(self, parameters: Mapping[str, Any] | Iterable[Any]) -> None:
+        """Add (or replace) parameters from a mapping or from (key, value) pairs."""
+        pairs: Iterable[Any] = parameters.items() if isinstance(parameters, Mapping) else parameters
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self) -> str:
+        return "\n".join(_entry_line(key, value, "type") for key, value in self.items())

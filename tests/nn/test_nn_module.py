@@ -270,3 +270,43 @@ def test_clip_grad_norm_scales_down_only():
     assert param.grad.tolist() == [3.0, 4.0]
     nn.utils.clip_grad_norm_(param, 1.0)
     np.testing.assert_allclose(param.grad.tolist(), [0.6, 0.8], rtol=1e-6)
+
+
+def test_parameter_containers_register_and_print_as_torch():
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ps = nn.ParameterList(
+                [nn.Parameter(E.ones(2, 3, dtype="float32")), E.ones(3, dtype="float64")]
+            )
+            self.pd = nn.ParameterDict({"a": nn.Parameter(E.ones(2, dtype="float32"))})
+
+    holder = Holder()
+    assert [name for name, _ in holder.named_parameters()] == ["ps.0", "ps.1", "pd.a"]
+    assert isinstance(holder.ps[1], nn.Parameter) and len(holder.ps) == 2
+    assert repr(holder) == (
+        "Holder(\n"
+        "  (ps): ParameterList(\n"
+        "      (0): Parameter containing: [torch.float32 of size 2x3]\n"
+        "      (1): Parameter containing: [torch.float64 of size 3]\n"
+        "  )\n"
+        "  (pd): ParameterDict(  (a): Parameter containing: [torch.FloatTensor of size 2])\n"
+        ")"
+    )
+    holder.pd["b"] = E.ones(1, 1, dtype="float32")
+    assert list(holder.pd.keys()) == ["a", "b"] and "b" in holder.pd
+
+
+def test_parameter_containers_print_as_torchs():
+    torch = pytest.importorskip("torch")
+    ours = nn.ParameterList([nn.Parameter(E.ones(2, 3, dtype="float32")), E.ones(3)])
+    theirs = torch.nn.ParameterList(
+        [torch.nn.Parameter(torch.ones(2, 3)), torch.ones(3, dtype=torch.float64)]
+    )
+    assert repr(ours) == repr(theirs)
+    ours_dict = nn.ParameterDict({"a": E.ones(2, dtype="float32"), "b": E.ones(1, 1)})
+    theirs_dict = torch.nn.ParameterDict(
+        {"a": torch.ones(2), "b": torch.ones(1, 1, dtype=torch.float64)}
+    )
+    assert repr(ours_dict) == repr(theirs_dict)
+    assert repr(nn.ParameterList()) == repr(torch.nn.ParameterList())
