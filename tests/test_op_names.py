@@ -29,6 +29,10 @@ HOMONYMS = {
     ("render/__init__.py", "dot"): "Graphviz's format",
     ("render/graph.py", "dot"): "Graphviz's format",
     ("results.py", "dot"): "Graphviz's format",
+    ("nn/losses.py", "mean"): "a loss module's reduction='mean'",
+    ("nn/losses.py", "sum"): "a loss module's reduction='sum'",
+    ("nn/init.py", "leaky_relu"): "the nonlinearity whose gain kaiming_*_ takes",
+    ("optim/optimizers.py", "sum"): "Adagrad's state 'sum', as torch names it",
 }
 
 

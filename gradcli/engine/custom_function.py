@@ -23,8 +23,8 @@ import numpy as np
 
 from ..base.engine_errors import EngineError, GradError, ShapeError
 from ..ops.table import Op
-from . import primitives as P
 from . import rearranging as RA
+from .primitives import sum_to
 from .tensor import _ORDER, Node, Tensor, _Mode, as_tensor, set_grad_enabled
 
 
@@ -327,7 +327,7 @@ def _checked(name: str, index: int, given: Any, tensor: Tensor) -> Tensor | None
                 f"Function {name} returned an invalid gradient at index {index} - got "
                 f"{list(gradient.shape)} but expected shape compatible with {list(tensor.shape)}"
             )
-        gradient = P.sum_to(gradient, tensor.shape)
+        gradient = sum_to(gradient, tensor.shape)
     if gradient.dtype != tensor.dtype and tensor.dtype.kind in "fc":
         converted: Tensor = gradient.to(tensor.dtype)  # type: ignore[attr-defined]
         return converted

@@ -4,7 +4,28 @@ settings as attributes and torch's repr (``ReLU()``, ``LeakyReLU(negative_slope=
 
 from __future__ import annotations
 
-from .. import engine as E
+from ..engine import (
+    celu,
+    elu,
+    gelu,
+    glu,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    leaky_relu,
+    log_softmax,
+    logsigmoid,
+    mish,
+    relu,
+    relu6,
+    selu,
+    sigmoid,
+    silu,
+    softmax,
+    softplus,
+    softsign,
+    tanh,
+)
 from ..engine.tensor import Tensor
 from .module import Module
 
@@ -18,14 +39,14 @@ def _inplace(inplace: bool, first: bool = False) -> str:
 class _Plain(Module):
     """An activation without settings but ``inplace`` (which computes the same here)."""
 
-    function = "relu"
+    function = staticmethod(relu)
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return getattr(E, self.function)(input)  # type: ignore[no-any-return]
+        return self.function(input)  # type: ignore[no-any-return]
 
     def extra_repr(self) -> str:
         return _inplace(self.inplace, first=True)
@@ -34,76 +55,76 @@ class _Plain(Module):
 class ReLU(_Plain):
     """max(0, x)."""
 
-    function = "relu"
+    function = staticmethod(relu)
 
 
 class ReLU6(_Plain):
     """min(max(0, x), 6)."""
 
-    function = "relu6"
+    function = staticmethod(relu6)
 
 
 class SiLU(_Plain):
     """x * sigmoid(x)."""
 
-    function = "silu"
+    function = staticmethod(silu)
 
 
 class Mish(_Plain):
     """x * tanh(softplus(x))."""
 
-    function = "mish"
+    function = staticmethod(mish)
 
 
 class Hardswish(_Plain):
     """x * relu6(x + 3) / 6."""
 
-    function = "hardswish"
+    function = staticmethod(hardswish)
 
 
 class Hardsigmoid(_Plain):
     """relu6(x + 3) / 6."""
 
-    function = "hardsigmoid"
+    function = staticmethod(hardsigmoid)
 
 
 class SELU(_Plain):
     """scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))."""
 
-    function = "selu"
+    function = staticmethod(selu)
 
 
 class _Stateless(Module):
     """An activation without any settings."""
 
-    function = "tanh"
+    function = staticmethod(tanh)
 
     def forward(self, input: Tensor) -> Tensor:
-        return getattr(E, self.function)(input)  # type: ignore[no-any-return]
+        return self.function(input)  # type: ignore[no-any-return]
 
 
 class Tanh(_Stateless):
     """tanh(x)."""
 
-    function = "tanh"
+    function = staticmethod(tanh)
 
 
 class Sigmoid(_Stateless):
     """1 / (1 + exp(-x))."""
 
-    function = "sigmoid"
+    function = staticmethod(sigmoid)
 
 
 class LogSigmoid(_Stateless):
     """log(sigmoid(x))."""
 
-    function = "logsigmoid"
+    function = staticmethod(logsigmoid)
 
 
 class Softsign(_Stateless):
     """x / (1 + |x|)."""
 
-    function = "softsign"
+    function = staticmethod(softsign)
 
 
 class LeakyReLU(Module):
@@ -115,7 +136,7 @@ class LeakyReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return E.leaky_relu(input, self.negative_slope)  # type: ignore[no-any-return]
+        return leaky_relu(input, self.negative_slope)  # type: ignore[no-any-return]
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}{_inplace(self.inplace)}"
@@ -130,7 +151,7 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return E.elu(input, self.alpha)  # type: ignore[no-any-return]
+        return elu(input, self.alpha)  # type: ignore[no-any-return]
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}{_inplace(self.inplace)}"
@@ -140,7 +161,7 @@ class CELU(ELU):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return E.celu(input, self.alpha)  # type: ignore[no-any-return]
+        return celu(input, self.alpha)  # type: ignore[no-any-return]
 
 
 class GELU(Module):
@@ -151,7 +172,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:
-        return E.gelu(input, approximate=self.approximate)  # type: ignore[no-any-return]
+        return gelu(input, approximate=self.approximate)  # type: ignore[no-any-return]
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -166,7 +187,7 @@ class Softplus(Module):
         self.threshold = threshold
 
     def forward(self, input: Tensor) -> Tensor:
-        return E.softplus(input, self.beta, self.threshold)  # type: ignore[no-any-return]
+        return softplus(input, self.beta, self.threshold)  # type: ignore[no-any-return]
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -182,14 +203,14 @@ class Hardtanh(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return E.hardtanh(input, self.min_val, self.max_val)  # type: ignore[no-any-return]
+        return hardtanh(input, self.min_val, self.max_val)  # type: ignore[no-any-return]
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}{_inplace(self.inplace)}"
 
 
 class _AlongDim(Module):
-    function = "softmax"
+    function = staticmethod(softmax)
 
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
@@ -199,7 +220,7 @@ class _AlongDim(Module):
         dim = self.dim
         if dim is None:  # torch's legacy choice of a dimension, with its warning
             dim = 0 if input.ndim in (0, 1, 3) else 1
-        return getattr(E, self.function)(input, dim)  # type: ignore[no-any-return]
+        return self.function(input, dim)  # type: ignore[no-any-return]
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -208,13 +229,13 @@ class _AlongDim(Module):
 class Softmax(_AlongDim):
     """exp(x) / sum(exp(x)) along ``dim``."""
 
-    function = "softmax"
+    function = staticmethod(softmax)
 
 
 class LogSoftmax(_AlongDim):
     """log(softmax(x)) along ``dim``."""
 
-    function = "log_softmax"
+    function = staticmethod(log_softmax)
 
 
 class GLU(Module):
@@ -225,7 +246,7 @@ class GLU(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return E.glu(input, self.dim)  # type: ignore[no-any-return]
+        return glu(input, self.dim)  # type: ignore[no-any-return]
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"

@@ -15,8 +15,19 @@ from typing import Any
 
 import numpy as np
 
-from .. import engine as E
 from ..base.engine_errors import DomainError, ShapeError
+from ..engine import (
+    batch_norm,
+    conv1d,
+    conv2d,
+    conv_transpose2d,
+    embedding,
+    flatten,
+    group_norm,
+    layer_norm,
+    linear,
+    unflatten,
+)
 from ..engine.einsum import einsum
 from ..engine.tensor import Tensor, default_floating, no_grad
 from ..engine.torch_random import in_force, samplers
@@ -94,7 +105,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
-        return E.linear(input, self.weight, self.bias)  # type: ignore[no-any-return]
+        return linear(input, self.weight, self.bias)  # type: ignore[no-any-return]
 
     def extra_repr(self) -> str:
         return (
@@ -233,7 +244,7 @@ class _ConvNd(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         name = type(self).__name__
-        convolve = E.conv1d if self.dims == 1 else E.conv2d
+        convolve = conv1d if self.dims == 1 else conv2d
         return convolve(  # type: ignore[no-any-return]
             input,
             self.weight,
@@ -315,7 +326,7 @@ class ConvTranspose2d(_ConvNd):
 
     def forward(self, input: Tensor) -> Tensor:
         name = type(self).__name__
-        return E.conv_transpose2d(  # type: ignore[no-any-return]
+        return conv_transpose2d(  # type: ignore[no-any-return]
             input,
             self.weight,
             self.bias,
@@ -392,7 +403,7 @@ class Embedding(Module):
                 self.weight.data[self.padding_idx] = 0
 
     def forward(self, input: Tensor) -> Tensor:
-        return E.embedding(input, self.weight, self.padding_idx)  # type: ignore[no-any-return]
+        return embedding(input, self.weight, self.padding_idx)  # type: ignore[no-any-return]
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -422,7 +433,7 @@ class LayerNorm(Module):
         _affine(self, self.normalized_shape, elementwise_affine, bias, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
-        return E.layer_norm(  # type: ignore[no-any-return]
+        return layer_norm(  # type: ignore[no-any-return]
             input, self.normalized_shape, self.weight, self.bias, self.eps
         )
 
@@ -459,7 +470,7 @@ class GroupNorm(Module):
         _affine(self, (num_channels,), affine, bias, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
-        return E.group_norm(  # type: ignore[no-any-return]
+        return group_norm(  # type: ignore[no-any-return]
             input, self.num_groups, self.weight, self.bias, self.eps
         )
 
@@ -523,7 +534,7 @@ class _BatchNorm(Module):
         zeros = np.zeros(channels, dtype=input.dtype)
         mean = self.running_mean if self.running_mean is not None else Tensor(zeros)
         var = self.running_var if self.running_var is not None else Tensor(zeros + 1)
-        out = E.batch_norm(input, mean, var, self.weight, self.bias, use_batch, factor, self.eps)
+        out = batch_norm(input, mean, var, self.weight, self.bias, use_batch, factor, self.eps)
         if (
             use_batch
             and self.running_mean is not None
@@ -593,7 +604,7 @@ class Flatten(Module):
         self.end_dim = end_dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return E.flatten(input, self.start_dim, self.end_dim)  # type: ignore[no-any-return]
+        return flatten(input, self.start_dim, self.end_dim)  # type: ignore[no-any-return]
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -608,7 +619,7 @@ class Unflatten(Module):
         self.unflattened_size = tuple(unflattened_size)
 
     def forward(self, input: Tensor) -> Tensor:
-        return E.unflatten(input, self.dim, self.unflattened_size)  # type: ignore[no-any-return]
+        return unflatten(input, self.dim, self.unflattened_size)  # type: ignore[no-any-return]
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

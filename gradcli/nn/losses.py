@@ -6,7 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import engine as E
+from ..engine import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
 from ..engine.tensor import Tensor
 from .module import Module
 
@@ -40,14 +50,14 @@ class MSELoss(_Loss):
     """The mean (or sum) of squared differences."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return E.mse_loss(input, target, reduction=self.reduction)  # type: ignore[no-any-return]
+        return mse_loss(input, target, reduction=self.reduction)  # type: ignore[no-any-return]
 
 
 class L1Loss(_Loss):
     """The mean (or sum) of absolute differences."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return E.l1_loss(input, target, reduction=self.reduction)  # type: ignore[no-any-return]
+        return l1_loss(input, target, reduction=self.reduction)  # type: ignore[no-any-return]
 
 
 class _WeightedLoss(_Loss):
@@ -77,7 +87,7 @@ class NLLLoss(_WeightedLoss):
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return E.nll_loss(  # type: ignore[no-any-return]
+        return nll_loss(  # type: ignore[no-any-return]
             input,
             target,
             reduction=self.reduction,
@@ -103,7 +113,7 @@ class CrossEntropyLoss(_WeightedLoss):
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return E.cross_entropy(  # type: ignore[no-any-return]
+        return cross_entropy(  # type: ignore[no-any-return]
             input,
             target,
             reduction=self.reduction,
@@ -117,7 +127,7 @@ class BCELoss(_WeightedLoss):
     """Binary cross-entropy of probabilities."""
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return E.binary_cross_entropy(  # type: ignore[no-any-return]
+        return binary_cross_entropy(  # type: ignore[no-any-return]
             input, target, reduction=self.reduction, weight=self.weight
         )
 
@@ -138,7 +148,7 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return E.binary_cross_entropy_with_logits(  # type: ignore[no-any-return]
+        return binary_cross_entropy_with_logits(  # type: ignore[no-any-return]
             input,
             target,
             reduction=self.reduction,
@@ -155,7 +165,7 @@ class HuberLoss(_Loss):
         self.delta = delta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return E.huber_loss(  # type: ignore[no-any-return]
+        return huber_loss(  # type: ignore[no-any-return]
             input, target, reduction=self.reduction, delta=self.delta
         )
 
@@ -174,7 +184,7 @@ class SmoothL1Loss(_Loss):
         self.beta = beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return E.smooth_l1_loss(  # type: ignore[no-any-return]
+        return smooth_l1_loss(  # type: ignore[no-any-return]
             input, target, reduction=self.reduction, beta=self.beta
         )
 
@@ -195,6 +205,6 @@ class KLDivLoss(_Loss):
         self.log_target = log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return E.kl_div(  # type: ignore[no-any-return]
+        return kl_div(  # type: ignore[no-any-return]
             input, target, reduction=self.reduction, log_target=self.log_target
         )

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import engine as E
 from ..base.engine_errors import DomainError
+from ..engine import avg_pool2d, max_pool2d
 from ..engine.tensor import Tensor
 from .module import Module
 
@@ -45,7 +45,7 @@ class MaxPool2d(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         name = "MaxPool2d"
-        return E.max_pool2d(  # type: ignore[no-any-return]
+        return max_pool2d(  # type: ignore[no-any-return]
             input,
             _square(self.kernel_size, "kernel_size", name),
             _square(self.stride, "stride", name),
@@ -84,7 +84,7 @@ class AvgPool2d(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         name = "AvgPool2d"
-        return E.avg_pool2d(  # type: ignore[no-any-return]
+        return avg_pool2d(  # type: ignore[no-any-return]
             input,
             _square(self.kernel_size, "kernel_size", name),
             _square(self.stride, "stride", name),

@@ -153,7 +153,7 @@ def test_functional_dropout_and_names_are_torchs(float32):
     out = nn.functional.dropout(E.tensor(data, dtype=np.float32), 0.3)
     expected = torch.nn.functional.dropout(torch.from_numpy(data), 0.3)
     assert np.array_equal(out.data, expected.numpy())
-    for name in nn.functional.NAMES:
+    for name in nn.functional.__all__:
         assert hasattr(torch.nn.functional, name), name
 
 
