@@ -25,7 +25,15 @@ from ..base.engine_errors import EngineError, GradError, ShapeError
 from ..ops.table import Op
 from . import rearranging as RA
 from .primitives import sum_to
-from .tensor import _ORDER, Node, Tensor, _Mode, as_tensor, set_grad_enabled
+from .tensor import (
+    _ORDER,
+    Node,
+    Tensor,
+    _forward_mode,
+    _Mode,
+    as_tensor,
+    set_grad_enabled,
+)
 
 
 class FunctionCtx:
@@ -142,17 +150,15 @@ def _apply(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     inputs = tuple(args[i] for i in positions)
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-    if _Mode.forward_active and any(t.tangent is not None for t in inputs):
-        raise GradError(
-            f"{cls.__name__}: forward-mode differentiation of a custom autograd.Function "
-            "needs its jvp, which gradcli does not run"
-        )
-    with set_grad_enabled(False):
+    tangents = _Mode.forward_active and any(t.tangent is not None for t in inputs)
+    with set_grad_enabled(False), _forward_mode(False):
         if _uses_setup_context(cls):
             output = cls.forward(*args, **kwargs)  # type: ignore[attr-defined]
             cls.setup_context(ctx, args, output)  # type: ignore[attr-defined]
         else:
             output = cls.forward(ctx, *args, **kwargs)  # type: ignore[attr-defined]
+    if tangents:
+        output = _with_tangents(cls, ctx, args, output)
     if not (_Mode.grad_enabled and any(t.requires_grad for t in inputs)):
         return output
     several = isinstance(output, tuple)
@@ -192,6 +198,33 @@ def _apply(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             _record(outputs[i], _piece_op(cls), (bundle,), (True,), piece)
             start = stop
     return tuple(outputs)
+
+
+def _with_tangents(cls: type, ctx: FunctionCtx, args: tuple[Any, ...], output: Any) -> Any:
+    """Forward mode: the outputs with the tangents the class's ``jvp(ctx, *tangents)``
+    gives (torch's forward-mode rule of a custom Function; zeros for an input without one)."""
+    if not any("jvp" in vars(base) for base in cls.__mro__ if base is not Function):
+        raise GradError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
+    given = [
+        (a.tangent if a.tangent is not None else Tensor(np.zeros_like(a.data)))
+        if isinstance(a, Tensor)
+        else None
+        for a in args
+    ]
+    with _forward_mode(False):
+        found = cls.jvp(ctx, *given)  # type: ignore[attr-defined]
+    several = isinstance(output, tuple)
+    outputs = list(output) if several else [output]
+    found = list(found) if isinstance(found, tuple) else [found]
+    for i, (value, tangent) in enumerate(zip(outputs, found)):
+        if isinstance(value, Tensor) and tangent is not None:
+            if any(value is a for a in args):
+                value = outputs[i] = Tensor(value.data)
+            value.tangent = as_tensor(tangent, value.dtype)
+    return tuple(outputs) if several else outputs[0]
 
 
 def _record(

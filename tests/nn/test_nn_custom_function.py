@@ -311,3 +311,35 @@ def test_setup_context_style_and_once_differentiable():
     (g,) = E.grad(Square.apply(x).sum(), x, create_graph=True)
     assert g.tolist() == [3.0, -4.0]
     assert not g.requires_grad  # once_differentiable: no graph of the backward
+
+
+def test_forward_mode_runs_the_jvp_or_refuses_as_torch():
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, a):
+            result = a.exp()
+            ctx.result = result
+            return result
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.result
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            return tangent * ctx.result
+
+    class NoJvp(Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = E.tensor([0.5, 1.0])
+    value, tangent = E.jvp(lambda t: Exp.apply(t), x, E.tensor([1.0, 2.0]))
+    np.testing.assert_allclose(tangent.data, np.exp([0.5, 1.0]) * [1.0, 2.0], rtol=1e-15)
+    with pytest.raises(GradError, match="You must implement the jvp function"):
+        E.jvp(lambda t: NoJvp.apply(t), x, E.ones(2))
