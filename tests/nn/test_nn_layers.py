@@ -153,8 +153,11 @@ def test_functional_dropout_and_names_are_torchs(float32):
     out = nn.functional.dropout(E.tensor(data, dtype=np.float32), 0.3)
     expected = torch.nn.functional.dropout(torch.from_numpy(data), 0.3)
     assert np.array_equal(out.data, expected.numpy())
+    assert len(nn.functional.__all__) >= 40
     for name in nn.functional.__all__:
         assert hasattr(torch.nn.functional, name), name
+        if name != "dropout":
+            assert getattr(nn.functional, name) is getattr(E, name)
 
 
 def test_batch_norm_in_eval_uses_the_running_statistics(float32):
