@@ -35,6 +35,14 @@ from .tensor import (
     set_grad_enabled,
 )
 
+_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
 
 class FunctionCtx:
     """What ``forward`` and ``backward`` share (torch's ``ctx``): the tensors saved for
@@ -47,6 +55,7 @@ class FunctionCtx:
         self.dirty: list[Tensor] = []
         self.materialize_grads = True
         self.received: set[int] = set()  # the outputs whose cotangent reached the bundle
+        self.node: Tensor | None = None  # the tensor that holds the node (its bundle)
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Keep tensors (inputs, outputs or others) for ``backward``'s ``saved_tensors``."""
@@ -60,7 +69,10 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple[Tensor | None, ...]:
-        """The tensors given to ``save_for_backward``."""
+        """The tensors given to ``save_for_backward`` (refused, as torch refuses them, once a
+        backward without ``retain_graph`` has freed the node)."""
+        if self.node is not None and self.node._inputs is None:
+            raise GradError(_FREED)
         return self._saved
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
@@ -183,6 +195,7 @@ def _apply(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if not several:
         if differentiable:
             _record(outputs[0], _function_op(cls), inputs, needs, params | {"layout": None})
+            ctx.node = outputs[0]
         return outputs[0]
     layout = [(i, outputs[i].shape, outputs[i].dtype) for i in differentiable]
     if layout:
@@ -191,6 +204,7 @@ def _apply(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         bundle = Tensor(np.concatenate(flat) if flat else np.zeros(0, dtype=dtype))
         params["layout"] = (tuple(layout), len(outputs))
         _record(bundle, _function_op(cls), inputs, needs, params)
+        ctx.node = bundle
         start = 0
         for i in differentiable:
             stop = start + outputs[i].data.size

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..engine.tensor import Tensor
-from .module import Module, Parameter, add_indent
+from .module import TYPENAMES, Module, Parameter, add_indent
 
 
 def _index(index: Any, length: int) -> int:
@@ -219,17 +219,6 @@ class ModuleDict(Module):
             self[key] = module
 
 
-_TYPENAMES = {
-    "float32": "torch.FloatTensor",
-    "float64": "torch.DoubleTensor",
-    "int64": "torch.LongTensor",
-    "int32": "torch.IntTensor",
-    "bool": "torch.BoolTensor",
-    "complex64": "torch.ComplexFloatTensor",
-    "complex128": "torch.ComplexDoubleTensor",
-}
-
-
 def _entry_line(key: Any, value: Any, kind: str) -> str:
     """torch's line for a tensor of a ParameterList/ParameterDict (``kind``: its dtype as
     torch.float32 or its type name as torch.FloatTensor), or the repr of anything else."""
@@ -237,7 +226,7 @@ def _entry_line(key: Any, value: Any, kind: str) -> str:
         return f"  ({key}): Object of type: {type(value).__name__}"
     size = "x".join(str(n) for n in value.shape)
     name = "Parameter" if isinstance(value, Parameter) else "Tensor"
-    of = f"torch.{value.dtype}" if kind == "dtype" else _TYPENAMES.get(str(value.dtype), "?")
+    of = f"torch.{value.dtype}" if kind == "dtype" else TYPENAMES.get(str(value.dtype), "?")
     return f"  ({key}): {name} containing: [{of} of size {size}]"
 
 

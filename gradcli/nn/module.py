@@ -551,7 +551,22 @@ def _check_name(kind: str, name: Any, module: Module, registry: str) -> None:
         raise KeyError(f"attribute '{name}' already exists")
 
 
+# torch's type names of tensors, by dtype (its error messages name a tensor so)
+TYPENAMES = {
+    "float32": "torch.FloatTensor",
+    "float64": "torch.DoubleTensor",
+    "int64": "torch.LongTensor",
+    "int32": "torch.IntTensor",
+    "bool": "torch.BoolTensor",
+    "complex64": "torch.ComplexFloatTensor",
+    "complex128": "torch.ComplexDoubleTensor",
+}
+
+
 def _type_name(value: Any) -> str:
+    """torch's name of a value's type in its messages (``torch.FloatTensor``, ``int``)."""
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return TYPENAMES.get(str(value.dtype), "torch.Tensor")
     kind = type(value)
     if kind.__module__ in ("builtins",):
         return kind.__name__

@@ -343,3 +343,15 @@ def test_forward_mode_runs_the_jvp_or_refuses_as_torch():
     np.testing.assert_allclose(tangent.data, np.exp([0.5, 1.0]) * [1.0, 2.0], rtol=1e-15)
     with pytest.raises(GradError, match="You must implement the jvp function"):
         E.jvp(lambda t: NoJvp.apply(t), x, E.ones(2))
+
+
+def test_saved_tensors_are_freed_by_a_backward_as_in_torch():
+    fns = _functions(_engine_api())
+    x = E.tensor([1.0, 2.0], requires_grad=True)
+    y = fns.Exp.apply(x)
+    ctx = y.grad_fn.output._params["ctx"]
+    y.sum().backward(retain_graph=True)
+    assert len(ctx.saved_tensors) == 1
+    y.sum().backward()
+    with pytest.raises(GradError, match="directly access saved tensors after they have already"):
+        ctx.saved_tensors  # noqa: B018

@@ -215,6 +215,8 @@ def test_assignment_rules_and_errors_are_torchs():
     layer = nn.Linear(2, 2)
     with pytest.raises(TypeError, match="cannot assign 'int' as parameter 'weight'"):
         layer.weight = 3
+    with pytest.raises(TypeError, match="cannot assign 'torch.DoubleTensor' as parameter"):
+        layer.weight = E.ones(2, 2)
     layer.bias = None
     assert layer.bias is None and [n for n, _ in layer.named_parameters()] == ["weight"]
     with pytest.raises(AttributeError, match="'Linear' object has no attribute 'nothing'"):
