@@ -190,32 +190,38 @@ def test_groups_zero_grad_state_and_schedulers():
     assert exponential.get_last_lr() == [1.0]
 
 
-def test_scheduler_schedules_as_torch():
+SCHEDULERS = [
+    ("StepLR", (3, 0.7), {}),
+    ("MultiStepLR", ([2, 5, 5, 9],), {"gamma": 0.3}),
+    ("ExponentialLR", (0.9,), {}),
+    ("LambdaLR", (lambda epoch: 0.95**epoch + 0.01 * epoch,), {}),
+    ("CosineAnnealingLR", (4,), {"eta_min": 0.01}),
+    ("CosineAnnealingLR", (7,), {}),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "kwargs"), SCHEDULERS, ids=[r[0] for r in SCHEDULERS])
+def test_scheduler_schedules_as_torch(name, args, kwargs):
     torch = pytest.importorskip("torch")
-    ours = optim.SGD([Tensor(np.zeros(1), requires_grad=True)], lr=0.3)
-    theirs = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.3)
-    pairs = [
-        (optim.lr_scheduler.StepLR(ours, 3, 0.7), torch.optim.lr_scheduler.StepLR(theirs, 3, 0.7))
-    ]
-    for _ in range(10):
+    groups = [{"params": [Tensor(np.zeros(1), requires_grad=True)]}, {"params": [], "lr": 0.05}]
+    ours = optim.SGD(groups, lr=0.3)
+    theirs = torch.optim.SGD(
+        [{"params": [torch.nn.Parameter(torch.zeros(1))]}, {"params": [], "lr": 0.05}], lr=0.3
+    )
+    mine = getattr(optim.lr_scheduler, name)(ours, *args, **kwargs)
+    torch_scheduler = getattr(torch.optim.lr_scheduler, name)(theirs, *args, **kwargs)
+    assert mine.get_last_lr() == torch_scheduler.get_last_lr()
+    for _ in range(25):  # several of the cosine's periods
         ours.step()
         theirs.step()
-        for mine, torch_scheduler in pairs:
-            mine.step()
-            torch_scheduler.step()
-            assert mine.get_last_lr() == torch_scheduler.get_last_lr()
-    ours2 = optim.Adam([Tensor(np.zeros(1), requires_grad=True)], lr=0.3)
-    theirs2 = torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))], lr=0.3)
-    mine, torch_scheduler = (
-        optim.lr_scheduler.ExponentialLR(ours2, 0.9),
-        torch.optim.lr_scheduler.ExponentialLR(theirs2, 0.9),
-    )
-    for _ in range(7):
-        ours2.step()
-        theirs2.step()
         mine.step()
         torch_scheduler.step()
         assert mine.get_last_lr() == torch_scheduler.get_last_lr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mine.step(6)
+        torch_scheduler.step(6)
+    assert mine.get_last_lr() == torch_scheduler.get_last_lr()
 
 
 def test_scheduler_before_optimizer_warns_as_torch():
