@@ -32,11 +32,13 @@ from .activations import (
     Sigmoid,
     SiLU,
     Softmax,
+    Softmin,
     Softplus,
     Softsign,
     Tanh,
 )
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .distance import CosineSimilarity, PairwiseDistance
 from .layers import (
     BatchNorm1d,
     BatchNorm2d,
@@ -56,18 +58,35 @@ from .layers import (
 from .losses import (
     BCELoss,
     BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
     CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    MarginRankingLoss,
     MSELoss,
     NLLLoss,
+    PoissonNLLLoss,
     SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
 )
 from .module import Module, Parameter
 from .pooling import AvgPool2d, MaxPool2d
 
 __all__ = [
+    "CosineEmbeddingLoss",
+    "CosineSimilarity",
+    "GaussianNLLLoss",
+    "HingeEmbeddingLoss",
+    "MarginRankingLoss",
+    "PairwiseDistance",
+    "PoissonNLLLoss",
+    "SoftMarginLoss",
+    "Softmin",
+    "TripletMarginLoss",
     "AvgPool2d",
     "ConvTranspose2d",
     "GroupNorm",

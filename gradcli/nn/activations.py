@@ -22,6 +22,7 @@ from ..engine import (
     sigmoid,
     silu,
     softmax,
+    softmin,
     softplus,
     softsign,
     tanh,
@@ -230,6 +231,12 @@ class Softmax(_AlongDim):
     """exp(x) / sum(exp(x)) along ``dim``."""
 
     function = staticmethod(softmax)
+
+
+class Softmin(_AlongDim):
+    """softmax(-x) along ``dim``."""
+
+    function = staticmethod(softmin)
 
 
 class LogSoftmax(_AlongDim):

@@ -9,13 +9,20 @@ from typing import Any
 from ..engine import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
+    cosine_embedding_loss,
     cross_entropy,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
     huber_loss,
     kl_div,
     l1_loss,
+    margin_ranking_loss,
     mse_loss,
     nll_loss,
+    poisson_nll_loss,
     smooth_l1_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
 )
 from ..engine.tensor import Tensor
 from .module import Module
@@ -35,7 +42,19 @@ def _reduction(size_average: Any, reduce: Any, reduction: str) -> str:
 
 
 class _Loss(Module):
+    """A loss: ``function`` of the operands, with ``reduction`` and the attributes named in
+    ``settings`` as its keyword arguments."""
+
     reductions: tuple[str, ...] = _REDUCTIONS
+    settings: tuple[str, ...] = ()
+
+    @staticmethod
+    def function(*operands: Any, **settings: Any) -> Tensor:
+        raise NotImplementedError
+
+    def forward(self, *operands: Tensor) -> Tensor:
+        given = {name: getattr(self, name) for name in self.settings}
+        return self.function(*operands, reduction=self.reduction, **given)
 
     def __init__(
         self, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
@@ -49,15 +68,13 @@ class _Loss(Module):
 class MSELoss(_Loss):
     """The mean (or sum) of squared differences."""
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return mse_loss(input, target, reduction=self.reduction)  # type: ignore[no-any-return]
+    function = staticmethod(mse_loss)
 
 
 class L1Loss(_Loss):
     """The mean (or sum) of absolute differences."""
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return l1_loss(input, target, reduction=self.reduction)  # type: ignore[no-any-return]
+    function = staticmethod(l1_loss)
 
 
 class _WeightedLoss(_Loss):
@@ -75,6 +92,9 @@ class _WeightedLoss(_Loss):
 class NLLLoss(_WeightedLoss):
     """The negative log-likelihood of the target classes, given log-probabilities."""
 
+    function = staticmethod(nll_loss)
+    settings = ("ignore_index", "weight")
+
     def __init__(
         self,
         weight: Tensor | None = None,
@@ -86,18 +106,12 @@ class NLLLoss(_WeightedLoss):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return nll_loss(  # type: ignore[no-any-return]
-            input,
-            target,
-            reduction=self.reduction,
-            ignore_index=self.ignore_index,
-            weight=self.weight,
-        )
-
 
 class CrossEntropyLoss(_WeightedLoss):
     """log_softmax then the negative log-likelihood (targets: classes or probabilities)."""
+
+    function = staticmethod(cross_entropy)
+    settings = ("ignore_index", "label_smoothing", "weight")
 
     def __init__(
         self,
@@ -112,28 +126,19 @@ class CrossEntropyLoss(_WeightedLoss):
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return cross_entropy(  # type: ignore[no-any-return]
-            input,
-            target,
-            reduction=self.reduction,
-            ignore_index=self.ignore_index,
-            label_smoothing=self.label_smoothing,
-            weight=self.weight,
-        )
-
 
 class BCELoss(_WeightedLoss):
     """Binary cross-entropy of probabilities."""
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return binary_cross_entropy(  # type: ignore[no-any-return]
-            input, target, reduction=self.reduction, weight=self.weight
-        )
+    function = staticmethod(binary_cross_entropy)
+    settings = ("weight",)
 
 
 class BCEWithLogitsLoss(_Loss):
     """Binary cross-entropy of logits (sigmoid inside, computed stably)."""
+
+    function = staticmethod(binary_cross_entropy_with_logits)
+    settings = ("weight", "pos_weight")
 
     def __init__(
         self,
@@ -147,31 +152,23 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return binary_cross_entropy_with_logits(  # type: ignore[no-any-return]
-            input,
-            target,
-            reduction=self.reduction,
-            weight=self.weight,
-            pos_weight=self.pos_weight,
-        )
-
 
 class HuberLoss(_Loss):
     """Squared below ``delta``, linear above (scaled by delta)."""
+
+    function = staticmethod(huber_loss)
+    settings = ("delta",)
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction=reduction)
         self.delta = delta
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return huber_loss(  # type: ignore[no-any-return]
-            input, target, reduction=self.reduction, delta=self.delta
-        )
-
 
 class SmoothL1Loss(_Loss):
     """Squared (halved, over beta) below ``beta``, absolute minus beta/2 above."""
+
+    function = staticmethod(smooth_l1_loss)
+    settings = ("beta",)
 
     def __init__(
         self,
@@ -183,14 +180,12 @@ class SmoothL1Loss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return smooth_l1_loss(  # type: ignore[no-any-return]
-            input, target, reduction=self.reduction, beta=self.beta
-        )
-
 
 class KLDivLoss(_Loss):
     """The Kullback-Leibler divergence of the target from the input (log-probabilities)."""
+
+    function = staticmethod(kl_div)
+    settings = ("log_target",)
 
     reductions = ("none", "mean", "sum", "batchmean")
 
@@ -204,7 +199,108 @@ class KLDivLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return kl_div(  # type: ignore[no-any-return]
-            input, target, reduction=self.reduction, log_target=self.log_target
-        )
+
+class _MarginLoss(_Loss):
+    """A loss with a ``margin`` before torch's legacy arguments."""
+
+    def __init__(
+        self,
+        margin: float = 0.0,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    """1 - cos(x1, x2) for similar pairs (target 1), max(0, cos - margin) for others (-1)."""
+
+    function = staticmethod(cosine_embedding_loss)
+    settings = ("margin",)
+
+
+class MarginRankingLoss(_MarginLoss):
+    """max(0, -target * (x1 - x2) + margin)."""
+
+    function = staticmethod(margin_ranking_loss)
+    settings = ("margin",)
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    """x where the target is 1, max(0, margin - x) where it is -1."""
+
+    function = staticmethod(hinge_embedding_loss)
+    settings = ("margin",)
+
+    def __init__(
+        self,
+        margin: float = 1.0,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(margin, size_average, reduce, reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """log(1 + exp(-target * x))."""
+
+    function = staticmethod(soft_margin_loss)
+
+
+class TripletMarginLoss(_Loss):
+    """max(d(anchor, positive) - d(anchor, negative) + margin, 0), d the p-norm distance."""
+
+    function = staticmethod(triplet_margin_loss)
+    settings = ("margin", "p", "eps", "swap")
+
+    def __init__(
+        self,
+        margin: float = 1.0,
+        p: float = 2.0,
+        eps: float = 1e-6,
+        swap: bool = False,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+
+class PoissonNLLLoss(_Loss):
+    """The negative log-likelihood of a Poisson target (input its log-rate by default)."""
+
+    function = staticmethod(poisson_nll_loss)
+    settings = ("log_input", "full", "eps")
+
+    def __init__(
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        size_average: Any = None,
+        eps: float = 1e-8,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+
+class GaussianNLLLoss(_Loss):
+    """The negative log-likelihood of a Gaussian target with the given variance."""
+
+    function = staticmethod(gaussian_nll_loss)
+    settings = ("full", "eps")
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        self.full = full
+        self.eps = eps

@@ -241,6 +241,71 @@ def test_loss_is_torchs(float32, name, kwargs, input_kind, target_kind):
     np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=2e-6, atol=1e-7)
 
 
+def _sign(seed):
+    return np.where(np.random.default_rng(seed).random(6) < 0.5, -1.0, 1.0).astype(np.float32)
+
+
+# (module name, keyword arguments, its operands: (kind, shape, seed, differentiable))
+SEVERAL = [
+    (
+        "CosineEmbeddingLoss",
+        {"margin": 0.2},
+        [("float", (6, 5), 1, True), ("float", (6, 5), 2, True), ("sign", 3)],
+    ),
+    (
+        "MarginRankingLoss",
+        {"margin": 0.1},
+        [("float", (6,), 1, True), ("float", (6,), 2, True), ("sign", 3)],
+    ),
+    ("HingeEmbeddingLoss", {"reduction": "sum"}, [("float", (6,), 1, True), ("sign", 3)]),
+    ("SoftMarginLoss", {}, [("float", (6,), 1, True), ("sign", 3)]),
+    (
+        "TripletMarginLoss",
+        {"margin": 0.5, "swap": True},
+        [("float", (6, 5), s, True) for s in (1, 2, 3)],
+    ),
+    ("PoissonNLLLoss", {}, [("float", (6, 5), 1, True), ("prob", (6, 5), 2, False)]),
+    (
+        "PoissonNLLLoss",
+        {"log_input": False, "full": True},
+        [("prob", (6, 5), 1, True), ("prob", (6, 5), 2, False)],
+    ),
+    (
+        "GaussianNLLLoss",
+        {"full": True},
+        [("float", (6, 5), 1, True), ("float", (6, 5), 2, False), ("prob", (6, 5), 3, True)],
+    ),
+    ("PairwiseDistance", {"p": 1.5}, [("float", (6, 5), 1, True), ("float", (6, 5), 2, True)]),
+    ("CosineSimilarity", {"dim": 0}, [("float", (6, 5), 1, True), ("float", (6, 5), 2, True)]),
+    ("Softmin", {"dim": 1}, [("float", (6, 5), 1, True)]),
+]
+
+
+@pytest.mark.parametrize(("name", "kwargs", "operands"), SEVERAL, ids=[r[0] for r in SEVERAL])
+def test_modules_of_several_operands_are_torchs(float32, name, kwargs, operands):
+    torch = pytest.importorskip("torch")
+    ours_module, theirs_module = getattr(nn, name)(**kwargs), getattr(torch.nn, name)(**kwargs)
+    assert repr(ours_module) == repr(theirs_module)
+    ours, theirs = [], []
+    for operand in operands:
+        if operand[0] == "sign":
+            data, grad = _sign(operand[1]), False
+        else:
+            kind, shape, seed, grad = operand
+            data = _input(shape, kind, seed)
+        ours.append(E.tensor(data, dtype=np.float32, requires_grad=grad))
+        theirs.append(torch.from_numpy(data).requires_grad_(grad))
+    out, expected = ours_module(*ours), theirs_module(*theirs)
+    np.testing.assert_allclose(out.data, expected.detach().numpy(), rtol=1e-5, atol=1e-6)
+    out.sum().backward()
+    expected.sum().backward()
+    for mine, torch_operand in zip(ours, theirs):
+        if torch_operand.requires_grad:
+            np.testing.assert_allclose(
+                mine.grad.data, torch_operand.grad.numpy(), rtol=1e-5, atol=1e-6
+            )
+
+
 def test_first_weights_of_a_linear_are_torchs_without_torch(float32):
     # torch 2.13: torch.manual_seed(0); torch.nn.Linear(3, 1)
     E.manual_seed(0)
