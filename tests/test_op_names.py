@@ -38,6 +38,8 @@ HOMONYMS = {
     ("engine/torch_random/init.py", "relu"): "a nonlinearity whose gain nn.init takes",
     ("engine/torch_random/init.py", "leaky_relu"): "a nonlinearity whose gain nn.init takes",
     ("engine/torch_random/init.py", "selu"): "a nonlinearity whose gain nn.init takes",
+    ("nn/recurrent.py", "tanh"): "an RNN's nonlinearity option",
+    ("nn/recurrent.py", "relu"): "an RNN's nonlinearity option",
     ("nn/losses.py", "mean"): "a loss module's reduction='mean'",
     ("nn/losses.py", "sum"): "a loss module's reduction='sum'",
     ("nn/init.py", "leaky_relu"): "the nonlinearity whose gain kaiming_*_ takes",

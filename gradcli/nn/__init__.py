@@ -75,8 +75,15 @@ from .losses import (
 )
 from .module import Module, Parameter
 from .pooling import AvgPool2d, MaxPool2d
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
 __all__ = [
+    "GRU",
+    "GRUCell",
+    "LSTM",
+    "LSTMCell",
+    "RNN",
+    "RNNCell",
     "CosineEmbeddingLoss",
     "CosineSimilarity",
     "GaussianNLLLoss",
