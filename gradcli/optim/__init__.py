@@ -1,9 +1,19 @@
-"""``torch.optim`` over gradcli's engine: ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``,
-``Adagrad`` (torch's CPU algorithms, bit for bit in the parameters' dtype) and
-``lr_scheduler``'s ``StepLR`` and ``ExponentialLR``."""
+"""``torch.optim`` over gradcli's engine: ``SGD``, ``Adam``, ``AdamW``, ``Adamax``,
+``RMSprop``, ``Adagrad``, ``Adadelta`` (torch's CPU algorithms in the parameters' dtype, bit
+for bit but for torch's square root) and ``lr_scheduler``'s schedulers."""
 
 from . import lr_scheduler
 from .optimizer import Optimizer
-from .optimizers import SGD, Adagrad, Adam, AdamW, RMSprop
+from .optimizers import SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, RMSprop
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = [
+    "SGD",
+    "Adadelta",
+    "Adagrad",
+    "Adam",
+    "AdamW",
+    "Adamax",
+    "Optimizer",
+    "RMSprop",
+    "lr_scheduler",
+]

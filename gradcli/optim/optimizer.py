@@ -123,6 +123,17 @@ class Optimizer:
             found.append(param)
         return found
 
+    def _state(self, param: Tensor, *buffers: str) -> dict[str, Any]:
+        """The state of ``param``, made at its first step as torch makes it: a step count
+        (a float32 0-d tensor) and a zero tensor of the parameter's shape and dtype for each
+        name of ``buffers``, in that order."""
+        state = self.state[param]
+        if not state:
+            state["step"] = step_counter()
+            for name in buffers:
+                state[name] = buffer_like(param)
+        return state
+
     # -- state --------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: state}, "param_groups": [settings, "params": indices]}``,

@@ -1,4 +1,5 @@
-"""torch.optim's optimizers: ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``.
+"""torch.optim's optimizers: ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``,
+``Adamax``, ``Adadelta``.
 
 Each ``step`` is torch's single-tensor algorithm (the one torch runs on the CPU), operation
 for operation, in the parameter's dtype, each in-place update rounded as torch's kernel
@@ -20,6 +21,19 @@ from .optimizer import Optimizer, advance, buffer_like, step_counter
 def _check(condition: bool, message: str) -> None:
     if not condition:
         raise ValueError(message)
+
+
+def _validate(**settings: Any) -> None:
+    """torch's refusals of the settings an optimizer is given (those named here)."""
+    _check(settings["lr"] >= 0.0, f"Invalid learning rate: {settings['lr']}")
+    if "eps" in settings:
+        _check(settings["eps"] >= 0.0, f"Invalid epsilon value: {settings['eps']}")
+    if "momentum" in settings:
+        _check(settings["momentum"] >= 0.0, f"Invalid momentum value: {settings['momentum']}")
+    for index, beta in enumerate(settings.get("betas", ())):
+        _check(0.0 <= beta < 1.0, f"Invalid beta parameter at index {index}: {beta}")
+    decay = settings.get("weight_decay", 0)
+    _check(decay >= 0.0, f"Invalid weight_decay value: {decay}")
 
 
 def _gradient(param: Tensor, maximize: bool, weight_decay: float) -> np.ndarray:
@@ -50,9 +64,7 @@ class SGD(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
-        _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
-        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _validate(lr=lr, momentum=momentum, weight_decay=weight_decay)
         defaults = {
             "lr": lr,
             "momentum": momentum,
@@ -105,11 +117,7 @@ class Adam(Optimizer):
         fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
-        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
-        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
-        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
-        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _validate(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = {
             "lr": lr,
             "betas": betas,
@@ -130,13 +138,8 @@ class Adam(Optimizer):
         lr, weight_decay, amsgrad = group["lr"], group["weight_decay"], group["amsgrad"]
         decoupled = group["decoupled_weight_decay"]
         for param in self._with_grads(group):
-            state = self.state[param]
-            if not state:
-                state["step"] = step_counter()
-                state["exp_avg"] = buffer_like(param)
-                state["exp_avg_sq"] = buffer_like(param)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = buffer_like(param)
+            extra = ("max_exp_avg_sq",) if amsgrad else ()
+            state = self._state(param, "exp_avg", "exp_avg_sq", *extra)
             step = advance(state["step"])
             if weight_decay != 0 and decoupled:
                 write(param, K.mul(param.data, 1 - lr * weight_decay))
@@ -207,10 +210,7 @@ class RMSprop(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
-        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
-        _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
-        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _validate(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay)
         _check(alpha >= 0.0, f"Invalid alpha value: {alpha}")
         defaults = {
             "lr": lr,
@@ -229,14 +229,9 @@ class RMSprop(Optimizer):
     def _update(self, group: dict[str, Any]) -> None:
         alpha, momentum = group["alpha"], group["momentum"]
         for param in self._with_grads(group):
-            state = self.state[param]
-            if not state:
-                state["step"] = step_counter()
-                state["square_avg"] = buffer_like(param)
-                if momentum > 0:
-                    state["momentum_buffer"] = buffer_like(param)
-                if group["centered"]:
-                    state["grad_avg"] = buffer_like(param)
+            extra: tuple[str, ...] = ("momentum_buffer",) if momentum > 0 else ()
+            extra += ("grad_avg",) if group["centered"] else ()
+            state = self._state(param, "square_avg", *extra)
             advance(state["step"])
             grad = _gradient(param, group["maximize"], group["weight_decay"])
             square_avg = state["square_avg"]
@@ -273,14 +268,12 @@ class Adagrad(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _validate(lr=lr, eps=eps, weight_decay=weight_decay)
         _check(lr_decay >= 0.0, f"Invalid lr_decay value: {lr_decay}")
-        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
         _check(
             initial_accumulator_value >= 0.0,
             f"Invalid initial_accumulator_value value: {initial_accumulator_value}",
         )
-        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
         defaults = {
             "lr": lr,
             "lr_decay": lr_decay,
@@ -309,3 +302,92 @@ class Adagrad(Optimizer):
             write(total, K.addcmul(total.data, grad, grad, 1))
             std = K.add_scalar(K.sqrt(total.data), group["eps"])
             write(param, K.addcdiv(param.data, grad, std, -clr))
+
+
+class Adamax(Optimizer):
+    """Adam with the infinity norm: the gradient's running mean over a running maximum of
+    its magnitude."""
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
+        _validate(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "foreach": foreach,
+            "maximize": maximize,
+            "differentiable": differentiable,
+            "capturable": capturable,
+        }
+        super().__init__(params, defaults)
+
+    def _update(self, group: dict[str, Any]) -> None:
+        beta1, beta2 = group["betas"]
+        for param in self._with_grads(group):
+            state = self._state(param, "exp_avg", "exp_inf")
+            step = advance(state["step"])
+            grad = _gradient(param, group["maximize"], group["weight_decay"])
+            exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+            write(exp_avg, K.lerp(exp_avg.data, grad, 1 - beta1))
+            magnitude = K.add_scalar(np.abs(grad), group["eps"])
+            write(exp_inf, np.maximum(K.mul(exp_inf.data, beta2), magnitude))
+            clr = group["lr"] / (1 - beta1**step)
+            write(param, K.addcdiv(param.data, exp_avg.data, exp_inf.data, -clr))
+
+
+class Adadelta(Optimizer):
+    """Adadelta: steps scaled by the ratio of running roots of the squared steps and the
+    squared gradients."""
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1.0,
+        rho: float = 0.9,
+        eps: float = 1e-6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        capturable: bool = False,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        _validate(lr=lr, eps=eps, weight_decay=weight_decay)
+        _check(0.0 <= rho <= 1.0, f"Invalid rho value: {rho}")
+        defaults = {
+            "lr": lr,
+            "rho": rho,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "maximize": maximize,
+            "capturable": capturable,
+            "foreach": foreach,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def _update(self, group: dict[str, Any]) -> None:
+        rho, eps = group["rho"], group["eps"]
+        for param in self._with_grads(group):
+            state = self._state(param, "square_avg", "acc_delta")
+            advance(state["step"])
+            grad = _gradient(param, group["maximize"], group["weight_decay"])
+            square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+            write(square_avg, K.addcmul(K.mul(square_avg.data, rho), grad, grad, 1 - rho))
+            std = K.sqrt(K.add_scalar(square_avg.data, eps))
+            delta = K.sqrt(K.add_scalar(acc_delta.data, eps)) / std * grad
+            write(acc_delta, K.addcmul(K.mul(acc_delta.data, rho), delta, delta, 1 - rho))
+            write(param, K.add(param.data, delta, -group["lr"]))

@@ -1,10 +1,11 @@
 """gradcli.optim against torch 2.13: the parameters after 5 steps of the same gradients.
 
-SGD's updates are torch's bit for bit in both dtypes. Adam, AdamW, RMSprop and Adagrad divide
-by a square root, and torch's CPU ``sqrt`` is MKL's vectorized one, which is not correctly
-rounded (about one float32 element in five is 1 ulp from the IEEE root numpy computes):
-those rows are checked to a few ulps, and the kernels they are built of (``add`` with alpha,
-``addcmul``, ``addcdiv``, ``lerp``) bit for bit on their own. Without torch, the numbers of
+SGD's and Adamax's updates are torch's bit for bit in both dtypes. Adam, AdamW, RMSprop,
+Adagrad and Adadelta divide by a square root, and torch's CPU ``sqrt`` is MKL's vectorized
+one, which is not correctly rounded (near half-way, about one float32 element in five is
+1 ulp from the IEEE root numpy computes): those rows are checked to float rounding, and bit
+for bit once torch's square root is handed in; the kernels they are built of (``add`` with
+alpha, ``addcmul``, ``addcdiv``, ``lerp``) are checked bit for bit on their own. Without torch, the numbers of
 3 steps copied from torch are checked.
 """
 
@@ -34,6 +35,10 @@ ROWS = [
     ("RMSprop", {"lr": 0.01, "centered": True, "momentum": 0.5, "weight_decay": 0.1}, False),
     ("Adagrad", {"lr": 0.1}, False),
     ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "initial_accumulator_value": 0.1}, False),
+    ("Adamax", {}, True),
+    ("Adamax", {"lr": 0.01, "betas": (0.8, 0.99), "weight_decay": 0.1, "maximize": True}, True),
+    ("Adadelta", {}, False),
+    ("Adadelta", {"lr": 0.5, "rho": 0.8, "weight_decay": 0.01}, False),
 ]
 
 
