@@ -37,6 +37,7 @@ from .activations import (
     Softsign,
     Tanh,
 )
+from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .distance import CosineSimilarity, PairwiseDistance
 from .layers import (
@@ -78,6 +79,7 @@ from .pooling import AvgPool2d, MaxPool2d
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
 __all__ = [
+    "MultiheadAttention",
     "GRU",
     "GRUCell",
     "LSTM",

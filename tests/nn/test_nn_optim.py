@@ -5,8 +5,8 @@ Adagrad and Adadelta divide by a square root, and torch's CPU ``sqrt`` is MKL's 
 one, which is not correctly rounded (near half-way, about one float32 element in five is
 1 ulp from the IEEE root numpy computes): those rows are checked to float rounding, and bit
 for bit once torch's square root is handed in; the kernels they are built of (``add`` with
-alpha, ``addcmul``, ``addcdiv``, ``lerp``) are checked bit for bit on their own. Without torch, the numbers of
-3 steps copied from torch are checked.
+alpha, ``addcmul``, ``addcdiv``, ``lerp``) are checked bit for bit on their own. Without
+torch, the numbers of 3 steps copied from torch are checked.
 """
 
 from __future__ import annotations
