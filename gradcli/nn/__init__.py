@@ -77,8 +77,11 @@ from .losses import (
 from .module import Module, Parameter
 from .pooling import AvgPool2d, MaxPool2d
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "MultiheadAttention",
     "GRU",
     "GRUCell",
