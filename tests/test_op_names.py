@@ -40,6 +40,8 @@ HOMONYMS = {
     ("engine/torch_random/init.py", "selu"): "a nonlinearity whose gain nn.init takes",
     ("nn/recurrent.py", "tanh"): "an RNN's nonlinearity option",
     ("nn/recurrent.py", "relu"): "an RNN's nonlinearity option",
+    ("nn/transformer.py", "relu"): "TransformerEncoderLayer's activation option",
+    ("nn/transformer.py", "gelu"): "TransformerEncoderLayer's activation option",
     ("nn/losses.py", "mean"): "a loss module's reduction='mean'",
     ("nn/losses.py", "sum"): "a loss module's reduction='sum'",
     ("nn/init.py", "leaky_relu"): "the nonlinearity whose gain kaiming_*_ takes",
