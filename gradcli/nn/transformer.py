@@ -1,6 +1,7 @@
 """torch.nn's ``TransformerEncoderLayer`` (self-attention and a feed-forward block, each
-with dropout, a residual and a LayerNorm, after or before: ``norm_first``) and
-``TransformerEncoder`` (copies of one layer, then an optional norm), with torch's
+with dropout, a residual and a LayerNorm, after or before: ``norm_first``),
+``TransformerEncoder`` (copies of one layer, then an optional norm), their decoder
+counterparts (attention to the encoder's output besides) and ``Transformer``, with torch's
 submodules, names, order of draws and printed forms."""
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ..base.engine_errors import DomainError
+import numpy as np
+
+from ..base.engine_errors import DomainError, ShapeError
 from ..engine import gelu, relu
-from ..engine.tensor import Tensor
+from ..engine.tensor import Tensor, default_floating
+from . import init
 from .attention import MultiheadAttention
 from .containers import ModuleList
 from .layers import Dropout, LayerNorm, Linear
@@ -20,6 +24,15 @@ from .module import Module
 
 # the activations torch names by a string
 _ACTIVATIONS: dict[str, Callable[..., Tensor]] = {"relu": relu, "gelu": gelu}
+
+
+def _activation(activation: str | Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The function of a layer's ``activation`` ("relu", "gelu" or a function)."""
+    if not isinstance(activation, str):
+        return activation
+    if activation not in _ACTIVATIONS:
+        raise DomainError(f"activation should be relu/gelu, not {activation}")
+    return _ACTIVATIONS[activation]
 
 
 class TransformerEncoderLayer(Module):
@@ -52,12 +65,8 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        if isinstance(activation, str):
-            if activation not in _ACTIVATIONS:
-                raise DomainError(f"activation should be relu/gelu, not {activation}")
-            activation = _ACTIVATIONS[activation]
-        self.activation_relu_or_gelu = activation in _ACTIVATIONS.values()
-        self.activation = activation
+        self.activation = _activation(activation)
+        self.activation_relu_or_gelu = self.activation in _ACTIVATIONS.values()
 
     def forward(
         self,
@@ -155,3 +164,194 @@ class TransformerEncoder(Module):
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention over the target, attention to the encoder's output (``memory``) and a
+    feed-forward block, each with dropout, a residual and a LayerNorm."""
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[..., Tensor] = relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype
+        )
+        self.multihead_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype
+        )
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        for name in ("norm1", "norm2", "norm3"):
+            setattr(self, name, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        for name in ("dropout1", "dropout2", "dropout3"):
+            setattr(self, name, Dropout(dropout))
+        self.activation = _activation(activation)
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Any = None,
+        memory_mask: Any = None,
+        tgt_key_padding_mask: Any = None,
+        memory_key_padding_mask: Any = None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        blocks = [
+            lambda x: self._attend(self.self_attn, x, x, tgt_mask, tgt_key_padding_mask, 1),
+            lambda x: self._attend(
+                self.multihead_attn, x, memory, memory_mask, memory_key_padding_mask, 2
+            ),
+            lambda x: self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x))))),
+        ]
+        norms = [self.norm1, self.norm2, self.norm3]
+        x = tgt
+        for block, norm in zip(blocks, norms):
+            x = x + block(norm(x)) if self.norm_first else norm(x + block(x))
+        return x
+
+    def _attend(
+        self, attention: Module, x: Tensor, source: Tensor, mask: Any, padding: Any, which: int
+    ) -> Tensor:
+        out, _ = attention(
+            x, source, source, attn_mask=mask, key_padding_mask=padding, need_weights=False
+        )
+        return getattr(self, f"dropout{which}")(out)  # type: ignore[no-any-return]
+
+
+class TransformerDecoder(Module):
+    """``num_layers`` copies of ``decoder_layer``, run in turn over the target with the
+    encoder's output, then ``norm`` if given."""
+
+    def __init__(self, decoder_layer: Module, num_layers: int, norm: Module | None = None) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Any = None,
+        memory_mask: Any = None,
+        tgt_key_padding_mask: Any = None,
+        memory_key_padding_mask: Any = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        output = tgt
+        for layer in self.layers:
+            output = layer(
+                output,
+                memory,
+                tgt_mask=tgt_mask,
+                memory_mask=memory_mask,
+                tgt_key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=memory_key_padding_mask,
+            )
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class Transformer(Module):
+    """An encoder and a decoder of the layers above, each with a final LayerNorm; every
+    weight matrix then drawn again by ``xavier_uniform_``, as torch draws it."""
+
+    def __init__(
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[..., Tensor] = relu,
+        custom_encoder: Any = None,
+        custom_decoder: Any = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        settings = (
+            dim_feedforward,
+            dropout,
+            activation,
+            layer_norm_eps,
+            batch_first,
+            norm_first,
+            bias,
+        )
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            encoder_layer = TransformerEncoderLayer(d_model, nhead, *settings, dtype=dtype)
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+            self.encoder = TransformerEncoder(encoder_layer, num_encoder_layers, norm)
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            decoder_layer = TransformerDecoderLayer(d_model, nhead, *settings, dtype=dtype)
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+            self.decoder = TransformerDecoder(decoder_layer, num_decoder_layers, norm)
+        for param in self.parameters():
+            if param.ndim > 1:
+                init.xavier_uniform_(param)
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Any = None,
+        tgt_mask: Any = None,
+        memory_mask: Any = None,
+        src_key_padding_mask: Any = None,
+        tgt_key_padding_mask: Any = None,
+        memory_key_padding_mask: Any = None,
+        src_is_causal: bool | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        batch_dim = 0 if self.batch_first else 1
+        if src.ndim == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
+            raise ShapeError("the batch number of src and tgt must be equal")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise ShapeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        return self.decoder(  # type: ignore[no-any-return]
+            tgt,
+            memory,
+            tgt_mask=tgt_mask,
+            memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+        )
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
+        """The causal mask of ``sz`` positions: 0 on and below the diagonal, -inf above."""
+        kind = default_floating() if dtype is None else np.dtype(dtype)
+        return Tensor(np.triu(np.full((sz, sz), -np.inf, dtype=kind), 1))

@@ -86,3 +86,45 @@ def test_encoder_copies_its_layer_and_warns_as_torch_without_torch():
     assert repr(encoder).startswith(
         "TransformerEncoder(\n  (layers): ModuleList(\n    (0-1): 2 x TransformerEncoderLayer("
     )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "training"),
+    [
+        ({"dim_feedforward": 16, "dropout": 0.0}, True),
+        ({"dim_feedforward": 12, "norm_first": True, "activation": "gelu"}, False),
+        ({"dim_feedforward": 16, "batch_first": True}, False),
+    ],
+)
+def test_transformer_is_torchs(kwargs, training):
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with default_dtype(np.float32):
+            E.manual_seed(8)
+            ours = nn.Transformer(8, 2, 2, 2, **kwargs)
+        torch.manual_seed(8)
+        theirs = torch.nn.Transformer(8, 2, 2, 2, **kwargs)
+    assert repr(ours) == repr(theirs)
+    pairs = list(zip(ours.named_parameters(), theirs.named_parameters()))
+    assert [a[0] for a, _ in pairs] == [b[0] for _, b in pairs]
+    for (key, param), (_, expected) in pairs:
+        assert np.array_equal(param.data, expected.detach().numpy()), key
+    ours.train(training)
+    theirs.train(training)
+    batch_first = kwargs.get("batch_first", False)
+    src = np.random.default_rng(1).standard_normal((2, 5, 8) if batch_first else (5, 2, 8))
+    tgt = np.random.default_rng(2).standard_normal((2, 4, 8) if batch_first else (4, 2, 8))
+    src, tgt = src.astype(np.float32), tgt.astype(np.float32)
+    with default_dtype(np.float32):
+        mask = nn.Transformer.generate_square_subsequent_mask(4)
+    tmask = torch.nn.Transformer.generate_square_subsequent_mask(4)
+    assert np.array_equal(mask.data, tmask.numpy())
+    x = E.tensor(src, dtype=np.float32, requires_grad=True)
+    tx = torch.from_numpy(src).requires_grad_()
+    out = ours(x, E.tensor(tgt, dtype=np.float32), tgt_mask=mask)
+    tout = theirs(tx, torch.from_numpy(tgt), tgt_mask=tmask)
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-4, atol=1e-5)
+    out.sum().backward()
+    tout.sum().backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-3, atol=1e-5)
