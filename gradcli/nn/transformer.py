@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,9 +35,11 @@ def _activation(activation: str | Callable[..., Tensor]) -> Callable[..., Tensor
     return _ACTIVATIONS[activation]
 
 
-class TransformerEncoderLayer(Module):
-    """x + dropout(self_attn(x)) then x + dropout(linear2(dropout(act(linear1(x))))), each
-    normalized after (or, with ``norm_first``, before)."""
+class _TransformerLayer(Module):
+    """What an encoder and a decoder layer share: their settings and submodules, in torch's
+    order (a decoder's ``multihead_attn``, ``norm3`` and ``dropout3`` besides)."""
+
+    cross = False  # whether the layer also attends to the encoder's output
 
     def __init__(
         self,
@@ -54,19 +56,50 @@ class TransformerEncoderLayer(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype
-        )
+        # MultiheadAttention(d_model, nhead, dropout, bias, add_bias_kv, add_zero_attn, kdim,
+        # vdim, batch_first)
+        attention = (dropout, bias, False, False, None, None, batch_first)
+        self.self_attn = MultiheadAttention(d_model, nhead, *attention, dtype=dtype)
+        if self.cross:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, *attention, dtype=dtype)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        count = 3 if self.cross else 2
+        for index in range(1, count + 1):
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+            setattr(self, f"norm{index}", norm)
+        for index in range(1, count + 1):
+            setattr(self, f"dropout{index}", Dropout(dropout))
         self.activation = _activation(activation)
         self.activation_relu_or_gelu = self.activation in _ACTIVATIONS.values()
+
+    def _attend(
+        self, attention: Module, x: Tensor, source: Tensor, mask: Any, padding: Any, which: int
+    ) -> Tensor:
+        out, _ = attention(
+            x, source, source, attn_mask=mask, key_padding_mask=padding, need_weights=False
+        )
+        return getattr(self, f"dropout{which}")(out)  # type: ignore[no-any-return]
+
+    def _residuals(self, x: Tensor, blocks: Sequence[Callable[[Tensor], Tensor]]) -> Tensor:
+        """Each block with its residual and its norm (after it, or before with
+        ``norm_first``), in turn."""
+        for index, block in enumerate(blocks, 1):
+            norm = getattr(self, f"norm{index}")
+            x = x + block(norm(x)) if self.norm_first else norm(x + block(x))
+        return x
+
+    def _feed_forward(self, x: Tensor) -> Tensor:
+        hidden = self.dropout(self.activation(self.linear1(x)))
+        last: Module = getattr(self, f"dropout{3 if self.cross else 2}")
+        return last(self.linear2(hidden))  # type: ignore[no-any-return]
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """x + dropout(self_attn(x)) then x + dropout(linear2(dropout(act(linear1(x))))), each
+    normalized after (or, with ``norm_first``, before)."""
 
     def forward(
         self,
@@ -75,22 +108,11 @@ class TransformerEncoderLayer(Module):
         src_key_padding_mask: Any = None,
         is_causal: bool = False,
     ) -> Tensor:
-        x = src
-        if self.norm_first:
-            x = x + self._attention(self.norm1(x), src_mask, src_key_padding_mask)
-            return x + self._feed_forward(self.norm2(x))  # type: ignore[no-any-return]
-        x = self.norm1(x + self._attention(x, src_mask, src_key_padding_mask))
-        return self.norm2(x + self._feed_forward(x))  # type: ignore[no-any-return]
-
-    def _attention(self, x: Tensor, mask: Any, padding: Any) -> Tensor:
-        out, _ = self.self_attn(
-            x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False
-        )
-        return self.dropout1(out)  # type: ignore[no-any-return]
-
-    def _feed_forward(self, x: Tensor) -> Tensor:
-        hidden = self.dropout(self.activation(self.linear1(x)))
-        return self.dropout2(self.linear2(hidden))  # type: ignore[no-any-return]
+        blocks = [
+            lambda x: self._attend(self.self_attn, x, x, src_mask, src_key_padding_mask, 1),
+            self._feed_forward,
+        ]
+        return self._residuals(src, blocks)
 
 
 def _why_not_nested(layer: Any) -> str:
@@ -166,40 +188,11 @@ class TransformerEncoder(Module):
         return output
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention over the target, attention to the encoder's output (``memory``) and a
     feed-forward block, each with dropout, a residual and a LayerNorm."""
 
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.1,
-        activation: str | Callable[..., Tensor] = relu,
-        layer_norm_eps: float = 1e-5,
-        batch_first: bool = False,
-        norm_first: bool = False,
-        bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
-        super().__init__()
-        self.self_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype
-        )
-        self.multihead_attn = MultiheadAttention(
-            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype
-        )
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
-        self.norm_first = norm_first
-        for name in ("norm1", "norm2", "norm3"):
-            setattr(self, name, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
-        for name in ("dropout1", "dropout2", "dropout3"):
-            setattr(self, name, Dropout(dropout))
-        self.activation = _activation(activation)
+    cross = True
 
     def forward(
         self,
@@ -217,21 +210,9 @@ class TransformerDecoderLayer(Module):
             lambda x: self._attend(
                 self.multihead_attn, x, memory, memory_mask, memory_key_padding_mask, 2
             ),
-            lambda x: self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x))))),
+            self._feed_forward,
         ]
-        norms = [self.norm1, self.norm2, self.norm3]
-        x = tgt
-        for block, norm in zip(blocks, norms):
-            x = x + block(norm(x)) if self.norm_first else norm(x + block(x))
-        return x
-
-    def _attend(
-        self, attention: Module, x: Tensor, source: Tensor, mask: Any, padding: Any, which: int
-    ) -> Tensor:
-        out, _ = attention(
-            x, source, source, attn_mask=mask, key_padding_mask=padding, need_weights=False
-        )
-        return getattr(self, f"dropout{which}")(out)  # type: ignore[no-any-return]
+        return self._residuals(tgt, blocks)
 
 
 class TransformerDecoder(Module):
