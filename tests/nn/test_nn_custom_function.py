@@ -355,3 +355,46 @@ def test_saved_tensors_are_freed_by_a_backward_as_in_torch():
     y.sum().backward()
     with pytest.raises(GradError, match="directly access saved tensors after they have already"):
         ctx.saved_tensors  # noqa: B018
+
+
+def _sinh_derivatives(function, exp, grad, x):
+    """The double-backward tutorial's Sinh: intermediate results returned as outputs, so
+    that the second derivative goes through them."""
+
+    class Sinh(function):
+        @staticmethod
+        def forward(ctx, x):
+            expx = exp(x)
+            expnegx = exp(-x)
+            ctx.save_for_backward(expx, expnegx)
+            return (expx - expnegx) / 2, expx, expnegx
+
+        @staticmethod
+        def backward(ctx, grad_out, grad_out_exp, grad_out_negexp):
+            expx, expnegx = ctx.saved_tensors
+            grad_input = grad_out * (expx + expnegx) / 2
+            grad_input += grad_out_exp * expx
+            grad_input -= grad_out_negexp * expnegx
+            return grad_input
+
+    out = Sinh.apply(x)[0]
+    (first,) = grad(out.sum(), x, create_graph=True)
+    (second,) = grad(first.sum(), x)
+    return [out.detach().numpy(), first.detach().numpy(), second.numpy()]
+
+
+def test_double_backward_through_outputs_saved_for_backward_is_torchs():
+    torch = pytest.importorskip("torch")
+    data = np.random.default_rng(0).random((3, 3))
+    theirs = _sinh_derivatives(
+        torch.autograd.Function,
+        torch.exp,
+        torch.autograd.grad,
+        torch.tensor(data, requires_grad=True),
+    )
+    ours = _sinh_derivatives(Function, E.exp, E.grad, E.tensor(data, requires_grad=True))
+    for mine, expected in zip(ours, theirs):
+        np.testing.assert_allclose(mine, expected, rtol=1e-15)
+    # and the mathematics: sinh' = cosh, cosh' = sinh
+    np.testing.assert_allclose(ours[1], np.cosh(data), rtol=1e-14)
+    np.testing.assert_allclose(ours[2], np.sinh(data), rtol=1e-14)
