@@ -56,6 +56,7 @@ from .layers import (
     Linear,
     Unflatten,
 )
+from .lazy import LazyLinear, UninitializedParameter
 from .losses import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -86,6 +87,8 @@ from .transformer import (
 )
 
 __all__ = [
+    "LazyLinear",
+    "UninitializedParameter",
     "Transformer",
     "TransformerDecoder",
     "TransformerDecoderLayer",

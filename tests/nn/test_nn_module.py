@@ -312,3 +312,50 @@ def test_parameter_containers_print_as_torchs():
     )
     assert repr(ours_dict) == repr(theirs_dict)
     assert repr(nn.ParameterList()) == repr(torch.nn.ParameterList())
+
+
+def _lazy_net(torch, torch_nn, rand):
+    """d2l's built-in initialization page: lazy layers, then init functions by apply."""
+    torch.manual_seed(0)
+    net = torch_nn.Sequential(torch_nn.LazyLinear(8), torch_nn.ReLU(), torch_nn.LazyLinear(1))
+    before = repr(net)
+    x = rand(2, 4)
+    out = net(x)
+
+    def init_normal(module):
+        if type(module) == torch_nn.Linear:  # noqa: E721 - the page's test, as written
+            torch_nn.init.normal_(module.weight, mean=0, std=0.01)
+            torch_nn.init.zeros_(module.bias)
+
+    first = [p.detach().numpy().copy() for p in net.parameters()]
+    net.apply(init_normal)
+    return (
+        before,
+        repr(net),
+        out.detach().numpy(),
+        first,
+        [p.detach().numpy() for p in net.parameters()],
+    )
+
+
+def test_lazy_linear_draws_at_its_first_call_as_torch():
+    torch = pytest.importorskip("torch")
+    theirs = _lazy_net(torch, torch.nn, torch.rand)
+    engine = type("Engine", (), {"manual_seed": staticmethod(E.manual_seed)})
+    with default_dtype(np.float32):
+        ours = _lazy_net(engine, nn, lambda *shape: E.rand(*shape, dtype=np.float32))
+    assert ours[0] == theirs[0] and ours[1] == theirs[1]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)
+    for mine, expected in zip(ours[3] + ours[4], theirs[3] + theirs[4]):
+        assert np.array_equal(mine, expected)
+
+
+def test_lazy_linear_becomes_a_linear():
+    layer = nn.LazyLinear(3)
+    assert repr(layer) == "LazyLinear(in_features=0, out_features=3, bias=True)"
+    assert repr(layer.weight) == "<UninitializedParameter>"
+    with pytest.raises(Exception, match="Can't access the shape of an uninitialized parameter"):
+        layer.weight.shape  # noqa: B018
+    layer(E.ones(2, 5))
+    assert type(layer) is nn.Linear and type(layer.weight) is nn.Parameter
+    assert layer.weight.shape == (3, 5) and layer.in_features == 5
