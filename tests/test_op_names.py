@@ -36,6 +36,14 @@ HOMONYMS = {
         for word in ("linear", "conv1d", "conv2d", "conv_transpose2d", "sigmoid")
         + ("tanh", "relu", "leaky_relu", "selu")
     },
+    ("nn/recurrent.py", "tanh"): "an RNN's nonlinearity option",
+    ("nn/recurrent.py", "relu"): "an RNN's nonlinearity option",
+    ("nn/transformer.py", "relu"): "TransformerEncoderLayer's activation option",
+    ("nn/transformer.py", "gelu"): "TransformerEncoderLayer's activation option",
+    ("nn/losses.py", "mean"): "a loss module's reduction='mean'",
+    ("nn/losses.py", "sum"): "a loss module's reduction='sum'",
+    ("nn/init.py", "leaky_relu"): "the nonlinearity whose gain kaiming_*_ takes",
+    ("optim/optimizers.py", "sum"): "Adagrad's state 'sum', as torch names it",
 }
 
 

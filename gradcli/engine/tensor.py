@@ -758,6 +758,11 @@ def complex_of(dtype: np.dtype[Any]) -> np.dtype[Any]:
     return np.dtype(np.complex64) if floating.itemsize <= 4 else np.dtype(np.complex128)
 
 
+def default_floating() -> np.dtype[Any]:
+    """The default floating dtype (float64; float32 in ``gradcli run``, as torch's)."""
+    return _Mode.default_float
+
+
 def default_complex() -> np.dtype[Any]:
     """The default complex dtype: the default floating dtype's (complex64 in ``gradcli run``)."""
     return complex_of(_Mode.default_float)

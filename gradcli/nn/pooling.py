@@ -1,0 +1,96 @@
+"""torch.nn's pooling modules: ``MaxPool2d`` and ``AvgPool2d`` over (N, C, H, W) (square
+windows: the engine's ``max_pool2d``/``avg_pool2d``), printed as torch prints them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..base.engine_errors import DomainError
+from ..engine import avg_pool2d, max_pool2d
+from ..engine.tensor import Tensor
+from .module import Module
+
+
+def _square(value: Any, name: str, layer: str) -> int:
+    """The one number of a square window's setting (an int, or a tuple of equal ints)."""
+    if isinstance(value, int):
+        return value
+    values = tuple(value)
+    if len(set(values)) != 1:
+        raise DomainError(f"{layer}: a {name} of {values} is not supported here; give one number")
+    return int(values[0])
+
+
+class MaxPool2d(Module):
+    """The largest element of each window."""
+
+    def __init__(
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        dilation: Any = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        if return_indices or ceil_mode:
+            raise DomainError("MaxPool2d: return_indices and ceil_mode are not supported here")
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        name = "MaxPool2d"
+        return max_pool2d(  # type: ignore[no-any-return]
+            input,
+            _square(self.kernel_size, "kernel_size", name),
+            _square(self.stride, "stride", name),
+            _square(self.padding, "padding", name),
+            _square(self.dilation, "dilation", name),
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
+
+
+class AvgPool2d(Module):
+    """The mean of each window."""
+
+    def __init__(
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__()
+        if ceil_mode or divisor_override is not None:
+            raise DomainError("AvgPool2d: ceil_mode and divisor_override are not supported here")
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        name = "AvgPool2d"
+        return avg_pool2d(  # type: ignore[no-any-return]
+            input,
+            _square(self.kernel_size, "kernel_size", name),
+            _square(self.stride, "stride", name),
+            _square(self.padding, "padding", name),
+            self.count_include_pad,
+        )
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
