@@ -1,13 +1,16 @@
 """``torch.autograd`` for gradcli's tensors: ``grad``, ``backward``, ``gradcheck`` and
-``gradgradcheck``, and the modules ``functional`` (vjp, jvp, jacobian, hessian, vhp, hvp)
-and ``forward_ad`` (dual_level, make_dual, unpack_dual), named and shaped as torch's."""
+``gradgradcheck``, custom functions (``Function``, ``once_differentiable``), and the modules
+``functional`` (vjp, jvp, jacobian, hessian, vhp, hvp) and ``forward_ad`` (dual_level,
+make_dual, unpack_dual), named and shaped as torch's."""
 
 from ..base.engine_errors import GradcheckError
+from ..engine.custom_function import Function, once_differentiable
 from ..engine.gradcheck import gradcheck, gradgradcheck
 from ..engine.tensor import backward, grad
 from . import forward_ad, functional
 
 __all__ = [
+    "Function",
     "GradcheckError",
     "backward",
     "forward_ad",
@@ -15,4 +18,5 @@ __all__ = [
     "grad",
     "gradcheck",
     "gradgradcheck",
+    "once_differentiable",
 ]
