@@ -398,3 +398,16 @@ def test_double_backward_through_outputs_saved_for_backward_is_torchs():
     # and the mathematics: sinh' = cosh, cosh' = sinh
     np.testing.assert_allclose(ours[1], np.cosh(data), rtol=1e-14)
     np.testing.assert_allclose(ours[2], np.sinh(data), rtol=1e-14)
+
+
+def test_the_library_names_them_as_torch_does():
+    """``gradcli.autograd.Function`` as ``torch.autograd.Function``; ``gc.nn`` and ``gc.optim``
+    as ``torch.nn`` and ``torch.optim``."""
+    import gradcli
+    from gradcli.autograd import Function as Named
+    from gradcli.autograd import once_differentiable
+    from gradcli.engine import custom_function
+
+    assert Named is custom_function.Function
+    assert once_differentiable is custom_function.once_differentiable
+    assert gradcli.nn.Linear.__name__ == "Linear" and gradcli.optim.SGD.__name__ == "SGD"
