@@ -34,6 +34,7 @@ from . import logical as _logical  # noqa: F401 - declares comparisons, logical 
 from . import losses as _losses  # noqa: F401 - declares the losses
 from . import matrix_power as _matrix_power  # noqa: F401 - declares matrix_power
 from . import methods as _methods
+from . import naming as _naming
 from . import pointwise as _pointwise  # noqa: F401 - declares the element-wise functions
 from . import repeating as _repeating  # noqa: F401 - declares repeat, tile, pad, unflatten, ...
 from . import selection as _selection  # noqa: F401 - declares max/min, sort, split, ...
@@ -71,8 +72,12 @@ from .tensor import (
     watched_nonfinite,
 )
 
+_naming.name_calls()
 _methods.attach()
 globals().update({name: op.call for name, op in OPS.items() if op.call is not None})
+# torch's other names of an operation (gc.clip, gc.arctan2), as the language takes them
+_ALIASES = {alias: op.call for op in OPS.values() if op.call is not None for alias in op.aliases}
+globals().update(_ALIASES)
 for _op in OPS.values():  # values, indices = gc.max(x, 1), as torch's
     if _several.several(_op):
         globals()[_op.name] = _several.torch_like(_op)
@@ -132,3 +137,4 @@ __all__ = [
     "zeros",
 ]
 __all__ += [name for name, op in OPS.items() if op.call is not None]
+__all__ += list(_ALIASES)

@@ -98,6 +98,7 @@ _TO = register(
         ),
         extra={"dtype_methods": DTYPE_METHODS},
         complex=COMPLEX_RULES,
+        saved=False,
     )
 )
 

@@ -419,6 +419,7 @@ add = _binary(
     fold=True,
     nonfinite="inf - inf",
     complex=HOLOMORPHIC,
+    saved=False,
 )
 sub = _binary(
     "sub",
@@ -436,6 +437,7 @@ sub = _binary(
         "Use the `^` or `logical_xor()` operator instead."
     },
     complex=HOLOMORPHIC,
+    saved=False,
 )
 mul = _binary(
     "mul",
@@ -583,6 +585,7 @@ neg: Unary = _unary(  # typed here, and below, where a rule above calls it
         "trying to invert a mask, use the `~` or `logical_not()` operator instead."
     },
     complex=HOLOMORPHIC,
+    saved=False,
 )
 reciprocal: Unary = _unary(
     "reciprocal",
@@ -687,6 +690,7 @@ sign = _unary(
     formula=S.sign,
     symbolic=S.PIECEWISE,
     kink="derivative 0",
+    saved=False,
 )
 sin = _unary(
     "sin",
@@ -981,6 +985,7 @@ _SUM_TO = register(
         batch=B.sum_to,
         pattern=R.summed_to,
         complex=HOLOMORPHIC,
+        saved=False,
     )
 )
 _EXPAND = register(
@@ -1000,6 +1005,8 @@ _EXPAND = register(
         explain=X.jacobian(lambda slot: f"1 where the element is a copy of that of {slot.wrt}"),
         kink="-1 keeps a size; the gradient sums over the copies (ExpandBackward0)",
         complex=HOLOMORPHIC,
+        extra={"view": True},  # x.expand(x.shape) is a node of its own (see naming)
+        saved=False,
     )
 )
 

@@ -142,6 +142,7 @@ sum: Reduction = _reduction(  # noqa: A001 - typed here: its own rule calls it
     extra={"glyph": "∑"},
     explain=X.per_element(lambda slot: "1"),
     complex=HOLOMORPHIC,
+    saved=False,
 )
 
 
@@ -182,6 +183,7 @@ mean: Reduction = _reduction(  # typed here: its own rule calls it
     size=_reduced_size,
     explain=X.per_element(X.mean),
     complex=HOLOMORPHIC,
+    saved=False,
 )
 
 

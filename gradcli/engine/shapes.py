@@ -128,6 +128,7 @@ def _triangle(name: str, numpy_triangle: Callable[..., Array], upper: bool) -> O
             methods=(name,),
             symbolic=_triangle_symbolic(upper),
             explain=X.PICKED,
+            saved=False,
         )
     )
     return entry
@@ -231,6 +232,7 @@ _DIAGONAL = register(
         methods=("diagonal",),
         symbolic=_diagonal_symbolic,
         explain=X.PICKED,
+        saved=False,
     )
 )
 
@@ -248,6 +250,7 @@ _DIAGONAL_BACKWARD = register(
         ),
         backward_name="DiagonalBackwardBackward0",
         batch=_diagonal_backward_batch,
+        saved=False,
     )
 )
 
@@ -282,6 +285,7 @@ _DIAG_EMBED = register(
         methods=("diag_embed",),
         symbolic=_diag_embed_symbolic,
         explain=X.PICKED,
+        saved=False,
     )
 )
 
@@ -368,6 +372,7 @@ _MOVEDIM = register(
         methods=("movedim",),
         symbolic=lambda x, source, destination: np.moveaxis(x, source, destination),
         explain=X.MOVED,
+        saved=False,
     )
 )
 
@@ -393,6 +398,7 @@ _PERMUTE = register(
         methods=("permute",),
         symbolic=lambda x, *dims: np.transpose(x, dims),
         explain=X.MOVED,
+        saved=False,
     )
 )
 

@@ -483,6 +483,7 @@ _CUMSUM = _register_scan(
     _cumsum_symbolic,
     lambda x, out: np.ones(x.shape + x.shape[-1:]),
     nonfinite="inf - inf",
+    saved=False,
 )
 _CUMPROD = _register_scan(
     "cumprod",

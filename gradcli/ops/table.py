@@ -190,6 +190,12 @@ class Op:
     # operands for torch's convention (conj(J)^T g); COMPLEX_RULES: the rules themselves follow
     # torch's convention
     complex: str = ""
+    # whether torch's node of it saves a tensor for its backward (its operands' or its result's
+    # values), so that a second backward after the first freed the graph raises; False: the
+    # rule reads only shapes and parameters (add, sum, reshape), and a second backward runs,
+    # as in torch; or a function of the node where torch saves only what the gradients asked
+    # for need (remainder(x, c) saves nothing for x alone) or its overloads differ
+    saved: bool | Callable[[Any], bool] = True
     # whether ``vjp`` reads its ``out`` argument; False (the element-wise factories find it
     # from the rule's code): the engine passes None, making no tensor of the saved output.
     # Who gives an entry another ``vjp`` afterwards sets this too (complexes.py, for abs).
