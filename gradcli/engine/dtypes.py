@@ -120,6 +120,14 @@ def convert(x: TensorLike, dtype: str | np.dtype[Any]) -> Tensor:
         return apply(_TO, x, dtype=target)
 
 
+def cast(x: TensorLike, dtype: str | np.dtype[Any] | None) -> Tensor:
+    """``x`` cast to ``dtype`` first, as torch's operations with a ``dtype`` parameter do
+    (``sum(x, dtype=torch.float32)``); None: ``x`` as it is."""
+    if dtype is None:
+        return x if isinstance(x, Tensor) else Tensor(np.asarray(x))
+    return convert(x, dtype)
+
+
 @public("to")
 def to(input: TensorLike, dtype: str | np.dtype[Any]) -> Tensor:
     """torch.Tensor.to(dtype)."""

@@ -600,7 +600,8 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
         dtype = out_data.dtype
-        if x_dtype is not dtype:  # else numpy's dtype is torch's
+        # else numpy's dtype is torch's; a dtype given (x.to(torch.float32)) is the result's
+        if x_dtype is not dtype and "dtype" not in params:
             forward, out_data = _torch_dtype(forward, (x,), params, (a,), out_data)
             dtype = out_data.dtype
     except EngineError:

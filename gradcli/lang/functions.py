@@ -26,6 +26,7 @@ from ..ops.table import (  # noqa: F401 - the parameter kinds, for the validator
     NUMBER,
     OPERAND_KINDS,
     OPS,
+    OPT_DTYPE,
     OPT_INT,
     OPT_NUMBER,
     OPT_TENSOR,

@@ -66,6 +66,7 @@ DTYPE = (
     "a dtype: torch.float32, torch.float64, torch.long, torch.int32, torch.bool, "
     "torch.complex64 or torch.complex128"
 )
+OPT_DTYPE = "a dtype or None"  # the dtype a reduction computes in: sum(x, dtype=torch.float32)
 # the dtypes by the names a program may give them (torch.long is int64), as numpy names them
 DTYPE_NAMES = {
     "float32": "float32",

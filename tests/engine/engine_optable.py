@@ -358,6 +358,10 @@ def options(**choices):
 
 
 REDUCTIONS = st.sampled_from(["mean", "sum", "none"])
+# torch's dtype parameter of a reduction, a softmax, a scan: what it computes in (float64, the
+# inputs' own, here: finite differences need it; tests/engine/test_engine_signatures.py
+# compares float32 with torch's)
+TYPED = options(dtype=[None, "float64"])
 CLAMP_BOUNDS = st.sampled_from([{"min": -0.5}, {"max": 0.5}, {"min": -0.5, "max": 0.5}])
 
 
@@ -485,21 +489,37 @@ def _all_dims(x, dim):
 
 
 def _t_reduce(name):
-    def call(x, dim=None, keepdim=False):
-        return getattr(torch_module(), name)(x, _all_dims(x, dim), keepdim=keepdim)
+    def call(x, dim=None, keepdim=False, **params):
+        return getattr(torch_module(), name)(x, _all_dims(x, dim), keepdim=keepdim, **params)
 
     return call
 
 
-def _t_prod(x, dim=None, keepdim=False):
+def _t_typed(call):
+    """``call`` given torch's dtype where the row gives a dtype's name (``dtype="float64"``)."""
+
+    def run(*xs, dtype=None, **params):
+        if dtype is not None:
+            params["dtype"] = getattr(torch_module(), dtype)
+        return call(*xs, **params)
+
+    return run
+
+
+def _typed_along(name, domain):
+    """The row of an operation along a dim that takes torch's dtype (softmax, cumsum)."""
+    return Op(name, getattr(gc, name), domain, with_params(along_dim(), TYPED), _t_typed(_t(name)))
+
+
+def _t_prod(x, dim=None, keepdim=False, dtype=None):
     dims = _all_dims(x, dim)
     dims = (dims,) if isinstance(dims, int) else dims
     if x.ndim == 0:
-        return x.prod()
+        return x.prod(dtype=dtype)
     axes = {d % x.ndim for d in dims}
     out = x
     for d in sorted(axes, reverse=True):
-        out = out.prod(d, keepdim=True)
+        out = out.prod(d, keepdim=True, dtype=dtype)
     if not keepdim:
         out = out.reshape([n for i, n in enumerate(out.shape) if i not in axes])
     return out
@@ -989,9 +1009,9 @@ OPS: list[Op] = [
     Op("sum_to", P.sum_to, REAL, sum_to_spec(), torch=lambda x, shape: x.sum_to_size(shape)),
     Op("expand", gc.expand, REAL, expand_spec(), torch=lambda x, shape: x.expand(shape)),
     # reductions
-    Op("sum", gc.sum, REAL, reduction(), torch=_t_reduce("sum")),
-    Op("mean", gc.mean, REAL, reduction(), torch=_t_reduce("mean")),
-    Op("prod", gc.prod, NONZERO, reduction(), torch=_t_prod),
+    Op("sum", gc.sum, REAL, with_params(reduction(), TYPED), torch=_t_typed(_t_reduce("sum"))),
+    Op("mean", gc.mean, REAL, with_params(reduction(), TYPED), torch=_t_typed(_t_reduce("mean"))),
+    Op("prod", gc.prod, NONZERO, with_params(reduction(), TYPED), torch=_t_typed(_t_prod)),
     Op("amax", gc.amax, DISTINCT, reduction(), torch=_t_reduce("amax")),
     Op("amin", gc.amin, DISTINCT, reduction(), torch=_t_reduce("amin")),
     Op("logsumexp", gc.logsumexp, REAL, reduction(), torch=_t_reduce("logsumexp")),
@@ -1001,12 +1021,11 @@ OPS: list[Op] = [
         "norm_inf", partial(gc.norm, p=math.inf), DISTINCT_ABS, reduction(), torch=_t_norm(math.inf)
     ),
     Op("norm_p3", partial(gc.norm, p=3), NONZERO, reduction(), torch=_t_norm(3)),
-    Op("softmax", gc.softmax, REAL, along_dim()),
-    Op("log_softmax", gc.log_softmax, REAL, along_dim()),
+    *[_typed_along(name, REAL) for name in ("softmax", "log_softmax")],
     Op("var", gc.var, REAL, statistics_spec(), torch=_t_statistic("var")),
     Op("std", gc.std, REAL, statistics_spec(), torch=_t_statistic("std")),
-    Op("cumsum", gc.cumsum, REAL, along_dim()),
-    Op("cumprod", gc.cumprod, NONZERO, along_dim()),
+    _typed_along("cumsum", REAL),
+    _typed_along("cumprod", NONZERO),
     Op("logcumsumexp", gc.logcumsumexp, REAL, along_dim()),
     # selections and operations with several results (gradcli/engine/selection.py): each
     # result is a row; the indices are rows of INDICES below

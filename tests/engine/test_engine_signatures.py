@@ -24,7 +24,9 @@ def _pair(values=_X, requires_grad=True):
 
 def _same(got, expected) -> None:
     assert got.dtype == expected.detach().numpy().dtype
-    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        got.detach().numpy(), expected.detach().numpy(), rtol=1e-6, atol=1e-6
+    )
 
 
 def test_iterating_a_tensor_gives_its_rows_as_torch_does():
@@ -47,3 +49,59 @@ def test_iterating_a_0d_tensor_is_torchs_type_error():
     with pytest.raises(TypeError) as got:
         iter(gc.tensor(1.0))
     assert str(got.value) == str(expected.value)
+
+
+# -- dtype= of the reductions, scans and softmaxes: the input cast to it first ----------------
+
+TYPED = {
+    "sum": lambda m, x, dtype: x.sum(dtype=dtype),
+    "sum along a dim": lambda m, x, dtype: m.sum(x, 1, dtype=dtype),
+    "mean": lambda m, x, dtype: x.mean(0, dtype=dtype),
+    "prod": lambda m, x, dtype: x.prod(1, dtype=dtype),
+    "cumsum": lambda m, x, dtype: x.cumsum(1, dtype=dtype),
+    "cumprod": lambda m, x, dtype: m.cumprod(x, 0, dtype=dtype),
+    "softmax": lambda m, x, dtype: x.softmax(1, dtype=dtype),
+    "log_softmax": lambda m, x, dtype: m.log_softmax(x, 0, dtype=dtype),
+}
+
+
+@pytest.mark.parametrize("call", list(TYPED))
+def test_dtype_computes_in_that_dtype_as_torch_does(call):
+    x, tx = _pair()
+    y, ty = TYPED[call](gc, x, gc.float32), TYPED[call](torch, tx, torch.float32)
+    _same(y, ty)
+    assert y.grad_fn.name() == type(ty.grad_fn).__name__
+    y.backward(gc.ones(tuple(y.shape), dtype=gc.float32))
+    ty.backward(torch.ones_like(ty))
+    _same(x.grad, tx.grad)  # the gradient comes back in the input's dtype
+
+
+def test_dtype_makes_integers_floating_as_torch_does():
+    values = np.array([[1, 2], [3, 4]])
+    x, tx = gc.tensor(values).to("int64"), torch.tensor(values)
+    _same(gc.mean(x, dtype=gc.float64), torch.mean(tx, dtype=torch.float64))
+    _same(x.sum(0, dtype=gc.float32), tx.sum(0, dtype=torch.float32))
+    _same(x.cumsum(0, dtype=gc.float64), tx.cumsum(0, dtype=torch.float64))
+
+
+# the same parameters in gradcli's programs (gradcli eval/grad -e), each against torch
+PROGRAMS = {
+    "y = sum(x * x, dtype=torch.float32)": lambda x: torch.sum(x * x, dtype=torch.float32),
+    "y = x.softmax(1, dtype=torch.float64)[0, 1]": lambda x: x.softmax(1, dtype=torch.float64)[
+        0, 1
+    ],
+    "y = mean(x, 0, dtype=None).sum()": lambda x: torch.mean(x, 0, dtype=None).sum(),
+    "y = x.cumsum(1, dtype=float64).prod(dtype=torch.float64)": lambda x: x.cumsum(
+        1, dtype=torch.float64
+    ).prod(dtype=torch.float64),
+}
+
+
+@pytest.mark.parametrize("source", list(PROGRAMS))
+def test_a_program_passes_the_parameter_as_torch_code_does(source):
+    result = gc.program(source).grad(x=_X)
+    tx = torch.tensor(_X, requires_grad=True)
+    ty = PROGRAMS[source](tx)
+    ty.backward()
+    np.testing.assert_allclose(result.value, ty.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(result.grads["x"], tx.grad.numpy(), rtol=1e-6, atol=1e-7)
