@@ -192,6 +192,7 @@ class ArgumentChecker(ExpressionChecker):
             F.UPLO: value in F.UPLOS,
             F.QR_MODE: value in F.QR_MODES,
             F.INDEXING: value is None or value in F.INDEXINGS,
+            F.ROUNDING_MODE: value in F.ROUNDING_MODES,
         }[kind]
         if value is NOT_LITERAL or not ok:
             raise self.fail(

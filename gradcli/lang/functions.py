@@ -38,6 +38,8 @@ from ..ops.table import (  # noqa: F401 - the parameter kinds, for the validator
     REDUCTION,
     REDUCTIONS,
     REQUIRED,
+    ROUNDING_MODE,
+    ROUNDING_MODES,
     SECTIONS,
     SIZES,
     TENSOR,

@@ -83,6 +83,8 @@ DTYPE_NAMES = {
     "complex128": "complex128",
     "cdouble": "complex128",
 }
+ROUNDING_MODES = (None, "trunc", "floor")  # how div rounds its quotient (None: not at all)
+ROUNDING_MODE = "None, 'trunc' or 'floor'"
 UPLOS = ("L", "U", "l", "u")  # which triangle eigh reads (either case, as torch)
 UPLO = "'L' or 'U'"
 QR_MODES = ("reduced", "complete", "r")  # what qr's mode may be

@@ -807,6 +807,14 @@ OPS: list[Op] = [
     Op("sub", gc.sub, (REAL, REAL), broadcast(2)),
     Op("mul", gc.mul, (REAL, REAL), broadcast(2)),
     Op("div", gc.div, (REAL, NONZERO), broadcast(2)),
+    # the quotient rounded: |input / other| within (0.05, 0.94), away from whole numbers
+    Op(
+        "div_rounded",
+        gc.div,
+        (DIVIDEND, DIVISOR),
+        with_params(broadcast(2), options(rounding_mode=["trunc", "floor"])),
+        torch=_t("div"),
+    ),
     Op("pow", gc.pow, (POS, REAL), broadcast(2)),
     Op("pow_scalar_exponent", lambda x: x**3.0, REAL, torch=lambda x: x**3.0, prims=("pow",)),
     Op("rpow", lambda x: 2.0**x, REAL, torch=lambda x: 2.0**x, prims=("pow",)),

@@ -84,6 +84,44 @@ def test_dtype_makes_integers_floating_as_torch_does():
     _same(x.cumsum(0, dtype=gc.float64), tx.cumsum(0, dtype=torch.float64))
 
 
+# -- div's rounding_mode: the quotient rounded, derivative 0 ----------------------------------
+
+
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+def test_div_rounds_as_torch_does(mode):
+    x, tx = _pair()
+    other = np.array([2.0, -0.3, 0.7])
+    y = gc.div(x, gc.tensor(other), rounding_mode=mode)
+    ty = torch.div(tx, torch.tensor(other), rounding_mode=mode)
+    _same(y, ty)
+    assert y.grad_fn.name() == type(ty.grad_fn).__name__ == "DivBackward2"
+    (y * x).sum().backward()
+    (ty * tx).sum().backward()
+    _same(x.grad, tx.grad)
+    _same(x.div(3, rounding_mode=mode), tx.div(3, rounding_mode=mode))
+    whole, by = np.array([5, -7, 7, -5, 6]), np.array([2, 2, -2, -2, 3])
+    _same(
+        gc.div(gc.tensor(whole).to("int64"), gc.tensor(by).to("int64"), rounding_mode=mode),
+        torch.div(torch.tensor(whole), torch.tensor(by), rounding_mode=mode),
+    )
+
+
+def test_div_floor_corrects_a_quotient_rounded_up_as_torch_does():
+    """1 / 0.1 is 10 in floating point, but 0.1 is a little over a tenth: the floor is 9."""
+    _same(
+        gc.div(gc.tensor(1.0), 0.1, rounding_mode="floor"),
+        torch.div(torch.tensor(1.0, dtype=torch.float64), 0.1, rounding_mode="floor"),
+    )
+
+
+def test_div_refuses_another_rounding_mode_in_torchs_words():
+    with pytest.raises(RuntimeError) as expected:
+        torch.div(torch.ones(2), 2, rounding_mode="round")
+    with pytest.raises(gc.DomainError) as got:
+        gc.div(gc.ones(2), 2, rounding_mode="round")
+    assert str(got.value) == str(expected.value)
+
+
 # the same parameters in gradcli's programs (gradcli eval/grad -e), each against torch
 PROGRAMS = {
     "y = sum(x * x, dtype=torch.float32)": lambda x: torch.sum(x * x, dtype=torch.float32),
@@ -91,6 +129,12 @@ PROGRAMS = {
         0, 1
     ],
     "y = mean(x, 0, dtype=None).sum()": lambda x: torch.mean(x, 0, dtype=None).sum(),
+    "y = (div(x, 2, rounding_mode='floor') * x).sum()": lambda x: (
+        torch.div(x, 2, rounding_mode="floor") * x
+    ).sum(),
+    "y = (x.div(0.7, rounding_mode='trunc') + x).sum()": lambda x: (
+        x.div(0.7, rounding_mode="trunc") + x
+    ).sum(),
     "y = x.cumsum(1, dtype=float64).prod(dtype=torch.float64)": lambda x: x.cumsum(
         1, dtype=torch.float64
     ).prod(dtype=torch.float64),
