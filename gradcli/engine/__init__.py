@@ -29,6 +29,7 @@ from . import dtypes as _dtypes  # noqa: F401 - declares the changes of dtype (x
 from . import einsum as _einsum  # noqa: F401 - declares einsum
 from . import indexing as _indexing  # noqa: F401 - declares indexing by tensors, gather, scatter
 from . import layers as _layers  # noqa: F401 - declares the layers (linear, conv2d, ...)
+from . import likes as _likes  # noqa: F401 - declares zeros_like, ones_like, full_like
 from . import linalg as _linalg  # noqa: F401 - declares the linear algebra operations
 from . import logical as _logical  # noqa: F401 - declares comparisons, logical operations, masks
 from . import losses as _losses  # noqa: F401 - declares the losses
@@ -50,7 +51,10 @@ from .creation import (
     float32,
     float64,
     full,
+    int32,
+    int64,
     linspace,
+    long,
     manual_seed,
     ones,
     rand,
@@ -117,6 +121,9 @@ __all__ = [
     "float64",
     "complex64",
     "complex128",
+    "int32",
+    "int64",
+    "long",
     "full",
     "grad",
     "hessian",

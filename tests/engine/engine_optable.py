@@ -1523,8 +1523,8 @@ def _positive(function, count=2):
     return lambda *xs: function(*[x > 0 for x in xs[:count]])
 
 
-# Operations whose results are booleans, and heaviside and detach, which PyTorch does not
-# differentiate:
+# Operations whose results are booleans, and heaviside, detach and the tensors shaped as
+# another (zeros_like, ...), which PyTorch does not differentiate:
 # their rows are checked by tests/engine/test_engine_logical.py (values against torch, no
 # gradient, batched replay), not by the derivative tests.
 LOGICAL: list[Op] = [
@@ -1557,6 +1557,9 @@ LOGICAL: list[Op] = [
     Op("all", gc.all, REAL, reduction(tuple_dims=False)),
     Op("heaviside", gc.heaviside, (REAL, REAL), broadcast(2)),
     Op("detach", gc.detach, REAL, torch=lambda x: x.detach()),
+    Op("zeros_like", gc.zeros_like, REAL),
+    Op("ones_like", gc.ones_like, REAL),
+    Op("full_like", gc.full_like, REAL, with_params(one(), options(fill_value=[2.5, -1.0]))),
 ]
 
 # Indices (int64, no gradient): argmax, argmin, argsort, and the indices that the operations

@@ -122,6 +122,26 @@ def test_div_refuses_another_rounding_mode_in_torchs_words():
     assert str(got.value) == str(expected.value)
 
 
+# -- zeros_like, ones_like, full_like: operations a program computes -------------------------
+
+LIKES = {
+    "zeros_like": lambda m, x: m.zeros_like(x),
+    "ones_like": lambda m, x: m.ones_like(x),
+    "ones_like int64": lambda m, x: m.ones_like(x, dtype=m.int64),
+    "full_like": lambda m, x: m.full_like(x, 2.5),
+    "full_like of integers": lambda m, x: m.full_like(x.to(m.int64), 2.5),
+    "full_like float32": lambda m, x: m.full_like(x, -1, dtype=m.float32),
+}
+
+
+@pytest.mark.parametrize("call", list(LIKES))
+def test_a_tensor_shaped_as_another_is_torchs(call):
+    x, tx = _pair()
+    y, ty = LIKES[call](gc, x), LIKES[call](torch, tx)
+    _same(y, ty)
+    assert not y.requires_grad and y.grad_fn is None and ty.grad_fn is None
+
+
 # the same parameters in gradcli's programs (gradcli eval/grad -e), each against torch
 PROGRAMS = {
     "y = sum(x * x, dtype=torch.float32)": lambda x: torch.sum(x * x, dtype=torch.float32),
@@ -132,6 +152,12 @@ PROGRAMS = {
     "y = (div(x, 2, rounding_mode='floor') * x).sum()": lambda x: (
         torch.div(x, 2, rounding_mode="floor") * x
     ).sum(),
+    "z = torch.full_like(x, 3.0); y = (x * z + zeros_like(x)).sum()": lambda x: (
+        x * torch.full_like(x, 3.0) + torch.zeros_like(x)
+    ).sum(),
+    "y = (x * torch.ones_like(x, dtype=torch.float64)).prod()": lambda x: (
+        x * torch.ones_like(x, dtype=torch.float64)
+    ).prod(),
     "y = (x.div(0.7, rounding_mode='trunc') + x).sum()": lambda x: (
         x.div(0.7, rounding_mode="trunc") + x
     ).sum(),
