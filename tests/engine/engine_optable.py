@@ -1619,6 +1619,17 @@ INDICES: list[Op] = [
     ],
 ]
 
+
+def _whole(function, torch=False):
+    """``function`` of integers: its operands times 4, truncated to int64 (bitwise operations
+    of integers)."""
+
+    def call(*xs):
+        return function(*[(x * 4).to(torch_module().int64 if torch else "int64") for x in xs])
+
+    return call
+
+
 # Operations whose results are integers (int64), which carry no gradient: their rows are
 # checked by tests/engine/test_engine_indexing.py (values and dtypes against torch, no
 # gradient, batched replay), not by the derivative tests.
@@ -1633,6 +1644,22 @@ INTEGER: list[Op] = [
         torch=I.nonzero_of("argwhere", True),
         prims=("nonzero",),
     ),
+    *[
+        Op(
+            f"{name}_integers",
+            _whole(getattr(gc, name)),
+            (WIDE,) * count,
+            broadcast(2) if count == 2 else one(),
+            torch=_whole(_t(name), True),
+            prims=(name,),
+        )
+        for name, count in (
+            ("bitwise_and", 2),
+            ("bitwise_or", 2),
+            ("bitwise_xor", 2),
+            ("bitwise_not", 1),
+        )
+    ],
 ]
 
 OPS_BY_NAME = {op.name: op for op in OPS + NO_GRADIENT + LOGICAL + INDICES + INTEGER}
