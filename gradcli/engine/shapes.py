@@ -52,8 +52,10 @@ def _tensor(x: Any) -> Tensor:
 
 
 def _dim(dim: int, ndim: int) -> int:
-    """One dim of an ndim-tensor, made non-negative (a ShapeError when out of range)."""
-    return P._axes(int(dim), ndim)[0]
+    """One dim of an ndim-tensor, made non-negative (a ShapeError when out of range); 0 of a
+    0-d tensor, which takes 0 and -1 as torch's does."""
+    axes = P._axes(int(dim), ndim)
+    return axes[0] if axes else 0
 
 
 def _at_least(x: Tensor, ndim: int, name: str) -> None:
@@ -453,7 +455,7 @@ def adjoint(x: Any) -> Tensor:
 
 def _reversed(x: Tensor, dims: Sequence[int]) -> Tensor:
     index = [slice(None)] * x.ndim
-    for d in dims:
+    for d in dims if x.ndim else ():  # a 0-d tensor has one element, in its one order
         index[d] = slice(None, None, -1)
     return RA.getitem(x, tuple(index))
 

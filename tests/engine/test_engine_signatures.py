@@ -142,6 +142,76 @@ def test_a_tensor_shaped_as_another_is_torchs(call):
     assert not y.requires_grad and y.grad_fn is None and ty.grad_fn is None
 
 
+# -- a 0-d tensor takes dim 0 and -1, as torch's ---------------------------------------------
+
+ALONG_A_DIM = {
+    "sum": lambda m, x, d: x.sum(d),
+    "sum keepdim": lambda m, x, d: x.sum(d, keepdim=True),
+    "sum of a tuple": lambda m, x, d: x.sum(dim=(d,)),
+    "mean": lambda m, x, d: x.mean(d),
+    "prod": lambda m, x, d: x.prod(d),
+    "amax": lambda m, x, d: x.amax(d),
+    "logsumexp": lambda m, x, d: x.logsumexp(d),
+    "norm": lambda m, x, d: x.norm(dim=d),
+    "softmax": lambda m, x, d: x.softmax(d),
+    "log_softmax": lambda m, x, d: x.log_softmax(d),
+    "cumsum": lambda m, x, d: x.cumsum(d),
+    "cumprod": lambda m, x, d: x.cumprod(d),
+    "logcumsumexp": lambda m, x, d: x.logcumsumexp(d),
+    "max": lambda m, x, d: x.max(d)[0],
+    "argmin": lambda m, x, d: x.argmin(d),
+    "sort": lambda m, x, d: x.sort(d)[0],
+    "topk": lambda m, x, d: x.topk(1, d)[0],
+    "kthvalue": lambda m, x, d: x.kthvalue(1, d)[0],
+    "median": lambda m, x, d: x.median(d)[0],
+    "cummax": lambda m, x, d: x.cummax(d)[0],
+    "unsqueeze": lambda m, x, d: x.unsqueeze(d),
+    "squeeze": lambda m, x, d: x.squeeze(d),
+    "flatten": lambda m, x, d: x.flatten(d),
+    "flip": lambda m, x, d: x.flip(d),
+    "gather": lambda m, x, d: x.gather(d, m.tensor(0)),
+    "index_select": lambda m, x, d: x.index_select(d, m.tensor([0])),
+    "transpose": lambda m, x, d: x.transpose(0, d),
+    "movedim": lambda m, x, d: x.movedim(0, d),
+    "stack": lambda m, x, d: m.stack([x, x * 2], d),
+    "scatter": lambda m, x, d: x.scatter(d, m.tensor(0), x * 2),
+    "index_add": lambda m, x, d: x.index_add(d, m.tensor([0]), x * 2),
+    "reshape": lambda m, x, d: x.reshape(d if d == -1 else 1),
+    "index by None and the dim": lambda m, x, d: x[None][d],
+}
+
+
+# ... and where torch refuses a dim of a 0-d tensor, so does gradcli
+REFUSED_ALONG_A_DIM = {
+    "roll": lambda m, x, d: x.roll(1, d),
+    "narrow": lambda m, x, d: x.narrow(d, 0, 1),
+    "split": lambda m, x, d: x.split(1, d),
+    "repeat_interleave": lambda m, x, d: x.repeat_interleave(2, d),
+}
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("call", list(REFUSED_ALONG_A_DIM))
+def test_a_0d_tensor_is_refused_where_torch_refuses_it(call, dim):
+    x, tx = _pair(np.array(1.5))
+    with pytest.raises((RuntimeError, IndexError)):
+        REFUSED_ALONG_A_DIM[call](torch, tx, dim)
+    with pytest.raises(gc.ShapeError):
+        REFUSED_ALONG_A_DIM[call](gc, x, dim)
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("call", list(ALONG_A_DIM))
+def test_a_0d_tensor_takes_dim_0_and_minus_1_as_torch_does(call, dim):
+    x, tx = _pair(np.array(1.5))
+    y, ty = ALONG_A_DIM[call](gc, x, dim), ALONG_A_DIM[call](torch, tx, dim)
+    _same(y, ty)
+    if ty.requires_grad:
+        y.sum().backward()
+        ty.sum().backward()
+        _same(x.grad, tx.grad)
+
+
 # the same parameters in gradcli's programs (gradcli eval/grad -e), each against torch
 PROGRAMS = {
     "y = sum(x * x, dtype=torch.float32)": lambda x: torch.sum(x * x, dtype=torch.float32),
