@@ -142,14 +142,17 @@ def _positions(size: int, kernel: int, stride: int, padding: int, dilation: int)
     return np.arange(count)[:, None] * stride + np.arange(kernel)[None, :] * dilation
 
 
-def _padded(x: Tensor, padding: Pair, fill: float) -> Tensor:
-    """(N, C, H, W) with ``padding`` (for H, for W) elements of ``fill`` on each side."""
-    for dim, count in ((3, padding[1]), (2, padding[0])):
-        if count:
+def _padded(x: Tensor, padding: Pair, fill: float, extra: Pair = (0, 0)) -> Tensor:
+    """(N, C, H, W) with ``padding`` (for H, for W) elements of ``fill`` on each side, and
+    ``extra`` more after (the windows of pooling's ceil_mode that reach past the padding)."""
+    for dim, count, more in ((3, padding[1], extra[1]), (2, padding[0], extra[0])):
+        sides = []
+        for length in (count, count + more):
             shape = list(x.shape)
-            shape[dim] = count
-            side = Tensor(sizes.full(shape, fill, x.dtype, "the padding"))
-            x = RA.cat([side, x, side], dim)
+            shape[dim] = length
+            sides.append(Tensor(sizes.full(shape, fill, x.dtype, "the padding")))
+        if count or more:
+            x = RA.cat([sides[0], x, sides[1]], dim)
     return x
 
 
@@ -394,6 +397,18 @@ def _first_largest(windows: Array) -> Array:
     return chosen
 
 
+def _pooled_count(
+    size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool
+) -> int:
+    """The windows along an axis: torch's output size, rounded up with ``ceil_mode`` (but the
+    last window starts inside the input or its left padding)."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    count = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (count - 1) * stride >= size + padding:
+        count -= 1
+    return count
+
+
 def _pool_windows(
     name: str,
     input: Any,
@@ -402,6 +417,7 @@ def _pool_windows(
     padding: int,
     dilation: int,
     fill: float,
+    ceil_mode: bool = False,
 ) -> tuple[Tensor, bool]:
     x = _tensor(input)
     stride = kernel_size if stride is None else stride
@@ -412,8 +428,14 @@ def _pool_windows(
             f"got {padding}"
         )
     x, unbatched = _check_spatial(name, x, 2)
-    k, s, p, d = (kernel_size,) * 2, (stride,) * 2, (padding,) * 2, (dilation,) * 2
-    return _windows(x, k, s, p, d, fill, name), unbatched
+    extra = []  # what ceil_mode's last windows reach past the padded input
+    for size in x.shape[2:]:
+        count = _pooled_count(size, kernel_size, stride, padding, dilation, ceil_mode)
+        reach = (count - 1) * stride + dilation * (kernel_size - 1) + 1
+        extra.append(max(reach - size - 2 * padding, 0))
+    x = _padded(x, (padding, padding), fill, (extra[0], extra[1]))
+    k, s, d = (kernel_size,) * 2, (stride,) * 2, (dilation,) * 2
+    return _windows(x, k, s, (0, 0), d, fill, name), unbatched
 
 
 _composite(
@@ -425,6 +447,7 @@ _composite(
         Param("stride", OPT_INT, None),
         Param("padding", INT, 0),
         Param("dilation", INT, 1),
+        Param("ceil_mode", BOOL, False),
     ),
     symbolic="no symbolic form here: the largest element of each window is a choice",
     explain=_explained(
@@ -439,11 +462,17 @@ _composite(
 
 @public("max_pool2d")
 def max_pool2d(
-    input: Any, kernel_size: int, stride: int | None = None, padding: int = 0, dilation: int = 1
+    input: Any,
+    kernel_size: int,
+    stride: int | None = None,
+    padding: int = 0,
+    dilation: int = 1,
+    ceil_mode: bool = False,
 ) -> Tensor:
-    """torch.nn.functional.max_pool2d with a square kernel (stride None: kernel_size)."""
+    """torch.nn.functional.max_pool2d with a square kernel (stride None: kernel_size;
+    ceil_mode: the output size rounded up, the last windows reaching past the input)."""
     windows, unbatched = _pool_windows(
-        "max_pool2d", input, kernel_size, stride, padding, dilation, -math.inf
+        "max_pool2d", input, kernel_size, stride, padding, dilation, -math.inf, ceil_mode
     )
     flat = RA.reshape(windows, (*windows.shape[:4], -1))
     chosen = P.mask(_first_largest, flat)
@@ -459,6 +488,7 @@ _composite(
         Param("kernel_size", INT),
         Param("stride", OPT_INT, None),
         Param("padding", INT, 0),
+        Param("ceil_mode", BOOL, False),
         Param("count_include_pad", BOOL, True),
     ),
     symbolic="no symbolic form here: each output is a mean over a window",
@@ -476,21 +506,29 @@ def avg_pool2d(
     kernel_size: int,
     stride: int | None = None,
     padding: int = 0,
+    ceil_mode: bool = False,
     count_include_pad: bool = True,
 ) -> Tensor:
-    """torch.nn.functional.avg_pool2d with a square kernel (stride None: kernel_size)."""
+    """torch.nn.functional.avg_pool2d with a square kernel (stride None: kernel_size;
+    ceil_mode: the output size rounded up, a last window reaching past the padding divided
+    by what it covers of the padded input)."""
     name = "avg_pool2d"
-    windows, unbatched = _pool_windows(name, input, kernel_size, stride, padding, 1, 0.0)
+    windows, unbatched = _pool_windows(name, input, kernel_size, stride, padding, 1, 0.0, ceil_mode)
     total = RD.sum(windows, (-2, -1))
-    if count_include_pad or padding == 0:
+    step = kernel_size if stride is None else stride
+    shape = _tensor(input).shape[-2:]
+    reach = [(n - 1) * step + kernel_size for n in total.shape[-2:]]
+    if (count_include_pad or padding == 0) and all(
+        r <= n + 2 * padding for r, n in zip(reach, shape)
+    ):
         out = P.div(total, float(kernel_size * kernel_size))
-    else:  # each window's count of the input's own elements
-        step = kernel_size if stride is None else stride
-        inside = []
-        for size in _tensor(input).shape[-2:]:
-            at = _positions(size, kernel_size, step, padding, 1)
-            inside.append(((at >= padding) & (at < size + padding)).sum(axis=1))
-        counts = (inside[0][:, None] * inside[1][None, :]).astype(total.dtype)
+    else:  # each window's count of the padded input's elements, or of the input's own
+        counted = []
+        for size, windows_along in zip(shape, total.shape[-2:]):
+            at = np.arange(windows_along)[:, None] * step + np.arange(kernel_size)[None, :]
+            low, high = (0, size + 2 * padding) if count_include_pad else (padding, size + padding)
+            counted.append(((at >= low) & (at < high)).sum(axis=1))
+        counts = (counted[0][:, None] * counted[1][None, :]).astype(total.dtype)
         out = P.div(total, Tensor(counts))
     return RA.reshape(out, out.shape[1:]) if unbatched else out
 

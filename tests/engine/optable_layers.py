@@ -87,6 +87,8 @@ def pool_spec(draw: Any, average: bool = False) -> Spec:
         "kernel_size": kernel,
         "stride": draw(st.sampled_from([None, 1, 2])),
         "padding": draw(st.integers(0, kernel // 2)),
+        # the output size rounded up: the last windows reach past the (padded) input
+        "ceil_mode": draw(st.booleans()),
     }
     if average:
         params["count_include_pad"] = draw(st.booleans())

@@ -225,6 +225,12 @@ PROGRAMS = {
     "z = torch.full_like(x, 3.0); y = (x * z + zeros_like(x)).sum()": lambda x: (
         x * torch.full_like(x, 3.0) + torch.zeros_like(x)
     ).sum(),
+    "y = max_pool2d(x.reshape(1, 2, 3), 2, ceil_mode=True).sum()": lambda x: (
+        torch.nn.functional.max_pool2d(x.reshape(1, 2, 3), 2, ceil_mode=True).sum()
+    ),
+    "y = F.avg_pool2d(x.reshape(1, 2, 3), 2, 1, 1, True, False).sum()": lambda x: (
+        torch.nn.functional.avg_pool2d(x.reshape(1, 2, 3), 2, 1, 1, True, False).sum()
+    ),
     "y = (x * torch.ones_like(x, dtype=torch.float64)).prod()": lambda x: (
         x * torch.ones_like(x, dtype=torch.float64)
     ).prod(),
