@@ -784,12 +784,15 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None) -> Tensor
 
 _composite(
     "scaled_dot_product_attention",
-    "softmax(query @ key^T * scale) @ value (is_causal: each query sees keys up to its own "
+    "softmax(query @ key^T * scale + mask) @ value (attn_mask: booleans, True where a query "
+    "sees a key, or numbers added to the scores; is_causal: each query sees keys up to its own "
     "position)",
     (
         Param("query", TENSOR),
         Param("key", TENSOR),
         Param("value", TENSOR),
+        Param("attn_mask", OPT_TENSOR, None),
+        Param("dropout_p", NUMBER, 0.0),
         Param("is_causal", BOOL, False),
         Param("scale", OPT_NUMBER, None),
     ),
@@ -803,17 +806,33 @@ _composite(
     ),
     kink=(
         "smooth; is_causal masks scores above the diagonal (aligned top-left, as torch) with "
-        "-inf, so they get weight 0; scale None is 1/sqrt(E)"
+        "-inf, so they get weight 0; a query that sees no key gives zeros (torch's safe "
+        "softmax); scale None is 1/sqrt(E)"
     ),
 )
 
 
 @public("scaled_dot_product_attention")
 def scaled_dot_product_attention(
-    query: Any, key: Any, value: Any, is_causal: bool = False, scale: float | None = None
+    query: Any,
+    key: Any,
+    value: Any,
+    attn_mask: Any = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
 ) -> Tensor:
-    """torch.nn.functional.scaled_dot_product_attention (no mask, no dropout) of query
-    (..., L, E), key (..., S, E), value (..., S, Ev)."""
+    """torch.nn.functional.scaled_dot_product_attention (without dropout) of query
+    (..., L, E), key (..., S, E), value (..., S, Ev); attn_mask broadcasts to (..., L, S):
+    booleans (True: the query sees the key) or numbers added to the scores."""
+    name = "scaled_dot_product_attention"
+    if attn_mask is not None and is_causal:
+        raise DomainError(f"_{name}: Explicit attn_mask should not be set when is_causal=True")
+    if dropout_p:
+        raise DomainError(
+            f"{name}: dropout_p={dropout_p} is not taken (random weights); gradcli computes "
+            "attention without dropout: give dropout_p=0.0, as torch's eval mode does"
+        )
     q, k, v = _tensor(query), _tensor(key), _tensor(value)
     if min(q.ndim, k.ndim, v.ndim) < 2 or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ShapeError(
@@ -825,4 +844,18 @@ def scaled_dot_product_attention(
     if is_causal:
         allowed = np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool))
         scores = P.where(Tensor(allowed), scores, -math.inf)
-    return MM.matmul(RD.softmax(scores, -1), v)
+    if attn_mask is None:
+        return MM.matmul(RD.softmax(scores, -1), v)
+    mask = _tensor(attn_mask)
+    scores = P.where(mask, scores, -math.inf) if mask.dtype == np.bool_ else P.add(scores, mask)
+    # torch's safe softmax: a query that sees no key (scores all -inf) gives zeros, and its
+    # gradient is 0 (its scores are replaced by constants before the softmax)
+    seen = P.mask(_sees_a_key, scores)
+    weights = P.where(seen, RD.softmax(P.where(seen, scores, 0.0), -1), 0.0)
+    return MM.matmul(weights, v)
+
+
+def _sees_a_key(scores: Array) -> Array:
+    """Whether a query's scores (the last axis) hold one above -inf."""
+    seen: Array = np.any(scores > -math.inf, axis=-1, keepdims=True)
+    return seen

@@ -222,4 +222,7 @@ def attention_spec(draw: Any) -> Spec:
     embed, out = draw(st.integers(1, 2)), draw(st.integers(1, 2))
     shapes = ((*batch, length, embed), (*batch, source, embed), (*batch, source, out))
     params = {"is_causal": draw(st.booleans()), "scale": draw(st.sampled_from([None, 0.7]))}
+    if draw(st.booleans()):  # a float attn_mask, added to the scores: an input of its own
+        shapes = (*shapes, draw(st.sampled_from([(length, source), (source,)])))
+        params["is_causal"] = False  # torch refuses the two together
     return shapes, params

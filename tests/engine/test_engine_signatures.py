@@ -212,6 +212,44 @@ def test_a_0d_tensor_takes_dim_0_and_minus_1_as_torch_does(call, dim):
         _same(x.grad, tx.grad)
 
 
+# -- scaled_dot_product_attention's attn_mask ---------------------------------------------------
+
+
+@pytest.mark.parametrize("seen", ["some keys", "no key for a query", "broadcast over queries"])
+def test_a_boolean_attention_mask_is_torchs(seen):
+    rng = np.random.default_rng(5)
+    values = [rng.standard_normal(shape) for shape in ((2, 3, 2), (2, 4, 2), (2, 4, 3))]
+    mask = rng.random((3, 4)) > 0.4
+    mask[:, 0] = True
+    if seen == "no key for a query":
+        mask[1] = False  # torch's safe softmax: that query's output (and gradient) is 0
+    elif seen == "broadcast over queries":
+        mask = mask[0]
+    xs = [gc.tensor(v, requires_grad=True) for v in values]
+    txs = [torch.tensor(v, requires_grad=True) for v in values]
+    y = gc.scaled_dot_product_attention(*xs, attn_mask=gc.tensor(mask))
+    ty = torch.nn.functional.scaled_dot_product_attention(*txs, attn_mask=torch.tensor(mask))
+    _same(y, ty)
+    cotangent = rng.standard_normal(y.shape)
+    grads = gc.grad(y, xs, gc.tensor(cotangent))
+    expected = torch.autograd.grad(ty, txs, torch.tensor(cotangent))
+    for got, want in zip(grads, expected):
+        _same(got, want)
+
+
+def test_an_attention_mask_with_is_causal_is_refused_in_torchs_words():
+    q = np.ones((2, 2))
+    with pytest.raises(RuntimeError) as expected:
+        torch.nn.functional.scaled_dot_product_attention(
+            *(torch.tensor(q),) * 3, attn_mask=torch.ones(2, 2, dtype=torch.bool), is_causal=True
+        )
+    with pytest.raises(gc.DomainError) as got:
+        gc.scaled_dot_product_attention(
+            *(gc.tensor(q),) * 3, attn_mask=gc.tensor(q) > 0, is_causal=True
+        )
+    assert str(got.value) == str(expected.value)
+
+
 # the same parameters in gradcli's programs (gradcli eval/grad -e), each against torch
 PROGRAMS = {
     "y = sum(x * x, dtype=torch.float32)": lambda x: torch.sum(x * x, dtype=torch.float32),
@@ -230,6 +268,9 @@ PROGRAMS = {
     ),
     "y = F.avg_pool2d(x.reshape(1, 2, 3), 2, 1, 1, True, False).sum()": lambda x: (
         torch.nn.functional.avg_pool2d(x.reshape(1, 2, 3), 2, 1, 1, True, False).sum()
+    ),
+    "y = F.scaled_dot_product_attention(x, x, x, attn_mask=x[:, :2] > 0).sum()": lambda x: (
+        torch.nn.functional.scaled_dot_product_attention(x, x, x, attn_mask=x[:, :2] > 0).sum()
     ),
     "y = (x * torch.ones_like(x, dtype=torch.float64)).prod()": lambda x: (
         x * torch.ones_like(x, dtype=torch.float64)
