@@ -37,6 +37,7 @@ from ..ops.table import (
     COMPLEX_RULES,
     DIMS,
     HOLOMORPHIC,
+    NUMBER,
     OPS,
     OPT_TENSOR,
     REDUCTION,
@@ -415,9 +416,10 @@ add = _binary(
     "AddBackward0",
     np.add,
     lambda a, b, out, needs: (1, 1),
-    "a + b",
+    "a + alpha * b",
     operator="+",
-    symbolic=lambda a, b: a + b,
+    params=(*_XY, Param("alpha", NUMBER, 1)),
+    symbolic=lambda a, b, alpha=1: a + alpha * b,
     fold=True,
     nonfinite="inf - inf",
     complex=HOLOMORPHIC,
@@ -429,9 +431,10 @@ sub = _binary(
     lambda node: "RsubBackward1" if number_operand(node, 0) else "SubBackward0",
     np.subtract,
     lambda a, b, out, needs: (1, -1),
-    "a - b",
+    "a - alpha * b",
     operator="-",
-    symbolic=lambda a, b: a - b,
+    params=(*_XY, Param("alpha", NUMBER, 1)),
+    symbolic=lambda a, b, alpha=1: a - alpha * b,
     fold=True,
     nonfinite="inf - inf",
     extra={  # numpy refuses it for two booleans (one boolean and a number it takes as 0 or 1)
@@ -515,6 +518,18 @@ _DIV_ROUNDED = register(
         kink="the quotient jumps where it is whole; torch's derivative is 0 everywhere",
     )
 )
+
+
+@public("add")
+def add_scaled(a: TensorLike, b: TensorLike, alpha: float = 1) -> Tensor:
+    """``a + alpha * b`` (torch.add; ``a + b`` where alpha is 1)."""
+    return add(a, b) if alpha == 1 else add(a, mul(b, alpha))
+
+
+@public("sub")
+def sub_scaled(a: TensorLike, b: TensorLike, alpha: float = 1) -> Tensor:
+    """``a - alpha * b`` (torch.sub; ``a - b`` where alpha is 1)."""
+    return sub(a, b) if alpha == 1 else sub(a, mul(b, alpha))
 
 
 @public("div")

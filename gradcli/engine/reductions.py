@@ -57,7 +57,8 @@ from .rearranging import reshape
 from .tensor import Tensor, TensorLike, apply
 
 # the dtype a reduction or a softmax computes in, torch's keyword: its input is cast to it first
-_DTYPE = Param("dtype", OPT_DTYPE, None)
+# (softmin's too)
+DTYPE = Param("dtype", OPT_DTYPE, None)
 
 # -- reductions -------------------------------------------------------------------------------
 
@@ -95,7 +96,7 @@ def _reduction(
         return op(cast(x, dtype), dim, keepdim)
 
     call = typed_op if typed else op
-    params = (*_REDUCE, _DTYPE) if typed else _REDUCE
+    params = (*_REDUCE, DTYPE) if typed else _REDUCE
     fields = {"params": params, "methods": (name,), "pattern": R.reduction, **fields}
     entry = register(
         Op(name, summary, forward, vjp, jvp, backward_name, batch=B.reduction, call=call, **fields)
@@ -255,7 +256,7 @@ prod = _weighted_reduction(
         Param("input", TENSOR),
         Param("dim", OPT_INT, None),
         Param("keepdim", BOOL, False),
-        _DTYPE,
+        DTYPE,
     ),
     # torch.prod takes one dim, not a tuple
     explain=X.per_element(
@@ -435,7 +436,7 @@ def _log_softmax_jvp(t: Tensor, out: Tensor, dim: int) -> Tensor:
     return sub(t, sum(mul(exp(out), t), dim, keepdim=True))
 
 
-_ALONG = (Param("input", TENSOR), Param("dim", OPT_INT, None), _DTYPE)
+_ALONG = (Param("input", TENSOR), Param("dim", OPT_INT, None), DTYPE)
 _SOFTMAX = register(
     Op(
         "softmax",

@@ -803,8 +803,9 @@ OPS: list[Op] = [
     Op("clamp_min", gc.clamp_min, (DISTINCT, DISTINCT), Z.bounds_spec(1)),
     Op("clamp_max", gc.clamp_max, CLAMP, with_params(one(), options(max=[0.5, -0.5]))),
     # element-wise, broadcasting
-    Op("add", gc.add, (REAL, REAL), broadcast(2)),
-    Op("sub", gc.sub, (REAL, REAL), broadcast(2)),
+    # torch's alpha: other scaled first
+    Op("add", gc.add, (REAL, REAL), with_params(broadcast(2), options(alpha=[1, 2.5]))),
+    Op("sub", gc.sub, (REAL, REAL), with_params(broadcast(2), options(alpha=[1, -0.5]))),
     Op("mul", gc.mul, (REAL, REAL), broadcast(2)),
     Op("div", gc.div, (REAL, NONZERO), broadcast(2)),
     # the quotient rounded: |input / other| within (0.05, 0.94), away from whole numbers

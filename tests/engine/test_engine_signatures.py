@@ -272,6 +272,12 @@ PROGRAMS = {
     "y = F.scaled_dot_product_attention(x, x, x, attn_mask=x[:, :2] > 0).sum()": lambda x: (
         torch.nn.functional.scaled_dot_product_attention(x, x, x, attn_mask=x[:, :2] > 0).sum()
     ),
+    "y = (torch.add(x, x * x, alpha=2) + x.sub(1, alpha=3)).sum()": lambda x: (
+        torch.add(x, x * x, alpha=2) + x.sub(1, alpha=3)
+    ).sum(),
+    "y = F.softmin(x, 1, dtype=torch.float32)[0, 0]": lambda x: torch.nn.functional.softmin(
+        x, 1, dtype=torch.float32
+    )[0, 0],
     "y = (x * torch.ones_like(x, dtype=torch.float64)).prod()": lambda x: (
         x * torch.ones_like(x, dtype=torch.float64)
     ).prod(),
