@@ -121,8 +121,13 @@ def transpose(x: TensorLike, dim0: int | None = None, dim1: int | None = None) -
 
 
 def _by_arrays(index: tuple[Any, ...]) -> bool:
-    """Whether ``index`` holds an array (torch's advanced indexing), not only basic items."""
-    return any(isinstance(i, np.ndarray) for i in index)
+    """Whether ``index`` is torch's advanced indexing: it holds an array or a bool (``x[True]``
+    adds a dim by a mask); a 0-d integer array (``x[torch.tensor(1)]``) is an int to torch."""
+    return any(
+        isinstance(i, (bool, np.bool_))
+        or (isinstance(i, np.ndarray) and (i.ndim or i.dtype.kind not in "iu"))
+        for i in index
+    )
 
 
 def _index_name(node: Any) -> str:

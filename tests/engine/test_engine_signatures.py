@@ -250,6 +250,45 @@ def test_an_attention_mask_with_is_causal_is_refused_in_torchs_words():
     assert str(got.value) == str(expected.value)
 
 
+# -- indexing and reshaping as torch takes them --------------------------------------------------
+
+SHAPED = {
+    "x[..., None, 1]": lambda m, x: x[..., None, 1],
+    "x[1, ..., 2]": lambda m, x: x[1, ..., 2],
+    "x[[0, 1], [1, 2]]": lambda m, x: x[[0, 1], [1, 2]],
+    "x[:, [0, 2]]": lambda m, x: x[:, [0, 2]],
+    "x[x > 5]": lambda m, x: x[x > 5],
+    "x[0][1][2]": lambda m, x: x[0][1][2],
+    "x[:, 1:10]": lambda m, x: x[:, 1:10],
+    "x[..., ::2]": lambda m, x: x[..., ::2],
+    "x[1, [0, 2], 1:3]": lambda m, x: x[1, [0, 2], 1:3],
+    "x[[0], :, [1]]": lambda m, x: x[[0], :, [1]],
+    "x[a 0-d integer tensor]": lambda m, x: x[m.tensor(1)],
+    "x[a 0-d integer tensor, 2]": lambda m, x: x[m.tensor(1), 2],
+    "x[True]": lambda m, x: x[True],
+    "x[False]": lambda m, x: x[False],
+    "reshape(-1, 4)": lambda m, x: x.reshape(-1, 4),
+    "reshape((4, -1))": lambda m, x: x.reshape((4, -1)),
+    "reshape([2, 12])": lambda m, x: x.reshape([2, 12]),
+    "view(2, -1, 2)": lambda m, x: x.view(2, -1, 2),
+    "view(x.size())": lambda m, x: x.view(x.size()),
+    "reshape(*x.shape)": lambda m, x: x.reshape(*x.shape),
+    "reshape(x.shape[0], -1)": lambda m, x: x.reshape(x.shape[0], -1),
+    "view(-1)[3]": lambda m, x: x.view(-1)[3],
+}
+
+
+@pytest.mark.parametrize("call", list(SHAPED))
+def test_indexing_and_reshaping_as_torch_takes_them(call):
+    x, tx = _pair(np.arange(24.0).reshape(2, 3, 4))
+    y, ty = SHAPED[call](gc, x), SHAPED[call](torch, tx)
+    _same(y, ty)
+    assert y.grad_fn.name() == type(ty.grad_fn).__name__
+    (y * y).sum().backward()
+    (ty * ty).sum().backward()
+    _same(x.grad, tx.grad)
+
+
 # the same parameters in gradcli's programs (gradcli eval/grad -e), each against torch
 PROGRAMS = {
     "y = sum(x * x, dtype=torch.float32)": lambda x: torch.sum(x * x, dtype=torch.float32),
