@@ -48,7 +48,8 @@ HOMONYMS = {
 
 
 def _table_modules() -> set[Path]:
-    modules = {Path(inspect.getfile(op.call)) for op in OPS.values() if op.call is not None}
+    calls = (inspect.unwrap(op.call) for op in OPS.values() if op.call is not None)
+    modules = {Path(inspect.getfile(call)) for call in calls}  # a wrapper (naming): its own
     return modules | set((ROOT / "ops").glob("*.py"))
 
 

@@ -32,11 +32,13 @@ from . import dtypes as _dtypes  # noqa: F401 - declares the changes of dtype (x
 from . import einsum as _einsum  # noqa: F401 - declares einsum
 from . import indexing as _indexing  # noqa: F401 - declares indexing by tensors, gather, scatter
 from . import layers as _layers  # noqa: F401 - declares the layers (linear, conv2d, ...)
+from . import likes as _likes  # noqa: F401 - declares zeros_like, ones_like, full_like
 from . import linalg as _linalg  # noqa: F401 - declares the linear algebra operations
 from . import logical as _logical  # noqa: F401 - declares comparisons, logical operations, masks
 from . import losses as _losses  # noqa: F401 - declares the losses
 from . import matrix_power as _matrix_power  # noqa: F401 - declares matrix_power
 from . import methods as _methods
+from . import naming as _naming
 from . import pointwise as _pointwise  # noqa: F401 - declares the element-wise functions
 from . import repeating as _repeating  # noqa: F401 - declares repeat, tile, pad, unflatten, ...
 from . import selection as _selection  # noqa: F401 - declares max/min, sort, split, ...
@@ -52,7 +54,10 @@ from .creation import (
     float32,
     float64,
     full,
+    int32,
+    int64,
     linspace,
+    long,
     manual_seed,
     ones,
     rand,
@@ -74,8 +79,12 @@ from .tensor import (
     watched_nonfinite,
 )
 
+_naming.name_calls()
 _methods.attach()
 globals().update({name: op.call for name, op in OPS.items() if op.call is not None})
+# torch's other names of an operation (gc.clip, gc.arctan2), as the language takes them
+_ALIASES = {alias: op.call for op in OPS.values() if op.call is not None for alias in op.aliases}
+globals().update(_ALIASES)
 for _op in OPS.values():  # values, indices = gc.max(x, 1), as torch's
     if _several.several(_op):
         globals()[_op.name] = _several.torch_like(_op)
@@ -118,6 +127,9 @@ __all__ = [
     "float64",
     "complex64",
     "complex128",
+    "int32",
+    "int64",
+    "long",
     "full",
     "grad",
     "hessian",
@@ -138,3 +150,4 @@ __all__ = [
     "zeros",
 ]
 __all__ += [name for name, op in OPS.items() if op.call is not None]
+__all__ += list(_ALIASES)

@@ -472,17 +472,17 @@ register(
     Op(
         "softmin",
         "softmax(-x) along dim (the only dim of a vector by default)",
-        params=(Param("input", TENSOR), Param("dim", OPT_INT, None)),
-        symbolic=lambda x, dim=None: S.softmax(-x, dim),
+        params=(Param("input", TENSOR), Param("dim", OPT_INT, None), RD.DTYPE),
+        symbolic=lambda x, dim=None, dtype=None: S.softmax(-x, dim),
         explain=_softmin_explain,
     )
 )
 
 
 @public("softmin")
-def softmin(x: Any, dim: int | None = None) -> Tensor:
-    """softmax(-x) along ``dim``."""
-    return RD.softmax(neg(_tensor(x)), dim)
+def softmin(x: Any, dim: int | None = None, dtype: Any = None) -> Tensor:
+    """softmax(-x) along ``dim`` (in ``dtype`` where given, the input cast to it first)."""
+    return RD.softmax(neg(_tensor(x)), dim, dtype)
 
 
 def _halves(x: Tensor, dim: int) -> tuple[Tensor, Tensor, int]:

@@ -120,6 +120,7 @@ _REAL = _declare(
     pattern=R.elementwise,
     extra={"property": "real"},
     explain=X.per_element(lambda slot: "1 (of the real part)"),
+    saved=False,
 )
 
 
@@ -141,6 +142,7 @@ _IMAG = _declare(
     pattern=R.elementwise,
     extra={"property": "imag"},
     explain=X.per_element(lambda slot: "j (the gradient of the imaginary part)"),
+    saved=False,
 )
 
 
@@ -164,6 +166,7 @@ _CONJ = _declare(
     pattern=R.elementwise,
     methods=("conj",),
     explain=X.per_element(lambda slot: "conj (the gradient is conjugated)"),
+    saved=False,
 )
 
 
@@ -297,6 +300,7 @@ _VIEW_AS_REAL = _declare(
     backward_name="ViewAsRealBackward0",
     batch=B.trailing,
     explain=X.per_element(lambda slot: "1 (real part), j (imaginary part)"),
+    saved=False,
 )
 
 
@@ -324,6 +328,7 @@ _VIEW_AS_COMPLEX = _declare(
     backward_name="ViewAsComplexBackward0",
     batch=B.trailing,
     explain=X.per_element(lambda slot: "1 (real part), j (imaginary part)"),
+    saved=False,
 )
 
 

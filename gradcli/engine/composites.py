@@ -78,6 +78,7 @@ _composite(
     ),
     symbolic=S.squeeze,
     explain=X.MOVED,
+    extra={"view": True},  # x.squeeze() of no dim of size 1 is a node (see naming)
 )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..base.engine_errors import DomainError, DtypeError
-from ..ops.table import Array
+from ..ops.table import DTYPE_NAMES, Array
 from .tensor import DEFAULT_DTYPE, Tensor
 from .torch_random import Generator, in_force, samplers
 from .torch_random import manual_seed as _seed_default
@@ -17,6 +17,10 @@ float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 complex64 = np.dtype(np.complex64)
 complex128 = np.dtype(np.complex128)
+int64 = long = np.dtype(np.int64)
+int32 = np.dtype(np.int32)
+
+_DTYPES = [np.dtype(name) for name in dict.fromkeys(DTYPE_NAMES.values())]
 
 
 def manual_seed(seed: int) -> Generator:
@@ -26,12 +30,18 @@ def manual_seed(seed: int) -> Generator:
 
 
 def resolve_dtype(dtype: Any) -> np.dtype[Any] | None:
-    """``float32``, ``"float64"``, a numpy dtype or None (meaning the default) to a dtype."""
+    """``float32``, ``"float64"``, ``"torch.long"``, a numpy dtype or None (meaning the
+    default) to a dtype: one of torch's that gradcli has (floating, int64, int32, bool,
+    complex)."""
     if dtype is None:
         return None
+    if isinstance(dtype, str):
+        dtype = DTYPE_NAMES.get(dtype.removeprefix("torch."), dtype)
     resolved: np.dtype[Any] = np.dtype(dtype)
-    if resolved not in (float32, float64, np.dtype(bool), np.dtype(np.int64)):
-        raise DtypeError(f"unsupported dtype {resolved}: use float64 (default) or float32")
+    if resolved not in _DTYPES:
+        raise DtypeError(
+            f"unsupported dtype {resolved}: the dtypes are {', '.join(map(str, _DTYPES))}"
+        )
     return resolved
 
 

@@ -39,12 +39,14 @@ DTYPE_METHODS = {"long": "int64", "int": "int32", "float": "float32", "double": 
 DTYPE_METHODS["bool"] = "bool"
 
 
-def _dtype(name: str | np.dtype[Any]) -> np.dtype[Any]:
+def named_dtype(name: str | np.dtype[Any], by: str = "to") -> np.dtype[Any]:
+    """The dtype ``name`` says (``torch.long``, ``'int64'``, a numpy dtype), for the
+    operation ``by``'s message where gradcli has none of that name."""
     if isinstance(name, np.dtype):
         return name
     found = DTYPES.get(str(name).removeprefix("torch."))
     if found is None:
-        raise DtypeError(f"to: gradcli has no dtype {name!r}; the dtypes are {', '.join(DTYPES)}")
+        raise DtypeError(f"{by}: gradcli has no dtype {name!r}; the dtypes are {', '.join(DTYPES)}")
     return found
 
 
@@ -98,6 +100,7 @@ _TO = register(
         ),
         extra={"dtype_methods": DTYPE_METHODS},
         complex=COMPLEX_RULES,
+        saved=False,
     )
 )
 
@@ -105,7 +108,7 @@ _TO = register(
 def convert(x: TensorLike, dtype: str | np.dtype[Any]) -> Tensor:
     """``x`` in ``dtype``; differentiable only between floating (and complex) dtypes."""
     x = x if isinstance(x, Tensor) else Tensor(np.asarray(x))
-    target = _dtype(dtype)
+    target = named_dtype(dtype)
     if target == x.dtype:
         return x  # torch's to() of the same dtype is the tensor itself
     if x.dtype.kind == "c" and target.kind != "c":  # torch warns and drops the imaginary part
@@ -117,6 +120,14 @@ def convert(x: TensorLike, dtype: str | np.dtype[Any]) -> Tensor:
         return apply(_TO, x, dtype=target)
     with set_grad_enabled(False):  # an integer or boolean result carries no gradient
         return apply(_TO, x, dtype=target)
+
+
+def cast(x: TensorLike, dtype: str | np.dtype[Any] | None) -> Tensor:
+    """``x`` cast to ``dtype`` first, as torch's operations with a ``dtype`` parameter do
+    (``sum(x, dtype=torch.float32)``); None: ``x`` as it is."""
+    if dtype is None:
+        return x if isinstance(x, Tensor) else Tensor(np.asarray(x))
+    return convert(x, dtype)
 
 
 @public("to")

@@ -142,14 +142,17 @@ def _positions(size: int, kernel: int, stride: int, padding: int, dilation: int)
     return np.arange(count)[:, None] * stride + np.arange(kernel)[None, :] * dilation
 
 
-def _padded(x: Tensor, padding: Pair, fill: float) -> Tensor:
-    """(N, C, H, W) with ``padding`` (for H, for W) elements of ``fill`` on each side."""
-    for dim, count in ((3, padding[1]), (2, padding[0])):
-        if count:
+def _padded(x: Tensor, padding: Pair, fill: float, extra: Pair = (0, 0)) -> Tensor:
+    """(N, C, H, W) with ``padding`` (for H, for W) elements of ``fill`` on each side, and
+    ``extra`` more after (the windows of pooling's ceil_mode that reach past the padding)."""
+    for dim, count, more in ((3, padding[1], extra[1]), (2, padding[0], extra[0])):
+        sides = []
+        for length in (count, count + more):
             shape = list(x.shape)
-            shape[dim] = count
-            side = Tensor(sizes.full(shape, fill, x.dtype, "the padding"))
-            x = RA.cat([side, x, side], dim)
+            shape[dim] = length
+            sides.append(Tensor(sizes.full(shape, fill, x.dtype, "the padding")))
+        if count or more:
+            x = RA.cat([sides[0], x, sides[1]], dim)
     return x
 
 
@@ -394,6 +397,18 @@ def _first_largest(windows: Array) -> Array:
     return chosen
 
 
+def _pooled_count(
+    size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool
+) -> int:
+    """The windows along an axis: torch's output size, rounded up with ``ceil_mode`` (but the
+    last window starts inside the input or its left padding)."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    count = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (count - 1) * stride >= size + padding:
+        count -= 1
+    return count
+
+
 def _pool_windows(
     name: str,
     input: Any,
@@ -402,6 +417,7 @@ def _pool_windows(
     padding: int,
     dilation: int,
     fill: float,
+    ceil_mode: bool = False,
 ) -> tuple[Tensor, bool]:
     x = _tensor(input)
     stride = kernel_size if stride is None else stride
@@ -412,8 +428,14 @@ def _pool_windows(
             f"got {padding}"
         )
     x, unbatched = _check_spatial(name, x, 2)
-    k, s, p, d = (kernel_size,) * 2, (stride,) * 2, (padding,) * 2, (dilation,) * 2
-    return _windows(x, k, s, p, d, fill, name), unbatched
+    extra = []  # what ceil_mode's last windows reach past the padded input
+    for size in x.shape[2:]:
+        count = _pooled_count(size, kernel_size, stride, padding, dilation, ceil_mode)
+        reach = (count - 1) * stride + dilation * (kernel_size - 1) + 1
+        extra.append(max(reach - size - 2 * padding, 0))
+    x = _padded(x, (padding, padding), fill, (extra[0], extra[1]))
+    k, s, d = (kernel_size,) * 2, (stride,) * 2, (dilation,) * 2
+    return _windows(x, k, s, (0, 0), d, fill, name), unbatched
 
 
 _composite(
@@ -425,6 +447,7 @@ _composite(
         Param("stride", OPT_INT, None),
         Param("padding", INT, 0),
         Param("dilation", INT, 1),
+        Param("ceil_mode", BOOL, False),
     ),
     symbolic="no symbolic form here: the largest element of each window is a choice",
     explain=_explained(
@@ -439,11 +462,17 @@ _composite(
 
 @public("max_pool2d")
 def max_pool2d(
-    input: Any, kernel_size: int, stride: int | None = None, padding: int = 0, dilation: int = 1
+    input: Any,
+    kernel_size: int,
+    stride: int | None = None,
+    padding: int = 0,
+    dilation: int = 1,
+    ceil_mode: bool = False,
 ) -> Tensor:
-    """torch.nn.functional.max_pool2d with a square kernel (stride None: kernel_size)."""
+    """torch.nn.functional.max_pool2d with a square kernel (stride None: kernel_size;
+    ceil_mode: the output size rounded up, the last windows reaching past the input)."""
     windows, unbatched = _pool_windows(
-        "max_pool2d", input, kernel_size, stride, padding, dilation, -math.inf
+        "max_pool2d", input, kernel_size, stride, padding, dilation, -math.inf, ceil_mode
     )
     flat = RA.reshape(windows, (*windows.shape[:4], -1))
     chosen = P.mask(_first_largest, flat)
@@ -459,6 +488,7 @@ _composite(
         Param("kernel_size", INT),
         Param("stride", OPT_INT, None),
         Param("padding", INT, 0),
+        Param("ceil_mode", BOOL, False),
         Param("count_include_pad", BOOL, True),
     ),
     symbolic="no symbolic form here: each output is a mean over a window",
@@ -476,21 +506,29 @@ def avg_pool2d(
     kernel_size: int,
     stride: int | None = None,
     padding: int = 0,
+    ceil_mode: bool = False,
     count_include_pad: bool = True,
 ) -> Tensor:
-    """torch.nn.functional.avg_pool2d with a square kernel (stride None: kernel_size)."""
+    """torch.nn.functional.avg_pool2d with a square kernel (stride None: kernel_size;
+    ceil_mode: the output size rounded up, a last window reaching past the padding divided
+    by what it covers of the padded input)."""
     name = "avg_pool2d"
-    windows, unbatched = _pool_windows(name, input, kernel_size, stride, padding, 1, 0.0)
+    windows, unbatched = _pool_windows(name, input, kernel_size, stride, padding, 1, 0.0, ceil_mode)
     total = RD.sum(windows, (-2, -1))
-    if count_include_pad or padding == 0:
+    step = kernel_size if stride is None else stride
+    shape = _tensor(input).shape[-2:]
+    reach = [(n - 1) * step + kernel_size for n in total.shape[-2:]]
+    if (count_include_pad or padding == 0) and all(
+        r <= n + 2 * padding for r, n in zip(reach, shape)
+    ):
         out = P.div(total, float(kernel_size * kernel_size))
-    else:  # each window's count of the input's own elements
-        step = kernel_size if stride is None else stride
-        inside = []
-        for size in _tensor(input).shape[-2:]:
-            at = _positions(size, kernel_size, step, padding, 1)
-            inside.append(((at >= padding) & (at < size + padding)).sum(axis=1))
-        counts = (inside[0][:, None] * inside[1][None, :]).astype(total.dtype)
+    else:  # each window's count of the padded input's elements, or of the input's own
+        counted = []
+        for size, windows_along in zip(shape, total.shape[-2:]):
+            at = np.arange(windows_along)[:, None] * step + np.arange(kernel_size)[None, :]
+            low, high = (0, size + 2 * padding) if count_include_pad else (padding, size + padding)
+            counted.append(((at >= low) & (at < high)).sum(axis=1))
+        counts = (counted[0][:, None] * counted[1][None, :]).astype(total.dtype)
         out = P.div(total, Tensor(counts))
     return RA.reshape(out, out.shape[1:]) if unbatched else out
 
@@ -746,12 +784,15 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None) -> Tensor
 
 _composite(
     "scaled_dot_product_attention",
-    "softmax(query @ key^T * scale) @ value (is_causal: each query sees keys up to its own "
+    "softmax(query @ key^T * scale + mask) @ value (attn_mask: booleans, True where a query "
+    "sees a key, or numbers added to the scores; is_causal: each query sees keys up to its own "
     "position)",
     (
         Param("query", TENSOR),
         Param("key", TENSOR),
         Param("value", TENSOR),
+        Param("attn_mask", OPT_TENSOR, None),
+        Param("dropout_p", NUMBER, 0.0),
         Param("is_causal", BOOL, False),
         Param("scale", OPT_NUMBER, None),
     ),
@@ -765,17 +806,33 @@ _composite(
     ),
     kink=(
         "smooth; is_causal masks scores above the diagonal (aligned top-left, as torch) with "
-        "-inf, so they get weight 0; scale None is 1/sqrt(E)"
+        "-inf, so they get weight 0; a query that sees no key gives zeros (torch's safe "
+        "softmax); scale None is 1/sqrt(E)"
     ),
 )
 
 
 @public("scaled_dot_product_attention")
 def scaled_dot_product_attention(
-    query: Any, key: Any, value: Any, is_causal: bool = False, scale: float | None = None
+    query: Any,
+    key: Any,
+    value: Any,
+    attn_mask: Any = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
 ) -> Tensor:
-    """torch.nn.functional.scaled_dot_product_attention (no mask, no dropout) of query
-    (..., L, E), key (..., S, E), value (..., S, Ev)."""
+    """torch.nn.functional.scaled_dot_product_attention (without dropout) of query
+    (..., L, E), key (..., S, E), value (..., S, Ev); attn_mask broadcasts to (..., L, S):
+    booleans (True: the query sees the key) or numbers added to the scores."""
+    name = "scaled_dot_product_attention"
+    if attn_mask is not None and is_causal:
+        raise DomainError(f"_{name}: Explicit attn_mask should not be set when is_causal=True")
+    if dropout_p:
+        raise DomainError(
+            f"{name}: dropout_p={dropout_p} is not taken (random weights); gradcli computes "
+            "attention without dropout: give dropout_p=0.0, as torch's eval mode does"
+        )
     q, k, v = _tensor(query), _tensor(key), _tensor(value)
     if min(q.ndim, k.ndim, v.ndim) < 2 or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ShapeError(
@@ -787,4 +844,18 @@ def scaled_dot_product_attention(
     if is_causal:
         allowed = np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool))
         scores = P.where(Tensor(allowed), scores, -math.inf)
-    return MM.matmul(RD.softmax(scores, -1), v)
+    if attn_mask is None:
+        return MM.matmul(RD.softmax(scores, -1), v)
+    mask = _tensor(attn_mask)
+    scores = P.where(mask, scores, -math.inf) if mask.dtype == np.bool_ else P.add(scores, mask)
+    # torch's safe softmax: a query that sees no key (scores all -inf) gives zeros, and its
+    # gradient is 0 (its scores are replaced by constants before the softmax)
+    seen = P.mask(_sees_a_key, scores)
+    weights = P.where(seen, RD.softmax(P.where(seen, scores, 0.0), -1), 0.0)
+    return MM.matmul(weights, v)
+
+
+def _sees_a_key(scores: Array) -> Array:
+    """Whether a query's scores (the last axis) hold one above -inf."""
+    seen: Array = np.any(scores > -math.inf, axis=-1, keepdims=True)
+    return seen

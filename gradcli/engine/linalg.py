@@ -481,6 +481,7 @@ _composite(
     "batch matrix product: (b, n, m) @ (b, m, p), no broadcasting",
     (Param("input", TENSOR), Param("mat2", TENSOR)),
     methods=("bmm",),
+    backward_name="BmmBackward0",
     symbolic=lambda a, b: np.asarray(np.matmul(a, b), dtype=object),
     explain=_bilinear("bmm({a}, {b})"),
 )

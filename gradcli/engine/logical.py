@@ -33,6 +33,7 @@ from ..ops.table import (
     NumpyResult,
     Op,
     Param,
+    made_public,
     public,
     register,
 )
@@ -192,61 +193,41 @@ def logical_not(a: TensorLike) -> Tensor:
     return apply(_LOGICAL_NOT, a)
 
 
-# -- & | ^ ~: PyTorch's bitwise operations, here on booleans only ------------------------------
-# (Integer tensors are not yet gradcli's; on floating tensors PyTorch refuses them too.)
+# -- & | ^ ~: PyTorch's bitwise operations, of booleans and integers -------------------------
+# (on floating tensors PyTorch refuses them too)
 
 
 def _bitwise_check(name: str, symbol: str, *xs: TensorLike) -> None:
     for x in xs:
         dtype = x.dtype if isinstance(x, Tensor) else np.asarray(x).dtype
-        if dtype != np.bool_:
+        if dtype.kind not in "biu":
             power = " (a power is written a ** b)" if symbol == "^" else ""
             raise DtypeError(
-                f"'{symbol}' ({name}) takes boolean tensors, such as comparisons make, "
-                f"not {dtype}{power}"
+                f"'{symbol}' ({name}) takes boolean tensors, such as comparisons make, or "
+                f"integer ones, not {dtype}{power}"
             )
 
 
-def _bitwise(name: str, logical: Op, symbol: str, summary: str) -> Op:
+def _bitwise(
+    name: str, forward: Callable[..., NumpyResult], logical: Op, symbol: str, summary: str
+) -> Callable[..., Tensor]:
+    """The entry ``name`` (numpy's ``forward``, of booleans the logical operation's, whose
+    formulas it takes) and its call, which refuses floating operands as torch does."""
     fields = {"params": logical.params, "symbolic": logical.symbolic, "formula": logical.formula}
-    assert logical.forward is not None  # a primitive
-    entry = _boolean(name, logical.forward, summary, None, **fields)
+    entry = _boolean(name, forward, summary, None, **fields)
     entry.operator = symbol
-    return entry
+
+    def call(*operands: TensorLike) -> Tensor:
+        _bitwise_check(name, symbol, *operands)
+        return apply(entry, *operands)
+
+    return made_public(name, call, name, f"``{summary}``, of boolean or integer tensors.")
 
 
-_BITWISE_AND = _bitwise("bitwise_and", _LOGICAL_AND, "&", "a & b of booleans: and")
-_BITWISE_OR = _bitwise("bitwise_or", _LOGICAL_OR, "|", "a | b of booleans: or")
-_BITWISE_XOR = _bitwise("bitwise_xor", _LOGICAL_XOR, "^", "a ^ b of booleans: exclusive or")
-_BITWISE_NOT = _bitwise("bitwise_not", _LOGICAL_NOT, "~", "~a of a boolean: not")
-
-
-@public("bitwise_and")
-def bitwise_and(a: TensorLike, b: TensorLike) -> Tensor:
-    """``a & b`` of boolean tensors."""
-    _bitwise_check("bitwise_and", "&", a, b)
-    return apply(_BITWISE_AND, a, b)
-
-
-@public("bitwise_or")
-def bitwise_or(a: TensorLike, b: TensorLike) -> Tensor:
-    """``a | b`` of boolean tensors."""
-    _bitwise_check("bitwise_or", "|", a, b)
-    return apply(_BITWISE_OR, a, b)
-
-
-@public("bitwise_xor")
-def bitwise_xor(a: TensorLike, b: TensorLike) -> Tensor:
-    """``a ^ b`` of boolean tensors."""
-    _bitwise_check("bitwise_xor", "^", a, b)
-    return apply(_BITWISE_XOR, a, b)
-
-
-@public("bitwise_not")
-def bitwise_not(a: TensorLike) -> Tensor:
-    """``~a`` of a boolean tensor."""
-    _bitwise_check("bitwise_not", "~", a)
-    return apply(_BITWISE_NOT, a)
+bitwise_and = _bitwise("bitwise_and", np.bitwise_and, _LOGICAL_AND, "&", "a & b: and")
+bitwise_or = _bitwise("bitwise_or", np.bitwise_or, _LOGICAL_OR, "|", "a | b: or")
+bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor, _LOGICAL_XOR, "^", "a ^ b: exclusive or")
+bitwise_not = _bitwise("bitwise_not", np.invert, _LOGICAL_NOT, "~", "~a: not")
 
 
 # -- tests of values --------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 Each entry's ``methods`` become methods of ``Tensor`` and its ``operator`` the operator's
 special methods (with the reflected one, so ``2 * x`` works); ``extra["property"]`` names a
-property (``x.T``).
+property (``x.T``); a spelling torch names its node by (``x.t()``) names it (``naming``).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..ops.table import OPS
+from .naming import spelled
 from .tensor import Tensor
 
 # An operator as the table writes it -> Python's special methods for it (and its reflection).
@@ -48,12 +49,12 @@ def attach() -> None:
         if op.call is None:
             continue
         for method in op.methods:
-            setattr(Tensor, method, op.call)
+            setattr(Tensor, method, spelled(op, method))
         if op.operator in _SPECIAL:  # not the element vector, which Python does not write
             special, *reflection = _SPECIAL[op.operator]
             setattr(Tensor, special, op.call)
             for name in reflection:
                 setattr(Tensor, name, _reflected(op.call))
         if "property" in op.extra:
-            setattr(Tensor, op.extra["property"], property(op.call))
+            setattr(Tensor, op.extra["property"], property(spelled(op, op.extra["property"])))
     setattr(Tensor, "__pos__", lambda self: self)  # noqa: B010 - +x is x

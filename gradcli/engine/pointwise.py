@@ -203,6 +203,7 @@ floor = _unary(
     symbolic=_ROUNDING,
     explain=_zero_explain("floor is constant between whole numbers"),
     kink=f"{_STEPS}",
+    saved=False,
 )
 ceil = _unary(
     "ceil",
@@ -213,6 +214,7 @@ ceil = _unary(
     symbolic=_ROUNDING,
     explain=_zero_explain("ceil is constant between whole numbers"),
     kink=f"{_STEPS}",
+    saved=False,
 )
 trunc = _unary(
     "trunc",
@@ -223,6 +225,7 @@ trunc = _unary(
     symbolic=_ROUNDING,
     explain=_zero_explain("trunc is constant between whole numbers"),
     kink=f"{_STEPS}",
+    saved=False,
 )
 
 
@@ -245,6 +248,7 @@ _ROUND = register(
         symbolic=_ROUNDING,
         explain=_zero_explain("round is constant between its steps"),
         kink=f"{_STEPS}; halves round to even",
+        saved=False,
     )
 )
 
@@ -264,6 +268,7 @@ frac = _unary(
     symbolic=_ROUNDING,
     explain=X.per_element(lambda slot: "1 (between whole numbers)"),
     kink="the derivative is 1 everywhere, whole numbers included",
+    saved=False,
 )
 
 
@@ -310,6 +315,7 @@ remainder = _binary(
     symbolic=_ROUNDING,
     explain=X.per_element(_remainder_explain),
     nonfinite="a remainder by 0",
+    saved=lambda node: node.needs[1],  # input's gradient needs no value: torch saves none
     kink="d/d input is 1 and d/d other is -floor(input / other), also where the remainder jumps; "
     "a number's remainder by a tensor (2 % x) has no derivative, as in PyTorch (a 0-d constant "
     "counts as a number)",
@@ -323,6 +329,7 @@ fmod = _binary(
     symbolic=_ROUNDING,
     explain=X.per_element(_fmod_explain),
     nonfinite="a remainder by 0",
+    saved=lambda node: node.needs[1],  # input's gradient needs no value: torch saves none
     kink="d/d input is 1 and d/d other is -trunc(input / other), also where the remainder jumps",
 )
 
@@ -560,6 +567,7 @@ deg2rad = _unary(
     lambda x, out: math.pi / 180.0,
     "degrees to radians",
     symbolic=S.each(lambda sp, v: v * sp.pi / 180),
+    saved=False,
 )
 rad2deg = _unary(
     "rad2deg",
@@ -568,6 +576,7 @@ rad2deg = _unary(
     lambda x, out: 180.0 / math.pi,
     "radians to degrees",
     symbolic=S.each(lambda sp, v: v * 180 / sp.pi),
+    saved=False,
 )
 asinh = _unary(
     "asinh",
@@ -684,6 +693,8 @@ _LERP = register(
         vjp=_lerp_vjp,
         jvp=_lerp_jvp,
         backward_name=_overload("Lerp", tensor=1, number=0, position=2),
+        # a number weight is all the gradients of input and end need: torch saves no tensor
+        saved=lambda node: not P.number_operand(node, 2),
         batch=B.elementwise,
         pattern=R.elementwise,
         params=(Param("input", TENSOR), Param("end", TENSOR), Param("weight", TENSOR)),

@@ -37,9 +37,12 @@ from ..ops.table import (
     COMPLEX_RULES,
     DIMS,
     HOLOMORPHIC,
+    NUMBER,
     OPS,
     OPT_TENSOR,
     REDUCTION,
+    ROUNDING_MODE,
+    ROUNDING_MODES,
     SIZES,
     TENSOR,
     Array,
@@ -413,12 +416,14 @@ add = _binary(
     "AddBackward0",
     np.add,
     lambda a, b, out, needs: (1, 1),
-    "a + b",
+    "a + alpha * b",
     operator="+",
-    symbolic=lambda a, b: a + b,
+    params=(*_XY, Param("alpha", NUMBER, 1)),
+    symbolic=lambda a, b, alpha=1: a + alpha * b,
     fold=True,
     nonfinite="overflow, or inf - inf",
     complex=HOLOMORPHIC,
+    saved=False,
 )
 sub = _binary(
     "sub",
@@ -426,9 +431,10 @@ sub = _binary(
     lambda node: "RsubBackward1" if number_operand(node, 0) else "SubBackward0",
     np.subtract,
     lambda a, b, out, needs: (1, -1),
-    "a - b",
+    "a - alpha * b",
     operator="-",
-    symbolic=lambda a, b: a - b,
+    params=(*_XY, Param("alpha", NUMBER, 1)),
+    symbolic=lambda a, b, alpha=1: a - alpha * b,
     fold=True,
     nonfinite="overflow, or inf - inf",
     extra={  # numpy refuses it for two booleans (one boolean and a number it takes as 0 or 1)
@@ -436,6 +442,7 @@ sub = _binary(
         "Use the `^` or `logical_xor()` operator instead."
     },
     complex=HOLOMORPHIC,
+    saved=False,
 )
 mul = _binary(
     "mul",
@@ -461,14 +468,84 @@ div: Binary = _binary(  # typed here: its own rule calls it
         reciprocal(b) if needs[0] else None,
         neg(div(out, b)) if needs[1] else None,
     ),
-    "a / b",
+    "a / b; rounding_mode 'trunc' rounds the quotient toward zero, 'floor' down (derivative 0)",
     operator="/",
-    symbolic=lambda a, b: a / b,
+    params=(*_XY, Param("rounding_mode", ROUNDING_MODE, None)),
+    symbolic=lambda a, b, rounding_mode=None: _rounded(a / b, rounding_mode),
     fold=True,
     nonfinite="division by zero",
     nonfinite_backward="division by zero in the derivative",
     complex=HOLOMORPHIC,
 )
+
+
+def _rounded(quotients: Any, rounding_mode: str | None) -> Any:
+    """The formulas of div's quotients; a rounded quotient has none (as floor has none)."""
+    if rounding_mode is not None:
+        raise S.NotSymbolic(
+            "div with a rounding_mode has no symbolic form here: it rounds, and sympy does "
+            "not differentiate rounding"
+        )
+    return quotients
+
+
+def _rounded_quotient(a: Array, b: Array, rounding_mode: str) -> NumpyResult:
+    """torch's div with a rounding mode: 'floor' as Python's // (numpy's floor_divide, which
+    corrects a quotient rounded up to a whole number), 'trunc' the quotient toward zero, of
+    integers exactly."""
+    if rounding_mode == "floor":
+        return np.floor_divide(a, b)
+    if np.result_type(a, b).kind in "iub":
+        down = np.floor_divide(a, b)
+        return down + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
+    return np.trunc(np.divide(a, b))
+
+
+def _zero_partials(operands: Sequence[Tensor], needs: Sequence[bool]) -> tuple[Tensor | None, ...]:
+    return tuple(zeros_like(t) if need else None for t, need in zip(operands, needs))
+
+
+_DIV_ROUNDED = register(
+    Op(
+        "div_rounded",
+        "a / b rounded toward zero ('trunc') or down ('floor'): div with a rounding_mode",
+        forward=_rounded_quotient,
+        vjp=lambda g, out, a, b, needs, rounding_mode: _zero_partials((a, b), needs),
+        jvp=lambda tangents, out, a, b, rounding_mode: zeros_like(out),
+        backward_name="DivBackward2",
+        batch=B.elementwise,
+        pattern=R.elementwise,
+        kink="the quotient jumps where it is whole; torch's derivative is 0 everywhere",
+    )
+)
+
+
+@public("add")
+def add_scaled(a: TensorLike, b: TensorLike, alpha: float = 1) -> Tensor:
+    """``a + alpha * b`` (torch.add; ``a + b`` where alpha is 1)."""
+    return add(a, b) if alpha == 1 else add(a, mul(b, alpha))
+
+
+@public("sub")
+def sub_scaled(a: TensorLike, b: TensorLike, alpha: float = 1) -> Tensor:
+    """``a - alpha * b`` (torch.sub; ``a - b`` where alpha is 1)."""
+    return sub(a, b) if alpha == 1 else sub(a, mul(b, alpha))
+
+
+@public("div")
+def divide(a: TensorLike, b: TensorLike, rounding_mode: str | None = None) -> Tensor:
+    """``a / b`` (torch.div); ``rounding_mode`` 'trunc' rounds the quotient toward zero,
+    'floor' down, as torch's, whose derivative is then 0."""
+    if rounding_mode is None:
+        return div(a, b)
+    if rounding_mode not in ROUNDING_MODES:
+        raise DomainError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            f"'{rounding_mode}'"
+        )
+    return apply_two(_DIV_ROUNDED, a, b, {"rounding_mode": rounding_mode})
+
+
 pow = _binary(  # noqa: A001 - PyTorch's name
     "pow",
     lambda node: (  # the overloads pow(Tensor, Scalar), pow(Tensor, Tensor), pow(Scalar, Tensor)
@@ -583,6 +660,7 @@ neg: Unary = _unary(  # typed here, and below, where a rule above calls it
         "trying to invert a mask, use the `~` or `logical_not()` operator instead."
     },
     complex=HOLOMORPHIC,
+    saved=False,
 )
 reciprocal: Unary = _unary(
     "reciprocal",
@@ -687,6 +765,7 @@ sign = _unary(
     formula=S.sign,
     symbolic=S.PIECEWISE,
     kink="derivative 0",
+    saved=False,
 )
 sin = _unary(
     "sin",
@@ -981,6 +1060,7 @@ _SUM_TO = register(
         batch=B.sum_to,
         pattern=R.summed_to,
         complex=HOLOMORPHIC,
+        saved=False,
     )
 )
 _EXPAND = register(
@@ -1000,6 +1080,8 @@ _EXPAND = register(
         explain=X.jacobian(lambda slot: f"1 where the element is a copy of that of {slot.wrt}"),
         kink="-1 keeps a size; the gradient sums over the copies (ExpandBackward0)",
         complex=HOLOMORPHIC,
+        extra={"view": True},  # x.expand(x.shape) is a node of its own (see naming)
+        saved=False,
     )
 )
 

@@ -48,8 +48,10 @@ _RESHAPE = register(
         params=(Param("input", TENSOR), Param("shape", SIZES)),
         methods=("reshape", "view"),
         explain=X.MOVED,
+        extra={"view": True},  # x.reshape(x.shape) is a node of its own (see naming)
         symbolic=lambda x, *shape: x.reshape(shape),
         complex=HOLOMORPHIC,
+        saved=False,
     )
 )
 
@@ -62,6 +64,12 @@ def reshape(x: TensorLike, *shape: Any) -> Tensor:
     x = x if isinstance(x, Tensor) else Tensor(x)
     shape = tuple(int(n) for n in shape)
     return x if x.shape == shape else apply(_RESHAPE, x, shape=shape)
+
+
+def view(x: Tensor) -> Tensor:
+    """A view of ``x`` as it is, a node of its own: torch's result of a call that leaves its
+    input unchanged (``x.reshape(x.shape)``, see ``naming``)."""
+    return apply(_RESHAPE, x, shape=x.shape)
 
 
 _TRANSPOSE = register(
@@ -77,9 +85,16 @@ _TRANSPOSE = register(
         params=(Param("input", TENSOR), Param("dim0", OPT_INT, None), Param("dim1", OPT_INT, None)),
         methods=("transpose", "t"),
         explain=X.MOVED,
-        extra={"property": "T"},
+        # torch's node of a spelling: x.t() is t's, x.T a permute's (x.transpose(0, 1) and
+        # x.mT transpose's)
+        extra={
+            "property": "T",
+            "spellings": {"t": "TBackward0", "T": "PermuteBackward0"},
+            "view": True,  # v.t() of a vector is a node of its own (see naming)
+        },
         symbolic=lambda x, d0=None, d1=None: x.T if d0 is None else np.swapaxes(x, d0, d1),
         complex=HOLOMORPHIC,
+        saved=False,
     )
 )
 
@@ -105,6 +120,16 @@ def transpose(x: TensorLike, dim0: int | None = None, dim1: int | None = None) -
     return apply(_TRANSPOSE, x, dim0=dim0, dim1=dim1)
 
 
+def _by_arrays(index: tuple[Any, ...]) -> bool:
+    """Whether ``index`` is torch's advanced indexing: it holds an array or a bool (``x[True]``
+    adds a dim by a mask); a 0-d integer array (``x[torch.tensor(1)]``) is an int to torch."""
+    return any(
+        isinstance(i, (bool, np.bool_))
+        or (isinstance(i, np.ndarray) and (i.ndim or i.dtype.kind not in "iu"))
+        for i in index
+    )
+
+
 def _index_name(node: Any) -> str:
     """torch's node for basic indexing is that of the last step it takes, item by item: an
     integer selects, None unsqueezes, a slice slices unless it keeps the whole axis as it is
@@ -112,7 +137,7 @@ def _index_name(node: Any) -> str:
     A slice alone (``x[:]``, not in a tuple, which the index cannot tell apart from ``x[:,]``)
     always slices."""
     index = node.params["index"]
-    if any(isinstance(i, np.ndarray) for i in index):
+    if _by_arrays(index):
         return "IndexBackward0"
     if len(index) == 1 and isinstance(index[0], slice):
         return "SliceBackward0"
@@ -152,6 +177,7 @@ _GETITEM = register(
         vjp=lambda g, out, x, needs, index: (getitem_backward(g, index, x.shape),),
         jvp=lambda tangents, out, x, index: getitem(tangents[0], index),
         backward_name=_index_name,
+        saved=lambda node: _by_arrays(node.params["index"]),  # torch's index saves its indices
         batch=B.getitem,
         pattern=R.moved,
         operator="[]",
@@ -167,6 +193,7 @@ _GETITEM_BACKWARD = register(
         vjp=lambda g, out, x, needs, index, shape: (getitem(g, index),),
         jvp=lambda tangents, out, x, index, shape: getitem_backward(tangents[0], index, shape),
         backward_name="IndexPutBackward0",
+        saved=lambda node: _by_arrays(node.params["index"]),
         batch=B.getitem_backward,
         complex=HOLOMORPHIC,
     )
@@ -234,6 +261,7 @@ _STACK = register(
         explain=X.COPIED,
         size=_joined_size,
         complex=HOLOMORPHIC,
+        saved=False,
     )
 )
 
@@ -266,6 +294,7 @@ _CAT = register(
         explain=X.COPIED,
         size=_joined_size,
         complex=HOLOMORPHIC,
+        saved=False,
     )
 )
 

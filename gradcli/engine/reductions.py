@@ -23,6 +23,7 @@ from ..ops.table import (
     HOLOMORPHIC,
     NUMBER,
     OPS,
+    OPT_DTYPE,
     OPT_INT,
     TENSOR,
     Array,
@@ -32,6 +33,7 @@ from ..ops.table import (
     public,
     register,
 )
+from .dtypes import cast
 from .primitives import (
     _REDUCE,
     BackwardName,
@@ -58,6 +60,10 @@ from .primitives import (
 from .rearranging import reshape
 from .tensor import Tensor, TensorLike, apply
 
+# the dtype a reduction or a softmax computes in, torch's keyword: its input is cast to it first
+# (softmin's too)
+DTYPE = Param("dtype", OPT_DTYPE, None)
+
 # -- reductions -------------------------------------------------------------------------------
 
 
@@ -75,21 +81,31 @@ def _reduction(
     vjp: Callable[..., Any],
     jvp: Callable[..., Any],
     summary: str,
+    typed: bool = False,
     **fields: Any,
 ) -> Reduction:
     """Register a reduction over all dimensions or ``dim`` (an int or a tuple), ``keepdim``
-    as in PyTorch; by default a function and a method with the signature of ``sum``."""
+    as in PyTorch; by default a function and a method with the signature of ``sum``, and,
+    ``typed``, torch's ``dtype`` after them (what the engine's own rules call is the function
+    returned, without it)."""
 
     def op(x: TensorLike, dim: Dim = None, keepdim: bool = False) -> Tensor:
         x = x if isinstance(x, Tensor) else Tensor(x)
         axes = _axes(dim, x.ndim)
         return apply(entry, x, dim=axes, keepdim=keepdim)
 
-    fields = {"params": _REDUCE, "methods": (name,), "pattern": R.reduction, **fields}
+    def typed_op(
+        x: TensorLike, dim: Dim = None, keepdim: bool = False, dtype: Any = None
+    ) -> Tensor:
+        return op(cast(x, dtype), dim, keepdim)
+
+    call = typed_op if typed else op
+    params = (*_REDUCE, DTYPE) if typed else _REDUCE
+    fields = {"params": params, "methods": (name,), "pattern": R.reduction, **fields}
     entry = register(
-        Op(name, summary, forward, vjp, jvp, backward_name, batch=B.reduction, call=op, **fields)
+        Op(name, summary, forward, vjp, jvp, backward_name, batch=B.reduction, call=call, **fields)
     )
-    op.__name__ = name
+    op.__name__ = typed_op.__name__ = name
     return op
 
 
@@ -141,11 +157,13 @@ sum: Reduction = _reduction(  # noqa: A001 - typed here: its own rule calls it
     lambda g, out, x, needs, dim, keepdim: (_unreduce(g, x.shape, dim, keepdim),),
     lambda tangents, out, x, dim, keepdim: sum(tangents[0], dim, keepdim),
     "sum of all elements, or along dim",
+    typed=True,
     symbolic=S.reduce(np.sum),
     size=_reduced_size,  # numpy sums a broadcast view without making it
     extra={"glyph": "∑"},
     explain=X.per_element(lambda slot: "1"),
     complex=HOLOMORPHIC,
+    saved=False,
 )
 
 
@@ -182,10 +200,12 @@ mean: Reduction = _reduction(  # typed here: its own rule calls it
     ),
     lambda tangents, out, x, dim, keepdim: mean(tangents[0], dim, keepdim),
     "mean of all elements, or along dim",
+    typed=True,
     symbolic=S.mean,
     size=_reduced_size,
     explain=X.per_element(X.mean),
     complex=HOLOMORPHIC,
+    saved=False,
 )
 
 
@@ -233,9 +253,15 @@ prod = _weighted_reduction(
     lambda x, dim, keepdim: np.prod(x, axis=dim, keepdims=keepdim),
     _prod_of_others,
     "product of all elements, or along dim",
+    typed=True,
     symbolic=S.reduce(np.prod),
     extra={"glyph": "∏"},
-    params=(Param("input", TENSOR), Param("dim", OPT_INT, None), Param("keepdim", BOOL, False)),
+    params=(
+        Param("input", TENSOR),
+        Param("dim", OPT_INT, None),
+        Param("keepdim", BOOL, False),
+        DTYPE,
+    ),
     # torch.prod takes one dim, not a tuple
     explain=X.per_element(
         lambda s: f"{s.node}/{s.wrt}[i] (the product of the other elements{X.along(s)})"
@@ -461,7 +487,7 @@ def _log_softmax_jvp(t: Tensor, out: Tensor, dim: int) -> Tensor:
     return sub(t, sum(mul(exp(out), t), dim, keepdim=True))
 
 
-_ALONG = (Param("input", TENSOR), Param("dim", OPT_INT, None))
+_ALONG = (Param("input", TENSOR), Param("dim", OPT_INT, None), DTYPE)
 _SOFTMAX = register(
     Op(
         "softmax",
@@ -505,14 +531,15 @@ def _one_dim(x: Tensor, dim: int | None) -> int:
 
 
 @public("softmax")
-def softmax(x: TensorLike, dim: int | None = None) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``dim`` (the only dim of a vector when omitted)."""
-    x = x if isinstance(x, Tensor) else Tensor(x)
+def softmax(x: TensorLike, dim: int | None = None, dtype: Any = None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim`` (the only dim of a vector when omitted), in
+    ``dtype`` where given."""
+    x = cast(x, dtype)
     return apply(_SOFTMAX, x, dim=_one_dim(x, dim))
 
 
 @public("log_softmax")
-def log_softmax(x: TensorLike, dim: int | None = None) -> Tensor:
-    """log(softmax(x)) along ``dim``, computed stably."""
-    x = x if isinstance(x, Tensor) else Tensor(x)
+def log_softmax(x: TensorLike, dim: int | None = None, dtype: Any = None) -> Tensor:
+    """log(softmax(x)) along ``dim``, computed stably, in ``dtype`` where given."""
+    x = cast(x, dtype)
     return apply(_LOG_SOFTMAX, x, dim=_one_dim(x, dim))

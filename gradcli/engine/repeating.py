@@ -92,6 +92,7 @@ _composite(
     backward_name="ViewBackward0",
     symbolic=lambda x, dim, sizes: x.reshape(unflattened_shape(x.shape, dim, _one(sizes))),
     explain=X.MOVED,
+    extra={"view": True},  # x.unflatten(0, (3,)) is a node of its own (see naming)
 )
 
 

@@ -52,8 +52,10 @@ def _tensor(x: Any) -> Tensor:
 
 
 def _dim(dim: int, ndim: int) -> int:
-    """One dim of an ndim-tensor, made non-negative (a ShapeError when out of range)."""
-    return P._axes(int(dim), ndim)[0]
+    """One dim of an ndim-tensor, made non-negative (a ShapeError when out of range); 0 of a
+    0-d tensor, which takes 0 and -1 as torch's does."""
+    axes = P._axes(int(dim), ndim)
+    return axes[0] if axes else 0
 
 
 def _at_least(x: Tensor, ndim: int, name: str) -> None:
@@ -128,6 +130,7 @@ def _triangle(name: str, numpy_triangle: Callable[..., Array], upper: bool) -> O
             methods=(name,),
             symbolic=_triangle_symbolic(upper),
             explain=X.PICKED,
+            saved=False,
         )
     )
     return entry
@@ -231,6 +234,7 @@ _DIAGONAL = register(
         methods=("diagonal",),
         symbolic=_diagonal_symbolic,
         explain=X.PICKED,
+        saved=False,
     )
 )
 
@@ -248,6 +252,7 @@ _DIAGONAL_BACKWARD = register(
         ),
         backward_name="DiagonalBackwardBackward0",
         batch=_diagonal_backward_batch,
+        saved=False,
     )
 )
 
@@ -282,6 +287,7 @@ _DIAG_EMBED = register(
         methods=("diag_embed",),
         symbolic=_diag_embed_symbolic,
         explain=X.PICKED,
+        saved=False,
     )
 )
 
@@ -368,6 +374,7 @@ _MOVEDIM = register(
         methods=("movedim",),
         symbolic=lambda x, source, destination: np.moveaxis(x, source, destination),
         explain=X.MOVED,
+        saved=False,
     )
 )
 
@@ -393,6 +400,7 @@ _PERMUTE = register(
         methods=("permute",),
         symbolic=lambda x, *dims: np.transpose(x, dims),
         explain=X.MOVED,
+        saved=False,
     )
 )
 
@@ -447,7 +455,7 @@ def adjoint(x: Any) -> Tensor:
 
 def _reversed(x: Tensor, dims: Sequence[int]) -> Tensor:
     index = [slice(None)] * x.ndim
-    for d in dims:
+    for d in dims if x.ndim else ():  # a 0-d tensor has one element, in its one order
         index[d] = slice(None, None, -1)
     return RA.getitem(x, tuple(index))
 

@@ -21,10 +21,22 @@ from ..ops import batching as B
 from ..ops import explaining as X
 from ..ops import patterns as R
 from ..ops import symbolic as S
-from ..ops.table import BOOL, DIMS, INT, OPT_NUMBER, TENSOR, Op, Param, public, register
+from ..ops.table import (
+    BOOL,
+    DIMS,
+    INT,
+    OPT_DTYPE,
+    OPT_NUMBER,
+    TENSOR,
+    Op,
+    Param,
+    public,
+    register,
+)
 from . import primitives as P
 from . import rearranging as RA
 from . import reductions as RD
+from .dtypes import cast
 from .tensor import Tensor, apply
 
 Operand = Tensor | float | np.ndarray
@@ -418,11 +430,11 @@ _SCAN_FORMULAS = {
 }
 
 
-def _cumsum_symbolic(x: np.ndarray, dim: int) -> np.ndarray:
+def _cumsum_symbolic(x: np.ndarray, dim: int, dtype: Any = None) -> np.ndarray:
     return x.copy() if x.ndim == 0 else np.asarray(np.cumsum(x, axis=dim), dtype=object)
 
 
-def _cumprod_symbolic(x: np.ndarray, dim: int) -> np.ndarray:
+def _cumprod_symbolic(x: np.ndarray, dim: int, dtype: Any = None) -> np.ndarray:
     return x.copy() if x.ndim == 0 else np.asarray(np.cumprod(x, axis=dim), dtype=object)
 
 
@@ -431,6 +443,7 @@ def _logcumsumexp_symbolic(x: np.ndarray, dim: int) -> np.ndarray:
 
 
 _ALONG = (Param("input", TENSOR), Param("dim", INT))
+_TYPED = (*_ALONG, Param("dtype", OPT_DTYPE, None))  # torch's cumsum and cumprod take a dtype
 
 
 def _register_scan(
@@ -464,11 +477,10 @@ def _register_scan(
             backward_name=backward_name,
             batch=B.along_dim,
             pattern=R.along_dim,
-            params=_ALONG,
             methods=(name,),
             symbolic=symbolic,
             explain=_scan_blocks(jacobian),
-            **fields,
+            **{"params": _ALONG, **fields},
         )
     )
 
@@ -483,6 +495,8 @@ _CUMSUM = _register_scan(
     _cumsum_symbolic,
     lambda x, out: np.ones(x.shape + x.shape[-1:]),
     nonfinite="inf - inf",
+    saved=False,
+    params=_TYPED,
 )
 _CUMPROD = _register_scan(
     "cumprod",
@@ -493,6 +507,7 @@ _CUMPROD = _register_scan(
     "cumulative product along dim",
     _cumprod_symbolic,
     _cumprod_blocks,
+    params=_TYPED,
     nonfinite="overflow, or 0 * inf",
     kink="finite where the input has zeros: d out[j]/d x[i] is the product of the other "
     "elements up to j, as PyTorch's (exact to the third derivative)",
@@ -516,16 +531,18 @@ def _scan_dim(x: Tensor, dim: int) -> int:
 
 
 @public("cumsum")
-def cumsum(input: Operand, dim: int) -> Tensor:
-    """Running sums along ``dim``: out[i] = sum of x[j] for j <= i."""
-    x = _tensor(input)
+def cumsum(input: Operand, dim: int, dtype: Any = None) -> Tensor:
+    """Running sums along ``dim``: out[i] = sum of x[j] for j <= i (in ``dtype`` where
+    given, the input cast to it first)."""
+    x = cast(input, dtype)
     return apply(_CUMSUM, x, dim=_scan_dim(x, dim))
 
 
 @public("cumprod")
-def cumprod(input: Operand, dim: int) -> Tensor:
-    """Running products along ``dim``: out[i] = product of x[j] for j <= i."""
-    x = _tensor(input)
+def cumprod(input: Operand, dim: int, dtype: Any = None) -> Tensor:
+    """Running products along ``dim``: out[i] = product of x[j] for j <= i (in ``dtype``
+    where given, the input cast to it first)."""
+    x = cast(input, dtype)
     return apply(_CUMPROD, x, dim=_scan_dim(x, dim))
 
 

@@ -204,10 +204,13 @@ _NONLEAF_GRAD_WARNING = (
     "keep its gradient."
 )
 
+# torch's words: a second backward reached a node whose saved tensors the first one freed
 _FREED_GRAPH_ERROR = (
-    "Trying to backward through the graph a second time: the values saved for the backward "
-    "pass were freed by the first backward(). Pass retain_graph=True to the first backward() "
-    "(or grad()) if you need to go through the graph again."
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
 )
 
 
@@ -216,8 +219,10 @@ class Node:
     tensor it made (``output``), where ``apply`` records them.
 
     ``inputs`` are the input tensors (saved for the reverse rule); ``needs`` says which of them
-    require grad. After a backward pass without ``retain_graph`` the saved values are released
-    and a second pass raises an error, as in PyTorch.
+    require grad. After a backward pass without ``retain_graph`` the saved values of a node
+    whose entry saves any (``Op.saved``) are released (``inputs`` is None), and a second pass
+    that reaches it raises torch's error; a node that saved nothing (``x + 2``) runs again, as
+    in PyTorch.
 
     A tensor makes its node once, when ``grad_fn`` is first read, and keeps it: ``y.grad_fn is
     y.grad_fn``, as in torch, and a node kept keeps its graph alive.
@@ -248,9 +253,9 @@ class Node:
 
     def name(self) -> str:
         """The backward function's name as PyTorch prints it, e.g. ``MulBackward0``."""
-        released = self.output._released_name
-        if released is not None:  # some namers read the inputs, which are gone
-            return released
+        fixed = self.output._name
+        if fixed is not None:  # the spelling of its call named it, or it was released
+            return fixed
         namer = self.prim.backward_name
         return namer if isinstance(namer, str) else namer(self)
 
@@ -276,13 +281,14 @@ class Tensor:
         # that does not require grad). Only where it is not None are the others set: the
         # input tensors (None once released), parameters, which inputs require grad, the
         # place in the order of creation (the reverse pass runs the newest first), the name
-        # kept at release, and the Node that grad_fn gave (None before it is read).
+        # where it is fixed (by the call's spelling, see ``naming``, or at release, since
+        # some namers read the inputs), and the Node that grad_fn gave (None before it is read).
         "_op",
         "_inputs",
         "_params",
         "_needs",
         "_order",
-        "_released_name",
+        "_name",
         "_node",
         "__weakref__",
     )
@@ -293,7 +299,7 @@ class Tensor:
     _params: dict[str, Any]
     _needs: tuple[bool, ...]
     _order: int
-    _released_name: str | None
+    _name: str | None
     _node: Node | None
 
     def __init__(
@@ -407,6 +413,13 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
+    def __iter__(self) -> Iterator[Tensor]:
+        """The slices along the first dimension, as torch iterates a tensor (``a, b = x``,
+        ``for row in x``): the results of ``unbind``, each with its node."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind())
+
     def __repr__(self) -> str:
         """torch's text for this tensor (``torchtext.tensor_repr``), its default dtype the
         engine's (float64; ``gradcli run``'s float32): ``tensor([0.0000, 0.0770])``."""
@@ -450,6 +463,8 @@ class Tensor:
         def sum(self, dim: Any = None, keepdim: bool = False) -> Tensor: ...
 
         def conj(self) -> Tensor: ...
+
+        def unbind(self, dim: int = 0) -> tuple[Tensor, ...]: ...
 
         @property
         def real(self) -> Tensor: ...
@@ -564,7 +579,7 @@ def _output(
         out._params = params
         out._needs = needs
         out._order = next(_ORDER)
-        out._released_name = None
+        out._name = None
         out._node = None
     else:
         out.requires_grad = False
@@ -601,7 +616,8 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
         dtype = out_data.dtype
-        if x_dtype is not dtype:  # else numpy's dtype is torch's
+        # else numpy's dtype is torch's; a dtype given (x.to(torch.float32)) is the result's
+        if x_dtype is not dtype and "dtype" not in params:
             forward, out_data = _torch_dtype(forward, (x,), params, (a,), out_data)
             dtype = out_data.dtype
     except EngineError:
@@ -621,7 +637,7 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
         out._params = params
         out._needs = _NEEDS_ONE
         out._order = next(_ORDER)
-        out._released_name = None
+        out._name = None
         out._node = None
     else:
         out.requires_grad = False
@@ -688,7 +704,7 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
         # one tuple per pattern: fewer objects for the collector
         out._needs = _NEEDS_TWO[a.requires_grad][b.requires_grad]
         out._order = next(_ORDER)
-        out._released_name = None
+        out._name = None
         out._node = None
     else:
         out.requires_grad = False
@@ -1059,9 +1075,11 @@ def _run_backward(
             if watch is not None:
                 _watch(watch, node, cotangent, inputs, input_cotangents)
             if not retain_graph:  # release the saved values; the next round sends from inputs
-                if type(prim.backward_name) is not str:  # a namer may read the inputs
-                    node._released_name = _node_of(node).name()
-                node._inputs = None
+                saves = prim.saved
+                if saves is True or (saves is not False and saves(_node_of(node))):
+                    if type(prim.backward_name) is not str:  # a namer may read the inputs
+                        node._name = _node_of(node).name()
+                    node._inputs = None
 
     if capture is None:
         for leaf, cotangent in leaf_cotangents.values():

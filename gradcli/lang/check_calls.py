@@ -159,7 +159,9 @@ class ArgumentChecker(ExpressionChecker):
                     f"it is {function.signature()}",
                 )
             return f"_tuple({', '.join(map(str, dims))})"
-        if kind == F.DTYPE:  # torch.long, long or 'int64'
+        if kind == F.OPT_DTYPE and literal_value(node) is None:  # sum(x, dtype=None)
+            return literal_text(None)
+        if kind in (F.DTYPE, F.OPT_DTYPE):  # torch.long, long or 'int64'
             written = literal_value(node)
             dotted = pytorch.dotted(node) if isinstance(node, ast.expr) else None
             name = (written if isinstance(written, str) else dotted or "").removeprefix("torch.")
@@ -190,6 +192,7 @@ class ArgumentChecker(ExpressionChecker):
             F.UPLO: value in F.UPLOS,
             F.QR_MODE: value in F.QR_MODES,
             F.INDEXING: value is None or value in F.INDEXINGS,
+            F.ROUNDING_MODE: value in F.ROUNDING_MODES,
         }[kind]
         if value is NOT_LITERAL or not ok:
             raise self.fail(

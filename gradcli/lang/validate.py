@@ -218,7 +218,8 @@ def check(statement: Statement, grads: bool = False) -> Checked:
     target = _target(statement, assign.targets[0].id)
     value = assign.value
     try:
-        made = pytorch.constructor(value, statement.text)
+        # zeros_like(x): an operation of the table, computed from x (not an input made first)
+        made = None if _an_operation(value) else pytorch.constructor(value, statement.text)
         dtype = None if made is None else pytorch.dtype(value)
         if made is not None and dtype is None and whole_constructor(_call_of(made)):
             dtype = "int64"  # torch.tensor([0, 2]), torch.arange(3): int64, as in torch
@@ -226,6 +227,7 @@ def check(statement: Statement, grads: bool = False) -> Checked:
             isinstance(value, ast.Call)
             and isinstance(value.func, ast.Name)
             and pytorch.is_constructor(value.func.id)
+            and not _an_operation(value)
         )
         taken = isinstance(value, ast.Call) and (made is not None or plain)
         source = pytorch.like_source(value) if isinstance(value, ast.Call) and taken else None
@@ -336,6 +338,17 @@ def check_results(statement: Statement, node: ast.expr) -> Checked | None:
         checker.columns,
         made=tuple(checker.made),
     )
+
+
+def _an_operation(value: ast.expr) -> bool:
+    """Whether ``value`` calls a constructor that is also an operation of the table
+    (``zeros_like(x)``, ``torch.ones_like(x)``), which a program computes where it stands;
+    with ``requires_grad=True`` it makes an input (a leaf), as a constructor does."""
+    if not isinstance(value, ast.Call) or any(k.arg == "requires_grad" for k in value.keywords):
+        return False
+    func = value.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    return pytorch.is_constructor(name) and F.lookup(name) is not None
 
 
 def _call_of(constructor: str) -> ast.Call:

@@ -59,14 +59,15 @@ def each(function: str | Callable[[Any, Formula], Formula]) -> Callable[[Array],
 def reduce(numpy_function: Callable[..., Any]) -> ArrayRule:
     """A reduction of formulas by ``numpy_function`` (np.sum, np.prod) over dim."""
 
-    def rule(x: Array, dim: int | None = None, keepdim: bool = False) -> Array:
+    def rule(x: Array, dim: int | None = None, keepdim: bool = False, dtype: Any = None) -> Array:
         return np.asarray(numpy_function(x, axis=dim, keepdims=keepdim), dtype=object)
 
     return rule
 
 
-def mean(x: Array, dim: int | None = None, keepdim: bool = False) -> Array:
-    """The sum over dim, divided exactly; as torch, the mean of nothing is nan."""
+def mean(x: Array, dim: int | None = None, keepdim: bool = False, dtype: Any = None) -> Array:
+    """The sum over dim, divided exactly; as torch, the mean of nothing is nan (``dtype``,
+    what the engine computes in, has no bearing on a formula)."""
     import sympy
 
     count = x.size if dim is None else x.shape[dim]
@@ -137,7 +138,7 @@ def _axis(x: Array, dim: int | None) -> int:
     return 0 if dim is None else dim % max(x.ndim, 1)
 
 
-def softmax(x: Array, dim: int | None = None) -> Array:
+def softmax(x: Array, dim: int | None = None, dtype: Any = None) -> Array:
     if x.ndim == 0:
         return each(lambda sp, v: sp.Integer(1))(x)
     e = each("exp")(x)
@@ -145,7 +146,7 @@ def softmax(x: Array, dim: int | None = None) -> Array:
     return e / total
 
 
-def log_softmax(x: Array, dim: int | None = None) -> Array:
+def log_softmax(x: Array, dim: int | None = None, dtype: Any = None) -> Array:
     if x.ndim == 0:
         return each(lambda sp, v: sp.Integer(0))(x)
     return x - each("log")(np.sum(each("exp")(x), axis=_axis(x, dim), keepdims=True))

@@ -66,6 +66,7 @@ DTYPE = (
     "a dtype: torch.float32, torch.float64, torch.long, torch.int32, torch.bool, "
     "torch.complex64 or torch.complex128"
 )
+OPT_DTYPE = "a dtype or None"  # the dtype a reduction computes in: sum(x, dtype=torch.float32)
 # the dtypes by the names a program may give them (torch.long is int64), as numpy names them
 DTYPE_NAMES = {
     "float32": "float32",
@@ -82,6 +83,8 @@ DTYPE_NAMES = {
     "complex128": "complex128",
     "cdouble": "complex128",
 }
+ROUNDING_MODES = (None, "trunc", "floor")  # how div rounds its quotient (None: not at all)
+ROUNDING_MODE = "None, 'trunc' or 'floor'"
 UPLOS = ("L", "U", "l", "u")  # which triangle eigh reads (either case, as torch)
 UPLO = "'L' or 'U'"
 QR_MODES = ("reduced", "complete", "r")  # what qr's mode may be
@@ -190,6 +193,12 @@ class Op:
     # operands for torch's convention (conj(J)^T g); COMPLEX_RULES: the rules themselves follow
     # torch's convention
     complex: str = ""
+    # whether torch's node of it saves a tensor for its backward (its operands' or its result's
+    # values), so that a second backward after the first freed the graph raises; False: the
+    # rule reads only shapes and parameters (add, sum, reshape), and a second backward runs,
+    # as in torch; or a function of the node where torch saves only what the gradients asked
+    # for need (remainder(x, c) saves nothing for x alone) or its overloads differ
+    saved: bool | Callable[[Any], bool] = True
     # whether ``vjp`` reads its ``out`` argument; False (the element-wise factories find it
     # from the rule's code): the engine passes None, making no tensor of the saved output.
     # Who gives an entry another ``vjp`` afterwards sets this too (complexes.py, for abs).

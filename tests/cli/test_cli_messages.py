@@ -151,7 +151,7 @@ CATALOGUE = [
     program("y = sin"),
     program("y = ones"),
     program("y = x + ones(2, requires_grad=True)"),
-    program("y = x + zeros_like(x)"),
+    program("y = x + rand_like(x)"),
     program("y = sinn(x)"),
     program("y = frobnicate(x)"),
     program("y = ln(x)"),

@@ -267,7 +267,7 @@ def test_json_is_one_object_with_the_documented_keys(cli_json):
 def test_functions_lists_signatures_aliases_and_constants(cli):
     result = cli("functions")
     assert result.exit_code == 0
-    assert "sum(input, dim=None, keepdim=False)" in result.stdout
+    assert "sum(input, dim=None, keepdim=False, dtype=None)" in result.stdout
     assert "stack(tensors, dim=0)" in result.stdout
     assert "bce_with_logits = binary_cross_entropy_with_logits" in result.stdout
     assert "constants: e, pi" in result.stdout

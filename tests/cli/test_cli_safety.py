@@ -129,7 +129,7 @@ def test_the_parse_expr_spy_does_see_valid_programs(cli, parse_expr_calls):
     """The control for the test above: a valid program does reach sympy's parser."""
     result = cli("grad", "-e", "y = sum(x * 2)", "--x", "1,2", "--no-cache")
     assert result.exit_code == 0
-    assert parse_expr_calls == ["sum(mul(x, 2), _none, False)"]
+    assert parse_expr_calls == ["sum(mul(x, 2), _none, False, _none)"]
 
 
 def test_the_program_file_is_checked_like_an_expression(cli, tmp_path, parse_expr_calls):

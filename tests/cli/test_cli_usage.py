@@ -147,7 +147,8 @@ def test_functions_as_json_and_markdown_list_every_operation(cli):
     assert [f["name"] for f in document["functions"]] == sorted(FUNCTIONS)
     softmax = next(f for f in document["functions"] if f["name"] == "softmax")
     assert (
-        softmax["signature"] == "softmax(input, dim=None)" and "x.softmax(...)" in softmax["also"]
+        softmax["signature"] == "softmax(input, dim=None, dtype=None)"
+        and "x.softmax(...)" in softmax["also"]
     )
     rows = [
         r for r in cli("functions", "--format", "markdown").stdout.splitlines() if r[:3] == "| `"

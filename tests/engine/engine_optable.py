@@ -358,6 +358,10 @@ def options(**choices):
 
 
 REDUCTIONS = st.sampled_from(["mean", "sum", "none"])
+# torch's dtype parameter of a reduction, a softmax, a scan: what it computes in (float64, the
+# inputs' own, here: finite differences need it; tests/engine/test_engine_signatures.py
+# compares float32 with torch's)
+TYPED = options(dtype=[None, "float64"])
 CLAMP_BOUNDS = st.sampled_from([{"min": -0.5}, {"max": 0.5}, {"min": -0.5, "max": 0.5}])
 
 
@@ -485,21 +489,37 @@ def _all_dims(x, dim):
 
 
 def _t_reduce(name):
-    def call(x, dim=None, keepdim=False):
-        return getattr(torch_module(), name)(x, _all_dims(x, dim), keepdim=keepdim)
+    def call(x, dim=None, keepdim=False, **params):
+        return getattr(torch_module(), name)(x, _all_dims(x, dim), keepdim=keepdim, **params)
 
     return call
 
 
-def _t_prod(x, dim=None, keepdim=False):
+def _t_typed(call):
+    """``call`` given torch's dtype where the row gives a dtype's name (``dtype="float64"``)."""
+
+    def run(*xs, dtype=None, **params):
+        if dtype is not None:
+            params["dtype"] = getattr(torch_module(), dtype)
+        return call(*xs, **params)
+
+    return run
+
+
+def _typed_along(name, domain):
+    """The row of an operation along a dim that takes torch's dtype (softmax, cumsum)."""
+    return Op(name, getattr(gc, name), domain, with_params(along_dim(), TYPED), _t_typed(_t(name)))
+
+
+def _t_prod(x, dim=None, keepdim=False, dtype=None):
     dims = _all_dims(x, dim)
     dims = (dims,) if isinstance(dims, int) else dims
     if x.ndim == 0:
-        return x.prod()
+        return x.prod(dtype=dtype)
     axes = {d % x.ndim for d in dims}
     out = x
     for d in sorted(axes, reverse=True):
-        out = out.prod(d, keepdim=True)
+        out = out.prod(d, keepdim=True, dtype=dtype)
     if not keepdim:
         out = out.reshape([n for i, n in enumerate(out.shape) if i not in axes])
     return out
@@ -783,10 +803,19 @@ OPS: list[Op] = [
     Op("clamp_min", gc.clamp_min, (DISTINCT, DISTINCT), Z.bounds_spec(1)),
     Op("clamp_max", gc.clamp_max, CLAMP, with_params(one(), options(max=[0.5, -0.5]))),
     # element-wise, broadcasting
-    Op("add", gc.add, (REAL, REAL), broadcast(2)),
-    Op("sub", gc.sub, (REAL, REAL), broadcast(2)),
+    # torch's alpha: other scaled first
+    Op("add", gc.add, (REAL, REAL), with_params(broadcast(2), options(alpha=[1, 2.5]))),
+    Op("sub", gc.sub, (REAL, REAL), with_params(broadcast(2), options(alpha=[1, -0.5]))),
     Op("mul", gc.mul, (REAL, REAL), broadcast(2)),
     Op("div", gc.div, (REAL, NONZERO), broadcast(2)),
+    # the quotient rounded: |input / other| within (0.05, 0.94), away from whole numbers
+    Op(
+        "div_rounded",
+        gc.div,
+        (DIVIDEND, DIVISOR),
+        with_params(broadcast(2), options(rounding_mode=["trunc", "floor"])),
+        torch=_t("div"),
+    ),
     Op("pow", gc.pow, (POS, REAL), broadcast(2)),
     Op("pow_scalar_exponent", lambda x: x**3.0, REAL, torch=lambda x: x**3.0, prims=("pow",)),
     Op("rpow", lambda x: 2.0**x, REAL, torch=lambda x: 2.0**x, prims=("pow",)),
@@ -989,9 +1018,9 @@ OPS: list[Op] = [
     Op("sum_to", P.sum_to, REAL, sum_to_spec(), torch=lambda x, shape: x.sum_to_size(shape)),
     Op("expand", gc.expand, REAL, expand_spec(), torch=lambda x, shape: x.expand(shape)),
     # reductions
-    Op("sum", gc.sum, REAL, reduction(), torch=_t_reduce("sum")),
-    Op("mean", gc.mean, REAL, reduction(), torch=_t_reduce("mean")),
-    Op("prod", gc.prod, NONZERO, reduction(), torch=_t_prod),
+    Op("sum", gc.sum, REAL, with_params(reduction(), TYPED), torch=_t_typed(_t_reduce("sum"))),
+    Op("mean", gc.mean, REAL, with_params(reduction(), TYPED), torch=_t_typed(_t_reduce("mean"))),
+    Op("prod", gc.prod, NONZERO, with_params(reduction(), TYPED), torch=_t_typed(_t_prod)),
     Op("amax", gc.amax, DISTINCT, reduction(), torch=_t_reduce("amax")),
     Op("amin", gc.amin, DISTINCT, reduction(), torch=_t_reduce("amin")),
     Op("logsumexp", gc.logsumexp, REAL, reduction(), torch=_t_reduce("logsumexp")),
@@ -1001,12 +1030,11 @@ OPS: list[Op] = [
         "norm_inf", partial(gc.norm, p=math.inf), DISTINCT_ABS, reduction(), torch=_t_norm(math.inf)
     ),
     Op("norm_p3", partial(gc.norm, p=3), NONZERO, reduction(), torch=_t_norm(3)),
-    Op("softmax", gc.softmax, REAL, along_dim()),
-    Op("log_softmax", gc.log_softmax, REAL, along_dim()),
+    *[_typed_along(name, REAL) for name in ("softmax", "log_softmax")],
     Op("var", gc.var, REAL, statistics_spec(), torch=_t_statistic("var")),
     Op("std", gc.std, REAL, statistics_spec(), torch=_t_statistic("std")),
-    Op("cumsum", gc.cumsum, REAL, along_dim()),
-    Op("cumprod", gc.cumprod, NONZERO, along_dim()),
+    _typed_along("cumsum", REAL),
+    _typed_along("cumprod", NONZERO),
     Op("logcumsumexp", gc.logcumsumexp, REAL, along_dim()),
     # selections and operations with several results (gradcli/engine/selection.py): each
     # result is a row; the indices are rows of INDICES below
@@ -1496,8 +1524,8 @@ def _positive(function, count=2):
     return lambda *xs: function(*[x > 0 for x in xs[:count]])
 
 
-# Operations whose results are booleans, and heaviside and detach, which PyTorch does not
-# differentiate:
+# Operations whose results are booleans, and heaviside, detach and the tensors shaped as
+# another (zeros_like, ...), which PyTorch does not differentiate:
 # their rows are checked by tests/engine/test_engine_logical.py (values against torch, no
 # gradient, batched replay), not by the derivative tests.
 LOGICAL: list[Op] = [
@@ -1530,6 +1558,9 @@ LOGICAL: list[Op] = [
     Op("all", gc.all, REAL, reduction(tuple_dims=False)),
     Op("heaviside", gc.heaviside, (REAL, REAL), broadcast(2)),
     Op("detach", gc.detach, REAL, torch=lambda x: x.detach()),
+    Op("zeros_like", gc.zeros_like, REAL),
+    Op("ones_like", gc.ones_like, REAL),
+    Op("full_like", gc.full_like, REAL, with_params(one(), options(fill_value=[2.5, -1.0]))),
 ]
 
 # Indices (int64, no gradient): argmax, argmin, argsort, and the indices that the operations
@@ -1589,6 +1620,17 @@ INDICES: list[Op] = [
     ],
 ]
 
+
+def _whole(function, torch=False):
+    """``function`` of integers: its operands times 4, truncated to int64 (bitwise operations
+    of integers)."""
+
+    def call(*xs):
+        return function(*[(x * 4).to(torch_module().int64 if torch else "int64") for x in xs])
+
+    return call
+
+
 # Operations whose results are integers (int64), which carry no gradient: their rows are
 # checked by tests/engine/test_engine_indexing.py (values and dtypes against torch, no
 # gradient, batched replay), not by the derivative tests.
@@ -1603,6 +1645,22 @@ INTEGER: list[Op] = [
         torch=I.nonzero_of("argwhere", True),
         prims=("nonzero",),
     ),
+    *[
+        Op(
+            f"{name}_integers",
+            _whole(getattr(gc, name)),
+            (WIDE,) * count,
+            broadcast(2) if count == 2 else one(),
+            torch=_whole(_t(name), True),
+            prims=(name,),
+        )
+        for name, count in (
+            ("bitwise_and", 2),
+            ("bitwise_or", 2),
+            ("bitwise_xor", 2),
+            ("bitwise_not", 1),
+        )
+    ],
 ]
 
 OPS_BY_NAME = {op.name: op for op in OPS + NO_GRADIENT + LOGICAL + INDICES + INTEGER}

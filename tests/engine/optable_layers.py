@@ -87,6 +87,8 @@ def pool_spec(draw: Any, average: bool = False) -> Spec:
         "kernel_size": kernel,
         "stride": draw(st.sampled_from([None, 1, 2])),
         "padding": draw(st.integers(0, kernel // 2)),
+        # the output size rounded up: the last windows reach past the (padded) input
+        "ceil_mode": draw(st.booleans()),
     }
     if average:
         params["count_include_pad"] = draw(st.booleans())
@@ -220,4 +222,7 @@ def attention_spec(draw: Any) -> Spec:
     embed, out = draw(st.integers(1, 2)), draw(st.integers(1, 2))
     shapes = ((*batch, length, embed), (*batch, source, embed), (*batch, source, out))
     params = {"is_causal": draw(st.booleans()), "scale": draw(st.sampled_from([None, 0.7]))}
+    if draw(st.booleans()):  # a float attn_mask, added to the scores: an input of its own
+        shapes = (*shapes, draw(st.sampled_from([(length, source), (source,)])))
+        params["is_causal"] = False  # torch refuses the two together
     return shapes, params

@@ -17,6 +17,7 @@ from gradcli.engine.compile import run_batched, trace
 torch = pytest.importorskip("torch")
 
 ROWS = [pytest.param(row, id=row.name) for row in LOGICAL]
+FLOATING = {"detach", "zeros_like", "ones_like", "full_like"}  # the rows of floating results
 # Values with ties (equal elements), zeros, and the values that are not finite
 SPECIAL = np.array([-1.0, 0.0, 1.0, -0.0, np.nan, np.inf, -np.inf, 0.5])
 
@@ -56,7 +57,7 @@ def test_booleans_and_detached_values_carry_no_gradient_whatever_their_operands_
     case = data.draw(row.cases())
     xs = [gc.tensor(x, requires_grad=True) for x in case.inputs]
     out = case.fn(*xs)
-    assert out.dtype == (np.float64 if row.name == "detach" else np.bool_)
+    assert out.dtype == (np.float64 if row.name in FLOATING else np.bool_)
     assert not out.requires_grad and out.grad_fn is None
     with pytest.raises(gc.GradError, match="element 0 of tensors does not require grad"):
         out.backward(gc.tensor(np.ones(out.shape)))

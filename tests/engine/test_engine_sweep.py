@@ -8,6 +8,8 @@ replay (test_engine_batched); this file holds the table itself to account.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 from engine_checks import FEW, tensors
@@ -49,9 +51,10 @@ def test_every_entry_is_complete(name):
         assert op.call is not None, "the function a program calls"
         assert op.symbolic is not None, "a symbolic rule, or the reason it has none"
         assert elementwise(name) or op.explain is not None, "explain's local derivative"
-        for method in op.methods:  # of several results: every one, as torch's (engine.several)
-            method_call = getattr(gc.Tensor, method)
-            assert getattr(method_call, "__wrapped__", method_call) is op.call
+        # of several results: every one, as torch's (engine.several); a spelling torch names
+        # its node by, or an entry built from others, names it (engine.naming): the same call
+        for method in op.methods:
+            assert inspect.unwrap(getattr(gc.Tensor, method)) is inspect.unwrap(op.call)
 
 
 # A program per operation with a symbolic rule, for check to compare sympy's Jacobian with
@@ -64,6 +67,9 @@ SYMBOLIC_PROGRAMS = {
     "div": ("y = 1 / (x + 3)", "0.5,-1"),
     "pow": ("y = x ** 3", "0.5,-1"),
     "sum": ("y = sum(x * x, 1)", "[[1,2],[3,-1]]"),
+    "full_like": ("y = x * full_like(x, 2.5)", "0.5,-1"),
+    "zeros_like": ("y = x * x + zeros_like(x)", "0.5,-1"),
+    "ones_like": ("y = x * ones_like(x, dtype=torch.float64)", "0.5,-1"),
     "mean": ("y = mean(x * x, 0)", "[[1,2],[3,-1]]"),
     "prod": ("y = prod(x, 1)", "[[1,2],[3,-1]]"),
     "logsumexp": ("y = logsumexp(x, 1)", "[[1,2],[3,-1]]"),

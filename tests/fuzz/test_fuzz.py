@@ -188,6 +188,8 @@ _KIND_LITERALS = {
     F.EQUATION: ["'ij,jk->ik'", "'ii'", "'...i->i'", "'ij'", "'i,i'", "'->'", "'a-b'", "''"],
     F.SECTIONS: ["1", "2", "0", "-1", "[1, 2]", "[0, 3]", "[-1, 4]", "()"],
     F.DTYPE: ["torch.long", "torch.float32", "'int64'", "torch.bool", "float16", "torch.int"],
+    F.OPT_DTYPE: ["None", "torch.float32", "torch.float64", "'int64'", "float16", "torch.bool"],
+    F.ROUNDING_MODE: ["None", "'trunc'", "'floor'", "'round'", "0"],
 }
 assert set(_KIND_LITERALS) >= {p.kind for f in FUNCTIONS.values() for p in f.params} - {
     *F.OPERAND_KINDS,

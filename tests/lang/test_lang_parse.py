@@ -155,10 +155,11 @@ def test_indexing_and_slicing(source, expected):
 @pytest.mark.parametrize(
     "source, expected",
     [
-        ("y = sum(x)", call("sum", X, lit(None), lit(False))),
-        ("y = sum(x, 1)", call("sum", X, lit(1), lit(False))),
-        ("y = sum(x, keepdim=True, dim=-1)", call("sum", X, lit(-1), lit(True))),
-        ("y = mean(input=x)", call("mean", X, lit(None), lit(False))),
+        ("y = sum(x)", call("sum", X, lit(None), lit(False), lit(None))),
+        ("y = sum(x, 1)", call("sum", X, lit(1), lit(False), lit(None))),
+        ("y = sum(x, keepdim=True, dim=-1)", call("sum", X, lit(-1), lit(True), lit(None))),
+        ("y = mean(input=x)", call("mean", X, lit(None), lit(False), lit(None))),
+        ("y = sum(x, dtype=torch.float32)", call("sum", X, lit(None), lit(False), lit("float32"))),
         ("y = clamp(x, max=1)", call("clamp", X, None, const(1))),  # bounds may be tensors
         ("y = clamp(x, min=-0.5)", call("clamp", X, const(-0.5), None)),
         ("y = norm(x, p=1)", call("norm", X, lit(1), lit(None), lit(False))),
@@ -170,7 +171,7 @@ def test_indexing_and_slicing(source, expected):
             "y = bce_with_logits(x, w)",
             call("binary_cross_entropy_with_logits", X, W, lit("mean"), None, None),
         ),
-        ("y = softmax(x, dim=0)", call("softmax", X, lit(0))),
+        ("y = softmax(x, dim=0)", call("softmax", X, lit(0), lit(None))),
         ("y = reshape(x, 2, -1)", call("reshape", X, lit(2), lit(-1))),
         ("y = transpose(x, 0, 1)", call("transpose", X, lit(0), lit(1))),
         ("y = stack([x, w])", call("stack", [X, W], lit(0))),
