@@ -251,7 +251,7 @@ def _record(
     out._params = params
     out._needs = needs
     out._order = next(_ORDER)
-    out._released_name = None
+    out._name = None
     out._node = None
 
 

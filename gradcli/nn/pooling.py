@@ -34,8 +34,8 @@ class MaxPool2d(Module):
         ceil_mode: bool = False,
     ) -> None:
         super().__init__()
-        if return_indices or ceil_mode:
-            raise DomainError("MaxPool2d: return_indices and ceil_mode are not supported here")
+        if return_indices:
+            raise DomainError("MaxPool2d: return_indices is not supported here")
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
@@ -51,6 +51,7 @@ class MaxPool2d(Module):
             _square(self.stride, "stride", name),
             _square(self.padding, "padding", name),
             _square(self.dilation, "dilation", name),
+            ceil_mode=self.ceil_mode,
         )
 
     def extra_repr(self) -> str:
@@ -73,8 +74,8 @@ class AvgPool2d(Module):
         divisor_override: int | None = None,
     ) -> None:
         super().__init__()
-        if ceil_mode or divisor_override is not None:
-            raise DomainError("AvgPool2d: ceil_mode and divisor_override are not supported here")
+        if divisor_override is not None:
+            raise DomainError("AvgPool2d: divisor_override is not supported here")
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
@@ -89,7 +90,8 @@ class AvgPool2d(Module):
             _square(self.kernel_size, "kernel_size", name),
             _square(self.stride, "stride", name),
             _square(self.padding, "padding", name),
-            self.count_include_pad,
+            ceil_mode=self.ceil_mode,
+            count_include_pad=self.count_include_pad,
         )
 
     def extra_repr(self) -> str:

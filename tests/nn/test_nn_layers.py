@@ -52,6 +52,8 @@ LAYERS = [
     ("MaxPool2d stride padding", "MaxPool2d", (3, 2, 1), (1, 2, 7, 7), "float"),
     ("AvgPool2d", "AvgPool2d", (2,), (2, 3, 6, 6), "float"),
     ("AvgPool2d padding", "AvgPool2d", (3, 1, 1, False, False), (1, 2, 5, 5), "float"),
+    ("AvgPool2d ceil_mode", "AvgPool2d", (2, 2, 0, True), (1, 2, 5, 5), "float"),
+    ("MaxPool2d ceil_mode", "MaxPool2d", (2, 2, 0, 1, False, True), (1, 2, 5, 5), "float"),
     ("GroupNorm", "GroupNorm", (2, 4), (3, 4, 5), "float"),
     ("Embedding", "Embedding", (10, 3), (2, 4), "index"),
     ("Embedding padding_idx", "Embedding", (10, 3, 2), (5,), "index"),
