@@ -54,18 +54,10 @@ def run_script(
     out: TextIO | None = None,
     err: TextIO | None = None,
     use_cache: bool = True,
+    max_steps: int | None = None,
 ) -> int:
     """Run a script, printing to ``out`` and ``err``; the exit status Python would have (0,
-    or 1 after torch's error). ``GradcliError`` for text gradcli does not take."""
-    steps = load_steps(source, use_cache)
-    lines = None if filename == "<stdin>" else source.split("\n")
-    script_run = ScriptRun(filename, lines, seed, out, err)
-    try:
-        with gc.default_dtype(np.float32):  # torch's default floating dtype
-            script_run.run(steps)
-    except ScriptError as error:
-        script_run.out.flush()
-        script_run.err.write(script_run.traceback(error))
-        script_run.err.flush()
-        return 1
-    return 0
+    or 1 after an uncaught exception). ``GradcliError`` for text gradcli does not take."""
+    from .python.interpreter import run_script as interpret
+
+    return interpret(source, filename, seed, out, err, max_steps)
