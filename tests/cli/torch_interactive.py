@@ -7,7 +7,7 @@ top-level statement compiled in 'single' mode, so that a bare expression's value
 JOBS is a list of ``[script, values]``: ``values`` are the nested lists that ``torch.rand``,
 ``torch.randn``, ``torch.rand_like`` and ``torch.randn_like`` return in turn in that script
 (gradcli's generator is not torch's: the test hands torch the values gradcli drew), and
-``torch.manual_seed`` returns None. Prints one JSON object: for each script, its ``stdout``,
+``torch.manual_seed`` returns torch's generator (its address masked by the test). Prints one JSON object: for each script, its ``stdout``,
 its ``stderr`` and its exit ``status``. Each script runs in a namespace of its own (and so
 with a warning registry of its own) where ``torch`` is already imported (the seed post's
 snippets continue a session that imported it). An uncaught exception prints Python's
@@ -48,9 +48,8 @@ def _drawing(values: list) -> None:
         return value.requires_grad_(requires_grad)
 
     def seeded(seed):
-        """torch.manual_seed, returning None: the generator it returns shows its address in
-        the interactive interpreter, which gradcli run does not show."""
-        _SEED(seed)
+        """torch.manual_seed (the test masks the generator's address)."""
+        return _SEED(seed)
 
     for name in _RANDOM:
         setattr(torch, name, drawn)

@@ -231,7 +231,7 @@ def func_grad(
 
     def gradient(*inputs: Any) -> gc.Tensor:
         if not -len(inputs) <= argnums < len(inputs):
-            raise RuntimeError(f"Got argnums={argnums} but only {len(inputs)} positional inputs")
+            raise RuntimeError(f"Got argnum={argnums}, but only {len(inputs)} positional inputs")
         k = argnums % len(inputs)
         xs = list(inputs)
         if not xs[k].requires_grad:  # differentiated all the same, by a leaf of its own

@@ -177,14 +177,10 @@ def overload(op: F.Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> F.Op:
     return op
 
 
-@functools.cache
-def _engine_call(op: F.Op) -> Callable[..., Any]:
-    """The engine's call of ``op``, giving every result of one with several."""
-    return _several.torch_like(op) if _several.several(op) else op.call  # type: ignore[return-value]
-
-
 def call_op(run: Run, op: F.Op, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``torch.name(*args, **kwargs)`` (or the method ``name`` with its tensor first)."""
+    """``torch.name(*args, **kwargs)`` (or the method ``name`` with its tensor first). An
+    operation with several results gives them all (a tuple, or torch's named tuple), each
+    computed as the entry's call of that result, so that its node has torch's name."""
     op = overload(op, args, kwargs)
     ordered = bind(op, name, args, kwargs)
     if not any(isinstance(a, (gc.Tensor, list, tuple)) for a in ordered):
@@ -192,10 +188,26 @@ def call_op(run: Run, op: F.Op, name: str, args: tuple[Any, ...], kwargs: dict[s
             f"{name}(): argument 'input' (position 1) must be Tensor, not "
             f"{type(args[0]).__name__ if args else 'nothing'}"
         )
-    result = apply(run, op, _engine_call(op), ordered)
-    if isinstance(result, tuple) and hasattr(result, "_fields"):
-        return ReturnTypes(op.extra.get("return_type", op.name), result._fields, tuple(result))
-    return result
+    assert op.call is not None  # an entry of the language has a call
+    if not _several.several(op) or _one_result(op, ordered):
+        return apply(run, op, op.call, ordered)
+    count = op.extra["count"](*ordered) if "count" in op.extra else len(op.outputs)
+    found = tuple(
+        apply(run, op, functools.partial(op.call, output=(k, 0)), ordered) for k in range(count)
+    )
+    if op.extra.get("plain") or not op.outputs:
+        return found
+    return ReturnTypes(op.extra.get("return_type", op.name), op.outputs, found)
+
+
+def _one_result(op: F.Op, ordered: list[Any]) -> bool:
+    """Whether this call of an operation that may give several gives one (``max(x)``)."""
+    unless = op.extra.get("several_unless_none")
+    if unless is None:
+        return False
+    names = [p.name for p in op.params if p.kind != F.OUTPUT]
+    given = ordered[names.index(unless)]
+    return given is None or isinstance(given, bool) or not isinstance(given, int)
 
 
 def apply(run: Run, op: F.Op, call: Callable[..., Any], args: list[Any]) -> Any:

@@ -23,8 +23,8 @@ from typing import Any
 from ... import engine as gc
 from ...base.errors import GradcliError
 from . import objects, printing, tensors
-from .errors import SCRIPT_EXCEPTIONS, at_line, note
-from .lower_expressions import BINARY, Closure, Expressions
+from .errors import SCRIPT_EXCEPTIONS, at_line, note, note_span
+from .lower_expressions import BINARY, Closure, Expressions, _span
 from .operators import binary, index, iterate, truth
 from .runtime import BREAK, CONTINUE, RETURN, Frame, Function, call
 from .scopes import FREE, GLOBAL, LOCAL, Scope, function_scope, module_scope
@@ -201,8 +201,18 @@ class Statements:
         ]
         count = len(writers)
         star = starred[0] if starred else None
+        line = node.lineno
+        source = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        span = _span(node, source)
 
         def unpack(frame: Frame, value: Any) -> None:
+            try:
+                spread(frame, value)
+            except ValueError as exc:
+                note_span(exc, line, span)
+                raise
+
+        def spread(frame: Frame, value: Any) -> None:
             items = (
                 list(iterate(frame.run, value)) if not isinstance(value, (tuple, list)) else value
             )
@@ -293,6 +303,7 @@ class Statements:
                 new = _updated(frame, index(frame.run, container, found), symbol, operand(frame))
                 if isinstance(container, gc.Tensor):
                     tensors.write(frame.run, container, found, new)
+                    return
                 else:
                     container[found] = new
 

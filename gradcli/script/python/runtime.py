@@ -81,6 +81,7 @@ class Run:
         self.print_options = torchtext.DEFAULT_OPTIONS  # torch.set_printoptions
         self.grad_fns: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self.hooks: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+        self.frames: list[Frame] = []  # the frames of the script's calls under way
         self.set_engine_default: Callable[[np.dtype[Any]], None] = lambda dtype: None
 
     def statement(self, line: int | None = None) -> Statement:
@@ -219,12 +220,15 @@ class Function:
                     hint="a recursion that does not end? gradcli run takes calls this deep",
                 )
             frame = Frame(self.parameters.bind(self.name, args, kwargs), self.closure, run)
+            run.frames.append(frame)
             if self.wrapped is not None:
                 with self.wrapped():
                     return self.body(frame)
             return self.body(frame)
         finally:
             run.depth -= 1
+            if len(run.frames) > run.depth:
+                run.frames.pop()
 
     def __repr__(self) -> str:
         return f"<function {self.name} at 0x{id(self):x}>"

@@ -375,26 +375,35 @@ def _refuse_numpy() -> None:
 
 
 def _become(tensor: gc.Tensor, new: gc.Tensor) -> None:
-    """Make ``tensor`` hold ``new``'s value and node (every name of it sees the change)."""
-    for slot in ("data", "dtype", "requires_grad", "_op"):
-        setattr(tensor, slot, getattr(new, slot))
-    if new._op is not None:
-        for slot in ("_inputs", "_params", "_needs", "_order", "_released_name"):
-            setattr(tensor, slot, getattr(new, slot))
-        tensor._node = None
+    """Make the leaf ``tensor`` hold ``new``'s value (``detach_``)."""
+    tensor.data, tensor.dtype, tensor.requires_grad = new.data, new.dtype, new.requires_grad
+    tensor._op = None
 
 
-def _copy_of(tensor: gc.Tensor) -> gc.Tensor:
-    """A new tensor object with ``tensor``'s value, node and gradient bookkeeping."""
-    twin = gc.Tensor(tensor.data, tensor.requires_grad)
-    _become(twin, tensor)
-    twin._node = tensor._node
-    return twin
+def rebind(run: Run, old: gc.Tensor, new: gc.Tensor) -> gc.Tensor:
+    """Every name of ``old`` (the globals, the frames of the calls under way, and the items
+    of the lists and dicts they hold) names ``new`` now: torch's tensor written in place
+    (``y[0] = v``, ``y += 1`` while a graph is recorded) is the same object with a new node;
+    gradcli's graph keeps ``old`` as the node's input, and the script's names follow."""
+    spaces = [run.globals, *(frame.names for frame in run.frames)]
+    for names in spaces:
+        for key, value in names.items():
+            if value is old:
+                names[key] = new
+            elif type(value) is list:
+                for k, item in enumerate(value):
+                    if item is old:
+                        value[k] = new
+            elif type(value) is dict:
+                for k, item in value.items():
+                    if item is old:
+                        value[k] = new
+    return new
 
 
 def in_place(run: Run, tensor: gc.Tensor, symbol: str, other: Any) -> gc.Tensor:
     """``tensor += other`` (and ``-=``, ``*=``, ``/=``, ``**=``; ``add_`` ...): torch's
-    in-place operation."""
+    in-place operation; the tensor that holds the result (see ``rebind``)."""
     if tensor.is_leaf and tensor.requires_grad and _Mode.grad_enabled:
         raise RuntimeError(LEAF_INPLACE)
     op = F.OPERATORS[symbol]
@@ -405,10 +414,7 @@ def in_place(run: Run, tensor: gc.Tensor, symbol: str, other: Any) -> gc.Tensor:
         result = apply(run, op, op.call, [gc.Tensor(tensor.data), other])
         _write_values(tensor, result.data)
         return tensor
-    old = _copy_of(tensor)
-    result = apply(run, op, op.call, [old, other])
-    _become(tensor, result)
-    return tensor
+    return rebind(run, tensor, apply(run, op, op.call, [tensor, other]))
 
 
 def _write_values(tensor: gc.Tensor, data: np.ndarray) -> None:
@@ -441,12 +447,10 @@ def write(run: Run, tensor: gc.Tensor, index: Any, value: Any, node_name: str | 
         except (IndexError, ValueError) as exc:
             raise IndexError(str(exc)) from None
         return tensor
-    old = _copy_of(tensor)
-    result = apply(run, setitem, setitem.call, [old, value, *index])
-    _become(tensor, result)
-    if node_name is not None and tensor.grad_fn is not None:
-        run.node_names[tensor.grad_fn] = node_name
-    return tensor
+    result = apply(run, setitem, setitem.call, [tensor, value, *index])
+    if node_name is not None and result.grad_fn is not None:
+        run.node_names[result.grad_fn] = node_name
+    return rebind(run, tensor, result)
 
 
 def is_tensor_call(value: Any) -> bool:

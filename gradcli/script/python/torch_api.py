@@ -359,8 +359,9 @@ def modules(run: Run) -> dict[str, Module]:
     torch_names.update({name: dtype for name, dtype in DTYPES.items()})
 
     def seed(n: int) -> Generator:
-        if isinstance(n, bool) or not isinstance(n, int):
-            raise TypeError("manual_seed expected a long, but got " + type(n).__name__)
+        if isinstance(n, gc.Tensor):
+            n = n.data.item()
+        n = int(n)  # torch's int(seed)
         run.rng = np.random.default_rng([SEEDED, n % 2**64])
         return Generator()
 
