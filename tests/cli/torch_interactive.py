@@ -7,13 +7,13 @@ top-level statement compiled in 'single' mode, so that a bare expression's value
 JOBS is a list of ``[script, values]``: ``values`` are the nested lists that ``torch.rand``,
 ``torch.randn``, ``torch.rand_like`` and ``torch.randn_like`` return in turn in that script
 (gradcli's generator is not torch's: the test hands torch the values gradcli drew), and
-``torch.manual_seed`` returns torch's generator (its address masked by the test). Prints one JSON object: for each script, its ``stdout``,
-its ``stderr`` and its exit ``status``. Each script runs in a namespace of its own (and so
-with a warning registry of its own) where ``torch`` is already imported (the seed post's
-snippets continue a session that imported it). An uncaught exception prints Python's
-traceback limited to the script's own frames (torch's internal frames are not the user's;
-the script named by its absolute path, as Python names a script it runs), and the status is
-1, as Python's.
+``torch.manual_seed`` returns torch's generator (its address masked by the test). Prints one
+JSON object: for each script, its ``stdout``, its ``stderr`` and its exit ``status``. Each
+script runs in a namespace of its own (and so with a warning registry of its own) where
+``torch`` is already imported (the seed post's snippets continue a session that imported it).
+An uncaught exception prints Python's traceback limited to the script's own frames (torch's
+internal frames are not the user's; the script named by its absolute path, as Python names a
+script it runs), and the status is 1, as Python's.
 
 This is test tooling: it runs our own corpus of scripts, never user text.
 """
