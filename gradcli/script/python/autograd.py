@@ -229,7 +229,7 @@ def func_grad(
 
         raise GradcliError("gradcli's torch.func.grad takes argnums as one whole number yet")
 
-    def gradient(*inputs: Any) -> gc.Tensor:
+    def gradient(*inputs: Any) -> Any:
         if not -len(inputs) <= argnums < len(inputs):
             raise RuntimeError(f"Got argnum={argnums}, but only {len(inputs)} positional inputs")
         k = argnums % len(inputs)

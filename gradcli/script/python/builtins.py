@@ -281,7 +281,7 @@ def builtins(run: Run) -> dict[str, Any]:
         "oct": oct,
         "ascii": lambda v: ascii(printing.show(run, v)),
     }
-    wrapped = {name: Builtin(name, fn) for name, fn in made.items()}
+    wrapped: dict[str, Any] = {name: Builtin(name, fn) for name, fn in made.items()}
     # Python's types, callable and named as Python's (int(x) of a tensor: its item)
     wrapped.update(
         {
@@ -363,7 +363,7 @@ def python_modules(run: Run) -> dict[str, Module]:
             ),
         )
 
-    math_names = {
+    math_names: dict[str, Any] = {
         name: Builtin(name, getattr(math, name))
         for name in (
             "sqrt exp log log2 log10 log1p expm1 sin cos tan asin acos atan atan2 sinh cosh tanh "
@@ -398,9 +398,7 @@ def python_modules(run: Run) -> dict[str, Module]:
     operator_names: dict[str, Any] = {
         name: Builtin(name, operator_function(symbol)) for name, symbol in operators.items()
     }
-    operator_names["neg"] = Builtin(
-        "neg", lambda a: binary(run, "*", -1, a) if not isinstance(a, gc.Tensor) else -a
-    )
+    operator_names["neg"] = Builtin("neg", lambda a: binary(run, "*", -1, a))
     operator_names["itemgetter"] = Builtin(
         "itemgetter",
         lambda *keys: Builtin(

@@ -39,6 +39,11 @@ SCRIPT_EXCEPTIONS: tuple[type[BaseException], ...] = (
 )
 
 
+# The columns of an expression on its line: (start, end), and the part of it Python's carets
+# mark with '^' (the rest with '~'): (left, right)
+Span = tuple[int, int, int, int]
+
+
 @dataclass
 class Place:
     """A frame of a traceback: a line of the script, in a function (``<module>`` at top)."""
@@ -46,7 +51,7 @@ class Place:
     depth: int  # the call depth of the frame (0: the module)
     line: int
     function: str
-    span: tuple[int, int] | None = None  # the columns on ``line`` Python marks with carets
+    span: Span | None = None  # the columns on ``line`` Python marks with carets
 
 
 def places(exc: BaseException) -> list[Place]:
@@ -71,7 +76,7 @@ def note(exc: BaseException, depth: int, line: int, function: str) -> None:
     found.append(Place(depth, line, function, None if span is None else span[1]))
 
 
-def note_span(exc: BaseException, line: int, span: tuple[int, int]) -> None:
+def note_span(exc: BaseException, line: int, span: Span) -> None:
     """Record the columns of the innermost expression ``exc`` came out of."""
     if getattr(exc, "_gradcli_span", None) is None:
         try:

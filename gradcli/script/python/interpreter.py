@@ -67,10 +67,10 @@ def new_run(
     """A run of ``source``'s script with ``torch`` imported (as the interactive interpreter
     the tutorials are pasted into)."""
     run = Run(filename, source.split("\n"), filename != "<stdin>", seed, out, err, max_steps)
-    run.modules = torch_api.modules(run)  # type: ignore[attr-defined]
-    run.builtins = builtins.builtins(run)  # type: ignore[attr-defined]
-    run.handling = []  # type: ignore[attr-defined]
-    run.globals["torch"] = run.modules["torch"]  # type: ignore[attr-defined]
+    run.modules = dict(torch_api.modules(run))
+    run.builtins = builtins.builtins(run)
+    run.globals["torch"] = run.modules["torch"]
+    run.globals["__name__"] = "__main__"
     return run
 
 
@@ -143,7 +143,7 @@ def _quoted(line: str, place: Place) -> str:
     text = f"    {shown}\n"
     if place.span is None:
         return text
-    start, end, left, right = place.span  # type: ignore[misc]
+    start, end, left, right = place.span
     indent = len(line) - len(line.lstrip())
     if start <= indent and end >= len(line.rstrip()):
         return text  # the whole line: no carets

@@ -24,6 +24,9 @@ MAX_STEPS = 20_000_000  # the default of --max-steps
 MAX_CALLS = 150  # the script's calls nested in one another (Python's limit is 1,000)
 MAX_INT_BITS = 1_000_000  # about 300,000 decimal digits
 POINTER = 8  # the bytes of one item of a list or tuple (its pointer)
+# the copies a string or list may pass through beside itself (the operands it is made of, a
+# join, print's line, the bytes written): what --max-memory must hold
+COPIES = 4
 _TICK_EVERY = 1024  # steps between two looks at the clock (--timeout)
 
 
@@ -62,7 +65,7 @@ def check_items(count: int, item_bytes: int, what: str) -> None:
             f"{what} would have {count:,} items; the limit is {limit:,} (--max-elements)",
             hint="make it smaller, or raise --max-elements",
         )
-    bounds.check_bytes(count * item_bytes, what)
+    bounds.check_bytes(count * item_bytes * COPIES, what)
 
 
 def char_bytes(text: str) -> int:

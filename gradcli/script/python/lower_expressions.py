@@ -19,9 +19,10 @@ from typing import Any
 
 from . import objects, printing
 from .errors import note_span, refusal
+from .lower_comprehensions import Comprehensions
 from .operators import binary, contains, index, iterate, truth, unary
 from .runtime import Frame, Function, Parameters, call
-from .scopes import FREE, LOCAL, Scope, comprehension_scope, function_scope
+from .scopes import FREE, GLOBAL, LOCAL, Scope, function_scope
 
 Closure = Callable[[Frame], Any]
 
@@ -49,6 +50,12 @@ _COMPARE = {
     ast.GtE: ">=",
 }
 _UNARY = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}
+# Python's builtins that reach files, code or the interpreter: refused where a script reads one
+OUT_OF_REACH = frozenset(
+    "eval exec compile open input globals locals vars dir breakpoint help exit quit "
+    "setattr delattr memoryview bytearray bytes classmethod staticmethod property super "
+    "issubclass".split()
+)
 _REFUSED = {
     ast.Await: "await",
     ast.Yield: "yield (generators)",
@@ -56,7 +63,7 @@ _REFUSED = {
 }
 
 
-class Expressions:
+class Expressions(Comprehensions):
     """The lowering of the expressions of one block (``scope``: where its names live)."""
 
     def __init__(self, lines: list[str], scope: Scope, statements: Any):
@@ -103,7 +110,25 @@ class Expressions:
         return lambda frame: value
 
     def lower_Name(self, node: ast.Name) -> Closure:
-        return self.name_reader(node.id)
+        name = node.id
+        if name.startswith("__") and name != "__name__":
+            raise self.refuse(
+                node,
+                f"gradcli run does not take names that start with '__' ({name!r})",
+                "a script's own names are plain (x, w_2, loss)",
+            )
+        if name in OUT_OF_REACH and self.scope.where(name)[0] == GLOBAL:
+            root = self.scope
+            while root.parent is not None:
+                root = root.parent
+            if name not in root.own:
+                raise self.refuse(
+                    node,
+                    f"gradcli run does not take {name}(): files, code and the interpreter's "
+                    "internals are out of a script's reach",
+                    "gradcli run takes the builtins a tutorial uses (print, len, range, ...)",
+                )
+        return self.name_reader(name)
 
     def name_reader(self, name: str) -> Closure:
         where, hops = self.scope.where(name)
@@ -356,7 +381,7 @@ class Expressions:
         parts: list[Closure] = []
         for value in node.values:
             if isinstance(value, ast.Constant):
-                parts.append(lambda frame, text=str(value.value): text)
+                parts.append(_literal(str(value.value)))
             else:
                 assert isinstance(value, ast.FormattedValue)  # what an f-string holds
                 parts.append(self.lower_FormattedValue(value))
@@ -417,62 +442,6 @@ class Expressions:
 
         return make
 
-    # -- comprehensions
-    def _comprehension(self, node: Any, element: Callable[[Expressions], Closure]) -> Any:
-        """The pieces of a comprehension: its first iterable (in this scope), and a function
-        that gives its items in its own frame."""
-        scope = comprehension_scope(node, self.scope)
-        inner = Expressions(self.lines, scope, self.statements)
-        first = self.lower(node.generators[0].iter)
-        clauses = []
-        for k, generator in enumerate(node.generators):
-            if generator.is_async:
-                raise self.refuse(node, "gradcli run does not take async comprehensions")
-            source = None if k == 0 else inner.lower(generator.iter)
-            target = self.statements.target_writer(generator.target, scope, inner)
-            conditions = [inner.lower(c) for c in generator.ifs]
-            clauses.append((source, target, conditions))
-        produce = element(inner)
-
-        def items(frame: Frame, iterable: Any) -> Any:
-            own = Frame({}, frame, frame.run)
-
-            def walk(k: int, values: Any) -> Any:
-                source, target, conditions = clauses[k]
-                for value in iterate(own.run, values):
-                    target(own, value)
-                    if all(truth(c(own)) for c in conditions):
-                        if k + 1 == len(clauses):
-                            yield produce(own)
-                        else:
-                            next_source = clauses[k + 1][0]
-                            assert next_source is not None
-                            yield from walk(k + 1, next_source(own))
-
-            return walk(0, iterable)
-
-        return first, items
-
-    def lower_ListComp(self, node: ast.ListComp) -> Closure:
-        first, items = self._comprehension(node, lambda inner: inner.lower(node.elt))
-        return lambda frame: _bounded_list(frame, items(frame, first(frame)))
-
-    def lower_SetComp(self, node: ast.SetComp) -> Closure:
-        first, items = self._comprehension(node, lambda inner: inner.lower(node.elt))
-        return lambda frame: set(_bounded_list(frame, items(frame, first(frame))))
-
-    def lower_GeneratorExp(self, node: ast.GeneratorExp) -> Closure:
-        first, items = self._comprehension(node, lambda inner: inner.lower(node.elt))
-        return lambda frame: items(frame, first(frame))
-
-    def lower_DictComp(self, node: ast.DictComp) -> Closure:
-        def pair(inner: Expressions) -> Closure:
-            key, value = inner.lower(node.key), inner.lower(node.value)
-            return lambda frame: (key(frame), value(frame))
-
-        first, items = self._comprehension(node, pair)
-        return lambda frame: dict(_bounded_list(frame, items(frame, first(frame))))
-
     def lower_Starred(self, node: ast.Starred) -> Closure:
         raise self.refuse(node, "can't use starred expression here")
 
@@ -480,17 +449,8 @@ class Expressions:
 _MISSING = object()
 
 
-def _bounded_list(frame: Frame, items: Any) -> list[Any]:
-    from . import limits
-
-    found: list[Any] = []
-    limit = 1 << 16
-    for item in items:
-        found.append(item)
-        if len(found) >= limit:
-            limits.check_items(len(found), limits.POINTER, "the comprehension")
-            limit <<= 1
-    return found
+def _literal(text: str) -> Closure:
+    return lambda frame: text
 
 
 def _index_value(value: Any) -> Any:

@@ -23,31 +23,17 @@ from typing import Any
 from ... import engine as gc
 from ...base.errors import GradcliError
 from . import objects, printing, tensors
-from .errors import SCRIPT_EXCEPTIONS, at_line, note, note_span
-from .lower_expressions import BINARY, Closure, Expressions, _span
+from .errors import SCRIPT_EXCEPTIONS, at_line, note
+from .lower_expressions import BINARY, Closure, Expressions
+from .lower_imports import Imports
+from .lower_targets import Targets
 from .operators import binary, index, iterate, truth
 from .runtime import BREAK, CONTINUE, RETURN, Frame, Function, call
-from .scopes import FREE, GLOBAL, LOCAL, Scope, function_scope, module_scope
+from .scopes import Scope, function_scope, module_scope
 
 Statement = Callable[[Frame], Any]
 Writer = Callable[[Frame, Any], None]
 
-# What a script may import: torch's modules, and these Python modules
-IMPORTABLE = (
-    "torch",
-    "torch.nn",
-    "torch.nn.functional",
-    "torch.autograd",
-    "torch.autograd.functional",
-    "torch.func",
-    "torch.linalg",
-    "torch.special",
-    "math",
-    "functools",
-    "itertools",
-    "operator",
-    "collections",
-)
 _NOT_YET = {
     ast.ClassDef: "classes (torch.nn.Module and the like are the nn issue's)",
     ast.AsyncFunctionDef: "async functions",
@@ -56,14 +42,8 @@ _NOT_YET = {
 }
 
 
-class Statements:
+class Statements(Targets, Imports):
     """The lowering of a script's statements (``lines``: its source lines)."""
-
-    def __init__(self, lines: list[str]):
-        self.lines = lines
-
-    def refuse(self, node: ast.AST, message: str, hint: str | None = None) -> Exception:
-        return Expressions(self.lines, Scope("module"), self).refuse(node, message, hint)
 
     def module(self, tree: ast.Module) -> Statement:
         scope = module_scope(tree.body)
@@ -124,120 +104,6 @@ class Statements:
                 raise
 
         return run_statement
-
-    # -- names and targets
-    def name_writer(self, name: str, scope: Scope) -> Writer:
-        where, hops = scope.where(name)
-        if scope.kind == "module" or where == GLOBAL:
-
-            def global_(frame: Frame, value: Any) -> None:
-                frame.run.globals[name] = value
-
-            return global_
-        if where == LOCAL:
-
-            def local(frame: Frame, value: Any) -> None:
-                frame.names[name] = value
-
-            return local
-        assert where == FREE
-
-        def free(frame: Frame, value: Any) -> None:
-            held = frame
-            for _ in range(hops):
-                held = held.parent  # type: ignore[assignment]
-            held.names[name] = value
-
-        return free
-
-    def target_writer(self, node: ast.expr, scope: Scope, expressions: Expressions) -> Writer:
-        """What stores a value into an assignment's target."""
-        if isinstance(node, ast.Name):
-            return self.name_writer(node.id, scope)
-        if isinstance(node, (ast.Tuple, ast.List)):
-            return self._unpacker(node, scope, expressions)
-        if isinstance(node, ast.Attribute):
-            if node.attr.startswith("__"):
-                raise self.refuse(node, "gradcli run does not write attributes starting with '__'")
-            owner = expressions.lower(node.value)
-            attribute = node.attr
-
-            def set_attribute(frame: Frame, value: Any) -> None:
-                objects.set_value(frame.run, owner(frame), attribute, value)
-
-            return set_attribute
-        if isinstance(node, ast.Subscript):
-            owner = expressions.lower(node.value)
-            key = expressions.lower(node.slice)
-
-            def set_item(frame: Frame, value: Any) -> None:
-                container = owner(frame)
-                found = key(frame)
-                if isinstance(container, gc.Tensor):
-                    tensors.write(frame.run, container, found, value)
-                elif isinstance(container, (list, dict)):
-                    if isinstance(container, dict) and found not in container:
-                        from . import limits
-
-                        limits.check_items(len(container) + 1, limits.POINTER, "dict")
-                    container[found] = value
-                else:
-                    raise TypeError(
-                        f"'{type(container).__name__}' object does not support item assignment"
-                    )
-
-            return set_item
-        if isinstance(node, ast.Starred):
-            raise self.refuse(node, "starred assignment target must be in a list or tuple")
-        raise self.refuse(node, f"gradcli run cannot assign to {type(node).__name__} yet")
-
-    def _unpacker(self, node: ast.Tuple | ast.List, scope: Scope, exprs: Expressions) -> Writer:
-        starred = [k for k, e in enumerate(node.elts) if isinstance(e, ast.Starred)]
-        if len(starred) > 1:
-            raise self.refuse(node, "multiple starred expressions in assignment")
-        writers = [
-            self.target_writer(e.value if isinstance(e, ast.Starred) else e, scope, exprs)
-            for e in node.elts
-        ]
-        count = len(writers)
-        star = starred[0] if starred else None
-        line = node.lineno
-        source = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        span = _span(node, source)
-
-        def unpack(frame: Frame, value: Any) -> None:
-            try:
-                spread(frame, value)
-            except ValueError as exc:
-                note_span(exc, line, span)
-                raise
-
-        def spread(frame: Frame, value: Any) -> None:
-            items = (
-                list(iterate(frame.run, value)) if not isinstance(value, (tuple, list)) else value
-            )
-            if star is None:
-                if len(items) != count:
-                    if len(items) > count:
-                        raise ValueError(f"too many values to unpack (expected {count})")
-                    raise ValueError(
-                        f"not enough values to unpack (expected {count}, got {len(items)})"
-                    )
-                for writer, item in zip(writers, items):
-                    writer(frame, item)
-                return
-            after = count - star - 1
-            if len(items) < count - 1:
-                raise ValueError(
-                    f"not enough values to unpack (expected at least {count - 1}, got {len(items)})"
-                )
-            for k in range(star):
-                writers[k](frame, items[k])
-            writers[star](frame, list(items[star : len(items) - after]))
-            for k in range(after):
-                writers[star + 1 + k](frame, items[len(items) - after + k])
-
-        return unpack
 
     # -- the statements
     def lower_Expr(self, node: ast.Expr, scope, expressions, interactive, function) -> Statement:
@@ -461,46 +327,6 @@ class Statements:
 
         return check
 
-    def lower_Delete(self, node: ast.Delete, scope, expressions, interactive, function):
-        removers = [self._remover(t, scope, expressions) for t in node.targets]
-
-        def delete(frame: Frame) -> None:
-            for remove in removers:
-                remove(frame)
-
-        return delete
-
-    def _remover(self, node: ast.expr, scope: Scope, expressions: Expressions) -> Statement:
-        if isinstance(node, ast.Name):
-            name = node.id
-            where, _ = scope.where(name)
-
-            def remove(frame: Frame) -> None:
-                names = (
-                    frame.run.globals if where == GLOBAL or scope.kind == "module" else frame.names
-                )
-                if name not in names:
-                    raise NameError(f"name '{name}' is not defined")
-                del names[name]
-
-            return remove
-        if isinstance(node, ast.Subscript):
-            owner, key = expressions.lower(node.value), expressions.lower(node.slice)
-
-            def remove_item(frame: Frame) -> None:
-                container = owner(frame)
-                if not isinstance(container, (list, dict)):
-                    raise TypeError(
-                        f"'{type(container).__name__}' object doesn't support item deletion"
-                    )
-                del container[key(frame)]
-
-            return remove_item
-        if isinstance(node, (ast.Tuple, ast.List)):
-            parts = [self._remover(e, scope, expressions) for e in node.elts]
-            return lambda frame: [p(frame) for p in parts] and None
-        raise self.refuse(node, "gradcli run deletes names and items only")
-
     def lower_With(self, node: ast.With, scope, expressions, interactive, function):
         managers = [
             (
@@ -609,66 +435,6 @@ class Statements:
             raise TypeError("exceptions must derive from BaseException")
 
         return throw
-
-    def lower_Import(self, node: ast.Import, scope, expressions, interactive, function):
-        bindings = []
-        for alias in node.names:
-            self._check_import(node, alias.name)
-            if alias.asname is not None:
-                bindings.append((self.name_writer(alias.asname, scope), alias.name))
-            else:
-                top = alias.name.split(".")[0]
-                bindings.append((self.name_writer(top, scope), top))
-
-        def bind(frame: Frame) -> None:
-            for store, module in bindings:
-                store(frame, frame.run.modules[module])
-
-        return bind
-
-    def lower_ImportFrom(self, node: ast.ImportFrom, scope, expressions, interactive, function):
-        module = node.module or ""
-        if module == "__future__":
-            return lambda frame: None
-        self._check_import(node, module)
-        bindings = []
-        for alias in node.names:
-            if alias.name == "*":
-                raise self.refuse(node, "gradcli run does not take 'import *'", "import the names")
-            if alias.name.startswith("__"):
-                raise self.refuse(node, f"gradcli run does not import {alias.name!r}")
-            bindings.append((self.name_writer(alias.asname or alias.name, scope), alias.name))
-
-        def bind(frame: Frame) -> None:
-            run = frame.run
-            source = run.modules[module]
-            for store, name in bindings:
-                dotted = f"{module}.{name}"
-                if dotted in run.modules:
-                    store(frame, run.modules[dotted])
-                    continue
-                try:
-                    store(frame, objects.get(run, source, name))
-                except AttributeError:
-                    raise ImportError(f"cannot import name '{name}' from '{module}'") from None
-
-        return bind
-
-    def _check_import(self, node: ast.stmt, module: str) -> None:
-        if module not in IMPORTABLE:
-            top = module.split(".")[0]
-            if top == "torch":
-                raise self.refuse(
-                    node,
-                    f"gradcli run does not take {module} yet",
-                    "gradcli run takes "
-                    + ", ".join(m for m in IMPORTABLE if m.startswith("torch")),
-                )
-            raise self.refuse(
-                node,
-                f"gradcli reads PyTorch code: it does not import {module!r}",
-                "import torch and its modules, math, functools, itertools, operator",
-            )
 
 
 def _assigned_name(node: ast.stmt) -> str | None:

@@ -14,6 +14,7 @@ import string
 from typing import TYPE_CHECKING, Any
 
 from ... import engine as gc
+from ...base.errors import GradcliError
 from . import limits, printing, tensors
 from .calls import DType
 from .printing import ReturnTypes, Size
@@ -56,7 +57,10 @@ _NUMBER_ATTRIBUTES = {
 def get(run: Run, value: Any, name: str) -> Any:
     """``value.name`` as a script reads it."""
     if name.startswith("__"):
-        raise AttributeError(f"gradcli run does not read the attribute '{name}'")
+        raise GradcliError(
+            f"gradcli run does not read attributes whose names start with '__' ({name!r})",
+            hint="scripts read torch's attributes (x.grad, x.shape), not Python's internals",
+        )
     kind = type(value)
     if kind is gc.Tensor:
         return tensors.attribute(run, value, name)
@@ -196,8 +200,6 @@ def _format(run: Run, text: str, *args: Any, **kwargs: Any) -> str:
         if field is None:
             continue
         if "." in field or "[" in field:
-            from ...base.errors import GradcliError
-
             raise GradcliError(
                 f"gradcli run takes a format field by position or name only, not {field!r}",
                 hint="format the attribute itself: '{}'.format(x.shape)",

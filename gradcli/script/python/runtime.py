@@ -81,6 +81,9 @@ class Run:
         self.print_options = torchtext.DEFAULT_OPTIONS  # torch.set_printoptions
         self.grad_fns: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self.hooks: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+        self.modules: dict[str, Any] = {}  # what the script may import, by dotted name
+        self.builtins: dict[str, Any] = {}
+        self.handling: list[BaseException] = []  # the exceptions of the except blocks running
         self.frames: list[Frame] = []  # the frames of the script's calls under way
         self.set_engine_default: Callable[[np.dtype[Any]], None] = lambda dtype: None
 

@@ -52,9 +52,9 @@ def function_scope(node: ast.FunctionDef | ast.Lambda, parent: Scope) -> Scope:
     args = node.args
     for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
         scope.own.add(arg.arg)
-    for arg in (args.vararg, args.kwarg):
-        if arg is not None:
-            scope.own.add(arg.arg)
+    for rest in (args.vararg, args.kwarg):
+        if rest is not None:
+            scope.own.add(rest.arg)
     body = [node.body] if isinstance(node, ast.Lambda) else node.body
     for statement in body:
         _Assigned(scope).visit(statement)

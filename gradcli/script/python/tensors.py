@@ -447,14 +447,22 @@ def write(run: Run, tensor: gc.Tensor, index: Any, value: Any, node_name: str | 
         except (IndexError, ValueError) as exc:
             raise IndexError(str(exc)) from None
         return tensor
-    result = apply(run, setitem, setitem.call, [tensor, value, *index])
+    result = apply(run, setitem, setitem.call, [tensor, value, *_layout(index)])
     if node_name is not None and result.grad_fn is not None:
         run.node_names[result.grad_fn] = node_name
     return rebind(run, tensor, result)
 
 
-def is_tensor_call(value: Any) -> bool:
-    return isinstance(value, gc.Tensor)
+def _layout(index: tuple[Any, ...]) -> list[Any]:
+    """An index as setitem takes it: plain items as they are; with tensors (or lists) in it,
+    the tensors first, then the index with each of them a slot (``indexing.SLOT``)."""
+    from ...engine.indexing import SLOT
+
+    items = [gc.tensor(i) if isinstance(i, list) else i for i in index]
+    if not any(isinstance(i, gc.Tensor) for i in items):
+        return items
+    tensors = [i for i in items if isinstance(i, gc.Tensor)]
+    return [*tensors, *(SLOT if isinstance(i, gc.Tensor) else i for i in items)]
 
 
 __all__ = ["DTYPES", "attribute", "call", "set_attribute", "write", "in_place"]

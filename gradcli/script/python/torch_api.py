@@ -154,11 +154,7 @@ class Constructors:
             raise TypeError("requires_grad must be True or False")
         if requires_grad and chosen.kind not in "fc":
             raise RuntimeError(INTEGER_GRAD)
-        with bounds.charging(run.tally):
-            bounds.check_elements(int(array.size), "the tensor")
-        tensor = gc.Tensor(array.astype(chosen), requires_grad)
-        run.tally.charge(tensor.data.nbytes, "the tensor")
-        return tensor
+        return gc.Tensor(array.astype(chosen), requires_grad)
 
     def sizes(self, size: tuple[Any, ...], name: str) -> list[int]:
         if len(size) == 1 and isinstance(size[0], (list, tuple)):
@@ -177,7 +173,6 @@ class Constructors:
                     f"Trying to create tensor with negative dimension {n}: {list(size)}"
                 )
             found.append(n)
-        bounds.check_elements(math.prod(found), f"{name}{tuple(found)}")
         return found
 
     def build(self, name: str, args: list[Any]) -> np.ndarray:
@@ -223,10 +218,12 @@ class Constructors:
         requires_grad: bool = False,
         device: Any = None,
     ) -> gc.Tensor:
-        shape = self.sizes(size if isinstance(size, (list, tuple)) else (size,), "full")
+        shape = self.sizes(tuple(size) if isinstance(size, (list, tuple)) else (size,), "full")
         if isinstance(fill_value, gc.Tensor):
             fill_value = fill_value.data.item()
         default = {"b": np.dtype(bool), "i": np.dtype(np.int64)}.get(_kind(fill_value))
+        with bounds.charging(self.run.tally):
+            bounds.check_elements(math.prod(shape), f"full{tuple(shape)}")
         array = np.full(shape, fill_value)
         return self.made(array, dtype, requires_grad, default)
 
@@ -274,9 +271,10 @@ class Constructors:
             if not isinstance(source, gc.Tensor):
                 raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor")
             shape = list(source.shape)
-            bounds.check_elements(math.prod(shape), f"{name}{tuple(shape)}")
             if made_as == "full":
                 fill = rest[0] if rest else fill_value
+                with bounds.charging(self.run.tally):
+                    bounds.check_elements(math.prod(shape), f"{name}{tuple(shape)}")
                 array = np.full(shape, fill)
             else:
                 array = self.build(made_as if made_as != "empty" else "zeros", shape)
@@ -298,7 +296,7 @@ class Constructors:
                 array = self.build("tensor", [plain]) if plain != [] else np.zeros(0)
                 return self.made(array, dtype, False)
             shape = self.sizes(args, "Tensor")
-            return self.made(np.zeros(shape), dtype, False)
+            return self.made(self.build("zeros", shape), dtype, False)
 
         return make
 
