@@ -132,7 +132,19 @@ def backward_of(
             if value is not None:
                 leaf.grad = value if leaf.grad is None else leaf.grad + value
         return
-    _engine(lambda: gc.backward(outputs, gradients, retain_graph, create_graph))
+    hooked = [(leaf, hooks) for leaf, hooks in run.hooks.items() if hooks]
+    earlier = [(leaf, leaf.grad) for leaf, _ in hooked]
+    for leaf, _ in hooked:  # this pass's gradient alone, for the hooks to see
+        leaf.grad = None
+    try:
+        _engine(lambda: gc.backward(outputs, gradients, retain_graph, create_graph))
+    finally:
+        for (leaf, hooks), (_, before) in zip(hooked, earlier):
+            found = leaf.grad
+            for hook in hooks if found is not None else ():
+                replaced = hook(found)
+                found = found if replaced is None else replaced
+            leaf.grad = before if found is None else found if before is None else before + found
 
 
 def grad(

@@ -85,6 +85,10 @@ def numpy_name(value: Any, where: str) -> str:
     raise TypeError(f"{where}: dtype must be a torch dtype (torch.float32, ...), not {value!r}")
 
 
+# the numpy names torch takes for its parameters (x.sum(axis=1, keepdims=True))
+_NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+
+
 def _option(value: Any, kind: str) -> Any:
     """An option's value as the engine takes it: a tuple for dims and sizes, a dtype by its
     name, a Python number for a 0-d tensor."""
@@ -130,6 +134,7 @@ def bind(op: F.Op, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
             )
     for key, value in kwargs.items():
         known = [p.name for p in params if p.kind not in _REST]
+        key = _NUMPY_NAMES.get(key, key) if _NUMPY_NAMES.get(key) in known else key
         if key not in known:
             if key in ("device", "out", "layout", "pin_memory", "memory_format") and value in (
                 None,

@@ -95,6 +95,7 @@ def execute(run: Run, program: Any) -> int:
     limit = sys.getrecursionlimit()
     with contextlib.ExitStack() as stack:
         stack.enter_context(gc.default_dtype(np.float32))  # torch's default floating dtype
+        stack.enter_context(gc.set_grad_enabled(True))  # put back after the script's own
         stack.enter_context(warnings.catch_warnings())
         warnings.simplefilter("ignore", RuntimeWarning)
         stack.enter_context(np.errstate(all="ignore"))

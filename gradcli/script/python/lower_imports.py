@@ -28,6 +28,7 @@ IMPORTABLE = (
     "itertools",
     "operator",
     "collections",
+    "functorch",  # torch.func under its old name
 )
 
 

@@ -136,8 +136,8 @@ def _grad_fn(node: tensors.GradFn, name: str) -> Any:
         return node.next_functions()
     saved = {"_saved_self": 0, "_saved_other": 1, "_saved_result": -1}
     if name in saved:
-        if name == "_saved_result":
-            return node.node.output
+        if name == "_saved_result":  # a tensor of its own, holding the output's values
+            return gc.Tensor(node.node.output.data)
         return node.saved(saved[name])
     if name == "metadata":
         return {}

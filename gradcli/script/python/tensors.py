@@ -283,8 +283,17 @@ def _detach_(run: Run, tensor: gc.Tensor) -> gc.Tensor:
 
 
 def _register_hook(run: Run, tensor: gc.Tensor, hook: Any) -> Any:
+    """A hook on a leaf's gradient: called with each backward pass's gradient before it is
+    accumulated into ``.grad``, which its result (unless None) replaces."""
     if not tensor.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if not tensor.is_leaf:
+        from ...base.errors import GradcliError
+
+        raise GradcliError(
+            "gradcli run takes register_hook on leaf tensors only yet",
+            hint="register the hook on a leaf (a tensor made with requires_grad=True)",
+        )
     hooks = run.hooks.setdefault(tensor, [])
     hooks.append(hook)
     return Handle(hooks, hook)
@@ -355,6 +364,10 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "copy_": _copy_,
     "backward": lambda run, t, *a, **k: autograd.backward(run, t, *a, **k),
     "is_floating_point": lambda run, t: t.dtype.kind == "f",
+    "equal": lambda run, t, other: t.shape == other.shape and bool((t.data == other.data).all()),
+    "allclose": lambda run, t, other, rtol=1e-5, atol=1e-8, equal_nan=False: bool(
+        np.allclose(t.data, other.data, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    ),
     "is_complex": lambda run, t: t.dtype.kind == "c",
     "type_as": _type_as,
     "to": _to,

@@ -199,7 +199,13 @@ class Constructors:
             requires_grad: bool = False,
             device: Any = None,
             out: Any = None,
+            **named: Any,
         ) -> gc.Tensor:
+            if "size" in named:  # torch.randn(size=(2, 3))
+                size = (named.pop("size"),)
+            if named:
+                unexpected = next(iter(named))
+                raise TypeError(f"{name}() got an unexpected keyword argument '{unexpected}'")
             shape = self.sizes(size, name)
             array = self.build(name if name != "empty" else "zeros", list(shape))
             if name in ("rand", "randn"):
@@ -382,9 +388,7 @@ def modules(run: Run) -> dict[str, Module]:
     torch_names.update(
         no_grad=Builtin("no_grad", lambda: GradMode(False, "no_grad")),
         enable_grad=Builtin("enable_grad", lambda: GradMode(True, "enable_grad")),
-        set_grad_enabled=Builtin(
-            "set_grad_enabled", lambda mode: GradMode(bool(mode), "set_grad_enabled")
-        ),
+        set_grad_enabled=Builtin("set_grad_enabled", _set_grad_enabled),
         inference_mode=Builtin(
             "inference_mode", lambda mode=True: GradMode(not mode, "inference_mode")
         ),
@@ -447,6 +451,7 @@ def modules(run: Run) -> dict[str, Module]:
         "torch.nn.functional": functional,
         "torch.linalg": linalg,
         "torch.special": special,
+        "functorch": func_module,
     }
     found.update(builtins.python_modules(run))
     return found
@@ -475,6 +480,30 @@ def _func_module(missing: Callable[[str], Any]) -> Module:
             "__missing__": missing,
         },
     )
+
+
+class _SetGradEnabled(GradMode):
+    """``torch.set_grad_enabled(mode)``: the mode is set when it is called (as a function, it
+    stays), and a ``with`` block puts the one before back at its end."""
+
+    def __init__(self, enabled: bool):
+        super().__init__(enabled, "set_grad_enabled")
+        from ...engine.tensor import _Mode
+
+        self.previous = _Mode.grad_enabled
+        _Mode.grad_enabled = enabled
+
+    def enter(self) -> None:
+        pass
+
+    def exit(self) -> None:
+        from ...engine.tensor import _Mode
+
+        _Mode.grad_enabled = self.previous
+
+
+def _set_grad_enabled(mode: Any) -> GradMode:
+    return _SetGradEnabled(bool(mode))
 
 
 def _grad_enabled() -> bool:
