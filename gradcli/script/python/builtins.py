@@ -132,6 +132,9 @@ def builtins(run: Run) -> dict[str, Any]:
 
     def type_(value: Any) -> Any:
         kind = type(value)
+        named = wrapped.get(kind.__name__)
+        if isinstance(named, _Typed) and named.kind is kind:  # type(x) is list
+            return named
         if kind in SAFE_TYPES or kind in SCRIPT_EXCEPTIONS or kind is type(None):
             return kind if kind is not type(None) else TypeName("NoneType")
         if kind is gc.Tensor:
