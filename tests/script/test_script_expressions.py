@@ -8,7 +8,7 @@ import pytest
 from python_oracle import gradcli_run, python_run
 
 PROGRAMS = {
-    "integers": "print(7 // 2, -7 // 2, 7 % -3, 2 ** 100, 10 / 4, 1 << 70, ~5, 5 ^ 3, 6 & 3, 6 | 1)",
+    "integers": "print(7 // 2, -7 // 2, 7 % -3, 2 ** 100, 10 / 4, 1 << 70, ~5, 5 ^ 3, 6 & 3)",
     "floats": "print(0.1 + 0.2, 1e300 * 10, 2 ** -1, 7.5 // 2, -7.5 % 2, round(2.675, 2))",
     "mixed and complex": "print(1 + 2.5, True + 1, 3 * 1j, (1 + 2j) * (3 - 1j), abs(-3 + 4j))",
     "division by zero": "print(1 / 0)",

@@ -11,7 +11,8 @@ PROGRAMS = {
     "read before assignment": "x = 1\ndef f():\n    print(x)\n    x = 2\nf()",
     "closure": "def outer(n):\n    def inner(m):\n        return n * m\n    return inner\n"
     "triple = outer(3)\nprint(triple(5), outer(2)(2))",
-    "late binding": "fs = []\nfor i in range(3):\n    fs.append(lambda: i)\nprint([f() for f in fs])",
+    "late binding": "fs = []\nfor i in range(3):\n    fs.append(lambda: i)\n"
+    "print([f() for f in fs])",
     "nonlocal": "def counter():\n    c = 0\n    def step():\n        nonlocal c\n        c += 1\n"
     "        return c\n    return step\ns = counter()\ns()\nprint(s(), s())",
     "global statement": "total = 0\ndef add(v):\n    global total\n    total = total + v\n"
@@ -25,7 +26,8 @@ PROGRAMS = {
     "f(1)\nprint(f(2))",
     "a builtin shadowed": "def sum(*a):\n    return 'mine'\nprint(sum(1, 2))\nlen = 3\nprint(len)",
     "a name like an operation": "bce = 2\nlinear = 3\ntanh = bce * linear\nprint(tanh)",
-    "free variable not yet bound": "def f():\n    def g():\n        return v\n    g()\n    v = 1\nf()",
+    "free variable not yet bound": "def f():\n    def g():\n        return v\n    g()\n"
+    "    v = 1\nf()",
     "loop variable after the loop": "for i in range(3):\n    pass\nprint(i)",
     "except name is removed": "try:\n    1 / 0\nexcept Exception as e:\n    pass\nprint(e)",
 }

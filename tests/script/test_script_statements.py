@@ -22,8 +22,9 @@ PROGRAMS = {
     "while else break continue": "i = 0\nwhile i < 10:\n    i += 1\n    if i % 2:\n"
     "        continue\n    if i > 6:\n        break\n    print(i)\nelse:\n    print('no')\n"
     "while i > 20:\n    pass\nelse:\n    print('else', i)",
-    "for over everything": "for k in {'a': 1, 'b': 2}:\n    print(k)\nfor a, b in zip('xy', (1, 2)):"
-    "\n    print(a, b)\nfor c in 'hi':\n    print(c)\nfor i in range(10, 0, -3):\n    print(i)",
+    "for over everything": "for k in {'a': 1, 'b': 2}:\n    print(k)\n"
+    "for a, b in zip('xy', (1, 2)):\n    print(a, b)\n"
+    "for c in 'hi':\n    print(c)\nfor i in range(10, 0, -3):\n    print(i)",
     "echo at top level": "3 + 4\nNone\nfor i in range(2):\n    i * 10\n'text'\n[1, (2,), {3: 4}]",
     "no echo in a function": "def f():\n    5\n    return None\nf()\nprint(f())",
     "def": "def f(a, b=2, *args, c, d=4, **kw):\n    'its docstring'\n"
