@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ... import engine as gc
 from ...lang import functions as F
 from . import limits
-from .calls import apply
+from .calls import apply, call_op
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -140,7 +140,9 @@ def iterate(run: Run, value: Any) -> Iterator[Any]:
     if type(value) is gc.Tensor:
         if value.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return run.steps.ticking(index(run, value, i) for i in range(value.shape[0]))
+        unbind = F.lookup("unbind")  # torch's Tensor.__iter__ is iter(self.unbind(0))
+        assert unbind is not None
+        return run.steps.ticking(call_op(run, unbind, "unbind", (value,), {}))
     return run.steps.ticking(value)
 
 

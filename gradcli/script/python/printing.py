@@ -99,6 +99,8 @@ def text(run: Run, value: Any) -> str:
     """``str(value)``."""
     if isinstance(value, str):
         return value
+    if getattr(type(value), "python_name", None) and type(value).__str__ is not object.__str__:
+        return str(value)  # torch.device('cpu') prints as cpu
     if isinstance(value, BaseException):
         args = value.args
         if isinstance(value, KeyError) and len(args) == 1:
