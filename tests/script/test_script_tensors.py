@@ -22,7 +22,8 @@ PROGRAMS = {
     "m.T.shape, m.mT.shape, m.size(), m.size(1), m.dim(), m.numel())\nprint(m.shape[0], "
     "len(m), m.device, torch.arange(3).dtype, m.double().dtype, m.int().float().dtype)",
     "item and tolist": "s = (x * x).sum()\nprint(s.item(), x.tolist(), x[0].item())\nx.item()",
-    "data and detach": "d = x.data\nd[0] = 10.0\nprint(x)\nprint(x.detach(), x.detach().requires_grad)"
+    "data and detach": "d = x.data\nd[0] = 10.0\nprint(x)\n"
+    "print(x.detach(), x.detach().requires_grad)"
     "\ny = x * 2\nprint(y.detach().is_leaf, y.clone(), x.clone().grad_fn)",
     "backward with an expression": "y = x * x\ny.backward(torch.ones_like(x) * 2, "
     "retain_graph=True)\nprint(x.grad)\ny.backward(gradient=torch.tensor([1., 0., 0.]))\n"
@@ -34,8 +35,10 @@ PROGRAMS = {
     "grad modes": "with torch.no_grad():\n    a = x * 2\nwith torch.enable_grad():\n    b = x * 2\n"
     "with torch.inference_mode():\n    c = x * 2\nwith torch.set_grad_enabled(False):\n"
     "    d = x * 2\nprint(a.requires_grad, b.requires_grad, c.requires_grad, d.requires_grad)\n"
-    "@torch.no_grad()\ndef f(t):\n    return t * 2\nprint(f(x).requires_grad, torch.is_grad_enabled())",
-    "in place": "y = x * 1\ny += 1\ny.mul_(2)\ny[0] = 5.0\nprint(y)\ny.sum().backward()\nprint(x.grad)"
+    "@torch.no_grad()\ndef f(t):\n    return t * 2\n"
+    "print(f(x).requires_grad, torch.is_grad_enabled())",
+    "in place": "y = x * 1\ny += 1\ny.mul_(2)\ny[0] = 5.0\nprint(y)\ny.sum().backward()\n"
+    "print(x.grad)"
     "\nwith torch.no_grad():\n    x -= 0.1 * x.grad\nprint(x)\nx += 1",
     "constructors": "print(torch.Tensor([1, 2]), torch.tensor([1, 2]), torch.zeros(2, 3).shape, "
     "torch.ones((2,)), torch.full((2,), 7), torch.eye(2), torch.arange(1, 4), "
@@ -43,14 +46,16 @@ PROGRAMS = {
     "torch.zeros_like(x), torch.tensor([[1., 2.]], dtype=torch.float64))",
     "methods through the op table": "m = torch.tensor([[1., 5.], [3., 2.]], requires_grad=True)\n"
     "print(m.sum(0), m.sum(dim=1, keepdim=True), m.mean(), m.max(), m.max(1), m.abs().sqrt())\n"
-    "print(torch.max(m, 0).indices, m.transpose(0, 1), m.permute(1, 0), m.view(-1), m.reshape(4, 1))",
+    "print(torch.max(m, 0).indices, m.transpose(0, 1), m.permute(1, 0), m.view(-1),"
+    " m.reshape(4, 1))",
     "functional API": "def f(t):\n    return (t ** 2).sum()\nprint(torch.autograd.grad(f(x), x))\n"
     "from torch.autograd.functional import jacobian, hessian\nprint(jacobian(lambda t: t * 2, x))"
     "\nprint(hessian(f, x))\nprint(torch.func.grad(f)(x))",
     "truthiness": "print(bool(torch.tensor(0.)), bool(torch.tensor([2])))\nif x:\n    pass",
     "iteration and unpacking": "for row in torch.eye(2):\n    print(row)\na, b, c = x\nprint(a, c)",
     "errors": "y = x * 2\ny.backward()",
-    "numbers with tensors": "lr = 0.1\ny = x * lr + 2 ** 2 - x / 3\nprint(y, 1 - x, 2 ** x.detach())",
+    "numbers with tensors": "lr = 0.1\ny = x * lr + 2 ** 2 - x / 3\n"
+    "print(y, 1 - x, 2 ** x.detach())",
 }
 
 
