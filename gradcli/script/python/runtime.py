@@ -37,6 +37,15 @@ from .limits import MAX_CALLS, Steps
 BREAK, CONTINUE, RETURN = 1, 2, 3
 
 
+class _Line(Statement):
+    """A line of the script as errors name it (``line 7``: a script's statements are not
+    numbered)."""
+
+    @property
+    def where(self) -> str:
+        return f"line {self.line}"
+
+
 class Frame:
     """The names of one call (``names``), the frame its function was defined in
     (``parent``), the run, and the value a ``return`` gave."""
@@ -91,7 +100,7 @@ class Run:
         """The script's line ``line`` (the running one) as errors and budgets quote it."""
         line = self.line if line is None else line
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        return Statement(line, line, text.strip())
+        return _Line(line, line, text.strip())
 
     def source(self, line: int) -> str:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
