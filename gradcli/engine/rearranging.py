@@ -77,7 +77,8 @@ _TRANSPOSE = register(
         params=(Param("input", TENSOR), Param("dim0", OPT_INT, None), Param("dim1", OPT_INT, None)),
         methods=("transpose", "t"),
         explain=X.MOVED,
-        extra={"property": "T"},
+        # torch records another node for two spellings: x.t() TBackward0, x.T a permute
+        extra={"property": "T", "spelled": {"t": "TBackward0", "T": "PermuteBackward0"}},
         symbolic=lambda x, d0=None, d1=None: x.T if d0 is None else np.swapaxes(x, d0, d1),
         complex=HOLOMORPHIC,
     )

@@ -76,3 +76,24 @@ def _masked(outcome):
 def test_a_tensor_behaves_as_torchs(name, torch_outcomes):
     program = PRELUDE + PROGRAMS[name]
     assert _masked(gradcli_run(program)) == _masked(torch_outcomes[program])
+
+
+TRANSPOSES = (
+    "x = torch.ones(2, 3, requires_grad=True)\nx.t().grad_fn\nx.T.grad_fn\nx.mT.grad_fn\n"
+    "x.transpose(0, 1).grad_fn\nx.permute(1, 0).grad_fn\n"
+)
+
+
+def test_a_transpose_node_is_named_by_its_spelling_as_torchs():
+    """torch records x.t() as TBackward0 and x.T as a permute (the entry's "spelled"); the
+    names are those torch 2.13 prints for this program."""
+    out, status, _ = gradcli_run("import torch\n" + TRANSPOSES)
+    names = [line.split()[0] for line in out.splitlines()]
+    assert status == 0
+    assert names == [
+        "<TBackward0",
+        "<PermuteBackward0",
+        "<TransposeBackward0",
+        "<TransposeBackward0",
+        "<PermuteBackward0",
+    ]

@@ -195,7 +195,7 @@ def call_op(run: Run, op: F.Op, name: str, args: tuple[Any, ...], kwargs: dict[s
         )
     assert op.call is not None  # an entry of the language has a call
     if not _several.several(op) or _one_result(op, ordered):
-        return apply(run, op, op.call, ordered)
+        return spelled(run, op, name, apply(run, op, op.call, ordered), ordered)
     count = op.extra["count"](*ordered) if "count" in op.extra else len(op.outputs)
     found = tuple(
         apply(run, op, functools.partial(op.call, output=(k, 0)), ordered) for k in range(count)
@@ -203,6 +203,17 @@ def call_op(run: Run, op: F.Op, name: str, args: tuple[Any, ...], kwargs: dict[s
     if op.extra.get("plain") or not op.outputs:
         return found
     return ReturnTypes(op.extra.get("return_type", op.name), op.outputs, found)
+
+
+def spelled(run: Run, op: F.Op, name: str, result: Any, args: list[Any]) -> Any:
+    """``result``, its node named as torch names it for the spelling ``name`` of the entry,
+    where torch records another node for it (``x.t()``: TBackward0; the entry's
+    ``extra["spelled"]``)."""
+    named = op.extra.get("spelled", {}).get(name)
+    if named and isinstance(result, gc.Tensor) and result.grad_fn is not None:
+        if all(result is not a for a in args):
+            run.node_names[result.grad_fn] = named
+    return result
 
 
 def _one_result(op: F.Op, ordered: list[Any]) -> bool:

@@ -28,7 +28,7 @@ from ...base import torch_text as torchtext
 from ...engine.tensor import _Mode
 from ...lang import functions as F
 from . import autograd
-from .calls import DTYPES, apply, call_op, dtype_of, numpy_name
+from .calls import DTYPES, apply, call_op, dtype_of, numpy_name, spelled
 from .printing import Size
 from .runtime import Builtin, call
 
@@ -186,7 +186,7 @@ def attribute(run: Run, tensor: gc.Tensor, name: str) -> Any:
     prop = F.PROPERTIES.get(name)
     if prop is not None:
         assert prop.call is not None  # a property of the table has a call
-        return apply(run, prop, prop.call, [tensor])
+        return spelled(run, prop, name, apply(run, prop, prop.call, [tensor]), [tensor])
     method = _METHODS.get(name)
     if method is not None:
         return Builtin(name, lambda *a, **k: method(run, tensor, *a, **k), _method_text(name))
