@@ -30,6 +30,13 @@ HOMONYMS = {
     ("render/graph.py", "dot"): "Graphviz's format",
     ("results.py", "dot"): "Graphviz's format",
 }
+# gradcli run's interpreter gives scripts Python's builtins and the operator module's functions
+HOMONYMS.update(
+    {
+        ("script/python/builtins.py", word): "Python's builtin (or operator's function) " + word
+        for word in ("abs", "sum", "min", "max", "any", "all", "round", "pow")
+    }
+)
 
 
 def _table_modules() -> set[Path]:
