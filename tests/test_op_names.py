@@ -34,7 +34,11 @@ HOMONYMS = {
 HOMONYMS.update(
     {
         ("script/python/builtins.py", word): "Python's builtin (or operator's function) " + word
-        for word in ("abs", "sum", "min", "max", "any", "all", "round", "pow")
+        for word in (
+            *("abs", "sum", "min", "max", "any", "all", "round", "pow"),
+            *("add", "sub", "mul", "matmul", "eq", "ne", "lt", "le", "gt", "ge", "mod", "neg"),
+            *("floordiv", "truediv"),
+        )
     }
 )
 
