@@ -37,8 +37,17 @@ HOMONYMS.update(
         for word in (
             *("abs", "sum", "min", "max", "any", "all", "round", "pow"),
             *("add", "sub", "mul", "matmul", "eq", "ne", "lt", "le", "gt", "ge", "mod", "neg"),
-            *("floordiv", "truediv"),
+            *("floordiv", "truediv", "complex", "repeat"),
         )
+    }
+    | {
+        ("script/python/calls.py", "complex"): "a dtype's kind (is_complex)",
+        ("script/python/objects.py", "add"): "set.add, a method of Python's sets",
+        ("script/python/objects.py", "real"): "a Python number's attribute",
+        ("script/python/objects.py", "imag"): "a Python number's attribute",
+        # the entries the interpreter takes torch's semantics from, read from the table
+        ("script/python/operators.py", "unbind"): "torch's Tensor.__iter__: the entry's call",
+        ("script/python/tensors.py", "to"): "Tensor.to/type_as and a write's cast: the entry",
     }
 )
 
