@@ -145,6 +145,11 @@ def backward_of(
                 replaced = hook(found)
                 found = found if replaced is None else replaced
             leaf.grad = before if found is None else found if before is None else before + found
+    with gc.no_grad():  # torch runs them in the backward pass, recording nothing
+        for leaf, hooks in list(run.post_hooks.items()):
+            if leaf.grad is not None:
+                for hook in list(hooks):
+                    hook(leaf)
 
 
 def grad(

@@ -90,6 +90,8 @@ class Run:
         self.print_options = torchtext.DEFAULT_OPTIONS  # torch.set_printoptions
         self.grad_fns: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self.hooks: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+        # register_post_accumulate_grad_hook's, called with the leaf after its .grad grew
+        self.post_hooks: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
         self.modules: dict[str, Any] = {}  # what the script may import, by dotted name
         self.builtins: dict[str, Any] = {}
         self.handling: list[BaseException] = []  # the exceptions of the except blocks running

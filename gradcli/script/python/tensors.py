@@ -192,9 +192,13 @@ def attribute(run: Run, tensor: gc.Tensor, name: str) -> Any:
         return Builtin(name, lambda *a, **k: method(run, tensor, *a, **k), _method_text(name))
     if name in _IN_PLACE:
         symbol = _IN_PLACE[name]
-        return Builtin(
-            name, lambda other, *a: in_place(run, tensor, symbol, other), _method_text(name)
-        )
+
+        def update(other: Any, alpha: Any = None) -> gc.Tensor:
+            if alpha is not None:  # x.add_(y, alpha=a) adds a * y
+                other = other * alpha
+            return in_place(run, tensor, symbol, other)
+
+        return Builtin(name, update, _method_text(name))
     op = F.METHODS.get(name)
     if op is not None:
         dtype = op.extra.get("dtype_methods", {}).get(name)
@@ -312,6 +316,15 @@ class Handle:
             self.hooks.remove(self.hook)
 
 
+def _register_post_hook(run: Run, tensor: gc.Tensor, hook: Any) -> Handle:
+    """A hook called with a leaf once a backward pass has accumulated its ``.grad``."""
+    if not tensor.is_leaf:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    hooks = run.post_hooks.setdefault(tensor, [])
+    hooks.append(hook)
+    return Handle(hooks, hook)
+
+
 def _zero_(run: Run, tensor: gc.Tensor) -> gc.Tensor:
     return write(run, tensor, (Ellipsis,), 0, ZERO_NODE)
 
@@ -355,6 +368,7 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "requires_grad_": requires_grad_,
     "retain_grad": _retain_grad,
     "register_hook": _register_hook,
+    "register_post_accumulate_grad_hook": _register_post_hook,
     "detach_": _detach_,
     "clone": _clone,
     "contiguous": lambda run, t: t,

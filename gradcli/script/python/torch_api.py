@@ -423,6 +423,11 @@ def modules(run: Run) -> dict[str, Module]:
             "grad": Builtin("grad", lambda *a, **k: autograd.grad(run, *a, **k)),
             "backward": Builtin("backward", lambda *a, **k: autograd.backward_of(run, *a, **k)),
             "functional": autograd_functional,
+            "Variable": Builtin(
+                "Variable",
+                lambda data, requires_grad=False: gc.Tensor(data.data, requires_grad),
+                "<class 'torch.autograd.variable.Variable'>",
+            ),
             "__missing__": missing("torch.autograd"),
         },
     )
