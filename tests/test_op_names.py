@@ -45,6 +45,26 @@ HOMONYMS = {
     ("nn/init.py", "leaky_relu"): "the nonlinearity whose gain kaiming_*_ takes",
     ("optim/optimizers.py", "sum"): "Adagrad's state 'sum', as torch names it",
 }
+# gradcli run's interpreter gives scripts Python's builtins and the operator module's functions
+HOMONYMS.update(
+    {
+        ("script/python/builtins.py", word): "Python's builtin (or operator's function) " + word
+        for word in (
+            *("abs", "sum", "min", "max", "any", "all", "round", "pow"),
+            *("add", "sub", "mul", "matmul", "eq", "ne", "lt", "le", "gt", "ge", "mod", "neg"),
+            *("floordiv", "truediv", "complex", "repeat"),
+        )
+    }
+    | {
+        ("script/python/calls.py", "complex"): "a dtype's kind (is_complex)",
+        ("script/python/objects.py", "add"): "set.add, a method of Python's sets",
+        ("script/python/objects.py", "real"): "a Python number's attribute",
+        ("script/python/objects.py", "imag"): "a Python number's attribute",
+        # the entries the interpreter takes torch's semantics from, read from the table
+        ("script/python/operators.py", "unbind"): "torch's Tensor.__iter__: the entry's call",
+        ("script/python/tensors.py", "to"): "Tensor.to/type_as and a write's cast: the entry",
+    }
+)
 
 
 def _table_modules() -> set[Path]:

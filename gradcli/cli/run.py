@@ -43,6 +43,15 @@ def run_command(
     max_depth: MaxDepth = Limits.max_depth,
     max_memory: MaxMemory = None,
     timeout: Timeout = None,
+    max_steps: Annotated[
+        int,
+        typer.Option(
+            "--max-steps",
+            min=1,
+            help="The statements and loop iterations a script may run (a loop that does not "
+            "end stops here, exit 2).",
+        ),
+    ] = 20_000_000,
 ) -> None:
     """Run a PyTorch script as Python's interactive interpreter would, printing what torch
     prints: print() output, the value of each bare expression, torch's warnings and errors
@@ -60,6 +69,6 @@ def run_command(
             source = read_script(script)
             # Python names a script by its absolute path, in warnings and tracebacks
             name = "<stdin>" if script == "-" else os.path.abspath(existing_file(script, "run"))
-            status = run_script(source, name, seed, use_cache=not no_cache)
+            status = run_script(source, name, seed, max_steps=max_steps)
     if status:
         raise typer.Exit(status)

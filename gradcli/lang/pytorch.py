@@ -61,20 +61,6 @@ class Missing(Exception):
         self.kind, self.message = kind, message
         start = getattr(node, "col_offset", 0)
         self.span = (start, getattr(node, "end_col_offset", None) or start)
-        self.written = ast.unparse(node)  # torch.cbrt
-
-    def span_in(self, text: str, names: dict[str, str]) -> tuple[int, int] | None:
-        """The columns of the name in ``text``, a statement as the script writes it, with the
-        module names ``names`` (see ``aliases``): ``T.cbrt`` for ``torch.cbrt``."""
-        spellings = [self.written]
-        for name, module in names.items():
-            if self.written.startswith(module + "."):
-                spellings.append(name + self.written[len(module) :])
-        for spelling in spellings:
-            start = text.find(spelling)
-            if start >= 0:
-                return start, start + len(spelling)
-        return None
 
 
 # the module each spelling of a torch module names
@@ -111,59 +97,6 @@ def is_import(node: ast.stmt) -> bool:
                 "keep only the torch imports (import torch, import torch.nn.functional as F)",
             )
     return True
-
-
-def aliases(node: ast.Import | ast.ImportFrom) -> dict[str, str]:
-    """The names an import gives torch's modules where they are not the usual ones:
-    ``import torch as T`` (T: torch), ``import torch.nn.functional as nnf``,
-    ``from torch.nn import functional as fn``; the usual ones (torch, F) are left out."""
-    given = {}
-    for alias in node.names:
-        if isinstance(node, ast.Import):
-            module = alias.name
-            name = alias.asname or module.split(".")[0]
-            module = module if alias.asname else name
-        else:
-            module, name = f"{node.module}.{alias.name}", alias.asname or alias.name
-        if module in _READ and name != module and not _usual(name, module):
-            given[name] = module
-    return given
-
-
-# the modules whose functions a program takes by the module's name (``torch.nn`` for
-# ``nn.functional``); a function imported from one (``from torch import sin``) is not renamed
-_READ = frozenset({"torch", "torch.nn", "torch.nn.functional", "torch.linalg", "torch.special"})
-
-
-def _usual(name: str, module: str) -> bool:
-    """Whether ``name`` is how the language already reads ``module`` (F for functional)."""
-    return name in TORCH_MODULES and MODULE_OF.get(name, name) == module
-
-
-class _Unaliased(ast.NodeTransformer):
-    def __init__(self, names: dict[str, str]):
-        self.names = names
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:  # noqa: N802 - ast's name
-        module = self.names.get(node.id)
-        if module is None or not isinstance(node.ctx, ast.Load):
-            return node
-        parts = module.split(".")
-        written: ast.expr = ast.Name(parts[0], ast.Load())
-        for part in parts[1:]:
-            written = ast.Attribute(written, part, ast.Load())
-        return ast.copy_location(written, node)
-
-
-def unaliased(node: ast.stmt, names: dict[str, str]) -> ast.stmt:
-    """``node`` with each module name of ``names`` (see ``aliases``) written as the module:
-    ``T.sin(x)`` as ``torch.sin(x)``; ``node`` itself when it names none of them."""
-    if not any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)):
-        return node
-    import copy
-
-    written = _Unaliased(names).visit(copy.deepcopy(node))
-    return ast.fix_missing_locations(written)
 
 
 def dotted(node: ast.expr) -> str | None:

@@ -311,35 +311,6 @@ def _target(statement: Statement, target: str) -> str:
 _CALLED = frozenset([*F.FUNCTIONS, *F.ALIASES, *CONSTRUCTORS, *LIKE])
 
 
-def check_expression(statement: Statement, node: ast.expr) -> Checked:
-    """One expression of ``statement`` (``node``, parsed from its text), checked as the
-    right-hand side of an assignment is (reading ``x.grad`` too): what ``gradcli run`` shows
-    of ``print(x * 2)``."""
-    _check_depth(statement, node)
-    checker = CallChecker(statement, grads=True)
-    return _checked(checker, None, checker.expression(node))
-
-
-def check_results(statement: Statement, node: ast.expr) -> Checked | None:
-    """For an expression that calls an operation with several results (what ``gradcli run``
-    shows of ``torch.max(x, 1)``), its first result checked as ``check_expression`` would;
-    None for any other expression."""
-    checker = CallChecker(statement, grads=True)
-    if not isinstance(node, ast.Call) or not checker.gives_several(node):
-        return None
-    _check_depth(statement, node)
-    expression = checker.call(node, pick=0)
-    return Checked(
-        statement,
-        None,
-        expression,
-        None,
-        tuple(checker.names),
-        checker.columns,
-        made=tuple(checker.made),
-    )
-
-
 def _an_operation(value: ast.expr) -> bool:
     """Whether ``value`` calls a constructor that is also an operation of the table
     (``zeros_like(x)``, ``torch.ones_like(x)``), which a program computes where it stands;

@@ -89,7 +89,7 @@ def _linspace(args: list, rng) -> np.ndarray:
     return np.linspace(float(args[0]), float(args[1]), steps)
 
 
-CONSTRUCTORS: dict[str, Callable[[list, np.random.Generator], np.ndarray]] = {
+CONSTRUCTORS: dict[str, Callable[[list, Any], np.ndarray]] = {  # Any: a numpy Generator or alike
     "ones": lambda args, rng: np.ones(_sizes(args, "ones")),
     "zeros": lambda args, rng: np.zeros(_sizes(args, "zeros")),
     "full": _full,

@@ -1,41 +1,16 @@
-"""``gradcli run SCRIPT``: a PyTorch script, statement by statement, printing what torch prints.
+"""``gradcli run SCRIPT``: a PyTorch script, run as Python's interactive interpreter runs it.
 
-The entry of the command: the script's text (``read_script``), its steps from the parse cache
-or compiled afresh (``load_steps``, ``compile.py``), and a ``ScriptRun`` (``execute.py``)
-that runs them. The script is never executed as Python; what gradcli cannot take is a
-``GradcliError`` before anything runs, and torch's errors end the run as Python's uncaught
-exceptions do (the traceback's frame, then ``RuntimeError: ...``; exit 1).
+The entry of the command: the script's text (``read_script``) and its run by the interpreter
+(``script/python``: Python's ``ast`` lowered to closures, never executed as Python). What
+gradcli cannot take is a ``GradcliError`` before anything runs; an exception the script does
+not catch ends the run as Python's do (the traceback, then ``RuntimeError: ...``; exit 1).
 """
 
 from __future__ import annotations
 
 from typing import TextIO
 
-import numpy as np
-
-from .. import engine as gc
 from ..lang.values import existing_file
-from .compile import compile_script
-from .execute import ScriptRun
-from .steps import ScriptError, Step, step_from_json, step_json
-
-
-def load_steps(source: str, use_cache: bool = True) -> list[Step]:
-    """The steps of a script, from the parse cache when it holds them (a script run again
-    needs neither sympy nor the validator); an entry that does not read back is made again."""
-    from ..lang.cache import read_entry, write_entry
-
-    if use_cache:
-        data = read_entry(source, "script")
-        try:
-            if isinstance(data, dict) and data["source"] == source:
-                return [step_from_json(step) for step in data["steps"]]
-        except Exception:  # noqa: BLE001 - an entry not of the compiler's steps: made again
-            pass
-    steps = compile_script(source)
-    if use_cache:
-        write_entry(source, "script", {"source": source, "steps": [step_json(s) for s in steps]})
-    return steps
 
 
 def read_script(script: str) -> str:
@@ -53,19 +28,10 @@ def run_script(
     seed: int = 0,
     out: TextIO | None = None,
     err: TextIO | None = None,
-    use_cache: bool = True,
+    max_steps: int | None = None,
 ) -> int:
     """Run a script, printing to ``out`` and ``err``; the exit status Python would have (0,
-    or 1 after torch's error). ``GradcliError`` for text gradcli does not take."""
-    steps = load_steps(source, use_cache)
-    lines = None if filename == "<stdin>" else source.split("\n")
-    script_run = ScriptRun(filename, lines, seed, out, err)
-    try:
-        with gc.default_dtype(np.float32):  # torch's default floating dtype
-            script_run.run(steps)
-    except ScriptError as error:
-        script_run.out.flush()
-        script_run.err.write(script_run.traceback(error))
-        script_run.err.flush()
-        return 1
-    return 0
+    or 1 after an uncaught exception). ``GradcliError`` for text gradcli does not take."""
+    from .python.interpreter import run_script as interpret
+
+    return interpret(source, filename, seed, out, err, max_steps)

@@ -353,6 +353,6 @@ def test_a_script_is_held_to_the_budget_too(cli, tmp_path):
     assert result.exit_code == 2
     # x (32 MB) is held from statement 2 on: y would take the run to (32 + 32) MB x 2.5
     assert (
-        "statement 3 (line 3): with the result of mul (4,000,000 elements), the run would need "
+        "line 3: with the result of mul (4,000,000 elements), the run would need "
         "at least 160 MB" in result.stderr
     )

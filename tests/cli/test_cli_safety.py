@@ -9,7 +9,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from hostile import HOSTILE_OPTIONS, HOSTILE_PROGRAMS, HOSTILE_SCRIPTS
+from hostile import HOSTILE_OPTIONS, HOSTILE_PROGRAMS, HOSTILE_RUN, HOSTILE_SCRIPTS
 
 import gradcli.lang.parse as parse_module
 
@@ -113,7 +113,9 @@ def test_a_script_builds_no_text_beyond_the_budget(cli, name):
     cli("run", "-", input="import torch\nx = torch.ones(2)\nprint(x * 2)\n")  # imports done
     tracemalloc.start()
     try:
-        result = cli("run", "-", "--max-memory", "50MB", "--no-cache", input=script)
+        result = cli(
+            "run", "-", "--max-memory", "50MB", "--max-steps", "100000", input=script
+        )
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -275,3 +277,19 @@ def test_sympy_is_bounded_in_time_and_size(cli):
     assert "no symbolic form: a power of numbers beyond float range" in power.stderr
     nested = cli("check", "-e", "y = exp(exp(exp(exp(exp(x)))))", "--x", "1")
     assert "no symbolic check: sympy took longer than 5 s" in nested.stderr
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_RUN))
+def test_a_hostile_script_is_refused_and_nothing_of_it_runs(cli, tmp_path, name):
+    """Dunder attributes by every path, imports of other modules, the builtins that reach
+    files and code, a format field's attribute: refused with exit 2; no canary is made."""
+    canary = tmp_path / "canary"
+    program, message = HOSTILE_RUN[name]
+    script = "import torch\nprint('before')\n" + program.replace("{c}", str(canary)) + "\n"
+    result = cli("run", "-", input=script)
+    assert result.exit_code == (1 if name == "torch-internals" else 2), result.stderr
+    assert message in result.stderr, result.stderr
+    assert not canary.exists()
+    assert "internal error" not in result.stderr
+    if name not in ("getattr-dunder", "format-method", "torch-internals"):
+        assert result.stdout == ""  # refused as the script was read: nothing of it ran

@@ -1,0 +1,290 @@
+"""``backward``, ``torch.autograd.grad``, ``torch.autograd.backward``, torch.autograd.functional
+and ``torch.func.grad`` as a script calls them: torch's checks, in torch's order and words,
+around the engine's passes (``gradcli.engine``).
+
+The functions a script hands on (``jacobian(f, x)``) are the script's own ``Function``
+objects, which the engine calls as it calls any Python function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ... import engine as gc
+from ...base import torch_text as torchtext
+
+if TYPE_CHECKING:
+    from .runtime import Run
+
+# torch 2.13's words
+SCALAR_OUTPUTS = "grad can be implicitly created only for scalar outputs"
+REAL_SCALAR_OUTPUTS = "grad can be implicitly created only for real scalar outputs"
+FREED_GRAPH = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+HESSIAN_SCALAR = (
+    "The Tensor returned by the function given to hessian should contain a single element"
+)
+VJP_WITHOUT_V = (
+    "The vector v can only be None if the user-provided function returns a single Tensor "
+    "with a single element."
+)
+JVP_WITHOUT_V = (
+    "The vector v can only be None if the input to the user-provided function is a single "
+    "Tensor with a single element."
+)
+FUNC_GRAD_SCALAR = (
+    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
+    "{} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
+)
+
+
+def _no_grad_fn(i: int) -> str:
+    return f"element {i} of tensors does not require grad and does not have a grad_fn"
+
+
+def _shape_mismatch(i: int, gradient: gc.Tensor, output: gc.Tensor) -> str:
+    return (
+        f"Mismatch in shape: grad_output[{i}] has a shape of "
+        f"{torchtext.size_repr(gradient.shape)} and output[{i}] has a shape of "
+        f"{torchtext.size_repr(output.shape)}."
+    )
+
+
+def _listed(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _check_outputs(outputs: list[gc.Tensor], gradients: list[Any] | None) -> None:
+    """torch's checks of outputs and their gradients, in its order."""
+    if gradients is not None and len(gradients) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(gradients)} gradients")
+    for i, output in enumerate(outputs):
+        if not isinstance(output, gc.Tensor):
+            raise TypeError(f"outputs must be Tensors, not {type(output).__name__}")
+        gradient = None if gradients is None else gradients[i]
+        if gradient is None:
+            if output.requires_grad and output.numel() != 1:
+                raise RuntimeError(SCALAR_OUTPUTS)
+            if output.requires_grad and output.dtype.kind == "c":
+                raise RuntimeError(f"{REAL_SCALAR_OUTPUTS} but got torch.{output.dtype}")
+        elif not isinstance(gradient, gc.Tensor):
+            raise TypeError(f"grad_outputs must be Tensors or None, not {type(gradient).__name__}")
+        elif gradient.shape != output.shape:
+            raise RuntimeError(_shape_mismatch(i, gradient, output))
+    for i, output in enumerate(outputs):
+        if not output.requires_grad:
+            raise RuntimeError(_no_grad_fn(i))
+
+
+def _engine(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except gc.ComplexOutputError as exc:
+        raise RuntimeError(str(exc)) from None
+    except gc.ScalarOutputError:
+        raise RuntimeError(SCALAR_OUTPUTS) from None
+    except gc.GradError as exc:
+        if str(exc).startswith("Trying to backward through the graph a second time"):
+            raise RuntimeError(FREED_GRAPH) from None
+        raise RuntimeError(str(exc)) from None
+
+
+def backward(
+    run: Run,
+    tensor: gc.Tensor,
+    gradient: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """``tensor.backward(...)``."""
+    backward_of(
+        run, [tensor], None if gradient is None else [gradient], retain_graph, create_graph, inputs
+    )
+
+
+def backward_of(
+    run: Run,
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """``torch.autograd.backward(tensors, grad_tensors, ...)``."""
+    outputs = _listed(tensors)
+    gradients = None if grad_tensors is None else _listed(grad_tensors)
+    _check_outputs(outputs, gradients)
+    if inputs is not None:
+        leaves = _listed(inputs)
+        found = _engine(
+            lambda: gc.grad(outputs, leaves, gradients, retain_graph, create_graph, True)
+        )
+        for leaf, value in zip(leaves, found):
+            if value is not None:
+                leaf.grad = value if leaf.grad is None else leaf.grad + value
+        return
+    hooked = [(leaf, hooks) for leaf, hooks in run.hooks.items() if hooks]
+    earlier = [(leaf, leaf.grad) for leaf, _ in hooked]
+    for leaf, _ in hooked:  # this pass's gradient alone, for the hooks to see
+        leaf.grad = None
+    try:
+        _engine(lambda: gc.backward(outputs, gradients, retain_graph, create_graph))
+    finally:
+        for (leaf, hooks), (_, before) in zip(hooked, earlier):
+            found = leaf.grad
+            for hook in hooks if found is not None else ():
+                replaced = hook(found)
+                found = found if replaced is None else replaced
+            leaf.grad = before if found is None else found if before is None else before + found
+    with gc.no_grad():  # torch runs them in the backward pass, recording nothing
+        for leaf, hooks in list(run.post_hooks.items()):
+            if leaf.grad is not None:
+                for hook in list(hooks):
+                    hook(leaf)
+
+
+def grad(
+    run: Run,
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple[gc.Tensor | None, ...]:
+    """``torch.autograd.grad``: its checks in torch's order, with torch's words."""
+    outs = _listed(outputs)
+    ins = _listed(inputs)
+    gradients = None if grad_outputs is None else _listed(grad_outputs)
+    _check_outputs(outs, gradients)
+    for value in ins:
+        if not isinstance(value, gc.Tensor):
+            raise TypeError(f"inputs must be Tensors, not {type(value).__name__}")
+    if not all(t.requires_grad for t in ins):
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    found = _engine(lambda: gc.grad(outs, ins, gradients, retain_graph, bool(create_graph), True))
+    results = []
+    for i, value in enumerate(found):
+        if value is None and materialize_grads:
+            value = gc.Tensor(np.zeros_like(ins[i].data))
+        elif value is None and not allow_unused:
+            raise RuntimeError(
+                f"The differentiated Tensor at index {i} appears to not have been used in "
+                "the graph. Set allow_unused=True if this is the desired behavior."
+            )
+        results.append(value)
+    return tuple(results)
+
+
+def _tensors(values: Sequence[Any], what: str) -> None:
+    for value in values:
+        if not isinstance(value, gc.Tensor):
+            raise TypeError(f"The {what} given to the function must be Tensors")
+
+
+def functional(name: str) -> Callable[..., Any]:
+    """torch.autograd.functional's ``name`` (jacobian, hessian, vjp, jvp, hvp, vhp)."""
+
+    def run_it(
+        func: Callable[..., Any],
+        inputs: Any,
+        v: Any = None,
+        create_graph: bool = False,
+        strict: bool = False,
+        vectorize: bool = False,
+        strategy: str = "reverse-mode",
+        outer_jacobian_strategy: str = "reverse-mode",
+    ) -> Any:
+        many = isinstance(inputs, (tuple, list))
+        _tensors(_listed(inputs), "inputs")
+        arguments: Any = tuple(inputs) if many else inputs
+        vectors = tuple(v) if isinstance(v, (tuple, list)) else v
+
+        def plain(*xs: gc.Tensor) -> gc.Tensor:
+            value = func(*xs)
+            return value if isinstance(value, gc.Tensor) else gc.tensor(value, dtype=gc.float32)
+
+        try:
+            if name == "jacobian":
+                return _engine(lambda: gc.jacobian(plain, arguments))
+            if name == "hessian":
+                return _engine(lambda: gc.hessian(plain, arguments))
+            if name == "vjp":
+                return _engine(lambda: gc.vjp(plain, arguments, vectors))
+            if name == "jvp":
+                return _engine(lambda: gc.jvp(plain, arguments, vectors))
+            return _engine(lambda: gc.hvp(plain, arguments, vectors))
+        except RuntimeError as exc:
+            if str(exc) == SCALAR_OUTPUTS:
+                raise RuntimeError(HESSIAN_SCALAR if name == "hessian" else VJP_WITHOUT_V) from None
+            if name == "jvp" and vectors is None:
+                raise RuntimeError(JVP_WITHOUT_V) from None
+            raise
+
+    return run_it
+
+
+def func_grad(
+    func: Callable[..., Any], argnums: int = 0, has_aux: bool = False
+) -> Callable[..., Any]:
+    """``torch.func.grad(func, argnums)``: a function of the same arguments giving the
+    gradient, differentiable where an input that requires grad makes it so."""
+    if isinstance(argnums, bool) or not isinstance(argnums, int):
+        from ...base.errors import GradcliError
+
+        raise GradcliError("gradcli's torch.func.grad takes argnums as one whole number yet")
+
+    def gradient(*inputs: Any) -> Any:
+        if not -len(inputs) <= argnums < len(inputs):
+            raise RuntimeError(f"Got argnum={argnums}, but only {len(inputs)} positional inputs")
+        k = argnums % len(inputs)
+        xs = list(inputs)
+        if not xs[k].requires_grad:  # differentiated all the same, by a leaf of its own
+            xs[k] = gc.Tensor(xs[k].data, requires_grad=True)
+        with gc.set_grad_enabled(True):
+            out = func(*xs)
+            aux = None
+            if has_aux:
+                out, aux = out
+            if out.ndim != 0:
+                raise RuntimeError(FUNC_GRAD_SCALAR.format(out.ndim))
+            found = (
+                gc.grad(out, [xs[k]], create_graph=True, allow_unused=True)[0]
+                if out.requires_grad
+                else None
+            )
+        if found is None:
+            found = gc.Tensor(np.zeros_like(xs[k].data))
+        elif xs[k] is not inputs[k] and not _reaches_a_leaf(found, xs[k]):
+            found = found.detach()
+        return (found, aux) if has_aux else found
+
+    return gradient
+
+
+def _reaches_a_leaf(tensor: gc.Tensor, besides: gc.Tensor) -> bool:
+    """Whether ``tensor``'s graph reaches a leaf that requires grad other than ``besides``."""
+    seen: set[int] = set()
+    stack = [tensor.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for operand in node.inputs or ():
+            if operand.grad_fn is None and operand.requires_grad and operand is not besides:
+                return True
+            stack.append(operand.grad_fn)
+    return False

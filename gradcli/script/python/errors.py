@@ -1,0 +1,103 @@
+"""Where a script's errors happened, and the two kinds of them.
+
+A Python exception the script raises (torch's ``RuntimeError``, Python's ``NameError``, a
+``raise`` of its own) is a real exception object of a whitelisted class; it may be caught by
+the script's ``try``. As it leaves a statement it records where (``note``): the line, the
+function, and the columns of the expression at fault (Python's carets). One that leaves the
+script ends the run with Python's traceback on stderr, exit 1.
+
+What gradcli does not take, and a limit passed, is a ``GradcliError`` (exit 2): never caught
+by the script, it names the line and puts a caret under the construct.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...base.errors import GradcliError
+
+# The exceptions a script may raise, catch and name (builtins.py gives them their names).
+SCRIPT_EXCEPTIONS: tuple[type[BaseException], ...] = (
+    ArithmeticError,
+    AssertionError,
+    AttributeError,
+    ImportError,
+    Exception,
+    IndexError,
+    KeyError,
+    LookupError,
+    NameError,
+    NotImplementedError,
+    OverflowError,
+    RecursionError,
+    RuntimeError,
+    StopIteration,
+    TypeError,
+    UnboundLocalError,
+    ValueError,
+    ZeroDivisionError,
+)
+
+
+# The columns of an expression on its line: (start, end), and the part of it Python's carets
+# mark with '^' (the rest with '~'): (left, right)
+Span = tuple[int, int, int, int]
+
+
+@dataclass
+class Place:
+    """A frame of a traceback: a line of the script, in a function (``<module>`` at top)."""
+
+    depth: int  # the call depth of the frame (0: the module)
+    line: int
+    function: str
+    span: Span | None = None  # the columns on ``line`` Python marks with carets
+
+
+def places(exc: BaseException) -> list[Place]:
+    """The frames ``exc`` has passed through, innermost first."""
+    found = getattr(exc, "_gradcli_places", None)
+    if found is None:
+        found = []
+        try:
+            exc._gradcli_places = found  # type: ignore[attr-defined]
+        except AttributeError:  # an exception without a __dict__: no frames to show
+            return []
+    return found
+
+
+def note(exc: BaseException, depth: int, line: int, function: str) -> None:
+    """Record that ``exc`` leaves a statement at ``line`` of ``function`` (once per frame)."""
+    found = places(exc)
+    if found and found[-1].depth == depth:
+        return
+    pending = getattr(exc, "_gradcli_span", None)
+    span = pending if pending is not None and pending[0] == line else None
+    found.append(Place(depth, line, function, None if span is None else span[1]))
+
+
+def note_span(exc: BaseException, line: int, span: Span) -> None:
+    """Record the columns of the innermost expression ``exc`` came out of."""
+    if getattr(exc, "_gradcli_span", None) is None:
+        try:
+            exc._gradcli_span = (line, span)  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+
+
+def refusal(message: str, line: int, source: str, column: int | None, hint: str | None = None):
+    """What gradcli does not take, at ``line`` (``source``: that line), a caret at ``column``."""
+    return GradcliError(
+        message, where=f"line {line}", source=source.rstrip(), column=column, hint=hint
+    )
+
+
+def at_line(error: GradcliError, line: int, source: str, column: int | None) -> GradcliError:
+    """``error`` (a limit passed, a value refused) naming the script's line, when it names
+    no place of its own."""
+    if error.where is None:
+        error.where = f"line {line}"
+        if error.source is None:
+            error.source = source.rstrip()
+            error.column = column
+    return error
