@@ -113,9 +113,7 @@ def test_a_script_builds_no_text_beyond_the_budget(cli, name):
     cli("run", "-", input="import torch\nx = torch.ones(2)\nprint(x * 2)\n")  # imports done
     tracemalloc.start()
     try:
-        result = cli(
-            "run", "-", "--max-memory", "50MB", "--max-steps", "100000", input=script
-        )
+        result = cli("run", "-", "--max-memory", "50MB", "--max-steps", "100000", input=script)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
