@@ -35,7 +35,7 @@ from ...base.errors import GradcliError
 from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_has
-from ...lang.values import CONSTRUCTORS
+from ...lang.values import CONSTRUCTORS, LIKE
 from . import autograd, builtins, printing
 from .calls import DTYPES, DType, call_op, dtype_of, numpy_name
 from .printing import Size
@@ -352,8 +352,9 @@ def modules(run: Run) -> dict[str, Module]:
     torch_names = functions("torch")
     for name in ("zeros", "ones", "empty", "rand", "randn"):
         torch_names[name] = Builtin(name, make.filled(name))
-    for name in ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"):
-        torch_names[name] = Builtin(name, make.like(name))
+    for name in LIKE:  # those the op table does not have as operations (rand_like, ...)
+        if F.lookup(name) is None:
+            torch_names[name] = Builtin(name, make.like(name))
     torch_names.update(
         tensor=Builtin("tensor", make.tensor),
         full=Builtin("full", make.full),
