@@ -128,6 +128,25 @@ def _kind(value: Any) -> str:
     return "f"
 
 
+def _leaf_when_asked(operation: Any) -> Callable[..., Any]:
+    """A constructor that is an operation of the table (``zeros_like``), taking the
+    constructors' ``requires_grad=`` (a leaf of the value) and ``device=``/``memory_format=``."""
+
+    def make(
+        *args: Any,
+        requires_grad: bool = False,
+        device: Any = None,
+        memory_format: Any = None,
+        **named: Any,
+    ) -> Any:
+        value = operation(*args, **named)
+        if not isinstance(requires_grad, bool):
+            raise TypeError("requires_grad must be True or False")
+        return value.detach().requires_grad_(True) if requires_grad else value
+
+    return make
+
+
 class Constructors:
     """torch's constructors for one run (its default dtype, generator and memory)."""
 
@@ -352,9 +371,11 @@ def modules(run: Run) -> dict[str, Module]:
     torch_names = functions("torch")
     for name in ("zeros", "ones", "empty", "rand", "randn"):
         torch_names[name] = Builtin(name, make.filled(name))
-    for name in LIKE:  # those the op table does not have as operations (rand_like, ...)
+    for name in LIKE:  # rand_like and the others the op table does not have as operations
         if F.lookup(name) is None:
             torch_names[name] = Builtin(name, make.like(name))
+        else:  # zeros_like(x, requires_grad=True): the operation's value, made a leaf
+            torch_names[name] = Builtin(name, _leaf_when_asked(torch_names[name]))
     torch_names.update(
         tensor=Builtin("tensor", make.tensor),
         full=Builtin("full", make.full),
