@@ -181,7 +181,7 @@ def _off_the_main_thread(target: str) -> str:
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-c", _OFF_THE_MAIN_THREAD.format(target=target)],
+        [sys.executable, "-c", _OFF_THE_MAIN_THREAD.replace("{target}", target)],
         capture_output=True,
         text=True,
         timeout=120,
