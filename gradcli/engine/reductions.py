@@ -277,8 +277,12 @@ def _extreme_weights(x: Tensor, out: Tensor, dim: tuple[int, ...], keepdim: bool
 
 
 def _tie_weights(x: Array, kept: Array, axis: tuple[int, ...]) -> NumpyResult:
-    hit = x == kept
-    return (hit / np.sum(hit, axis=axis, keepdims=True)).astype(x.dtype)
+    return _shares(x == kept, axis, x.dtype)
+
+
+def _shares(hit: Array, axis: tuple[int, ...], dtype: np.dtype) -> NumpyResult:
+    """1 / (the count of ``hit`` along ``axis``) where ``hit`` holds, else 0."""
+    return (hit / np.sum(hit, axis=axis, keepdims=True)).astype(dtype)
 
 
 def _extreme(reduce: Callable[..., Any], name: str) -> Forward:
@@ -330,8 +334,7 @@ def _extremes(x: Array, kept: Array) -> NumpyResult:
 
 def _even_shares(x: Array, kept: Array, axis: tuple[int, ...]) -> NumpyResult:
     """1 / (the count of extremes along ``axis``) where ``x`` is one, else 0."""
-    hit = _extremes(x, kept)
-    return (hit / np.sum(hit, axis=axis, keepdims=True)).astype(x.dtype)
+    return _shares(_extremes(x, kept), axis, x.dtype)
 
 
 def _spread_evenly(

@@ -8,9 +8,10 @@ not catch ends the run as Python's do (the traceback, then ``RuntimeError: ...``
 
 from __future__ import annotations
 
-from typing import TextIO
-
 from ..lang.values import existing_file
+from .python.interpreter import run_script
+
+__all__ = ["read_script", "run_script"]
 
 
 def read_script(script: str) -> str:
@@ -20,18 +21,3 @@ def read_script(script: str) -> str:
     if script != "-":
         existing_file(script, "gradcli run", "check the path of the script (- reads stdin)")
     return read_source(None, None, script)
-
-
-def run_script(
-    source: str,
-    filename: str,
-    seed: int = 0,
-    out: TextIO | None = None,
-    err: TextIO | None = None,
-    max_steps: int | None = None,
-) -> int:
-    """Run a script, printing to ``out`` and ``err``; the exit status Python would have (0,
-    or 1 after an uncaught exception). ``GradcliError`` for text gradcli does not take."""
-    from .python.interpreter import run_script as interpret
-
-    return interpret(source, filename, seed, out, err, max_steps)
