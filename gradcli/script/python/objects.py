@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import engine as gc
 from ...base.errors import GradcliError
-from . import limits, printing, tensors
+from . import library_objects, limits, printing, tensors
 from .calls import DType
 from .printing import ReturnTypes, Size
 from .runtime import Builtin, Function, Module, type_name
@@ -116,15 +116,21 @@ def get(run: Run, value: Any, name: str) -> Any:
     elif isinstance(value, BaseException):
         if name == "args":
             return value.args
+    elif library_objects.is_library_object(value):
+        return library_objects.attribute(run, value, name)
     raise AttributeError(f"'{type_name(value)}' object has no attribute '{name}'")
 
 
 def set_value(run: Run, value: Any, name: str, new: Any) -> None:
-    """``value.name = new``: tensors' ``grad``, ``requires_grad`` and ``data`` only."""
+    """``value.name = new``: tensors' ``grad``, ``requires_grad`` and ``data``; the library's
+    objects' public attributes (``library_objects``)."""
     if name.startswith("__"):
         raise AttributeError(f"gradcli run does not write the attribute '{name}'")
     if type(value) is gc.Tensor:
         tensors.set_attribute(run, value, name, new)
+        return
+    if library_objects.is_library_object(value):
+        library_objects.set_attribute(run, value, name, new)
         return
     raise AttributeError(f"'{type_name(value)}' object attribute '{name}' is read-only")
 
