@@ -548,8 +548,14 @@ def _readline(session: ReplSession) -> Iterator[None]:
         readline.parse_and_bind("bind ^I rl_complete")
     else:
         readline.parse_and_bind("tab: complete")
+    with kept_history(readline, history_path()):
+        yield
+
+
+@contextmanager
+def kept_history(readline: Any, path: Path) -> Iterator[None]:
+    """readline's history read from ``path`` at the start and written back at the end."""
     readline.set_history_length(HISTORY_LENGTH)
-    path = history_path()
     try:
         readline.read_history_file(path)
     except (OSError, ValueError):  # none yet, or unreadable: start without

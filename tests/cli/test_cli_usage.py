@@ -212,7 +212,7 @@ USAGE_ERRORS = [
         "did you mean 'float64'?",
     ),
     (("grad", "y = x", "more"), "unexpected argument 'more'", "see gradcli grad --help"),
-    (("run",), "gradcli run needs SCRIPT", "see gradcli run --help"),
+    (("run", "a.py", "b.py"), "unexpected argument 'b.py'", "see gradcli run --help"),
     (("vpj", "-e", "y = x"), "no such command 'vpj'", "did you mean 'vjp'? (see gradcli --help)"),
     (("--bogus", "vjp"), "no such option: --bogus", "see gradcli --help"),
 ]

@@ -57,6 +57,8 @@ def run_in_terminal(
     interrupt_when: bytes | None = None,
     interrupt_once: Callable[[], bool] | None = None,
     timeout: float = 120,
+    typed: list[str] | None = None,
+    prompts: tuple[bytes, ...] = (b">>> ", b"... "),
 ) -> Screen:
     """Run ``gradcli ARGS`` on a ``columns`` x ``rows`` pseudo-terminal (see the module doc).
 
@@ -85,6 +87,8 @@ def run_in_terminal(
     data = bytearray()
     started = time.monotonic()
     interrupted = False
+    pending = list(typed or [])
+    answered = 0  # the prompts answered so far
     try:
         while True:
             now = time.monotonic() - started
@@ -109,6 +113,11 @@ def run_in_terminal(
                 data += chunk
             elif process.poll() is not None:
                 break
+            if typed is not None and any(data.endswith(p) for p in prompts):
+                shown = sum(data.count(p) for p in prompts)
+                if shown > answered:
+                    answered = shown
+                    os.write(master, (pending.pop(0) + "\n").encode() if pending else b"\x04")
         status = process.wait(timeout=timeout)
     finally:
         os.close(master)

@@ -14,6 +14,7 @@ import contextlib
 import sys
 import traceback
 import warnings
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 import numpy as np
@@ -92,7 +93,15 @@ def run_script(
 
 def execute(run: Run, program: Any) -> int:
     """Run ``program`` (``lower``'s) in ``run``; the exit status."""
-    frame = Frame(run.globals, None, run)
+    with session(run):
+        return run_program(run, program)
+
+
+@contextlib.contextmanager
+def session(run: Run) -> Iterator[None]:
+    """The engine's state a run keeps from its first statement to its last (torch's default
+    dtype and grad mode, the run's generator, numpy's warnings off), put back after it: one
+    script's run, or a whole console session (``script/console.py``)."""
     limit = sys.getrecursionlimit()
     with contextlib.ExitStack() as stack:
         stack.enter_context(gc.default_dtype(np.float32))  # torch's default floating dtype
@@ -106,24 +115,34 @@ def execute(run: Run, program: Any) -> int:
         run.set_engine_default = lambda dtype: defaults.enter_context(gc.default_dtype(dtype))
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
         try:
-            program(frame)
-        except GradcliError:
-            run.out.flush()
-            raise
-        except RecursionError:
-            run.out.flush()
-            raise GradcliError(
-                f"line {run.line}: the script nests calls or values too deeply for gradcli run",
-                hint="a recursion that does not end?",
-            ) from None
-        except Exception as exc:  # the script's uncaught exception: Python's traceback
-            run.out.flush()
-            run.err.write(traceback_text(run, exc))
-            run.err.flush()
-            return 1
+            yield
         finally:
             sys.setrecursionlimit(limit)
             run.out.flush()
+
+
+def run_program(run: Run, program: Any) -> int:
+    """Run ``program`` in ``run``'s module frame, inside ``session(run)``; the exit status:
+    0, or 1 after an exception the script did not catch (its traceback on ``run.err``)."""
+    frame = Frame(run.globals, None, run)
+    try:
+        program(frame)
+    except GradcliError:
+        run.out.flush()
+        raise
+    except RecursionError:
+        run.out.flush()
+        raise GradcliError(
+            f"line {run.line}: the script nests calls or values too deeply for gradcli run",
+            hint="a recursion that does not end?",
+        ) from None
+    except Exception as exc:  # the script's uncaught exception: Python's traceback
+        run.out.flush()
+        run.err.write(traceback_text(run, exc))
+        run.err.flush()
+        return 1
+    finally:
+        run.out.flush()
     return 0
 
 
