@@ -61,3 +61,19 @@ def test_a_session_typed_line_by_line(tmp_path, columns):
     # the history is kept for the next session, in a file of its own
     history = tmp_path / "gradcli" / "run_history"
     assert "x.grad * 2" in history.read_text()
+
+
+def test_ctrl_c_stops_the_running_input_and_the_session_goes_on(tmp_path):
+    screen = run_in_terminal(
+        ["run"],
+        80,
+        rows=50,
+        typed=["while True:", "    pass", "", 'print("after")'],
+        interrupt_when=b"pass\r\n... \r\n",  # the empty line typed: the loop runs
+        interrupt_once=None,
+        env={"XDG_DATA_HOME": str(tmp_path)},
+    )
+    assert screen.status == 0
+    lines = screen.lines
+    assert "KeyboardInterrupt" in lines
+    assert lines[lines.index("KeyboardInterrupt") + 1 :] == ['>>> print("after")', "after", ">>>"]
