@@ -58,6 +58,7 @@ from .primitives import (
     zeros_like,
 )
 from .rearranging import reshape
+from .summation import sum_like_torch
 from .tensor import Tensor, TensorLike, apply
 
 # the dtype a reduction or a softmax computes in, torch's keyword: its input is cast to it first
@@ -153,7 +154,7 @@ sum: Reduction = _reduction(  # noqa: A001 - typed here: its own rule calls it
     lambda node: (
         "SumBackward1" if len(node.params["dim"]) < node.inputs[0].ndim else "SumBackward0"
     ),
-    lambda x, dim, keepdim: np.sum(x, axis=dim, keepdims=keepdim),
+    sum_like_torch,  # torch's order of adding floats: its last bits
     lambda g, out, x, needs, dim, keepdim: (_unreduce(g, x.shape, dim, keepdim),),
     lambda tangents, out, x, dim, keepdim: sum(tangents[0], dim, keepdim),
     "sum of all elements, or along dim",
@@ -186,7 +187,7 @@ def _mean_forward(x: Array, dim: tuple[int, ...], keepdim: bool) -> NumpyResult:
         )
     # The mean of no elements is nan (0 / 0), as in PyTorch, without numpy's warning.
     with np.errstate(invalid="ignore"):
-        return np.sum(x, axis=dim, keepdims=keepdim) / _count(x.shape, dim)
+        return sum_like_torch(x, dim, keepdim) / _count(x.shape, dim)  # torch's: sum, then /
 
 
 mean: Reduction = _reduction(  # typed here: its own rule calls it
