@@ -44,23 +44,22 @@ _LEVELS = 4
 
 def sum_like_torch(x: Array, dim: tuple[int, ...], keepdim: bool = False) -> Array:
     """``np.sum(x, dim, keepdims=keepdim)`` added in torch's order where it can be read off."""
-    axis, keepdims = dim, keepdim
+    axis = tuple(d % x.ndim for d in dim) if x.ndim else dim
     lanes = LANES.get(x.dtype)
     ordered = None if lanes is None or x.size == 0 else _ordered(x, axis, lanes)
     if ordered is None:
-        return np.sum(x, axis=axis, keepdims=keepdims)
+        return np.asarray(np.sum(x, axis=axis, keepdims=keepdim))
     kept = [n for i, n in enumerate(x.shape) if i not in axis]
-    out = ordered.reshape(kept)
-    if keepdims:
-        out = out.reshape([1 if i in axis else n for i, n in enumerate(x.shape)])
-    return out if out.ndim else x.dtype.type(out)
+    if keepdim:
+        kept = [1 if i in axis else n for i, n in enumerate(x.shape)]
+    return ordered.reshape(kept)
 
 
 def _ordered(x: Array, axis: tuple[int, ...], lanes: int) -> Array | None:
     """The sums over ``axis``, flat in the order of the kept dimensions, or None where the
     layout is not one whose order this module knows."""
     if not axis:
-        return x.reshape(-1).copy()
+        return np.array(x).reshape(-1)
     if any(s == 0 for s, n in zip(x.strides, x.shape) if n > 1):
         return None  # a broadcast view
     # the dimensions of size > 1 in memory order, outermost first

@@ -81,9 +81,7 @@ def test_the_engines_sum_and_mean_of_float32_are_torchs():
         assert gc.mean(x).item() == t.mean().item()
         m = a.reshape(-1, 5) if n % 5 == 0 else a[None]
         assert np.array_equal(gc.sum(gc.Tensor(m), 0).data, torch.from_numpy(m).sum(0).numpy())
-        assert np.array_equal(
-            gc.mean(gc.Tensor(m), 1).data, torch.from_numpy(m).mean(1).numpy()
-        )
+        assert np.array_equal(gc.mean(gc.Tensor(m), 1).data, torch.from_numpy(m).mean(1).numpy())
 
 
 def test_other_dtypes_and_broadcast_views_are_numpys_sum():
