@@ -224,8 +224,10 @@ class Node:
     that reaches it raises torch's error; a node that saved nothing (``x + 2``) runs again, as
     in PyTorch.
 
-    A tensor makes its node once, when ``grad_fn`` is first read, and keeps it: ``y.grad_fn is
-    y.grad_fn``, as in torch, and a node kept keeps its graph alive.
+    A tensor makes its node when ``grad_fn`` is read and keeps a weak reference to it:
+    ``y.grad_fn is y.grad_fn`` while the node is held, as in torch, and a node kept keeps its
+    graph alive; but the tensor does not keep its node, so that no cycle of the two outlives
+    the tensor and holds its value until the cyclic collector runs.
     """
 
     __slots__ = ("output", "__weakref__")
@@ -282,7 +284,8 @@ class Tensor:
         # input tensors (None once released), parameters, which inputs require grad, the
         # place in the order of creation (the reverse pass runs the newest first), the name
         # where it is fixed (by the call's spelling, see ``naming``, or at release, since
-        # some namers read the inputs), and the Node that grad_fn gave (None before it is read).
+        # some namers read the inputs), and a weak reference to the Node that grad_fn gave
+        # (None before it is read).
         "_op",
         "_inputs",
         "_params",
@@ -300,7 +303,7 @@ class Tensor:
     _needs: tuple[bool, ...]
     _order: int
     _name: str | None
-    _node: Node | None
+    _node: weakref.ref[Node] | None
 
     def __init__(
         self, data: Any, requires_grad: bool = False, dtype: npt.DTypeLike | None = None
@@ -346,9 +349,11 @@ class Tensor:
         """The node of the operation that made this tensor (None for a leaf)."""
         if self._op is None:
             return None
-        node = self._node
+        held = self._node
+        node = None if held is None else held()
         if node is None:
-            node = self._node = Node(self)
+            node = Node(self)
+            self._node = weakref.ref(node)
         return node
 
     @property
