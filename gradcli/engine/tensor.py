@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
+import sys
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -224,10 +225,11 @@ class Node:
     that reaches it raises torch's error; a node that saved nothing (``x + 2``) runs again, as
     in PyTorch.
 
-    A tensor makes its node when ``grad_fn`` is read and keeps a weak reference to it:
-    ``y.grad_fn is y.grad_fn`` while the node is held, as in torch, and a node kept keeps its
-    graph alive; but the tensor does not keep its node, so that no cycle of the two outlives
-    the tensor and holds its value until the cyclic collector runs.
+    A tensor makes its node once, when ``grad_fn`` is first read, and keeps it: ``y.grad_fn is
+    y.grad_fn``, as in torch, and a node kept keeps its graph alive. The two hold each other,
+    so a tensor whose grad_fn was read goes with the cyclic collector; the engine itself
+    never reads it (the reverse pass and ``repr`` name a node through a ``Node`` they do not
+    keep), so that backward frees the saved intermediates at once, as torch does.
     """
 
     __slots__ = ("output", "__weakref__")
@@ -284,8 +286,7 @@ class Tensor:
         # input tensors (None once released), parameters, which inputs require grad, the
         # place in the order of creation (the reverse pass runs the newest first), the name
         # where it is fixed (by the call's spelling, see ``naming``, or at release, since
-        # some namers read the inputs), and a weak reference to the Node that grad_fn gave
-        # (None before it is read).
+        # some namers read the inputs), and the Node that grad_fn gave (None before it is read).
         "_op",
         "_inputs",
         "_params",
@@ -303,7 +304,7 @@ class Tensor:
     _needs: tuple[bool, ...]
     _order: int
     _name: str | None
-    _node: weakref.ref[Node] | None
+    _node: Node | None
 
     def __init__(
         self, data: Any, requires_grad: bool = False, dtype: npt.DTypeLike | None = None
@@ -349,11 +350,9 @@ class Tensor:
         """The node of the operation that made this tensor (None for a leaf)."""
         if self._op is None:
             return None
-        held = self._node
-        node = None if held is None else held()
+        node = self._node
         if node is None:
-            node = Node(self)
-            self._node = weakref.ref(node)
+            node = self._node = Node(self)
         return node
 
     @property
@@ -432,7 +431,7 @@ class Tensor:
 
         if self.dtype.kind not in "biufc":  # formulas (symbolic mode): no torch dtype
             return f"tensor({np.array2string(self.data, separator=', ', prefix='tensor(')})"
-        node = self.grad_fn
+        node = None if self._op is None else self._node or Node(self)  # not kept: no cycle
         tangent = None
         if self.tangent is not None and _Mode.tangent_holders is not None:
             # a dual tensor inside forward_ad's level, as torch prints it: the tangent's
@@ -1000,7 +999,9 @@ def _run_backward(
     input_cotangents: Sequence[Tensor | None] = seeds
     with set_grad_enabled(create_graph):
         while True:
-            only: Tensor | None = None  # the one node waiting, kept off the heap
+            # the one node waiting, kept off the heap and out of the dict, with its cotangent
+            only: Tensor | None = None
+            only_cotangent: Any = None  # its cotangent, a Tensor while only is set
             for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):
                 if not need:
                     continue
@@ -1017,28 +1018,31 @@ def _run_backward(
                     if key in leaf_cotangents:
                         input_cotangent = leaf_cotangents[key][1] + input_cotangent
                     leaf_cotangents[key] = (tensor, input_cotangent)
-                    continue
-                if tensor in cotangents:
+                elif tensor is only:  # sent twice in one round (x + x)
+                    only_cotangent = only_cotangent + input_cotangent
+                elif tensor in cotangents:
                     cotangents[tensor] = cotangents[tensor] + input_cotangent
-                else:
-                    if tensor._inputs is None:
-                        raise GradError(_FREED_GRAPH_ERROR)
+                elif tensor._inputs is None:
+                    raise GradError(_FREED_GRAPH_ERROR)
+                elif heap or only is not None:
+                    if only is not None:
+                        cotangents[only] = only_cotangent
+                        heappush(heap, (-only._order, only))
+                        only = only_cotangent = None
                     cotangents[tensor] = input_cotangent
-                    if heap or only is not None:
-                        if only is not None:
-                            heappush(heap, (-only._order, only))
-                            only = None
-                        heappush(heap, (-tensor._order, tensor))
-                    else:
-                        only = tensor
+                    heappush(heap, (-tensor._order, tensor))
+                else:
+                    only = tensor
+                    only_cotangent = input_cotangent
             if only is not None:
                 node = only
+                cotangent = only_cotangent
             elif heap:
                 node = heappop(heap)[1]
+                cotangent = cotangents.pop(node)
             else:
                 break
 
-            cotangent = cotangents.pop(node)
             if captured_nodes and node in captured_nodes:
                 found[id(node)] = cotangent
             if node._retains_grad and capture is None:
@@ -1060,7 +1064,8 @@ def _run_backward(
                 output = _wrap(node.data)
             else:
                 output = None
-            if prim.complex == HOLOMORPHIC and cotangent.dtype.kind == "c":
+            dtype = cotangent.dtype
+            if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and prim.complex == HOLOMORPHIC:
                 # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
                 # conj(z), since f(conj z) = conj(f(z)) for every holomorphic entry here
                 if output is None:
@@ -1081,14 +1086,16 @@ def _run_backward(
                 _watch(watch, node, cotangent, inputs, input_cotangents)
             if not retain_graph:  # release the saved values; the next round sends from inputs
                 saves = prim.saved
-                if saves is True or (saves is not False and saves(_node_of(node))):
+                if saves is True or (saves is not False and saves(Node(node))):
                     if type(prim.backward_name) is not str:  # a namer may read the inputs
-                        node._name = _node_of(node).name()
+                        node._name = Node(node).name()
                     node._inputs = None
 
     if capture is None:
-        for leaf, cotangent in leaf_cotangents.values():
-            _accumulate(leaf, cotangent, create_graph)
+        # the last cotangents sent are leaves' too: these names must not hold them, so that
+        # _accumulate_leaves can tell which arrays the pass alone holds
+        input_cotangent, input_cotangents = None, ()
+        _accumulate_leaves(leaf_cotangents, create_graph)
     else:
         for leaf, cotangent in leaf_cotangents.values():
             found.setdefault(id(leaf), cotangent)
@@ -1125,6 +1132,54 @@ def _refuse_released(root: Tensor) -> None:
 def _conjugates(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:
     """Each tensor conjugated (a real one as it is)."""
     return tuple(t.conj() for t in tensors)
+
+
+def _accumulate_leaves(
+    leaf_cotangents: dict[int, tuple[Tensor, Tensor]], create_graph: bool
+) -> None:
+    """Accumulate each leaf's cotangent into its ``.grad``. A first gradient is a fresh array
+    (``_accumulate``), made by copying, except where the cotangent's array is the pass's
+    alone (``_owned``: no one else can ever see it or write to it): then it becomes the
+    gradient itself, as torch's AccumulateGrad steals a gradient no one else holds."""
+    for leaf, cotangent in leaf_cotangents.values():
+        if leaf._grad is None and not create_graph and _owned(cotangent):
+            leaf._grad = _wrap(cotangent.data)
+        else:
+            _accumulate(leaf, cotangent, create_graph)
+
+
+def _owned(cotangent: Tensor) -> bool:
+    """Whether ``cotangent`` (a value of ``_accumulate_leaves``'s dict) and its array are held
+    by nothing but the pass: an array that owns its memory, writeable, and no more references
+    to it or to the tensor than the probe ``_OWNED_REFERENCES`` counted for one held by the
+    dict alone (the count depends on the interpreter, so it is measured, not assumed; a
+    tensor held anywhere else, or an array with a view or a second tensor, counts more)."""
+    data = cotangent.data
+    references = _OWNED_REFERENCES
+    if references is None:  # the probe itself: count, and let it be copied
+        _probe_references.extend((sys.getrefcount(data), sys.getrefcount(cotangent)))
+        return False
+    return (
+        type(data) is _ndarray
+        and data.base is None
+        and data.flags.writeable
+        and data.flags.owndata
+        and sys.getrefcount(data) <= references[0]
+        and sys.getrefcount(cotangent) <= references[1]
+    )
+
+
+def _count_owned_references() -> tuple[int, int]:
+    """The references ``_owned`` counts to a cotangent array and tensor that the pass alone
+    holds: a probe's, through the same calls."""
+    leaf = Tensor(np.zeros(1), requires_grad=True)
+    _accumulate_leaves({id(leaf): (leaf, _wrap(np.zeros(1)))}, False)
+    array_references, tensor_references = _probe_references
+    return array_references, tensor_references
+
+
+_probe_references: list[int] = []
+_OWNED_REFERENCES: tuple[int, int] | None = None  # counted once the module is defined (its end)
 
 
 def _accumulate(tensor: Tensor, cotangent: Tensor, create_graph: bool) -> None:
@@ -1193,3 +1248,6 @@ def _is_sequence_of_grads(value: object) -> bool:
     return isinstance(value, (list, tuple)) and all(
         isinstance(v, Tensor) or v is None for v in value
     )
+
+
+_OWNED_REFERENCES = _count_owned_references()
