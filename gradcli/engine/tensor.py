@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-import sys
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -36,6 +35,9 @@ from ..base.engine_errors import (
 )
 from ..ops.table import HOLOMORPHIC, Array, Op
 from . import sizes
+from .ownership import Ownership
+from .released import FREED_GRAPH_ERROR as _FREED_GRAPH_ERROR
+from .released import refuse_released
 from .sizes import ROOM
 
 DEFAULT_DTYPE = np.dtype(np.float64)
@@ -205,15 +207,6 @@ _NONLEAF_GRAD_WARNING = (
     "keep its gradient."
 )
 
-# torch's words: a second backward reached a node whose saved tensors the first one freed
-_FREED_GRAPH_ERROR = (
-    "Trying to backward through the graph a second time (or directly access saved tensors "
-    "after they have already been freed). Saved intermediate values of the graph are freed "
-    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-    "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward."
-)
-
 
 class Node:
     """One recorded operation, what ``Tensor.grad_fn`` gives: a view of the node slots of the
@@ -226,10 +219,8 @@ class Node:
     in PyTorch.
 
     A tensor makes its node once, when ``grad_fn`` is first read, and keeps it: ``y.grad_fn is
-    y.grad_fn``, as in torch, and a node kept keeps its graph alive. The two hold each other,
-    so a tensor whose grad_fn was read goes with the cyclic collector; the engine itself
-    never reads it (the reverse pass and ``repr`` name a node through a ``Node`` they do not
-    keep), so that backward frees the saved intermediates at once, as torch does.
+    y.grad_fn``, as in torch, and a node kept keeps its graph alive. The engine never reads
+    it (naming a node through a Node it does not keep): no cycle of the two outlives the pass.
     """
 
     __slots__ = ("output", "__weakref__")
@@ -1007,7 +998,7 @@ def _run_backward(
                     continue
                 if input_cotangent is None:
                     if tensor._op is not None:  # no cotangent for it: was it released?
-                        _refuse_released(tensor)
+                        refuse_released(tensor)
                     continue
                 dtype = input_cotangent.dtype
                 if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and tensor.dtype.kind != "c":
@@ -1109,26 +1100,6 @@ def _node_of(tensor: Tensor) -> Node:
     return node
 
 
-def _refuse_released(root: Tensor) -> None:
-    """Raise torch's error if the node of ``root`` (a tensor an operation made) or a node it
-    reaches was released by an earlier backward. The pass checks each node that receives a
-    cotangent; this covers a part of the graph that receives none (a rule gave None for an
-    input that requires grad)."""
-    seen: set[Tensor] = set()  # tensors hash by identity
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        inputs = node._inputs
-        if inputs is None:
-            raise GradError(_FREED_GRAPH_ERROR)
-        for tensor in inputs:
-            if tensor._op is not None and tensor not in seen:
-                stack.append(tensor)
-
-
 def _conjugates(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:
     """Each tensor conjugated (a real one as it is)."""
     return tuple(t.conj() for t in tensors)
@@ -1137,49 +1108,16 @@ def _conjugates(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:
 def _accumulate_leaves(
     leaf_cotangents: dict[int, tuple[Tensor, Tensor]], create_graph: bool
 ) -> None:
-    """Accumulate each leaf's cotangent into its ``.grad``. A first gradient is a fresh array
-    (``_accumulate``), made by copying, except where the cotangent's array is the pass's
-    alone (``_owned``: no one else can ever see it or write to it): then it becomes the
-    gradient itself, as torch's AccumulateGrad steals a gradient no one else holds."""
+    """Accumulate each leaf's cotangent into its ``.grad``: a first gradient is an array of
+    its own, the cotangent's where the pass alone holds it (``ownership``), else a copy."""
     for leaf, cotangent in leaf_cotangents.values():
-        if leaf._grad is None and not create_graph and _owned(cotangent):
+        if leaf._grad is None and not create_graph and _OWNERSHIP.owned(cotangent):
             leaf._grad = _wrap(cotangent.data)
         else:
             _accumulate(leaf, cotangent, create_graph)
 
 
-def _owned(cotangent: Tensor) -> bool:
-    """Whether ``cotangent`` (a value of ``_accumulate_leaves``'s dict) and its array are held
-    by nothing but the pass: an array that owns its memory, writeable, and no more references
-    to it or to the tensor than the probe ``_OWNED_REFERENCES`` counted for one held by the
-    dict alone (the count depends on the interpreter, so it is measured, not assumed; a
-    tensor held anywhere else, or an array with a view or a second tensor, counts more)."""
-    data = cotangent.data
-    references = _OWNED_REFERENCES
-    if references is None:  # the probe itself: count, and let it be copied
-        _probe_references.extend((sys.getrefcount(data), sys.getrefcount(cotangent)))
-        return False
-    return (
-        type(data) is _ndarray
-        and data.base is None
-        and data.flags.writeable
-        and data.flags.owndata
-        and sys.getrefcount(data) <= references[0]
-        and sys.getrefcount(cotangent) <= references[1]
-    )
-
-
-def _count_owned_references() -> tuple[int, int]:
-    """The references ``_owned`` counts to a cotangent array and tensor that the pass alone
-    holds: a probe's, through the same calls."""
-    leaf = Tensor(np.zeros(1), requires_grad=True)
-    _accumulate_leaves({id(leaf): (leaf, _wrap(np.zeros(1)))}, False)
-    array_references, tensor_references = _probe_references
-    return array_references, tensor_references
-
-
-_probe_references: list[int] = []
-_OWNED_REFERENCES: tuple[int, int] | None = None  # counted once the module is defined (its end)
+_OWNERSHIP = Ownership()  # calibrated at the module's end, once _accumulate is defined
 
 
 def _accumulate(tensor: Tensor, cotangent: Tensor, create_graph: bool) -> None:
@@ -1250,4 +1188,9 @@ def _is_sequence_of_grads(value: object) -> bool:
     )
 
 
-_OWNED_REFERENCES = _count_owned_references()
+def _probe_ownership() -> None:
+    leaf = Tensor(np.zeros(1), requires_grad=True)
+    _accumulate_leaves({id(leaf): (leaf, _wrap(np.zeros(1)))}, False)
+
+
+_OWNERSHIP.calibrate(_probe_ownership)
