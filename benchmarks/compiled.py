@@ -26,6 +26,8 @@ Memory: tracemalloc's peak (numpy reports its buffers to tracemalloc) above what
 before, for the layer's forward pass alone (the graph kept, as before a backward) and for the
 forward and backward passes, on the eager engine; hand-written numpy and the compiled tapes
 (a forward-only tape, and the forward + backward tape) are measured the same way as anchors.
+And the peak of the engine suite's MLP (784-512-10) forward + backward at batch 4,096, eager
+and compiled, over hand-written numpy's: the arrays the pass needs.
 """
 
 from __future__ import annotations
@@ -67,9 +69,15 @@ TARGETS = {"chain": 1.2, "layer": 1.1}
 #: The issue's target for the eager engine's memory: peak of forward + backward over forward.
 MEMORY_TARGET = 2.0
 
+#: The issue's target for the MLP's peak memory, eager and compiled, over hand numpy's.
+MLP_MEMORY_TARGET = 1.25
+MLP_MEMORY_BATCH = 4096
+
 STATIC_NOTES = (
     "targets (issue 15): compiled chain <= 1.2x numpy (hand); compiled layer <= 1.1x; "
     "eager layer peak memory (forward + backward) <= 2x the forward alone",
+    f"target (issue 32): MLP peak memory at batch {MLP_MEMORY_BATCH:,}, eager and compiled, "
+    f"<= {MLP_MEMORY_TARGET:g}x hand numpy's",
 )
 #: Filled by ``run``: the static notes, then the memory figures and the one-off costs.
 NOTES: list[str] = list(STATIC_NOTES)
@@ -230,6 +238,41 @@ def layer_memory(inputs: dict[str, np.ndarray]) -> list[str]:
     return lines
 
 
+def mlp_pass(x, y, W1, b1, W2, b2) -> list[gc.Tensor]:
+    """``[loss, dW1, db1, dW2, db2]`` of the engine suite's MLP, to be traced (all inputs)."""
+    weights = [W1, b1, W2, b2]
+    for w in weights:
+        w.requires_grad = True
+    loss = gc.cross_entropy(gc.matmul(gc.relu(gc.matmul(x, W1) + b1), W2) + b2, y)
+    return [loss, *gc.grad(loss, weights)]
+
+
+def mlp_memory(batch: int = MLP_MEMORY_BATCH) -> list[str]:
+    """Peak memory of the MLP's forward + backward, eager and compiled, over hand numpy's."""
+    inputs = engine.mlp_inputs(batch)
+    arrays = list(inputs.values())
+    tape = trace(mlp_pass, *arrays)
+    runs = {
+        BASELINE: engine.mlp_numpy(**inputs),
+        EAGER: engine.mlp_gradcli(**inputs),
+        SUBJECT: lambda: tape.run(*arrays),
+    }
+    check_same(f"{SUITE}.mlp", {name: fn() for name, fn in runs.items()}, BASELINE, RTOL)
+    peaks = {name: peak_bytes(fn) for name, fn in runs.items()}  # each warmed up by the check
+    lines = [
+        f"compiled.mlp peak memory of forward + backward at batch {batch:,} (tracemalloc, "
+        "above the inputs), over hand numpy's"
+    ]
+    for name, peak in peaks.items():
+        ratio = peak / peaks[BASELINE]
+        line = f"  {name:<18} {peak / 2**20:8.1f} MB  = {ratio:.2f}x"
+        if name != BASELINE:
+            status = "PASS" if ratio <= MLP_MEMORY_TARGET else "MISS"
+            line += f"   target <= {MLP_MEMORY_TARGET:g}x  {status}"
+        lines.append(line)
+    return lines
+
+
 # -- running -------------------------------------------------------------------------------
 
 
@@ -296,5 +339,5 @@ def run(quick: bool = False) -> list[Result]:
     """Both benchmarks; the compiled tapes' ratios are marked PASS/MISS against TARGETS."""
     chain_results, chain_notes = run_chain(quick)
     layer_results, layer_notes = run_layer(quick)
-    NOTES[:] = [*STATIC_NOTES, *chain_notes, *layer_notes]
+    NOTES[:] = [*STATIC_NOTES, *chain_notes, *layer_notes, *mlp_memory()]
     return add_ratios(chain_results + layer_results, SUBJECT, TARGETS)

@@ -14,6 +14,7 @@ from the inputs: such a tape is valid at its own point only, and is never replay
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,13 +49,20 @@ class Tape:
             slots[slot] = value
         for slot, value in zip(self.inputs, arrays):
             slots[slot] = value
-        for call, args, out in self._program:
-            if len(args) == 2:
-                slots[out] = call(slots[args[0]], slots[args[1]])
-            elif len(args) == 1:
-                slots[out] = call(slots[args[0]])
-            else:
-                slots[out] = call(*[slots[i] for i in args])
+        program, frees = self._program, self._frees
+        if not frees:  # every slot is small: nothing worth freeing, the plain loop
+            for call, args, out in program:
+                if len(args) == 2:
+                    slots[out] = call(slots[args[0]], slots[args[1]])
+                elif len(args) == 1:
+                    slots[out] = call(slots[args[0]])
+                else:
+                    slots[out] = call(*[slots[i] for i in args])
+            return [slots[i] for i in self.outputs]
+        for (call, args, out), dead in zip(program, frees):
+            slots[out] = call(*[slots[i] for i in args])
+            for i in dead:  # this step was their last reader: their memory goes now
+                slots[i] = None
         return [slots[i] for i in self.outputs]
 
     @functools.cached_property
@@ -64,6 +72,40 @@ class Tape:
             (functools.partial(function, **params) if params else function, args, out)
             for _, function, args, params, out in self.steps
         )
+
+    @functools.cached_property
+    def _frees(self) -> tuple[tuple[int, ...], ...]:
+        """For each step, the slots of large arrays (as traced) that no later step reads and
+        that are not outputs: a replay lets them go once the step ran, so that it holds what
+        the rest of the pass needs, not every intermediate. Empty where no slot is large (a
+        chain of small steps then runs the plain loop)."""
+        return last_readers(self, FREED_ELEMENTS)
+
+
+#: The fewest elements (as traced) of a slot that a replay frees after its last reader:
+#: smaller ones cost more to free, step by step, than they hold.
+FREED_ELEMENTS = 4096
+
+
+def last_readers(tape: Tape, smallest: int) -> tuple[tuple[int, ...], ...]:
+    """For each step of ``tape``, the slots of at least ``smallest`` elements (as traced)
+    whose last reader it is, outputs and constants aside; () when there is none at all."""
+    keep = set(tape.outputs) | {slot for slot, _ in tape.constants}
+    freed: set[int] = set()
+    frees: list[tuple[int, ...]] = []
+    for _, _, args, _, _ in reversed(tape.steps):
+        dead = []
+        for slot in args:
+            if slot not in keep and slot not in freed and _elements(tape, slot) >= smallest:
+                freed.add(slot)
+                dead.append(slot)
+        frees.append(tuple(dead))
+    frees.reverse()
+    return tuple(frees) if freed else ()
+
+
+def _elements(tape: Tape, slot: int) -> int:
+    return math.prod(tape.shapes[slot]) if tape.shapes else 0
 
 
 class _Tracer:
@@ -196,7 +238,9 @@ def run_batched(tape: Tape, arrays: Sequence[Array], batched: Sequence[bool]) ->
     for slot, value, b in zip(tape.inputs, arrays, batched):
         slots[slot] = value
         is_batched[slot] = b
-    for name, function, args, params, out in tape.steps:
+    # every slot holds ``size`` points' values: the large ones go after their last reader
+    frees = last_readers(tape, max(1, FREED_ELEMENTS // size)) or ((),) * len(tape.steps)
+    for (name, function, args, params, out), dead in zip(tape.steps, frees):
         flags = [is_batched[i] for i in args]
         values = [slots[i] for i in args]
         if any(flags):
@@ -209,6 +253,8 @@ def run_batched(tape: Tape, arrays: Sequence[Array], batched: Sequence[bool]) ->
             is_batched[out] = True
         else:
             slots[out] = function(*values, **params)
+        for i in dead:
+            slots[i] = None
     return [
         slots[i] if is_batched[i] else np.broadcast_to(slots[i], (size,) + np.shape(slots[i]))
         for i in tape.outputs

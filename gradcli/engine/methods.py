@@ -52,9 +52,11 @@ def attach() -> None:
             setattr(Tensor, method, spelled(op, method))
         if op.operator in _SPECIAL:  # not the element vector, which Python does not write
             special, *reflection = _SPECIAL[op.operator]
-            setattr(Tensor, special, op.call)
+            # an operator's call, where it is not the public one (add without alpha)
+            call = op.extra.get("operator_call", op.call)
+            setattr(Tensor, special, call)
             for name in reflection:
-                setattr(Tensor, name, _reflected(op.call))
+                setattr(Tensor, name, _reflected(call))
         if "property" in op.extra:
             setattr(Tensor, op.extra["property"], property(spelled(op, op.extra["property"])))
     setattr(Tensor, "__pos__", lambda self: self)  # noqa: B010 - +x is x

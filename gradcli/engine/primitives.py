@@ -243,6 +243,9 @@ def _unary(
     def op(x: TensorLike, **params: Any) -> Tensor:
         return apply_one(entry, x, params)
 
+    def plain(x: TensorLike) -> Tensor:  # an entry of one tensor and no options (sin)
+        return apply_one(entry, x)
+
     fields = {
         "params": _X,
         "methods": (name,),
@@ -250,11 +253,14 @@ def _unary(
         "vjp_reads_out": reads_argument(derivative, "out"),
         **fields,
     }
+    # without options, a call makes no dict of them (**params) for apply_one and the node
+    call = plain if fields["params"] is _X else op
+    batch = B.elementwise
     entry = register(
-        Op(name, summary, forward, vjp, jvp, backward_name, batch=B.elementwise, call=op, **fields)
+        Op(name, summary, forward, vjp, jvp, backward_name, batch=batch, call=call, **fields)
     )
-    op.__name__ = name
-    return op
+    call.__name__ = name
+    return call
 
 
 # partials(a, b, out, needs): (d out/d a, d out/d b), None where needs says it is not wanted
@@ -530,6 +536,12 @@ def add_scaled(a: TensorLike, b: TensorLike, alpha: float = 1) -> Tensor:
 def sub_scaled(a: TensorLike, b: TensorLike, alpha: float = 1) -> Tensor:
     """``a - alpha * b`` (torch.sub; ``a - b`` where alpha is 1)."""
     return sub(a, b) if alpha == 1 else sub(a, mul(b, alpha))
+
+
+# ``a + b``, ``a - b``, ``a / b``: the entries' own calls, without the public calls' alpha and
+# rounding_mode (one call fewer for each operator)
+for _entry, _plain in ((OPS["add"], add), (OPS["sub"], sub), (OPS["div"], div)):
+    _entry.extra["operator_call"] = _plain
 
 
 @public("div")

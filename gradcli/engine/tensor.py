@@ -35,6 +35,9 @@ from ..base.engine_errors import (
 )
 from ..ops.table import HOLOMORPHIC, Array, Op
 from . import sizes
+from .ownership import Ownership
+from .released import FREED_GRAPH_ERROR as _FREED_GRAPH_ERROR
+from .released import refuse_released
 from .sizes import ROOM
 
 DEFAULT_DTYPE = np.dtype(np.float64)
@@ -204,15 +207,6 @@ _NONLEAF_GRAD_WARNING = (
     "keep its gradient."
 )
 
-# torch's words: a second backward reached a node whose saved tensors the first one freed
-_FREED_GRAPH_ERROR = (
-    "Trying to backward through the graph a second time (or directly access saved tensors "
-    "after they have already been freed). Saved intermediate values of the graph are freed "
-    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-    "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward."
-)
-
 
 class Node:
     """One recorded operation, what ``Tensor.grad_fn`` gives: a view of the node slots of the
@@ -225,7 +219,8 @@ class Node:
     in PyTorch.
 
     A tensor makes its node once, when ``grad_fn`` is first read, and keeps it: ``y.grad_fn is
-    y.grad_fn``, as in torch, and a node kept keeps its graph alive.
+    y.grad_fn``, as in torch, and a node kept keeps its graph alive. The engine never reads
+    it (naming a node through a Node it does not keep): no cycle of the two outlives the pass.
     """
 
     __slots__ = ("output", "__weakref__")
@@ -427,7 +422,7 @@ class Tensor:
 
         if self.dtype.kind not in "biufc":  # formulas (symbolic mode): no torch dtype
             return f"tensor({np.array2string(self.data, separator=', ', prefix='tensor(')})"
-        node = self.grad_fn
+        node = None if self._op is None else self._node or Node(self)  # not kept: no cycle
         tangent = None
         if self.tangent is not None and _Mode.tangent_holders is not None:
             # a dual tensor inside forward_ad's level, as torch prints it: the tangent's
@@ -995,13 +990,15 @@ def _run_backward(
     input_cotangents: Sequence[Tensor | None] = seeds
     with set_grad_enabled(create_graph):
         while True:
-            only: Tensor | None = None  # the one node waiting, kept off the heap
+            # the one node waiting, kept off the heap and out of the dict, with its cotangent
+            only: Tensor | None = None
+            only_cotangent: Any = None  # its cotangent, a Tensor while only is set
             for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):
                 if not need:
                     continue
                 if input_cotangent is None:
                     if tensor._op is not None:  # no cotangent for it: was it released?
-                        _refuse_released(tensor)
+                        refuse_released(tensor)
                     continue
                 dtype = input_cotangent.dtype
                 if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and tensor.dtype.kind != "c":
@@ -1012,28 +1009,31 @@ def _run_backward(
                     if key in leaf_cotangents:
                         input_cotangent = leaf_cotangents[key][1] + input_cotangent
                     leaf_cotangents[key] = (tensor, input_cotangent)
-                    continue
-                if tensor in cotangents:
+                elif tensor is only:  # sent twice in one round (x + x)
+                    only_cotangent = only_cotangent + input_cotangent
+                elif tensor in cotangents:
                     cotangents[tensor] = cotangents[tensor] + input_cotangent
-                else:
-                    if tensor._inputs is None:
-                        raise GradError(_FREED_GRAPH_ERROR)
+                elif tensor._inputs is None:
+                    raise GradError(_FREED_GRAPH_ERROR)
+                elif heap or only is not None:
+                    if only is not None:
+                        cotangents[only] = only_cotangent
+                        heappush(heap, (-only._order, only))
+                        only = only_cotangent = None
                     cotangents[tensor] = input_cotangent
-                    if heap or only is not None:
-                        if only is not None:
-                            heappush(heap, (-only._order, only))
-                            only = None
-                        heappush(heap, (-tensor._order, tensor))
-                    else:
-                        only = tensor
+                    heappush(heap, (-tensor._order, tensor))
+                else:
+                    only = tensor
+                    only_cotangent = input_cotangent
             if only is not None:
                 node = only
+                cotangent = only_cotangent
             elif heap:
                 node = heappop(heap)[1]
+                cotangent = cotangents.pop(node)
             else:
                 break
 
-            cotangent = cotangents.pop(node)
             if captured_nodes and node in captured_nodes:
                 found[id(node)] = cotangent
             if node._retains_grad and capture is None:
@@ -1055,7 +1055,8 @@ def _run_backward(
                 output = _wrap(node.data)
             else:
                 output = None
-            if prim.complex == HOLOMORPHIC and cotangent.dtype.kind == "c":
+            dtype = cotangent.dtype
+            if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and prim.complex == HOLOMORPHIC:
                 # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
                 # conj(z), since f(conj z) = conj(f(z)) for every holomorphic entry here
                 if output is None:
@@ -1076,14 +1077,16 @@ def _run_backward(
                 _watch(watch, node, cotangent, inputs, input_cotangents)
             if not retain_graph:  # release the saved values; the next round sends from inputs
                 saves = prim.saved
-                if saves is True or (saves is not False and saves(_node_of(node))):
+                if saves is True or (saves is not False and saves(Node(node))):
                     if type(prim.backward_name) is not str:  # a namer may read the inputs
-                        node._name = _node_of(node).name()
+                        node._name = Node(node).name()
                     node._inputs = None
 
     if capture is None:
-        for leaf, cotangent in leaf_cotangents.values():
-            _accumulate(leaf, cotangent, create_graph)
+        # the last cotangents sent are leaves' too: these names must not hold them, so that
+        # _accumulate_leaves can tell which arrays the pass alone holds
+        input_cotangent, input_cotangents = None, ()
+        _accumulate_leaves(leaf_cotangents, create_graph)
     else:
         for leaf, cotangent in leaf_cotangents.values():
             found.setdefault(id(leaf), cotangent)
@@ -1097,29 +1100,24 @@ def _node_of(tensor: Tensor) -> Node:
     return node
 
 
-def _refuse_released(root: Tensor) -> None:
-    """Raise torch's error if the node of ``root`` (a tensor an operation made) or a node it
-    reaches was released by an earlier backward. The pass checks each node that receives a
-    cotangent; this covers a part of the graph that receives none (a rule gave None for an
-    input that requires grad)."""
-    seen: set[Tensor] = set()  # tensors hash by identity
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        inputs = node._inputs
-        if inputs is None:
-            raise GradError(_FREED_GRAPH_ERROR)
-        for tensor in inputs:
-            if tensor._op is not None and tensor not in seen:
-                stack.append(tensor)
-
-
 def _conjugates(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:
     """Each tensor conjugated (a real one as it is)."""
     return tuple(t.conj() for t in tensors)
+
+
+def _accumulate_leaves(
+    leaf_cotangents: dict[int, tuple[Tensor, Tensor]], create_graph: bool
+) -> None:
+    """Accumulate each leaf's cotangent into its ``.grad``: a first gradient is an array of
+    its own, the cotangent's where the pass alone holds it (``ownership``), else a copy."""
+    for leaf, cotangent in leaf_cotangents.values():
+        if leaf._grad is None and not create_graph and _OWNERSHIP.owned(cotangent):
+            leaf._grad = _wrap(cotangent.data)
+        else:
+            _accumulate(leaf, cotangent, create_graph)
+
+
+_OWNERSHIP = Ownership()  # calibrated at the module's end, once _accumulate is defined
 
 
 def _accumulate(tensor: Tensor, cotangent: Tensor, create_graph: bool) -> None:
@@ -1188,3 +1186,11 @@ def _is_sequence_of_grads(value: object) -> bool:
     return isinstance(value, (list, tuple)) and all(
         isinstance(v, Tensor) or v is None for v in value
     )
+
+
+def _probe_ownership() -> None:
+    leaf = Tensor(np.zeros(1), requires_grad=True)
+    _accumulate_leaves({id(leaf): (leaf, _wrap(np.zeros(1)))}, False)
+
+
+_OWNERSHIP.calibrate(_probe_ownership)

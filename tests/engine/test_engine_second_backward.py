@@ -5,6 +5,8 @@ node that needs a tensor it freed (``x * x``, ``x.exp()``)."""
 
 from __future__ import annotations
 
+import gc as garbage
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -117,3 +119,39 @@ def test_grad_after_backward_runs_through_a_graph_that_saved_nothing():
     z.backward(v)
     with pytest.raises(gc.GradError, match="second time"):
         gc.grad(z, x, v)
+
+
+def _freed_by_backward(retain_graph: bool) -> tuple[bool, str | None]:
+    """``loss = sin(x @ w).sum()``, ``x @ w`` printed (its grad_fn read) and not kept: whether
+    its array outlived ``loss.backward()`` (Python's cyclic collector off, so that only what
+    the pass dropped is gone), and the error of a second backward (None: it ran)."""
+    rng = np.random.default_rng(5)
+    x = gc.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    w = gc.tensor(rng.standard_normal((4, 2)), requires_grad=True)
+    y = x @ w
+    repr(y)
+    kept = weakref.ref(y.data)
+    loss = y.sin().sum()
+    del y
+    collecting = garbage.isenabled()
+    garbage.disable()
+    try:
+        loss.backward(retain_graph=retain_graph)
+        alive = kept() is not None
+    finally:
+        if collecting:
+            garbage.enable()
+    try:
+        loss.backward()
+    except RuntimeError as exc:
+        return alive, str(exc)
+    return alive, None
+
+
+@pytest.mark.parametrize("retain_graph", [False, True])
+def test_backward_frees_the_saved_intermediates_at_once(retain_graph):
+    """The saved ``x @ w`` goes with the pass, as torch frees it (kept with retain_graph): no
+    cycle of a tensor and its grad_fn holds it for the cyclic collector; a second pass then
+    raises torch's error (``test_the_error_is_torchs_text``)."""
+    expected_error = None if retain_graph else _FREED_GRAPH_ERROR
+    assert _freed_by_backward(retain_graph) == (retain_graph, expected_error)
