@@ -54,6 +54,7 @@ from ..ops.table import (
 )
 from . import sizes
 from .bytecode import reads_argument
+from .single_precision import rounded_once
 from .tensor import Node, Tensor, TensorLike, _coerce, apply, apply_one, apply_two
 
 Forward = Callable[..., Any]  # numpy in; an array, or a numpy scalar, out
@@ -676,7 +677,7 @@ reciprocal: Unary = _unary(
 exp = _unary(
     "exp",
     "ExpBackward0",
-    np.exp,
+    rounded_once(np.exp),
     lambda x, out: out,
     "e to the x",
     symbolic=S.each("exp"),
@@ -687,7 +688,7 @@ exp = _unary(
 log = _unary(
     "log",
     "LogBackward0",
-    np.log,
+    rounded_once(np.log),
     lambda x, out: reciprocal(x),
     "natural logarithm",
     symbolic=S.each("log"),
@@ -708,7 +709,7 @@ log2 = _unary(
 log1p = _unary(
     "log1p",
     "Log1PBackward0",
-    np.log1p,
+    rounded_once(np.log1p),
     lambda x, out: reciprocal(add(x, 1.0)),
     "log(1 + x), accurate near 0",
     symbolic=S.each(lambda sp, v: sp.log(1 + v)),
@@ -718,7 +719,7 @@ log1p = _unary(
 expm1 = _unary(
     "expm1",
     "Expm1Backward0",
-    np.expm1,
+    rounded_once(np.expm1),
     lambda x, out: add(out, 1.0),
     "exp(x) - 1, accurate near 0",
     symbolic=S.each(lambda sp, v: sp.exp(v) - 1),
@@ -770,7 +771,7 @@ sign = _unary(
 sin = _unary(
     "sin",
     "SinBackward0",
-    np.sin,
+    rounded_once(np.sin),
     lambda x, out: cos(x),
     "sine",
     symbolic=S.each("sin"),
@@ -779,7 +780,7 @@ sin = _unary(
 cos: Unary = _unary(
     "cos",
     "CosBackward0",
-    np.cos,
+    rounded_once(np.cos),
     lambda x, out: neg(sin(x)),
     "cosine",
     symbolic=S.each("cos"),
@@ -788,7 +789,7 @@ cos: Unary = _unary(
 tan = _unary(
     "tan",
     "TanBackward0",
-    np.tan,
+    rounded_once(np.tan),
     lambda x, out: add(mul(out, out), 1.0),
     "tangent",
     symbolic=S.each("tan"),
@@ -816,7 +817,7 @@ acos = _unary(
 atan = _unary(
     "atan",
     "AtanBackward0",
-    np.arctan,
+    rounded_once(np.arctan),
     lambda x, out: reciprocal(add(mul(x, x), 1.0)),
     "arctangent",
     symbolic=S.each("atan"),
@@ -824,7 +825,7 @@ atan = _unary(
 sinh = _unary(
     "sinh",
     "SinhBackward0",
-    np.sinh,
+    rounded_once(np.sinh),
     lambda x, out: cosh(x),
     "hyperbolic sine",
     symbolic=S.each("sinh"),
@@ -833,7 +834,7 @@ sinh = _unary(
 cosh: Unary = _unary(
     "cosh",
     "CoshBackward0",
-    np.cosh,
+    rounded_once(np.cosh),
     lambda x, out: sinh(x),
     "hyperbolic cosine",
     symbolic=S.each("cosh"),
@@ -842,7 +843,7 @@ cosh: Unary = _unary(
 tanh = _unary(
     "tanh",
     "TanhBackward0",
-    np.tanh,
+    rounded_once(np.tanh),
     lambda x, out: sub(1.0, mul(out, out)),
     "hyperbolic tangent",
     symbolic=S.each("tanh"),

@@ -13,6 +13,7 @@ import ast
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import traceback
@@ -47,6 +48,12 @@ def gradcli_run(program: str, **limits: int) -> Outcome:
     status = run_script(program, "<stdin>", out=out, err=err, **limits)
     lines = err.getvalue().strip().splitlines()
     return out.getvalue(), status, lines[-1] if status and lines else ""
+
+
+def masked(outcome: Outcome) -> Outcome:
+    """An outcome with its stdout's object addresses masked (``0x…``)."""
+    stdout, status, line = outcome
+    return re.sub(r"0x[0-9a-f]+", "0x…", stdout), status, line
 
 
 def torch_runs(programs: list[str], folder: Path) -> dict[str, Outcome]:

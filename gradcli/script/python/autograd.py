@@ -8,13 +8,14 @@ objects, which the engine calls as it calls any Python function.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ... import engine as gc
 from ...base import torch_text as torchtext
+from ...engine import autograd_functional
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -28,17 +29,6 @@ FREED_GRAPH = (
     "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward."
-)
-HESSIAN_SCALAR = (
-    "The Tensor returned by the function given to hessian should contain a single element"
-)
-VJP_WITHOUT_V = (
-    "The vector v can only be None if the user-provided function returns a single Tensor "
-    "with a single element."
-)
-JVP_WITHOUT_V = (
-    "The vector v can only be None if the input to the user-provided function is a single "
-    "Tensor with a single element."
 )
 FUNC_GRAD_SCALAR = (
     "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
@@ -188,50 +178,15 @@ def grad(
     return tuple(results)
 
 
-def _tensors(values: Sequence[Any], what: str) -> None:
-    for value in values:
-        if not isinstance(value, gc.Tensor):
-            raise TypeError(f"The {what} given to the function must be Tensors")
-
-
 def functional(name: str) -> Callable[..., Any]:
-    """torch.autograd.functional's ``name`` (jacobian, hessian, vjp, jvp, hvp, vhp)."""
+    """torch.autograd.functional's ``name`` (jacobian, hessian, vjp, jvp, hvp, vhp): the
+    engine's (``engine.autograd_functional``), with every option torch's takes
+    (``create_graph``, ``strict``, ``vectorize``, the strategies) and torch's errors as the
+    script's RuntimeErrors."""
+    found = getattr(autograd_functional, name)
 
-    def run_it(
-        func: Callable[..., Any],
-        inputs: Any,
-        v: Any = None,
-        create_graph: bool = False,
-        strict: bool = False,
-        vectorize: bool = False,
-        strategy: str = "reverse-mode",
-        outer_jacobian_strategy: str = "reverse-mode",
-    ) -> Any:
-        many = isinstance(inputs, (tuple, list))
-        _tensors(_listed(inputs), "inputs")
-        arguments: Any = tuple(inputs) if many else inputs
-        vectors = tuple(v) if isinstance(v, (tuple, list)) else v
-
-        def plain(*xs: gc.Tensor) -> gc.Tensor:
-            value = func(*xs)
-            return value if isinstance(value, gc.Tensor) else gc.tensor(value, dtype=gc.float32)
-
-        try:
-            if name == "jacobian":
-                return _engine(lambda: gc.jacobian(plain, arguments))
-            if name == "hessian":
-                return _engine(lambda: gc.hessian(plain, arguments))
-            if name == "vjp":
-                return _engine(lambda: gc.vjp(plain, arguments, vectors))
-            if name == "jvp":
-                return _engine(lambda: gc.jvp(plain, arguments, vectors))
-            return _engine(lambda: gc.hvp(plain, arguments, vectors))
-        except RuntimeError as exc:
-            if str(exc) == SCALAR_OUTPUTS:
-                raise RuntimeError(HESSIAN_SCALAR if name == "hessian" else VJP_WITHOUT_V) from None
-            if name == "jvp" and vectors is None:
-                raise RuntimeError(JVP_WITHOUT_V) from None
-            raise
+    def run_it(*args: Any, **kwargs: Any) -> Any:
+        return _engine(lambda: found(*args, **kwargs))
 
     return run_it
 

@@ -470,8 +470,11 @@ def write(run: Run, tensor: gc.Tensor, index: Any, value: Any, node_name: str | 
     )
     if not tracked:
         plain = value.data if isinstance(value, gc.Tensor) else value
+        # a tensor in the index (a mask, indices) as its array; the index compared by
+        # identity, not by ==, which a tensor in it would answer element by element
+        where = tuple(i.data if isinstance(i, gc.Tensor) else i for i in index)
         try:
-            tensor.data[index if index != (Ellipsis,) else ...] = plain
+            tensor.data[... if len(where) == 1 and where[0] is Ellipsis else where] = plain
         except (IndexError, ValueError) as exc:
             raise IndexError(str(exc)) from None
         return tensor
