@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from ..base.engine_errors import FREED_GRAPH_ERROR as _FREED_GRAPH_ERROR
+from ..base.engine_errors import NONLEAF_GRAD_WARNING as _NONLEAF_GRAD_WARNING
 from ..base.engine_errors import (
     ComplexOutputError,
     DtypeError,
@@ -34,7 +36,8 @@ from ..base.engine_errors import (
     ShapeError,
 )
 from ..ops.table import HOLOMORPHIC, Array, Op
-from . import sizes
+from . import graph_hooks, sizes
+from .graph_hooks import HOOKED, PACKED, SAVED_HOOKS
 from .sizes import ROOM
 
 DEFAULT_DTYPE = np.dtype(np.float64)
@@ -79,7 +82,7 @@ class _Modes:
     @tracer.setter
     def tracer(self, tracer: Any) -> None:
         self._tracer = tracer
-        self.watching = tracer is not None or self._forward_active
+        self.rewatch()
 
     @property
     def forward_active(self) -> bool:
@@ -89,7 +92,11 @@ class _Modes:
     @forward_active.setter
     def forward_active(self, active: bool) -> None:
         self._forward_active = active
-        self.watching = active or self._tracer is not None
+        self.rewatch()
+
+    def rewatch(self) -> None:
+        """``watching``: a tracer, forward mode, or a saved_tensors_hooks block (graph_hooks)."""
+        self.watching = self._tracer is not None or self._forward_active or bool(SAVED_HOOKS)
 
 
 _Mode = _Modes()
@@ -196,22 +203,6 @@ def _forward_mode(active: bool) -> Iterator[None]:
         yield
     finally:
         _Mode.forward_active = previous
-
-
-_NONLEAF_GRAD_WARNING = (
-    "Reading .grad of a tensor that is not a leaf: backward() does not populate the .grad of "
-    "non-leaf tensors, so it is None. Call .retain_grad() on the tensor before backward() to "
-    "keep its gradient."
-)
-
-# torch's words: a second backward reached a node whose saved tensors the first one freed
-_FREED_GRAPH_ERROR = (
-    "Trying to backward through the graph a second time (or directly access saved tensors "
-    "after they have already been freed). Saved intermediate values of the graph are freed "
-    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-    "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward."
-)
 
 
 class Node:
@@ -742,6 +733,8 @@ def _watched(
     recorded) or forward mode runs (the output's tangent is computed)."""
     if _Mode.tracer is not None:
         _Mode.tracer.record(prim, tensors, params, out, forward)
+    if SAVED_HOOKS and out._op is not None:  # saved_tensors_hooks: pack what the node saves
+        graph_hooks.pack(out)
     if _Mode.forward_active and prim.differentiable:
         tangents = [t.tangent for t in tensors]
         if any(t is not None for t in tangents):
@@ -1034,6 +1027,8 @@ def _run_backward(
                 break
 
             cotangent = cotangents.pop(node)
+            if HOOKED:  # hooks on nodes (Node.register_prehook, register_hook)
+                cotangent = graph_hooks.before(node, cotangent)
             if captured_nodes and node in captured_nodes:
                 found[id(node)] = cotangent
             if node._retains_grad and capture is None:
@@ -1055,6 +1050,8 @@ def _run_backward(
                 output = _wrap(node.data)
             else:
                 output = None
+            if PACKED:  # saved_tensors_hooks: the rule reads what unpack gives
+                operands, output = graph_hooks.unpacked(node, operands, output)
             if prim.complex == HOLOMORPHIC and cotangent.dtype.kind == "c":
                 # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
                 # conj(z), since f(conj z) = conj(f(z)) for every holomorphic entry here
@@ -1072,6 +1069,8 @@ def _run_backward(
                 input_cotangents = vjp(cotangent, output, operands[0], needs=needs)
             else:
                 input_cotangents = vjp(cotangent, output, *operands, needs=needs)
+            if HOOKED:
+                input_cotangents = graph_hooks.after(node, input_cotangents, cotangent)
             if watch is not None:
                 _watch(watch, node, cotangent, inputs, input_cotangents)
             if not retain_graph:  # release the saved values; the next round sends from inputs
@@ -1188,3 +1187,6 @@ def _is_sequence_of_grads(value: object) -> bool:
     return isinstance(value, (list, tuple)) and all(
         isinstance(v, Tensor) or v is None for v in value
     )
+
+
+graph_hooks.connect(set_grad_enabled, _Mode.rewatch)

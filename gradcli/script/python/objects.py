@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from ... import engine as gc
 from ...base.errors import GradcliError
-from . import library_objects, limits, printing, tensors
+from ...engine.graph_hooks import RESULT
+from . import autograd_graph, library_objects, limits, printing, tensors
 from .calls import DType
 from .printing import ReturnTypes, Size
 from .runtime import Builtin, Function, Module, type_name
@@ -140,13 +141,14 @@ def _grad_fn(node: tensors.GradFn, name: str) -> Any:
         return Builtin(name, node.name)
     if name == "next_functions":
         return node.next_functions()
-    saved = {"_saved_self": 0, "_saved_other": 1, "_saved_result": -1}
+    saved = {"_saved_self": 0, "_saved_other": 1, "_saved_result": RESULT}
     if name in saved:
-        if name == "_saved_result":  # a tensor of its own, holding the output's values
-            return gc.Tensor(node.node.output.data)
         return node.saved(saved[name])
     if name == "metadata":
-        return {}
+        return node.metadata
+    registering = autograd_graph.node_attribute(node, name)
+    if registering is not None:
+        return registering
     raise AttributeError(f"'{node.name()}' object has no attribute '{name}'")
 
 

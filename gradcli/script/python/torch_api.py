@@ -36,11 +36,11 @@ from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_has
 from ...lang.values import CONSTRUCTORS, LIKE
-from . import autograd, builtins, printing
+from . import autograd, autograd_graph, builtins, printing
 from .calls import DTYPES, DType, call_op, dtype_of, numpy_name
 from .printing import Size
 from .runtime import Builtin, Function, Module, call
-from .tensors import CPU, Device, read_grad
+from .tensors import CPU, NODE, Device, read_grad
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -448,9 +448,11 @@ def modules(run: Run) -> dict[str, Module]:
         }
         | {"__missing__": missing("torch.autograd.functional")},
     )
+    graph = autograd_graph.module(missing("torch.autograd.graph"), builtins.TypeName(NODE))
     autograd_module = Module(
         "torch.autograd",
         {
+            "graph": graph,
             "grad": Builtin("grad", lambda *a, **k: autograd.grad(run, *a, **k)),
             "backward": Builtin("backward", lambda *a, **k: autograd.backward_of(run, *a, **k)),
             "functional": autograd_functional,
@@ -482,6 +484,7 @@ def modules(run: Run) -> dict[str, Module]:
         "torch": torch,
         "torch.autograd": autograd_module,
         "torch.autograd.functional": autograd_functional,
+        "torch.autograd.graph": graph,
         "torch.func": func_module,
         "torch.nn": nn,
         "torch.nn.functional": functional,
