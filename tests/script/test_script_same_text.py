@@ -6,7 +6,8 @@ The causes fixed: torch.autograd.functional's options (``create_graph`` kept the
 graphs in torch, gradcli dropped them), the node of a reduction's reverse rule (torch's
 ``unsqueeze``, whose own reverse is ``SqueezeBackward1``), a tensor index in a write outside
 any graph (``g[h < 0] = 0`` wrote every element), and float32 transcendental functions
-(numpy's float32 ``exp`` is an ulp off torch's where torch's is the correctly rounded one).
+(numpy's float32 ``exp`` is an ulp off torch's where torch's is the correctly rounded one),
+``torch.accelerator`` (none on gradcli's CPU) and torch's text for a grad that is not one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from python_oracle import gradcli_run, masked, torch_runs
 
 from gradcli import engine as gc
+from gradcli.base.errors import GradcliError
 
 PROGRAMS = {
     "functional with create_graph": (
@@ -59,6 +61,14 @@ PROGRAMS = {
         "print(torch.exp(x), x.tanh(), x.sin(), x.cos(), x.log1p(), x.expm1())\n"
         "print(x.exp().sum().item(), x.sinh(), x.cosh(), x.atan(), x.abs().log(), x.tan())"
     ),
+    "torch.accelerator on a machine without one": (
+        "import torch\nprint(torch.accelerator.is_available(), "
+        "torch.accelerator.current_accelerator(), torch.accelerator.device_count())\n"
+        "print(torch.cuda.is_available(), torch.cuda.device_count())\n"
+        "torch.set_default_device('cpu')\ntorch.set_default_device(torch.device('cpu'))\n"
+        "torch.set_default_device(None)\nprint(torch.get_default_device())\n"
+        "x = torch.ones(2, requires_grad=True)\nx.grad = 0.\n"
+    ),
 }
 
 
@@ -83,3 +93,12 @@ def test_a_float32_function_is_rounded_once_from_float64():
     # the correctly rounded values (numpy's float32 exp gives 162754.78125, 22026.466797)
     assert found.tolist() == [162754.796875, 22026.46484375]
     assert gc.exp(gc.Tensor(np.array([1.0]))).data.dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    "program",
+    ["torch.set_default_device('cuda')", "torch.set_default_device(torch.device('mps'))"],
+)
+def test_a_device_gradcli_lacks_is_refused(program):
+    with pytest.raises(GradcliError, match="computes on the CPU only"):
+        gradcli_run("import torch\n" + program)

@@ -33,7 +33,7 @@ from ...lang.pytorch import torch_in_place
 from . import autograd
 from .calls import DTYPES, apply, call_op, dtype_of, numpy_name
 from .printing import Size
-from .runtime import Builtin, call
+from .runtime import Builtin, call, type_name
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -246,7 +246,8 @@ def set_attribute(run: Run, tensor: gc.Tensor, name: str, value: Any) -> None:
     if name == "grad":
         if value is not None and not isinstance(value, gc.Tensor):
             raise TypeError(
-                f"assigned grad expected to be a Tensor or None but got grad of {value}"
+                "assigned grad expected to be a Tensor or None but got grad of type "
+                f"{type_name(value)}"
             )
         tensor.grad = value
     elif name == "requires_grad":

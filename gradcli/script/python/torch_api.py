@@ -434,6 +434,8 @@ def modules(run: Run) -> dict[str, Module]:
         equal=Builtin("equal", _equal),
         Size=Builtin("Size", lambda shape=(): Size(tuple(shape)), "<class 'torch.Size'>"),
         device=Builtin("device", lambda kind="cpu": CPU if kind == "cpu" else _no_device(kind)),
+        set_default_device=Builtin("set_default_device", _set_default_device),
+        get_default_device=Builtin("get_default_device", lambda: CPU),
         pi=math.pi,
         e=math.e,
         inf=math.inf,
@@ -476,8 +478,33 @@ def modules(run: Run) -> dict[str, Module]:
     special = Module(
         "torch.special", functions("torch.special") | {"__missing__": missing("torch.special")}
     )
+    accelerator = Module(
+        "torch.accelerator",
+        {
+            "is_available": Builtin("is_available", lambda: False),
+            "current_accelerator": Builtin(
+                "current_accelerator", lambda check_available=False: None
+            ),
+            "device_count": Builtin("device_count", lambda: 0),
+            "__missing__": missing("torch.accelerator"),
+        },
+    )
+    cuda = Module(
+        "torch.cuda",
+        {
+            "is_available": Builtin("is_available", lambda: False),
+            "device_count": Builtin("device_count", lambda: 0),
+            "__missing__": missing("torch.cuda"),
+        },
+    )
     torch_names.update(
-        autograd=autograd_module, func=func_module, nn=nn, linalg=linalg, special=special
+        autograd=autograd_module,
+        func=func_module,
+        nn=nn,
+        linalg=linalg,
+        special=special,
+        accelerator=accelerator,
+        cuda=cuda,
     )
     torch = Module("torch", torch_names)
     found = {
@@ -549,6 +576,12 @@ def _grad_enabled() -> bool:
     from ...engine.tensor import _Mode
 
     return _Mode.grad_enabled
+
+
+def _set_default_device(device: Any) -> None:
+    """``torch.set_default_device``: the CPU (or None, torch's default) is the one gradcli has."""
+    if device is not None and device != CPU:
+        _no_device(str(device))
 
 
 def _no_device(kind: str) -> Device:
