@@ -498,14 +498,9 @@ def modules(run: Run) -> dict[str, Module]:
         },
     )
     torch_names.update(
-        autograd=autograd_module,
-        func=func_module,
-        nn=nn,
-        linalg=linalg,
-        special=special,
-        accelerator=accelerator,
-        cuda=cuda,
+        autograd=autograd_module, func=func_module, nn=nn, linalg=linalg, special=special
     )
+    torch_names.update(accelerator=accelerator, cuda=cuda)
     torch = Module("torch", torch_names)
     found = {
         "torch": torch,
