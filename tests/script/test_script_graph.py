@@ -5,8 +5,7 @@ stdout (object addresses masked), exit status and exception line must be the sam
 
 from __future__ import annotations
 
-import pytest
-from python_oracle import gradcli_run, masked, torch_runs
+from python_oracle import compared_with_torch
 
 from gradcli import engine as gc
 from gradcli.engine import graph_hooks
@@ -80,18 +79,7 @@ PROGRAMS = {
 }
 
 
-@pytest.fixture(scope="module")
-def torch_outcomes(tmp_path_factory):
-    pytest.importorskip("torch")
-    folder = tmp_path_factory.mktemp("graph")
-    return torch_runs([PRELUDE + p for p in PROGRAMS.values()], folder)
-
-
-@pytest.mark.torch
-@pytest.mark.parametrize("name", PROGRAMS)
-def test_the_graph_behaves_as_torchs(name, torch_outcomes):
-    program = PRELUDE + PROGRAMS[name]
-    assert masked(gradcli_run(program)) == masked(torch_outcomes[program])
+torch_outcomes, test_the_graph_behaves_as_torchs = compared_with_torch("graph", PROGRAMS, PRELUDE)
 
 
 def test_the_engine_calls_a_nodes_hooks_and_unpacks_what_it_packed():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from python_oracle import gradcli_run, masked, torch_runs
+from python_oracle import compared_with_torch, gradcli_run
 
 from gradcli import engine as gc
 from gradcli.base.errors import GradcliError
@@ -72,18 +72,7 @@ PROGRAMS = {
 }
 
 
-@pytest.fixture(scope="module")
-def torch_outcomes(tmp_path_factory):
-    pytest.importorskip("torch")
-    folder = tmp_path_factory.mktemp("same_text")
-    return torch_runs(list(PROGRAMS.values()), folder)
-
-
-@pytest.mark.torch
-@pytest.mark.parametrize("name", PROGRAMS)
-def test_the_script_prints_what_torch_prints(name, torch_outcomes):
-    program = PROGRAMS[name]
-    assert masked(gradcli_run(program)) == masked(torch_outcomes[program])
+torch_outcomes, test_the_script_prints_as_torch = compared_with_torch("same_text", PROGRAMS)
 
 
 def test_a_float32_function_is_rounded_once_from_float64():

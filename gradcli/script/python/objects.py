@@ -13,10 +13,12 @@ from __future__ import annotations
 import string
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ... import engine as gc
 from ...base.errors import GradcliError
 from ...engine.graph_hooks import RESULT
-from . import autograd_graph, library_objects, limits, printing, tensors
+from . import autograd_graph, library_objects, limits, numpy_values, printing, tensors
 from .calls import DType
 from .printing import ReturnTypes, Size
 from .runtime import Builtin, Function, Module, type_name
@@ -117,6 +119,8 @@ def get(run: Run, value: Any, name: str) -> Any:
     elif isinstance(value, BaseException):
         if name == "args":
             return value.args
+    elif kind is np.ndarray or isinstance(value, np.generic):
+        return numpy_values.attribute(run, value, name)
     elif library_objects.is_library_object(value):
         return library_objects.attribute(run, value, name)
     raise AttributeError(f"'{type_name(value)}' object has no attribute '{name}'")

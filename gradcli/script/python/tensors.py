@@ -30,7 +30,7 @@ from ...engine.rearranging import view
 from ...engine.tensor import _Mode
 from ...lang import functions as F
 from ...lang.pytorch import torch_in_place
-from . import autograd
+from . import autograd, numpy_values
 from .calls import DTYPES, apply, call_op, dtype_of, numpy_name
 from .printing import Size
 from .runtime import Builtin, call, type_name
@@ -417,20 +417,12 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "is_complex": lambda run, t: t.dtype.kind == "c",
     "type_as": _type_as,
     "to": _to,
-    "numpy": lambda run, t: _refuse_numpy(),
+    "numpy": lambda run, t, force=False: numpy_values.to_numpy(t, force),
     "view_as": lambda run, t, other: t.reshape(*other.shape),
     "reshape_as": lambda run, t, other: t.reshape(*other.shape),
     "element_size": lambda run, t: t.dtype.itemsize,
     "get_device": lambda run, t: -1,
 }
-
-
-def _refuse_numpy() -> None:
-    from ...base.errors import GradcliError
-
-    raise GradcliError(
-        "gradcli run has no numpy: x.numpy() is not taken", hint="print the tensor itself"
-    )
 
 
 def _become(tensor: gc.Tensor, new: gc.Tensor) -> None:

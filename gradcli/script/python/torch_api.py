@@ -36,7 +36,7 @@ from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_has
 from ...lang.values import CONSTRUCTORS, LIKE
-from . import autograd, autograd_graph, builtins, printing
+from . import autograd, autograd_graph, builtins, numpy_values, printing
 from .calls import DTYPES, DType, call_op, dtype_of, numpy_name
 from .printing import Size
 from .runtime import Builtin, Function, Module, call
@@ -210,6 +210,9 @@ class Constructors:
         if isinstance(data, gc.Tensor):
             self.run.warn("UserWarning", COPY_WARNING)
             return self.made(data.data.copy(), dtype, requires_grad, data.dtype)
+        if isinstance(data, np.ndarray):  # torch.tensor(a): a copy, of the array's dtype
+            array = numpy_values.from_numpy(data).data.copy()
+            return self.made(array, dtype, requires_grad, array.dtype)
         plain = _plain(data, self.run)
         kind = _kind(plain)
         default = {"b": np.dtype(bool), "i": np.dtype(np.int64)}.get(kind)
@@ -435,6 +438,7 @@ def modules(run: Run) -> dict[str, Module]:
         Size=Builtin("Size", lambda shape=(): Size(tuple(shape)), "<class 'torch.Size'>"),
         device=Builtin("device", lambda kind="cpu": CPU if kind == "cpu" else _no_device(kind)),
         set_default_device=Builtin("set_default_device", _set_default_device),
+        from_numpy=Builtin("from_numpy", numpy_values.from_numpy),
         get_default_device=Builtin("get_default_device", lambda: CPU),
         pi=math.pi,
         e=math.e,
@@ -515,6 +519,7 @@ def modules(run: Run) -> dict[str, Module]:
         "functorch": func_module,
     }
     found.update(builtins.python_modules(run))
+    found["numpy"] = numpy_values.module(run)
     return found
 
 
