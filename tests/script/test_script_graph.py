@@ -5,9 +5,11 @@ stdout (object addresses masked), exit status and exception line must be the sam
 
 from __future__ import annotations
 
-from python_oracle import compared_with_torch
+import pytest
+from python_oracle import compared_with_torch, gradcli_run
 
 from gradcli import engine as gc
+from gradcli.base.errors import GradcliError
 from gradcli.engine import graph_hooks
 
 PRELUDE = "import torch\na = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)\n"
@@ -76,6 +78,19 @@ PROGRAMS = {
     "c.unsqueeze_(0)\nprint(c.shape)\nc.squeeze_()\nc.gt_(1.5)\nb = a * 2\nb.sin_()\n"
     "b.sum().backward()\nprint(a.grad)\ntorch.tensor([1, 2]).sin_()",
     "an in-place method on a leaf": "a.sin_()",
+    "register_multi_grad_hook": "b = torch.tensor([1., 2., 3.], requires_grad=True)\n"
+    "c = a * b\nd = a * b\ndef fn(grads):\n"
+    "    print([g is not None for g in grads], [g.sum().item() for g in grads if g is not None])"
+    "\nhandle = torch.autograd.graph.register_multi_grad_hook((a, b, c, d), fn)\nhandle\n"
+    "c.sum().backward(retain_graph=True)\nc.sum().backward(inputs=(a,), retain_graph=True)\n"
+    "torch.autograd.grad(d.sum(), [b])\n(c * 0).sum().backward()\nhandle.remove()\n"
+    "d.sum().backward()\nprint(a.grad)",
+    "a multi-grad hook of results": "c = a * 2\nd = a * 3\nh = "
+    "torch.autograd.graph.register_multi_grad_hook([c, d], lambda gs: print(gs))\n"
+    "torch.autograd.grad(c.sum(), a, retain_graph=True)\n(c * 0 + d).sum().backward()\n"
+    "h.remove()\nd.sum().backward()\nprint(a.grad)",
+    "register_multi_grad_hook's mode": "torch.autograd.graph.register_multi_grad_hook("
+    "(a,), print, mode='some')",
 }
 
 
@@ -111,3 +126,10 @@ def test_a_hook_lives_as_long_as_its_node():
     assert len(graph_hooks.HOOKED) == before + 1
     del y
     assert len(graph_hooks.HOOKED) == before
+
+
+def test_a_multi_grad_hook_of_any_gradient_is_refused():
+    with pytest.raises(GradcliError, match="mode='all' only"):
+        gradcli_run(
+            PRELUDE + "torch.autograd.graph.register_multi_grad_hook((a,), print, mode='any')"
+        )

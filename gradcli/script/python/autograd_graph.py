@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from ... import engine as gc
 from ...base.engine_errors import GradError
+from ...base.errors import GradcliError
 from ...engine import graph_hooks
 from .runtime import Builtin, Module
 from .tensors import Handle
 
 if TYPE_CHECKING:
+    from .runtime import Run
     from .tensors import GradFn
 
 
@@ -95,12 +97,96 @@ def _allow_mutation_on_saved_tensors() -> Block:
     )
 
 
-def module(missing: Callable[[str], Any], node_class: Any) -> Module:
+class MultiGradHook:
+    """``register_multi_grad_hook(tensors, fn)``: ``fn(grads)`` once a backward pass has
+    computed the gradients of the tensors it reaches, each None that it did not reach (or,
+    with ``inputs=``, did not compute); a pass that reaches none of them calls nothing. The
+    gradient of a tensor an operation made is its node's, seen by a pre-hook; a leaf's, the
+    pass's own (``autograd.py`` tells each hook of them, ``leaf``, and ends the pass,
+    ``finish``)."""
+
+    def __init__(self, tensors: list[gc.Tensor], fn: Any):
+        self.tensors, self.fn = tensors, fn
+        self.grads: dict[int, Any] = {}
+        self.handles = [
+            graph_hooks.register_prehook(t, self._seen(k))
+            for k, t in enumerate(tensors)
+            if not t.is_leaf
+        ]
+
+    def _seen(self, k: int) -> Callable[[tuple[gc.Tensor]], None]:
+        def seen(grads: tuple[gc.Tensor]) -> None:
+            self.grads[k] = grads[0]
+
+        return seen
+
+    def leaves(self) -> list[gc.Tensor]:
+        return [t for t in self.tensors if t.is_leaf]
+
+    def leaf(self, tensor: gc.Tensor, grad: gc.Tensor | None) -> None:
+        for k, t in enumerate(self.tensors):
+            if t is tensor and grad is not None:
+                self.grads[k] = grad
+
+    def finish(self) -> None:
+        grads, self.grads = self.grads, {}
+        if grads:
+            self.fn([grads.get(k) for k in range(len(self.tensors))])
+
+
+class MultiHandle:
+    """What ``register_multi_grad_hook`` returns: ``remove()`` takes the hook away."""
+
+    def __init__(self, run: Run, hook: MultiGradHook):
+        self.run, self.hook = run, hook
+
+    def remove(self) -> None:
+        for handle in self.hook.handles:
+            handle.remove()
+        if self.hook in multi_grad_hooks(self.run):
+            multi_grad_hooks(self.run).remove(self.hook)
+
+    def __repr__(self) -> str:
+        return f"<torch.autograd.graph._MultiHandle object at 0x{id(self):x}>"
+
+
+def multi_grad_hooks(run: Run) -> list[MultiGradHook]:
+    """The run's multi-grad hooks, which its backward passes tell of their gradients."""
+    found: list[MultiGradHook] | None = getattr(run, "multi_grad_hooks", None)
+    if found is None:
+        found = run.multi_grad_hooks = []  # type: ignore[attr-defined]
+    return found
+
+
+def _register_multi_grad_hook(run: Run) -> Callable[..., MultiHandle]:
+    def register(tensors: Any, fn: Any, *, mode: str = "all") -> MultiHandle:
+        if mode not in ("all", "any"):
+            raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+        if mode == "any":
+            raise GradcliError(
+                "gradcli run takes register_multi_grad_hook's mode='all' only yet",
+                hint="leave mode out: fn is called once with every tensor's gradient",
+            )
+        listed = list(tensors)
+        for t in listed:
+            if not isinstance(t, gc.Tensor):
+                raise TypeError(f"expected a tuple of Tensors, got {type(t).__name__}")
+        hook = MultiGradHook(listed, fn)
+        multi_grad_hooks(run).append(hook)
+        return MultiHandle(run, hook)
+
+    return register
+
+
+def module(run: Run, missing: Callable[[str], Any], node_class: Any) -> Module:
     """The ``torch.autograd.graph`` module (``node_class``: its ``Node``, for isinstance)."""
     return Module(
         "torch.autograd.graph",
         {
             "Node": node_class,
+            "register_multi_grad_hook": Builtin(
+                "register_multi_grad_hook", _register_multi_grad_hook(run)
+            ),
             "saved_tensors_hooks": Builtin("saved_tensors_hooks", _saved_tensors_hooks),
             "save_on_cpu": Builtin("save_on_cpu", _save_on_cpu),
             "disable_saved_tensors_hooks": Builtin(

@@ -110,7 +110,7 @@ def get(run: Run, value: Any, name: str) -> Any:
     elif kind is tensors.Device:
         if name == "type":
             return "cpu"
-    elif kind is tensors.Handle:
+    elif kind is tensors.Handle or kind is autograd_graph.MultiHandle:
         if name == "remove":
             return Builtin(name, value.remove)
     elif kind is Function:

@@ -454,7 +454,7 @@ def modules(run: Run) -> dict[str, Module]:
         }
         | {"__missing__": missing("torch.autograd.functional")},
     )
-    graph = autograd_graph.module(missing("torch.autograd.graph"), builtins.TypeName(NODE))
+    graph = autograd_graph.module(run, missing("torch.autograd.graph"), builtins.TypeName(NODE))
     autograd_module = Module(
         "torch.autograd",
         {
