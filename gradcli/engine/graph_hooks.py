@@ -21,20 +21,27 @@ reads it, as ``exp``'s, else its operand); for the others, the operands the rule
 then the result where the rule reads it. A number operand (a 0-d constant) is never saved:
 torch's node keeps it as a number.
 
-The engine's reverse pass (``tensor._run_backward``) calls ``before``, ``after`` and
-``unpacked`` only while a hook is registered (``HOOKED``, ``PACKED`` non-empty), and
+Writes in place (``bump``, told by the script's in-place operations) are counted as torch's
+version counters, and a reverse rule that would read a saved tensor written since is refused
+with torch's error (``check_versions``).
+
+The engine's reverse pass (``tensor._run_backward``) calls ``before``, ``after``,
+``unpacked`` and ``check_versions`` only while there is something for them (``HOOKED``,
+``PACKED``, ``BUMPED`` non-empty), and
 ``apply`` calls ``pack`` only while a block is open (``SAVED_HOOKS``); this module imports
 nothing of the engine at run time, so that the tensor module can import it.
 """
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..base.engine_errors import GradError
+from ..base.torch_text import scalar_type_name
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -169,10 +176,17 @@ _recording: Callable[[bool], Any] | None = None
 _rewatch: Callable[[], None] | None = None
 
 
-def connect(recording: Callable[[bool], Any], rewatch: Callable[[], None]) -> None:
-    """The tensor module's switches: grad mode, and whether ``apply`` calls ``pack``."""
-    global _recording, _rewatch
-    _recording, _rewatch = recording, rewatch
+# set by the tensor module: the next place in the order of the nodes' creation
+_next_order: Callable[[], int] | None = None
+
+
+def connect(
+    recording: Callable[[bool], Any], rewatch: Callable[[], None], next_order: Callable[[], int]
+) -> None:
+    """The tensor module's switches: grad mode, whether ``apply`` calls ``pack``, and its
+    count of the nodes' creation (which a write in place takes its place in)."""
+    global _recording, _rewatch, _next_order
+    _recording, _rewatch, _next_order = recording, rewatch, next_order
 
 
 @contextmanager
@@ -204,9 +218,11 @@ def _rewatched() -> None:
     _rewatch()
 
 
-def saved_slots(output: Tensor) -> list[int]:
+def saved_slots(output: Tensor, known_only: bool = False) -> list[int]:
     """Which of the node's operands (positions) and whether its result (``RESULT``) it saves,
-    in torch's order (see the module docstring)."""
+    in torch's order (see the module docstring); ``known_only``: none for an operation other
+    than those whose node's saved tensors are torch's for certain (mul, div, pow of a number,
+    an element-wise function of one tensor)."""
     prim = output._op
     assert prim is not None
     saves = prim.saved
@@ -221,8 +237,10 @@ def saved_slots(output: Tensor) -> list[int]:
         return [s for s in [*slots, *([0] if needs[1] else [])] if not number[s]]
     if prim.name == "pow" and len(inputs) == 2 and number[1]:
         return [0]
-    if len(inputs) == 1 and prim.vjp_reads_out and not output._params:
-        return [RESULT]
+    if len(inputs) == 1 and not output._params:  # an element-wise function of one tensor
+        return [RESULT] if prim.vjp_reads_out else [0]
+    if known_only:
+        return []
     slots = [k for k in range(len(inputs)) if not number[k]]
     return [*slots, RESULT] if prim.vjp_reads_out else slots
 
@@ -282,3 +300,114 @@ def saved_value(output: Tensor, slot: int) -> Any:
         if at == slot:
             return _unpack(unpack_hook, value)
     return None
+
+
+# -- versions: tensors written in place ------------------------------------------------------
+
+# Each write in place of a tensor, by the tensor: its number and (the last few) places in the
+# order of the nodes' creation, with the node that holds the values written (its name, None
+# for a write outside a graph to a tensor of none). A node made before a write of a tensor it
+# saved reads values that are no longer there: torch's version counter, which the reverse
+# pass checks (``check_versions``) as torch's does when it unpacks a saved tensor, for the
+# operations whose saved tensors are known to be torch's (``saved_slots``' known_only): a
+# write torch would let pass is never refused.
+BUMPED = _ByNode()
+_KEPT_WRITES = 64
+_KINDS = {"CopySlices": "torch::autograd::CopySlices"}
+
+
+class _Counter:
+    """torch's version counter of a tensor: its writes, through every tensor gradcli made
+    for it (see ``bump``'s successor): their number, the last few's places in the order of
+    the nodes' creation, and the node that holds the values now."""
+
+    __slots__ = ("count", "orders", "holder")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.orders: list[int] = []  # the last _KEPT_WRITES writes' places
+        self.holder: str | None = None
+
+
+class _Writes:
+    """The writes of one tensor object (whose values a node may have saved) and its counter."""
+
+    __slots__ = ("orders", "counter")
+
+    def __init__(self, counter: _Counter) -> None:
+        self.orders: list[int] = []
+        self.counter = counter
+
+
+def _kept(orders: list[int], at: int) -> list[int]:
+    return [*orders[-_KEPT_WRITES + 1 :], at]
+
+
+def bump(tensor: Tensor, holder: str | None, successor: Tensor | None = None) -> None:
+    """``tensor`` was written in place (``x.sin_()``, ``x[0] = 1``, ``x -= 1`` under
+    no_grad; ``torch.autograd.graph.increment_version``); ``holder``: the name of the node
+    that holds the values now (torch's grad_fn of the tensor after the write), or None.
+    ``successor``: the tensor that holds the values written where a write in a graph made a
+    new one (gradcli's in-place operation, see script/python/tensors.rebind): it counts on
+    with the same counter, as torch's tensor keeps its one version counter."""
+    assert _next_order is not None, "the tensor module connects its count when imported"
+    writes: _Writes | None = BUMPED.of(tensor)
+    if writes is None:
+        writes = _Writes(_Counter())
+        BUMPED.put(tensor, writes)
+    # the write's place: just before the node of the in-place operation itself (which saved
+    # the values it was given, as torch's saves the original), else after every node
+    at = _next_order() if successor is None or successor._op is None else successor._order
+    writes.orders = _kept(writes.orders, at)
+    counter = writes.counter
+    counter.count += 1
+    counter.orders = _kept(counter.orders, at)
+    counter.holder = None if holder is None else _kind(holder)
+    if successor is not None:
+        BUMPED.put(successor, _Writes(counter))
+
+
+def _kind(name: str) -> str:
+    """torch's name of a node's kind in its messages: SinBackward0 is "Sin", CopySlices its
+    C++ name."""
+    return _KINDS.get(name, re.sub(r"Backward\d*$", "", name))
+
+
+def check_versions(output: Tensor) -> None:
+    """Refuse, as torch does, the reverse rule of the node of ``output`` where a tensor it
+    saved was written in place after the node was made (a node whose saved tensors were
+    packed by saved_tensors_hooks reads what unpack gives, and is not checked)."""
+    inputs = output._inputs
+    if inputs is None or PACKED.of(output) is not None:
+        return
+    if BUMPED.of(output) is None and all(BUMPED.of(t) is None for t in inputs):
+        return
+    for slot in saved_slots(output, known_only=True):  # never refuse what torch would run
+        saved = output if slot == RESULT else inputs[slot]
+        writes: _Writes | None = BUMPED.of(saved)
+        if writes is None or not writes.orders or writes.orders[-1] <= output._order:
+            continue
+        counter = writes.counter
+        later = sum(1 for order in counter.orders if order > output._order)
+        # a saved result is its node's output; a saved operand, the output of the node that
+        # holds its values now
+        holder = _kind(_node_name(output)) if slot == RESULT else counter.holder
+        held = "" if holder is None else f", which is output 0 of {holder},"
+        raise GradError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{_legacy_type(saved)} {list(saved.shape)}]{held} is at "
+            f"version {counter.count}; expected version {counter.count - later} instead. Hint: "
+            "enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
+
+
+def _node_name(output: Tensor) -> str:
+    node = output.grad_fn
+    assert node is not None  # the tensor of a node
+    return node.name()
+
+
+def _legacy_type(tensor: Tensor) -> str:
+    """torch's legacy name of a tensor's type in its messages: ``torch.FloatTensor``."""
+    return f"torch.{scalar_type_name(tensor.dtype)}Tensor"

@@ -37,7 +37,7 @@ from ..base.engine_errors import (
 )
 from ..ops.table import HOLOMORPHIC, Array, Op
 from . import graph_hooks, sizes
-from .graph_hooks import HOOKED, PACKED, SAVED_HOOKS
+from .graph_hooks import BUMPED, HOOKED, PACKED, SAVED_HOOKS
 from .sizes import ROOM
 
 DEFAULT_DTYPE = np.dtype(np.float64)
@@ -1050,6 +1050,8 @@ def _run_backward(
                 output = _wrap(node.data)
             else:
                 output = None
+            if BUMPED:  # a tensor the rule reads was written in place since: torch's error
+                graph_hooks.check_versions(node)
             if PACKED:  # saved_tensors_hooks: the rule reads what unpack gives
                 operands, output = graph_hooks.unpacked(node, operands, output)
             if prim.complex == HOLOMORPHIC and cotangent.dtype.kind == "c":
@@ -1189,4 +1191,4 @@ def _is_sequence_of_grads(value: object) -> bool:
     )
 
 
-graph_hooks.connect(set_grad_enabled, _Mode.rewatch)
+graph_hooks.connect(set_grad_enabled, _Mode.rewatch, lambda: next(_ORDER))

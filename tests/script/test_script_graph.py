@@ -89,6 +89,21 @@ PROGRAMS = {
     "torch.autograd.graph.register_multi_grad_hook([c, d], lambda gs: print(gs))\n"
     "torch.autograd.grad(c.sum(), a, retain_graph=True)\n(c * 0 + d).sum().backward()\n"
     "h.remove()\nd.sum().backward()\nprint(a.grad)",
+    "a saved operand written in place": "b = a.clone()\nout = (b**2).sum()\nb.sin_()\n"
+    "out.backward()",
+    "a saved leaf written under no_grad": "y = (a * a).sum()\nwith torch.no_grad():\n"
+    "    a.mul_(2)\ny.backward()",
+    "a saved result written in place": "y = a.exp()\nz = y.sum()\ny.add_(1)\nz.backward()",
+    "written twice": "b = a * 1\ny = (b * b).sum()\nb += 1\nb += 1\ny.backward()",
+    "written by an index": "b = a.double() * 1\ny = (b * b).sum()\nb[0] = 5\ny.backward()",
+    "zeroed": "b = a * 1\ny = (b * b).sum()\nb.zero_()\ny.backward()",
+    "written where nothing saved it": "b = a * 1\ny = (b + b).sum()\nb.mul_(3)\n"
+    "y.backward()\nx = torch.ones(3)\ny = (a * x).sum()\nx.data.mul_(2)\ny.backward()\n"
+    "print(a.grad)\nfor i in range(3):\n    loss = (a * a).sum()\n    loss.backward()\n"
+    "    with torch.no_grad():\n        a -= 0.1 * a.grad\n    a.grad.zero_()\n"
+    "print(a)",
+    "increment_version": "x = torch.ones(3)\ny = (a * x).sum()\n"
+    "torch.autograd.graph.increment_version(x)\ny.backward()",
     "register_multi_grad_hook's mode": "torch.autograd.graph.register_multi_grad_hook("
     "(a,), print, mode='some')",
 }

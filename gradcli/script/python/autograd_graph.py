@@ -19,7 +19,7 @@ from ...base.engine_errors import GradError
 from ...base.errors import GradcliError
 from ...engine import graph_hooks
 from .runtime import Builtin, Module
-from .tensors import Handle
+from .tensors import Handle, grad_fn
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -178,12 +178,25 @@ def _register_multi_grad_hook(run: Run) -> Callable[..., MultiHandle]:
     return register
 
 
+def _increment_version(run: Run) -> Callable[[Any], None]:
+    def increment_version(tensor: Any) -> None:
+        """torch's: a tensor (or each of several) counted as written in place."""
+        for t in [tensor] if isinstance(tensor, gc.Tensor) else list(tensor):
+            if not isinstance(t, gc.Tensor):
+                raise TypeError(f"increment_version expects Tensors, not {type(t).__name__}")
+            node = grad_fn(run, t)
+            graph_hooks.bump(t, None if node is None else node.name())
+
+    return increment_version
+
+
 def module(run: Run, missing: Callable[[str], Any], node_class: Any) -> Module:
     """The ``torch.autograd.graph`` module (``node_class``: its ``Node``, for isinstance)."""
     return Module(
         "torch.autograd.graph",
         {
             "Node": node_class,
+            "increment_version": Builtin("increment_version", _increment_version(run)),
             "register_multi_grad_hook": Builtin(
                 "register_multi_grad_hook", _register_multi_grad_hook(run)
             ),

@@ -436,6 +436,7 @@ def rebind(run: Run, old: gc.Tensor, new: gc.Tensor) -> gc.Tensor:
     of the lists and dicts they hold) names ``new`` now: torch's tensor written in place
     (``y[0] = v``, ``y += 1`` while a graph is recorded) is the same object with a new node;
     gradcli's graph keeps ``old`` as the node's input, and the script's names follow."""
+    graph_hooks.bump(old, _holder(run, new), new)  # the values old held are gone, as in torch
     spaces = [run.globals, *(frame.names for frame in run.frames)]
     for names in spaces:
         for key, value in names.items():
@@ -464,6 +465,7 @@ def in_place(run: Run, tensor: gc.Tensor, symbol: str, other: Any) -> gc.Tensor:
     ):
         result = apply(run, op, op.call, [gc.Tensor(tensor.data), other])
         _write_values(tensor, result.data)
+        graph_hooks.bump(tensor, _holder(run, tensor))
         return tensor
     return rebind(run, tensor, apply(run, op, op.call, [tensor, other]))
 
@@ -497,7 +499,14 @@ def _in_place_method(
         tensor.data = result.data
     else:
         _write_values(tensor, result.data)
+        graph_hooks.bump(tensor, _holder(run, tensor))
     return tensor
+
+
+def _holder(run: Run, tensor: gc.Tensor) -> str | None:
+    """The name of the node that holds a tensor's values (None for a leaf)."""
+    node = grad_fn(run, tensor)
+    return None if node is None else node.name()
 
 
 def _write_values(tensor: gc.Tensor, data: np.ndarray) -> None:
@@ -532,6 +541,7 @@ def write(run: Run, tensor: gc.Tensor, index: Any, value: Any, node_name: str | 
             tensor.data[... if len(where) == 1 and where[0] is Ellipsis else where] = plain
         except (IndexError, ValueError) as exc:
             raise IndexError(str(exc)) from None
+        graph_hooks.bump(tensor, _holder(run, tensor))
         return tensor
     result = apply(run, setitem, setitem.call, [tensor, value, *_layout(index)])
     if node_name is not None and result.grad_fn is not None:
