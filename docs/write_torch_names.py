@@ -1,7 +1,8 @@
 """Write ``gradcli/lang/torch_names.json`` from the installed PyTorch:
 ``python docs/write_torch_names.py`` (with torch 2.13.0 installed).
 
-It records which of the language's function names each of torch's modules has, so that
+It records which of the language's function names each of torch's modules has (and which
+of its tensor methods torch.Tensor has in place, ``x.sin_()``), so that
 ``torch.cbrt(x)`` (torch 2.13 has no cbrt) or ``F.sin(x)`` are what PyTorch makes of them
 without torch installed: ``gradcli run`` raises torch's AttributeError at that statement,
 and a program is told where the function is. ``tests/cli/test_cli_torch_names.py`` fails while
@@ -31,7 +32,12 @@ def text() -> str:
     import torch
 
     version = torch.__version__.split("+")[0]
-    document = {"torch": version, "has": {module: names_in(module) for module in MODULES}}
+    document = {
+        "torch": version,
+        "has": {module: names_in(module) for module in MODULES},
+        # the language's tensor methods whose in-place form torch.Tensor has (x.sin_())
+        "in_place": sorted(m for m in F.METHODS if hasattr(torch.Tensor, m + "_")),
+    }
     return json.dumps(document, indent=1) + "\n"
 
 

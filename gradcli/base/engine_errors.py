@@ -9,6 +9,22 @@ the engine; ``gradcli.engine`` exports them (``gc.ShapeError``).
 
 from __future__ import annotations
 
+# Reading .grad of a non-leaf: the engine's warning
+NONLEAF_GRAD_WARNING = (
+    "Reading .grad of a tensor that is not a leaf: backward() does not populate the .grad of "
+    "non-leaf tensors, so it is None. Call .retain_grad() on the tensor before backward() to "
+    "keep its gradient."
+)
+
+# torch's words: a second backward reached a node whose saved tensors the first one freed
+FREED_GRAPH_ERROR = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
 
 class EngineError(Exception):
     """An operation or an autograd call refused what it was given."""

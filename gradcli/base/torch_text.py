@@ -166,6 +166,27 @@ def dtype_repr(dtype: npt.DTypeLike) -> str:
     return "torch." + _TORCH_NAMES[_dtype_of(dtype)]
 
 
+# torch's ScalarType names, which its messages use ("result type Float can't be cast ...")
+_SCALAR_TYPES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+    "int8": "Char",
+    "uint8": "Byte",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "bool": "Bool",
+}
+
+
+def scalar_type_name(dtype: npt.DTypeLike) -> str:
+    """torch's name of the scalar type of this numpy dtype in its messages: ``Float``."""
+    return _SCALAR_TYPES[_dtype_of(dtype).name]
+
+
 def size_repr(shape: Sequence[int]) -> str:
     """What torch prints for ``x.shape`` or ``x.size()``: ``torch.Size([2, 3])``."""
     return "torch.Size([" + ", ".join(str(int(n)) for n in shape) + "])"

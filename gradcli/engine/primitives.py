@@ -54,6 +54,7 @@ from ..ops.table import (
 )
 from . import sizes
 from .bytecode import reads_argument
+from .single_precision import rounded_once
 from .tensor import Node, Tensor, TensorLike, _coerce, apply, apply_one, apply_two
 
 Forward = Callable[..., Any]  # numpy in; an array, or a numpy scalar, out
@@ -688,7 +689,7 @@ reciprocal: Unary = _unary(
 exp = _unary(
     "exp",
     "ExpBackward0",
-    np.exp,
+    rounded_once(np.exp),
     lambda x, out: out,
     "e to the x",
     symbolic=S.each("exp"),
@@ -699,7 +700,7 @@ exp = _unary(
 log = _unary(
     "log",
     "LogBackward0",
-    np.log,
+    rounded_once(np.log),
     lambda x, out: reciprocal(x),
     "natural logarithm",
     symbolic=S.each("log"),
@@ -720,7 +721,7 @@ log2 = _unary(
 log1p = _unary(
     "log1p",
     "Log1PBackward0",
-    np.log1p,
+    rounded_once(np.log1p),
     lambda x, out: reciprocal(add(x, 1.0)),
     "log(1 + x), accurate near 0",
     symbolic=S.each(lambda sp, v: sp.log(1 + v)),
@@ -730,7 +731,7 @@ log1p = _unary(
 expm1 = _unary(
     "expm1",
     "Expm1Backward0",
-    np.expm1,
+    rounded_once(np.expm1),
     lambda x, out: add(out, 1.0),
     "exp(x) - 1, accurate near 0",
     symbolic=S.each(lambda sp, v: sp.exp(v) - 1),
@@ -782,7 +783,7 @@ sign = _unary(
 sin = _unary(
     "sin",
     "SinBackward0",
-    np.sin,
+    rounded_once(np.sin),
     lambda x, out: cos(x),
     "sine",
     symbolic=S.each("sin"),
@@ -791,7 +792,7 @@ sin = _unary(
 cos: Unary = _unary(
     "cos",
     "CosBackward0",
-    np.cos,
+    rounded_once(np.cos),
     lambda x, out: neg(sin(x)),
     "cosine",
     symbolic=S.each("cos"),
@@ -800,7 +801,7 @@ cos: Unary = _unary(
 tan = _unary(
     "tan",
     "TanBackward0",
-    np.tan,
+    rounded_once(np.tan),
     lambda x, out: add(mul(out, out), 1.0),
     "tangent",
     symbolic=S.each("tan"),
@@ -828,7 +829,7 @@ acos = _unary(
 atan = _unary(
     "atan",
     "AtanBackward0",
-    np.arctan,
+    rounded_once(np.arctan),
     lambda x, out: reciprocal(add(mul(x, x), 1.0)),
     "arctangent",
     symbolic=S.each("atan"),
@@ -836,7 +837,7 @@ atan = _unary(
 sinh = _unary(
     "sinh",
     "SinhBackward0",
-    np.sinh,
+    rounded_once(np.sinh),
     lambda x, out: cosh(x),
     "hyperbolic sine",
     symbolic=S.each("sinh"),
@@ -845,7 +846,7 @@ sinh = _unary(
 cosh: Unary = _unary(
     "cosh",
     "CoshBackward0",
-    np.cosh,
+    rounded_once(np.cosh),
     lambda x, out: sinh(x),
     "hyperbolic cosine",
     symbolic=S.each("cosh"),
@@ -854,7 +855,7 @@ cosh: Unary = _unary(
 tanh = _unary(
     "tanh",
     "TanhBackward0",
-    np.tanh,
+    rounded_once(np.tanh),
     lambda x, out: sub(1.0, mul(out, out)),
     "hyperbolic tangent",
     symbolic=S.each("tanh"),

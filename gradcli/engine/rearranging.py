@@ -40,7 +40,7 @@ _RESHAPE = register(
         "reshape",
         "same elements, new shape (one size may be -1)",
         forward=lambda x, shape: np.reshape(x, shape),
-        vjp=lambda g, out, x, needs, shape: (reshape(g, x.shape),),
+        vjp=lambda g, out, x, needs, shape: (_reshape_back(g, out, x.shape),),
         jvp=lambda tangents, out, x, shape: reshape(tangents[0], shape),
         backward_name="ViewBackward0",
         batch=B.reshape,
@@ -64,6 +64,27 @@ def reshape(x: TensorLike, *shape: Any) -> Tensor:
     x = x if isinstance(x, Tensor) else Tensor(x)
     shape = tuple(int(n) for n in shape)
     return x if x.shape == shape else apply(_RESHAPE, x, shape=shape)
+
+
+def unsqueezed(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``x`` reshaped to ``shape``, which only inserts dimensions of size 1: a rule's
+    ``unsqueeze``, its node named as torch's (``UnsqueezeBackward0``)."""
+    return _named(reshape(x, shape), "UnsqueezeBackward0")
+
+
+def _reshape_back(g: Tensor, out: Tensor | None, shape: tuple[int, ...]) -> Tensor:
+    """Reshape's reverse rule: the cotangent in the input's shape; where the node was an
+    unsqueeze, torch's reverse is ``squeeze(dim)`` (its node ``SqueezeBackward1``)."""
+    back = reshape(g, shape)
+    if out is not None and out._op is not None and out._name == "UnsqueezeBackward0":
+        return _named(back, "SqueezeBackward1")
+    return back
+
+
+def _named(x: Tensor, name: str) -> Tensor:
+    if x._op is not None:
+        x._name = name
+    return x
 
 
 def view(x: Tensor) -> Tensor:

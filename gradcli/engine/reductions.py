@@ -57,7 +57,7 @@ from .primitives import (
     where,
     zeros_like,
 )
-from .rearranging import reshape
+from .rearranging import reshape, unsqueezed
 from .summation import sum_like_torch
 from .tensor import Tensor, TensorLike, apply
 
@@ -71,7 +71,7 @@ DTYPE = Param("dtype", OPT_DTYPE, None)
 def _unreduce(g: Tensor, shape: tuple[int, ...], dim: Dim, keepdim: bool) -> Tensor:
     """Spread a reduced cotangent back over the reduced dimensions."""
     if not keepdim:
-        g = reshape(g, _kept_shape(shape, dim))
+        g = unsqueezed(g, _kept_shape(shape, dim))
     return expand(g, shape)
 
 

@@ -5,19 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..base.engine_errors import GradError
+from ..base.engine_errors import FREED_GRAPH_ERROR, GradError
 
 if TYPE_CHECKING:
     from .tensor import Tensor
-
-# torch's words: a second backward reached a node whose saved tensors the first one freed
-FREED_GRAPH_ERROR = (
-    "Trying to backward through the graph a second time (or directly access saved tensors "
-    "after they have already been freed). Saved intermediate values of the graph are freed "
-    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-    "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward."
-)
 
 
 def refuse_released(root: Tensor) -> None:

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from ..base.engine_errors import FREED_GRAPH_ERROR as _FREED_GRAPH_ERROR
+from ..base.engine_errors import NONLEAF_GRAD_WARNING as _NONLEAF_GRAD_WARNING
 from ..base.engine_errors import (
     ComplexOutputError,
     DtypeError,
@@ -34,9 +36,10 @@ from ..base.engine_errors import (
     ShapeError,
 )
 from ..ops.table import HOLOMORPHIC, Array, Op
-from . import sizes
+from . import graph_hooks, sizes
+from .graph_hooks import BUMPED, HOOKED, PACKED, SAVED_HOOKS
 from .ownership import Ownership
-from .released import FREED_GRAPH_ERROR as _FREED_GRAPH_ERROR
+from .promotion import torch_dtype
 from .released import refuse_released
 from .sizes import ROOM
 
@@ -82,7 +85,7 @@ class _Modes:
     @tracer.setter
     def tracer(self, tracer: Any) -> None:
         self._tracer = tracer
-        self.watching = tracer is not None or self._forward_active
+        self.rewatch()
 
     @property
     def forward_active(self) -> bool:
@@ -92,7 +95,11 @@ class _Modes:
     @forward_active.setter
     def forward_active(self, active: bool) -> None:
         self._forward_active = active
-        self.watching = active or self._tracer is not None
+        self.rewatch()
+
+    def rewatch(self) -> None:
+        """``watching``: a tracer, forward mode, or a saved_tensors_hooks block (graph_hooks)."""
+        self.watching = self._tracer is not None or self._forward_active or bool(SAVED_HOOKS)
 
 
 _Mode = _Modes()
@@ -199,13 +206,6 @@ def _forward_mode(active: bool) -> Iterator[None]:
         yield
     finally:
         _Mode.forward_active = previous
-
-
-_NONLEAF_GRAD_WARNING = (
-    "Reading .grad of a tensor that is not a leaf: backward() does not populate the .grad of "
-    "non-leaf tensors, so it is None. Call .retain_grad() on the tensor before backward() to "
-    "keep its gradient."
-)
 
 
 class Node:
@@ -515,8 +515,8 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     This runs once per operation of every eager program (and of every reverse rule), so it is
     written for speed: one or two operands go to ``apply_one`` and ``apply_two``, which read
     them without a loop; each operand's dtype is tested once against the result's (torch's
-    dtype corrections, in ``_torch_dtype``, apply only where they differ), and the graph node
-    is made only where an operand requires grad.
+    dtype corrections, in ``promotion.torch_dtype``, apply only where they differ), and the
+    graph node is made only where an operand requires grad.
     """
     count = len(args)
     if count == 2:
@@ -539,7 +539,9 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
         if any(t.dtype is not out_data.dtype for t in tensors):
-            forward, out_data = _torch_dtype(forward, arrays, params, tensors, out_data)
+            forward, out_data = torch_dtype(
+                forward, arrays, params, tensors, out_data, _Mode.default_float
+            )
         needs = tuple(map(_requires_grad, tensors))
         if count <= 4:
             needs = _NEEDS.setdefault(needs, needs)
@@ -613,7 +615,9 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
         dtype = out_data.dtype
         # else numpy's dtype is torch's; a dtype given (x.to(torch.float32)) is the result's
         if x_dtype is not dtype and "dtype" not in params:
-            forward, out_data = _torch_dtype(forward, (x,), params, (a,), out_data)
+            forward, out_data = torch_dtype(
+                forward, (x,), params, (a,), out_data, _Mode.default_float
+            )
             dtype = out_data.dtype
     except EngineError:
         raise
@@ -679,7 +683,9 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
             out_data = np.asarray(out_data)
         dtype = out_data.dtype
         if x_dtype is not dtype or y_dtype is not dtype:  # else numpy's dtype is torch's
-            forward, out_data = _torch_dtype(forward, (x, y), params, (a, b), out_data)
+            forward, out_data = torch_dtype(
+                forward, (x, y), params, (a, b), out_data, _Mode.default_float
+            )
             dtype = out_data.dtype
     except EngineError:
         raise
@@ -737,6 +743,8 @@ def _watched(
     recorded) or forward mode runs (the output's tangent is computed)."""
     if _Mode.tracer is not None:
         _Mode.tracer.record(prim, tensors, params, out, forward)
+    if SAVED_HOOKS and out._op is not None:  # saved_tensors_hooks: pack what the node saves
+        graph_hooks.pack(out)
     if _Mode.forward_active and prim.differentiable:
         tangents = [t.tangent for t in tensors]
         if any(t is not None for t in tangents):
@@ -777,72 +785,6 @@ def default_floating() -> np.dtype[Any]:
 def default_complex() -> np.dtype[Any]:
     """The default complex dtype: the default floating dtype's (complex64 in ``gradcli run``)."""
     return complex_of(_Mode.default_float)
-
-
-def _torch_dtype(
-    forward: Callable[..., Any],
-    arrays: tuple[Array, ...],
-    params: dict[str, Any],
-    tensors: Sequence[Tensor],
-    out_data: Array,
-) -> tuple[Callable[..., Any], Array]:
-    """The forward and its result in the dtype torch gives where numpy's differs (operands of
-    several dtypes): the forward is the one a traced program replays."""
-    dtype = out_data.dtype
-    if dtype.itemsize < 4 and dtype.kind in "fiu":
-        # numpy's float16 (or int8) of booleans alone, as in sin(x > 0): torch computes in its
-        # default floating dtype
-        forward = _on_floats(forward, _Mode.default_float)
-        out_data = np.asarray(forward(*arrays, **params))
-        dtype = out_data.dtype
-    if dtype.kind == "c" and any(t.dtype.kind in "iub" for t in tensors):
-        # numpy's complex128 of int64 and complex64: torch keeps the complex operand's dtype
-        wanted = complex_of(
-            functools.reduce(np.promote_types, [t.dtype for t in tensors if t.dtype.kind in "fc"])
-        )
-        if dtype != wanted:
-            forward = _in_dtype(forward, wanted)
-            out_data = out_data.astype(wanted)
-    if dtype.kind == "f":
-        floating = _widest_float(tensors)
-        if floating is not None and dtype != floating:
-            # numpy's float64 of int64 and float32 (torch keeps the floating operand's dtype),
-            # of integers alone (i / 2: torch's default floating dtype)
-            forward = _in_dtype(forward, floating)
-            out_data = out_data.astype(floating)
-    return forward, out_data
-
-
-@functools.cache
-def _on_floats(forward: Callable[..., Any], dtype: np.dtype[Any]) -> Callable[..., Any]:
-    """``forward`` with its boolean arguments in the default floating dtype."""
-
-    def run(*arrays: Any, **params: Any) -> Any:
-        floating = [
-            np.asarray(a, dtype=dtype) if np.asarray(a).dtype == np.bool_ else a for a in arrays
-        ]
-        return forward(*floating, **params)
-
-    return run
-
-
-def _widest_float(tensors: Sequence[Tensor]) -> np.dtype[Any] | None:
-    """The dtype torch gives a floating result of integer tensors: the widest floating
-    operand's, or with none, the default floating dtype (None: no integer operand)."""
-    if not any(t.dtype.kind in "iu" for t in tensors):
-        return None
-    floating = [t.dtype for t in tensors if t.dtype.kind == "f"]
-    return functools.reduce(np.promote_types, floating) if floating else _Mode.default_float
-
-
-@functools.cache
-def _in_dtype(forward: Callable[..., Any], dtype: np.dtype[Any]) -> Callable[..., Any]:
-    """``forward`` with its result cast to ``dtype``."""
-
-    def run(*arrays: Any, **params: Any) -> Any:
-        return np.asarray(forward(*arrays, **params)).astype(dtype)
-
-    return run
 
 
 def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
@@ -1034,6 +976,8 @@ def _run_backward(
             else:
                 break
 
+            if HOOKED:  # hooks on nodes (Node.register_prehook, register_hook)
+                cotangent = graph_hooks.before(node, cotangent)
             if captured_nodes and node in captured_nodes:
                 found[id(node)] = cotangent
             if node._retains_grad and capture is None:
@@ -1055,6 +999,10 @@ def _run_backward(
                 output = _wrap(node.data)
             else:
                 output = None
+            if BUMPED:  # a tensor the rule reads was written in place since: torch's error
+                graph_hooks.check_versions(node)
+            if PACKED:  # saved_tensors_hooks: the rule reads what unpack gives
+                operands, output = graph_hooks.unpacked(node, operands, output)
             dtype = cotangent.dtype
             if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and prim.complex == HOLOMORPHIC:
                 # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
@@ -1073,6 +1021,8 @@ def _run_backward(
                 input_cotangents = vjp(cotangent, output, operands[0], needs=needs)
             else:
                 input_cotangents = vjp(cotangent, output, *operands, needs=needs)
+            if HOOKED:
+                input_cotangents = graph_hooks.after(node, input_cotangents, cotangent)
             if watch is not None:
                 _watch(watch, node, cotangent, inputs, input_cotangents)
             if not retain_graph:  # release the saved values; the next round sends from inputs
@@ -1194,3 +1144,4 @@ def _probe_ownership() -> None:
 
 
 _OWNERSHIP.calibrate(_probe_ownership)
+graph_hooks.connect(set_grad_enabled, _Mode.rewatch, lambda: next(_ORDER))

@@ -75,6 +75,13 @@ def torch_has() -> dict[str, frozenset[str]]:
     return {module: frozenset(names) for module, names in document["has"].items()}
 
 
+def torch_in_place() -> frozenset[str]:
+    """The language's tensor methods whose in-place form torch 2.13's Tensor has (``sin``
+    for ``x.sin_()``; ``torch_names.json``)."""
+    document = json.loads((Path(__file__).parent / "torch_names.json").read_text())
+    return frozenset(document["in_place"])
+
+
 def where_torch_has(name: str) -> list[str]:
     """The torch modules that have the function ``name`` (``torch.nn.functional`` for
     gelu), in ``torch_has()``'s order."""

@@ -13,10 +13,15 @@ import ast
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from gradcli.script.python.interpreter import run_script
 
@@ -49,6 +54,12 @@ def gradcli_run(program: str, **limits: int) -> Outcome:
     return out.getvalue(), status, lines[-1] if status and lines else ""
 
 
+def masked(outcome: Outcome) -> Outcome:
+    """An outcome with its stdout's object addresses masked (``0x…``)."""
+    stdout, status, line = outcome
+    return re.sub(r"0x[0-9a-f]+", "0x…", stdout), status, line
+
+
 def torch_runs(programs: list[str], folder: Path) -> dict[str, Outcome]:
     """Each of ``programs`` (our own) run with torch in Python's interactive mode."""
     jobs = []
@@ -76,3 +87,25 @@ def torch_runs(programs: list[str], folder: Path) -> dict[str, Outcome]:
             lines[-1] if record["status"] else "",
         )
     return outcomes
+
+
+def compared_with_torch(
+    folder: str, programs: dict[str, str], prelude: str = ""
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """A test module's fixture ``torch_outcomes`` (each of ``programs``, after ``prelude``,
+    run with torch once for the module) and its test, one case a program: gradcli's stdout
+    (addresses masked), exit status and exception line are torch's."""
+
+    @pytest.fixture(scope="module")
+    def torch_outcomes(tmp_path_factory):
+        pytest.importorskip("torch")
+        listed = [prelude + p for p in programs.values()]
+        return torch_runs(listed, tmp_path_factory.mktemp(folder))
+
+    @pytest.mark.torch
+    @pytest.mark.parametrize("name", programs)
+    def test(name, torch_outcomes):
+        program = prelude + programs[name]
+        assert masked(gradcli_run(program)) == masked(torch_outcomes[program])
+
+    return torch_outcomes, test

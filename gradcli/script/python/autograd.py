@@ -8,13 +8,14 @@ objects, which the engine calls as it calls any Python function.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ... import engine as gc
 from ...base import torch_text as torchtext
+from ...engine import autograd_functional
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -29,16 +30,9 @@ FREED_GRAPH = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward."
 )
-HESSIAN_SCALAR = (
-    "The Tensor returned by the function given to hessian should contain a single element"
-)
-VJP_WITHOUT_V = (
-    "The vector v can only be None if the user-provided function returns a single Tensor "
-    "with a single element."
-)
-JVP_WITHOUT_V = (
-    "The vector v can only be None if the input to the user-provided function is a single "
-    "Tensor with a single element."
+MULTI_HOOK_LEAF = (
+    "A leaf node was passed to _will_engine_execute_node but we are currently running "
+    "autograd.grad(). This is currently not supported."
 )
 FUNC_GRAD_SCALAR = (
     "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
@@ -123,6 +117,7 @@ def backward_of(
     outputs = _listed(tensors)
     gradients = None if grad_tensors is None else _listed(grad_tensors)
     _check_outputs(outputs, gradients)
+    watchers = _started(run)  # register_multi_grad_hook's
     if inputs is not None:
         leaves = _listed(inputs)
         found = _engine(
@@ -131,8 +126,12 @@ def backward_of(
         for leaf, value in zip(leaves, found):
             if value is not None:
                 leaf.grad = value if leaf.grad is None else leaf.grad + value
+        _finish_pass(watchers, zip(leaves, found))
         return
     hooked = [(leaf, hooks) for leaf, hooks in run.hooks.items() if hooks]
+    seen = {id(leaf) for leaf, _ in hooked}
+    hooked += [(t, []) for w in watchers for t in w.leaves() if id(t) not in seen]
+    passed: list[tuple[gc.Tensor, Any]] = []
     earlier = [(leaf, leaf.grad) for leaf, _ in hooked]
     for leaf, _ in hooked:  # this pass's gradient alone, for the hooks to see
         leaf.grad = None
@@ -144,12 +143,32 @@ def backward_of(
             for hook in hooks if found is not None else ():
                 replaced = hook(found)
                 found = found if replaced is None else replaced
+            passed.append((leaf, found))
             leaf.grad = before if found is None else found if before is None else before + found
+    _finish_pass(watchers, passed)
     with gc.no_grad():  # torch runs them in the backward pass, recording nothing
         for leaf, hooks in list(run.post_hooks.items()):
             if leaf.grad is not None:
                 for hook in list(hooks):
                     hook(leaf)
+
+
+def _started(run: Run) -> list[Any]:
+    """The run's multi-grad hooks, each told that a pass starts (what it saw before, in
+    passes of the engine's own, forgotten)."""
+    watchers = list(getattr(run, "multi_grad_hooks", ()))
+    for watcher in watchers:
+        watcher.grads = {}
+    return watchers
+
+
+def _finish_pass(watchers: list[Any], leaves: Any) -> None:
+    """Tell the multi-grad hooks of the leaves' gradients of the pass, and end it."""
+    leaves = list(leaves)
+    for watcher in watchers:
+        for leaf, value in leaves:
+            watcher.leaf(leaf, value)
+        watcher.finish()
 
 
 def grad(
@@ -174,7 +193,12 @@ def grad(
             raise TypeError(f"inputs must be Tensors, not {type(value).__name__}")
     if not all(t.requires_grad for t in ins):
         raise RuntimeError("One of the differentiated Tensors does not require grad")
+    watchers = _started(run)
     found = _engine(lambda: gc.grad(outs, ins, gradients, retain_graph, bool(create_graph), True))
+    for watcher in watchers:
+        if watcher.grads and watcher.leaves():
+            raise RuntimeError(MULTI_HOOK_LEAF)
+    _finish_pass(watchers, zip(ins, found))
     results = []
     for i, value in enumerate(found):
         if value is None and materialize_grads:
@@ -188,50 +212,15 @@ def grad(
     return tuple(results)
 
 
-def _tensors(values: Sequence[Any], what: str) -> None:
-    for value in values:
-        if not isinstance(value, gc.Tensor):
-            raise TypeError(f"The {what} given to the function must be Tensors")
-
-
 def functional(name: str) -> Callable[..., Any]:
-    """torch.autograd.functional's ``name`` (jacobian, hessian, vjp, jvp, hvp, vhp)."""
+    """torch.autograd.functional's ``name`` (jacobian, hessian, vjp, jvp, hvp, vhp): the
+    engine's (``engine.autograd_functional``), with every option torch's takes
+    (``create_graph``, ``strict``, ``vectorize``, the strategies) and torch's errors as the
+    script's RuntimeErrors."""
+    found = getattr(autograd_functional, name)
 
-    def run_it(
-        func: Callable[..., Any],
-        inputs: Any,
-        v: Any = None,
-        create_graph: bool = False,
-        strict: bool = False,
-        vectorize: bool = False,
-        strategy: str = "reverse-mode",
-        outer_jacobian_strategy: str = "reverse-mode",
-    ) -> Any:
-        many = isinstance(inputs, (tuple, list))
-        _tensors(_listed(inputs), "inputs")
-        arguments: Any = tuple(inputs) if many else inputs
-        vectors = tuple(v) if isinstance(v, (tuple, list)) else v
-
-        def plain(*xs: gc.Tensor) -> gc.Tensor:
-            value = func(*xs)
-            return value if isinstance(value, gc.Tensor) else gc.tensor(value, dtype=gc.float32)
-
-        try:
-            if name == "jacobian":
-                return _engine(lambda: gc.jacobian(plain, arguments))
-            if name == "hessian":
-                return _engine(lambda: gc.hessian(plain, arguments))
-            if name == "vjp":
-                return _engine(lambda: gc.vjp(plain, arguments, vectors))
-            if name == "jvp":
-                return _engine(lambda: gc.jvp(plain, arguments, vectors))
-            return _engine(lambda: gc.hvp(plain, arguments, vectors))
-        except RuntimeError as exc:
-            if str(exc) == SCALAR_OUTPUTS:
-                raise RuntimeError(HESSIAN_SCALAR if name == "hessian" else VJP_WITHOUT_V) from None
-            if name == "jvp" and vectors is None:
-                raise RuntimeError(JVP_WITHOUT_V) from None
-            raise
+    def run_it(*args: Any, **kwargs: Any) -> Any:
+        return _engine(lambda: found(*args, **kwargs))
 
     return run_it
 

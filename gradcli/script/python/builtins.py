@@ -124,7 +124,7 @@ def builtins(run: Run) -> dict[str, Any]:
                 if python.isinstance(value, kind):
                     return True
             elif isinstance(kind, TypeName):
-                if type_name(value) == kind.name:
+                if type_name(value) == kind.name or kind.name in getattr(value, "bases", ()):
                     return True
             else:
                 raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")

@@ -20,6 +20,7 @@ IMPORTABLE = (
     "torch.nn.functional",
     "torch.autograd",
     "torch.autograd.functional",
+    "torch.autograd.graph",
     "torch.func",
     "torch.linalg",
     "torch.special",
@@ -29,6 +30,7 @@ IMPORTABLE = (
     "operator",
     "collections",
     "functorch",  # torch.func under its old name
+    "numpy",  # what scripts make their data with (numpy_values.py)
 )
 
 
@@ -98,5 +100,5 @@ class Imports:
             raise self.refuse(
                 node,
                 f"gradcli reads PyTorch code: it does not import {module!r}",
-                "import torch and its modules, math, functools, itertools, operator",
+                "import torch and its modules, numpy, math, functools, itertools, operator",
             )

@@ -347,8 +347,9 @@ class Statements(Targets, Imports):
             enter = getattr(type(manager), "enter", None)
             if enter is None:
                 raise GradcliError(
-                    f"gradcli run takes with blocks of torch's grad modes only "
-                    f"(no_grad, enable_grad, set_grad_enabled, inference_mode), not "
+                    f"gradcli run takes with blocks of torch's grad modes "
+                    f"(no_grad, enable_grad, set_grad_enabled, inference_mode) and of "
+                    f"torch.autograd.graph's hooks only, not "
                     f"{printing.show(frame.run, manager)[:60]}"
                 )
             manager.enter()

@@ -11,8 +11,10 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ... import engine as gc
-from . import objects, tensors
+from . import numpy_values, objects, tensors
 from .errors import note_span
 from .lower_expressions import Expressions, _span
 from .operators import iterate
@@ -80,6 +82,8 @@ class Targets:
                 found = key(frame)
                 if isinstance(container, gc.Tensor):
                     tensors.write(frame.run, container, found, value)
+                elif type(container) is np.ndarray:  # numpy's, the value's size bounded
+                    numpy_values.write(frame.run, container, found, value)
                 elif isinstance(container, (list, dict)):
                     if isinstance(container, dict) and found not in container:
                         from . import limits

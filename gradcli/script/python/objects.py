@@ -13,9 +13,12 @@ from __future__ import annotations
 import string
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ... import engine as gc
 from ...base.errors import GradcliError
-from . import library_objects, limits, printing, tensors
+from ...engine.graph_hooks import RESULT
+from . import autograd_graph, library_objects, limits, numpy_values, printing, tensors
 from .calls import DType
 from .printing import ReturnTypes, Size
 from .runtime import Builtin, Function, Module, type_name
@@ -107,7 +110,7 @@ def get(run: Run, value: Any, name: str) -> Any:
     elif kind is tensors.Device:
         if name == "type":
             return "cpu"
-    elif kind is tensors.Handle:
+    elif kind is tensors.Handle or kind is autograd_graph.MultiHandle:
         if name == "remove":
             return Builtin(name, value.remove)
     elif kind is Function:
@@ -116,6 +119,8 @@ def get(run: Run, value: Any, name: str) -> Any:
     elif isinstance(value, BaseException):
         if name == "args":
             return value.args
+    elif kind is np.ndarray or isinstance(value, np.generic):
+        return numpy_values.attribute(run, value, name)
     elif library_objects.is_library_object(value):
         return library_objects.attribute(run, value, name)
     raise AttributeError(f"'{type_name(value)}' object has no attribute '{name}'")
@@ -140,13 +145,14 @@ def _grad_fn(node: tensors.GradFn, name: str) -> Any:
         return Builtin(name, node.name)
     if name == "next_functions":
         return node.next_functions()
-    saved = {"_saved_self": 0, "_saved_other": 1, "_saved_result": -1}
+    saved = {"_saved_self": 0, "_saved_other": 1, "_saved_result": RESULT}
     if name in saved:
-        if name == "_saved_result":  # a tensor of its own, holding the output's values
-            return gc.Tensor(node.node.output.data)
         return node.saved(saved[name])
     if name == "metadata":
-        return {}
+        return node.metadata
+    registering = autograd_graph.node_attribute(node, name)
+    if registering is not None:
+        return registering
     raise AttributeError(f"'{node.name()}' object has no attribute '{name}'")
 
 

@@ -14,9 +14,11 @@ import operator
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ... import engine as gc
 from ...lang import functions as F
-from . import limits
+from . import limits, numpy_values
 from .calls import apply, call_op
 
 if TYPE_CHECKING:
@@ -44,10 +46,13 @@ _PYTHON: dict[str, Callable[[Any, Any], Any]] = {
     ">=": operator.ge,
 }
 _SEQUENCES = (str, list, tuple)
+_NUMPY = (np.ndarray, np.generic)
 
 
 def binary(run: Run, symbol: str, left: Any, right: Any) -> Any:
     """``left symbol right``."""
+    if isinstance(left, _NUMPY) or isinstance(right, _NUMPY):
+        return numpy_values.binary(run, symbol, left, right, _PYTHON[symbol])
     if type(left) is gc.Tensor or type(right) is gc.Tensor:
         op = F.OPERATORS.get(symbol)
         if op is None or op.call is None:

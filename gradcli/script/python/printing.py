@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ... import engine as gc
 from ...base import torch_text as torchtext
 
@@ -99,6 +101,8 @@ def text(run: Run, value: Any) -> str:
     """``str(value)``."""
     if isinstance(value, str):
         return value
+    if isinstance(value, (np.ndarray, np.generic, np.dtype)):  # numpy's own (print(a): [[1. 2.]])
+        return str(value)
     if getattr(type(value), "python_name", None) and type(value).__str__ is not object.__str__:
         return str(value)  # torch.device('cpu') prints as cpu
     if isinstance(value, BaseException):

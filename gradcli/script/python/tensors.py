@@ -25,13 +25,15 @@ import numpy as np
 
 from ... import engine as gc
 from ...base import torch_text as torchtext
-from ...engine import naming
+from ...engine import graph_hooks, naming
+from ...engine.rearranging import view
 from ...engine.tensor import _Mode
 from ...lang import functions as F
-from . import autograd
+from ...lang.pytorch import torch_in_place
+from . import autograd, numpy_values
 from .calls import DTYPES, apply, call_op, dtype_of, numpy_name
 from .printing import Size
-from .runtime import Builtin, call
+from .runtime import Builtin, call, type_name
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -80,13 +82,19 @@ class Device:
 CPU = Device()
 
 
+# the class of every node (GradFn and AccumulateGrad name it among their bases)
+NODE = "torch.autograd.graph.Node"
+
+
 class GradFn:
     """A node of the graph as torch shows it (``y.grad_fn``)."""
 
     python_name = "GradFn"
+    bases = (NODE,)  # isinstance(y.grad_fn, torch.autograd.graph.Node)
 
     def __init__(self, run: Run, node: Any):
         self.run, self.node = run, node
+        self.metadata: dict[Any, Any] = {}  # torch's node.metadata: the script's own dict
 
     def name(self) -> str:
         return self.run.node_names.get(self.node) or self.node.name()
@@ -104,18 +112,30 @@ class GradFn:
         return tuple(found)
 
     def saved(self, k: int) -> Any:
+        """The tensor the node saved at operand ``k`` (``graph_hooks.RESULT``: its result),
+        unpacked by the saved-tensor hooks where it was packed (``_saved_self``)."""
         inputs = self.node.inputs
         if inputs is None:
             raise RuntimeError(autograd.FREED_GRAPH)
         if k >= len(inputs):
             raise AttributeError(f"'{self.name()}' object has no attribute '_saved_other'")
-        return inputs[k]
+        with gc.set_grad_enabled(True):  # torch unpacks outside backward with grad mode on
+            unpacked = graph_hooks.saved_value(self.node.output, k)
+        if unpacked is not None:
+            original = self.node.output if k == graph_hooks.RESULT else inputs[k]
+            if original.is_leaf and original.requires_grad and not unpacked.requires_grad:
+                # torch gives the unpacked values the saved leaf's place in the graph
+                return gc.Tensor(unpacked.data, requires_grad=True)
+            return unpacked
+        # the result, a tensor of its own holding the output's values
+        return gc.Tensor(self.node.output.data) if k == graph_hooks.RESULT else inputs[k]
 
 
 class AccumulateGrad:
     """The node that accumulates a leaf's gradient (``next_functions`` reaches it)."""
 
     python_name = "AccumulateGrad"
+    bases = (NODE,)
 
     def __init__(self, variable: gc.Tensor):
         self.variable = variable
@@ -200,6 +220,12 @@ def attribute(run: Run, tensor: gc.Tensor, name: str) -> Any:
             return in_place(run, tensor, symbol, other)
 
         return Builtin(name, update, _method_text(name))
+    if name.endswith("_") and name[:-1] in IN_PLACE:  # x.sin_(), x.clamp_(min=0)
+        return Builtin(
+            name,
+            lambda *a, **k: _in_place_method(run, tensor, name[:-1], a, k),
+            _method_text(name),
+        )
     op = F.METHODS.get(name)
     if op is not None:
         dtype = op.extra.get("dtype_methods", {}).get(name)
@@ -220,7 +246,8 @@ def set_attribute(run: Run, tensor: gc.Tensor, name: str, value: Any) -> None:
     if name == "grad":
         if value is not None and not isinstance(value, gc.Tensor):
             raise TypeError(
-                f"assigned grad expected to be a Tensor or None but got grad of {value}"
+                "assigned grad expected to be a Tensor or None but got grad of type "
+                f"{type_name(value)}"
             )
         tensor.grad = value
     elif name == "requires_grad":
@@ -276,7 +303,8 @@ def _size(run: Run, tensor: gc.Tensor, dim: int | None = None) -> Any:
 def _clone(run: Run, tensor: gc.Tensor) -> gc.Tensor:
     if not tensor.requires_grad or not _Mode.grad_enabled:
         return gc.Tensor(tensor.data.copy())
-    made = tensor * 1
+    made = view(tensor)  # a node of one input, as torch's; the values copied
+    made.data = made.data.copy()
     if made.grad_fn is not None:
         run.node_names[made.grad_fn] = "CloneBackward0"
     return made
@@ -315,6 +343,9 @@ class Handle:
     def remove(self) -> None:
         if self.hook in self.hooks:
             self.hooks.remove(self.hook)
+
+    def __repr__(self) -> str:
+        return f"<torch.utils.hooks.RemovableHandle object at 0x{id(self):x}>"
 
 
 def _register_post_hook(run: Run, tensor: gc.Tensor, hook: Any) -> Handle:
@@ -386,20 +417,12 @@ _METHODS: dict[str, Callable[..., Any]] = {
     "is_complex": lambda run, t: t.dtype.kind == "c",
     "type_as": _type_as,
     "to": _to,
-    "numpy": lambda run, t: _refuse_numpy(),
+    "numpy": lambda run, t, force=False: numpy_values.to_numpy(t, force),
     "view_as": lambda run, t, other: t.reshape(*other.shape),
     "reshape_as": lambda run, t, other: t.reshape(*other.shape),
     "element_size": lambda run, t: t.dtype.itemsize,
     "get_device": lambda run, t: -1,
 }
-
-
-def _refuse_numpy() -> None:
-    from ...base.errors import GradcliError
-
-    raise GradcliError(
-        "gradcli run has no numpy: x.numpy() is not taken", hint="print the tensor itself"
-    )
 
 
 def _become(tensor: gc.Tensor, new: gc.Tensor) -> None:
@@ -413,6 +436,7 @@ def rebind(run: Run, old: gc.Tensor, new: gc.Tensor) -> gc.Tensor:
     of the lists and dicts they hold) names ``new`` now: torch's tensor written in place
     (``y[0] = v``, ``y += 1`` while a graph is recorded) is the same object with a new node;
     gradcli's graph keeps ``old`` as the node's input, and the script's names follow."""
+    graph_hooks.bump(old, _holder(run, new), new)  # the values old held are gone, as in torch
     spaces = [run.globals, *(frame.names for frame in run.frames)]
     for names in spaces:
         for key, value in names.items():
@@ -441,15 +465,55 @@ def in_place(run: Run, tensor: gc.Tensor, symbol: str, other: Any) -> gc.Tensor:
     ):
         result = apply(run, op, op.call, [gc.Tensor(tensor.data), other])
         _write_values(tensor, result.data)
+        graph_hooks.bump(tensor, _holder(run, tensor))
         return tensor
     return rebind(run, tensor, apply(run, op, op.call, [tensor, other]))
+
+
+# the methods whose in-place form torch has (x.sin_()); of them, those that change the shape
+IN_PLACE = torch_in_place()
+_RESHAPING = frozenset({"squeeze", "unsqueeze", "t", "transpose"})
+
+
+def _in_place_method(
+    run: Run, tensor: gc.Tensor, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> gc.Tensor:
+    """``tensor.name_(...)``: the method ``name``'s result written into ``tensor`` as torch's
+    in-place method (its node, ``SinBackward0``, where a graph is recorded: see ``rebind``)."""
+    if tensor.is_leaf and tensor.requires_grad and _Mode.grad_enabled:
+        raise RuntimeError(LEAF_INPLACE)
+    op = F.METHODS[name]
+    tracked = _Mode.grad_enabled and (
+        tensor.requires_grad or any(isinstance(a, gc.Tensor) and a.requires_grad for a in args)
+    )
+    result = call_op(run, op, name, (tensor if tracked else gc.Tensor(tensor.data), *args), kwargs)
+    reshaped = name in _RESHAPING
+    if not isinstance(result, gc.Tensor) or (result.shape != tensor.shape and not reshaped):
+        shape = list(getattr(result, "shape", ()))
+        raise RuntimeError(
+            f"output with shape {list(tensor.shape)} doesn't match the broadcast shape {shape}"
+        )
+    if tracked:
+        return rebind(run, tensor, result)
+    if reshaped:  # the same values, the tensor's shape changed in place (a view of them)
+        tensor.data = result.data
+    else:
+        _write_values(tensor, result.data)
+        graph_hooks.bump(tensor, _holder(run, tensor))
+    return tensor
+
+
+def _holder(run: Run, tensor: gc.Tensor) -> str | None:
+    """The name of the node that holds a tensor's values (None for a leaf)."""
+    node = grad_fn(run, tensor)
+    return None if node is None else node.name()
 
 
 def _write_values(tensor: gc.Tensor, data: np.ndarray) -> None:
     if data.dtype != tensor.dtype and not np.can_cast(data.dtype, tensor.dtype, "same_kind"):
         raise RuntimeError(
-            f"result type {dtype_of(data.dtype).name.capitalize()} can't be cast to the "
-            f"desired output type {dtype_of(tensor.dtype).name.capitalize()}"
+            f"result type {torchtext.scalar_type_name(data.dtype)} can't be cast to the "
+            f"desired output type {torchtext.scalar_type_name(tensor.dtype)}"
         )
     tensor.data[...] = data
 
@@ -470,10 +534,14 @@ def write(run: Run, tensor: gc.Tensor, index: Any, value: Any, node_name: str | 
     )
     if not tracked:
         plain = value.data if isinstance(value, gc.Tensor) else value
+        # a tensor in the index (a mask, indices) as its array; the index compared by
+        # identity, not by ==, which a tensor in it would answer element by element
+        where = tuple(i.data if isinstance(i, gc.Tensor) else i for i in index)
         try:
-            tensor.data[index if index != (Ellipsis,) else ...] = plain
+            tensor.data[... if len(where) == 1 and where[0] is Ellipsis else where] = plain
         except (IndexError, ValueError) as exc:
             raise IndexError(str(exc)) from None
+        graph_hooks.bump(tensor, _holder(run, tensor))
         return tensor
     result = apply(run, setitem, setitem.call, [tensor, value, *_layout(index)])
     if node_name is not None and result.grad_fn is not None:

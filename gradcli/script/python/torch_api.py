@@ -36,11 +36,11 @@ from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_has
 from ...lang.values import CONSTRUCTORS, LIKE
-from . import autograd, builtins, printing
+from . import autograd, autograd_graph, builtins, numpy_values, printing
 from .calls import DTYPES, DType, call_op, dtype_of, numpy_name
 from .printing import Size
 from .runtime import Builtin, Function, Module, call
-from .tensors import CPU, Device, read_grad
+from .tensors import CPU, NODE, Device, read_grad
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -210,6 +210,9 @@ class Constructors:
         if isinstance(data, gc.Tensor):
             self.run.warn("UserWarning", COPY_WARNING)
             return self.made(data.data.copy(), dtype, requires_grad, data.dtype)
+        if isinstance(data, np.ndarray):  # torch.tensor(a): a copy, of the array's dtype
+            array = numpy_values.from_numpy(data).data.copy()
+            return self.made(array, dtype, requires_grad, array.dtype)
         plain = _plain(data, self.run)
         kind = _kind(plain)
         default = {"b": np.dtype(bool), "i": np.dtype(np.int64)}.get(kind)
@@ -434,6 +437,9 @@ def modules(run: Run) -> dict[str, Module]:
         equal=Builtin("equal", _equal),
         Size=Builtin("Size", lambda shape=(): Size(tuple(shape)), "<class 'torch.Size'>"),
         device=Builtin("device", lambda kind="cpu": CPU if kind == "cpu" else _no_device(kind)),
+        set_default_device=Builtin("set_default_device", _set_default_device),
+        from_numpy=Builtin("from_numpy", numpy_values.from_numpy),
+        get_default_device=Builtin("get_default_device", lambda: CPU),
         pi=math.pi,
         e=math.e,
         inf=math.inf,
@@ -448,9 +454,11 @@ def modules(run: Run) -> dict[str, Module]:
         }
         | {"__missing__": missing("torch.autograd.functional")},
     )
+    graph = autograd_graph.module(run, missing("torch.autograd.graph"), builtins.TypeName(NODE))
     autograd_module = Module(
         "torch.autograd",
         {
+            "graph": graph,
             "grad": Builtin("grad", lambda *a, **k: autograd.grad(run, *a, **k)),
             "backward": Builtin("backward", lambda *a, **k: autograd.backward_of(run, *a, **k)),
             "functional": autograd_functional,
@@ -474,14 +482,35 @@ def modules(run: Run) -> dict[str, Module]:
     special = Module(
         "torch.special", functions("torch.special") | {"__missing__": missing("torch.special")}
     )
+    accelerator = Module(
+        "torch.accelerator",
+        {
+            "is_available": Builtin("is_available", lambda: False),
+            "current_accelerator": Builtin(
+                "current_accelerator", lambda check_available=False: None
+            ),
+            "device_count": Builtin("device_count", lambda: 0),
+            "__missing__": missing("torch.accelerator"),
+        },
+    )
+    cuda = Module(
+        "torch.cuda",
+        {
+            "is_available": Builtin("is_available", lambda: False),
+            "device_count": Builtin("device_count", lambda: 0),
+            "__missing__": missing("torch.cuda"),
+        },
+    )
     torch_names.update(
         autograd=autograd_module, func=func_module, nn=nn, linalg=linalg, special=special
     )
+    torch_names.update(accelerator=accelerator, cuda=cuda)
     torch = Module("torch", torch_names)
     found = {
         "torch": torch,
         "torch.autograd": autograd_module,
         "torch.autograd.functional": autograd_functional,
+        "torch.autograd.graph": graph,
         "torch.func": func_module,
         "torch.nn": nn,
         "torch.nn.functional": functional,
@@ -490,6 +519,7 @@ def modules(run: Run) -> dict[str, Module]:
         "functorch": func_module,
     }
     found.update(builtins.python_modules(run))
+    found["numpy"] = numpy_values.module(run)
     return found
 
 
@@ -546,6 +576,12 @@ def _grad_enabled() -> bool:
     from ...engine.tensor import _Mode
 
     return _Mode.grad_enabled
+
+
+def _set_default_device(device: Any) -> None:
+    """``torch.set_default_device``: the CPU (or None, torch's default) is the one gradcli has."""
+    if device is not None and device != CPU:
+        _no_device(str(device))
 
 
 def _no_device(kind: str) -> Device:

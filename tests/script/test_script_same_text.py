@@ -1,0 +1,93 @@
+"""Scripts that ran but printed other text than torch: each program here runs in gradcli's
+interpreter and, with torch 2.13, in Python's interactive interpreter (``python_oracle``);
+stdout (object addresses masked), exit status and exception line must be the same.
+
+The causes fixed: torch.autograd.functional's options (``create_graph`` kept the outputs'
+graphs in torch, gradcli dropped them), the node of a reduction's reverse rule (torch's
+``unsqueeze``, whose own reverse is ``SqueezeBackward1``), a tensor index in a write outside
+any graph (``g[h < 0] = 0`` wrote every element), and float32 transcendental functions
+(numpy's float32 ``exp`` is an ulp off torch's where torch's is the correctly rounded one),
+``torch.accelerator`` (none on gradcli's CPU) and torch's text for a grad that is not one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from python_oracle import compared_with_torch, gradcli_run
+
+from gradcli import engine as gc
+from gradcli.base.errors import GradcliError
+
+PROGRAMS = {
+    "functional with create_graph": (
+        "import torch\nfrom torch.autograd.functional import jvp, vjp, hvp, vhp, jacobian, "
+        "hessian\ndef exp_reducer(x):\n    return x.exp().sum(dim=1)\n"
+        "inputs = torch.tensor([[0.5, 0.25, 0.75], [0.1, 0.2, 0.3], [0.9, 0.6, 0.4]])\n"
+        "v = torch.ones(3, 3)\n"
+        "jvp(exp_reducer, inputs, v, create_graph=True)\n"
+        "vjp(exp_reducer, inputs, torch.ones(3), create_graph=True)\n"
+        "def pow_reducer(x):\n    return x.pow(3).sum()\n"
+        "hvp(pow_reducer, inputs, v, create_graph=True)\n"
+        "vhp(pow_reducer, inputs, v, create_graph=True)\n"
+        "jacobian(exp_reducer, inputs, create_graph=True).grad_fn\n"
+        "hessian(pow_reducer, inputs, create_graph=True).grad_fn\n"
+        "jvp(exp_reducer, inputs, v, strict=True)\n"
+    ),
+    "functional refusals": (
+        "import torch\nfrom torch.autograd.functional import hessian, vjp\n"
+        "vjp(lambda t: t * 2, torch.ones(2), torch.ones(3))\n"
+    ),
+    "hessian of a vector function": (
+        "import torch\nfrom torch.autograd.functional import hessian\n"
+        "hessian(lambda t: t * 2, torch.ones(2))\n"
+    ),
+    "a reduction's reverse node": (
+        "import torch\nx = torch.ones(2, 3, requires_grad=True)\n"
+        "u = torch.zeros(2, requires_grad=True)\n"
+        "g, = torch.autograd.grad(x.sum(1), x, u, create_graph=True)\n"
+        "print(g.grad_fn, g.grad_fn.next_functions[0][0].name())\n"
+        "h, = torch.autograd.grad(g, u, torch.ones(2, 3), create_graph=True)\n"
+        "print(x.unsqueeze(1).grad_fn.name())\n"
+    ),
+    "a mask write outside a graph": (
+        "import torch\nh = torch.tensor([[1., -2.], [-3., 4.]])\ng = torch.ones(2, 2)\n"
+        "g[h < 0] = 0\nprint(g)\ng[torch.tensor([0, 1]), torch.tensor([1, 0])] = 5\nprint(g)\n"
+        "g[torch.tensor([1])] = 7\nprint(g)\ng[h > 0] = torch.tensor([8., 9.])\nprint(g)\n"
+        "g[...] = 3\nprint(g)\ng[()] = 2\nprint(g)"
+    ),
+    "float32 functions": (
+        "import torch\nx = torch.tensor([12., 10., 1.5, -3.25, 7.75, 0.1])\n"
+        "print(torch.exp(x), x.tanh(), x.sin(), x.cos(), x.log1p(), x.expm1())\n"
+        "print(x.exp().sum().item(), x.sinh(), x.cosh(), x.atan(), x.abs().log(), x.tan())"
+    ),
+    "torch.accelerator on a machine without one": (
+        "import torch\nprint(torch.accelerator.is_available(), "
+        "torch.accelerator.current_accelerator(), torch.accelerator.device_count())\n"
+        "print(torch.cuda.is_available(), torch.cuda.device_count())\n"
+        "torch.set_default_device('cpu')\ntorch.set_default_device(torch.device('cpu'))\n"
+        "torch.set_default_device(None)\nprint(torch.get_default_device())\n"
+        "x = torch.ones(2, requires_grad=True)\nx.grad = 0.\n"
+    ),
+}
+
+
+torch_outcomes, test_the_script_prints_as_torch = compared_with_torch("same_text", PROGRAMS)
+
+
+def test_a_float32_function_is_rounded_once_from_float64():
+    x = np.array([12.0, 10.0], dtype=np.float32)
+    found = gc.exp(gc.Tensor(x)).data
+    assert found.dtype == np.float32
+    # the correctly rounded values (numpy's float32 exp gives 162754.78125, 22026.466797)
+    assert found.tolist() == [162754.796875, 22026.46484375]
+    assert gc.exp(gc.Tensor(np.array([1.0]))).data.dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    "program",
+    ["torch.set_default_device('cuda')", "torch.set_default_device(torch.device('mps'))"],
+)
+def test_a_device_gradcli_lacks_is_refused(program):
+    with pytest.raises(GradcliError, match="computes on the CPU only"):
+        gradcli_run("import torch\n" + program)
