@@ -100,10 +100,24 @@ def _linear_symbolic(x: Objects, w: Objects, b: Objects | None) -> Any:
     return out if b is None else out + b
 
 
+def _linear_node(args: list[Any]) -> str:
+    """torch's node of ``linear(input, weight, bias)``: addmm for a batch of rows, the view
+    of one for a vector or a deeper batch (an empty name: the primitive's own)."""
+    input, weight, bias = args
+    if getattr(weight, "ndim", 0) != 2 or not isinstance(input, Tensor):
+        return ""
+    if input.ndim == 2:
+        return "AddmmBackward0" if bias is not None else "MmBackward0"
+    if bias is not None:
+        return "ViewBackward0"
+    return "SqueezeBackward4" if input.ndim == 1 else "UnsafeViewBackward0"
+
+
 _composite(
     "linear",
     "input @ weight^T + bias: a fully connected layer (bias None: none)",
     (Param("input", TENSOR), Param("weight", TENSOR), Param("bias", OPT_TENSOR, None)),
+    backward_name=_linear_node,
     symbolic=_linear_symbolic,
     explain=_explained(
         input="{d_input} @ {weight}^T",

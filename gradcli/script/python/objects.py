@@ -62,7 +62,7 @@ def get(run: Run, value: Any, name: str) -> Any:
             hint="scripts read torch's attributes (x.grad, x.shape), not Python's internals",
         )
     kind = type(value)
-    if kind is gc.Tensor:
+    if kind is gc.Tensor or isinstance(value, gc.Tensor):  # a Parameter is a tensor too
         return tensors.attribute(run, value, name)
     if kind is Module:
         if name in value.attributes:
@@ -126,7 +126,7 @@ def set_value(run: Run, value: Any, name: str, new: Any) -> None:
     objects' public attributes (``library_objects``)."""
     if name.startswith("__"):
         raise AttributeError(f"gradcli run does not write the attribute '{name}'")
-    if type(value) is gc.Tensor:
+    if isinstance(value, gc.Tensor):
         tensors.set_attribute(run, value, name, new)
         return
     if library_objects.is_library_object(value):

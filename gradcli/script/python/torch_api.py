@@ -36,7 +36,7 @@ from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_has
 from ...lang.values import CONSTRUCTORS, LIKE
-from . import autograd, builtins, printing
+from . import autograd, builtins, printing, torch_nn
 from .calls import DTYPES, DType, call_op, dtype_of, numpy_name
 from .printing import Size
 from .runtime import Builtin, Function, Module, call
@@ -467,7 +467,8 @@ def modules(run: Run) -> dict[str, Module]:
         "torch.nn.functional",
         functions("torch.nn.functional") | {"__missing__": missing("torch.nn.functional")},
     )
-    nn = Module("torch.nn", {"functional": functional, "__missing__": _refuse_nn})
+    library = torch_nn.modules(run, functional, missing)
+    nn = library["torch.nn"]
     linalg = Module(
         "torch.linalg", functions("torch.linalg") | {"__missing__": missing("torch.linalg")}
     )
@@ -475,7 +476,12 @@ def modules(run: Run) -> dict[str, Module]:
         "torch.special", functions("torch.special") | {"__missing__": missing("torch.special")}
     )
     torch_names.update(
-        autograd=autograd_module, func=func_module, nn=nn, linalg=linalg, special=special
+        autograd=autograd_module,
+        func=func_module,
+        nn=nn,
+        optim=library["torch.optim"],
+        linalg=linalg,
+        special=special,
     )
     torch = Module("torch", torch_names)
     found = {
@@ -483,12 +489,12 @@ def modules(run: Run) -> dict[str, Module]:
         "torch.autograd": autograd_module,
         "torch.autograd.functional": autograd_functional,
         "torch.func": func_module,
-        "torch.nn": nn,
         "torch.nn.functional": functional,
         "torch.linalg": linalg,
         "torch.special": special,
         "functorch": func_module,
     }
+    found.update(library)
     found.update(builtins.python_modules(run))
     return found
 
@@ -550,13 +556,6 @@ def _grad_enabled() -> bool:
 
 def _no_device(kind: str) -> Device:
     raise GradcliError(f"gradcli computes on the CPU only: torch.device({kind!r}) is not taken")
-
-
-def _refuse_nn(name: str) -> Any:
-    raise GradcliError(
-        f"gradcli run does not take torch.nn.{name} yet (torch.nn's modules are issue 31's)",
-        hint="write the layer as a function of tensors (x @ w.T + b), or use torch.nn.functional",
-    )
 
 
 __all__ = ["modules", "GradMode", "read_grad", "printing", "call", "DType"]
