@@ -45,7 +45,7 @@ def _filled(shape: Sequence[int], dtype: Any, fill: float = 0) -> np.ndarray:
     (``--max-elements``, ``--max-memory``, the run's tally) before it is allocated."""
     kind = _dtype(dtype)
     count = math.prod(shape)
-    sizes.refuse_over("a layer's parameter", count, [np.empty(0, dtype=kind)])
+    sizes.refuse_over("making a layer's parameter", count, [np.empty(0, dtype=kind)])
     return np.full(tuple(shape), fill, dtype=kind)
 
 

@@ -13,6 +13,7 @@ import ast
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import traceback
@@ -76,3 +77,9 @@ def torch_runs(programs: list[str], folder: Path) -> dict[str, Outcome]:
             lines[-1] if record["status"] else "",
         )
     return outcomes
+
+
+def masked(outcome: Outcome) -> Outcome:
+    """``outcome`` with the object addresses of its stdout masked (``0x…``)."""
+    stdout, status, line = outcome
+    return re.sub(r"0x[0-9a-f]+", "0x…", stdout), status, line

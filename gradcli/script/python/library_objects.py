@@ -107,7 +107,7 @@ def class_of(run: Run, value: Any) -> LibraryClass | None:
 def attribute(run: Run, value: Any, name: str) -> Any:
     """``value.name`` as a script reads it: a public attribute, a bound method as a Builtin."""
     if name.startswith("_"):
-        raise AttributeError(f"'{type_name(value)}' object has no attribute '{name}'")
+        raise _private(value, name)
     found = getattr(value, name)
     if isinstance(found, type) or type(found).__name__ == "module":
         raise AttributeError(f"gradcli run does not read the attribute '{name}'")
@@ -116,11 +116,20 @@ def attribute(run: Run, value: Any, name: str) -> Any:
     return found
 
 
+def _private(value: Any, name: str) -> GradcliError:
+    """The refusal of a name of the library's internals (``model._parameters``)."""
+    return GradcliError(
+        f"gradcli run reads and writes the public attributes of a {type_name(value)}, not "
+        f"{name!r} (its internals)",
+        hint="use its methods: named_parameters(), named_children(), state_dict()",
+    )
+
+
 def set_attribute(run: Run, value: Any, name: str, new: Any) -> None:
     """``value.name = new`` as a script writes it: public names, through the object's own
     ``__setattr__`` (a module registers parameters and submodules)."""
     if name.startswith("_"):
-        raise AttributeError(f"gradcli run does not write the attribute '{name}'")
+        raise _private(value, name)
     guarded(run, setattr, value, name, new)
     charge(run, new)
 
