@@ -117,6 +117,11 @@ PROGRAMS = {
     "print(Linear(1, 1), ReLU(), optim2.SGD, init.zeros_(torch.ones(1)), nn.Module, "
     "nn.Linear, torch.optim.Adam, F.relu(torch.tensor([-1., 1.])), "
     "functional.tanh(torch.zeros(1)))",
+    "in-place samplers": "print(torch.empty(3, dtype=torch.long).random_(5))\n"
+    "print(torch.empty(2, 3).uniform_(-1, 1), torch.empty(20).normal_(0, 2))\n"
+    "print(torch.empty(4).random_(2, 9), torch.empty(5).bernoulli_(0.3), "
+    "torch.empty(3).exponential_())\nw = torch.zeros(2, requires_grad=True)\n"
+    "with torch.no_grad():\n    w.uniform_()\nprint(w)\nw.normal_()",
     "errors": "opt = optim.SGD([], lr=0.1)",
     "an optimizer is not callable": "opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=0.1)\nopt()",
 }
