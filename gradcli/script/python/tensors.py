@@ -381,7 +381,7 @@ def _random(generator: Any, shape: Any, dtype: Any, low: int, high: int | None =
     return samplers.randint(generator, low, high, shape, dtype)
 
 
-_SAMPLERS = {
+_SAMPLERS: dict[str, Callable[..., Any]] = {
     "uniform_": lambda g, shape, dtype, a=0.0, b=1.0, **k: samplers.uniform(
         g, shape, dtype, k.get("from", a), k.get("to", b)
     ),
