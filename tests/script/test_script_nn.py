@@ -122,6 +122,14 @@ PROGRAMS = {
     "print(torch.empty(4).random_(2, 9), torch.empty(5).bernoulli_(0.3), "
     "torch.empty(3).exponential_())\nw = torch.zeros(2, requires_grad=True)\n"
     "with torch.no_grad():\n    w.uniform_()\nprint(w)\nw.normal_()",
+    "samplers": "print(torch.randint(0, 5, (3,)), torch.randint(10, (2, 2)), "
+    "torch.randint(3, 10, size=(4,)))\nprint(torch.randperm(4), torch.randperm(30))\n"
+    "print(torch.normal(0., 1., (2,)), torch.normal(torch.zeros(3), torch.ones(3)), "
+    "torch.normal(torch.ones(2), 0.5))\nprint(torch.normal(2, 3, size=(1, 4)))\n"
+    "print(torch.bernoulli(torch.tensor([0.5, 0.5, 0.2])), torch.bernoulli(torch.ones(3), 0.3))"
+    "\nprint(torch.multinomial(torch.tensor([0.2, 0.8]), 2), "
+    "torch.multinomial(torch.tensor([0.2, 0.3, 0.5]), 4, replacement=True))\n"
+    "torch.randint(5, 2, (3,))",
     "errors": "opt = optim.SGD([], lr=0.1)",
     "an optimizer is not callable": "opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=0.1)\nopt()",
 }

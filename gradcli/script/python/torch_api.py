@@ -36,7 +36,7 @@ from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_has
 from ...lang.values import CONSTRUCTORS, LIKE
-from . import autograd, builtins, printing, torch_nn
+from . import autograd, builtins, printing, torch_nn, torch_samplers
 from .calls import DTYPES, DType, call_op, dtype_of, numpy_name
 from .printing import Size
 from .runtime import Builtin, Function, Module, call
@@ -376,6 +376,7 @@ def modules(run: Run) -> dict[str, Module]:
             torch_names[name] = Builtin(name, make.like(name))
         else:  # zeros_like(x, requires_grad=True): the operation's value, made a leaf
             torch_names[name] = Builtin(name, _leaf_when_asked(torch_names[name]))
+    torch_names.update(torch_samplers.samplers_of(make))
     torch_names.update(
         tensor=Builtin("tensor", make.tensor),
         full=Builtin("full", make.full),
