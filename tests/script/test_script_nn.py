@@ -130,6 +130,16 @@ PROGRAMS = {
     "\nprint(torch.multinomial(torch.tensor([0.2, 0.8]), 2), "
     "torch.multinomial(torch.tensor([0.2, 0.3, 0.5]), 4, replacement=True))\n"
     "torch.randint(5, 2, (3,))",
+    "hooks, devices and a replaced parameter": "m = nn.Sequential(nn.Linear(2, 2), nn.ReLU())\n"
+    "def hook(module, args, output):\n    print('hook', module, output.shape)\n"
+    "h = m[0].register_forward_hook(hook)\nm(torch.ones(1, 2))\nh.remove()\nm(torch.ones(1, 2))\n"
+    "m.to(torch.device('cpu'))\nm.to('cpu', torch.float64)\nprint(m[0].weight.dtype)\n"
+    "m[0].weight.data.normal_(0, 0.01)\nm[0].bias.data.zero_()\nprint(m[0].weight, m[0].bias)\n"
+    "m[0].weight = nn.Parameter(torch.ones(2, 2, dtype=torch.float64))\n"
+    "print(list(m.parameters()))\nprint(f'{m}', str(m[1]), repr(m[1]))\n"
+    "opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)\n"
+    "m(torch.ones(1, 2, dtype=torch.float64)).sum().backward()\nopt.step()\nopt.state_dict()\n"
+    "print(opt.param_groups)",
     "errors": "opt = optim.SGD([], lr=0.1)",
     "an optimizer is not callable": "opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=0.1)\nopt()",
 }

@@ -29,6 +29,7 @@ from ... import nn, optim
 from ...base import bounds
 from ...base.errors import GradcliError, engine_hint
 from ...engine.sizes import stored
+from ...nn.module import RemovableHandle
 from ...optim import lr_scheduler
 from .calls import DType
 from .runtime import Builtin, type_name
@@ -38,7 +39,12 @@ if TYPE_CHECKING:
     from .runtime import Run
 
 # The library's kinds of object a script may hold and reach into
-KINDS: tuple[type, ...] = (nn.Module, optim.Optimizer, lr_scheduler.LRScheduler)
+KINDS: tuple[type, ...] = (
+    nn.Module,
+    optim.Optimizer,
+    lr_scheduler.LRScheduler,
+    RemovableHandle,  # what a module's register_forward_hook returns
+)
 
 
 def is_library_object(value: Any) -> bool:
