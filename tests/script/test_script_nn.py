@@ -140,6 +140,9 @@ PROGRAMS = {
     "opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)\n"
     "m(torch.ones(1, 2, dtype=torch.float64)).sum().backward()\nopt.step()\nopt.state_dict()\n"
     "print(opt.param_groups)",
+    "static and class methods": "print(nn.Transformer.generate_square_subsequent_mask(3))\n"
+    "e = nn.Embedding.from_pretrained(torch.tensor([[1., 2.], [3., 4.]]))\n"
+    "print(e, e(torch.tensor([1])))\nnn.Linear.nothing",
     "errors": "opt = optim.SGD([], lr=0.1)",
     "an optimizer is not callable": "opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=0.1)\nopt()",
 }
@@ -212,3 +215,10 @@ def test_a_shape_error_in_a_forward_is_torchs_runtime_error():
     out, status, line = gradcli_run("import torch\nm = torch.nn.Linear(3, 1)\nm(torch.ones(2, 2))")
     assert status == 1
     assert line.startswith("RuntimeError: ")
+
+
+def test_a_mask_too_large_is_refused_before_it_is_made():
+    stderr = _refused(
+        "import torch.nn as nn\nm = nn.Transformer.generate_square_subsequent_mask(10**6)"
+    )
+    assert "generate_square_subsequent_mask would have 1,000,000,000,000 elements" in stderr

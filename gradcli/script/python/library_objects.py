@@ -104,6 +104,16 @@ class LibraryClass:
         return f"<class '{self.path}'>"
 
 
+def class_attribute(run: Run, made: LibraryClass, name: str) -> Any:
+    """``nn.Transformer.generate_square_subsequent_mask``, ``nn.Embedding.from_pretrained``:
+    a public static or class method of a library class, as a Builtin."""
+    found = None if name.startswith("_") else made.kind.__dict__.get(name)
+    if not isinstance(found, (staticmethod, classmethod)):
+        raise AttributeError(f"type object '{made.kind.__name__}' has no attribute '{name}'")
+    method = getattr(made.kind, name)
+    return Builtin(name, lambda *a, **k: guarded(run, method, *a, **k))
+
+
 def class_of(run: Run, value: Any) -> LibraryClass | None:
     """The script's class of a library object or a ``Parameter`` (what ``type(x)`` gives),
     or None for a value of another kind."""

@@ -120,6 +120,8 @@ def get(run: Run, value: Any, name: str) -> Any:
             return value.args
     elif library_objects.is_library_object(value):
         return library_objects.attribute(run, value, name)
+    elif kind is library_objects.LibraryClass:
+        return library_objects.class_attribute(run, value, name)
     raise AttributeError(f"'{type_name(value)}' object has no attribute '{name}'")
 
 
