@@ -1,17 +1,19 @@
 """The ``torch`` namespace of a script: the modules it imports and every name in them.
 
 ``modules(run)`` gives the importable modules by their dotted names: ``torch``,
-``torch.nn``, ``torch.nn.functional``, ``torch.autograd``, ``torch.autograd.functional``,
-``torch.func``, ``torch.linalg``, ``torch.special`` and the Python modules of
-``builtins.py``. A torch module's functions are the op table's entries torch has there
-(``lang/torch_names.json``, read from torch 2.13), each bound by the entry's signature
-(``calls.py``); a name the language has but torch does not have there (``torch.cbrt``) is
-torch's AttributeError; a name of torch's that gradcli lacks is refused (exit 2).
+``torch.nn.functional``, ``torch.autograd``, ``torch.autograd.functional``, ``torch.func``,
+``torch.linalg``, ``torch.special``, ``torch.nn`` and ``torch.optim`` with their submodules
+(``torch_nn.py``) and the Python modules of ``builtins.py``. A torch module's functions are
+the op table's entries torch has there (``lang/torch_names.json``, read from torch 2.13),
+each bound by the entry's signature (``calls.py``); a name the language has but torch does
+not have there (``torch.cbrt``) is torch's AttributeError; a name of torch's that gradcli
+lacks is refused (exit 2).
 
 Beside the operations: the constructors (``torch.tensor``, ``zeros``, ``rand``,
-``zeros_like``, ``torch.Tensor``, ...), the dtypes, the grad modes (``no_grad``,
-``enable_grad``, ``set_grad_enabled``, ``inference_mode``: ``with`` blocks and decorators),
-``manual_seed``, ``set_default_dtype``, ``set_printoptions``, ``allclose``, ``equal``.
+``zeros_like``, ``torch.Tensor``, ...) and the samplers (``torch_samplers.py``), the dtypes,
+the grad modes (``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``:
+``with`` blocks and decorators), ``manual_seed``, ``set_default_dtype``,
+``set_printoptions``, ``allclose``, ``equal``.
 
 Where the transforms of ``torch.func`` plug in: ``_func_module`` holds ``torch.func.grad``
 today; the library's transforms (``gradcli.func``: ``vjp``, ``jacrev``, ``vmap``, ...) are
