@@ -222,3 +222,11 @@ def test_a_mask_too_large_is_refused_before_it_is_made():
         "import torch.nn as nn\nm = nn.Transformer.generate_square_subsequent_mask(10**6)"
     )
     assert "generate_square_subsequent_mask would have 1,000,000,000,000 elements" in stderr
+
+
+@pytest.mark.parametrize(
+    "moved", ["m.to('cuda')", "m.to('cuda:0')", "nn.Linear(1, 1, device='mps')"]
+)
+def test_a_module_on_another_device_is_refused(moved):
+    stderr = _refused(f"import torch.nn as nn\nm = nn.Linear(1, 1)\n{moved}")
+    assert "gradcli computes on the CPU only" in stderr

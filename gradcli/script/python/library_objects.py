@@ -52,6 +52,9 @@ def is_library_object(value: Any) -> bool:
     return isinstance(value, KINDS)
 
 
+_OTHER_DEVICES = ("cuda", "mps", "xpu", "meta")
+
+
 def _given(value: Any) -> Any:
     """A script's argument as the library takes it: a torch dtype as numpy's, the device
     as its name."""
@@ -59,6 +62,11 @@ def _given(value: Any) -> Any:
         return np.dtype(value.numpy)
     if isinstance(value, Device):
         return "cpu"
+    if isinstance(value, str) and value.split(":")[0] in _OTHER_DEVICES:
+        raise GradcliError(
+            f"gradcli computes on the CPU only: the device {value!r} is not taken",
+            hint="leave the device out, or give 'cpu'",
+        )
     return value
 
 
