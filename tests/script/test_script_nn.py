@@ -230,3 +230,18 @@ def test_a_mask_too_large_is_refused_before_it_is_made():
 def test_a_module_on_another_device_is_refused(moved):
     stderr = _refused(f"import torch.nn as nn\nm = nn.Linear(1, 1)\n{moved}")
     assert "gradcli computes on the CPU only" in stderr
+
+
+def test_the_librarys_warnings_are_the_scripts_as_torchs():
+    """torch warns of a scheduler stepped before its optimizer at the script's line."""
+    program = (
+        "import torch\nfrom torch import nn, optim\nm = nn.Linear(1, 1)\n"
+        "opt = optim.SGD(m.parameters(), lr=0.1)\ns = optim.lr_scheduler.StepLR(opt, 1)\n"
+        "s.step()\nprint('done')"
+    )
+    done = CliRunner().invoke(app, ["run", "-"], input=program)
+    assert done.exit_code == 0
+    assert done.stdout == "done\n"
+    assert done.stderr.startswith(
+        "<stdin>:6: UserWarning: Detected call of `lr_scheduler.step()` before `optimizer.step()`."
+    )

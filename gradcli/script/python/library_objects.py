@@ -19,6 +19,7 @@ refusals turned into torch's errors (``RuntimeError``) or gradcli's (exit 2).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -76,7 +77,12 @@ def guarded(run: Run, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     kwargs = {key: _given(value) for key, value in kwargs.items()}
     engaged = bounds.engage(run.tally)
     try:
-        return fn(*args, **kwargs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            found = fn(*args, **kwargs)
+        for warning in caught:  # torch's warnings (a scheduler stepped first), as the script's
+            run.warn(warning.category.__name__, str(warning.message))
+        return found
     except gc.SizeError as exc:
         raise GradcliError(str(exc), hint=exc.hint) from None
     except (gc.ShapeError, gc.GradError, gc.IndexDomainError, gc.DtypeError) as exc:
