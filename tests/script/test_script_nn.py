@@ -143,6 +143,18 @@ PROGRAMS = {
     "static and class methods": "print(nn.Transformer.generate_square_subsequent_mask(3))\n"
     "e = nn.Embedding.from_pretrained(torch.tensor([[1., 2.], [3., 4.]]))\n"
     "print(e, e(torch.tensor([1])))\nnn.Linear.nothing",
+    "printed forms": "pl = nn.ParameterList([nn.Parameter(torch.ones(2)), "
+    "nn.Parameter(torch.zeros(1, 3))])\nprint(pl)\n"
+    "print(nn.ParameterDict({'a': nn.Parameter(torch.ones(2))}))\n"
+    "print(nn.Embedding(4, 2, padding_idx=0), nn.Dropout(0.2), nn.BatchNorm1d(3), "
+    "nn.LSTM(2, 3), nn.GRU(2, 3, batch_first=True))\nprint(nn.MultiheadAttention(4, 2))\n"
+    "print(nn.LayerNorm(4), nn.GroupNorm(2, 4), nn.Conv2d(1, 2, 3), nn.MaxPool2d(2), "
+    "nn.AvgPool2d(2), nn.Softmax(dim=1), nn.CrossEntropyLoss(), nn.Unflatten(1, (2, 2)))\n"
+    "m = nn.Linear(1, 1)\nopt = optim.Adam(m.parameters())\n"
+    "s = optim.lr_scheduler.StepLR(opt, 2)\ns\nm(torch.ones(1, 1)).sum().backward()\n"
+    "opt.step()\nprint(opt.state)\nprint(type(s), type(opt))\nprint(m.parameters)\n"
+    "print(nn.TransformerEncoderLayer(4, 2, dim_feedforward=8))\n"
+    "print(opt.step, opt.zero_grad, m.state_dict, m.forward, s.step)",
     "errors": "opt = optim.SGD([], lr=0.1)",
     "an optimizer is not callable": "opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=0.1)\nopt()",
 }

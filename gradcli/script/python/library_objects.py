@@ -32,6 +32,7 @@ from ...base.errors import GradcliError, engine_hint
 from ...engine.sizes import stored
 from ...nn.module import RemovableHandle
 from ...optim import lr_scheduler
+from . import printing
 from .calls import DType
 from .runtime import Builtin, type_name
 from .tensors import Device
@@ -142,8 +143,27 @@ def attribute(run: Run, value: Any, name: str) -> Any:
     if isinstance(found, type) or type(found).__name__ == "module":
         raise AttributeError(f"gradcli run does not read the attribute '{name}'")
     if callable(found) and not isinstance(found, KINDS) and not isinstance(found, type):
-        return Builtin(name, lambda *a, **k: guarded(run, found, *a, **k))
+        return BoundMethod(run, value, name, found)
     return found
+
+
+class BoundMethod(Builtin):
+    """A method of a library object (``model.parameters``), called through ``guarded``,
+    shown as torch's bound method (``<bound method Module.parameters of Linear(...)>``)."""
+
+    __slots__ = ("run", "owner")
+
+    def __init__(self, run: Run, owner: Any, name: str, method: Callable[..., Any]):
+        super().__init__(name, lambda *a, **k: guarded(run, method, *a, **k))
+        self.run, self.owner = run, owner
+
+    def __repr__(self) -> str:
+        if self.name == "step" and isinstance(self.owner, optim.Optimizer):
+            # torch wraps each optimizer's step (its hooks): a function of the class
+            return f"<function {type(self.owner).__name__}.step at 0x{id(self):x}>"
+        defined = next(k for k in type(self.owner).__mro__ if self.name in k.__dict__)
+        kind = "Module" if defined is nn.module.StateAndDtypes else defined.__name__
+        return f"<bound method {kind}.{self.name} of {printing.show(self.run, self.owner)}>"
 
 
 def _private(value: Any, name: str) -> GradcliError:

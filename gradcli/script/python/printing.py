@@ -108,6 +108,9 @@ def show(run: Run, value: Any) -> str:
         args = value.args
         inner = show(run, args[0]) if len(args) == 1 else ", ".join(show(run, a) for a in args)
         return f"{type(value).__name__}({inner})"
+    library = run.library_classes.get(kind)  # a scheduler: torch's class in Python's form
+    if library is not None and kind.__repr__ is object.__repr__:
+        return f"<{library.path} object at 0x{id(value):x}>"
     return repr(value)
 
 
