@@ -42,6 +42,12 @@ def python_run(program: str) -> Outcome:
     return out.getvalue(), 0, ""
 
 
+def masked(outcome: Outcome) -> Outcome:
+    """An outcome with its objects' addresses masked (``<... object at 0x…>``)."""
+    stdout, status, line = outcome
+    return re.sub(r"0x[0-9a-f]+", "0x…", stdout), status, line
+
+
 def gradcli_run(program: str, **limits: int) -> Outcome:
     """``program`` through gradcli run's interpreter."""
     out, err = io.StringIO(), io.StringIO()
@@ -77,9 +83,3 @@ def torch_runs(programs: list[str], folder: Path) -> dict[str, Outcome]:
             lines[-1] if record["status"] else "",
         )
     return outcomes
-
-
-def masked(outcome: Outcome) -> Outcome:
-    """``outcome`` with the object addresses of its stdout masked (``0x…``)."""
-    stdout, status, line = outcome
-    return re.sub(r"0x[0-9a-f]+", "0x…", stdout), status, line

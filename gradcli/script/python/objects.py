@@ -44,7 +44,7 @@ _METHODS: dict[type, frozenset[str]] = {
     dict: frozenset(_DICT),
     set: frozenset(_SET),
     frozenset: frozenset(_SET) - {"add", "clear", "discard", "pop", "remove", "update"},
-    collections.OrderedDict: frozenset([*_DICT, "move_to_end"]),  # a state dict
+    collections.OrderedDict: frozenset([*_DICT, "move_to_end"]),
 }
 _NUMBER_ATTRIBUTES = {
     int: {"real", "imag", "numerator", "denominator", "bit_length", "conjugate"},
@@ -64,7 +64,7 @@ def get(run: Run, value: Any, name: str) -> Any:
             hint="scripts read torch's attributes (x.grad, x.shape), not Python's internals",
         )
     kind = type(value)
-    if kind is gc.Tensor or isinstance(value, gc.Tensor):  # a Parameter is a tensor too
+    if kind is gc.Tensor or isinstance(value, gc.Tensor):  # a Parameter too
         return tensors.attribute(run, value, name)
     if kind is Module:
         if name in value.attributes:
@@ -73,7 +73,7 @@ def get(run: Run, value: Any, name: str) -> Any:
         if missing is not None:
             return missing(name)
         raise AttributeError(f"module '{value.name}' has no attribute '{name}'")
-    if kind in _METHODS and kind is not str:
+    if kind is not str and kind in _METHODS:
         if name in _METHODS[kind]:
             return _method(run, value, name)
     elif kind is str:
