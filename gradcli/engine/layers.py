@@ -100,10 +100,24 @@ def _linear_symbolic(x: Objects, w: Objects, b: Objects | None) -> Any:
     return out if b is None else out + b
 
 
+def _linear_node(args: list[Any]) -> str:
+    """torch's node of ``linear(input, weight, bias)``: addmm for a batch of rows, the view
+    of one for a vector or a deeper batch (an empty name: the primitive's own)."""
+    input, weight, bias = args
+    if getattr(weight, "ndim", 0) != 2 or not isinstance(input, Tensor):
+        return ""
+    if input.ndim == 2:
+        return "AddmmBackward0" if bias is not None else "MmBackward0"
+    if bias is not None:
+        return "ViewBackward0"
+    return "SqueezeBackward4" if input.ndim == 1 else "UnsafeViewBackward0"
+
+
 _composite(
     "linear",
     "input @ weight^T + bias: a fully connected layer (bias None: none)",
     (Param("input", TENSOR), Param("weight", TENSOR), Param("bias", OPT_TENSOR, None)),
+    backward_name=_linear_node,
     symbolic=_linear_symbolic,
     explain=_explained(
         input="{d_input} @ {weight}^T",
@@ -232,6 +246,7 @@ _composite(
     "conv2d",
     "2-D convolution (cross-correlation) of (N, C, H, W) by (O, C/groups, kH, kW)",
     _CONV_PARAMS,
+    backward_name="ConvolutionBackward0",
     symbolic=_CONV_SYMBOLIC,
     explain=_CONV_EXPLAIN,
     kink=_CONV_KINK,
@@ -240,6 +255,7 @@ _composite(
     "conv1d",
     "1-D convolution (cross-correlation) of (N, C, L) by (O, C/groups, k)",
     _CONV_PARAMS,
+    backward_name="ConvolutionBackward0",
     symbolic=_CONV_SYMBOLIC,
     explain=_CONV_EXPLAIN,
     kink=_CONV_KINK,
@@ -317,6 +333,7 @@ _composite(
         Param("groups", INT, 1),
         Param("dilation", INT, 1),
     ),
+    backward_name="ConvolutionBackward0",
     symbolic=_CONV_SYMBOLIC,
     explain=_explained(
         input="each element of {d_input} times {weight}, added onto the output window it reaches",
@@ -449,6 +466,7 @@ _composite(
         Param("dilation", INT, 1),
         Param("ceil_mode", BOOL, False),
     ),
+    backward_name="MaxPool2DWithIndicesBackward0",
     symbolic="no symbolic form here: the largest element of each window is a choice",
     explain=_explained(
         input="{d_input} at the first largest element of each window (row-major order)"
@@ -491,6 +509,7 @@ _composite(
         Param("ceil_mode", BOOL, False),
         Param("count_include_pad", BOOL, True),
     ),
+    backward_name="AvgPool2DBackward0",
     symbolic="no symbolic form here: each output is a mean over a window",
     explain=_explained(
         input="the mean of {d_input} over each window (its padding zeros counted unless "
@@ -569,6 +588,7 @@ def _normalization(
             Param("bias", OPT_TENSOR, None),
             Param("eps", NUMBER, 1e-5),
         ),
+        backward_name=f"Native{name.title().replace('_', '')}Backward0",
         symbolic=f"no symbolic form here: a mean and a variance over {over}",
         explain=_explained(
             input="(({d_input} - mean({d_input})) - y*mean(y*{d_input}))/sqrt(var + eps)*w over "
@@ -670,6 +690,7 @@ _composite(
         Param("momentum", NUMBER, 0.1),
         Param("eps", NUMBER, 1e-5),
     ),
+    backward_name="NativeBatchNormBackward0",
     symbolic="no symbolic form here: a normalization per channel",
     explain=_explained(
         input="{d_input}/sqrt(var + eps)*w per channel (w: the weight, 1 without one; "
@@ -732,6 +753,7 @@ _composite(
         Param("weight", TENSOR),
         Param("padding_idx", OPT_INT, None),
     ),
+    backward_name="EmbeddingBackward0",
     symbolic=lambda indices, weight, padding_idx=None: weight[_indices(indices, weight)],
     explain=_explained(
         input="0 (indices are not differentiable)",

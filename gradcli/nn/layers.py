@@ -26,6 +26,7 @@ from ..engine import (
     group_norm,
     layer_norm,
     linear,
+    sizes,
     unflatten,
 )
 from ..engine.einsum import einsum
@@ -39,8 +40,17 @@ def _dtype(dtype: Any) -> np.dtype[Any]:
     return default_floating() if dtype is None else np.dtype(dtype)
 
 
+def _filled(shape: Sequence[int], dtype: Any, fill: float = 0) -> np.ndarray:
+    """An array of ``shape`` holding ``fill``, its size checked against the bounds in force
+    (``--max-elements``, ``--max-memory``, the run's tally) before it is allocated."""
+    kind = _dtype(dtype)
+    count = math.prod(shape)
+    sizes.refuse_over("making a layer's parameter", count, [np.empty(0, dtype=kind)])
+    return np.full(tuple(shape), fill, dtype=kind)
+
+
 def _empty(shape: Sequence[int], dtype: Any) -> Parameter:
-    return Parameter(np.zeros(tuple(shape), dtype=_dtype(dtype)))
+    return Parameter(_filled(shape, dtype))
 
 
 def _weight_and_bias(
@@ -60,9 +70,9 @@ def _weight_and_bias(
 def _affine(module: Any, shape: tuple[int, ...], affine: bool, bias: bool, dtype: Any) -> None:
     """A normalization's weight (ones) and bias (zeros, or None), or neither."""
     if affine:
-        module.weight = Parameter(np.ones(shape, dtype=_dtype(dtype)))
+        module.weight = Parameter(_filled(shape, dtype, 1))
         if bias:
-            module.bias = Parameter(np.zeros(shape, dtype=_dtype(dtype)))
+            module.bias = Parameter(_filled(shape, dtype))
         else:
             module.register_parameter("bias", None)
     else:
@@ -505,8 +515,8 @@ class _BatchNorm(Module):
         kind = _dtype(dtype)
         _affine(self, (num_features,), affine, bias, dtype)
         if track_running_stats:
-            self.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype=kind)))
-            self.register_buffer("running_var", Tensor(np.ones(num_features, dtype=kind)))
+            self.register_buffer("running_mean", Tensor(_filled((num_features,), kind)))
+            self.register_buffer("running_var", Tensor(_filled((num_features,), kind, 1)))
             self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
         else:
             self.register_buffer("running_mean", None)

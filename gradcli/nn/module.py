@@ -225,7 +225,7 @@ class Module(StateAndDtypes):
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_parameters")
             self.register_parameter(name, value)
             return
         if params is not None and name in params:
@@ -240,7 +240,7 @@ class Module(StateAndDtypes):
         if isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_modules")
             modules[name] = value
             return
         if modules is not None and name in modules:
@@ -262,11 +262,13 @@ class Module(StateAndDtypes):
             return
         object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
-        """Remove ``name`` from the plain attributes and every registry."""
+    def _forget(self, name: str, keep: str) -> None:
+        """Remove ``name`` from the plain attributes and every registry but ``keep`` (where
+        a new value takes the old one's place, as torch's ``__setattr__`` keeps the order)."""
         self.__dict__.pop(name, None)
         for registry in ("_parameters", "_buffers", "_modules"):
-            self.__dict__[registry].pop(name, None)
+            if registry != keep:
+                self.__dict__[registry].pop(name, None)
         self.__dict__["_non_persistent"].discard(name)
 
     def __getattr__(self, name: str) -> Any:

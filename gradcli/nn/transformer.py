@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..base.engine_errors import DomainError, ShapeError
-from ..engine import gelu, relu
+from ..engine import gelu, relu, sizes
 from ..engine.tensor import Tensor, default_floating
 from . import init
 from .attention import MultiheadAttention
@@ -335,4 +335,5 @@ class Transformer(Module):
     def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
         """The causal mask of ``sz`` positions: 0 on and below the diagonal, -inf above."""
         kind = default_floating() if dtype is None else np.dtype(dtype)
+        sizes.refuse_over("generate_square_subsequent_mask", sz * sz, [np.empty(0, dtype=kind)])
         return Tensor(np.triu(np.full((sz, sz), -np.inf, dtype=kind), 1))

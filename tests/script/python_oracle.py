@@ -46,18 +46,18 @@ def python_run(program: str) -> Outcome:
     return out.getvalue(), 0, ""
 
 
+def masked(outcome: Outcome) -> Outcome:
+    """An outcome with its objects' addresses masked (``<... object at 0x…>``)."""
+    stdout, status, line = outcome
+    return re.sub(r"0x[0-9a-f]+", "0x…", stdout), status, line
+
+
 def gradcli_run(program: str, **limits: int) -> Outcome:
     """``program`` through gradcli run's interpreter."""
     out, err = io.StringIO(), io.StringIO()
     status = run_script(program, "<stdin>", out=out, err=err, **limits)
     lines = err.getvalue().strip().splitlines()
     return out.getvalue(), status, lines[-1] if status and lines else ""
-
-
-def masked(outcome: Outcome) -> Outcome:
-    """An outcome with its stdout's object addresses masked (``0x…``)."""
-    stdout, status, line = outcome
-    return re.sub(r"0x[0-9a-f]+", "0x…", stdout), status, line
 
 
 def torch_runs(programs: list[str], folder: Path) -> dict[str, Outcome]:

@@ -24,6 +24,12 @@ What lives where:
   through the op table's signatures);
 - ``torch_api.py``: the ``torch`` namespace (``torch``, ``torch.nn.functional``,
   ``torch.autograd`` and its ``functional``, ``torch.func``, ``torch.linalg``);
+- ``torch_nn.py``: ``torch.nn`` and ``torch.optim`` (with ``init``, ``utils``,
+  ``lr_scheduler``) from the library's ``gradcli.nn`` and ``gradcli.optim``;
+  ``library_objects.py``: the library's classes, modules and optimizers as a script holds,
+  calls and reads them;
+- ``torch_samplers.py``: ``torch.randint``, ``randperm``, ``normal``, ``bernoulli``,
+  ``multinomial`` from the run's generator;
 - ``autograd.py``: ``backward``, ``torch.autograd.grad`` and torch.autograd.functional, with
   torch's checks and words;
 - ``builtins.py``: Python's builtins a tutorial uses, and ``math``, ``functools``,

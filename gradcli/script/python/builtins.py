@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ... import engine as gc
 from ...base.errors import GradcliError
 from ...lang import functions as F
-from . import limits, objects, printing
+from . import library_objects, limits, objects, printing
 from .calls import call_op
 from .errors import SCRIPT_EXCEPTIONS
 from .operators import binary, iterate, truth
@@ -123,6 +123,9 @@ def builtins(run: Run) -> dict[str, Any]:
             elif isinstance(kind, type) and (kind in SAFE_TYPES or kind in SCRIPT_EXCEPTIONS):
                 if python.isinstance(value, kind):
                     return True
+            elif isinstance(kind, library_objects.LibraryClass):
+                if python.isinstance(value, kind.kind):
+                    return True
             elif isinstance(kind, TypeName):
                 if type_name(value) == kind.name or kind.name in getattr(value, "bases", ()):
                     return True
@@ -139,6 +142,9 @@ def builtins(run: Run) -> dict[str, Any]:
             return kind if kind is not type(None) else TypeName("NoneType")
         if kind is gc.Tensor:
             return _TORCH_TENSOR
+        library = library_objects.class_of(run, value)  # nn.Linear, nn.Parameter
+        if library is not None:
+            return library
         return TypeName(type_name(value))
 
     def getattr_(value: Any, name: str, *default: Any) -> Any:

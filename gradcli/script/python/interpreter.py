@@ -24,10 +24,10 @@ from ...base.errors import GradcliError
 from ...engine import torch_random
 from ...lang.validate import check_characters
 from ...lang.values import quiet_parse
-from . import builtins, torch_api
+from . import builtins, library_objects, torch_api
 from .errors import Place, places
 from .lower_statements import Statements
-from .runtime import Frame, Run
+from .runtime import RUNNING, Frame, Run
 
 RECURSION_LIMIT = 20_000  # Python frames: the script's calls are bounded far below it
 
@@ -73,6 +73,7 @@ def new_run(
     run.builtins = builtins.builtins(run)
     run.globals["torch"] = run.modules["torch"]
     run.globals["__name__"] = "__main__"
+    run.call_object = lambda value, args, kwargs: library_objects.call(run, value, args, kwargs)
     return run
 
 
@@ -114,9 +115,11 @@ def session(run: Run) -> Iterator[None]:
         stack.enter_context(defaults)
         run.set_engine_default = lambda dtype: defaults.enter_context(gc.default_dtype(dtype))
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
+        RUNNING.append(run)
         try:
             yield
         finally:
+            RUNNING.pop()
             sys.setrecursionlimit(limit)
             run.out.flush()
 

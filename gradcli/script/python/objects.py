@@ -10,6 +10,7 @@ an attribute by name (``str.format``, ``ljust``, ``join``) are checked first.
 
 from __future__ import annotations
 
+import collections
 import string
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,7 @@ _METHODS: dict[type, frozenset[str]] = {
     dict: frozenset(_DICT),
     set: frozenset(_SET),
     frozenset: frozenset(_SET) - {"add", "clear", "discard", "pop", "remove", "update"},
+    collections.OrderedDict: frozenset([*_DICT, "move_to_end"]),
 }
 _NUMBER_ATTRIBUTES = {
     int: {"real", "imag", "numerator", "denominator", "bit_length", "conjugate"},
@@ -65,7 +67,7 @@ def get(run: Run, value: Any, name: str) -> Any:
             hint="scripts read torch's attributes (x.grad, x.shape), not Python's internals",
         )
     kind = type(value)
-    if kind is gc.Tensor:
+    if kind is gc.Tensor or isinstance(value, gc.Tensor):  # a Parameter too
         return tensors.attribute(run, value, name)
     if kind is Module:
         if name in value.attributes:
@@ -74,7 +76,7 @@ def get(run: Run, value: Any, name: str) -> Any:
         if missing is not None:
             return missing(name)
         raise AttributeError(f"module '{value.name}' has no attribute '{name}'")
-    if kind is list or kind is dict or kind is set or kind is tuple or kind is frozenset:
+    if kind is not str and kind in _METHODS:
         if name in _METHODS[kind]:
             return _method(run, value, name)
     elif kind is str:
@@ -123,6 +125,8 @@ def get(run: Run, value: Any, name: str) -> Any:
         return numpy_values.attribute(run, value, name)
     elif library_objects.is_library_object(value):
         return library_objects.attribute(run, value, name)
+    elif kind is library_objects.LibraryClass:
+        return library_objects.class_attribute(run, value, name)
     raise AttributeError(f"'{type_name(value)}' object has no attribute '{name}'")
 
 
@@ -131,7 +135,7 @@ def set_value(run: Run, value: Any, name: str, new: Any) -> None:
     objects' public attributes (``library_objects``)."""
     if name.startswith("__"):
         raise AttributeError(f"gradcli run does not write the attribute '{name}'")
-    if type(value) is gc.Tensor:
+    if isinstance(value, gc.Tensor):
         tensors.set_attribute(run, value, name, new)
         return
     if library_objects.is_library_object(value):

@@ -53,11 +53,11 @@ def binary(run: Run, symbol: str, left: Any, right: Any) -> Any:
     """``left symbol right``."""
     if isinstance(left, _NUMPY) or isinstance(right, _NUMPY):
         return numpy_values.binary(run, symbol, left, right, _PYTHON[symbol])
-    if type(left) is gc.Tensor or type(right) is gc.Tensor:
+    if isinstance(left, gc.Tensor) or isinstance(right, gc.Tensor):  # a Parameter too
         op = F.OPERATORS.get(symbol)
         if op is None or op.call is None:
             return _PYTHON[symbol](left, right)  # a tensor's own (<<): refused by Python
-        if type(left) is not gc.Tensor:
+        if not isinstance(left, gc.Tensor):
             if symbol in ("==", "!=", "<", "<=", ">", ">="):
                 flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(symbol, symbol)
                 op = F.OPERATORS[flipped]
@@ -101,7 +101,7 @@ def _check_percent(template: str, values: Any) -> None:
 
 def unary(run: Run, symbol: str, value: Any) -> Any:
     """``-value``, ``+value``, ``~value``."""
-    if type(value) is gc.Tensor:
+    if isinstance(value, gc.Tensor):
         if symbol == "+":
             return value
         op = F.OPERATORS["-x" if symbol == "-" else "~"]
@@ -115,7 +115,7 @@ def unary(run: Run, symbol: str, value: Any) -> Any:
 
 def index(run: Run, value: Any, key: Any) -> Any:
     """``value[key]``."""
-    if type(value) is gc.Tensor:
+    if isinstance(value, gc.Tensor):
         op = F.OPERATORS["[]"]
         key = _tensor_index(key)
         try:
@@ -142,7 +142,7 @@ def _tensor_index_item(item: Any) -> Any:
 
 def iterate(run: Run, value: Any) -> Iterator[Any]:
     """The items of ``value`` as a ``for`` takes them, a step for each."""
-    if type(value) is gc.Tensor:
+    if isinstance(value, gc.Tensor):
         if value.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         unbind = F.lookup("unbind")  # torch's Tensor.__iter__ is iter(self.unbind(0))
@@ -153,7 +153,7 @@ def iterate(run: Run, value: Any) -> Iterator[Any]:
 
 def truth(value: Any) -> bool:
     """``bool(value)``: a tensor of one element by its value, torch's error for more."""
-    if type(value) is gc.Tensor:
+    if isinstance(value, gc.Tensor):
         if value.numel() != 1:
             raise RuntimeError(
                 "Boolean value of Tensor with more than one value is ambiguous"
@@ -166,10 +166,10 @@ def truth(value: Any) -> bool:
 
 def contains(run: Run, container: Any, item: Any) -> bool:
     """``item in container``."""
-    if type(container) is gc.Tensor:
+    if isinstance(container, gc.Tensor):
         if isinstance(item, gc.Tensor):
             return bool((container.data == item.data).any())
         return bool((container.data == item).any())
-    if isinstance(container, (list, tuple)) and any(type(v) is gc.Tensor for v in container):
+    if isinstance(container, (list, tuple)) and any(isinstance(v, gc.Tensor) for v in container):
         return any(v is item or truth(binary(run, "==", v, item)) for v in container)
     return item in container

@@ -10,12 +10,15 @@ format spec is charged to ``--max-memory`` before it is made (``format_size.py``
 
 from __future__ import annotations
 
+import collections
+import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ... import engine as gc
 from ...base import torch_text as torchtext
+from ...nn import UninitializedParameter
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -70,7 +73,11 @@ def tensor_text(run: Run, tensor: gc.Tensor) -> str:
 def show(run: Run, value: Any) -> str:
     """``repr(value)``."""
     if isinstance(value, gc.Tensor):
-        return tensor_text(run, value)
+        if type(value) is gc.Tensor:
+            return tensor_text(run, value)
+        if isinstance(value, UninitializedParameter):
+            return repr(value)
+        return "Parameter containing:\n" + tensor_text(run, value)
     kind = type(value)
     if kind is list:
         run.steps.step()
@@ -85,6 +92,15 @@ def show(run: Run, value: Any) -> str:
     if kind is dict:
         run.steps.step()
         return "{" + ", ".join(f"{show(run, k)}: {show(run, v)}" for k, v in value.items()) + "}"
+    if kind is collections.OrderedDict:  # a state dict: as Python shows it
+        run.steps.step()
+        if not value:
+            return "OrderedDict()"
+        if sys.version_info >= (3, 12):
+            pairs = ", ".join(f"{show(run, k)}: {show(run, v)}" for k, v in value.items())
+            return f"OrderedDict({{{pairs}}})"
+        pairs = ", ".join(f"({show(run, k)}, {show(run, v)})" for k, v in value.items())
+        return f"OrderedDict([{pairs}])"
     if kind is set or kind is frozenset:
         if not value:
             return "set()" if kind is set else "frozenset()"
@@ -94,6 +110,9 @@ def show(run: Run, value: Any) -> str:
         args = value.args
         inner = show(run, args[0]) if len(args) == 1 else ", ".join(show(run, a) for a in args)
         return f"{type(value).__name__}({inner})"
+    library = run.library_classes.get(kind)  # a scheduler: torch's class in Python's form
+    if library is not None and kind.__repr__ is object.__repr__:
+        return f"<{library.path} object at 0x{id(value):x}>"
     return repr(value)
 
 
@@ -116,6 +135,10 @@ def text(run: Run, value: Any) -> str:
 def formatted(run: Run, value: Any, spec: str, column: int | None = None) -> str:
     """``format(value, spec)``: a tensor as torch's ``Tensor.__format__`` (a one-element one
     as its number), other values of ours take only the empty spec, as Python's objects."""
+    if isinstance(value, gc.Tensor) and type(value) is not gc.Tensor:  # a Parameter
+        if spec:
+            raise TypeError(f"unsupported format string passed to {_format_name(value)}.__format__")
+        return show(run, value)
     if isinstance(value, gc.Tensor):
         if value.dim() == 0:
             value = torchtext.item(value.data)

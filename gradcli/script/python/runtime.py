@@ -100,6 +100,10 @@ class Run:
         self.handling: list[BaseException] = []  # the exceptions of the except blocks running
         self.frames: list[Frame] = []  # the frames of the script's calls under way
         self.set_engine_default: Callable[[np.dtype[Any]], None] = lambda dtype: None
+        # the script's classes of the library's objects, by Python class (library_objects)
+        self.library_classes: dict[type, Any] = {}
+        # how a library object is called (library_objects.call, for a module's forward)
+        self.call_object: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None
 
     def statement(self, line: int | None = None) -> Statement:
         """The script's line ``line`` (the running one) as errors and budgets quote it."""
@@ -278,6 +282,10 @@ class Module:
         return f"<module '{self.name}'>"
 
 
+# The runs under way (``interpreter.execute``'s), the innermost last: ``call`` reaches the
+# running one's ``call_object`` for a value only the run knows how to call
+RUNNING: list[Run] = []
+
 # The Python classes a script may call and name (``int(x)``, ``isinstance(x, float)``)
 SAFE_TYPES: frozenset[type] = frozenset(
     {int, float, bool, str, list, tuple, dict, set, frozenset, complex, range, slice, object}
@@ -297,6 +305,8 @@ def call(value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     maker = getattr(kind, "script_call", None)  # a value of ours that is callable
     if maker is not None:
         return maker(value, *args, **kwargs)
+    if RUNNING and RUNNING[-1].call_object is not None:  # the library's (a module's forward)
+        return RUNNING[-1].call_object(value, args, kwargs)
     raise TypeError(f"'{type_name(value)}' object is not callable")
 
 

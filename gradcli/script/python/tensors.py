@@ -28,6 +28,7 @@ from ...base import torch_text as torchtext
 from ...engine import graph_hooks, naming
 from ...engine.rearranging import view
 from ...engine.tensor import _Mode
+from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_in_place
 from . import autograd, numpy_values
@@ -389,7 +390,42 @@ def _to(run: Run, tensor: gc.Tensor, *args: Any, **kwargs: Any) -> gc.Tensor:
     return call_op(run, to, "to", (tensor, numpy_name(dtype, "to")), {})
 
 
+def _sampler(name: str, draw: Callable[..., Any]) -> Callable[..., gc.Tensor]:
+    """The in-place sampler ``name`` (``uniform_``, ``normal_``, ``random_``, ...): the
+    tensor filled with torch's numbers drawn by ``draw(generator, shape, dtype, *args)`` from
+    the run's generator, as a write into it (a leaf that requires grad refuses it)."""
+
+    def fill(run: Run, tensor: gc.Tensor, *args: Any, **kwargs: Any) -> gc.Tensor:
+        try:
+            values = draw(run.generator, tensor.shape, tensor.dtype, *args, **kwargs)
+        except gc.DomainError as exc:
+            raise RuntimeError(str(exc)) from None
+        node = name.rstrip("_").capitalize() + "Backward0"
+        return write(run, tensor, (Ellipsis,), values.astype(tensor.dtype), node)
+
+    return fill
+
+
+def _random(generator: Any, shape: Any, dtype: Any, low: int, high: int | None = None) -> Any:
+    """``random_(to)`` or ``random_(from, to)``: whole numbers in [from, to)."""
+    low, high = (0, low) if high is None else (low, high)
+    return samplers.randint(generator, low, high, shape, dtype)
+
+
+_SAMPLERS: dict[str, Callable[..., Any]] = {
+    "uniform_": lambda g, shape, dtype, a=0.0, b=1.0, **k: samplers.uniform(
+        g, shape, dtype, k.get("from", a), k.get("to", b)
+    ),
+    "normal_": lambda g, shape, dtype, mean=0.0, std=1.0: samplers.normal(
+        g, shape, dtype, mean, std
+    ),
+    "random_": _random,
+    "bernoulli_": lambda g, shape, dtype, p=0.5: samplers.bernoulli(g, shape, p, dtype),
+    "exponential_": lambda g, shape, dtype, lambd=1.0: samplers.exponential(g, shape, dtype, lambd),
+}
+
 _METHODS: dict[str, Callable[..., Any]] = {
+    **{name: _sampler(name, draw) for name, draw in _SAMPLERS.items()},
     "size": _size,
     "dim": lambda run, t: t.ndim,
     "ndimension": lambda run, t: t.ndim,

@@ -1,17 +1,19 @@
 """The ``torch`` namespace of a script: the modules it imports and every name in them.
 
 ``modules(run)`` gives the importable modules by their dotted names: ``torch``,
-``torch.nn``, ``torch.nn.functional``, ``torch.autograd``, ``torch.autograd.functional``,
-``torch.func``, ``torch.linalg``, ``torch.special`` and the Python modules of
-``builtins.py``. A torch module's functions are the op table's entries torch has there
-(``lang/torch_names.json``, read from torch 2.13), each bound by the entry's signature
-(``calls.py``); a name the language has but torch does not have there (``torch.cbrt``) is
-torch's AttributeError; a name of torch's that gradcli lacks is refused (exit 2).
+``torch.nn.functional``, ``torch.autograd``, ``torch.autograd.functional``, ``torch.func``,
+``torch.linalg``, ``torch.special``, ``torch.nn`` and ``torch.optim`` with their submodules
+(``torch_nn.py``) and the Python modules of ``builtins.py``. A torch module's functions are
+the op table's entries torch has there (``lang/torch_names.json``, read from torch 2.13),
+each bound by the entry's signature (``calls.py``); a name the language has but torch does
+not have there (``torch.cbrt``) is torch's AttributeError; a name of torch's that gradcli
+lacks is refused (exit 2).
 
 Beside the operations: the constructors (``torch.tensor``, ``zeros``, ``rand``,
-``zeros_like``, ``torch.Tensor``, ...), the dtypes, the grad modes (``no_grad``,
-``enable_grad``, ``set_grad_enabled``, ``inference_mode``: ``with`` blocks and decorators),
-``manual_seed``, ``set_default_dtype``, ``set_printoptions``, ``allclose``, ``equal``.
+``zeros_like``, ``torch.Tensor``, ...) and the samplers (``torch_samplers.py``), the dtypes,
+the grad modes (``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``:
+``with`` blocks and decorators), ``manual_seed``, ``set_default_dtype``,
+``set_printoptions``, ``allclose``, ``equal``.
 
 Where the transforms of ``torch.func`` plug in: ``_func_module`` holds ``torch.func.grad``
 today; the library's transforms (``gradcli.func``: ``vjp``, ``jacrev``, ``vmap``, ...) are
@@ -36,7 +38,7 @@ from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_has
 from ...lang.values import CONSTRUCTORS, LIKE
-from . import autograd, autograd_graph, builtins, numpy_values, printing
+from . import autograd, autograd_graph, builtins, numpy_values, printing, torch_nn, torch_samplers
 from .calls import DTYPES, DType, call_op, dtype_of, numpy_name
 from .printing import Size
 from .runtime import Builtin, Function, Module, call
@@ -379,6 +381,7 @@ def modules(run: Run) -> dict[str, Module]:
             torch_names[name] = Builtin(name, make.like(name))
         else:  # zeros_like(x, requires_grad=True): the operation's value, made a leaf
             torch_names[name] = Builtin(name, _leaf_when_asked(torch_names[name]))
+    torch_names.update(torch_samplers.samplers_of(make))
     torch_names.update(
         tensor=Builtin("tensor", make.tensor),
         full=Builtin("full", make.full),
@@ -475,7 +478,8 @@ def modules(run: Run) -> dict[str, Module]:
         "torch.nn.functional",
         functions("torch.nn.functional") | {"__missing__": missing("torch.nn.functional")},
     )
-    nn = Module("torch.nn", {"functional": functional, "__missing__": _refuse_nn})
+    library = torch_nn.modules(run, functional, missing)
+    nn = library["torch.nn"]
     linalg = Module(
         "torch.linalg", functions("torch.linalg") | {"__missing__": missing("torch.linalg")}
     )
@@ -502,7 +506,12 @@ def modules(run: Run) -> dict[str, Module]:
         },
     )
     torch_names.update(
-        autograd=autograd_module, func=func_module, nn=nn, linalg=linalg, special=special
+        autograd=autograd_module,
+        func=func_module,
+        nn=nn,
+        optim=library["torch.optim"],
+        linalg=linalg,
+        special=special,
     )
     torch_names.update(accelerator=accelerator, cuda=cuda)
     torch = Module("torch", torch_names)
@@ -512,12 +521,12 @@ def modules(run: Run) -> dict[str, Module]:
         "torch.autograd.functional": autograd_functional,
         "torch.autograd.graph": graph,
         "torch.func": func_module,
-        "torch.nn": nn,
         "torch.nn.functional": functional,
         "torch.linalg": linalg,
         "torch.special": special,
         "functorch": func_module,
     }
+    found.update(library)
     found.update(builtins.python_modules(run))
     found["numpy"] = numpy_values.module(run)
     return found
@@ -586,13 +595,6 @@ def _set_default_device(device: Any) -> None:
 
 def _no_device(kind: str) -> Device:
     raise GradcliError(f"gradcli computes on the CPU only: torch.device({kind!r}) is not taken")
-
-
-def _refuse_nn(name: str) -> Any:
-    raise GradcliError(
-        f"gradcli run does not take torch.nn.{name} yet (torch.nn's modules are issue 31's)",
-        hint="write the layer as a function of tensors (x @ w.T + b), or use torch.nn.functional",
-    )
 
 
 __all__ = ["modules", "GradMode", "read_grad", "printing", "call", "DType"]

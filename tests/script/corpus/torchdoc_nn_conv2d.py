@@ -1,0 +1,18 @@
+# Source: pytorch/pytorch, torch/nn/modules/conv.py as shipped in torch 2.13.0, the docstring of torch.nn.Conv2d
+# Licence: BSD-3-Clause (PyTorch)
+# Edits:
+#   - added `import torch` at the top
+#   - the doctest prompts (`>>> `, `... `) removed and the documented outputs dropped
+#   - added `import torch.nn as nn` at the top
+#   - added `torch.manual_seed(0)` before the random draws
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+# With square kernels and equal stride
+m = nn.Conv2d(16, 33, 3, stride=2)
+# non-square kernels and unequal stride and with padding
+m = nn.Conv2d(16, 33, (3, 5), stride=(2, 1), padding=(4, 2))
+# non-square kernels and unequal stride and with padding and dilation
+m = nn.Conv2d(16, 33, (3, 5), stride=(2, 1), padding=(4, 2), dilation=(3, 1))
+input = torch.randn(20, 16, 50, 100)
+output = m(input)

@@ -1,0 +1,16 @@
+# Source: pytorch/pytorch, torch/nn/modules/loss.py as shipped in torch 2.13.0, the docstring of torch.nn.MarginRankingLoss
+# Licence: BSD-3-Clause (PyTorch)
+# Edits:
+#   - added `import torch` at the top
+#   - the doctest prompts (`>>> `, `... `) removed and the documented outputs dropped
+#   - added `import torch.nn as nn` at the top
+#   - added `torch.manual_seed(0)` before the random draws
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+loss = nn.MarginRankingLoss()
+input1 = torch.randn(3, requires_grad=True)
+input2 = torch.randn(3, requires_grad=True)
+target = torch.randn(3).sign()
+output = loss(input1, input2, target)
+output.backward()
