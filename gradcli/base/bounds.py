@@ -24,10 +24,12 @@ command by ``using``; everything that allocates, parses or runs long reads them 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import re
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import field
@@ -322,10 +324,37 @@ def _alone(count: int, what: str, where: str | None) -> None:
 
 
 class Tally:
-    """The bytes of one run's values so far, each charged before it is allocated."""
+    """The bytes of one run's values so far, each charged before it is allocated: for good
+    (``charge``: what the run keeps to its end), or while the value lives (``hold``: what a
+    run's meter counts of the engine's values, ``engine/meter.py``)."""
 
     def __init__(self, held: int = 0):
         self.held = held
+        # the values held while they live, by id: (a weak reference to it, its bytes)
+        self.live: dict[int, tuple[weakref.ref[Any], int]] = {}
+
+    def hold(self, owner: Any, count: int) -> None:
+        """Count ``count`` bytes while ``owner`` lives (it was checked before it was made
+        against what the tally left: the engine's room); released when it is freed."""
+        key = id(owner)
+        if key in self.live:
+            return
+        self.live[key] = (weakref.ref(owner, functools.partial(self._release, key)), count)
+        self.held += count
+        if self is _engaged[-1]:
+            refresh()
+
+    def _release(self, key: int, _: Any = None) -> None:
+        entry = self.live.pop(key, None)
+        if entry is not None:
+            self.held -= entry[1]
+            if self is _engaged[-1]:
+                refresh()
+
+    def keep(self, owner: Any) -> bool:
+        """Charge ``owner`` for good if it is held (the run keeps it to its end, as it
+        keeps every value a statement makes); whether it was."""
+        return self.live.pop(id(owner), None) is not None
 
     def left(self) -> float:
         """The bytes one more value may take before the run's estimate (its values times

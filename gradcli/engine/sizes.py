@@ -15,7 +15,7 @@ The check itself is one comparison with ``ROOM``; only a value above it is looke
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,9 @@ from ..ops.table import Array, Op
 # handed over (``bounds.keep_room``; -1: not yet), so that the check of each value is one
 # comparison.
 ROOM = [-1]
+# What is told of every value an operation makes, after it is made (None: nothing): a run's
+# meter (``meter.py``), which counts the value against the run's tally while it lives
+METER: list[Callable[[Any], None] | None] = [None]
 
 
 def broadcast_count(arrays: Sequence[Array]) -> int:

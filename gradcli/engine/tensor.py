@@ -35,7 +35,7 @@ from ..base.engine_errors import (
 )
 from ..ops.table import HOLOMORPHIC, Array, Op
 from . import sizes
-from .sizes import ROOM
+from .sizes import METER, ROOM
 
 DEFAULT_DTYPE = np.dtype(np.float64)
 
@@ -63,7 +63,7 @@ class _Modes:
         # or inf
         self.nonfinite_watch: list[Node | NonfiniteTangent] | None = None
         self._tracer: Any = None
-        # whether a tracer or forward mode is on: what apply reads, one test for the two
+        # whether a tracer, forward mode or a meter (sizes.METER) is on: what apply reads
         self.watching = False
         # torch's default floating dtype: what integers and booleans alone compute in (i / 2)
         self.default_float: np.dtype[Any] = DEFAULT_DTYPE
@@ -79,7 +79,7 @@ class _Modes:
     @tracer.setter
     def tracer(self, tracer: Any) -> None:
         self._tracer = tracer
-        self.watching = tracer is not None or self._forward_active
+        self.watching = tracer is not None or self._forward_active or METER[0] is not None
 
     @property
     def forward_active(self) -> bool:
@@ -89,7 +89,7 @@ class _Modes:
     @forward_active.setter
     def forward_active(self, active: bool) -> None:
         self._forward_active = active
-        self.watching = active or self._tracer is not None
+        self.watching = active or self._tracer is not None or METER[0] is not None
 
 
 _Mode = _Modes()
@@ -739,7 +739,10 @@ def _watched(
     forward: Callable[..., Any],
 ) -> None:
     """What ``apply`` does beyond the operation while a program is traced (the step is
-    recorded) or forward mode runs (the output's tangent is computed)."""
+    recorded), forward mode runs (the output's tangent is computed) or a run meters its
+    values (the meter is told of the output: ``meter.py``)."""
+    if METER[0] is not None:
+        METER[0](out)
     if _Mode.tracer is not None:
         _Mode.tracer.record(prim, tensors, params, out, forward)
     if _Mode.forward_active and prim.differentiable:
