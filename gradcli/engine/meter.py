@@ -66,9 +66,9 @@ def zeros(shape: Sequence[int], dtype: Any, name: str, requires_grad: bool = Fal
     return metered(Tensor(sizes.full(shape, 0, dtype, name), requires_grad=requires_grad))
 
 
-def foresee(name: str, count: int) -> None:
+def foresee(what: str, count: int) -> None:
     """Refuse, before any of it is computed, a value of ``count`` elements that a transform
     will make from pieces (a Jacobian's outputs times inputs, vmap's batch times one slice's
     result): the pieces are metered as they are made, but a whole that cannot fit is told at
     once, without the work."""
-    sizes.refuse_over(name, count)
+    sizes.refuse_over(what, count, what=what)

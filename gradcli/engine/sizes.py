@@ -115,11 +115,14 @@ def compact(array: Array) -> Array:
     return array[tuple(slice(0, 1) if r else slice(None) for r in repeated)]
 
 
-def refuse_over(name: str, count: int, arrays: Sequence[Array] = ()) -> None:
+def refuse_over(
+    name: str, count: int, arrays: Sequence[Array] = (), what: str | None = None
+) -> None:
     """Raise ``SizeError`` when a value of ``count`` elements, made by ``name`` from ``arrays``,
     would pass --max-elements, the budget, or what the engaged run's tally leaves. Called
     where ``count`` is above ``ROOM``, and by code that allocates outside a primitive
-    (a constant of a composite)."""
+    (a constant of a composite). ``what`` names the value where "the result of NAME" does
+    not."""
     if ROOM[0] < 0:
         bounds.keep_room(ROOM)
     if count <= ROOM[0]:
@@ -130,7 +133,7 @@ def refuse_over(name: str, count: int, arrays: Sequence[Array] = ()) -> None:
     elements = bounds.limits().max_elements
     memory = bounds.budget().max_memory
     tally = bounds.engaged()
-    what = f"the result of {name}"
+    what = what or f"the result of {name}"
     if count > elements:
         raise SizeError(
             f"{what} would have {count:,} elements; the limit is {elements:,}",

@@ -13,10 +13,14 @@ import ast
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from gradcli.script.python.interpreter import run_script
 
@@ -76,3 +80,22 @@ def torch_runs(programs: list[str], folder: Path) -> dict[str, Outcome]:
             lines[-1] if record["status"] else "",
         )
     return outcomes
+
+
+def masked(outcome: Outcome) -> Outcome:
+    """``outcome`` with object addresses masked (``0x…``), as the comparisons read it."""
+    stdout, status, line = outcome
+    return re.sub(r"0x[0-9a-f]+", "0x…", stdout), status, line
+
+
+def torch_outcomes_fixture(prelude: str, programs: dict[str, str]) -> Any:
+    """A module-scoped fixture: torch's outcome of each of ``programs`` after ``prelude``
+    (skipped where torch is not installed)."""
+
+    @pytest.fixture(scope="module")
+    def torch_outcomes(tmp_path_factory: Any) -> dict[str, Outcome]:
+        pytest.importorskip("torch")
+        folder = tmp_path_factory.mktemp("programs")
+        return torch_runs([prelude + p for p in programs.values()], folder)
+
+    return torch_outcomes

@@ -4,10 +4,8 @@ stdout (object addresses masked), exit status and exception line must be the sam
 
 from __future__ import annotations
 
-import re
-
 import pytest
-from python_oracle import gradcli_run, torch_runs
+from python_oracle import gradcli_run, masked, torch_outcomes_fixture
 
 PRELUDE = "import torch\nx = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)\n"
 PROGRAMS = {
@@ -59,23 +57,14 @@ PROGRAMS = {
 }
 
 
-@pytest.fixture(scope="module")
-def torch_outcomes(tmp_path_factory):
-    pytest.importorskip("torch")
-    folder = tmp_path_factory.mktemp("tensors")
-    return torch_runs([PRELUDE + p for p in PROGRAMS.values()], folder)
-
-
-def _masked(outcome):
-    stdout, status, line = outcome
-    return re.sub(r"0x[0-9a-f]+", "0x…", stdout), status, line
+torch_outcomes = torch_outcomes_fixture(PRELUDE, PROGRAMS)
 
 
 @pytest.mark.torch
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_a_tensor_behaves_as_torchs(name, torch_outcomes):
     program = PRELUDE + PROGRAMS[name]
-    assert _masked(gradcli_run(program)) == _masked(torch_outcomes[program])
+    assert masked(gradcli_run(program)) == masked(torch_outcomes[program])
 
 
 TRANSPOSES = (

@@ -20,6 +20,7 @@ IMPORTABLE = (
     "torch.nn.functional",
     "torch.autograd",
     "torch.autograd.functional",
+    "torch.autograd.forward_ad",
     "torch.func",
     "torch.linalg",
     "torch.special",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import engine as gc
 from ...base.errors import GradcliError
+from ...engine.forward_ad import UnpackedDualTensor
 from . import library_objects, limits, printing, tensors
 from .calls import DType
 from .printing import ReturnTypes, Size
@@ -88,6 +89,9 @@ def get(run: Run, value: Any, name: str) -> Any:
     elif kind is ReturnTypes:
         if name in value.fields:
             return value.field(name)
+    elif kind is UnpackedDualTensor:  # forward_ad.unpack_dual's
+        if name in value._fields:
+            return getattr(value, name)
     elif kind in _NUMBER_ATTRIBUTES:
         if name in _NUMBER_ATTRIBUTES[kind]:
             found = getattr(value, name)

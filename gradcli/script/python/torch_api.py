@@ -13,10 +13,8 @@ Beside the operations: the constructors (``torch.tensor``, ``zeros``, ``rand``,
 ``enable_grad``, ``set_grad_enabled``, ``inference_mode``: ``with`` blocks and decorators),
 ``manual_seed``, ``set_default_dtype``, ``set_printoptions``, ``allclose``, ``equal``.
 
-Where the transforms of ``torch.func`` plug in: ``_func_module`` holds ``torch.func.grad``
-today; the library's transforms (``gradcli.func``: ``vjp``, ``jacrev``, ``vmap``, ...) are
-added to that module's names as they land, each a Python callable taking the script's
-functions.
+``torch.func`` (also ``functorch``, ``torch.vmap``) and ``torch.autograd.forward_ad`` are
+``func_api.py``'s: the library's transforms and forward mode, taking the script's functions.
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_has
 from ...lang.values import CONSTRUCTORS, LIKE
-from . import autograd, builtins, printing
+from . import autograd, builtins, func_api, printing
 from .calls import DTYPES, DType, call_op, dtype_of, numpy_name
 from .printing import Size
 from .runtime import Builtin, Function, Module, call
@@ -448,12 +446,14 @@ def modules(run: Run) -> dict[str, Module]:
         }
         | {"__missing__": missing("torch.autograd.functional")},
     )
+    forward_ad = func_api.forward_ad_module(missing("torch.autograd.forward_ad"))
     autograd_module = Module(
         "torch.autograd",
         {
             "grad": Builtin("grad", lambda *a, **k: autograd.grad(run, *a, **k)),
             "backward": Builtin("backward", lambda *a, **k: autograd.backward_of(run, *a, **k)),
             "functional": autograd_functional,
+            "forward_ad": forward_ad,
             "Variable": Builtin(
                 "Variable",
                 lambda data, requires_grad=False: gc.Tensor(data.data, requires_grad),
@@ -462,7 +462,7 @@ def modules(run: Run) -> dict[str, Module]:
             "__missing__": missing("torch.autograd"),
         },
     )
-    func_module = _func_module(missing("torch.func"))
+    func_module = func_api.func_module(run, missing("torch.func"))
     functional = Module(
         "torch.nn.functional",
         functions("torch.nn.functional") | {"__missing__": missing("torch.nn.functional")},
@@ -477,17 +477,19 @@ def modules(run: Run) -> dict[str, Module]:
     torch_names.update(
         autograd=autograd_module, func=func_module, nn=nn, linalg=linalg, special=special
     )
+    torch_names["vmap"] = func_module.attributes["vmap"]  # torch.vmap is torch.func.vmap
     torch = Module("torch", torch_names)
     found = {
         "torch": torch,
         "torch.autograd": autograd_module,
         "torch.autograd.functional": autograd_functional,
+        "torch.autograd.forward_ad": forward_ad,
         "torch.func": func_module,
         "torch.nn": nn,
         "torch.nn.functional": functional,
         "torch.linalg": linalg,
         "torch.special": special,
-        "functorch": func_module,
+        "functorch": func_api.functorch_module(run, func_module),
     }
     found.update(builtins.python_modules(run))
     return found
@@ -499,22 +501,6 @@ def _operation(run: Run, op: F.Op, name: str) -> Builtin:
         name,
         lambda *args, **kwargs: call_op(run, op, name, args, kwargs),
         f"<built-in method {name} of type object at 0x{id(op):x}>",
-    )
-
-
-def _func_module(missing: Callable[[str], Any]) -> Module:
-    """``torch.func``: the transforms gradcli has (see the module docstring)."""
-    return Module(
-        "torch.func",
-        {
-            "grad": Builtin(
-                "grad",
-                lambda f, argnums=0, has_aux=False: Builtin(
-                    "grad", autograd.func_grad(f, argnums, has_aux)
-                ),
-            ),
-            "__missing__": missing,
-        },
     )
 
 
