@@ -79,6 +79,7 @@ FACTOR = 2.5  # a run's values, their gradients in the backward pass, and tempor
 # Python numbers JSON or CSV makes of it, the array
 TEXT_FACTOR = 16
 FALLBACK = 2 * 10**9  # the budget where the available memory cannot be read
+SLACK = 64  # the values a meter holds move the engine's room in steps of 1/SLACK of the budget
 TIMED_OUT = 124  # the exit code, as timeout(1)'s
 MIN_MEMORY = 10**6
 
@@ -332,6 +333,7 @@ class Tally:
         self.held = held
         # the values held while they live, by id: (a weak reference to it, its bytes)
         self.live: dict[int, tuple[weakref.ref[Any], int]] = {}
+        self.moved = 0  # the bytes held or released since the engine's room was worked out
 
     def hold(self, owner: Any, count: int) -> None:
         """Count ``count`` bytes while ``owner`` lives (it was checked before it was made
@@ -341,15 +343,22 @@ class Tally:
             return
         self.live[key] = (weakref.ref(owner, functools.partial(self._release, key)), count)
         self.held += count
-        if self is _engaged[-1]:
-            refresh()
+        self._moved(count)
 
     def _release(self, key: int, _: Any = None) -> None:
         entry = self.live.pop(key, None)
         if entry is not None:
             self.held -= entry[1]
-            if self is _engaged[-1]:
-                refresh()
+            self._moved(entry[1])
+
+    def _moved(self, count: int) -> None:
+        """Work the engine's room out again once the values held or released since it last
+        was come to ``1/SLACK`` of what the budget allows (not at every value: the meter
+        counts every operation's), so the budget may be passed by that much at most."""
+        self.moved += count
+        if self.moved * SLACK * FACTOR > budget().max_memory and self is _engaged[-1]:
+            self.moved = 0
+            refresh()
 
     def keep(self, owner: Any) -> bool:
         """Charge ``owner`` for good if it is held (the run keeps it to its end, as it
