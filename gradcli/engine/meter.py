@@ -9,9 +9,16 @@ their sum: a transform that keeps thousands of values below the room each (the g
 Jacobian's every column) grew without bound. With the meter on, ``apply`` also tells the
 meter of each value it made (``sizes.METER``, one test on the path ``apply`` takes anyway for
 tracers and forward mode); the meter holds its bytes in the tally until the value is freed,
-which shrinks the room the next value is checked against. So a run that keeps too many
+which shrinks the room the next value is checked against (worked out again in steps of
+1/64 of the budget, ``bounds.SLACK``: not at every operation). So a run that keeps too many
 values at once is refused (``SizeError``, exit 2) before the value that would cross its
 budget exists, whichever code made them, and one that frees them as it goes is not.
+
+A statement's results stay charged for good, as before (the run keeps them: ``calls.apply``
+turns their hold into a charge, ``Tally.keep``); the meter adds what lives inside the calls
+a script cannot see into. Views are counted as copies, so the count errs high. Where no
+meter is on (the commands, the library called from Python) each value is checked alone, as
+before, and ``apply`` pays nothing more: its one test is the ``watching`` it made anyway.
 
 The few values the engine's transforms make outside a primitive (their basis vectors and
 zeros) are made by ``zeros``, checked and held the same way.
