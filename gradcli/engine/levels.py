@@ -47,7 +47,7 @@ def autograd_grad(
 
 def zeros_like(x: Tensor) -> Tensor:
     """A constant tensor of zeros of ``x``'s shape and dtype (checked and metered)."""
-    return zeros(x.shape, x.dtype, "zeros_like")
+    return zeros(x.shape, x.dtype, "a zero gradient")
 
 
 def dummies(like: Sequence[Tensor]) -> tuple[Tensor, ...]:

@@ -154,8 +154,9 @@ def refuse_over(
             f"{bounds.format_bytes(tally.held + size)}, kept for the backward pass, times "
             f"{bounds.FACTOR:g} for the gradients and temporaries); the budget is "
             f"{bounds.format_bytes(memory)} (--max-memory)",
-            hint=f"raise it with --max-memory {bounds.suggest(estimate)}, or make the values "
-            "smaller",
+            hint=f"raise it with --max-memory {bounds.suggest(estimate)}"
+            + (" or more (the run was still making values)" if tally.live else "")
+            + ", or make the values smaller",
         )
 
 

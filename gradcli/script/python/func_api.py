@@ -28,6 +28,7 @@ from ... import func as library
 from ...base.errors import GradcliError
 from ...engine import forward_ad
 from ...engine.func import jvp as library_jvp
+from ...engine.meter import zeros
 from ...engine.vmap import _mapped_inputs
 from .errors import SCRIPT_EXCEPTIONS
 from .runtime import Builtin, Function, Module
@@ -124,7 +125,9 @@ def _vjp(func: Any, *primals: Any, **kwargs: Any) -> Any:
 def _linearize(func: Any, *primals: Any) -> tuple[Any, Transformed]:
     """``torch.func.linearize``: ``(func(*primals), jvp_fn)``."""
     output = _engine_errors(
-        lambda: library_jvp(func, primals, tuple(gc.zeros_like(p) for p in primals))[0],
+        lambda: library_jvp(
+            func, primals, tuple(zeros(p.shape, p.dtype, "a tangent") for p in primals)
+        )[0],
         "linearize",
     )
 
