@@ -24,10 +24,12 @@ command by ``using``; everything that allocates, parses or runs long reads them 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import re
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import field
@@ -77,6 +79,7 @@ FACTOR = 2.5  # a run's values, their gradients in the backward pass, and tempor
 # Python numbers JSON or CSV makes of it, the array
 TEXT_FACTOR = 16
 FALLBACK = 2 * 10**9  # the budget where the available memory cannot be read
+SLACK = 64  # the values a meter holds move the engine's room in steps of 1/SLACK of the budget
 TIMED_OUT = 124  # the exit code, as timeout(1)'s
 MIN_MEMORY = 10**6
 
@@ -322,10 +325,45 @@ def _alone(count: int, what: str, where: str | None) -> None:
 
 
 class Tally:
-    """The bytes of one run's values so far, each charged before it is allocated."""
+    """The bytes of one run's values so far, each charged before it is allocated: for good
+    (``charge``: what the run keeps to its end), or while the value lives (``hold``: what a
+    run's meter counts of the engine's values, ``engine/meter.py``)."""
 
     def __init__(self, held: int = 0):
         self.held = held
+        # the values held while they live, by id: (a weak reference to it, its bytes)
+        self.live: dict[int, tuple[weakref.ref[Any], int]] = {}
+        self.moved = 0  # the bytes held or released since the engine's room was worked out
+
+    def hold(self, owner: Any, count: int) -> None:
+        """Count ``count`` bytes while ``owner`` lives (it was checked before it was made
+        against what the tally left: the engine's room); released when it is freed."""
+        key = id(owner)
+        if key in self.live:
+            return
+        self.live[key] = (weakref.ref(owner, functools.partial(self._release, key)), count)
+        self.held += count
+        self._moved(count)
+
+    def _release(self, key: int, _: Any = None) -> None:
+        entry = self.live.pop(key, None)
+        if entry is not None:
+            self.held -= entry[1]
+            self._moved(entry[1])
+
+    def _moved(self, count: int) -> None:
+        """Work the engine's room out again once the values held or released since it last
+        was come to ``1/SLACK`` of what the budget allows (not at every value: the meter
+        counts every operation's), so the budget may be passed by that much at most."""
+        self.moved += count
+        if self.moved * SLACK * FACTOR > budget().max_memory and self is _engaged[-1]:
+            self.moved = 0
+            refresh()
+
+    def keep(self, owner: Any) -> bool:
+        """Charge ``owner`` for good if it is held (the run keeps it to its end, as it
+        keeps every value a statement makes); whether it was."""
+        return self.live.pop(id(owner), None) is not None
 
     def left(self) -> float:
         """The bytes one more value may take before the run's estimate (its values times

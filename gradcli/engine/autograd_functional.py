@@ -22,6 +22,7 @@ import numpy as np
 from ..base.engine_errors import GradError, UnsupportedError, ValueKindError
 from ..base.torch_text import size_repr
 from .levels import Level, autograd_grad, dummies, zeros_like
+from .meter import foresee, zeros
 from .rearranging import stack
 from .tensor import Tensor, set_grad_enabled
 
@@ -240,9 +241,9 @@ def jvp(
 
 
 def _basis(shape: tuple[int, ...], dtype: np.dtype[Any], k: int) -> Tensor:
-    e = np.zeros(int(np.prod(shape)), dtype=dtype)
-    e[k] = 1
-    return Tensor(e.reshape(shape))
+    e = zeros(shape, dtype, "a basis vector")
+    e.data.reshape(-1)[k] = 1
+    return e
 
 
 def _rows(
@@ -255,6 +256,7 @@ def _rows(
     """The Jacobian's blocks (per output, per input), a backward pass per output element.
     ``together`` joins the rows of each input as torch's vectorized pass does (one tensor of
     every output's rows, split), so that an input's blocks require grad alike."""
+    foresee("the Jacobian", _elements(outs) * _elements(xs))
     rows: list[list[list[Tensor]]] = [[[] for _ in xs] for _ in outs]
     for i, out in enumerate(outs):
         flat = out.reshape(-1)
@@ -293,11 +295,15 @@ def _rows(
     return tuple(tuple(per_input[j][i] for j in range(len(xs))) for i in range(len(outs)))
 
 
+def _elements(values: Sequence[Tensor]) -> int:
+    return sum(v.numel() for v in values)
+
+
 def _joined(parts: list[Tensor], dim: int, out_shape: tuple[int, ...], x: Tensor) -> Tensor:
     """Rows (``dim`` 0) or columns (``dim`` -1) of one Jacobian block, stacked and shaped
     ``out_shape + x.shape``; zeros where there are none."""
     if not parts:
-        return Tensor(np.zeros(out_shape + x.shape, dtype=x.dtype))
+        return zeros(out_shape + x.shape, x.dtype, "a Jacobian")
     return stack(parts, dim=dim).reshape(out_shape + x.shape)
 
 
@@ -310,6 +316,7 @@ def _columns(
     """The Jacobian's blocks (per output, per input), a Jacobian-vector product per input
     element, by the double-backward trick: ``J^T u`` once, then its gradient in ``u`` (the
     cotangents ``us``, zeros that require grad: new ones if not given)."""
+    foresee("the Jacobian", _elements(outs) * _elements(xs))
     us = dummies(outs) if us is None else us
     pulled = autograd_grad(outs, xs, us, create_graph=True)
     columns: list[list[list[Tensor]]] = [[[] for _ in xs] for _ in outs]

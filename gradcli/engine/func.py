@@ -239,7 +239,7 @@ def jacrev(
     if not (chunk_size is None or chunk_size > 0):
         raise DomainError("jacrev: `chunk_size` should be greater than 0.")
     return _jacobian_of(
-        func, argnums, has_aux, "jacrev", lambda level, outs, xs: _rows(outs, xs, True, False)
+        func, argnums, has_aux, "jacrev", lambda level, outs, xs, kept: _rows(outs, xs, kept, False)
     )
 
 
@@ -248,11 +248,15 @@ def _jacobian_of(
     argnums: ArgNums,
     has_aux: bool,
     name: str,
-    blocks_of: Callable[[Level, tuple[Tensor, ...], tuple[Tensor, ...]], Any],
+    blocks_of: Callable[[Level, tuple[Tensor, ...], tuple[Tensor, ...], bool], Any],
 ) -> Function:
     """What jacrev and jacfwd share: a function that differentiates ``func`` at a level of
-    its own, ``blocks_of(level, outputs, inputs)`` giving the Jacobian's blocks (per output,
-    per input), put in torch's structure."""
+    its own, ``blocks_of(level, outputs, inputs, kept)`` giving the Jacobian's blocks (per
+    output, per input), put in torch's structure. The blocks keep their graph (``kept``)
+    only where the outputs reach a tensor that requires grad outside the level (an
+    enclosing transform's, or the caller's): elsewhere the level would cut it anyway, and
+    a graph per row or column is what made ``jacfwd(jacfwd(f))`` of a 512-wide layer take
+    tens of GB."""
     api = "vjp(f, *primals)" if name == "jacrev" else _JVP
 
     @functools.wraps(func)
@@ -270,7 +274,8 @@ def _jacobian_of(
             if name == "jacrev":
                 _floating_outputs(flat_out)
             _real(name, flat_out, inputs=False)
-            blocks = blocks_of(level, tuple(flat_out), tuple(flatten(own)[0]))
+            kept = level.reaches_outside(flat_out)
+            blocks = blocks_of(level, tuple(flat_out), tuple(flatten(own)[0]), kept)
         jacobian = level.lower(_assembled(blocks, out_spec, own, chosen))
         return (jacobian, level.lower(aux)) if has_aux else jacobian
 
@@ -350,8 +355,10 @@ def jacfwd(
     (``(jacobian, aux)`` with ``has_aux``)."""
     _checked_randomness(randomness)
 
-    def blocks_of(level: Level, outs: tuple[Tensor, ...], xs: tuple[Tensor, ...]) -> Any:
-        return _columns(outs, xs, True, tuple(level.leaf(u) for u in dummies(outs)))
+    def blocks_of(
+        level: Level, outs: tuple[Tensor, ...], xs: tuple[Tensor, ...], kept: bool
+    ) -> Any:
+        return _columns(outs, xs, kept, tuple(level.leaf(u) for u in dummies(outs)))
 
     return _jacobian_of(func, argnums, has_aux, "jacfwd", blocks_of)
 

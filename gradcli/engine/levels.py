@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from ..base.engine_errors import DomainError
+from .meter import zeros
 from .pytree import tree_map
 from .tensor import Tensor, grad, is_grad_enabled, set_grad_enabled
 
@@ -47,13 +46,13 @@ def autograd_grad(
 
 
 def zeros_like(x: Tensor) -> Tensor:
-    """A constant tensor of zeros of ``x``'s shape and dtype."""
-    return Tensor(np.zeros(x.shape, dtype=x.dtype))
+    """A constant tensor of zeros of ``x``'s shape and dtype (checked and metered)."""
+    return zeros(x.shape, x.dtype, "a zero gradient")
 
 
 def dummies(like: Sequence[Tensor]) -> tuple[Tensor, ...]:
     """Zeros that require grad: the cotangents ``u`` of the double-backward trick."""
-    return tuple(Tensor(np.zeros(x.shape, dtype=x.dtype), requires_grad=True) for x in like)
+    return tuple(zeros(x.shape, x.dtype, "the cotangents", requires_grad=True) for x in like)
 
 
 class Level:
@@ -92,6 +91,11 @@ class Level:
         if self.connected and self._reaches_outside(value):
             return value
         return value.detach()
+
+    def reaches_outside(self, values: Sequence[Tensor]) -> bool:
+        """Whether what is computed from ``values`` may leave the level with its graph (see
+        ``lower``): only then need it be built."""
+        return self.connected and any(v.requires_grad and self._reaches_outside(v) for v in values)
 
     def _reaches_outside(self, tensor: Tensor) -> bool:
         seen: set[int] = set()

@@ -15,7 +15,7 @@ The check itself is one comparison with ``ROOM``; only a value above it is looke
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,9 @@ from ..ops.table import Array, Op
 # handed over (``bounds.keep_room``; -1: not yet), so that the check of each value is one
 # comparison.
 ROOM = [-1]
+# What is told of every value an operation makes, after it is made (None: nothing): a run's
+# meter (``meter.py``), which counts the value against the run's tally while it lives
+METER: list[Callable[[Any], None] | None] = [None]
 
 
 def broadcast_count(arrays: Sequence[Array]) -> int:
@@ -112,11 +115,14 @@ def compact(array: Array) -> Array:
     return array[tuple(slice(0, 1) if r else slice(None) for r in repeated)]
 
 
-def refuse_over(name: str, count: int, arrays: Sequence[Array] = ()) -> None:
+def refuse_over(
+    name: str, count: int, arrays: Sequence[Array] = (), what: str | None = None
+) -> None:
     """Raise ``SizeError`` when a value of ``count`` elements, made by ``name`` from ``arrays``,
     would pass --max-elements, the budget, or what the engaged run's tally leaves. Called
     where ``count`` is above ``ROOM``, and by code that allocates outside a primitive
-    (a constant of a composite)."""
+    (a constant of a composite). ``what`` names the value where "the result of NAME" does
+    not."""
     if ROOM[0] < 0:
         bounds.keep_room(ROOM)
     if count <= ROOM[0]:
@@ -127,7 +133,7 @@ def refuse_over(name: str, count: int, arrays: Sequence[Array] = ()) -> None:
     elements = bounds.limits().max_elements
     memory = bounds.budget().max_memory
     tally = bounds.engaged()
-    what = f"the result of {name}"
+    what = what or f"the result of {name}"
     if count > elements:
         raise SizeError(
             f"{what} would have {count:,} elements; the limit is {elements:,}",
@@ -148,8 +154,9 @@ def refuse_over(name: str, count: int, arrays: Sequence[Array] = ()) -> None:
             f"{bounds.format_bytes(tally.held + size)}, kept for the backward pass, times "
             f"{bounds.FACTOR:g} for the gradients and temporaries); the budget is "
             f"{bounds.format_bytes(memory)} (--max-memory)",
-            hint=f"raise it with --max-memory {bounds.suggest(estimate)}, or make the values "
-            "smaller",
+            hint=f"raise it with --max-memory {bounds.suggest(estimate)}"
+            + (" or more (the run was still making values)" if tally.live else "")
+            + ", or make the values smaller",
         )
 
 

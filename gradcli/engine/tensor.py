@@ -41,7 +41,7 @@ from .graph_hooks import BUMPED, HOOKED, PACKED, SAVED_HOOKS
 from .ownership import Ownership
 from .promotion import torch_dtype
 from .released import refuse_released
-from .sizes import ROOM
+from .sizes import METER, ROOM
 
 DEFAULT_DTYPE = np.dtype(np.float64)
 
@@ -69,7 +69,7 @@ class _Modes:
         # or inf
         self.nonfinite_watch: list[Node | NonfiniteTangent] | None = None
         self._tracer: Any = None
-        # whether a tracer or forward mode is on: what apply reads, one test for the two
+        # whether a tracer, forward mode or a meter (sizes.METER) is on: what apply reads
         self.watching = False
         # torch's default floating dtype: what integers and booleans alone compute in (i / 2)
         self.default_float: np.dtype[Any] = DEFAULT_DTYPE
@@ -98,8 +98,14 @@ class _Modes:
         self.rewatch()
 
     def rewatch(self) -> None:
-        """``watching``: a tracer, forward mode, or a saved_tensors_hooks block (graph_hooks)."""
-        self.watching = self._tracer is not None or self._forward_active or bool(SAVED_HOOKS)
+        """``watching``: a tracer, forward mode, a saved_tensors_hooks block (graph_hooks) or a
+        run's meter (meter.py)."""
+        self.watching = (
+            self._tracer is not None
+            or self._forward_active
+            or bool(SAVED_HOOKS)
+            or METER[0] is not None
+        )
 
 
 _Mode = _Modes()
@@ -740,7 +746,10 @@ def _watched(
     forward: Callable[..., Any],
 ) -> None:
     """What ``apply`` does beyond the operation while a program is traced (the step is
-    recorded) or forward mode runs (the output's tangent is computed)."""
+    recorded), forward mode runs (the output's tangent is computed) or a run meters its
+    values (the meter is told of the output: ``meter.py``)."""
+    if METER[0] is not None:
+        METER[0](out)
     if _Mode.tracer is not None:
         _Mode.tracer.record(prim, tensors, params, out, forward)
     if SAVED_HOOKS and out._op is not None:  # saved_tensors_hooks: pack what the node saves

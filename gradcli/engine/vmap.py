@@ -7,7 +7,8 @@ stacks the results along ``out_dims``: for the functions vmap takes (no data-dep
 control flow across the batch, no side effects) that is what torch's batched evaluation
 computes, and it composes with every transform, as each slice and the stack are
 differentiable. Unlike torch's, ``func`` runs once per slice (a ``print`` in it prints each
-time) and ``randomness="error"`` does not refuse random operations.
+time) and ``randomness="error"`` does not refuse random operations. The stacked result is
+foreseen from the first slice's (its size times the batch's) before the other slices run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from ..base.engine_errors import DomainError, ShapeError
 from .func import _checked_randomness
+from .meter import foresee
 from .pytree import TreeSpec, broadcast_prefix, flatten, unflatten
 from .rearranging import stack
 from .tensor import Tensor
@@ -171,10 +173,17 @@ def vmap(
                 f"vmap({_name(func)}): gradcli does not map over a dimension of size 0 (torch "
                 "runs the function once on empty batches; here it is run once per element)"
             )
-        results = [
-            func(*unflatten([_slice(a, d, b) for a, d in zip(flat_args, dims)], spec), **kwargs)
-            for b in range(size)
-        ]
+
+        def one(b: int) -> Any:
+            return func(
+                *unflatten([_slice(a, d, b) for a, d in zip(flat_args, dims)], spec), **kwargs
+            )
+
+        results = [one(0)]
+        # the stacked result, foreseen from the first slice's before the others run
+        each = sum(v.numel() for v in flatten(results[0])[0] if isinstance(v, Tensor))
+        foresee(f"the result of vmap({_name(func)})", size * each)
+        results.extend(one(b) for b in range(1, size))
         return _stacked(results, out_dims, func)
 
     return wrapped

@@ -109,3 +109,16 @@ def compared_with_torch(
         assert masked(gradcli_run(program)) == masked(torch_outcomes[program])
 
     return torch_outcomes, test
+
+
+def torch_outcomes_fixture(prelude: str, programs: dict[str, str]) -> Any:
+    """A module-scoped fixture: torch's outcome of each of ``programs`` after ``prelude``
+    (skipped where torch is not installed)."""
+
+    @pytest.fixture(scope="module")
+    def torch_outcomes(tmp_path_factory: Any) -> dict[str, Outcome]:
+        pytest.importorskip("torch")
+        folder = tmp_path_factory.mktemp("programs")
+        return torch_runs([prelude + p for p in programs.values()], folder)
+
+    return torch_outcomes

@@ -5,7 +5,7 @@ stdout (object addresses masked), exit status and exception line must be the sam
 from __future__ import annotations
 
 import pytest
-from python_oracle import gradcli_run, masked, torch_runs
+from python_oracle import gradcli_run, masked, torch_outcomes_fixture
 
 PRELUDE = "import torch\nx = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)\n"
 PROGRAMS = {
@@ -57,11 +57,7 @@ PROGRAMS = {
 }
 
 
-@pytest.fixture(scope="module")
-def torch_outcomes(tmp_path_factory):
-    pytest.importorskip("torch")
-    folder = tmp_path_factory.mktemp("tensors")
-    return torch_runs([PRELUDE + p for p in PROGRAMS.values()], folder)
+torch_outcomes = torch_outcomes_fixture(PRELUDE, PROGRAMS)
 
 
 @pytest.mark.torch

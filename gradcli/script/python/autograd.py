@@ -1,5 +1,5 @@
-"""``backward``, ``torch.autograd.grad``, ``torch.autograd.backward``, torch.autograd.functional
-and ``torch.func.grad`` as a script calls them: torch's checks, in torch's order and words,
+"""``backward``, ``torch.autograd.grad``, ``torch.autograd.backward`` and
+torch.autograd.functional as a script calls them: torch's checks, in torch's order and words,
 around the engine's passes (``gradcli.engine``).
 
 The functions a script hands on (``jacobian(f, x)``) are the script's own ``Function``
@@ -16,6 +16,7 @@ import numpy as np
 from ... import engine as gc
 from ...base import torch_text as torchtext
 from ...engine import autograd_functional
+from .vmap_slices import slices_to_come
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -33,10 +34,6 @@ FREED_GRAPH = (
 MULTI_HOOK_LEAF = (
     "A leaf node was passed to _will_engine_execute_node but we are currently running "
     "autograd.grad(). This is currently not supported."
-)
-FUNC_GRAD_SCALAR = (
-    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
-    "{} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
 )
 
 
@@ -118,6 +115,7 @@ def backward_of(
     gradients = None if grad_tensors is None else _listed(grad_tensors)
     _check_outputs(outputs, gradients)
     watchers = _started(run)  # register_multi_grad_hook's
+    retain_graph = retain_graph or slices_to_come()
     if inputs is not None:
         leaves = _listed(inputs)
         found = _engine(
@@ -194,6 +192,7 @@ def grad(
     if not all(t.requires_grad for t in ins):
         raise RuntimeError("One of the differentiated Tensors does not require grad")
     watchers = _started(run)
+    retain_graph = retain_graph or slices_to_come()
     found = _engine(lambda: gc.grad(outs, ins, gradients, retain_graph, bool(create_graph), True))
     for watcher in watchers:
         if watcher.grads and watcher.leaves():
@@ -223,57 +222,3 @@ def functional(name: str) -> Callable[..., Any]:
         return _engine(lambda: found(*args, **kwargs))
 
     return run_it
-
-
-def func_grad(
-    func: Callable[..., Any], argnums: int = 0, has_aux: bool = False
-) -> Callable[..., Any]:
-    """``torch.func.grad(func, argnums)``: a function of the same arguments giving the
-    gradient, differentiable where an input that requires grad makes it so."""
-    if isinstance(argnums, bool) or not isinstance(argnums, int):
-        from ...base.errors import GradcliError
-
-        raise GradcliError("gradcli's torch.func.grad takes argnums as one whole number yet")
-
-    def gradient(*inputs: Any) -> Any:
-        if not -len(inputs) <= argnums < len(inputs):
-            raise RuntimeError(f"Got argnum={argnums}, but only {len(inputs)} positional inputs")
-        k = argnums % len(inputs)
-        xs = list(inputs)
-        if not xs[k].requires_grad:  # differentiated all the same, by a leaf of its own
-            xs[k] = gc.Tensor(xs[k].data, requires_grad=True)
-        with gc.set_grad_enabled(True):
-            out = func(*xs)
-            aux = None
-            if has_aux:
-                out, aux = out
-            if out.ndim != 0:
-                raise RuntimeError(FUNC_GRAD_SCALAR.format(out.ndim))
-            found = (
-                gc.grad(out, [xs[k]], create_graph=True, allow_unused=True)[0]
-                if out.requires_grad
-                else None
-            )
-        if found is None:
-            found = gc.Tensor(np.zeros_like(xs[k].data))
-        elif xs[k] is not inputs[k] and not _reaches_a_leaf(found, xs[k]):
-            found = found.detach()
-        return (found, aux) if has_aux else found
-
-    return gradient
-
-
-def _reaches_a_leaf(tensor: gc.Tensor, besides: gc.Tensor) -> bool:
-    """Whether ``tensor``'s graph reaches a leaf that requires grad other than ``besides``."""
-    seen: set[int] = set()
-    stack = [tensor.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        for operand in node.inputs or ():
-            if operand.grad_fn is None and operand.requires_grad and operand is not besides:
-                return True
-            stack.append(operand.grad_fn)
-    return False

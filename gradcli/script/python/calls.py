@@ -232,7 +232,7 @@ def apply(run: Run, op: F.Op, call: Callable[..., Any], args: list[Any]) -> Any:
     finally:
         bounds.engage(engaged)
     for value in result if isinstance(result, (tuple, list)) else (result,):
-        if isinstance(value, gc.Tensor):
+        if isinstance(value, gc.Tensor) and not run.tally.keep(value):  # metered, or now
             run.tally.charge(stored(value.data) * value.data.itemsize, f"the result of {op.name}")
     warning = op.extra.get("warning")
     message = warning(args) if warning else None

@@ -22,6 +22,7 @@ import numpy as np
 from ... import engine as gc
 from ...base.errors import GradcliError
 from ...engine import torch_random
+from ...engine.meter import metering
 from ...lang.validate import check_characters
 from ...lang.values import quiet_parse
 from . import builtins, library_objects, torch_api
@@ -108,6 +109,7 @@ def session(run: Run) -> Iterator[None]:
         stack.enter_context(gc.default_dtype(np.float32))  # torch's default floating dtype
         stack.enter_context(gc.set_grad_enabled(True))  # put back after the script's own
         stack.enter_context(torch_random.using(run.generator))  # what rand, dropout draw from
+        stack.enter_context(metering(run.tally))  # every value the engine makes, counted
         stack.enter_context(warnings.catch_warnings())
         warnings.simplefilter("ignore", RuntimeWarning)
         stack.enter_context(np.errstate(all="ignore"))

@@ -25,6 +25,7 @@ IMPORTABLE = (
     "torch.autograd",
     "torch.autograd.functional",
     "torch.autograd.graph",
+    "torch.autograd.forward_ad",
     "torch.func",
     "torch.linalg",
     "torch.special",

@@ -99,6 +99,8 @@ class Statements(Targets, Imports):
                 span = getattr(error, "_gradcli_span", None)
                 column = span[1][0] if span is not None and span[0] == line else None
                 raise at_line(error, line, source, column) from None
+            except gc.SizeError as exc:  # a bound passed where the engine was reached: exit 2
+                raise at_line(GradcliError(str(exc), hint=exc.hint), line, source, None) from None
             except Exception as exc:
                 note(exc, run.depth, line, function)
                 raise

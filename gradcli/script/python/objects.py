@@ -18,6 +18,7 @@ import numpy as np
 
 from ... import engine as gc
 from ...base.errors import GradcliError
+from ...engine.forward_ad import UnpackedDualTensor
 from ...engine.graph_hooks import RESULT
 from . import autograd_graph, library_objects, limits, numpy_values, printing, tensors
 from .calls import DType
@@ -93,6 +94,9 @@ def get(run: Run, value: Any, name: str) -> Any:
     elif kind is ReturnTypes:
         if name in value.fields:
             return value.field(name)
+    elif kind is UnpackedDualTensor:  # forward_ad.unpack_dual's
+        if name in value._fields:
+            return getattr(value, name)
     elif kind in _NUMBER_ATTRIBUTES:
         if name in _NUMBER_ATTRIBUTES[kind]:
             found = getattr(value, name)

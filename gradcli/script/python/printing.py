@@ -18,6 +18,7 @@ import numpy as np
 
 from ... import engine as gc
 from ...base import torch_text as torchtext
+from ...engine.forward_ad import UnpackedDualTensor
 from ...nn import UninitializedParameter
 
 if TYPE_CHECKING:
@@ -61,12 +62,16 @@ class ReturnTypes(tuple):  # type: ignore[type-arg]
 def tensor_text(run: Run, tensor: gc.Tensor) -> str:
     node = tensor.grad_fn
     name = None if node is None else run.node_names.get(node) or node.name()
+    tangent = tensor.tangent  # a dual tensor of forward_ad's level (its end takes it away)
     return torchtext.tensor_repr(
         tensor.data,
         requires_grad=tensor.requires_grad,
         grad_fn=name,
         options=run.print_options,
         default_dtype=run.default_dtype,
+        tangent=None
+        if tangent is None
+        else show(run, tangent.data.item() if tangent.ndim == 0 else tangent),
     )
 
 
@@ -85,6 +90,8 @@ def show(run: Run, value: Any) -> str:
     if kind is ReturnTypes:
         named = ",\n".join(f"{f}={show(run, v)}" for f, v in zip(value.fields, value))
         return f"torch.return_types.{value.kind}(\n{named})"
+    if kind is UnpackedDualTensor:
+        return f"UnpackedDualTensor(primal={show(run, value[0])}, tangent={show(run, value[1])})"
     if kind is tuple:
         run.steps.step()
         inner = ", ".join(show(run, item) for item in value)

@@ -15,10 +15,8 @@ the grad modes (``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_
 ``with`` blocks and decorators), ``manual_seed``, ``set_default_dtype``,
 ``set_printoptions``, ``allclose``, ``equal``.
 
-Where the transforms of ``torch.func`` plug in: ``_func_module`` holds ``torch.func.grad``
-today; the library's transforms (``gradcli.func``: ``vjp``, ``jacrev``, ``vmap``, ...) are
-added to that module's names as they land, each a Python callable taking the script's
-functions.
+``torch.func`` (also ``functorch``, ``torch.vmap``) and ``torch.autograd.forward_ad`` are
+``func_api.py``'s: the library's transforms and forward mode, taking the script's functions.
 """
 
 from __future__ import annotations
@@ -38,7 +36,16 @@ from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_has
 from ...lang.values import CONSTRUCTORS, LIKE
-from . import autograd, autograd_graph, builtins, numpy_values, printing, torch_nn, torch_samplers
+from . import (
+    autograd,
+    autograd_graph,
+    builtins,
+    func_api,
+    numpy_values,
+    printing,
+    torch_nn,
+    torch_samplers,
+)
 from .calls import DTYPES, DType, call_op, dtype_of, numpy_name
 from .printing import Size
 from .runtime import Builtin, Function, Module, call
@@ -458,6 +465,7 @@ def modules(run: Run) -> dict[str, Module]:
         | {"__missing__": missing("torch.autograd.functional")},
     )
     graph = autograd_graph.module(run, missing("torch.autograd.graph"), builtins.TypeName(NODE))
+    forward_ad = func_api.forward_ad_module(missing("torch.autograd.forward_ad"))
     autograd_module = Module(
         "torch.autograd",
         {
@@ -465,6 +473,7 @@ def modules(run: Run) -> dict[str, Module]:
             "grad": Builtin("grad", lambda *a, **k: autograd.grad(run, *a, **k)),
             "backward": Builtin("backward", lambda *a, **k: autograd.backward_of(run, *a, **k)),
             "functional": autograd_functional,
+            "forward_ad": forward_ad,
             "Variable": Builtin(
                 "Variable",
                 lambda data, requires_grad=False: gc.Tensor(data.data, requires_grad),
@@ -473,7 +482,7 @@ def modules(run: Run) -> dict[str, Module]:
             "__missing__": missing("torch.autograd"),
         },
     )
-    func_module = _func_module(missing("torch.func"))
+    func_module = func_api.func_module(run, missing("torch.func"))
     functional = Module(
         "torch.nn.functional",
         functions("torch.nn.functional") | {"__missing__": missing("torch.nn.functional")},
@@ -514,17 +523,19 @@ def modules(run: Run) -> dict[str, Module]:
         special=special,
     )
     torch_names.update(accelerator=accelerator, cuda=cuda)
+    torch_names["vmap"] = func_module.attributes["vmap"]  # torch.vmap is torch.func.vmap
     torch = Module("torch", torch_names)
     found = {
         "torch": torch,
         "torch.autograd": autograd_module,
         "torch.autograd.functional": autograd_functional,
         "torch.autograd.graph": graph,
+        "torch.autograd.forward_ad": forward_ad,
         "torch.func": func_module,
         "torch.nn.functional": functional,
         "torch.linalg": linalg,
         "torch.special": special,
-        "functorch": func_module,
+        "functorch": func_api.functorch_module(run, func_module),
     }
     found.update(library)
     found.update(builtins.python_modules(run))
@@ -538,22 +549,6 @@ def _operation(run: Run, op: F.Op, name: str) -> Builtin:
         name,
         lambda *args, **kwargs: call_op(run, op, name, args, kwargs),
         f"<built-in method {name} of type object at 0x{id(op):x}>",
-    )
-
-
-def _func_module(missing: Callable[[str], Any]) -> Module:
-    """``torch.func``: the transforms gradcli has (see the module docstring)."""
-    return Module(
-        "torch.func",
-        {
-            "grad": Builtin(
-                "grad",
-                lambda f, argnums=0, has_aux=False: Builtin(
-                    "grad", autograd.func_grad(f, argnums, has_aux)
-                ),
-            ),
-            "__missing__": missing,
-        },
     )
 
 
