@@ -518,13 +518,15 @@ def gradients(command: str, problem: Problem, env: dict, name: str, wrt, v) -> P
 
 
 def jacobians(command: str, problem: Problem, env: dict, name: str, wrt, v) -> Pieces:
-    """jacobian's pieces: the output, then d out/d t for each target t."""
+    """jacobian's pieces: the output, then d out/d t for each target t (blocks of the
+    command's own kind, as ``render.exact`` shows them)."""
     out, targets = env[name], problem.targets(wrt)
-    return _by_targets(problem, name, out, out, targets, "jacobian", lambda t: f"d{name}/d{t}")
+    return _by_targets(problem, name, out, out, targets, command, lambda t: f"d{name}/d{t}")
 
 
 def hessians(command: str, problem: Problem, env: dict, name: str, wrt, v) -> Pieces:
-    """hessian's pieces: the (scalar) output, then d2 out/da db for each pair of targets."""
+    """hessian's pieces: the (scalar) output, then d2 out/da db for each pair of targets
+    (blocks of the command's own kind, as ``render.exact`` shows them)."""
     out = env[name]
     _scalar_or_weighted(command, name, out, v)
     targets = problem.targets(wrt)
@@ -534,7 +536,7 @@ def hessians(command: str, problem: Problem, env: dict, name: str, wrt, v) -> Pi
     for a in targets:
         for b in targets:
             block = _derivative(firsts[a], problem.symbols[b])
-            pieces.append(("hessian", f"{a},{b}", f"d2{name}/d{a}d{b}", block))
+            pieces.append((command, f"{a},{b}", f"d2{name}/d{a}d{b}", block))
     return pieces
 
 
