@@ -38,7 +38,7 @@ class Result:
 class Values(Result):
     """``eval``: the value of every input and every assigned name."""
 
-    command: ClassVar[str] = "eval"
+    command: ClassVar[str]  # named by the command table (see the end)
 
     values: dict[str, np.ndarray]
 
@@ -67,7 +67,7 @@ class Grads(Derivatives):
     """``grad``: ``.grad`` of every input (None when it has none), then of the intermediate
     names asked for (``--show``, ``--retain-grad``); ``formulas`` with ``--symbolic``."""
 
-    command: ClassVar[str] = "grad"
+    command: ClassVar[str]  # named by the command table (see the end)
 
     grads: dict[str, np.ndarray | None]
     shown: dict[str, np.ndarray | None] = field(default_factory=dict)
@@ -78,7 +78,7 @@ class Grads(Derivatives):
 class VJP(Derivatives):
     """``vjp``: J^T v for each ``--wrt`` name (an input or an intermediate)."""
 
-    command: ClassVar[str] = "vjp"
+    command: ClassVar[str]  # named by the command table (see the end)
 
     grads: dict[str, np.ndarray]
     formulas: dict[str, np.ndarray] = field(default_factory=dict)
@@ -102,7 +102,7 @@ class Jacobian(Derivatives):
     input.shape + output.shape when ``transposed``; ``method`` says how it was computed
     (forward, reverse, structured) and ``reason`` why."""
 
-    command: ClassVar[str] = "jacobian"
+    command: ClassVar[str]  # named by the command table (see the end)
 
     jacobians: dict[str, np.ndarray]
     transposed: bool = False
@@ -125,7 +125,7 @@ class Jacobian(Derivatives):
 class JVP(Derivatives):
     """``jvp``: J t, shaped like the output."""
 
-    command: ClassVar[str] = "jvp"
+    command: ClassVar[str]  # named by the command table (see the end)
 
     tangent: np.ndarray
 
@@ -134,7 +134,7 @@ class JVP(Derivatives):
 class Hessian(Derivatives):
     """``hessian``: the block d2 out / da db for each pair (a, b) of inputs."""
 
-    command: ClassVar[str] = "hessian"
+    command: ClassVar[str]  # named by the command table (see the end)
 
     blocks: dict[tuple[str, str], np.ndarray]
 
@@ -143,7 +143,7 @@ class Hessian(Derivatives):
 class HVP(Derivatives):
     """``hvp``: H v for each input."""
 
-    command: ClassVar[str] = "hvp"
+    command: ClassVar[str]  # named by the command table (see the end)
 
     products: dict[str, np.ndarray]
 
@@ -163,7 +163,7 @@ class Check(Derivatives):
     """``check``: the Jacobian by each method (method -> input -> J), whether they agree, and
     the first entries where they do not."""
 
-    command: ClassVar[str] = "check"
+    command: ClassVar[str]  # named by the command table (see the end)
 
     jacobians: dict[str, dict[str, np.ndarray]]
     agree: bool
@@ -208,7 +208,7 @@ class Node(NamedTuple):
 class Graph(Result):
     """``graph``: the nodes from the output (id 0) down to the leaves."""
 
-    command: ClassVar[str] = "graph"
+    command: ClassVar[str]  # named by the command table (see the end)
     formats: ClassVar[tuple[str, ...]] = ("table", "dot", "json")
 
     nodes: tuple[Node, ...]
@@ -219,7 +219,7 @@ class Plot(Result):
     """``plot``: the output and its derivative at each position along ``axis`` (an input, or
     s along a direction)."""
 
-    command: ClassVar[str] = "plot"
+    command: ClassVar[str]  # named by the command table (see the end)
 
     axis: str
     positions: np.ndarray
@@ -277,7 +277,7 @@ class Explanation(Derivatives):
     """``explain``: the forward pass, the backward pass, the leaf gradients, notes (plain
     statements), and for small programs the symbolic J^T v."""
 
-    command: ClassVar[str] = "explain"
+    command: ClassVar[str]  # named by the command table (see the end)
 
     grads: dict[str, np.ndarray | None]
     forward: tuple[Forward, ...]
@@ -348,7 +348,7 @@ class HigherDerivatives(Derivatives):
     element named as ``x`` or ``x[1]``; with ``taylor``, the Taylor coefficients
     f^(k)(x) / k! for k = 0, 1, ..., along the one input."""
 
-    command: ClassVar[str] = "derivative"
+    command: ClassVar[str]  # named by the command table (see the end)
 
     wrt: tuple[str, ...]
     derivatives: np.ndarray
@@ -365,3 +365,17 @@ class HigherDerivatives(Derivatives):
         order = "" if k == 0 else str(k + 1)
         below = "".join(f"d{n}" + _power(n, p) for n, p in runs)
         return f"d{order}{self.output}/{below}"
+
+
+def _named_by_the_table() -> None:
+    """Each record's ``command``: the name of the command whose entry in the command table
+    gives it as its result (``commands.table``)."""
+    from .commands.table import COMMANDS
+
+    for command in COMMANDS:
+        kind = globals().get(command.result or "")
+        if kind is not None:
+            kind.command = command.name
+
+
+_named_by_the_table()

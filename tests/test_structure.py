@@ -154,3 +154,83 @@ def test_no_room_is_too_big(name):
         if isinstance(node, ast.ClassDef):
             lines = node.end_lineno - node.lineno + 1  # type: ignore[operator]
             assert lines <= 400, f"{name}.{node.name}: {lines} lines"
+
+
+# -- one command, one entry --------------------------------------------------------------------
+
+#: Where gradcli's own PyTorch lives: its functions torch.autograd.grad, .functional.jacobian,
+#: torch.func.vjp, ... carry the names of the commands but are torch's, not the commands.
+PYTORCH = ("engine", "autograd", "func.py", "script", "nn", "optim")
+
+#: A command's name as a word of something else, where it is one (module, name): why.
+OTHER_MEANINGS = {
+    ("lang/values.py", "eval"): "the mode of Python's own ast.parse",
+    ("lang/pytorch.py", "grad"): "a tensor's .grad attribute",
+    ("lang/check_expressions.py", "grad"): "a tensor's .grad attribute",
+    ("ops/explaining.py", "jacobian"): "the kind of a local derivative in explain's steps",
+    ("ops/exporting.py", "jacobian"): "a name the scripts of export write and print",
+}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstrings' nodes in ``tree``."""
+    kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    return {
+        id(node.body[0].value)  # type: ignore[attr-defined]
+        for node in ast.walk(tree)
+        if isinstance(node, kinds) and ast.get_docstring(node, clean=False) is not None
+    }
+
+
+def _named(path: Path) -> set[str]:
+    """The strings a module writes as constants in its code (docstrings aside, and the mode
+    of Python's own ``ast.parse(text, mode="eval")``): how code looks a command up or branches
+    on one."""
+    tree = ast.parse(path.read_text())
+    skipped = _docstrings(tree) | {
+        id(keyword.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        for keyword in node.keywords
+        if keyword.arg == "mode"
+    }
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in skipped
+    }
+
+
+def _naming(command: str) -> list[str]:
+    """The modules outside ``render/`` and gradcli's PyTorch that name ``command`` as code."""
+    found = []
+    for path in MODULES.values():
+        where = path.relative_to(PACKAGE).as_posix()
+        if where.startswith(("render/", *PYTORCH)) or (where, command) in OTHER_MEANINGS:
+            continue
+        if command in _named(path):
+            found.append(where)
+    return sorted(found)
+
+
+def test_each_command_is_named_in_at_most_three_modules():
+    """The command table names each command, the library's ``Program`` has its method, and
+    at most one more module (the one that computes it) says its name: the command line, the
+    REPL, --exact and --batch read the table."""
+    from gradcli.commands.table import COMMANDS
+
+    too_many = {}
+    for command in (c.name for c in COMMANDS if c.program):
+        naming = _naming(command)
+        assert {"commands/table.py", "api.py"} <= set(naming), (command, naming)
+        if len(naming) > 3:
+            too_many[command] = naming
+    assert not too_many, too_many
+
+
+def test_each_other_meaning_is_still_there():
+    """A name excused as a word of something else is still used so where it is excused."""
+    stale = [(where, name) for where, name in OTHER_MEANINGS if name not in _named(PACKAGE / where)]
+    assert not stale, stale

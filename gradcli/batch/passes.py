@@ -25,7 +25,9 @@ from ..commands.compute import (
     Bound,
     _jacobian_inputs,
     _scalar_output,
+    _targets,
     check_size,
+    hvp_targets,
     hvp_vectors,
     tangents_of,
 )
@@ -260,6 +262,7 @@ class Layout:
     shape: tuple[int, ...]  # the output's
     targets: list[str]
     shapes: dict[str, tuple[int, ...]]  # of the targets
+    sections: Callable[[Layout, list[list]], Sections]  # the command's own (``Batching.fold``)
     forward: bool = False  # jacobian: computed in forward mode
     atol: float = 1e-5
     rtol: float = 1e-3
@@ -269,28 +272,10 @@ class Layout:
         first = outputs[0]
         value = first[0][:, 0] if first[0].ndim > len(self.shape) + 1 else first[0]
         sections: Sections = {"values": {self.output: value}}
-        c = self.command
-        if c in ("grad", "vjp"):
-            sections["grads"] = dict(zip(self.targets, first[1:]))
-        elif c == "jvp":
-            sections["jvp"] = {self.output: first[1]}
-        elif c == "hvp":
-            sections["hvp"] = dict(zip(self.targets, first[1:]))
-        elif c == "jacobian":
-            sections["jacobian"] = self._jacobian(first, self.forward)
-        elif c == "hessian":
-            rows = {b: self._split(p, self.shapes[b]) for b, p in zip(self.targets, first[1:])}
-            sections["hessian"] = {
-                f"{a},{b}": rows[b][a] for a in self.targets for b in self.targets
-            }
-        elif c == "check":
-            sections["check"] = self._compare(
-                self._jacobian(outputs[0], False),
-                [self._jacobian(outputs[1], True), self._columns(outputs[2][0])],
-            )
+        sections.update(self.sections(self, outputs))
         return sections
 
-    def _split(self, rows: np.ndarray, after: tuple[int, ...]) -> dict[str, np.ndarray]:
+    def split(self, rows: np.ndarray, after: tuple[int, ...]) -> dict[str, np.ndarray]:
         """Rows (size, n, *after), one a basis vector of the targets, as a block
         (size, *target.shape, *after) per target."""
         blocks, start = {}, 0
@@ -300,25 +285,26 @@ class Layout:
             start += m
         return blocks
 
-    def _columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+    def columns(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """Rows (size, n, *output.shape), one a column of J, as J (size, *output, *target)."""
         k = len(self.shape)
         return {
             t: np.moveaxis(
                 block, tuple(range(1, 1 + len(self.shapes[t]))), tuple(range(1 + k, block.ndim))
             )
-            for t, block in self._split(rows, self.shape).items()
+            for t, block in self.split(rows, self.shape).items()
         }
 
-    def _jacobian(self, outputs: list, forward: bool) -> dict[str, np.ndarray]:
+    def jacobian(self, outputs: list, forward: bool) -> dict[str, np.ndarray]:
+        """The Jacobian by target from a reverse pass's outputs (or a forward one's)."""
         if forward:
-            return self._columns(outputs[1])
+            return self.columns(outputs[1])
         return {
             t: g.reshape((len(g), *self.shape, *self.shapes[t]))
             for t, g in zip(self.targets, outputs[1:])
         }
 
-    def _compare(self, reference: dict, others: list[dict]) -> dict[str, np.ndarray]:
+    def compare(self, reference: dict, others: list[dict]) -> dict[str, np.ndarray]:
         """check at each point: whether every method agrees with reverse mode (within atol and
         rtol, as ``compute.check``), and the largest |method - reverse| (inf where one of the
         two is NaN and the other not)."""
@@ -337,69 +323,215 @@ class Layout:
         return {"agree": agree, "max_error": error}
 
 
-def check_settings(
-    bound: Bound, command: str, name: str, out: gc.Tensor, targets: list[str], settings: Settings
-) -> Settings:
-    """Refuse what the command refuses at one point (before any tracing), and give the
-    settings with jvp's and hvp's vectors checked and in the floating type."""
-    if command == "jvp":
-        return replace(settings, tangents=tangents_of(bound, settings.tangents))
-    if command in ("hvp", "hessian"):
-        _scalar_output(name, out, command)
-    if command == "hvp":
-        return replace(settings, vectors=hvp_vectors(bound, targets, settings.vectors))
-    if command == "check":
-        check_size(bound, name, out, targets, settings.atol, settings.rtol)
-    elif command in ("jacobian", "hessian"):
-        _jacobian_inputs(bound, name, out, targets)
-    if command == "jacobian" and settings.mode not in MODES:
+@dataclass
+class Tracing:
+    """What a command's passes are traced from at the bound point: the output ``name`` (its
+    value ``out``), the inputs (``names``, at their values ``start``), the ``targets`` and the
+    basis vectors of their elements, and the ``layout`` the passes fold by."""
+
+    bound: Bound
+    name: str
+    out: gc.Tensor
+    targets: list[str]
+    layout: Layout
+    names: list[str] = field(init=False)
+    start: list = field(init=False)
+    basis: tuple[np.ndarray, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.names = list(self.bound.arrays)
+        self.start = [self.bound.arrays[n] for n in self.names]
+        self.basis = _basis([self.layout.shapes[t] for t in self.targets], self.bound.dtype)
+
+    def traced(self, function, *seeds, differenced=()) -> Pass:
+        """``function`` traced at the bound point (with the first of each of ``seeds``)."""
+        start = self.start
+        tape = self.bound.engine(lambda: trace(function, *start, *(s[0] for s in seeds)))
+        return Pass(tape, tuple(seeds), differenced, function)
+
+    def reverse(self, v, seeded: bool = False) -> Callable:
+        """The output and J^T v for each target (see ``_reverse``)."""
+        return _reverse(self.bound, self.name, self.names, self.targets, v, seeded)
+
+    def sizes(self) -> tuple[int, int]:
+        """The elements of the targets together, and of the output; refused when either has
+        none (a Jacobian without elements)."""
+        n_in = sum(int(np.prod(s)) for s in self.layout.shapes.values())
+        n_out = self.out.numel()
+        if not n_in or not n_out:
+            raise GradcliError(
+                f"--batch: the Jacobian of {self.name} has no elements (the output has "
+                f"{n_out}, the inputs {n_in})",
+                hint="differentiate an output and inputs that hold elements",
+            )
+        return n_in, n_out
+
+    def reverse_jacobian(self) -> Pass:
+        """J^T replayed with each basis vector of the output as the cotangent."""
+        n_out = self.out.numel()
+        cotangents: np.ndarray = np.eye(n_out, dtype=self.bound.dtype).reshape(
+            (n_out, *self.out.shape)
+        )
+        return self.traced(self.reverse(None, True), cotangents)
+
+    def forward_jacobian(self) -> Pass:
+        """J replayed with each basis vector of the targets as the tangent."""
+        bound, name, names, targets = self.bound, self.name, self.names, self.targets
+        return self.traced(_tangent(bound, name, names, targets, {}), *self.basis)
+
+
+Targets = Callable[[Bound, "list[str] | None", Settings], list[str]]
+Settle = Callable[[Bound, str, str, gc.Tensor, list[str], Settings], Settings]
+
+
+@dataclass(frozen=True)
+class Batching:
+    """How --batch computes a command (named by its entry in ``commands.table``): the inputs
+    it differentiates by (``targets``), what it refuses at one point before any tracing and
+    the settings it then takes (``settle``), the passes it traces (``trace``), and the
+    sections of each point's results their outputs fold into (``fold``). ``implicit_v``: v
+    may be left out for a scalar output only (grad, vjp)."""
+
+    targets: Targets
+    settle: Settle
+    trace: Callable[[Tracing, object, Settings], list[Pass]]
+    fold: Callable[[Layout, list[list]], Sections]
+    implicit_v: bool = False
+
+
+def _no_targets(bound: Bound, wrt: list[str] | None, settings: Settings) -> list[str]:
+    return []
+
+
+def _wrt_targets(bound: Bound, wrt: list[str] | None, settings: Settings) -> list[str]:
+    return _targets(bound, wrt)
+
+
+def _vector_targets(bound: Bound, wrt: list[str] | None, settings: Settings) -> list[str]:
+    return hvp_targets(bound, settings.vectors, wrt)
+
+
+def _as_given(bound, command, name, out, targets, settings: Settings) -> Settings:
+    return settings
+
+
+def _tangents_read(bound, command, name, out, targets, settings: Settings) -> Settings:
+    return replace(settings, tangents=tangents_of(bound, settings.tangents))
+
+
+def _vectors_read(bound, command, name, out, targets, settings: Settings) -> Settings:
+    _scalar_output(name, out, command)
+    return replace(settings, vectors=hvp_vectors(bound, targets, settings.vectors))
+
+
+def _second_derivatives(bound, command, name, out, targets, settings: Settings) -> Settings:
+    _scalar_output(name, out, command)
+    _jacobian_inputs(bound, name, out, targets)
+    return settings
+
+
+def _jacobian_settled(bound, command, name, out, targets, settings: Settings) -> Settings:
+    _jacobian_inputs(bound, name, out, targets)
+    if settings.mode not in MODES:
         raise GradcliError(f"unknown mode {settings.mode!r}", hint=f"use one of {', '.join(MODES)}")
     return settings
+
+
+def _tolerances_checked(bound, command, name, out, targets, settings: Settings) -> Settings:
+    check_size(bound, name, out, targets, settings.atol, settings.rtol)
+    return settings
+
+
+def _trace_reverse(tracing: Tracing, v, settings: Settings) -> list[Pass]:
+    return [tracing.traced(tracing.reverse(v))]
+
+
+def _trace_tangents(tracing: Tracing, v, settings: Settings) -> list[Pass]:
+    t = tracing
+    return [t.traced(_tangent(t.bound, t.name, t.names, [], settings.tangents))]
+
+
+def _trace_vectors(tracing: Tracing, v, settings: Settings) -> list[Pass]:
+    t = tracing
+    return [t.traced(_hvp(t.bound, t.name, t.names, t.targets, settings.vectors))]
+
+
+def _trace_basis_products(tracing: Tracing, v, settings: Settings) -> list[Pass]:
+    t = tracing
+    return [t.traced(_hvp(t.bound, t.name, t.names, t.targets, {}), *t.basis)]
+
+
+def _trace_jacobian(tracing: Tracing, v, settings: Settings) -> list[Pass]:
+    n_in, n_out = tracing.sizes()
+    mode, layout = settings.mode, tracing.layout
+    layout.forward = mode == "forward" or (mode in ("auto", "dense") and n_in < n_out)
+    return [tracing.forward_jacobian() if layout.forward else tracing.reverse_jacobian()]
+
+
+def _trace_four_ways(tracing: Tracing, v, settings: Settings) -> list[Pass]:
+    t = tracing
+    t.sizes()
+    t.layout.atol, t.layout.rtol = settings.atol, settings.rtol
+    value = _reverse(t.bound, t.name, t.names, [], None, False)
+    positions = tuple(t.names.index(target) for target in t.targets)
+    reverse, forward = t.reverse_jacobian(), t.forward_jacobian()
+    return [reverse, forward, t.traced(value, differenced=positions)]
+
+
+def _no_sections(layout: Layout, outputs: list[list]) -> Sections:
+    return {}
+
+
+def _gradients(layout: Layout, outputs: list[list]) -> Sections:
+    return {"grads": dict(zip(layout.targets, outputs[0][1:]))}
+
+
+def _of_output(layout: Layout, outputs: list[list]) -> Sections:
+    return {layout.command: {layout.output: outputs[0][1]}}
+
+
+def _by_target(layout: Layout, outputs: list[list]) -> Sections:
+    return {layout.command: dict(zip(layout.targets, outputs[0][1:]))}
+
+
+def _jacobians(layout: Layout, outputs: list[list]) -> Sections:
+    return {layout.command: layout.jacobian(outputs[0], layout.forward)}
+
+
+def _hessian_blocks(layout: Layout, outputs: list[list]) -> Sections:
+    targets = layout.targets
+    rows = {b: layout.split(p, layout.shapes[b]) for b, p in zip(targets, outputs[0][1:])}
+    return {layout.command: {f"{a},{b}": rows[b][a] for a in targets for b in targets}}
+
+
+def _agreement(layout: Layout, outputs: list[list]) -> Sections:
+    reference = layout.jacobian(outputs[0], False)
+    others = [layout.jacobian(outputs[1], True), layout.columns(outputs[2][0])]
+    return {layout.command: layout.compare(reference, others)}
+
+
+#: The ways --batch computes a command; each command's entry in ``commands.table`` names its.
+VALUES = Batching(_no_targets, _as_given, _trace_reverse, _no_sections)
+GRADIENTS = Batching(_wrt_targets, _as_given, _trace_reverse, _gradients, implicit_v=True)
+TANGENTS = Batching(_no_targets, _tangents_read, _trace_tangents, _of_output)
+HESSIAN_PRODUCTS = Batching(_vector_targets, _vectors_read, _trace_vectors, _by_target)
+JACOBIANS = Batching(_wrt_targets, _jacobian_settled, _trace_jacobian, _jacobians)
+HESSIANS = Batching(_wrt_targets, _second_derivatives, _trace_basis_products, _hessian_blocks)
+FOUR_WAYS = Batching(_wrt_targets, _tolerances_checked, _trace_four_ways, _agreement)
 
 
 def passes(
     bound: Bound,
     command: str,
+    batching: Batching,
     name: str,
     out: gc.Tensor,
     targets: list[str],
     v,
     settings: Settings,
 ) -> tuple[list[Pass], Layout]:
-    """Trace the passes of ``command`` at the bound point (see the module's docstring)."""
-    names = list(bound.arrays)
-    start = [bound.arrays[n] for n in names]
+    """Trace the passes of ``command`` (computed as ``batching`` says) at the bound point
+    (see the module's docstring)."""
     shapes = {t: bound.arrays[t].shape for t in targets}
-    layout = Layout(command, name, tuple(out.shape), targets, shapes)
-    basis = _basis([shapes[t] for t in targets], bound.dtype)
-
-    def traced(function, *seeds, differenced=()) -> Pass:
-        tape = bound.engine(lambda: trace(function, *start, *(s[0] for s in seeds)))
-        return Pass(tape, tuple(seeds), differenced, function)
-
-    if command in ("eval", "grad", "vjp"):
-        return [traced(_reverse(bound, name, names, targets, v, False))], layout
-    if command == "jvp":
-        return [traced(_tangent(bound, name, names, [], settings.tangents))], layout
-    if command == "hvp":
-        return [traced(_hvp(bound, name, names, targets, settings.vectors))], layout
-    if command == "hessian":
-        return [traced(_hvp(bound, name, names, targets, {}), *basis)], layout
-    n_in, n_out = sum(int(np.prod(s)) for s in shapes.values()), out.numel()
-    if not n_in or not n_out:
-        raise GradcliError(
-            f"--batch: the Jacobian of {name} has no elements (the output has {n_out}, "
-            f"the inputs {n_in})",
-            hint="differentiate an output and inputs that hold elements",
-        )
-    cotangents: np.ndarray = np.eye(n_out, dtype=bound.dtype).reshape((n_out, *out.shape))
-    reverse = lambda: traced(_reverse(bound, name, names, targets, None, True), cotangents)  # noqa: E731
-    forward = lambda: traced(_tangent(bound, name, names, targets, {}), *basis)  # noqa: E731
-    if command == "jacobian":
-        mode = settings.mode
-        layout.forward = mode == "forward" or (mode in ("auto", "dense") and n_in < n_out)
-        return [forward() if layout.forward else reverse()], layout
-    layout.atol, layout.rtol = settings.atol, settings.rtol
-    value = _reverse(bound, name, names, [], None, False)
-    positions = tuple(names.index(t) for t in targets)
-    return [reverse(), forward(), traced(value, differenced=positions)], layout
+    layout = Layout(command, name, tuple(out.shape), targets, shapes, batching.fold)
+    return batching.trace(Tracing(bound, name, out, targets, layout), v, settings), layout

@@ -23,15 +23,14 @@ from ..commands.compute import (
     Bound,
     _cotangent,
     _inputs_are,
-    _targets,
-    hvp_targets,
     integer_input,
     output_of,
 )
+from ..commands.table import entry
 from ..engine.compile import batch_size
 from ..lang.values import json_numbers, load_json, open_archive, parse_value, read_data
 from ..results import Points
-from .passes import Layout, Pass, Sections, Settings, at_point, check_settings, passes
+from .passes import Layout, Pass, Sections, Settings, at_point, passes
 from .stores.base import storage_of
 from .stores.chunked import NpyRows
 from .stores.open import read_stored
@@ -247,16 +246,14 @@ def plan(
             "--batch: --wrt must name inputs of the program",
             hint=f"its inputs are {listing(bound.arrays)}",
         )
-    if command == "hvp":
-        targets = hvp_targets(bound, settings.vectors, wrt)
-    else:
-        targets = [] if command in ("eval", "jvp") else _targets(bound, wrt)
-    if command in ("grad", "vjp") and v is None and out.numel() != 1:  # before the tracing
+    batching = entry(command).batching()
+    targets = batching.targets(bound, wrt, settings)
+    if batching.implicit_v and v is None and out.numel() != 1:  # before the tracing
         raise gc.ScalarOutputError("grad can be implicitly created only for scalar outputs")
     if v is not None:
         _cotangent(v, out, name, bound.dtype)  # the shape must match the output's
-    settings = check_settings(bound, command, name, out, targets, settings)
-    steps, layout = passes(bound, command, name, out, targets, v, settings)
+    settings = batching.settle(bound, command, name, out, targets, settings)
+    steps, layout = passes(bound, command, batching, name, out, targets, v, settings)
     rows = max(p.rows() for p in steps)
     for p in steps:  # a chunk's rows fit --max-elements, and its values the budget
         most = batch_size(p.tape, bounds.limits().max_elements) or chunk * rows

@@ -33,7 +33,6 @@ from .options import (
 
 def _run_batch(
     run: Run,
-    command: str,
     spec: str,
     out: str | None,
     v=None,
@@ -65,7 +64,7 @@ def _run_batch(
         )
     bind = lambda d: run.bound(use_wrt, d)  # noqa: E731
     try:
-        batch.main(run.format, command, spec, out, bind, run.of, v, wrt, dask, settings)
+        batch.main(run.format, run.command, spec, out, bind, run.of, v, wrt, dask, settings)
     except batch.Interrupted:
         raise typer.Exit(130) from None
     except batch.Disagreed:
@@ -85,7 +84,7 @@ def _no_out(out: str | None, dask: str | None = None) -> None:
 # -- commands ------------------------------------------------------------------------------------
 
 
-@program_command("eval")
+@program_command()
 def eval_command(
     run: Run,
     batch: Batch = None,
@@ -103,16 +102,16 @@ def eval_command(
     from ..commands.compute import evaluate
     from .exact import answered
 
-    if answered(run, "eval", exact, False, shape, batch=batch):
+    if answered(run, exact, False, shape, batch=batch):
         return
     if batch is not None:
-        return _run_batch(run, "eval", batch, out, dask=dask)
+        return _run_batch(run, batch, out, dask=dask)
     _no_out(out, dask)
     bound = run.bound()
     run.emit(evaluate(bound, run.of), bound)
 
 
-@program_command("grad")
+@program_command()
 def grad_command(
     run: Run,
     v: Vectors = None,
@@ -166,11 +165,11 @@ def grad_command(
     others = [show and "--show", retain_grad and "--retain-grad", repeat > 1 and "--repeat"]
     text = plain_vector(v)
     others.append(v is not None and text is None and "--v NAME=VALUE or several --v")
-    if answered(run, "grad", exact, symbolic, shape, text, batch, [o for o in others if o]):
+    if answered(run, exact, symbolic, shape, text, batch, [o for o in others if o]):
         return
     vectors = read_vectors(v, run.seed)
     if batch is not None:
-        return _run_batch(run, "grad", batch, out, _batch_vector(v, vectors), dask=dask)
+        return _run_batch(run, batch, out, _batch_vector(v, vectors), dask=dask)
     _no_out(out, dask)
     bound = run.bound()
     shown, retained = names(show) or [], names(retain_grad) or []
@@ -190,7 +189,7 @@ def _batch_vector(items: list[str] | None, vectors):
     return vectors
 
 
-@program_command("vjp")
+@program_command()
 def vjp_command(
     run: Run,
     v: Vectors = None,
@@ -214,13 +213,13 @@ def vjp_command(
     vectors = read_vectors(v, run.seed)
     if batch is not None:
         vector = _batch_vector(v, vectors)
-        return _run_batch(run, "vjp", batch, out, vector, names(run.wrt), False, dask)
+        return _run_batch(run, batch, out, vector, names(run.wrt), False, dask)
     _no_out(out, dask)
     bound = run.bound(use_wrt=False)  # --wrt may name intermediate nodes here
     run.emit(vjp(bound, run.of, vectors, names(run.wrt), symbolic), bound)
 
 
-@program_command("jacobian")
+@program_command()
 def jacobian_command(
     run: Run,
     transpose: Annotated[
@@ -290,16 +289,14 @@ def jacobian_command(
         for name, given in (("--transpose", transpose), ("--sparse", sparse), ("--out", out))
         if given and batch is None
     ]
-    if answered(run, "jacobian", exact, symbolic, shape, batch=batch, others=others):
+    if answered(run, exact, symbolic, shape, batch=batch, others=others):
         return
     check_choice("--mode", mode, MODES)
     if batch is not None:
         flags = {"--transpose": transpose, "--heatmap": heatmap, "--sparse": sparse}
         options = tuple({**flags, "--symbolic": symbolic}.items())
         settings = Settings(mode=mode)
-        return _run_batch(
-            run, "jacobian", batch, out, dask=dask, settings=settings, refused=options
-        )
+        return _run_batch(run, batch, out, dask=dask, settings=settings, refused=options)
     _no_out(None, dask)
     check_jacobian_out(out, run.format)
     if sparse and heatmap:
@@ -325,7 +322,7 @@ def jacobian_command(
     run.emit(result, bound, heatmap=heatmap)
 
 
-@program_command("jvp")
+@program_command()
 def jvp_command(
     run: Run,
     t: Annotated[
@@ -356,13 +353,13 @@ def jvp_command(
     tangents = run.values(t, "--t")
     if batch is not None:
         settings = Settings(tangents=tangents)
-        return _run_batch(run, "jvp", batch, out, use_wrt=False, dask=dask, settings=settings)
+        return _run_batch(run, batch, out, use_wrt=False, dask=dask, settings=settings)
     _no_out(out, dask)
     bound = run.bound(use_wrt=False, tangents=list(tangents))
     run.emit(jvp(bound, run.of, tangents), bound)
 
 
-@program_command("hessian")
+@program_command()
 def hessian_command(
     run: Run,
     symbolic: Symbolic = False,
@@ -382,22 +379,28 @@ def hessian_command(
 
     Example: gradcli hessian -e "f = x0**3 * x1" --batch @sample:points.csv --out hessians.npy
     """
+    from ..base.errors import GradcliError
     from ..commands.compute import hessian
     from .exact import answered
 
-    if answered(run, "hessian", exact, symbolic, shape, batch=batch):
+    if answered(run, exact, symbolic, shape, batch=batch):
         return
+    if symbolic and not exact and batch is None:  # no formulas: every input has a value
+        raise GradcliError(
+            "hessian --symbolic gives the Hessian as formulas of the inputs left without "
+            "a value, and every input has one",
+            hint="leave out the values of the inputs to have in the formulas, or use "
+            "--exact for exact numbers",
+        )
     if batch is not None:
         refused = (("--symbolic", symbolic),)
-        return _run_batch(
-            run, "hessian", batch, out, wrt=names(run.wrt), dask=dask, refused=refused
-        )
+        return _run_batch(run, batch, out, wrt=names(run.wrt), dask=dask, refused=refused)
     _no_out(out, dask)
     bound = run.bound()
     run.emit(hessian(bound, run.of, names(run.wrt)), bound)
 
 
-@program_command("hvp")
+@program_command()
 def hvp_command(
     run: Run,
     v: Annotated[
@@ -425,13 +428,13 @@ def hvp_command(
 
     if batch is not None:
         settings = Settings(vectors=run.values(v, "--v"))
-        return _run_batch(run, "hvp", batch, out, wrt=names(run.wrt), dask=dask, settings=settings)
+        return _run_batch(run, batch, out, wrt=names(run.wrt), dask=dask, settings=settings)
     _no_out(out, dask)
     bound = run.bound()
     run.emit(hvp(bound, run.of, run.values(v, "--v"), names(run.wrt)), bound)
 
 
-@program_command("check")
+@program_command()
 def check_command(
     run: Run,
     atol: Annotated[
@@ -460,9 +463,7 @@ def check_command(
 
     if batch is not None:
         settings = Settings(atol=atol, rtol=rtol)
-        return _run_batch(
-            run, "check", batch, out, wrt=names(run.wrt), dask=dask, settings=settings
-        )
+        return _run_batch(run, batch, out, wrt=names(run.wrt), dask=dask, settings=settings)
     _no_out(out, dask)
     bound = run.bound()
     result = check(bound, run.of, names(run.wrt), atol, rtol)
@@ -471,7 +472,7 @@ def check_command(
         raise typer.Exit(1)
 
 
-@program_command("graph", formats=Graph.formats)
+@program_command(formats=Graph.formats)
 def graph_command(run: Run) -> None:
     """The computational graph: each node's name, operation, shape, leaf/requires_grad, grad_fn.
 
@@ -485,7 +486,7 @@ def graph_command(run: Run) -> None:
     run.emit(graph(bound, run.of), bound)
 
 
-@program_command("plot")
+@program_command()
 def plot_command(
     run: Run,
     x_range: Annotated[

@@ -9,7 +9,7 @@ import typer
 from .options import Run, names, program_command
 
 
-@program_command("derivative")
+@program_command()
 def derivative_command(
     run: Run,
     order: Annotated[

@@ -35,7 +35,6 @@ def _values(run) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
 
 def answered(
     run,
-    command: str,
     exact: bool,
     symbolic: bool,
     shape: list[str] | None,
@@ -43,7 +42,7 @@ def answered(
     batch: str | None = None,
     others: list[str] | None = None,
 ) -> bool:
-    """Answer ``command`` exactly (``--exact``) or as formulas (``--symbolic`` where an
+    """Answer ``run.command`` exactly (``--exact``) or as formulas (``--symbolic`` where an
     input has no value, or ``--shape`` is given) and return True; False when the command's
     own float answer is wanted, or is the fallback (the reason is then among ``run.notes``)."""
     if not (exact or symbolic or shape) or (batch is not None and not (exact or shape)):
@@ -63,13 +62,6 @@ def answered(
     missing = [n for n in program.inputs(given) if n not in given and n not in program.declared]
     formulas = bool(shapes) or (symbolic and bool(missing))
     if not (exact or formulas):
-        if command == "hessian" and symbolic:
-            raise GradcliError(
-                "hessian --symbolic gives the Hessian as formulas of the inputs left without "
-                "a value, and every input has one",
-                hint="leave out the values of the inputs to have in the formulas, or use "
-                "--exact for exact numbers",
-            )
         return False
     flag = "--exact" if exact else "--symbolic without values"
     refuse_several(run.of, flag)
@@ -88,7 +80,7 @@ def answered(
     wrt = None if run.wrt is None else [n.strip() for n in run.wrt.split(",") if n.strip()]
     try:
         problem = Problem(program, values, floats, shapes, run.seed, point=not formulas)
-        result = answer(command, problem, run.of, wrt, vector)
+        result = answer(run.command, problem, run.of, wrt, vector)
     except NotSymbolic as exc:
         if formulas:
             raise GradcliError(

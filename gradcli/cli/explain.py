@@ -7,7 +7,7 @@ namespace, so they must be objects, not names."""
 from .options import Run, V, program_command
 
 
-@program_command("explain")
+@program_command()
 def explain_command(run: Run, v: V = None) -> None:
     """The chain rule with numbers: forward pass, backward pass, local derivatives, J^T v.
 

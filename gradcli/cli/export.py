@@ -11,7 +11,7 @@ from ..ops.exporting import TARGETS
 from .options import Run, check_choice, choice, names, program_command
 
 
-@program_command("export", formats=())
+@program_command(formats=())
 def export_command(
     run: Run,
     to: Annotated[

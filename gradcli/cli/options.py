@@ -429,6 +429,7 @@ class Run:
     notes: list[str] = field(default_factory=list)  # warnings of the command line's own
     read: dict | None = None  # the values of --x and -i, when read already (--exact)
     format_given: bool = False  # --format on the command line, not its default
+    command: str = ""  # the command's name (its entry in ``commands.table``)
 
     def given(self) -> dict:
         """The values of --x and -i."""
@@ -539,8 +540,9 @@ def _panel_order(parameter: inspect.Parameter) -> int:
     return PANELS.index(panel) if panel in PANELS else PANELS.index(None)
 
 
-def program_command(name: str, formats: tuple[str, ...] = FORMATS):
-    """Register ``function(run, **own_options)`` as the command ``name``.
+def program_command(formats: tuple[str, ...] = FORMATS):
+    """Register ``function(run, **own_options)`` as the command its name names
+    (``NAME_command``: the command table's entry ``NAME``).
 
     The command's signature, which Typer reads, is the function's own options and the shared
     ones, ordered by their panels in --help (``PANELS``; the command's own options that name
@@ -561,6 +563,7 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
     fixed = {} if formats else {"format": "table", "precision": 4, "nonfinite": "null"}
 
     def register(function):
+        name = function.__name__.removesuffix("_command")
         own = list(inspect.signature(function, eval_str=True).parameters.values())[1:]
         own = [_in_panel(p, f"{name.capitalize()} options") for p in own]
         shared = [
@@ -587,7 +590,7 @@ def program_command(name: str, formats: tuple[str, ...] = FORMATS):
 
             context = options.pop("context")
             given = {option: options.pop(option) for option, _, _ in SHARED if option not in fixed}
-            run = Run(**given, **fixed)
+            run = Run(**given, **fixed, command=name)
             run.format_given = "format" in context.meta.get(GIVEN, ())
             with guard(run.debug, as_json=run.format == "json"), reading_inputs():
                 check_encoding({**vars(run), **options})

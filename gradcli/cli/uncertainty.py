@@ -11,7 +11,7 @@ import typer
 from .options import Run, names, program_command
 
 
-@program_command("uncertainty")
+@program_command()
 def uncertainty_command(
     run: Run,
     cov: Annotated[

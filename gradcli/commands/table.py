@@ -3,16 +3,19 @@ reads the op table.
 
 An entry says what a command is: its name, its own options (beside the ones every program
 command shares: the program, the values, --of, --wrt, --format, the limits), the function that
-computes it, its result record, whether --of may name several outputs (``--of y,z``), whether
-it takes --exact, --symbolic and --batch (then ``batch.passes`` traces its pass), and what its
-``:command`` in the REPL reads after the output. The command line registers the commands in
-the table's order (``cli.app``); the REPL lists and runs them (``cli.repl``); the library's
-``Program`` checks a call's options against it (``api``); batch refuses a command that takes
-no --batch. Adding a command touches its own modules and one entry here.
+computes it, its result record (whose ``command`` names it: ``results``), whether --of may
+name several outputs (``--of y,z``), how it computes --exact (its pieces in
+``domains.exact``), whether it takes --symbolic, how --batch computes it (its ``Batching`` in
+``batch.passes``: targets, checks, passes, sections), and what its ``:command`` in the REPL
+reads after the output. The command line registers the commands in the table's order
+(``cli.app``), each command's function named ``NAME_command`` and its ``Run`` holding the
+name; the REPL lists and runs them (``cli.repl``); the library's ``Program`` checks a call's
+options against it (``api``); ``--exact`` and ``--batch`` compute a command as its entry
+says. Adding a command touches its own modules and one entry here.
 
-Nothing here imports what computes: ``compute`` names the function (``module:function`` in
-``gradcli.commands``), imported when the command runs, so that reading the table costs a
-start-up nothing.
+Nothing here imports what computes: ``compute``, ``exact_answer`` and ``batch_passes`` name
+their objects (``module:name``), imported when the command runs, so that reading the table
+costs a start-up nothing.
 """
 
 from __future__ import annotations
@@ -43,19 +46,41 @@ class Command:
     result: str | None = None  # the result record's class in ``gradcli.results``
     options: tuple[Option, ...] = ()
     several: bool = False  # --of may name several outputs
-    exact: bool = False
+    exact_answer: str | None = None  # its --exact: "module:name" of its pieces in gradcli.domains
     symbolic: bool = False
-    batch: bool = False
+    batch_passes: str | None = None  # its --batch: "module:name" of its Batching in gradcli.batch
     program: bool = True  # runs a program (takes --expr, --x, --of, ...)
     repl: str | None = None  # what its :command reads after the output (see ``REPL_ARGUMENTS``)
     repl_help: str = ""  # its line in the REPL's :help
+
+    @property
+    def exact(self) -> bool:
+        """Whether it takes --exact."""
+        return self.exact_answer is not None
+
+    @property
+    def batch(self) -> bool:
+        """Whether it takes --batch."""
+        return self.batch_passes is not None
 
     def function(self) -> Callable[..., Any]:
         """The function that computes the command (imported now)."""
         if self.compute is None:
             raise LookupError(f"{self.name} is the command line's own: it computes nothing")
-        module, name = self.compute.split(":")
-        return getattr(importlib.import_module(f".{module}", __package__), name)
+        return _imported(self.compute, __package__)
+
+    def exactly(self) -> Callable[..., Any]:
+        """The function that gives the pieces of the command's exact answer (imported now):
+        ``(command, problem, formulas, output, wrt, v)``, see ``domains.exact.answer``."""
+        if self.exact_answer is None:
+            raise LookupError(f"{self.name} takes no --exact")
+        return _imported(self.exact_answer, "gradcli.domains")
+
+    def batching(self) -> Any:
+        """How --batch computes the command (a ``batch.passes.Batching``, imported now)."""
+        if self.batch_passes is None:
+            raise LookupError(f"{self.name} takes no --batch")
+        return _imported(self.batch_passes, "gradcli.batch")
 
     def named_option(self) -> Option:
         """The option that takes ``NAME=VALUE`` items (jvp's tangents t, hvp's v), else v."""
@@ -66,6 +91,12 @@ class Command:
         """The :command as the REPL's :help shows it."""
         words = REPL_ARGUMENTS[self.repl or ""].format(NAMED=self.named_option().name.upper())
         return f":{self.name} {words}"
+
+
+def _imported(where: str, package: str | None) -> Any:
+    """The object ``where`` names, ``module:name`` in ``package`` (imported now)."""
+    module, name = where.split(":")
+    return getattr(importlib.import_module(f".{module}", package), name)
 
 
 #: What a REPL :command reads after its output (OUT), by the ``repl`` of its entry: its usage.
@@ -90,8 +121,8 @@ COMMANDS: tuple[Command, ...] = (
         compute="compute:evaluate",
         result="Values",
         options=(Option("exact", "flag", False), _SHAPE),
-        exact=True,
-        batch=True,
+        exact_answer="exact:values",
+        batch_passes="passes:VALUES",
         repl="",
         repl_help="the value of every input and assigned name",
     ),
@@ -107,9 +138,9 @@ COMMANDS: tuple[Command, ...] = (
             *_WRT_FLAGS,
         ),
         several=True,
-        exact=True,
+        exact_answer="exact:gradients",
         symbolic=True,
-        batch=True,
+        batch_passes="passes:GRADIENTS",
         repl="vectors",
         repl_help="out.backward(v), then .grad of every input",
     ),
@@ -120,7 +151,7 @@ COMMANDS: tuple[Command, ...] = (
         options=(_V, Option("symbolic", "flag", False)),
         several=True,
         symbolic=True,
-        batch=True,
+        batch_passes="passes:GRADIENTS",
         repl="vectors needed",
         repl_help="J^T v for every input",
     ),
@@ -137,9 +168,9 @@ COMMANDS: tuple[Command, ...] = (
             Option("out", "path"),
         ),
         several=True,
-        exact=True,
+        exact_answer="exact:jacobians",
         symbolic=True,
-        batch=True,
+        batch_passes="passes:JACOBIANS",
         repl="wrt",
         repl_help="the Jacobian (WRT: comma-separated inputs)",
     ),
@@ -149,7 +180,7 @@ COMMANDS: tuple[Command, ...] = (
         result="JVP",
         options=(Option("t", "tangents"),),
         several=True,
-        batch=True,
+        batch_passes="passes:TANGENTS",
         repl="named",
         repl_help="J t (T: VALUE for x, or NAME=VALUE)",
     ),
@@ -159,9 +190,9 @@ COMMANDS: tuple[Command, ...] = (
         result="Hessian",
         options=_WRT_FLAGS,
         several=True,
-        exact=True,
+        exact_answer="exact:hessians",
         symbolic=True,
-        batch=True,
+        batch_passes="passes:HESSIANS",
         repl="wrt",
         repl_help="second derivatives of a scalar output",
     ),
@@ -171,7 +202,7 @@ COMMANDS: tuple[Command, ...] = (
         result="HVP",
         options=(Option("v", "named"),),
         several=True,
-        batch=True,
+        batch_passes="passes:HESSIAN_PRODUCTS",
         repl="named",
         repl_help="H v (V: VALUE for x, or NAME=VALUE)",
     ),
@@ -181,7 +212,7 @@ COMMANDS: tuple[Command, ...] = (
         result="Check",
         options=(Option("atol", "float", 1e-5), Option("rtol", "float", 1e-3)),
         several=True,
-        batch=True,
+        batch_passes="passes:FOUR_WAYS",
         repl="",
         repl_help="the Jacobian four ways",
     ),

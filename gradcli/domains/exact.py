@@ -467,6 +467,79 @@ def _derivative(expressions: np.ndarray, symbols: np.ndarray) -> np.ndarray:
     return cells
 
 
+Pieces = list[tuple[str, str, str, np.ndarray]]  # (kind, name, label, expressions)
+
+
+def _scalar_or_weighted(command: str, name: str, out: np.ndarray, v: np.ndarray | None) -> None:
+    if v is None and out.size != 1:
+        raise GradcliError(
+            f"{command} needs a scalar output, but {name} has shape {out.shape}",
+            hint="choose a scalar output with --of, give --v (grad), or reduce it, e.g. "
+            "out = sum(y)",
+        )
+
+
+def _by_targets(
+    problem: Problem,
+    name: str,
+    out: np.ndarray,
+    expressions: np.ndarray,
+    targets: list[str],
+    kind: str,
+    label: Callable[[str], str],
+) -> Pieces:
+    """The output ``name`` (``out``), then the derivative of ``expressions`` by each target t,
+    a piece of ``kind`` labelled ``label(t)``."""
+    pieces: Pieces = [("array", name, name, out)]
+    for t in targets:
+        pieces.append((kind, t, label(t), _derivative(expressions, problem.symbols[t])))
+    return pieces
+
+
+def values(command: str, problem: Problem, env: dict, name: str, wrt, v) -> Pieces:
+    """eval's pieces: every input and assigned name."""
+    return [("array", n, n, value) for n, value in env.items() if not unseen(n)]
+
+
+def gradients(command: str, problem: Problem, env: dict, name: str, wrt, v) -> Pieces:
+    """grad's pieces: the output, then d(v . out)/d t for each target t."""
+    out = env[name]
+    _scalar_or_weighted(command, name, out, v)
+    targets = problem.targets(wrt)
+    weights = np.ones(out.shape, dtype=object) if v is None else v
+    if weights.shape != out.shape:
+        raise GradcliError(
+            f"--v has shape {weights.shape} but the output {name} has shape {out.shape}",
+            hint=f"give a vector v of shape {out.shape}",
+        )
+    total = sum((w * e for w, e in zip(weights.reshape(-1), out.reshape(-1))), sp.S(0))
+    total_array = np.asarray(total, dtype=object)
+    return _by_targets(problem, name, out, total_array, targets, "array", lambda t: f"{t}.grad")
+
+
+def jacobians(command: str, problem: Problem, env: dict, name: str, wrt, v) -> Pieces:
+    """jacobian's pieces: the output, then d out/d t for each target t (blocks of the
+    command's own kind, as ``render.exact`` shows them)."""
+    out, targets = env[name], problem.targets(wrt)
+    return _by_targets(problem, name, out, out, targets, command, lambda t: f"d{name}/d{t}")
+
+
+def hessians(command: str, problem: Problem, env: dict, name: str, wrt, v) -> Pieces:
+    """hessian's pieces: the (scalar) output, then d2 out/da db for each pair of targets
+    (blocks of the command's own kind, as ``render.exact`` shows them)."""
+    out = env[name]
+    _scalar_or_weighted(command, name, out, v)
+    targets = problem.targets(wrt)
+    scalar = np.asarray(out.reshape(-1)[0], dtype=object)
+    firsts = {t: _derivative(scalar, problem.symbols[t]) for t in targets}
+    pieces: Pieces = [("array", name, name, out)]
+    for a in targets:
+        for b in targets:
+            block = _derivative(firsts[a], problem.symbols[b])
+            pieces.append((command, f"{a},{b}", f"d2{name}/d{a}d{b}", block))
+    return pieces
+
+
 def answer(
     command: str,
     problem: Problem,
@@ -474,8 +547,12 @@ def answer(
     wrt: list[str] | None = None,
     v: np.ndarray | None = None,
 ) -> Exact:
-    """The exact answer of ``command`` (eval, grad, jacobian, hessian); NotSymbolic when sympy
-    cannot give one (a function without a symbolic form, too many elements, out of time)."""
+    """The exact answer of ``command`` (one whose entry in ``commands.table`` names its
+    pieces here: eval, grad, jacobian, hessian); NotSymbolic when sympy cannot give one (a
+    function without a symbolic form, too many elements, out of time)."""
+    from ..commands.table import entry
+
+    pieces_of = entry(command).exactly()
 
     def work() -> tuple[str, np.ndarray, list[ExactBlock]]:
         env = problem.formulas()
@@ -492,44 +569,8 @@ def answer(
             raise NotSymbolic(
                 f"the output has {out.size} elements (the symbolic limit is {MAX_ELEMENTS})"
             )
-        pieces: list[tuple[str, str, str, np.ndarray]] = []  # (kind, name, label, expressions)
-        if command == "eval":
-            pieces += [("array", n, n, value) for n, value in env.items() if not unseen(n)]
-        else:
-            pieces.append(("array", name, name, out))
-        if command in ("grad", "hessian") and v is None and out.size != 1:
-            raise GradcliError(
-                f"{command} needs a scalar output, but {name} has shape {out.shape}",
-                hint="choose a scalar output with --of, give --v (grad), or reduce it, e.g. "
-                "out = sum(y)",
-            )
-        if command != "eval":
-            targets = problem.targets(wrt)
-        if command == "grad":
-            weights = np.ones(out.shape, dtype=object) if v is None else v
-            if weights.shape != out.shape:
-                raise GradcliError(
-                    f"--v has shape {weights.shape} but the output {name} has shape {out.shape}",
-                    hint=f"give a vector v of shape {out.shape}",
-                )
-            total = sum((w * e for w, e in zip(weights.reshape(-1), out.reshape(-1))), sp.S(0))
-            total_array = np.asarray(total, dtype=object)
-            for t in targets:
-                gradient = _derivative(total_array, problem.symbols[t])
-                pieces.append(("array", t, f"{t}.grad", gradient))
-        elif command == "jacobian":
-            for t in targets:
-                jacobian = _derivative(out, problem.symbols[t])
-                pieces.append(("jacobian", t, f"d{name}/d{t}", jacobian))
-        elif command == "hessian":
-            scalar = np.asarray(out.reshape(-1)[0], dtype=object)
-            firsts = {t: _derivative(scalar, problem.symbols[t]) for t in targets}
-            for a in targets:
-                for b in targets:
-                    block = _derivative(firsts[a], problem.symbols[b])
-                    pieces.append(("hessian", f"{a},{b}", f"d2{name}/d{a}d{b}", block))
         blocks = []
-        for kind, key, label, expressions in pieces:
+        for kind, key, label, expressions in pieces_of(command, problem, env, name, wrt, v):
             texts, numbers, exact = _cells(expressions, problem, label)
             blocks.append(ExactBlock(kind, key, label, texts, numbers, exact))
         return name, out, blocks

@@ -4,7 +4,7 @@ PyTorch: an entry is ``torch.NAME`` unless it is listed here, under the module t
 it (``torch.nn.functional``, imported as ``F``, and ``torch.linalg``), or written as a
 tensor method. An entry that takes its sizes one by one (``reshape(x, 2, 3)``) is written as
 its method, which takes them so (``torch.reshape`` takes a tuple); the entries PyTorch has
-only as methods are listed. ``tests/cli/test_cli_export.py`` holds every entry to its
+only as methods are listed. ``tests/commands/test_export.py`` holds every entry to its
 spelling: each names a callable of torch 2.13.
 
 NumPy, JAX, sympy and LaTeX are written from the formulas of the entries' ``symbolic`` rules

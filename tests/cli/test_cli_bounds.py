@@ -7,51 +7,12 @@ resident size of its one child, from ``resource.getrusage(RUSAGE_CHILDREN)``.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from command_fixtures import measured
 
 from gradcli.base import bounds
 from gradcli.base.errors import GradcliError
-
-REPO = Path(__file__).resolve().parents[2]
-
-_WRAPPER = """
-import json, resource, subprocess, sys
-limit = int(sys.argv[1])
-def cap():
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-done = subprocess.run(sys.argv[2:], preexec_fn=cap, stdin=sys.stdin, capture_output=True)
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(json.dumps({"code": done.returncode, "peak": peak * 1024,
-                  "stdout": done.stdout.decode(errors="replace")[-2000:],
-                  "stderr": done.stderr.decode(errors="replace")}))
-"""
-
-
-def measured(args: list[str], tmp_path, limit_mb: int = 1500, stdin=None) -> dict:
-    """``gradcli ARGS`` as a process under an address-space limit of ``limit_mb``: its exit
-    code, the end of its stdout, its stderr and its peak resident memory in MB."""
-    env = {**os.environ, "GRADCLI_CACHE_DIR": str(tmp_path / "cache")}
-    command = [sys.executable, "-m", "gradcli", *args]
-    done = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, str(limit_mb * 2**20), *command],
-        stdin=stdin if stdin is not None else subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=env,
-        timeout=120,
-    )
-    report = json.loads(done.stdout)
-    report["peak_mb"] = report["peak"] / 1e6
-    return report
-
 
 CHAIN = "x = ones(7000,7000); a = x*2; b = a*2; c = b*2; y = sum(c)"
 

@@ -9,22 +9,12 @@ commands' numbers at full precision.
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 
 import pytest
+from command_fixtures import SAMPLES, run_line
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLES = sorted((REPO / "samples").glob("*.gc"))
-
-
-def run_line(sample: Path) -> list[str]:
-    """The arguments of the sample's ``# Run: gradcli ...`` comment."""
-    lines = [line for line in sample.read_text().splitlines() if line.startswith("# Run:")]
-    assert len(lines) == 1, f"{sample.name} needs exactly one '# Run: gradcli ...' line"
-    words = shlex.split(lines[0][len("# Run:") :])
-    assert words[:1] == ["gradcli"], f"{sample.name}: the Run line must start with gradcli"
-    return words[1:]
 
 
 def expected_exit(sample: Path) -> int:

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from test_cli_bounds import measured
+from command_fixtures import measured
 
 EXAMPLE2 = "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1"
 VJP = ["vjp", "-e", EXAMPLE2, "--v", "1,1,1"]

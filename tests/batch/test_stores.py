@@ -1,5 +1,5 @@
 """Points in Zarr stores and Parquet files, and results written to them, in one process:
-every point the same as the .npy batch's (the Dask path: test_cli_dask.py)."""
+every point the same as the .npy batch's (the Dask path: test_dask.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_cli_bounds import measured
+from command_fixtures import measured
 
 # gradcli[parquet] and gradcli[zarr] (zarr 3 needs Python 3.11)
 pa = pytest.importorskip("pyarrow")
@@ -21,7 +21,7 @@ LAYER = "h = tanh(x @ W + b); y = sum(h * h)"  # a matrix input and a vector one
 
 def _alone(cli, args: list[str], tmp_path) -> dict[str, np.ndarray]:
     """The single-process batch's results from .npz points (the oracle's own batch is
-    checked against the formula in test_cli_chunked.py)."""
+    checked against the formula in test_chunked_points.py)."""
     result = cli(*args, "--out", tmp_path / "alone.npz")
     assert result.exit_code == 0, result.stderr
     with np.load(tmp_path / "alone.npz") as arrays:

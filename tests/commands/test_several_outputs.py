@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import strict_json, tidy_csv
+from command_fixtures import strict_json, tidy_csv
 
 import gradcli
 from gradcli.base.errors import GradcliError

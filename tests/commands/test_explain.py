@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from command_fixtures import SAMPLES, run_line
 from explain_layer_cases import CASES as LAYER_CASES
 from explain_layer_cases import FIXED as LAYER_FIXED
 from explain_linalg_cases import CASES as LINALG_CASES
 from explain_singles_cases import CASES as SINGLES_CASES
 from explain_singles_cases import FIXED as SINGLES_FIXED
-from test_cli_snapshots import SAMPLES, run_line
 
 from gradcli.domains.symbolic import elementwise
 from gradcli.lang import parse_program

@@ -1,6 +1,7 @@
-"""Structured Jacobians at the command line: the structured path by default, ``--mode dense``
-for the dense passes, ``--sparse`` (the non-zeros in tables and as COO in JSON, automatic
-when the pattern is sparse and J large) and ``--out J.npy`` / ``J.npz``."""
+"""jacobian: structured Jacobians at the command line (the structured path by default,
+``--mode dense`` for the dense passes, ``--sparse``: the non-zeros in tables and as COO in
+JSON, automatic when the pattern is sparse and J large, and ``--out J.npy`` / ``J.npz``), the
+modes agreeing, and --heatmap's signs."""
 
 from __future__ import annotations
 
@@ -194,3 +195,18 @@ def test_out_npy_of_several_inputs_asks_for_npz(cli, tmp_path):
                  "--mode", "dense", "--out", tmp_path / "J.npy")  # fmt: skip
     assert result.exit_code == 2
     assert "there are 2 Jacobians (x, w)" in result.stderr and "J.npz" in result.stderr
+
+
+def test_heatmap_without_colour_shows_signs_and_blank_zeros(cli):
+    result = cli("jacobian", "-e", "y = x[0:3] * x[1:4]", "--x", "1,2,3,-4", "--heatmap")
+    assert result.exit_code == 0
+    row = next(line for line in result.stdout.splitlines() if line.startswith("│ y[2]"))
+    cells = [c.strip() for c in row.strip("│").split("│")]
+    assert cells == ["y[2]", "", "", "-████", "+███"]
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse", "auto"])
+def test_jacobian_modes_agree(cli_json, mode):
+    doc = cli_json("jacobian", "-e", EXAMPLE2, "--x", "1,2", "--mode", mode)
+    assert doc["jacobian"]["x"] == [[2.0, 0.0], [2.0, 20.0], [0.0, 3.0]]
+    assert doc["mode"].startswith("forward" if mode in ("forward", "auto") else "reverse")

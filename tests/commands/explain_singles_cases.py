@@ -1,4 +1,4 @@
-"""explain's cases (test_cli_explain's CASES) of repeat, tile, pad, einsum and the other
+"""explain's cases (test_explain's CASES) of repeat, tile, pad, einsum and the other
 operations of gradcli/engine/repeating.py and einsum.py, and clamp_min/clamp_max."""
 
 from __future__ import annotations

@@ -261,3 +261,22 @@ def test_check_agrees_with_an_input_named_like_an_element(cli):
     result = cli("check", *NAMED_LIKE_AN_ELEMENT)
     assert result.exit_code == 0, result.stderr
     assert "all methods agree" in result.stdout and "no symbolic check" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("shape", "why"),
+    [
+        ("x=-1", "the size '-1' is negative"),
+        ("x=2,-3", "the size '-3' is negative"),
+        ("x=0", "the size '0' leaves the input without elements"),
+        ("x=a", "the size 'a' is not a whole number"),
+        ("x=1.5", "the size '1.5' is not a whole number"),
+        ("x", "it is not NAME=SIZES"),
+        ("=3", "it is not NAME=SIZES"),
+    ],
+)
+def test_a_bad_shape_says_what_a_shape_is(cli, shape, why):
+    done = cli("grad", "-e", "f = sum(x**3)", "--symbolic", "--shape", shape)
+    assert done.exit_code == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"error: cannot read --shape {shape!r}: {why}")
+    assert "hint: a shape is NAME= followed by the sizes" in done.stderr

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -132,3 +133,17 @@ def test_bad_uses_are_refused_clearly(cli, args, message):
 def test_help_shows_examples(cli):
     text = cli("derivative", "--help").stdout
     assert "--order" in text and "--taylor" in text and "Example: gradcli derivative" in text
+
+
+def test_derivatives_zeros_keep_their_sign_as_grads_and_torchs_do(cli_json):
+    """The JSON of every command keeps the sign of a zero (IEEE's, which torch computes and
+    prints as -0.): derivative's first derivative is grad's, to the sign."""
+    torch = pytest.importorskip("torch")
+    x = torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
+    (expected,) = torch.autograd.grad(-(x**2), x)
+    args = ("-e", "f = -(x**2)", "--x", "0")
+    derivative = cli_json("derivative", *args, "--order", "2")["derivatives"]
+    grad = cli_json("grad", *args)["grads"]["x"]
+    first = derivative[0]["value"]
+    assert json.dumps(first) == json.dumps(grad) == json.dumps(expected.item()) == "-0.0"
+    assert derivative[1]["value"] == -2.0

@@ -1,4 +1,4 @@
-"""explain's cases (test_cli_explain's CASES) of the layers: a program's right-hand side, its
+"""explain's cases (test_explain's CASES) of the layers: a program's right-hand side, its
 inputs, and the same in torch; FIXED names the inputs not differentiated (indices, running
 statistics)."""
 

@@ -270,7 +270,7 @@ def _check_formulas(sample, document: dict) -> None:
 def _check_explain(sample, explain: dict, output: str, v) -> None:
     """Each statement's value, each named node's incoming gradient and what it passes on to
     named nodes, v and J^T v. Steps inside a statement (``x @ W`` of ``z = x @ W + b``) have
-    no name in torch's program; their local derivatives are checked in test_cli_explain."""
+    no name in torch's program; their local derivatives are checked in test_explain."""
     leaves = sample.leaves()
     named = {**leaves, **sample.function(**leaves)}
 

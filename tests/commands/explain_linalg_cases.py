@@ -1,4 +1,4 @@
-"""explain's cases (test_cli_explain's CASES) of the linear algebra and shape operations: a
+"""explain's cases (test_explain's CASES) of the linear algebra and shape operations: a
 program's right-hand side, its inputs, and the same in torch."""
 
 from __future__ import annotations
