@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ... import engine as gc
 from ...base.errors import GradcliError
 from ...lang import functions as F
-from . import limits, objects, printing
+from . import classes, limits, objects, printing
 from .calls import call_op
 from .errors import SCRIPT_EXCEPTIONS
 from .operators import binary, iterate, truth
@@ -126,9 +126,35 @@ def builtins(run: Run) -> dict[str, Any]:
             elif isinstance(kind, TypeName):
                 if type_name(value) == kind.name:
                     return True
+            elif isinstance(kind, (classes.Class, classes.LibraryClass)):
+                if classes.is_instance(value, kind):
+                    return True
             else:
                 raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
         return False
+
+    def issubclass_(kind: Any, bases: Any) -> bool:
+        listed_bases = bases if isinstance(bases, tuple) else (bases,)
+        for base in listed_bases:
+            if isinstance(base, _Typed) and base.kind is object:
+                base = classes.OBJECT
+            if not isinstance(base, (classes.Class, classes.LibraryClass)):
+                raise TypeError("issubclass() arg 2 must be a class of the script or torch's")
+            if classes.is_subclass(kind, base):
+                return True
+        return False
+
+    def super_(*args: Any) -> classes.Super:
+        if not args:
+            raise RuntimeError("super(): no arguments")
+        if len(args) != 2:
+            raise TypeError("gradcli run takes super() or super(Class, instance)")
+        return classes.Super(*args)
+
+    def callable_(value: Any) -> bool:
+        if isinstance(value, classes.ScriptObject):
+            return classes.is_callable(value)
+        return isinstance(value, (Function, Builtin, type, classes.Class, classes.LibraryClass))
 
     def type_(value: Any) -> Any:
         kind = type(value)
@@ -139,6 +165,9 @@ def builtins(run: Run) -> dict[str, Any]:
             return kind if kind is not type(None) else TypeName("NoneType")
         if kind is gc.Tensor:
             return _TORCH_TENSOR
+        scripted = classes.script_class(value)
+        if scripted is not None:
+            return scripted
         return TypeName(type_name(value))
 
     def getattr_(value: Any, name: str, *default: Any) -> Any:
@@ -274,7 +303,8 @@ def builtins(run: Run) -> dict[str, Any]:
         "iter": iter_,
         "pow": pow_,
         "divmod": divmod_,
-        "callable": lambda v: isinstance(v, (Function, Builtin, type)),
+        "callable": callable_,
+        "issubclass": issubclass_,
         "chr": chr,
         "ord": ord,
         "hash": hash,
@@ -302,6 +332,13 @@ def builtins(run: Run) -> dict[str, Any]:
             "slice": _Typed(slice, slice),
             "object": _Typed(object, object),
         }
+    )
+    wrapped.update(
+        super=Builtin("super", super_, "<class 'super'>"),
+        staticmethod=Builtin("staticmethod", classes.StaticMethod, "<class 'staticmethod'>"),
+        classmethod=Builtin("classmethod", classes.ClassMethod, "<class 'classmethod'>"),
+        property=Builtin("property", classes.Property, "<class 'property'>"),
+        NotImplemented=NotImplemented,
     )
     for kind in SCRIPT_EXCEPTIONS:
         wrapped[kind.__name__] = kind

@@ -20,6 +20,7 @@ IMPORTABLE = (
     "torch.nn.functional",
     "torch.autograd",
     "torch.autograd.functional",
+    "torch.autograd.function",
     "torch.func",
     "torch.linalg",
     "torch.special",

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from ... import engine as gc
 from ...base.errors import GradcliError
-from . import library_objects, limits, printing, tensors
+from ...engine.custom_function import FunctionCtx
+from . import classes, custom_functions, library_objects, limits, printing, tensors
 from .calls import DType
 from .printing import ReturnTypes, Size
 from .runtime import Builtin, Function, Module, type_name
@@ -56,13 +57,15 @@ _NUMBER_ATTRIBUTES = {
 
 def get(run: Run, value: Any, name: str) -> Any:
     """``value.name`` as a script reads it."""
+    if classes.is_scripted(value):  # the script's classes and instances, super()
+        return classes.get(run, value, name)
     if name.startswith("__"):
         raise GradcliError(
             f"gradcli run does not read attributes whose names start with '__' ({name!r})",
             hint="scripts read torch's attributes (x.grad, x.shape), not Python's internals",
         )
     kind = type(value)
-    if kind is gc.Tensor:
+    if kind is gc.Tensor or isinstance(value, gc.Tensor):  # a Parameter too
         return tensors.attribute(run, value, name)
     if kind is Module:
         if name in value.attributes:
@@ -118,6 +121,8 @@ def get(run: Run, value: Any, name: str) -> Any:
             return value.args
     elif library_objects.is_library_object(value):
         return library_objects.attribute(run, value, name)
+    elif kind is FunctionCtx:
+        return custom_functions.ctx_attribute(value, name)
     raise AttributeError(f"'{type_name(value)}' object has no attribute '{name}'")
 
 
@@ -126,8 +131,14 @@ def set_value(run: Run, value: Any, name: str, new: Any) -> None:
     objects' public attributes (``library_objects``)."""
     if name.startswith("__"):
         raise AttributeError(f"gradcli run does not write the attribute '{name}'")
-    if type(value) is gc.Tensor:
+    if classes.is_scripted(value):
+        classes.set_attribute(run, value, name, new)
+        return
+    if isinstance(value, gc.Tensor):
         tensors.set_attribute(run, value, name, new)
+        return
+    if isinstance(value, FunctionCtx):
+        custom_functions.set_ctx_attribute(value, name, new)
         return
     if library_objects.is_library_object(value):
         library_objects.set_attribute(run, value, name, new)

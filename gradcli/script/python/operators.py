@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from ... import engine as gc
 from ...lang import functions as F
-from . import limits
+from . import classes, limits
 from .calls import apply, call_op
+from .classes import ScriptObject
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -48,6 +49,8 @@ _SEQUENCES = (str, list, tuple)
 
 def binary(run: Run, symbol: str, left: Any, right: Any) -> Any:
     """``left symbol right``."""
+    if isinstance(left, ScriptObject) or isinstance(right, ScriptObject):
+        return classes.binary(symbol, left, right)
     if type(left) is gc.Tensor or type(right) is gc.Tensor:
         op = F.OPERATORS.get(symbol)
         if op is None or op.call is None:

@@ -68,6 +68,8 @@ def tensor_text(run: Run, tensor: gc.Tensor) -> str:
 def show(run: Run, value: Any) -> str:
     """``repr(value)``."""
     if isinstance(value, gc.Tensor):
+        if type(value) is not gc.Tensor and type(value).__name__ == "Parameter":
+            return "Parameter containing:\n" + tensor_text(run, value)
         return tensor_text(run, value)
     kind = type(value)
     if kind is list:

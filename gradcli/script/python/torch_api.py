@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ... import autograd as gradcli_autograd
 from ... import engine as gc
 from ...base import bounds
 from ...base import torch_text as torchtext
@@ -36,8 +37,10 @@ from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_has
 from ...lang.values import CONSTRUCTORS, LIKE
-from . import autograd, builtins, printing
+from ...nn import module as nn_module
+from . import autograd, builtins, custom_functions, printing
 from .calls import DTYPES, DType, call_op, dtype_of, numpy_name
+from .classes import LibraryClass
 from .printing import Size
 from .runtime import Builtin, Function, Module, call
 from .tensors import CPU, Device, read_grad
@@ -462,12 +465,32 @@ def modules(run: Run) -> dict[str, Module]:
             "__missing__": missing("torch.autograd"),
         },
     )
+    function_base = custom_functions.function_class()
+    function_module = custom_functions.function_module(
+        function_base, missing("torch.autograd.function")
+    )
+    autograd_module.attributes.update(
+        Function=function_base,
+        function=function_module,
+        gradcheck=Builtin("gradcheck", gradcli_autograd.gradcheck),
+        gradgradcheck=Builtin("gradgradcheck", gradcli_autograd.gradgradcheck),
+    )
     func_module = _func_module(missing("torch.func"))
     functional = Module(
         "torch.nn.functional",
         functions("torch.nn.functional") | {"__missing__": missing("torch.nn.functional")},
     )
-    nn = Module("torch.nn", {"functional": functional, "__missing__": _refuse_nn})
+    nn = Module(
+        "torch.nn",
+        {
+            "functional": functional,
+            "Module": LibraryClass("torch.nn.modules.module.Module", nn_module.Module),
+            "Parameter": LibraryClass(
+                "torch.nn.parameter.Parameter", nn_module.Parameter, nn_module.Parameter
+            ),
+            "__missing__": _refuse_nn,
+        },
+    )
     linalg = Module(
         "torch.linalg", functions("torch.linalg") | {"__missing__": missing("torch.linalg")}
     )
@@ -482,6 +505,7 @@ def modules(run: Run) -> dict[str, Module]:
         "torch": torch,
         "torch.autograd": autograd_module,
         "torch.autograd.functional": autograd_functional,
+        "torch.autograd.function": function_module,
         "torch.func": func_module,
         "torch.nn": nn,
         "torch.nn.functional": functional,
