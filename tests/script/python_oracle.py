@@ -13,6 +13,7 @@ import ast
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import traceback
@@ -39,6 +40,12 @@ def python_run(program: str) -> Outcome:
                 line = traceback.format_exception_only(type(exc), exc)[-1].strip()
                 return out.getvalue(), 1, line
     return out.getvalue(), 0, ""
+
+
+def masked(outcome: Outcome) -> Outcome:
+    """An outcome with its objects' addresses masked (``<... object at 0x…>``)."""
+    stdout, status, line = outcome
+    return re.sub(r"0x[0-9a-f]+", "0x…", stdout), status, line
 
 
 def gradcli_run(program: str, **limits: int) -> Outcome:

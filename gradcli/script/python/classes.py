@@ -203,9 +203,10 @@ def _linearized(sequences: list[list[Any]]) -> list[Any]:
             if not any(head in other[1:] for other in sequences):
                 break
         else:
-            names = ", ".join(_class_name(s[0]) for s in sequences)
+            heads = list(dict.fromkeys(s[0] for s in sequences))
+            names = ", ".join(_class_name(h) for h in heads)
             raise TypeError(
-                f"Cannot create a consistent method resolution order (MRO) for bases {names}"
+                f"Cannot create a consistent method resolution\norder (MRO) for bases {names}"
             )
         found.append(head)
         sequences = [[k for k in s if k is not head] for s in sequences]
@@ -265,14 +266,25 @@ class Property:
 
     python_name = "property"
 
-    def __init__(self, getter: Any = None, setter: Any = None, deleter: Any = None):
-        self.getter, self.setter_function, self.deleter_function = getter, setter, deleter
+    def __init__(self, fget: Any = None, fset: Any = None, fdel: Any = None):
+        self.fget, self.fset, self.fdel = fget, fset, fdel
+
+    def getter(self, function: Any) -> Property:
+        return Property(function, self.fset, self.fdel)
 
     def setter(self, function: Any) -> Property:
-        return Property(self.getter, function, self.deleter_function)
+        return Property(self.fget, function, self.fdel)
 
     def deleter(self, function: Any) -> Property:
-        return Property(self.getter, self.setter_function, function)
+        return Property(self.fget, self.fset, function)
+
+    def attribute(self, name: str) -> Any:
+        """What a script reads of a property: its functions and its decorators."""
+        if name in ("fget", "fset", "fdel"):
+            return getattr(self, name)
+        if name in ("getter", "setter", "deleter"):
+            return Builtin(name, getattr(self, name))
+        raise AttributeError(f"'property' object has no attribute '{name}'")
 
     def __repr__(self) -> str:
         return f"<property object at 0x{id(self):x}>"
@@ -362,7 +374,7 @@ def _type_name(value: Any) -> str:
 # -- attributes ---------------------------------------------------------------------------------
 def is_scripted(value: Any) -> bool:
     """Whether ``value`` is one of this module's: a class, an instance, a ``super()``."""
-    return isinstance(value, (ScriptObject, Class, Super, LibraryClass))
+    return isinstance(value, (ScriptObject, Class, Super, LibraryClass, Property))
 
 
 def get(run: Run, value: Any, name: str) -> Any:
@@ -372,7 +384,7 @@ def get(run: Run, value: Any, name: str) -> Any:
             f"gradcli run does not read attributes whose names start with '__' ({name!r})",
             hint="a script's classes are read by their own names, not Python's internals",
         )
-    if isinstance(value, Super):
+    if isinstance(value, (Super, Property)):
         return value.attribute(name)
     if isinstance(value, LibraryClass):
         return _library_class_attribute(value, name, value.host)
@@ -388,9 +400,9 @@ def get(run: Run, value: Any, name: str) -> Any:
     cls: Class = type(value).script_class
     member, owner = cls.lookup(name)
     if isinstance(member, Property):
-        if member.getter is None:
+        if member.fget is None:
             raise AttributeError(f"property '{name}' of '{cls.name}' object has no getter")
-        return member.getter(value)
+        return member.fget(value)
     fields = vars(value)
     if name in fields and not name.startswith("__") and _readable(cls, name):
         return fields[name]
@@ -456,7 +468,7 @@ def _accessor(value: Any, name: str, role: str) -> tuple[Class, Any]:
         if not _readable(cls, name):
             raise AttributeError(f"gradcli run does not change the attribute '{name}'")
         return cls, None
-    function = member.setter_function if role == "setter" else member.deleter_function
+    function = member.fset if role == "setter" else member.fdel
     if function is None:
         raise AttributeError(f"property '{name}' of '{cls.name}' object has no {role}")
     return cls, function

@@ -111,7 +111,7 @@ class Expressions(Comprehensions):
 
     def lower_Name(self, node: ast.Name) -> Closure:
         name = node.id
-        if name.startswith("__") and name != "__name__":
+        if name.startswith("__") and name != "__name__" and not self._special_in_class(name):
             raise self.refuse(
                 node,
                 f"gradcli run does not take names that start with '__' ({name!r})",
@@ -129,6 +129,11 @@ class Expressions(Comprehensions):
                     "gradcli run takes the builtins a tutorial uses (print, len, range, ...)",
                 )
         return self.name_reader(name)
+
+    def _special_in_class(self, name: str) -> bool:
+        """A special method read by its name in the class body defining it
+        (``__rmul__ = __mul__``)."""
+        return self.scope.kind == "class" and name in SPECIAL and name in self.scope.own
 
     def name_reader(self, name: str) -> Closure:
         where, hops = self.scope.where(name)

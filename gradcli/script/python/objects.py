@@ -10,6 +10,7 @@ an attribute by name (``str.format``, ``ljust``, ``join``) are checked first.
 
 from __future__ import annotations
 
+import collections
 import string
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ _METHODS: dict[type, frozenset[str]] = {
     dict: frozenset(_DICT),
     set: frozenset(_SET),
     frozenset: frozenset(_SET) - {"add", "clear", "discard", "pop", "remove", "update"},
+    collections.OrderedDict: frozenset([*_DICT, "move_to_end"]),
 }
 _NUMBER_ATTRIBUTES = {
     int: {"real", "imag", "numerator", "denominator", "bit_length", "conjugate"},
@@ -74,7 +76,7 @@ def get(run: Run, value: Any, name: str) -> Any:
         if missing is not None:
             return missing(name)
         raise AttributeError(f"module '{value.name}' has no attribute '{name}'")
-    if kind is list or kind is dict or kind is set or kind is tuple or kind is frozenset:
+    if kind is not str and kind in _METHODS:
         if name in _METHODS[kind]:
             return _method(run, value, name)
     elif kind is str:

@@ -92,7 +92,9 @@ class GradFn:
         return self.run.node_names.get(self.node) or self.node.name()
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at 0x{id(self):x}>"
+        custom = self.node.prim.extra.get("custom_function") is not None
+        prefix = "torch.autograd.function." if custom else ""  # a script's autograd.Function
+        return f"<{prefix}{self.name()} object at 0x{id(self):x}>"
 
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
         inputs = self.node.inputs or ()
@@ -470,8 +472,10 @@ def write(run: Run, tensor: gc.Tensor, index: Any, value: Any, node_name: str | 
     )
     if not tracked:
         plain = value.data if isinstance(value, gc.Tensor) else value
+        # a tensor in the index (a mask, indices) as its array: numpy reads a bool mask so
+        index = tuple(i.data if isinstance(i, gc.Tensor) else i for i in index)
         try:
-            tensor.data[index if index != (Ellipsis,) else ...] = plain
+            tensor.data[index] = plain
         except (IndexError, ValueError) as exc:
             raise IndexError(str(exc)) from None
         return tensor
