@@ -257,3 +257,10 @@ def test_a_million_instances_are_bounded_by_the_memory():
     program = "class A:\n    pass\nxs = [A() for _ in range(10 ** 6)]"
     with bounds.using(bounds.Budget(max_memory=100_000_000)):
         assert "--max-memory" in _stopped(program)
+
+
+def test_input_is_a_name_whose_call_is_refused():
+    # torch's docstring of autograd.Function passes the builtin where a tensor goes
+    program = "def f(i):\n    return i.exp()\nprint('ran')\nf(input)"
+    assert gradcli_run(program) == python_run(program)
+    assert "does not take input()" in _stopped("x = input('? ')")

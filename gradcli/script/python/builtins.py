@@ -334,6 +334,7 @@ def builtins(run: Run) -> dict[str, Any]:
         }
     )
     wrapped.update(
+        input=Builtin("input", _no_input),
         super=Builtin("super", super_, "<class 'super'>"),
         staticmethod=Builtin("staticmethod", classes.StaticMethod, "<class 'staticmethod'>"),
         classmethod=Builtin("classmethod", classes.ClassMethod, "<class 'classmethod'>"),
@@ -346,6 +347,15 @@ def builtins(run: Run) -> dict[str, Any]:
     wrapped["True"] = True
     wrapped["False"] = False
     return wrapped
+
+
+def _no_input(*prompt: Any) -> None:
+    """``input()``: a script reads no terminal (the name is a value, as Python's is:
+    torch's docs pass it where a tensor goes, ``Exp.apply(input)``)."""
+    raise GradcliError(
+        "gradcli run does not take input(): a script reads no terminal",
+        hint="write the value into the script",
+    )
 
 
 def _whole(value: Any) -> Any:
