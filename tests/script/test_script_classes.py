@@ -58,6 +58,9 @@ CLASSES = {
     "v = V(1, 2) + V(3, 4)\nv[0] = 7\nprint(v, len(v), v[1], list(v), 2 * v, -v, v(1))\n"
     "print(v == V(7, 6), v != V(7, 6), V(1) == 3, sorted([V(5), V(1), V(3)]), 6 in v)\n"
     "print(bool(V()), min(V(4), V(2)), sum([V(1), V(2)], V(0)), callable(v))\nv",
+    "functions and methods shown by their qualified names": "class Foo:\n"
+    "    def m(self):\n        def inner():\n            pass\n        return inner\n"
+    "    @classmethod\n    def c(cls):\n        pass\nprint(Foo.m, Foo().m, Foo.c, Foo().m())",
     "str and repr": "class S:\n    def __str__(self):\n        return 'as str'\n"
     "    def __repr__(self):\n        return 'as repr'\ns = S()\nprint(s, str(s), repr(s), [s])\n"
     "s\nprint(f'{s} {s!r}')",

@@ -301,8 +301,8 @@ class BoundMethod(Builtin):
         self.function, self.owner = function, owner
 
     def __repr__(self) -> str:
-        klass = self.owner if isinstance(self.owner, Class) else type(self.owner).script_class
-        return f"<bound method {klass.name}.{self.name} of {self.owner!r}>"
+        name = getattr(self.function, "qualname", self.name)
+        return f"<bound method {name} of {self.owner!r}>"
 
 
 def bound(member: Any, instance: Any, cls: Class) -> Any:

@@ -54,7 +54,7 @@ def once_differentiable(function: Any) -> Any:
     if not isinstance(function, Function):
         raise TypeError("once_differentiable decorates a function of the script")
     made = Function(function.name, function.parameters, function.body, function.closure)
-    made.doc = function.doc
+    made.doc, made.qualname = function.doc, function.qualname
     made.wrapped = lambda: gc.set_grad_enabled(False)
     return made
 

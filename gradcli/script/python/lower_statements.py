@@ -303,10 +303,12 @@ class Statements(Targets, Imports, Classes):
         decorators = [expressions.lower(d) for d in node.decorator_list]
         store = self.name_writer(node.name, scope)
         name = node.name
+        qualname = ".".join([*self.qualifiers, name])
 
         def define(frame: Frame) -> None:
             applied = [d(frame) for d in decorators]
             made: Any = Function(name, parameters(frame), run_body, frame, doc)
+            made.qualname = qualname
             for decorator in reversed(applied):
                 made = call(decorator, (made,), {})
             store(frame, made)
