@@ -131,6 +131,10 @@ FUNCTIONS = {
     "x = torch.tensor([3.0, 1.0, 2.0], requires_grad=True)\nv, i = Sort.apply(x)\n"
     "print(v.requires_grad, i.requires_grad)\n(v * torch.tensor([1.0, 2.0, 3.0])).sum()"
     ".backward()\nprint(x.grad)",
+    "a custom function's class": "class Id(torch.autograd.Function):\n    @staticmethod\n"
+    "    def forward(ctx, x):\n        return x.clone()\n    @staticmethod\n"
+    "    def backward(ctx, g):\n        return g\nprint(issubclass(Id, torch.autograd.Function),"
+    " torch.autograd.Function, Id)",
     "gradcheck of a custom function": "class Sq(torch.autograd.Function):\n"
     "    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n"
     "        return x * x\n    @staticmethod\n    def backward(ctx, g):\n"
@@ -155,7 +159,8 @@ MODULES = {
     "print(net.training, net.eval().training, net.first.training)\n"
     "print(list(net.state_dict().keys()))\n"
     "print(isinstance(net, nn.Module), isinstance(net, Net), isinstance(net.first, Net))\n"
-    "print(net.first.scale, type(net))\nnet.first.bias\nnet.forward(x)",
+    "print(net.first.scale, type(net))\nnet.first.bias\nnet.forward(x)\n"
+    "print(issubclass(Net, nn.Module), issubclass(Net, object), nn.Module, nn.Parameter)",
     "Parameter before Module.__init__": "class Bad(torch.nn.Module):\n"
     "    def __init__(self):\n        self.w = torch.nn.Parameter(torch.ones(1))\nBad()",
 }

@@ -126,7 +126,7 @@ def builtins(run: Run) -> dict[str, Any]:
             elif isinstance(kind, TypeName):
                 if type_name(value) == kind.name:
                     return True
-            elif isinstance(kind, (classes.Class, classes.LibraryClass)):
+            elif isinstance(kind, classes.Class) or classes.as_base(kind) is not None:
                 if classes.is_instance(value, kind):
                     return True
             else:
@@ -138,7 +138,7 @@ def builtins(run: Run) -> dict[str, Any]:
         for base in listed_bases:
             if isinstance(base, _Typed) and base.kind is object:
                 base = classes.OBJECT
-            if not isinstance(base, (classes.Class, classes.LibraryClass)):
+            if not isinstance(base, classes.Class) and classes.as_base(base) is None:
                 raise TypeError("issubclass() arg 2 must be a class of the script or torch's")
             if classes.is_subclass(kind, base):
                 return True
@@ -154,7 +154,7 @@ def builtins(run: Run) -> dict[str, Any]:
     def callable_(value: Any) -> bool:
         if isinstance(value, classes.ScriptObject):
             return classes.is_callable(value)
-        return isinstance(value, (Function, Builtin, type, classes.Class, classes.LibraryClass))
+        return isinstance(value, (Function, Builtin, type, classes.Class, classes.LibraryBase))
 
     def type_(value: Any) -> Any:
         kind = type(value)

@@ -4,7 +4,7 @@ A ``class`` statement runs its body in a frame of its own (``ClassFrame``) whose
 the class's namespace; its methods are the script's ``Function`` objects, never Python code.
 The class is a ``Class``: its name, bases, Python's method resolution order (C3, ``mro``) and
 namespace. What the script can name as a base is another ``Class``, ``object``, or one of the
-library's classes a script reaches through torch's names (``LibraryClass``:
+library's classes a script reaches through torch's names (``LibraryBase``:
 ``torch.nn.Module`` is ``gradcli.nn.Module``, ``torch.autograd.Function`` is
 ``gradcli.autograd.Function``).
 
@@ -76,21 +76,23 @@ INSTANCE_BYTES = 512  # what an instance and its attribute dict take, about
 _MISSING = object()
 
 
-class LibraryClass:
-    """A class of the library a script may subclass and name (``torch.nn.Module``):
-    ``host`` is the Python class, ``shown`` the name torch prints."""
+class LibraryBase:
+    """A class of the library a script may derive from and name (``torch.nn.Module``):
+    ``kind`` is the Python class, ``path`` the name torch prints; ``make``, where given, is
+    what calling it makes (``torch.nn.Parameter(t)``). ``as_base`` takes any value of that
+    shape (the nn wiring's classes of the library too) as one, the same for the same kind."""
 
     python_name = "type"
 
-    def __init__(self, shown: str, host: type, make: Callable[..., Any] | None = None):
-        self.shown, self.host, self.make = shown, host, make
-        self.name = shown.rsplit(".", 1)[-1]
+    def __init__(self, kind: type, path: str, make: Callable[..., Any] | None = None):
+        self.kind, self.path, self.make = kind, path, make
+        self.name = path.rsplit(".", 1)[-1]
         # the attributes the library keeps on its instances (a script neither reads nor
         # writes those whose names start with '_')
         self.internal: frozenset[str] = frozenset()
-        if host is not object:
+        if kind is not object:
             try:
-                self.internal = frozenset(vars(host()))
+                self.internal = frozenset(vars(kind()))
             except TypeError:
                 pass
 
@@ -100,18 +102,37 @@ class LibraryClass:
 
     def has(self, name: str) -> bool:
         """Whether the class (or a base of it) defines ``name`` itself."""
-        return any(name in vars(klass) for klass in self.host.__mro__)
+        return any(name in vars(klass) for klass in self.kind.__mro__)
 
     def script_call(self, *args: Any, **kwargs: Any) -> Any:
         if self.make is None:
-            raise TypeError(f"gradcli run does not make a {self.shown} itself; subclass it")
+            raise TypeError(f"gradcli run does not make a {self.path} itself; subclass it")
         return self.make(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<class '{self.shown}'>"
+        return f"<class '{self.path}'>"
 
 
-OBJECT = LibraryClass("object", object)
+OBJECT = LibraryBase(object, "object")
+_BASES: dict[type, LibraryBase] = {object: OBJECT}
+
+
+def library_base(kind: type, path: str, make: Callable[..., Any] | None = None) -> LibraryBase:
+    """The one ``LibraryBase`` of ``kind`` (the same object wherever a script reaches it)."""
+    if kind not in _BASES:
+        _BASES[kind] = LibraryBase(kind, path, make)
+    return _BASES[kind]
+
+
+def as_base(value: Any) -> LibraryBase | None:
+    """``value`` as a base of a script's class, where it is one of the library's classes
+    (a ``LibraryBase``, or any value with a Python class ``kind`` and its ``path``)."""
+    if isinstance(value, LibraryBase):
+        return value
+    kind, path = getattr(value, "kind", None), getattr(value, "path", None)
+    if not isinstance(kind, type) or not isinstance(path, str):
+        return None
+    return library_base(kind, path)
 
 
 class Class:
@@ -124,13 +145,13 @@ class Class:
         self.bases = bases
         self.namespace = namespace
         self.mro: list[Any] = [self, *_linearized([list(b.mro) for b in bases] + [list(bases)])]
-        libraries = [b for b in self.mro if isinstance(b, LibraryClass) and b is not OBJECT]
+        libraries = [b for b in self.mro if isinstance(b, LibraryBase) and b is not OBJECT]
         if len(libraries) > 1:
             raise GradcliError(
-                f"class {name} derives from {libraries[0].shown} and {libraries[1].shown}: "
+                f"class {name} derives from {libraries[0].path} and {libraries[1].path}: "
                 "gradcli run takes one of the library's classes as a base"
             )
-        self.library: LibraryClass | None = libraries[0] if libraries else None
+        self.library: LibraryBase | None = libraries[0] if libraries else None
         if "__eq__" in namespace and "__hash__" not in namespace:
             namespace["__hash__"] = None  # Python's rule: __eq__ without __hash__
         self.host = self._host()
@@ -140,14 +161,14 @@ class Class:
         bases: tuple[type, ...] = (ScriptObject,)
         adapters: dict[str, Any] = {}
         if self.library is not None:
-            bases = (ScriptObject, self.library.host)
+            bases = (ScriptObject, self.library.kind)
             for klass in self.mro:
                 if not isinstance(klass, Class):
                     continue
                 for name in klass.namespace:
                     if name in adapters or name.startswith("__"):
                         continue
-                    if hasattr(self.library.host, name):
+                    if hasattr(self.library.kind, name):
                         adapters[name] = _adapter(self, name)
         namespace = {
             "script_class": self,
@@ -181,7 +202,7 @@ class Class:
             if result is not None:
                 raise TypeError(f"__init__() should return None, not '{_type_name(result)}'")
         elif owner is not None and owner is not OBJECT:
-            owner.host.__init__(made, *args, **kwargs)
+            owner.kind.__init__(made, *args, **kwargs)
         elif args or kwargs:
             raise TypeError(f"{self.name}() takes no arguments")
         return made
@@ -342,7 +363,7 @@ class Super:
                 continue
             if name == "__init__" and klass is OBJECT:
                 return Builtin("__init__", _object_init)
-            found = getattr(klass.host, name)
+            found = getattr(klass.kind, name)
             if instance is None:
                 return Builtin(name, found)
             return Builtin(name, found.__get__(instance))
@@ -374,7 +395,7 @@ def _type_name(value: Any) -> str:
 # -- attributes ---------------------------------------------------------------------------------
 def is_scripted(value: Any) -> bool:
     """Whether ``value`` is one of this module's: a class, an instance, a ``super()``."""
-    return isinstance(value, (ScriptObject, Class, Super, LibraryClass, Property))
+    return isinstance(value, (ScriptObject, Class, Super, LibraryBase, Property))
 
 
 def get(run: Run, value: Any, name: str) -> Any:
@@ -386,8 +407,8 @@ def get(run: Run, value: Any, name: str) -> Any:
         )
     if isinstance(value, (Super, Property)):
         return value.attribute(name)
-    if isinstance(value, LibraryClass):
-        return _library_class_attribute(value, name, value.host)
+    if isinstance(value, LibraryBase):
+        return _library_class_attribute(value, name, value.kind)
     if isinstance(value, Class):
         member, owner = value.lookup(name)
         if member is LIBRARY:
@@ -430,12 +451,12 @@ def _library_attribute(run: Run, value: Any, name: str) -> Any:
     return Builtin(name, found) if callable(found) else found
 
 
-def _library_class_attribute(klass: LibraryClass, name: str, host: type) -> Any:
+def _library_class_attribute(klass: LibraryBase, name: str, host: type) -> Any:
     """``Exp.apply``, ``nn.Module.__init__``: the library class's public members (and its
     ``__init__``) read through ``host`` (the script class's host, or the library class), as
     Builtins."""
     if klass is OBJECT or (name.startswith("_") and name != "__init__") or not klass.has(name):
-        raise AttributeError(f"type object '{klass.shown}' has no attribute '{name}'")
+        raise AttributeError(f"type object '{klass.path}' has no attribute '{name}'")
     found = getattr(host, name)
     return Builtin(name, found) if callable(found) else found
 
@@ -495,19 +516,26 @@ def delete_attribute(run: Run, value: Any, name: str) -> None:
 
 def is_instance(value: Any, kind: Any) -> bool:
     """``isinstance(value, kind)`` for a class of the script or a library class."""
-    if isinstance(kind, LibraryClass):
-        return isinstance(value, kind.host)
+    library = as_base(kind)
+    if library is not None:
+        return isinstance(value, library.kind)
     cls = script_class(value)
     return cls is not None and kind in cls.mro
 
 
 def is_subclass(kind: Any, base: Any) -> bool:
-    """``issubclass(kind, base)``."""
+    """``issubclass(kind, base)`` for the script's classes and the library's."""
+    library = as_base(base)
     if isinstance(kind, Class):
-        return base in kind.mro
-    if isinstance(kind, LibraryClass):
-        return base is kind or base is OBJECT
-    raise TypeError("issubclass() arg 1 must be a class")
+        if library is None:
+            return base in kind.mro
+        return library is OBJECT or (
+            kind.library is not None and issubclass(kind.library.kind, library.kind)
+        )
+    derived = as_base(kind)
+    if derived is None:
+        raise TypeError("issubclass() arg 1 must be a class")
+    return library is not None and issubclass(derived.kind, library.kind)
 
 
 # -- the special methods Python calls ------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 from ... import autograd
 from ... import engine as gc
 from ...engine.custom_function import FunctionCtx
-from .classes import LibraryClass
+from .classes import LibraryBase, library_base
 from .runtime import Builtin, Function, Module
 
 # What torch's ctx offers a script, beside the attributes the script sets
@@ -59,12 +59,12 @@ def once_differentiable(function: Any) -> Any:
     return made
 
 
-def function_class() -> LibraryClass:
+def function_class() -> LibraryBase:
     """``torch.autograd.Function``, the base a script's custom function derives from."""
-    return LibraryClass("torch.autograd.function.Function", autograd.Function)
+    return library_base(autograd.Function, "torch.autograd.function.Function")
 
 
-def function_module(base: LibraryClass, missing: Any) -> Module:
+def function_module(base: LibraryBase, missing: Any) -> Module:
     """``torch.autograd.function``."""
     return Module(
         "torch.autograd.function",

@@ -15,7 +15,7 @@ import ast
 from typing import Any
 
 from ...base.errors import GradcliError
-from .classes import IGNORED, OBJECT, SPECIAL, Class, ClassFrame, LibraryClass
+from .classes import IGNORED, OBJECT, SPECIAL, Class, ClassFrame, as_base
 from .lower_expressions import Expressions
 from .runtime import Frame, call
 from .scopes import class_scope
@@ -78,10 +78,13 @@ class Classes:
 def _base(value: Any, name: str) -> Any:
     """A base of a class as the script gave it: a script class, ``object``, or one of the
     library's classes."""
-    if isinstance(value, (Class, LibraryClass)):
+    if isinstance(value, Class):
         return value
     if getattr(value, "kind", None) is object:  # the builtin object
         return OBJECT
+    library = as_base(value)  # torch.nn.Module, torch.autograd.Function, a layer
+    if library is not None:
+        return library
     from .runtime import type_name
 
     shown = repr(value) if type_name(value) == "type" else f"a {type_name(value)}"

@@ -40,7 +40,7 @@ from ...lang.values import CONSTRUCTORS, LIKE
 from ...nn import module as nn_module
 from . import autograd, builtins, custom_functions, printing
 from .calls import DTYPES, DType, call_op, dtype_of, numpy_name
-from .classes import LibraryClass
+from .classes import library_base
 from .printing import Size
 from .runtime import Builtin, Function, Module, call
 from .tensors import CPU, Device, read_grad
@@ -484,9 +484,9 @@ def modules(run: Run) -> dict[str, Module]:
         "torch.nn",
         {
             "functional": functional,
-            "Module": LibraryClass("torch.nn.modules.module.Module", nn_module.Module),
-            "Parameter": LibraryClass(
-                "torch.nn.parameter.Parameter", nn_module.Parameter, nn_module.Parameter
+            "Module": library_base(nn_module.Module, "torch.nn.modules.module.Module"),
+            "Parameter": library_base(
+                nn_module.Parameter, "torch.nn.parameter.Parameter", nn_module.Parameter
             ),
             "__missing__": _refuse_nn,
         },
