@@ -76,6 +76,10 @@ CLASSES = {
     "    return K\nprint(outer().w, outer())",
     "nested class": "class Outer:\n    class Inner:\n        pass\n"
     "print(Outer.Inner, Outer.Inner())",
+    "a method called with the wrong arguments": "class W:\n    def __init__(self, a):\n"
+    "        self.a = a\n    def m(self, b):\n        return b\ntry:\n    W()\n"
+    "except TypeError as e:\n    print(e)\ntry:\n    W(1).m(1, 2)\nexcept TypeError as e:\n"
+    "    print(e)\ndef f():\n    def g(x):\n        pass\n    g()\nf()",
     "__init__ returning a value": "class R:\n    def __init__(self):\n        return 1\nR()",
     "object base and no-argument instance": "class O(object):\n    pass\nO(1)",
 }

@@ -577,7 +577,7 @@ class ScriptObject:
         found = _special(self, "__str__")
         if found is not None:
             return str(_checked(found(), str, "__str__", "string"))
-        return repr(self)
+        return super().__str__()
 
     def __eq__(self, other: object) -> Any:
         found = _special(self, "__eq__")

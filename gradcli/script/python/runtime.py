@@ -246,7 +246,7 @@ class Function:
                     f"the script's calls nest more than {MAX_CALLS} deep (in {self.name})",
                     hint="a recursion that does not end? gradcli run takes calls this deep",
                 )
-            frame = Frame(self.parameters.bind(self.name, args, kwargs), self.closure, run)
+            frame = Frame(self.parameters.bind(self.qualname, args, kwargs), self.closure, run)
             run.frames.append(frame)
             if self.wrapped is not None:
                 with self.wrapped():
