@@ -24,6 +24,8 @@ CLASSES = {
     "a.v += 2\nprint(a.v, hasattr(a, 'w'), getattr(a, 'w', 'none'))\ndel a.v\n"
     "print(hasattr(a, 'v'))\ndel a.v",
     "missing attribute": "class A:\n    pass\nA().nope",
+    "the host's own names are not the script's": "class A:\n    pass\nfor n in ['script_class',"
+    " 'script_call', 'python_name']:\n    print(hasattr(A(), n), hasattr(A, n))",
     "single inheritance and super()": "class Base:\n    def __init__(self, n):\n"
     "        self.n = n\n    def who(self):\n        return 'base' + str(self.n)\n"
     "class Child(Base):\n    def __init__(self, n):\n        super().__init__(n * 10)\n"

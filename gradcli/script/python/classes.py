@@ -364,9 +364,9 @@ class Super:
             if name == "__init__" and klass is OBJECT:
                 return Builtin("__init__", _object_init)
             found = getattr(klass.kind, name)
-            if instance is None:
-                return Builtin(name, found)
-            return Builtin(name, found.__get__(instance))
+            if instance is not None and hasattr(found, "__get__"):
+                found = found.__get__(instance, type(instance))
+            return _script_value(name, found)
         raise AttributeError(f"'super' object has no attribute '{name}'")
 
     def __repr__(self) -> str:
@@ -427,6 +427,8 @@ def get(run: Run, value: Any, name: str) -> Any:
     fields = vars(value)
     if name in fields and not name.startswith("__") and _readable(cls, name):
         return fields[name]
+    if name in _HOST_NAMES:
+        raise AttributeError(f"'{cls.name}' object has no attribute '{name}'")
     if member is _MISSING or (member is LIBRARY and name.startswith("_")):
         if cls.library is not None and not name.startswith("_"):
             return _library_attribute(run, value, name)
@@ -447,7 +449,14 @@ def _library_attribute(run: Run, value: Any, name: str) -> Any:
 
     if library_objects.is_library_object(value):
         return library_objects.attribute(run, value, name)
-    found = getattr(value, name)
+    return _script_value(name, getattr(value, name))
+
+
+def _script_value(name: str, found: Any) -> Any:
+    """A member of the library as a script holds it: a callable as a Builtin; a Python class
+    or module is not for a script to hold."""
+    if isinstance(found, type) or type(found).__name__ == "module":
+        raise AttributeError(f"gradcli run does not read the attribute '{name}'")
     return Builtin(name, found) if callable(found) else found
 
 
@@ -457,8 +466,7 @@ def _library_class_attribute(klass: LibraryBase, name: str, host: type) -> Any:
     Builtins."""
     if klass is OBJECT or (name.startswith("_") and name != "__init__") or not klass.has(name):
         raise AttributeError(f"type object '{klass.path}' has no attribute '{name}'")
-    found = getattr(host, name)
-    return Builtin(name, found) if callable(found) else found
+    return _script_value(name, getattr(host, name))
 
 
 def set_attribute(run: Run, value: Any, name: str, new: Any) -> None:
@@ -794,3 +802,7 @@ def is_callable(value: Any) -> bool:
     """``callable(value)`` for an instance of a script class."""
     member, _ = type(value).script_class.lookup("__call__")
     return member is LIBRARY or (member is not _MISSING and member is not None)
+
+
+# The names the host classes have of their own (not the script's, nor the library's)
+_HOST_NAMES = frozenset({*vars(ScriptObject), "script_class", "python_name"})
