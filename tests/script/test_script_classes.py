@@ -82,6 +82,13 @@ CLASSES = {
     "        self.a = a\n    def m(self, b):\n        return b\ntry:\n    W()\n"
     "except TypeError as e:\n    print(e)\ntry:\n    W(1).m(1, 2)\nexcept TypeError as e:\n"
     "    print(e)\ndef f():\n    def g(x):\n        pass\n    g()\nf()",
+    "exceptions of the script": "class Stop(Exception):\n    pass\n"
+    "class Bad(ValueError):\n    def __init__(self, what):\n"
+    "        super().__init__('bad ' + what)\n"
+    "        self.what = what\ntry:\n    raise Bad('x')\nexcept Stop:\n    print('no')\n"
+    "except ValueError as e:\n    print(e, repr(e), e.args, e.what, isinstance(e, Bad))\n"
+    "try:\n    raise Stop\nexcept (Bad, Stop) as e:\n    print(type(e), repr(e))\n"
+    "print(Stop(1, 2))\nraise Bad('end')",
     "__init__ returning a value": "class R:\n    def __init__(self):\n        return 1\nR()",
     "object base and no-argument instance": "class O(object):\n    pass\nO(1)",
 }

@@ -179,6 +179,10 @@ class Class:
         }
         return type(self.name, bases, namespace)
 
+    def is_exception(self) -> bool:
+        """Whether the class derives from one of Python's exceptions (``raise`` takes it)."""
+        return self.library is not None and issubclass(self.library.kind, BaseException)
+
     def lookup(self, name: str) -> tuple[Any, Any]:
         """(the member ``name`` of the class, the class of its MRO that has it); for one the
         library's class has, (``LIBRARY``, that class); (``_MISSING``, None) else."""
@@ -195,7 +199,10 @@ class Class:
         run = self.run
         run.steps.step()
         run.tally.charge(INSTANCE_BYTES, f"an instance of {self.name}")
-        made: Any = object.__new__(self.host)
+        if self.is_exception():  # BaseException.__new__ keeps the arguments as its args
+            made: Any = self.host.__new__(self.host, *args)
+        else:
+            made = object.__new__(self.host)
         init, owner = self.lookup("__init__")
         if isinstance(init, Function):
             result = init(made, *args, **kwargs)
@@ -440,7 +447,9 @@ def get(run: Run, value: Any, name: str) -> Any:
 
 def _readable(cls: Class, name: str) -> bool:
     """Whether an instance's own attribute ``name`` is the script's (not the library's
-    bookkeeping, ``_parameters``)."""
+    bookkeeping, ``_parameters``, nor the interpreter's on an exception, ``_gradcli_places``)."""
+    if name.startswith("_gradcli"):
+        return False
     return cls.library is None or not (name.startswith("_") and name in cls.library.internal)
 
 

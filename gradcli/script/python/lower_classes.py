@@ -15,7 +15,8 @@ import ast
 from typing import Any
 
 from ...base.errors import GradcliError
-from .classes import IGNORED, OBJECT, SPECIAL, Class, ClassFrame, as_base
+from .classes import IGNORED, OBJECT, SPECIAL, Class, ClassFrame, as_base, library_base
+from .errors import SCRIPT_EXCEPTIONS
 from .lower_expressions import Expressions
 from .runtime import Frame, call
 from .scopes import class_scope
@@ -85,13 +86,15 @@ def _base(value: Any, name: str) -> Any:
     library = as_base(value)  # torch.nn.Module, torch.autograd.Function, a layer
     if library is not None:
         return library
+    if isinstance(value, type) and value in SCRIPT_EXCEPTIONS:  # class Stop(Exception)
+        return library_base(value, value.__name__)
     from .runtime import type_name
 
     shown = repr(value) if type_name(value) == "type" else f"a {type_name(value)}"
     raise GradcliError(
         f"gradcli run does not take {shown} as a base of class {name} yet",
         hint="a class of a script derives from the script's classes, object, "
-        "torch.nn.Module or torch.autograd.Function",
+        "torch.nn.Module, torch.autograd.Function or an exception",
     )
 
 

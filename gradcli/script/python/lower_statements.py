@@ -23,6 +23,7 @@ from typing import Any
 from ... import engine as gc
 from ...base.errors import GradcliError
 from . import objects, printing, tensors
+from .classes import Class, is_instance
 from .errors import SCRIPT_EXCEPTIONS, at_line, note
 from .lower_classes import Classes
 from .lower_expressions import BINARY, Closure, Expressions
@@ -430,6 +431,8 @@ class Statements(Targets, Imports, Classes):
             found = value(frame)
             if isinstance(found, type) and found in SCRIPT_EXCEPTIONS:
                 raise found()
+            if isinstance(found, Class) and found.is_exception():  # raise Stop
+                found = call(found, (), {})
             if isinstance(found, SCRIPT_EXCEPTIONS):
                 raise found
             raise TypeError("exceptions must derive from BaseException")
@@ -451,11 +454,16 @@ def _assigned_name(node: ast.stmt) -> str | None:
 def _matches(exc: BaseException, kinds: Any) -> bool:
     listed = kinds if isinstance(kinds, tuple) else (kinds,)
     for kind in listed:
+        if isinstance(kind, Class) and kind.is_exception():  # a script's exception class
+            continue
         if not (isinstance(kind, type) and kind in SCRIPT_EXCEPTIONS):
             raise TypeError(
                 "catching classes that do not inherit from BaseException is not allowed"
             )
-    return isinstance(exc, listed)
+    return any(
+        is_instance(exc, kind) if isinstance(kind, Class) else isinstance(exc, kind)
+        for kind in listed
+    )
 
 
 def _updated(frame: Frame, current: Any, symbol: str, operand: Any) -> Any:
