@@ -285,3 +285,11 @@ def test_input_is_a_name_whose_call_is_refused():
     program = "def f(i):\n    return i.exp()\nprint('ran')\nf(input)"
     assert gradcli_run(program) == python_run(program)
     assert "does not take input()" in _stopped("x = input('? ')")
+
+
+def test_classes_made_in_a_loop_are_bounded_by_the_memory():
+    from gradcli.base import bounds
+
+    program = "made = []\nfor _ in range(10 ** 6):\n    class A:\n        pass\n    made.append(A)"
+    with bounds.using(bounds.Budget(max_memory=100_000_000)):
+        assert "--max-memory" in _stopped(program)

@@ -73,6 +73,7 @@ SPECIAL = frozenset(
 # Names a class body may assign that Python gives a meaning of its own, and gradcli ignores
 IGNORED = frozenset({"__slots__", "__doc__", "__module__", "__qualname__", "__annotations__"})
 INSTANCE_BYTES = 512  # what an instance and its attribute dict take, about
+CLASS_BYTES = 4096  # what a class, its host type and namespace take, about
 _MISSING = object()
 
 
@@ -142,6 +143,7 @@ class Class:
 
     def __init__(self, run: Run, name: str, qualname: str, bases: tuple[Any, ...], namespace: dict):
         self.run, self.name, self.qualname = run, name, qualname
+        run.tally.charge(CLASS_BYTES, f"the class {name}")
         self.bases = bases
         self.namespace = namespace
         self.mro: list[Any] = [self, *_linearized([list(b.mro) for b in bases] + [list(bases)])]
