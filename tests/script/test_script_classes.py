@@ -76,6 +76,13 @@ CLASSES = {
     "    def f(self):\n        return x\n    z = [x for _ in range(1)]\n"
     "print(C.y, C().f(), C.z)\ndef outer():\n    v = 'free'\n    class K:\n        w = v\n"
     "    return K\nprint(outer().w, outer())",
+    "a method reads its enclosing function's names past the class": "def make(k):\n"
+    "    class M:\n        def get(self):\n            return k * 2\n        def nested(self):\n"
+    "            return [k + i for i in range(2)]\n    return M()\nm = make(5)\n"
+    "print(m.get(), m.nested())",
+    "a class attribute updated through an instance": "class A:\n    n = 0\n    items = []\n"
+    "    def inc(self):\n        self.n += 1\n        self.items.append(self.n)\n"
+    "        return self.n\na = A()\nprint(a.inc(), a.inc(), A.n, A.items)",
     "nested class": "class Outer:\n    class Inner:\n        pass\n"
     "print(Outer.Inner, Outer.Inner())",
     "a method called with the wrong arguments": "class W:\n    def __init__(self, a):\n"
