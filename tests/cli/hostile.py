@@ -226,6 +226,15 @@ HOSTILE_RUN = {
     "format-method": ("print('{0.__class__}'.format(1))", "a format field by position or name"),
     "lambda-dunder": ("f = lambda: ().__class__\nf()", "start with '__'"),
     "comprehension-dunder": ("y = [i.__class__ for i in range(3)]", "start with '__'"),
-    "class": ("class A:\n    pass", "gradcli run does not take classes yet"),
+    "class-getattribute": (
+        "class A:\n    def __getattribute__(self, n):\n        open('{c}', 'w')\nA().x",
+        "does not honour __getattribute__",
+    ),
+    "class-mro": ("class A:\n    pass\ntype(A()).__mro__", "start with '__'"),
+    "super-getattribute": (
+        "class A:\n    def f(self):\n        return super().__getattribute__('x')\nA().f()",
+        "start with '__'",
+    ),
+    "class-dict": ("class A:\n    pass\nA().__dict__", "start with '__'"),
     "torch-internals": ("torch._C._set_grad_enabled(False)", "has no attribute '_C'"),
 }

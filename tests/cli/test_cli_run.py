@@ -233,7 +233,10 @@ def test_python_that_the_old_front_end_refused_runs_as_python(cli, program, tmp_
 @pytest.mark.parametrize(
     "program, message",
     [
-        ("class Net(torch.nn.Module):\n    pass", "gradcli run does not take classes yet"),
+        (
+            "class Net(torch.nn.Module):\n    def __getattribute__(self, name):\n        pass",
+            "gradcli run does not honour __getattribute__ in a class",
+        ),
         ("while True:\n    pass", "the script ran more than"),
         ("def f(x):\n    return f(x)\ny = f(torch.ones(2))", "the script's calls nest more"),
         ("x = torch.ones(2, dtype=torch.float16)", "gradcli has no torch.float16 yet"),

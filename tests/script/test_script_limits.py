@@ -46,7 +46,7 @@ def test_a_runaway_script_is_stopped_with_a_clear_error(program, message):
     "program, line, column",
     [
         ("x = 1\ny = x.__class__", 2, 4),
-        ("print('run')\nclass A:\n    pass", 2, 0),
+        ("print('run')\nclass A:\n    def __getattr__(self, name):\n        pass", 3, 4),
         ("import os", 1, 0),
         ("y = [v.__dict__ for v in range(2)]", 1, 5),
         ("def f(a=open('p')):\n    return a", 1, 8),

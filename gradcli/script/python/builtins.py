@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ... import engine as gc
 from ...base.errors import GradcliError
 from ...lang import functions as F
-from . import library_objects, limits, objects, printing
+from . import classes, library_objects, limits, objects, printing
 from .calls import call_op
 from .errors import SCRIPT_EXCEPTIONS
 from .operators import binary, iterate, truth
@@ -129,9 +129,35 @@ def builtins(run: Run) -> dict[str, Any]:
             elif isinstance(kind, TypeName):
                 if type_name(value) == kind.name or kind.name in getattr(value, "bases", ()):
                     return True
+            elif isinstance(kind, classes.Class) or classes.as_base(kind) is not None:
+                if classes.is_instance(value, kind):
+                    return True
             else:
                 raise TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union")
         return False
+
+    def issubclass_(kind: Any, bases: Any) -> bool:
+        listed_bases = bases if isinstance(bases, tuple) else (bases,)
+        for base in listed_bases:
+            if isinstance(base, _Typed) and base.kind is object:
+                base = classes.OBJECT
+            if not isinstance(base, classes.Class) and classes.as_base(base) is None:
+                raise TypeError("issubclass() arg 2 must be a class of the script or torch's")
+            if classes.is_subclass(kind, base):
+                return True
+        return False
+
+    def super_(*args: Any) -> classes.Super:
+        if not args:
+            raise RuntimeError("super(): no arguments")
+        if len(args) != 2:
+            raise TypeError("gradcli run takes super() or super(Class, instance)")
+        return classes.Super(*args)
+
+    def callable_(value: Any) -> bool:
+        if isinstance(value, classes.ScriptObject):
+            return classes.is_callable(value)
+        return isinstance(value, (Function, Builtin, type, classes.Class, classes.LibraryBase))
 
     def type_(value: Any) -> Any:
         kind = type(value)
@@ -142,6 +168,9 @@ def builtins(run: Run) -> dict[str, Any]:
             return kind if kind is not type(None) else TypeName("NoneType")
         if kind is gc.Tensor:
             return _TORCH_TENSOR
+        scripted = classes.script_class(value)
+        if scripted is not None:
+            return scripted
         library = library_objects.class_of(run, value)  # nn.Linear, nn.Parameter
         if library is not None:
             return library
@@ -280,7 +309,8 @@ def builtins(run: Run) -> dict[str, Any]:
         "iter": iter_,
         "pow": pow_,
         "divmod": divmod_,
-        "callable": lambda v: isinstance(v, (Function, Builtin, type)),
+        "callable": callable_,
+        "issubclass": issubclass_,
         "chr": chr,
         "ord": ord,
         "hash": hash,
@@ -309,12 +339,29 @@ def builtins(run: Run) -> dict[str, Any]:
             "object": _Typed(object, object),
         }
     )
+    wrapped.update(
+        input=Builtin("input", _no_input),
+        super=Builtin("super", super_, "<class 'super'>"),
+        staticmethod=Builtin("staticmethod", classes.StaticMethod, "<class 'staticmethod'>"),
+        classmethod=Builtin("classmethod", classes.ClassMethod, "<class 'classmethod'>"),
+        property=Builtin("property", classes.Property, "<class 'property'>"),
+        NotImplemented=NotImplemented,
+    )
     for kind in SCRIPT_EXCEPTIONS:
         wrapped[kind.__name__] = kind
     wrapped["None"] = None
     wrapped["True"] = True
     wrapped["False"] = False
     return wrapped
+
+
+def _no_input(*prompt: Any) -> None:
+    """``input()``: a script reads no terminal (the name is a value, as Python's is:
+    torch's docs pass it where a tensor goes, ``Exp.apply(input)``)."""
+    raise GradcliError(
+        "gradcli run does not take input(): a script reads no terminal",
+        hint="write the value into the script",
+    )
 
 
 def _whole(value: Any) -> Any:

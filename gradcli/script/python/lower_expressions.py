@@ -18,11 +18,12 @@ from collections.abc import Callable
 from typing import Any
 
 from . import objects, printing
+from .classes import SPECIAL, zero_argument_super
 from .errors import note_span, refusal
 from .lower_comprehensions import Comprehensions
 from .operators import binary, contains, index, iterate, truth, unary
 from .runtime import Frame, Function, Parameters, call
-from .scopes import FREE, GLOBAL, LOCAL, Scope, function_scope
+from .scopes import CLASS, FREE, GLOBAL, LOCAL, Scope, function_scope
 
 Closure = Callable[[Frame], Any]
 
@@ -52,9 +53,8 @@ _COMPARE = {
 _UNARY = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}
 # Python's builtins that reach files, code or the interpreter: refused where a script reads one
 OUT_OF_REACH = frozenset(
-    "eval exec compile open input globals locals vars dir breakpoint help exit quit "
-    "setattr delattr memoryview bytearray bytes classmethod staticmethod property super "
-    "issubclass".split()
+    "eval exec compile open globals locals vars dir breakpoint help exit quit "
+    "setattr delattr memoryview bytearray bytes".split()
 )
 _REFUSED = {
     ast.Await: "await",
@@ -111,7 +111,7 @@ class Expressions(Comprehensions):
 
     def lower_Name(self, node: ast.Name) -> Closure:
         name = node.id
-        if name.startswith("__") and name != "__name__":
+        if name.startswith("__") and name != "__name__" and not self._special_in_class(name):
             raise self.refuse(
                 node,
                 f"gradcli run does not take names that start with '__' ({name!r})",
@@ -129,6 +129,11 @@ class Expressions(Comprehensions):
                     "gradcli run takes the builtins a tutorial uses (print, len, range, ...)",
                 )
         return self.name_reader(name)
+
+    def _special_in_class(self, name: str) -> bool:
+        """A special method read by its name in the class body defining it
+        (``__rmul__ = __mul__``)."""
+        return self.scope.kind == "class" and name in SPECIAL and name in self.scope.own
 
     def name_reader(self, name: str) -> Closure:
         where, hops = self.scope.where(name)
@@ -159,6 +164,13 @@ class Expressions(Comprehensions):
                     ) from None
 
             return free
+        if where == CLASS:  # a class body's own name: its namespace, else the globals
+
+            def in_class(frame: Frame) -> Any:
+                found = frame.names.get(name, _MISSING)
+                return global_(frame) if found is _MISSING else found
+
+            return in_class
 
         def global_(frame: Frame) -> Any:
             run = frame.run
@@ -173,7 +185,7 @@ class Expressions(Comprehensions):
 
     def lower_Attribute(self, node: ast.Attribute) -> Closure:
         attribute = node.attr
-        if attribute.startswith("__"):
+        if attribute.startswith("__") and attribute not in SPECIAL:
             raise self.refuse(
                 node,
                 f"gradcli run does not read attributes whose names start with '__' ({attribute!r})",
@@ -202,6 +214,8 @@ class Expressions(Comprehensions):
         return make
 
     def lower_Call(self, node: ast.Call) -> Closure:
+        if _is_bare_super(node, self.scope):
+            return self.marked(node, _zero_argument_super(self, node))
         function = self.lower(node.func)
         arguments = self.arguments(node.args, node.keywords)
         return self.marked(node, lambda frame: call(function(frame), *arguments(frame)))
@@ -447,6 +461,31 @@ class Expressions(Comprehensions):
 
 
 _MISSING = object()
+
+
+def _zero_argument_super(expressions: Expressions, node: ast.Call) -> Closure:
+    """``super()`` in a method: the method's class and its first argument."""
+    scope = expressions.scope
+    if scope.kind != "function" or scope.parent is None or scope.parent.kind != "class":
+        raise expressions.refuse(
+            node,
+            "gradcli run takes super() without arguments directly in a method only",
+            "name them: super(Class, self)",
+        )
+    first = scope.first
+    return lambda frame: zero_argument_super(frame, 1, first)
+
+
+def _is_bare_super(node: ast.Call, scope: Scope) -> bool:
+    """Whether ``node`` is ``super()`` with Python's builtin ``super``."""
+    if not (isinstance(node.func, ast.Name) and node.func.id == "super"):
+        return False
+    if node.args or node.keywords or scope.where("super")[0] != GLOBAL:
+        return False
+    root = scope
+    while root.parent is not None:
+        root = root.parent
+    return "super" not in root.own
 
 
 def _literal(text: str) -> Closure:

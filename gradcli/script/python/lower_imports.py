@@ -26,6 +26,7 @@ IMPORTABLE = (
     "torch.autograd.functional",
     "torch.autograd.graph",
     "torch.autograd.forward_ad",
+    "torch.autograd.function",
     "torch.func",
     "torch.linalg",
     "torch.special",

@@ -9,7 +9,7 @@ a refusal's line and caret). At the top level of the script (and inside its ``if
 Python's interactive interpreter shows it (each statement compiled in 'single' mode): the
 way the tutorials' snippets are read and the corpus's record was made.
 
-Refused before anything runs: classes (the nn issue's), ``async``, ``match``, an import of
+Classes are ``lower_classes.py``'s. Refused before anything runs: ``async``, ``match``, an import of
 anything but torch's modules and ``math``, ``functools``, ``itertools``, ``operator``,
 ``collections``.
 """
@@ -23,7 +23,9 @@ from typing import Any
 from ... import engine as gc
 from ...base.errors import GradcliError
 from . import objects, printing, tensors
+from .classes import Class, is_instance
 from .errors import SCRIPT_EXCEPTIONS, at_line, note
+from .lower_classes import Classes
 from .lower_expressions import BINARY, Closure, Expressions
 from .lower_imports import Imports
 from .lower_targets import Targets
@@ -35,15 +37,18 @@ Statement = Callable[[Frame], Any]
 Writer = Callable[[Frame, Any], None]
 
 _NOT_YET = {
-    ast.ClassDef: "classes (torch.nn.Module and the like are the nn issue's)",
     ast.AsyncFunctionDef: "async functions",
     ast.AsyncFor: "async for loops",
     ast.AsyncWith: "async with blocks",
 }
 
 
-class Statements(Targets, Imports):
+class Statements(Targets, Imports, Classes):
     """The lowering of a script's statements (``lines``: its source lines)."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__(lines)
+        self.qualifiers: list[str] = []  # where the block being lowered is (a qualified name)
 
     def module(self, tree: ast.Module) -> Statement:
         scope = module_scope(tree.body)
@@ -274,7 +279,7 @@ class Statements(Targets, Imports):
     lower_Nonlocal = lower_Global
 
     def lower_Return(self, node: ast.Return, scope, expressions, interactive, function):
-        if scope.kind == "module":
+        if scope.kind in ("module", "class"):
             raise self.refuse(node, "'return' outside function")
         value = None if node.value is None else expressions.lower(node.value)
 
@@ -287,7 +292,11 @@ class Statements(Targets, Imports):
     def lower_FunctionDef(self, node: ast.FunctionDef, scope, expressions, interactive, function):
         inner_scope = function_scope(node, scope)
         inner = Expressions(self.lines, inner_scope, self)
-        body = self.block(node.body, inner_scope, inner, False, node.name)
+        self.qualifiers.extend((node.name, "<locals>"))
+        try:
+            body = self.block(node.body, inner_scope, inner, False, node.name)
+        finally:
+            del self.qualifiers[-2:]
         doc = ast.get_docstring(node)
 
         def run_body(frame: Frame) -> Any:
@@ -297,25 +306,17 @@ class Statements(Targets, Imports):
         decorators = [expressions.lower(d) for d in node.decorator_list]
         store = self.name_writer(node.name, scope)
         name = node.name
+        qualname = ".".join([*self.qualifiers, name])
 
         def define(frame: Frame) -> None:
             applied = [d(frame) for d in decorators]
             made: Any = Function(name, parameters(frame), run_body, frame, doc)
+            made.qualname = qualname
             for decorator in reversed(applied):
                 made = call(decorator, (made,), {})
             store(frame, made)
 
         return define
-
-    def lower_ClassDef(self, node: ast.ClassDef, scope, expressions, interactive, function):
-        bases = ", ".join(ast.unparse(b) for b in node.bases)
-        raise self.refuse(
-            node,
-            f"gradcli run does not take classes yet (class {node.name}"
-            + (f"({bases})" if bases else "")
-            + "): torch.nn.Module and the like are the nn issue's",
-            "write the model as functions of tensors: def forward(x, w, b): ...",
-        )
 
     def lower_Assert(self, node: ast.Assert, scope, expressions, interactive, function):
         test = expressions.lower(node.test)
@@ -433,6 +434,8 @@ class Statements(Targets, Imports):
             found = value(frame)
             if isinstance(found, type) and found in SCRIPT_EXCEPTIONS:
                 raise found()
+            if isinstance(found, Class) and found.is_exception():  # raise Stop
+                found = call(found, (), {})
             if isinstance(found, SCRIPT_EXCEPTIONS):
                 raise found
             raise TypeError("exceptions must derive from BaseException")
@@ -454,11 +457,16 @@ def _assigned_name(node: ast.stmt) -> str | None:
 def _matches(exc: BaseException, kinds: Any) -> bool:
     listed = kinds if isinstance(kinds, tuple) else (kinds,)
     for kind in listed:
+        if isinstance(kind, Class) and kind.is_exception():  # a script's exception class
+            continue
         if not (isinstance(kind, type) and kind in SCRIPT_EXCEPTIONS):
             raise TypeError(
                 "catching classes that do not inherit from BaseException is not allowed"
             )
-    return isinstance(exc, listed)
+    return any(
+        is_instance(exc, kind) if isinstance(kind, Class) else isinstance(exc, kind)
+        for kind in listed
+    )
 
 
 def _updated(frame: Frame, current: Any, symbol: str, operand: Any) -> Any:

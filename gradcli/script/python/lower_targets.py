@@ -14,12 +14,14 @@ from typing import Any
 import numpy as np
 
 from ... import engine as gc
+from ...base.errors import GradcliError
 from . import numpy_values, objects, tensors
+from .classes import ScriptObject, delete_attribute, is_scripted
 from .errors import note_span
 from .lower_expressions import Expressions, _span
 from .operators import iterate
 from .runtime import Frame
-from .scopes import FREE, GLOBAL, LOCAL, Scope
+from .scopes import CLASS, FREE, GLOBAL, LOCAL, Scope
 
 Writer = Callable[[Frame, Any], None]
 
@@ -41,7 +43,7 @@ class Targets:
                 frame.run.globals[name] = value
 
             return global_
-        if where == LOCAL:
+        if where == LOCAL or where == CLASS:
 
             def local(frame: Frame, value: Any) -> None:
                 frame.names[name] = value
@@ -84,7 +86,7 @@ class Targets:
                     tensors.write(frame.run, container, found, value)
                 elif type(container) is np.ndarray:  # numpy's, the value's size bounded
                     numpy_values.write(frame.run, container, found, value)
-                elif isinstance(container, (list, dict)):
+                elif isinstance(container, (list, dict, ScriptObject)):
                     if isinstance(container, dict) and found not in container:
                         from . import limits
 
@@ -169,17 +171,32 @@ class Targets:
 
             def remove_item(frame: Frame) -> None:
                 container = owner(frame)
-                if not isinstance(container, (list, dict)):
+                if not isinstance(container, (list, dict, ScriptObject)):
                     raise TypeError(
                         f"'{type(container).__name__}' object doesn't support item deletion"
                     )
                 del container[key(frame)]
 
             return remove_item
+        if isinstance(node, ast.Attribute):
+            if node.attr.startswith("__"):
+                raise self.refuse(node, "gradcli run does not delete attributes starting with '__'")
+            held, attribute = expressions.lower(node.value), node.attr
+
+            def remove_attribute(frame: Frame) -> None:
+                value = held(frame)
+                if not is_scripted(value):
+                    raise GradcliError(
+                        "gradcli run deletes the attributes of the script's own objects only",
+                        hint="set it to None instead",
+                    )
+                delete_attribute(frame.run, value, attribute)
+
+            return remove_attribute
         if isinstance(node, (ast.Tuple, ast.List)):
             parts = [self._remover(e, scope, expressions) for e in node.elts]
             return lambda frame: [p(frame) for p in parts] and None
-        raise self.refuse(node, "gradcli run deletes names and items only")
+        raise self.refuse(node, "gradcli run deletes names, items and attributes only")
 
     def lower_Delete(self, node: ast.Delete, scope, expressions, interactive, function):
         removers = [self._remover(t, scope, expressions) for t in node.targets]

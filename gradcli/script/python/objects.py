@@ -18,9 +18,19 @@ import numpy as np
 
 from ... import engine as gc
 from ...base.errors import GradcliError
+from ...engine.custom_function import FunctionCtx
 from ...engine.forward_ad import UnpackedDualTensor
 from ...engine.graph_hooks import RESULT
-from . import autograd_graph, library_objects, limits, numpy_values, printing, tensors
+from . import (
+    autograd_graph,
+    classes,
+    custom_functions,
+    library_objects,
+    limits,
+    numpy_values,
+    printing,
+    tensors,
+)
 from .calls import DType
 from .printing import ReturnTypes, Size
 from .runtime import Builtin, Function, Module, type_name
@@ -62,6 +72,8 @@ _NUMBER_ATTRIBUTES = {
 
 def get(run: Run, value: Any, name: str) -> Any:
     """``value.name`` as a script reads it."""
+    if classes.is_scripted(value):  # the script's classes and instances, super()
+        return classes.get(run, value, name)
     if name.startswith("__"):
         raise GradcliError(
             f"gradcli run does not read attributes whose names start with '__' ({name!r})",
@@ -131,6 +143,8 @@ def get(run: Run, value: Any, name: str) -> Any:
         return library_objects.attribute(run, value, name)
     elif kind is library_objects.LibraryClass:
         return library_objects.class_attribute(run, value, name)
+    elif kind is FunctionCtx:
+        return custom_functions.ctx_attribute(value, name)
     raise AttributeError(f"'{type_name(value)}' object has no attribute '{name}'")
 
 
@@ -139,8 +153,14 @@ def set_value(run: Run, value: Any, name: str, new: Any) -> None:
     objects' public attributes (``library_objects``)."""
     if name.startswith("__"):
         raise AttributeError(f"gradcli run does not write the attribute '{name}'")
+    if classes.is_scripted(value):
+        classes.set_attribute(run, value, name, new)
+        return
     if isinstance(value, gc.Tensor):
         tensors.set_attribute(run, value, name, new)
+        return
+    if isinstance(value, FunctionCtx):
+        custom_functions.set_ctx_attribute(value, name, new)
         return
     if library_objects.is_library_object(value):
         library_objects.set_attribute(run, value, name, new)

@@ -18,8 +18,9 @@ import numpy as np
 
 from ... import engine as gc
 from ...lang import functions as F
-from . import limits, numpy_values
+from . import classes, limits, numpy_values
 from .calls import apply, call_op
+from .classes import ScriptObject
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -51,6 +52,8 @@ _NUMPY = (np.ndarray, np.generic)
 
 def binary(run: Run, symbol: str, left: Any, right: Any) -> Any:
     """``left symbol right``."""
+    if isinstance(left, ScriptObject) or isinstance(right, ScriptObject):
+        return classes.binary(symbol, left, right)
     if isinstance(left, _NUMPY) or isinstance(right, _NUMPY):
         return numpy_values.binary(run, symbol, left, right, _PYTHON[symbol])
     if isinstance(left, gc.Tensor) or isinstance(right, gc.Tensor):  # a Parameter too

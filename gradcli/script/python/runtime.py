@@ -216,7 +216,16 @@ def _listed(names: list[str]) -> str:
 class Function:
     """A ``def`` or ``lambda`` of the script (see the module docstring)."""
 
-    __slots__ = ("name", "parameters", "body", "closure", "doc", "wrapped", "__weakref__")
+    __slots__ = (
+        "name",
+        "parameters",
+        "body",
+        "closure",
+        "doc",
+        "wrapped",
+        "qualname",
+        "__weakref__",
+    )
 
     def __init__(
         self,
@@ -229,6 +238,7 @@ class Function:
         self.name, self.parameters, self.body, self.closure = name, parameters, body, closure
         self.doc = doc
         self.wrapped: Callable[..., Any] | None = None  # a decorator's grad mode around it
+        self.qualname = name  # where it was defined (Foo.method, f.<locals>.g), as Python shows
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         run = self.closure.run
@@ -240,7 +250,7 @@ class Function:
                     f"the script's calls nest more than {MAX_CALLS} deep (in {self.name})",
                     hint="a recursion that does not end? gradcli run takes calls this deep",
                 )
-            frame = Frame(self.parameters.bind(self.name, args, kwargs), self.closure, run)
+            frame = Frame(self.parameters.bind(self.qualname, args, kwargs), self.closure, run)
             run.frames.append(frame)
             if self.wrapped is not None:
                 with self.wrapped():
@@ -252,7 +262,7 @@ class Function:
                 run.frames.pop()
 
     def __repr__(self) -> str:
-        return f"<function {self.name} at 0x{id(self):x}>"
+        return f"<function {self.qualname} at 0x{id(self):x}>"
 
 
 class Builtin:

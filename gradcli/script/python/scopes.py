@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-LOCAL, FREE, GLOBAL = "local", "free", "global"
+LOCAL, FREE, GLOBAL, CLASS = "local", "free", "global", "class"
 
 
 @dataclass
@@ -23,21 +23,27 @@ class Scope:
     ``own``: the names local to it; ``declared_global``/``declared_nonlocal``: its
     ``global`` and ``nonlocal`` statements; ``parent``: the scope it is written in."""
 
-    kind: str  # "module", "function" or "comprehension"
+    kind: str  # "module", "function", "comprehension" or "class"
     parent: Scope | None = None
     own: set[str] = field(default_factory=set)
     declared_global: set[str] = field(default_factory=set)
     declared_nonlocal: set[str] = field(default_factory=set)
+    first: str | None = None  # a function's first positional parameter (super()'s instance)
 
     def where(self, name: str) -> tuple[str, int]:
         """Where ``name`` lives, read in this scope: (LOCAL, 0), (FREE, hops to the frame
-        that holds it) or (GLOBAL, 0)."""
+        that holds it), (GLOBAL, 0), or (CLASS, 0) for a name a class body assigns (its
+        namespace, then the globals). The functions of a class body do not see its names:
+        a class's scope is passed over (its frame counted) as Python passes it over."""
         if self.kind == "module" or name in self.declared_global:
             return GLOBAL, 0
         if name in self.own and name not in self.declared_nonlocal:
-            return LOCAL, 0
+            return (CLASS if self.kind == "class" else LOCAL), 0
         hops, scope = 1, self.parent
         while scope is not None and scope.kind != "module":
+            if scope.kind == "class":
+                hops, scope = hops + 1, scope.parent
+                continue
             if name in scope.own and name not in scope.declared_nonlocal:
                 if name in scope.declared_global:
                     return GLOBAL, 0
@@ -50,6 +56,8 @@ def function_scope(node: ast.FunctionDef | ast.Lambda, parent: Scope) -> Scope:
     """The scope of a ``def`` or ``lambda``: its parameters and what its body assigns."""
     scope = Scope("function", parent)
     args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    scope.first = positional[0].arg if positional else None
     for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
         scope.own.add(arg.arg)
     for rest in (args.vararg, args.kwarg):
@@ -57,6 +65,15 @@ def function_scope(node: ast.FunctionDef | ast.Lambda, parent: Scope) -> Scope:
             scope.own.add(rest.arg)
     body = [node.body] if isinstance(node, ast.Lambda) else node.body
     for statement in body:
+        _Assigned(scope).visit(statement)
+    scope.own -= scope.declared_global
+    return scope
+
+
+def class_scope(node: ast.ClassDef, parent: Scope) -> Scope:
+    """The scope of a class body: the names it assigns (the class's namespace)."""
+    scope = Scope("class", parent)
+    for statement in node.body:
         _Assigned(scope).visit(statement)
     scope.own -= scope.declared_global
     return scope

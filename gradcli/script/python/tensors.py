@@ -101,7 +101,9 @@ class GradFn:
         return self.run.node_names.get(self.node) or self.node.name()
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at 0x{id(self):x}>"
+        custom = self.node.prim.extra.get("custom_function") is not None
+        prefix = "torch.autograd.function." if custom else ""  # a script's autograd.Function
+        return f"<{prefix}{self.name()} object at 0x{id(self):x}>"
 
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
         inputs = self.node.inputs or ()

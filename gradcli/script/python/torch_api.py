@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ... import autograd as gradcli_autograd
 from ... import engine as gc
 from ...base import bounds
 from ...base import torch_text as torchtext
@@ -40,6 +41,7 @@ from . import (
     autograd,
     autograd_graph,
     builtins,
+    custom_functions,
     func_api,
     numpy_values,
     printing,
@@ -482,6 +484,16 @@ def modules(run: Run) -> dict[str, Module]:
             "__missing__": missing("torch.autograd"),
         },
     )
+    function_base = custom_functions.function_class()
+    function_module = custom_functions.function_module(
+        function_base, missing("torch.autograd.function")
+    )
+    autograd_module.attributes.update(
+        Function=function_base,
+        function=function_module,
+        gradcheck=Builtin("gradcheck", gradcli_autograd.gradcheck),
+        gradgradcheck=Builtin("gradgradcheck", gradcli_autograd.gradgradcheck),
+    )
     func_module = func_api.func_module(run, missing("torch.func"))
     functional = Module(
         "torch.nn.functional",
@@ -531,6 +543,7 @@ def modules(run: Run) -> dict[str, Module]:
         "torch.autograd.functional": autograd_functional,
         "torch.autograd.graph": graph,
         "torch.autograd.forward_ad": forward_ad,
+        "torch.autograd.function": function_module,
         "torch.func": func_module,
         "torch.nn.functional": functional,
         "torch.linalg": linalg,

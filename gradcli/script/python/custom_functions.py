@@ -1,0 +1,76 @@
+"""A script's custom autograd functions: ``class Exp(torch.autograd.Function)`` with static
+``forward(ctx, ...)`` and ``backward(ctx, grad_output)``, applied by the engine's
+``custom_function`` (the class's host, ``classes.py``, carries the script's methods to it).
+
+What a script reaches here: ``torch.autograd.Function`` (the base), the module
+``torch.autograd.function`` (``Function``, ``FunctionCtx``, ``once_differentiable``), and the
+``ctx`` its methods are given: ``save_for_backward``, ``saved_tensors``,
+``needs_input_grad``, ``mark_non_differentiable``, ``mark_dirty``,
+``set_materialize_grads``, and any attribute the script sets on it (``ctx.constant = c``);
+the engine's own bookkeeping on the ctx stays out of reach.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import autograd
+from ... import engine as gc
+from ...engine.custom_function import FunctionCtx
+from .classes import LibraryBase, library_base
+from .runtime import Builtin, Function, Module
+
+# What torch's ctx offers a script, beside the attributes the script sets
+_CTX_METHODS = (
+    "save_for_backward",
+    "mark_non_differentiable",
+    "mark_dirty",
+    "set_materialize_grads",
+)
+_CTX_VALUES = ("saved_tensors", "needs_input_grad")
+_CTX_INTERNAL = frozenset(vars(FunctionCtx())) | frozenset(dir(FunctionCtx))
+
+
+def ctx_attribute(ctx: FunctionCtx, name: str) -> Any:
+    """``ctx.name`` as a script reads it."""
+    if name in _CTX_METHODS:
+        return Builtin(name, getattr(ctx, name))
+    if name in _CTX_VALUES or name == "saved_variables":
+        return getattr(ctx, "saved_tensors" if name == "saved_variables" else name)
+    if name not in _CTX_INTERNAL and name in vars(ctx):
+        return vars(ctx)[name]
+    raise AttributeError(f"'BackwardCFunction' object has no attribute '{name}'")
+
+
+def set_ctx_attribute(ctx: FunctionCtx, name: str, value: Any) -> None:
+    """``ctx.name = value``: an attribute of the script's own (torch's ctx takes any)."""
+    if name in _CTX_INTERNAL or name.startswith("__"):
+        raise AttributeError(f"gradcli run does not write the ctx's attribute '{name}'")
+    setattr(ctx, name, value)
+
+
+def once_differentiable(function: Any) -> Any:
+    """``@once_differentiable`` on a script's backward: it runs without recording."""
+    if not isinstance(function, Function):
+        raise TypeError("once_differentiable decorates a function of the script")
+    made = Function(function.name, function.parameters, function.body, function.closure)
+    made.doc, made.qualname = function.doc, function.qualname
+    made.wrapped = lambda: gc.set_grad_enabled(False)
+    return made
+
+
+def function_class() -> LibraryBase:
+    """``torch.autograd.Function``, the base a script's custom function derives from."""
+    return library_base(autograd.Function, "torch.autograd.function.Function")
+
+
+def function_module(base: LibraryBase, missing: Any) -> Module:
+    """``torch.autograd.function``."""
+    return Module(
+        "torch.autograd.function",
+        {
+            "Function": base,
+            "once_differentiable": Builtin("once_differentiable", once_differentiable),
+            "__missing__": missing,
+        },
+    )
