@@ -54,7 +54,7 @@ from ..ops.table import (
 )
 from . import sizes
 from .bytecode import reads_argument
-from .single_precision import rounded_once
+from .single_precision import power, rounded_once
 from .tensor import Node, Tensor, TensorLike, _coerce, apply, apply_one, apply_two
 
 Forward = Callable[..., Any]  # numpy in; an array, or a numpy scalar, out
@@ -568,7 +568,7 @@ pow = _binary(  # noqa: A001 - PyTorch's name
         if number_operand(node, 0)
         else "PowBackward1"
     ),
-    np.power,
+    power,  # torch's special cases of a number's power (single_precision)
     _pow_partials,
     "a ** b",
     operator="**",

@@ -30,3 +30,31 @@ def rounded_once(function: np.ufunc) -> Callable[..., Any]:
 
     forward.__name__ = function.__name__
     return forward
+
+
+def power(a: Any, b: Any) -> Any:
+    """``a ** b`` as torch's pow computes a floating tensor to a number's power: its special
+    cases (``x * x`` for 2, ``x * x * x`` for 3, ``sqrt`` for 0.5, ``1 / sqrt`` for -0.5,
+    ``1 / x`` for -1, ``1 / (x * x)`` for -2), each rounded as torch's is, and any other power
+    of a float32 tensor rounded once from float64; everything else as numpy computes it."""
+    base = np.asarray(a)
+    exponent = np.asarray(b)
+    if exponent.ndim or base.dtype not in (_SINGLE, _DOUBLE) or exponent.dtype.kind not in "fiu":
+        return np.power(a, b)
+    e = float(exponent)
+    special = _SPECIAL_POWERS.get(e)
+    if special is not None:
+        return special(base)
+    if base.dtype == _SINGLE:
+        return np.power(base.astype(_DOUBLE), e).astype(_SINGLE)
+    return np.power(a, b)
+
+
+_SPECIAL_POWERS: dict[float, Callable[[Any], Any]] = {
+    2.0: lambda x: x * x,
+    3.0: lambda x: x * x * x,
+    0.5: np.sqrt,
+    -0.5: lambda x: 1 / np.sqrt(x),
+    -1.0: lambda x: 1 / x,
+    -2.0: lambda x: 1 / (x * x),
+}
