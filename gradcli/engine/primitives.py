@@ -55,6 +55,7 @@ from ..ops.table import (
 from . import sizes
 from .bytecode import reads_argument
 from .single_precision import power, rounded_once
+from .summation import sum_like_torch
 from .tensor import Node, Tensor, TensorLike, _coerce, apply, apply_one, apply_two
 
 Forward = Callable[..., Any]  # numpy in; an array, or a numpy scalar, out
@@ -1059,7 +1060,9 @@ def _sum_to_forward(x: Array, shape: tuple[int, ...]) -> Array:
     axes = tuple(range(extra)) + tuple(
         extra + i for i, n in enumerate(shape) if n == 1 and x.shape[extra + i] != 1
     )
-    return np.sum(x, axis=axes, keepdims=True).reshape(shape) if axes else x.reshape(shape)
+    if not axes:
+        return x.reshape(shape)
+    return sum_like_torch(x, axes, True).reshape(shape)  # torch's order of adding
 
 
 _SUM_TO = register(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gradcli import engine as gc
-from gradcli.engine.summation import sum_like_torch
+from gradcli.engine.summation import sum_like_torch, torch_order
 
 torch = pytest.importorskip("torch")
 
@@ -20,7 +20,8 @@ SIZES = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 2
 def one_thread():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # torch splits a big sum between threads: the corpus runs one
-    yield
+    with torch_order():  # the mode gradcli run sums in
+        yield
     torch.set_num_threads(threads)
 
 
@@ -91,3 +92,9 @@ def test_other_dtypes_and_broadcast_views_are_numpys_sum():
     assert sum_like_torch(wide, (0,)) == np.sum(wide)
     empty = np.zeros((0, 3), np.float32)
     assert np.array_equal(sum_like_torch(empty, (0,)), np.zeros(3, np.float32))
+
+
+def test_outside_the_mode_a_sum_is_numpys():
+    a = _values(1000, np.float32, 7)
+    with torch_order(False):
+        assert sum_like_torch(a, (0,)) == np.sum(a)

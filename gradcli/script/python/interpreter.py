@@ -21,7 +21,7 @@ import numpy as np
 
 from ... import engine as gc
 from ...base.errors import GradcliError
-from ...engine import torch_random
+from ...engine import summation, torch_random
 from ...engine.meter import metering
 from ...lang.validate import check_characters
 from ...lang.values import quiet_parse
@@ -109,6 +109,7 @@ def session(run: Run) -> Iterator[None]:
         stack.enter_context(gc.default_dtype(np.float32))  # torch's default floating dtype
         stack.enter_context(gc.set_grad_enabled(True))  # put back after the script's own
         stack.enter_context(torch_random.using(run.generator))  # what rand, dropout draw from
+        stack.enter_context(summation.torch_order())  # torch's last bits in sums and means
         stack.enter_context(metering(run.tally))  # every value the engine makes, counted
         stack.enter_context(warnings.catch_warnings())
         warnings.simplefilter("ignore", RuntimeWarning)
