@@ -7,6 +7,10 @@ Two scripts, written here (not taken from anywhere):
     form of the PyTorch tutorials' first autograd example: the forward pass, ``backward()``,
     an update under ``torch.no_grad()`` and the gradients set to None, a loss printed every
     100 steps, the coefficients at the end.
+``nn training``
+    the PyTorch tutorials' two-layer network (64 samples of 1,000 features, 100 hidden units,
+    10 outputs) as ``nn.Sequential(Linear, ReLU, Linear)``, trained with ``optim.SGD`` and
+    ``MSELoss`` for 500 steps (100 with ``--quick``), a loss printed every 100 steps.
 ``straight script``
     1,000 statements ``h = torch.sin(h) * 1.01 + 0.1`` on a 4-element tensor, then
     ``backward()`` of their sum and the gradient printed.
@@ -40,7 +44,10 @@ from .harness import (
     with_bytecode,
 )
 
-TITLE = "`gradcli run` vs python with torch: a tutorial's training loop, a 1,000-statement script"
+TITLE = (
+    "`gradcli run` vs python with torch: a tutorial's training loop, nn and optim, "
+    "a 1,000-statement script"
+)
 
 SUITE = "script"
 TORCH = "python + torch"
@@ -70,6 +77,26 @@ for step in range({steps}):
             p -= rate * p.grad
             p.grad = None
 print(f"y = {{a.item()}} + {{b.item()}} x + {{c.item()}} x^2 + {{d.item()}} x^3")
+"""
+
+
+NN_LOOP = """import torch
+
+_ = torch.manual_seed(0)
+x = torch.randn(64, 1000)
+y = torch.randn(64, 10)
+model = torch.nn.Sequential(
+    torch.nn.Linear(1000, 100), torch.nn.ReLU(), torch.nn.Linear(100, 10)
+)
+loss_fn = torch.nn.MSELoss(reduction="sum")
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
+for step in range({steps}):
+    loss = loss_fn(model(x), y)
+    if step % 100 == 99:
+        print(step, loss.item())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
 """
 
 
@@ -127,6 +154,7 @@ def run(quick: bool = False) -> list[Result]:
         (root / "floor.py").write_text("import torch\n")
         scripts = {
             "training loop": LOOP.format(steps=500 if quick else 2000),
+            "nn training": NN_LOOP.format(steps=100 if quick else 500),
             "straight script": straight(1000),
         }
         floors = {
