@@ -13,6 +13,8 @@ from gradcli.base.errors import GradcliError
 
 PRELUDE = "import torch\nimport numpy as np\n"
 PROGRAMS = {
+    "numpy() of a tensor that requires grad, with grad mode off": "x = torch.ones(2, "
+    "requires_grad=True)\nwith torch.no_grad():\n    print(x.numpy())\nx.numpy()\n",
     "arrays made and printed": "a = np.array([[1, 2], [3, 4]])\nprint(a)\na\n"
     "print(a.shape, a.dtype, a.ndim, a.size, a.T)\n"
     "b = np.array([[3.3], [4.4]], dtype=np.float32)\nb\nprint(b, b.dtype)\n"

@@ -25,6 +25,7 @@ from ... import engine as gc
 from ...base import bounds
 from ...base import torch_text as torchtext
 from ...base.errors import GradcliError
+from ...engine.tensor import is_grad_enabled
 from .runtime import Builtin, Module
 
 if TYPE_CHECKING:
@@ -261,8 +262,9 @@ def from_numpy(array: Any) -> gc.Tensor:
 
 
 def to_numpy(tensor: gc.Tensor, force: bool = False) -> np.ndarray:
-    """``x.numpy()``: the tensor's values as an array over the same memory (torch's)."""
-    if tensor.requires_grad and not force:
+    """``x.numpy()``: the tensor's values as an array over the same memory (torch's); refused
+    for a tensor that requires grad while grad mode is on, as torch refuses it."""
+    if tensor.requires_grad and not force and is_grad_enabled():
         raise RuntimeError(
             "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
         )
