@@ -63,6 +63,18 @@ HOMONYMS.update(
         # the entries the interpreter takes torch's semantics from, read from the table
         ("script/python/operators.py", "unbind"): "torch's Tensor.__iter__: the entry's call",
         ("script/python/tensors.py", "to"): "Tensor.to/type_as and a write's cast: the entry",
+        ("script/python/autograd_graph.py", "all"): "register_multi_grad_hook's mode='all'",
+        ("script/python/numpy_values.py", "reshape"): "numpy's ndarray.reshape, a method checked",
+        **{
+            ("script/python/tensors.py", word): "an in-place method that changes the shape"
+            for word in ("squeeze", "unsqueeze", "transpose")
+        },
+        **{
+            ("script/python/classes.py", word): f"Python's special method __{word}__"
+            for word in ("add", "sub", "mul", "pow", "matmul", "mod", "lt", "le", "gt", "ge")
+            + ("floordiv", "truediv", "neg", "eq", "ne")
+        },
+        ("script/python/autograd_graph.py", "any"): "register_multi_grad_hook's mode='any'",
     }
 )
 

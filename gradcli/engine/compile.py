@@ -239,7 +239,8 @@ def run_batched(tape: Tape, arrays: Sequence[Array], batched: Sequence[bool]) ->
         slots[slot] = value
         is_batched[slot] = b
     # every slot holds ``size`` points' values: the large ones go after their last reader
-    frees = last_readers(tape, max(1, FREED_ELEMENTS // size)) or ((),) * len(tape.steps)
+    per_point = FREED_ELEMENTS // max(size, 1)  # a batch of no points frees as one of one
+    frees = last_readers(tape, max(1, per_point)) or ((),) * len(tape.steps)
     for (name, function, args, params, out), dead in zip(tape.steps, frees):
         flags = [is_batched[i] for i in args]
         values = [slots[i] for i in args]

@@ -232,11 +232,11 @@ def saved_slots(output: Tensor, known_only: bool = False) -> list[int]:
     assert inputs is not None
     needs = output._needs
     number = [_number(t, need) for t, need in zip(inputs, needs)]
-    if prim.name in ("mul", "div") and len(inputs) == 2:
-        slots = [1] if needs[0] or (prim.name == "div" and needs[1]) else []
-        return [s for s in [*slots, *([0] if needs[1] else [])] if not number[s]]
-    if prim.name == "pow" and len(inputs) == 2 and number[1]:
-        return [0]
+    saved_slots = prim.extra.get("saved_slots")  # the entry's own rule (mul, div, pow)
+    if saved_slots is not None and len(inputs) == 2:
+        slots = saved_slots(needs, number)
+        if slots is not None:
+            return [s for s in slots if not number[s]]
     if len(inputs) == 1 and not output._params:  # an element-wise function of one tensor
         return [RESULT] if prim.vjp_reads_out else [0]
     if known_only:

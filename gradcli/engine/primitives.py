@@ -545,6 +545,18 @@ def sub_scaled(a: TensorLike, b: TensorLike, alpha: float = 1) -> Tensor:
 for _entry, _plain in ((OPS["add"], add), (OPS["sub"], sub), (OPS["div"], div)):
     _entry.extra["operator_call"] = _plain
 
+# What torch's node saves for its reverse rule, as slots of the operands, given which need a
+# gradient and which are numbers (read by torch.autograd.graph's saved-tensor hooks and the
+# version checks, engine/graph_hooks.py); None: the general rule
+OPS["mul"].extra["saved_slots"] = lambda needs, number: [
+    *([1] if needs[0] else []),
+    *([0] if needs[1] else []),
+]
+OPS["div"].extra["saved_slots"] = lambda needs, number: [
+    *([1] if needs[0] or needs[1] else []),
+    *([0] if needs[1] else []),
+]
+
 
 @public("div")
 def divide(a: TensorLike, b: TensorLike, rounding_mode: str | None = None) -> Tensor:
@@ -591,6 +603,7 @@ maximum = _binary(
     symbolic=S.PIECEWISE,
     kink="on a tie each operand gets half the gradient",
 )
+OPS["pow"].extra["saved_slots"] = lambda needs, number: [0] if number[1] else None
 minimum = _binary(
     "minimum",
     "MinimumBackward0",
