@@ -76,6 +76,8 @@ def _ordered(x: Array, axis: tuple[int, ...], lanes: int) -> Array | None:
     layout is not one whose order this module knows."""
     if not axis:
         return np.array(x).reshape(-1)
+    if len(axis) == x.ndim and x.flags.c_contiguous:  # a whole sum of dense memory: one row
+        return _inner(x.reshape(1, -1), lanes)
     if any(s == 0 for s, n in zip(x.strides, x.shape) if n > 1):
         return None  # a broadcast view
     # the dimensions of size > 1 in memory order, outermost first
@@ -116,6 +118,13 @@ def _inner(rows: Array, lanes: int) -> Array:
     whole = n // lanes
     vectors = rows[:, : whole * lanes].reshape(batch, whole, lanes)
     partial = _interleaved(vectors)  # (batch, lanes)
+    if batch == 1:  # one sum: its last steps on numpy's scalars, far cheaper than arrays
+        one = rows.dtype.type(0)
+        for value in rows[0, whole * lanes :]:
+            one = one + value
+        for value in partial[0]:
+            one = one + value
+        return np.array([one], rows.dtype)
     total = np.zeros(batch, rows.dtype)
     for k in range(whole * lanes, n):
         total = total + rows[:, k]
@@ -198,7 +207,15 @@ def _cascade(rows: Array) -> Array:
 
 
 def _sequential(groups: Array) -> Array:
-    """``groups`` (batch, count, size, width) summed over ``size`` one after another, from 0."""
+    """``groups`` (batch, count, size, width) summed over ``size`` one after another, from 0.
+
+    numpy's reduction over an axis that is not the innermost adds row after row, in order
+    (its pairwise summation is for the innermost axis only), so with rows two or more wide
+    one call does it; adding 0 turns a sum of negative zeros into torch's +0, since torch's
+    accumulators start at 0 (tests/engine/test_engine_summation.py holds it to torch's bits).
+    Rows one wide would be the innermost axis: those are added in a loop."""
+    if groups.shape[3] > 1:
+        return np.asarray(np.add.reduce(groups, axis=2) + groups.dtype.type(0))
     total = np.zeros(groups.shape[:2] + groups.shape[3:], groups.dtype)
     for k in range(groups.shape[2]):
         total = total + groups[:, :, k]
