@@ -36,10 +36,6 @@ from .sizes import METER, stored
 from .tensor import Tensor, _Mode
 
 
-def _rewatch() -> None:
-    _Mode.watching = _Mode.tracer is not None or _Mode.forward_active or METER[0] is not None
-
-
 @contextmanager
 def metering(tally: bounds.Tally) -> Iterator[bounds.Tally]:
     """Meter the engine's values into ``tally`` (engaged: the room is what it leaves) for
@@ -51,12 +47,12 @@ def metering(tally: bounds.Tally) -> Iterator[bounds.Tally]:
 
     previous, engaged = METER[0], bounds.engage(tally)
     METER[0] = made
-    _rewatch()
+    _Mode.rewatch()  # the one rule of what apply watches for (tensor.py)
     try:
         yield tally
     finally:
         METER[0] = previous
-        _rewatch()
+        _Mode.rewatch()
         bounds.engage(engaged)
 
 
