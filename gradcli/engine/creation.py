@@ -9,6 +9,7 @@ import numpy as np
 
 from ..base.engine_errors import DomainError, DtypeError
 from ..ops.table import DTYPE_NAMES, Array
+from .single_precision import fused_multiply_add
 from .tensor import DEFAULT_DTYPE, Tensor
 from .torch_random import Generator, in_force, samplers
 from .torch_random import manual_seed as _seed_default
@@ -113,6 +114,20 @@ def linspace(
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     (steps,) = _shape((steps,))
     return _made(np.linspace(start, end, steps), requires_grad, dtype)
+
+
+def linspace_like_torch(start: float, end: float, steps: int, dtype: Any) -> Array:
+    """torch's float ``linspace`` to the last bit: in the dtype, ``step = (end - start) /
+    (steps - 1)``, the first half ``start + step * i`` and the second ``end - step * (steps -
+    1 - i)``, each a fused multiply-add (torch's CPU kernel, compiled with contraction)."""
+    kind = np.dtype(dtype)
+    first, last = kind.type(start), kind.type(end)
+    step = (last - first) / kind.type(steps - 1) if steps > 1 else kind.type(0)
+    i = np.arange(steps, dtype=np.float64)
+    low = fused_multiply_add(step, i, first, kind)
+    high = fused_multiply_add(-step, steps - 1 - i, last, kind)
+    spaced: Array = np.where(i < steps // 2, low, high).astype(kind)
+    return spaced
 
 
 def _drawn(

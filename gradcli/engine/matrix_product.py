@@ -24,6 +24,7 @@ from ..ops.table import (
     register,
 )
 from .primitives import _XY, add, sum_to
+from .product_order import matmul_like_torch
 from .rearranging import reshape, transpose
 from .tensor import Tensor, TensorLike, apply
 
@@ -77,7 +78,8 @@ def _matmul_forward(a: Array, b: Array) -> NumpyResult:
         raise ShapeError(
             f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied ({k_a} != {k_b})"
         )
-    return np.matmul(a, b)
+    ordered = matmul_like_torch(a, b)
+    return np.matmul(a, b) if ordered is None else ordered
 
 
 def _matmul_size(a: Array, b: Array) -> int:

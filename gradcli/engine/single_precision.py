@@ -58,3 +58,64 @@ _SPECIAL_POWERS: dict[float, Callable[[Any], Any]] = {
     -1.0: lambda x: 1 / x,
     -2.0: lambda x: 1 / (x * x),
 }
+
+
+_MANTISSA_TAIL = np.int64((1 << 29) - 1)  # the float64 bits a float32 rounds away
+_MIDPOINT = np.int64(1 << 28)
+_SPLITTER = 134217729.0  # 2**27 + 1: Dekker's split of a float64 into two halves
+
+
+def fused_multiply_add(a: Any, b: Any, c: Any, dtype: Any) -> Any:
+    """``a * b + c`` rounded once to ``dtype`` (float32 or float64), as a CPU's fused
+    multiply-add computes it (torch's kernels are compiled with contraction on).
+
+    float32: ``a * b`` of two float32s is exact in float64, so the float64 sum rounded to
+    float32 is the fused value, except where the float64 sum itself landed on a float32
+    midpoint: there the sum's rounding error decides the side. float64: Dekker's exact
+    product and Knuth's two-sum give ``a * b + c`` as a sum of three doubles, added so that
+    the result is the correctly rounded value but for ties below the last bit (vanishingly
+    rare)."""
+    kind = np.dtype(dtype)
+    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+    if kind == _SINGLE:
+        return float32_sum(a * b, c)
+    product = a * b
+    error = _product_error(a, b, product)
+    total, low = _two_sum(product, c)
+    return total + (low + error)
+
+
+def float32_sum(x: Any, y: Any) -> Any:
+    """``x + y`` (float64s whose exact sum matters) rounded once to float32."""
+    wide = np.asarray(x + y)
+    tie = (wide.view(np.int64) & _MANTISSA_TAIL) == _MIDPOINT
+    if tie.any():
+        s, xs, ys = (
+            wide[tie],
+            np.broadcast_to(x, wide.shape)[tie],
+            np.broadcast_to(y, wide.shape)[tie],
+        )
+        _, error = _two_sum(xs, ys)
+        wide = wide.copy()
+        wide[tie] = np.where(error == 0, s, np.nextafter(s, s + error))
+    return wide.astype(_SINGLE)
+
+
+def _two_sum(x: Any, y: Any) -> tuple[Any, Any]:
+    """``x + y`` rounded, and its rounding error, exactly (Knuth)."""
+    total = x + y
+    y_part = total - x
+    return total, (x - (total - y_part)) + (y - y_part)
+
+
+def _product_error(a: Any, b: Any, product: Any) -> Any:
+    """``a * b - product`` exactly, ``product`` being ``a * b`` rounded (Dekker)."""
+    a_high, a_low = _split(a)
+    b_high, b_low = _split(b)
+    return ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+
+
+def _split(x: Any) -> tuple[Any, Any]:
+    scaled = _SPLITTER * x
+    high = scaled - (scaled - x)
+    return high, x - high

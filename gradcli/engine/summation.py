@@ -58,6 +58,11 @@ def torch_order(on: bool = True) -> Iterator[None]:
         _IN_FORCE[0] = previous
 
 
+def in_force() -> bool:
+    """Whether torch's order is on (``torch_order()``): the matrix product reads it too."""
+    return _IN_FORCE[0]
+
+
 def sum_like_torch(x: Array, dim: tuple[int, ...], keepdim: bool = False) -> Array:
     """``np.sum(x, dim, keepdims=keepdim)`` added in torch's order where it can be read off."""
     axis = tuple(d % x.ndim for d in dim) if x.ndim else dim

@@ -33,6 +33,7 @@ from ... import engine as gc
 from ...base import bounds
 from ...base import torch_text as torchtext
 from ...base.errors import GradcliError
+from ...engine import creation
 from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_has
@@ -299,7 +300,11 @@ class Constructors:
         requires_grad: bool = False,
         device: Any = None,
     ) -> gc.Tensor:
-        return self.made(self.build("linspace", [start, end, steps]), dtype, requires_grad)
+        array = self.build("linspace", [start, end, steps])
+        kind = self.made(array[:0], dtype, False).dtype
+        if len(array) > 1 and kind in (np.float32, np.float64):  # torch's last bits
+            array = creation.linspace_like_torch(array[0], array[-1], len(array), kind)
+        return self.made(array, dtype, requires_grad)
 
     def like(self, name: str) -> Callable[..., gc.Tensor]:
         made_as = name.removesuffix("_like")
