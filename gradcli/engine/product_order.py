@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import summation
-from .single_precision import float32_sum
+from .single_precision import MANTISSA_TAIL, MIDPOINT, float32_sum
 
 Array = np.ndarray[Any, Any]
 
@@ -109,12 +109,27 @@ def _plain_chain(a: Array, b: Array) -> Array:
 
 
 def _fused_chain(a: Array, b: Array) -> Array:
-    """Each element ``fma(a2, b2, fma(a1, b1, a0 b0))``, each step rounded once."""
+    """Each element ``fma(a2, b2, fma(a1, b1, a0 b0))``, each step rounded once: a product of
+    two float32s is exact in float64, so a step is a float64 sum rounded to float32, but where
+    that sum landed on a float32 midpoint (``float32_sum`` settles those few). The buffers are
+    made once: a step is a handful of numpy passes over the output and no allocation."""
     a64 = a.astype(np.float64)
     b64 = b.astype(np.float64)
-    out = np.zeros((a.shape[0], b.shape[1]), np.float32)
-    product = np.empty(out.shape, np.float64)
+    shape = (a.shape[0], b.shape[1])
+    out = np.zeros(shape, np.float32)
+    acc = np.zeros(shape, np.float64)  # out's values, in float64
+    product = np.empty(shape, np.float64)
+    wide = np.empty(shape, np.float64)
+    tail = np.empty(shape, np.int64)
+    tie = np.empty(shape, bool)
     for i in range(a.shape[1]):
         np.multiply(a64[:, i : i + 1], b64[i : i + 1], out=product)
-        out = float32_sum(out.astype(np.float64), product)
+        np.add(acc, product, out=wide)
+        np.bitwise_and(wide.view(np.int64), MANTISSA_TAIL, out=tail)
+        np.equal(tail, MIDPOINT, out=tie)
+        if tie.any():
+            out[...] = float32_sum(acc, product)
+        else:
+            np.copyto(out, wide, casting="same_kind")
+        np.copyto(acc, out)
     return out

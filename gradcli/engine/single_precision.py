@@ -60,8 +60,8 @@ _SPECIAL_POWERS: dict[float, Callable[[Any], Any]] = {
 }
 
 
-_MANTISSA_TAIL = np.int64((1 << 29) - 1)  # the float64 bits a float32 rounds away
-_MIDPOINT = np.int64(1 << 28)
+MANTISSA_TAIL = np.int64((1 << 29) - 1)  # the float64 bits a float32 rounds away
+MIDPOINT = np.int64(1 << 28)
 _SPLITTER = 134217729.0  # 2**27 + 1: Dekker's split of a float64 into two halves
 
 
@@ -88,7 +88,7 @@ def fused_multiply_add(a: Any, b: Any, c: Any, dtype: Any) -> Any:
 def float32_sum(x: Any, y: Any) -> Any:
     """``x + y`` (float64s whose exact sum matters) rounded once to float32."""
     wide = np.asarray(x + y)
-    tie = (wide.view(np.int64) & _MANTISSA_TAIL) == _MIDPOINT
+    tie = (wide.view(np.int64) & MANTISSA_TAIL) == MIDPOINT
     if tie.any():
         s, xs, ys = (
             wide[tie],
