@@ -179,7 +179,7 @@ def vmap(
                 "runs the function once on empty batches; here it is run once per element)"
             )
 
-        batched = BatchedPass.tried(flat_args)
+        batched = BatchedPass.tried(flat_args, dims)
 
         def one(b: int) -> Any:
             leaves = [_slice(a, d, b) for a, d in zip(flat_args, dims)]
@@ -189,7 +189,7 @@ def vmap(
 
             if batched is None:
                 return call()
-            return batched.run([x for x, d in zip(leaves, dims) if d is not None], call)
+            return batched.run(b, [x for x, d in zip(leaves, dims) if d is not None], call)
 
         results = [one(0)]
         # the stacked result, foreseen from the first slice's before the others run

@@ -63,26 +63,34 @@ class BatchedPass:
     it, then ``replaced`` gives the stacked result with the replay's numbers, or None where
     the slices stand."""
 
-    def __init__(self) -> None:
+    def __init__(self, batches: list[np.ndarray[Any, Any]]) -> None:
+        self.batches = batches  # the mapped arguments' values, the mapped dimension first
         self.tape: Tape | None = None
         self.held = 0  # the most elements a replay of one slice holds at once
-        self.inputs: list[list[np.ndarray[Any, Any]]] = []  # each slice's mapped values
         self.failed = False
 
     @staticmethod
-    def tried(flat_args: Sequence[Any]) -> BatchedPass | None:
-        """A pass for a call with these arguments (their leaves), None where it is not tried."""
+    def tried(flat_args: Sequence[Any], dims: Sequence[int | None]) -> BatchedPass | None:
+        """A pass for a call with these arguments (their leaves) mapped along ``dims``, None
+        where it is not tried."""
         if _Mode.tracer is not None or any(_needs_graph(a) for a in flat_args):
             return None
-        return BatchedPass()
+        # copies, as the slices' calls might write the arguments in place; in their layout,
+        # which a batched sum follows as torch's does (a vmap over dim 1 sums down columns)
+        return BatchedPass(
+            [
+                np.moveaxis(a.data.copy(order="K"), d, 0)
+                for a, d in zip(flat_args, dims)
+                if d is not None
+            ]
+        )
 
-    def run(self, mapped: Sequence[Tensor], call: Callable[[], Any]) -> Any:
-        """``call()``, a slice's call of the function, whose mapped arguments are ``mapped``;
-        traced for the first slice, checked against the trace for every slice."""
+    def run(self, index: int, mapped: Sequence[Tensor], call: Callable[[], Any]) -> Any:
+        """``call()``, the call of the function on the slice ``index``, whose mapped arguments
+        are ``mapped``; traced for the first slice, checked against the trace for every
+        slice."""
         if self.failed:
             return call()
-        # taken before the call, which might write them in place
-        values = [np.array(m.data) for m in mapped]
         if self.tape is None:
             found: list[Any] = []
 
@@ -102,9 +110,7 @@ class BatchedPass:
                 return result
         else:
             result = call()
-        self.failed = not self._replays(values, result)
-        if not self.failed:
-            self.inputs.append(values)
+        self.failed = not self._replays([b[index] for b in self.batches], result)
         return result
 
     def _replays(self, values: list[np.ndarray[Any, Any]], result: Any) -> bool:
@@ -122,20 +128,19 @@ class BatchedPass:
         with the batched replay's numbers, or None where the slices stand."""
         if self.failed or self.tape is None:
             return None
-        size = len(self.inputs)
+        size = len(self.batches[0])
         chunk = min(chunk_size or size, size)
         if not _fits(peak_elements(self.tape, chunk)):
             return None
-        batches = [np.stack(column) for column in zip(*self.inputs)]
         parts = []
         try:
             with np.errstate(all="ignore"):
                 for start in range(0, size, chunk):
-                    part = [b[start : start + chunk] for b in batches]
+                    part = [b[start : start + chunk] for b in self.batches]
                     parts.append(run_batched(self.tape, part, [True] * len(part)))
         except NotBatchable:
             return None
-        outputs = [np.concatenate(column) for column in zip(*parts)]
+        outputs = parts[0] if len(parts) == 1 else [np.concatenate(c) for c in zip(*parts)]
         leaves, spec = flatten(stacked)
         joined = []
         for output, leaf, dim in zip(outputs, leaves, dims):
