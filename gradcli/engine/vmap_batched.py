@@ -37,6 +37,10 @@ from .pytree import flatten, unflatten
 from .sizes import ROOM
 from .tensor import Tensor, _Mode
 
+# numpy's refusals of a step replayed on other values than the traced ones, or by a batch
+# rule: the slices, computed already, then stand
+_UNREPLAYABLE = (ValueError, TypeError, IndexError)
+
 
 def _needs_graph(value: Any) -> bool:
     return isinstance(value, Tensor) and (value.requires_grad or value.tangent is not None)
@@ -119,8 +123,11 @@ class BatchedPass:
         leaves = flatten(result)[0]
         if not _fits(self.held) or not all(isinstance(v, Tensor) for v in leaves):
             return False
-        with np.errstate(all="ignore"):
-            replayed = self.tape.run(*values)
+        try:
+            with np.errstate(all="ignore"):
+                replayed = self.tape.run(*values)
+        except _UNREPLAYABLE:
+            return False
         return len(replayed) == len(leaves) and all(map(_same, replayed, leaves))
 
     def replaced(self, stacked: Any, dims: Sequence[int | None], chunk_size: int | None) -> Any:
@@ -138,7 +145,7 @@ class BatchedPass:
                 for start in range(0, size, chunk):
                     part = [b[start : start + chunk] for b in self.batches]
                     parts.append(run_batched(self.tape, part, [True] * len(part)))
-        except NotBatchable:
+        except (NotBatchable, *_UNREPLAYABLE):
             return None
         outputs = parts[0] if len(parts) == 1 else [np.concatenate(c) for c in zip(*parts)]
         leaves, spec = flatten(stacked)
