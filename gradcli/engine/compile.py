@@ -104,6 +104,22 @@ def last_readers(tape: Tape, smallest: int) -> tuple[tuple[int, ...], ...]:
     return tuple(frees) if freed else ()
 
 
+def peak_elements(tape: Tape, size: int) -> int:
+    """The most elements a replay of ``tape`` over ``size`` points (``run_batched``; 1:
+    ``Tape.run``) holds at once, counting every slot as batched: its inputs and constants,
+    then each step's result until the step after its last reader frees it."""
+    smallest = max(1, FREED_ELEMENTS // max(size, 1))
+    frees = last_readers(tape, smallest) or ((),) * len(tape.steps)
+    held = size * sum(_elements(tape, slot) for slot in tape.inputs)
+    held += sum(int(np.size(value)) for _, value in tape.constants)
+    peak = held
+    for (_, _, _, _, out), dead in zip(tape.steps, frees):
+        held += size * _elements(tape, out)
+        peak = max(peak, held)
+        held -= size * sum(_elements(tape, slot) for slot in dead)
+    return peak
+
+
 def _elements(tape: Tape, slot: int) -> int:
     return math.prod(tape.shapes[slot]) if tape.shapes else 0
 
@@ -152,13 +168,19 @@ class _Tracer:
 
 def trace(function: Callable[..., Sequence[Tensor]], *examples: Array) -> Tape:
     """Trace ``function(*tensors) -> tensors`` at the example arrays into a ``Tape``."""
-    tracer = _Tracer()
     inputs = [Tensor(np.array(e)) for e in examples]
+    return trace_on(inputs, lambda: function(*inputs))
+
+
+def trace_on(inputs: Sequence[Tensor], function: Callable[[], Sequence[Tensor]]) -> Tape:
+    """Trace ``function() -> tensors``, which reads the tensors ``inputs`` (the tape's
+    inputs, in order), into a ``Tape``."""
+    tracer = _Tracer()
     input_slots = tuple(tracer.new_slot(t.data) for t in inputs)
     previous = _Mode.tracer
     _Mode.tracer = tracer
     try:
-        outputs = function(*inputs)
+        outputs = function()
     finally:
         _Mode.tracer = previous
     output_slots = tuple(tracer.slot(o) for o in outputs)

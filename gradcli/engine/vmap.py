@@ -9,6 +9,9 @@ computes, and it composes with every transform, as each slice and the stack are
 differentiable. Unlike torch's, ``func`` runs once per slice (a ``print`` in it prints each
 time) and ``randomness="error"`` does not refuse random operations. The stacked result is
 foreseen from the first slice's (its size times the batch's) before the other slices run.
+Where nothing needs the graph, the numbers are those of the batched pass
+(``vmap_batched.py``): the first slice's trace replayed once over the batch, rounded as
+torch's batched evaluation rounds them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from .meter import foresee
 from .pytree import TreeSpec, broadcast_prefix, flatten, unflatten
 from .rearranging import stack
 from .tensor import Tensor
+from .vmap_batched import BatchedPass
 
 Function = Callable[..., Any]
 
@@ -128,9 +132,10 @@ def _out_dims_for(output: Any, spec: TreeSpec, out_dims: Any, func: Function) ->
     return found
 
 
-def _stacked(results: list[Any], out_dims: Any, func: Function) -> Any:
+def _stacked(results: list[Any], out_dims: Any, func: Function) -> tuple[Any, list[Any]]:
     """The per-slice results joined: each tensor stacked along its out_dim (one of out_dim
-    None is the first slice's, as it does not depend on the mapped dimension)."""
+    None is the first slice's, as it does not depend on the mapped dimension); and the
+    out_dim of each leaf."""
     flat_first, spec = flatten(results[0])
     dims = _out_dims_for(results[0], spec, out_dims, func)
     columns = list(zip(*(flatten(r)[0] for r in results)))
@@ -146,7 +151,7 @@ def _stacked(results: list[Any], out_dims: Any, func: Function) -> Any:
                 f"{kind}. Did you mean to set out_dims= to None for output?"
             )
         joined.append(stack(list(column), dim=dim))
-    return unflatten(joined, spec)
+    return unflatten(joined, spec), dims
 
 
 def vmap(
@@ -174,16 +179,28 @@ def vmap(
                 "runs the function once on empty batches; here it is run once per element)"
             )
 
+        batched = BatchedPass.tried(flat_args, dims)
+
         def one(b: int) -> Any:
-            return func(
-                *unflatten([_slice(a, d, b) for a, d in zip(flat_args, dims)], spec), **kwargs
-            )
+            leaves = [_slice(a, d, b) for a, d in zip(flat_args, dims)]
+
+            def call() -> Any:
+                return func(*unflatten(leaves, spec), **kwargs)
+
+            if batched is None:
+                return call()
+            return batched.run(b, [x for x, d in zip(leaves, dims) if d is not None], call)
 
         results = [one(0)]
         # the stacked result, foreseen from the first slice's before the others run
         each = sum(v.numel() for v in flatten(results[0])[0] if isinstance(v, Tensor))
         foresee(f"the result of vmap({_name(func)})", size * each)
         results.extend(one(b) for b in range(1, size))
-        return _stacked(results, out_dims, func)
+        stacked, leaf_dims = _stacked(results, out_dims, func)
+        if batched is not None:
+            replaced = batched.replaced(stacked, leaf_dims, chunk_size)
+            if replaced is not None:
+                return replaced
+        return stacked
 
     return wrapped

@@ -200,6 +200,26 @@ def test_vmap_in_dims_out_dims_and_nesting():
     same(nested_ours(ours_in[0], ours_in[1]), nested_theirs(theirs_in[0], theirs_in[1]))
 
 
+def test_vmap_is_one_batched_pass_as_torchs():
+    """torch runs a vmapped function once over the batch: a batch of vectors times a matrix is
+    one matrix product, whose float32 rows round unlike one product per vector. gradcli's
+    vmap gives the product of the batch bit for bit, as torch's does, where nothing needs the
+    graph; where the input requires grad the slices stand, joined by the graph."""
+    generator = np.random.default_rng(7)
+    w = generator.standard_normal((33, 31)).astype(np.float32)
+    xs = generator.standard_normal((64, 31)).astype(np.float32)
+    theirs = torch_func.vmap(lambda r: r @ torch.from_numpy(w).T)(torch.from_numpy(xs))
+    assert torch.equal(theirs, torch.from_numpy(xs) @ torch.from_numpy(w).T)
+    ours = our_func.vmap(lambda r: r @ gc.Tensor(w).T)(gc.Tensor(xs))
+    assert ours.dtype == np.float32 and np.array_equal(ours.data, xs @ w.T)
+    np.testing.assert_allclose(ours.data, theirs.numpy(), rtol=1e-5, atol=1e-5)
+    leaf = gc.Tensor(xs, requires_grad=True)
+    joined = our_func.vmap(lambda r: r @ gc.Tensor(w).T)(leaf)
+    joined.sum().backward()
+    np.testing.assert_allclose(joined.data, ours.data, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(leaf.grad.data, np.broadcast_to(w.sum(0), xs.shape), rtol=1e-5)
+
+
 def test_vmap_of_a_dict_and_of_grad():
     ours_in, theirs_in = both(points((2, 5), (5,)))
 

@@ -47,6 +47,23 @@ PROGRAMS = {
     "print(torch.vmap(lambda r: r * 2, out_dims=1)(m))\n"
     "print(torch.vmap(torch.vmap(lambda a: a.exp()))(m))\n"
     "print(torch.vmap(torch.func.grad(f))(m))",
+    # torch runs a vmapped function once over the batch: F.linear of a batch of vectors is one
+    # matrix product, rounded unlike one product per vector; a batched sum follows the
+    # input's layout (in_dims=1 sums down its columns)
+    "vmap computes as one batched pass": "w = torch.arange(1023.).reshape(33, 31).sin()\n"
+    "b = torch.arange(33.).cos()\nxs = (torch.arange(1984.).reshape(64, 31) * 0.37).cos() * 2\n"
+    "def predict(weight, bias, r):\n"
+    "    return F.linear(r, weight, bias).tanh()\n"
+    "j0 = torch.vmap(torch.func.jacrev(predict, argnums=2), in_dims=(None, None, 0))(w, b, xs)\n"
+    "def summed(weight, bias, r):\n    return predict(weight, bias, r).sum(0)\n"
+    "j1 = torch.func.jacrev(summed, argnums=2)(w, b, xs).movedim(1, 0)\n"
+    "print(torch.equal(j0, j1), torch.allclose(j0, j1), j0.shape)\n"
+    "print(torch.equal(torch.vmap(lambda r: r @ w.T)(xs), xs @ w.T))\n"
+    "print(torch.equal(torch.vmap(lambda r: w @ r, out_dims=1)(xs), w @ xs.T))\n"
+    "print(torch.equal(torch.vmap(lambda r: r.sin().sum(), in_dims=1)(xs), xs.sin().sum(0)))",
+    "vmap keeps the graph to a captured leaf": "w = torch.ones(3, requires_grad=True)\n"
+    "m = torch.arange(6.).reshape(2, 3) / 4\nout = torch.vmap(lambda r: (r * w).exp())(m)\n"
+    "out.sum().backward()\nprint(out.detach(), w.grad)",
     "vmap's errors": "m = torch.ones(2, 3)\ntry:\n    torch.vmap(g, in_dims=(0, 0))(m, y)\n"
     "except ValueError as e:\n    print('caught', e)\ntorch.vmap(g, in_dims=2)(m, m)",
     "vmap randomness error": "torch.vmap(lambda r: F.dropout(r, 0.5))(torch.ones(3, 4))",
@@ -87,6 +104,23 @@ def test_vmap_randomness_different_with_a_draw_is_refused_not_wrong():
     program += "torch.vmap(lambda r: F.dropout(r), randomness='different')(torch.ones(3, 4))\n"
     with pytest.raises(Exception, match="randomness='different'"):
         gradcli_run(program)
+
+
+def test_vmap_runs_each_slice_where_one_program_is_not_the_function():
+    """The batched pass replays the first slice's trace: a branch on a value, or a value read
+    into Python, makes another program for other slices, which then stand as computed."""
+    program = (
+        "import torch\nm = torch.tensor([[1.0, 2.0], [-3.0, 1.0], [0.5, 0.25]])\n"
+        "def branch(r):\n    if r.sum() > 0:\n        return r * 2\n    return r - 1\n"
+        "print(torch.vmap(branch)(m).tolist())\n"
+        "print(torch.vmap(lambda r: r * r.sum().item())(m).tolist())\n"
+    )
+    out, status, _ = gradcli_run(program)
+    assert status == 0
+    assert out.splitlines() == [
+        "[[2.0, 4.0], [-4.0, 0.0], [1.0, 0.5]]",
+        "[[3.0, 6.0], [6.0, -2.0], [0.375, 0.1875]]",
+    ]
 
 
 # -- memory ------------------------------------------------------------------------------------
@@ -132,6 +166,26 @@ def test_a_vmap_of_100_gb_is_refused_after_its_first_slice(tmp_path):
     assert "the result of vmap(<lambda>) would need 200 GB of memory" in report["stderr"]
     assert "--max-memory" in report["stderr"]
     assert report["peak_mb"] < 600, report
+
+
+def test_a_vmap_whose_batched_pass_would_pass_the_limits_runs_slice_by_slice(tmp_path):
+    """Each slice holds two million elements, the batched pass would hold a hundred million
+    at once (400 MB): past --max-elements 50000000 (the default), so the slices stand, as
+    computed within the limits, and the run ends well; with room for it, the batched pass
+    runs."""
+    script = _script(
+        tmp_path,
+        "import torch\nx = torch.ones(100, 1)\n"
+        "y = torch.vmap(lambda r: (r * torch.ones(1000000)).sum())(x)\nprint(y.shape, y[0])\n",
+    )
+    limits = ["--max-memory", "16GB"]
+    report = measured(["run", script, *limits, "--max-elements", "50000000"], tmp_path)
+    assert report["code"] == 0, report["stderr"]
+    assert report["stdout"].endswith("torch.Size([100]) tensor(1000000.)\n")
+    assert report["peak_mb"] < 250, report
+    report = measured(["run", script, *limits, "--max-elements", str(10**9)], tmp_path)
+    assert report["code"] == 0, report["stderr"]
+    assert report["peak_mb"] > 400, report
 
 
 def test_values_a_transform_keeps_are_held_against_the_budget(tmp_path):
