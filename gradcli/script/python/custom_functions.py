@@ -4,7 +4,7 @@
 
 What a script reaches here: ``torch.autograd.Function`` (the base), the module
 ``torch.autograd.function`` (``Function``, ``FunctionCtx``, ``once_differentiable``), and the
-``ctx`` its methods are given: ``save_for_backward``, ``saved_tensors``,
+``ctx`` its methods are given: ``save_for_backward``, ``save_for_forward``, ``saved_tensors``,
 ``needs_input_grad``, ``mark_non_differentiable``, ``mark_dirty``,
 ``set_materialize_grads``, and any attribute the script sets on it (``ctx.constant = c``);
 the engine's own bookkeeping on the ctx stays out of reach.
@@ -23,6 +23,7 @@ from .runtime import Builtin, Function, Module
 # What torch's ctx offers a script, beside the attributes the script sets
 _CTX_METHODS = (
     "save_for_backward",
+    "save_for_forward",
     "mark_non_differentiable",
     "mark_dirty",
     "set_materialize_grads",
@@ -47,6 +48,13 @@ def set_ctx_attribute(ctx: FunctionCtx, name: str, value: Any) -> None:
     if name in _CTX_INTERNAL or name.startswith("__"):
         raise AttributeError(f"gradcli run does not write the ctx's attribute '{name}'")
     setattr(ctx, name, value)
+
+
+def delete_ctx_attribute(ctx: FunctionCtx, name: str) -> None:
+    """``del ctx.name``: an attribute the script set on it."""
+    if name in _CTX_INTERNAL or name.startswith("__") or name not in vars(ctx):
+        raise AttributeError(f"'BackwardCFunction' object has no attribute '{name}'")
+    delattr(ctx, name)
 
 
 def once_differentiable(function: Any) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...base import engine_errors as engine
 from ...base.errors import GradcliError
 
 # The exceptions a script may raise, catch and name (builtins.py gives them their names).
@@ -37,6 +38,45 @@ SCRIPT_EXCEPTIONS: tuple[type[BaseException], ...] = (
     ValueError,
     ZeroDivisionError,
 )
+
+
+class GradcheckError(RuntimeError):
+    """torch's ``torch.autograd.gradcheck.GradcheckError`` (a ``RuntimeError``), as a script
+    sees a gradient check that failed."""
+
+
+GradcheckError.__module__ = "torch.autograd.gradcheck"
+# torch's own exceptions a script may hold (``type(e)`` gives them, printed by torch's names)
+TORCH_EXCEPTIONS: tuple[type[Exception], ...] = (GradcheckError,)
+
+# The exception torch raises for each kind of the engine's refusals, most specific first
+_TORCH_KINDS: tuple[tuple[type[engine.EngineError], type[Exception]], ...] = (
+    (engine.GradcheckError, GradcheckError),
+    (engine.ShapeError, RuntimeError),
+    (engine.GradError, RuntimeError),
+    (engine.IndexDomainError, IndexError),
+    (engine.DomainError, ValueError),
+    (engine.DtypeError, TypeError),
+    (engine.ValueKindError, TypeError),
+    (engine.UnsupportedError, NotImplementedError),
+)
+
+
+def as_torch(exc: engine.EngineError) -> BaseException:
+    """The engine's refusal ``exc`` as the exception torch raises for it (its class named as
+    torch's, never gradcli's), with the places it has passed through."""
+    kind: type[BaseException] | None = next(
+        (k for e, k in _TORCH_KINDS if isinstance(exc, e)), None
+    )
+    if kind is None:
+        kind = next((k for k in type(exc).__mro__ if k in SCRIPT_EXCEPTIONS), Exception)
+        if kind is Exception:
+            kind = RuntimeError
+    made = kind(*exc.args)
+    for carried in ("_gradcli_places", "_gradcli_span"):
+        if hasattr(exc, carried):
+            setattr(made, carried, getattr(exc, carried))
+    return made
 
 
 # The columns of an expression on its line: (start, end), and the part of it Python's carets

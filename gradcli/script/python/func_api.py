@@ -31,6 +31,7 @@ from ...engine.func import jvp as library_jvp
 from ...engine.meter import zeros
 from ...engine.vmap import _mapped_inputs
 from .errors import SCRIPT_EXCEPTIONS
+from .library_objects import guarded
 from .runtime import Builtin, Function, Module
 from .vmap_slices import slicing
 
@@ -225,7 +226,7 @@ def _vmap(run: Run) -> Builtin:
 
 def func_module(run: Run, missing: Callable[[str], Any]) -> Module:
     """``torch.func`` (and ``functorch``): the transforms, ``vmap``, ``vjp``, ``jvp``,
-    ``linearize``."""
+    ``linearize``, ``functional_call``."""
     names: dict[str, Any] = {name: _transform(name) for name in _FUNCTION_TRANSFORMS}
     names.update(
         vmap=_vmap(run),
@@ -234,6 +235,11 @@ def func_module(run: Run, missing: Callable[[str], Any]) -> Module:
             "jvp", _guarded("jvp", library.jvp), f"<function jvp at 0x{id(library.jvp):x}>"
         ),
         linearize=Builtin("linearize", _linearize),
+        functional_call=Builtin(
+            "functional_call",
+            lambda *args, **kwargs: guarded(run, library.functional_call, *args, **kwargs),
+            f"<function functional_call at 0x{id(library.functional_call):x}>",
+        ),
         __missing__=missing,
     )
     return Module("torch.func", names)

@@ -20,11 +20,13 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ... import engine as gc
 from ...base.errors import GradcliError
-from . import objects, printing, tensors
+from . import numpy_values, objects, printing, tensors
 from .classes import Class, is_instance
-from .errors import SCRIPT_EXCEPTIONS, at_line, note
+from .errors import SCRIPT_EXCEPTIONS, as_torch, at_line, note
 from .lower_classes import Classes
 from .lower_expressions import BINARY, Closure, Expressions
 from .lower_imports import Imports
@@ -106,6 +108,10 @@ class Statements(Targets, Imports, Classes):
                 raise at_line(error, line, source, column) from None
             except gc.SizeError as exc:  # a bound passed where the engine was reached: exit 2
                 raise at_line(GradcliError(str(exc), hint=exc.hint), line, source, None) from None
+            except gc.EngineError as exc:  # a refusal of the engine, as torch's exception
+                made = as_torch(exc)
+                note(made, run.depth, line, function)
+                raise made from None
             except Exception as exc:
                 note(exc, run.depth, line, function)
                 raise
@@ -473,6 +479,8 @@ def _updated(frame: Frame, current: Any, symbol: str, operand: Any) -> Any:
     """``current symbol= operand``: a tensor changes in place, as torch's does."""
     if isinstance(current, gc.Tensor) and symbol in ("+", "-", "*", "/", "**"):
         return tensors.in_place(frame.run, current, symbol, operand)
+    if isinstance(current, np.ndarray):
+        return numpy_values.in_place(frame.run, current, symbol, operand)
     if isinstance(current, list) and symbol == "+":
         extra = list(iterate(frame.run, operand))
         from . import limits
