@@ -49,11 +49,12 @@ GradcheckError.__module__ = "torch.autograd.gradcheck"
 # torch's own exceptions a script may hold (``type(e)`` gives them, printed by torch's names)
 TORCH_EXCEPTIONS: tuple[type[Exception], ...] = (GradcheckError,)
 
-# The exception torch raises for each kind of the engine's refusals, most specific first
-_TORCH_KINDS: tuple[tuple[type[engine.EngineError], type[Exception]], ...] = (
+# The exception torch raises for each kind of the engine's refusals, most specific first (a
+# shape refused is torch's RuntimeError in its operations, a ValueError in torch.func's)
+_TORCH_KINDS: tuple[tuple[type[engine.EngineError], type[Exception] | None], ...] = (
     (engine.GradcheckError, GradcheckError),
-    (engine.ShapeError, RuntimeError),
     (engine.GradError, RuntimeError),
+    (engine.ShapeError, None),
     (engine.IndexDomainError, IndexError),
     (engine.DomainError, ValueError),
     (engine.DtypeError, TypeError),
@@ -62,16 +63,19 @@ _TORCH_KINDS: tuple[tuple[type[engine.EngineError], type[Exception]], ...] = (
 )
 
 
-def as_torch(exc: engine.EngineError) -> BaseException:
+def as_torch(
+    exc: engine.EngineError, shapes: type[Exception] = RuntimeError
+) -> BaseException | None:
     """The engine's refusal ``exc`` as the exception torch raises for it (its class named as
-    torch's, never gradcli's), with the places it has passed through."""
-    kind: type[BaseException] | None = next(
-        (k for e, k in _TORCH_KINDS if isinstance(exc, e)), None
-    )
-    if kind is None:
+    torch's, never gradcli's; ``shapes``: the class of a shape refused), with the places it
+    has passed through; None for a refusal that is gradcli's own (what it does not take:
+    the caller makes it a ``GradcliError``)."""
+    found = next((k for e, k in _TORCH_KINDS if isinstance(exc, e)), Exception)
+    kind: type[BaseException] = shapes if found is None else found
+    if kind is Exception:
         kind = next((k for k in type(exc).__mro__ if k in SCRIPT_EXCEPTIONS), Exception)
         if kind is Exception:
-            kind = RuntimeError
+            return None
     made = kind(*exc.args)
     for carried in ("_gradcli_places", "_gradcli_span"):
         if hasattr(exc, carried):

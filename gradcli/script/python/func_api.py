@@ -30,7 +30,7 @@ from ...engine import forward_ad
 from ...engine.func import jvp as library_jvp
 from ...engine.meter import zeros
 from ...engine.vmap import _mapped_inputs
-from .errors import SCRIPT_EXCEPTIONS
+from .errors import as_torch
 from .library_objects import guarded
 from .runtime import Builtin, Function, Module
 from .vmap_slices import slicing
@@ -79,10 +79,10 @@ def _engine_errors(call: Callable[[], Any], name: str) -> Any:
     except gc.SizeError:
         raise
     except gc.EngineError as exc:
-        for kind in type(exc).__mro__:
-            if kind in SCRIPT_EXCEPTIONS and kind is not Exception:
-                raise kind(str(exc)) from None
-        raise GradcliError(f"{name}: {exc}") from None
+        made = as_torch(exc, shapes=ValueError)  # torch.func's own checks: ValueError
+        if made is None:
+            raise GradcliError(f"{name}: {exc}") from None
+        raise made from None
 
 
 def _guarded(name: str, transform: Callable[..., Any]) -> Callable[..., Any]:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ... import engine as gc
-from ...base.errors import GradcliError
+from ...base.errors import GradcliError, engine_hint
 from . import numpy_values, objects, printing, tensors
 from .classes import Class, is_instance
 from .errors import SCRIPT_EXCEPTIONS, as_torch, at_line, note
@@ -110,6 +110,9 @@ class Statements(Targets, Imports, Classes):
                 raise at_line(GradcliError(str(exc), hint=exc.hint), line, source, None) from None
             except gc.EngineError as exc:  # a refusal of the engine, as torch's exception
                 made = as_torch(exc)
+                if made is None:  # what gradcli does not take: exit 2
+                    refused = GradcliError(str(exc), hint=engine_hint(exc))
+                    raise at_line(refused, line, source, None) from None
                 note(made, run.depth, line, function)
                 raise made from None
             except Exception as exc:
