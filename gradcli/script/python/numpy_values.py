@@ -214,6 +214,8 @@ _IN_PLACE: dict[str, Callable[[Any, Any], Any]] = {
 def in_place(run: Run, array: np.ndarray, symbol: str, operand: Any) -> Any:
     """``a symbol= operand`` (``a += 1``): numpy's in-place operation, written into the
     array's memory, which a tensor may share (``x.numpy()``), as in Python."""
+    if isinstance(operand, (list, tuple)):
+        operand = array_of(run, operand)
     return binary(run, symbol, array, operand, _IN_PLACE[symbol])
 
 
