@@ -199,7 +199,7 @@ def _apply(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if not (_Mode.grad_enabled and any(t.requires_grad for t in inputs)):
         for tensor in ctx.dirty:
             graph_hooks.bump(tensor, None)
-        return output
+        return _unrecorded(ctx, inputs, output)
     several = isinstance(output, tuple)
     outputs = list(output) if several else [output]
     for i, value in enumerate(outputs):
@@ -241,6 +241,19 @@ def _apply(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             start = stop
     _bump_dirty(cls, ctx, list(output), outputs)
     return tuple(outputs)
+
+
+def _unrecorded(ctx: FunctionCtx, inputs: tuple[Tensor, ...], output: Any) -> Any:
+    """The outputs of a call that records no node, as torch gives them: an input handed back
+    is a new tensor over its values (not requiring grad), but for one written in place
+    (``mark_dirty``) while grad mode is on, which is the input itself."""
+    several = isinstance(output, tuple)
+    outputs = list(output) if several else [output]
+    for i, value in enumerate(outputs):
+        dirty = _Mode.grad_enabled and any(value is t for t in ctx.dirty)
+        if isinstance(value, Tensor) and not dirty and any(value is t for t in inputs):
+            outputs[i] = Tensor(value.data)
+    return tuple(outputs) if several else outputs[0]
 
 
 def _check_dirty(ctx: FunctionCtx, output: Any) -> None:

@@ -90,6 +90,15 @@ PROGRAMS = {
     "        return x\n    @staticmethod\n    def backward(ctx, g):\n        return g\n"
     "with torch.no_grad():\n    print(Add.apply(torch.ones(2)))\n"
     "Add.apply(torch.ones(2, requires_grad=True))",
+    "an input written in place is the output, another a new tensor": "class Add(torch."
+    "autograd.Function):\n    @staticmethod\n    def forward(ctx, x, y):\n        x.add_(1)\n"
+    "        ctx.mark_dirty(x)\n        return x, y\n"
+    "    @staticmethod\n    def backward(ctx, g, h):\n        return g, h\n"
+    "a = torch.tensor(1., requires_grad=True).clone()\nw = torch.ones(1, requires_grad=True)\n"
+    "b = a * 2\nc, d = Add.apply(a, w)\nprint(c is a, a, d is w, d)\n"
+    "p, q = torch.zeros(1), torch.ones(1)\nr, s = Add.apply(p, q)\nprint(r is p, s is q, r, p)\n"
+    "with torch.no_grad():\n    r, s = Add.apply(a, w)\nprint(r is a, s is w, r, s, a)\n"
+    "a.sum().backward()\nprint(w.grad)\nb.backward()",
     "mark_dirty of a tensor not returned": "class Lost(torch.autograd.Function):\n"
     "    @staticmethod\n    def forward(ctx, x):\n        ctx.mark_dirty(x)\n"
     "        return x * 2\n    @staticmethod\n    def backward(ctx, g):\n        return g\n"

@@ -17,8 +17,10 @@ from typing import Any
 from ... import autograd
 from ... import engine as gc
 from ...engine.custom_function import FunctionCtx
+from ...engine.graph_hooks import succeeds
 from .classes import LibraryBase, library_base
-from .runtime import Builtin, Function, Module
+from .runtime import RUNNING, Builtin, Function, Module
+from .tensors import rename
 
 # What torch's ctx offers a script, beside the attributes the script sets
 _CTX_METHODS = (
@@ -69,7 +71,29 @@ def once_differentiable(function: Any) -> Any:
 
 def function_class() -> LibraryBase:
     """``torch.autograd.Function``, the base a script's custom function derives from."""
-    return library_base(autograd.Function, "torch.autograd.function.Function")
+    base = library_base(autograd.Function, "torch.autograd.function.Function")
+    base.members["apply"] = _applying
+    return base
+
+
+def _applying(apply: Any) -> Builtin:
+    """``F.apply`` for the script: an input the forward wrote in place (``ctx.mark_dirty``)
+    is, as in torch, the very tensor returned, its ``grad_fn`` the function's node; the
+    engine returns a new tensor holding its values, which the script's names follow."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        found = apply(*args, **kwargs)
+        outputs = found if isinstance(found, tuple) else (found,)
+        for given in args:
+            if not isinstance(given, gc.Tensor):
+                continue
+            for output in outputs:
+                if isinstance(output, gc.Tensor) and output is not given:
+                    if succeeds(output, given):
+                        rename(RUNNING[-1], given, output)
+        return found
+
+    return Builtin("apply", call)
 
 
 def function_module(base: LibraryBase, missing: Any) -> Module:

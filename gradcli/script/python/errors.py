@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...base import engine_errors as engine
-from ...base.errors import GradcliError
+from ...base.errors import GradcliError, engine_hint
 
 # The exceptions a script may raise, catch and name (builtins.py gives them their names).
 SCRIPT_EXCEPTIONS: tuple[type[BaseException], ...] = (
@@ -118,6 +118,18 @@ def note(exc: BaseException, depth: int, line: int, function: str) -> None:
     pending = getattr(exc, "_gradcli_span", None)
     span = pending if pending is not None and pending[0] == line else None
     found.append(Place(depth, line, function, None if span is None else span[1]))
+
+
+def engine_refusal(exc: engine.EngineError, place: Place, source: str) -> BaseException:
+    """What leaves the statement at ``place`` (``source``: its line) for the engine's refusal
+    ``exc``: torch's exception, noted there, or for a bound passed (``SizeError``) and what
+    gradcli does not take, a ``GradcliError`` naming the line (exit 2)."""
+    made = None if isinstance(exc, engine.SizeError) else as_torch(exc)
+    if made is None:
+        refused = GradcliError(str(exc), hint=engine_hint(exc))
+        return at_line(refused, place.line, source, None)
+    note(made, place.depth, place.line, place.function)
+    return made
 
 
 def note_span(exc: BaseException, line: int, span: Span) -> None:

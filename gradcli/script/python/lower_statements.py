@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 
 from ... import engine as gc
-from ...base.errors import GradcliError, engine_hint
+from ...base.errors import GradcliError
 from . import numpy_values, objects, printing, tensors
 from .classes import Class, is_instance
-from .errors import SCRIPT_EXCEPTIONS, as_torch, at_line, note
+from .errors import SCRIPT_EXCEPTIONS, Place, at_line, engine_refusal, note
 from .lower_classes import Classes
 from .lower_expressions import BINARY, Closure, Expressions
 from .lower_imports import Imports
@@ -106,15 +106,8 @@ class Statements(Targets, Imports, Classes):
                 span = getattr(error, "_gradcli_span", None)
                 column = span[1][0] if span is not None and span[0] == line else None
                 raise at_line(error, line, source, column) from None
-            except gc.SizeError as exc:  # a bound passed where the engine was reached: exit 2
-                raise at_line(GradcliError(str(exc), hint=exc.hint), line, source, None) from None
-            except gc.EngineError as exc:  # a refusal of the engine, as torch's exception
-                made = as_torch(exc)
-                if made is None:  # what gradcli does not take: exit 2
-                    refused = GradcliError(str(exc), hint=engine_hint(exc))
-                    raise at_line(refused, line, source, None) from None
-                note(made, run.depth, line, function)
-                raise made from None
+            except gc.EngineError as exc:  # torch's exception, or a bound passed (exit 2)
+                raise engine_refusal(exc, Place(run.depth, line, function), source) from None
             except Exception as exc:
                 note(exc, run.depth, line, function)
                 raise
