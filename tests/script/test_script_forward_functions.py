@@ -106,6 +106,7 @@ PROGRAMS = {
     "numpy's augmented assignments are in place": "t = torch.zeros(3)\nn = t.numpy()\n"
     "n += 2\nn *= 3\nn -= 1\nn /= 2\nprint(t, n)\nm = n\nm **= 2\nprint(t)\n"
     "i = torch.arange(4).numpy()\ni //= 2\ni %= 1\nprint(i)\nn += [1]\nprint(t)\n"
+    "try:\n    i += 1.5\nexcept TypeError as e:\n    print(e)\n"
     "n += [1, 2]",
     "the engine's errors under torch's classes": FN
     + "try:\n    torch.autograd.gradcheck(lambda t: t.sin(), (x,), eps=1e-1, atol=1e-9, "
