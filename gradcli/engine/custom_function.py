@@ -59,6 +59,7 @@ class FunctionCtx:
         self.materialize_grads = True
         self.received: set[int] = set()  # the outputs whose cotangent reached the bundle
         self.node: Tensor | None = None  # the tensor that holds the node (its bundle)
+        self.node_name = "BackwardCFunction"  # torch's class of the ctx: the node's name
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Keep tensors (inputs, outputs or others) for ``backward``'s ``saved_tensors``."""
@@ -183,6 +184,7 @@ def _apply(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             f"{cls.__name__}: a custom autograd.Function cannot be compiled; run it eagerly"
         )
     ctx = FunctionCtx()
+    ctx.node_name = node_name(cls)
     positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     inputs = tuple(args[i] for i in positions)
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)

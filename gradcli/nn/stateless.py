@@ -41,10 +41,14 @@ def _merged(dicts: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> dict[str,
 
 
 def _strict_check(module: Module, names: dict[str, Any]) -> None:
-    """torch's refusal, with ``strict=True``, of names the module lacks or leaves out."""
-    own = [n for n, _ in module.named_parameters()] + [n for n, _ in module.named_buffers()]
-    unexpected = [n for n in names if n not in own]
-    missing = [n for n in own if n not in names]
+    """torch's refusal, with ``strict=True``, of names the module lacks or leaves out (each
+    name of a tensor, tied weights under all of theirs)."""
+    own = [
+        *(n for n, _ in module.named_parameters(remove_duplicate=False)),
+        *(n for n, _ in module.named_buffers(remove_duplicate=False)),
+    ]
+    unexpected = sorted(n for n in names if n not in own)
+    missing = sorted(n for n in own if n not in names)
     messages = []
     if unexpected:
         messages.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
@@ -58,13 +62,23 @@ def _strict_check(module: Module, names: dict[str, Any]) -> None:
 
 def _tied(module: Module, names: dict[str, Any]) -> dict[str, Any]:
     """``names`` and, for each tensor it replaces, the other names the module has for that
-    same tensor (weights tied), replaced by the same value."""
+    same tensor (weights tied), replaced by the same value; torch's refusal of different
+    values given for names of one tensor."""
     every = [
         *module.named_parameters(remove_duplicate=False),
         *module.named_buffers(remove_duplicate=False),
     ]
-    given = {id(t): names[n] for n, t in every if n in names}
-    tied = {n: given[id(t)] for n, t in every if n not in names and id(t) in given}
+    given: dict[int, list[str]] = {}
+    for n, t in every:
+        if n in names:
+            given.setdefault(id(t), []).append(n)
+    for keys in given.values():
+        if len({id(names[k]) for k in keys}) > 1:
+            raise ValueError(
+                f"functional_call got multiple values for keys {sorted(keys)}, which are tied. "
+                "Consider using tie_weights=False"
+            )
+    tied = {n: names[given[id(t)][0]] for n, t in every if n not in names and id(t) in given}
     return names | tied
 
 
@@ -106,10 +120,10 @@ def functional_call(
     if not isinstance(module, Module):
         raise TypeError(f"functional_call expects a torch.nn.Module, got {type(module).__name__}")
     names = _merged(parameter_and_buffer_dicts)
-    if strict:
-        _strict_check(module, names)
     if tie_weights:
         names = _tied(module, names)
+    if strict:
+        _strict_check(module, names)
     if args is None:
         args = ()
     elif not isinstance(args, tuple):

@@ -77,6 +77,23 @@ PROGRAMS = {
     "    functional_call(model, ({'weight': torch.ones(2, 3)}, {'weight': data}), data)\n"
     "except ValueError as e:\n    print(e)\n"
     "functional_call(model, {'weight': torch.ones(2, 3)}, data, strict=True)",
+    "functional_call with tied weights and buffers": "from torch.func import functional_call\n"
+    "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.fc = nn.Linear(2, 2)\n        self.out = nn.Linear(2, 2)\n"
+    "        self.out.weight = self.fc.weight\n        self.bn = nn.BatchNorm1d(2)\n"
+    "    def forward(self, x):\n        return self.out(self.bn(self.fc(x)))\n"
+    "net = Net()\nx = torch.arange(6.).reshape(3, 2)\n"
+    "print(functional_call(net, {'fc.weight': torch.eye(2), 'bn.running_mean': torch.ones(2)}, "
+    "(x,)))\nprint(net.bn.running_mean, net.fc.weight, net.out.weight is net.fc.weight)\n"
+    "print(functional_call(net, {'fc.weight': torch.eye(2)}, x, tie_weights=False))\n"
+    "for given in ({'fc.nothing': torch.eye(2)}, dict(net.named_parameters())):\n"
+    "    try:\n        print(functional_call(net, given, x, strict=True))\n"
+    "    except RuntimeError as e:\n        print(e)\n"
+    "functional_call(net, dict(net.state_dict()), x, strict=True)",
+    "a ctx's attribute the script did not set": "class Ctx(torch.autograd.Function):\n"
+    "    @staticmethod\n    def forward(ctx, a):\n        ctx.kept = 1\n        del ctx.kept\n"
+    "        del ctx.nothing\n        return a\n"
+    "    @staticmethod\n    def backward(ctx, g):\n        return g\nCtx.apply(torch.ones(1))",
     "delattr of a name the module does not have": LINEAR + "delattr(model, 'nothing')",
     "mark_dirty after a write through numpy()": "class Inplace(torch.autograd.Function):\n"
     "    @staticmethod\n    def forward(ctx, x):\n        x_npy = x.numpy()\n"

@@ -42,7 +42,7 @@ def ctx_attribute(ctx: FunctionCtx, name: str) -> Any:
         return getattr(ctx, "saved_tensors" if name == "saved_variables" else name)
     if name not in _CTX_INTERNAL and name in vars(ctx):
         return vars(ctx)[name]
-    raise AttributeError(f"'BackwardCFunction' object has no attribute '{name}'")
+    raise AttributeError(f"'{ctx.node_name}' object has no attribute '{name}'")
 
 
 def set_ctx_attribute(ctx: FunctionCtx, name: str, value: Any) -> None:
@@ -55,7 +55,7 @@ def set_ctx_attribute(ctx: FunctionCtx, name: str, value: Any) -> None:
 def delete_ctx_attribute(ctx: FunctionCtx, name: str) -> None:
     """``del ctx.name``: an attribute the script set on it."""
     if name in _CTX_INTERNAL or name.startswith("__") or name not in vars(ctx):
-        raise AttributeError(f"'BackwardCFunction' object has no attribute '{name}'")
+        raise AttributeError(f"'{ctx.node_name}' object has no attribute '{name}'")
     delattr(ctx, name)
 
 
