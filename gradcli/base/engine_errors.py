@@ -50,6 +50,11 @@ class GradError(EngineError, RuntimeError):
     the outputs do not use or that does not require grad, requires_grad on a non-leaf."""
 
 
+class SeedShapeError(GradError, ShapeError):
+    """The gradient given to ``backward`` or ``grad`` for an output is not of its shape
+    (torch's autograd engine refuses it with a ``RuntimeError``)."""
+
+
 class ScalarOutputError(GradError):
     """A gradient was asked of a non-scalar output without the vector it needs
     (``backward()`` without ``gradient``), or a Hessian of a non-scalar output."""
@@ -78,6 +83,11 @@ class ValueKindError(EngineError, TypeError):
 class UnsupportedError(EngineError, NotImplementedError):
     """A combination of options that torch does not implement either (a
     ``NotImplementedError``, as in PyTorch): a forward-mode Jacobian with ``create_graph``."""
+
+
+class AssertedError(EngineError, AssertionError):
+    """An argument refused where torch's Python code refuses it with ``assert`` (an
+    ``AssertionError``, as in PyTorch): an unknown Jacobian strategy."""
 
 
 class SizeError(EngineError, RuntimeError):

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.engine_errors import GradError, UnsupportedError, ValueKindError
+from ..base.engine_errors import AssertedError, GradError, UnsupportedError, ValueKindError
 from ..base.torch_text import size_repr
 from .levels import Level, autograd_grad, dummies, zeros_like
 from .meter import foresee, zeros
@@ -345,7 +345,7 @@ def jacobian(
     output and input; a tensor, a tuple, or a tuple (per output) of tuples (per input) (lists
     for strategy "forward-mode", as torch's)."""
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise GradError(
+        raise AssertedError(
             'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
             'function has more outputs than inputs, "forward-mode" tends to be more '
             'performant. Otherwise, prefer to use "reverse-mode".'
@@ -436,7 +436,7 @@ def hessian(
     Jacobian of its gradient, a tensor or a tuple of tuples ``H[i][j]``."""
     ins_many, xs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
-        raise GradError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+        raise AssertedError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
     def gradient(*values: Tensor) -> tuple[Tensor, ...]:
         out = _single_output(func, values, "hessian", strict).reshape(())

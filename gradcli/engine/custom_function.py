@@ -23,6 +23,7 @@ import numpy as np
 
 from ..base.engine_errors import EngineError, GradError, ShapeError
 from ..ops.table import Op
+from . import graph_hooks
 from . import rearranging as RA
 from .primitives import sum_to
 from .tensor import (
@@ -50,12 +51,15 @@ class FunctionCtx:
 
     def __init__(self) -> None:
         self._saved: tuple[Tensor | None, ...] = ()
+        self._saved_for_forward: tuple[Tensor | None, ...] = ()
+        self.in_jvp = False  # while ``jvp`` runs, ``saved_tensors`` are those for forward
         self.needs_input_grad: tuple[bool, ...] = ()
         self.non_differentiable: list[Tensor] = []
         self.dirty: list[Tensor] = []
         self.materialize_grads = True
         self.received: set[int] = set()  # the outputs whose cotangent reached the bundle
         self.node: Tensor | None = None  # the tensor that holds the node (its bundle)
+        self.node_name = "BackwardCFunction"  # torch's class of the ctx: the node's name
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Keep tensors (inputs, outputs or others) for ``backward``'s ``saved_tensors``."""
@@ -67,10 +71,22 @@ class FunctionCtx:
                 )
         self._saved = tensors
 
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Keep tensors for ``jvp``'s ``saved_tensors`` (forward mode AD)."""
+        if not all(t is None or isinstance(t, Tensor) for t in tensors):
+            raise AssertionError(
+                "save_for_forward expects all arguments to be tensors; you should save "
+                "non-tensors as attributes on ctx."
+            )
+        self._saved_for_forward = tensors
+
     @property
     def saved_tensors(self) -> tuple[Tensor | None, ...]:
-        """The tensors given to ``save_for_backward`` (refused, as torch refuses them, once a
-        backward without ``retain_graph`` has freed the node)."""
+        """The tensors given to ``save_for_backward``, or in ``jvp`` to ``save_for_forward``
+        (refused, as torch refuses them, once a backward without ``retain_graph`` has freed
+        the node)."""
+        if self.in_jvp:
+            return self._saved_for_forward
         if self.node is not None and self.node._inputs is None:
             raise GradError(_FREED)
         return self._saved
@@ -80,7 +96,8 @@ class FunctionCtx:
         self.non_differentiable.extend(tensors)
 
     def mark_dirty(self, *tensors: Tensor) -> None:
-        """Inputs the forward changed in place (noted; their values are the forward's)."""
+        """Inputs the forward changed in place, each returned as an output: their version
+        counts a write (see ``_bump_dirty``)."""
         self.dirty.extend(tensors)
 
     def set_materialize_grads(self, value: bool) -> None:
@@ -115,6 +132,14 @@ class Function:
         )
 
     vjp = backward
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """The tangents of the outputs from those of the inputs (forward mode AD)."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
@@ -159,6 +184,7 @@ def _apply(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             f"{cls.__name__}: a custom autograd.Function cannot be compiled; run it eagerly"
         )
     ctx = FunctionCtx()
+    ctx.node_name = node_name(cls)
     positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     inputs = tuple(args[i] for i in positions)
     ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
@@ -169,10 +195,13 @@ def _apply(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             cls.setup_context(ctx, args, output)  # type: ignore[attr-defined]
         else:
             output = cls.forward(ctx, *args, **kwargs)  # type: ignore[attr-defined]
+    _check_dirty(ctx, output)
     if tangents:
         output = _with_tangents(cls, ctx, args, output)
     if not (_Mode.grad_enabled and any(t.requires_grad for t in inputs)):
-        return output
+        for tensor in ctx.dirty:
+            graph_hooks.bump(tensor, None)
+        return _unrecorded(ctx, inputs, output)
     several = isinstance(output, tuple)
     outputs = list(output) if several else [output]
     for i, value in enumerate(outputs):
@@ -196,6 +225,7 @@ def _apply(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if differentiable:
             _record(outputs[0], _function_op(cls), inputs, needs, params | {"layout": None})
             ctx.node = outputs[0]
+        _bump_dirty(cls, ctx, [output], outputs)
         return outputs[0]
     layout = [(i, outputs[i].shape, outputs[i].dtype) for i in differentiable]
     if layout:
@@ -211,25 +241,66 @@ def _apply(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             piece = {"ctx": ctx, "k": i, "start": start, "stop": stop}
             _record(outputs[i], _piece_op(cls), (bundle,), (True,), piece)
             start = stop
+    _bump_dirty(cls, ctx, list(output), outputs)
     return tuple(outputs)
+
+
+def _unrecorded(ctx: FunctionCtx, inputs: tuple[Tensor, ...], output: Any) -> Any:
+    """The outputs of a call that records no node, as torch gives them: an input handed back
+    is a new tensor over its values (not requiring grad), but for one written in place
+    (``mark_dirty``) while grad mode is on, which is the input itself."""
+    several = isinstance(output, tuple)
+    outputs = list(output) if several else [output]
+    for i, value in enumerate(outputs):
+        dirty = _Mode.grad_enabled and any(value is t for t in ctx.dirty)
+        if isinstance(value, Tensor) and not dirty and any(value is t for t in inputs):
+            outputs[i] = Tensor(value.data)
+    return tuple(outputs) if several else outputs[0]
+
+
+def _check_dirty(ctx: FunctionCtx, output: Any) -> None:
+    """torch's refusals of ``mark_dirty``: a leaf that requires grad written in place while
+    grad mode is on, a tensor marked dirty that the forward does not return."""
+    returned = output if isinstance(output, tuple) else (output,)
+    for tensor in ctx.dirty:
+        if _Mode.grad_enabled and tensor.is_leaf and tensor.requires_grad:
+            raise GradError(
+                "a leaf Variable that requires grad has been used in an in-place operation."
+            )
+        if not any(tensor is value for value in returned):
+            raise GradError(
+                "Some elements marked as dirty during the forward method were not returned as "
+                "output. The inputs that are modified inplace must all be outputs of the "
+                "Function."
+            )
+
+
+def _bump_dirty(cls: type, ctx: FunctionCtx, returned: list[Any], outputs: list[Any]) -> None:
+    """Each input the forward wrote in place (``ctx.mark_dirty``) counts a write, as torch's
+    version counter does: the tensor that now holds its values (the output the forward
+    returned it as) is the function's node's output, so that a node that saved the input
+    before refuses to run backward, naming this function."""
+    for tensor in ctx.dirty:
+        k = next(k for k, value in enumerate(returned) if value is tensor)
+        successor = outputs[k] if outputs[k] is not tensor else None
+        graph_hooks.bump(tensor, node_name(cls), successor)
 
 
 def _with_tangents(cls: type, ctx: FunctionCtx, args: tuple[Any, ...], output: Any) -> Any:
     """Forward mode: the outputs with the tangents the class's ``jvp(ctx, *tangents)``
     gives (torch's forward-mode rule of a custom Function; zeros for an input without one)."""
-    if not any("jvp" in vars(base) for base in cls.__mro__ if base is not Function):
-        raise GradError(
-            "You must implement the jvp function for custom autograd.Function to use it with "
-            "forward mode AD."
-        )
     given = [
         (a.tangent if a.tangent is not None else Tensor(np.zeros_like(a.data)))
         if isinstance(a, Tensor)
         else None
         for a in args
     ]
-    with _forward_mode(False):
-        found = cls.jvp(ctx, *given)  # type: ignore[attr-defined]
+    ctx.in_jvp = True
+    try:
+        with _forward_mode(False):
+            found = cls.jvp(ctx, *given)  # type: ignore[attr-defined]
+    finally:
+        ctx.in_jvp = False
     several = isinstance(output, tuple)
     outputs = list(output) if several else [output]
     found = list(found) if isinstance(found, tuple) else [found]

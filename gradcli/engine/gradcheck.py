@@ -1,7 +1,7 @@
 """``torch.autograd.gradcheck``: a function's gradients (the engine's reverse rules, and with
-``check_forward_ad`` its forward ones) against central finite differences, as torch's slow
-mode checks them: ``True``, or a ``GradcheckError`` with torch's words (``False`` with
-``raise_exception=False``).
+``check_forward_ad`` its forward ones, by forward mode AD) against central finite
+differences, as torch's slow mode checks them: ``True``, or a ``GradcheckError`` with
+torch's words (``False`` with ``raise_exception=False``).
 
 Each Jacobian is laid out as torch's gradcheck lays it out, one row per input element and
 one column per output element, and compared with ``allclose(analytical, numerical, rtol,
@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..base.engine_errors import DomainError, GradcheckError
-from .autograd_functional import _columns, _rows
+from .autograd_functional import _rows
 from .creation import rand
+from .forward_ad import dual_level, make_dual, unpack_dual
 from .tensor import Tensor, grad
 
 
@@ -111,15 +112,33 @@ def _analytical(output: Tensor, inputs: tuple[Tensor, ...]) -> list[np.ndarray]:
 def _forward(
     func: Callable[..., Any], inputs: tuple[Any, ...], places: list[int]
 ) -> list[list[np.ndarray]]:
-    """Per input that requires grad, per output: the Jacobian by Jacobian-vector products
-    (the double-backward trick)."""
-    own = list(inputs)
+    """Per input that requires grad, per output that does: the Jacobian by forward mode, as
+    torch's ``check_forward_ad`` computes it (the input made dual with each basis vector as
+    its tangent in turn, the outputs' tangents read back; a custom Function's ``jvp`` runs)."""
+    jacobians = []
     for i in places:
-        own[i] = Tensor(inputs[i].data, requires_grad=True)
-    outs = tuple(o for o in _as_tuple(func(*own)) if o.requires_grad)
-    xs = tuple(own[i] for i in places)
-    blocks = _columns(outs, xs, False)
-    return [[_laid_out(blocks[k][j], x) for k in range(len(outs))] for j, x in enumerate(xs)]
+        x = inputs[i]
+        rows: list[list[np.ndarray]] = []
+        for k in range(x.numel()):
+            basis = np.zeros(x.numel(), dtype=x.dtype)
+            basis[k] = 1
+            with dual_level():
+                given = list(inputs)
+                given[i] = make_dual(x, Tensor(basis.reshape(x.shape)))
+                outs = [o for o in _as_tuple(func(*given)) if o.requires_grad]
+                rows.append([_tangent(o) for o in outs])
+        count = len(rows[0]) if rows else 0
+        jacobians.append([np.stack([row[j] for row in rows]) for j in range(count)])
+    return jacobians
+
+
+def _tangent(output: Tensor) -> np.ndarray:
+    """The tangent of ``output`` flattened (zeros where it has none)."""
+    tangent = unpack_dual(output).tangent
+    if tangent is None:
+        return np.zeros(output.numel(), dtype=output.dtype)
+    flat: np.ndarray = tangent.data.reshape(-1).copy()
+    return flat
 
 
 def _mismatch(analytical: np.ndarray, numerical: np.ndarray, i: int, j: int, mode: str) -> str:
@@ -149,7 +168,13 @@ def _check(
     # the numerical Jacobians of the outputs that require grad, per output, per input
     kept = [k for k, o in enumerate(out) if isinstance(o, Tensor) and o.requires_grad]
     by_output = [[numerical[j][k] for j in range(len(places))] for k in kept]
-    if check_forward_ad:
+    if check_backward_ad:
+        leaves = tuple(inputs[i] for i in places)
+        for i, o in enumerate(differentiable):
+            for j, (a, n) in enumerate(zip(_analytical(o, leaves), by_output[i])):
+                if not np.allclose(a, n, rtol=rtol, atol=atol):
+                    raise GradcheckError(_mismatch(a, n, i, j, ""))
+    if check_forward_ad:  # after the reverse check, as torch's order is
         forward = _forward(func, inputs, places)
         for i, per_input in enumerate(by_output):
             for j, n in enumerate(per_input):
@@ -157,12 +182,6 @@ def _check(
                     raise GradcheckError(
                         _mismatch(forward[j][i], n, i, j, "computed with forward mode ")
                     )
-    if check_backward_ad:
-        leaves = tuple(inputs[i] for i in places)
-        for i, o in enumerate(differentiable):
-            for j, (a, n) in enumerate(zip(_analytical(o, leaves), by_output[i])):
-                if not np.allclose(a, n, rtol=rtol, atol=atol):
-                    raise GradcheckError(_mismatch(a, n, i, j, ""))
     return True
 
 

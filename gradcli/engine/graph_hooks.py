@@ -367,6 +367,13 @@ def bump(tensor: Tensor, holder: str | None, successor: Tensor | None = None) ->
         BUMPED.put(successor, _Writes(counter))
 
 
+def succeeds(tensor: Tensor, earlier: Tensor) -> bool:
+    """Whether ``tensor`` holds the values written in place into ``earlier`` (``bump``'s
+    successor: torch's same tensor, one version counter)."""
+    mine, theirs = BUMPED.of(tensor), BUMPED.of(earlier)
+    return mine is not None and theirs is not None and mine.counter is theirs.counter
+
+
 def _kind(name: str) -> str:
     """torch's name of a node's kind in its messages: SinBackward0 is "Sin", CopySlices its
     C++ name."""

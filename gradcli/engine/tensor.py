@@ -33,8 +33,10 @@ from ..base.engine_errors import (
     EngineError,
     GradError,
     ScalarOutputError,
+    SeedShapeError,
     ShapeError,
 )
+from ..base.torch_text import size_repr
 from ..ops.table import HOLOMORPHIC, Array, Op
 from . import graph_hooks, sizes
 from .graph_hooks import BUMPED, HOOKED, PACKED, SAVED_HOOKS
@@ -874,7 +876,7 @@ def _default_number(value: float) -> Tensor:
 # -- the reverse pass -------------------------------------------------------------------------
 
 
-def _initial_gradient(output: Tensor, gradient: Any) -> Tensor:
+def _initial_gradient(output: Tensor, gradient: Any, i: int = 0) -> Tensor:
     if gradient is None:
         if output.data.size != 1:
             raise ScalarOutputError("grad can be implicitly created only for scalar outputs")
@@ -886,9 +888,9 @@ def _initial_gradient(output: Tensor, gradient: Any) -> Tensor:
         return _wrap(np.ones(output.shape, dtype=output.dtype))
     given = as_tensor(gradient, output.dtype)
     if given.shape != output.shape:
-        raise ShapeError(
-            f"Mismatch in shape: the gradient has shape {given.shape} but the output has "
-            f"shape {output.shape}; they must be equal"
+        raise SeedShapeError(
+            f"Mismatch in shape: grad_output[{i}] has a shape of {size_repr(given.shape)} and "
+            f"output[{i}] has a shape of {size_repr(output.shape)}."
         )
     return given
 
@@ -921,7 +923,7 @@ def _run_backward(
             raise GradError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
-    seeds = [_initial_gradient(o, g) for o, g in zip(outputs, gradients)]
+    seeds = [_initial_gradient(o, g, i) for i, (o, g) in enumerate(zip(outputs, gradients))]
 
     # A node is the tensor it made (which holds it, see Tensor): node -> the cotangent of its
     # output, summed so far; (-order, node) of each in a heap. Tensors hash by identity.

@@ -25,9 +25,13 @@ def no_warnings():
 def test_gradient_of_the_wrong_shape_names_both_shapes():
     x = gc.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2
-    with pytest.raises(gc.ShapeError, match=r"\(3,\).*\(2,\)"):
+    with pytest.raises(
+        gc.ShapeError,
+        match=r"grad_output\[0\] has a shape of torch.Size\(\[3\]\).*"
+        r"output\[0\] has a shape of torch.Size\(\[2\]\)\.",
+    ):
         y.backward(gc.ones(3))
-    with pytest.raises(gc.ShapeError, match=r"\(2, 1\).*\(2,\)"):
+    with pytest.raises(gc.ShapeError, match=r"torch.Size\(\[2, 1\]\).*torch.Size\(\[2\]\)"):
         gc.grad(y, x, gc.ones(2, 1))
     assert x.grad is None
 

@@ -3,9 +3,10 @@
 Each builtin is Python's own behaviour, written over the run so that what it consumes is
 bounded (a step per item: ``list(range(10**12))`` stops at ``--max-steps``), what it shows is
 shown as torch shows tensors (``print``, ``repr``, ``str``, ``format``), and nothing reaches
-an attribute by name beyond the whitelist (``getattr``). ``math``, ``functools`` (``partial``,
-``reduce``), ``itertools``, ``operator`` and ``collections.OrderedDict`` are modules of
-``Builtin`` values in the same way.
+an attribute by name beyond the whitelist (``getattr``; ``setattr`` and ``delattr`` write and
+delete as the statements ``x.a = v`` and ``del x.a`` do, never a name starting with ``__``).
+``math``, ``functools`` (``partial``, ``reduce``), ``itertools``, ``operator`` and
+``collections.OrderedDict`` are modules of ``Builtin`` values in the same way.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ...base.errors import GradcliError
 from ...lang import functions as F
 from . import classes, library_objects, limits, objects, printing
 from .calls import call_op
-from .errors import SCRIPT_EXCEPTIONS
+from .errors import SCRIPT_EXCEPTIONS, TORCH_EXCEPTIONS
 from .operators import binary, iterate, truth
 from .runtime import SAFE_TYPES, Builtin, Function, Module, call, type_name
 
@@ -164,8 +165,10 @@ def builtins(run: Run) -> dict[str, Any]:
         named = wrapped.get(kind.__name__)
         if isinstance(named, _Typed) and named.kind is kind:  # type(x) is list
             return named
-        if kind in SAFE_TYPES or kind in SCRIPT_EXCEPTIONS or kind is type(None):
-            return kind if kind is not type(None) else TypeName("NoneType")
+        if kind in SAFE_TYPES or kind in SCRIPT_EXCEPTIONS or kind in TORCH_EXCEPTIONS:
+            return kind
+        if kind is type(None):
+            return TypeName("NoneType")
         if kind is gc.Tensor:
             return _TORCH_TENSOR
         scripted = classes.script_class(value)
@@ -185,6 +188,12 @@ def builtins(run: Run) -> dict[str, Any]:
             if default:
                 return default[0]
             raise
+
+    def setattr_(value: Any, name: str, new: Any) -> None:
+        objects.set_value(run, value, _attribute_name(name, "write"), new)
+
+    def delattr_(value: Any, name: str) -> None:
+        objects.delete_value(run, value, _attribute_name(name, "delete"))
 
     def hasattr_(value: Any, name: str) -> bool:
         try:
@@ -295,6 +304,8 @@ def builtins(run: Run) -> dict[str, Any]:
         "type": type_,
         "getattr": getattr_,
         "hasattr": hasattr_,
+        "setattr": setattr_,
+        "delattr": delattr_,
         "map": map_,
         "filter": filter_,
         "any": any_,
@@ -353,6 +364,18 @@ def builtins(run: Run) -> dict[str, Any]:
     wrapped["True"] = True
     wrapped["False"] = False
     return wrapped
+
+
+def _attribute_name(name: Any, verb: str) -> str:
+    """The name given to ``setattr``/``delattr``: a string, never one of Python's internals."""
+    if not isinstance(name, str):
+        raise TypeError(f"attribute name must be string, not '{type_name(name)}'")
+    if name.startswith("__"):
+        raise GradcliError(
+            f"gradcli run does not {verb} attributes whose names start with '__' ({name!r})",
+            hint="scripts change torch's attributes (x.grad, model.weight), not Python's internals",
+        )
+    return name
 
 
 def _no_input(*prompt: Any) -> None:

@@ -88,6 +88,9 @@ class LibraryBase:
     def __init__(self, kind: type, path: str, make: Callable[..., Any] | None = None):
         self.kind, self.path, self.make = kind, path, make
         self.name = path.rsplit(".", 1)[-1]
+        # what reading a member through the class gives instead of the member as a Builtin
+        # (``Function.apply``, whose inputs written in place the script's names follow)
+        self.members: dict[str, Callable[[Any], Any]] = {}
         # the attributes the library keeps on its instances (a script neither reads nor
         # writes those whose names start with '_')
         self.internal: frozenset[str] = frozenset()
@@ -477,7 +480,9 @@ def _library_class_attribute(klass: LibraryBase, name: str, host: type) -> Any:
     Builtins."""
     if klass is OBJECT or (name.startswith("_") and name != "__init__") or not klass.has(name):
         raise AttributeError(f"type object '{klass.path}' has no attribute '{name}'")
-    return _script_value(name, getattr(host, name))
+    adapted = klass.members.get(name)
+    found = getattr(host, name)
+    return _script_value(name, found) if adapted is None else adapted(found)
 
 
 def set_attribute(run: Run, value: Any, name: str, new: Any) -> None:

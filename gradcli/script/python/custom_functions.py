@@ -4,7 +4,7 @@
 
 What a script reaches here: ``torch.autograd.Function`` (the base), the module
 ``torch.autograd.function`` (``Function``, ``FunctionCtx``, ``once_differentiable``), and the
-``ctx`` its methods are given: ``save_for_backward``, ``saved_tensors``,
+``ctx`` its methods are given: ``save_for_backward``, ``save_for_forward``, ``saved_tensors``,
 ``needs_input_grad``, ``mark_non_differentiable``, ``mark_dirty``,
 ``set_materialize_grads``, and any attribute the script sets on it (``ctx.constant = c``);
 the engine's own bookkeeping on the ctx stays out of reach.
@@ -17,12 +17,15 @@ from typing import Any
 from ... import autograd
 from ... import engine as gc
 from ...engine.custom_function import FunctionCtx
+from ...engine.graph_hooks import succeeds
 from .classes import LibraryBase, library_base
-from .runtime import Builtin, Function, Module
+from .runtime import RUNNING, Builtin, Function, Module
+from .tensors import rename
 
 # What torch's ctx offers a script, beside the attributes the script sets
 _CTX_METHODS = (
     "save_for_backward",
+    "save_for_forward",
     "mark_non_differentiable",
     "mark_dirty",
     "set_materialize_grads",
@@ -39,7 +42,7 @@ def ctx_attribute(ctx: FunctionCtx, name: str) -> Any:
         return getattr(ctx, "saved_tensors" if name == "saved_variables" else name)
     if name not in _CTX_INTERNAL and name in vars(ctx):
         return vars(ctx)[name]
-    raise AttributeError(f"'BackwardCFunction' object has no attribute '{name}'")
+    raise AttributeError(f"'{ctx.node_name}' object has no attribute '{name}'")
 
 
 def set_ctx_attribute(ctx: FunctionCtx, name: str, value: Any) -> None:
@@ -47,6 +50,13 @@ def set_ctx_attribute(ctx: FunctionCtx, name: str, value: Any) -> None:
     if name in _CTX_INTERNAL or name.startswith("__"):
         raise AttributeError(f"gradcli run does not write the ctx's attribute '{name}'")
     setattr(ctx, name, value)
+
+
+def delete_ctx_attribute(ctx: FunctionCtx, name: str) -> None:
+    """``del ctx.name``: an attribute the script set on it."""
+    if name in _CTX_INTERNAL or name.startswith("__") or name not in vars(ctx):
+        raise AttributeError(f"'{ctx.node_name}' object has no attribute '{name}'")
+    delattr(ctx, name)
 
 
 def once_differentiable(function: Any) -> Any:
@@ -61,7 +71,29 @@ def once_differentiable(function: Any) -> Any:
 
 def function_class() -> LibraryBase:
     """``torch.autograd.Function``, the base a script's custom function derives from."""
-    return library_base(autograd.Function, "torch.autograd.function.Function")
+    base = library_base(autograd.Function, "torch.autograd.function.Function")
+    base.members["apply"] = _applying
+    return base
+
+
+def _applying(apply: Any) -> Builtin:
+    """``F.apply`` for the script: an input the forward wrote in place (``ctx.mark_dirty``)
+    is, as in torch, the very tensor returned, its ``grad_fn`` the function's node; the
+    engine returns a new tensor holding its values, which the script's names follow."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        found = apply(*args, **kwargs)
+        outputs = found if isinstance(found, tuple) else (found,)
+        for given in args:
+            if not isinstance(given, gc.Tensor):
+                continue
+            for output in outputs:
+                if isinstance(output, gc.Tensor) and output is not given:
+                    if succeeds(output, given):
+                        rename(RUNNING[-1], given, output)
+        return found
+
+    return Builtin("apply", call)
 
 
 def function_module(base: LibraryBase, missing: Any) -> Module:

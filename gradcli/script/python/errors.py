@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...base.errors import GradcliError
+from ...base import engine_errors as engine
+from ...base.errors import GradcliError, engine_hint
 
 # The exceptions a script may raise, catch and name (builtins.py gives them their names).
 SCRIPT_EXCEPTIONS: tuple[type[BaseException], ...] = (
@@ -37,6 +38,49 @@ SCRIPT_EXCEPTIONS: tuple[type[BaseException], ...] = (
     ValueError,
     ZeroDivisionError,
 )
+
+
+class GradcheckError(RuntimeError):
+    """torch's ``torch.autograd.gradcheck.GradcheckError`` (a ``RuntimeError``), as a script
+    sees a gradient check that failed."""
+
+
+GradcheckError.__module__ = "torch.autograd.gradcheck"
+# torch's own exceptions a script may hold (``type(e)`` gives them, printed by torch's names)
+TORCH_EXCEPTIONS: tuple[type[Exception], ...] = (GradcheckError,)
+
+# The exception torch raises for each kind of the engine's refusals, most specific first (a
+# shape refused is torch's RuntimeError in its operations, a ValueError in torch.func's)
+_TORCH_KINDS: tuple[tuple[type[engine.EngineError], type[Exception] | None], ...] = (
+    (engine.GradcheckError, GradcheckError),
+    (engine.GradError, RuntimeError),
+    (engine.ShapeError, None),
+    (engine.IndexDomainError, IndexError),
+    (engine.DomainError, ValueError),
+    (engine.DtypeError, TypeError),
+    (engine.ValueKindError, TypeError),
+    (engine.UnsupportedError, NotImplementedError),
+)
+
+
+def as_torch(
+    exc: engine.EngineError, shapes: type[Exception] = RuntimeError
+) -> BaseException | None:
+    """The engine's refusal ``exc`` as the exception torch raises for it (its class named as
+    torch's, never gradcli's; ``shapes``: the class of a shape refused), with the places it
+    has passed through; None for a refusal that is gradcli's own (what it does not take:
+    the caller makes it a ``GradcliError``)."""
+    found = next((k for e, k in _TORCH_KINDS if isinstance(exc, e)), Exception)
+    kind: type[BaseException] = shapes if found is None else found
+    if kind is Exception:
+        kind = next((k for k in type(exc).__mro__ if k in SCRIPT_EXCEPTIONS), Exception)
+        if kind is Exception:
+            return None
+    made = kind(*exc.args)
+    for carried in ("_gradcli_places", "_gradcli_span"):
+        if hasattr(exc, carried):
+            setattr(made, carried, getattr(exc, carried))
+    return made
 
 
 # The columns of an expression on its line: (start, end), and the part of it Python's carets
@@ -74,6 +118,18 @@ def note(exc: BaseException, depth: int, line: int, function: str) -> None:
     pending = getattr(exc, "_gradcli_span", None)
     span = pending if pending is not None and pending[0] == line else None
     found.append(Place(depth, line, function, None if span is None else span[1]))
+
+
+def engine_refusal(exc: engine.EngineError, place: Place, source: str) -> BaseException:
+    """What leaves the statement at ``place`` (``source``: its line) for the engine's refusal
+    ``exc``: torch's exception, noted there, or for a bound passed (``SizeError``) and what
+    gradcli does not take, a ``GradcliError`` naming the line (exit 2)."""
+    made = None if isinstance(exc, engine.SizeError) else as_torch(exc)
+    if made is None:
+        refused = GradcliError(str(exc), hint=engine_hint(exc))
+        return at_line(refused, place.line, source, None)
+    note(made, place.depth, place.line, place.function)
+    return made
 
 
 def note_span(exc: BaseException, line: int, span: Span) -> None:

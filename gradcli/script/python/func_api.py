@@ -30,7 +30,8 @@ from ...engine import forward_ad
 from ...engine.func import jvp as library_jvp
 from ...engine.meter import zeros
 from ...engine.vmap import _mapped_inputs
-from .errors import SCRIPT_EXCEPTIONS
+from .errors import as_torch
+from .library_objects import guarded
 from .runtime import Builtin, Function, Module
 from .vmap_slices import slicing
 
@@ -78,10 +79,10 @@ def _engine_errors(call: Callable[[], Any], name: str) -> Any:
     except gc.SizeError:
         raise
     except gc.EngineError as exc:
-        for kind in type(exc).__mro__:
-            if kind in SCRIPT_EXCEPTIONS and kind is not Exception:
-                raise kind(str(exc)) from None
-        raise GradcliError(f"{name}: {exc}") from None
+        made = as_torch(exc, shapes=ValueError)  # torch.func's own checks: ValueError
+        if made is None:
+            raise GradcliError(f"{name}: {exc}") from None
+        raise made from None
 
 
 def _guarded(name: str, transform: Callable[..., Any]) -> Callable[..., Any]:
@@ -225,7 +226,7 @@ def _vmap(run: Run) -> Builtin:
 
 def func_module(run: Run, missing: Callable[[str], Any]) -> Module:
     """``torch.func`` (and ``functorch``): the transforms, ``vmap``, ``vjp``, ``jvp``,
-    ``linearize``."""
+    ``linearize``, ``functional_call``."""
     names: dict[str, Any] = {name: _transform(name) for name in _FUNCTION_TRANSFORMS}
     names.update(
         vmap=_vmap(run),
@@ -234,6 +235,11 @@ def func_module(run: Run, missing: Callable[[str], Any]) -> Module:
             "jvp", _guarded("jvp", library.jvp), f"<function jvp at 0x{id(library.jvp):x}>"
         ),
         linearize=Builtin("linearize", _linearize),
+        functional_call=Builtin(
+            "functional_call",
+            lambda *args, **kwargs: guarded(run, library.functional_call, *args, **kwargs),
+            f"<function functional_call at 0x{id(library.functional_call):x}>",
+        ),
         __missing__=missing,
     )
     return Module("torch.func", names)

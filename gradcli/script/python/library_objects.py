@@ -184,6 +184,27 @@ def set_attribute(run: Run, value: Any, name: str, new: Any) -> None:
     charge(run, new)
 
 
+def delete_attribute(run: Run, value: Any, name: str) -> None:
+    """``del module.name`` as a script writes it: a registered parameter, buffer or submodule
+    of a module, as torch's ``__delattr__`` takes it away."""
+    if name.startswith("_"):
+        raise _private(value, name)
+    if not isinstance(value, nn.Module):
+        raise GradcliError(
+            f"gradcli run does not delete the attributes of a {type_name(value)}",
+            hint="set it to None instead",
+        )
+    registries = (value._parameters, value._buffers, value._modules)
+    if not any(name in registry for registry in registries):
+        if hasattr(value, name):
+            raise GradcliError(
+                f"gradcli run deletes a module's registered parameters, buffers and "
+                f"submodules only, not {name!r}"
+            )
+        raise AttributeError(f"'{type(value).__name__}' object has no attribute '{name}'")
+    delattr(value, name)
+
+
 def call(run: Run, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``value(*args, **kwargs)``: a module's forward; Python's TypeError for another
     object of the library (an optimizer is not callable)."""

@@ -54,7 +54,7 @@ _UNARY = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}
 # Python's builtins that reach files, code or the interpreter: refused where a script reads one
 OUT_OF_REACH = frozenset(
     "eval exec compile open globals locals vars dir breakpoint help exit quit "
-    "setattr delattr memoryview bytearray bytes".split()
+    "memoryview bytearray bytes".split()
 )
 _REFUSED = {
     ast.Await: "await",

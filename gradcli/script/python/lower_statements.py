@@ -20,11 +20,13 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ... import engine as gc
 from ...base.errors import GradcliError
-from . import objects, printing, tensors
+from . import numpy_values, objects, printing, tensors
 from .classes import Class, is_instance
-from .errors import SCRIPT_EXCEPTIONS, at_line, note
+from .errors import SCRIPT_EXCEPTIONS, Place, at_line, engine_refusal, note
 from .lower_classes import Classes
 from .lower_expressions import BINARY, Closure, Expressions
 from .lower_imports import Imports
@@ -104,8 +106,8 @@ class Statements(Targets, Imports, Classes):
                 span = getattr(error, "_gradcli_span", None)
                 column = span[1][0] if span is not None and span[0] == line else None
                 raise at_line(error, line, source, column) from None
-            except gc.SizeError as exc:  # a bound passed where the engine was reached: exit 2
-                raise at_line(GradcliError(str(exc), hint=exc.hint), line, source, None) from None
+            except gc.EngineError as exc:  # torch's exception, or a bound passed (exit 2)
+                raise engine_refusal(exc, Place(run.depth, line, function), source) from None
             except Exception as exc:
                 note(exc, run.depth, line, function)
                 raise
@@ -473,6 +475,8 @@ def _updated(frame: Frame, current: Any, symbol: str, operand: Any) -> Any:
     """``current symbol= operand``: a tensor changes in place, as torch's does."""
     if isinstance(current, gc.Tensor) and symbol in ("+", "-", "*", "/", "**"):
         return tensors.in_place(frame.run, current, symbol, operand)
+    if isinstance(current, np.ndarray):
+        return numpy_values.in_place(frame.run, current, symbol, operand)
     if isinstance(current, list) and symbol == "+":
         extra = list(iterate(frame.run, operand))
         from . import limits

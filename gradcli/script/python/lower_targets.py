@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 
 from ... import engine as gc
-from ...base.errors import GradcliError
 from . import numpy_values, objects, tensors
-from .classes import ScriptObject, delete_attribute, is_scripted
+from .classes import ScriptObject
 from .errors import note_span
 from .lower_expressions import Expressions, _span
 from .operators import iterate
@@ -184,13 +183,7 @@ class Targets:
             held, attribute = expressions.lower(node.value), node.attr
 
             def remove_attribute(frame: Frame) -> None:
-                value = held(frame)
-                if not is_scripted(value):
-                    raise GradcliError(
-                        "gradcli run deletes the attributes of the script's own objects only",
-                        hint="set it to None instead",
-                    )
-                delete_attribute(frame.run, value, attribute)
+                objects.delete_value(frame.run, held(frame), attribute)
 
             return remove_attribute
         if isinstance(node, (ast.Tuple, ast.List)):

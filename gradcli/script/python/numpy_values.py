@@ -8,7 +8,8 @@ second numpy. The script's ``numpy`` module has what they use and its obvious ne
 (``np.float32`` ...), ``pi`` and ``e``. An array is numpy's own ``ndarray``, printed by numpy
 (``print(a)``: ``[[1. 2.] ...]``); a script reads the attributes listed here (``shape``,
 ``dtype``, ``T``, ``astype``, ``reshape``, ``sum`` ...) and nothing else of it, and Python's
-operators on arrays are numpy's. Every array made is bounded as a tensor is (``--max-elements``,
+operators on arrays are numpy's (``a += 1`` in place, in memory ``x.numpy()`` shares with
+the tensor ``x``). Every array made is bounded as a tensor is (``--max-elements``,
 the memory), its size checked before numpy makes it; only numbers are taken (booleans,
 integers, floats, complex numbers: no strings, no objects).
 """
@@ -16,6 +17,7 @@ integers, floats, complex numbers: no strings, no objects).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -189,6 +191,32 @@ def binary(run: Run, symbol: str, left: Any, right: Any, python: Callable[[Any, 
         return python(left, right)
     _checked(run, count, f"the array of {symbol}")
     return python(left, right)
+
+
+# Python's augmented assignments, which numpy does in the array's own memory
+_IN_PLACE: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.iadd,
+    "-": operator.isub,
+    "*": operator.imul,
+    "/": operator.itruediv,
+    "//": operator.ifloordiv,
+    "%": operator.imod,
+    "**": operator.ipow,
+    "@": operator.imatmul,
+    "&": operator.iand,
+    "|": operator.ior,
+    "^": operator.ixor,
+    "<<": operator.ilshift,
+    ">>": operator.irshift,
+}
+
+
+def in_place(run: Run, array: np.ndarray, symbol: str, operand: Any) -> Any:
+    """``a symbol= operand`` (``a += 1``): numpy's in-place operation, written into the
+    array's memory, which a tensor may share (``x.numpy()``), as in Python."""
+    if isinstance(operand, (list, tuple)):
+        operand = array_of(run, operand)
+    return binary(run, symbol, array, operand, _IN_PLACE[symbol])
 
 
 def write(run: Run, array: np.ndarray, index: Any, value: Any) -> None:

@@ -168,6 +168,27 @@ def set_value(run: Run, value: Any, name: str, new: Any) -> None:
     raise AttributeError(f"'{type_name(value)}' object attribute '{name}' is read-only")
 
 
+def delete_value(run: Run, value: Any, name: str) -> None:
+    """``del value.name`` (and ``delattr``): an attribute of the script's own objects, one the
+    script set on a custom function's ctx, a module's registered parameter, buffer or
+    submodule; refused for anything else."""
+    if name.startswith("__"):
+        raise GradcliError(
+            f"gradcli run does not delete attributes whose names start with '__' ({name!r})"
+        )
+    if classes.is_scripted(value):
+        classes.delete_attribute(run, value, name)
+    elif isinstance(value, FunctionCtx):
+        custom_functions.delete_ctx_attribute(value, name)
+    elif library_objects.is_library_object(value):
+        library_objects.delete_attribute(run, value, name)
+    else:
+        raise GradcliError(
+            "gradcli run deletes the attributes of the script's own objects only",
+            hint="set it to None instead",
+        )
+
+
 def _grad_fn(node: tensors.GradFn, name: str) -> Any:
     if name == "name":
         return Builtin(name, node.name)

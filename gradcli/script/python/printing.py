@@ -133,6 +133,8 @@ def text(run: Run, value: Any) -> str:
         return str(value)  # torch.device('cpu') prints as cpu
     if isinstance(value, BaseException):
         args = value.args
+        if type(value).__module__.startswith("numpy"):  # numpy's words from its own args
+            return str(value)
         if isinstance(value, KeyError) and len(args) == 1:
             return show(run, args[0])
         return text(run, args[0]) if len(args) == 1 else show(run, args) if args else ""

@@ -475,6 +475,11 @@ def rebind(run: Run, old: gc.Tensor, new: gc.Tensor) -> gc.Tensor:
     (``y[0] = v``, ``y += 1`` while a graph is recorded) is the same object with a new node;
     gradcli's graph keeps ``old`` as the node's input, and the script's names follow."""
     graph_hooks.bump(old, _holder(run, new), new)  # the values old held are gone, as in torch
+    return rename(run, old, new)
+
+
+def rename(run: Run, old: gc.Tensor, new: gc.Tensor) -> gc.Tensor:
+    """Every name of ``old`` names ``new`` now (see ``rebind``)."""
     spaces = [run.globals, *(frame.names for frame in run.frames)]
     for names in spaces:
         for key, value in names.items():
