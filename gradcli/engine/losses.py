@@ -855,6 +855,30 @@ def _picked_nll(log_probs: Tensor, indices: np.ndarray, ignore_index: int) -> tu
     return picked, int(np.sum(kept))
 
 
+def _probability_loss(
+    log_probs: Tensor, t: Tensor, w: Tensor | None, reduction: str, label_smoothing: float
+) -> Tensor:
+    """Cross-entropy against class probabilities, in torch's order of operations (its last
+    bits and its nodes): ``-(log_probs * t * w).sum()`` over everything, divided by the
+    number of rows for the mean (nan for none); per row (the class dim summed) for none."""
+    dim = 1 if log_probs.ndim > 1 else 0
+    n_classes = log_probs.shape[dim]
+    if label_smoothing:
+        t = P.add(P.mul(t, 1.0 - label_smoothing), label_smoothing / n_classes)
+    terms = P.mul(log_probs, t)
+    if w is not None:
+        terms = P.mul(terms, w)
+    if reduction == "none":
+        return P.neg(RD.sum(terms, dim))
+    if reduction not in ("sum", "mean"):
+        return _reduce(terms, reduction)  # refuses it
+    rows = log_probs.data.size // n_classes if n_classes else 0
+    if reduction == "mean" and not rows:  # torch: the sum filled with nan, negated
+        return P.neg(P.add(P.mul(RD.sum(terms), 0.0), math.nan))
+    total = P.neg(RD.sum(terms))
+    return total if reduction == "sum" else P.div(total, rows)
+
+
 def _class_reduce(loss: Tensor, kept: int, reduction: str, total: Tensor | None = None) -> Tensor:
     """The reduction of a class-index loss: its mean is over the targets kept (nan if none,
     as PyTorch's 0/0, with a gradient of 0 as PyTorch's), or with class weights, divided by
@@ -955,7 +979,8 @@ def _cross_entropy_name(
     """The last node torch makes for cross_entropy: nll_loss of class indices (an addition of
     the smoothing term with label_smoothing), a division of the sum of probabilities' terms."""
     if target.shape == input.shape:
-        return "DivBackward1" if reduction == "mean" else "NegBackward0"
+        empty = not np.size(input.data)  # torch fills the sum with nan, then negates it
+        return "DivBackward1" if reduction == "mean" and not empty else "NegBackward0"
     return "AddBackward0" if label_smoothing else "NllLossBackward0"
 
 
@@ -1011,10 +1036,8 @@ def cross_entropy(
     log_probs = RD.log_softmax(x, dim)
     w = None if weight is None else _class_weight("cross_entropy", weight, x)
     weighted = log_probs if w is None else P.mul(log_probs, w)
-    if t.shape == x.shape:  # probabilities
-        if label_smoothing:
-            t = P.add(P.mul(t, 1.0 - label_smoothing), label_smoothing / n_classes)
-        return _reduce(P.neg(RD.sum(P.mul(t, weighted), dim)), reduction)
+    if t.shape == x.shape:
+        return _probability_loss(log_probs, t, w, reduction, label_smoothing)
     indices = _class_indices("cross_entropy", x, t, ignore_index)
     loss, kept = _picked_nll(log_probs, indices, ignore_index)
     picked = None if w is None else _picked_weight(w, indices, ignore_index)

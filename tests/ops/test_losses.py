@@ -106,3 +106,28 @@ def test_kl_div_takes_batchmean_and_refuses_other_words(cli):
     bad = cli("eval", "-e", "y = kl_div(x, x, reduction='batch')", "--x", "0.5,0.25")
     assert bad.exit_code == 2
     assert "'mean', 'batchmean', 'sum' or 'none'" in bad.stderr
+
+
+def test_cross_entropy_of_probabilities_is_torchs_sum_over_everything():
+    """torch's order for probability targets: -(log_probs * t).sum() / rows, not the mean of
+    per-row sums: the two differ in float32's last bits (the docstring's own example, seed
+    283), and the nodes are torch's (DivBackward1; an empty batch's nan from NegBackward0)."""
+    from gradcli import engine as gc
+    from gradcli.engine import summation
+
+    torch.manual_seed(283)
+    x, t = torch.randn(3, 5), torch.randn(3, 5).softmax(dim=1)
+    x_values, t_values = x.numpy(), t.numpy()
+    with summation.torch_order():
+        for reduction in ("mean", "sum"):
+            ours = gc.cross_entropy(
+                gc.Tensor(x_values, requires_grad=True), gc.Tensor(t_values), reduction=reduction
+            )
+            theirs = F.cross_entropy(x.clone().requires_grad_(), t, reduction=reduction)
+            assert ours.data.item() == theirs.item()
+            assert ours.grad_fn.name() == theirs.grad_fn.name()
+    empty = gc.cross_entropy(
+        gc.Tensor(np.zeros((0, 3), np.float32), requires_grad=True),
+        gc.Tensor(np.zeros((0, 3), np.float32)),
+    )
+    assert np.isnan(empty.data) and empty.grad_fn.name() == "NegBackward0"
