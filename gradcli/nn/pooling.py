@@ -1,5 +1,6 @@
-"""torch.nn's pooling modules: ``MaxPool2d`` and ``AvgPool2d`` over (N, C, H, W) (square
-windows: the engine's ``max_pool2d``/``avg_pool2d``), printed as torch prints them."""
+"""torch.nn's pooling modules: ``MaxPool2d`` and ``AvgPool2d`` over (N, C, H, W) (the
+engine's ``max_pool2d``/``avg_pool2d``; each setting an int or one per dim), printed as torch
+prints them: each setting as it was given."""
 
 from __future__ import annotations
 
@@ -9,16 +10,6 @@ from ..base.engine_errors import DomainError
 from ..engine import avg_pool2d, max_pool2d
 from ..engine.tensor import Tensor
 from .module import Module
-
-
-def _square(value: Any, name: str, layer: str) -> int:
-    """The one number of a square window's setting (an int, or a tuple of equal ints)."""
-    if isinstance(value, int):
-        return value
-    values = tuple(value)
-    if len(set(values)) != 1:
-        raise DomainError(f"{layer}: a {name} of {values} is not supported here; give one number")
-    return int(values[0])
 
 
 class MaxPool2d(Module):
@@ -44,14 +35,8 @@ class MaxPool2d(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor) -> Tensor:
-        name = "MaxPool2d"
         return max_pool2d(  # type: ignore[no-any-return]
-            input,
-            _square(self.kernel_size, "kernel_size", name),
-            _square(self.stride, "stride", name),
-            _square(self.padding, "padding", name),
-            _square(self.dilation, "dilation", name),
-            ceil_mode=self.ceil_mode,
+            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode
         )
 
     def extra_repr(self) -> str:
@@ -84,14 +69,13 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        name = "AvgPool2d"
         return avg_pool2d(  # type: ignore[no-any-return]
             input,
-            _square(self.kernel_size, "kernel_size", name),
-            _square(self.stride, "stride", name),
-            _square(self.padding, "padding", name),
-            ceil_mode=self.ceil_mode,
-            count_include_pad=self.count_include_pad,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
         )
 
     def extra_repr(self) -> str:

@@ -46,6 +46,7 @@ FUNCTIONAL = frozenset(
         "linear",
         "conv2d",
         "conv1d",
+        "conv3d",
         "conv_transpose2d",
         "max_pool2d",
         "avg_pool2d",

@@ -1440,8 +1440,8 @@ OPS: list[Op] = [
         torch=lambda a, **params: torch_module().linalg.matrix_norm(L.spread(a), **params),
         prims=("svd",),
     ),
-    # layers (gradcli/engine/layers.py): composites; the primitives named are those their
-    # batched replay takes through (tests/engine/test_engine_batched.py)
+    # layers (gradcli/engine/layers.py, convolution.py): composites; the primitives named are
+    # those their batched replay takes through (tests/engine/test_engine_batched.py)
     Op("linear", gc.linear, REAL, Y.linear_spec(), torch=_t_functional("linear")),
     Op(
         "conv2d",
@@ -1452,6 +1452,7 @@ OPS: list[Op] = [
         prims=("getitem", "matmul"),
     ),
     Op("conv1d", Y.conv("conv1d"), REAL, Y.conv_spec(rank=1), torch=Y.conv("conv1d", torch=True)),
+    Op("conv3d", Y.conv("conv3d"), REAL, Y.conv_spec(rank=3), torch=Y.conv("conv3d", torch=True)),
     Op(
         "conv_transpose2d",
         Y.conv("conv_transpose2d"),

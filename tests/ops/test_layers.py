@@ -121,11 +121,19 @@ def test_explain_writes_a_left_out_operand_as_program_text(cli):
 @pytest.mark.parametrize(
     ("program", "message"),
     [
-        ("y = conv2d(x, k)", "conv2d: weight (2, 3, 1, 1) with groups=1 expects 3 input channels"),
+        (  # torch's words, as gradcli run raises them
+            "y = conv2d(x, k)",
+            "Given groups=1, weight of size [2, 3, 1, 1], expected input[1, 2, 2, 2] to have 3 "
+            "channels, but got 2 channels instead",
+        ),
         ("y = linear(x, k)", "linear: input's last dim must match weight"),
         ("y = embedding(x, k)", "embedding: weight must be 2-D"),
         ("y = batch_norm(x, k, k)", "running_mean must have one element per channel"),
-        ("y = max_pool2d(x, 2, padding=2)", "padding should be at most half of the kernel size"),
+        (
+            "y = max_pool2d(x, 2, padding=2)",
+            "pad should be at most half of effective kernel size, but got pad=2, kernel_size=2 "
+            "and dilation=1",
+        ),
         ("y = layer_norm(x, 3)", "normalized_shape [3] must be the input's last dims"),
     ],
 )

@@ -44,7 +44,7 @@ _TORCH_MODULES = {
     ),
     "torch.nn.modules.distance": "CosineSimilarity PairwiseDistance",
     "torch.nn.modules.pooling": "AvgPool2d MaxPool2d",
-    "torch.nn.modules.conv": "ConvTranspose2d Conv1d Conv2d",
+    "torch.nn.modules.conv": "ConvTranspose2d Conv1d Conv2d Conv3d",
     "torch.nn.modules.normalization": "GroupNorm LayerNorm",
     "torch.nn.modules.batchnorm": "BatchNorm1d BatchNorm2d",
     "torch.nn.modules.dropout": "Dropout",
