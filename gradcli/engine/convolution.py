@@ -40,7 +40,6 @@ from . import matrix_product as MM
 from . import primitives as P
 from . import rearranging as RA
 from . import reductions as RD
-from . import shapes as SH
 from . import sizes
 from .composites import _composite
 from .layers import _channels, _explained, _optional, _tensor
@@ -48,7 +47,7 @@ from .tensor import Tensor
 
 Sizes = tuple[int, ...]
 _COUNTS = {1: "one", 2: "two", 3: "three"}
-_AXES = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}
+_AXES = {2: ("height", "width"), 3: ("depth", "height", "width")}
 
 
 def _whole(value: Any) -> bool:
@@ -133,27 +132,28 @@ def _reach(kernel: int, dilation: int) -> int:
     return dilation * (kernel - 1) + 1
 
 
-def _window_index(
-    counts: Sizes, kernel: Sizes, stride: Sizes, dilation: Sizes, rank: int
-) -> tuple[Any, ...]:
-    """The index of (N, C, *spatial) that gathers (N, C, *counts, *kernel): each output
-    position's window, a spatial dim's positions shaped to broadcast against the others'."""
+def _lattice(outer: Sizes, outer_step: Sizes, inner: Sizes, inner_step: Sizes) -> tuple[Any, ...]:
+    """The index of (N, C, *spatial) at ``i * outer_step + j * inner_step`` along each spatial
+    dim, for i below ``outer`` and j below ``inner``: its values (N, C, *outer, *inner). With
+    the output positions outer (by stride) and the kernel's inner (by dilation): each output
+    position's window; with the kernel's outer and the input's positions inner: where a
+    transposed convolution's products land."""
+    rank = len(outer)
     index: list[Any] = [slice(None), slice(None)]
     for d in range(rank):
-        at = np.arange(counts[d])[:, None] * stride[d] + np.arange(kernel[d])[None, :] * dilation[d]
+        at = np.arange(outer[d])[:, None] * outer_step[d] + np.arange(inner[d]) * inner_step[d]
         shape = [1] * (2 * rank)
-        shape[d], shape[rank + d] = counts[d], kernel[d]
+        shape[d], shape[rank + d] = outer[d], inner[d]
         index.append(at.reshape(shape))
     return tuple(index)
 
 
 def _windows(x: Tensor, counts: Sizes, kernel: Sizes, stride: Sizes, dilation: Sizes) -> Tensor:
     """(N, C, *spatial), padded already -> (N, C, *counts, *kernel): the windows."""
-    rank = len(kernel)
     sizes.refuse_over(
         "the windows", math.prod(x.shape[:2]) * math.prod(counts) * math.prod(kernel), (x.data,)
     )
-    return RA.getitem(x, _window_index(counts, kernel, stride, dilation, rank))
+    return RA.getitem(x, _lattice(counts, stride, kernel, dilation))
 
 
 # -- convolution ------------------------------------------------------------------------------
@@ -234,6 +234,8 @@ def _convolve(
     win = RA.reshape(win, (n, groups, per_group, positions, taps))
     win = RA.reshape(RA.transpose(win, 2, 3), (n, groups, positions, per_group * taps))
     kernels = RA.transpose(RA.reshape(w, (groups, o // groups, per_group * taps)), 1, 2)
+    if groups == 1:  # numpy multiplies by a matrix much faster than by a stack of one
+        kernels = RA.reshape(kernels, kernels.shape[1:])
     out = RA.transpose(MM.matmul(win, kernels), 2, 3)  # (N, G, O/G, positions)
     return RA.reshape(out, (n, o, *counts))
 
@@ -266,7 +268,11 @@ def _convolved(
             f"{name}: weight must have {rank + 2} dims ({channels}, kernel dims), got shape "
             f"{w.shape}"
         )
-    before, after = _conv_padding(padding, tuple(w.shape[2:]), strides, dilations)
+    kernel = tuple(w.shape[2:])
+    if any(k < 1 for k in kernel):
+        named = _per_axis(("kernel", kernel, 1))
+        raise ShapeError(f"kernel size should be greater than zero, but got {named}")
+    before, after = _conv_padding(padding, kernel, strides, dilations)
     _check_conv_settings(strides, before, dilations, groups)
     if transposed:
         _output_padding_check(output_padding, strides, dilations)
@@ -355,7 +361,6 @@ def _transposed(
     """conv's adjoint: every element of (N, C, *spatial) times the kernel (C, O/groups,
     *kernel), added onto the output where it lands (element i, kernel element k: i * stride +
     k * dilation), then ``padding`` cropped from each side."""
-    rank = len(stride)
     n, c = x.shape[:2]
     spatial = tuple(x.shape[2:])
     per_group, kernel = w.shape[1], tuple(w.shape[2:])
@@ -370,36 +375,44 @@ def _transposed(
             f"Given input size per channel: ({_sizes_text(spatial)}). Calculated output size "
             f"per channel: ({_sizes_text(cropped)}). Output size is too small"
         )
-    positions, taps = math.prod(spatial), math.prod(kernel)
-    # every input element's products with the kernel: (N, G, positions, O/G * taps)
-    flat = RA.transpose(RA.reshape(x, (n, g, cg, positions)), 2, 3)
-    products = MM.matmul(flat, RA.reshape(w, (g, cg, per_group * taps)))
-    products = RA.reshape(products, (n, g, *spatial, per_group, *kernel))
-    products = SH.movedim(products, 2 + rank, 2)  # (N, G, O/G, *spatial, *kernel)
-    products = RA.reshape(products, (n, g * per_group, *spatial, *kernel))
-    index = _window_index(spatial, kernel, stride, dilation, rank)
-    out = RA.getitem_backward(products, index, (n, g * per_group, *full))
+    # every input element's products with the kernel, laid out (N, O, *kernel, *spatial) as
+    # the matmul makes them: (G, O/G * kernel elements, C/G) @ (N, G, C/G, positions)
+    kernels = RA.transpose(RA.reshape(w, (g, cg, -1)), 1, 2)
+    flat = RA.reshape(x, (n, g, cg, math.prod(spatial)))
+    if g == 1:  # numpy multiplies by a matrix much faster than by a stack of one
+        kernels = RA.reshape(kernels, kernels.shape[1:])
+    products = MM.matmul(kernels, flat)
+    products = RA.reshape(products, (n, g * per_group, *kernel, *spatial))
+    # where input element i's product with kernel element k lands: i * stride + k * dilation
+    lands = _lattice(kernel, dilation, spatial, stride)
+    out = RA.getitem_backward(products, lands, (n, g * per_group, *full))
     if any(padding):
         crop = tuple(slice(p, f - p) for p, f in zip(padding, full))
         out = RA.getitem(out, (slice(None), slice(None), *crop))
     return out
 
 
+def _per_axis(*settings: tuple[str, Sizes, int]) -> str:
+    """``kernel_height: 3 kernel_width: 2``: settings (name, values, the value a 1-D
+    convolution's height takes) named per axis as torch's checks name them (a 1-D convolution
+    is torch's 2-D one of height 1)."""
+    words = []
+    for what, values, height in settings:
+        shown = (height, *values) if len(values) == 1 else values
+        axes = _AXES[len(shown)]
+        words += [f"{what}_{axis}: {value}" for axis, value in zip(axes, shown)]
+    return " ".join(words)
+
+
 def _output_padding_check(output_padding: Sizes, stride: Sizes, dilation: Sizes) -> None:
     if any(p < 0 for p in output_padding):
         raise ShapeError("negative output_padding is not supported")
     if any(p >= s and p >= d for p, s, d in zip(output_padding, stride, dilation)):
-        rank = len(stride)
-        axes = _AXES[rank] if rank > 1 else ("height", "width")
-        shown = [(0,) + v if rank == 1 else v for v in (output_padding, stride, dilation)]
-        words = [
-            f"{what}_{axis}: {value}"
-            for what, values in zip(("output_padding", "stride", "dilation"), shown)
-            for axis, value in zip(axes, values)
-        ]
+        named = _per_axis(
+            ("output_padding", output_padding, 0), ("stride", stride, 1), ("dilation", dilation, 1)
+        )
         raise ShapeError(
-            "output padding must be smaller than either stride or dilation, but got "
-            + " ".join(words)
+            f"output padding must be smaller than either stride or dilation, but got {named}"
         )
 
 
