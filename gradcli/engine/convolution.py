@@ -287,6 +287,17 @@ def _convolved(
     return RA.reshape(out, out.shape[1:]) if unbatched else out
 
 
+def _convolution_node(rank: int) -> Callable[[list[Any]], str]:
+    """torch's node of a convolution of ``rank`` spatial dims: the convolution's, or, for an
+    input without a batch dim, the squeeze of the batch dim torch added to it."""
+
+    def name(args: list[Any]) -> str:
+        unbatched = getattr(args[0], "ndim", rank + 2) == rank + 1
+        return "SqueezeBackward1" if unbatched else "ConvolutionBackward0"
+
+    return name
+
+
 _CONV_PARAMS = (
     Param("input", TENSOR),
     Param("weight", TENSOR),
@@ -315,7 +326,7 @@ def _convolution(rank: int) -> Callable[..., Tensor]:
         f"{rank}-D convolution (cross-correlation) of (N, C, {_SPATIAL[rank]}) by "
         f"(O, C/groups, {_KERNEL[rank]}); stride, padding, dilation: an int or one per dim",
         _CONV_PARAMS,
-        backward_name="ConvolutionBackward0",
+        backward_name=_convolution_node(rank),
         symbolic=_CONV_SYMBOLIC,
         explain=_CONV_EXPLAIN,
         kink=_CONV_KINK,
@@ -430,7 +441,7 @@ _composite(
         Param("groups", INT, 1),
         Param("dilation", INTS, 1),
     ),
-    backward_name="ConvolutionBackward0",
+    backward_name=_convolution_node(2),
     symbolic=_CONV_SYMBOLIC,
     explain=_explained(
         input="each element of {d_input} times {weight}, added onto the output window it reaches",
@@ -488,7 +499,7 @@ def _pooled_count(
         raise ShapeError("stride should not be zero")
     if padding < 0:
         raise ShapeError(f"pad must be non-negative, but got pad: {padding}")
-    if padding > _reach(kernel, dilation) // 2:
+    if padding > int(_reach(kernel, dilation) / 2):  # C++ division, toward zero
         raise ShapeError(
             f"pad should be at most half of effective kernel size, but got pad={padding}, "
             f"kernel_size={kernel} and dilation={dilation}"

@@ -317,14 +317,14 @@ class ConvTranspose2d(_ConvNd):
             return self.output_padding
         dims = self.dims
         leading = 2 if input.ndim == dims + 2 else 1
-        sizes = [int(s) for s in output_size]
-        if len(sizes) == leading + dims:
-            sizes = sizes[leading:]
-        if len(sizes) != dims:
+        if len(output_size) == leading + dims:
+            output_size = output_size[leading:]
+        if len(output_size) != dims:
             raise ValueError(
                 f"ConvTranspose{dims}D: for {input.ndim}D input, output_size must have {dims} "
-                f"or {leading + dims} elements (got {len(sizes)})"
+                f"or {leading + dims} elements (got {len(output_size)})"
             )
+        sizes = [int(s) for s in output_size]
         stride, padding, dilation = (
             _per_dim(v, dims) for v in (self.stride, self.padding, self.dilation)
         )
@@ -337,9 +337,9 @@ class ConvTranspose2d(_ConvNd):
         ]
         largest = [low + s - 1 for low, s in zip(smallest, stride)]
         if any(not low <= size <= high for size, low, high in zip(sizes, smallest, largest)):
-            raise ValueError(
-                f"requested an output size of {sizes}, but valid sizes range from {smallest} "
-                f"to {largest} (for an input of {_torch_size(input.shape[leading:])})"
+            raise ValueError(  # torch's words, the sizes as given
+                f"requested an output size of {output_size}, but valid sizes range from "
+                f"{smallest} to {largest} (for an input of {_torch_size(input.shape[2:])})"
             )
         return tuple(size - low for size, low in zip(sizes, smallest))
 

@@ -52,6 +52,28 @@ def test_a_small_cnn_gives_torchs_loss_and_gradients(cli_json):
         np.testing.assert_allclose(result["grads"][name], leaf.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
+# a setting per spatial dim (issue 30): the math language takes the tuples torch's calls take
+PER_DIM = (
+    "h = conv2d(x, k, kb, stride=(2, 1), padding=(1, 2), dilation=(1, 2))\n"
+    "u = conv_transpose2d(h, reshape(k, 2, 1, 3, 3), stride=(2, 1), output_padding=(1, 0))\n"
+    "p = max_pool2d(u, (3, 2), stride=(1, 2), padding=(1, 0))\n"
+    "y = sum(avg_pool2d(p, kernel_size=(2, 1), stride=[1, 2]) ** 2)\n"
+)
+
+
+def test_settings_per_dim_give_torchs_values_and_gradients(cli_json):
+    result = cli_json("grad", "-e", PER_DIM, *_inputs(x=X, k=K, kb=KB), "--wrt", "x,k,kb")
+    x, k, kb = (_t(v) for v in (X, K, KB))
+    h = F.conv2d(x, k, kb, stride=(2, 1), padding=(1, 2), dilation=(1, 2))
+    u = F.conv_transpose2d(h, k.reshape(2, 1, 3, 3), stride=(2, 1), output_padding=(1, 0))
+    p = F.max_pool2d(u, (3, 2), stride=(1, 2), padding=(1, 0))
+    y = (F.avg_pool2d(p, kernel_size=(2, 1), stride=[1, 2]) ** 2).sum()
+    y.backward()
+    assert result["values"]["y"] == pytest.approx(y.item(), rel=1e-12)
+    for name, leaf in zip(["x", "k", "kb"], [x, k, kb]):
+        np.testing.assert_allclose(result["grads"][name], leaf.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
 def test_the_cnn_checks_against_finite_differences(cli):
     result = cli("check", "-e", CNN, *_inputs(x=X, k=K, kb=KB, W=W, b=B, t=T), "--wrt", "k,W")
     assert result.exit_code == 0, result.stderr
