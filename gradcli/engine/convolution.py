@@ -1,6 +1,7 @@
-"""Convolutions and pooling, the operations that read sliding windows (``torch.nn.functional``'s
-``conv1d``, ``conv2d``, ``conv3d``, ``conv_transpose2d``, ``max_pool2d``, ``avg_pool2d``), each
-an entry of the op table.
+"""Convolutions, the operations that read sliding windows (``torch.nn.functional``'s
+``conv1d``, ``conv2d``, ``conv3d``, ``conv_transpose1d``, ``conv_transpose2d``,
+``conv_transpose3d``), each an entry of the op table; pooling (``pooling.py``) reads the same
+windows.
 
 Each setting of a window (kernel_size, stride, padding, dilation, output_padding) is an int, the
 same along every spatial dim, or a tuple of one int per dim, as torch takes it; bad settings get
@@ -10,9 +11,8 @@ All are composites of the engine's primitives, exact and differentiable to any o
 convolution gathers each output position's window with one indexing step (``getitem`` with
 integer arrays, whose adjoint ``getitem_backward`` adds the windows back) and contracts it with
 the kernel by ``matmul``; a transposed convolution is that adjoint, the kernel's products
-scattered onto the output; pooling reduces the same windows (a max by a mask of the first
-largest element of each window, as torch's kernel picks it). Every value on the way is a
-primitive's, so --max-elements and --max-memory refuse a huge one before it is allocated.
+scattered onto the output. Every value on the way is a primitive's, so --max-elements and
+--max-memory refuse a huge one before it is allocated.
 """
 
 from __future__ import annotations
@@ -25,21 +25,16 @@ import numpy as np
 
 from ..base.engine_errors import ShapeError
 from ..ops.table import (
-    BOOL,
     INT,
     INTS,
-    OPT_INTS,
     OPT_TENSOR,
     TENSOR,
-    Array,
     Param,
     made_public,
-    public,
 )
 from . import matrix_product as MM
 from . import primitives as P
 from . import rearranging as RA
-from . import reductions as RD
 from . import sizes
 from .composites import _composite
 from .layers import _channels, _explained, _optional, _tensor
@@ -70,27 +65,6 @@ def _conv_setting(value: Any, rank: int, what: str) -> Sizes:
             f"the convolution dimensions, but got {what}={_listed(value)}"
         )
     return tuple(int(v) for v in values)
-
-
-def _pool_setting(value: Any, rank: int, what: str, name: str) -> Sizes:
-    """A pooling's ``what`` as one int per spatial dim, refused in torch's words."""
-    values = _listed(value)
-    if len(values) == 1:
-        values *= rank
-    if len(values) != rank or not all(_whole(v) for v in values):
-        count = _COUNTS[rank]
-        form = {
-            "stride": f"either be omitted, a single int, or a tuple of {count} ints",
-            "dilation": f"be either a single int, or a tuple of {count} ints",
-        }.get(what, f"either be a single int, or a tuple of {count} ints")
-        raise ShapeError(f"{name}: {what} must {form}")
-    return tuple(int(v) for v in values)
-
-
-def _by_axis(values: Sizes, prefix: str) -> str:
-    """``dH: 2 dW: 1`` as torch's pooling checks name each spatial dim's value."""
-    letters = ("T", "H", "W")[3 - len(values) :]
-    return " ".join(f"{prefix}{letter}: {v}" for letter, v in zip(letters, values))
 
 
 def _spatial(name: str, x: Tensor, rank: int) -> tuple[Tensor, bool]:
@@ -427,258 +401,61 @@ def _output_padding_check(output_padding: Sizes, stride: Sizes, dilation: Sizes)
         )
 
 
-_composite(
-    "conv_transpose2d",
-    "2-D transposed convolution of (N, C, H, W) by (C, O/groups, kH, kW): conv2d's adjoint; "
-    "stride, padding, output_padding, dilation: an int or one per dim",
-    (
-        Param("input", TENSOR),
-        Param("weight", TENSOR),
-        Param("bias", OPT_TENSOR, None),
-        Param("stride", INTS, 1),
-        Param("padding", INTS, 0),
-        Param("output_padding", INTS, 0),
-        Param("groups", INT, 1),
-        Param("dilation", INTS, 1),
-    ),
-    backward_name=_convolution_node(2),
-    symbolic=_CONV_SYMBOLIC,
-    explain=_explained(
-        input="each element of {d_input} times {weight}, added onto the output window it reaches",
-        weight="each element of {input} times {d_weight}, added onto the output window it reaches",
-        bias="{d_bias} (added to each output position of its channel)",
-    ),
-    kink="smooth (a bilinear map of input and weight); padding crops the output",
+_TRANSPOSED_PARAMS = (
+    Param("input", TENSOR),
+    Param("weight", TENSOR),
+    Param("bias", OPT_TENSOR, None),
+    Param("stride", INTS, 1),
+    Param("padding", INTS, 0),
+    Param("output_padding", INTS, 0),
+    Param("groups", INT, 1),
+    Param("dilation", INTS, 1),
+)
+_TRANSPOSED_EXPLAIN = _explained(
+    input="each element of {d_input} times {weight}, added onto the output window it reaches",
+    weight="each element of {input} times {d_weight}, added onto the output window it reaches",
+    bias="{d_bias} (added to each output position of its channel)",
 )
 
 
-@public("conv_transpose2d")
-def conv_transpose2d(
-    input: Any,
-    weight: Any,
-    bias: Any = None,
-    stride: Any = 1,
-    padding: Any = 0,
-    output_padding: Any = 0,
-    groups: int = 1,
-    dilation: Any = 1,
-) -> Tensor:
-    """torch.nn.functional.conv_transpose2d: each input element times the kernel, added onto
-    the output at stride steps; stride, padding, output_padding and dilation an int or a tuple
-    of 2 ints."""
-    return _convolved(
-        "conv_transpose2d",
-        2,
-        (input, weight, bias),
-        stride,
-        padding,
-        dilation,
-        groups,
-        output_padding,
+def _transposed_convolution(rank: int) -> Callable[..., Tensor]:
+    """Declare conv_transpose1d, 2d or 3d (``rank`` spatial dims) and make its call."""
+    name = f"conv_transpose{rank}d"
+    _composite(
+        name,
+        f"{rank}-D transposed convolution of (N, C, {_SPATIAL[rank]}) by (C, O/groups, "
+        f"{_KERNEL[rank]}): conv{rank}d's adjoint; stride, padding, output_padding, dilation: "
+        "an int or one per dim",
+        _TRANSPOSED_PARAMS,
+        backward_name=_convolution_node(rank),
+        symbolic=_CONV_SYMBOLIC,
+        explain=_TRANSPOSED_EXPLAIN,
+        kink="smooth (a bilinear map of input and weight); padding crops the output",
+    )
+
+    def transposed_convolution(
+        input: Any,
+        weight: Any,
+        bias: Any = None,
+        stride: Any = 1,
+        padding: Any = 0,
+        output_padding: Any = 0,
+        groups: int = 1,
+        dilation: Any = 1,
+    ) -> Tensor:
+        operands = (input, weight, bias)
+        return _convolved(name, rank, operands, stride, padding, dilation, groups, output_padding)
+
+    return made_public(
+        name,
+        transposed_convolution,
+        name,
+        f"torch.nn.functional.{name}: each input element times the kernel, added onto the "
+        f"output at stride steps; stride, padding, output_padding and dilation an int or a "
+        f"tuple of {rank} ints.",
     )
 
 
-# -- pooling ----------------------------------------------------------------------------------
-
-
-def _first_largest(windows: Array) -> Array:
-    """One-hot along the last axis: the first largest element (a NaN first), as torch's
-    max_pool2d picks it."""
-    picked = np.argmax(windows, axis=-1)
-    chosen: Array = np.arange(windows.shape[-1]) == picked[..., None]
-    return chosen
-
-
-def _pooled_count(
-    size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool
-) -> int:
-    """The windows along an axis, as torch's pooling_output_shape counts them (and checks its
-    settings): rounded up with ``ceil_mode``, but the last window starts inside the input or
-    its left padding."""
-    if stride == 0:
-        raise ShapeError("stride should not be zero")
-    if padding < 0:
-        raise ShapeError(f"pad must be non-negative, but got pad: {padding}")
-    if padding > int(_reach(kernel, dilation) / 2):  # C++ division, toward zero
-        raise ShapeError(
-            f"pad should be at most half of effective kernel size, but got pad={padding}, "
-            f"kernel_size={kernel} and dilation={dilation}"
-        )
-    span = size + 2 * padding - _reach(kernel, dilation)
-    count = (-(-span // stride) if ceil_mode else span // stride) + 1
-    if ceil_mode and (count - 1) * stride >= size + padding:
-        count -= 1
-    return count
-
-
-class _Pooling:
-    """A pooling's settings, checked as torch checks them, and its windows over an input."""
-
-    def __init__(
-        self,
-        name: str,
-        rank: int,
-        kernel_size: Any,
-        stride: Any,
-        padding: Any,
-        dilation: Any,
-        ceil_mode: bool,
-    ) -> None:
-        self.name, self.rank, self.ceil_mode = name, rank, ceil_mode
-        self.kernel = _pool_setting(kernel_size, rank, "kernel_size", name)
-        omitted = stride is None or (isinstance(stride, (tuple, list)) and not stride)
-        self.stride = self.kernel if omitted else _pool_setting(stride, rank, "stride", name)
-        self.padding = _pool_setting(padding, rank, "padding", name)
-        self.dilation = _pool_setting(dilation, rank, "dilation", name)
-
-    def windows(self, input: Any, fill: float) -> tuple[Tensor, bool, Sizes]:
-        """(N, C, *counts, *kernel), the input padded with ``fill`` (and ceil_mode's last
-        windows reaching past it); whether it came unbatched; the counts."""
-        x = _tensor(input)
-        spatial = x.shape[-self.rank :] if x.ndim >= self.rank else ()
-        counts = tuple(
-            _pooled_count(s, k, st, p, d, self.ceil_mode)
-            for s, k, st, p, d in zip(
-                spatial, self.kernel, self.stride, self.padding, self.dilation
-            )
-        )
-        for values, what in ((self.kernel, "kernel size"), (self.stride, "stride")):
-            if any(v <= 0 for v in values):
-                letter = "k" if what == "kernel size" else "d"
-                raise ShapeError(
-                    f"{what} should be greater than zero, but got {_by_axis(values, letter)}"
-                )
-        if any(d <= 0 for d in self.dilation):
-            raise ShapeError(
-                "dilation should be greater than zero, but got "
-                + _by_axis(self.dilation, "dilation")
-            )
-        if x.ndim not in (self.rank + 1, self.rank + 2):
-            raise ShapeError(
-                f"non-empty {self.rank + 1}D or {self.rank + 2}D (batch mode) tensor expected "
-                "for input"
-            )
-        if any(c < 1 for c in counts):
-            planes = "x".join(str(v) for v in x.shape[-self.rank - 1 :])
-            shown = "x".join(str(v) for v in (x.shape[-self.rank - 1], *counts))
-            raise ShapeError(
-                f"Given input size: ({planes}). Calculated output size: ({shown}). Output size "
-                "is too small"
-            )
-        unbatched = x.ndim == self.rank + 1
-        if unbatched:
-            x = RA.reshape(x, (1, *x.shape))
-        reach = [
-            (c - 1) * st + _reach(k, d)
-            for c, st, k, d in zip(counts, self.stride, self.kernel, self.dilation)
-        ]
-        extra = tuple(max(r - s - 2 * p, 0) for r, s, p in zip(reach, spatial, self.padding))
-        after = tuple(p + e for p, e in zip(self.padding, extra))
-        x = _padded(x, self.padding, after, fill)
-        return _windows(x, counts, self.kernel, self.stride, self.dilation), unbatched, counts
-
-    def divisors(self, spatial: Sizes, counts: Sizes, count_include_pad: bool) -> Array:
-        """Each window's count of the padded input's elements (count_include_pad) or of the
-        input's own: what average pooling divides its sum by."""
-        counted = []
-        for size, windows, k, st, p in zip(spatial, counts, self.kernel, self.stride, self.padding):
-            at = np.arange(windows)[:, None] * st + np.arange(k)[None, :]
-            low, high = (0, size + 2 * p) if count_include_pad else (p, size + p)
-            counted.append(((at >= low) & (at < high)).sum(axis=1))
-        return np.asarray(math.prod(np.ix_(*counted)))
-
-
-def _unbatched(out: Tensor, unbatched: bool) -> Tensor:
-    return RA.reshape(out, out.shape[1:]) if unbatched else out
-
-
-_composite(
-    "max_pool2d",
-    "the largest element of each kernel_size window of (N, C, H, W) (kernel_size, stride, "
-    "padding, dilation: an int or one per dim)",
-    (
-        Param("input", TENSOR),
-        Param("kernel_size", INTS),
-        Param("stride", OPT_INTS, None),
-        Param("padding", INTS, 0),
-        Param("dilation", INTS, 1),
-        Param("ceil_mode", BOOL, False),
-    ),
-    backward_name="MaxPool2DWithIndicesBackward0",
-    symbolic="no symbolic form here: the largest element of each window is a choice",
-    explain=_explained(
-        input="{d_input} at the first largest element of each window (row-major order)"
-    ),
-    kink=(
-        "at a tie the whole gradient goes to the first largest element of the window (in "
-        "row-major order), as torch's kernel picks it; padding is -inf, never picked"
-    ),
-)
-
-
-@public("max_pool2d")
-def max_pool2d(
-    input: Any,
-    kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
-    dilation: Any = 1,
-    ceil_mode: bool = False,
-) -> Tensor:
-    """torch.nn.functional.max_pool2d: kernel_size, stride, padding and dilation an int or a
-    tuple of 2 ints (stride None: kernel_size; ceil_mode: the output size rounded up, the last
-    windows reaching past the input)."""
-    pooling = _Pooling("max_pool2d", 2, kernel_size, stride, padding, dilation, ceil_mode)
-    windows, unbatched, counts = pooling.windows(input, -math.inf)
-    flat = RA.reshape(windows, (*windows.shape[: 2 + len(counts)], -1))
-    chosen = P.mask(_first_largest, flat)
-    return _unbatched(RD.sum(P.where(chosen, flat, P.zeros_like(flat)), -1), unbatched)
-
-
-_composite(
-    "avg_pool2d",
-    "the mean of each kernel_size window of (N, C, H, W) (kernel_size, stride, padding: an "
-    "int or one per dim)",
-    (
-        Param("input", TENSOR),
-        Param("kernel_size", INTS),
-        Param("stride", OPT_INTS, None),
-        Param("padding", INTS, 0),
-        Param("ceil_mode", BOOL, False),
-        Param("count_include_pad", BOOL, True),
-    ),
-    backward_name="AvgPool2DBackward0",
-    symbolic="no symbolic form here: each output is a mean over a window",
-    explain=_explained(
-        input="the mean of {d_input} over each window (its padding zeros counted unless "
-        "count_include_pad=False)"
-    ),
-    kink="smooth; count_include_pad=False divides by the elements of the input alone",
-)
-
-
-@public("avg_pool2d")
-def avg_pool2d(
-    input: Any,
-    kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
-    ceil_mode: bool = False,
-    count_include_pad: bool = True,
-) -> Tensor:
-    """torch.nn.functional.avg_pool2d: kernel_size, stride and padding an int or a tuple of 2
-    ints (stride None: kernel_size; ceil_mode: the output size rounded up, a last window
-    reaching past the padding divided by what it covers of the padded input)."""
-    pooling = _Pooling("avg_pool2d", 2, kernel_size, stride, padding, 1, ceil_mode)
-    windows, unbatched, counts = pooling.windows(input, 0.0)
-    rank = len(counts)
-    total = RD.sum(windows, tuple(range(-rank, 0)))
-    spatial = tuple(_tensor(input).shape[-rank:])
-    reach = [(c - 1) * s + k for c, s, k in zip(counts, pooling.stride, pooling.kernel)]
-    within = all(r <= n + 2 * p for r, n, p in zip(reach, spatial, pooling.padding))
-    if within and (count_include_pad or not any(pooling.padding)):
-        out = P.div(total, float(math.prod(pooling.kernel)))
-    else:
-        divisors = pooling.divisors(spatial, counts, count_include_pad)
-        out = P.div(total, Tensor(divisors.astype(total.dtype)))
-    return _unbatched(out, unbatched)
+conv_transpose1d = _transposed_convolution(1)
+conv_transpose2d = _transposed_convolution(2)
+conv_transpose3d = _transposed_convolution(3)

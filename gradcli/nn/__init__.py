@@ -47,7 +47,9 @@ from .layers import (
     Conv1d,
     Conv2d,
     Conv3d,
+    ConvTranspose1d,
     ConvTranspose2d,
+    ConvTranspose3d,
     Dropout,
     Embedding,
     Flatten,
@@ -77,7 +79,7 @@ from .losses import (
     TripletMarginLoss,
 )
 from .module import Module, Parameter
-from .pooling import AvgPool2d, MaxPool2d
+from .pooling import AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .transformer import (
     Transformer,
@@ -112,10 +114,16 @@ __all__ = [
     "SoftMarginLoss",
     "Softmin",
     "TripletMarginLoss",
+    "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
+    "ConvTranspose1d",
     "ConvTranspose2d",
+    "ConvTranspose3d",
     "GroupNorm",
+    "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
     "BCELoss",
     "BCEWithLogitsLoss",
     "BatchNorm1d",

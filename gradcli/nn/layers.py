@@ -1,5 +1,5 @@
 """torch.nn's layers with parameters or modes: ``Linear``, ``Bilinear``, ``Conv1d``,
-``Conv2d``, ``Conv3d``, ``ConvTranspose2d``, ``Embedding``, ``LayerNorm``,
+``Conv2d``, ``Conv3d``, ``ConvTranspose1d``/``2d``/``3d``, ``Embedding``, ``LayerNorm``,
 ``BatchNorm1d``/``BatchNorm2d``, ``Dropout``, ``Flatten``, ``Unflatten``, ``Identity``.
 
 Each makes its parameters in the default floating dtype (or ``dtype=``) and initializes them
@@ -21,7 +21,9 @@ from ..engine import (
     conv1d,
     conv2d,
     conv3d,
+    conv_transpose1d,
     conv_transpose2d,
+    conv_transpose3d,
     embedding,
     flatten,
     group_norm,
@@ -271,11 +273,10 @@ class Conv3d(_ConvNd):
     dims = 3
 
 
-class ConvTranspose2d(_ConvNd):
-    """2-D transposed convolution of (N, C, H, W): conv2d's adjoint; weight (in_channels,
-    out_channels / groups, kH, kW)."""
+class _ConvTransposeNd(_ConvNd):
+    """A transposed convolution: conv's adjoint; weight (in_channels, out_channels / groups,
+    *kernel_size)."""
 
-    dims = 2
     transposed = True
 
     def __init__(
@@ -294,7 +295,7 @@ class ConvTranspose2d(_ConvNd):
         dtype: Any = None,
     ) -> None:
         if isinstance(padding, str):
-            raise ValueError(f'padding="{padding}" is not supported for ConvTranspose2d')
+            raise ValueError(f'padding="{padding}" is not supported for {type(self).__name__}')
         super().__init__(
             in_channels,
             out_channels,
@@ -344,7 +345,8 @@ class ConvTranspose2d(_ConvNd):
         return tuple(size - low for size, low in zip(sizes, smallest))
 
     def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
-        return conv_transpose2d(  # type: ignore[no-any-return]
+        convolve = (conv_transpose1d, conv_transpose2d, conv_transpose3d)[self.dims - 1]
+        return convolve(  # type: ignore[no-any-return]
             input,
             self.weight,
             self.bias,
@@ -354,6 +356,24 @@ class ConvTranspose2d(_ConvNd):
             self.groups,
             self.dilation,
         )
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution of (N, C, L): conv1d's adjoint."""
+
+    dims = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution of (N, C, H, W): conv2d's adjoint."""
+
+    dims = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution of (N, C, D, H, W): conv3d's adjoint."""
+
+    dims = 3
 
 
 def _torch_size(shape: Sequence[int]) -> str:

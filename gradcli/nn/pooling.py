@@ -1,19 +1,21 @@
-"""torch.nn's pooling modules: ``MaxPool2d`` and ``AvgPool2d`` over (N, C, H, W) (the
-engine's ``max_pool2d``/``avg_pool2d``; each setting an int or one per dim), printed as torch
-prints them: each setting as it was given."""
+"""torch.nn's pooling modules: ``MaxPool1d``/``2d``/``3d`` and ``AvgPool1d``/``2d``/``3d``
+(the engine's ``max_pool*d``/``avg_pool*d``; each setting an int or one per dim), printed as
+torch prints them: each setting as it was given (AvgPool1d's as a tuple, as torch keeps them)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..base.engine_errors import DomainError
-from ..engine import avg_pool2d, max_pool2d
+from ..engine import avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d
 from ..engine.tensor import Tensor
 from .module import Module
 
 
-class MaxPool2d(Module):
+class _MaxPoolNd(Module):
     """The largest element of each window."""
+
+    dims = 0
 
     def __init__(
         self,
@@ -26,7 +28,7 @@ class MaxPool2d(Module):
     ) -> None:
         super().__init__()
         if return_indices:
-            raise DomainError("MaxPool2d: return_indices is not supported here")
+            raise DomainError(f"{type(self).__name__}: return_indices is not supported here")
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
@@ -35,7 +37,8 @@ class MaxPool2d(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor) -> Tensor:
-        return max_pool2d(  # type: ignore[no-any-return]
+        pool = (max_pool1d, max_pool2d, max_pool3d)[self.dims - 1]
+        return pool(  # type: ignore[no-any-return]
             input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode
         )
 
@@ -46,8 +49,33 @@ class MaxPool2d(Module):
         )
 
 
-class AvgPool2d(Module):
+class MaxPool1d(_MaxPoolNd):
+    """The largest element of each window of (N, C, L)."""
+
+    dims = 1
+
+
+class MaxPool2d(_MaxPoolNd):
+    """The largest element of each window of (N, C, H, W)."""
+
+    dims = 2
+
+
+class MaxPool3d(_MaxPoolNd):
+    """The largest element of each window of (N, C, D, H, W)."""
+
+    dims = 3
+
+
+def _single(value: Any) -> Any:
+    """torch's ``_single``: a sequence as a tuple, a number as a tuple of it."""
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+class _AvgPoolNd(Module):
     """The mean of each window."""
+
+    dims = 0
 
     def __init__(
         self,
@@ -60,16 +88,20 @@ class AvgPool2d(Module):
     ) -> None:
         super().__init__()
         if divisor_override is not None:
-            raise DomainError("AvgPool2d: divisor_override is not supported here")
+            raise DomainError(f"{type(self).__name__}: divisor_override is not supported here")
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
+        if self.dims == 1:  # torch's AvgPool1d keeps its settings as tuples
+            self.kernel_size, self.stride = _single(kernel_size), _single(self.stride)
+            self.padding = _single(padding)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return avg_pool2d(  # type: ignore[no-any-return]
+        pool = (avg_pool1d, avg_pool2d, avg_pool3d)[self.dims - 1]
+        return pool(  # type: ignore[no-any-return]
             input,
             self.kernel_size,
             self.stride,
@@ -80,3 +112,21 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
+    """The mean of each window of (N, C, L)."""
+
+    dims = 1
+
+
+class AvgPool2d(_AvgPoolNd):
+    """The mean of each window of (N, C, H, W)."""
+
+    dims = 2
+
+
+class AvgPool3d(_AvgPoolNd):
+    """The mean of each window of (N, C, D, H, W)."""
+
+    dims = 3

@@ -99,16 +99,18 @@ def conv(name: str, torch: bool = False) -> Any:
 
 
 @st.composite
-def pool_spec(draw: Any, average: bool = False) -> Spec:
-    """input (N, C, H, W); kernel_size, stride (or None), padding (and dilation), each an int
-    or one per dim; ceil_mode (and count_include_pad)."""
+def pool_spec(draw: Any, rank: int = 2, average: bool = False) -> Spec:
+    """input (N, C, *spatial); kernel_size, stride (or None), padding (and dilation), each an
+    int or one per dim; ceil_mode (and count_include_pad)."""
     kernel, stride, padding, dilation, spatial = [], [], [], [], []
-    for _ in range(2):
+    for _ in range(rank):
         k = draw(st.integers(1, 3))
         d = 1 if average else draw(st.integers(1, 2 if k <= 2 else 1))
         p = 0 if d > 1 else draw(st.integers(0, k // 2))  # else a window may be padding alone
         reach = d * (k - 1) + 1
-        spatial.append(draw(st.integers(max(reach - 2 * p, 1), 4)))
+        # avg_pool3d refuses an input smaller than its kernel, padding aside, as torch's
+        least = max(reach - 2 * p, 1, k if average and rank == 3 else 1)
+        spatial.append(draw(st.integers(least, 3 if rank == 3 else 4)))
         kernel.append(k)
         stride.append(draw(st.integers(1, 2)))
         padding.append(p)

@@ -47,6 +47,34 @@ CASES = {
         lambda x, w, F: F.conv_transpose2d(x, w, stride=(1, 3), output_padding=(0, 2), groups=2),
         [(1, 4, 3, 2), (4, 1, 2, 3)],
     ),
+    "conv_transpose1d": (
+        lambda x, w, F: F.conv_transpose1d(x, w, stride=2, padding=1, output_padding=1, dilation=2),
+        [(2, 2, 4), (2, 3, 3)],
+    ),
+    "conv_transpose3d": (
+        lambda x, w, b, F: F.conv_transpose3d(
+            x, w, b, stride=(1, 2, 1), padding=(0, 1, 1), output_padding=(0, 1, 0)
+        ),
+        [(1, 2, 2, 3, 3), (2, 2, 2, 3, 2), (2,)],
+    ),
+    "max_pool1d": (
+        lambda x, F: F.max_pool1d(x, 3, stride=(2,), padding=[1], ceil_mode=True),
+        [(2, 2, 8)],
+    ),
+    "max_pool3d": (
+        lambda x, F: F.max_pool3d(x, (2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0)),
+        [(1, 2, 3, 5, 4)],
+    ),
+    "avg_pool1d unbatched": (
+        lambda x, F: F.avg_pool1d(x, (3,), stride=2, padding=1, count_include_pad=False),
+        [(2, 7)],
+    ),
+    "avg_pool3d": (
+        lambda x, F: F.avg_pool3d(
+            x, (2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0), ceil_mode=True
+        ),
+        [(1, 2, 3, 5, 4)],
+    ),
     "max_pool2d": (
         lambda x, F: F.max_pool2d(x, (3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2)),
         [(2, 2, 7, 6)],
@@ -224,6 +252,50 @@ REFUSED = [
         lambda x, F: F.avg_pool2d(x, 2, padding=(1, 1, 1)),
         (X,),
         "avg_pool2d: padding must either be a single int, or a tuple of two ints",
+    ),
+    (
+        lambda x, F: F.max_pool1d(x, (2, 2)),
+        ((1, 2, 6),),
+        "max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 but got "
+        "size 2",
+    ),
+    (
+        lambda x, F: F.max_pool1d(x, 2, padding=2),
+        ((1, 2, 6),),
+        "max_pool1d() padding should be at most half of kernel size, but got padding=2 and "
+        "kernel_size=2",
+    ),
+    (lambda x, F: F.max_pool1d(x, 7), ((1, 2, 6),), "max_pool1d() Invalid computed output size: 0"),
+    (
+        lambda x, F: F.avg_pool1d(x, 2, stride=(1, 1)),
+        ((1, 2, 6),),
+        "avg_pool1d() argument 'stride' should contain one int (got 2)",
+    ),
+    (
+        lambda x, F: F.avg_pool1d(x, 2, stride=-1),
+        ((1, 2, 6),),
+        "stride should be greater than zero, but got dH: 1 dW: -1",
+    ),
+    (
+        lambda x, F: F.max_pool3d(x, 2, dilation=0),
+        ((1, 2, 4, 5, 6),),
+        "dilation should be greater than zero, but got dilationT: 0 dilationH: 0 dilationW: 0",
+    ),
+    (
+        lambda x, F: F.avg_pool3d(x, 2, stride=(1, 1)),
+        ((1, 2, 4, 5, 6),),
+        "avg_pool3d: stride must be omitted, a single int, or a tuple of three ints",
+    ),
+    (
+        lambda x, F: F.avg_pool3d(x, (5, 2, 2)),
+        ((1, 2, 4, 5, 6),),
+        "input image (T: 4 H: 5 W: 6) smaller than kernel size (kT: 5 kH: 2 kW: 2)",
+    ),
+    (
+        lambda x, w, F: F.conv_transpose3d(x, w, padding=(3, 0, 0)),
+        ((1, 2, 4, 5, 6), (2, 3, 2, 2, 2)),
+        "Given input size per channel: (4 x 5 x 6). Calculated output size per channel: "
+        "(-1 x 6 x 7). Output size is too small",
     ),
     (
         lambda x, F: F.avg_pool2d(x, (6, 2)),

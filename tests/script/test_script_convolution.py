@@ -34,6 +34,19 @@ PROGRAMS = {
         "    y.sum().backward()\n"
         "    print(layer, tuple(y.shape), y.grad_fn.name(), x.grad.shape)"
     ),
+    "the 1-D and 3-D modules": (
+        "layers = [nn.ConvTranspose1d(2, 3, 3, stride=2, padding=1, output_padding=1),\n"
+        "    nn.ConvTranspose3d(2, 3, (2, 3, 2), stride=(1, 2, 1)), nn.MaxPool1d(3, stride=2),\n"
+        "    nn.MaxPool3d((2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0)),\n"
+        "    nn.AvgPool1d(3, stride=2, padding=1), nn.AvgPool3d((2, 3, 2), ceil_mode=True)]\n"
+        "inputs = [ramp(2, 2, 5), ramp(1, 2, 3, 3, 4), ramp(2, 7), ramp(1, 2, 4, 5, 6),\n"
+        "    ramp(2, 3, 8), ramp(2, 4, 5, 6)]\n"
+        "for layer, x in zip(layers, inputs):\n"
+        "    x = x.requires_grad_(True)\n"
+        "    y = layer(x)\n"
+        "    y.sum().backward()\n"
+        "    print(layer, tuple(y.shape), y.grad_fn.name(), x.grad.shape)"
+    ),
     "the output size of a transposed convolution": (
         "x = ramp(1, 4, 12, 12)\n"
         "down = nn.Conv2d(4, 4, 3, stride=2, padding=1)\n"
