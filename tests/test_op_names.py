@@ -33,7 +33,8 @@ HOMONYMS = {
     ("cli/command_words.py", "max"): "an option's declared highest value",
     **{
         ("engine/torch_random/init.py", word): "a nonlinearity of nn.init.calculate_gain"
-        for word in ("linear", "conv1d", "conv2d", "conv_transpose2d", "sigmoid")
+        for word in ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d")
+        + ("conv_transpose3d", "sigmoid")
         + ("tanh", "relu", "leaky_relu", "selu")
     },
     ("nn/recurrent.py", "tanh"): "an RNN's nonlinearity option",

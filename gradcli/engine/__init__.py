@@ -26,12 +26,13 @@ from ..ops.table import OPS
 from . import activations as _activations  # noqa: F401 - declares relu, gelu, softplus, ...
 from . import complexes as _complexes  # noqa: F401 - declares complex, real, imag, conj, ...
 from . import composites as _composites  # noqa: F401 - declares the composite operations
+from . import convolution as _convolution  # noqa: F401 - declares conv1d, conv2d, ...
 from . import decompositions as _decompositions  # noqa: F401 - declares eigh, qr, svd, slogdet
 from . import dropout as _dropout  # noqa: F401 - declares dropout
 from . import dtypes as _dtypes  # noqa: F401 - declares the changes of dtype (x.long(), x.to(...))
 from . import einsum as _einsum  # noqa: F401 - declares einsum
 from . import indexing as _indexing  # noqa: F401 - declares indexing by tensors, gather, scatter
-from . import layers as _layers  # noqa: F401 - declares the layers (linear, conv2d, ...)
+from . import layers as _layers  # noqa: F401 - declares the layers (linear, layer_norm, ...)
 from . import likes as _likes  # noqa: F401 - declares zeros_like, ones_like, full_like
 from . import linalg as _linalg  # noqa: F401 - declares the linear algebra operations
 from . import logical as _logical  # noqa: F401 - declares comparisons, logical operations, masks
@@ -40,6 +41,7 @@ from . import matrix_power as _matrix_power  # noqa: F401 - declares matrix_powe
 from . import methods as _methods
 from . import naming as _naming
 from . import pointwise as _pointwise  # noqa: F401 - declares the element-wise functions
+from . import pooling as _pooling  # noqa: F401 - declares max_pool2d, avg_pool2d, ...
 from . import repeating as _repeating  # noqa: F401 - declares repeat, tile, pad, unflatten, ...
 from . import selection as _selection  # noqa: F401 - declares max/min, sort, split, ...
 from . import several as _several

@@ -6,6 +6,7 @@ table (``ops/table.py``), its rules written with the engine's functions as ``pri
 from __future__ import annotations
 
 import builtins
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -211,6 +212,8 @@ _GETITEM_BACKWARD = register(
         "getitem_backward",
         "the adjoint of getitem: zeros with values added at an index",
         forward=_scatter_forward,
+        # zeros of the shape given: the inline check of apply_one reads no ``shape`` param
+        size=lambda g, index, shape: math.prod(shape),
         vjp=lambda g, out, x, needs, index, shape: (getitem(g, index),),
         jvp=lambda tangents, out, x, index, shape: getitem_backward(tangents[0], index, shape),
         backward_name="IndexPutBackward0",

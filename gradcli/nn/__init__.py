@@ -46,7 +46,10 @@ from .layers import (
     Bilinear,
     Conv1d,
     Conv2d,
+    Conv3d,
+    ConvTranspose1d,
     ConvTranspose2d,
+    ConvTranspose3d,
     Dropout,
     Embedding,
     Flatten,
@@ -76,7 +79,7 @@ from .losses import (
     TripletMarginLoss,
 )
 from .module import Module, Parameter
-from .pooling import AvgPool2d, MaxPool2d
+from .pooling import AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .transformer import (
     Transformer,
@@ -111,10 +114,16 @@ __all__ = [
     "SoftMarginLoss",
     "Softmin",
     "TripletMarginLoss",
+    "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
+    "ConvTranspose1d",
     "ConvTranspose2d",
+    "ConvTranspose3d",
     "GroupNorm",
+    "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
     "BCELoss",
     "BCEWithLogitsLoss",
     "BatchNorm1d",
@@ -123,6 +132,7 @@ __all__ = [
     "CELU",
     "Conv1d",
     "Conv2d",
+    "Conv3d",
     "CrossEntropyLoss",
     "Dropout",
     "ELU",

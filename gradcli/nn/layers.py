@@ -1,6 +1,6 @@
 """torch.nn's layers with parameters or modes: ``Linear``, ``Bilinear``, ``Conv1d``,
-``Conv2d``, ``Embedding``, ``LayerNorm``, ``BatchNorm1d``/``BatchNorm2d``, ``Dropout``,
-``Flatten``, ``Unflatten``, ``Identity``.
+``Conv2d``, ``Conv3d``, ``ConvTranspose1d``/``2d``/``3d``, ``Embedding``, ``LayerNorm``,
+``BatchNorm1d``/``BatchNorm2d``, ``Dropout``, ``Flatten``, ``Unflatten``, ``Identity``.
 
 Each makes its parameters in the default floating dtype (or ``dtype=``) and initializes them
 as torch does, drawing from the generator in force in torch's order, so that after
@@ -20,7 +20,10 @@ from ..engine import (
     batch_norm,
     conv1d,
     conv2d,
+    conv3d,
+    conv_transpose1d,
     conv_transpose2d,
+    conv_transpose3d,
     embedding,
     flatten,
     group_norm,
@@ -161,23 +164,12 @@ class Bilinear(Module):
         )
 
 
-def _tuple(value: Any, dims: int, name: str) -> tuple[int, ...]:
-    if isinstance(value, int):
-        return (value,) * dims
-    values = tuple(value)
-    if len(values) != dims:
-        raise DomainError(f"{name} must be an int or a tuple of {dims} ints, got {value!r}")
-    return values
-
-
-def _one(values: tuple[int, ...], name: str, layer: str) -> int:
-    """The one number the engine's convolution takes for a tuple of equal numbers."""
-    if len(set(values)) != 1:
-        raise DomainError(
-            f"{layer}: a {name} of {values} (different along the dimensions) is not supported "
-            f"here; give one number"
-        )
-    return values[0]
+def _per_dim(value: Any, dims: int) -> Any:
+    """torch's ``_ntuple``: an int repeated once per spatial dim, a sequence as a tuple (its
+    length checked by the convolution, as torch checks it)."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * dims
+    return tuple(value)
 
 
 class _ConvNd(Module):
@@ -210,9 +202,9 @@ class _ConvNd(Module):
             raise DomainError(f"{name}: only padding_mode='zeros' is supported here")
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = _tuple(kernel_size, self.dims, "kernel_size")
-        self.stride = _tuple(stride, self.dims, "stride")
-        self.dilation = _tuple(dilation, self.dims, "dilation")
+        self.kernel_size = _per_dim(kernel_size, self.dims)
+        self.stride = _per_dim(stride, self.dims)
+        self.dilation = _per_dim(dilation, self.dims)
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ValueError(
@@ -222,10 +214,10 @@ class _ConvNd(Module):
                 raise ValueError("padding='same' is not supported for strided convolutions")
             self.padding: Any = padding
         else:
-            self.padding = _tuple(padding, self.dims, "padding")
+            self.padding = _per_dim(padding, self.dims)
         self.groups = groups
         self.padding_mode = padding_mode
-        self.output_padding = (0,) * self.dims
+        self.output_padding: Any = (0,) * self.dims
         shape = (out_channels, in_channels // groups, *self.kernel_size)
         if self.transposed:
             shape = (in_channels, out_channels // groups, *self.kernel_size)
@@ -238,44 +230,24 @@ class _ConvNd(Module):
             bound = init.default_bound(self.weight)
             init.uniform_(self.bias, -bound, bound)
 
-    def _padding(self) -> int:
-        name = type(self).__name__
-        if self.padding == "valid":
-            return 0
-        if self.padding == "same":
-            total = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
-            if any(t % 2 for t in total):
-                raise DomainError(
-                    f"{name}: padding='same' with an even kernel pads one side more, which "
-                    "is not supported here"
-                )
-            return _one(tuple(t // 2 for t in total), "padding", name)
-        return _one(self.padding, "padding", name)
-
     def forward(self, input: Tensor) -> Tensor:
-        name = type(self).__name__
-        convolve = conv1d if self.dims == 1 else conv2d
+        convolve = (conv1d, conv2d, conv3d)[self.dims - 1]
         return convolve(  # type: ignore[no-any-return]
-            input,
-            self.weight,
-            self.bias,
-            stride=_one(self.stride, "stride", name),
-            padding=self._padding(),
-            dilation=_one(self.dilation, "dilation", name),
-            groups=self.groups,
+            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
         )
 
     def extra_repr(self) -> str:
+        """torch's: the settings that differ from their defaults, in torch's order."""
         text = (
             f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}"
             f", stride={self.stride}"
         )
-        if self.padding != (0,) * self.dims:
+        if self.padding != (0,) * len(self.padding):
             text += f", padding={self.padding}"
-        if self.output_padding != (0,) * self.dims:
-            text += f", output_padding={self.output_padding}"
-        if self.dilation != (1,) * self.dims:
+        if self.dilation != (1,) * len(self.dilation):
             text += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            text += f", output_padding={self.output_padding}"
         if self.groups != 1:
             text += f", groups={self.groups}"
         if self.bias is None:
@@ -295,11 +267,16 @@ class Conv2d(_ConvNd):
     dims = 2
 
 
-class ConvTranspose2d(_ConvNd):
-    """2-D transposed convolution of (N, C, H, W): conv2d's adjoint; weight (in_channels,
-    out_channels / groups, kH, kW)."""
+class Conv3d(_ConvNd):
+    """3-D convolution of (N, C, D, H, W) (torch's cross-correlation)."""
 
-    dims = 2
+    dims = 3
+
+
+class _ConvTransposeNd(_ConvNd):
+    """A transposed convolution: conv's adjoint; weight (in_channels, out_channels / groups,
+    *kernel_size)."""
+
     transposed = True
 
     def __init__(
@@ -318,7 +295,7 @@ class ConvTranspose2d(_ConvNd):
         dtype: Any = None,
     ) -> None:
         if isinstance(padding, str):
-            raise ValueError(f'padding="{padding}" is not supported for ConvTranspose2d')
+            raise ValueError(f'padding="{padding}" is not supported for {type(self).__name__}')
         super().__init__(
             in_channels,
             out_channels,
@@ -332,20 +309,75 @@ class ConvTranspose2d(_ConvNd):
             device,
             dtype,
         )
-        self.output_padding = _tuple(output_padding, self.dims, "output_padding")
+        self.output_padding = _per_dim(output_padding, self.dims)
 
-    def forward(self, input: Tensor) -> Tensor:
-        name = type(self).__name__
-        return conv_transpose2d(  # type: ignore[no-any-return]
+    def _output_padding(self, input: Tensor, output_size: Sequence[int] | None) -> Any:
+        """torch's: the output_padding that makes the output ``output_size`` (its spatial
+        dims, or all of its dims), or the layer's own without one."""
+        if output_size is None:
+            return self.output_padding
+        dims = self.dims
+        leading = 2 if input.ndim == dims + 2 else 1
+        if len(output_size) == leading + dims:
+            output_size = output_size[leading:]
+        if len(output_size) != dims:
+            raise ValueError(
+                f"ConvTranspose{dims}D: for {input.ndim}D input, output_size must have {dims} "
+                f"or {leading + dims} elements (got {len(output_size)})"
+            )
+        sizes = [int(s) for s in output_size]
+        stride, padding, dilation = (
+            _per_dim(v, dims) for v in (self.stride, self.padding, self.dilation)
+        )
+        smallest = [
+            (input.shape[d + leading] - 1) * stride[d]
+            - 2 * padding[d]
+            + dilation[d] * (self.kernel_size[d] - 1)
+            + 1
+            for d in range(dims)
+        ]
+        largest = [low + s - 1 for low, s in zip(smallest, stride)]
+        if any(not low <= size <= high for size, low, high in zip(sizes, smallest, largest)):
+            raise ValueError(  # torch's words, the sizes as given
+                f"requested an output size of {output_size}, but valid sizes range from "
+                f"{smallest} to {largest} (for an input of {_torch_size(input.shape[2:])})"
+            )
+        return tuple(size - low for size, low in zip(sizes, smallest))
+
+    def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
+        convolve = (conv_transpose1d, conv_transpose2d, conv_transpose3d)[self.dims - 1]
+        return convolve(  # type: ignore[no-any-return]
             input,
             self.weight,
             self.bias,
-            stride=_one(self.stride, "stride", name),
-            padding=self._padding(),
-            output_padding=_one(self.output_padding, "output_padding", name),
-            groups=self.groups,
-            dilation=_one(self.dilation, "dilation", name),
+            self.stride,
+            self.padding,
+            self._output_padding(input, output_size),
+            self.groups,
+            self.dilation,
         )
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution of (N, C, L): conv1d's adjoint."""
+
+    dims = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution of (N, C, H, W): conv2d's adjoint."""
+
+    dims = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution of (N, C, D, H, W): conv3d's adjoint."""
+
+    dims = 3
+
+
+def _torch_size(shape: Sequence[int]) -> str:
+    return f"torch.Size({list(shape)})"
 
 
 class Embedding(Module):

@@ -1,28 +1,21 @@
-"""torch.nn's pooling modules: ``MaxPool2d`` and ``AvgPool2d`` over (N, C, H, W) (square
-windows: the engine's ``max_pool2d``/``avg_pool2d``), printed as torch prints them."""
+"""torch.nn's pooling modules: ``MaxPool1d``/``2d``/``3d`` and ``AvgPool1d``/``2d``/``3d``
+(the engine's ``max_pool*d``/``avg_pool*d``; each setting an int or one per dim), printed as
+torch prints them: each setting as it was given (AvgPool1d's as a tuple, as torch keeps them)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..base.engine_errors import DomainError
-from ..engine import avg_pool2d, max_pool2d
+from ..engine import avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d
 from ..engine.tensor import Tensor
 from .module import Module
 
 
-def _square(value: Any, name: str, layer: str) -> int:
-    """The one number of a square window's setting (an int, or a tuple of equal ints)."""
-    if isinstance(value, int):
-        return value
-    values = tuple(value)
-    if len(set(values)) != 1:
-        raise DomainError(f"{layer}: a {name} of {values} is not supported here; give one number")
-    return int(values[0])
-
-
-class MaxPool2d(Module):
+class _MaxPoolNd(Module):
     """The largest element of each window."""
+
+    dims = 0
 
     def __init__(
         self,
@@ -35,7 +28,7 @@ class MaxPool2d(Module):
     ) -> None:
         super().__init__()
         if return_indices:
-            raise DomainError("MaxPool2d: return_indices is not supported here")
+            raise DomainError(f"{type(self).__name__}: return_indices is not supported here")
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
@@ -44,14 +37,9 @@ class MaxPool2d(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor) -> Tensor:
-        name = "MaxPool2d"
-        return max_pool2d(  # type: ignore[no-any-return]
-            input,
-            _square(self.kernel_size, "kernel_size", name),
-            _square(self.stride, "stride", name),
-            _square(self.padding, "padding", name),
-            _square(self.dilation, "dilation", name),
-            ceil_mode=self.ceil_mode,
+        pool = (max_pool1d, max_pool2d, max_pool3d)[self.dims - 1]
+        return pool(  # type: ignore[no-any-return]
+            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode
         )
 
     def extra_repr(self) -> str:
@@ -61,8 +49,33 @@ class MaxPool2d(Module):
         )
 
 
-class AvgPool2d(Module):
+class MaxPool1d(_MaxPoolNd):
+    """The largest element of each window of (N, C, L)."""
+
+    dims = 1
+
+
+class MaxPool2d(_MaxPoolNd):
+    """The largest element of each window of (N, C, H, W)."""
+
+    dims = 2
+
+
+class MaxPool3d(_MaxPoolNd):
+    """The largest element of each window of (N, C, D, H, W)."""
+
+    dims = 3
+
+
+def _single(value: Any) -> Any:
+    """torch's ``_single``: a sequence as a tuple, a number as a tuple of it."""
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+class _AvgPoolNd(Module):
     """The mean of each window."""
+
+    dims = 0
 
     def __init__(
         self,
@@ -75,24 +88,45 @@ class AvgPool2d(Module):
     ) -> None:
         super().__init__()
         if divisor_override is not None:
-            raise DomainError("AvgPool2d: divisor_override is not supported here")
+            raise DomainError(f"{type(self).__name__}: divisor_override is not supported here")
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
+        if self.dims == 1:  # torch's AvgPool1d keeps its settings as tuples
+            self.kernel_size, self.stride = _single(kernel_size), _single(self.stride)
+            self.padding = _single(padding)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        name = "AvgPool2d"
-        return avg_pool2d(  # type: ignore[no-any-return]
+        pool = (avg_pool1d, avg_pool2d, avg_pool3d)[self.dims - 1]
+        return pool(  # type: ignore[no-any-return]
             input,
-            _square(self.kernel_size, "kernel_size", name),
-            _square(self.stride, "stride", name),
-            _square(self.padding, "padding", name),
-            ceil_mode=self.ceil_mode,
-            count_include_pad=self.count_include_pad,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
         )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
+    """The mean of each window of (N, C, L)."""
+
+    dims = 1
+
+
+class AvgPool2d(_AvgPoolNd):
+    """The mean of each window of (N, C, H, W)."""
+
+    dims = 2
+
+
+class AvgPool3d(_AvgPoolNd):
+    """The mean of each window of (N, C, D, H, W)."""
+
+    dims = 3

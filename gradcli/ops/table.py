@@ -91,6 +91,7 @@ QR_MODES = ("reduced", "complete", "r")  # what qr's mode may be
 QR_MODE = "'reduced', 'complete' or 'r'"
 SIZES = "sizes"  # the rest of the positional arguments, whole numbers: reshape(x, 2, 3)
 INTS = "an int or a tuple of ints"  # a shape or a padding: unflatten(x, 0, (2, 3))
+OPT_INTS = DIMS  # a size per dim, or None for its default: max_pool2d's stride
 PAD_MODES = ("constant", "reflect", "replicate", "circular")  # what pad's mode may be
 PAD_MODE = "'constant', 'reflect', 'replicate' or 'circular'"
 # einsum's equation: letters, ',', '->', '...' and spaces, nothing else (validate checks it)

@@ -243,7 +243,7 @@ def test_python_that_the_old_front_end_refused_runs_as_python(cli, program, tmp_
         ("x = torch.ones(2)\nx.__class__", "attributes whose names start with '__'"),
         ("import os", "gradcli reads PyTorch code: it does not import 'os'"),
         ("import scipy", "it does not import 'scipy'"),
-        ("layer = torch.nn.Conv3d(2, 3, 1)", "gradcli has no torch.nn.Conv3d yet"),
+        ("layer = torch.nn.PixelShuffle(2)", "gradcli has no torch.nn.PixelShuffle yet"),
         ("print('a'", "Python cannot parse the script"),
         ("x = torch.ones(2)\ny = x.sum(axes=0)", "gradcli's sum takes no argument 'axes'"),
         ("print(' ' * 10**10)", "str * 10,000,000,000 would have"),

@@ -1440,8 +1440,8 @@ OPS: list[Op] = [
         torch=lambda a, **params: torch_module().linalg.matrix_norm(L.spread(a), **params),
         prims=("svd",),
     ),
-    # layers (gradcli/engine/layers.py): composites; the primitives named are those their
-    # batched replay takes through (tests/engine/test_engine_batched.py)
+    # layers (gradcli/engine/layers.py, convolution.py): composites; the primitives named are
+    # those their batched replay takes through (tests/engine/test_engine_batched.py)
     Op("linear", gc.linear, REAL, Y.linear_spec(), torch=_t_functional("linear")),
     Op(
         "conv2d",
@@ -1452,6 +1452,7 @@ OPS: list[Op] = [
         prims=("getitem", "matmul"),
     ),
     Op("conv1d", Y.conv("conv1d"), REAL, Y.conv_spec(rank=1), torch=Y.conv("conv1d", torch=True)),
+    Op("conv3d", Y.conv("conv3d"), REAL, Y.conv_spec(rank=3), torch=Y.conv("conv3d", torch=True)),
     Op(
         "conv_transpose2d",
         Y.conv("conv_transpose2d"),
@@ -1460,20 +1461,36 @@ OPS: list[Op] = [
         torch=Y.conv("conv_transpose2d", torch=True),
         prims=("getitem_backward",),
     ),
-    Op(
-        "max_pool2d",
-        gc.max_pool2d,
-        DISTINCT,
-        Y.pool_spec(),
-        torch=_t_functional("max_pool2d"),
-        prims=("where",),
+    *(
+        Op(
+            f"conv_transpose{rank}d",
+            Y.conv(f"conv_transpose{rank}d"),
+            REAL,
+            Y.conv_spec(rank=rank, transposed=True),
+            torch=Y.conv(f"conv_transpose{rank}d", torch=True),
+        )
+        for rank in (1, 3)
     ),
-    Op(
-        "avg_pool2d",
-        gc.avg_pool2d,
-        REAL,
-        Y.pool_spec(average=True),
-        torch=_t_functional("avg_pool2d"),
+    *(
+        Op(
+            f"max_pool{rank}d",
+            getattr(gc, f"max_pool{rank}d"),
+            DISTINCT,
+            Y.pool_spec(rank=rank),
+            torch=_t_functional(f"max_pool{rank}d"),
+            prims=("where",),
+        )
+        for rank in (1, 2, 3)
+    ),
+    *(
+        Op(
+            f"avg_pool{rank}d",
+            getattr(gc, f"avg_pool{rank}d"),
+            REAL,
+            Y.pool_spec(rank=rank, average=True),
+            torch=_t_functional(f"avg_pool{rank}d"),
+        )
+        for rank in (1, 2, 3)
     ),
     Op("layer_norm", Y.layer_norm(), DISTINCT, Y.layer_norm_spec(), torch=Y.layer_norm(True)),
     Op("group_norm", Y.group_norm(), DISTINCT, Y.group_norm_spec(), torch=Y.group_norm(True)),

@@ -1,6 +1,6 @@
 """Shape and parameter strategies, and the calls on both sides, for the test-table rows of the
-layers (``gradcli/engine/layers.py``): small shapes (N <= 2, C <= 2, H, W <= 4), so that the
-sweep's finite differences and Hessians stay cheap.
+layers (``gradcli/engine/layers.py``, ``convolution.py``): small shapes (N <= 2, C <= 2,
+H, W <= 4), so that the sweep's finite differences and Hessians stay cheap.
 
 A row's differentiable inputs are positional; the operands a layer may leave out (a bias, a
 norm's weight) are present or not as ``form`` says, and the same call is made in gradcli and
@@ -45,27 +45,45 @@ def linear_spec(draw: Any) -> Spec:
 # -- convolutions -----------------------------------------------------------------------------
 
 
+def _setting(draw: Any, values: list[int]) -> Any:
+    """A window's setting as a script writes it: one int where the dims agree (sometimes),
+    else a tuple of one per dim."""
+    if len(set(values)) == 1 and draw(st.booleans()):
+        return values[0]
+    return tuple(values)
+
+
 @st.composite
 def conv_spec(draw: Any, rank: int = 2, transposed: bool = False) -> Spec:
-    """input (N, C, *spatial), weight, and a bias or not; stride, padding, dilation, groups."""
+    """input (N, C, *spatial), weight, and a bias or not; stride, padding, dilation (and
+    output_padding), each an int or one per spatial dim; groups."""
     groups = draw(st.sampled_from([1, 2]))
     c_in, c_out = (groups * draw(st.integers(1, 2 // groups)) for _ in range(2))
-    k = draw(st.integers(1, 2))
-    stride, dilation = draw(st.integers(1, 2)), draw(st.integers(1, 2))
-    padding = draw(st.integers(0, 1))
-    reach = dilation * (k - 1) + 1
-    size = draw(st.integers(max(reach - 2 * padding, 1), 4 if rank == 1 else 3))
-    params: dict[str, Any] = {"stride": stride, "padding": padding, "dilation": dilation}
-    params["groups"] = groups
+    kernel, stride, dilation, padding, output_padding, spatial = [], [], [], [], [], []
+    for _ in range(rank):
+        k, s, d = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+        p = draw(st.integers(0, 1))
+        reach = d * (k - 1) + 1
+        size = draw(st.integers(max(reach - 2 * p, 1), 4 if rank == 1 else 3))
+        op = draw(st.integers(0, max(s, d) - 1)) if transposed else 0
+        if transposed and (size - 1) * s + reach + op <= 2 * p:
+            p = 0
+        for values, value in zip(
+            (kernel, stride, dilation, padding, output_padding, spatial), (k, s, d, p, op, size)
+        ):
+            values.append(value)
+    params: dict[str, Any] = {
+        "stride": _setting(draw, stride),
+        "padding": _setting(draw, padding),
+        "dilation": _setting(draw, dilation),
+        "groups": groups,
+    }
     if transposed:
-        params["output_padding"] = draw(st.integers(0, max(stride, dilation) - 1))
-        full = (size - 1) * stride + reach + params["output_padding"]
-        if full <= 2 * padding:
-            params["padding"] = 0
-        weight = (c_in, c_out // groups, k, k)
+        params["output_padding"] = _setting(draw, output_padding)
+        weight = (c_in, c_out // groups, *kernel)
     else:
-        weight = (c_out, c_in // groups) + (k,) * rank
-    x = (*draw(_batch()), c_in) + (size,) * rank
+        weight = (c_out, c_in // groups, *kernel)
+    x = (*draw(_batch()), c_in, *spatial)
     shapes = (x, weight, (c_out,)) if draw(st.booleans()) else (x, weight)
     return shapes, params
 
@@ -81,24 +99,34 @@ def conv(name: str, torch: bool = False) -> Any:
 
 
 @st.composite
-def pool_spec(draw: Any, average: bool = False) -> Spec:
-    kernel = draw(st.integers(1, 3))
+def pool_spec(draw: Any, rank: int = 2, average: bool = False) -> Spec:
+    """input (N, C, *spatial); kernel_size, stride (or None), padding (and dilation), each an
+    int or one per dim; ceil_mode (and count_include_pad)."""
+    kernel, stride, padding, dilation, spatial = [], [], [], [], []
+    for _ in range(rank):
+        k = draw(st.integers(1, 3))
+        d = 1 if average else draw(st.integers(1, 2 if k <= 2 else 1))
+        p = 0 if d > 1 else draw(st.integers(0, k // 2))  # else a window may be padding alone
+        reach = d * (k - 1) + 1
+        # avg_pool3d refuses an input smaller than its kernel, padding aside, as torch's
+        least = max(reach - 2 * p, 1, k if average and rank == 3 else 1)
+        spatial.append(draw(st.integers(least, 3 if rank == 3 else 4)))
+        kernel.append(k)
+        stride.append(draw(st.integers(1, 2)))
+        padding.append(p)
+        dilation.append(d)
     params: dict[str, Any] = {
-        "kernel_size": kernel,
-        "stride": draw(st.sampled_from([None, 1, 2])),
-        "padding": draw(st.integers(0, kernel // 2)),
+        "kernel_size": _setting(draw, kernel),
+        "stride": None if draw(st.booleans()) else _setting(draw, stride),
+        "padding": _setting(draw, padding),
         # the output size rounded up: the last windows reach past the (padded) input
         "ceil_mode": draw(st.booleans()),
     }
     if average:
         params["count_include_pad"] = draw(st.booleans())
     else:
-        params["dilation"] = draw(st.integers(1, 2 if kernel <= 2 else 1))
-        if params["dilation"] > 1:  # else a window may hold padding alone (-inf, as torch's)
-            params["padding"] = 0
-    reach = params.get("dilation", 1) * (kernel - 1) + 1
-    h, w = (draw(st.integers(max(reach - 2 * params["padding"], 1), 4)) for _ in range(2))
-    return ((*draw(_batch()), draw(st.integers(1, 2)), h, w),), params
+        params["dilation"] = _setting(draw, dilation)
+    return ((*draw(_batch()), draw(st.integers(1, 2)), *spatial),), params
 
 
 # -- normalization ----------------------------------------------------------------------------

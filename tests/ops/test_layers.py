@@ -52,6 +52,28 @@ def test_a_small_cnn_gives_torchs_loss_and_gradients(cli_json):
         np.testing.assert_allclose(result["grads"][name], leaf.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
+# a setting per spatial dim (issue 30): the math language takes the tuples torch's calls take
+PER_DIM = (
+    "h = conv2d(x, k, kb, stride=(2, 1), padding=(1, 2), dilation=(1, 2))\n"
+    "u = conv_transpose2d(h, reshape(k, 2, 1, 3, 3), stride=(2, 1), output_padding=(1, 0))\n"
+    "p = max_pool2d(u, (3, 2), stride=(1, 2), padding=(1, 0))\n"
+    "y = sum(avg_pool2d(p, kernel_size=(2, 1), stride=[1, 2]) ** 2)\n"
+)
+
+
+def test_settings_per_dim_give_torchs_values_and_gradients(cli_json):
+    result = cli_json("grad", "-e", PER_DIM, *_inputs(x=X, k=K, kb=KB), "--wrt", "x,k,kb")
+    x, k, kb = (_t(v) for v in (X, K, KB))
+    h = F.conv2d(x, k, kb, stride=(2, 1), padding=(1, 2), dilation=(1, 2))
+    u = F.conv_transpose2d(h, k.reshape(2, 1, 3, 3), stride=(2, 1), output_padding=(1, 0))
+    p = F.max_pool2d(u, (3, 2), stride=(1, 2), padding=(1, 0))
+    y = (F.avg_pool2d(p, kernel_size=(2, 1), stride=[1, 2]) ** 2).sum()
+    y.backward()
+    assert result["values"]["y"] == pytest.approx(y.item(), rel=1e-12)
+    for name, leaf in zip(["x", "k", "kb"], [x, k, kb]):
+        np.testing.assert_allclose(result["grads"][name], leaf.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
 def test_the_cnn_checks_against_finite_differences(cli):
     result = cli("check", "-e", CNN, *_inputs(x=X, k=K, kb=KB, W=W, b=B, t=T), "--wrt", "k,W")
     assert result.exit_code == 0, result.stderr
@@ -121,11 +143,19 @@ def test_explain_writes_a_left_out_operand_as_program_text(cli):
 @pytest.mark.parametrize(
     ("program", "message"),
     [
-        ("y = conv2d(x, k)", "conv2d: weight (2, 3, 1, 1) with groups=1 expects 3 input channels"),
+        (  # torch's words, as gradcli run raises them
+            "y = conv2d(x, k)",
+            "Given groups=1, weight of size [2, 3, 1, 1], expected input[1, 2, 2, 2] to have 3 "
+            "channels, but got 2 channels instead",
+        ),
         ("y = linear(x, k)", "linear: input's last dim must match weight"),
         ("y = embedding(x, k)", "embedding: weight must be 2-D"),
         ("y = batch_norm(x, k, k)", "running_mean must have one element per channel"),
-        ("y = max_pool2d(x, 2, padding=2)", "padding should be at most half of the kernel size"),
+        (
+            "y = max_pool2d(x, 2, padding=2)",
+            "pad should be at most half of effective kernel size, but got pad=2, kernel_size=2 "
+            "and dilation=1",
+        ),
         ("y = layer_norm(x, 3)", "normalized_shape [3] must be the input's last dims"),
     ],
 )

@@ -43,8 +43,10 @@ _TORCH_MODULES = {
         "CrossEntropyLoss HuberLoss KLDivLoss L1Loss MSELoss NLLLoss SmoothL1Loss"
     ),
     "torch.nn.modules.distance": "CosineSimilarity PairwiseDistance",
-    "torch.nn.modules.pooling": "AvgPool2d MaxPool2d",
-    "torch.nn.modules.conv": "ConvTranspose2d Conv1d Conv2d",
+    "torch.nn.modules.pooling": "AvgPool1d AvgPool2d AvgPool3d MaxPool1d MaxPool2d MaxPool3d",
+    "torch.nn.modules.conv": (
+        "ConvTranspose1d ConvTranspose2d ConvTranspose3d Conv1d Conv2d Conv3d"
+    ),
     "torch.nn.modules.normalization": "GroupNorm LayerNorm",
     "torch.nn.modules.batchnorm": "BatchNorm1d BatchNorm2d",
     "torch.nn.modules.dropout": "Dropout",
