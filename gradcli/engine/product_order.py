@@ -13,12 +13,16 @@ product's columns:
   the rest. Each block starts from zero and is added to the output, block by block.
 - ``n`` of 2, 3, 4 or 8, ``b`` not transposed (or ``k`` of 3 or less): a plain chain over
   the whole of ``k``, each product rounded, then added (no fused multiply-add, no blocks).
+- ``n`` of 1, ``a`` transposed (its columns contiguous): the plain chain.
 - ``n`` of 1, ``a`` not transposed (torch then asks sgemm for dot products of ``a``'s rows):
   rows four at a time, each a dot product in four lanes without fused multiply-adds: the first
   ``(k - 1) % 4 + 1`` products added one by one into lane 0, then the rest four at a time lane
   by lane, then the lanes as ``(l0 + l2) + (l1 + l3)``. With ``k`` of 4 or less that is the
   plain chain for every row; otherwise the last ``m % 4`` rows go through another kernel, so
   the product is followed only when ``m`` is a multiple of 4.
+- ``m`` of 1 (a row times a matrix): the plain chain, or with ``b`` transposed (a layer's
+  weight), the dot products above with ``b``'s columns as the rows (``n`` a multiple of 4, or
+  ``k`` of 4 or less).
 - anything else (``n`` of 5 to 7 and 9 to 11, whose leftover columns MKL rounds in places not
   read off yet; the layouts above excluded): numpy's product, whose last bits may differ from
   torch's.
@@ -58,14 +62,20 @@ def matmul_like_torch(a: Array, b: Array) -> Array | None:
     n = b.shape[1]
     if not (0 < k <= _MOST_STEPS) or m * n * k > _MOST_WORK or m == 0:
         return None
+    if m == 1:  # a row times a matrix: sgemm's matrix-vector kernels
+        if not _transposed(b):
+            return _plain_chain(a, b)
+        if k <= _LANES or n % _LANES == 0:
+            return _dot_lanes(b.T, a[0])[None, :]
+        return None
     if n >= _FUSED_FROM:
         out = np.zeros((m, n), np.float32)
         for start, stop in _blocks(k):
             out += _fused_chain(a[:, start:stop], b[start:stop])
         return out
-    if n in _PLAIN and (k <= _SHORT or not _transposed(b)):
+    if (n in _PLAIN and (k <= _SHORT or not _transposed(b))) or (n == 1 and _transposed(a)):
         return _plain_chain(a, b)
-    if n == 1 and not _transposed(a) and (k <= _LANES or m % _LANES == 0):
+    if n == 1 and (k <= _LANES or m % _LANES == 0):
         return _dot_lanes(a, b[:, 0])[:, None]
     return None
 

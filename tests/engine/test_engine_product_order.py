@@ -24,6 +24,9 @@ SHAPES = [
     (64, 100, 1, False, False),  # dot lanes
     (12, 2001, 1, False, False),  # dot lanes, odd head
     (5, 3, 1, False, False),  # dot lanes, short k, m not a multiple of 4
+    (3, 2000, 1, True, False),  # one column, a transposed: plain chain
+    (1, 1000, 100, False, False),  # one row: plain chain, even with 12+ columns
+    (1, 300, 16, False, True),  # one row, b transposed: dot lanes over b's columns
 ]
 
 
@@ -54,7 +57,7 @@ def test_a_product_outside_torch_order_or_of_unknown_kernels_is_numpys() -> None
     assert product_order.matmul_like_torch(a, b) is None  # mode off
     with summation.torch_order():
         assert product_order.matmul_like_torch(*_operands(8, 20, 10, False, False, 0)) is None
-        assert product_order.matmul_like_torch(*_operands(8, 20, 1, True, False, 0)) is None
+        assert product_order.matmul_like_torch(*_operands(7, 20, 1, False, False, 0)) is None
         assert product_order.matmul_like_torch(a.astype(np.float64), b.astype(np.float64)) is None
 
 
