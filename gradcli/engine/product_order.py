@@ -27,9 +27,17 @@ product's columns:
   read off yet; the layouts above excluded): numpy's product, whose last bits may differ from
   torch's.
 
-Products of other dtypes, of vectors, of batches, and products too large to follow step by
-step (``_MOST_STEPS``) are numpy's as well. A step is one numpy operation over the ``m x n``
-output, so following ``k`` steps costs about ``k`` times a few microseconds.
+Products of other dtypes, of vectors and of batches are numpy's as well, and so are products
+of more than a million multiply-adds (``_MOST_WORK``) or a ``k`` over 4,096: a step is a few
+numpy operations over the ``m x n`` output, so following ``k`` steps costs ``k`` times several
+microseconds, some 30 to 100 times numpy's product (a 64 x 1,000 @ 1,000 x 100 layer: 15 ms
+against 0.2 ms), which would make a mid-sized network's training loop several times slower
+than torch for its last bits. Tutorials' small products (a polynomial fit, a layer of a few
+units, one sample at a time) are within the bound.
+
+``nn.Linear``'s product with a bias is torch's ``addmm``, whose fused kernels start from the
+bias and add each block of ``k`` to it: ``addmm_like_torch`` gives that value where it differs
+from the product's plus the bias (more than one block).
 """
 
 from __future__ import annotations
@@ -48,7 +56,7 @@ _PLAIN = frozenset({2, 3, 4, 8})  # columns whose kernel rounds each product, th
 _SHORT = 3  # a k this short is a plain chain whatever b's layout
 _BLOCK = 192  # sgemm's block of k (fused kernels)
 _MOST_STEPS = 4096  # a longer k is numpy's: a Python loop over it would cost too much
-_MOST_WORK = 50_000_000  # m * n * k beyond which the product is numpy's
+_MOST_WORK = 1_000_000  # m * n * k beyond which the product is numpy's (see the text)
 
 
 def matmul_like_torch(a: Array, b: Array) -> Array | None:
@@ -78,6 +86,24 @@ def matmul_like_torch(a: Array, b: Array) -> Array | None:
     if n == 1 and (k <= _LANES or m % _LANES == 0):
         return _dot_lanes(a, b[:, 0])[:, None]
     return None
+
+
+def addmm_like_torch(bias: Array, a: Array, b: Array) -> Array | None:
+    """``bias + a @ b`` rounded as torch's addmm rounds it where that differs from the product
+    then the bias added (the fused kernels over more than one block of ``k``), else None."""
+    if not summation.in_force() or a.ndim != 2 or b.ndim != 2:
+        return None
+    if a.shape[0] == 1 or b.shape[1] < _FUSED_FROM or a.shape[1] <= _BLOCK:
+        return None  # not the fused kernels, or one block: the same value either way
+    if a.dtype != np.float32 or bias.dtype != np.float32 or b.dtype != np.float32:
+        return None
+    m, k = a.shape
+    if k > _MOST_STEPS or m * b.shape[1] * k > _MOST_WORK:
+        return None
+    out = np.array(np.broadcast_to(bias, (m, b.shape[1])), np.float32)
+    for start, stop in _blocks(k):
+        out += _fused_chain(a[:, start:stop], b[start:stop])
+    return out
 
 
 def _transposed(x: Array) -> bool:

@@ -14,7 +14,7 @@ from gradcli.engine.single_precision import fused_multiply_add
 
 # (m, k, n, a transposed, b transposed): each kernel and block rule of the module's text
 SHAPES = [
-    (64, 1000, 100, False, False),  # fused, blocks of 192
+    (8, 1000, 100, False, False),  # fused, blocks of 192
     (16, 300, 16, False, False),  # fused, two halves
     (16, 257, 16, True, False),  # fused, halves and the odd element, a transposed
     (20, 150, 13, False, True),  # fused, one block, b transposed
@@ -119,3 +119,25 @@ def test_linspace_is_torchs_to_the_bit(dtype: str, args: tuple[float, float, int
     ours = creation.linspace_like_torch(*args, np.dtype(dtype))
     expected = torch.linspace(*args, dtype=getattr(torch, dtype)).numpy()
     assert ours.dtype == expected.dtype and np.array_equal(ours, expected)
+
+
+def test_a_layer_with_a_bias_is_torchs_addmm() -> None:
+    """Over more than one block of k, torch's addmm adds each block to the bias: F.linear's
+    value in gradcli run's torch order is that, bit for bit, and so is the weight's gradient."""
+    torch = pytest.importorskip("torch")
+    from gradcli import engine as gc
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((16, 400)).astype(np.float32)
+    w = (rng.standard_normal((20, 400)) * 0.05).astype(np.float32)
+    b = rng.standard_normal(20).astype(np.float32)
+    tw = torch.from_numpy(w.copy()).requires_grad_()
+    expected = torch.nn.functional.linear(torch.from_numpy(x), tw, torch.from_numpy(b))
+    (expected * expected).sum().backward()
+    with summation.torch_order():
+        weight = gc.Tensor(w, requires_grad=True)
+        ours = gc.linear(gc.Tensor(x), weight, gc.Tensor(b))
+        assert np.array_equal(ours.data, expected.detach().numpy())
+        (ours * ours).sum().backward()
+    assert weight.grad is not None
+    np.testing.assert_allclose(weight.grad.data, tw.grad.numpy(), rtol=1e-5)
