@@ -69,6 +69,8 @@ ENGINE_HINTS: dict[type[engine.EngineError], str] = {
     engine.ScalarOutputError: "the output is not a scalar: give the vector v with --v",
     engine.ComplexOutputError: "the output is complex: give v (complex, as --v 1+0j) for its "
     "vector-Jacobian product, or differentiate a real function of it (abs(y)**2, y.real)",
+    engine.SeedShapeError: "give a gradient (v) of the output's shape",
+    engine.AssertedError: "the argument is one torch refuses too (see the message)",
     engine.GradError: "gradcli follows PyTorch's autograd rules here (see the message)",
     engine.DtypeError: "gradcli computes in float64 (the default) or float32 (--dtype float32)",
     engine.ValueKindError: "give a tensor, or a tuple of tensors, where the function takes one",

@@ -24,6 +24,8 @@ HINTS = {
     gc.DomainError: "the operation does not take these values",
     gc.IndexDomainError: "indices count from 0, below the length of their axis",
     gc.GradError: "gradcli follows PyTorch's autograd rules here",
+    engine_errors.SeedShapeError: "give a gradient (v) of the output's shape",
+    engine_errors.AssertedError: "the argument is one torch refuses too",
     gc.ScalarOutputError: "the output is not a scalar: give the vector v with --v",
     gc.ComplexOutputError: "the output is complex: give v (complex, as --v 1+0j)",
     gc.DtypeError: "gradcli computes in float64 (the default) or float32",
