@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import astuple, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -68,6 +69,9 @@ class Program:
     source: str
     assignments: tuple[Assignment, ...]
     backward: tuple[Backward, ...] = ()
+
+    # why the program has no formulas (None: its IR gives them, --symbolic and check's)
+    NO_FORMULAS: ClassVar[str | None] = None
 
     @property
     def targets(self) -> list[str]:
