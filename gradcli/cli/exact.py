@@ -57,10 +57,11 @@ def answered(
     source = read_source(run.program, run.expr, run.file)
     filename = "<stdin>" if run.file in (None, "-") else run.file
     program = load_program(source, not run.no_cache, run.seed, filename)
-    if program.NO_FORMULAS is not None:  # a PyTorch script: its numbers, with a note
+    if program.TRACED:  # a PyTorch script: its numbers, with a note
         if exact or shape:
-            flag = "--exact" if exact else "--shape"
-            raise GradcliError(f"{flag} needs formulas: {program.NO_FORMULAS}")
+            from ..lang.program import NO_FORMULAS
+
+            raise GradcliError(f"{'--exact' if exact else '--shape'} needs formulas: {NO_FORMULAS}")
         return False
     values, floats = _values(run)
     shapes = read_shapes(shape)

@@ -98,9 +98,7 @@ class Traced(Program):
     """A script's traced graph as a command's program (see the module's docstring): its inputs
     are the leaves, each declared with the value it had, its passes the script's last one."""
 
-    NO_FORMULAS: ClassVar[str | None] = (
-        "a PyTorch script's program is its traced graph, which has no formulas"
-    )
+    TRACED: ClassVar[bool] = True
 
     trace: Trace | None = None
 

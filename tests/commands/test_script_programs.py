@@ -221,3 +221,25 @@ def test_exact_refuses_a_script(cli, script):
     result = cli("grad", "-f", script(VECTOR), "--exact")
     assert result.exit_code == 2
     assert "--exact needs formulas" in result.stderr
+
+
+def test_explain_walks_a_scripts_backward_pass_with_torchs_numbers(cli_json, script):
+    pytest.importorskip("torch")
+    text = VECTOR.replace("y = f(x, w)", "h = x * w\ny = torch.sin(h) + f(x, w)")
+    expected = torch_says(
+        text,
+        "x.grad = w.grad = None\nh2 = x * w\nh2.retain_grad()\n"
+        "(torch.sin(h2) + f(x, w)).backward(v)\n"
+        "print(_json.dumps({'h': h2.grad.tolist(), 'x': x.grad.tolist(), "
+        "'w': w.grad.tolist()}))",
+    )
+    found = cli_json("explain", "-f", script(text))
+    walk = found["explain"]
+    first = walk["forward"][0]
+    assert first["statement"] == "h = MulBackward0(x, w)" and first["operation"] == "mul"
+    rows = {row["node"]: row for row in walk["backward"]}
+    close(rows["y (AddBackward0)"]["incoming"], [1.0, 0.1, 0.01])
+    close(rows["h (MulBackward0)"]["incoming"], expected["h"])
+    to_w = [p["gradient"] for row in walk["backward"] for p in row["passes_on"] if p["to"] == "w"]
+    close(np.sum(to_w, axis=0), expected["w"])  # what reaches w, summed: w.grad
+    close(found["grads"]["x"], expected["x"])
