@@ -260,3 +260,9 @@ def test_explain_walks_a_scripts_backward_pass_with_torchs_numbers(cli_json, scr
     to_w = [p["gradient"] for row in walk["backward"] for p in row["passes_on"] if p["to"] == "w"]
     close(np.sum(to_w, axis=0), expected["w"])  # what reaches w, summed: w.grad
     close(found["grads"]["x"], expected["x"])
+
+
+def test_export_refuses_a_script(cli, script):
+    result = cli("export", "-f", script(VECTOR))
+    assert result.exit_code == 2
+    assert "a PyTorch script's program is its traced graph" in result.stderr
