@@ -33,6 +33,7 @@ import numpy as np
 from .. import engine as gc
 from ..base.errors import GradcliError
 from ..base.records import record
+from ..engine import graph_hooks
 from ..engine.tensor import apply
 from ..lang.program import Assignment, Program, RunLog
 from ..lang.statement import Backward, Statement
@@ -65,6 +66,7 @@ class Trace:
     cotangents: tuple[str | None, ...]  # each output's, by that name (None: none passed)
     inputs: tuple[str, ...] | None  # torch.autograd.grad's inputs; None: a backward
     line: int  # the script's line of the pass
+    notes: tuple[str, ...] = ()  # what the commands tell of the trace (hooks left out)
 
     def replay(self, leaves: dict[str, gc.Tensor]) -> dict[str, gc.Tensor]:
         """The graph at the values of ``leaves``: every named value and output, the leaves,
@@ -158,10 +160,18 @@ class Traced(Program):
         return None, False
 
     def run(self, inputs: dict[str, gc.Tensor], log: RunLog | None = None) -> dict[str, gc.Tensor]:
+        if log is not None:
+            log.notes.extend(note for note in self.traced.notes if note not in log.notes)
         return self.traced.replay(inputs)
 
     def to_json(self) -> dict:
         raise TypeError("a traced script is not cached: it is traced at each command")
+
+
+HOOKS_LEFT_OUT = (
+    "the script's hooks on its graph (register_hook and the like) are not applied: the "
+    "gradients are those of the graph alone"
+)
 
 
 # -- the recording ------------------------------------------------------------------------------
@@ -253,6 +263,10 @@ class Recorder:
             taken.add(name)
             given[name] = np.array(g.data)
             cotangents.append(name)
+        hooked = any(graph_hooks.HOOKED.of(t) is not None for t in made) or any(
+            self.run.hooks.get(t) or self.run.post_hooks.get(t) for t in leaves
+        )
+        notes = (HOOKS_LEFT_OUT,) if hooked else ()
         wrt = None
         if inputs is not None:
             by_id = {id(t): n for t, n in zip(leaves, leaf_names)}
@@ -267,6 +281,7 @@ class Recorder:
             cotangents=tuple(cotangents),
             inputs=wrt,
             line=self.run.line,
+            notes=notes,
         )
 
 

@@ -266,3 +266,27 @@ def test_export_refuses_a_script(cli, script):
     result = cli("export", "-f", script(VECTOR))
     assert result.exit_code == 2
     assert "a PyTorch script's program is its traced graph" in result.stderr
+
+
+def test_a_scripts_hooks_are_said_to_be_left_out(cli_json, script):
+    text = VECTOR.replace("y = f(x, w)", "x.register_hook(lambda g: g * 2)\ny = f(x, w)")
+    found = cli_json("grad", "-f", script(text))
+    assert any("hooks on its graph" in w and "not applied" in w for w in found["warnings"])
+    plain = cli_json("grad", "-f", script(VECTOR))
+    assert plain["warnings"] == []
+    close(found["grads"]["x"], plain["grads"]["x"])  # the graph's own gradient, as said
+
+
+def test_the_library_takes_a_script():
+    pytest.importorskip("torch")
+    import gradcli
+
+    program = gradcli.program(VECTOR)
+    expected = torch_says(
+        VECTOR, "print(_json.dumps({'x': x.grad.tolist(), 'w': w.grad.tolist()}))"
+    )
+    assert program.inputs == ["x", "w"]
+    close(program.grad().grads["x"], expected["x"])
+    exact = program.grad(exact=True)
+    close(exact.grads["w"], expected["w"])
+    assert any("traced graph, which has no formulas" in w for w in exact.warnings)
