@@ -119,7 +119,6 @@ class Program:
         self, source: str, *, dtype: str = "float64", seed: int = 0, use_cache: bool = True
     ) -> None:
         from .commands.compute import DTYPES
-        from .lang import load_program
 
         if dtype not in DTYPES:
             raise GradcliError(
@@ -128,7 +127,7 @@ class Program:
         self.source = source
         self.dtype = dtype
         self.seed = seed
-        self.parsed: Parsed = load_program(source, use_cache=use_cache)
+        self.parsed: Parsed = _parsed(source, use_cache, seed)
 
     def __repr__(self) -> str:
         return f"gradcli.program({self.source!r})"
@@ -493,6 +492,17 @@ class Program:
 
 
 # -- binding a call's values to the program ------------------------------------------------
+
+
+def _parsed(source: str, use_cache: bool, seed: int) -> Parsed:
+    """The program of ``source``: gradcli's notation, or a PyTorch script traced
+    (``script.traced``), imported by name as the command table imports what computes, so that
+    the package's import graph (which type checkers walk) does not reach the script wing."""
+    import importlib
+
+    traced = importlib.import_module(".script.traced", __package__)
+    program: Parsed = traced.load_program(source, use_cache, seed)
+    return program
 
 
 def _call(

@@ -51,11 +51,18 @@ def answered(
     from ..commands.outputs import refuse_several
     from ..domains.exact import Problem, answer, approximate_array, exact_value, read_shapes
     from ..domains.symbolic import NotSymbolic
-    from ..lang import load_program
     from ..lang.source import read_source
+    from ..script.traced import load_program
 
     source = read_source(run.program, run.expr, run.file)
-    program = load_program(source, use_cache=not run.no_cache)
+    filename = "<stdin>" if run.file in (None, "-") else run.file
+    program = load_program(source, not run.no_cache, run.seed, filename)
+    if program.TRACED:  # a PyTorch script: its numbers, with a note
+        if exact or shape:
+            from ..lang.program import NO_FORMULAS
+
+            raise GradcliError(f"{'--exact' if exact else '--shape'} needs formulas: {NO_FORMULAS}")
+        return False
     values, floats = _values(run)
     shapes = read_shapes(shape)
     given = set(values) | set(floats) | set(shapes)

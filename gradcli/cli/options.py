@@ -447,11 +447,12 @@ class Run:
         ``compute.bind``).
         """
         from ..commands.compute import bind
-        from ..lang import load_program
         from ..lang.source import read_source
+        from ..script.traced import load_program
 
         source = read_source(self.program, self.expr, self.file)
-        program = load_program(source, use_cache=not self.no_cache)
+        filename = "<stdin>" if self.file in (None, "-") else self.file
+        program = load_program(source, not self.no_cache, self.seed, filename)
         wrt = names(self.wrt) if use_wrt else None
         given = self.given()
         extra = {} if defaults is None else defaults(program, given)

@@ -1059,12 +1059,17 @@ def graph(bound: Bound, of: str | None = None) -> Graph:
 
     pending: list = []
     inputs_ = {id(t) for n, t in leaves.items() if not is_constant(n)}
+    # a traced PyTorch script's graph as torch builds it: no node for a tensor that requires
+    # no grad, an AccumulateGrad for each leaf that does
+    traced = bound.program.TRACED
     node_id(out)
     while pending:
         tensor = pending.pop(0)
         fn = tensor.grad_fn
-        inputs = [node_id(t) for t in fn.inputs] if fn is not None else []
+        operands = [] if fn is None else [t for t in fn.inputs if t.requires_grad or not traced]
+        inputs = [node_id(t) for t in operands]
         op = fn.prim.name if fn is not None else ("input" if id(tensor) in inputs_ else "constant")
+        leaf_fn = "AccumulateGrad" if traced and tensor.requires_grad else None
         nodes.append(
             Node(
                 id=ids[id(tensor)],
@@ -1073,7 +1078,7 @@ def graph(bound: Bound, of: str | None = None) -> Graph:
                 shape=tuple(tensor.shape),
                 is_leaf=tensor.is_leaf,
                 requires_grad=tensor.requires_grad,
-                grad_fn=fn.name() if fn is not None else None,
+                grad_fn=fn.name() if fn is not None else leaf_fn,
                 inputs=tuple(inputs),
                 value=tensor.data if op == "constant" else None,
             )

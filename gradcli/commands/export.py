@@ -43,6 +43,12 @@ from .explain.steps import _ATOM, Texts, _arguments, _picked, _wrapped
 
 def export(bound: Bound, of: str | None, wrt: list[str] | None, to: str) -> str:
     """The program as ``to``'s code (see the module docstring)."""
+    if bound.program.TRACED:  # its statements are Python's, run: none to write out
+        raise GradcliError(
+            "export writes out a program's statements, and a PyTorch script's program is its "
+            "traced graph",
+            hint="the script is torch code already: run it with python (or gradcli run)",
+        )
     for n, array in bound.arrays.items():  # torch's jacobian takes real numbers only
         real_numbers(n, array)
     env = bound.run(bound.leaves())

@@ -552,6 +552,10 @@ def answer(
     function without a symbolic form, too many elements, out of time)."""
     from ..commands.table import entry
 
+    if problem.program.TRACED:
+        from ..lang.program import NO_FORMULAS
+
+        raise NotSymbolic(NO_FORMULAS)
     pieces_of = entry(command).exactly()
 
     def work() -> tuple[str, np.ndarray, list[ExactBlock]]:

@@ -175,6 +175,10 @@ class Arrays:
 
 def symbolic_values(program, arrays: dict, targets: list[str], of: str) -> tuple[np.ndarray, dict]:
     """The output as an object array of sympy expressions in the targets' symbols."""
+    if program.TRACED:
+        from ..lang.program import NO_FORMULAS
+
+        raise NotSymbolic(NO_FORMULAS)
     symbols = symbol_arrays({n: np.shape(a) for n, a in arrays.items() if n in targets})
     env = {
         name: symbols[name] if name in symbols else constant_array(np.asarray(a, dtype=float))

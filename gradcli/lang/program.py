@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import astuple, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -37,6 +38,8 @@ from .statement import Backward, Statement, element_of
 from .values import constructor_dtype, generator_for, parse_constructor
 
 MAX_GAP = 64  # missing elements a vector y0, y1, ... may have (each taken as 0)
+# why a traced program (``Program.TRACED``) has no symbolic form
+NO_FORMULAS = "a PyTorch script's program is its traced graph, which has no formulas"
 
 
 @record(kw_only=False, frozen=False, eq=True)
@@ -68,6 +71,10 @@ class Program:
     source: str
     assignments: tuple[Assignment, ...]
     backward: tuple[Backward, ...] = ()
+
+    # whether the program is a PyTorch script's traced graph (``script.traced``), which has
+    # no statements of IR: no formulas (``NO_FORMULAS``), and explain walks the graph
+    TRACED: ClassVar[bool] = False
 
     @property
     def targets(self) -> list[str]:

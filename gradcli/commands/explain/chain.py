@@ -45,6 +45,10 @@ def explain(bound: Bound, of: str | None = None, v: np.ndarray | None = None) ->
     """The forward and backward passes of ``out.backward(v)``, step by step."""
     from ...domains.symbolic import symbolic_values
 
+    if bound.program.TRACED:  # no statements: its graph, node by node
+        from .graph_walk import explain_graph
+
+        return explain_graph(bound, of, v)
     leaves = bound.leaves()
     statements = [a for a in bound.program.assignments if a.ir is not None]
     irs = {a.target: a.ir for a in statements if a.ir is not None}

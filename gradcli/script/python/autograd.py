@@ -114,6 +114,8 @@ def backward_of(
     outputs = _listed(tensors)
     gradients = None if grad_tensors is None else _listed(grad_tensors)
     _check_outputs(outputs, gradients)
+    if run.record is not None:
+        run.record(outputs, gradients, inputs)
     watchers = _started(run)  # register_multi_grad_hook's
     retain_graph = retain_graph or slices_to_come()
     if inputs is not None:
@@ -191,6 +193,8 @@ def grad(
             raise TypeError(f"inputs must be Tensors, not {type(value).__name__}")
     if not all(t.requires_grad for t in ins):
         raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if run.record is not None:
+        run.record(outs, gradients, ins)
     watchers = _started(run)
     retain_graph = retain_graph or slices_to_come()
     found = _engine(lambda: gc.grad(outs, ins, gradients, retain_graph, bool(create_graph), True))

@@ -104,6 +104,9 @@ class Run:
         self.library_classes: dict[type, Any] = {}
         # how a library object is called (library_objects.call, for a module's forward)
         self.call_object: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None
+        # told of each backward pass before it runs (outputs, gradients, inputs), where a
+        # command traces the script (``script.traced``)
+        self.record: Callable[[list[Any], list[Any] | None, Any], None] | None = None
 
     def statement(self, line: int | None = None) -> Statement:
         """The script's line ``line`` (the running one) as errors and budgets quote it."""
