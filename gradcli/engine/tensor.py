@@ -488,7 +488,10 @@ def as_tensor(value: Any, dtype: npt.DTypeLike | None = None) -> Tensor:
 
 
 def _wrap(data: Array) -> Tensor:
-    """A constant tensor around an existing array, without ``__init__``'s checks (hot path)."""
+    """A constant tensor around an existing array (a numpy scalar made one), without
+    ``__init__``'s checks (hot path)."""
+    if type(data) is not _ndarray:  # a numpy scalar, as numpy gives for 0-d operands
+        data = np.asarray(data)
     out = _new_tensor(Tensor)
     out.data = data
     out.dtype = data.dtype
@@ -661,7 +664,10 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
         if type(a) is Tensor and a.dtype is DEFAULT_DTYPE and (type(b) is float or type(b) is int):
             # x * 1.01: the number's constant by one dict read (_coerce's first case, inline)
             constant = _DEFAULT_NUMBERS.get(b) if b else None
-            a, b = _coerce((a, b)) if constant is None else (a, constant)
+            if constant is None:
+                a, b = _coerce((a, b))
+            else:
+                b = constant
         else:
             a, b = _coerce((a, b))
     elif type(a) is not Tensor:
@@ -1022,7 +1028,19 @@ def _run_backward(
                     conjugated = _conjugates([output, *inputs])
                     output, operands = conjugated[0], conjugated[1:]
             params = node._params
-            if params:
+            fast = prim.vjp_arrays
+            on_arrays = None  # the rule on arrays' cotangents, where it gives vjp's values
+            if (
+                fast is not None
+                and dtype is DEFAULT_DTYPE
+                and not create_graph
+                and not params
+                and not _Mode.watching  # a tracer, forward mode, a meter: each sees every value
+            ):
+                on_arrays = _vjp_on_arrays(fast, cotangent, output, operands, needs)
+            if on_arrays is not None:
+                input_cotangents = on_arrays
+            elif params:
                 input_cotangents = vjp(cotangent, output, *operands, needs=needs, **params)
             elif len(operands) == 2:  # most nodes: a plain call (no tuple, no dict made)
                 input_cotangents = vjp(cotangent, output, operands[0], operands[1], needs=needs)
@@ -1050,6 +1068,40 @@ def _run_backward(
         for leaf, cotangent in leaf_cotangents.values():
             found.setdefault(id(leaf), cotangent)
     return found
+
+
+def _vjp_on_arrays(
+    rule: Callable[..., Any],
+    cotangent: Tensor,
+    output: Tensor | None,
+    operands: Sequence[Tensor],
+    needs: Sequence[bool],
+) -> tuple[Tensor | None, ...] | None:
+    """A node's input cotangents by its entry's ``vjp_arrays`` (of one or two operands):
+    where every operand is float64 (the cotangent is) and no value is larger than the
+    engine's room (``vjp``'s operations would check it; none of these is larger than the
+    cotangent); else, or where the rule declines, None."""
+    g = cotangent.data
+    if g.size > ROOM[0]:
+        return None
+    out = None if output is None else output.data
+    if len(operands) == 1:
+        x = operands[0]
+        if x.dtype is not DEFAULT_DTYPE:
+            return None
+        found = rule(g, out, x.data, needs)
+        return None if found is None else (_wrap(found[0]),)
+    x, y = operands
+    if x.dtype is not DEFAULT_DTYPE or y.dtype is not DEFAULT_DTYPE:
+        return None
+    found = rule(g, out, x.data, y.data, needs)
+    if found is None:
+        return None
+    first, second = found
+    return (
+        None if first is None else _wrap(first),
+        None if second is None else _wrap(second),
+    )
 
 
 def _node_of(tensor: Tensor) -> Node:
