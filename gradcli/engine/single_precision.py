@@ -25,8 +25,8 @@ def rounded_once(function: np.ufunc) -> Callable[..., Any]:
 
     def forward(x: Any) -> Any:
         dtype = getattr(x, "dtype", None)
-        # float64 first, by identity: a comparison of dtypes costs more than the call
-        if dtype is not _DOUBLE and dtype == _SINGLE:
+        # by identity first: a comparison of dtypes costs more than a small array's call
+        if dtype is _SINGLE or (dtype is not _DOUBLE and dtype == _SINGLE):
             return function(x.astype(_DOUBLE)).astype(_SINGLE)
         return function(x)
 

@@ -754,13 +754,17 @@ def _watched(
     """What ``apply`` does beyond the operation while a program is traced (the step is
     recorded), forward mode runs (the output's tangent is computed) or a run meters its
     values (the meter is told of the output: ``meter.py``)."""
-    if METER[0] is not None:
-        METER[0](out)
-    if _Mode.tracer is not None:
-        _Mode.tracer.record(prim, tensors, params, out, forward)
+    meter = METER[0]
+    if meter is not None:
+        meter(out)
+    # the slots behind the properties tracer and forward_active: this runs for every value a
+    # run meters, and a property is a call
+    tracer = _Mode._tracer
+    if tracer is not None:
+        tracer.record(prim, tensors, params, out, forward)
     if SAVED_HOOKS and out._op is not None:  # saved_tensors_hooks: pack what the node saves
         graph_hooks.pack(out)
-    if _Mode.forward_active and prim.differentiable:
+    if _Mode._forward_active and prim.differentiable:
         tangents = [t.tangent for t in tensors]
         if any(t is not None for t in tangents):
             assert prim.jvp is not None, f"{prim.name} has no forward rule"
