@@ -926,6 +926,8 @@ relu = _unary(
     formula=S.relu,
     symbolic=S.PIECEWISE,
     kink="the derivative at 0 is 0",
+    # the selection's where(x > 0, g, 0.0), which the rule makes through mask and where
+    vjp_arrays=lambda g, out, x, needs: (np.where(x > 0, g, 0.0),),
 )
 erf = _unary(
     "erf",
