@@ -24,6 +24,7 @@ from ..base.engine_errors import (
 )
 from ..ops.table import OPS
 from . import activations as _activations  # noqa: F401 - declares relu, gelu, softplus, ...
+from . import array_rules as _array_rules  # noqa: F401 - the reverse rules on float64 arrays
 from . import complexes as _complexes  # noqa: F401 - declares complex, real, imag, conj, ...
 from . import composites as _composites  # noqa: F401 - declares the composite operations
 from . import decompositions as _decompositions  # noqa: F401 - declares eigh, qr, svd, slogdet

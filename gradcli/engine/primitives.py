@@ -419,31 +419,6 @@ def _bce_partials(
     return dp, dy
 
 
-def _unbroadcast(g: Array, a: Array, b: Array, needs: tuple[bool, ...]) -> bool:
-    """Whether each operand whose cotangent is needed has the cotangent's shape (none is
-    broadcast: a binary ``vjp_arrays`` declines the others, whose cotangents ``vjp`` sums)."""
-    shape = g.shape
-    return (not needs[0] or a.shape == shape) and (not needs[1] or b.shape == shape)
-
-
-def _mul_vjp_arrays(
-    g: Array, out: None, a: Array, b: Array, needs: tuple[bool, ...]
-) -> tuple[Array | None, Array | None] | None:
-    """mul's ``vjp`` on float64 arrays: g * b and g * a."""
-    if not _unbroadcast(g, a, b, needs):
-        return None
-    return (g * b if needs[0] else None, g * a if needs[1] else None)
-
-
-def _div_vjp_arrays(
-    g: Array, out: Array, a: Array, b: Array, needs: tuple[bool, ...]
-) -> tuple[Array | None, Array | None] | None:
-    """div's ``vjp`` on float64 arrays: g * reciprocal(b) and g * -(out / b)."""
-    if not _unbroadcast(g, a, b, needs):
-        return None
-    return (g * np.reciprocal(b) if needs[0] else None, g * -(out / b) if needs[1] else None)
-
-
 add = _binary(
     "add",
     "AddBackward0",
@@ -483,7 +458,6 @@ mul = _binary(
     np.multiply,
     lambda a, b, out, needs: (b, a),
     "a * b (element-wise)",
-    vjp_arrays=_mul_vjp_arrays,
     operator="*",
     symbolic=lambda a, b: a * b,
     fold=True,
@@ -510,7 +484,6 @@ div: Binary = _binary(  # typed here: its own rule calls it
     nonfinite="division by zero",
     nonfinite_backward="division by zero in the derivative",
     complex=HOLOMORPHIC,
-    vjp_arrays=_div_vjp_arrays,
 )
 
 
@@ -737,7 +710,6 @@ exp = _unary(
     fold=True,
     nonfinite="overflow",
     complex=HOLOMORPHIC,
-    vjp_arrays=lambda g, out, x, needs: (g * out,),
 )
 log = _unary(
     "log",
@@ -749,7 +721,6 @@ log = _unary(
     nonfinite="log of a non-positive number",
     nonfinite_backward="the derivative of log at 0 is infinite",
     complex=HOLOMORPHIC,
-    vjp_arrays=lambda g, out, x, needs: (g * np.reciprocal(x),),
 )
 log2 = _unary(
     "log2",
@@ -831,7 +802,6 @@ sin = _unary(
     "sine",
     symbolic=S.each("sin"),
     complex=HOLOMORPHIC,
-    vjp_arrays=lambda g, out, x, needs: (g * np.cos(x),),
 )
 cos: Unary = _unary(
     "cos",
@@ -841,7 +811,6 @@ cos: Unary = _unary(
     "cosine",
     symbolic=S.each("cos"),
     complex=HOLOMORPHIC,
-    vjp_arrays=lambda g, out, x, needs: (g * -np.sin(x),),
 )
 tan = _unary(
     "tan",
@@ -905,7 +874,6 @@ tanh = _unary(
     "hyperbolic tangent",
     symbolic=S.each("tanh"),
     complex=HOLOMORPHIC,
-    vjp_arrays=lambda g, out, x, needs: (g * (1.0 - out * out),),
 )
 sigmoid: Unary = _unary(
     "sigmoid",
@@ -915,7 +883,6 @@ sigmoid: Unary = _unary(
     "1 / (1 + exp(-x))",
     symbolic=S.each(lambda sp, v: 1 / (1 + sp.exp(-v))),
     complex=HOLOMORPHIC,
-    vjp_arrays=lambda g, out, x, needs: (g * (out * (1.0 - out)),),
 )
 relu = _unary(
     "relu",
@@ -926,8 +893,6 @@ relu = _unary(
     formula=S.relu,
     symbolic=S.PIECEWISE,
     kink="the derivative at 0 is 0",
-    # the selection's where(x > 0, g, 0.0), which the rule makes through mask and where
-    vjp_arrays=lambda g, out, x, needs: (np.where(x > 0, g, 0.0),),
 )
 erf = _unary(
     "erf",

@@ -488,8 +488,7 @@ def as_tensor(value: Any, dtype: npt.DTypeLike | None = None) -> Tensor:
 
 
 def _wrap(data: Array) -> Tensor:
-    """A constant tensor around an existing array (a numpy scalar made one), without
-    ``__init__``'s checks (hot path)."""
+    """A constant tensor around an array (a numpy scalar made one), unchecked (hot path)."""
     if type(data) is not _ndarray:  # a numpy scalar, as numpy gives for 0-d operands
         data = np.asarray(data)
     out = _new_tensor(Tensor)
@@ -664,10 +663,7 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
         if type(a) is Tensor and a.dtype is DEFAULT_DTYPE and (type(b) is float or type(b) is int):
             # x * 1.01: the number's constant by one dict read (_coerce's first case, inline)
             constant = _DEFAULT_NUMBERS.get(b) if b else None
-            if constant is None:
-                a, b = _coerce((a, b))
-            else:
-                b = constant
+            a, b = _coerce((a, b)) if constant is None else (a, constant)
         else:
             a, b = _coerce((a, b))
     elif type(a) is not Tensor:
@@ -757,8 +753,7 @@ def _watched(
     meter = METER[0]
     if meter is not None:
         meter(out)
-    # the slots behind the properties tracer and forward_active: this runs for every value a
-    # run meters, and a property is a call
+    # the slots behind the properties tracer and forward_active (for each value a run meters)
     tracer = _Mode._tracer
     if tracer is not None:
         tracer.record(prim, tensors, params, out, forward)
@@ -1032,15 +1027,9 @@ def _run_backward(
                     conjugated = _conjugates([output, *inputs])
                     output, operands = conjugated[0], conjugated[1:]
             params = node._params
-            fast = prim.vjp_arrays
-            on_arrays = None  # the rule on arrays' cotangents, where it gives vjp's values
-            if (
-                fast is not None
-                and dtype is DEFAULT_DTYPE
-                and not create_graph
-                and not params
-                and not _Mode.watching  # a tracer, forward mode, a meter: each sees every value
-            ):
+            fast = prim.vjp_arrays  # no tracer, forward mode or meter sees the values it makes
+            on_arrays = None
+            if fast is not None and not (params or create_graph or _Mode.watching):
                 on_arrays = _vjp_on_arrays(fast, cotangent, output, operands, needs)
             if on_arrays is not None:
                 input_cotangents = on_arrays
@@ -1081,12 +1070,11 @@ def _vjp_on_arrays(
     operands: Sequence[Tensor],
     needs: Sequence[bool],
 ) -> tuple[Tensor | None, ...] | None:
-    """A node's input cotangents by its entry's ``vjp_arrays`` (of one or two operands):
-    where every operand is float64 (the cotangent is) and no value is larger than the
-    engine's room (``vjp``'s operations would check it; none of these is larger than the
-    cotangent); else, or where the rule declines, None."""
+    """A node's input cotangents by its entry's ``vjp_arrays`` (of one or two operands),
+    where the cotangent and every operand are float64 and the cotangent (the largest value
+    made) fits the room ``vjp``'s operations check; else, or where the rule declines, None."""
     g = cotangent.data
-    if g.size > ROOM[0]:
+    if cotangent.dtype is not DEFAULT_DTYPE or g.size > ROOM[0]:
         return None
     out = None if output is None else output.data
     if len(operands) == 1:
@@ -1102,10 +1090,7 @@ def _vjp_on_arrays(
     if found is None:
         return None
     first, second = found
-    return (
-        None if first is None else _wrap(first),
-        None if second is None else _wrap(second),
-    )
+    return None if first is None else _wrap(first), None if second is None else _wrap(second)
 
 
 def _node_of(tensor: Tensor) -> Node:
