@@ -49,3 +49,44 @@ def test_the_engines_room_follows_the_bounds_in_force():
             bounds.engage(previous)
         assert ROOM[0] == 5_000
     assert ROOM[0] == min(bounds.limits().max_elements, bounds.budget().max_memory // 16)
+
+
+class _Value:
+    """A value a tally may hold (weakly referenced, as the engine's tensors are)."""
+
+
+def test_a_tally_holds_a_value_while_it_lives_once_and_for_good_when_kept():
+    tally = bounds.Tally(held=10)
+    first, second = _Value(), _Value()
+    tally.hold(first, 100)
+    tally.hold(first, 100)  # told twice: counted once
+    tally.hold(second, 1_000)
+    assert tally.held == 1_110
+    del first
+    assert tally.held == 1_010  # freed: released
+    assert tally.keep(second)
+    assert not tally.keep(_Value())  # never held
+    del second
+    assert tally.held == 1_010  # kept for good: its end releases nothing
+    assert not tally.live
+
+
+def test_an_engaged_tallys_holds_move_the_room_in_steps_of_its_slack():
+    bounds.keep_room(ROOM)
+    budget = 16 * 64 * 1_000  # the room moves after 1/64 of it (times the factor 2.5)
+    with bounds.using(bounds.Limits(max_elements=10**9), bounds.Budget(max_memory=budget)):
+        tally = bounds.Tally()
+        previous = bounds.engage(tally)
+        try:
+            start = ROOM[0]
+            assert bounds.engage(tally) is tally  # engaged again (each call of a run)
+            small = _Value()
+            tally.hold(small, 16 * 100)  # below the step: the room is not worked out again
+            assert ROOM[0] == start
+            large = _Value()
+            tally.hold(large, budget // 64)  # past it: the room shrinks by what is held
+            assert ROOM[0] == start - 100 - budget // (64 * 16)
+            del small, large  # both released: back by the same step
+            assert ROOM[0] == start
+        finally:
+            bounds.engage(previous)

@@ -24,7 +24,6 @@ command by ``using``; everything that allocates, parses or runs long reads them 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import os
 import re
@@ -231,6 +230,7 @@ def refresh() -> None:
     tally = _engaged[-1]
     if tally is not None:
         room = min(room, max(int(tally.left() // WIDEST_BYTES), 0))
+        tally.step = budget().max_memory / (SLACK * FACTOR)
     for kept in _rooms:
         kept[0] = room
 
@@ -241,6 +241,8 @@ def engage(tally: Tally | None) -> Tally | None:
     one engaged before, to engage again afterwards (a call, not a ``with``: it runs for every
     operation of a program)."""
     previous = _engaged[-1]
+    if tally is previous:  # a run's every call, inside its meter: the room is kept already
+        return previous
     _engaged[-1] = tally
     refresh()
     return previous
@@ -324,6 +326,16 @@ def _alone(count: int, what: str, where: str | None) -> None:
         )
 
 
+class _Held(weakref.ref[Any]):
+    """A weak reference to a value a tally holds, carrying the value's key in the tally and
+    its bytes: one object made a value, all of them calling back the tally's one bound
+    ``_release`` (a ``functools.partial`` of the key, made for each, was a second object)."""
+
+    __slots__ = ("key", "count")
+    key: int
+    count: int
+
+
 class Tally:
     """The bytes of one run's values so far, each charged before it is allocated: for good
     (``charge``: what the run keeps to its end), or while the value lives (``hold``: what a
@@ -331,34 +343,46 @@ class Tally:
 
     def __init__(self, held: int = 0):
         self.held = held
-        # the values held while they live, by id: (a weak reference to it, its bytes)
-        self.live: dict[int, tuple[weakref.ref[Any], int]] = {}
+        # the values held while they live, by id: a weak reference to each, with its bytes
+        self.live: dict[int, _Held] = {}
         self.moved = 0  # the bytes held or released since the engine's room was worked out
+        # how far they may move before the room is worked out again (``refresh`` keeps it)
+        self.step = budget().max_memory / (SLACK * FACTOR)
+        self._gone = self._release  # every hold's callback, bound once
 
     def hold(self, owner: Any, count: int) -> None:
         """Count ``count`` bytes while ``owner`` lives (it was checked before it was made
-        against what the tally left: the engine's room); released when it is freed."""
+        against what the tally left: the engine's room); released when it is freed.
+
+        The engine's room is worked out again once the values held or released since it
+        last was come to ``1/SLACK`` of what the budget allows (not at every value: the
+        meter counts every operation's), so the budget may be passed by that much at most."""
         key = id(owner)
-        if key in self.live:
+        live = self.live
+        if key in live:
             return
-        self.live[key] = (weakref.ref(owner, functools.partial(self._release, key)), count)
+        held = live[key] = _Held(owner, self._gone)
+        held.key = key
+        held.count = count
         self.held += count
         self._moved(count)
 
-    def _release(self, key: int, _: Any = None) -> None:
-        entry = self.live.pop(key, None)
-        if entry is not None:
-            self.held -= entry[1]
-            self._moved(entry[1])
+    def _release(self, held: _Held) -> None:
+        """``hold``'s end, when the value is freed."""
+        key = held.key
+        live = self.live
+        if live.get(key) is held:
+            del live[key]
+            self.held -= held.count
+            self._moved(held.count)
 
     def _moved(self, count: int) -> None:
-        """Work the engine's room out again once the values held or released since it last
-        was come to ``1/SLACK`` of what the budget allows (not at every value: the meter
-        counts every operation's), so the budget may be passed by that much at most."""
-        self.moved += count
-        if self.moved * SLACK * FACTOR > budget().max_memory and self is _engaged[-1]:
+        moved = self.moved + count
+        if moved > self.step and self is _engaged[-1]:
             self.moved = 0
             refresh()
+        else:
+            self.moved = moved
 
     def keep(self, owner: Any) -> bool:
         """Charge ``owner`` for good if it is held (the run keeps it to its end, as it

@@ -41,9 +41,12 @@ def metering(tally: bounds.Tally) -> Iterator[bounds.Tally]:
     """Meter the engine's values into ``tally`` (engaged: the room is what it leaves) for
     the length of the ``with``."""
 
-    def made(value: Tensor) -> None:
+    hold = tally.hold
+
+    def made(value: Tensor) -> None:  # every value of the run: stored(data), inline
         data = value.data
-        tally.hold(value, stored(data) * data.itemsize)
+        count = data.size if 0 not in data.strides else stored(data)
+        hold(value, count * data.itemsize)
 
     previous, engaged = METER[0], bounds.engage(tally)
     METER[0] = made

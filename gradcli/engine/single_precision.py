@@ -24,7 +24,9 @@ def rounded_once(function: np.ufunc) -> Callable[..., Any]:
     and rounded once to float32; every other dtype's as numpy computes it."""
 
     def forward(x: Any) -> Any:
-        if getattr(x, "dtype", None) == _SINGLE:
+        dtype = getattr(x, "dtype", None)
+        # by identity first: a comparison of dtypes costs more than a small array's call
+        if dtype is _SINGLE or (dtype is not _DOUBLE and dtype == _SINGLE):
             return function(x.astype(_DOUBLE)).astype(_SINGLE)
         return function(x)
 

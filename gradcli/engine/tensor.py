@@ -490,7 +490,9 @@ def as_tensor(value: Any, dtype: npt.DTypeLike | None = None) -> Tensor:
 
 
 def _wrap(data: Array) -> Tensor:
-    """A constant tensor around an existing array, without ``__init__``'s checks (hot path)."""
+    """A constant tensor around an array (a numpy scalar made one), unchecked (hot path)."""
+    if type(data) is not _ndarray:  # a numpy scalar, as numpy gives for 0-d operands
+        data = np.asarray(data)
     out = _new_tensor(Tensor)
     out.data = data
     out.dtype = data.dtype
@@ -750,13 +752,16 @@ def _watched(
     """What ``apply`` does beyond the operation while a program is traced (the step is
     recorded), forward mode runs (the output's tangent is computed) or a run meters its
     values (the meter is told of the output: ``meter.py``)."""
-    if METER[0] is not None:
-        METER[0](out)
-    if _Mode.tracer is not None:
-        _Mode.tracer.record(prim, tensors, params, out, forward)
+    meter = METER[0]
+    if meter is not None:
+        meter(out)
+    # the slots behind the properties tracer and forward_active (for each value a run meters)
+    tracer = _Mode._tracer
+    if tracer is not None:
+        tracer.record(prim, tensors, params, out, forward)
     if SAVED_HOOKS and out._op is not None:  # saved_tensors_hooks: pack what the node saves
         graph_hooks.pack(out)
-    if _Mode.forward_active and prim.differentiable:
+    if _Mode._forward_active and prim.differentiable:
         tangents = [t.tangent for t in tensors]
         if any(t is not None for t in tangents):
             assert prim.jvp is not None, f"{prim.name} has no forward rule"
@@ -1024,7 +1029,13 @@ def _run_backward(
                     conjugated = _conjugates([output, *inputs])
                     output, operands = conjugated[0], conjugated[1:]
             params = node._params
-            if params:
+            fast = prim.vjp_arrays  # no tracer, forward mode or meter sees the values it makes
+            on_arrays = None
+            if fast is not None and not (params or create_graph or _Mode.watching):
+                on_arrays = _vjp_on_arrays(fast, cotangent, output, operands, needs)
+            if on_arrays is not None:
+                input_cotangents = on_arrays
+            elif params:
                 input_cotangents = vjp(cotangent, output, *operands, needs=needs, **params)
             elif len(operands) == 2:  # most nodes: a plain call (no tuple, no dict made)
                 input_cotangents = vjp(cotangent, output, operands[0], operands[1], needs=needs)
@@ -1052,6 +1063,36 @@ def _run_backward(
         for leaf, cotangent in leaf_cotangents.values():
             found.setdefault(id(leaf), cotangent)
     return found
+
+
+def _vjp_on_arrays(
+    rule: Callable[..., Any],
+    cotangent: Tensor,
+    output: Tensor | None,
+    operands: Sequence[Tensor],
+    needs: Sequence[bool],
+) -> tuple[Tensor | None, ...] | None:
+    """A node's input cotangents by its entry's ``vjp_arrays`` (of one or two operands),
+    where the cotangent and every operand are float64 and the cotangent (the largest value
+    made) fits the room ``vjp``'s operations check; else, or where the rule declines, None."""
+    g = cotangent.data
+    if cotangent.dtype is not DEFAULT_DTYPE or g.size > ROOM[0]:
+        return None
+    out = None if output is None else output.data
+    if len(operands) == 1:
+        x = operands[0]
+        if x.dtype is not DEFAULT_DTYPE:
+            return None
+        found = rule(g, out, x.data, needs)
+        return None if found is None else (_wrap(found[0]),)
+    x, y = operands
+    if x.dtype is not DEFAULT_DTYPE or y.dtype is not DEFAULT_DTYPE:
+        return None
+    found = rule(g, out, x.data, y.data, needs)
+    if found is None:
+        return None
+    first, second = found
+    return None if first is None else _wrap(first), None if second is None else _wrap(second)
 
 
 def _node_of(tensor: Tensor) -> Node:

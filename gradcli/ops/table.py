@@ -204,6 +204,14 @@ class Op:
     # from the rule's code): the engine passes None, making no tensor of the saved output.
     # Who gives an entry another ``vjp`` afterwards sets this too (complexes.py, for abs).
     vjp_reads_out: bool = True
+    # ``vjp`` on arrays, for the reverse pass that builds no graph, where every operand and
+    # the cotangent are float64 (the engine's default dtype): ``(cotangent, out, *inputs,
+    # needs)``, all numpy arrays (``out`` None where ``vjp_reads_out`` is False), returns one
+    # array (or None) per input, computed by the very numpy calls ``vjp`` makes through
+    # ``apply`` for those dtypes (so bit for bit its values), or None where ``vjp`` must run
+    # (a broadcast operand, whose cotangent ``vjp`` sums back); ``engine/array_rules.py`` sets
+    # them. None: ``vjp`` always runs.
+    vjp_arrays: Rule | None = None
 
     @property
     def in_language(self) -> bool:
