@@ -215,3 +215,17 @@ def test_the_outermost_jacobian_builds_no_graph_it_would_cut(tmp_path):
     assert report["code"] == 0, report["stderr"]
     assert report["stdout"].endswith("True torch.Size([32, 256, 256])\n")
     assert report["peak_mb"] < 400, report
+
+
+def test_create_graph_keeps_the_graph_for_a_second_derivative():
+    """torch.autograd.grad's retain_graph defaults to create_graph: a gradient taken with
+    create_graph=True can be differentiated again (it stopped with "backward through the
+    graph a second time")."""
+    out, status, _ = gradcli_run(
+        "import torch\n"
+        "x = torch.tensor([0.5, -1.0], requires_grad=True)\n"
+        "g, = torch.autograd.grad(torch.tanh(x).sum(), x, create_graph=True)\n"
+        "h, = torch.autograd.grad(g.sum(), x)\n"
+        "print([round(v, 6) for v in h.tolist()])\n"
+    )
+    assert status == 0 and out.strip().splitlines()[-1] == "[-0.726862, 0.6397]"

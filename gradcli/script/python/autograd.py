@@ -117,7 +117,10 @@ def backward_of(
     if run.record is not None:
         run.record(outputs, gradients, inputs)
     watchers = _started(run)  # register_multi_grad_hook's
-    retain_graph = retain_graph or slices_to_come()
+    # torch: retain_graph defaults to create_graph
+    retain_graph = (
+        bool(create_graph) if retain_graph is None else retain_graph
+    ) or slices_to_come()
     if inputs is not None:
         leaves = _listed(inputs)
         found = _engine(
@@ -196,7 +199,10 @@ def grad(
     if run.record is not None:
         run.record(outs, gradients, ins)
     watchers = _started(run)
-    retain_graph = retain_graph or slices_to_come()
+    # torch: retain_graph defaults to create_graph
+    retain_graph = (
+        bool(create_graph) if retain_graph is None else retain_graph
+    ) or slices_to_come()
     found = _engine(lambda: gc.grad(outs, ins, gradients, retain_graph, bool(create_graph), True))
     for watcher in watchers:
         if watcher.grads and watcher.leaves():
