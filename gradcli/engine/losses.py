@@ -1014,7 +1014,14 @@ def cross_entropy(
     if t.shape == x.shape:  # probabilities
         if label_smoothing:
             t = P.add(P.mul(t, 1.0 - label_smoothing), label_smoothing / n_classes)
-        return _reduce(P.neg(RD.sum(P.mul(t, weighted), dim)), reduction)
+        products = P.mul(log_probs, t) if w is None else P.mul(P.mul(log_probs, t), w)
+        if reduction in ("mean", "sum"):
+            # torch sums every product at once (then divides by the count of the rest): its
+            # float32 loss ends in those bits, not in those of a sum of per-sample sums
+            total = P.neg(RD.sum(products))
+            samples = x.data.size // n_classes if n_classes else 0
+            return total if reduction == "sum" else P.div(total, samples)
+        return _reduce(P.neg(RD.sum(products, dim)), reduction)
     indices = _class_indices("cross_entropy", x, t, ignore_index)
     loss, kept = _picked_nll(log_probs, indices, ignore_index)
     picked = None if w is None else _picked_weight(w, indices, ignore_index)

@@ -33,6 +33,7 @@ from ..ops.table import (
     public,
     register,
 )
+from . import vector_math
 from .dtypes import cast
 from .primitives import (
     _REDUCE,
@@ -58,7 +59,7 @@ from .primitives import (
     zeros_like,
 )
 from .rearranging import reshape, unsqueezed
-from .summation import sum_like_torch
+from .summation import in_force, sum_like_torch
 from .tensor import Tensor, TensorLike, apply
 
 # the dtype a reduction or a softmax computes in, torch's keyword: its input is cast to it first
@@ -467,6 +468,8 @@ def _p_norm(x: TensorLike, p: float, dim: Dim, keepdim: bool) -> Tensor:
 def _softmax_forward(x: Array, dim: int) -> NumpyResult:
     if x.size == 0:  # nothing to normalize: an empty result of the same shape (PyTorch)
         return x.copy()
+    if _torch_last_dim(x, dim):
+        return vector_math.softmax_last(x)
     e = np.exp(x - np.max(x, axis=dim, keepdims=True))
     return e / np.sum(e, axis=dim, keepdims=True)
 
@@ -474,8 +477,16 @@ def _softmax_forward(x: Array, dim: int) -> NumpyResult:
 def _log_softmax_forward(x: Array, dim: int) -> NumpyResult:
     if x.size == 0:
         return x.copy()
+    if _torch_last_dim(x, dim):
+        return vector_math.log_softmax_last(x)
     shifted = x - np.max(x, axis=dim, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+
+
+def _torch_last_dim(x: Array, dim: int) -> bool:
+    """Whether torch's float32 kernel over the last dimension is followed to its bits
+    (``vector_math``, several times numpy's cost: only where sums follow torch's order)."""
+    return x.dtype == np.float32 and x.ndim > 0 and dim % x.ndim == x.ndim - 1 and in_force()
 
 
 def _softmax_rule(v: Tensor, out: Tensor, dim: int) -> Tensor:

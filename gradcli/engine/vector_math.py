@@ -1,0 +1,282 @@
+"""float32 exponentials as torch's vectorised CPU kernels compute them, bit for bit.
+
+torch 2.13's float32 kernels on an AVX-512 CPU take three kinds of exponential:
+
+- ``sleef_exp``: SLEEF's ``expf`` accurate to 1 ulp (``Sleef_expf16_u10``), the
+  ``Vectorized<float>::exp()`` that torch's own SIMD code calls (``sigmoid``'s vector path);
+- ``exp_u20``: torch's faster ``Vectorized<float>::exp_u20()`` (a degree-5 polynomial of the
+  reduced argument, up to 20 ulp off), which the softmax kernels call;
+- ``torch.exp`` itself goes to Intel MKL's ``vmsExp`` (high-accuracy mode), whose algorithm is
+  not published: it is not reproduced here (``single_precision.rounded_once`` stays the
+  closest, equal to it for 99% of arguments).
+
+Each function below is written from the algorithm's description: the reduction
+``x = n ln 2 + s``, the polynomial in ``s`` evaluated with fused multiply-adds (emulated exactly
+by ``single_precision.fused_multiply_add``), and the scaling by ``2**n``, every other step
+rounded to float32 as the SIMD instruction rounds it. Checked against torch on 10**6 float32
+arguments (uniform over the finite range where the result is neither 0 nor inf, and normal
+around 0) and on 0, -0, +-inf, nan, subnormals and the overflow and underflow thresholds:
+every bit equal (tests/engine/test_engine_vector_math.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .single_precision import fused_multiply_add
+from .summation import in_force
+
+_F = np.float32
+_INT32_MIN = np.int32(-(2**31))
+
+
+def _fma(a: Any, b: Any, c: Any) -> Any:
+    return fused_multiply_add(a, b, c, _F)
+
+
+def _round_half_even_to_int32(x: Any) -> Any:
+    """``cvtps_epi32``: nearest int32, ties to even, INT32_MIN for NaN and out of range."""
+    fits = np.abs(x) < _F(2**31)
+    return np.where(fits, np.rint(np.where(fits, x, 0)), 0).astype(np.int32) | np.where(
+        fits, np.int32(0), _INT32_MIN
+    )
+
+
+def _power_of_two(exponent: Any) -> Any:
+    """``2**exponent`` for int32 exponents in [-126, 127], built from its bits as SIMD code
+    builds it (``(exponent + 127) << 23``)."""
+    return ((exponent.astype(np.int32) + np.int32(127)) << np.int32(23)).view(_F)
+
+
+# SLEEF's expf: ln 2 split in two parts (the first with few bits, so q * L2U is exact).
+_R_LN2 = _F(1.442695040888963407359924681001892137426645954152985934135449406931)
+_L2U = _F(0.693145751953125)
+_L2L = _F(1.428606765330187045e-06)
+_SLEEF_EXP_POLYNOMIAL = tuple(
+    _F(c)
+    for c in (
+        0.000198527617612853646278381,
+        0.00139304355252534151077271,
+        0.00833336077630519866943359,
+        0.0416664853692054748535156,
+        0.166666671633720397949219,
+        0.5,
+    )
+)
+
+
+def sleef_exp(x: Any) -> Any:
+    """``exp`` of a float32 array as SLEEF's ``expf`` (1-ulp) computes it: ``q`` the nearest
+    integer to ``x / ln 2``, ``s = x - q ln 2`` by two fused steps, a degree-7 polynomial in
+    ``s`` by Horner's rule with fused multiply-adds, scaled by ``2**q`` in two halves; 0 below
+    -104, inf above 100."""
+    d = np.asarray(x, _F)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        q = _round_half_even_to_int32(d * _R_LN2)
+        qf = q.astype(_F)
+        s = _fma(qf, -_L2U, d)
+        s = _fma(qf, -_L2L, s)
+        u = np.full(d.shape, _SLEEF_EXP_POLYNOMIAL[0], _F)
+        for c in _SLEEF_EXP_POLYNOMIAL[1:]:
+            u = _fma(u, s, c)
+        u = _F(1) + _fma(s * s, u, s)
+        half = q >> np.int32(1)
+        # q's halves stay within a float32 exponent wherever the thresholds below let u through
+        u = (
+            u
+            * _power_of_two(np.clip(half, -126, 127))
+            * _power_of_two(np.clip(q - half, -126, 127))
+        )
+        u = np.where(d < _F(-104), _F(0), u)
+        u = np.where(d > _F(100), _F(np.inf), u)
+    return u.astype(_F, copy=False)
+
+
+# torch's Vectorized<float>::exp_u20: constants given by their bits or their decimal values.
+_LOG2E = np.array(0x3FB8AA3B, np.int32).view(_F)[()]
+_LN2 = np.array(0x3F317218, np.int32).view(_F)[()]
+_LN_FLT_MIN = np.array(0xC2AEAC50 - 2**32, np.int32).view(_F)[()]
+_LN_FLT_MAX = np.array(0x42B17218, np.int32).view(_F)[()]
+_U20_POLYNOMIAL = tuple(
+    _F(c) for c in (0.00828929059, 0.0418978221, 0.166676521, 0.499991506, 0.999999701, 1.0)
+)
+
+
+def exp_u20(x: Any) -> Any:
+    """``exp`` of a float32 array as torch's ``exp_u20`` computes it (its softmax kernels):
+    ``x`` clamped to [ln FLT_MIN, ln FLT_MAX] (a NaN clamps to the top, as ``min_ps`` returns
+    its second operand), ``n = floor(x log2 e + 1/2)``, ``r = x - n ln 2`` fused, a degree-5
+    polynomial in ``r`` by fused Horner steps, times ``2**(n - 1)`` then 2; 0 below ln
+    FLT_MIN."""
+    d = np.asarray(x, _F)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        below = d < _LN_FLT_MIN
+        src = np.where(np.isnan(d), _LN_FLT_MAX, np.minimum(d, _LN_FLT_MAX))
+        src = np.maximum(src, _LN_FLT_MIN)
+        fx = np.floor(_fma(src, _LOG2E, _F(0.5)))
+        r = _fma(-fx, _LN2, src)
+        result = np.full(d.shape, _U20_POLYNOMIAL[0], _F)
+        for c in _U20_POLYNOMIAL[1:]:
+            result = _fma(r, result, c)
+        scale = np.where(below, _F(0), _power_of_two((fx - _F(1)).astype(np.int32)))
+        result = result * scale * _F(2)
+    return result.astype(_F, copy=False)
+
+
+# SLEEF's double-float ("df") arithmetic: a value carried as an unevaluated float32 sum hi + lo.
+def _two_sum(x: Any, y: Any) -> tuple[Any, Any]:
+    """``dfadd2(x, y)`` of two floats: their sum and its rounding error (Knuth)."""
+    s = x + y
+    v = s - x
+    return s, (x - (s - v)) + (y - v)
+
+
+def _df_add2(xh: Any, xl: Any, yh: Any, yl: Any) -> tuple[Any, Any]:
+    """``dfadd2`` of two pairs: any magnitudes."""
+    s, t = _two_sum(xh, yh)
+    return s, t + (xl + yl)
+
+
+def _df_add(xh: Any, xl: Any, yh: Any, yl: Any) -> tuple[Any, Any]:
+    """``dfadd`` of two pairs, ``|x| >= |y|`` assumed (Fast2Sum)."""
+    s = xh + yh
+    return s, (((xh - s) + yh) + xl) + yl
+
+
+def _df_mul_float(xh: Any, xl: Any, y: Any) -> tuple[Any, Any]:
+    """``dfmul`` of a pair by a float, the product's error by a fused multiply-add."""
+    s = xh * y
+    return s, _fma(xl, y, _fma(xh, y, -s))
+
+
+def _df_div(nh: Any, nl: Any, dh: Any, dl: Any) -> tuple[Any, Any]:
+    """``dfdiv`` of two pairs: a reciprocal of ``dh`` corrected by fused steps."""
+    t = _F(1) / dh
+    s = nh * t
+    u = _fma(t, nh, -s)
+    v = _fma(-dl, t, _fma(-dh, t, _F(1)))
+    return s, _fma(s, v, _fma(nl, t, u))
+
+
+_LN2_HIGH = _F(0.69314718246459960938)
+_LN2_LOW = _F(-1.904654323148236017e-09)
+_SLEEF_LOG_POLYNOMIAL = tuple(_F(c) for c in (0.3027294874, 0.3996108174, 0.6666694880))
+
+
+def sleef_log(x: Any) -> Any:
+    """``log`` of a float32 array as SLEEF's 1-ulp ``logf`` computes it on AVX-512 (torch's
+    ``Vectorized<float>::log()``, its log_softmax kernel): ``x = m 2**e`` with ``m`` in
+    [0.75, 1.5) (``getmant``) and ``e`` the exponent of ``x / 0.75`` (``getexp``),
+    ``y = (m - 1) / (m + 1)`` in double-float, ``log x = e ln 2 + 2y + y**3 P(y**2)``
+    summed in double-float; -inf at 0, nan below 0, inf at inf."""
+    d = np.asarray(x, _F)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore", divide="ignore"):
+        fraction, exponent = np.frexp(d * _F(1 / 0.75))
+        e = np.where(np.isposinf(d * _F(1 / 0.75)), _F(128), (exponent - 1).astype(_F))
+        half, _ = np.frexp(d)
+        m = np.where(half >= _F(0.75), half, half * _F(2))  # getmant to [0.75, 1.5)
+        yh, yl = _df_div(*_two_sum(_F(-1), m), *_two_sum(_F(1), m))
+        y2 = yh * yh
+        t = np.full(d.shape, _SLEEF_LOG_POLYNOMIAL[0], _F)
+        for c in _SLEEF_LOG_POLYNOMIAL[1:]:
+            t = _fma(t, y2, c)
+        sh, sl = _df_mul_float(_LN2_HIGH, _LN2_LOW, e)
+        sh, sl = _df_add(sh, sl, yh * _F(2), yl * _F(2))
+        sh, sl = _df_add(sh, sl, y2 * yh * t, _F(0))
+        r = sh + sl
+        r = np.where(d == _F(0), _F(-np.inf), r)
+        r = np.where(d < _F(0), _F(np.nan), r)
+        r = np.where(np.isposinf(d), _F(np.inf), r)
+    return np.asarray(r, _F)
+
+
+# torch's kernels over float32 in AVX-512 vectors of 16 lanes, and its element-wise loops'
+# width: two vectors a step, the leftover elements (under 32) by the scalar function.
+LANES = 16
+_LOOP_STEP = 2 * LANES
+
+
+def logistic(x: Any) -> Any:
+    """sigmoid of any array: torch's float32 bits (``sigmoid``) where sums follow torch's
+    order (``summation.torch_order()``: it costs several times numpy's exp), else numpy's
+    exp without overflow (``exp(-|x|)``) and the sign's formula."""
+    if x.dtype == _F and in_force():
+        return sigmoid(x)
+    if x.dtype.kind == "c":  # no overflow to avoid by the sign of a complex number
+        return 1 / (1 + np.exp(-x))
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def sigmoid(x: Any) -> Any:
+    """torch's float32 sigmoid, element for element: ``1 / (1 + exp(-x))`` with SLEEF's
+    ``exp`` over the whole 32-element steps of the array in memory order, and with the C
+    library's ``expf`` (correctly rounded here) over the leftover elements."""
+    return _over_steps(x, lambda d, e: _F(1) / (_F(1) + e))
+
+
+def silu(x: Any) -> Any:
+    """torch's float32 silu: ``x / (1 + exp(-x))``, the exponentials as ``sigmoid``'s."""
+    return _over_steps(x, lambda d, e: d / (_F(1) + e))
+
+
+def _over_steps(x: Any, finish: Any) -> Any:
+    """``finish(x, exp(-x))`` over a float32 array as torch's element-wise loop runs it: in
+    memory order, SLEEF's ``exp`` over whole 32-element steps, ``expf`` over the rest (the
+    order of a C-ordered copy where the array is not dense)."""
+    d = np.asarray(x, _F)
+    dense = d.flags.c_contiguous or d.flags.f_contiguous
+    flat = d.ravel(order="K" if dense else "C")
+    vectorised = flat.size - flat.size % _LOOP_STEP
+    e = np.empty_like(flat)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e[:vectorised] = sleef_exp(_F(0) - flat[:vectorised])
+        e[vectorised:] = np.exp(-flat[vectorised:].astype(np.float64)).astype(_F)
+        values = np.asarray(finish(flat, e), _F)
+    if not dense:
+        return values.reshape(d.shape)
+    out = np.empty_like(d)
+    out.ravel(order="K")[...] = values
+    return out
+
+
+def lane_sum(rows: Any) -> Any:
+    """The sums of a float32 array's last dimension (kept, as a dimension of 1) in the order
+    of torch's ``vec::map_reduce_all``: under a vector's width, the elements one after
+    another; else the whole vectors added lane by lane, the leftover elements into the first
+    lanes, then the lanes folded in halves (lane i plus lane i + 8, then + 4, + 2, + 1)."""
+    n = rows.shape[-1]
+    if n < LANES:
+        total = rows[..., :1].copy()
+        for j in range(1, n):
+            total += rows[..., j : j + 1]
+        return total
+    whole = n - n % LANES
+    acc = rows[..., :LANES].copy()
+    for start in range(LANES, whole, LANES):
+        acc += rows[..., start : start + LANES]
+    acc[..., : n - whole] += rows[..., whole:]
+    half = LANES // 2
+    while half:
+        acc = acc + acc[..., np.arange(LANES) ^ half]
+        half //= 2
+    return acc[..., :1]
+
+
+def softmax_last(x: Any) -> Any:
+    """torch's float32 softmax over the last dimension (its ``_vec_softmax_lastdim``):
+    ``e = exp(x - max)`` by SLEEF's ``exp``, summed in vector lanes (``lane_sum``), each ``e``
+    times the sum's reciprocal."""
+    shifted = x - np.max(x, axis=-1, keepdims=True)
+    e = sleef_exp(shifted)
+    return e * (_F(1) / lane_sum(e))
+
+
+def log_softmax_last(x: Any) -> Any:
+    """torch's float32 log_softmax over the last dimension (its ``_vec_log_softmax_lastdim``):
+    ``(x - max) - log(sum(exp(x - max)))``, the exponentials and the logarithm SLEEF's, the
+    sum in vector lanes (``lane_sum``)."""
+    shifted = x - np.max(x, axis=-1, keepdims=True)
+    return shifted - sleef_log(lane_sum(sleef_exp(shifted)))
