@@ -728,7 +728,7 @@ log2 = _unary(
 log1p = _unary(
     "log1p",
     "Log1PBackward0",
-    rounded_once(np.log1p),
+    vector_math.in_torch_order(vector_math.sleef_log1p, rounded_once(np.log1p)),
     lambda x, out: reciprocal(add(x, 1.0)),
     "log(1 + x), accurate near 0",
     symbolic=S.each(lambda sp, v: sp.log(1 + v)),
@@ -738,7 +738,7 @@ log1p = _unary(
 expm1 = _unary(
     "expm1",
     "Expm1Backward0",
-    rounded_once(np.expm1),
+    vector_math.in_torch_order(vector_math.sleef_expm1, rounded_once(np.expm1)),
     lambda x, out: add(out, 1.0),
     "exp(x) - 1, accurate near 0",
     symbolic=S.each(lambda sp, v: sp.exp(v) - 1),

@@ -21,6 +21,7 @@ every bit equal (tests/engine/test_engine_vector_math.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -160,9 +161,54 @@ def _df_div(nh: Any, nl: Any, dh: Any, dl: Any) -> tuple[Any, Any]:
     return s, _fma(s, v, _fma(nl, t, u))
 
 
+def _df_add2_float(xh: Any, xl: Any, y: Any) -> tuple[Any, Any]:
+    """``dfadd2`` of a pair and a float: any magnitudes."""
+    s, t = _two_sum(xh, y)
+    return s, t + xl
+
+
+def _df_mul(xh: Any, xl: Any, yh: Any, yl: Any) -> tuple[Any, Any]:
+    """``dfmul`` of two pairs, the cross terms by fused multiply-adds."""
+    s = xh * yh
+    return s, _fma(xh, yl, _fma(xl, yh, _fma(xh, yh, -s)))
+
+
+def _df_square(xh: Any, xl: Any) -> tuple[Any, Any]:
+    """``dfsqu``: a pair squared."""
+    s = xh * xh
+    return s, _fma(xh + xh, xl, _fma(xh, xh, -s))
+
+
+def _df_reciprocal(dh: Any, dl: Any) -> tuple[Any, Any]:
+    """``dfrec``: 1 over a pair, the float reciprocal corrected by fused steps."""
+    s = _F(1) / dh
+    return s, s * _fma(-dl, s, _fma(-dh, s, _F(1)))
+
+
+def _exponent(v: Any) -> Any:
+    """``getexp``: floor(log2 |v|) as a float32 (-inf at 0), 128 where ``v`` is infinite (as
+    SLEEF replaces getexp's inf)."""
+    _, exponent = np.frexp(v)
+    e = (exponent - 1).astype(_F)
+    e = np.where(v == 0, _F(-np.inf), e)
+    return np.where(np.isinf(v), _F(128), np.where(np.isnan(v), _F(np.nan), e))
+
+
 _LN2_HIGH = _F(0.69314718246459960938)
 _LN2_LOW = _F(-1.904654323148236017e-09)
 _SLEEF_LOG_POLYNOMIAL = tuple(_F(c) for c in (0.3027294874, 0.3996108174, 0.6666694880))
+
+
+def _log_from_reduced(e: Any, yh: Any, yl: Any) -> Any:
+    """``e ln 2 + 2y + y**3 P(y**2)`` summed in double-float, ``y`` the pair (yh, yl)."""
+    y2 = yh * yh
+    t = np.full(np.shape(yh), _SLEEF_LOG_POLYNOMIAL[0], _F)
+    for c in _SLEEF_LOG_POLYNOMIAL[1:]:
+        t = _fma(t, y2, c)
+    sh, sl = _df_mul_float(_LN2_HIGH, _LN2_LOW, e)
+    sh, sl = _df_add(sh, sl, yh * _F(2), yl * _F(2))
+    sh, sl = _df_add(sh, sl, y2 * yh * t, _F(0))
+    return sh + sl
 
 
 def sleef_log(x: Any) -> Any:
@@ -173,19 +219,11 @@ def sleef_log(x: Any) -> Any:
     summed in double-float; -inf at 0, nan below 0, inf at inf."""
     d = np.asarray(x, _F)
     with np.errstate(invalid="ignore", over="ignore", under="ignore", divide="ignore"):
-        fraction, exponent = np.frexp(d * _F(1 / 0.75))
-        e = np.where(np.isposinf(d * _F(1 / 0.75)), _F(128), (exponent - 1).astype(_F))
+        e = _exponent(d * _F(1 / 0.75))
         half, _ = np.frexp(d)
         m = np.where(half >= _F(0.75), half, half * _F(2))  # getmant to [0.75, 1.5)
         yh, yl = _df_div(*_two_sum(_F(-1), m), *_two_sum(_F(1), m))
-        y2 = yh * yh
-        t = np.full(d.shape, _SLEEF_LOG_POLYNOMIAL[0], _F)
-        for c in _SLEEF_LOG_POLYNOMIAL[1:]:
-            t = _fma(t, y2, c)
-        sh, sl = _df_mul_float(_LN2_HIGH, _LN2_LOW, e)
-        sh, sl = _df_add(sh, sl, yh * _F(2), yl * _F(2))
-        sh, sl = _df_add(sh, sl, y2 * yh * t, _F(0))
-        r = sh + sl
+        r = _log_from_reduced(e, yh, yl)
         r = np.where(d == _F(0), _F(-np.inf), r)
         r = np.where(d < _F(0), _F(np.nan), r)
         r = np.where(np.isposinf(d), _F(np.inf), r)
@@ -196,6 +234,20 @@ def sleef_log(x: Any) -> Any:
 # width: two vectors a step, the leftover elements (under 32) by the scalar function.
 LANES = 16
 _LOOP_STEP = 2 * LANES
+
+
+def in_torch_order(exact: Callable[[Any], Any], usual: Callable[[Any], Any]) -> Callable[..., Any]:
+    """``exact`` (one of this module's functions) for a float32 array where sums follow
+    torch's order (``summation.torch_order()``: it costs tens of times numpy's function),
+    ``usual`` otherwise."""
+
+    def forward(x: Any) -> Any:
+        if getattr(x, "dtype", None) == _F and in_force():
+            return exact(x)
+        return usual(x)
+
+    forward.__name__ = getattr(usual, "__name__", exact.__name__)
+    return forward
 
 
 def logistic(x: Any) -> Any:
@@ -280,3 +332,68 @@ def log_softmax_last(x: Any) -> Any:
     sum in vector lanes (``lane_sum``)."""
     shifted = x - np.max(x, axis=-1, keepdims=True)
     return shifted - sleef_log(lane_sum(sleef_exp(shifted)))
+
+
+_EXPK2_POLYNOMIAL = tuple(_F(c) for c in (0.1980960224e-3, 0.1394256484e-2, 0.8333456703e-2))
+
+
+def _scaled(v: Any, q: Any) -> Any:
+    """``ldexp2``: ``v * 2**q`` as two multiplications by ``2**(q // 2)`` and the rest."""
+    half = q >> np.int32(1)
+    return v * _power_of_two(np.clip(half, -126, 127)) * _power_of_two(np.clip(q - half, -126, 127))
+
+
+def _exp_pair(d: Any) -> tuple[Any, Any]:
+    """SLEEF's ``expk2f``: ``exp(d)`` of a float32 as a double-float pair (``d`` reduced by
+    ``q ln 2`` in double-float, the polynomial's low terms in floats, its high ones in
+    pairs), both parts scaled by ``2**q``; (0, 0) below -104."""
+    q = _round_half_even_to_int32(d * _R_LN2)
+    qf = q.astype(_F)
+    sh, sl = _df_add2_float(d, _F(0), qf * -_L2U)
+    sh, sl = _df_add2_float(sh, sl, qf * -_L2L)
+    u = np.full(d.shape, _EXPK2_POLYNOMIAL[0], _F)
+    for c in (*_EXPK2_POLYNOMIAL[1:], _F(0.4166637361e-1)):
+        u = _fma(u, sh, c)
+    th, tl = _df_add2_float(*_df_mul_float(sh, sl, u), _F(0.166666659414234244790680580464))
+    th, tl = _df_add2_float(*_df_mul(sh, sl, th, tl), _F(0.5))
+    th, tl = _df_add2(sh, sl, *_df_mul(*_df_square(sh, sl), th, tl))
+    one = _F(1) + th
+    th, tl = one, ((_F(1) - one) + th) + tl
+    th, tl = _scaled(th, q), _scaled(tl, q)
+    gone = d < _F(-104)
+    return np.where(gone, _F(0), th), np.where(gone, _F(0), tl)
+
+
+def sleef_expm1(x: Any) -> Any:
+    """``exp(x) - 1`` of a float32 array as SLEEF's 1-ulp ``expm1f`` computes it (torch's
+    float32 ``expm1``): ``expk2f``'s pair minus 1 in double-float, summed; inf above
+    88.72283, -1 below -16.635532, -0 at -0."""
+    d = np.asarray(x, _F)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        h, lo = _df_add2_float(*_exp_pair(d), _F(-1))
+        r = h + lo
+        r = np.where(d > _F(88.72283172607421875), _F(np.inf), r)
+        r = np.where(d < _F(-16.635532333438687426013570), _F(-1), r)
+        r = np.where((d == 0) & np.signbit(d), _F(-0.0), r)
+    return np.asarray(r, _F)
+
+
+def sleef_log1p(x: Any) -> Any:
+    """``log(1 + x)`` of a float32 array as SLEEF's 1-ulp ``log1pf`` computes it on AVX-512
+    (torch's float32 ``log1p``): ``e`` the exponent of ``(x + 1) / 0.75``, ``m = x 2**-e +
+    (2**-e - 1)`` fused, ``y = m / (2 + m)`` in double-float, then as ``sleef_log``; nan
+    below -1, -inf at -1, -0 at -0, inf at inf (and finite up to FLT_MAX: torch's SLEEF has
+    no cut at 1e38)."""
+    d = np.asarray(x, _F)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore", divide="ignore"):
+        e = _exponent((d + _F(1)) * _F(1 / 0.75))
+        t = np.ldexp(_F(1), np.where(np.isfinite(e), -e, 0).astype(np.int32)).astype(_F)
+        m = _fma(d, t, t - _F(1))
+        two_m = _F(2) + m
+        yh, yl = _df_div(m, _F(0), two_m, (_F(2) - two_m) + m)
+        r = _log_from_reduced(e, yh, yl)
+        r = np.where(np.isposinf(d), _F(np.inf), r)
+        r = np.where(d < _F(-1), _F(np.nan), r)
+        r = np.where(d == _F(-1), _F(-np.inf), r)
+        r = np.where((d == 0) & np.signbit(d), _F(-0.0), r)
+    return np.asarray(r, _F)

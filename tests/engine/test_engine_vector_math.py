@@ -106,6 +106,28 @@ def test_softmax_rows_with_special_values(torch):
     _assert_bits(vm.log_softmax_last(x), torch.log_softmax(t, -1).numpy(), x)
 
 
+@pytest.mark.parametrize("name", ["expm1", "log1p"])
+def test_expm1_and_log1p_match_torch(torch, name):
+    rng = np.random.default_rng(11)
+    x = np.concatenate(
+        [
+            _sample(200_000, 12),
+            rng.uniform(-1, 3, 50_000).astype(F),
+            (rng.standard_normal(50_000) * 1e-4).astype(F),
+            rng.integers(0, 2**32, 50_000, dtype=np.uint64).astype(np.uint32).view(F),
+            SPECIAL,
+            np.array([-0.99999994, 1e38, 2e38, -16.6, -16.7], F),
+        ]
+    )
+    want = getattr(torch, name)(torch.from_numpy(x)).numpy()
+    _assert_bits(getattr(vm, f"sleef_{name}")(x), want, x)
+    for n in (1, 7, 33):  # small tensors take the same (vector) path in torch
+        _assert_bits(getattr(vm, f"sleef_{name}")(x[:n]), want[:n], x[:n])
+    with torch_order():
+        got = getattr(gc, name)(gc.tensor(x, dtype=gc.float32)).data
+    _assert_bits(got, want, x)
+
+
 def test_cross_entropy_with_probabilities_sums_as_torch(torch):
     torch.manual_seed(283)
     x, target = torch.randn(3, 5), torch.randn(3, 5)
@@ -138,6 +160,17 @@ def test_logarithm_at_exact_points():
     assert got[0] == 0.0 and got[1] == got[2] == -math.inf and got[4] == math.inf
     assert np.isnan(got[[3, 5, 6]]).all()
     assert got[7] == F(-149 * math.log(2)) and got[8] == F(127 * math.log(2))
+
+
+def test_expm1_and_log1p_at_exact_points():
+    x = np.array([0.0, -0.0, np.inf, -20.0, -np.inf, 100.0], F)
+    assert vm.sleef_expm1(x).tolist() == [0.0, 0.0, math.inf, -1.0, -1.0, math.inf]
+    assert np.signbit(vm.sleef_expm1(x))[1]
+    y = np.array([0.0, -0.0, -1.0, np.inf, 1.0, 2.0**-30], F)
+    got = vm.sleef_log1p(y)
+    assert got[:4].tolist() == [0.0, 0.0, -math.inf, math.inf] and np.signbit(got[1])
+    assert got[4] == F(math.log(2)) and got[5] == F(2.0**-30)  # log1p(t) = t - t*t/2 + ...
+    assert np.isnan(vm.sleef_log1p(np.array([-2.0, np.nan], F))).all()
 
 
 def test_within_an_ulp_of_the_exact_values():
