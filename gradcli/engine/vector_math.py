@@ -1,22 +1,31 @@
-"""float32 exponentials as torch's vectorised CPU kernels compute them, bit for bit.
+"""float32 exponentials and logarithms as torch's vectorised CPU kernels compute them, bit for
+bit.
 
-torch 2.13's float32 kernels on an AVX-512 CPU take three kinds of exponential:
+torch 2.13's float32 ``torch.exp``, ``log``, ``sin``, ``cos``, ``tan``, ``tanh`` and ``atan``
+go to Intel MKL's vector math (``vmsExp``, ``vmsLn``, ... in its high-accuracy mode: the same
+values at every size, layout and ATEN_CPU_CAPABILITY), whose algorithms are not published:
+they are not reproduced here (``single_precision.rounded_once`` stays the closest, equal to
+MKL for 82% (tan) to 99.9% (tanh) of arguments). The kernels that call ``Vectorized<float>``
+run SLEEF's 1-ulp functions (``Sleef_*f16_u10``, AVX-512), reproduced here:
 
-- ``sleef_exp``: SLEEF's ``expf`` accurate to 1 ulp (``Sleef_expf16_u10``), the
-  ``Vectorized<float>::exp()`` that torch's own SIMD code calls (``sigmoid``'s vector path);
-- ``exp_u20``: torch's faster ``Vectorized<float>::exp_u20()`` (a degree-5 polynomial of the
-  reduced argument, up to 20 ulp off), which the softmax kernels call;
-- ``torch.exp`` itself goes to Intel MKL's ``vmsExp`` (high-accuracy mode), whose algorithm is
-  not published: it is not reproduced here (``single_precision.rounded_once`` stays the
-  closest, equal to it for 99% of arguments).
+- ``sleef_exp`` (``expf``): ``sigmoid`` and ``silu`` over whole 32-element steps (their
+  leftover elements take the C library's ``expf``), softmax and log_softmax over the last
+  dimension (their sums in 16 vector lanes, ``lane_sum``);
+- ``sleef_log`` (``logf``): log_softmax's logarithm of the sum;
+- ``sleef_expm1`` and ``sleef_log1p``: ``torch.expm1`` and ``torch.log1p`` (every element,
+  every size).
 
-Each function below is written from the algorithm's description: the reduction
-``x = n ln 2 + s``, the polynomial in ``s`` evaluated with fused multiply-adds (emulated exactly
-by ``single_precision.fused_multiply_add``), and the scaling by ``2**n``, every other step
-rounded to float32 as the SIMD instruction rounds it. Checked against torch on 10**6 float32
-arguments (uniform over the finite range where the result is neither 0 nor inf, and normal
-around 0) and on 0, -0, +-inf, nan, subnormals and the overflow and underflow thresholds:
-every bit equal (tests/engine/test_engine_vector_math.py).
+Each function is written from the algorithm's description: the argument reduction, the
+polynomial evaluated with fused multiply-adds (emulated exactly by
+``single_precision.fused_multiply_add``), SLEEF's double-float steps (a value carried as an
+unevaluated sum of two float32s), the scaling by a power of two, every other step rounded to
+float32 as the SIMD instruction rounds it. Checked bit for bit against SLEEF's own AVX-512
+functions in torch's library (10**6 random float32 bit patterns: subnormals, huge and
+negative values, infinities and NaNs, plus 1.3 * 10**6 values in the functions' working
+ranges) and against torch's kernels (tests/engine/test_engine_vector_math.py). The emulation
+costs 50 to 150 times ``rounded_once`` on 10**5 values (100 to 600 times numpy's float32
+loop; about 0.1 ms a call on a few values), so the engine takes it only in
+``summation.torch_order()`` (``gradcli run``), through ``in_torch_order``.
 """
 
 from __future__ import annotations
@@ -93,37 +102,6 @@ def sleef_exp(x: Any) -> Any:
         u = np.where(d < _F(-104), _F(0), u)
         u = np.where(d > _F(100), _F(np.inf), u)
     return u.astype(_F, copy=False)
-
-
-# torch's Vectorized<float>::exp_u20: constants given by their bits or their decimal values.
-_LOG2E = np.array(0x3FB8AA3B, np.int32).view(_F)[()]
-_LN2 = np.array(0x3F317218, np.int32).view(_F)[()]
-_LN_FLT_MIN = np.array(0xC2AEAC50 - 2**32, np.int32).view(_F)[()]
-_LN_FLT_MAX = np.array(0x42B17218, np.int32).view(_F)[()]
-_U20_POLYNOMIAL = tuple(
-    _F(c) for c in (0.00828929059, 0.0418978221, 0.166676521, 0.499991506, 0.999999701, 1.0)
-)
-
-
-def exp_u20(x: Any) -> Any:
-    """``exp`` of a float32 array as torch's ``exp_u20`` computes it (its softmax kernels):
-    ``x`` clamped to [ln FLT_MIN, ln FLT_MAX] (a NaN clamps to the top, as ``min_ps`` returns
-    its second operand), ``n = floor(x log2 e + 1/2)``, ``r = x - n ln 2`` fused, a degree-5
-    polynomial in ``r`` by fused Horner steps, times ``2**(n - 1)`` then 2; 0 below ln
-    FLT_MIN."""
-    d = np.asarray(x, _F)
-    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
-        below = d < _LN_FLT_MIN
-        src = np.where(np.isnan(d), _LN_FLT_MAX, np.minimum(d, _LN_FLT_MAX))
-        src = np.maximum(src, _LN_FLT_MIN)
-        fx = np.floor(_fma(src, _LOG2E, _F(0.5)))
-        r = _fma(-fx, _LN2, src)
-        result = np.full(d.shape, _U20_POLYNOMIAL[0], _F)
-        for c in _U20_POLYNOMIAL[1:]:
-            result = _fma(r, result, c)
-        scale = np.where(below, _F(0), _power_of_two((fx - _F(1)).astype(np.int32)))
-        result = result * scale * _F(2)
-    return result.astype(_F, copy=False)
 
 
 # SLEEF's double-float ("df") arithmetic: a value carried as an unevaluated float32 sum hi + lo.
@@ -276,12 +254,13 @@ def silu(x: Any) -> Any:
 
 def _over_steps(x: Any, finish: Any) -> Any:
     """``finish(x, exp(-x))`` over a float32 array as torch's element-wise loop runs it: in
-    memory order, SLEEF's ``exp`` over whole 32-element steps, ``expf`` over the rest (the
-    order of a C-ordered copy where the array is not dense)."""
+    memory order, SLEEF's ``exp`` over whole 32-element steps, ``expf`` over the rest; where
+    the array is not dense (a strided view), ``expf`` everywhere, as torch's loop takes its
+    scalar path over strided input."""
     d = np.asarray(x, _F)
     dense = d.flags.c_contiguous or d.flags.f_contiguous
     flat = d.ravel(order="K" if dense else "C")
-    vectorised = flat.size - flat.size % _LOOP_STEP
+    vectorised = flat.size - flat.size % _LOOP_STEP if dense else 0
     e = np.empty_like(flat)
     with np.errstate(over="ignore", invalid="ignore"):
         e[:vectorised] = sleef_exp(_F(0) - flat[:vectorised])
