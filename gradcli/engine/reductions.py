@@ -60,7 +60,7 @@ from .primitives import (
 )
 from .rearranging import reshape, unsqueezed
 from .summation import in_force, sum_like_torch
-from .tensor import Tensor, TensorLike, apply
+from .tensor import Tensor, TensorLike, apply, is_grad_enabled
 
 # the dtype a reduction or a softmax computes in, torch's keyword: its input is cast to it first
 # (softmin's too)
@@ -495,7 +495,16 @@ def _softmax_rule(v: Tensor, out: Tensor, dim: int) -> Tensor:
 
 
 def _log_softmax_vjp(g: Tensor, out: Tensor, dim: int) -> Tensor:
+    if _kernel_gradient(g, out, dim):
+        return Tensor(vector_math.log_softmax_backward_last(g.data, out.data))
     return sub(g, mul(exp(out), sum(g, dim, keepdim=True)))
+
+
+def _kernel_gradient(g: Tensor, out: Tensor, dim: int) -> bool:
+    """Whether a gradient is torch's backward kernel's, bits and all (``vector_math``): over
+    the last dimension of float32, in torch's order, no graph of the gradient recorded."""
+    recorded = is_grad_enabled() and (g.requires_grad or out.requires_grad)
+    return not recorded and g.dtype == np.float32 and _torch_last_dim(out.data, dim)
 
 
 def _log_softmax_jvp(t: Tensor, out: Tensor, dim: int) -> Tensor:

@@ -305,6 +305,14 @@ def softmax_last(x: Any) -> Any:
     return e * (_F(1) / lane_sum(e))
 
 
+def log_softmax_backward_last(grad: Any, out: Any) -> Any:
+    """The gradient of torch's float32 log_softmax over the last dimension (its
+    ``_vec_log_softmax_backward``): ``grad - exp(out) * sum(grad)``, the sum in vector lanes,
+    the exponential SLEEF's, the product and difference one fused step (the compiler
+    contracts them)."""
+    return _fma(-sleef_exp(out), lane_sum(grad), grad)
+
+
 def log_softmax_last(x: Any) -> Any:
     """torch's float32 log_softmax over the last dimension (its ``_vec_log_softmax_lastdim``):
     ``(x - max) - log(sum(exp(x - max)))``, the exponentials and the logarithm SLEEF's, the

@@ -103,6 +103,25 @@ def test_softmax_and_log_softmax_last_dim_match_torch(torch, width):
         )
 
 
+@pytest.mark.parametrize("width", [3, 17, 100])
+def test_log_softmax_gradient_matches_torch(torch, width):
+    name = "log_softmax"
+    rng = np.random.default_rng(width)
+    x = (rng.standard_normal((30_000 // width, width)) * 3).astype(F)
+    g = rng.standard_normal(x.shape).astype(F)
+    t = torch.from_numpy(x).requires_grad_()
+    getattr(torch, name)(t, 1).backward(torch.from_numpy(g))
+    with torch_order():
+        ours = gc.tensor(x, dtype=gc.float32, requires_grad=True)
+        getattr(gc, name)(ours, 1).backward(gc.tensor(g, dtype=gc.float32))
+        # a recorded gradient (create_graph) stays differentiable: the same values to float32
+        again = gc.tensor(x, dtype=gc.float32, requires_grad=True)
+        (first,) = gc.grad(getattr(gc, name)(again, 1), again, gc.tensor(g), create_graph=True)
+    _assert_bits(ours.grad.data, t.grad.numpy(), x)
+    assert first.requires_grad
+    np.testing.assert_allclose(first.data, t.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_softmax_rows_with_special_values(torch):
     x = np.array([[0.0, -np.inf, 1.0, 3e38], [-np.inf, 2.0, -1e-40, 5.0], [1e-45, 0, -0.0, 80]], F)
     x = np.tile(x, (1, 5))
