@@ -500,6 +500,12 @@ def _log_softmax_vjp(g: Tensor, out: Tensor, dim: int) -> Tensor:
     return sub(g, mul(exp(out), sum(g, dim, keepdim=True)))
 
 
+def _softmax_vjp(g: Tensor, out: Tensor, dim: int) -> Tensor:
+    if _kernel_gradient(g, out, dim):
+        return Tensor(vector_math.softmax_backward_last(g.data, out.data))
+    return _softmax_rule(g, out, dim)
+
+
 def _kernel_gradient(g: Tensor, out: Tensor, dim: int) -> bool:
     """Whether a gradient is torch's backward kernel's, bits and all (``vector_math``): over
     the last dimension of float32, in torch's order, no graph of the gradient recorded."""
@@ -517,7 +523,7 @@ _SOFTMAX = register(
         "softmax",
         "softmax along dim (the only dim of a vector by default)",
         forward=_softmax_forward,
-        vjp=lambda g, out, x, needs, dim: (_softmax_rule(g, out, dim),),
+        vjp=lambda g, out, x, needs, dim: (_softmax_vjp(g, out, dim),),
         jvp=lambda tangents, out, x, dim: _softmax_rule(tangents[0], out, dim),
         backward_name="SoftmaxBackward0",
         batch=B.along_dim,

@@ -273,22 +273,31 @@ def _over_steps(x: Any, finish: Any) -> Any:
     return out
 
 
-def lane_sum(rows: Any) -> Any:
+def lane_sum(rows: Any, weights: Any = None) -> Any:
     """The sums of a float32 array's last dimension (kept, as a dimension of 1) in the order
     of torch's ``vec::map_reduce_all``: under a vector's width, the elements one after
     another; else the whole vectors added lane by lane, the leftover elements into the first
-    lanes, then the lanes folded in halves (lane i plus lane i + 8, then + 4, + 2, + 1)."""
+    lanes, then the lanes folded in halves (lane i plus lane i + 8, then + 4, + 2, + 1).
+
+    With ``weights``, the sums of ``rows * weights`` as ``map2_reduce_all`` adds them on one
+    thread: each product rounded, but the leftover elements' products added to their lanes
+    in one fused step (the compiler contracts that one; with several threads torch's build
+    rounds it too)."""
     n = rows.shape[-1]
+    products = rows if weights is None else rows * weights
     if n < LANES:
-        total = rows[..., :1].copy()
+        total = products[..., :1].copy()
         for j in range(1, n):
-            total += rows[..., j : j + 1]
+            total += products[..., j : j + 1]
         return total
     whole = n - n % LANES
-    acc = rows[..., :LANES].copy()
+    acc = products[..., :LANES].copy()
     for start in range(LANES, whole, LANES):
-        acc += rows[..., start : start + LANES]
-    acc[..., : n - whole] += rows[..., whole:]
+        acc += products[..., start : start + LANES]
+    if weights is None:
+        acc[..., : n - whole] += rows[..., whole:]
+    else:
+        acc[..., : n - whole] = _fma(rows[..., whole:], weights[..., whole:], acc[..., : n - whole])
     half = LANES // 2
     while half:
         acc = acc + acc[..., np.arange(LANES) ^ half]
@@ -303,6 +312,13 @@ def softmax_last(x: Any) -> Any:
     shifted = x - np.max(x, axis=-1, keepdims=True)
     e = sleef_exp(shifted)
     return e * (_F(1) / lane_sum(e))
+
+
+def softmax_backward_last(grad: Any, out: Any) -> Any:
+    """The gradient of torch's float32 softmax over the last dimension (its
+    ``_vec_softmax_backward``, one thread): ``(grad - sum(grad * out)) * out``, the sum in
+    vector lanes (``lane_sum`` with weights)."""
+    return (grad - lane_sum(grad, out)) * out
 
 
 def log_softmax_backward_last(grad: Any, out: Any) -> Any:

@@ -103,9 +103,9 @@ def test_softmax_and_log_softmax_last_dim_match_torch(torch, width):
         )
 
 
-@pytest.mark.parametrize("width", [3, 17, 100])
-def test_log_softmax_gradient_matches_torch(torch, width):
-    name = "log_softmax"
+@pytest.mark.parametrize("width", [3, 16, 17, 33, 48, 100])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_gradients_match_torch(torch, width, name):
     rng = np.random.default_rng(width)
     x = (rng.standard_normal((30_000 // width, width)) * 3).astype(F)
     g = rng.standard_normal(x.shape).astype(F)
