@@ -11,7 +11,8 @@ run SLEEF's 1-ulp functions (``Sleef_*f16_u10``, AVX-512), reproduced here:
 - ``sleef_exp`` (``expf``): ``sigmoid`` and ``silu`` over whole 32-element steps (their
   leftover elements take the C library's ``expf``), softmax and log_softmax over the last
   dimension (their sums in 16 vector lanes, ``lane_sum``);
-- ``sleef_log`` (``logf``): log_softmax's logarithm of the sum;
+- ``sleef_log`` (``logf``): log_softmax's logarithm of the sum (and ``sleef_exp`` again in
+  its gradient; softmax's gradient needs no exponential, only the lanes' sum);
 - ``sleef_expm1`` and ``sleef_log1p``: ``torch.expm1`` and ``torch.log1p`` (every element,
   every size).
 
