@@ -468,8 +468,10 @@ def _p_norm(x: TensorLike, p: float, dim: Dim, keepdim: bool) -> Tensor:
 def _softmax_forward(x: Array, dim: int) -> NumpyResult:
     if x.size == 0:  # nothing to normalize: an empty result of the same shape (PyTorch)
         return x.copy()
-    if _torch_last_dim(x, dim):
-        return vector_math.softmax_last(x)
+    if _torch_kernel(x):
+        if dim % x.ndim == x.ndim - 1:
+            return vector_math.softmax_last(x)
+        return vector_math.softmax_inner(x, dim % x.ndim)
     e = np.exp(x - np.max(x, axis=dim, keepdims=True))
     return e / np.sum(e, axis=dim, keepdims=True)
 
@@ -483,10 +485,15 @@ def _log_softmax_forward(x: Array, dim: int) -> NumpyResult:
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
+def _torch_kernel(x: Array) -> bool:
+    """Whether torch's float32 softmax kernels are followed to their bits (``vector_math``,
+    several times numpy's cost: only where sums follow torch's order)."""
+    return x.dtype == np.float32 and x.ndim > 0 and in_force()
+
+
 def _torch_last_dim(x: Array, dim: int) -> bool:
-    """Whether torch's float32 kernel over the last dimension is followed to its bits
-    (``vector_math``, several times numpy's cost: only where sums follow torch's order)."""
-    return x.dtype == np.float32 and x.ndim > 0 and dim % x.ndim == x.ndim - 1 and in_force()
+    """Whether torch's kernel over the last dimension is followed (``_torch_kernel``)."""
+    return _torch_kernel(x) and dim % x.ndim == x.ndim - 1
 
 
 def _softmax_rule(v: Tensor, out: Tensor, dim: int) -> Tensor:

@@ -14,7 +14,10 @@ run SLEEF's 1-ulp functions (``Sleef_*f16_u10``, AVX-512), reproduced here:
 - ``sleef_log`` (``logf``): log_softmax's logarithm of the sum (and ``sleef_exp`` again in
   its gradient; softmax's gradient needs no exponential, only the lanes' sum);
 - ``sleef_expm1`` and ``sleef_log1p``: ``torch.expm1`` and ``torch.log1p`` (every element,
-  every size).
+  every size);
+- ``c_exp``: the C library's ``expf`` (glibc's, double precision inside), which torch's
+  scalar loops call: the leftover elements of ``sigmoid``'s and ``silu``'s loops, strided
+  input, softmax's leftover positions over another dimension (``softmax_inner``).
 
 Each function is written from the algorithm's description: the argument reduction, the
 polynomial evaluated with fused multiply-adds (emulated exactly by
@@ -215,6 +218,43 @@ LANES = 16
 _LOOP_STEP = 2 * LANES
 
 
+# The C library's expf (glibc 2.28 on, from Arm's optimized routines): x / ln 2 split into
+# k / 32 + r in double precision, 2**(k / 32) from a table of 32 doubles, a cubic in r.
+_EXPF_STEPS = 32
+_INV_LN2_STEPS = float.fromhex("0x1.71547652b82fep+0") * _EXPF_STEPS
+_ROUNDING_SHIFT = float.fromhex("0x1.8p+52")
+_EXPF_CUBIC = (
+    float.fromhex("0x1.c6af84b912394p-5") / _EXPF_STEPS**3,
+    float.fromhex("0x1.ebfce50fac4f3p-3") / _EXPF_STEPS**2,
+    float.fromhex("0x1.62e42ff0c52d6p-1") / _EXPF_STEPS,
+)
+_EXPF_TABLE = np.exp2(np.arange(_EXPF_STEPS) / _EXPF_STEPS).view(np.uint64) - (
+    np.arange(_EXPF_STEPS, dtype=np.uint64) << np.uint64(47)
+)
+
+
+def c_exp(x: Any) -> Any:
+    """``expf`` of a float32 array as the C library computes it (torch's scalar loops:
+    within 0.502 ulp, not always correctly rounded): in double precision, ``k`` the nearest
+    integer to ``32 x / ln 2`` (by adding 1.5 * 2**52), ``r`` the rest, ``2**(k / 32)`` built
+    from the table entry of ``k mod 32`` and ``k``'s high bits in the exponent, times
+    ``1 + c2 r + (c1 + c0 r) r**2``, rounded once to float32; inf above 88.72283 (log
+    2**128), 0 below -103.97208 (log 2**-150)."""
+    d = np.asarray(x, _F)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        z = _INV_LN2_STEPS * d.astype(np.float64)
+        shifted = z + _ROUNDING_SHIFT
+        k = shifted.view(np.uint64)
+        r = z - (shifted - _ROUNDING_SHIFT)
+        scale = (_EXPF_TABLE[k % np.uint64(_EXPF_STEPS)] + (k << np.uint64(47))).view(np.float64)
+        c0, c1, c2 = _EXPF_CUBIC
+        y = ((c0 * r + c1) * (r * r) + (c2 * r + 1)) * scale
+        out = y.astype(_F)
+    out = np.where(d > _F(float.fromhex("0x1.62e42ep6")), _F(np.inf), out)
+    out = np.where(d < _F(-float.fromhex("0x1.9fe368p6")), _F(0), out)
+    return np.where(np.isnan(d), d, out)
+
+
 def in_torch_order(exact: Callable[[Any], Any], usual: Callable[[Any], Any]) -> Callable[..., Any]:
     """``exact`` (one of this module's functions) for a float32 array where sums follow
     torch's order (``summation.torch_order()``: it costs tens of times numpy's function),
@@ -244,7 +284,7 @@ def logistic(x: Any) -> Any:
 def sigmoid(x: Any) -> Any:
     """torch's float32 sigmoid, element for element: ``1 / (1 + exp(-x))`` with SLEEF's
     ``exp`` over the whole 32-element steps of the array in memory order, and with the C
-    library's ``expf`` (correctly rounded here) over the leftover elements."""
+    library's ``expf`` (``c_exp``) over the leftover elements."""
     return _over_steps(x, lambda d, e: _F(1) / (_F(1) + e))
 
 
@@ -265,7 +305,7 @@ def _over_steps(x: Any, finish: Any) -> Any:
     e = np.empty_like(flat)
     with np.errstate(over="ignore", invalid="ignore"):
         e[:vectorised] = sleef_exp(_F(0) - flat[:vectorised])
-        e[vectorised:] = np.exp(-flat[vectorised:].astype(np.float64)).astype(_F)
+        e[vectorised:] = c_exp(-flat[vectorised:])
         values = np.asarray(finish(flat, e), _F)
     if not dense:
         return values.reshape(d.shape)
@@ -313,6 +353,26 @@ def softmax_last(x: Any) -> Any:
     shifted = x - np.max(x, axis=-1, keepdims=True)
     e = sleef_exp(shifted)
     return e * (_F(1) / lane_sum(e))
+
+
+def softmax_inner(x: Any, dim: int) -> Any:
+    """torch's float32 softmax over a dimension that is not the last (its ``_vec_softmax``,
+    one thread): each run of 16 positions of the dimensions after ``dim`` in a vector,
+    ``exp(x - max)`` by SLEEF's ``exp``, summed along ``dim`` one after another from 0, each
+    divided by the sum; the leftover positions (under 16) the same with the C library's
+    ``expf`` (``c_exp``)."""
+    d = np.moveaxis(np.asarray(x, _F), dim, -1)  # (..., inner..., n): positions then dim
+    inner = int(np.prod(np.shape(x)[dim + 1 :], dtype=np.int64))
+    shifted = d - np.max(d, axis=-1, keepdims=True)
+    rows = shifted.reshape(-1, inner, d.shape[-1])
+    vectorised = inner - inner % LANES
+    e = np.empty_like(rows)
+    e[:, :vectorised] = sleef_exp(rows[:, :vectorised])
+    e[:, vectorised:] = c_exp(rows[:, vectorised:])
+    total = np.zeros(rows.shape[:2] + (1,), _F)
+    for k in range(rows.shape[-1]):
+        total += e[..., k : k + 1]
+    return np.moveaxis((e / total).reshape(d.shape), -1, dim)
 
 
 def softmax_backward_last(grad: Any, out: Any) -> Any:

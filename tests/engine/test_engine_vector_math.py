@@ -45,8 +45,8 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _assert_bits(got: np.ndarray, want: np.ndarray, x: np.ndarray) -> None:
-    bad = _same_bits(got, want)
-    assert not bad.any(), f"{bad.sum()} of {bad.size} differ, first at {x[bad][:5]}"
+    bad = _same_bits(got, want).ravel()
+    assert not bad.any(), f"{bad.sum()} of {bad.size} differ, first at {x.ravel()[bad][:5]}"
 
 
 # -- against torch ---------------------------------------------------------------------------
@@ -76,7 +76,8 @@ def test_silu_matches_torch(torch, n):
 
 
 def test_sigmoid_of_a_strided_view_takes_the_scalar_path(torch):
-    x = _sample(3 * 4000, 5)
+    # every element through the C library's expf (c_exp)
+    x = np.concatenate([np.repeat(SPECIAL, 3), _sample(3 * 100_000, 5)])
     _assert_bits(vm.sigmoid(x[::3]), torch.sigmoid(torch.from_numpy(x)[::3]).numpy(), x[::3])
 
 
@@ -120,6 +121,18 @@ def test_softmax_gradients_match_torch(torch, width, name):
     _assert_bits(ours.grad.data, t.grad.numpy(), x)
     assert first.requires_grad
     np.testing.assert_allclose(first.data, t.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("shape", "dim"),
+    [((30, 16), 0), ((5, 40), 0), ((3, 7, 20), 1), ((6, 30, 2, 9), 1), ((50, 1), 0)],
+)
+def test_softmax_over_another_dim_matches_torch(torch, shape, dim):
+    x = (np.random.default_rng(len(shape) + dim).standard_normal(shape) * 4).astype(F)
+    want = torch.softmax(torch.from_numpy(x), dim).numpy()
+    _assert_bits(vm.softmax_inner(x, dim), want, x.ravel())
+    with torch_order():
+        _assert_bits(gc.softmax(gc.tensor(x, dtype=gc.float32), dim).data, want, x.ravel())
 
 
 def test_softmax_rows_with_special_values(torch):
@@ -177,6 +190,17 @@ def test_exponentials_at_exact_points():
     assert np.isnan(vm.sleef_exp(np.array([np.nan], F))[0])
 
 
+def test_c_exp_at_exact_points_and_within_its_bound():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, 88.73, -104.0, 1.0], F)
+    assert vm.c_exp(x).tolist() == [1.0, 1.0, math.inf, 0.0, math.inf, 0.0, F(math.e)]
+    assert np.isnan(vm.c_exp(np.array([np.nan], F))[0])
+    y = _sample(50_000, 8)
+    exact = np.exp(y.astype(np.float64))
+    finite = (exact < 3e38) & (exact > 1e-37)
+    ulps = np.spacing(exact[finite].astype(F)).astype(np.float64)
+    assert np.all(np.abs(vm.c_exp(y)[finite] - exact[finite]) <= 0.502 * ulps)
+
+
 def test_logarithm_at_exact_points():
     x = np.array([1.0, 0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, 2.0**-149, 2.0**127], F)
     got = vm.sleef_log(x)
@@ -219,6 +243,9 @@ def test_lane_sum_order():
 def test_sigmoid_steps_and_tail():
     # below 32 elements every value takes the scalar formula with a correctly rounded exp
     x = np.linspace(-30, 30, 31, dtype=F)
-    want = F(1) / (F(1) + np.exp(-x.astype(np.float64)).astype(F))
+    want = F(1) / (F(1) + vm.c_exp(-x))
     assert np.array_equal(vm.sigmoid(x), want)
+    z = np.concatenate([x, x[:2]])  # 33: one step of 32 through SLEEF's exp, then one left
+    assert np.array_equal(vm.sigmoid(z)[:32], F(1) / (F(1) + vm.sleef_exp(-z[:32])))
+    assert vm.sigmoid(z)[32] == want[1]
     assert vm.sigmoid(np.array([0.0], F))[0] == 0.5
