@@ -33,7 +33,7 @@ from ..ops.table import (
 from . import primitives as P
 from . import rearranging as RA
 from . import reductions as RD
-from . import special
+from . import special, vector_math
 from .pointwise import _tensor
 from .primitives import (
     _unary,
@@ -48,6 +48,7 @@ from .primitives import (
     tanh,
     where,
 )
+from .summation import in_force
 from .tensor import Tensor
 
 # -- activations ------------------------------------------------------------------------------
@@ -104,10 +105,16 @@ def gelu(x: Any, approximate: str = "none") -> Tensor:
     return _gelu(x, approximate=approximate)
 
 
+def _silu_forward(x: Any) -> Any:
+    if x.dtype == np.float32 and in_force():  # torch's bits (vector_math), at a cost
+        return vector_math.silu(x)
+    return x * vector_math.logistic(x)
+
+
 silu = _unary(
     "silu",
     "SiluBackward0",
-    lambda x: x * P._stable_sigmoid(x),
+    _silu_forward,
     lambda x, out: _silu_derivative(x),
     "x * sigmoid(x) (swish)",
     methods=(),

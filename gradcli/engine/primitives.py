@@ -52,7 +52,7 @@ from ..ops.table import (
     public,
     register,
 )
-from . import sizes
+from . import sizes, vector_math
 from .bytecode import reads_argument
 from .single_precision import power, rounded_once
 from .summation import sum_like_torch
@@ -659,13 +659,6 @@ bce_elementwise = _binary(
 )
 
 
-def _stable_sigmoid(x: Array) -> Array:
-    if x.dtype.kind == "c":  # no overflow to avoid by the sign of a complex number
-        return 1 / (1 + np.exp(-x))
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
-
-
 _vector_erf = np.vectorize(math.erf, otypes=[float])
 
 
@@ -735,7 +728,7 @@ log2 = _unary(
 log1p = _unary(
     "log1p",
     "Log1PBackward0",
-    rounded_once(np.log1p),
+    vector_math.in_torch_order(vector_math.sleef_log1p, rounded_once(np.log1p)),
     lambda x, out: reciprocal(add(x, 1.0)),
     "log(1 + x), accurate near 0",
     symbolic=S.each(lambda sp, v: sp.log(1 + v)),
@@ -745,7 +738,7 @@ log1p = _unary(
 expm1 = _unary(
     "expm1",
     "Expm1Backward0",
-    rounded_once(np.expm1),
+    vector_math.in_torch_order(vector_math.sleef_expm1, rounded_once(np.expm1)),
     lambda x, out: add(out, 1.0),
     "exp(x) - 1, accurate near 0",
     symbolic=S.each(lambda sp, v: sp.exp(v) - 1),
@@ -878,7 +871,7 @@ tanh = _unary(
 sigmoid: Unary = _unary(
     "sigmoid",
     "SigmoidBackward0",
-    _stable_sigmoid,
+    vector_math.logistic,
     lambda x, out: mul(out, sub(1.0, out)),
     "1 / (1 + exp(-x))",
     symbolic=S.each(lambda sp, v: 1 / (1 + sp.exp(-v))),

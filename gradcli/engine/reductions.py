@@ -33,6 +33,7 @@ from ..ops.table import (
     public,
     register,
 )
+from . import vector_math
 from .dtypes import cast
 from .primitives import (
     _REDUCE,
@@ -58,8 +59,8 @@ from .primitives import (
     zeros_like,
 )
 from .rearranging import reshape, unsqueezed
-from .summation import sum_like_torch
-from .tensor import Tensor, TensorLike, apply
+from .summation import in_force, sum_like_torch
+from .tensor import Tensor, TensorLike, apply, is_grad_enabled
 
 # the dtype a reduction or a softmax computes in, torch's keyword: its input is cast to it first
 # (softmin's too)
@@ -467,6 +468,10 @@ def _p_norm(x: TensorLike, p: float, dim: Dim, keepdim: bool) -> Tensor:
 def _softmax_forward(x: Array, dim: int) -> NumpyResult:
     if x.size == 0:  # nothing to normalize: an empty result of the same shape (PyTorch)
         return x.copy()
+    if _torch_kernel(x):
+        if dim % x.ndim == x.ndim - 1:
+            return vector_math.softmax_last(x)
+        return vector_math.softmax_inner(x, dim % x.ndim)
     e = np.exp(x - np.max(x, axis=dim, keepdims=True))
     return e / np.sum(e, axis=dim, keepdims=True)
 
@@ -474,8 +479,21 @@ def _softmax_forward(x: Array, dim: int) -> NumpyResult:
 def _log_softmax_forward(x: Array, dim: int) -> NumpyResult:
     if x.size == 0:
         return x.copy()
+    if _torch_last_dim(x, dim):
+        return vector_math.log_softmax_last(x)
     shifted = x - np.max(x, axis=dim, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+
+
+def _torch_kernel(x: Array) -> bool:
+    """Whether torch's float32 softmax kernels are followed to their bits (``vector_math``,
+    several times numpy's cost: only where sums follow torch's order)."""
+    return x.dtype == np.float32 and x.ndim > 0 and in_force()
+
+
+def _torch_last_dim(x: Array, dim: int) -> bool:
+    """Whether torch's kernel over the last dimension is followed (``_torch_kernel``)."""
+    return _torch_kernel(x) and dim % x.ndim == x.ndim - 1
 
 
 def _softmax_rule(v: Tensor, out: Tensor, dim: int) -> Tensor:
@@ -484,7 +502,22 @@ def _softmax_rule(v: Tensor, out: Tensor, dim: int) -> Tensor:
 
 
 def _log_softmax_vjp(g: Tensor, out: Tensor, dim: int) -> Tensor:
+    if _kernel_gradient(g, out, dim):
+        return Tensor(vector_math.log_softmax_backward_last(g.data, out.data))
     return sub(g, mul(exp(out), sum(g, dim, keepdim=True)))
+
+
+def _softmax_vjp(g: Tensor, out: Tensor, dim: int) -> Tensor:
+    if _kernel_gradient(g, out, dim):
+        return Tensor(vector_math.softmax_backward_last(g.data, out.data))
+    return _softmax_rule(g, out, dim)
+
+
+def _kernel_gradient(g: Tensor, out: Tensor, dim: int) -> bool:
+    """Whether a gradient is torch's backward kernel's, bits and all (``vector_math``): over
+    the last dimension of float32, in torch's order, no graph of the gradient recorded."""
+    recorded = is_grad_enabled() and (g.requires_grad or out.requires_grad)
+    return not recorded and g.dtype == np.float32 and _torch_last_dim(out.data, dim)
 
 
 def _log_softmax_jvp(t: Tensor, out: Tensor, dim: int) -> Tensor:
@@ -497,7 +530,7 @@ _SOFTMAX = register(
         "softmax",
         "softmax along dim (the only dim of a vector by default)",
         forward=_softmax_forward,
-        vjp=lambda g, out, x, needs, dim: (_softmax_rule(g, out, dim),),
+        vjp=lambda g, out, x, needs, dim: (_softmax_vjp(g, out, dim),),
         jvp=lambda tangents, out, x, dim: _softmax_rule(tangents[0], out, dim),
         backward_name="SoftmaxBackward0",
         batch=B.along_dim,
