@@ -8,12 +8,13 @@ its ``vjp``. Set here, on the entries ``primitives`` declares, as ``complexes`` 
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
 
 from ..ops.table import OPS, Array
-from . import primitives as _primitives  # noqa: F401 - declares the entries given rules here
+from .primitives import cos, divide, exp, log, mul, relu, sigmoid, sin, tanh
 
 Cotangents = tuple[Array | None, Array | None] | None
 
@@ -39,17 +40,26 @@ def _div(g: Array, out: Array, a: Array, b: Array, needs: tuple[bool, ...]) -> C
 
 
 # one operand's, g times the derivative as the entry's rule computes it (rounded_once's
-# functions are numpy's own for float64)
-_UNARY: dict[str, Any] = {
-    "sin": lambda g, out, x, needs: (g * np.cos(x),),
-    "cos": lambda g, out, x, needs: (g * -np.sin(x),),  # neg(sin(x))
-    "exp": lambda g, out, x, needs: (g * out,),
-    "log": lambda g, out, x, needs: (g * np.reciprocal(x),),
-    "tanh": lambda g, out, x, needs: (g * (1.0 - out * out),),  # sub(1.0, mul(out, out))
-    "sigmoid": lambda g, out, x, needs: (g * (out * (1.0 - out)),),
+# functions are numpy's own for float64); each keyed by its entry's function
+_UNARY: dict[Any, Any] = {
+    sin: lambda g, out, x, needs: (g * np.cos(x),),
+    cos: lambda g, out, x, needs: (g * -np.sin(x),),  # neg(sin(x))
+    exp: lambda g, out, x, needs: (g * out,),
+    log: lambda g, out, x, needs: (g * np.reciprocal(x),),
+    tanh: lambda g, out, x, needs: (g * (1.0 - out * out),),  # sub(1.0, mul(out, out))
+    sigmoid: lambda g, out, x, needs: (g * (out * (1.0 - out)),),
     # the selection Selected(mask(x > 0)) makes through where: where(x > 0, g, 0.0)
-    "relu": lambda g, out, x, needs: (np.where(x > 0, g, 0.0),),
+    relu: lambda g, out, x, needs: (np.where(x > 0, g, 0.0),),
 }
 
-for _name, _rule in {"mul": _mul, "div": _div, **_UNARY}.items():
-    OPS[_name].vjp_arrays = _rule
+
+def _entry(function: Any) -> Any:
+    """The op table's entry whose call ``function`` is."""
+    (entry,) = (
+        op for op in OPS.values() if op.call is not None and inspect.unwrap(op.call) is function
+    )
+    return entry
+
+
+for _function, _rule in {mul: _mul, divide: _div, **_UNARY}.items():
+    _entry(_function).vjp_arrays = _rule
