@@ -31,8 +31,8 @@ from ..ops.table import (
     public,
 )
 from . import matrix_product as MM
+from . import moments, product_order
 from . import primitives as P
-from . import product_order
 from . import rearranging as RA
 from . import reductions as RD
 from .composites import _composite
@@ -228,8 +228,12 @@ def layer_norm(
     for what, t in (("weight", w), ("bias", b)):
         if t is not None and t.shape != shape:
             raise ShapeError(f"layer_norm: {what} must have shape {shape}, got {t.shape}")
-    out = _normalized(x, tuple(range(x.ndim - k, x.ndim)), eps)
-    return _affine(out, w, b)
+    out = _affine(_normalized(x, tuple(range(x.ndim - k, x.ndim)), eps), w, b)
+    # the same graph and gradients, the value rounded as torch's (gradcli run's torch order)
+    wd, bd = (None if t is None else t.data for t in (w, b))
+    if moments.supported(x.data, wd, bd) and x.data.shape == x.shape == out.data.shape:
+        out.data[...] = moments.layer_norm_like_torch(x.data, math.prod(shape), wd, bd, eps)
+    return out
 
 
 _normalization(

@@ -1,0 +1,169 @@
+"""torch's row-wise mean and variance on the CPU (its ``RowwiseMoments``) and layer_norm's
+forward value as torch computes it, to the last bit.
+
+torch 2.13's CPU layer_norm does not take a mean and then the mean of squared deviations, as
+numpy (and the engine's composite) does: it runs Welford's update over the row, vectorized,
+and merges partial moments with Chan's formula. Where a normalized value lies near 0, x - mean
+cancels and the other order shows in the 4th or 5th significant digit of a float32 (1.8629e-04
+against torch's 1.8622e-04). The order, read from torch's public kernel (``moments_utils.h``,
+``layer_norm_kernel.cpp``) and then pinned down bit for bit against torch itself, one thread,
+this CPU (torch runs its AVX2 kernel here: 8 float32 or 4 float64 lanes, ``LANES``):
+
+- The row's whole vectors (``n = N // LANES``) are cut into chunks of 16. In each chunk every
+  lane runs Welford's update over its 16 values: ``d = x - m1``, ``m1 += d * (1/j)``,
+  ``m2 += d * (x - m1)``, both updates fused multiply-adds.
+- The chunks' moments are merged pairwise, as a binary tree (torch keeps a stack indexed by
+  the binary digits of the chunk count: the same tree), the left block the accumulator; the
+  blocks a level leaves over are merged at the end, the lowest level's first, each higher one
+  merged into it. A merge of ``(k, m1', m2')`` into ``(m0, m1, m2)``: ``c = k / (m0 + k)``,
+  ``d = m1' - m1``, ``m1 + c*d`` (not fused), ``m2`` the fused ``(d*c) * (d*m0) + (m2 + m2')``.
+- The elements after the last whole vector run Welford's update one by one (``m1 += d / k``,
+  ``m2 += d * (x - m1)``, neither fused), then each lane's moments are merged into them in
+  lane order: ``m1`` fused (``c*d + m1``), ``m2 + ((d*d*c) * m0 + m2')`` the inner one fused.
+- The variance is ``m2 / (N - correction)``; layer_norm's ``rstd = 1 / sqrt(var + eps)`` and
+  its output ``((x - mean) * rstd) * weight + bias``, the last step fused (torch's vectorized
+  loop); without a weight ``(x - mean) * rstd + bias`` fused (its scalar loop, where the
+  compiler drops the ``* 1``); without a bias two products.
+
+Checked against ``torch.ops.aten.native_layer_norm`` (its mean, rstd and output) on float32
+and float64 rows of every length 1..70, 100, 255..257, 500, 1000, 4096, 5000 and 20000 and on
+tens of thousands of random rows (tests/engine/test_engine_moments.py keeps a share of that).
+Everything is numpy on whole arrays: the Python loops run over the algorithm's steps (16 per
+chunk, one per tree level, one per lane and leftover element), never over elements or rows.
+It costs several times numpy's ``mean``/``var`` (about 10-20 numpy calls per step), so it is
+used only inside ``summation.torch_order()`` (``gradcli run``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import summation
+from .single_precision import fused_multiply_add
+
+Array = np.ndarray[Any, Any]
+
+CHUNK = 16  # vectors per chunk of Welford's update
+
+
+def supported(*arrays: Array | None) -> bool:
+    """Whether torch's order is in force and every array given is of one dtype it is known
+    for (float32, float64)."""
+    present = [a for a in arrays if a is not None]
+    if not summation.in_force() or not present:
+        return False
+    dtype = present[0].dtype
+    return dtype in summation.LANES and all(a.dtype == dtype for a in present)
+
+
+def row_moments(rows: Array, correction: int = 0) -> tuple[Array, Array]:
+    """The mean and the variance (``m2 / (N - correction)``) of each row of ``rows`` (M, N)
+    of float32 or float64, as torch's ``RowwiseMoments`` computes them."""
+    dtype = rows.dtype
+    lanes = summation.LANES[dtype]
+    batch, size = rows.shape
+    whole = size // lanes
+    count, m1, m2 = 0, np.zeros(batch, dtype), np.zeros(batch, dtype)
+    for k in range(whole * lanes, size):  # the leftover elements, one by one
+        x = rows[:, k]
+        count += 1
+        d = x - m1
+        m1 = m1 + d / dtype.type(count)
+        m2 = m2 + d * (x - m1)
+    if whole:
+        vectors = rows[:, : whole * lanes].reshape(batch, whole, lanes)
+        lane_m1, lane_m2 = _merged(*_chunks(vectors))
+        for lane in range(lanes):
+            c, d = _merge_weight(count, whole, dtype), lane_m1[:, lane] - m1
+            inner = fused_multiply_add(d * d * c, dtype.type(count), lane_m2[:, lane], dtype)
+            m1 = fused_multiply_add(c, d, m1, dtype)
+            m2 = m2 + inner
+            count += whole
+    return m1, m2 / dtype.type(size - correction)
+
+
+def layer_norm_like_torch(
+    x: Array, normalized: int, weight: Array | None, bias: Array | None, eps: float
+) -> Array:
+    """torch's layer_norm of ``x`` over its trailing elements, ``normalized`` of them (the
+    normalized shape's size), ``weight`` and ``bias`` of that size or None."""
+    dtype = x.dtype
+    rows = x.reshape(-1, normalized)
+    mean, var = row_moments(rows)
+    rstd = dtype.type(1) / np.sqrt(var + dtype.type(eps))
+    centered = rows - mean[:, None]
+    w = None if weight is None else weight.reshape(-1)
+    b = None if bias is None else bias.reshape(-1)
+    if b is None:
+        y = centered * rstd[:, None]
+        y = y if w is None else y * w
+    elif w is None:  # the scalar loop's * 1 folded away: (x - mean) * rstd + bias fused
+        y = fused_multiply_add(centered, rstd[:, None], b, dtype)
+    else:
+        y = fused_multiply_add(centered * rstd[:, None], w, b, dtype)
+    out: Array = np.asarray(y, dtype).reshape(x.shape)
+    return out
+
+
+def _merge_weight(count: int, added: int, dtype: np.dtype[Any]) -> Any:
+    """torch's ``c``: the share of the added moments in the merged ones, rounded to ``dtype``."""
+    return dtype.type(added) / dtype.type(count + added)
+
+
+def _chunks(vectors: Array) -> tuple[Array, Array, Array]:
+    """Welford's moments of each chunk of 16 vectors of ``vectors`` (M, n, lanes), each lane
+    apart: the counts (chunks,) and the means and m2s (M, chunks, lanes)."""
+    batch, n, lanes = vectors.shape
+    dtype = vectors.dtype
+    full, rest = divmod(n, CHUNK)
+    chunks = full + (rest > 0)
+    padded = np.zeros((batch, chunks * CHUNK, lanes), dtype)
+    padded[:, :n] = vectors
+    padded = padded.reshape(batch, chunks, CHUNK, lanes)
+    m1 = np.zeros((batch, chunks, lanes), dtype)
+    m2 = np.zeros((batch, chunks, lanes), dtype)
+    for j in range(CHUNK):
+        k = chunks if rest == 0 or j < rest else full  # the chunks that have a vector j
+        if k == 0:
+            break
+        x = padded[:, :k, j]
+        d = x - m1[:, :k]
+        m1[:, :k] = fused_multiply_add(d, dtype.type(1) / dtype.type(j + 1), m1[:, :k], dtype)
+        m2[:, :k] = fused_multiply_add(d, x - m1[:, :k], m2[:, :k], dtype)
+    counts = np.full(chunks, CHUNK, np.int64)
+    if rest:
+        counts[-1] = rest
+    return counts, m1, m2
+
+
+def _merged(counts: Array, m1: Array, m2: Array) -> tuple[Array, Array]:
+    """The chunks' moments merged as torch's cascade merges them: (M, lanes) each."""
+    left_over: list[tuple[Array, Array, Array]] = []
+    while counts.shape[0] > 1:
+        if counts.shape[0] % 2:
+            left_over.append((counts[-1:], m1[:, -1:], m2[:, -1:]))
+            counts, m1, m2 = counts[:-1], m1[:, :-1], m2[:, :-1]
+        counts, m1, m2 = _merge(
+            (counts[0::2], m1[:, 0::2], m2[:, 0::2]), (counts[1::2], m1[:, 1::2], m2[:, 1::2])
+        )
+    # the blocks left over, the lowest level's first, then the top one, merged in that order
+    total, *higher_levels = [*left_over, (counts, m1, m2)]
+    for higher in higher_levels:
+        total = _merge(total, higher)
+    return total[1][:, 0], total[2][:, 0]
+
+
+def _merge(
+    into: tuple[Array, Array, Array], added: tuple[Array, Array, Array]
+) -> tuple[Array, Array, Array]:
+    """Chan's merge of the blocks ``added`` into the blocks ``into``, block by block, as
+    torch's vectorized ``AddMomentsVec`` rounds it: (counts, m1s, m2s) each."""
+    count, m1, m2 = into
+    count_added, m1_added, m2_added = added
+    dtype = m1.dtype
+    c = (count_added.astype(dtype) / (count + count_added).astype(dtype))[:, None]
+    d = m1_added - m1
+    merged_m2 = fused_multiply_add(d * c, d * count.astype(dtype)[:, None], m2 + m2_added, dtype)
+    return count + count_added, m1 + c * d, merged_m2
