@@ -36,6 +36,7 @@ used only inside ``summation.torch_order()`` (``gradcli run``).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -167,3 +168,64 @@ def _merge(
     d = m1_added - m1
     merged_m2 = fused_multiply_add(d * c, d * count.astype(dtype)[:, None], m2 + m2_added, dtype)
     return count + count_added, m1 + c * d, merged_m2
+
+
+# -- var, std, var_mean ------------------------------------------------------------------------
+
+WELFORD_STEPS = 1 << 16  # longer reductions: the double two-pass value (see spread_like_torch)
+
+
+def spread_like_torch(
+    x: Array, dim: tuple[int, ...], keepdim: bool, correction: float, root: bool, paired: bool
+) -> tuple[Array, Array] | None:
+    """torch's var (``root``: std) of ``x`` over ``dim`` and the mean beside it, or None where
+    torch's order is off, the dtype is not float32/float64 or the layout is not read off.
+
+    torch's CPU var and std are computed in double whatever the dtype, then rounded once: a
+    reduction to a single value (``paired`` False: not var_mean) is its ``std_var_all_cpu``,
+    torch's own mean (its sum's order, rounded to the dtype) then the squared deviations from
+    it added one by one in memory order; any other (and var_mean) is Welford's update in
+    double (``WelfordOps``), the reduced elements one by one in memory order, neither update
+    fused. Beyond ``WELFORD_STEPS`` steps a float32 gets the exact two-pass value in double
+    (the same float32 but where the double lands within a few units of a float32 midpoint) and
+    a float64 numpy's value (None)."""
+    if not supported(x) or x.size == 0 or x.ndim == 0 or not dim:
+        return None
+    dtype = x.dtype
+    axes = tuple(d % x.ndim for d in dim)
+    shape = [1 if d in axes else n for d, n in enumerate(x.shape)]
+    if not keepdim:
+        shape = [n for d, n in enumerate(x.shape) if d not in axes]
+    # the kept dims, then the reduced ones, each group in memory order (outermost first)
+    order = sorted(range(x.ndim), key=lambda d: (d in axes, -abs(x.strides[d])))
+    steps = math.prod(x.shape[d] for d in axes)
+    rows = np.transpose(x, order).reshape(-1, steps).astype(np.float64)
+    freedom = max(0.0, steps - correction)
+    if not paired and rows.shape[0] == 1:
+        mean = np.float64(summation.sum_like_torch(x, tuple(range(x.ndim))) / dtype.type(x.size))
+        deviation = rows[0] - mean
+        m2 = np.cumsum(deviation * deviation)[-1:]
+    elif steps <= WELFORD_STEPS:
+        mean, m2 = np.zeros(rows.shape[0]), np.zeros(rows.shape[0])
+        for k in range(steps):
+            value = rows[:, k]
+            delta = value - mean
+            mean = mean + delta / np.float64(k + 1)
+            m2 = m2 + delta * (value - mean)
+    elif dtype == np.float32:
+        mean = rows.mean(axis=1)
+        deviation = rows - mean[:, None]
+        m2 = (deviation * deviation).sum(axis=1)
+    else:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):  # no freedom: inf or nan, as torch
+        spread = m2 / np.float64(freedom)
+    if root:
+        spread = np.sqrt(spread)
+    kept = order[: x.ndim - len(axes)]  # the kept dims in memory order: back to their own
+    back = np.argsort(kept)
+    shaped = [
+        np.transpose(np.reshape(v, [x.shape[d] for d in kept]), back).astype(dtype).reshape(shape)
+        for v in (spread, mean)
+    ]
+    return shaped[0], shaped[1]

@@ -112,3 +112,39 @@ def test_layer_norm_over_several_dims_and_its_gradient() -> None:
     # the gradients are the composite's: torch's to rounding
     np.testing.assert_allclose(gx.grad.data, tx.grad.numpy(), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(gw.grad.data, tw.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+SPREAD_SHAPES = [(5,), (1000,), (3, 7), (40, 33), (4, 5, 6), (2, 3, 70)]
+
+
+@pytest.mark.usefixtures("one_thread")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+def test_var_std_and_their_means_in_torch_order_are_torchs(dtype: type, name: str) -> None:
+    for shape in SPREAD_SHAPES:
+        x = _rows(shape, dtype, sum(shape))
+        views = [(x, torch.from_numpy(x))]
+        if x.ndim > 1:  # a transposed view: its elements taken in memory order
+            views.append((x.T, torch.from_numpy(x).permute(*reversed(range(x.ndim)))))
+        for a, t in views:
+            dims = [None, 0, -1] + ([(0, a.ndim - 1)] if a.ndim > 1 else [])
+            for dim in dims:
+                for keyword in ({}, {"correction": 0}, {"unbiased": False, "keepdim": True}):
+                    want = getattr(torch, name)(t, dim, **keyword)
+                    with torch_order():
+                        got = getattr(gc, name)(gc.Tensor(a), dim, **keyword)
+                    pairs = zip(got, want) if isinstance(want, tuple) else [(got, want)]
+                    for ours, theirs in pairs:
+                        assert np.array_equal(ours.data, theirs.numpy()), (shape, dim, keyword)
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_a_float32_std_is_the_double_square_root_rounded_once() -> None:
+    # sqrt of the float32 var is another float32 for some of these: torch's is sqrt in double
+    x = _rows((4000, 6), np.float32, 11)
+    want = torch.from_numpy(x).std(1).numpy()
+    with torch_order():
+        ours = gc.std(gc.Tensor(x), 1).data
+        var = gc.var(gc.Tensor(x), 1).data
+    assert np.array_equal(ours, want)
+    assert not np.array_equal(np.sqrt(var), want)
