@@ -161,6 +161,18 @@ def _normalized(x: Tensor, dims: tuple[int, ...], eps: float) -> Tensor:
     return P.div(centered, P.sqrt(P.add(var, eps)))
 
 
+def _rounded_as_torch(
+    out: Tensor, x: Tensor, w: Tensor | None, b: Tensor | None, value: Any
+) -> Tensor:
+    """``out`` (a normalization of ``x``, weight ``w``, bias ``b``) with the same graph and
+    gradients, its value ``value(x, w, b)`` (arrays) as torch rounds it, where
+    ``moments`` knows torch's order and it is in force (gradcli run)."""
+    wd, bd = (None if t is None else t.data for t in (w, b))
+    if moments.supported(x.data, wd, bd) and x.data.shape == x.shape == out.data.shape:
+        out.data[...] = value(x.data, wd, bd)
+    return out
+
+
 _NORM_KINK = (
     "the variance is the biased one (divided by n), as torch's; eps keeps the square root "
     "away from 0"
@@ -229,11 +241,10 @@ def layer_norm(
         if t is not None and t.shape != shape:
             raise ShapeError(f"layer_norm: {what} must have shape {shape}, got {t.shape}")
     out = _affine(_normalized(x, tuple(range(x.ndim - k, x.ndim)), eps), w, b)
-    # the same graph and gradients, the value rounded as torch's (gradcli run's torch order)
-    wd, bd = (None if t is None else t.data for t in (w, b))
-    if moments.supported(x.data, wd, bd) and x.data.shape == x.shape == out.data.shape:
-        out.data[...] = moments.layer_norm_like_torch(x.data, math.prod(shape), wd, bd, eps)
-    return out
+    size = math.prod(shape)
+    return _rounded_as_torch(
+        out, x, w, b, lambda a, wd, bd: moments.layer_norm_like_torch(a, size, wd, bd, eps)
+    )
 
 
 _normalization(
@@ -271,7 +282,10 @@ def group_norm(
     _per_channel("group_norm", x, weight=w, bias=b)
     grouped = RA.reshape(x, (x.shape[0], num_groups, -1))
     out = RA.reshape(_normalized(grouped, (2,), eps), x.shape)
-    return _affine(out, _channels(w, x.ndim), _channels(b, x.ndim))
+    out = _affine(out, _channels(w, x.ndim), _channels(b, x.ndim))
+    return _rounded_as_torch(
+        out, x, w, b, lambda a, wd, bd: moments.group_norm_like_torch(a, num_groups, wd, bd, eps)
+    )
 
 
 _composite(

@@ -1,5 +1,6 @@
-"""torch's row-wise mean and variance on the CPU (its ``RowwiseMoments``) and layer_norm's
-forward value as torch computes it, to the last bit.
+"""torch's row-wise mean and variance on the CPU (its ``RowwiseMoments``), and the forward
+values of layer_norm, group_norm, var, std, var_mean and std_mean as torch computes them, to
+the last bit.
 
 torch 2.13's CPU layer_norm does not take a mean and then the mean of squared deviations, as
 numpy (and the engine's composite) does: it runs Welford's update over the row, vectorized,
@@ -24,6 +25,9 @@ this CPU (torch runs its AVX2 kernel here: 8 float32 or 4 float64 lanes, ``LANES
   its output ``((x - mean) * rstd) * weight + bias``, the last step fused (torch's vectorized
   loop); without a weight ``(x - mean) * rstd + bias`` fused (its scalar loop, where the
   compiler drops the ``* 1``); without a bias two products.
+
+group_norm takes each group's moments the same way (``group_norm_like_torch``); var and std
+are another kernel, Welford in double (``spread_like_torch``).
 
 Checked against ``torch.ops.aten.native_layer_norm`` (its mean, rstd and output) on float32
 and float64 rows of every length 1..70, 100, 255..257, 500, 1000, 4096, 5000 and 20000 and on
@@ -104,6 +108,32 @@ def layer_norm_like_torch(
         y = fused_multiply_add(centered, rstd[:, None], b, dtype)
     else:
         y = fused_multiply_add(centered * rstd[:, None], w, b, dtype)
+    out: Array = np.asarray(y, dtype).reshape(x.shape)
+    return out
+
+
+def group_norm_like_torch(
+    x: Array, groups: int, weight: Array | None, bias: Array | None, eps: float
+) -> Array:
+    """torch's group_norm of ``x`` (N, C, *) in ``groups`` groups, ``weight`` and ``bias``
+    (C,) or None: each group's moments as layer_norm's (``row_moments``), ``rstd`` in double
+    (``1 / sqrt(var + eps)``, rounded once), then per channel ``scale = rstd * weight`` and
+    ``shift = bias - scale * mean`` (fused), and ``x * scale + shift`` (fused); without a
+    weight and a bias ``(x - mean) * rstd``."""
+    dtype = x.dtype
+    batch, channels = x.shape[:2]
+    rows = x.reshape(batch, groups, channels // groups, -1)
+    mean, var = row_moments(rows.reshape(batch * groups, -1))
+    rstd = (1.0 / np.sqrt(var.astype(np.float64) + eps)).astype(dtype)
+    if weight is None and bias is None:  # torch's other loop: (x - mean) * rstd
+        flat = rows.reshape(batch * groups, -1)
+        plain: Array = ((flat - mean[:, None]) * rstd[:, None]).reshape(x.shape)
+        return plain
+    w = np.ones(channels, dtype) if weight is None else weight.reshape(-1)
+    b = np.zeros(channels, dtype) if bias is None else bias.reshape(-1)
+    scale = rstd.reshape(batch, groups, 1) * w.reshape(groups, -1)  # (N, G, C / G)
+    shift = fused_multiply_add(-scale, mean.reshape(batch, groups, 1), b.reshape(groups, -1), dtype)
+    y = fused_multiply_add(rows, scale[..., None], shift[..., None], dtype)
     out: Array = np.asarray(y, dtype).reshape(x.shape)
     return out
 

@@ -148,3 +148,24 @@ def test_a_float32_std_is_the_double_square_root_rounded_once() -> None:
         var = gc.var(gc.Tensor(x), 1).data
     assert np.array_equal(ours, want)
     assert not np.array_equal(np.sqrt(var), want)
+
+
+@pytest.mark.usefixtures("one_thread")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+def test_group_norm_in_torch_order_is_torchs_to_the_bit(dtype: type, affine: str) -> None:
+    cases = [((4, 6, 5), 3), ((2, 4, 8, 8), 2), ((3, 6, 7, 3), 6), ((2, 8, 100), 4), ((5, 4), 2)]
+    for shape, groups in cases + [((2, 6, 300), 1), ((3, 4, 9, 9), 4)]:
+        x = _rows(shape, dtype, sum(shape))
+        c = shape[1]
+        w = _rows((c,), dtype, c + 1) if affine in ("weight", "both") else None
+        b = _rows((c,), dtype, c + 2) if affine in ("bias", "both") else None
+        want = torch.nn.functional.group_norm(
+            torch.from_numpy(x),
+            groups,
+            *(None if a is None else torch.from_numpy(a) for a in (w, b)),
+        ).numpy()
+        with torch_order():
+            operands = (None if a is None else gc.Tensor(a) for a in (w, b))
+            ours = gc.group_norm(gc.Tensor(x), groups, *operands)
+        assert np.array_equal(ours.data, want), (shape, groups)
