@@ -162,14 +162,19 @@ def _normalized(x: Tensor, dims: tuple[int, ...], eps: float) -> Tensor:
 
 
 def _rounded_as_torch(
-    out: Tensor, x: Tensor, w: Tensor | None, b: Tensor | None, value: Any
+    out: Tensor, x: Tensor, w: Tensor | None, b: Tensor | None, value: Any, *also: Tensor
 ) -> Tensor:
-    """``out`` (a normalization of ``x``, weight ``w``, bias ``b``) with the same graph and
-    gradients, its value ``value(x, w, b)`` (arrays) as torch rounds it, where
-    ``moments`` knows torch's order and it is in force (gradcli run)."""
+    """``out`` (a normalization of ``x``, weight ``w``, bias ``b``, other operands ``also``)
+    with the same graph and gradients, its value ``value(x, w, b)`` (arrays; None: not known)
+    as torch rounds it, where ``moments`` knows torch's order and it is in force (gradcli
+    run)."""
     wd, bd = (None if t is None else t.data for t in (w, b))
-    if moments.supported(x.data, wd, bd) and x.data.shape == x.shape == out.data.shape:
-        out.data[...] = value(x.data, wd, bd)
+    if moments.supported(x.data, wd, bd, *(t.data for t in also)) and (
+        x.data.shape == x.shape == out.data.shape
+    ):
+        torch_value = value(x.data, wd, bd)
+        if torch_value is not None:
+            out.data[...] = torch_value
     return out
 
 
@@ -351,7 +356,18 @@ def batch_norm(
     else:
         spread = P.sqrt(P.add(_channels(var, x.ndim), eps))
         out = P.div(P.sub(x, _channels(mean, x.ndim)), spread)
-    return _affine(out, _channels(w, x.ndim), _channels(b, x.ndim))
+    out = _affine(out, _channels(w, x.ndim), _channels(b, x.ndim))
+    return _rounded_as_torch(
+        out,
+        x,
+        w,
+        b,
+        lambda a, wd, bd: moments.batch_norm_like_torch(
+            a, mean.data, var.data, wd, bd, training, eps
+        ),
+        mean,
+        var,
+    )
 
 
 # -- embedding --------------------------------------------------------------------------------

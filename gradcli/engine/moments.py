@@ -138,6 +138,62 @@ def group_norm_like_torch(
     return out
 
 
+def batch_norm_like_torch(
+    x: Array,
+    running_mean: Array,
+    running_var: Array,
+    weight: Array | None,
+    bias: Array | None,
+    training: bool,
+    eps: float,
+) -> Array | None:
+    """torch's batch_norm of ``x`` (N, C, *), contiguous, or None where its order is not
+    pinned down here (a float64 input's batch statistics over more than one value per sample
+    and channel: the sequential double sums below match torch's but for about 1 channel in
+    150).
+
+    Per channel ``invstd``: from the running variance, ``1 / sqrt(var + eps)`` in the dtype;
+    from the batch (training), the channel's sum and then its squared deviations from the
+    mean, ``invstd = 1 / sqrt(m2 / n + eps)``, ``m2 / n`` in the dtype, the rest in double.
+    An input of one value per sample and channel ((N, C), torch's channels-last kernel) adds
+    the values one by one in the dtype and accumulates the squares by fused multiply-adds;
+    any other adds both in double, the squares rounded to the dtype first. The mean is the
+    double sum over n, rounded. Then ``alpha = invstd * weight``, ``beta = bias - mean * alpha``
+    (fused) and the output ``x * alpha + beta`` (fused)."""
+    dtype = x.dtype
+    batch, channels = x.shape[:2]
+    if training:
+        if dtype == np.float64 and x.size > batch * channels:
+            return None
+        values = np.moveaxis(x.reshape(batch, channels, -1), 1, 0).reshape(channels, -1)
+        count = values.shape[1]
+        if x.size == batch * channels:
+            total = np.cumsum(values, axis=1)[:, -1].astype(np.float64)
+            mean = (total / count).astype(dtype)
+            m2 = np.zeros(channels, dtype)
+            for k in range(count):  # the batch's rows in order, each channel its own sum
+                deviation = values[:, k] - mean
+                m2 = fused_multiply_add(deviation, deviation, m2, dtype)
+        else:
+            total = np.cumsum(values.astype(np.float64), axis=1)[:, -1]
+            mean = (total / count).astype(dtype)
+            deviation = values - mean[:, None]
+            squares = (deviation * deviation).astype(np.float64)
+            m2 = np.cumsum(squares, axis=1)[:, -1].astype(dtype)
+        var = (m2 / dtype.type(count)).astype(np.float64)
+        invstd = (1.0 / np.sqrt(var + eps)).astype(dtype)
+    else:
+        mean = running_mean.reshape(-1)
+        invstd = dtype.type(1) / np.sqrt(running_var.reshape(-1) + dtype.type(eps))
+    alpha = invstd if weight is None else invstd * weight.reshape(-1)
+    b = np.zeros(channels, dtype) if bias is None else bias.reshape(-1)
+    beta = fused_multiply_add(-mean, alpha, b, dtype)
+    shape = (1, channels) + (1,) * (x.ndim - 2)
+    y = fused_multiply_add(x, alpha.reshape(shape), beta.reshape(shape), dtype)
+    out: Array = np.asarray(y, dtype)
+    return out
+
+
 def _merge_weight(count: int, added: int, dtype: np.dtype[Any]) -> Any:
     """torch's ``c``: the share of the added moments in the merged ones, rounded to ``dtype``."""
     return dtype.type(added) / dtype.type(count + added)

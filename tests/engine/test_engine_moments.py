@@ -3,6 +3,8 @@ last bits inside torch's order (gradcli run), numpy's composite outside it."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -169,3 +171,29 @@ def test_group_norm_in_torch_order_is_torchs_to_the_bit(dtype: type, affine: str
             operands = (None if a is None else gc.Tensor(a) for a in (w, b))
             ours = gc.group_norm(gc.Tensor(x), groups, *operands)
         assert np.array_equal(ours.data, want), (shape, groups)
+
+
+@pytest.mark.usefixtures("one_thread")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_in_torch_order_is_torchs_to_the_bit(dtype: type, training: bool) -> None:
+    shapes = [(8, 5), (3, 20), (64, 10), (4, 3, 7), (5, 2, 4, 4), (3, 4, 1), (2, 3, 300)]
+    for shape in shapes:
+        if training and dtype == np.float64 and len(shape) > 2 and math.prod(shape[2:]) > 1:
+            continue  # not pinned down: numpy's composite (see moments.batch_norm_like_torch)
+        x = _rows(shape, dtype, sum(shape))
+        c = shape[1]
+        w, b, mean = (_rows((c,), dtype, c + k) for k in (1, 2, 3))
+        var = np.random.default_rng(c).uniform(0.5, 2, c).astype(dtype)
+        for weight, bias in ((w, b), (None, None), (w, None)):
+            want = torch.nn.functional.batch_norm(
+                *(None if a is None else torch.from_numpy(a.copy()) for a in (x, mean, var)),
+                *(None if a is None else torch.from_numpy(a) for a in (weight, bias)),
+                training,
+            ).numpy()
+            with torch_order():
+                operands = (None if a is None else gc.Tensor(a) for a in (weight, bias))
+                ours = gc.batch_norm(
+                    gc.Tensor(x), gc.Tensor(mean), gc.Tensor(var), *operands, training
+                )
+            assert np.array_equal(ours.data, want), (shape, weight is None, bias is None)
