@@ -161,25 +161,12 @@ def batch_norm_like_torch(
     double sum over n, rounded. Then ``alpha = invstd * weight``, ``beta = bias - mean * alpha``
     (fused) and the output ``x * alpha + beta`` (fused)."""
     dtype = x.dtype
-    batch, channels = x.shape[:2]
+    channels = x.shape[1]
     if training:
-        if dtype == np.float64 and x.size > batch * channels:
+        moments = batch_moments(x)
+        if moments is None:
             return None
-        values = np.moveaxis(x.reshape(batch, channels, -1), 1, 0).reshape(channels, -1)
-        count = values.shape[1]
-        if x.size == batch * channels:
-            total = np.cumsum(values, axis=1)[:, -1].astype(np.float64)
-            mean = (total / count).astype(dtype)
-            m2 = np.zeros(channels, dtype)
-            for k in range(count):  # the batch's rows in order, each channel its own sum
-                deviation = values[:, k] - mean
-                m2 = fused_multiply_add(deviation, deviation, m2, dtype)
-        else:
-            total = np.cumsum(values.astype(np.float64), axis=1)[:, -1]
-            mean = (total / count).astype(dtype)
-            deviation = values - mean[:, None]
-            squares = (deviation * deviation).astype(np.float64)
-            m2 = np.cumsum(squares, axis=1)[:, -1].astype(dtype)
+        mean, m2, count = moments
         var = (m2 / dtype.type(count)).astype(np.float64)
         invstd = (1.0 / np.sqrt(var + eps)).astype(dtype)
     else:
@@ -192,6 +179,56 @@ def batch_norm_like_torch(
     y = fused_multiply_add(x, alpha.reshape(shape), beta.reshape(shape), dtype)
     out: Array = np.asarray(y, dtype)
     return out
+
+
+def batch_moments(x: Array) -> tuple[Array, Array, int] | None:
+    """The batch's mean and sum of squared deviations per channel of ``x`` (N, C, *), and the
+    count of values per channel, as torch's batch_norm collects them (see
+    ``batch_norm_like_torch``), or None where not pinned down (a float64 input of more than
+    one value per sample and channel)."""
+    dtype = x.dtype
+    batch, channels = x.shape[:2]
+    if dtype == np.float64 and x.size > batch * channels:
+        return None
+    values = np.moveaxis(x.reshape(batch, channels, -1), 1, 0).reshape(channels, -1)
+    count = values.shape[1]
+    if x.size == batch * channels:  # the channels-last kernel
+        total = np.cumsum(values, axis=1)[:, -1].astype(np.float64)
+        mean = (total / count).astype(dtype)
+        m2 = np.zeros(channels, dtype)
+        for k in range(count):  # the batch's rows in order, each channel its own sum
+            deviation = values[:, k] - mean
+            m2 = fused_multiply_add(deviation, deviation, m2, dtype)
+    else:
+        total = np.cumsum(values.astype(np.float64), axis=1)[:, -1]
+        mean = (total / count).astype(dtype)
+        deviation = values - mean[:, None]
+        squares = (deviation * deviation).astype(np.float64)
+        m2 = np.cumsum(squares, axis=1)[:, -1].astype(dtype)
+    return mean, m2, count
+
+
+def running_statistics_like_torch(
+    x: Array, running_mean: Array, running_var: Array, momentum: float
+) -> tuple[Array, Array] | None:
+    """torch's running mean and variance after batch_norm in training on ``x`` (N, C, *):
+    ``momentum * mean + (1 - momentum) * running_mean`` in the dtype (not fused), and the
+    unbiased variance (``m2 / (n - 1)`` in the dtype) times the momentum in double, plus
+    ``(1 - momentum) * running_var`` in the dtype, rounded once; None where torch's order is
+    off or not known."""
+    if not supported(x, running_mean, running_var):
+        return None
+    moments = batch_moments(x)
+    if moments is None:
+        return None
+    mean, m2, count = moments
+    dtype = x.dtype
+    weight = dtype.type(momentum)
+    rest = dtype.type(1) - weight
+    new_mean = weight * mean + rest * running_mean
+    unbiased = (m2 / dtype.type(count - 1)).astype(np.float64)
+    new_var = np.float64(weight) * unbiased + (rest * running_var).astype(np.float64)
+    return np.asarray(new_mean, dtype), new_var.astype(dtype)
 
 
 def _merge_weight(count: int, added: int, dtype: np.dtype[Any]) -> Any:

@@ -197,3 +197,27 @@ def test_batch_norm_in_torch_order_is_torchs_to_the_bit(dtype: type, training: b
                     gc.Tensor(x), gc.Tensor(mean), gc.Tensor(var), *operands, training
                 )
             assert np.array_equal(ours.data, want), (shape, weight is None, bias is None)
+
+
+@pytest.mark.usefixtures("one_thread")
+@pytest.mark.parametrize("kind, shape", [("BatchNorm1d", (8, 5)), ("BatchNorm1d", (6, 3, 11)),
+                                         ("BatchNorm2d", (4, 3, 5, 5))])  # fmt: skip
+def test_batch_norm_modules_running_statistics_are_torchs(kind: str, shape: tuple) -> None:
+    from gradcli import nn
+
+    ours = getattr(nn, kind)(shape[1], dtype=np.float32)
+    theirs = getattr(torch.nn, kind)(shape[1])
+    for step in range(3):
+        x = _rows(shape, np.float32, step)
+        want = theirs(torch.from_numpy(x)).detach().numpy()
+        with torch_order():
+            got = ours(gc.Tensor(x)).data
+        assert np.array_equal(got, want), step
+        assert np.array_equal(ours.running_mean.data, theirs.running_mean.numpy()), step
+        assert np.array_equal(ours.running_var.data, theirs.running_var.numpy()), step
+    ours.eval()
+    theirs.eval()
+    x = _rows(shape, np.float32, 9)
+    with torch_order():
+        got = ours(gc.Tensor(x)).data
+    assert np.array_equal(got, theirs(torch.from_numpy(x)).detach().numpy())
