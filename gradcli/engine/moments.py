@@ -295,7 +295,7 @@ def _merge(
 
 # -- var, std, var_mean ------------------------------------------------------------------------
 
-WELFORD_STEPS = 1 << 16  # longer reductions: the double two-pass value (see spread_like_torch)
+WELFORD_STEPS = 1 << 14  # longer reductions: the double two-pass value (see spread_like_torch)
 
 
 def spread_like_torch(
