@@ -31,8 +31,8 @@ from ..ops.table import (
     public,
 )
 from . import matrix_product as MM
+from . import moments, product_order
 from . import primitives as P
-from . import product_order
 from . import rearranging as RA
 from . import reductions as RD
 from .composites import _composite
@@ -161,6 +161,23 @@ def _normalized(x: Tensor, dims: tuple[int, ...], eps: float) -> Tensor:
     return P.div(centered, P.sqrt(P.add(var, eps)))
 
 
+def _rounded_as_torch(
+    out: Tensor, x: Tensor, w: Tensor | None, b: Tensor | None, value: Any, *also: Tensor
+) -> Tensor:
+    """``out`` (a normalization of ``x``, weight ``w``, bias ``b``, other operands ``also``)
+    with the same graph and gradients, its value ``value(x, w, b)`` (arrays; None: not known)
+    as torch rounds it, where ``moments`` knows torch's order and it is in force (gradcli
+    run)."""
+    wd, bd = (None if t is None else t.data for t in (w, b))
+    if moments.supported(x.data, wd, bd, *(t.data for t in also)) and (
+        x.data.shape == x.shape == out.data.shape
+    ):
+        torch_value = value(x.data, wd, bd)
+        if torch_value is not None:
+            out.data[...] = torch_value
+    return out
+
+
 _NORM_KINK = (
     "the variance is the biased one (divided by n), as torch's; eps keeps the square root "
     "away from 0"
@@ -228,8 +245,11 @@ def layer_norm(
     for what, t in (("weight", w), ("bias", b)):
         if t is not None and t.shape != shape:
             raise ShapeError(f"layer_norm: {what} must have shape {shape}, got {t.shape}")
-    out = _normalized(x, tuple(range(x.ndim - k, x.ndim)), eps)
-    return _affine(out, w, b)
+    out = _affine(_normalized(x, tuple(range(x.ndim - k, x.ndim)), eps), w, b)
+    size = math.prod(shape)
+    return _rounded_as_torch(
+        out, x, w, b, lambda a, wd, bd: moments.layer_norm_like_torch(a, size, wd, bd, eps)
+    )
 
 
 _normalization(
@@ -267,7 +287,10 @@ def group_norm(
     _per_channel("group_norm", x, weight=w, bias=b)
     grouped = RA.reshape(x, (x.shape[0], num_groups, -1))
     out = RA.reshape(_normalized(grouped, (2,), eps), x.shape)
-    return _affine(out, _channels(w, x.ndim), _channels(b, x.ndim))
+    out = _affine(out, _channels(w, x.ndim), _channels(b, x.ndim))
+    return _rounded_as_torch(
+        out, x, w, b, lambda a, wd, bd: moments.group_norm_like_torch(a, num_groups, wd, bd, eps)
+    )
 
 
 _composite(
@@ -333,7 +356,18 @@ def batch_norm(
     else:
         spread = P.sqrt(P.add(_channels(var, x.ndim), eps))
         out = P.div(P.sub(x, _channels(mean, x.ndim)), spread)
-    return _affine(out, _channels(w, x.ndim), _channels(b, x.ndim))
+    out = _affine(out, _channels(w, x.ndim), _channels(b, x.ndim))
+    return _rounded_as_torch(
+        out,
+        x,
+        w,
+        b,
+        lambda a, wd, bd: moments.batch_norm_like_torch(
+            a, mean.data, var.data, wd, bd, training, eps
+        ),
+        mean,
+        var,
+    )
 
 
 # -- embedding --------------------------------------------------------------------------------

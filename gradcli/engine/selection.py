@@ -817,14 +817,20 @@ def _moments_entry(name: str, spread: str) -> None:
         correction: float | None = None,
         output: Output = _FIRST,
     ) -> Tensor:
-        if _which(output, 2, name):
+        picked = int(_which(output, 2, name))
+        if picked:
             x = _tensor(input)
-            if isinstance(dim, bool):  # var_mean(x, True): torch's (input, unbiased) form
-                dim = None
-            return RD.mean(x, dim, keepdim)
-        assert spread_op.call is not None
-        spread_of: Tensor = spread_op.call(input, dim, unbiased, keepdim, correction)
-        return spread_of
+            result = RD.mean(x, None if isinstance(dim, bool) else dim, keepdim)
+        else:
+            assert spread_op.call is not None
+            result = spread_op.call(input, dim, unbiased, keepdim, correction)
+        # torch's var_mean is Welford's update in double: both values rounded from it
+        torch_values = _statistics.spread_like_torch(
+            input, dim, unbiased, keepdim, correction, spread, True
+        )
+        if torch_values is not None and torch_values[picked].shape == result.data.shape:
+            result.data[...] = torch_values[picked]
+        return result
 
     moments.__name__ = moments.__qualname__ = name
     moments.__doc__ = f"({spread}, mean): the {spread} (output (0, ...)) or the mean (1, ...)."

@@ -33,6 +33,7 @@ from ..ops.table import (
     public,
     register,
 )
+from . import moments
 from . import primitives as P
 from . import rearranging as RA
 from . import reductions as RD
@@ -70,6 +71,9 @@ def _freedom(shape: tuple[int, ...], dim: tuple[int, ...], correction: float) ->
 def _var_forward(
     x: np.ndarray, dim: tuple[int, ...], keepdim: bool, correction: float
 ) -> np.ndarray:
+    like_torch = moments.spread_like_torch(x, dim, keepdim, correction, False, False)
+    if like_torch is not None:  # torch's order (gradcli run): its value to the last bit
+        return like_torch[0]
     freedom = _freedom(x.shape, dim, correction)
     with np.errstate(divide="ignore", invalid="ignore"):  # no freedom: inf or nan, as PyTorch
         deviation = x - np.mean(x, axis=dim, keepdims=True) if x.size else x
@@ -250,7 +254,34 @@ def std(
     """sqrt(var), with PyTorch's gradient 0 where it is 0."""
     v = _variance(input, dim, unbiased, keepdim, correction, "std")
     zero = P.mask(_is_zero, v)
-    return P.where(zero, 0.0, P.sqrt(P.where(zero, 1.0, v)))
+    out = P.where(zero, 0.0, P.sqrt(P.where(zero, 1.0, v)))
+    # torch takes the square root in double: its float32 std is not sqrt of the rounded var
+    torch_value = spread_like_torch(input, dim, unbiased, keepdim, correction, "std", False)
+    if torch_value is not None and torch_value[0].shape == out.data.shape:
+        out.data[...] = torch_value[0]
+    return out
+
+
+def spread_like_torch(
+    input: Operand,
+    dim: Dim,
+    unbiased: bool | None,
+    keepdim: bool,
+    correction: float | None,
+    name: str,
+    paired: bool,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """torch's values of var or std (``name``) of ``input`` and the mean beside them, as
+    ``var``/``std`` (``paired`` False) or ``var_mean``/``std_mean`` compute them, where
+    ``moments.spread_like_torch`` knows them (gradcli run's torch order), else None."""
+    x = _tensor(input)
+    if isinstance(dim, bool):  # var(x, True): torch's (input, unbiased) form
+        dim, unbiased = None, dim
+    c = _correction(unbiased, correction, name)
+    if x.data.shape != x.shape:
+        return None
+    axes = P._axes(dim, x.ndim)
+    return moments.spread_like_torch(x.data, axes, keepdim, c, name == "std", paired)
 
 
 def _is_zero(x: np.ndarray) -> np.ndarray:

@@ -29,6 +29,7 @@ from ..engine import (
     group_norm,
     layer_norm,
     linear,
+    moments,
     sizes,
     unflatten,
 )
@@ -587,12 +588,19 @@ class _BatchNorm(Module):
 
     def _update(self, input: Tensor, factor: float) -> None:
         """torch's running statistics: the batch's mean and unbiased variance, averaged in."""
+        running_mean, running_var = self.running_mean, self.running_var
+        rounded = moments.running_statistics_like_torch(
+            input.data, running_mean.data, running_var.data, factor
+        )
+        if rounded is not None:  # gradcli run's torch order: torch's last bits
+            write(running_mean, rounded[0])
+            write(running_var, rounded[1])
+            return
         axes = (0, *range(2, input.ndim))
         data = input.data.astype(np.float64)
         count = data.size // data.shape[1]
         mean = data.mean(axis=axes)
         var = data.var(axis=axes) * count / max(count - 1, 1)
-        running_mean, running_var = self.running_mean, self.running_var
         write(running_mean, factor * mean + (1 - factor) * running_mean.data)
         write(running_var, factor * var + (1 - factor) * running_var.data)
 
