@@ -36,7 +36,7 @@ NEEDS = {
     "matplotlib": "extras",
 }
 # fixtures that skip for want of a package, and the marker a test using one gets
-FIXTURES = {"torch_oracle": "torch", "torch_outputs": "torch"}
+FIXTURES = {"torch_oracle": "torch", "torch_outputs": "torch", "torch": "torch"}
 
 
 def _package(module: object) -> str | None:
