@@ -23,7 +23,7 @@ from . import primitives as P
 from . import rearranging as RA
 from . import reductions as RD
 from .composites import _composite
-from .convolution import Sizes, _listed, _padded, _reach, _whole, _windows
+from .convolution import _SPATIAL, Sizes, _listed, _padded, _reach, _whole, _windows
 from .layers import _explained, _tensor
 from .tensor import Tensor
 
@@ -243,9 +243,6 @@ def _height_one(x: Tensor, pooled: Callable[[Tensor], Tensor]) -> Tensor:
     """A 1-D pooling of ``x`` (N, C, L) or (C, L): ``pooled`` of it as (N, C, 1, L)."""
     out = pooled(RA.reshape(x, (*x.shape[:-1], 1, x.shape[-1])))
     return RA.reshape(out, (*out.shape[:-2], out.shape[-1]))
-
-
-_SPATIAL = {1: "L", 2: "H, W", 3: "D, H, W"}
 
 
 def _max_pooling(rank: int) -> Callable[..., Tensor]:
