@@ -42,7 +42,7 @@ import numpy as np
 
 import gradcli as gc
 from gradcli.engine.compile import trace
-from gradcli.lang import Program, parse_program
+from gradcli.lang import ParsedProgram, parse_program
 
 from . import engine
 from .harness import (
@@ -92,7 +92,7 @@ def chain_source(steps: int) -> str:
     return "\n".join([*lines, f"out = sum(h{steps})"])
 
 
-def program_pass(program: Program) -> Callable[[gc.Tensor], list[gc.Tensor]]:
+def program_pass(program: ParsedProgram) -> Callable[[gc.Tensor], list[gc.Tensor]]:
     """``h0 -> [out, d out / d h0]`` through ``program.run``, to be traced."""
 
     def one_pass(h0: gc.Tensor) -> list[gc.Tensor]:
@@ -104,7 +104,7 @@ def program_pass(program: Program) -> Callable[[gc.Tensor], list[gc.Tensor]]:
     return one_pass
 
 
-def chain_eager(program: Program, h0: np.ndarray) -> Callable[[], tuple[Any, ...]]:
+def chain_eager(program: ParsedProgram, h0: np.ndarray) -> Callable[[], tuple[Any, ...]]:
     """The program and its backward pass on the eager engine, every call."""
 
     def run() -> tuple[Any, ...]:

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from .commands.compute import Bound
     from .commands.uncertainty import Uncertainty
-    from .lang import Program as Parsed
+    from .lang import ParsedProgram
     from .results import (
         HVP,
         JVP,
@@ -127,7 +127,7 @@ class Program:
         self.source = source
         self.dtype = dtype
         self.seed = seed
-        self.parsed: Parsed = _parsed(source, use_cache, seed)
+        self.parsed: ParsedProgram = _parsed(source, use_cache, seed)
 
     def __repr__(self) -> str:
         return f"gradcli.program({self.source!r})"
@@ -494,14 +494,14 @@ class Program:
 # -- binding a call's values to the program ------------------------------------------------
 
 
-def _parsed(source: str, use_cache: bool, seed: int) -> Parsed:
+def _parsed(source: str, use_cache: bool, seed: int) -> ParsedProgram:
     """The program of ``source``: gradcli's notation, or a PyTorch script traced
     (``script.traced``), imported by name as the command table imports what computes, so that
     the package's import graph (which type checkers walk) does not reach the script wing."""
     import importlib
 
     traced = importlib.import_module(".script.traced", __package__)
-    program: Parsed = traced.load_program(source, use_cache, seed)
+    program: ParsedProgram = traced.load_program(source, use_cache, seed)
     return program
 
 

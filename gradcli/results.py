@@ -189,7 +189,7 @@ class Several(Result):
         return all(getattr(part, "agree", True) for part in self.parts)
 
 
-class Node(NamedTuple):
+class GraphNode(NamedTuple):
     """A node of the computational graph; ``inputs`` are the ids of the nodes it uses, and a
     constant's node holds its ``value``."""
 
@@ -211,7 +211,7 @@ class Graph(Result):
     command: ClassVar[str]  # named by the command table (see the end)
     formats: ClassVar[tuple[str, ...]] = ("table", "dot", "json")
 
-    nodes: tuple[Node, ...]
+    nodes: tuple[GraphNode, ...]
 
 
 @record

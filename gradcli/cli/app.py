@@ -117,7 +117,7 @@ class Commands(TyperGroup):
                 standalone_mode=False,
                 **extra,
             )
-        except CommandLineError as exc:  # a command's words (``Command.parse_args``) or name
+        except CommandLineError as exc:  # a command's words (``ProgramCommand.parse_args``) or name
             _say_usage_error(exc, words)
             code = 2
         except _CLICK_ERROR as exc:  # click's, before the command: ``gradcli --bogus``

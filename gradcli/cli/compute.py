@@ -20,7 +20,7 @@ from .options import (
     Dask,
     Exactly,
     Out,
-    Run,
+    RunOptions,
     Shape,
     Symbolic,
     Vectors,
@@ -32,7 +32,7 @@ from .options import (
 
 
 def _run_batch(
-    run: Run,
+    run: RunOptions,
     spec: str,
     out: str | None,
     v=None,
@@ -86,7 +86,7 @@ def _no_out(out: str | None, dask: str | None = None) -> None:
 
 @program_command()
 def eval_command(
-    run: Run,
+    run: RunOptions,
     batch: Batch = None,
     out: Out = None,
     dask: Dask = None,
@@ -113,7 +113,7 @@ def eval_command(
 
 @program_command()
 def grad_command(
-    run: Run,
+    run: RunOptions,
     v: Vectors = None,
     show: Annotated[
         str | None,
@@ -191,7 +191,7 @@ def _batch_vector(items: list[str] | None, vectors):
 
 @program_command()
 def vjp_command(
-    run: Run,
+    run: RunOptions,
     v: Vectors = None,
     symbolic: Symbolic = False,
     batch: Batch = None,
@@ -221,7 +221,7 @@ def vjp_command(
 
 @program_command()
 def jacobian_command(
-    run: Run,
+    run: RunOptions,
     transpose: Annotated[
         bool, typer.Option("--transpose", help="Print J^T, as the seed post does.")
     ] = False,
@@ -324,7 +324,7 @@ def jacobian_command(
 
 @program_command()
 def jvp_command(
-    run: Run,
+    run: RunOptions,
     t: Annotated[
         list[str] | None,
         typer.Option(
@@ -361,7 +361,7 @@ def jvp_command(
 
 @program_command()
 def hessian_command(
-    run: Run,
+    run: RunOptions,
     symbolic: Symbolic = False,
     exact: Exactly = False,
     shape: Shape = None,
@@ -402,7 +402,7 @@ def hessian_command(
 
 @program_command()
 def hvp_command(
-    run: Run,
+    run: RunOptions,
     v: Annotated[
         list[str] | None,
         typer.Option(
@@ -436,7 +436,7 @@ def hvp_command(
 
 @program_command()
 def check_command(
-    run: Run,
+    run: RunOptions,
     atol: Annotated[
         float, typer.Option("--atol", min=0, metavar="TOL", help="Absolute tolerance.")
     ] = 1e-5,
@@ -473,7 +473,7 @@ def check_command(
 
 
 @program_command(formats=Graph.formats)
-def graph_command(run: Run) -> None:
+def graph_command(run: RunOptions) -> None:
     """The computational graph: each node's name, operation, shape, leaf/requires_grad, grad_fn.
 
     --format table draws a tree, dot writes Graphviz text, json a node list.
@@ -488,7 +488,7 @@ def graph_command(run: Run) -> None:
 
 @program_command()
 def plot_command(
-    run: Run,
+    run: RunOptions,
     x_range: Annotated[
         str,
         typer.Option(

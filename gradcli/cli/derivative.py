@@ -6,12 +6,12 @@ from typing import Annotated
 
 import typer
 
-from .options import Run, names, program_command
+from .options import RunOptions, names, program_command
 
 
 @program_command()
 def derivative_command(
-    run: Run,
+    run: RunOptions,
     order: Annotated[
         int | None,
         typer.Option(

@@ -4,11 +4,11 @@
 No ``from __future__ import annotations``: Typer reads the annotations in this module's
 namespace, so they must be objects, not names."""
 
-from .options import Run, V, program_command
+from .options import RunOptions, V, program_command
 
 
 @program_command()
-def explain_command(run: Run, v: V = None) -> None:
+def explain_command(run: RunOptions, v: V = None) -> None:
     """The chain rule with numbers: forward pass, backward pass, local derivatives, J^T v.
 
     Example: gradcli explain -e "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1" --x 1,2 --v 1,1,1

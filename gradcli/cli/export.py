@@ -8,12 +8,12 @@ from typing import Annotated
 import typer
 
 from ..ops.exporting import TARGETS
-from .options import Run, check_choice, choice, names, program_command
+from .options import RunOptions, check_choice, choice, names, program_command
 
 
 @program_command(formats=())
 def export_command(
-    run: Run,
+    run: RunOptions,
     to: Annotated[
         str, typer.Option("--to", **choice(TARGETS, "What to write.", "TARGET"))
     ] = "torch",

@@ -1,4 +1,4 @@
-"""The options the program commands share, the ``Run`` record that carries them to a
+"""The options the program commands share, the ``RunOptions`` record that carries them to a
 command, and the registration of a command (``command``, ``program_command``) for the
 application (``app``) to build when the command line names it.
 
@@ -50,7 +50,7 @@ def format_help(command, base, ctx, formatter) -> None:
     base.format_help(command, ctx, formatter)
 
 
-class Command(TyperCommand):
+class ProgramCommand(TyperCommand):
     """A command of gradcli: Typer's, with a --help that reads on a narrow terminal too, and
     its words read by gradcli (``command_words``), each wrong one said in gradcli's words.
 
@@ -91,7 +91,7 @@ def command(name: str):
 
     def register(function):
         single = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-        single.command(name, cls=Command, help=reflowed(function.__doc__))(function)
+        single.command(name, cls=ProgramCommand, help=reflowed(function.__doc__))(function)
         REGISTERED[name] = single
         DECLARED[name] = function
         return function
@@ -146,7 +146,7 @@ def check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
     )
 
 
-Program = Annotated[
+ProgramText = Annotated[
     str | None,
     typer.Argument(
         metavar="PROGRAM",
@@ -403,7 +403,7 @@ def names(text: str | None) -> list[str] | None:
 
 
 @record(kw_only=False, frozen=False, eq=True)
-class Run:
+class RunOptions:
     """The shared options of a command that runs a program."""
 
     program: str | None
@@ -502,7 +502,7 @@ class Run:
 
 
 SHARED = (
-    ("program", Program, None),
+    ("program", ProgramText, None),
     ("expr", Expr, None),
     ("file", File, None),
     ("x", X, None),
@@ -547,7 +547,7 @@ def program_command(formats: tuple[str, ...] = FORMATS):
 
     The command's signature, which Typer reads, is the function's own options and the shared
     ones, ordered by their panels in --help (``PANELS``; the command's own options that name
-    no panel are in one of their own); the shared ones reach the function as one ``Run``.
+    no panel are in one of their own); the shared ones reach the function as one ``RunOptions``.
     ``formats`` are the choices of its --format; with none (a command that prints no
     result) there is neither --format nor --precision. Errors are reported by ``guard``.
     """
@@ -560,7 +560,7 @@ def program_command(formats: tuple[str, ...] = FORMATS):
             ),
         ]
     }
-    # the shared options the command does not take, with the values its Run holds
+    # the shared options the command does not take, with the values its RunOptions holds
     fixed = {} if formats else {"format": "table", "precision": 4, "nonfinite": "null"}
 
     def register(function):
@@ -591,7 +591,7 @@ def program_command(formats: tuple[str, ...] = FORMATS):
 
             context = options.pop("context")
             given = {option: options.pop(option) for option, _, _ in SHARED if option not in fixed}
-            run = Run(**given, **fixed, command=name)
+            run = RunOptions(**given, **fixed, command=name)
             run.format_given = "format" in context.meta.get(GIVEN, ())
             with guard(run.debug, as_json=run.format == "json"), reading_inputs():
                 check_encoding({**vars(run), **options})

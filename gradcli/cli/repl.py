@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from ..base.errors import GradcliError
     from ..commands.compute import Bound
-    from ..lang import Program
+    from ..lang import ParsedProgram
     from ..results import Result
 
 #: The table's commands the REPL runs as :commands, in :help's order: the drawings (graph) last.
@@ -130,7 +130,7 @@ class ReplSession:
 
     # -- the program --------------------------------------------------------------------------
 
-    def program(self, statements: list[str] | None = None) -> Program:
+    def program(self, statements: list[str] | None = None) -> ParsedProgram:
         from ..base.errors import GradcliError
         from ..lang import load_program
 
@@ -141,12 +141,12 @@ class ReplSession:
             )
         return load_program(source)
 
-    def given_for(self, program: Program) -> dict[str, np.ndarray]:
+    def given_for(self, program: ParsedProgram) -> dict[str, np.ndarray]:
         """The values given for inputs of ``program`` (a value may wait for its statement)."""
         used = set(program.inputs(set(self.given)))
         return {n: a for n, a in self.given.items() if program.input_name(n) in used}
 
-    def missing(self, program: Program) -> list[str]:
+    def missing(self, program: ParsedProgram) -> list[str]:
         """The program's inputs that have no value yet."""
         given = self.given_for(program)
         inputs = program.inputs(set(given))
@@ -459,7 +459,7 @@ def _say(text: str) -> None:
     say(text)
 
 
-def _only(result: Any, names: list[str] | None, program: Program) -> Any:
+def _only(result: Any, names: list[str] | None, program: ParsedProgram) -> Any:
     """An eval result cut down to ``names`` (all, for None), where a vector of elements
     (``y0 = ...; y1 = ...``) stands for its elements."""
     wanted = set(result.values if names is None else names)

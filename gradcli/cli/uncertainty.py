@@ -8,12 +8,12 @@ from typing import Annotated
 
 import typer
 
-from .options import Run, names, program_command
+from .options import RunOptions, names, program_command
 
 
 @program_command()
 def uncertainty_command(
-    run: Run,
+    run: RunOptions,
     cov: Annotated[
         str | None,
         typer.Option(

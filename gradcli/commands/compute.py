@@ -18,7 +18,7 @@ from .. import engine as gc
 from ..base import bounds
 from ..base.errors import LISTED, GradcliError, listing
 from ..base.records import record
-from ..lang import Program, ir
+from ..lang import ParsedProgram, ir
 from ..lang import functions as F
 from ..lang.diagnose import backward_message, overflow_message, tangent_message
 from ..lang.ir import is_constant, unseen
@@ -32,9 +32,9 @@ from ..results import (
     Difference,
     Grads,
     Graph,
+    GraphNode,
     Hessian,
     Jacobian,
-    Node,
     Plot,
     Values,
 )
@@ -56,7 +56,7 @@ DTYPES = {"float64": np.float64, "float32": np.float32}
 class Bound:
     """A program with a value for each input, and which inputs require grad."""
 
-    program: Program
+    program: ParsedProgram
     arrays: dict[str, np.ndarray]
     requires_grad: dict[str, bool]
     dtype: type
@@ -121,7 +121,7 @@ def _inputs_are(inputs: list[str]) -> str:
 
 
 def bind(
-    program: Program,
+    program: ParsedProgram,
     given: dict[str, np.ndarray],
     wrt: list[str] | None = None,
     dtype: str = "float64",
@@ -166,7 +166,7 @@ def bind(
 
 
 def _bind(
-    program: Program,
+    program: ParsedProgram,
     inputs: list[str],
     given: dict[str, np.ndarray],
     wrt: list[str] | None,
@@ -1022,7 +1022,7 @@ def check_size(
         )
 
 
-def _cut_gradients(program: Program) -> list[str]:
+def _cut_gradients(program: ParsedProgram) -> list[str]:
     """Check's notes on the statements that cut the gradient on purpose (x.detach()): there the
     derivatives differ from finite differences, which see the value change."""
     notes = []
@@ -1038,7 +1038,7 @@ def _cut_gradients(program: Program) -> list[str]:
 
 
 def graph(bound: Bound, of: str | None = None) -> Graph:
-    """The computational graph of the output: one ``Node`` per node, output first; a
+    """The computational graph of the output: one ``GraphNode`` per node, output first; a
     constant's node holds its value."""
     leaves = bound.leaves()
     env = bound.run(leaves)
@@ -1047,7 +1047,7 @@ def graph(bound: Bound, of: str | None = None) -> Graph:
     for n, tensor in env.items():
         if not is_constant(n):  # x + torch.eye(2): shown as a constant, with its value
             names.setdefault(id(tensor), n)
-    nodes: list[Node] = []
+    nodes: list[GraphNode] = []
     ids: dict[int, int] = {}
 
     def node_id(tensor) -> int:
@@ -1071,7 +1071,7 @@ def graph(bound: Bound, of: str | None = None) -> Graph:
         op = fn.prim.name if fn is not None else ("input" if id(tensor) in inputs_ else "constant")
         leaf_fn = "AccumulateGrad" if traced and tensor.requires_grad else None
         nodes.append(
-            Node(
+            GraphNode(
                 id=ids[id(tensor)],
                 name=names.get(id(tensor)),
                 op=op,
@@ -1104,7 +1104,7 @@ def plot_defaults(varied: list[str] | None, direction: np.ndarray | None):
     """``defaults`` for ``bind`` (see there): the one input plot varies needs no value, zero
     (shaped like ``direction``) where the command line gives it none."""
 
-    def defaults(program: Program, given: dict) -> dict[str, np.ndarray]:
+    def defaults(program: ParsedProgram, given: dict) -> dict[str, np.ndarray]:
         free = [n for n in program.inputs(set(given)) if n not in given | program.declared.keys()]
         names = varied or free
         if len(names) == 1 and names[0] in free:

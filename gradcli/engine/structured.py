@@ -103,7 +103,7 @@ def propagate(tape: Tape, starts: dict[int, Pattern]) -> list[Pattern | None]:
         assert op.forward is not None
         # a value computed from the inputs stands in by its shape (no rule reads it)
         arrays = [values[a] if values[a] is not None else _shaped(shapes[a]) for a in args]
-        patterns[out] = rule(R.Step(given, arrays, shapes[out], params, op.forward))
+        patterns[out] = rule(R.PatternStep(given, arrays, shapes[out], params, op.forward))
     return patterns
 
 

@@ -1,4 +1,4 @@
-"""Text to ``Program``: split, check against the whitelist, parse with sympy, translate."""
+"""Text to ``ParsedProgram``: split, check against the whitelist, parse with sympy, translate."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from dataclasses import replace
 from ..base import bounds
 from ..base.errors import GradcliError
 from .ir import rename, version
-from .program import Assignment, Program
+from .program import Assignment, ParsedProgram
 from .pytorch import FLOATING
 from .validate import check_all, split_statements
 from .values import LIKE
 
 
-def parse_program(source: str) -> Program:
+def parse_program(source: str) -> ParsedProgram:
     """Parse a whole program; raises ``GradcliError`` naming the statement at fault."""
     bounds.check_length(source, "the program")
     assignments = []
@@ -95,7 +95,7 @@ def parse_program(source: str) -> Program:
         raise last.error(
             "the program assigns nothing", 0, "write statements like: y = x + 2; out = mean(y)"
         )
-    program = Program(source, _versions(assignments), tuple(backward))
+    program = ParsedProgram(source, _versions(assignments), tuple(backward))
     _check_vectors_used_after_their_elements(program, checked_all)
     return program
 
@@ -158,7 +158,7 @@ def _column(statement, name: str) -> int | None:
     return match.start() if match else None
 
 
-def _check_vectors_used_after_their_elements(program: Program, checked_all) -> None:
+def _check_vectors_used_after_their_elements(program: ParsedProgram, checked_all) -> None:
     """A vector built from elements (``y0 = ...; y1 = ...``) is used only after all of them."""
     groups = program.groups()
     if not groups:

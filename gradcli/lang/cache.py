@@ -34,7 +34,7 @@ from .. import __version__
 from ..base import bounds
 from ..base.files import read_regular
 from .functions import FUNCTIONS
-from .program import Program
+from .program import ParsedProgram
 
 if TYPE_CHECKING:
     from hashlib import sha256
@@ -191,14 +191,14 @@ def remove_orphans(folder: Path, older_than: float = ORPHAN_SECONDS) -> None:
                 pass
 
 
-def load_program(source: str, use_cache: bool = True) -> Program:
+def load_program(source: str, use_cache: bool = True) -> ParsedProgram:
     """The parsed program of ``source``, from the cache when possible."""
     bounds.check_length(source, "the program")
     if use_cache:
         content = read_entry(source)
         if isinstance(content, dict):
             try:
-                program = Program.from_json(content)
+                program = ParsedProgram.from_json(content)
                 if program.source == source:
                     return program
             except Exception:  # noqa: BLE001 - an entry not of the parser's IR: parse afresh

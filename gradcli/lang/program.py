@@ -1,7 +1,7 @@
 """A parsed program: ordered assignments of IR trees (``ir.py``), its inputs, and the
 engine's domain of the interpreter, which runs it on numbers.
 
-``Program`` is plain data (it round-trips through JSON for the parse cache), so running a
+``ParsedProgram`` is plain data (it round-trips through JSON for the parse cache), so running a
 cached program needs neither sympy nor the validator.
 """
 
@@ -34,11 +34,11 @@ from .ir import (
     to_json,
     version,
 )
-from .statement import Backward, Statement, element_of
+from .statement import BackwardCall, Statement, element_of
 from .values import constructor_dtype, generator_for, parse_constructor
 
 MAX_GAP = 64  # missing elements a vector y0, y1, ... may have (each taken as 0)
-# why a traced program (``Program.TRACED``) has no symbolic form
+# why a traced program (``ParsedProgram.TRACED``) has no symbolic form
 NO_FORMULAS = "a PyTorch script's program is its traced graph, which has no formulas"
 
 
@@ -64,13 +64,13 @@ class Assignment:
 
 
 @record(kw_only=False, eq=True)
-class Program:
+class ParsedProgram:
     """The statements in order; everything else is derived from them. ``backward`` holds
     the PyTorch code's ``y.backward(v)`` calls, in order."""
 
     source: str
     assignments: tuple[Assignment, ...]
-    backward: tuple[Backward, ...] = ()
+    backward: tuple[BackwardCall, ...] = ()
 
     # whether the program is a PyTorch script's traced graph (``script.traced``), which has
     # no statements of IR: no formulas (``NO_FORMULAS``), and explain walks the graph
@@ -104,7 +104,7 @@ class Program:
         }
 
     @property
-    def passes(self) -> list[Backward]:
+    def passes(self) -> list[BackwardCall]:
         """The backward passes the program asks for (not its ``x.grad.zero_()``)."""
         return [b for b in self.backward if not b.zero_grad]
 
@@ -267,7 +267,7 @@ class Program:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> Program:
+    def from_json(cls, data: dict) -> ParsedProgram:
         """The program ``to_json`` wrote; ValueError (or KeyError, TypeError) for anything
         else, such as an IR tree that calls an operation the language does not have."""
         return cls(
@@ -283,7 +283,7 @@ class Program:
                 for a in data["assignments"]
             ),
             tuple(
-                Backward(
+                BackwardCall(
                     output,
                     gradient,
                     bool(retain),

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..base.errors import GradcliError
 from .functions import DTYPE_NAMES, TORCH_MODULES
-from .statement import Backward, Statement
+from .statement import BackwardCall, Statement
 from .values import CONSTRUCTORS, LIKE
 
 # What PyTorch code imports: torch and its parts, under any name
@@ -198,7 +198,7 @@ def dtype(value: ast.expr) -> str | None:
     return None
 
 
-def backward(node: ast.stmt) -> Backward | None:
+def backward(node: ast.stmt) -> BackwardCall | None:
     """``y.backward(...)`` as a statement of its own, or None."""
     if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Call):
         return None
@@ -227,7 +227,7 @@ def backward(node: ast.stmt) -> Backward | None:
         )
     if not isinstance(retain, ast.Constant) or not isinstance(retain.value, bool):
         raise Refused(retain, "retain_graph must be True or False")
-    return Backward(call.func.value.id, None if gradient is None else gradient.id, retain.value)
+    return BackwardCall(call.func.value.id, None if gradient is None else gradient.id, retain.value)
 
 
 def shows(node: ast.stmt) -> bool:
@@ -371,7 +371,7 @@ def _constant_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-def grad_of(node: ast.stmt) -> tuple[Backward, tuple[str, ...]] | None:
+def grad_of(node: ast.stmt) -> tuple[BackwardCall, tuple[str, ...]] | None:
     """``g, = torch.autograd.grad(y, [x, w], grad_outputs=v)`` (or ``g = ...``, ``...[0]``,
     the call alone) as a statement of its own: the pass it asks for, and the names it binds;
     None for any other statement. Refused for what a program does not take: outputs and
@@ -402,7 +402,7 @@ def grad_of(node: ast.stmt) -> tuple[Backward, tuple[str, ...]] | None:
                 raise Refused(element, "torch.autograd.grad's tensors are assigned to names here")
             bound.append(element.id)
     inputs = tuple(i.id for i in call.inputs)
-    return Backward(call.outputs[0].id, gradient, retain, inputs), tuple(bound)
+    return BackwardCall(call.outputs[0].id, gradient, retain, inputs), tuple(bound)
 
 
 # torch's in-place operators and methods, and the operator of the language each applies

@@ -33,7 +33,7 @@ class Statement:
 
 
 @record(kw_only=False, eq=True)
-class Backward:
+class BackwardCall:
     """``output.backward(gradient, retain_graph=...)``: ``gradient`` names the cotangent
     (None: the output is a scalar, or torch's error says it is not). ``zero_grad``: the
     statement is ``output.grad.zero_()`` instead. ``inputs``: the

@@ -143,7 +143,7 @@ class Checked:
     constructor: str | None
     names: tuple[str, ...]
     columns: dict[str, int]
-    backward: pytorch.Backward | None = None
+    backward: pytorch.BackwardCall | None = None
     rebinds: bool = False  # y[0] = ...: the target takes a new value, made from its last
     dtype: str | None = None  # a constructor's dtype=torch.float64 ("float64")
     results: tuple[str, ...] = ()  # g, = torch.autograd.grad(...): the names it binds
@@ -356,7 +356,7 @@ def _pytorch_statement(statement: Statement, node: ast.stmt) -> Checked | None:
             return Checked(statement, None, None, None, (), {})
         zeroed = pytorch.zero_grad(node)
         if zeroed is not None:  # x.grad.zero_()
-            reset = pytorch.Backward(zeroed, None, False, zero_grad=True)
+            reset = pytorch.BackwardCall(zeroed, None, False, zero_grad=True)
             return Checked(statement, None, None, None, (zeroed,), {}, reset)
         call = pytorch.backward(node)
     except pytorch.Refused as exc:

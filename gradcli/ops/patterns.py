@@ -4,7 +4,7 @@ A ``Pattern`` is a boolean matrix in compressed rows: one row per element of a v
 order), one column per element of the inputs the Jacobian is taken with respect to. A step's
 pattern rule (the op table's ``pattern``) gives its result's pattern from its arguments':
 
-``rule(step)``, a ``Step``: the arguments' patterns (None for an argument that depends on no
+``rule(step)``, a ``PatternStep``: the arguments' patterns (None for an argument that depends on no
 input: a constant), their traced values, the shape of the result, the step's parameters and
 the entry's numpy function. It returns the result's pattern (None: it depends on no input).
 
@@ -234,7 +234,7 @@ def _width(patterns: Sequence[Pattern | None]) -> int:
     return next(p.width for p in patterns if p is not None)
 
 
-class Step(NamedTuple):
+class PatternStep(NamedTuple):
     """What a pattern rule reads of one traced step."""
 
     patterns: Sequence[Pattern | None]  # the arguments' (None: depends on no input)
@@ -244,16 +244,16 @@ class Step(NamedTuple):
     forward: Callable[..., Array]  # the entry's numpy function
 
 
-PatternRule = Callable[[Step], "Pattern | None"]
+PatternRule = Callable[[PatternStep], "Pattern | None"]
 
 
 def _one_operand(
-    body: Callable[[Pattern, tuple[int, ...], Step], Pattern],
+    body: Callable[[Pattern, tuple[int, ...], PatternStep], Pattern],
 ) -> PatternRule:
     """A rule of one operand: no pattern where the operand depends on no input, else
     ``body(its pattern, its shape, step)``."""
 
-    def rule(step: Step) -> Pattern | None:
+    def rule(step: PatternStep) -> Pattern | None:
         (p,) = step.patterns
         return None if p is None else body(p, np.shape(step.values[0]), step)
 
@@ -264,7 +264,7 @@ def _one_operand(
 # -- the rules ------------------------------------------------------------------------------------
 
 
-def dense(step: Step) -> Pattern | None:
+def dense(step: PatternStep) -> Pattern | None:
     """Every element of the result depends on everything the arguments depend on (the
     default of an entry that declares no rule)."""
     present = [p for p in step.patterns if p is not None]
@@ -277,12 +277,12 @@ def dense(step: Step) -> Pattern | None:
     return Pattern(indptr, np.tile(columns, rows), present[0].width)
 
 
-def nothing(step: Step) -> Pattern | None:
+def nothing(step: PatternStep) -> Pattern | None:
     """A result without a derivative (a mask, a comparison): it depends on no input."""
     return None
 
 
-def elementwise(step: Step) -> Pattern | None:
+def elementwise(step: PatternStep) -> Pattern | None:
     """Broadcasting element-wise steps: an element depends on the elements it is made of."""
     taken = []
     for p, v in zip(step.patterns, step.values):
@@ -296,7 +296,7 @@ def elementwise(step: Step) -> Pattern | None:
     return union(taken)
 
 
-def moved(step: Step) -> Pattern | None:
+def moved(step: PatternStep) -> Pattern | None:
     """Steps that only move, copy or select elements (reshape, transpose, indexing, stack,
     cat): the step itself, run on the arguments' element positions, says where each element
     of the result comes from."""
@@ -332,7 +332,7 @@ def _reduced(pattern: Pattern, shape: Sequence[int], kept: Sequence[int]) -> Pat
 
 
 @_one_operand
-def reduction(p: Pattern, in_shape: tuple[int, ...], step: Step) -> Pattern:
+def reduction(p: Pattern, in_shape: tuple[int, ...], step: PatternStep) -> Pattern:
     """A reduction over ``dim`` (a tuple of axes): an element depends on its group."""
     axes = {d % max(len(in_shape), 1) for d in step.params["dim"]}
     kept = [1 if i in axes else n for i, n in enumerate(in_shape)]
@@ -340,7 +340,7 @@ def reduction(p: Pattern, in_shape: tuple[int, ...], step: Step) -> Pattern:
 
 
 @_one_operand
-def summed_to(p: Pattern, in_shape: tuple[int, ...], step: Step) -> Pattern:
+def summed_to(p: Pattern, in_shape: tuple[int, ...], step: PatternStep) -> Pattern:
     """sum_to, the reverse of broadcasting: an element depends on the copies it sums."""
     kept = (1,) * (len(in_shape) - len(step.shape)) + tuple(step.params["shape"])
     kept = tuple(1 if k == 1 else n for k, n in zip(kept, in_shape))
@@ -348,7 +348,7 @@ def summed_to(p: Pattern, in_shape: tuple[int, ...], step: Step) -> Pattern:
 
 
 @_one_operand
-def along_dim(p: Pattern, in_shape: tuple[int, ...], step: Step) -> Pattern:
+def along_dim(p: Pattern, in_shape: tuple[int, ...], step: PatternStep) -> Pattern:
     """An operation along one ``dim`` (softmax, cumsum): an element depends on its line."""
     dim = step.params.get("dim")
     if dim is None or not in_shape:
@@ -359,7 +359,7 @@ def along_dim(p: Pattern, in_shape: tuple[int, ...], step: Step) -> Pattern:
     return lines.take(np.broadcast_to(_positions(kept), in_shape).reshape(-1))
 
 
-def matmul(step: Step) -> Pattern | None:
+def matmul(step: PatternStep) -> Pattern | None:
     """torch.matmul: out[..., i, k] depends on a[..., i, j] and b[..., j, k] for every j; an
     operand that depends on no input contributes its non-zero entries only (a constant
     banded matrix makes a banded pattern)."""

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from ..results import Graph, Node
+from ..results import Graph, GraphNode
 from . import Options, renders, short
 
 
-def _op(node: Node, precision: int) -> str:
+def _op(node: GraphNode, precision: int) -> str:
     """The node's operation; a constant with its value: ``constant 3``."""
     return node.op if node.value is None else f"constant {short(node.value, precision)}"
 
 
-def _title(node: Node) -> str:
+def _title(node: GraphNode) -> str:
     """The node's name, or its number: ``#3``."""
     return node.name or f"#{node.id}"
 
 
-def _describe(node: Node, precision: int):
+def _describe(node: GraphNode, precision: int):
     """A node's line of the tree; it wraps between words, and a word longer than the
     terminal (a long backward name) ends in … rather than continue on the next line."""
     from rich.text import Text

@@ -35,14 +35,14 @@ from ..base.errors import GradcliError
 from ..base.records import record
 from ..engine import graph_hooks
 from ..engine.tensor import apply
-from ..lang.program import Assignment, Program, RunLog
-from ..lang.statement import Backward, Statement
+from ..lang.program import Assignment, ParsedProgram, RunLog
+from ..lang.statement import BackwardCall, Statement
 from ..nn.module import Module
 from ..ops.table import Op
 
 
 @dataclass(frozen=True)
-class Step:
+class GraphStep:
     """One node of the graph: its primitive applied to earlier slots, with its parameters;
     ``name`` is its ``grad_fn``'s, as the script saw it."""
 
@@ -59,7 +59,7 @@ class Trace:
 
     leaves: tuple[tuple[str, np.ndarray], ...]
     constants: tuple[np.ndarray, ...]
-    steps: tuple[Step, ...]
+    steps: tuple[GraphStep, ...]
     named: dict[str, int]  # the script's names of intermediate values and outputs: their slot
     outputs: tuple[str, ...]
     gradients: dict[str, np.ndarray]  # the cotangents passed, by the name the program gives
@@ -96,7 +96,7 @@ def _like(array: np.ndarray, floating: np.dtype | None) -> np.ndarray:
 
 
 @record(kw_only=False, eq=True)
-class Traced(Program):
+class Traced(ParsedProgram):
     """A script's traced graph as a command's program (see the module's docstring): its inputs
     are the leaves, each declared with the value it had, its passes the script's last one."""
 
@@ -109,7 +109,7 @@ class Traced(Program):
         line = Statement(1, trace.line, source.split("\n")[trace.line - 1].strip())
         retained = len(trace.outputs) - 1  # one graph for the outputs of one pass
         passes = tuple(
-            Backward(output, cotangent, k < retained, trace.inputs)
+            BackwardCall(output, cotangent, k < retained, trace.inputs)
             for k, (output, cotangent) in enumerate(zip(trace.outputs, trace.cotangents))
         )
         return cls(source, tuple(Assignment(name, line) for name in trace.named), passes, trace)
@@ -235,7 +235,7 @@ class Recorder:
             node, op, operands = t.grad_fn, t._op, t._inputs
             assert node is not None and op is not None and operands is not None  # a node's
             name = self.run.node_names.get(node) or node.name()
-            steps.append(Step(op, tuple(slot[id(i)] for i in operands), t._params, name))
+            steps.append(GraphStep(op, tuple(slot[id(i)] for i in operands), t._params, name))
             slot[id(t)] = len(slot)
         taken = set(leaf_names)
         named: dict[str, int] = {}

@@ -1,6 +1,6 @@
 """The op table: one line per differentiable operation.
 
-Each ``Op`` says how to call the operation (``fn(*differentiable_inputs, **params)``), where its
+Each ``OpRow`` says how to call the operation (``fn(*differentiable_inputs, **params)``), where its
 differentiable inputs live (a ``Domain`` each, chosen so the function is smooth there), which
 shapes and parameters to try (a hypothesis strategy, ``spec``), the PyTorch equivalent, and
 which entries of ``gc.PRIMITIVES`` it exercises. A new primitive is one new line in ``OPS``;
@@ -508,7 +508,9 @@ def _t_typed(call):
 
 def _typed_along(name, domain):
     """The row of an operation along a dim that takes torch's dtype (softmax, cumsum)."""
-    return Op(name, getattr(gc, name), domain, with_params(along_dim(), TYPED), _t_typed(_t(name)))
+    return OpRow(
+        name, getattr(gc, name), domain, with_params(along_dim(), TYPED), _t_typed(_t(name))
+    )
 
 
 def _t_prod(x, dim=None, keepdim=False, dtype=None):
@@ -582,7 +584,7 @@ def _t_statistic(name):
 
 
 @dataclass(frozen=True)
-class Op:
+class OpRow:
     """One table line. ``fn(*inputs, **params)`` computes the op on gradcli tensors."""
 
     name: str
@@ -612,14 +614,14 @@ class Op:
 
 @dataclass
 class Case:
-    op: Op
+    op: OpRow
     shapes: tuple
     params: dict
     seed: int
     inputs: list[np.ndarray]
 
     @classmethod
-    def build(cls, op: Op, shapes, params, seed) -> Case:
+    def build(cls, op: OpRow, shapes, params, seed) -> Case:
         domains = op.domains if isinstance(op.domains, tuple) else (op.domains,) * len(shapes)
         assert len(domains) == len(shapes), op.name
         inputs = sample_inputs(domains, shapes, np.random.default_rng(seed))
@@ -681,94 +683,94 @@ def _t_cross_entropy_classes_nll(x, target, **params):
     return torch_module().nn.functional.nll_loss(x, torch_module().from_numpy(target), **params)
 
 
-OPS: list[Op] = [
+OPS: list[OpRow] = [
     # element-wise, one input
-    Op("neg", gc.neg, REAL),
-    Op("reciprocal", gc.reciprocal, NONZERO),
-    Op("exp", gc.exp, REAL),
-    Op("log", gc.log, POS),
-    Op("log2", gc.log2, POS),
-    Op("log1p", gc.log1p, Domain(-0.5, 2.0)),
-    Op("expm1", gc.expm1, REAL),
-    Op("sqrt", gc.sqrt, POS),
-    Op("abs", gc.abs, NONZERO),
-    Op("sign", gc.sign, NONZERO),
-    Op("masked_fill", _masked_fill, (REAL, REAL), masked_fill_spec(), torch=_t_masked_fill),
-    Op("sin", gc.sin, REAL),
-    Op("cos", gc.cos, REAL),
-    Op("tan", gc.tan, Domain(-1.2, 1.2)),
-    Op("asin", gc.asin, UNIT),
-    Op("acos", gc.acos, UNIT),
-    Op("atan", gc.atan, REAL),
-    Op("sinh", gc.sinh, REAL),
-    Op("cosh", gc.cosh, REAL),
-    Op("tanh", gc.tanh, REAL),
-    Op("sigmoid", gc.sigmoid, WIDE),
-    Op("relu", gc.relu, NONZERO),
-    Op(
+    OpRow("neg", gc.neg, REAL),
+    OpRow("reciprocal", gc.reciprocal, NONZERO),
+    OpRow("exp", gc.exp, REAL),
+    OpRow("log", gc.log, POS),
+    OpRow("log2", gc.log2, POS),
+    OpRow("log1p", gc.log1p, Domain(-0.5, 2.0)),
+    OpRow("expm1", gc.expm1, REAL),
+    OpRow("sqrt", gc.sqrt, POS),
+    OpRow("abs", gc.abs, NONZERO),
+    OpRow("sign", gc.sign, NONZERO),
+    OpRow("masked_fill", _masked_fill, (REAL, REAL), masked_fill_spec(), torch=_t_masked_fill),
+    OpRow("sin", gc.sin, REAL),
+    OpRow("cos", gc.cos, REAL),
+    OpRow("tan", gc.tan, Domain(-1.2, 1.2)),
+    OpRow("asin", gc.asin, UNIT),
+    OpRow("acos", gc.acos, UNIT),
+    OpRow("atan", gc.atan, REAL),
+    OpRow("sinh", gc.sinh, REAL),
+    OpRow("cosh", gc.cosh, REAL),
+    OpRow("tanh", gc.tanh, REAL),
+    OpRow("sigmoid", gc.sigmoid, WIDE),
+    OpRow("relu", gc.relu, NONZERO),
+    OpRow(
         "softplus",
         gc.softplus,
         Domain(-4.0, 4.0, avoid=(2.5,)),  # beta x = threshold at 2.5 for beta 2, threshold 5
         with_params(one(), st.sampled_from([{}, {"beta": 2.0, "threshold": 5.0}])),
         torch=_t_functional("softplus"),
     ),
-    Op("erf", gc.erf, REAL),
+    OpRow("erf", gc.erf, REAL),
     # element-wise, one input (gradcli/engine/pointwise.py)
-    Op("log10", gc.log10, POS),
-    Op("exp2", gc.exp2, REAL),
-    Op("square", gc.square, REAL),
-    Op("rsqrt", gc.rsqrt, POS),
+    OpRow("log10", gc.log10, POS),
+    OpRow("exp2", gc.exp2, REAL),
+    OpRow("square", gc.square, REAL),
+    OpRow("rsqrt", gc.rsqrt, POS),
     # torch 2.13 has no cbrt: the real cube root written out
-    Op("cbrt", gc.cbrt, NONZERO, torch=lambda x: x.sign() * x.abs() ** (1 / 3)),
-    Op("floor", gc.floor, WHOLE),
-    Op("ceil", gc.ceil, WHOLE),
-    Op("trunc", gc.trunc, WHOLE),
-    Op("round", gc.round, HALVES, with_params(one(), options(decimals=[0, -1]))),
-    Op("frac", gc.frac, WHOLE),
-    Op("erfc", gc.erfc, REAL),
-    Op("erfinv", gc.erfinv, UNIT),
-    Op("lgamma", gc.lgamma, Domain(0.3, 4.0), prims=("lgamma", "digamma")),
-    Op("digamma", gc.digamma, Domain(0.3, 4.0), prims=("digamma", "polygamma")),
-    Op(
+    OpRow("cbrt", gc.cbrt, NONZERO, torch=lambda x: x.sign() * x.abs() ** (1 / 3)),
+    OpRow("floor", gc.floor, WHOLE),
+    OpRow("ceil", gc.ceil, WHOLE),
+    OpRow("trunc", gc.trunc, WHOLE),
+    OpRow("round", gc.round, HALVES, with_params(one(), options(decimals=[0, -1]))),
+    OpRow("frac", gc.frac, WHOLE),
+    OpRow("erfc", gc.erfc, REAL),
+    OpRow("erfinv", gc.erfinv, UNIT),
+    OpRow("lgamma", gc.lgamma, Domain(0.3, 4.0), prims=("lgamma", "digamma")),
+    OpRow("digamma", gc.digamma, Domain(0.3, 4.0), prims=("digamma", "polygamma")),
+    OpRow(
         "logit",
         gc.logit,
         Domain(0.02, 0.98, avoid=(0.1, 0.9)),
         with_params(one(), st.sampled_from([{}, {"eps": 0.1}])),
     ),
-    Op("sinc", gc.sinc, NONZERO),
-    Op("deg2rad", gc.deg2rad, WIDE),
-    Op("rad2deg", gc.rad2deg, REAL),
-    Op("asinh", gc.asinh, WIDE),
-    Op("acosh", gc.acosh, Domain(1.2, 3.0)),
-    Op("atanh", gc.atanh, UNIT),
-    Op("nan_to_num", gc.nan_to_num, REAL),
+    OpRow("sinc", gc.sinc, NONZERO),
+    OpRow("deg2rad", gc.deg2rad, WIDE),
+    OpRow("rad2deg", gc.rad2deg, REAL),
+    OpRow("asinh", gc.asinh, WIDE),
+    OpRow("acosh", gc.acosh, Domain(1.2, 3.0)),
+    OpRow("atanh", gc.atanh, UNIT),
+    OpRow("nan_to_num", gc.nan_to_num, REAL),
     # activations
-    Op(
+    OpRow(
         "gelu",
         gc.gelu,
         WIDE,
         with_params(one(), options(approximate=["none", "tanh"])),
         torch=_t_functional("gelu"),
     ),
-    Op("silu", gc.silu, WIDE, torch=_t_functional("silu")),
-    Op(
+    OpRow("silu", gc.silu, WIDE, torch=_t_functional("silu")),
+    OpRow(
         "elu",
         gc.elu,
         NONZERO,
         with_params(one(), options(alpha=[1.0, 0.5])),
         torch=_t_functional("elu"),
     ),
-    Op("celu", gc.celu, NONZERO, with_params(one(), options(alpha=[1.0, 2.0]))),
-    Op("selu", gc.selu, NONZERO),
-    Op(
+    OpRow("celu", gc.celu, NONZERO, with_params(one(), options(alpha=[1.0, 2.0]))),
+    OpRow("selu", gc.selu, NONZERO),
+    OpRow(
         "leaky_relu",
         gc.leaky_relu,
         NONZERO,
         with_params(one(), options(negative_slope=[0.01, 0.2])),
         torch=_t_functional("leaky_relu"),
     ),
-    Op("relu6", gc.relu6, Domain(-2.0, 8.0, avoid=(0.0, 6.0)), torch=_t_functional("relu6")),
-    Op(
+    OpRow("relu6", gc.relu6, Domain(-2.0, 8.0, avoid=(0.0, 6.0)), torch=_t_functional("relu6")),
+    OpRow(
         "hardtanh",
         gc.hardtanh,
         CLAMP,
@@ -778,21 +780,21 @@ OPS: list[Op] = [
     # torch's hardsigmoid has no second derivative and a float32 1/6: the same function
     # written with relu6 is the oracle here (tests/engine/test_engine_pointwise.py compares
     # with torch's own at first order)
-    Op(
+    OpRow(
         "hardsigmoid",
         gc.hardsigmoid,
         HARD,
         torch=lambda x: torch_module().nn.functional.relu6(x + 3.0) / 6.0,
     ),
-    Op("hardswish", gc.hardswish, HARD, torch=_t_functional("hardswish")),
-    Op("mish", gc.mish, WIDE, torch=_t_functional("mish"), prims=("mish", "softplus")),
-    Op("softsign", gc.softsign, NONZERO, torch=_t_functional("softsign")),
-    Op("logsigmoid", gc.logsigmoid, WIDE, torch=_t_functional("logsigmoid")),
-    Op("softmin", gc.softmin, REAL, along_dim(), torch=_t_functional("softmin")),
-    Op("glu", gc.glu, REAL, glu_spec(), torch=_t_functional("glu")),
-    Op("clamp", gc.clamp, CLAMP, with_params(one(), CLAMP_BOUNDS)),
+    OpRow("hardswish", gc.hardswish, HARD, torch=_t_functional("hardswish")),
+    OpRow("mish", gc.mish, WIDE, torch=_t_functional("mish"), prims=("mish", "softplus")),
+    OpRow("softsign", gc.softsign, NONZERO, torch=_t_functional("softsign")),
+    OpRow("logsigmoid", gc.logsigmoid, WIDE, torch=_t_functional("logsigmoid")),
+    OpRow("softmin", gc.softmin, REAL, along_dim(), torch=_t_functional("softmin")),
+    OpRow("glu", gc.glu, REAL, glu_spec(), torch=_t_functional("glu")),
+    OpRow("clamp", gc.clamp, CLAMP, with_params(one(), CLAMP_BOUNDS)),
     # tensor bounds: distinct values (no ties), min > max at times
-    Op(
+    OpRow(
         "clamp_tensors",
         Z.clamp_tensors,
         (DISTINCT, DISTINCT, DISTINCT),
@@ -800,117 +802,117 @@ OPS: list[Op] = [
         torch=Z.torch_clamp_tensors,
         prims=("where",),
     ),
-    Op("clamp_min", gc.clamp_min, (DISTINCT, DISTINCT), Z.bounds_spec(1)),
-    Op("clamp_max", gc.clamp_max, CLAMP, with_params(one(), options(max=[0.5, -0.5]))),
+    OpRow("clamp_min", gc.clamp_min, (DISTINCT, DISTINCT), Z.bounds_spec(1)),
+    OpRow("clamp_max", gc.clamp_max, CLAMP, with_params(one(), options(max=[0.5, -0.5]))),
     # element-wise, broadcasting
     # torch's alpha: other scaled first
-    Op("add", gc.add, (REAL, REAL), with_params(broadcast(2), options(alpha=[1, 2.5]))),
-    Op("sub", gc.sub, (REAL, REAL), with_params(broadcast(2), options(alpha=[1, -0.5]))),
-    Op("mul", gc.mul, (REAL, REAL), broadcast(2)),
-    Op("div", gc.div, (REAL, NONZERO), broadcast(2)),
+    OpRow("add", gc.add, (REAL, REAL), with_params(broadcast(2), options(alpha=[1, 2.5]))),
+    OpRow("sub", gc.sub, (REAL, REAL), with_params(broadcast(2), options(alpha=[1, -0.5]))),
+    OpRow("mul", gc.mul, (REAL, REAL), broadcast(2)),
+    OpRow("div", gc.div, (REAL, NONZERO), broadcast(2)),
     # the quotient rounded: |input / other| within (0.05, 0.94), away from whole numbers
-    Op(
+    OpRow(
         "div_rounded",
         gc.div,
         (DIVIDEND, DIVISOR),
         with_params(broadcast(2), options(rounding_mode=["trunc", "floor"])),
         torch=_t("div"),
     ),
-    Op("pow", gc.pow, (POS, REAL), broadcast(2)),
-    Op("pow_scalar_exponent", lambda x: x**3.0, REAL, torch=lambda x: x**3.0, prims=("pow",)),
-    Op("rpow", lambda x: 2.0**x, REAL, torch=lambda x: 2.0**x, prims=("pow",)),
-    Op("maximum", gc.maximum, (DISTINCT, DISTINCT), broadcast(2)),
-    Op("minimum", gc.minimum, (DISTINCT, DISTINCT), broadcast(2)),
-    Op("where", _where, (REAL, REAL), where_spec(), torch=_t_where),
-    Op("atan2", gc.atan2, (NONZERO, REAL), broadcast(2)),  # input away from the branch cut
-    Op("hypot", gc.hypot, (NONZERO, REAL), broadcast(2)),
-    Op("remainder", gc.remainder, (DIVIDEND, DIVISOR), broadcast(2)),
-    Op("fmod", gc.fmod, (DIVIDEND, DIVISOR), broadcast(2)),
-    Op("xlogy", gc.xlogy, (REAL, POS), broadcast(2)),
-    Op("logaddexp", gc.logaddexp, (WIDE, WIDE), broadcast(2)),
-    Op("logaddexp2", gc.logaddexp2, (WIDE, WIDE), broadcast(2)),
-    Op("copysign", gc.copysign, (NONZERO, NONZERO), broadcast(2)),
-    Op("lerp", gc.lerp, (REAL, REAL, REAL), broadcast(3)),
-    Op(
+    OpRow("pow", gc.pow, (POS, REAL), broadcast(2)),
+    OpRow("pow_scalar_exponent", lambda x: x**3.0, REAL, torch=lambda x: x**3.0, prims=("pow",)),
+    OpRow("rpow", lambda x: 2.0**x, REAL, torch=lambda x: 2.0**x, prims=("pow",)),
+    OpRow("maximum", gc.maximum, (DISTINCT, DISTINCT), broadcast(2)),
+    OpRow("minimum", gc.minimum, (DISTINCT, DISTINCT), broadcast(2)),
+    OpRow("where", _where, (REAL, REAL), where_spec(), torch=_t_where),
+    OpRow("atan2", gc.atan2, (NONZERO, REAL), broadcast(2)),  # input away from the branch cut
+    OpRow("hypot", gc.hypot, (NONZERO, REAL), broadcast(2)),
+    OpRow("remainder", gc.remainder, (DIVIDEND, DIVISOR), broadcast(2)),
+    OpRow("fmod", gc.fmod, (DIVIDEND, DIVISOR), broadcast(2)),
+    OpRow("xlogy", gc.xlogy, (REAL, POS), broadcast(2)),
+    OpRow("logaddexp", gc.logaddexp, (WIDE, WIDE), broadcast(2)),
+    OpRow("logaddexp2", gc.logaddexp2, (WIDE, WIDE), broadcast(2)),
+    OpRow("copysign", gc.copysign, (NONZERO, NONZERO), broadcast(2)),
+    OpRow("lerp", gc.lerp, (REAL, REAL, REAL), broadcast(3)),
+    OpRow(
         "binary_cross_entropy_with_logits",
         gc.binary_cross_entropy_with_logits,
         (WIDE, PROB),
         with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
         torch=_t_functional("binary_cross_entropy_with_logits"),
     ),
-    Op(
+    OpRow(
         "binary_cross_entropy",
         gc.binary_cross_entropy,
         (PROB, PROB),
         with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
         torch=_t_functional("binary_cross_entropy"),
     ),
-    Op(
+    OpRow(
         "mse_loss",
         gc.mse_loss,
         (REAL, REAL),
         with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})),
         torch=_t_functional("mse_loss"),
     ),
-    Op(
+    OpRow(
         "cross_entropy_classes",
         gc.cross_entropy,
         REAL,
         class_targets(),
         torch=_t_cross_entropy_classes,
     ),
-    Op(
+    OpRow(
         "cross_entropy_probabilities",
         gc.cross_entropy,
         (REAL, PROB),
         class_probabilities(),
         torch=_t_functional("cross_entropy"),
     ),
-    Op(
+    OpRow(
         "cross_entropy_smoothed",
         gc.cross_entropy,
         REAL,
         nll_spec(smoothing=True),
         torch=_t_cross_entropy_classes,
     ),
-    Op(
+    OpRow(
         "cross_entropy_smoothed_probabilities",
         gc.cross_entropy,
         (REAL, PROB),
         smoothed_probabilities(),
         torch=_t_functional("cross_entropy"),
     ),
-    Op("nll_loss", gc.nll_loss, REAL, nll_spec(), torch=_t_cross_entropy_classes_nll),
+    OpRow("nll_loss", gc.nll_loss, REAL, nll_spec(), torch=_t_cross_entropy_classes_nll),
     # class weights and element weights (no gradient for them, as in torch)
-    Op(
+    OpRow(
         "cross_entropy_weighted",
         gc.cross_entropy,
         REAL,
         Z.weighted(nll_spec(smoothing=True)),
         torch=Z.torch_weighted(_t_cross_entropy_classes),
     ),
-    Op(
+    OpRow(
         "cross_entropy_weighted_probabilities",
         gc.cross_entropy,
         (REAL, PROB),
         Z.weighted(smoothed_probabilities()),
         torch=Z.torch_weighted(_t_functional("cross_entropy")),
     ),
-    Op(
+    OpRow(
         "nll_loss_weighted",
         gc.nll_loss,
         REAL,
         Z.weighted(nll_spec()),
         torch=Z.torch_weighted(_t_cross_entropy_classes_nll),
     ),
-    Op(
+    OpRow(
         "binary_cross_entropy_weighted",
         gc.binary_cross_entropy,
         (PROB, PROB),
         Z.weighted(with_params(same(2), st.fixed_dictionaries({"reduction": REDUCTIONS})), True),
         torch=Z.torch_weighted(_t_functional("binary_cross_entropy")),
     ),
-    Op(
+    OpRow(
         "binary_cross_entropy_with_logits_weighted",
         gc.binary_cross_entropy_with_logits,
         (WIDE, PROB),
@@ -919,22 +921,22 @@ OPS: list[Op] = [
         ),
         torch=Z.torch_weighted(_t_functional("binary_cross_entropy_with_logits")),
     ),
-    Op("l1_loss", gc.l1_loss, (DISTINCT, DISTINCT), loss_spec(), torch=_t_functional("l1_loss")),
-    Op(
+    OpRow("l1_loss", gc.l1_loss, (DISTINCT, DISTINCT), loss_spec(), torch=_t_functional("l1_loss")),
+    OpRow(
         "smooth_l1_loss",
         gc.smooth_l1_loss,
         (REAL, REAL),
         loss_spec(beta=st.sampled_from([0.5, 1.0, 1.5])),
         torch=_t_functional("smooth_l1_loss"),
     ),
-    Op(
+    OpRow(
         "huber_loss",
         gc.huber_loss,
         (REAL, REAL),
         loss_spec(delta=st.sampled_from([0.5, 1.0, 1.5])),
         torch=_t_functional("huber_loss"),
     ),
-    Op(
+    OpRow(
         "kl_div",
         gc.kl_div,
         (REAL, PROB),
@@ -944,70 +946,70 @@ OPS: list[Op] = [
         ),
         torch=_t_functional("kl_div"),
     ),
-    Op(
+    OpRow(
         "poisson_nll_loss",
         gc.poisson_nll_loss,
         (POS, Domain(0.2, 3.0, avoid=(1.0,))),
         loss_spec(log_input=st.booleans(), full=st.booleans()),
         torch=_t_functional("poisson_nll_loss"),
     ),
-    Op(
+    OpRow(
         "gaussian_nll_loss",
         gc.gaussian_nll_loss,
         (REAL, REAL, POS),
         gaussian_nll_spec(),
         torch=_t_functional("gaussian_nll_loss"),
     ),
-    Op(
+    OpRow(
         "soft_margin_loss",
         _gc_with_target(gc.soft_margin_loss),
         REAL,
         signed_target_spec(),
         torch=_t_with_target("soft_margin_loss"),
     ),
-    Op(
+    OpRow(
         "hinge_embedding_loss",
         _gc_with_target(gc.hinge_embedding_loss),
         Domain(-2.0, 2.0, avoid=(0.5, 1.0)),
         signed_target_spec(margin=st.sampled_from([1.0, 0.5])),
         torch=_t_with_target("hinge_embedding_loss"),
     ),
-    Op(
+    OpRow(
         "margin_ranking_loss",
         _gc_with_target(gc.margin_ranking_loss),
         (DISTINCT, DISTINCT),
         ranking_spec(),
         torch=_t_with_target("margin_ranking_loss"),
     ),
-    Op(
+    OpRow(
         "cosine_embedding_loss",
         _gc_with_target(gc.cosine_embedding_loss),
         (REAL, REAL),
         rows_spec(2, signed=True, margin=st.sampled_from([0.0, -0.5])),
         torch=_t_with_target("cosine_embedding_loss"),
     ),
-    Op(
+    OpRow(
         "triplet_margin_loss",
         gc.triplet_margin_loss,
         (REAL, REAL, REAL),
         rows_spec(3, swap=st.booleans(), margin=st.sampled_from([1.0, 3.0])),
         torch=_t_functional("triplet_margin_loss"),
     ),
-    Op(
+    OpRow(
         "cosine_similarity",
         gc.cosine_similarity,
         (NONZERO, NONZERO),
         along_pair_spec(),
         torch=_t_functional("cosine_similarity"),
     ),
-    Op(
+    OpRow(
         "normalize",
         gc.normalize,
         NONZERO,
         with_params(along_dim(), options(p=[2.0, 1.0, 3.0])),
         torch=_t_functional("normalize"),
     ),
-    Op(
+    OpRow(
         "pairwise_distance",
         gc.pairwise_distance,
         (DISTINCT, DISTINCT),
@@ -1015,33 +1017,35 @@ OPS: list[Op] = [
         torch=_t_functional("pairwise_distance"),
     ),
     # broadcasting helpers
-    Op("sum_to", P.sum_to, REAL, sum_to_spec(), torch=lambda x, shape: x.sum_to_size(shape)),
-    Op("expand", gc.expand, REAL, expand_spec(), torch=lambda x, shape: x.expand(shape)),
+    OpRow("sum_to", P.sum_to, REAL, sum_to_spec(), torch=lambda x, shape: x.sum_to_size(shape)),
+    OpRow("expand", gc.expand, REAL, expand_spec(), torch=lambda x, shape: x.expand(shape)),
     # reductions
-    Op("sum", gc.sum, REAL, with_params(reduction(), TYPED), torch=_t_typed(_t_reduce("sum"))),
-    Op("mean", gc.mean, REAL, with_params(reduction(), TYPED), torch=_t_typed(_t_reduce("mean"))),
-    Op("prod", gc.prod, NONZERO, with_params(reduction(), TYPED), torch=_t_typed(_t_prod)),
-    Op("amax", gc.amax, DISTINCT, reduction(), torch=_t_reduce("amax")),
-    Op("amin", gc.amin, DISTINCT, reduction(), torch=_t_reduce("amin")),
-    Op("logsumexp", gc.logsumexp, REAL, reduction(), torch=_t_reduce("logsumexp")),
-    Op("norm", gc.norm, NONZERO, reduction(), torch=_t_norm(2)),
-    Op("norm_p1", partial(gc.norm, p=1), NONZERO, reduction(), torch=_t_norm(1)),
-    Op(
+    OpRow("sum", gc.sum, REAL, with_params(reduction(), TYPED), torch=_t_typed(_t_reduce("sum"))),
+    OpRow(
+        "mean", gc.mean, REAL, with_params(reduction(), TYPED), torch=_t_typed(_t_reduce("mean"))
+    ),
+    OpRow("prod", gc.prod, NONZERO, with_params(reduction(), TYPED), torch=_t_typed(_t_prod)),
+    OpRow("amax", gc.amax, DISTINCT, reduction(), torch=_t_reduce("amax")),
+    OpRow("amin", gc.amin, DISTINCT, reduction(), torch=_t_reduce("amin")),
+    OpRow("logsumexp", gc.logsumexp, REAL, reduction(), torch=_t_reduce("logsumexp")),
+    OpRow("norm", gc.norm, NONZERO, reduction(), torch=_t_norm(2)),
+    OpRow("norm_p1", partial(gc.norm, p=1), NONZERO, reduction(), torch=_t_norm(1)),
+    OpRow(
         "norm_inf", partial(gc.norm, p=math.inf), DISTINCT_ABS, reduction(), torch=_t_norm(math.inf)
     ),
-    Op("norm_p3", partial(gc.norm, p=3), NONZERO, reduction(), torch=_t_norm(3)),
+    OpRow("norm_p3", partial(gc.norm, p=3), NONZERO, reduction(), torch=_t_norm(3)),
     *[_typed_along(name, REAL) for name in ("softmax", "log_softmax")],
-    Op("var", gc.var, REAL, statistics_spec(), torch=_t_statistic("var")),
-    Op("std", gc.std, REAL, statistics_spec(), torch=_t_statistic("std")),
+    OpRow("var", gc.var, REAL, statistics_spec(), torch=_t_statistic("var")),
+    OpRow("std", gc.std, REAL, statistics_spec(), torch=_t_statistic("std")),
     _typed_along("cumsum", REAL),
     _typed_along("cumprod", NONZERO),
-    Op("logcumsumexp", gc.logcumsumexp, REAL, along_dim()),
+    OpRow("logcumsumexp", gc.logcumsumexp, REAL, along_dim()),
     # selections and operations with several results (gradcli/engine/selection.py): each
     # result is a row; the indices are rows of INDICES below
-    Op("take_along", T.take_along, REAL, T.take_along_spec(), torch=T.torch_take_along),
-    Op("put_along", T.put_along, REAL, T.put_along_spec(), torch=T.torch_put_along),
+    OpRow("take_along", T.take_along, REAL, T.take_along_spec(), torch=T.torch_take_along),
+    OpRow("put_along", T.put_along, REAL, T.put_along_spec(), torch=T.torch_put_along),
     *[
-        Op(
+        OpRow(
             name,
             T.result(getattr(gc, name), 0),
             DISTINCT,
@@ -1051,7 +1055,7 @@ OPS: list[Op] = [
         )
         for name in ("max", "min", "median", "nanmedian")
     ],
-    Op(
+    OpRow(
         "sort",
         T.result(gc.sort, 0),
         DISTINCT,
@@ -1059,7 +1063,7 @@ OPS: list[Op] = [
         torch=T.torch_result("sort", 0),
         prims=("take_along",),
     ),
-    Op(
+    OpRow(
         "topk",
         T.result(gc.topk, 0),
         DISTINCT,
@@ -1067,7 +1071,7 @@ OPS: list[Op] = [
         torch=T.torch_result("topk", 0),
         prims=("take_along",),
     ),
-    Op(
+    OpRow(
         "kthvalue",
         T.result(gc.kthvalue, 0),
         DISTINCT,
@@ -1075,7 +1079,7 @@ OPS: list[Op] = [
         torch=T.torch_result("kthvalue", 0),
         prims=("take_along",),
     ),
-    Op(
+    OpRow(
         "mode",
         T.result(gc.mode, 0),
         DISTINCT,
@@ -1084,7 +1088,7 @@ OPS: list[Op] = [
         prims=("take_along",),
     ),
     *[
-        Op(
+        OpRow(
             name,
             gc.OPS[name].call,
             DISTINCT,
@@ -1094,7 +1098,7 @@ OPS: list[Op] = [
         )
         for name in ("cummax", "cummin")
     ],
-    Op(
+    OpRow(
         "var_mean",
         T.result(gc.var_mean, 0),
         REAL,
@@ -1102,7 +1106,7 @@ OPS: list[Op] = [
         torch=T.torch_result("var_mean", 0),
         prims=("var",),
     ),
-    Op(
+    OpRow(
         "var_mean_mean",
         T.result(gc.var_mean, 1),
         REAL,
@@ -1110,7 +1114,7 @@ OPS: list[Op] = [
         torch=T.torch_result("var_mean", 1),
         prims=("mean",),
     ),
-    Op(
+    OpRow(
         "std_mean",
         T.result(gc.std_mean, 0),
         REAL,
@@ -1118,7 +1122,7 @@ OPS: list[Op] = [
         torch=T.torch_result("std_mean", 0),
         prims=("var",),
     ),
-    Op(
+    OpRow(
         "std_mean_mean",
         T.result(gc.std_mean, 1),
         REAL,
@@ -1127,7 +1131,7 @@ OPS: list[Op] = [
         prims=("mean",),
     ),
     *[
-        Op(
+        OpRow(
             name,
             T.piece(gc.OPS[name].call),
             REAL,
@@ -1142,22 +1146,26 @@ OPS: list[Op] = [
         )
     ],
     # shapes, indexing, joining
-    Op("reshape", lambda x, shape: gc.reshape(x, shape), REAL, reshape_spec()),
-    Op("transpose", gc.transpose, REAL, transpose_spec()),
-    Op("matrix_transpose", gc.transpose, REAL, one(max_dims=2), torch=lambda x: x.t(), prims=()),
-    Op("getitem", gc.getitem, REAL, getitem_spec(), torch=lambda x, index: x[torch_index(index)]),
-    Op("getitem_backward", RA.getitem_backward, REAL, scatter_spec(), torch=_t_scatter),
+    OpRow("reshape", lambda x, shape: gc.reshape(x, shape), REAL, reshape_spec()),
+    OpRow("transpose", gc.transpose, REAL, transpose_spec()),
+    OpRow("matrix_transpose", gc.transpose, REAL, one(max_dims=2), torch=lambda x: x.t(), prims=()),
+    OpRow(
+        "getitem", gc.getitem, REAL, getitem_spec(), torch=lambda x, index: x[torch_index(index)]
+    ),
+    OpRow("getitem_backward", RA.getitem_backward, REAL, scatter_spec(), torch=_t_scatter),
     # indexing by tensors (gradcli/engine/indexing.py): the index is a parameter
-    Op(
+    OpRow(
         "index_tensor",
         I.index_call,
         REAL,
         getitem_spec(),
         torch=lambda x, index: x[torch_index(index)],
     ),
-    Op("index_put", I.index_put_call, REAL, scatter_spec(), torch=_t_scatter),
-    Op("gather", I.gather(), REAL, I.gather_spec(), torch=I.gather(True), prims=("index_tensor",)),
-    Op(
+    OpRow("index_put", I.index_put_call, REAL, scatter_spec(), torch=_t_scatter),
+    OpRow(
+        "gather", I.gather(), REAL, I.gather_spec(), torch=I.gather(True), prims=("index_tensor",)
+    ),
+    OpRow(
         "take_along_dim",
         I.take_along_dim(),
         REAL,
@@ -1165,7 +1173,7 @@ OPS: list[Op] = [
         torch=I.take_along_dim(True),
         prims=("index_tensor",),
     ),
-    Op(
+    OpRow(
         "index_select",
         I.index_select(),
         REAL,
@@ -1173,7 +1181,7 @@ OPS: list[Op] = [
         torch=I.index_select(True),
         prims=("index_tensor",),
     ),
-    Op(
+    OpRow(
         "scatter",
         I.scatter("scatter"),
         (REAL, REAL),
@@ -1181,7 +1189,7 @@ OPS: list[Op] = [
         torch=I.scatter("scatter", True),
         prims=("index_put", "where"),
     ),
-    Op(
+    OpRow(
         "scatter_add",
         I.scatter("scatter_add"),
         (REAL, REAL),
@@ -1189,7 +1197,7 @@ OPS: list[Op] = [
         torch=I.scatter("scatter_add", True),
         prims=("index_put",),
     ),
-    Op(
+    OpRow(
         "index_add",
         I.index_add(),
         (REAL, REAL),
@@ -1197,7 +1205,7 @@ OPS: list[Op] = [
         torch=I.index_add(True),
         prims=("index_put",),
     ),
-    Op(
+    OpRow(
         "setitem",
         I.setitem(),
         (REAL, REAL),
@@ -1205,7 +1213,7 @@ OPS: list[Op] = [
         torch=I.setitem(True),
         prims=("index_put", "where"),
     ),
-    Op(
+    OpRow(
         "masked_select",
         I.masked_select(),
         REAL,
@@ -1213,63 +1221,65 @@ OPS: list[Op] = [
         torch=I.masked_select(True),
         prims=("index_tensor",),
     ),
-    Op("stack", _stack, REAL, stack_spec(), torch=lambda *xs, dim: torch_module().stack(xs, dim)),
-    Op("cat", _cat, REAL, cat_spec(), torch=lambda *xs, dim: torch_module().cat(xs, dim)),
-    Op("unsqueeze", gc.unsqueeze, REAL, unsqueeze_spec()),
-    Op("squeeze", gc.squeeze, REAL, squeeze_spec()),
-    Op("flatten", gc.flatten, REAL, Z.flatten_spec()),
-    Op("unflatten", gc.unflatten, REAL, Z.unflatten_spec()),
-    Op("expand_as", Z.expand_as, REAL, Z.expand_as_spec(), torch=Z.torch_expand_as),
-    Op("repeat", Z.repeat, REAL, Z.repeat_spec(), torch=Z.torch_repeat),
-    Op("tile", gc.tile, REAL, Z.tile_spec()),
-    Op(
+    OpRow(
+        "stack", _stack, REAL, stack_spec(), torch=lambda *xs, dim: torch_module().stack(xs, dim)
+    ),
+    OpRow("cat", _cat, REAL, cat_spec(), torch=lambda *xs, dim: torch_module().cat(xs, dim)),
+    OpRow("unsqueeze", gc.unsqueeze, REAL, unsqueeze_spec()),
+    OpRow("squeeze", gc.squeeze, REAL, squeeze_spec()),
+    OpRow("flatten", gc.flatten, REAL, Z.flatten_spec()),
+    OpRow("unflatten", gc.unflatten, REAL, Z.unflatten_spec()),
+    OpRow("expand_as", Z.expand_as, REAL, Z.expand_as_spec(), torch=Z.torch_expand_as),
+    OpRow("repeat", Z.repeat, REAL, Z.repeat_spec(), torch=Z.torch_repeat),
+    OpRow("tile", gc.tile, REAL, Z.tile_spec()),
+    OpRow(
         "repeat_interleave",
         gc.repeat_interleave,
         REAL,
         Z.repeat_interleave_spec(),
         torch=Z.torch_repeat_interleave,
     ),
-    Op("pad", gc.pad, REAL, Z.pad_spec(), torch=Z.torch_pad),
-    Op("triu", gc.triu, REAL, L.triangle_spec()),
-    Op("tril", gc.tril, REAL, L.triangle_spec()),
-    Op("diagonal", gc.diagonal, REAL, L.diagonal_spec()),
-    Op(
+    OpRow("pad", gc.pad, REAL, Z.pad_spec(), torch=Z.torch_pad),
+    OpRow("triu", gc.triu, REAL, L.triangle_spec()),
+    OpRow("tril", gc.tril, REAL, L.triangle_spec()),
+    OpRow("diagonal", gc.diagonal, REAL, L.diagonal_spec()),
+    OpRow(
         "diagonal_backward",
         diagonal_backward,
         REAL,
         L.diagonal_backward_spec(),
         torch=L.torch_diagonal_backward,
     ),
-    Op("diag_embed", gc.diag_embed, REAL, L.diag_embed_spec()),
-    Op("diag", gc.diag, REAL, L.diag_spec()),
-    Op("movedim", gc.movedim, REAL, L.movedim_spec()),
-    Op(
+    OpRow("diag_embed", gc.diag_embed, REAL, L.diag_embed_spec()),
+    OpRow("diag", gc.diag, REAL, L.diag_spec()),
+    OpRow("movedim", gc.movedim, REAL, L.movedim_spec()),
+    OpRow(
         "permute",
         lambda x, dims: gc.permute(x, dims),
         REAL,
         L.permute_spec(),
         torch=lambda x, dims: x.permute(dims),
     ),
-    Op("adjoint", gc.adjoint, REAL, one(min_dims=2)),
-    Op("mT", lambda x: x.mT, REAL, one(min_dims=2), torch=lambda x: x.mT, prims=()),
-    Op("flip", gc.flip, REAL, L.flip_spec(), torch=L.torch_flip),
-    Op("fliplr", gc.fliplr, REAL, one(min_dims=2)),
-    Op("flipud", gc.flipud, REAL, one(min_dims=1)),
-    Op("roll", gc.roll, REAL, L.roll_spec()),
-    Op("narrow", gc.narrow, REAL, L.narrow_spec()),
-    Op("atleast_1d", gc.atleast_1d, REAL),
-    Op("atleast_2d", gc.atleast_2d, REAL),
-    Op("atleast_3d", gc.atleast_3d, REAL),
-    Op("hstack", L.joined(gc.hstack), REAL, L.hstack_spec(), torch=L.torch_joined("hstack")),
-    Op("vstack", L.joined(gc.vstack), REAL, L.vstack_spec(), torch=L.torch_joined("vstack")),
-    Op(
+    OpRow("adjoint", gc.adjoint, REAL, one(min_dims=2)),
+    OpRow("mT", lambda x: x.mT, REAL, one(min_dims=2), torch=lambda x: x.mT, prims=()),
+    OpRow("flip", gc.flip, REAL, L.flip_spec(), torch=L.torch_flip),
+    OpRow("fliplr", gc.fliplr, REAL, one(min_dims=2)),
+    OpRow("flipud", gc.flipud, REAL, one(min_dims=1)),
+    OpRow("roll", gc.roll, REAL, L.roll_spec()),
+    OpRow("narrow", gc.narrow, REAL, L.narrow_spec()),
+    OpRow("atleast_1d", gc.atleast_1d, REAL),
+    OpRow("atleast_2d", gc.atleast_2d, REAL),
+    OpRow("atleast_3d", gc.atleast_3d, REAL),
+    OpRow("hstack", L.joined(gc.hstack), REAL, L.hstack_spec(), torch=L.torch_joined("hstack")),
+    OpRow("vstack", L.joined(gc.vstack), REAL, L.vstack_spec(), torch=L.torch_joined("vstack")),
+    OpRow(
         "column_stack",
         L.joined(gc.column_stack),
         REAL,
         L.column_stack_spec(),
         torch=L.torch_joined("column_stack"),
     ),
-    Op(
+    OpRow(
         "meshgrid",
         L.meshgrid,
         REAL,
@@ -1278,19 +1288,19 @@ OPS: list[Op] = [
         prims=("reshape", "expand"),
     ),
     # products
-    Op("matmul", gc.matmul, (REAL, REAL), matmul_spec()),
-    Op("dot", gc.dot, (REAL, REAL), dot_spec()),
-    Op("mm", gc.mm, (REAL, REAL), L.pair("nk", "km")),
-    Op("mv", gc.mv, (REAL, REAL), L.pair("nk", "k")),
-    Op("bmm", gc.bmm, (REAL, REAL), L.pair("bnk", "bkm")),
-    Op("trace", gc.trace, REAL, L.matrix()),
-    Op("outer", gc.outer, (REAL, REAL), L.pair("n", "m")),
-    Op("inner", gc.inner, (REAL, REAL), L.inner_spec()),
-    Op("tensordot", gc.tensordot, (REAL, REAL), L.tensordot_spec()),
-    Op("kron", gc.kron, (REAL, REAL), L.kron_spec()),
-    Op("cross", gc.cross, (REAL, REAL), L.cross_spec()),
-    Op("einsum", Z.einsum, REAL, Z.einsum_spec(), torch=Z.torch_einsum),
-    Op(
+    OpRow("matmul", gc.matmul, (REAL, REAL), matmul_spec()),
+    OpRow("dot", gc.dot, (REAL, REAL), dot_spec()),
+    OpRow("mm", gc.mm, (REAL, REAL), L.pair("nk", "km")),
+    OpRow("mv", gc.mv, (REAL, REAL), L.pair("nk", "k")),
+    OpRow("bmm", gc.bmm, (REAL, REAL), L.pair("bnk", "bkm")),
+    OpRow("trace", gc.trace, REAL, L.matrix()),
+    OpRow("outer", gc.outer, (REAL, REAL), L.pair("n", "m")),
+    OpRow("inner", gc.inner, (REAL, REAL), L.inner_spec()),
+    OpRow("tensordot", gc.tensordot, (REAL, REAL), L.tensordot_spec()),
+    OpRow("kron", gc.kron, (REAL, REAL), L.kron_spec()),
+    OpRow("cross", gc.cross, (REAL, REAL), L.cross_spec()),
+    OpRow("einsum", Z.einsum, REAL, Z.einsum_spec(), torch=Z.torch_einsum),
+    OpRow(
         "det",
         lambda a: gc.det(L.well(a)),
         Domain(-0.5, 0.5),
@@ -1298,14 +1308,14 @@ OPS: list[Op] = [
         torch=lambda a: torch_module().linalg.det(L.well(a)),
         prims=("det", "cofactor"),
     ),
-    Op(
+    OpRow(
         "inv",
         lambda a: gc.inv(L.well(a)),
         Domain(-0.5, 0.5),
         L.square(),
         torch=lambda a: torch_module().linalg.inv(L.well(a)),
     ),
-    Op(
+    OpRow(
         "matrix_power",
         lambda a, n: gc.matrix_power(L.well(a), n),
         Domain(-0.5, 0.5),
@@ -1313,14 +1323,14 @@ OPS: list[Op] = [
         torch=lambda a, n: torch_module().linalg.matrix_power(L.well(a), n),
         prims=("matmul",),
     ),
-    Op(
+    OpRow(
         "solve",
         lambda a, b: gc.solve(L.well(a), b),
         (Domain(-0.5, 0.5), REAL),
         L.solve_spec(),
         torch=lambda a, b: torch_module().linalg.solve(L.well(a), b),
     ),
-    Op(
+    OpRow(
         "cholesky",
         lambda x, upper: gc.cholesky(L.spd(x), upper=upper),
         REAL,
@@ -1330,7 +1340,7 @@ OPS: list[Op] = [
     # decompositions (gradcli/engine/decompositions.py): a row per result, on inputs where it
     # is differentiable; singular vectors through a function that their signs do not change
     *[
-        Op(
+        OpRow(
             name,
             L.decomposed(gc.slogdet, 1, arrange),
             Domain(-0.5, 0.5),
@@ -1340,14 +1350,14 @@ OPS: list[Op] = [
         )
         for name, arrange in (("slogdet", L.well), ("slogdet_negative", L.reflected))
     ],
-    Op(
+    OpRow(
         "eigh",
         L.decomposed(gc.eigh, 0, L.separated),
         Domain(-0.5, 0.5),
         L.eigh_spec(),
         torch=L.torch_decomposed("eigh", 0, L.separated),
     ),
-    Op(
+    OpRow(
         "eigh_eigenvectors",
         L.decomposed(gc.eigh, 1, L.separated, L.column_gauge),
         Domain(-0.5, 0.5),
@@ -1355,7 +1365,7 @@ OPS: list[Op] = [
         torch=L.torch_decomposed("eigh", 1, L.separated, L.column_gauge),
         prims=("eigh",),
     ),
-    Op(
+    OpRow(
         "qr",
         L.decomposed(gc.qr, 0, L.spread, L.column_gauge),
         Domain(-0.5, 0.5),
@@ -1363,7 +1373,7 @@ OPS: list[Op] = [
         torch=L.torch_decomposed("qr", 0, L.spread, L.column_gauge),
         prims=("qr", "inv"),
     ),
-    Op(
+    OpRow(
         "qr_R",
         L.decomposed(gc.qr, 1, L.spread, L.row_gauge),
         Domain(-0.5, 0.5),
@@ -1372,7 +1382,7 @@ OPS: list[Op] = [
         prims=("qr",),
     ),
     *[
-        Op(
+        OpRow(
             name,
             L.decomposed(partial(gc.svd, full_matrices=False), k, L.spread, gauge),
             Domain(-0.5, 0.5),
@@ -1387,7 +1397,7 @@ OPS: list[Op] = [
         )
     ],
     # svdvals, eigvalsh, pinv (gradcli/engine/spectra.py), on the same well-spread inputs
-    Op(
+    OpRow(
         "svdvals",
         lambda a: gc.svdvals(L.spread(a)),
         Domain(-0.5, 0.5),
@@ -1395,7 +1405,7 @@ OPS: list[Op] = [
         torch=lambda a: torch_module().linalg.svdvals(L.spread(a)),
         prims=("svd",),
     ),
-    Op(
+    OpRow(
         "eigvalsh",
         lambda a, UPLO: gc.eigvalsh(L.separated(a), UPLO=UPLO),
         Domain(-0.5, 0.5),
@@ -1403,14 +1413,14 @@ OPS: list[Op] = [
         torch=lambda a, UPLO: torch_module().linalg.eigvalsh(L.separated(a), UPLO=UPLO),
         prims=("eigh",),
     ),
-    Op(
+    OpRow(
         "pinv",
         lambda a, **params: gc.pinv(L.spread(a), **params),
         Domain(-0.5, 0.5),
         L.pinv_spec(),
         torch=lambda a, **params: torch_module().linalg.pinv(L.spread(a), **params),
     ),
-    Op(
+    OpRow(
         "pinv_hermitian",
         lambda a: gc.pinv(L.spd(a), hermitian=True),
         Domain(-0.5, 0.5),
@@ -1418,21 +1428,21 @@ OPS: list[Op] = [
         torch=lambda a: torch_module().linalg.pinv(L.spd(a), hermitian=True),
         prims=("pinv",),
     ),
-    Op(
+    OpRow(
         "vector_norm",
         gc.vector_norm,
         NONZERO,
         L.vector_norm_spec(),
         torch=L.torch_linalg("vector_norm"),
     ),
-    Op(
+    OpRow(
         "matrix_norm",
         gc.matrix_norm,
         NONZERO,
         L.matrix_norm_spec(),
         torch=L.torch_linalg("matrix_norm"),
     ),
-    Op(
+    OpRow(
         "matrix_norm_singular",
         lambda a, **params: gc.matrix_norm(L.spread(a), **params),
         Domain(-0.5, 0.5),
@@ -1442,8 +1452,8 @@ OPS: list[Op] = [
     ),
     # layers (gradcli/engine/layers.py, convolution.py): composites; the primitives named are
     # those their batched replay takes through (tests/engine/test_engine_batched.py)
-    Op("linear", gc.linear, REAL, Y.linear_spec(), torch=_t_functional("linear")),
-    Op(
+    OpRow("linear", gc.linear, REAL, Y.linear_spec(), torch=_t_functional("linear")),
+    OpRow(
         "conv2d",
         Y.conv("conv2d"),
         REAL,
@@ -1451,9 +1461,13 @@ OPS: list[Op] = [
         torch=Y.conv("conv2d", torch=True),
         prims=("getitem", "matmul"),
     ),
-    Op("conv1d", Y.conv("conv1d"), REAL, Y.conv_spec(rank=1), torch=Y.conv("conv1d", torch=True)),
-    Op("conv3d", Y.conv("conv3d"), REAL, Y.conv_spec(rank=3), torch=Y.conv("conv3d", torch=True)),
-    Op(
+    OpRow(
+        "conv1d", Y.conv("conv1d"), REAL, Y.conv_spec(rank=1), torch=Y.conv("conv1d", torch=True)
+    ),
+    OpRow(
+        "conv3d", Y.conv("conv3d"), REAL, Y.conv_spec(rank=3), torch=Y.conv("conv3d", torch=True)
+    ),
+    OpRow(
         "conv_transpose2d",
         Y.conv("conv_transpose2d"),
         REAL,
@@ -1462,7 +1476,7 @@ OPS: list[Op] = [
         prims=("getitem_backward",),
     ),
     *(
-        Op(
+        OpRow(
             f"conv_transpose{rank}d",
             Y.conv(f"conv_transpose{rank}d"),
             REAL,
@@ -1472,7 +1486,7 @@ OPS: list[Op] = [
         for rank in (1, 3)
     ),
     *(
-        Op(
+        OpRow(
             f"max_pool{rank}d",
             getattr(gc, f"max_pool{rank}d"),
             DISTINCT,
@@ -1483,7 +1497,7 @@ OPS: list[Op] = [
         for rank in (1, 2, 3)
     ),
     *(
-        Op(
+        OpRow(
             f"avg_pool{rank}d",
             getattr(gc, f"avg_pool{rank}d"),
             REAL,
@@ -1492,12 +1506,12 @@ OPS: list[Op] = [
         )
         for rank in (1, 2, 3)
     ),
-    Op("layer_norm", Y.layer_norm(), DISTINCT, Y.layer_norm_spec(), torch=Y.layer_norm(True)),
-    Op("group_norm", Y.group_norm(), DISTINCT, Y.group_norm_spec(), torch=Y.group_norm(True)),
-    Op("batch_norm", Y.batch_norm(), DISTINCT, Y.batch_norm_spec(), torch=Y.batch_norm(True)),
-    Op("embedding", Y.embedding(), REAL, Y.embedding_spec(), torch=Y.embedding(True)),
-    Op("dropout", Z.dropout, REAL, Z.dropout_spec(), torch=Z.torch_dropout, prims=("mul",)),
-    Op(
+    OpRow("layer_norm", Y.layer_norm(), DISTINCT, Y.layer_norm_spec(), torch=Y.layer_norm(True)),
+    OpRow("group_norm", Y.group_norm(), DISTINCT, Y.group_norm_spec(), torch=Y.group_norm(True)),
+    OpRow("batch_norm", Y.batch_norm(), DISTINCT, Y.batch_norm_spec(), torch=Y.batch_norm(True)),
+    OpRow("embedding", Y.embedding(), REAL, Y.embedding_spec(), torch=Y.embedding(True)),
+    OpRow("dropout", Z.dropout, REAL, Z.dropout_spec(), torch=Z.torch_dropout, prims=("mul",)),
+    OpRow(
         "scaled_dot_product_attention",
         gc.scaled_dot_product_attention,
         REAL,
@@ -1519,7 +1533,7 @@ for _name, (_function, _spec, _prims) in C.REAL_FUNCTIONS.items():
         else (REAL, REAL)
     )
     OPS.append(
-        Op(
+        OpRow(
             _name,
             _engine,
             _domains,
@@ -1531,8 +1545,8 @@ for _name, (_function, _spec, _prims) in C.REAL_FUNCTIONS.items():
 
 # Operations PyTorch does not differentiate (its backward raises): their rows are checked
 # by tests/engine/test_engine_pointwise.py, not by the derivative tests.
-NO_GRADIENT: list[Op] = [
-    Op("floor_divide", gc.floor_divide, (DIVIDEND, DIVISOR), broadcast(2)),
+NO_GRADIENT: list[OpRow] = [
+    OpRow("floor_divide", gc.floor_divide, (DIVIDEND, DIVISOR), broadcast(2)),
 ]
 
 
@@ -1545,14 +1559,14 @@ def _positive(function, count=2):
 # another (zeros_like, ...), which PyTorch does not differentiate:
 # their rows are checked by tests/engine/test_engine_logical.py (values against torch, no
 # gradient, batched replay), not by the derivative tests.
-LOGICAL: list[Op] = [
-    *[Op(name, getattr(gc, name), (REAL, REAL), broadcast(2)) for name in COMPARISONS],
-    Op("logical_and", gc.logical_and, (REAL, REAL), broadcast(2)),
-    Op("logical_or", gc.logical_or, (REAL, REAL), broadcast(2)),
-    Op("logical_xor", gc.logical_xor, (REAL, REAL), broadcast(2)),
-    Op("logical_not", gc.logical_not, REAL),
+LOGICAL: list[OpRow] = [
+    *[OpRow(name, getattr(gc, name), (REAL, REAL), broadcast(2)) for name in COMPARISONS],
+    OpRow("logical_and", gc.logical_and, (REAL, REAL), broadcast(2)),
+    OpRow("logical_or", gc.logical_or, (REAL, REAL), broadcast(2)),
+    OpRow("logical_xor", gc.logical_xor, (REAL, REAL), broadcast(2)),
+    OpRow("logical_not", gc.logical_not, REAL),
     *[
-        Op(
+        OpRow(
             name,
             _positive(getattr(gc, name)),
             (REAL, REAL),
@@ -1561,31 +1575,31 @@ LOGICAL: list[Op] = [
         )
         for name in ("bitwise_and", "bitwise_or", "bitwise_xor")
     ],
-    Op("bitwise_not", _positive(gc.bitwise_not, 1), REAL, torch=_positive(_t("bitwise_not"), 1)),
-    Op("isnan", gc.isnan, REAL),
-    Op("isinf", gc.isinf, REAL),
-    Op("isfinite", gc.isfinite, REAL),
-    Op(
+    OpRow("bitwise_not", _positive(gc.bitwise_not, 1), REAL, torch=_positive(_t("bitwise_not"), 1)),
+    OpRow("isnan", gc.isnan, REAL),
+    OpRow("isinf", gc.isinf, REAL),
+    OpRow("isfinite", gc.isfinite, REAL),
+    OpRow(
         "isclose",
         gc.isclose,
         (REAL, REAL),
         with_params(broadcast(2), options(rtol=[1e-05, 0.5], atol=[1e-08, 0.5])),
     ),
-    Op("any", gc.any, REAL, reduction(tuple_dims=False)),
-    Op("all", gc.all, REAL, reduction(tuple_dims=False)),
-    Op("heaviside", gc.heaviside, (REAL, REAL), broadcast(2)),
-    Op("detach", gc.detach, REAL, torch=lambda x: x.detach()),
-    Op("zeros_like", gc.zeros_like, REAL),
-    Op("ones_like", gc.ones_like, REAL),
-    Op("full_like", gc.full_like, REAL, with_params(one(), options(fill_value=[2.5, -1.0]))),
+    OpRow("any", gc.any, REAL, reduction(tuple_dims=False)),
+    OpRow("all", gc.all, REAL, reduction(tuple_dims=False)),
+    OpRow("heaviside", gc.heaviside, (REAL, REAL), broadcast(2)),
+    OpRow("detach", gc.detach, REAL, torch=lambda x: x.detach()),
+    OpRow("zeros_like", gc.zeros_like, REAL),
+    OpRow("ones_like", gc.ones_like, REAL),
+    OpRow("full_like", gc.full_like, REAL, with_params(one(), options(fill_value=[2.5, -1.0]))),
 ]
 
 # Indices (int64, no gradient): argmax, argmin, argsort, and the indices that the operations
 # with several results give; checked by tests/engine/test_engine_selection.py (values against
 # torch, no gradient, batched replay), not by the derivative tests.
-INDICES: list[Op] = [
+INDICES: list[OpRow] = [
     *[
-        Op(
+        OpRow(
             f"{name}_indices",
             T.result(gc.OPS[name].call, 1),
             DISTINCT,
@@ -1594,31 +1608,35 @@ INDICES: list[Op] = [
         )
         for name in ("max", "min", "median", "nanmedian")
     ],
-    Op("argmax", gc.argmax, DISTINCT, T.extreme_spec(keep_full=True), torch=T.torch_arg("argmax")),
-    Op("argmin", gc.argmin, DISTINCT, T.extreme_spec(keep_full=True), torch=T.torch_arg("argmin")),
-    Op("argsort", gc.argsort, DISTINCT, T.sort_spec()),
-    Op(
+    OpRow(
+        "argmax", gc.argmax, DISTINCT, T.extreme_spec(keep_full=True), torch=T.torch_arg("argmax")
+    ),
+    OpRow(
+        "argmin", gc.argmin, DISTINCT, T.extreme_spec(keep_full=True), torch=T.torch_arg("argmin")
+    ),
+    OpRow("argsort", gc.argsort, DISTINCT, T.sort_spec()),
+    OpRow(
         "sort_indices",
         T.result(gc.sort, 1),
         DISTINCT,
         T.sort_spec(),
         torch=T.torch_result("sort", 1),
     ),
-    Op(
+    OpRow(
         "topk_indices",
         T.result(gc.topk, 1),
         DISTINCT,
         T.topk_spec(),
         torch=T.torch_result("topk", 1),
     ),
-    Op(
+    OpRow(
         "kthvalue_indices",
         T.result(gc.kthvalue, 1),
         DISTINCT,
         T.kthvalue_spec(),
         torch=T.torch_result("kthvalue", 1),
     ),
-    Op(
+    OpRow(
         "mode_indices",
         T.result(gc.mode, 1),
         DISTINCT,
@@ -1626,7 +1644,7 @@ INDICES: list[Op] = [
         torch=T.torch_extreme("mode", 1),
     ),
     *[
-        Op(
+        OpRow(
             f"{name}_indices",
             T.result(gc.OPS[name].call, 1),
             DISTINCT,
@@ -1651,11 +1669,11 @@ def _whole(function, torch=False):
 # Operations whose results are integers (int64), which carry no gradient: their rows are
 # checked by tests/engine/test_engine_indexing.py (values and dtypes against torch, no
 # gradient, batched replay), not by the derivative tests.
-INTEGER: list[Op] = [
-    Op("to", I.to_integer(), REAL, torch=I.to_integer(True)),
-    Op("one_hot", I.one_hot(), REAL, I.one_hot_spec(), torch=I.one_hot(True)),
-    Op("nonzero", I.nonzero_of("nonzero"), REAL, torch=I.nonzero_of("nonzero", True)),
-    Op(
+INTEGER: list[OpRow] = [
+    OpRow("to", I.to_integer(), REAL, torch=I.to_integer(True)),
+    OpRow("one_hot", I.one_hot(), REAL, I.one_hot_spec(), torch=I.one_hot(True)),
+    OpRow("nonzero", I.nonzero_of("nonzero"), REAL, torch=I.nonzero_of("nonzero", True)),
+    OpRow(
         "argwhere",
         I.nonzero_of("argwhere"),
         REAL,
@@ -1663,7 +1681,7 @@ INTEGER: list[Op] = [
         prims=("nonzero",),
     ),
     *[
-        Op(
+        OpRow(
             f"{name}_integers",
             _whole(getattr(gc, name)),
             (WIDE,) * count,

@@ -3,7 +3,7 @@
 Three targets, each fed random text, token soups of its own alphabet and mutations of valid
 input:
 
-- ``parse_program(text)`` returns a ``Program`` or raises ``GradcliError``, nothing else;
+- ``parse_program(text)`` returns a ``ParsedProgram`` or raises ``GradcliError``, nothing else;
 - ``parse_value(text, "x", seed=0)`` returns a numpy array or raises ``GradcliError``;
 - the command line (eval, grad, vjp, jacobian, jvp, hessian, check, graph, explain, with
   random options) exits 0, 1 (``check`` only: the methods disagree) or 2, and on 2 says
@@ -48,7 +48,7 @@ import gradcli.lang.parse as parse_module
 from gradcli.base import bounds
 from gradcli.base.errors import GradcliError
 from gradcli.cli.app import app
-from gradcli.lang import Program, parse_program
+from gradcli.lang import ParsedProgram, parse_program
 from gradcli.lang import functions as F
 from gradcli.lang.functions import ALIASES, FUNCTIONS
 from gradcli.lang.values import CONSTRUCTORS, parse_value
@@ -606,7 +606,7 @@ def check_parse_program(stats, seen: SympySpy, text: str) -> None:
 
     outcome, detail = guarded(stats, "parse_program", repr(text), run)
     if outcome.startswith("result"):
-        assert isinstance(detail, Program), f"{type(detail).__name__} for {text!r}"
+        assert isinstance(detail, ParsedProgram), f"{type(detail).__name__} for {text!r}"
     else:
         assert detail.render().startswith("error: ")
     assert_plain(seen, repr(text))

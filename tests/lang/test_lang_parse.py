@@ -218,8 +218,8 @@ def test_names_sympy_knows_are_plain_names():
 def test_the_ir_round_trips_through_json():
     import json
 
-    from gradcli.lang import Program
+    from gradcli.lang import ParsedProgram
 
     program = parse_program("A = randn(2, 2)\ny = sum(A @ x[0:2] * 1e400, dim=0)")
-    again = Program.from_json(json.loads(json.dumps(program.to_json())))
+    again = ParsedProgram.from_json(json.loads(json.dumps(program.to_json())))
     assert again == program

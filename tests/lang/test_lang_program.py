@@ -280,10 +280,10 @@ def test_a_name_without_a_value_when_run():
 def test_cached_program_runs_the_same():
     import json
 
-    from gradcli.lang import Program
+    from gradcli.lang import ParsedProgram
 
     program = parse_program("y0 = x0 * 2; y1 = sin(x1); out = sum(y * y)")
-    again = Program.from_json(json.loads(json.dumps(program.to_json())))
+    again = ParsedProgram.from_json(json.loads(json.dumps(program.to_json())))
     x = gc.tensor([0.5, 1.5])
     assert float(again.run({"x": x})["out"].data) == float(program.run({"x": x})["out"].data)
 
@@ -302,7 +302,7 @@ def test_constants_take_the_dtype_of_the_inputs():
 def test_every_kind_of_node_round_trips_through_the_cache_json():
     import json
 
-    from gradcli.lang import Program
+    from gradcli.lang import ParsedProgram
 
     source = (
         "a = stack([x, x * 2], dim=0); b = a[..., None, 0:2, ::-1][0]; "
@@ -310,7 +310,7 @@ def test_every_kind_of_node_round_trips_through_the_cache_json():
         "s = sum(a, dim=(0, -1)); f = a.permute(1, 0); g = torch.zeros(2, 2); g[0, :] = x"
     )
     program = parse_program(source)
-    again = Program.from_json(json.loads(json.dumps(program.to_json())))
+    again = ParsedProgram.from_json(json.loads(json.dumps(program.to_json())))
     assert again == program
 
 

@@ -59,7 +59,7 @@ _LOOSE = {"%", "//"}
 
 
 @dataclass(frozen=True)
-class Step:
+class ExplainStep:
     """One operation of a statement: ``key`` names its value in the run (the statement's
     target for its last step), ``label`` is how it is shown, ``ir`` reads names only."""
 
@@ -191,12 +191,12 @@ def _index_item(item) -> str:
     return "None" if item is None else str(item)
 
 
-def operand_name(step: Step) -> str:
+def operand_name(step: ExplainStep) -> str:
     """A step as an operand in a formula: ``(x @ W)``, but ``sum(x)``, ``x[0]`` and ``z`` bare."""
     return step.label if step.atom else f"({step.label})"
 
 
-Piece = tuple[Node, tuple[Step, ...]]  # a rewritten tree, and the steps it reads, in order
+Piece = tuple[Node, tuple[ExplainStep, ...]]  # a rewritten tree, and the steps it reads, in order
 
 
 class Splits:
@@ -222,7 +222,7 @@ class Splits:
     def call(self, node: Call, args: list) -> Piece:
         inline = self.elementwise(node.op)
         operands: list = []
-        steps: tuple[Step, ...] = ()
+        steps: tuple[ExplainStep, ...] = ()
         for arg, value in zip(node.args, args):
             if arg is None:  # an operand left out
                 operands.append(None)
@@ -239,7 +239,7 @@ class Splits:
     def _operands(self, pairs: list[tuple[Node, Piece]], inline: bool):
         """The operands as the operation reads them, and the steps they take, in order."""
         nodes = []
-        steps: tuple[Step, ...] = ()
+        steps: tuple[ExplainStep, ...] = ()
         for original, (rewritten, found) in pairs:
             steps = _joined(steps, found)
             if isinstance(rewritten, (Const, Name)) or (inline and self._inline(rewritten)):
@@ -247,7 +247,7 @@ class Splits:
                 continue
             label, level = evaluate(original, Texts())
             key = f"{self.target}: {label}"  # no program name has a colon: no clash
-            steps = _joined(steps, (Step(key, label, rewritten, level == _ATOM),))
+            steps = _joined(steps, (ExplainStep(key, label, rewritten, level == _ATOM),))
             nodes.append(Name(key))
         return nodes, steps
 
@@ -255,18 +255,20 @@ class Splits:
         return isinstance(node, Call) and self.elementwise(node.op)
 
 
-def _joined(steps: tuple[Step, ...], more: tuple[Step, ...]) -> tuple[Step, ...]:
+def _joined(
+    steps: tuple[ExplainStep, ...], more: tuple[ExplainStep, ...]
+) -> tuple[ExplainStep, ...]:
     """``steps`` then those of ``more`` not among them: a sub-expression written twice in a
     statement is one step."""
     keys = {step.key for step in steps}
     return steps + tuple(step for step in more if step.key not in keys)
 
 
-def split(target: str, node: Node, elementwise) -> list[Step]:
+def split(target: str, node: Node, elementwise) -> list[ExplainStep]:
     """The steps of ``target = node`` in the order they run, the statement's own step last.
 
     ``elementwise(name)`` tells whether a function stays inside an element-wise step. A
     sub-expression written twice in one statement is one step.
     """
     rewritten, steps = evaluate(node, Splits(target, elementwise))
-    return [*steps, Step(target, target, rewritten)]
+    return [*steps, ExplainStep(target, target, rewritten)]
