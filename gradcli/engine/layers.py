@@ -299,8 +299,8 @@ _composite(
     "the batch's, then * weight + bias",
     (
         Param("input", TENSOR),
-        Param("running_mean", TENSOR),
-        Param("running_var", TENSOR),
+        Param("running_mean", OPT_TENSOR),
+        Param("running_var", OPT_TENSOR),
         Param("weight", OPT_TENSOR, None),
         Param("bias", OPT_TENSOR, None),
         Param("training", BOOL, False),
@@ -321,9 +321,11 @@ _composite(
     kink=(
         "training=False normalizes by running_mean and running_var; training=True by the "
         "batch's mean and biased variance over every dim but the channels (torch also updates "
-        "the running statistics in place by momentum, which a program cannot see); the "
-        "running statistics get no gradient (torch refuses to differentiate them)"
+        "the running statistics in place by momentum, which a program cannot see; a PyTorch "
+        "script run by gradcli run sees it); the running statistics get no gradient (torch "
+        "refuses to differentiate them)"
     ),
+    extra={"updates": lambda args: _update_running(*args)},
 )
 
 
@@ -338,11 +340,23 @@ def batch_norm(
     momentum: float = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
-    """torch.nn.functional.batch_norm of (N, C, *) (its running statistics left as given)."""
+    """torch.nn.functional.batch_norm of (N, C, *); its running statistics are left as given
+    (``update_running_statistics`` is torch's in-place update, which scripts see)."""
     x, w, b = _tensor(input), _optional(weight), _optional(bias)
-    mean, var = _tensor(running_mean), _tensor(running_var)
     if x.ndim < 2:
         raise ShapeError(f"batch_norm: input must be (N, C, ...), got shape {x.shape}")
+    for what, given in (("running_mean", running_mean), ("running_var", running_var)):
+        elements = np.size(given.data if isinstance(given, Tensor) else given)
+        if given is not None and elements != x.shape[1]:  # torch's words and order
+            raise ShapeError(f"{what} should contain {x.shape[1]} elements not {elements}")
+    if (running_mean is None) != (running_var is None):
+        raise ShapeError("running_mean and running_var must either both be None or neither be None")
+    if running_mean is None and not training:
+        raise ShapeError("running_mean must be defined in evaluation mode")
+    if running_mean is None:  # training on the batch's statistics alone
+        running_mean = Tensor(np.zeros(x.shape[1], x.dtype))
+        running_var = Tensor(np.ones(x.shape[1], x.dtype))
+    mean, var = _tensor(running_mean), _tensor(running_var)
     # torch refuses to differentiate the running statistics: here they carry no gradient
     mean, var = P.mask(_same, mean), P.mask(_same, var)
     _per_channel("batch_norm", x, running_mean=mean, running_var=var, weight=w, bias=b)
@@ -368,6 +382,46 @@ def batch_norm(
         mean,
         var,
     )
+
+
+def _update_running(
+    input: Any,
+    running_mean: Any,
+    running_var: Any,
+    weight: Any = None,
+    bias: Any = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> None:
+    """After ``batch_norm`` in training: torch's update of the running statistics given."""
+    if training and isinstance(running_mean, Tensor) and isinstance(running_var, Tensor):
+        update_running_statistics(_tensor(input), running_mean, running_var, momentum)
+
+
+def update_running_statistics(
+    x: Tensor, running_mean: Tensor, running_var: Tensor, momentum: float
+) -> None:
+    """torch's running statistics after a batch ``x`` (N, C, *) in training, written in place
+    into the arrays of ``running_mean`` and ``running_var`` (every tensor sharing them sees
+    the new values): the batch's mean and unbiased variance averaged in by ``momentum``."""
+    rounded = moments.running_statistics_like_torch(
+        x.data, running_mean.data, running_var.data, momentum
+    )
+    if rounded is None:  # outside gradcli run's torch order: one rounding from float64
+        axes = (0, *range(2, x.ndim))
+        data = x.data.astype(np.float64)
+        count = data.size // data.shape[1]
+        mean = data.mean(axis=axes)
+        var = data.var(axis=axes) * count / max(count - 1, 1)
+        rounded = (
+            momentum * mean + (1 - momentum) * running_mean.data,
+            momentum * var + (1 - momentum) * running_var.data,
+        )
+    for tensor, values in zip((running_mean, running_var), rounded):
+        if not tensor.data.flags.writeable:
+            tensor.data = np.array(tensor.data)
+        np.copyto(tensor.data, np.asarray(values), casting="unsafe")
 
 
 # -- embedding --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import numpy as np
 
 # the engine's functions that torch.nn.functional has, under its names
 from ..engine import avg_pool2d as avg_pool2d
-from ..engine import batch_norm as batch_norm
+from ..engine import batch_norm as _batch_norm
 from ..engine import binary_cross_entropy as binary_cross_entropy
 from ..engine import binary_cross_entropy_with_logits as binary_cross_entropy_with_logits
 from ..engine import celu as celu
@@ -59,10 +59,11 @@ from ..engine import softplus as softplus
 from ..engine import softsign as softsign
 from ..engine import tanh as tanh
 from ..engine import triplet_margin_loss as triplet_margin_loss
+from ..engine.layers import update_running_statistics
 from ..engine.tensor import Tensor
 from ..engine.torch_random import in_force, samplers
 
-_PLUMBING = {"annotations", "np", "Tensor", "in_force", "samplers"}
+_PLUMBING = {"annotations", "np", "Tensor", "in_force", "samplers", "update_running_statistics"}
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -74,5 +75,23 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input * Tensor(samplers.dropout_mask(in_force(), input.shape, float(p), input.dtype))
 
 
-# every public name: the engine's functions above and dropout
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """torch's ``F.batch_norm``: the engine's, and in training the running statistics given
+    updated in place, as torch does."""
+    out = _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if training and running_mean is not None and running_var is not None:
+        update_running_statistics(input, running_mean, running_var, momentum)
+    return out
+
+
+# every public name: the engine's functions above, dropout and batch_norm
 __all__ = sorted(name for name in dir() if not name.startswith("_") and name not in _PLUMBING)

@@ -29,11 +29,11 @@ from ..engine import (
     group_norm,
     layer_norm,
     linear,
-    moments,
     sizes,
     unflatten,
 )
 from ..engine.einsum import einsum
+from ..engine.layers import update_running_statistics
 from ..engine.tensor import Tensor, default_floating, no_grad
 from ..engine.torch_random import in_force, samplers
 from . import init
@@ -583,26 +583,8 @@ class _BatchNorm(Module):
             and self.running_mean is not None
             and (self.training or not self.track_running_stats)
         ):
-            self._update(input, factor)
+            update_running_statistics(input, self.running_mean, self.running_var, factor)
         return out  # type: ignore[no-any-return]
-
-    def _update(self, input: Tensor, factor: float) -> None:
-        """torch's running statistics: the batch's mean and unbiased variance, averaged in."""
-        running_mean, running_var = self.running_mean, self.running_var
-        rounded = moments.running_statistics_like_torch(
-            input.data, running_mean.data, running_var.data, factor
-        )
-        if rounded is not None:  # gradcli run's torch order: torch's last bits
-            write(running_mean, rounded[0])
-            write(running_var, rounded[1])
-            return
-        axes = (0, *range(2, input.ndim))
-        data = input.data.astype(np.float64)
-        count = data.size // data.shape[1]
-        mean = data.mean(axis=axes)
-        var = data.var(axis=axes) * count / max(count - 1, 1)
-        write(running_mean, factor * mean + (1 - factor) * running_mean.data)
-        write(running_var, factor * var + (1 - factor) * running_var.data)
 
     def extra_repr(self) -> str:
         return (

@@ -191,7 +191,7 @@ def test_functional_dropout_and_names_are_torchs(float32):
     assert len(nn.functional.__all__) >= 40
     for name in nn.functional.__all__:
         assert hasattr(torch.nn.functional, name), name
-        if name != "dropout":
+        if name not in ("dropout", "batch_norm"):  # these two do what torch does besides
             assert getattr(nn.functional, name) is getattr(E, name)
 
 
@@ -210,6 +210,24 @@ def test_batch_norm_in_eval_uses_the_running_statistics(float32):
     out = ours(E.tensor(data, dtype=np.float32))
     np.testing.assert_allclose(out.data, theirs(torch.from_numpy(data)).detach().numpy(), rtol=1e-5)
     assert [k for k in ours.state_dict()] == [k for k in theirs.state_dict()]
+
+
+def test_functional_batch_norm_in_training_updates_the_statistics_given(float32):
+    torch = pytest.importorskip("torch")
+    data = _input((6, 3), "float", 3)
+    ours = E.zeros(3), E.ones(3)
+    theirs = torch.zeros(3), torch.ones(3)
+    out = nn.functional.batch_norm(E.tensor(data), *ours, training=True, momentum=0.3)
+    expected = torch.nn.functional.batch_norm(
+        torch.from_numpy(data), *theirs, training=True, momentum=0.3
+    )
+    np.testing.assert_allclose(out.data, expected.numpy(), rtol=1e-5, atol=1e-6)
+    for mine, torchs in zip(ours, theirs):
+        assert np.any(mine.data != np.array([0, 0, 0]) + (mine is ours[1]))  # moved
+        np.testing.assert_allclose(mine.data, torchs.numpy(), rtol=1e-6)
+    before = [t.data.copy() for t in ours]
+    nn.functional.batch_norm(E.tensor(data), *ours)  # evaluation: the statistics stay
+    assert all(np.array_equal(a, t.data) for a, t in zip(before, ours))
 
 
 @pytest.mark.parametrize("seed", [0, 5])

@@ -150,7 +150,7 @@ def test_explain_writes_a_left_out_operand_as_program_text(cli):
         ),
         ("y = linear(x, k)", "linear: input's last dim must match weight"),
         ("y = embedding(x, k)", "embedding: weight must be 2-D"),
-        ("y = batch_norm(x, k, k)", "running_mean must have one element per channel"),
+        ("y = batch_norm(x, k, k)", "running_mean should contain 2 elements not 6"),
         (
             "y = max_pool2d(x, 2, padding=2)",
             "pad should be at most half of effective kernel size, but got pad=2, kernel_size=2 "

@@ -155,6 +155,15 @@ PROGRAMS = {
     "opt.step()\nprint(opt.state)\nprint(type(s), type(opt))\nprint(m.parameters)\n"
     "print(nn.TransformerEncoderLayer(4, 2, dim_feedforward=8))\n"
     "print(opt.step, opt.zero_grad, m.state_dict, m.forward, s.step)",
+    "functional batch_norm updates the statistics it is given": "import torch.nn.functional as F\n"
+    "x = torch.arange(24.).reshape(8, 3).sin() * 3\n"
+    "rm, rv = torch.zeros(3), torch.ones(3)\n"
+    "print(F.batch_norm(x, rm, rv, training=True, momentum=0.2)[0], rm, rv)\n"
+    "print(F.batch_norm(x, None, None, training=True)[0])\n"
+    "x3 = torch.arange(40, dtype=torch.float64).reshape(4, 2, 5).cos() + 1\n"
+    "rm, rv = torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64)\n"
+    "F.batch_norm(x3, rm, rv, training=True, momentum=0.5)[0, 0, 0]\nprint(rm, rv)\n"
+    "F.batch_norm(x, rm, rv)[0, 0]\nprint(rm, rv)\nF.batch_norm(x, None, None)",
     "errors": "opt = optim.SGD([], lr=0.1)",
     "an optimizer is not callable": "opt = optim.SGD(nn.Linear(1, 1).parameters(), lr=0.1)\nopt()",
 }

@@ -234,6 +234,9 @@ def apply(run: Run, op: F.Op, call: Callable[..., Any], args: list[Any]) -> Any:
     for value in result if isinstance(result, (tuple, list)) else (result,):
         if isinstance(value, gc.Tensor) and not run.tally.keep(value):  # metered, or now
             run.tally.charge(stored(value.data) * value.data.itemsize, f"the result of {op.name}")
+    updates = op.extra.get("updates")  # torch's in-place side effect (batch_norm's statistics)
+    if updates is not None:
+        updates(args)
     warning = op.extra.get("warning")
     message = warning(args) if warning else None
     if message:
