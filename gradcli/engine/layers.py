@@ -325,7 +325,7 @@ _composite(
         "script run by gradcli run sees it); the running statistics get no gradient (torch "
         "refuses to differentiate them)"
     ),
-    extra={"updates": lambda args: _update_running(*args)},
+    extra={"updates": lambda args: _update_running(args)},
 )
 
 
@@ -384,17 +384,10 @@ def batch_norm(
     )
 
 
-def _update_running(
-    input: Any,
-    running_mean: Any,
-    running_var: Any,
-    weight: Any = None,
-    bias: Any = None,
-    training: bool = False,
-    momentum: float = 0.1,
-    eps: float = 1e-5,
-) -> None:
-    """After ``batch_norm`` in training: torch's update of the running statistics given."""
+def _update_running(args: Sequence[Any]) -> None:
+    """After ``batch_norm(*args)`` (every parameter bound, in order) in training: torch's
+    update of the running statistics given."""
+    input, running_mean, running_var, _, _, training, momentum = args[:7]
     if training and isinstance(running_mean, Tensor) and isinstance(running_var, Tensor):
         update_running_statistics(_tensor(input), running_mean, running_var, momentum)
 
