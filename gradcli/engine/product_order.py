@@ -62,14 +62,10 @@ _MOST_WORK = 1_000_000  # m * n * k beyond which the product is numpy's (see the
 def matmul_like_torch(a: Array, b: Array) -> Array | None:
     """``a @ b`` rounded as torch's CPU product rounds it, or None where that is numpy's (or
     not known)."""
-    if not summation.in_force() or a.ndim != 2 or b.ndim != 2:
-        return None
-    if a.dtype != np.float32 or b.dtype != np.float32:
+    if not _followed(a, b):
         return None
     m, k = a.shape
     n = b.shape[1]
-    if not (0 < k <= _MOST_STEPS) or m * n * k > _MOST_WORK or m == 0:
-        return None
     if m == 1:  # a row times a matrix: sgemm's matrix-vector kernels
         if not _transposed(b):
             return _plain_chain(a, b)
@@ -91,19 +87,26 @@ def matmul_like_torch(a: Array, b: Array) -> Array | None:
 def addmm_like_torch(bias: Array, a: Array, b: Array) -> Array | None:
     """``bias + a @ b`` rounded as torch's addmm rounds it where that differs from the product
     then the bias added (the fused kernels over more than one block of ``k``), else None."""
-    if not summation.in_force() or a.ndim != 2 or b.ndim != 2:
-        return None
-    if a.shape[0] == 1 or b.shape[1] < _FUSED_FROM or a.shape[1] <= _BLOCK:
-        return None  # not the fused kernels, or one block: the same value either way
-    if a.dtype != np.float32 or bias.dtype != np.float32 or b.dtype != np.float32:
+    if not _followed(a, b) or bias.dtype != np.float32:
         return None
     m, k = a.shape
-    if k > _MOST_STEPS or m * b.shape[1] * k > _MOST_WORK:
-        return None
+    if m == 1 or b.shape[1] < _FUSED_FROM or k <= _BLOCK:
+        return None  # not the fused kernels, or one block: the same value either way
     out = np.array(np.broadcast_to(bias, (m, b.shape[1])), np.float32)
     for start, stop in _blocks(k):
         out += _fused_chain(a[:, start:stop], b[start:stop])
     return out
+
+
+def _followed(a: Array, b: Array) -> bool:
+    """Whether ``a @ b`` is one this module follows: gradcli run's torch order in force, two
+    float32 matrices, at most ``_MOST_STEPS`` terms and ``_MOST_WORK`` multiply-adds."""
+    if not summation.in_force() or a.ndim != 2 or b.ndim != 2:
+        return False
+    if a.dtype != np.float32 or b.dtype != np.float32:
+        return False
+    m, k = a.shape
+    return 0 < k <= _MOST_STEPS and 0 < m and m * b.shape[1] * k <= _MOST_WORK
 
 
 def _transposed(x: Array) -> bool:
