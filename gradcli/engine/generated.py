@@ -1,0 +1,102 @@
+"""A tape as one generated Python function: its steps as straight-line calls, no per-step dispatch.
+
+``generate(tape)`` writes the replay of a ``compile.Tape`` as the source of one function,
+``def replay(s0, s1): s2 = f0(s0, s1); del s0; ...; return [s7, s9]``, and executes it once:
+a replay then costs the numpy calls and a local variable's load and store each, not the
+interpreter's loop over steps (its tuple unpacking, its argument lists, its checks). Each
+large slot is deleted (``del sN``) right after its last reader, as the interpreter's replay
+frees it, so that the function holds what the rest of the pass needs, not every intermediate.
+
+Safety: the source consists only of identifiers this module makes (``s`` and ``f`` followed by
+a number), Python's keywords and punctuation. Every function, parameter and constant reaches
+the function through the globals dict it is executed with (``fN`` a numpy function, with its
+parameters bound by ``functools.partial``; ``sN`` a constant array), never formatted into the
+source: no text from a user's program (a name, a string, a number) can end up in it, and the
+function sees no builtins.
+
+The function is specialised to the dtypes the tape was traced with: a step whose function is
+``single_precision.rounded_once``'s wrapper of a ufunc calls the ufunc itself where its
+operand was traced in another dtype than float32 (the wrapper does exactly that call then).
+``Tape.run`` therefore calls the generated function only with inputs of the traced dtypes,
+and replays step by step otherwise.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .single_precision import rounded_once
+
+if TYPE_CHECKING:
+    from .compile import Tape
+
+#: Set to "0" to replay every tape step by step (to compare, or to debug a step): read when a
+#: tape's program is first built.
+ENVIRONMENT = "GRADCLI_GENERATE"
+
+_ROUNDED_ONCE = rounded_once(np.negative).__code__  # the code every such wrapper shares
+_SINGLE = np.dtype(np.float32)
+
+
+def enabled() -> bool:
+    """Whether tapes replay through generated functions (``GRADCLI_GENERATE`` is not "0")."""
+    return os.environ.get(ENVIRONMENT, "1") != "0"
+
+
+def direct(function: Callable[..., Any], dtypes: tuple[Any, ...]) -> Callable[..., Any]:
+    """``function`` itself, or the ufunc a ``rounded_once`` wrapper calls for operands of
+    ``dtypes`` (the traced dtypes of its arguments) when none of them is float32."""
+    code = getattr(function, "__code__", None)
+    if code is not _ROUNDED_ONCE or any(d is None or d == _SINGLE for d in dtypes):
+        return function
+    cells = dict(zip(code.co_freevars, function.__closure__ or ()))
+    ufunc = cells["function"].cell_contents
+    return ufunc if isinstance(ufunc, np.ufunc) else function
+
+
+def source_and_globals(
+    tape: Tape, frees: tuple[tuple[int, ...], ...]
+) -> tuple[str, dict[str, Any]]:
+    """The source of ``replay`` and the globals it runs with; ``frees`` as ``last_readers``
+    gives them (() when nothing is freed)."""
+    names: dict[str, Any] = {"__builtins__": {}}
+    functions: dict[int, str] = {}  # id(function) -> its name, for functions without parameters
+    for slot, value in tape.constants:
+        names[f"s{slot}"] = value
+    arguments = ", ".join(f"s{slot}" for slot in tape.inputs)
+    lines = [f"def replay({arguments}):"]
+    dead_after = frees or ((),) * len(tape.steps)
+    for (_, function, args, params, out), dead in zip(tape.steps, dead_after):
+        call = direct(function, tuple(_dtype(tape, slot) for slot in args))
+        if params:
+            name = f"f{len(names)}"
+            names[name] = functools.partial(call, **params)
+        else:
+            name = functions.get(id(call), "")
+            if not name:
+                name = functions[id(call)] = f"f{len(names)}"
+                names[name] = call
+        operands = ", ".join(f"s{slot}" for slot in args)
+        lines.append(f"    s{out} = {name}({operands})")
+        if dead:
+            lines.append("    del " + ", ".join(f"s{slot}" for slot in dead))
+    results = ", ".join(f"s{slot}" for slot in tape.outputs)
+    lines.append(f"    return [{results}]")
+    return "\n".join(lines) + "\n", names
+
+
+def generate(tape: Tape, frees: tuple[tuple[int, ...], ...]) -> Callable[..., list[Any]]:
+    """The tape's replay as one function of its inputs (see the module's docstring)."""
+    source, names = source_and_globals(tape, frees)
+    exec(compile(source, "<gradcli tape>", "exec"), names)  # noqa: S102 - generated identifiers only
+    replay: Callable[..., list[Any]] = names["replay"]
+    return replay
+
+
+def _dtype(tape: Tape, slot: int) -> Any:
+    return tape.dtypes[slot] if tape.dtypes else None
