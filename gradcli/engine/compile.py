@@ -67,8 +67,22 @@ class Tape:
         state = self.__dict__
         if "_function" not in state:  # False: generation is off
             on = generated.enabled() and bool(self.dtypes)
-            state["_function"] = generated.generate(self, last_readers(self, 1)) if on else False
+            state["_function"] = generated.generate(self) if on else False
         function: Callable[..., list[Array]] | None = state["_function"] or None
+        return function
+
+    def fused(self) -> Callable[..., list[Array]] | None:
+        """``function`` with each run of element-wise steps fused into one numba kernel
+        (``engine.fused``, the optional extra ``fast``), built at the first call; None without
+        numba or where generation is off. Its transcendental functions are the C library's,
+        which may round differently from numpy's in the last place: ``run`` never uses it."""
+        state = self.__dict__
+        if "_fused" not in state:
+            from . import fused
+
+            on = generated.enabled() and bool(self.dtypes)
+            state["_fused"] = (fused.fused_function(self) if on else None) or False
+        function: Callable[..., list[Array]] | None = state["_fused"] or None
         return function
 
     def replay(self, *arrays: Array) -> list[Array]:

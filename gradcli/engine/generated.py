@@ -59,30 +59,51 @@ def direct(function: Callable[..., Any], dtypes: tuple[Any, ...]) -> Callable[..
     return ufunc if isinstance(ufunc, np.ufunc) else function
 
 
-def source_and_globals(
-    tape: Tape, frees: tuple[tuple[int, ...], ...]
-) -> tuple[str, dict[str, Any]]:
-    """The source of ``replay`` and the globals it runs with; ``frees`` as ``last_readers``
-    gives them (() when nothing is freed)."""
+#: One call of a generated function: (callable, argument slots, result slots); the callable
+#: returns its one result, or a sequence of them where there are several.
+Call = tuple[Callable[..., Any], tuple[int, ...], tuple[int, ...]]
+
+
+def calls_of(tape: Tape) -> list[Call]:
+    """The tape's steps as calls: each step's function (``direct``), its parameters bound."""
+    calls: list[Call] = []
+    for _, function, args, params, out in tape.steps:
+        call = direct(function, tuple(_dtype(tape, slot) for slot in args))
+        calls.append((functools.partial(call, **params) if params else call, args, (out,)))
+    return calls
+
+
+def dead_after(tape: Tape, calls: list[Call]) -> list[tuple[int, ...]]:
+    """For each call, the slots it is the last reader of (the tape's outputs and constants
+    aside): the generated function deletes them right after it."""
+    keep = set(tape.outputs) | {slot for slot, _ in tape.constants}
+    dead: list[tuple[int, ...]] = []
+    for _, args, _ in reversed(calls):
+        last = tuple(dict.fromkeys(slot for slot in args if slot not in keep))
+        keep.update(last)
+        dead.append(last)
+    dead.reverse()
+    return dead
+
+
+def source_and_globals(tape: Tape, calls: list[Call] | None = None) -> tuple[str, dict[str, Any]]:
+    """The source of ``replay`` and the globals it runs with: ``calls`` (by default the tape's
+    steps, ``calls_of``) one line each, each slot deleted after its last reader."""
+    calls = calls_of(tape) if calls is None else calls
     names: dict[str, Any] = {"__builtins__": {}}
-    functions: dict[int, str] = {}  # id(function) -> its name, for functions without parameters
+    functions: dict[int, str] = {}  # id(function) -> its name
     for slot, value in tape.constants:
         names[f"s{slot}"] = value
     arguments = ", ".join(f"s{slot}" for slot in tape.inputs)
     lines = [f"def replay({arguments}):"]
-    dead_after = frees or ((),) * len(tape.steps)
-    for (_, function, args, params, out), dead in zip(tape.steps, dead_after):
-        call = direct(function, tuple(_dtype(tape, slot) for slot in args))
-        if params:
-            name = f"f{len(names)}"
-            names[name] = functools.partial(call, **params)
-        else:
-            name = functions.get(id(call), "")
-            if not name:
-                name = functions[id(call)] = f"f{len(names)}"
-                names[name] = call
+    for (call, args, outs), dead in zip(calls, dead_after(tape, calls)):
+        name = functions.get(id(call), "")
+        if not name:
+            name = functions[id(call)] = f"f{len(names)}"
+            names[name] = call
         operands = ", ".join(f"s{slot}" for slot in args)
-        lines.append(f"    s{out} = {name}({operands})")
+        results = ", ".join(f"s{slot}" for slot in outs)
+        lines.append(f"    {results} = {name}({operands})")
         if dead:
             lines.append("    del " + ", ".join(f"s{slot}" for slot in dead))
     results = ", ".join(f"s{slot}" for slot in tape.outputs)
@@ -90,9 +111,9 @@ def source_and_globals(
     return "\n".join(lines) + "\n", names
 
 
-def generate(tape: Tape, frees: tuple[tuple[int, ...], ...]) -> Callable[..., list[Any]]:
+def generate(tape: Tape, calls: list[Call] | None = None) -> Callable[..., list[Any]]:
     """The tape's replay as one function of its inputs (see the module's docstring)."""
-    source, names = source_and_globals(tape, frees)
+    source, names = source_and_globals(tape, calls)
     exec(compile(source, "<gradcli tape>", "exec"), names)  # noqa: S102 - generated identifiers only
     replay: Callable[..., list[Any]] = names["replay"]
     return replay

@@ -14,7 +14,7 @@ import gradcli as gc
 from benchmarks.compiled import peak_bytes
 from gradcli.engine import compile as compiled
 from gradcli.engine import generated
-from gradcli.engine.compile import last_readers, trace
+from gradcli.engine.compile import trace
 from gradcli.lang import parse_program
 
 PROGRAMS = [
@@ -109,7 +109,7 @@ def test_the_source_holds_generated_identifiers_only():
         "eval_me = sum(reshape(os_system, 4)) * 1e-5; out = eval_me + import_os"
     )
     tape, _ = _tape(source, {"x": (2, 2), "z": (4, 3), "t": (4, 3)})
-    text, names = generated.source_and_globals(tape, last_readers(tape, 1))
+    text, names = generated.source_and_globals(tape)
     tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     kinds = {tokenize.NUMBER, tokenize.STRING} & {t.type for t in tokens}
     assert not kinds, text
@@ -137,3 +137,16 @@ def test_the_generated_function_frees_each_intermediate_after_its_last_reader():
     function = tape.function()
     np.testing.assert_array_equal(function(point)[0], tape.replay(point)[0])
     assert peak_bytes(lambda: function(point)) < 20 * point.nbytes
+
+
+def test_without_numba_a_tape_has_no_fused_function(monkeypatch):
+    """The extra ``fast`` is optional: without numba, ``Tape.fused()`` is None and the tape
+    replays as before."""
+    from gradcli.engine import fused
+
+    monkeypatch.setattr(fused, "kernel", lambda: None)
+    tape, rng = _tape(*PROGRAMS[-1])
+    assert tape.fused() is None
+    point = rng.uniform(0.5, 1.5, 6)
+    for g, w in zip(tape.function()(point), tape.replay(point)):
+        np.testing.assert_array_equal(g, w)
