@@ -339,6 +339,7 @@ def run_chain(quick: bool) -> tuple[list[Result], list[str]]:
     runs = {
         BASELINE: engine.chain_numpy(h0),
         SUBJECT: lambda: tape.run(h0),
+        STEPWISE: lambda: tape.replay(h0),  # Tape.run before the generated functions
         EAGER: chain_eager(program, h0),
     }
     if fused is not None:
