@@ -5,7 +5,8 @@ CI can run exactly those tests again once the package is there.
 Two markers say what a test needs beyond ``pip install -e '.[test]'``:
 
 - ``torch``: torch 2.13, the oracle of the cross-checks (``pip install torch==2.13.0``);
-- ``extras``: an optional extra's package (``gradcli[all]``: Dask, Zarr, pyarrow, matplotlib).
+- ``extras``: an optional extra's package (``gradcli[all]``: Dask, Zarr, pyarrow,
+  matplotlib, numba).
 
 A marked test is skipped when its package is missing. The markers are applied by hand
 (``@pytest.mark.torch``, where a helper skips) or found: a test whose own text calls
@@ -34,6 +35,7 @@ NEEDS = {
     "zarr": "extras",
     "pyarrow": "extras",
     "matplotlib": "extras",
+    "numba": "extras",
 }
 # fixtures that skip for want of a package, and the marker a test using one gets
 FIXTURES = {"torch_oracle": "torch", "torch_outputs": "torch", "torch": "torch"}
