@@ -17,8 +17,9 @@ array, bit for bit. Everything else is computed as ``run_batched`` computes it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -56,7 +57,9 @@ def slot_dtypes(tape: Tape, examples: Sequence[Any]) -> tuple[np.dtype | None, .
 
 def _all_equal(value: Any, number: float) -> bool:
     array = np.asarray(value)
-    return array.dtype.kind in "fiu" and array.size > 0 and bool(np.all(array == number))
+    if array.dtype.kind not in "fiu" or not array.size:
+        return False
+    return bool(array == number) if array.ndim == 0 else bool((array == number).all())
 
 
 @dataclass
@@ -72,6 +75,8 @@ class Specialised:
     elements: list[int]  # of each slot, as traced
     rows: int  # the seed vectors a point takes
     seeded: bool  # the outputs have a row a point and seed vector
+    last: list[tuple[int, ...]]  # the slots each entry is the last to read (``_last_reads``)
+    freed: dict[int, list[tuple[int, ...]]] = field(default_factory=dict, repr=False)
 
     def run(self, arrays: Sequence[Any], size: int) -> list[Any]:
         """The outputs at ``size`` points (``arrays``: the inputs at their levels), with
@@ -106,16 +111,21 @@ class Specialised:
     def _frees(self, smallest: int) -> list[tuple[int, ...]]:
         """For each entry, the slots of at least ``smallest`` elements (as traced) that no
         later entry reads, outputs and constants aside; [] when there is none at all."""
-        keep = set(self.outputs) | {slot for slot, _ in self.constants}
-        frees: list[tuple[int, ...]] = []
-        for _, args, _, _ in reversed(self.program):
-            dead = tuple(
-                a for a in dict.fromkeys(args) if a not in keep and self.elements[a] >= smallest
-            )
-            keep.update(args)
-            frees.append(dead)
-        frees.reverse()
-        return frees if any(frees) else []
+        if smallest not in self.freed:
+            frees = [tuple(a for a in last if self.elements[a] >= smallest) for last in self.last]
+            self.freed[smallest] = frees if any(frees) else []
+        return self.freed[smallest]
+
+
+def _last_reads(program: list[Entry], keep: set[int]) -> list[tuple[int, ...]]:
+    """For each entry, the slots it is the last to read, those in ``keep`` aside."""
+    keep = set(keep)
+    last: list[tuple[int, ...]] = []
+    for _, args, _, _ in reversed(program):
+        last.append(tuple(a for a in dict.fromkeys(args) if a not in keep))
+        keep.update(args)
+    last.reverse()
+    return last
 
 
 def specialise(
@@ -130,7 +140,7 @@ def specialise(
     for slot, at in zip(tape.inputs, levels):
         level[slot] = at
     ranks = list(tape.ranks)
-    elements = [int(np.prod(s)) for s in tape.shapes] if tape.shapes else [0] * tape.size
+    elements = [math.prod(s) for s in tape.shapes] if tape.shapes else [0] * tape.size
     constants = dict(tape.constants)
     same: dict[int, int] = {}  # a slot -> the earlier slot it equals
     repeated: dict[int, int] = {}  # a slot of level 1 -> its slot repeated to level 2
@@ -169,10 +179,11 @@ def specialise(
         if key is not None:
             known[key] = out
     outputs = tuple(same.get(o, o) for o in tape.outputs)
-    seeded = 2 in levels
+    program = _needed(program, outputs)
+    last = _last_reads(program, set(outputs) | set(constants))
     return Specialised(
-        len(level), tape.constants, tape.inputs, _needed(program, outputs), outputs, level,
-        elements, rows, seeded,
+        len(level), tape.constants, tape.inputs, program, outputs, level, elements, rows,
+        2 in levels, last,
     )  # fmt: skip
 
 
@@ -226,7 +237,7 @@ def _identity_of(function, args, params, out, constants, dtypes, tape) -> int | 
     elif function in (power, np.power) and len(args) == 2:
         if args[1] in constants and _all_equal(constants[args[1]], 1):
             candidates = [args[0]]
-    elif len(args) == 1 and _passes_through(function):
+    elif len(args) == 1 and function in _PASS_THROUGH:
         candidates = [args[0]]
     for slot in candidates:
         if dtypes[slot] == dtypes[out] and tape.shapes[slot] == tape.shapes[out]:
@@ -234,13 +245,20 @@ def _identity_of(function, args, params, out, constants, dtypes, tape) -> int | 
     return None
 
 
-def _passes_through(function: Any) -> bool:
+def _gives_back(function: Any) -> bool:
     """Whether ``function`` gives back the very array it is given (``detach``'s)."""
     probe = np.zeros(1)
     try:
         return function(probe) is probe
     except Exception:  # a function of one argument that refuses a small float array
         return False
+
+
+#: The numpy functions that give back the very array they are given: those of the entries
+#: that cut the gradient and change nothing else (``detach``).
+_PASS_THROUGH = {
+    op.forward for op in OPS.values() if op.extra.get("cuts_gradient") and _gives_back(op.forward)
+}
 
 
 def _repeater(rows: int) -> Callable[[list, int], Any]:
