@@ -13,7 +13,7 @@ import dataclasses
 import io
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -302,7 +302,8 @@ def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) ->
     import orjson  # a dependency; imported here, by the batches that write JSON lines only
 
     options = orjson.OPT_SERIALIZE_NUMPY
-    line, columns, close, section = '{"point": %d', [range(first, first + count)], "", ""
+    columns: list[Sequence[Any]] = [range(first, first + count)]  # a line's values, by place
+    line, close, section = '{"point": %d', "", ""
     for kind, name, array in arrays:
         array = np.asarray(array)
         code = array.dtype.kind
@@ -330,6 +331,6 @@ def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) ->
     line += (close + "}}\n").replace("%", "%%")
     # every line's values in order, formatted at once: the point's number, then its arrays
     values: list = [None] * (count * len(columns))
-    for i, column in enumerate(columns):
-        values[i :: len(columns)] = column
+    for i, values_at in enumerate(columns):
+        values[i :: len(columns)] = values_at
     return ((line.encode() * count) % tuple(values)).decode()
