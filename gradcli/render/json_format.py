@@ -285,6 +285,17 @@ def json_lines(result: Points, file, options: Options) -> None:
         file.write(_orjson_lines(result.first + start, part, min(LINES_AT_ONCE, count - start)))
 
 
+def _python_text(point: np.ndarray, depth: int) -> bytes:
+    """A point's finite floats as ``json.dumps`` writes them (each number's ``repr``), its
+    ``depth`` outer brackets left out."""
+    if depth == 0:
+        return repr(float(point)).encode()
+    if depth == 1:
+        return ", ".join(map(repr, point.tolist())).encode()
+    text = json.dumps(point.tolist())
+    return text[depth : len(text) - depth].encode()
+
+
 #: The points whose JSON lines are made at once: the texts of more take more time a point,
 #: as their buffers (megabytes, each pass a new one) no longer fit the processor's caches.
 LINES_AT_ONCE = 1024
@@ -319,8 +330,7 @@ def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) ->
         if code == "f":  # orjson writes 1e-05 as 0.00001 and 1e-07 as 1e-7: json's text there
             small = (np.abs(array) < 1e-4) & (array != 0)
             for k in np.flatnonzero(small.reshape(count, -1).any(axis=1)).tolist():
-                point = json.dumps(array[k].tolist())
-                column[k] = point[depth : len(point) - depth].encode()
+                column[k] = _python_text(array[k], depth)
         columns.append(column)
         if kind != section:  # a new section: close the last one
             between = close + ("}" if section else "") + f', "{kind}": {{"{name}": '
