@@ -142,6 +142,7 @@ def specialise(
     ranks = list(tape.ranks)
     elements = [math.prod(s) for s in tape.shapes] if tape.shapes else [0] * tape.size
     constants = dict(tape.constants)
+    folds = _Folds.of(tape, dtypes)
     same: dict[int, int] = {}  # a slot -> the earlier slot it equals
     repeated: dict[int, int] = {}  # a slot of level 1 -> its slot repeated to level 2
     known: dict[Any, int] = {}
@@ -157,16 +158,19 @@ def specialise(
         return repeated[slot]
 
     for name, function, args, params, out in tape.steps:
-        args = tuple(same.get(a, a) for a in args)
-        key = _key(function, args, params)
+        if same:
+            args = tuple([same.get(a, a) for a in args])
+        key = (function, args) if not params else _key(function, args, params)
         if key is not None and key in known:
             same[out] = known[key]
             continue
-        source = _identity_of(function, args, params, out, constants, dtypes, tape)
+        source = None if params or folds is None else _identity_of(function, args, out, folds)
         if source is not None:
             same[out] = source
             continue
-        at = max((level[a] for a in args), default=0)
+        at = 0
+        for a in args:
+            at = max(at, level[a])
         if at == 2:
             args = tuple(repeat(a) if level[a] == 1 else a for a in args)
         level[out] = at
@@ -221,28 +225,50 @@ def _frozen(value: Any) -> Any:
     raise TypeError(type(value))
 
 
-def _identity_of(function, args, params, out, constants, dtypes, tape) -> int | None:
+def _identity_of(function, args, out, folds: _Folds) -> int | None:
     """The argument a step's result equals bit for bit (its dtype and shape too), or None."""
-    if params or not dtypes or not tape.shapes or dtypes[out] is None:
-        return None
-    candidates: list[int] = []
-    if function in _SELECTIONS and args[0] in constants:
-        condition = np.asarray(constants[args[0]])
-        if condition.dtype == np.bool_ and condition.size:
-            candidates = [args[1]] if condition.all() else [args[2]] if not condition.any() else []
-    elif function is np.multiply and len(args) == 2:
-        candidates = [a for a, b in (args, args[::-1]) if b in constants and _all_equal(
-            constants[b], 1
-        )]  # fmt: skip
-    elif function in (power, np.power) and len(args) == 2:
-        if args[1] in constants and _all_equal(constants[args[1]], 1):
-            candidates = [args[0]]
+    candidates: tuple[int, ...] = ()
+    if function is np.multiply and len(args) == 2:
+        candidates = tuple(a for a, b in (args, args[::-1]) if b in folds.ones)
+    elif function in _POWERS and len(args) == 2:
+        candidates = (args[0],) if args[1] in folds.ones else ()
+    elif function in _SELECTIONS and args[0] in folds.choices:
+        candidates = (args[folds.choices[args[0]]],)
     elif len(args) == 1 and function in _PASS_THROUGH:
-        candidates = [args[0]]
+        candidates = (args[0],)
+    dtypes, shapes = folds.dtypes, folds.shapes
     for slot in candidates:
-        if dtypes[slot] == dtypes[out] and tape.shapes[slot] == tape.shapes[out]:
+        if dtypes[slot] is not None and dtypes[slot] == dtypes[out] and shapes[slot] == shapes[out]:
             return slot
     return None
+
+
+@dataclass(frozen=True)
+class _Folds:
+    """What ``_identity_of`` reads: the constants of ones, the constant conditions that choose
+    one side (the argument's place), and each slot's dtype and shape as traced."""
+
+    ones: frozenset[int]
+    choices: dict[int, int]
+    dtypes: Sequence[np.dtype | None]
+    shapes: Sequence[tuple[int, ...]]
+
+    @staticmethod
+    def of(tape: Tape, dtypes: Sequence[np.dtype | None]) -> _Folds | None:
+        if not dtypes or not tape.shapes:
+            return None
+        ones, choices = set(), {}
+        for slot, value in tape.constants:
+            array = np.asarray(value)
+            if array.dtype == np.bool_ and array.size:
+                if array.all() or not array.any():
+                    choices[slot] = 1 if array.all() else 2
+            elif _all_equal(array, 1):
+                ones.add(slot)
+        return _Folds(frozenset(ones), choices, dtypes, tape.shapes)
+
+
+_POWERS = (power, np.power)
 
 
 def _gives_back(function: Any) -> bool:
@@ -278,8 +304,10 @@ def _batched(name, function, params, flags: list[bool], ranks: list[int]) -> Cal
     rule = None if op is None else op.batch
     if rule is None:
         raise NotBatchable(name)
-    if rule is B.elementwise and all(r == max(ranks) for r, f in zip(ranks, flags) if f):
-        return _plain(function, params)
+    if rule is B.elementwise:
+        top = max(ranks)
+        if all([r == top for r, f in zip(ranks, flags) if f]):
+            return _plain(function, params)
     if rule is B.getitem and not any(isinstance(p, np.ndarray) for p in params["index"]):
         index = (slice(None), *params["index"])
         return lambda values, count: values[0][index]
