@@ -31,7 +31,8 @@ from ..commands.compute import (
     hvp_vectors,
     tangents_of,
 )
-from ..engine.compile import NotBatchable, Tape, run_batched, trace
+from ..engine.compile import NotBatchable, Tape, trace
+from .batched import Specialised, slot_dtypes, specialise
 
 Sections = dict[str, dict[str, np.ndarray]]  # section ("values", "grads", ...) -> name -> array
 
@@ -54,12 +55,16 @@ class Pass:
     array of the seed vectors of one of the tape's last inputs), one a point and seed vector;
     or, with ``differenced`` (the inputs' positions among the tape's), the 2 n points
     x +- h e_k of a point's n elements of those inputs, whose outputs come back as the
-    difference quotients. ``function`` is the traced one, for a replay point by point."""
+    difference quotients. ``function`` is the traced one, for a replay point by point;
+    ``dtypes`` the dtype of each of the tape's slots as traced (``batched.slot_dtypes``)."""
 
     tape: Tape
     seeds: tuple[np.ndarray, ...] = ()
     differenced: tuple[int, ...] = ()
     function: Callable | None = None
+    dtypes: tuple = ()
+    # the tape specialised to the levels of its inputs (``batched.specialise``), by levels
+    specialised: dict = field(default_factory=dict, repr=False, compare=False)
 
     def rows(self) -> int:
         """The rows of the replay a point takes."""
@@ -81,11 +86,28 @@ class Pass:
         if not self.seeds:
             return replayed(self, arrays, batched, size, where)
         rows = len(self.seeds[0])
-        arrays = [np.repeat(a, rows, axis=0) if b else a for a, b in zip(arrays, batched)]
-        arrays += [np.tile(s, (size,) + (1,) * (s.ndim - 1)) for s in self.seeds]
-        flags = [*batched, *(True for _ in self.seeds)]
-        outputs = replayed(self, arrays, flags, size * rows, where)
+        tiled = [np.tile(s, (size,) + (1,) * (s.ndim - 1)) for s in self.seeds]
+        levels = (*(int(b) for b in batched), *(2 for _ in self.seeds))
+        program = self.program(levels)
+        if program is not None:
+            with np.errstate(all="ignore"):
+                outputs = program.run([*arrays, *tiled], size)
+        else:
+            arrays = [np.repeat(a, rows, axis=0) if b else a for a, b in zip(arrays, batched)]
+            flags = [*batched, *(True for _ in self.seeds)]
+            outputs = replayed(self, [*arrays, *tiled], flags, size * rows, where)
         return [o.reshape((size, rows) + o.shape[1:]) for o in outputs]
+
+    def program(self, levels: tuple[int, ...]) -> Specialised | None:
+        """The tape specialised to its inputs' ``levels``, made at the first replay (None
+        where a step has no batch rule)."""
+        if levels not in self.specialised:
+            try:
+                rows = len(self.seeds[0]) if self.seeds else 1
+                self.specialised[levels] = specialise(self.tape, levels, self.dtypes, rows)
+            except NotBatchable:
+                self.specialised[levels] = None
+        return self.specialised[levels]
 
     def _differences(self, arrays: list, batched: list[bool], size: int, where) -> list:
         """Central differences with the step eps^(1/3) scaled to each coordinate's magnitude,
@@ -134,14 +156,14 @@ def replayed(step: Pass, arrays: list, batched: list[bool], size: int, where: tu
     ``where``: the bound program (where it was traced), the number of the first point and
     the rows a point takes."""
     with np.errstate(all="ignore"):
-        try:
-            return run_batched(step.tape, arrays, batched)
-        except NotBatchable:
-            if not step.tape.dynamic:
-                return _row_by_row(step.tape, arrays, batched, size)
-            bound, first, per = where
-            assert bound is not None, "a dynamic tape is replayed where it was traced"
-            return _each_traced(bound, step.function, arrays, batched, size, first, per)
+        program = step.program(tuple(int(b) for b in batched))
+        if program is not None:
+            return program.run(arrays, size)
+        if not step.tape.dynamic:
+            return _row_by_row(step.tape, arrays, batched, size)
+        bound, first, per = where
+        assert bound is not None, "a dynamic tape is replayed where it was traced"
+        return _each_traced(bound, step.function, arrays, batched, size, first, per)
 
 
 def _row_by_row(tape: Tape, arrays: list, batched: list[bool], count: int) -> list:
@@ -345,9 +367,9 @@ class Tracing:
 
     def traced(self, function, *seeds, differenced=()) -> Pass:
         """``function`` traced at the bound point (with the first of each of ``seeds``)."""
-        start = self.start
-        tape = self.bound.engine(lambda: trace(function, *start, *(s[0] for s in seeds)))
-        return Pass(tape, tuple(seeds), differenced, function)
+        examples = [*self.start, *(s[0] for s in seeds)]
+        tape = self.bound.engine(lambda: trace(function, *examples))
+        return Pass(tape, tuple(seeds), differenced, function, slot_dtypes(tape, examples))
 
     def reverse(self, v, seeded: bool = False) -> Callable:
         """The output and J^T v for each target (see ``_reverse``)."""

@@ -205,7 +205,7 @@ class Plan:
 
     def sent(self) -> Plan:
         """The plan as a worker gets it: without what only the tracing process holds."""
-        passes = [dataclasses.replace(p, function=None) for p in self.passes]
+        passes = [dataclasses.replace(p, function=None, specialised={}) for p in self.passes]
         return dataclasses.replace(self, bound=None, passes=passes)
 
 

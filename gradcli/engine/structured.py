@@ -38,7 +38,7 @@ from ..ops.patterns import Ints, Pattern, TooDense
 from ..ops.table import OPS, Array
 from .compile import NotBatchable, Tape, batch_size, run_batched, trace
 from .functional import Inputs, _leaves, _reverse
-from .tensor import Tensor, _forward_mode, apply, set_grad_enabled
+from .tensor import Tensor, _forward_mode, _Mode, apply, set_grad_enabled
 
 # colourings with at most this many colours run as eager passes; more, as one batched replay
 EAGER_PASSES = 4
@@ -194,7 +194,7 @@ def structured_jacobian(
     Each call plans anew; ``JacobianPlan`` keeps the plan for the next point.
     """
     _, xs = _leaves(inputs, requires_grad=False)
-    return _plan(func, [x.data for x in xs], max_batch_elements, force)[1]
+    return _plan(func, [x.data for x in xs], max_batch_elements, force, once=True)[1]
 
 
 class JacobianPlan:
@@ -284,13 +284,16 @@ def _plan(
     most: int | None,
     force: bool,
     primal: Tape | None = None,
+    once: bool = False,
 ) -> tuple[_Plan, Structured]:
     """The plan of ``func``'s structured Jacobian, and the Jacobian at ``arrays``
-    (``primal``: its primal pass as traced already, if it was)."""
+    (``primal``: its primal pass as traced already, if it was; ``once``: the plan is not
+    kept, so that what only a replay needs may be left unmade)."""
     if len(arrays) == 1:  # the primal pass alone first: a product's tangent costs as much as J
+        values: list[Any] = []
         if primal is None:
-            primal = trace(lambda *v: [func(*v)], *arrays)
-        scaled = _row_scaling(primal, arrays[0], most)
+            primal = trace(lambda *v: _with_values(func(*v), values), *arrays)
+        scaled = _row_scaling(primal, arrays[0], most, values, once)
         if scaled is not None:
             return scaled
     return _coloured(func, arrays, most, force)
@@ -572,9 +575,22 @@ def _chunks(
 # -- a row scaling of a matrix product ------------------------------------------------------------
 
 
-def _row_scaling(tape: Tape, x: Array, most: int | None) -> tuple[_Plan, Structured] | None:
+def _with_values(out: Tensor, values: list[Any]) -> list[Tensor]:
+    """``[out]``, the traced function's result; ``values`` gets the tracer's list of the
+    value of every slot of the tape being traced, where it keeps one."""
+    kept = getattr(_Mode.tracer, "keep", None)
+    if isinstance(kept, list):
+        values.append(kept)
+    return [out]
+
+
+def _row_scaling(
+    tape: Tape, x: Array, most: int | None, values: Sequence[Any] = (), once: bool = False
+) -> tuple[_Plan, Structured] | None:
     """J = J_u M where the only step reading the input x is u = M @ x (or x @ M, J_u M^T)
-    with a constant matrix M; J_u, of the rest of the program, is structured in turn."""
+    with a constant matrix M; J_u, of the rest of the program, is structured in turn.
+    ``values``: [the tape's slots' values at x], where the tracing kept them (then u is not
+    computed again)."""
     (x_slot,) = tape.inputs
     if tape.dynamic:
         return None
@@ -592,20 +608,56 @@ def _row_scaling(tape: Tape, x: Array, most: int | None) -> tuple[_Plan, Structu
     linear = np.asarray(matrix if args[1] == x_slot else np.transpose(matrix))
     rest = _rest_of(tape, readers[0])
     product = _Product(function, params, args[0] == x_slot, matrix)
-    after = _pruned(tape, (u_slot,), tape.outputs[0])  # the rest's primal pass, as traced
-    try:
-        inner, found = _plan(rest, [product.of(x)], most, False, after)
-    except NotStructured:
-        return None
-    (block,) = found.blocks
-    assert isinstance(block, Sparse)
-    n_out = block.shape[0]
-    rows, cols = block.rows, block.cols
-    diagonal = len(rows) == n_out and np.array_equal(rows, np.arange(n_out))
-    identity = diagonal and np.array_equal(cols, rows)
+    slots = values[0] if values else ()
+    u = slots[u_slot] if len(slots) == tape.size else None
+    if not isinstance(u, np.ndarray) or u.shape != tape.shapes[u_slot]:
+        u = product.of(x)
+    inner: _Plan = _Plan()  # made only for a plan that is kept
+    found = _diagonal_rest(rest, tape, u_slot, u) if once else None
+    if found is not None:  # J_u's entries: its diagonal, in order
+        diagonal = identity = True
+    else:
+        after = _pruned(tape, (u_slot,), tape.outputs[0])  # the rest's primal pass, as traced
+        try:
+            inner, found = _plan(rest, [u], most, False, after)
+        except NotStructured:
+            return None
+        (block,) = found.blocks
+        assert isinstance(block, Sparse)
+        n_out = block.shape[0]
+        rows, cols = block.rows, block.cols
+        diagonal = len(rows) == n_out and np.array_equal(rows, np.arange(n_out))
+        identity = diagonal and np.array_equal(cols, rows)
     how = f"row scaling of a matrix product ({found.how} for the rest)"
     plan = _Scaled(product, linear, inner, diagonal, identity, how)
     return plan, plan.finish(found)
+
+
+def _diagonal_rest(
+    rest: Callable[[Tensor], Tensor], tape: Tape, u_slot: int, u: Array
+) -> Structured | None:
+    """J_u where every step of the rest (``tape``'s steps but the product that makes u, in
+    ``u_slot``, the only one that reads the input) is differentiable, element-wise and on
+    values of u's shape: its diagonal, from one eager forward pass along ones, as the pass
+    of one colour of columns (traced, then replayed) gives it; else None."""
+    steps = [step for step in tape.steps if step[4] != u_slot]
+    if u.ndim != 1 or not steps:
+        return None
+    constants = {slot for slot, _ in tape.constants}
+    for name, _, args, _, out in steps:
+        op = OPS[name]
+        if op.pattern is not R.elementwise or not op.differentiable:
+            return None
+        if tape.shapes[out] != u.shape:
+            return None
+        if any(tape.shapes[a] != u.shape for a in args if a not in constants):
+            return None
+    _, tangent = _tangent_pass(rest, 1)(Tensor(np.ones(u.shape, u.dtype)), Tensor(u))
+    n = len(u)
+    where = _frozen(np.arange(n, dtype=np.int64))
+    values = np.asarray(tangent.data).reshape(-1)[where]
+    diagonal = Sparse(where, where, values, (n, n))
+    return Structured((diagonal,), "1 colour of columns, forward", 1, tape.shapes[out])
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,6 +7,7 @@ The reasons are the op table's (``nonfinite``, ``nonfinite_backward``).
 
 from __future__ import annotations
 
+import functools
 import io
 import tokenize
 
@@ -74,9 +75,11 @@ def _beyond_float(token: str) -> bool:
     return False
 
 
-def overflowing(text: str) -> list[str]:
+@functools.lru_cache(maxsize=1024)
+def overflowing(text: str) -> tuple[str, ...]:
     """The numbers written in ``text`` that are beyond float64's range (``1e400``), in order,
-    each once."""
+    each once (remembered by text: a statement run again, at each point of a batch, is not
+    read again)."""
     found: list[str] = []
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
@@ -85,7 +88,7 @@ def overflowing(text: str) -> list[str]:
                 found.append(number if len(number) <= 24 else f"a number of {len(number)} digits")
     except (tokenize.TokenError, SyntaxError):
         pass  # the statement's text was read by the parser already: this does not happen
-    return list(dict.fromkeys(found))
+    return tuple(dict.fromkeys(found))
 
 
 def overflow_message(statement) -> str | None:

@@ -197,7 +197,10 @@ def getitem_backward(
 ) -> Array:
     x, index = values[0], params["index"]
     out = np.zeros((size,) + tuple(params["shape"]), dtype=x.dtype)
-    np.add.at(out, (slice(None), *index), np.moveaxis(x, 0, _advanced_lead(index)))
+    if any(isinstance(part, np.ndarray) for part in index):  # repeated indices add up
+        np.add.at(out, (slice(None), *index), np.moveaxis(x, 0, _advanced_lead(index)))
+    else:  # each element once: the same sums, 0 + x, without add.at's slow loop
+        out[(slice(None), *index)] += x
     return out
 
 

@@ -13,7 +13,7 @@ import dataclasses
 import io
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -278,22 +278,43 @@ def json_lines(result: Points, file, options: Options) -> None:
             lines.append(json.dumps(document, allow_nan=False))
         file.write("\n".join(lines) + "\n")
         return
-    file.write(_orjson_lines(result.first, arrays, count))
+    for start in range(0, count, LINES_AT_ONCE):
+        part = [
+            (section, name, array[start : start + LINES_AT_ONCE]) for section, name, array in arrays
+        ]
+        file.write(_orjson_lines(result.first + start, part, min(LINES_AT_ONCE, count - start)))
+
+
+def _python_text(point: np.ndarray, depth: int) -> bytes:
+    """A point's finite floats as ``json.dumps`` writes them (each number's ``repr``), its
+    ``depth`` outer brackets left out."""
+    if depth == 0:
+        return repr(float(point)).encode()
+    if depth == 1:
+        return ", ".join(map(repr, point.tolist())).encode()
+    text = json.dumps(point.tolist())
+    return text[depth : len(text) - depth].encode()
+
+
+#: The points whose JSON lines are made at once: the texts of more take more time a point,
+#: as their buffers (megabytes, each pass a new one) no longer fit the processor's caches.
+LINES_AT_ONCE = 1024
 
 
 def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) -> str:
     """The JSON lines of finite points through orjson, which writes the shortest text that
     reads back as the same float, as Python's repr does, several times faster than a
     template of Python's reprs (200,000 points of a vjp: 2.0 s for the whole command against
-    6.7 s): each array is written once, then cut into its points' texts. A point holding a
+    6.7 s): each array is written once, then cut into its points' texts, and every line is
+    formatted by one template of the chunk's lines (``bytes % values``). A point holding a
     number below 1e-4 (which orjson writes otherwise than Python) is written by json, and so
     is a point of no elements (the same text for every point): the text never depends on
     which path wrote it."""
     import orjson  # a dependency; imported here, by the batches that write JSON lines only
 
     options = orjson.OPT_SERIALIZE_NUMPY
-    numbers = orjson.dumps(np.arange(first, first + count), option=options)[1:-1].split(b",")
-    glue, columns, close, section = [b'{"point": '], [numbers], "", ""
+    columns: list[Sequence[Any]] = [range(first, first + count)]  # a line's values, by place
+    line, close, section = '{"point": %d', "", ""
     for kind, name, array in arrays:
         array = np.asarray(array)
         code = array.dtype.kind
@@ -309,21 +330,17 @@ def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) ->
         if code == "f":  # orjson writes 1e-05 as 0.00001 and 1e-07 as 1e-7: json's text there
             small = (np.abs(array) < 1e-4) & (array != 0)
             for k in np.flatnonzero(small.reshape(count, -1).any(axis=1)).tolist():
-                point = json.dumps(array[k].tolist())
-                column[k] = point[depth : len(point) - depth].encode()
+                column[k] = _python_text(array[k], depth)
         columns.append(column)
         if kind != section:  # a new section: close the last one
             between = close + ("}" if section else "") + f', "{kind}": {{"{name}": '
         else:
             between = close + f', "{name}": '
-        glue.append((between + "[" * depth).encode())
+        line += (between + "[" * depth).replace("%", "%%") + "%b"
         close, section = "]" * depth, kind
-    tail = (close + "}}\n").encode()
-    # a line: glue 0, the number, glue 1, the first array's text, ..., the tail
-    step = 2 * len(columns) + 1
-    parts = [b""] * (count * step)
-    for i, (before, column) in enumerate(zip(glue, columns)):
-        parts[2 * i :: step] = [before] * count
-        parts[2 * i + 1 :: step] = column
-    parts[step - 1 :: step] = [tail] * count
-    return b"".join(parts).decode()
+    line += (close + "}}\n").replace("%", "%%")
+    # every line's values in order, formatted at once: the point's number, then its arrays
+    values: list = [None] * (count * len(columns))
+    for i, values_at in enumerate(columns):
+        values[i :: len(columns)] = values_at
+    return ((line.encode() * count) % tuple(values)).decode()

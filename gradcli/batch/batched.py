@@ -1,0 +1,314 @@
+"""A traced pass specialised, once, to the rows ``--batch`` replays it at.
+
+``compile.run_batched`` decides at every step of every replay which of its arguments carry
+the batch dimension and goes through the operation's batch rule. Which values carry it follows
+from which inputs do, so it is decided here once, for every chunk: a step whose batched
+arguments need no alignment calls its numpy function directly, and the rule is bound to its
+parameters otherwise. Three levels of rows: 0, a value the same at every point; 1, one row a
+point; 2, one row a point and seed vector (a Jacobian's cotangents, a Hessian's basis vectors).
+The program's own values are computed once a point, and repeated to the seeds' rows only
+where a step combines them with a seed (``np.repeat``, as ``Pass.replay`` repeats the inputs).
+
+Steps that repeat an earlier one (the same function, arguments and parameters) are computed
+once, and steps whose result is one of their arguments exactly (``detach``, a power of 1, a
+product with ones, a selection by a constant condition) are left out: the result is the same
+array, bit for bit. Everything else is computed as ``run_batched`` computes it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..engine.compile import FREED_ELEMENTS, NotBatchable, Tape
+from ..engine.single_precision import power
+from ..ops import batching as B
+from ..ops.table import OPS
+
+# an entry: (call taking the argument values and the rows of its level, argument slots, result
+# slot, level)
+Entry = tuple[Callable[[list, int], Any], tuple[int, ...], int, int]
+
+#: The numpy functions of the selections ``where(condition, input, other)``: by their
+#: parameters' names, which say what they do.
+_SELECTIONS = {
+    op.forward
+    for op in OPS.values()
+    if [p.name for p in op.params] == ["condition", "input", "other"]
+}
+
+
+def slot_dtypes(tape: Tape, examples: Sequence[Any]) -> tuple[np.dtype | None, ...]:
+    """The dtype of every slot of ``tape`` at the traced point (``examples``: its inputs)."""
+    slots: list[Any] = [None] * tape.size
+    for slot, value in tape.constants:
+        slots[slot] = value
+    for slot, value in zip(tape.inputs, examples):
+        slots[slot] = np.asarray(value)
+    with np.errstate(all="ignore"):
+        for _, function, args, params, out in tape.steps:
+            slots[out] = function(*[slots[i] for i in args], **params)
+    return tuple(getattr(value, "dtype", None) for value in slots)
+
+
+def _all_equal(value: Any, number: float) -> bool:
+    array = np.asarray(value)
+    if array.dtype.kind not in "fiu" or not array.size:
+        return False
+    return bool(array == number) if array.ndim == 0 else bool((array == number).all())
+
+
+@dataclass
+class Specialised:
+    """``tape`` replayed with its inputs at the given levels (see the module's docstring)."""
+
+    size: int  # the tape's slots, and the repeated values'
+    constants: tuple[tuple[int, Any], ...]
+    inputs: tuple[int, ...]
+    program: list[Entry]
+    outputs: tuple[int, ...]
+    levels: list[int]
+    elements: list[int]  # of each slot, as traced
+    rows: int  # the seed vectors a point takes
+    seeded: bool  # the outputs have a row a point and seed vector
+    last: list[tuple[int, ...]]  # the slots each entry is the last to read (``_last_reads``)
+    freed: dict[int, list[tuple[int, ...]]] = field(default_factory=dict, repr=False)
+
+    def run(self, arrays: Sequence[Any], size: int) -> list[Any]:
+        """The outputs at ``size`` points (``arrays``: the inputs at their levels), with
+        ``size`` rows in front, or ``size * rows`` when seeded (a point's seeds together), as
+        ``run_batched`` gives them."""
+        slots: list[Any] = [None] * self.size
+        for slot, value in self.constants:
+            slots[slot] = value
+        for slot, value in zip(self.inputs, arrays):
+            slots[slot] = value
+        counts = (1, size, size * self.rows)
+        frees = self._frees(max(1, FREED_ELEMENTS // max(size, 1)))
+        if frees:
+            for (call, args, out, level), gone in zip(self.program, frees):
+                slots[out] = call([slots[i] for i in args], counts[level])
+                for i in gone:
+                    slots[i] = None
+        else:
+            for call, args, out, level in self.program:
+                slots[out] = call([slots[i] for i in args], counts[level])
+        total = counts[2] if self.seeded else size
+        results = []
+        for slot in self.outputs:
+            value, level = slots[slot], self.levels[slot]
+            if level == 1 and total != size:
+                value = np.repeat(value, self.rows, axis=0)
+            elif level == 0:
+                value = np.broadcast_to(value, (total,) + np.shape(value))
+            results.append(value)
+        return results
+
+    def _frees(self, smallest: int) -> list[tuple[int, ...]]:
+        """For each entry, the slots of at least ``smallest`` elements (as traced) that no
+        later entry reads, outputs and constants aside; [] when there is none at all."""
+        if smallest not in self.freed:
+            frees = [tuple(a for a in last if self.elements[a] >= smallest) for last in self.last]
+            self.freed[smallest] = frees if any(frees) else []
+        return self.freed[smallest]
+
+
+def _last_reads(program: list[Entry], keep: set[int]) -> list[tuple[int, ...]]:
+    """For each entry, the slots it is the last to read, those in ``keep`` aside."""
+    keep = set(keep)
+    last: list[tuple[int, ...]] = []
+    for _, args, _, _ in reversed(program):
+        last.append(tuple(a for a in dict.fromkeys(args) if a not in keep))
+        keep.update(args)
+    last.reverse()
+    return last
+
+
+def specialise(
+    tape: Tape, levels: Sequence[int], dtypes: Sequence[np.dtype | None], rows: int = 1
+) -> Specialised:
+    """``tape`` specialised to its inputs' ``levels`` (``dtypes``: of each slot as traced, from
+    ``slot_dtypes``; ``rows``: the seed vectors a point takes, the inputs of level 2). Raises
+    ``NotBatchable`` where ``run_batched`` would."""
+    if tape.dynamic:
+        raise NotBatchable("the shape of a step follows the values of the point")
+    level = [0] * tape.size
+    for slot, at in zip(tape.inputs, levels):
+        level[slot] = at
+    ranks = list(tape.ranks)
+    elements = [math.prod(s) for s in tape.shapes] if tape.shapes else [0] * tape.size
+    constants = dict(tape.constants)
+    folds = _Folds.of(tape, dtypes)
+    same: dict[int, int] = {}  # a slot -> the earlier slot it equals
+    repeated: dict[int, int] = {}  # a slot of level 1 -> its slot repeated to level 2
+    known: dict[Any, int] = {}
+    program: list[Entry] = []
+
+    def repeat(slot: int) -> int:
+        if slot not in repeated:
+            repeated[slot] = len(level)
+            level.append(2)
+            ranks.append(ranks[slot])
+            elements.append(elements[slot])
+            program.append((_repeater(rows), (slot,), repeated[slot], 2))
+        return repeated[slot]
+
+    for name, function, args, params, out in tape.steps:
+        if same:
+            args = tuple([same.get(a, a) for a in args])
+        key = (function, args) if not params else _key(function, args, params)
+        if key is not None and key in known:
+            same[out] = known[key]
+            continue
+        source = None if params or folds is None else _identity_of(function, args, out, folds)
+        if source is not None:
+            same[out] = source
+            continue
+        at = 0
+        for a in args:
+            at = max(at, level[a])
+        if at == 2:
+            args = tuple(repeat(a) if level[a] == 1 else a for a in args)
+        level[out] = at
+        if at:
+            flags = [level[a] > 0 for a in args]
+            call = _batched(name, function, params, flags, [ranks[a] for a in args])
+            program.append((call, args, out, at))
+        else:
+            program.append((_plain(function, params), args, out, 0))
+        if key is not None:
+            known[key] = out
+    outputs = tuple(same.get(o, o) for o in tape.outputs)
+    program = _needed(program, outputs)
+    last = _last_reads(program, set(outputs) | set(constants))
+    return Specialised(
+        len(level), tape.constants, tape.inputs, program, outputs, level, elements, rows,
+        2 in levels, last,
+    )  # fmt: skip
+
+
+def _needed(program: list[Entry], outputs: tuple[int, ...]) -> list[Entry]:
+    """The entries some output needs, in order."""
+    needed = set(outputs)
+    kept = []
+    for entry in reversed(program):
+        if entry[2] in needed:
+            kept.append(entry)
+            needed.update(entry[1])
+    kept.reverse()
+    return kept
+
+
+def _key(function: Any, args: tuple[int, ...], params: dict[str, Any]) -> Any:
+    """What identifies a step's result (None: not compared): its function, arguments and
+    parameters, where the parameters are plain numbers, strings and tuples of them."""
+    try:
+        frozen = tuple(sorted((k, _frozen(v)) for k, v in params.items()))
+        return (function, args, frozen)
+    except TypeError:
+        return None
+
+
+def _frozen(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return (type(value), value)
+    if isinstance(value, tuple):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, slice):
+        return ("slice", _frozen(value.start), _frozen(value.stop), _frozen(value.step))
+    if value is Ellipsis:
+        return ("...",)
+    raise TypeError(type(value))
+
+
+def _identity_of(function, args, out, folds: _Folds) -> int | None:
+    """The argument a step's result equals bit for bit (its dtype and shape too), or None."""
+    candidates: tuple[int, ...] = ()
+    if function is np.multiply and len(args) == 2:
+        candidates = tuple(a for a, b in (args, args[::-1]) if b in folds.ones)
+    elif function in _POWERS and len(args) == 2:
+        candidates = (args[0],) if args[1] in folds.ones else ()
+    elif function in _SELECTIONS and args[0] in folds.choices:
+        candidates = (args[folds.choices[args[0]]],)
+    elif len(args) == 1 and function in _PASS_THROUGH:
+        candidates = (args[0],)
+    dtypes, shapes = folds.dtypes, folds.shapes
+    for slot in candidates:
+        if dtypes[slot] is not None and dtypes[slot] == dtypes[out] and shapes[slot] == shapes[out]:
+            return slot
+    return None
+
+
+@dataclass(frozen=True)
+class _Folds:
+    """What ``_identity_of`` reads: the constants of ones, the constant conditions that choose
+    one side (the argument's place), and each slot's dtype and shape as traced."""
+
+    ones: frozenset[int]
+    choices: dict[int, int]
+    dtypes: Sequence[np.dtype | None]
+    shapes: Sequence[tuple[int, ...]]
+
+    @staticmethod
+    def of(tape: Tape, dtypes: Sequence[np.dtype | None]) -> _Folds | None:
+        if not dtypes or not tape.shapes:
+            return None
+        ones, choices = set(), {}
+        for slot, value in tape.constants:
+            array = np.asarray(value)
+            if array.dtype == np.bool_ and array.size:
+                if array.all() or not array.any():
+                    choices[slot] = 1 if array.all() else 2
+            elif _all_equal(array, 1):
+                ones.add(slot)
+        return _Folds(frozenset(ones), choices, dtypes, tape.shapes)
+
+
+_POWERS = (power, np.power)
+
+
+def _gives_back(function: Any) -> bool:
+    """Whether ``function`` gives back the very array it is given (``detach``'s)."""
+    probe = np.zeros(1)
+    try:
+        return function(probe) is probe
+    except Exception:  # a function of one argument that refuses a small float array
+        return False
+
+
+#: The numpy functions that give back the very array they are given: those of the entries
+#: that cut the gradient and change nothing else (``detach``).
+_PASS_THROUGH = {
+    op.forward for op in OPS.values() if op.extra.get("cuts_gradient") and _gives_back(op.forward)
+}
+
+
+def _repeater(rows: int) -> Callable[[list, int], Any]:
+    return lambda values, count: np.repeat(values[0], rows, axis=0)
+
+
+def _plain(function: Any, params: dict[str, Any]) -> Callable[[list, int], Any]:
+    if params:
+        return lambda values, count: function(*values, **params)
+    return lambda values, count: function(*values)
+
+
+def _batched(name, function, params, flags: list[bool], ranks: list[int]) -> Callable:
+    """A step with batched arguments: its numpy function itself where the batch rule would
+    only call it, else the rule with everything but the rows bound."""
+    op = OPS.get(name)
+    rule = None if op is None else op.batch
+    if rule is None:
+        raise NotBatchable(name)
+    if rule is B.elementwise:
+        top = max(ranks)
+        if all([r == top for r, f in zip(ranks, flags) if f]):
+            return _plain(function, params)
+    if rule is B.getitem and not any(isinstance(p, np.ndarray) for p in params["index"]):
+        index = (slice(None), *params["index"])
+        return lambda values, count: values[0][index]
+    return lambda values, count: rule(function, params, values, flags, ranks, count)

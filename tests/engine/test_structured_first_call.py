@@ -1,0 +1,59 @@
+"""``structured_jacobian`` (planned anew, the plan not kept) takes J_u of an element-wise rest
+of a row scaling from one eager forward pass, without tracing the rest: the same Jacobian,
+bit for bit, the same description and count of passes as a ``JacobianPlan`` (which traces
+it, to replay it), for rests that are element-wise and for rests that are not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradcli.engine as gc
+from gradcli.engine import structured as S
+
+RNG = np.random.default_rng(11)
+A = gc.tensor(RNG.standard_normal((7, 5)))
+C = gc.tensor(RNG.standard_normal(7))
+
+RESTS = {
+    "tanh": lambda u: gc.tanh(u),
+    "exp and a power": lambda u: gc.exp(u) * C + u**2,
+    "relu": lambda u: gc.relu(u) * 3.0,
+    "sigmoid of a shift": lambda u: gc.sigmoid(u + C),
+    "a selection by a mask": lambda u: gc.where(u > 0, u, C),
+    "a rational function": lambda u: u**3 - 1.0 / (1 + u * u),
+}
+
+
+def _dense(block):
+    return block if isinstance(block, np.ndarray) else block.dense()
+
+
+@pytest.mark.parametrize("name", list(RESTS))
+def test_first_call_gives_the_plans_jacobian(name, monkeypatch):
+    rest = RESTS[name]
+    x = gc.tensor(RNG.standard_normal(5))
+    traced_rests = []
+    coloured = S._coloured
+    monkeypatch.setattr(S, "_coloured", lambda *a: traced_rests.append(1) or coloured(*a))
+    first = S.structured_jacobian(lambda v: rest(gc.matmul(A, v)), x)
+    shortcut = not traced_rests
+    planned = S.JacobianPlan(lambda v: rest(gc.matmul(A, v)))(x)
+    assert first.how == planned.how
+    assert first.passes == planned.passes and first.out_shape == planned.out_shape
+    a, b = _dense(first.blocks[0]), _dense(planned.blocks[0])
+    assert a.dtype == b.dtype and np.array_equal(a, b)
+    # the element-wise rests are not traced (the mask's comparison is not differentiable)
+    assert shortcut == (name != "a selection by a mask")
+
+
+def test_a_rest_that_is_not_elementwise_is_planned_as_before(monkeypatch):
+    x = gc.tensor(RNG.standard_normal(5))
+    calls = []
+    coloured = S._coloured
+    monkeypatch.setattr(S, "_coloured", lambda *a: calls.append(1) or coloured(*a))
+    func = lambda v: (lambda u: u[1:] * u[:-1])(gc.tanh(gc.matmul(A, v)))  # noqa: E731
+    first = S.structured_jacobian(func, x)
+    assert calls  # the rest was traced and coloured
+    planned = S.JacobianPlan(func)(x)
+    assert np.array_equal(_dense(first.blocks[0]), _dense(planned.blocks[0]))
