@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
 from . import SUITES, load_suite
-from .harness import machine_facts, print_facts, print_table, write_json
+from .harness import load_average, machine_facts, print_facts, print_table, write_json
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -36,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the chosen suites, then print the machine facts, the table and the suites' notes."""
     args = parse_args(argv)
     results, notes = [], []
-    load_at_start = os.getloadavg() if hasattr(os, "getloadavg") else None
+    load_at_start = load_average()
     started = time.perf_counter()
     for name in args.suites or SUITES:
         suite = load_suite(name)
@@ -49,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         notes += getattr(suite, "NOTES", ())
     facts = machine_facts()  # after the suites, so that the libraries they used are imported
     if load_at_start is not None:  # other work on the machine makes the figures noisier
-        facts["load_avg_at_start"] = " ".join(f"{x:.2f}" for x in load_at_start)
+        facts["load_avg_at_start"] = load_at_start
+        facts["load_avg_at_end"] = load_average()
 
     print_facts(facts)
     print()
