@@ -121,7 +121,7 @@ def case(steps: int, size: int, quick: bool) -> list[Result]:
     one = [sum(r.cpu.values()) for r in runs[ONE]]
     results = [_row(benchmark, f"{ONE} (CPU time)", one, f"{ONE} (CPU time)", "cpu")]
     for name in LOCAL.values():
-        estimates = [quiet_wall(r.samples, CORES) for r in runs[name]]
+        estimates = [quiet_wall(r, CORES) for r in runs[name]]
         results.append(_row(benchmark, name + ESTIMATE, estimates, f"{ONE} (CPU time)", "estimate"))
     measured = f"{benchmark}, at this load"
     for name, timed in runs.items():

@@ -254,22 +254,43 @@ def sample_tree(
     return TreeRun(wall, cpu, roles, samples)
 
 
-def quiet_wall(samples: Sequence[tuple[float, Mapping[int, float]]], cores: int) -> float:
-    """The wall clock a sampled run (``sample_tree``) would take on a quiet machine of
-    ``cores`` cores, estimated from the CPU time its processes used between samples: the
-    work of each interval takes at least its total over the cores, and at least the longest
-    any one process (one core at a time) worked in it; the intervals follow one another.
-
-    What the machine's other work took is not counted; what it spread out (a process kept
-    waiting in one interval does its work in a later one, beside other work) is counted as
-    if it had to wait, so that the estimate errs long rather than short."""
+def _packed(samples: Sequence[Mapping[int, float]], cores: int) -> float:
+    """The wall clock of the work between successive samples on a quiet machine: each
+    interval's work takes at least its total over the cores, and at least the longest any
+    one process (one core at a time) worked in it; the intervals follow one another."""
     total = 0.0
-    before: Mapping[int, float] = {}
-    for _, now in samples:
+    for before, now in zip(samples, samples[1:]):
         worked = [now[pid] - before.get(pid, 0.0) for pid in now]
         total += max(sum(worked) / cores, max(worked, default=0.0))
-        before = now
     return total
+
+
+def quiet_wall(run: TreeRun, cores: int) -> float:
+    """The wall clock a sampled run (``sample_tree``) would take on a quiet machine of
+    ``cores`` cores, estimated from the CPU time its processes used (Amdahl's law).
+
+    The run is cut where its workers do the work: before the first 1 % of their CPU time
+    and after the last 1 %, its processes' work is packed interval by interval
+    (``_packed``: start-up, tracing, the fork server's imports beside it; closing). In
+    between, the workers run side by side: that part takes the busiest worker's CPU time,
+    or, where it is more, the CPU time of every process then (the command's scheduling and
+    gathering included) over the cores. Without workers, the run is packed whole.
+
+    What the machine's other work took is not counted; work it spread out (a process kept
+    waiting in one interval works in a later one) is counted as if it had to wait, so that
+    the estimate errs long rather than short."""
+    workers = [pid for pid, role in run.roles.items() if role == "worker"]
+    cumulative = [{}, *(cpu for _, cpu in run.samples)]
+    done = [sum(cpu.get(pid, 0.0) for pid in workers) for cpu in cumulative]
+    if not done[-1]:
+        return _packed(cumulative, cores)
+    first = next(i for i, d in enumerate(done) if d >= 0.01 * done[-1]) - 1  # from before it
+    last = next(i for i, d in enumerate(done) if d >= 0.99 * done[-1])
+    start, end = cumulative[first], cumulative[last]
+    worked = {pid: end.get(pid, 0.0) - start.get(pid, 0.0) for pid in end}
+    side_by_side = max(max(worked[pid] for pid in workers), sum(worked.values()) / cores)
+    before, after = _packed(cumulative[: first + 1], cores), _packed(cumulative[last:], cores)
+    return before + side_by_side + after
 
 
 def check_same(

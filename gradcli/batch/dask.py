@@ -138,9 +138,24 @@ def start_fork_server() -> None:
                 os.environ[key] = value
 
 
+#: Dask's periodic work, made rarer on a local cluster: the event loops' check for blocking
+#: (every 20 ms), the memory monitors of workers and nannies (every 100 ms), the system
+#: monitor (every 500 ms) and work stealing (every 100 ms; the tasks are queued at the
+#: scheduler and handed to the workers that are free). Idle, a 2-worker cluster then uses
+#: about a fifth of the CPU time: 0.6 % of a core in the command and 0.2 % in each worker,
+#: against 2.8 % and 1.7 %, taken from the replays.
+QUIETER = {
+    "distributed.admin.tick.interval": "1s",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.scheduler.work-stealing": False,
+    "distributed.worker.profile.enabled": False,  # the workers' sampling profiler (every 10 ms)
+}
+
+
 def local_cluster(workers: int) -> Any:
     """A ``LocalCluster`` of ``workers`` processes of one thread each, on free ports, quiet,
-    without a dashboard or the workers' sampling profiler (a thread waking every 10 ms)."""
+    without a dashboard, and with as little periodic work as Dask allows (``QUIETER``)."""
     import dask
 
     distributed = _distributed()
@@ -148,7 +163,7 @@ def local_cluster(workers: int) -> Any:
     prefix = "distributed.nanny.pre-spawn-environ"
     settings: dict[str, Any] = {f"{prefix}.{k}": v for k, v in WORKER_ENVIRONMENT.items()}
     settings["distributed.worker.multiprocessing-method"] = start_method()
-    settings["distributed.worker.profile.enabled"] = False
+    settings.update(QUIETER)
     with dask.config.set(settings):
         return distributed.LocalCluster(
             n_workers=workers,
