@@ -44,15 +44,16 @@ class Timing:
     round_seconds: float
 
 
-#: The default timing, and the one for ``--quick``.
+#: The default timing, and the one for ``--quick`` (3 rounds: a median and a spread still,
+#: so that every suite's quick run together takes minutes on a busy machine).
 FULL = Timing(rounds=7, round_seconds=0.15)
-QUICK = Timing(rounds=5, round_seconds=0.04)
+QUICK = Timing(rounds=3, round_seconds=0.02)
 
 #: For benchmarks that start processes (a fraction of a second to seconds a call): a warm-up,
-#: then 7 (5 with ``--quick``) interleaved rounds of one call each; in-process functions timed
+#: then 7 (3 with ``--quick``) interleaved rounds of one call each; in-process functions timed
 #: in the same rounds still get several calls a round.
 PROCESS_FULL = Timing(rounds=7, round_seconds=0.15)
-PROCESS_QUICK = Timing(rounds=5, round_seconds=0.02)
+PROCESS_QUICK = Timing(rounds=3, round_seconds=0.01)
 
 
 @dataclass(frozen=True)
