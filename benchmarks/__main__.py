@@ -7,7 +7,7 @@ import sys
 import time
 
 from . import SUITES, load_suite
-from .harness import load_average, machine_facts, print_facts, print_table, write_json
+from .harness import cpu_seconds, load_average, machine_facts, print_facts, print_table, write_json
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     results, notes = [], []
     load_at_start = load_average()
-    started = time.perf_counter()
+    started, cpu_at_start = time.perf_counter(), cpu_seconds()
     for name in args.suites or SUITES:
         suite = load_suite(name)
         print(f"running {name}: {suite.TITLE}", file=sys.stderr, flush=True)
@@ -57,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     if notes:
         print()
         print("\n".join(notes))
-    print(f"\n{'quick run, ' if args.quick else ''}took {time.perf_counter() - started:.1f} s")
+    took = time.perf_counter() - started
+    cpu = cpu_seconds() - cpu_at_start  # about the wall clock of a quiet machine
+    print(f"\n{'quick run, ' if args.quick else ''}took {took:.1f} s, {cpu:.1f} s of CPU time")
     if args.json:
         write_json(args.json, facts, results, args.quick)
         print(f"figures written to {args.json}")
