@@ -40,7 +40,7 @@ for _name, _value in ONE_THREAD.items():
 #: Suite names, in the order ``python -m benchmarks`` runs them; each is a module of this package.
 SUITES: tuple[str, ...] = (
     "engine", "startup", "compiled", "jacobian", "batch", "scaling", "rejections", "groups",
-    "script",
+    "script", "dask",
 )  # fmt: skip
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
 from . import SUITES, load_suite
-from .harness import machine_facts, print_facts, print_table, write_json
+from .harness import cpu_seconds, load_average, machine_facts, print_facts, print_table, write_json
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -36,8 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the chosen suites, then print the machine facts, the table and the suites' notes."""
     args = parse_args(argv)
     results, notes = [], []
-    load_at_start = os.getloadavg() if hasattr(os, "getloadavg") else None
-    started = time.perf_counter()
+    load_at_start = load_average()
+    started, cpu_at_start = time.perf_counter(), cpu_seconds()
     for name in args.suites or SUITES:
         suite = load_suite(name)
         print(f"running {name}: {suite.TITLE}", file=sys.stderr, flush=True)
@@ -49,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         notes += getattr(suite, "NOTES", ())
     facts = machine_facts()  # after the suites, so that the libraries they used are imported
     if load_at_start is not None:  # other work on the machine makes the figures noisier
-        facts["load_avg_at_start"] = " ".join(f"{x:.2f}" for x in load_at_start)
+        facts["load_avg_at_start"] = load_at_start
+        facts["load_avg_at_end"] = load_average()
 
     print_facts(facts)
     print()
@@ -57,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     if notes:
         print()
         print("\n".join(notes))
-    print(f"\n{'quick run, ' if args.quick else ''}took {time.perf_counter() - started:.1f} s")
+    took = time.perf_counter() - started
+    cpu = cpu_seconds() - cpu_at_start  # about the wall clock of a quiet machine
+    print(f"\n{'quick run, ' if args.quick else ''}took {took:.1f} s, {cpu:.1f} s of CPU time")
     if args.json:
         write_json(args.json, facts, results, args.quick)
         print(f"figures written to {args.json}")

@@ -27,7 +27,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,6 @@ from .harness import (
     check_same,
     command,
     cpu_times,
-    optional_import,
     python_script,
     results_of,
     single,
@@ -77,8 +75,7 @@ STATIC_NOTES = (
     "<= 1 s for 100,000 points (a whole process: start-up, I/O included); 10^7 points to .npy "
     "in <= 500 MB resident, no slower a point than 10^5; JSON lines >= 2,000,000 points/s; "
     "jacobian, jvp, hvp and hessian at 10^4 points in one process (tracing included) no "
-    "slower than torch.func.vmap; Dask LocalCluster, 2 workers vs 1 process: the speed-up "
-    "reported",
+    "slower than torch.func.vmap (Dask: the dask suite)",
 )
 #: The notes printed under the table: the static ones, then this run's big-batch figures.
 NOTES: list[str] = list(STATIC_NOTES)
@@ -265,20 +262,12 @@ def commands(quick: bool = False) -> list[Result]:
     return results
 
 
-# -- big batches, and batches on Dask ------------------------------------------------------
+# -- big batches ---------------------------------------------------------------------------
 
 BIG = "vjp, 10^7 points"
 BIG_NPY = "gradcli CLI --out results.npy"
 BIG_JSON = "gradcli CLI JSON lines > file"
 JSON_RATE = 2_000_000  # points a second, issue 32's target for JSON lines
-DASK = "grad of an 8-step chain on 16 elements, 10^6 points, --out DIR/"
-ONE_PROCESS = "1 process (gradcli CLI)"
-LOCAL_2 = "--dask local:2 (gradcli CLI, cluster start included)"
-IN_ONE = "batch.stream, 1 process (in-process)"
-ON_TWO = "cluster.stream, 2-worker LocalCluster running (in-process)"
-CHAIN = "; ".join(
-    ["h0 = x", *(f"h{i} = sin(h{i - 1})*1.01 + 0.1" for i in range(1, 9)), "y = sum(h8*h8)"]
-)
 
 
 def _measured(
@@ -311,8 +300,7 @@ def _measured(
 
 def big_batches(quick: bool = False) -> list[Result]:
     """10^7 points of the vjp to .npy and as JSON lines (10^6 with ``quick``), beside 10^5,
-    with each process's peak resident memory; then the Dask speed-up: one process against a
-    two-worker LocalCluster, whole processes and in-process on a running cluster. Each is
+    with each process's peak resident memory (Dask's batches: the ``dask`` suite). Each is
     one run (they take seconds to a minute), its results checked first."""
     count = 10**6 if quick else 10**7
     root = Path(tempfile.mkdtemp(prefix="gradcli-bench-bigbatch-"))
@@ -358,55 +346,6 @@ def big_batches(quick: bool = False) -> list[Result]:
             f"batch, {label} points as JSON lines: {j7:.1f} s, {count / j7:,.0f} points/s "
             f"(target >= {JSON_RATE:,}; {rate}), peak resident {jm7:.0f} MB",
         ]
-        results += _dask_rows(root, gradcli, env, quick)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return results
-
-
-def _dask_rows(root: Path, gradcli: list[str], env: dict, quick: bool) -> list[Result]:
-    """The chain's gradient at 10^6 points (2 x 10^5 with ``quick``) to a folder of parts:
-    one process, ``--dask local:2``, and in-process on a running two-worker LocalCluster."""
-    distributed = optional_import("distributed")
-    if distributed is None:
-        return []
-    from gradcli.batch import dask as cluster
-    from gradcli.batch import stream as one_process
-    from gradcli.batch.stores.chunked import NpyRows
-
-    count = 2 * 10**5 if quick else 10**6
-    benchmark = DASK.replace("10^6", "2 x 10^5" if quick else "10^6")
-    x = np.random.default_rng(SEED).standard_normal((count, 16))
-    np.save(root / "chain.npy", x)
-    args = ["grad", "-e", CHAIN, "--batch", "@chain.npy", "--out"]
-    times = {
-        ONE_PROCESS: _measured([*gradcli[:1], *args, "one/"], root, env, clock="wall")[0],
-        LOCAL_2: _measured(
-            [*gradcli[:1], *args, "two/", "--dask", "local:2"], root, env, clock="wall"
-        )[0],
-    }
-    for key in ("grads.x", "values.y"):
-        parts = [sorted((root / folder / key).iterdir()) for folder in ("one", "two")]
-        one, two = (np.concatenate([np.load(p) for p in ps]) for ps in parts)
-        np.testing.assert_array_equal(one, two)
-    bound = bind(parse_program(CHAIN), {"x": np.zeros(16)})
-    rows = {"x": NpyRows(str(root / "chain.npy"))}
-    with cluster.local_cluster(2) as local:
-        start = time.perf_counter()
-        one_process.stream(bound, "grad", rows, None, None, None, str(root / "in1") + "/")
-        times[IN_ONE] = time.perf_counter() - start
-        start = time.perf_counter()
-        cluster.stream(
-            bound, "grad", rows, None, None, None, str(root / "in2") + "/", local.scheduler_address
-        )
-        times[ON_TWO] = time.perf_counter() - start
-    results = [single(SUITE, benchmark, name, s, ONE_PROCESS, "wall") for name, s in times.items()]
-    for r in results[2:]:
-        r.baseline = IN_ONE
-    add_ratios(results, "", {})
-    speed = {r.implementation: 1 / r.ratio for r in results if r.ratio}
-    NOTES.append(
-        f"Dask, {benchmark}: 2 workers {speed[LOCAL_2]:.2f}x the speed of 1 process (whole "
-        f"processes, the cluster's start included), {speed[ON_TWO]:.2f}x on a running cluster"
-    )
     return results

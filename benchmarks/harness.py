@@ -14,6 +14,7 @@ collector stays on, as a user would have it, but is emptied before each implemen
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import importlib.metadata
@@ -24,6 +25,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -42,15 +44,16 @@ class Timing:
     round_seconds: float
 
 
-#: The default timing, and the one for ``--quick``.
+#: The default timing, and the one for ``--quick`` (3 rounds: a median and a spread still,
+#: so that every suite's quick run together takes minutes on a busy machine).
 FULL = Timing(rounds=7, round_seconds=0.15)
-QUICK = Timing(rounds=5, round_seconds=0.04)
+QUICK = Timing(rounds=3, round_seconds=0.02)
 
 #: For benchmarks that start processes (a fraction of a second to seconds a call): a warm-up,
-#: then 7 (5 with ``--quick``) interleaved rounds of one call each; in-process functions timed
+#: then 7 (3 with ``--quick``) interleaved rounds of one call each; in-process functions timed
 #: in the same rounds still get several calls a round.
 PROCESS_FULL = Timing(rounds=7, round_seconds=0.15)
-PROCESS_QUICK = Timing(rounds=5, round_seconds=0.02)
+PROCESS_QUICK = Timing(rounds=3, round_seconds=0.01)
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,9 @@ class Result:
     target: float | None = None
     status: str = ""
     target_ms: float | None = None  # an absolute target, where the issue states one
-    clock: str = "cpu"  # "wall" for the rows whose point is time saved by running in parallel
+    # "wall" for the rows whose point is time saved by running in parallel, "estimate" for an
+    # estimate of the wall clock on a quiet machine (``quiet_wall``)
+    clock: str = "cpu"
 
 
 def results_of(
@@ -120,11 +125,25 @@ def single(
 
 
 def optional_import(name: str) -> ModuleType | None:
-    """``importlib.import_module(name)``, or None when it (or something it needs) is missing."""
+    """``importlib.import_module(name)``, or None when it (or something it needs) is missing.
+    torch is held to one thread, within operations and between them (``OMP_NUM_THREADS``,
+    which ``benchmarks/__init__.py`` sets, holds only the first)."""
     try:
-        return importlib.import_module(name)
+        module = importlib.import_module(name)
     except ImportError:
         return None
+    if name == "torch":
+        one_thread_torch(module)
+    return module
+
+
+def one_thread_torch(torch: Any) -> None:
+    """torch on one thread: ``set_num_threads(1)``, and ``set_num_interop_threads(1)``, which
+    torch accepts only before its first parallel work (later it keeps what it has)."""
+    torch.set_num_threads(1)
+    if torch.get_num_interop_threads() != 1:
+        with contextlib.suppress(RuntimeError):
+            torch.set_num_interop_threads(1)
 
 
 def cpu_seconds() -> float:
@@ -155,6 +174,124 @@ def cpu_times(fns: dict[str, Callable[[], Any]], timing: Timing) -> dict[str, Fi
                 fn()
             rounds[name].append((cpu_seconds() - start) / calls[name])
     return {name: Figure.of(rounds[name], calls[name] * timing.rounds) for name in fns}
+
+
+@dataclass
+class TreeRun:
+    """One run of a command and of the processes it started (``sample_tree``): its wall
+    clock, each process's CPU seconds and role, and the samples they were read from, each
+    (seconds since the start, {pid: CPU seconds so far})."""
+
+    wall: float
+    cpu: dict[int, float]
+    roles: dict[int, str]
+    samples: list[tuple[float, dict[int, float]]]
+
+    def of(self, role: str) -> list[float]:
+        """The CPU seconds of each process of ``role``, in the order they started."""
+        return [self.cpu[pid] for pid in sorted(self.cpu) if self.roles[pid] == role]
+
+
+def _role(process: Any, root: int) -> str:
+    """What a process of a run is: the command itself, or one that it (or Dask's nannies, in
+    it) started: multiprocessing's resource tracker or fork server, or a worker."""
+    if process.pid == root:
+        return "command"
+    line = " ".join(process.cmdline())
+    if "resource_tracker" in line:
+        return "resource tracker"
+    if "forkserver" in line and process.ppid() == root:
+        return "fork server"
+    return "worker"
+
+
+def sample_tree(
+    argv: Sequence[str | Path],
+    env: Mapping[str, str | None] | None = None,
+    cwd: str | Path | None = None,
+    every: float = 0.02,
+) -> TreeRun:
+    """Run ``argv`` to completion (its output discarded), reading the CPU time of it and of
+    every process under it every ``every`` seconds (``psutil``): what each process used, and
+    when. A process's last ``every`` seconds before it ends may go uncounted."""
+    import psutil
+
+    full_env = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
+    start = time.perf_counter()
+    child = subprocess.Popen(
+        [str(a) for a in argv], env=full_env, cwd=cwd, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    errors = b""
+
+    def drain() -> None:  # stderr read on the side, so that the command never blocks on it
+        nonlocal errors
+        assert child.stderr is not None
+        errors = child.stderr.read()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    root = psutil.Process(child.pid)
+    cpu: dict[int, float] = {}
+    roles: dict[int, str] = {}
+    samples = []
+    while child.poll() is None:
+        with contextlib.suppress(psutil.Error):
+            for process in [root, *root.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):
+                    times = process.cpu_times()
+                    if process.pid not in roles:
+                        roles[process.pid] = _role(process, child.pid)
+                    cpu[process.pid] = max(cpu.get(process.pid, 0.0), times.user + times.system)
+        samples.append((time.perf_counter() - start, dict(cpu)))
+        time.sleep(every)
+    wall = time.perf_counter() - start
+    reader.join()
+    if child.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(map(str, argv))} exited with {child.returncode}: "
+            f"{errors.decode(errors='replace')[-2000:]}"
+        )
+    return TreeRun(wall, cpu, roles, samples)
+
+
+def _packed(samples: Sequence[Mapping[int, float]], cores: int) -> float:
+    """The wall clock of the work between successive samples on a quiet machine: each
+    interval's work takes at least its total over the cores, and at least the longest any
+    one process (one core at a time) worked in it; the intervals follow one another."""
+    total = 0.0
+    for before, now in zip(samples, samples[1:]):
+        worked = [now[pid] - before.get(pid, 0.0) for pid in now]
+        total += max(sum(worked) / cores, max(worked, default=0.0))
+    return total
+
+
+def quiet_wall(run: TreeRun, cores: int) -> float:
+    """The wall clock a sampled run (``sample_tree``) would take on a quiet machine of
+    ``cores`` cores, estimated from the CPU time its processes used (Amdahl's law).
+
+    The run is cut where its workers do the work: before the first 1 % of their CPU time
+    and after the last 1 %, its processes' work is packed interval by interval
+    (``_packed``: start-up, tracing, the fork server's imports beside it; closing). In
+    between, the workers run side by side: that part takes the busiest worker's CPU time,
+    or, where it is more, the CPU time of every process then (the command's scheduling and
+    gathering included) over the cores. Without workers, the run is packed whole.
+
+    What the machine's other work took is not counted; work it spread out (a process kept
+    waiting in one interval works in a later one) is counted as if it had to wait, so that
+    the estimate errs long rather than short."""
+    workers = [pid for pid, role in run.roles.items() if role == "worker"]
+    cumulative = [{}, *(cpu for _, cpu in run.samples)]
+    done = [sum(cpu.get(pid, 0.0) for pid in workers) for cpu in cumulative]
+    if not done[-1]:
+        return _packed(cumulative, cores)
+    first = next(i for i, d in enumerate(done) if d >= 0.01 * done[-1]) - 1  # from before it
+    last = next(i for i, d in enumerate(done) if d >= 0.99 * done[-1])
+    start, end = cumulative[first], cumulative[last]
+    worked = {pid: end.get(pid, 0.0) - start.get(pid, 0.0) for pid in end}
+    side_by_side = max(max(worked[pid] for pid in workers), sum(worked.values()) / cores)
+    before, after = _packed(cumulative[: first + 1], cores), _packed(cumulative[last:], cores)
+    return before + side_by_side + after
 
 
 def check_same(
@@ -271,11 +408,28 @@ def _version(dist: str) -> str | None:
         return None
 
 
+def _cpu_model() -> str:
+    """The CPU's model name (Linux's /proc/cpuinfo), else what ``platform`` says."""
+    with contextlib.suppress(OSError):
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    return platform.processor() or "cpu"
+
+
+def load_average() -> str | None:
+    """The load average over 1, 5 and 15 minutes, where the system tells it."""
+    if not hasattr(os, "getloadavg"):
+        return None
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def machine_facts() -> dict[str, Any]:
     """Facts that decide the figures: versions, CPU count, BLAS set-up, thread pools."""
     facts: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d %H:%M %Z"),
-        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
+        "machine": f"{platform.node()}: {platform.machine()}, {_cpu_model()}",
         "threads": "1 per library (benchmarks/__init__.py); times are CPU time",
         "python": platform.python_version(),
         "platform": platform.platform(),
@@ -292,7 +446,10 @@ def machine_facts() -> dict[str, Any]:
     for dist in ("torch", "autograd", "jax"):
         facts[dist] = _version(dist)
     if facts["torch"] and "torch" in sys.modules:
-        facts["torch_threads"] = sys.modules["torch"].get_num_threads()
+        torch = sys.modules["torch"]
+        facts["torch_threads"] = (
+            f"{torch.get_num_threads()} (between operations {torch.get_num_interop_threads()})"
+        )
     threadpoolctl = optional_import("threadpoolctl")
     if threadpoolctl is not None:
         facts["threadpools"] = [

@@ -9,7 +9,7 @@ than a second):
   long text, huge sizes, huge powers in sympy's hands, a pickle), baseline ``gradcli (seed
   vjp)``. Every command first runs once and must exit 2 (``check`` exits 1: its methods
   disagree on the inf it is given; the baseline exits 0); then each is timed in interleaved
-  rounds, the median of 7 (5 with ``--quick``), with compiled bytecode and a warm parse cache, as an
+  rounds, the median of 7 (3 with ``--quick``), with compiled bytecode and a warm parse cache, as an
   installed gradcli runs a second time.
 * ``refuse-in-process``: every input the tests try (``tests/cli/hostile.py``: the hostile
   programs and the hostile values and options of ``test_cli_safety.py``, which must exit 2,

@@ -26,7 +26,7 @@ its ratios are to torch. All three must print the same text.
 
 The outputs of gradcli (both runs) and of the torch and jax scripts are checked to agree (values
 of y and the vjp for x) before anything is timed. Every command is run once to warm up, then 7
-times (5 with ``--quick``) in interleaved rounds; the median call is reported.
+times (3 with ``--quick``) in interleaved rounds; the median call is reported.
 """
 
 from __future__ import annotations
