@@ -182,6 +182,9 @@ def run(quick: bool = False) -> list[Result]:
 
 COMMAND_POINTS = 10_000
 IN_BATCH = "gradcli batch.run (in-process)"
+#: The plan's replays alone (its passes traced once, before the timing): what a batch of more
+#: points pays a point, the tracing's fixed cost aside.
+REPLAYED = "gradcli plan replayed (traced once)"
 ROSENBROCK = "f = (1 - x0)**2 + 100*(x1 - x0**2)**2"
 
 
@@ -220,7 +223,7 @@ def _command_cases(torch) -> dict[str, tuple[str, str, dict, Any]]:
 def commands(quick: bool = False) -> list[Result]:
     """jacobian, jvp, hvp, hessian and check at 10^4 seeded points in one process, each
     command's results checked against torch.func's (vmap of jacrev, jvp, hessian) first, and
-    their points a second in the notes."""
+    their points a second in the notes; beside them, the replays of a plan traced once."""
     torch = engine._torch()
     x = points(COMMAND_POINTS)
     results: list[Result] = []
@@ -233,7 +236,16 @@ def commands(quick: bool = False) -> list[Result]:
             chunks = gradcli_batch.run(bound, which, {"x": x}, **options)
             return np.concatenate([chunk.sections[section][name] for chunk in chunks])
 
-        runs: dict[str, Callable[[], Any]] = {IN_BATCH: ours}
+        made = gradcli_batch.plan(bound, which, {"x": x}, **options)
+
+        def replayed(made=made, section=section, name=name):
+            chunks = [
+                made.replay({"x": x[start : start + made.chunk]}, start)
+                for start in range(0, len(x), made.chunk)
+            ]
+            return np.concatenate([chunk[section][name] for chunk in chunks])
+
+        runs: dict[str, Callable[[], Any]] = {IN_BATCH: ours, REPLAYED: replayed}
         if anchor is not None:
             xt = torch.from_numpy(x)
             runs["torch.func.vmap"] = lambda anchor=anchor, xt=xt: anchor(xt).numpy()
