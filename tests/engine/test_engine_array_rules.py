@@ -1,6 +1,6 @@
 """The reverse pass's rules on arrays (``Op.vjp_arrays``): where a pass builds no graph and
 every value is float64, an entry that has one computes its inputs' cotangents on numpy arrays
-without tensors or nodes between (``engine/array_rules.py``). Each must give, bit for bit, what
+without tensors or nodes between (``ops/rules/array_rules.py``). Each must give, bit for bit, what
 its ``vjp`` gives through ``apply`` (taken here by a pass that builds the graph, which never
 uses them), at special values too, and decline a broadcast operand."""
 

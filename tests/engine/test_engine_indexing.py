@@ -1,4 +1,4 @@
-"""Indexing by tensors (gradcli/engine/indexing.py) against torch: the integer results
+"""Indexing by tensors (gradcli/ops/arrays/indexing.py) against torch: the integer results
 (one_hot, nonzero, argwhere) and their batched replay, out-of-range indices, repeated
 indices, and the tape of a mask computed from the inputs (replayed eagerly at each point).
 The differentiable rows (gather, scatter, ...) are in engine_optable.OPS."""
@@ -116,7 +116,7 @@ def test_scatter_with_repeated_indices_follows_torch():
 def test_a_mask_computed_from_the_inputs_makes_the_tape_dynamic():
     """x[x > 0] has as many elements as x has positive ones: a tape of it is valid at its own
     point only, so a batch traces each point anew (and run_batched refuses it)."""
-    from gradcli.engine.indexing import SLOT, indexed
+    from gradcli.ops.arrays.indexing import SLOT, indexed
 
     def f(x):
         return [indexed(x, [x > 0], (SLOT,)).sum()]

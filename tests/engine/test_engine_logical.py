@@ -1,4 +1,4 @@
-"""Comparisons, logical operations, masks (gradcli/engine/logical.py) against torch: their
+"""Comparisons, logical operations, masks (gradcli/ops/elementwise/logical.py) against torch: their
 values and dtypes, that booleans carry no gradient, how booleans promote in arithmetic, and
 the batched replay of every row of ``engine_optable.LOGICAL``."""
 

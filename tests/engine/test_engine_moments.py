@@ -1,4 +1,4 @@
-"""torch's row-wise moments (engine/moments.py): layer_norm's mean, rstd and output in torch's
+"""torch's row-wise moments (ops/numerics/moments.py): layer_norm's mean, rstd and output in torch's
 last bits inside torch's order (gradcli run), numpy's composite outside it."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from gradcli import engine as gc
-from gradcli.engine import moments
-from gradcli.engine.summation import torch_order
+from gradcli.ops import library as gc
+from gradcli.ops.numerics import moments
+from gradcli.ops.numerics.summation import torch_order
 
 # row lengths through every path: the leftover elements alone (< 8), whole vectors of one
 # chunk, several chunks (128 float32s a chunk) with a partial last one, a deep cascade

@@ -1,6 +1,7 @@
-"""The element-wise functions and activations of gradcli/engine/pointwise.py and activations.py
-at their kinks, poles and edges, against PyTorch at every order it defines; floor_divide, which
-PyTorch does not differentiate; the grad_fn names of the Tensor and Scalar overloads."""
+"""The element-wise functions and activations of gradcli/ops/elementwise/pointwise.py and
+activations.py at their kinks, poles and edges, against PyTorch at every order it defines;
+floor_divide, which PyTorch does not differentiate; the grad_fn names of the Tensor and Scalar
+overloads."""
 
 from __future__ import annotations
 

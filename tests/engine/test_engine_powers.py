@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from gradcli import engine as gc
+from gradcli.ops import library as gc
 
 torch = pytest.importorskip("torch")
 

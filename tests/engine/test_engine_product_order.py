@@ -1,5 +1,5 @@
 """torch's rounding of float32 matrix products and of linspace, in gradcli run's torch order
-(gradcli/engine/product_order.py, creation.linspace_like_torch): bit for bit against torch
+(gradcli/ops/numerics/product_order.py, creation.linspace_like_torch): bit for bit against torch
 where it is installed, and against exact arithmetic (fractions) everywhere."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gradcli.engine import creation, product_order, summation
-from gradcli.engine.single_precision import fused_multiply_add
+from gradcli.engine import creation
+from gradcli.ops.numerics import product_order, summation
+from gradcli.ops.numerics.single_precision import fused_multiply_add
 
 # (m, k, n, a transposed, b transposed): each kernel and block rule of the module's text
 SHAPES = [
@@ -125,7 +126,7 @@ def test_a_layer_with_a_bias_is_torchs_addmm() -> None:
     """Over more than one block of k, torch's addmm adds each block to the bias: F.linear's
     value in gradcli run's torch order is that, bit for bit, and so is the weight's gradient."""
     torch = pytest.importorskip("torch")
-    from gradcli import engine as gc
+    from gradcli.ops import library as gc
 
     rng = np.random.default_rng(3)
     x = rng.standard_normal((16, 400)).astype(np.float32)

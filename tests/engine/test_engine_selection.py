@@ -1,4 +1,4 @@
-"""Selections and the operations with several results (gradcli/engine/selection.py) against
+"""Selections and the operations with several results (gradcli/ops/reductions/selection.py) against
 torch: the indices of every row of ``engine_optable.INDICES`` (int64, no gradient, batched
 replay), ties and nan as torch treats them, and the gradients of max(x) and median(x)."""
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import gradcli as gc
 from gradcli.engine.compile import run_batched, trace
-from gradcli.engine.selection import results
+from gradcli.ops.reductions.selection import results
 
 torch = pytest.importorskip("torch")
 

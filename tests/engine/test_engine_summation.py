@@ -1,4 +1,4 @@
-"""Floats added in torch's order (engine/summation.py): sums and means of float32 and float64
+"""Floats added in torch's order (ops/numerics/summation.py): sums and means of float32 and float64
 tensors end in torch's last bits, for every size and layout the module reads off."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
-from gradcli import engine as gc
-from gradcli.engine.summation import sum_like_torch, torch_order
+from gradcli.ops import library as gc
+from gradcli.ops.numerics.summation import sum_like_torch, torch_order
 
 torch = pytest.importorskip("torch")
 

@@ -1,5 +1,5 @@
 """float32 exponentials and logarithms as torch's vector kernels compute them
-(engine/vector_math.py): SLEEF's expf, logf, expm1f and log1pf, and the kernels built on them
+(ops/numerics/vector_math.py): SLEEF's expf, logf, expm1f and log1pf, and the kernels built on them
 (sigmoid, softmax and log_softmax over the last dimension), bit for bit against torch where
 it is importable, and on hand-computed values without it."""
 
@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from gradcli import engine as gc
-from gradcli.engine import vector_math as vm
-from gradcli.engine.summation import torch_order
+from gradcli.ops import library as gc
+from gradcli.ops.numerics import vector_math as vm
+from gradcli.ops.numerics.summation import torch_order
 
 F = np.float32
 SPECIAL = np.array(

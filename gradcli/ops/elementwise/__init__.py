@@ -1,0 +1,4 @@
+"""Element-wise operations, each an entry of the op table: the functions of one element
+(``pointwise.py``), the activations (``activations.py``), comparisons, logical operations and
+masks (``logical.py``), complex numbers (``complexes.py``) and changes of dtype
+(``dtypes.py``)."""

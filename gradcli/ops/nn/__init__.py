@@ -1,0 +1,4 @@
+"""``torch.nn.functional``'s operations, each an entry of the op table: the composites built
+from primitives (``composites.py``), the losses (``losses.py``), the layers' functional forms
+(``layers.py``), convolutions (``convolution.py``), pooling (``pooling.py``) and dropout
+(``dropout.py``)."""
