@@ -62,6 +62,7 @@ from .table import OPS
 # imports): this order, which the entries had when they were declared in gradcli/engine.
 # isort: off
 from . import primitives as _primitives
+from .elementwise import elementary as _elementary  # noqa: F401
 from .arrays import rearranging as _rearranging
 from .elementwise import dtypes as _dtypes  # noqa: F401 - declares the changes of dtype (x.long(), x.to(...))
 from .reductions import reductions as _reductions  # noqa: F401

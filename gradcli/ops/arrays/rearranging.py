@@ -18,7 +18,8 @@ from ...engine.tensor import Tensor, TensorLike, apply
 from .. import batching as B
 from .. import explaining as X
 from .. import patterns as R
-from ..primitives import _axes, zeros_like
+from ..primitives import zeros_like
+from ..rules.dims import _axes
 from ..table import (
     ELEMENTS,
     HOLOMORPHIC,

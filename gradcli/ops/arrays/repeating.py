@@ -22,6 +22,7 @@ from ...engine.tensor import Tensor
 from .. import explaining as X
 from .. import primitives as P
 from ..nn.composites import _composite
+from ..rules.dims import _axes
 from ..table import (
     INT,
     INTS,
@@ -63,7 +64,7 @@ def unflattened_shape(shape: tuple[int, ...], dim: int, sizes: Sequence[int]) ->
     """The shape ``unflatten(x, dim, sizes)`` makes: dim split into ``sizes`` (one may be -1)."""
     if not shape:
         raise ShapeError("unflatten: a tensor of shape () has no dim to unflatten")
-    d = P._axes(dim, len(shape))[0]
+    d = _axes(dim, len(shape))[0]
     sizes = tuple(sizes)
     if not sizes:
         raise ShapeError("unflatten: sizes must be non-empty")
@@ -258,7 +259,7 @@ def repeat_interleave(
     elif x.ndim == 0:  # as torch, which refuses a dim here
         raise ShapeError("repeat_interleave: a tensor of shape () takes dim=None only")
     else:
-        d = P._axes(dim, x.ndim)[0]
+        d = _axes(dim, x.ndim)[0]
     shape = x.shape
     if not isinstance(repeats, (Tensor, np.ndarray)):  # a number: copies side by side
         (count,) = _counts(repeats, 1, dim)

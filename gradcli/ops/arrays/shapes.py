@@ -25,6 +25,7 @@ from .. import patterns as R
 from .. import primitives as P
 from ..nn.composites import _composite
 from ..reductions.selection import _PICK, Output, _which
+from ..rules.dims import _axes
 from ..table import (
     INDEXING,
     INDEXINGS,
@@ -54,7 +55,7 @@ def _tensor(x: Any) -> Tensor:
 def _dim(dim: int, ndim: int) -> int:
     """One dim of an ndim-tensor, made non-negative (a ShapeError when out of range); 0 of a
     0-d tensor, which takes 0 and -1 as torch's does."""
-    axes = P._axes(int(dim), ndim)
+    axes = _axes(int(dim), ndim)
     return axes[0] if axes else 0
 
 

@@ -22,8 +22,9 @@ from .. import symbolic as S
 from ..arrays import rearranging as RA
 from ..numerics import special, vector_math
 from ..numerics.summation import in_force
-from ..primitives import _unary, add, exp, mask, mul, neg, reciprocal, sigmoid, sub, tanh, where
+from ..primitives import Selected, _is_positive, _unary, add, mask, mul, neg, reciprocal, sub, where
 from ..reductions import reductions as RD
+from ..rules.dims import _axes
 from ..table import (
     APPROXIMATE,
     INT,
@@ -37,9 +38,22 @@ from ..table import (
     public,
     register,
 )
+from . import elementary as EL
+from .elementary import exp, sigmoid, tanh
 from .pointwise import _tensor
 
 # -- activations ------------------------------------------------------------------------------
+
+relu = _unary(
+    "relu",
+    "ReluBackward0",
+    lambda x: np.maximum(x, 0),
+    lambda x, out: Selected(mask(_is_positive, x)),
+    "max(x, 0) (derivative 0 at 0)",
+    formula=S.relu,
+    symbolic=S.PIECEWISE,
+    kink="the derivative at 0 is 0",
+)
 
 _ROOT_HALF = math.sqrt(0.5)
 _INV_ROOT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -60,7 +74,7 @@ def _gelu_derivative(x: Tensor, out: Tensor, approximate: str) -> Tensor:
         t = tanh(inner)
         slope = mul(add(mul(mul(x, x), 3.0 * _GELU_C), 1.0), _GELU_K)
         return add(mul(add(t, 1.0), 0.5), mul(mul(mul(x, 0.5), sub(1.0, mul(t, t))), slope))
-    cdf = mul(add(P.erf(mul(x, _ROOT_HALF)), 1.0), 0.5)
+    cdf = mul(add(EL.erf(mul(x, _ROOT_HALF)), 1.0), 0.5)
     pdf = mul(exp(mul(mul(x, x), -0.5)), _INV_ROOT_2PI)
     return add(cdf, mul(x, pdf))
 
@@ -375,7 +389,7 @@ softsign = _unary(
     "softsign",
     "DivBackward0",  # torch's softsign is x / (|x| + 1)
     lambda x: x / (1.0 + np.abs(x)),
-    lambda x, out: reciprocal(_squared(add(P.abs(x), 1.0))),
+    lambda x, out: reciprocal(_squared(add(EL.abs(x), 1.0))),
     "x / (1 + |x|)",
     methods=(),
     symbolic=S.each(lambda sp, v: v / (1 + sp.Abs(v))),
@@ -483,7 +497,7 @@ def softmin(x: Any, dim: int | None = None, dtype: Any = None) -> Tensor:
 def _halves(x: Tensor, dim: int) -> tuple[Tensor, Tensor, int]:
     if x.ndim == 0:
         raise ShapeError("glu: the input needs at least one dimension (a 0-d tensor has none)")
-    axis = P._axes(dim, x.ndim)[0]
+    axis = _axes(dim, x.ndim)[0]
     size = x.shape[axis]
     if size % 2:
         raise ShapeError(f"glu: halving dimension must be even, but dimension {dim} is size {size}")

@@ -23,6 +23,7 @@ from .. import explaining as X
 from .. import patterns as R
 from .. import primitives as P
 from ..table import COMPLEX_RULES, OPS, TENSOR, Array, Op, Param, public, register
+from . import elementary as EL
 
 _NOT_SYMBOLIC = "no symbolic form here: gradcli's formulas are of real numbers"
 
@@ -268,7 +269,7 @@ _ABS.vjp_reads_out = True
 
 def _polar(abs: TensorLike, angle: TensorLike) -> Tensor:  # noqa: A002 - torch's names
     r, theta = _coerce((abs, angle))
-    return complex(P.mul(r, P.cos(theta)), P.mul(r, P.sin(theta)))
+    return complex(P.mul(r, EL.cos(theta)), P.mul(r, EL.sin(theta)))
 
 
 register(

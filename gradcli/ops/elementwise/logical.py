@@ -25,6 +25,7 @@ from .. import batching as B
 from .. import explaining as X
 from .. import patterns as R
 from .. import primitives as P
+from ..rules.dims import Dim, _axes
 from ..symbolic import Formula
 from ..table import (
     BOOL,
@@ -327,9 +328,9 @@ def _reduction(name: str, reduce: Callable[..., NumpyResult], join: str, summary
         explain=_ZERO,
     )
 
-    def op(x: TensorLike, dim: P.Dim = None, keepdim: bool = False) -> Tensor:
+    def op(x: TensorLike, dim: Dim = None, keepdim: bool = False) -> Tensor:
         x = x if isinstance(x, Tensor) else Tensor(x)
-        return apply(entry, x, dim=P._axes(dim, x.ndim), keepdim=bool(keepdim))
+        return apply(entry, x, dim=_axes(dim, x.ndim), keepdim=bool(keepdim))
 
     op.__name__ = name
     entry.call = op

@@ -32,22 +32,19 @@ from ..primitives import (
     _binary,
     _unary,
     add,
-    cos,
     div,
-    exp,
     mask,
     mul,
     neg,
     reciprocal,
-    sigmoid,
-    sin,
-    sqrt,
     sub,
     sum_to,
     where,
     zeros_like,
 )
 from ..table import INT, NUMBER, OPT_NUMBER, TENSOR, Array, NumpyResult, Op, Param, public, register
+from . import elementary as EL
+from .elementary import cos, exp, sigmoid, sin, sqrt
 
 
 def _each2(function: Callable[[Any, Any, Any], Any]) -> Callable[[Array, Array], Array]:
@@ -505,7 +502,7 @@ def _zero_at_nonpositive(a: Array, b: Array) -> NumpyResult:
 
 def _xlogy_partials(a: Tensor, b: Tensor, out: Tensor, needs: Any) -> tuple[Any, Any]:
     # PyTorch: d/da is log(b), but 0 where a is 0 and b <= 0; d/db is a / b.
-    da = where(mask(_zero_at_nonpositive, a, b), 0.0, P.log(b)) if needs[0] else None
+    da = where(mask(_zero_at_nonpositive, a, b), 0.0, EL.log(b)) if needs[0] else None
     db = div(a, b) if needs[1] else None
     return da, db
 

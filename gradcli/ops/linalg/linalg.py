@@ -26,8 +26,10 @@ from .. import primitives as P
 from .. import symbolic as S
 from ..arrays import rearranging as RA
 from ..arrays.shapes import diagonal, permute, tril
+from ..elementwise import elementary as EL
 from ..nn.composites import _composite
 from ..reductions import reductions as RD
+from ..rules.dims import _axes, as_tensor_pair
 from ..table import (
     BOOL,
     DIMS,
@@ -339,7 +341,7 @@ def solve_with(a: Tensor, b: Tensor, vector: bool) -> Tensor:
 def solve(a: Any, b: Any) -> Tensor:
     """X with A @ X = B (torch.linalg.solve): B is a vector (or a batch of them) when it has
     one dim, or one dim less than A with A's leading shape; else a batch of matrices."""
-    a, b = P.as_tensor_pair(a, b)
+    a, b = as_tensor_pair(a, b)
     _square("linalg.solve", a)
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
     rows = b.shape[-1] if vector else (b.shape[-2] if b.ndim >= 2 else None)
@@ -490,7 +492,7 @@ _composite(
 @public("mm")
 def mm(a: Any, b: Any) -> Tensor:
     """The product of two matrices (no broadcasting, no vectors)."""
-    a, b = P.as_tensor_pair(a, b)
+    a, b = as_tensor_pair(a, b)
     _matrices("mm", a, b, (2, 2))
     return MM.matmul(a, b)
 
@@ -498,7 +500,7 @@ def mm(a: Any, b: Any) -> Tensor:
 @public("mv")
 def mv(a: Any, v: Any) -> Tensor:
     """The product of a matrix and a vector."""
-    a, v = P.as_tensor_pair(a, v)
+    a, v = as_tensor_pair(a, v)
     _matrices("mv", a, v, (2, 1))
     return MM.matmul(a, v)
 
@@ -506,7 +508,7 @@ def mv(a: Any, v: Any) -> Tensor:
 @public("bmm")
 def bmm(a: Any, b: Any) -> Tensor:
     """The product of each pair of matrices of two batches of the same size."""
-    a, b = P.as_tensor_pair(a, b)
+    a, b = as_tensor_pair(a, b)
     _matrices("bmm", a, b, (3, 3))
     if a.shape[0] != b.shape[0]:
         raise ShapeError(f"bmm: the batch sizes differ: shapes {a.shape} and {b.shape}")
@@ -546,7 +548,7 @@ _composite(
 @public("outer")
 def outer(a: Any, b: Any) -> Tensor:
     """The outer product of two vectors."""
-    a, b = P.as_tensor_pair(a, b)
+    a, b = as_tensor_pair(a, b)
     _matrices("outer", a, b, (1, 1))
     return P.mul(RA.reshape(a, a.shape[0], 1), RA.reshape(b, 1, b.shape[0]))
 
@@ -565,7 +567,7 @@ _composite(
 @public("inner")
 def inner(a: Any, b: Any) -> Tensor:
     """The inner product over the last dims of both (a product when either is a number)."""
-    a, b = P.as_tensor_pair(a, b)
+    a, b = as_tensor_pair(a, b)
     if a.ndim == 0 or b.ndim == 0:
         return P.mul(a, b)
     k = a.shape[-1]
@@ -592,7 +594,7 @@ _composite(
 @public("tensordot")
 def tensordot(a: Any, b: Any, dims: int = 2) -> Tensor:
     """Contract the last ``dims`` dims of ``a`` with the first ``dims`` of ``b``."""
-    a, b = P.as_tensor_pair(a, b)
+    a, b = as_tensor_pair(a, b)
     dims = int(dims)
     if dims < 0:
         raise DomainError(f"tensordot: dims must be a non-negative whole number, got {dims}")
@@ -626,7 +628,7 @@ _composite(
 @public("kron")
 def kron(a: Any, b: Any) -> Tensor:
     """The Kronecker product: block (i, j, ...) is a[i, j, ...] * b."""
-    a, b = P.as_tensor_pair(a, b)
+    a, b = as_tensor_pair(a, b)
     ndim = max(a.ndim, b.ndim)
     shape_a = (1,) * (ndim - a.ndim) + a.shape
     shape_b = (1,) * (ndim - b.ndim) + b.shape
@@ -642,7 +644,7 @@ def _cross_dim(shape: tuple[int, ...], dim: int | None) -> int:
         if not found:
             raise ShapeError(f"cross: no dimension of size 3 in input, shape {shape}")
         return found[0]
-    d = P._axes(int(dim), len(shape))[0]
+    d = _axes(int(dim), len(shape))[0]
     if shape[d] != 3:
         raise ShapeError(f"cross: dimension {dim} does not have size 3, shape {shape}")
     return d
@@ -668,7 +670,7 @@ _composite(
 def cross(a: Any, b: Any, dim: int | None = None) -> Tensor:
     """The cross product of 3-vectors along ``dim`` (broadcasting); without ``dim``, the first
     dim of size 3 (torch's deprecated default)."""
-    a, b = P.as_tensor_pair(a, b)
+    a, b = as_tensor_pair(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(f"cross: expected tensors of vectors, got shapes {a.shape} and {b.shape}")
     try:
@@ -799,7 +801,7 @@ def matrix_norm(
     a = _tensor(a)
     if a.ndim < 2:
         raise ShapeError(f"linalg.matrix_norm: A must have at least 2 dimensions, got {a.shape}")
-    rows, columns = (P._axes(int(d), a.ndim)[0] for d in dim)
+    rows, columns = (_axes(int(d), a.ndim)[0] for d in dim)
     if rows == columns:
         raise ShapeError(f"linalg.matrix_norm: dim must name two different dims, got {dim}")
     if ord == "fro":
@@ -811,7 +813,7 @@ def matrix_norm(
             f"linalg.matrix_norm: ord must be 'fro', 'nuc', 2, -2, 1, -1, inf or -inf, got {ord!r}"
         )
     summed, across = (rows, columns) if abs(ord) == 1 else (columns, rows)
-    sums = RD.sum(P.abs(a), summed, keepdim=True)
+    sums = RD.sum(EL.abs(a), summed, keepdim=True)
     extreme = RD.amax if ord > 0 else RD.amin
     norm = extreme(sums, across, keepdim=True)
     return (

@@ -21,9 +21,12 @@ from .. import explaining as X
 from .. import primitives as P
 from .. import symbolic as S
 from ..arrays import rearranging as RA
+from ..elementwise import elementary as EL
 from ..linalg import matrix_product as MM
 from ..reductions import reductions as RD
+from ..rules.dims import _axes, as_tensor_pair
 from ..table import INT, OPS, OPT_INT, OPT_TENSOR, REDUCTIONS, TENSOR, Op, Param, public, register
+from .elementwise_losses import TWO_POSITIONAL, bce_elementwise, bce_with_logits_elementwise
 
 if TYPE_CHECKING:
     from ...commands.explain.local import Slot
@@ -42,7 +45,7 @@ _composite(
     symbolic=S.mse_loss,
     explain=X.loss(X.mse),
     backward_name="MseLossBackward0",
-    extra=P.TWO_POSITIONAL,
+    extra=TWO_POSITIONAL,
 )
 _composite(
     "unsqueeze",
@@ -74,9 +77,9 @@ _composite(
 def flattened_shape(shape: tuple[int, ...], start_dim: int, end_dim: int) -> tuple[int, ...]:
     """The shape ``flatten(x, start_dim, end_dim)`` makes of a tensor of ``shape``."""
     if not shape:
-        P._axes(start_dim, 0), P._axes(end_dim, 0)  # validates the dims
+        _axes(start_dim, 0), _axes(end_dim, 0)  # validates the dims
         return (1,)
-    start, end = P._axes(start_dim, len(shape))[0], P._axes(end_dim, len(shape))[0]
+    start, end = _axes(start_dim, len(shape))[0], _axes(end_dim, len(shape))[0]
     if start > end:
         raise ShapeError(
             f"flatten: start_dim ({start_dim}) cannot come after end_dim ({end_dim}) for a "
@@ -148,10 +151,10 @@ def binary_cross_entropy_with_logits(
     """Sigmoid then binary cross-entropy in one numerically stable step (mean by default);
     ``weight`` scales each term, ``pos_weight`` the positive (target) term."""
     name = "binary_cross_entropy_with_logits"
-    input, target = P.as_tensor_pair(input, target)
+    input, target = as_tensor_pair(input, target)
     _same_shape(name, input, target)
     if pos_weight is None:
-        loss = P.bce_with_logits_elementwise(input, target)
+        loss = bce_with_logits_elementwise(input, target)
     else:
         from ..elementwise.activations import softplus
 
@@ -172,11 +175,11 @@ def binary_cross_entropy(
 ) -> Tensor:
     """Binary cross-entropy of probabilities ``input`` against ``target`` (mean by default),
     each term scaled by ``weight`` when given."""
-    input, target = P.as_tensor_pair(input, target)
+    input, target = as_tensor_pair(input, target)
     _same_shape("binary_cross_entropy", input, target)
     if np.any((input.data < 0) | (input.data > 1)):
         raise DomainError("binary_cross_entropy: all elements of input must be between 0 and 1")
-    loss = P.bce_elementwise(input, target)
+    loss = bce_elementwise(input, target)
     if weight is not None:
         w = constant_weight("binary_cross_entropy", "weight", weight, input.shape, input.dtype)
         loss = P.mul(loss, w)
@@ -186,7 +189,7 @@ def binary_cross_entropy(
 @public("mse_loss")
 def mse_loss(input: TensorLike, target: TensorLike, reduction: str = "mean") -> Tensor:
     """Mean squared error (mean by default)."""
-    input, target = P.as_tensor_pair(input, target)
+    input, target = as_tensor_pair(input, target)
     _same_shape("mse_loss", input, target)
     difference = P.sub(input, target)
     return _reduce(P.mul(difference, difference), reduction)
@@ -196,7 +199,7 @@ def mse_loss(input: TensorLike, target: TensorLike, reduction: str = "mean") -> 
 def unsqueeze(x: TensorLike, dim: int) -> Tensor:
     """Insert a dimension of size 1 at ``dim``."""
     x = x if isinstance(x, Tensor) else Tensor(x)
-    dim = P._axes(dim, x.ndim + 1)[0]
+    dim = _axes(dim, x.ndim + 1)[0]
     return RA.reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
 
 
@@ -207,7 +210,7 @@ def squeeze(x: TensorLike, dim: int | None = None) -> Tensor:
     if dim is None:
         shape = tuple(n for n in x.shape if n != 1)
     else:
-        dim = P._axes(dim, max(x.ndim, 1))[0]
+        dim = _axes(dim, max(x.ndim, 1))[0]
         shape = x.shape if x.ndim == 0 or x.shape[dim] != 1 else x.shape[:dim] + x.shape[dim + 1 :]
     return RA.reshape(x, shape)
 
@@ -255,13 +258,13 @@ _one_bound("clamp_max", "max")
 @public("clamp_min")
 def clamp_min(x: TensorLike, min: TensorLike) -> Tensor:  # noqa: A002 - PyTorch's name
     """max(input, min) with clamp's gradient: the bound included."""
-    return P.clamp(x, min=min)
+    return EL.clamp(x, min=min)
 
 
 @public("clamp_max")
 def clamp_max(x: TensorLike, max: TensorLike) -> Tensor:  # noqa: A002 - PyTorch's name
     """min(input, max) with clamp's gradient: the bound included."""
-    return P.clamp(x, max=max)
+    return EL.clamp(x, max=max)
 
 
 _composite(
@@ -278,7 +281,7 @@ _composite(
 @public("dot")
 def dot(a: TensorLike, b: TensorLike) -> Tensor:
     """Inner product of two vectors."""
-    a, b = P.as_tensor_pair(a, b)
+    a, b = as_tensor_pair(a, b)
     if a.ndim != 1 or b.ndim != 1:
         raise ShapeError(f"dot: expected two vectors, got shapes {a.shape} and {b.shape}")
     return MM.matmul(a, b)

@@ -20,6 +20,7 @@ from ...engine.tensor import Tensor
 from .. import explaining as X
 from .. import primitives as P
 from ..arrays import rearranging as RA
+from ..elementwise import elementary as EL
 from ..linalg import matrix_product as MM
 from ..linalg.linalg import _differential
 from ..numerics import moments, product_order
@@ -158,7 +159,7 @@ def _normalized(x: Tensor, dims: tuple[int, ...], eps: float) -> Tensor:
     """(x - mean) / sqrt(var + eps) over ``dims``, the variance biased (divided by n)."""
     centered = P.sub(x, RD.mean(x, dims, keepdim=True))
     var = RD.mean(P.mul(centered, centered), dims, keepdim=True)
-    return P.div(centered, P.sqrt(P.add(var, eps)))
+    return P.div(centered, EL.sqrt(P.add(var, eps)))
 
 
 def _rounded_as_torch(
@@ -354,7 +355,7 @@ def batch_norm(
             )
         out = _normalized(x, (0, *range(2, x.ndim)), eps)
     else:
-        spread = P.sqrt(P.add(_channels(var, x.ndim), eps))
+        spread = EL.sqrt(P.add(_channels(var, x.ndim), eps))
         out = P.div(P.sub(x, _channels(mean, x.ndim)), spread)
     out = _affine(out, _channels(w, x.ndim), _channels(b, x.ndim))
     return _rounded_as_torch(

@@ -24,7 +24,9 @@ from .. import explaining as X
 from .. import primitives as P
 from .. import symbolic as S
 from ..arrays import rearranging as RA
+from ..elementwise import elementary as EL
 from ..reductions import reductions as RD
+from ..rules.dims import _axes, as_tensor_pair
 from ..table import (
     BOOL,
     INT,
@@ -39,6 +41,7 @@ from ..table import (
     register,
 )
 from .composites import _reduce, _same_shape, constant_weight
+from .elementwise_losses import TWO_POSITIONAL, WEIGHT_THIRD
 
 Operand = Tensor | float | np.ndarray
 Explain = Callable[[Any, Callable[[np.ndarray], np.ndarray]], tuple[str, str, str, Any]]
@@ -57,7 +60,7 @@ def _tensor(x: Operand) -> Tensor:
 
 def _pair(name: str, input: Operand, target: Operand) -> tuple[Tensor, Tensor]:
     """Input and target as tensors of one shape (as mse_loss, no broadcasting)."""
-    a, b = P.as_tensor_pair(input, target)
+    a, b = as_tensor_pair(input, target)
     _same_shape(name, a, b)
     return a, b
 
@@ -238,7 +241,7 @@ _loss(
     symbolic=_KINKED,
     explain=_per_element(lambda s, e: _signed(s, f"sign({e[0]} - {e[1]})")),
     kink="the derivative at input == target is 0 (sign(0))",
-    extra=P.TWO_POSITIONAL,
+    extra=TWO_POSITIONAL,
 )
 _loss(
     "smooth_l1_loss",
@@ -249,7 +252,7 @@ _loss(
     kink="at |input - target| == beta the linear branch holds (second derivative 0); beta = 0 "
     "is l1_loss",
     backward_name="SmoothL1LossBackward0",
-    extra=P.TWO_POSITIONAL,
+    extra=TWO_POSITIONAL,
 )
 _loss(
     "huber_loss",
@@ -266,12 +269,12 @@ _loss(
 def l1_loss(input: Operand, target: Operand, reduction: str = "mean") -> Tensor:
     """|input - target|, reduced (mean by default)."""
     a, b = _pair("l1_loss", input, target)
-    return _reduce(P.abs(P.sub(a, b)), reduction)
+    return _reduce(EL.abs(P.sub(a, b)), reduction)
 
 
 def _piecewise_quadratic(difference: Tensor, bound: float, scale: float) -> Tensor:
     """0.5 d**2 * scale where |d| < bound, else bound * scale * (|d| - 0.5 bound)."""
-    size = P.abs(difference)
+    size = EL.abs(difference)
     inside = P.mask(partial(_below, bound=bound), difference)
     quadratic = P.mul(P.mul(difference, difference), 0.5 * scale)
     linear = P.mul(P.sub(size, 0.5 * bound), bound * scale)
@@ -288,7 +291,7 @@ def smooth_l1_loss(
         raise DomainError(f"smooth_l1_loss: beta must not be negative, got {beta!r}")
     difference = P.sub(a, b)
     if beta == 0:
-        return _reduce(P.abs(difference), reduction)
+        return _reduce(EL.abs(difference), reduction)
     return _reduce(_piecewise_quadratic(difference, float(beta), 1.0 / beta), reduction)
 
 
@@ -333,7 +336,7 @@ _loss(
     nonfinite_backward="the derivative of target*log(target) at target 0 (nan, as PyTorch's)",
     kink="a target of 0 adds 0 to the loss, and its own gradient is nan, as PyTorch's xlogy",
     extra={
-        **P.TWO_POSITIONAL,
+        **TWO_POSITIONAL,
         "warning": lambda args: _KL_MEAN if len(args) < 3 or args[2] == "mean" else None,
     },
 )
@@ -347,11 +350,11 @@ def kl_div(
     a log-probability); 'batchmean' divides the sum by the batch size."""
     a, b = _pair("kl_div", input, target)
     if log_target:
-        loss = P.mul(P.exp(b), P.sub(b, a))
+        loss = P.mul(EL.exp(b), P.sub(b, a))
     else:
         # xlogy(t, t): 0 at t == 0, where the unselected t * log(t) makes the gradient nan
         zero = P.mask(_is_zero, b)
-        loss = P.sub(P.where(zero, 0.0, P.mul(b, P.log(b))), P.mul(b, a))
+        loss = P.sub(P.where(zero, 0.0, P.mul(b, EL.log(b))), P.mul(b, a))
     if reduction == "batchmean":
         batch = a.shape[0] if a.ndim else 1
         return P.div(RD.sum(loss), float(batch))
@@ -406,14 +409,14 @@ def poisson_nll_loss(
     ``full`` adds Stirling's approximation of log(target!) where target > 1."""
     a, b = _pair("poisson_nll_loss", input, target)
     if log_input:
-        loss = P.sub(P.exp(a), P.mul(b, a))
+        loss = P.sub(EL.exp(a), P.mul(b, a))
     else:
-        loss = P.sub(a, P.mul(b, P.log(P.add(a, float(eps)))))
+        loss = P.sub(a, P.mul(b, EL.log(P.add(a, float(eps)))))
     if full:
         small = P.mask(_at_most_one, b)
         safe = P.where(small, 2.0, b)  # the masked branch stays finite at every order
         stirling = P.add(
-            P.sub(P.mul(safe, P.log(safe)), safe), P.mul(P.log(P.mul(safe, 2 * math.pi)), 0.5)
+            P.sub(P.mul(safe, EL.log(safe)), safe), P.mul(EL.log(P.mul(safe, 2 * math.pi)), 0.5)
         )
         loss = P.add(loss, P.where(small, 0.0, stirling))
     return _reduce(loss, reduction)
@@ -433,7 +436,7 @@ _loss(
     ),
     nonfinite="exp(-target*input) overflows (PyTorch's loss is inf there too)",
     kink="the target gets no gradient (PyTorch has none for it)",
-    extra=P.TWO_POSITIONAL,
+    extra=TWO_POSITIONAL,
 )
 
 
@@ -442,7 +445,7 @@ def soft_margin_loss(input: Operand, target: Operand, reduction: str = "mean") -
     """log(1 + exp(-target * input)), as PyTorch computes it (inf where exp overflows)."""
     a, b = _pair("soft_margin_loss", input, target)
     b = P.mask(_same, b)  # PyTorch does not differentiate the target
-    return _reduce(P.log1p(P.exp(P.neg(P.mul(b, a)))), reduction)
+    return _reduce(EL.log1p(EL.exp(P.neg(P.mul(b, a)))), reduction)
 
 
 def _same(x: np.ndarray) -> np.ndarray:
@@ -491,7 +494,7 @@ def gaussian_nll_loss(
     when ``full``). var is shaped like input, like it without the last dim, or with a last
     dim of 1; a number is one variance for all."""
     a, b = _pair("gaussian_nll_loss", input, target)
-    v = _tensor(var) if isinstance(var, Tensor) or np.ndim(var) else P.as_tensor_pair(a, var)[1]
+    v = _tensor(var) if isinstance(var, Tensor) or np.ndim(var) else as_tensor_pair(a, var)[1]
     if v.shape != a.shape and v.ndim:
         if a.ndim and v.shape == a.shape[:-1]:
             v = RA.reshape(v, v.shape + (1,))
@@ -504,7 +507,7 @@ def gaussian_nll_loss(
         raise DomainError("gaussian_nll_loss: var has negative entries")
     v = _floored(v, float(eps))
     difference = P.sub(a, b)
-    loss = P.mul(P.add(P.log(v), P.div(P.mul(difference, difference), v)), 0.5)
+    loss = P.mul(P.add(EL.log(v), P.div(P.mul(difference, difference), v)), 0.5)
     if full:
         loss = P.add(loss, 0.5 * math.log(2 * math.pi))
     return _reduce(loss, reduction)
@@ -539,14 +542,14 @@ _loss(
 @public("cosine_similarity")
 def cosine_similarity(x1: Operand, x2: Operand, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum(x1/|x1| * x2/|x2|) along ``dim`` (broadcasting), each norm at least eps."""
-    a, b = P.as_tensor_pair(x1, x2)
+    a, b = as_tensor_pair(x1, x2)
     shape = np.broadcast_shapes(a.shape, b.shape)
     a, b = P.expand(a, shape), P.expand(b, shape)
-    axis = P._axes(int(dim), len(shape))
+    axis = _axes(int(dim), len(shape))
     if not shape:  # a 0-d pair: torch normalizes each number by itself
         axis = ()
     unit = [
-        P.div(t, _floored(RD.norm(t, 2, axis, keepdim=True) if axis else P.abs(t), float(eps)))
+        P.div(t, _floored(RD.norm(t, 2, axis, keepdim=True) if axis else EL.abs(t), float(eps)))
         for t in (a, b)
     ]
     product = P.mul(unit[0], unit[1])
@@ -591,8 +594,8 @@ def normalize(input: Operand, p: float = 2.0, dim: int = 1, eps: float = 1e-12) 
     """``input`` divided by its p-norm along ``dim`` (at least ``eps``), as
     torch.nn.functional.normalize."""
     x = _tensor(input)
-    axis = P._axes(int(dim), x.ndim)
-    return P.div(x, P.clamp(RD.norm(x, float(p), axis, keepdim=True), min=float(eps)))
+    axis = _axes(int(dim), x.ndim)
+    return P.div(x, EL.clamp(RD.norm(x, float(p), axis, keepdim=True), min=float(eps)))
 
 
 def _pairwise_text(slot: Any) -> str:
@@ -629,7 +632,7 @@ def pairwise_distance(
     x1: Operand, x2: Operand, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
     """norm(x1 - x2 + eps, p) along the last dim (broadcasting)."""
-    a, b = P.as_tensor_pair(x1, x2)
+    a, b = as_tensor_pair(x1, x2)
     difference = P.add(P.sub(a, b), float(eps))
     dim = -1 if difference.ndim else None
     return RD.norm(difference, p, dim, keepdim)
@@ -665,15 +668,15 @@ def margin_ranking_loss(
     input1: Operand, input2: Operand, target: Operand, margin: float = 0.0, reduction: str = "mean"
 ) -> Tensor:
     """max(0, -target * (input1 - input2) + margin), broadcasting as PyTorch's."""
-    a, b = P.as_tensor_pair(input1, input2)
-    y = P.as_tensor_pair(a, target)[1]
+    a, b = as_tensor_pair(input1, input2)
+    y = as_tensor_pair(a, target)[1]
     if not (a.ndim == b.ndim == y.ndim):
         raise ShapeError(
             "margin_ranking_loss: input1, input2 and target must have the same number of "
             f"dimensions, got {a.shape}, {b.shape} and {y.shape}"
         )
     hinge = P.add(P.neg(P.mul(y, P.sub(a, b))), float(margin))
-    return _reduce(P.clamp(hinge, min=0.0), reduction)
+    return _reduce(EL.clamp(hinge, min=0.0), reduction)
 
 
 _loss(
@@ -699,8 +702,8 @@ def hinge_embedding_loss(
 ) -> Tensor:
     """PyTorch's sum of two selections: max(0, margin - input) where target != 1, plus input
     where target != -1 (so a target of neither sign takes both)."""
-    a, y = P.as_tensor_pair(input, target)
-    hinge = P.clamp(P.sub(float(margin), a), min=0.0)
+    a, y = as_tensor_pair(input, target)
+    hinge = EL.clamp(P.sub(float(margin), a), min=0.0)
     loss = P.add(
         P.where(P.mask(_not_one, y), hinge, 0.0), P.where(P.mask(_not_minus_one, y), a, 0.0)
     )
@@ -741,8 +744,8 @@ def cosine_embedding_loss(
 ) -> Tensor:
     """Rows of input1 and input2 (shape (N, D), target (N,); or (D), target ()), compared by
     their cosine, as PyTorch computes it (1e-12 added to each squared norm)."""
-    a, b = P.as_tensor_pair(input1, input2)
-    y = P.as_tensor_pair(a, target)[1]
+    a, b = as_tensor_pair(input1, input2)
+    y = as_tensor_pair(a, target)[1]
     if a.shape != b.shape or a.ndim not in (1, 2) or y.shape != a.shape[:-1]:
         raise ShapeError(
             "cosine_embedding_loss: input1 and input2 must be (N, D) with target (N), or (D) "
@@ -751,9 +754,9 @@ def cosine_embedding_loss(
     dim = a.ndim - 1
     products = RD.sum(P.mul(a, b), dim)
     squares = [P.add(RD.sum(P.mul(t, t), dim), 1e-12) for t in (a, b)]
-    cos = P.div(products, P.sqrt(P.mul(squares[0], squares[1])))
+    cos = P.div(products, EL.sqrt(P.mul(squares[0], squares[1])))
     positive = P.where(P.mask(_is_one, y), P.sub(1.0, cos), 0.0)
-    negative = P.where(P.mask(_is_minus_one, y), P.clamp(P.sub(cos, float(margin)), min=0.0), 0.0)
+    negative = P.where(P.mask(_is_minus_one, y), EL.clamp(P.sub(cos, float(margin)), min=0.0), 0.0)
     return _reduce(P.add(positive, negative), reduction)
 
 
@@ -800,8 +803,8 @@ def triplet_margin_loss(
 ) -> Tensor:
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) over rows (N, D) or one
     row (D); ``swap`` takes the smaller of d(anchor, negative) and d(positive, negative)."""
-    a, pos = P.as_tensor_pair(anchor, positive)
-    neg = P.as_tensor_pair(a, negative)[1]
+    a, pos = as_tensor_pair(anchor, positive)
+    neg = as_tensor_pair(a, negative)[1]
     if not (a.ndim == pos.ndim == neg.ndim) or a.ndim not in (1, 2):
         raise ShapeError(
             "triplet_margin_loss: anchor, positive and negative must all be (N, D) or all (D), "
@@ -810,8 +813,8 @@ def triplet_margin_loss(
     near = pairwise_distance(a, pos, p, eps)
     far = pairwise_distance(a, neg, p, eps)
     if swap:
-        far = P.minimum(far, pairwise_distance(pos, neg, p, eps))
-    return _reduce(P.clamp(P.add(P.sub(near, far), float(margin)), min=0.0), reduction)
+        far = EL.minimum(far, pairwise_distance(pos, neg, p, eps))
+    return _reduce(EL.clamp(P.add(P.sub(near, far), float(margin)), min=0.0), reduction)
 
 
 # -- class-index losses: nll_loss, cross_entropy -------------------------------------------------
@@ -930,7 +933,7 @@ _loss(
     "the mean is nan and its gradient 0; with class weights each term is scaled by its "
     "target's weight and the mean divides by the sum of those weights (weight gets no "
     "gradient: PyTorch refuses to differentiate it)",
-    extra=P.WEIGHT_THIRD,
+    extra=WEIGHT_THIRD,
 )
 
 
@@ -945,7 +948,7 @@ def nll_loss(
     """-input[n, target[n], d...] of log-probabilities (C), (N, C) or (N, C, d...), with class
     indices of shape (), (N) or (N, d...); targets equal to ignore_index add 0, and the mean
     is over the others (weighted by the class weights ``weight`` when given)."""
-    x, t = P.as_tensor_pair(input, target)
+    x, t = as_tensor_pair(input, target)
     if x.ndim == 0:
         raise ShapeError("nll_loss: input must be (C), (N, C) or (N, C, d1, ...), got ()")
     indices = _class_indices("nll_loss", x, t, ignore_index)
@@ -1006,7 +1009,7 @@ _loss(
     "are, the mean is nan and its gradient 0; class weights scale each class's term, and "
     "with class indices the mean divides by the sum of the targets' weights (with "
     "probabilities by the number of terms), as PyTorch; weight gets no gradient",
-    extra=P.WEIGHT_THIRD,
+    extra=WEIGHT_THIRD,
 )
 
 
@@ -1024,7 +1027,7 @@ def cross_entropy(
     ``target`` holds class indices, shape (), (N) or (N, d...), or class probabilities shaped
     like ``input``. ``label_smoothing`` mixes the target with the uniform distribution.
     """
-    x, t = P.as_tensor_pair(input, target)
+    x, t = as_tensor_pair(input, target)
     if x.ndim == 0:
         raise ShapeError("cross_entropy: input must be (C), (N, C) or (N, C, d1, ...), got ()")
     if not 0.0 <= label_smoothing <= 1.0:

@@ -20,31 +20,27 @@ from .. import patterns as R
 from .. import symbolic as S
 from ..arrays.rearranging import reshape, unsqueezed
 from ..elementwise.dtypes import cast
+from ..elementwise.elementary import abs, exp, pow
 from ..numerics import vector_math
 from ..numerics.summation import in_force, sum_like_torch
 from ..primitives import (
     _REDUCE,
     BackwardName,
-    Dim,
     Forward,
     Reduction,
     Selected,
-    _axes,
     _is_zero,
-    _kept_shape,
     _nonzero_count,
     _scale,
-    abs,
     div,
-    exp,
     expand,
     mask,
     mul,
-    pow,
     sub,
     where,
     zeros_like,
 )
+from ..rules.dims import Dim, _axes, _kept_shape
 from ..table import (
     BOOL,
     DIMS,

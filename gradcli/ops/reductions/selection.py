@@ -27,7 +27,9 @@ from .. import explaining as X
 from .. import primitives as P
 from .. import symbolic as S
 from ..arrays import rearranging as RA
+from ..elementwise import elementary as EL
 from ..numerics import ties
+from ..rules.dims import _axes
 from ..table import (
     BOOL,
     INT,
@@ -254,7 +256,7 @@ def _vector(x: Tensor, dim: int | None, name: str) -> tuple[Tensor, int, tuple[i
     shape = x.shape
     if dim is None:
         return RA.reshape(x, -1), 0, shape
-    axis = P._axes(int(dim), x.ndim)
+    axis = _axes(int(dim), x.ndim)
     if x.ndim == 0:
         return RA.reshape(x, 1), 0, shape
     return x, axis[0], shape
@@ -377,7 +379,7 @@ def _extreme_call(
 
 largest = _extreme_call(
     "max",
-    P.maximum,
+    EL.maximum,
     RD.largest_of_all,
     _arg_largest,
     "largest",
@@ -386,7 +388,7 @@ largest = _extreme_call(
 )
 smallest = _extreme_call(
     "min",
-    P.minimum,
+    EL.minimum,
     RD.smallest_of_all,
     _arg_smallest,
     "smallest",
@@ -550,7 +552,7 @@ def topk(
 ) -> Tensor:
     """The k largest (smallest: largest=False) values along dim, or their indices."""
     x = _tensor(input)
-    n = x.shape[P._axes(int(dim), x.ndim)[0]] if x.ndim else 1
+    n = x.shape[_axes(int(dim), x.ndim)[0]] if x.ndim else 1
     if not 0 <= k <= n:
         raise ShapeError(f"topk: selected index k ({k}) out of range for dim {dim} of size {n}")
     order = partial(_first_k, k=k, largest=largest, ordered=sorted)
@@ -584,7 +586,7 @@ def kthvalue(
 ) -> Tensor:
     """The k-th smallest value along dim (k from 1), or its index."""
     x = _tensor(input)
-    n = x.shape[P._axes(int(dim), x.ndim)[0]] if x.ndim else 1
+    n = x.shape[_axes(int(dim), x.ndim)[0]] if x.ndim else 1
     if not 1 <= k <= n:
         raise ShapeError(
             f"kthvalue: selected number k ({k}) out of range for dim {dim} of size {n}"
@@ -912,7 +914,7 @@ def _unbind_count(input: Operand, dim: int = 0) -> int:
 def _along_dim(x: Tensor, dim: int, name: str) -> int:
     if x.ndim == 0:
         raise ShapeError(f"{name}: a 0-d tensor has no dim to take pieces along")
-    return P._axes(int(dim), x.ndim)[0]
+    return _axes(int(dim), x.ndim)[0]
 
 
 register(

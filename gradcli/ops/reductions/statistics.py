@@ -24,8 +24,10 @@ from .. import patterns as R
 from .. import primitives as P
 from .. import symbolic as S
 from ..arrays import rearranging as RA
+from ..elementwise import elementary as EL
 from ..elementwise.dtypes import cast
 from ..numerics import moments
+from ..rules.dims import _axes
 from ..table import BOOL, DIMS, INT, OPT_DTYPE, OPT_NUMBER, TENSOR, Op, Param, public, register
 from . import reductions as RD
 
@@ -125,7 +127,7 @@ def _variance(
     if isinstance(dim, bool):  # var(x, True): torch's (input, unbiased) form
         dim, unbiased = None, dim
     c = _correction(unbiased, correction, name)
-    return apply(_VAR, x, dim=P._axes(dim, x.ndim), keepdim=keepdim, correction=c)
+    return apply(_VAR, x, dim=_axes(dim, x.ndim), keepdim=keepdim, correction=c)
 
 
 _STAT = (
@@ -243,7 +245,7 @@ def std(
     """sqrt(var), with PyTorch's gradient 0 where it is 0."""
     v = _variance(input, dim, unbiased, keepdim, correction, "std")
     zero = P.mask(_is_zero, v)
-    out = P.where(zero, 0.0, P.sqrt(P.where(zero, 1.0, v)))
+    out = P.where(zero, 0.0, EL.sqrt(P.where(zero, 1.0, v)))
     # torch takes the square root in double: its float32 std is not sqrt of the rounded var
     torch_value = spread_like_torch(input, dim, unbiased, keepdim, correction, "std", False)
     if torch_value is not None and torch_value[0].shape == out.data.shape:
@@ -269,7 +271,7 @@ def spread_like_torch(
     c = _correction(unbiased, correction, name)
     if x.data.shape != x.shape:
         return None
-    axes = P._axes(dim, x.ndim)
+    axes = _axes(dim, x.ndim)
     return moments.spread_like_torch(x.data, axes, keepdim, c, name == "std", paired)
 
 
@@ -311,8 +313,8 @@ def _log_parts(v: Tensor) -> tuple[Tensor, Tensor]:
     """log(v) where v > 0 and log(-v) where v < 0, each a very negative number elsewhere (so
     that exp gives 0 and no derivative meets log(0))."""
     floor = float(np.finfo(v.dtype).min) / 4
-    magnitude = P.abs(v)
-    logs = P.log(P.where(P.mask(_is_zero, v), 1.0, magnitude))
+    magnitude = EL.abs(v)
+    logs = EL.log(P.where(P.mask(_is_zero, v), 1.0, magnitude))
     return (
         P.where(P.mask(_positive, v), logs, floor),
         P.where(P.mask(_negative, v), logs, floor),
@@ -333,7 +335,7 @@ def _logcumsumexp_vjp(g: Tensor, out: Tensor, x: Tensor, dim: int) -> Tensor:
     if x.ndim == 0:
         return g
     positive, negative = (
-        P.exp(P.add(_reverse_logcumsumexp(P.sub(part, out), dim), x)) for part in _log_parts(g)
+        EL.exp(P.add(_reverse_logcumsumexp(P.sub(part, out), dim), x)) for part in _log_parts(g)
     )
     return P.sub(positive, negative)
 
@@ -343,7 +345,7 @@ def _logcumsumexp_jvp(t: Tensor, out: Tensor, x: Tensor, dim: int) -> Tensor:
     if x.ndim == 0:
         return t
     positive, negative = (
-        P.exp(P.sub(logcumsumexp(P.add(part, x), dim), out)) for part in _log_parts(t)
+        EL.exp(P.sub(logcumsumexp(P.add(part, x), dim), out)) for part in _log_parts(t)
     )
     return P.sub(positive, negative)
 
@@ -546,7 +548,7 @@ _LOGCUMSUMEXP = _register_scan(
 
 def _scan_dim(x: Tensor, dim: int) -> int:
     """``dim`` checked and made non-negative; 0 for a 0-d tensor (which takes 0 and -1)."""
-    axes = P._axes(int(dim), x.ndim)
+    axes = _axes(int(dim), x.ndim)
     return axes[0] if axes else 0
 
 

@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ..primitives import cos, divide, exp, log, mul, relu, sigmoid, sin, tanh
+from ..elementwise.activations import relu
+from ..elementwise.elementary import cos, exp, log, sigmoid, sin, tanh
+from ..primitives import divide, mul
 from ..table import OPS, Array
 
 Cotangents = tuple[Array | None, Array | None] | None
