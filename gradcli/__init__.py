@@ -28,8 +28,8 @@ _gc.disable()
 import numpy  # noqa: E402, F401, I001
 
 from .api import Program, program, text  # noqa: E402
-from .engine import *  # noqa: F401,F403,E402
-from .engine import __all__ as _engine_all  # noqa: E402
+from .ops.library import *  # noqa: F401,F403,E402
+from .ops.library import __all__ as _engine_all  # noqa: E402
 
 __all__ = ["__version__", *_engine_all, "Program", "program", "text"]
 

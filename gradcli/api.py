@@ -546,8 +546,8 @@ def _array(program: Program, value: Any, name: str) -> np.ndarray:
     """An input value (or v, t) as the command line would read it."""
     import numpy as np
 
-    from .engine import Tensor
     from .lang.values import parse_value
+    from .ops.library import Tensor
 
     if isinstance(value, str):
         return parse_value(value, name, program.seed)

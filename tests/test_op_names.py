@@ -83,7 +83,7 @@ HOMONYMS.update(
 def _table_modules() -> set[Path]:
     calls = (inspect.unwrap(op.call) for op in OPS.values() if op.call is not None)
     modules = {Path(inspect.getfile(call)) for call in calls}  # a wrapper (naming): its own
-    return modules | set((ROOT / "ops").glob("*.py"))
+    return modules | set((ROOT / "ops").rglob("*.py"))
 
 
 def _texts(tree: ast.AST) -> set[int]:

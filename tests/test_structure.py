@@ -159,8 +159,9 @@ def test_no_room_is_too_big(name):
 # -- one command, one entry --------------------------------------------------------------------
 
 #: Where gradcli's own PyTorch lives: its functions torch.autograd.grad, .functional.jacobian,
-#: torch.func.vjp, ... carry the names of the commands but are torch's, not the commands.
-PYTORCH = ("engine", "autograd", "func.py", "script", "nn", "optim")
+#: torch.func.vjp, ... carry the names of the commands but are torch's, not the commands
+#: (``ops/library.py`` is the library's namespace, ``gc.jacobian`` and ``gc.hessian`` among it).
+PYTORCH = ("engine", "ops/library.py", "autograd", "func.py", "script", "nn", "optim")
 
 #: A command's name as a word of something else, where it is one (module, name): why.
 OTHER_MEANINGS = {

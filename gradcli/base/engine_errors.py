@@ -4,7 +4,7 @@ Every class is an ``EngineError`` and also the builtin exception PyTorch raises 
 refusal (a ``ValueError``, ``IndexError``, ``RuntimeError`` or ``TypeError``), so that code
 written against torch catches them as it would there. The messages follow PyTorch's. They
 live in base, below the engine, so that ``errors.py`` gives each its hint without importing
-the engine; ``gradcli.engine`` exports them (``gc.ShapeError``).
+the engine; ``gradcli.ops.library`` exports them (``gc.ShapeError``).
 """
 
 from __future__ import annotations

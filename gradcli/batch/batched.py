@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from ..engine.compile import FREED_ELEMENTS, NotBatchable, Tape
-from ..engine.single_precision import power
 from ..ops import batching as B
+from ..ops.numerics.single_precision import power
 from ..ops.table import OPS
 
 # an entry: (call taking the argument values and the rows of its level, argument slots, result

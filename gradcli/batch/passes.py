@@ -18,7 +18,6 @@ from functools import partial
 
 import numpy as np
 
-from .. import engine as gc
 from ..base.errors import GradcliError, from_engine
 from ..commands.compute import (
     MODES,
@@ -32,6 +31,7 @@ from ..commands.compute import (
     tangents_of,
 )
 from ..engine.compile import NotBatchable, Tape, trace
+from ..ops import library as gc
 from .batched import Specialised, slot_dtypes, specialise
 
 Sections = dict[str, dict[str, np.ndarray]]  # section ("values", "grads", ...) -> name -> array

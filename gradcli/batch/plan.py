@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import engine as gc
 from ..base import bounds
 from ..base.errors import GradcliError, listing
 from ..commands.compute import (
@@ -29,6 +28,7 @@ from ..commands.compute import (
 from ..commands.table import entry
 from ..engine.compile import batch_size
 from ..lang.values import json_numbers, load_json, open_archive, parse_value, read_data
+from ..ops import library as gc
 from ..results import Points
 from .passes import Layout, Pass, Sections, Settings, at_point, passes
 from .stores.base import storage_of

@@ -105,7 +105,7 @@ def guard(debug: bool, as_json: bool = False):
     """
     from ..base.bounds import TIMED_OUT, TimedOut
     from ..base.errors import GradcliError, from_engine
-    from ..engine import EngineError
+    from ..ops.library import EngineError
 
     def fail(error: GradcliError, code: int) -> typer.Exit:
         if debug:

@@ -103,7 +103,7 @@ def _console(source: str | None, name: str | None, seed: int, max_steps: int) ->
     the end of the input (Ctrl-D), as Python's."""
     from ..base.errors import GradcliError, from_engine
     from ..base.notice import say
-    from ..engine import EngineError
+    from ..ops.library import EngineError
     from ..script.console import PS1, PS2, Console, needs_more
 
     terminal = sys.stdin.isatty()

@@ -14,7 +14,6 @@ from typing import NamedTuple, TypeVar
 
 import numpy as np
 
-from .. import engine as gc
 from ..base import bounds
 from ..base.errors import LISTED, GradcliError, listing
 from ..base.records import record
@@ -23,6 +22,7 @@ from ..lang import functions as F
 from ..lang.diagnose import backward_message, overflow_message, tangent_message
 from ..lang.ir import is_constant, unseen
 from ..lang.program import Assignment, RunLog
+from ..ops import library as gc
 from ..results import (
     HVP,
     JVP,

@@ -15,10 +15,10 @@ import re
 
 import numpy as np
 
-from .. import engine as gc
 from ..base import bounds
 from ..base.errors import GradcliError
 from ..lang.validate import element_of
+from ..ops import library as gc
 from ..results import HigherDerivatives
 from .compute import Bound, _scalar_output, output_of, real_numbers
 

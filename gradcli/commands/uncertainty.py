@@ -16,12 +16,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import engine as gc
 from ..base import bounds
 from ..base.errors import GradcliError, listing
 from ..lang.ir import unseen
 from ..lang.validate import element_of
 from ..lang.values import parse_value
+from ..ops import library as gc
 from ..render import Options, element_label, format_number, renders
 from ..results import Result
 from .compute import Bound, output_of, real_numbers

@@ -21,9 +21,9 @@ import numpy as np
 
 from ..base.engine_errors import AssertedError, GradError, UnsupportedError, ValueKindError
 from ..base.torch_text import size_repr
+from .borrowed import stack
 from .levels import Level, autograd_grad, dummies, zeros_like
 from .meter import foresee, zeros
-from .rearranging import stack
 from .tensor import Tensor, set_grad_enabled
 
 Function = Callable[..., Any]

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..base.engine_errors import DomainError, DtypeError
+from ..ops.numerics.single_precision import fused_multiply_add
 from ..ops.table import DTYPE_NAMES, Array
-from .single_precision import fused_multiply_add
 from .tensor import DEFAULT_DTYPE, Tensor
 from .torch_random import Generator, in_force, samplers
 from .torch_random import manual_seed as _seed_default

@@ -24,8 +24,7 @@ import numpy as np
 from ..base.engine_errors import EngineError, GradError, ShapeError
 from ..ops.table import Op
 from . import graph_hooks
-from . import rearranging as RA
-from .primitives import sum_to
+from .borrowed import cat, sum_to
 from .tensor import (
     _ORDER,
     Node,
@@ -370,7 +369,7 @@ def _piece_vjp(
         parts.insert(0, Tensor(np.zeros(start, dtype=bundle.dtype)))
     if stop < total:
         parts.append(Tensor(np.zeros(total - stop, dtype=bundle.dtype)))
-    return (RA.cat(parts, 0) if len(parts) > 1 else flat,)
+    return (cat(parts, 0) if len(parts) > 1 else flat,)
 
 
 def _grad_outputs(cotangent: Tensor, ctx: FunctionCtx, layout: Any) -> list[Any]:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .single_precision import rounded_once
+from ..ops.numerics.single_precision import rounded_once
 
 if TYPE_CHECKING:
     from .compile import Tape

@@ -21,10 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..base.engine_errors import DomainError, ShapeError
+from .borrowed import stack
 from .func import _checked_randomness
 from .meter import foresee
 from .pytree import TreeSpec, broadcast_prefix, flatten, unflatten
-from .rearranging import stack
 from .tensor import Tensor
 from .vmap_batched import BatchedPass
 

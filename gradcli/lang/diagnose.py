@@ -13,8 +13,8 @@ import tokenize
 
 import numpy as np
 
-from .. import engine as gc
 from ..engine.sizes import compact
+from ..ops import library as gc
 from ..ops.table import OPS
 
 

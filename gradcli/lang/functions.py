@@ -6,7 +6,7 @@ errors); the interpreter calls ``function.call`` with the arguments in signature
 
 from __future__ import annotations
 
-from .. import engine as _engine  # noqa: F401 - importing the engine fills the op table
+from ..ops import library as _engine  # noqa: F401 - importing the engine fills the op table
 from ..ops.table import (  # noqa: F401 - the parameter kinds, for the validator and parser
     APPROXIMATE,
     APPROXIMATIONS,

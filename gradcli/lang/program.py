@@ -14,11 +14,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import engine as gc
 from ..base import bounds
 from ..base.errors import GradcliError, engine_hint, listing
 from ..base.records import record
 from ..engine.sizes import stored
+from ..ops import library as gc
 from . import diagnose
 from . import functions as F
 from .ir import (

@@ -4,7 +4,8 @@ settings as attributes and torch's repr (``ReLU()``, ``LeakyReLU(negative_slope=
 
 from __future__ import annotations
 
-from ..engine import (
+from ..engine.tensor import Tensor
+from ..ops.library import (
     celu,
     elu,
     gelu,
@@ -27,7 +28,6 @@ from ..engine import (
     softsign,
     tanh,
 )
-from ..engine.tensor import Tensor
 from .module import Module
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from ..base.engine_errors import DomainError
-from ..engine import chunk, linear, matmul, mean, softmax, squeeze, transpose, unsqueeze
 from ..engine.tensor import Tensor
+from ..ops.library import chunk, linear, matmul, mean, softmax, squeeze, transpose, unsqueeze
 from . import init
 from .functional import dropout
 from .layers import Linear, _empty

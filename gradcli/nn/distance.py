@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ..engine import cosine_similarity, pairwise_distance
 from ..engine.tensor import Tensor
+from ..ops.library import cosine_similarity, pairwise_distance
 from .module import Module
 
 

@@ -5,63 +5,64 @@ from __future__ import annotations
 
 import numpy as np
 
-# the engine's functions that torch.nn.functional has, under its names
-from ..engine import avg_pool2d as avg_pool2d
-from ..engine import batch_norm as _batch_norm
-from ..engine import binary_cross_entropy as binary_cross_entropy
-from ..engine import binary_cross_entropy_with_logits as binary_cross_entropy_with_logits
-from ..engine import celu as celu
-from ..engine import conv1d as conv1d
-from ..engine import conv2d as conv2d
-from ..engine import conv_transpose2d as conv_transpose2d
-from ..engine import cosine_embedding_loss as cosine_embedding_loss
-from ..engine import cosine_similarity as cosine_similarity
-from ..engine import cross_entropy as cross_entropy
-from ..engine import elu as elu
-from ..engine import embedding as embedding
-from ..engine import gaussian_nll_loss as gaussian_nll_loss
-from ..engine import gelu as gelu
-from ..engine import glu as glu
-from ..engine import group_norm as group_norm
-from ..engine import hardsigmoid as hardsigmoid
-from ..engine import hardswish as hardswish
-from ..engine import hardtanh as hardtanh
-from ..engine import hinge_embedding_loss as hinge_embedding_loss
-from ..engine import huber_loss as huber_loss
-from ..engine import kl_div as kl_div
-from ..engine import l1_loss as l1_loss
-from ..engine import layer_norm as layer_norm
-from ..engine import leaky_relu as leaky_relu
-from ..engine import linear as linear
-from ..engine import log_softmax as log_softmax
-from ..engine import logsigmoid as logsigmoid
-from ..engine import margin_ranking_loss as margin_ranking_loss
-from ..engine import max_pool2d as max_pool2d
-from ..engine import mish as mish
-from ..engine import mse_loss as mse_loss
-from ..engine import nll_loss as nll_loss
-from ..engine import normalize as normalize
-from ..engine import one_hot as one_hot
-from ..engine import pad as pad
-from ..engine import pairwise_distance as pairwise_distance
-from ..engine import poisson_nll_loss as poisson_nll_loss
-from ..engine import relu as relu
-from ..engine import relu6 as relu6
-from ..engine import scaled_dot_product_attention as scaled_dot_product_attention
-from ..engine import selu as selu
-from ..engine import sigmoid as sigmoid
-from ..engine import silu as silu
-from ..engine import smooth_l1_loss as smooth_l1_loss
-from ..engine import soft_margin_loss as soft_margin_loss
-from ..engine import softmax as softmax
-from ..engine import softmin as softmin
-from ..engine import softplus as softplus
-from ..engine import softsign as softsign
-from ..engine import tanh as tanh
-from ..engine import triplet_margin_loss as triplet_margin_loss
-from ..engine.layers import update_running_statistics
 from ..engine.tensor import Tensor
 from ..engine.torch_random import in_force, samplers
+
+# the engine's functions that torch.nn.functional has, under its names
+from ..ops.library import avg_pool2d as avg_pool2d
+from ..ops.library import batch_norm as _batch_norm
+from ..ops.library import binary_cross_entropy as binary_cross_entropy
+from ..ops.library import binary_cross_entropy_with_logits as binary_cross_entropy_with_logits
+from ..ops.library import celu as celu
+from ..ops.library import conv1d as conv1d
+from ..ops.library import conv2d as conv2d
+from ..ops.library import conv_transpose2d as conv_transpose2d
+from ..ops.library import cosine_embedding_loss as cosine_embedding_loss
+from ..ops.library import cosine_similarity as cosine_similarity
+from ..ops.library import cross_entropy as cross_entropy
+from ..ops.library import elu as elu
+from ..ops.library import embedding as embedding
+from ..ops.library import gaussian_nll_loss as gaussian_nll_loss
+from ..ops.library import gelu as gelu
+from ..ops.library import glu as glu
+from ..ops.library import group_norm as group_norm
+from ..ops.library import hardsigmoid as hardsigmoid
+from ..ops.library import hardswish as hardswish
+from ..ops.library import hardtanh as hardtanh
+from ..ops.library import hinge_embedding_loss as hinge_embedding_loss
+from ..ops.library import huber_loss as huber_loss
+from ..ops.library import kl_div as kl_div
+from ..ops.library import l1_loss as l1_loss
+from ..ops.library import layer_norm as layer_norm
+from ..ops.library import leaky_relu as leaky_relu
+from ..ops.library import linear as linear
+from ..ops.library import log_softmax as log_softmax
+from ..ops.library import logsigmoid as logsigmoid
+from ..ops.library import margin_ranking_loss as margin_ranking_loss
+from ..ops.library import max_pool2d as max_pool2d
+from ..ops.library import mish as mish
+from ..ops.library import mse_loss as mse_loss
+from ..ops.library import nll_loss as nll_loss
+from ..ops.library import normalize as normalize
+from ..ops.library import one_hot as one_hot
+from ..ops.library import pad as pad
+from ..ops.library import pairwise_distance as pairwise_distance
+from ..ops.library import poisson_nll_loss as poisson_nll_loss
+from ..ops.library import relu as relu
+from ..ops.library import relu6 as relu6
+from ..ops.library import scaled_dot_product_attention as scaled_dot_product_attention
+from ..ops.library import selu as selu
+from ..ops.library import sigmoid as sigmoid
+from ..ops.library import silu as silu
+from ..ops.library import smooth_l1_loss as smooth_l1_loss
+from ..ops.library import soft_margin_loss as soft_margin_loss
+from ..ops.library import softmax as softmax
+from ..ops.library import softmin as softmin
+from ..ops.library import softplus as softplus
+from ..ops.library import softsign as softsign
+from ..ops.library import tanh as tanh
+from ..ops.library import triplet_margin_loss as triplet_margin_loss
+from ..ops.nn.layers import update_running_statistics
 
 _PLUMBING = {"annotations", "np", "Tensor", "in_force", "samplers", "update_running_statistics"}
 

@@ -16,7 +16,10 @@ from typing import Any
 import numpy as np
 
 from ..base.engine_errors import DomainError, ShapeError
-from ..engine import (
+from ..engine import sizes
+from ..engine.tensor import Tensor, default_floating, no_grad
+from ..engine.torch_random import in_force, samplers
+from ..ops.library import (
     batch_norm,
     conv1d,
     conv2d,
@@ -29,13 +32,10 @@ from ..engine import (
     group_norm,
     layer_norm,
     linear,
-    sizes,
     unflatten,
 )
-from ..engine.einsum import einsum
-from ..engine.layers import update_running_statistics
-from ..engine.tensor import Tensor, default_floating, no_grad
-from ..engine.torch_random import in_force, samplers
+from ..ops.linalg.einsum import einsum
+from ..ops.nn.layers import update_running_statistics
 from . import init
 from .module import Module, Parameter, write
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine import (
+from ..engine.tensor import Tensor
+from ..ops.library import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cosine_embedding_loss,
@@ -24,7 +25,6 @@ from ..engine import (
     soft_margin_loss,
     triplet_margin_loss,
 )
-from ..engine.tensor import Tensor
 from .module import Module
 
 _REDUCTIONS = ("none", "mean", "sum")

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..base.engine_errors import DomainError
-from ..engine import avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d
 from ..engine.tensor import Tensor
+from ..ops.library import avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d
 from .module import Module
 
 

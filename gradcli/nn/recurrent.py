@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from ..base.engine_errors import DomainError, ShapeError
-from ..engine import (
+from ..engine.tensor import Tensor
+from ..ops.library import (
     cat,
     chunk,
     linear,
@@ -28,7 +29,6 @@ from ..engine import (
     transpose,
     unsqueeze,
 )
-from ..engine.tensor import Tensor
 from . import init
 from .functional import dropout
 from .layers import _empty

@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from ..base.engine_errors import DomainError, ShapeError
-from ..engine import gelu, relu, sizes
+from ..engine import sizes
 from ..engine.tensor import Tensor, default_floating
+from ..ops.library import gelu, relu
 from . import init
 from .attention import MultiheadAttention
 from .containers import ModuleList

@@ -209,7 +209,7 @@ class Op:
     # needs)``, all numpy arrays (``out`` None where ``vjp_reads_out`` is False), returns one
     # array (or None) per input, computed by the very numpy calls ``vjp`` makes through
     # ``apply`` for those dtypes (so bit for bit its values), or None where ``vjp`` must run
-    # (a broadcast operand, whose cotangent ``vjp`` sums back); ``engine/array_rules.py`` sets
+    # (a broadcast operand, whose cotangent ``vjp`` sums back); ``ops/rules/array_rules.py`` sets
     # them. None: ``vjp`` always runs.
     vjp_arrays: Rule | None = None
 

@@ -30,7 +30,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import engine as gc
 from ..base.errors import GradcliError
 from ..base.records import record
 from ..engine import graph_hooks
@@ -38,6 +37,7 @@ from ..engine.tensor import apply
 from ..lang.program import Assignment, ParsedProgram, RunLog
 from ..lang.statement import BackwardCall, Statement
 from ..nn.module import Module
+from ..ops import library as gc
 from ..ops.table import Op
 
 

@@ -12,8 +12,8 @@ import pytest
 
 import gradcli.base.engine_errors as engine_errors
 import gradcli.lang.functions as F
-from gradcli import engine as gc
 from gradcli.base.errors import engine_hint, from_engine
+from gradcli.ops import library as gc
 
 # the module, not the function gc.tensor that the package exports under its name
 tensor_module = importlib.import_module("gradcli.engine.tensor")

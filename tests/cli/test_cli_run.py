@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from gradcli.engine.shapes import MESHGRID_WARNING
+from gradcli.ops.arrays.shapes import MESHGRID_WARNING
 from gradcli.script.python.interpreter import execute, lower, new_run
 from gradcli.script.python.tensors import NONLEAF_GRAD
 

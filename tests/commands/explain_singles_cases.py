@@ -1,5 +1,5 @@
 """explain's cases (test_explain's CASES) of repeat, tile, pad, einsum and the other
-operations of gradcli/engine/repeating.py and einsum.py, and clamp_min/clamp_max."""
+operations of gradcli/ops/arrays/repeating.py and einsum.py, and clamp_min/clamp_max."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _case(text: str, inputs: dict[str, Any], function: Any) -> tuple[str, dict[s
 
 def _dropped(n: int) -> Any:
     """The mask explain draws: --seed 0, a vector of n."""
-    from gradcli.engine.dropout import dropout_mask
+    from gradcli.ops.nn.dropout import dropout_mask
 
     return torch.from_numpy(dropout_mask((n,), 0.5, 0) * 2.0)
 

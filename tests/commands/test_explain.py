@@ -116,7 +116,7 @@ CASES = {
     "vector times matrix": ("v @ k", {"v": V3, "k": K}, lambda t: t["v"] @ t["k"]),
     "cross_entropy of classes": ("cross_entropy(m, c)", {"m": M, "c": [2.0, 0.0]},
                                  lambda t: F.cross_entropy(t["m"], t["c"].long())),
-    # gradcli/engine/pointwise.py
+    # gradcli/ops/elementwise/pointwise.py
     "floor": unary("floor", torch.floor),
     "ceil": unary("ceil", torch.ceil),
     "trunc": unary("trunc", torch.trunc),

@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import gradcli as gc
-from gradcli.engine import primitives as P
-from gradcli.engine import rearranging as RA
-from gradcli.engine.shapes import diagonal_backward
+from gradcli.ops import primitives as P
+from gradcli.ops.arrays import rearranging as RA
+from gradcli.ops.arrays.shapes import diagonal_backward
 
 MAX_SIDE = 3
 MARGIN = 0.05  # how far sampled values stay from a kink
@@ -715,7 +715,7 @@ OPS: list[OpRow] = [
         torch=_t_functional("softplus"),
     ),
     OpRow("erf", gc.erf, REAL),
-    # element-wise, one input (gradcli/engine/pointwise.py)
+    # element-wise, one input (gradcli/ops/elementwise/pointwise.py)
     OpRow("log10", gc.log10, POS),
     OpRow("exp2", gc.exp2, REAL),
     OpRow("square", gc.square, REAL),
@@ -1040,7 +1040,7 @@ OPS: list[OpRow] = [
     _typed_along("cumsum", REAL),
     _typed_along("cumprod", NONZERO),
     OpRow("logcumsumexp", gc.logcumsumexp, REAL, along_dim()),
-    # selections and operations with several results (gradcli/engine/selection.py): each
+    # selections and operations with several results (gradcli/ops/reductions/selection.py): each
     # result is a row; the indices are rows of INDICES below
     OpRow("take_along", T.take_along, REAL, T.take_along_spec(), torch=T.torch_take_along),
     OpRow("put_along", T.put_along, REAL, T.put_along_spec(), torch=T.torch_put_along),
@@ -1153,7 +1153,7 @@ OPS: list[OpRow] = [
         "getitem", gc.getitem, REAL, getitem_spec(), torch=lambda x, index: x[torch_index(index)]
     ),
     OpRow("getitem_backward", RA.getitem_backward, REAL, scatter_spec(), torch=_t_scatter),
-    # indexing by tensors (gradcli/engine/indexing.py): the index is a parameter
+    # indexing by tensors (gradcli/ops/arrays/indexing.py): the index is a parameter
     OpRow(
         "index_tensor",
         I.index_call,
@@ -1337,7 +1337,7 @@ OPS: list[OpRow] = [
         L.cholesky_spec(),
         torch=lambda x, upper: torch_module().linalg.cholesky(L.spd(x), upper=upper),
     ),
-    # decompositions (gradcli/engine/decompositions.py): a row per result, on inputs where it
+    # decompositions (gradcli/ops/linalg/decompositions.py): a row per result, on inputs where it
     # is differentiable; singular vectors through a function that their signs do not change
     *[
         OpRow(
@@ -1396,7 +1396,7 @@ OPS: list[OpRow] = [
             ("svd_Vh", 2, L.row_gauge),
         )
     ],
-    # svdvals, eigvalsh, pinv (gradcli/engine/spectra.py), on the same well-spread inputs
+    # svdvals, eigvalsh, pinv (gradcli/ops/linalg/spectra.py), on the same well-spread inputs
     OpRow(
         "svdvals",
         lambda a: gc.svdvals(L.spread(a)),
@@ -1450,7 +1450,7 @@ OPS: list[OpRow] = [
         torch=lambda a, **params: torch_module().linalg.matrix_norm(L.spread(a), **params),
         prims=("svd",),
     ),
-    # layers (gradcli/engine/layers.py, convolution.py): composites; the primitives named are
+    # layers (gradcli/ops/nn/layers.py, convolution.py): composites; the primitives named are
     # those their batched replay takes through (tests/engine/test_engine_batched.py)
     OpRow("linear", gc.linear, REAL, Y.linear_spec(), torch=_t_functional("linear")),
     OpRow(

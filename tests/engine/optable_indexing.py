@@ -1,7 +1,7 @@
-"""The test table's strategies and calls for indexing by tensors (gradcli/engine/indexing.py):
+"""The test table's strategies and calls for indexing by tensors (gradcli/ops/arrays/indexing.py):
 gather, take_along_dim, index_select, scatter, scatter_add, index_add, masked_select, the
 ``index`` and ``index_put`` primitives, and the integer results one_hot, nonzero, argwhere,
-and ``to`` an integer dtype (gradcli/engine/dtypes.py).
+and ``to`` an integer dtype (gradcli/ops/elementwise/dtypes.py).
 
 An index is a parameter of the case (a numpy int64 array, or a boolean mask), given to
 gradcli as a tensor and to torch as a LongTensor; only the values indexed are differentiable
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import gradcli as gc
-from gradcli.engine.indexing import SLOT, indexed, put
+from gradcli.ops.arrays.indexing import SLOT, indexed, put
 
 MAX_SIDE = 3
 Spec = tuple[tuple[tuple[int, ...], ...], dict[str, Any]]

@@ -1,5 +1,5 @@
 """Shape and parameter strategies, and the calls on both sides, for the test-table rows of the
-layers (``gradcli/engine/layers.py``, ``convolution.py``): small shapes (N <= 2, C <= 2,
+layers (``gradcli/ops/nn/layers.py``, ``convolution.py``): small shapes (N <= 2, C <= 2,
 H, W <= 4), so that the sweep's finite differences and Hessians stay cheap.
 
 A row's differentiable inputs are positional; the operands a layer may leave out (a bias, a

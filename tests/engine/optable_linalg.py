@@ -1,5 +1,5 @@
 """Shape and parameter strategies, and torch counterparts, for the test-table rows of the
-linear algebra and shape operations (``gradcli/engine/linalg.py``, ``shapes.py``).
+linear algebra and shape operations (``gradcli/ops/linalg/linalg.py``, ``shapes.py``).
 
 Matrices that must be invertible are made well-conditioned inside the row's function, the
 same way for gradcli and torch: A + n I with A's entries in [-0.5, 0.5] (strictly diagonally

@@ -1,5 +1,5 @@
 """Test-table helpers for the selections and the operations with several results
-(gradcli/engine/selection.py): their shape and parameter strategies, gradcli calls of one
+(gradcli/ops/reductions/selection.py): their shape and parameter strategies, gradcli calls of one
 result, and the torch counterparts that pick the same result."""
 
 from __future__ import annotations
@@ -126,13 +126,13 @@ def put_along_spec(draw):
 
 
 def take_along(x, index, dim):
-    from gradcli.engine.selection import take_along as take
+    from gradcli.ops.reductions.selection import take_along as take
 
     return take(x, gc.Tensor(index), dim)
 
 
 def put_along(g, index, dim, shape):
-    from gradcli.engine.selection import put_along as put
+    from gradcli.ops.reductions.selection import put_along as put
 
     return put(g, gc.Tensor(index), dim, shape)
 

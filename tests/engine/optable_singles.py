@@ -1,5 +1,5 @@
 """Shape and parameter strategies, and torch counterparts, for the test-table rows of the
-operations of ``gradcli/engine/repeating.py`` (flatten's dims, unflatten, expand_as, repeat,
+operations of ``gradcli/ops/arrays/repeating.py`` (flatten's dims, unflatten, expand_as, repeat,
 tile, repeat_interleave, pad), einsum, clamp with tensor bounds, the loss weights, the
 spectral linear algebra and dropout.
 """
@@ -259,7 +259,7 @@ def dropout(x: Any, p: float, training: bool) -> Any:
 
 def torch_dropout(x: Any, p: float, training: bool) -> Any:
     """torch's dropout given gradcli's mask (torch's generator draws another)."""
-    from gradcli.engine.dropout import dropout_mask
+    from gradcli.ops.nn.dropout import dropout_mask
 
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
     keep = dropout_mask(tuple(x.shape), p, 7)

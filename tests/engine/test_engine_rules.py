@@ -36,7 +36,7 @@ OP_PARAMS = [pytest.param(op, id=op.name) for op in OPS]
 def test_masks_carry_no_gradient():
     """The non-differentiable mask primitive records no node and no tangent."""
     x = gc.tensor([-1.0, 0.0, 2.0], requires_grad=True)
-    relu_mask = gc.engine.primitives.mask(lambda a: (a > 0).astype(a.dtype), x)
+    relu_mask = gc.ops.primitives.mask(lambda a: (a > 0).astype(a.dtype), x)
     assert relu_mask.grad_fn is None and not relu_mask.requires_grad
     assert relu_mask.tolist() == [0.0, 0.0, 1.0]
 

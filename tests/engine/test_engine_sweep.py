@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 from optable_linalg import SYMBOLIC_PROGRAMS as LINALG_PROGRAMS
 from optable_singles import SYMBOLIC_PROGRAMS as SINGLES_PROGRAMS
 
-from gradcli import engine as gc
 from gradcli.commands.compute import bind, check
 from gradcli.domains.symbolic import elementwise
 from gradcli.engine import sizes
 from gradcli.lang import load_program
 from gradcli.lang.functions import FUNCTIONS
 from gradcli.lang.values import parse_value
+from gradcli.ops import library as gc
 from gradcli.ops.table import OPS
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import gradcli.engine as gc
+import gradcli.ops.library as gc
 from gradcli.base.errors import GradcliError
 from gradcli.commands.compute import bind
 from gradcli.lang import parse_program

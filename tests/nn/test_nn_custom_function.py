@@ -9,7 +9,7 @@ import types
 import numpy as np
 import pytest
 
-import gradcli.engine as E
+import gradcli.ops.library as E
 from gradcli.base.engine_errors import GradError, ShapeError
 from gradcli.engine.custom_function import Function, node_text, once_differentiable
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import gradcli.engine as E
+import gradcli.ops.library as E
 from gradcli import nn
 from gradcli.base.engine_errors import DomainError
 from gradcli.engine.torch_random import Generator

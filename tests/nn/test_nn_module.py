@@ -9,7 +9,7 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-import gradcli.engine as E
+import gradcli.ops.library as E
 from gradcli import nn
 from gradcli.engine.tensor import default_dtype
 

@@ -16,9 +16,9 @@ import warnings
 import numpy as np
 import pytest
 
-import gradcli.engine as E
+import gradcli.ops.library as E
 from gradcli import nn, optim
-from gradcli.engine import Tensor
+from gradcli.ops.library import Tensor
 from gradcli.optim import kernels as K
 
 # (name, keyword arguments, whether torch's result is reached bit for bit)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import gradcli.engine as E
+import gradcli.ops.library as E
 from gradcli import nn
 from gradcli.engine.tensor import default_dtype
 

@@ -17,7 +17,7 @@ import types
 import numpy as np
 import pytest
 
-import gradcli.engine as E
+import gradcli.ops.library as E
 from gradcli import nn, optim
 from gradcli.engine.tensor import default_dtype
 

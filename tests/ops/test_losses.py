@@ -112,8 +112,8 @@ def test_cross_entropy_of_probabilities_is_torchs_sum_over_everything():
     """torch's order for probability targets: -(log_probs * t).sum() / rows, not the mean of
     per-row sums: the two differ in float32's last bits (the docstring's own example, seed
     283), and the nodes are torch's (DivBackward1; an empty batch's nan from NegBackward0)."""
-    from gradcli import engine as gc
-    from gradcli.engine import summation
+    from gradcli.ops import library as gc
+    from gradcli.ops.numerics import summation
 
     torch.manual_seed(283)
     x, t = torch.randn(3, 5), torch.randn(3, 5).softmax(dim=1)

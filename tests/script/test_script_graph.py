@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from python_oracle import compared_with_torch, gradcli_run
 
-from gradcli import engine as gc
 from gradcli.base.errors import GradcliError
 from gradcli.engine import graph_hooks
+from gradcli.ops import library as gc
 
 PRELUDE = "import torch\na = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)\n"
 PROGRAMS = {

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from python_oracle import compared_with_torch, gradcli_run
 
-from gradcli import engine as gc
 from gradcli.base.errors import GradcliError
+from gradcli.ops import library as gc
 
 PROGRAMS = {
     "functional with create_graph": (

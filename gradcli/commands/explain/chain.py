@@ -16,13 +16,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from ... import engine as gc
 from ...base import bounds
 from ...domains.symbolic import elementwise
 from ...lang import ir
 from ...lang.ir import Call, Const, Index, Name, Node
 from ...lang.program import Assignment, Numbers
 from ...lang.validate import element_of
+from ...ops import library as gc
 from ...results import Backward, Explanation, Forward, Passed, SymbolicJT
 from ..compute import Bound, _cotangent, _function_of, no_gradient, output_of
 from .local import step_locals

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import engine as gc
 from ...base import bounds
 from ...engine.tensor import apply
 from ...lang import ir
+from ...ops import library as gc
 from ...results import Backward, Explanation, Forward, Passed
 from ..compute import Bound, _cotangent, no_gradient, output_of
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ... import engine as gc
 from ...domains.symbolic import elementwise, local_derivatives
 from ...lang import functions as F
 from ...lang import ir
 from ...lang.ir import Call, Const, Index, Name, Node
 from ...lang.validate import element_of
+from ...ops import library as gc
 from ...ops.explaining import d
 from .steps import ir_text
 

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import engine as gc
 from ...base import torch_text as torchtext
 from ...engine import autograd_functional
+from ...ops import library as gc
 from .vmap_slices import slices_to_come
 
 if TYPE_CHECKING:

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ... import engine as gc
 from ...base.engine_errors import GradError
 from ...base.errors import GradcliError
 from ...engine import graph_hooks
+from ...ops import library as gc
 from .runtime import Builtin, Module
 from .tensors import Handle, grad_fn
 

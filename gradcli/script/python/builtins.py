@@ -19,9 +19,9 @@ import operator as python_operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ... import engine as gc
 from ...base.errors import GradcliError
 from ...lang import functions as F
+from ...ops import library as gc
 from . import classes, library_objects, limits, objects, printing
 from .calls import call_op
 from .errors import SCRIPT_EXCEPTIONS, TORCH_EXCEPTIONS

@@ -16,14 +16,14 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ... import engine as gc
 from ...base import bounds
 from ...base.errors import GradcliError, engine_hint
-from ...engine import naming
-from ...engine import several as _several
-from ...engine.selection import UnpackError
 from ...engine.sizes import stored
 from ...lang import functions as F
+from ...ops import library as gc
+from ...ops import naming
+from ...ops import several as _several
+from ...ops.reductions.selection import UnpackError
 from .printing import ReturnTypes, Size
 
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from ... import autograd
-from ... import engine as gc
 from ...engine.custom_function import FunctionCtx
 from ...engine.graph_hooks import succeeds
+from ...ops import library as gc
 from .classes import LibraryBase, library_base
 from .runtime import RUNNING, Builtin, Function, Module
 from .tensors import rename

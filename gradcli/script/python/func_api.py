@@ -23,13 +23,13 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ... import engine as gc
 from ... import func as library
 from ...base.errors import GradcliError
 from ...engine import forward_ad
 from ...engine.func import jvp as library_jvp
 from ...engine.meter import zeros
 from ...engine.vmap import _mapped_inputs
+from ...ops import library as gc
 from .errors import as_torch
 from .library_objects import guarded
 from .runtime import Builtin, Function, Module

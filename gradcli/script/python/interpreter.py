@@ -19,12 +19,13 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ... import engine as gc
 from ...base.errors import GradcliError
-from ...engine import summation, torch_random
+from ...engine import torch_random
 from ...engine.meter import metering
 from ...lang.validate import check_characters
 from ...lang.values import quiet_parse
+from ...ops import library as gc
+from ...ops.numerics import summation
 from . import builtins, library_objects, torch_api
 from .errors import Place, places
 from .lower_statements import Statements

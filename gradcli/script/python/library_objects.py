@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import engine as gc
 from ... import nn, optim
 from ...base import bounds
 from ...base.errors import GradcliError, engine_hint
 from ...engine.sizes import stored
 from ...nn.module import RemovableHandle
+from ...ops import library as gc
 from ...optim import lr_scheduler
 from . import printing
 from .calls import DType

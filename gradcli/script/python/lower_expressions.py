@@ -494,7 +494,7 @@ def _literal(text: str) -> Closure:
 
 def _index_value(value: Any) -> Any:
     """A slice bound: a 0-d integer tensor as its number (x[:n] with n a tensor)."""
-    from ... import engine as gc
+    from ...ops import library as gc
 
     if isinstance(value, gc.Tensor) and value.ndim == 0:
         return value.data.item()

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ... import engine as gc
 from ...base.errors import GradcliError
+from ...ops import library as gc
 from . import numpy_values, objects, printing, tensors
 from .classes import Class, is_instance
 from .errors import SCRIPT_EXCEPTIONS, Place, at_line, engine_refusal, note

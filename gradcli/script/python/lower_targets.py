@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import engine as gc
+from ...ops import library as gc
 from . import numpy_values, objects, tensors
 from .classes import ScriptObject
 from .errors import note_span

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import engine as gc
 from ...base import bounds
 from ...base import torch_text as torchtext
 from ...base.errors import GradcliError
 from ...engine.tensor import is_grad_enabled
+from ...ops import library as gc
 from .runtime import Builtin, Module
 
 if TYPE_CHECKING:

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import engine as gc
 from ...base.errors import GradcliError
 from ...engine.custom_function import FunctionCtx
 from ...engine.forward_ad import UnpackedDualTensor
 from ...engine.graph_hooks import RESULT
+from ...ops import library as gc
 from . import (
     autograd_graph,
     classes,

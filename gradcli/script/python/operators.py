@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import engine as gc
 from ...lang import functions as F
+from ...ops import library as gc
 from . import classes, limits, numpy_values
 from .calls import apply, call_op
 from .classes import ScriptObject

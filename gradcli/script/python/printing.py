@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import engine as gc
 from ...base import torch_text as torchtext
 from ...engine.forward_ad import UnpackedDualTensor
 from ...nn import UninitializedParameter
+from ...ops import library as gc
 
 if TYPE_CHECKING:
     from .runtime import Run

@@ -23,14 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import engine as gc
 from ...base import torch_text as torchtext
-from ...engine import graph_hooks, naming
-from ...engine.rearranging import view
+from ...engine import graph_hooks
 from ...engine.tensor import _Mode
 from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_in_place
+from ...ops import library as gc
+from ...ops import naming
+from ...ops.arrays.rearranging import view
 from . import autograd, numpy_values
 from .calls import DTYPES, apply, call_op, dtype_of, numpy_name
 from .printing import Size
@@ -595,7 +596,7 @@ def write(run: Run, tensor: gc.Tensor, index: Any, value: Any, node_name: str | 
 def _layout(index: tuple[Any, ...]) -> list[Any]:
     """An index as setitem takes it: plain items as they are; with tensors (or lists) in it,
     the tensors first, then the index with each of them a slot (``indexing.SLOT``)."""
-    from ...engine.indexing import SLOT
+    from ...ops.arrays.indexing import SLOT
 
     items = [gc.tensor(i) if isinstance(i, list) else i for i in index]
     if not any(isinstance(i, gc.Tensor) for i in items):

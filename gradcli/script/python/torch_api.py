@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ... import autograd as gradcli_autograd
-from ... import engine as gc
 from ...base import bounds
 from ...base import torch_text as torchtext
 from ...base.errors import GradcliError
@@ -38,6 +37,7 @@ from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_has
 from ...lang.values import CONSTRUCTORS, LIKE
+from ...ops import library as gc
 from . import (
     autograd,
     autograd_graph,

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import engine as gc
 from ...base import bounds
 from ...engine.torch_random import samplers
+from ...ops import library as gc
 from .runtime import Builtin
 
 if TYPE_CHECKING:

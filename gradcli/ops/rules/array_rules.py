@@ -1,0 +1,67 @@
+"""The reverse rules on float64 arrays (``Op.vjp_arrays``) of the element-wise entries a
+reverse pass runs most: each the very numpy calls its entry's ``vjp`` makes through ``apply``
+for float64 values, so bit for bit its cotangents, without the tensors, nodes and calls
+between. The pass uses them where it builds no graph and no tracer, forward mode or meter
+watches (``tensor._run_backward``); a binary rule declines a broadcast operand (None), whose
+cotangent ``vjp`` sums back. ``tests/engine/test_engine_array_rules.py`` checks each against
+its ``vjp``. Set here, on the entries ``primitives`` declares, as ``complexes`` sets abs's."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+from ..elementwise.activations import relu
+from ..elementwise.elementary import cos, exp, log, sigmoid, sin, tanh
+from ..primitives import divide, mul
+from ..table import OPS, Array
+
+Cotangents = tuple[Array | None, Array | None] | None
+
+
+def _unbroadcast(g: Array, a: Array, b: Array, needs: tuple[bool, ...]) -> bool:
+    """Whether each operand whose cotangent is needed has the cotangent's shape."""
+    shape = g.shape
+    return (not needs[0] or a.shape == shape) and (not needs[1] or b.shape == shape)
+
+
+def _mul(g: Array, out: None, a: Array, b: Array, needs: tuple[bool, ...]) -> Cotangents:
+    """g * b and g * a: the partials (b, a), each a tensor factor mul's entry applies."""
+    if not _unbroadcast(g, a, b, needs):
+        return None
+    return (g * b if needs[0] else None, g * a if needs[1] else None)
+
+
+def _div(g: Array, out: Array, a: Array, b: Array, needs: tuple[bool, ...]) -> Cotangents:
+    """g * reciprocal(b) and g * neg(div(out, b))."""
+    if not _unbroadcast(g, a, b, needs):
+        return None
+    return (g * np.reciprocal(b) if needs[0] else None, g * -(out / b) if needs[1] else None)
+
+
+# one operand's, g times the derivative as the entry's rule computes it (rounded_once's
+# functions are numpy's own for float64); each keyed by its entry's function
+_UNARY: dict[Any, Any] = {
+    sin: lambda g, out, x, needs: (g * np.cos(x),),
+    cos: lambda g, out, x, needs: (g * -np.sin(x),),  # neg(sin(x))
+    exp: lambda g, out, x, needs: (g * out,),
+    log: lambda g, out, x, needs: (g * np.reciprocal(x),),
+    tanh: lambda g, out, x, needs: (g * (1.0 - out * out),),  # sub(1.0, mul(out, out))
+    sigmoid: lambda g, out, x, needs: (g * (out * (1.0 - out)),),
+    # the selection Selected(mask(x > 0)) makes through where: where(x > 0, g, 0.0)
+    relu: lambda g, out, x, needs: (np.where(x > 0, g, 0.0),),
+}
+
+
+def _entry(function: Any) -> Any:
+    """The op table's entry whose call ``function`` is."""
+    (entry,) = (
+        op for op in OPS.values() if op.call is not None and inspect.unwrap(op.call) is function
+    )
+    return entry
+
+
+for _function, _rule in {mul: _mul, divide: _div, **_UNARY}.items():
+    _entry(_function).vjp_arrays = _rule

@@ -1,0 +1,2 @@
+"""Tests of gradcli/ops/linalg/, a file per module (a package: a file here may share its name
+with one of tests/ops/, which runs the same family in programs through the command line)."""

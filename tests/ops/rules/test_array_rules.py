@@ -1,0 +1,130 @@
+"""The reverse pass's rules on arrays (``Op.vjp_arrays``): where a pass builds no graph and
+every value is float64, an entry that has one computes its inputs' cotangents on numpy arrays
+without tensors or nodes between (``ops/rules/array_rules.py``). Each must give, bit for bit, what
+its ``vjp`` gives through ``apply`` (taken here by a pass that builds the graph, which never
+uses them), at special values too, and decline a broadcast operand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradcli as gc
+from gradcli.ops.table import OPS
+
+# every entry with a rule on arrays, with values in its domain (and at its edges)
+_SPECIAL = [0.0, -0.0, 1.0, -1.0, 1e-300, 1e300, np.inf, -np.inf, np.nan]
+UNARY = {
+    "sin": _SPECIAL,
+    "cos": _SPECIAL,
+    "exp": [*_SPECIAL, 700.0, 710.0, -745.0],
+    "tanh": [*_SPECIAL, 20.0, -20.0],
+    "sigmoid": [*_SPECIAL, 40.0, -40.0],
+    "log": [*_SPECIAL, 1e-320],
+    "relu": _SPECIAL,
+}
+BINARY = ("mul", "div")
+_CALL = {"mul": lambda a, b: a * b, "div": lambda a, b: a / b}
+
+
+def test_the_entries_with_rules_on_arrays_are_those_checked_here():
+    having = {name for name, op in OPS.items() if op.vjp_arrays is not None}
+    assert having == set(UNARY) | set(BINARY)
+
+
+def _values(extra, size=40, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.concatenate([rng.standard_normal(size) * 3, np.asarray(extra, dtype=np.float64)])
+
+
+def _gradients(f, arrays, seed, constant=None):
+    """The gradients of f(*inputs) (times ``seed``, the cotangent given) by both passes:
+    without a graph (where the rules on arrays run) and building one (where ``vjp`` runs);
+    with ``constant``, f's second operand is that tensor, which needs no gradient."""
+    found = []
+    for create_graph in (False, True):
+        inputs = [gc.tensor(a, requires_grad=True) for a in arrays]
+        operands = inputs if constant is None else [*inputs, constant]
+        f(*operands).backward(gc.tensor(seed), create_graph=create_graph)
+        found.append([t.grad.numpy() for t in inputs])
+    return found
+
+
+def _same_bits(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """The calls of each entry's rule on arrays that gave the cotangents, by name."""
+    calls = {}
+    for name, op in OPS.items():
+        if op.vjp_arrays is None:
+            continue
+
+        def rule(*args, _rule=op.vjp_arrays, _name=name):
+            found = _rule(*args)
+            if found is not None:
+                calls[_name] = calls.get(_name, 0) + 1
+            return found
+
+        monkeypatch.setattr(op, "vjp_arrays", rule)
+    return calls
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("shape", [None, ()])
+def test_a_unary_rule_on_arrays_gives_vjps_bits(name, shape, counted):
+    x = _values(UNARY[name])
+    xs = [x] if shape is None else [np.float64(v).reshape(()) for v in x[::7]]
+    for value in xs:
+        seed = np.resize(np.array([0.75, -1.5, -0.0, np.inf, np.nan, 1e-310]), value.shape)
+        fast, slow = _gradients(getattr(gc, name), [value], seed)
+        _same_bits(fast[0], slow[0])
+    assert counted.get(name, 0) == len(xs)  # each pass without a graph took the array rule
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_a_binary_rule_on_arrays_gives_vjps_bits_and_declines_a_broadcast(name, counted):
+    a = _values([1.0, -0.0, np.inf, np.nan, 1e-300, 0.0, 2.0, -np.inf, 3.0])
+    b = _values([0.0, 1.0, np.inf, 2.0, 1e300, -0.0, np.nan, 4.0, -np.inf], seed=1)
+    seed = np.linspace(-2, 2, a.size)
+    fast, slow = _gradients(_CALL[name], [a, b], seed)
+    for got, want in zip(fast, slow):
+        _same_bits(got, want)
+    assert counted[name] == 1
+    fast, slow = _gradients(_CALL[name], [a, b[:1]], seed)  # b broadcast: vjp sums it back
+    for got, want in zip(fast, slow):
+        _same_bits(got, want)
+    assert counted[name] == 1  # declined (and vjp ran)
+    fast, slow = _gradients(_CALL[name], [a], seed, constant=gc.tensor(b))  # a's alone
+    _same_bits(fast[0], slow[0])
+    assert counted[name] == 2
+
+
+def test_the_rules_on_arrays_stay_off_where_values_are_not_float64_or_a_graph_is_built(counted):
+    x = gc.tensor(np.linspace(-1, 1, 5), dtype=np.float32, requires_grad=True)
+    assert x.dtype == np.float32
+    gc.sin(x * x).sum().backward()
+    assert not counted
+    y = gc.tensor(np.linspace(-1, 1, 5), requires_grad=True)
+    (g,) = gc.grad(gc.sin(y).sum(), [y], create_graph=True)
+    assert not counted
+    g.sum().backward()  # the second pass builds no graph: the rules on arrays run
+    assert counted == {"mul": 1, "cos": 1}  # g is the seed times cos(y)
+    np.testing.assert_allclose(y.grad.numpy(), -np.sin(np.linspace(-1, 1, 5)))
+
+
+def test_a_chain_keeps_torchs_gradient():
+    torch = pytest.importorskip("torch")
+    h0 = np.random.default_rng(0).standard_normal(4)
+    x = gc.tensor(h0, requires_grad=True)
+    tx = torch.tensor(h0, requires_grad=True)
+    h, th = x, tx
+    for _ in range(50):
+        h = gc.tanh(gc.sin(h) * 1.01 + 0.1) / 1.5
+        th = torch.tanh(torch.sin(th) * 1.01 + 0.1) / 1.5
+    h.sum().backward()
+    th.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
