@@ -171,3 +171,17 @@ def test_an_mlps_generated_pass_holds_what_hand_numpy_freeing_as_it_goes_holds()
     generated_peak = peak_bytes(lambda: function(*arrays))
     assert generated_peak <= 1.25 * peak_bytes(hand)
     assert generated_peak < 0.85 * peak_bytes(lambda: tape.replay(*arrays))
+
+
+def test_a_tape_with_its_generated_function_pickles_without_it():
+    """A batch's plan is pickled to Dask's workers: the generated function (made by exec)
+    stays behind, and the receiving process generates its own. (Dask pickles with cloudpickle:
+    a tape's functions include closures, which pickle refuses.)"""
+    cloudpickle = pytest.importorskip("cloudpickle")
+    tape, rng = _tape(*PROGRAMS[-1])
+    assert tape.function() is not None
+    copy = cloudpickle.loads(cloudpickle.dumps(tape))
+    assert "_function" not in copy.__dict__
+    point = rng.uniform(0.5, 1.5, 6)
+    for g, w in zip(copy.function()(point), tape.replay(point)):
+        np.testing.assert_array_equal(g, w)
