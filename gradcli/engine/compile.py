@@ -75,7 +75,8 @@ class Tape:
         """``function`` with each run of element-wise steps fused into one numba kernel
         (``engine.fused``, the optional extra ``fast``), built at the first call; None without
         numba or where generation is off. Its transcendental functions are the C library's,
-        which may round differently from numpy's in the last place: ``run`` never uses it."""
+        which may round differently from numpy's in the last place: ``run`` never uses it. Call it
+        with inputs of the traced dtypes, as ``function``."""
         state = self.__dict__
         if "_fused" not in state:
             from . import fused
@@ -84,6 +85,11 @@ class Tape:
             state["_fused"] = (fused.fused_function(self) if on else None) or False
         function: Callable[..., list[Array]] | None = state["_fused"] or None
         return function
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The tape as pickle sends it (to a Dask worker): without its generated functions,
+        which the receiving process generates anew."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_function", "_fused")}
 
     def replay(self, *arrays: Array) -> list[Array]:
         """The outputs at the inputs ``arrays``, step by step (the interpreter)."""

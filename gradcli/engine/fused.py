@@ -41,7 +41,6 @@ FUSABLE: dict[Any, int] = {
         + [np.exp, np.log, np.tanh, np.sqrt, np.log1p, np.expm1, np.tan]
     )
 }
-_UNARY = {FUSABLE[f] for f in FUSABLE if f.nin == 1}
 
 #: The fewest steps worth one kernel call (its arguments' checks cost several numpy calls).
 SHORTEST_RUN = 4
@@ -116,8 +115,9 @@ class Run:
     ) -> None:
         self.shape = shape
         self.kernel = compiled
+        made = {out for _, _, out in steps}
         self.inputs: tuple[int, ...] = tuple(
-            dict.fromkeys(a for _, args, _ in steps for a in args if a not in {s[2] for s in steps})
+            dict.fromkeys(a for _, args, _ in steps for a in args if a not in made)
         )
         self.outputs = tuple(outputs)
         last = {a: i for i, (_, args, _) in enumerate(steps) for a in args}

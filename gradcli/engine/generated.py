@@ -3,9 +3,11 @@
 ``generate(tape)`` writes the replay of a ``compile.Tape`` as the source of one function,
 ``def replay(s0, s1): s2 = f0(s0, s1); del s0; ...; return [s7, s9]``, and executes it once:
 a replay then costs the numpy calls and a local variable's load and store each, not the
-interpreter's loop over steps (its tuple unpacking, its argument lists, its checks). Each
-large slot is deleted (``del sN``) right after its last reader, as the interpreter's replay
-frees it, so that the function holds what the rest of the pass needs, not every intermediate.
+interpreter's loop over steps (its tuple unpacking, its argument lists, its checks). Every
+slot is deleted (``del sN``) right after its last reader (a ``del`` costs less than it saves,
+even for a small array, whose memory numpy then hands to the next step), and a step whose
+result outweighs what it frees runs just before its first reader (``schedule``), so that the
+function holds what the rest of the pass needs, not every intermediate.
 
 Safety: the source consists only of identifiers this module makes (``s`` and ``f`` followed by
 a number), Python's keywords and punctuation. Every function, parameter and constant reaches

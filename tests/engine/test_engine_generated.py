@@ -171,3 +171,40 @@ def test_an_mlps_generated_pass_holds_what_hand_numpy_freeing_as_it_goes_holds()
     generated_peak = peak_bytes(lambda: function(*arrays))
     assert generated_peak <= 1.25 * peak_bytes(hand)
     assert generated_peak < 0.85 * peak_bytes(lambda: tape.replay(*arrays))
+
+
+def test_a_tape_with_its_generated_function_pickles_without_it():
+    """A batch's plan is pickled to Dask's workers: the generated function (made by exec)
+    stays behind, and the receiving process generates its own. (Dask pickles with cloudpickle:
+    a tape's functions include closures, which pickle refuses.)"""
+    cloudpickle = pytest.importorskip("cloudpickle")
+    tape, rng = _tape(*PROGRAMS[-1])
+    assert tape.function() is not None
+    copy = cloudpickle.loads(cloudpickle.dumps(tape))
+    assert "_function" not in copy.__dict__
+    point = rng.uniform(0.5, 1.5, 6)
+    for g, w in zip(copy.function()(point), tape.replay(point)):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_steps_moved_towards_their_readers_give_the_same_numbers():
+    """``schedule`` holds back large results (an output nothing else reads, a product read
+    late): the generated function's numbers are the replay's, bit for bit."""
+
+    def function(x, y):
+        x.requires_grad = True
+        a = x * 2  # an output, read by nothing else: held to the end
+        b = gc.sin(x) * y
+        c = gc.exp(-x) + y  # read only by the last step
+        out = (b * b).sum() + gc.tanh(x).sum()
+        return [a, out, gc.grad(out, [x])[0], (c * out).sum()]
+
+    rng = np.random.default_rng(9)
+    shape = (80, 100)
+    tape = trace(function, rng.standard_normal(shape), rng.standard_normal(shape))
+    order = generated.schedule(tape, generated.SCHEDULED_ELEMENTS)
+    assert sorted(order) == list(range(len(tape.steps)))
+    assert order != sorted(order)  # something was moved
+    point = [rng.standard_normal(shape), rng.standard_normal(shape)]
+    for got, want in zip(tape.function()(*point), tape.replay(*point)):
+        np.testing.assert_array_equal(got, want)
