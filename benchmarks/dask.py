@@ -72,7 +72,8 @@ def _runs(root: Path, steps: int, size: int, count: int, rounds: int) -> dict[st
     env = {"GRADCLI_CACHE_DIR": str(root / "cache"), **with_bytecode(root / "pycache")}
     gradcli = [python_script("gradcli"), "grad", "-e", chain(steps), "--batch"]
     how = {ONE: [], **{name: ["--dask", name.split()[-1]] for name in LOCAL.values()}}
-    sample_tree([*gradcli, "@warm.npy", "--out", "warm/"], env, root)  # parse cache, bytecode
+    for options in ([], ["--dask", "local:1"]):  # the parse cache, and every module's bytecode
+        sample_tree([*gradcli, "@warm.npy", "--out", "warm/", *options], env, root)
     runs: dict[str, list[TreeRun]] = {name: [] for name in how}
     for _ in range(rounds):
         for name, options in how.items():

@@ -68,6 +68,7 @@ def test_a_quiet_machine_runs_the_workers_side_by_side_and_the_rest_in_turn():
 
 
 def test_a_command_s_processes_are_sampled_each_with_its_role():
+    pytest.importorskip("distributed")  # sample_tree reads psutil, which comes with it
     child = "import time; e = time.process_time() + 0.3\nwhile time.process_time() < e: pass"
     parent = (
         "import subprocess, sys, time\n"
@@ -84,6 +85,7 @@ def test_a_command_s_processes_are_sampled_each_with_its_role():
 
 
 def test_a_failing_command_says_why():
+    pytest.importorskip("distributed")  # psutil
     with pytest.raises(RuntimeError, match="exited with 3: no such thing"):
         failing = "import sys; print('no such thing', file=sys.stderr); sys.exit(3)"
         harness.sample_tree([sys.executable, "-c", failing])
