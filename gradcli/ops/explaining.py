@@ -1,9 +1,8 @@
 """Explain rules: the local derivative of one operation by one operand, as ``explain`` shows it.
 
-A rule is ``rule(slot, vary) -> (left side, formula, layout, value)``. ``slot`` describes the
-operand (see ``gradcli/commands/explain/local.py``: the step's name ``node``, the operand
-names ``names`` and values ``arrays``, which one is ``position``, the options ``params``, the
-result ``out``);
+A rule is ``rule(slot, vary) -> (left side, formula, layout, value)``. ``slot`` (a ``Slot``)
+describes the operand: the step's name ``node``, the operand names ``names`` and values
+``arrays``, which one is ``position``, the options ``params``, the result ``out``;
 ``vary(v)`` gives J^T v for this operand alone. The layouts are those of ``local.Local``.
 """
 
@@ -11,19 +10,42 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .table import Array
 
-if TYPE_CHECKING:
-    from ..commands.explain.local import Slot
+
+@dataclass(frozen=True)
+class Slot:
+    """One tensor operand of an operation, and what its rule may read."""
+
+    node: str  # the step's result as a formula names it: out, sum(x), (x @ W)
+    op: str
+    params: dict[str, Any]  # the options, by parameter name
+    names: list[str]  # every tensor operand as the formula names it, in order
+    arrays: list[Array]
+    position: int  # which of them this slot is
+    out: Array
+    # the parameter each operand is given for (an operand left out has no slot: bias=None)
+    operands: tuple[str, ...] = ()
+
+    @property
+    def wrt(self) -> str:
+        return self.names[self.position]
+
+    @property
+    def parameter(self) -> str:
+        """The name of the parameter this slot's operand is given for (``bias``)."""
+        return self.operands[self.position]
+
 
 Vary = Callable[[Array], Array]  # v -> J^T v, for the slot's operand alone
 # (left side, formula, layout, value; None when too large to work out)
 Explained = tuple[str, str, str, Array | None]
-ExplainRule = Callable[["Slot", Vary], Explained]
+ExplainRule = Callable[[Slot, Vary], Explained]
 
 BLOCK_ENTRIES = 1_000_000  # the most entries of softmax's Jacobian blocks worked out
 

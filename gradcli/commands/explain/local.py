@@ -22,7 +22,7 @@ from ...lang import ir
 from ...lang.ir import Call, Const, Index, Name, Node
 from ...lang.validate import element_of
 from ...ops import library as gc
-from ...ops.explaining import d
+from ...ops.explaining import Slot, d
 from .steps import ir_text
 
 _PLACE = "\0operand"  # the name an operand slot is read under when it alone is varied
@@ -47,30 +47,6 @@ class Local:
     formula: str
     layout: str
     value: np.ndarray | None
-
-
-@dataclass(frozen=True)
-class Slot:
-    """One tensor operand of an operation, and what its rule may read."""
-
-    node: str  # the step's result as a formula names it: out, sum(x), (x @ W)
-    op: str
-    params: dict  # the options, by parameter name
-    names: list[str]  # every tensor operand as the formula names it, in order
-    arrays: list[np.ndarray]
-    position: int  # which of them this slot is
-    out: np.ndarray
-    # the parameter each operand is given for (an operand left out has no slot: bias=None)
-    operands: tuple[str, ...] = ()
-
-    @property
-    def wrt(self) -> str:
-        return self.names[self.position]
-
-    @property
-    def parameter(self) -> str:
-        """The name of the parameter this slot's operand is given for (``bias``)."""
-        return self.operands[self.position]
 
 
 def operation_local(slot: Slot, vary) -> Local:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -27,9 +27,6 @@ from ..reductions import reductions as RD
 from ..rules.dims import _axes, as_tensor_pair
 from ..table import INT, OPS, OPT_INT, OPT_TENSOR, REDUCTIONS, TENSOR, Op, Param, public, register
 from .elementwise_losses import TWO_POSITIONAL, bce_elementwise, bce_with_logits_elementwise
-
-if TYPE_CHECKING:
-    from ...commands.explain.local import Slot
 
 
 def _composite(name: str, summary: str, params: tuple[Param, ...], **fields: Any) -> None:
@@ -287,7 +284,7 @@ def dot(a: TensorLike, b: TensorLike) -> Tensor:
     return MM.matmul(a, b)
 
 
-def _setitem_text(slot: Slot) -> str:
+def _setitem_text(slot: X.Slot) -> str:
     if slot.position == 0:
         return f"1 where {slot.node} keeps {slot.wrt}[i], 0 where it was overwritten"
     return f"1 ({slot.wrt} is copied into {slot.node} at the index, once for each time)"
