@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import gradcli.engine as gc
 from gradcli.engine import structured as S
+from gradcli.ops import library as gc
 
 RNG = np.random.default_rng(11)
 A = gc.tensor(RNG.standard_normal((7, 5)))
