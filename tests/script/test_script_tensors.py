@@ -19,6 +19,8 @@ PROGRAMS = {
     "shape dtype ndim T": "m = torch.arange(6.).reshape(2, 3)\nprint(m.shape, m.dtype, m.ndim, "
     "m.T.shape, m.mT.shape, m.size(), m.size(1), m.dim(), m.numel())\nprint(m.shape[0], "
     "len(m), m.device, torch.arange(3).dtype, m.double().dtype, m.int().float().dtype)",
+    "torch's version": "print(torch.__version__, torch.__version__ >= '2.0')\n"
+    "torch.__version__\nimport math\nmath.__version__",
     "item and tolist": "s = (x * x).sum()\nprint(s.item(), x.tolist(), x[0].item())\nx.item()",
     "data and detach": "d = x.data\nd[0] = 10.0\nprint(x)\n"
     "print(x.detach(), x.detach().requires_grad)"

@@ -185,7 +185,7 @@ class Expressions(Comprehensions):
 
     def lower_Attribute(self, node: ast.Attribute) -> Closure:
         attribute = node.attr
-        if attribute.startswith("__") and attribute not in SPECIAL:
+        if attribute.startswith("__") and attribute not in SPECIAL and attribute != objects.VERSION:
             raise self.refuse(
                 node,
                 f"gradcli run does not read attributes whose names start with '__' ({attribute!r})",

@@ -70,10 +70,18 @@ _NUMBER_ATTRIBUTES = {
 }
 
 
+#: the one attribute of Python's own (``__...``) a script may read, of a module alone
+VERSION = "__version__"
+
+
 def get(run: Run, value: Any, name: str) -> Any:
     """``value.name`` as a script reads it."""
     if classes.is_scripted(value):  # the script's classes and instances, super()
         return classes.get(run, value, name)
+    if name == VERSION and type(value) is Module:  # torch.__version__: a module's version
+        if VERSION in value.attributes:
+            return value.attributes[VERSION]
+        raise AttributeError(f"module '{value.name}' has no attribute '{name}'")
     if name.startswith("__"):
         raise GradcliError(
             f"gradcli run does not read attributes whose names start with '__' ({name!r})",

@@ -57,6 +57,8 @@ from .tensors import CPU, NODE, Device, read_grad
 if TYPE_CHECKING:
     from .runtime import Run
 
+#: what ``torch.__version__`` reads: the torch whose behaviour gradcli run follows
+TORCH_VERSION = "2.13.0+cpu"
 INTEGER_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
 COPY_WARNING = (
     "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
@@ -541,6 +543,7 @@ def modules(run: Run) -> dict[str, Module]:
     )
     torch_names.update(accelerator=accelerator, cuda=cuda)
     torch_names["vmap"] = func_module.attributes["vmap"]  # torch.vmap is torch.func.vmap
+    torch_names["__version__"] = TORCH_VERSION
     torch = Module("torch", torch_names)
     found = {
         "torch": torch,
