@@ -789,6 +789,11 @@ def _run_backward(
     cotangent are visited, and no separate topological sort is needed. This loop runs once
     per node of every backward pass, so the sending of cotangents, the node's output and its
     release are written inline.
+
+    A node whose entry has a rule on float64 arrays (``Op.vjp_arrays``) runs it where no
+    graph is built and nothing watches (no hooks, tracer, forward mode, meter or nonfinite
+    watch): its cotangents travel as bare arrays, made tensors only where a tensor rule,
+    a hook, a leaf or ``grad`` receives them.
     """
     if gradients is None:
         gradients = [None] * len(outputs)
@@ -803,25 +808,27 @@ def _run_backward(
 
     # A node is the tensor it made (which holds it, see Tensor): node -> the cotangent of its
     # output, summed so far; (-order, node) of each in a heap. Tensors hash by identity.
-    cotangents: dict[Tensor, Tensor] = {}
+    cotangents: dict[Tensor, Any] = {}
     heap: list[tuple[int, Tensor]] = []
     leaf_cotangents: dict[int, tuple[Tensor, Tensor]] = {}  # id(leaf) -> (leaf, cotangent)
 
     captured_nodes = {t for t in capture or () if t._op is not None}
     found: dict[int, Tensor] = {}
     watch = _Mode.nonfinite_watch
+    arrays_allowed = not create_graph and watch is None  # whether rules on arrays may run
 
     # Each round sends the cotangents of one node's inputs, then runs the next node. The first
     # round sends the seeds to the outputs. A node that is the only one waiting (the heap is
-    # empty and the round sends to no other: a chain) is run next without the heap.
+    # empty and the round sends to no other: a chain) is run next without the heap. A
+    # cotangent is a Tensor, or an array a rule on arrays made.
     inputs: Sequence[Tensor] = outputs
     needs: Sequence[bool] = [True] * len(outputs)
-    input_cotangents: Sequence[Tensor | None] = seeds
+    input_cotangents: Sequence[Any] = seeds
     with set_grad_enabled(create_graph):
         while True:
             # the one node waiting, kept off the heap and out of the dict, with its cotangent
             only: Tensor | None = None
-            only_cotangent: Any = None  # its cotangent, a Tensor while only is set
+            only_cotangent: Any = None  # its cotangent, set while only is set
             for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):
                 if not need:
                     continue
@@ -836,12 +843,14 @@ def _run_backward(
                 if tensor._op is None:  # a leaf
                     key = id(tensor)
                     if key in leaf_cotangents:
-                        input_cotangent = leaf_cotangents[key][1] + input_cotangent
+                        input_cotangent = _sum(leaf_cotangents[key][1], input_cotangent)
+                    elif type(input_cotangent) is _ndarray:
+                        input_cotangent = _wrap(input_cotangent)
                     leaf_cotangents[key] = (tensor, input_cotangent)
                 elif tensor is only:  # sent twice in one round (x + x)
-                    only_cotangent = only_cotangent + input_cotangent
+                    only_cotangent = _sum(only_cotangent, input_cotangent)
                 elif tensor in cotangents:
-                    cotangents[tensor] = cotangents[tensor] + input_cotangent
+                    cotangents[tensor] = _sum(cotangents[tensor], input_cotangent)
                 elif tensor._inputs is None:
                     raise GradError(_FREED_GRAPH_ERROR)
                 elif heap or only is not None:
@@ -863,72 +872,57 @@ def _run_backward(
             else:
                 break
 
-            if HOOKED:  # hooks on nodes (Node.register_prehook, register_hook)
-                cotangent = graph_hooks.before(node, cotangent)
-            if captured_nodes and node in captured_nodes:
-                found[id(node)] = cotangent
-            if node._retains_grad and capture is None:
-                _accumulate(node, cotangent, create_graph)
             prim = node._op
             assert prim is not None  # only nodes go on the heap
-            vjp = prim.vjp
-            assert vjp is not None, f"{prim.name} has no reverse rule"
             saved = node._inputs
             assert saved is not None  # a released node is refused when sent a cotangent
-            inputs = operands = saved
+            inputs = saved
             needs = node._needs
-            # the output for the rule: the tensor itself when building a graph, else a
-            # constant around its values, or None for a rule that never reads it
-            output: Tensor | None
-            if create_graph:
-                output = node
-            elif prim.vjp_reads_out:
-                output = _wrap(node.data)
-            else:
-                output = None
-            if BUMPED:  # a tensor the rule reads was written in place since: torch's error
-                graph_hooks.check_versions(node)
-            if PACKED:  # saved_tensors_hooks: the rule reads what unpack gives
-                operands, output = graph_hooks.unpacked(node, operands, output)
-            dtype = cotangent.dtype
-            if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and prim.complex == HOLOMORPHIC:
-                # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
-                # conj(z), since f(conj z) = conj(f(z)) for every holomorphic entry here
-                if output is None:
-                    operands = _conjugates(inputs)
+            fast: Callable[..., Any] = prim.vjp_arrays  # type: ignore[assignment]
+            arrays = None  # the rule on arrays' operands, where it runs
+            if (
+                fast is not None
+                and arrays_allowed
+                and not (HOOKED or PACKED or _Mode.watching or node._params or captured_nodes)
+                and not node._retains_grad
+            ):
+                g: Array = cotangent if type(cotangent) is _ndarray else cotangent.data
+                arrays = _float64_operands(g, saved)
+            if arrays is not None:
+                if BUMPED:  # a tensor the rule reads was written in place since: torch's error
+                    graph_hooks.check_versions(node)
+                out_data = node.data if prim.vjp_reads_out else None
+                if not retain_graph:  # release the saved values; the next round sends from inputs
+                    if prim.saved is True and type(prim.backward_name) is str:  # (_release's)
+                        node._inputs = None
+                    else:
+                        _release(node, prim)
+                # the pass holds the node no more: where nothing else does, its value goes
+                # before the rule makes the cotangents (torch keeps no output a rule does not read)
+                node = only = None  # type: ignore[assignment]
+                if len(arrays) == 1:
+                    on_array = fast(g, out_data, arrays[0], needs)
                 else:
-                    conjugated = _conjugates([output, *inputs])
-                    output, operands = conjugated[0], conjugated[1:]
-            params = node._params
-            fast = prim.vjp_arrays  # no tracer, forward mode or meter sees the values it makes
-            on_arrays = None
-            if fast is not None and not (params or create_graph or _Mode.watching):
-                on_arrays = _vjp_on_arrays(fast, cotangent, output, operands, needs)
-            if on_arrays is not None:
-                input_cotangents = on_arrays
-            elif params:
-                input_cotangents = vjp(cotangent, output, *operands, needs=needs, **params)
-            elif len(operands) == 2:  # most nodes: a plain call (no tuple, no dict made)
-                input_cotangents = vjp(cotangent, output, operands[0], operands[1], needs=needs)
-            elif len(operands) == 1:
-                input_cotangents = vjp(cotangent, output, operands[0], needs=needs)
+                    on_array = fast(g, out_data, arrays[0], arrays[1], needs)
+                if on_array is None:  # the rule declines a broadcast operand: vjp sums it back
+                    vjp: Callable[..., Any] = prim.vjp  # type: ignore[assignment]
+                    output = None if out_data is None else _wrap(out_data)
+                    on_array = vjp(_wrap(g), output, *saved, needs=needs)
+                input_cotangents = on_array
             else:
-                input_cotangents = vjp(cotangent, output, *operands, needs=needs)
-            if HOOKED:
-                input_cotangents = graph_hooks.after(node, input_cotangents, cotangent)
-            if watch is not None:
-                _watch(watch, node, cotangent, inputs, input_cotangents)
-            if not retain_graph:  # release the saved values; the next round sends from inputs
-                saves = prim.saved
-                if saves is True or (saves is not False and saves(Node(node))):
-                    if type(prim.backward_name) is not str:  # a namer may read the inputs
-                        node._name = Node(node).name()
-                    node._inputs = None
+                if type(cotangent) is _ndarray:
+                    cotangent = _wrap(cotangent)
+                input_cotangents = _vjp_on_tensors(
+                    node, cotangent, create_graph, capture, captured_nodes, found, watch
+                )
+                if not retain_graph:
+                    _release(node, prim)
 
     if capture is None:
         # the last cotangents sent are leaves' too: these names must not hold them, so that
         # _accumulate_leaves can tell which arrays the pass alone holds
-        input_cotangent, input_cotangents = None, ()
+        input_cotangent = on_array = None
+        input_cotangents = ()
         _accumulate_leaves(leaf_cotangents, create_graph)
     else:
         for leaf, cotangent in leaf_cotangents.values():
@@ -936,34 +930,104 @@ def _run_backward(
     return found
 
 
-def _vjp_on_arrays(
-    rule: Callable[..., Any],
-    cotangent: Tensor,
-    output: Tensor | None,
-    operands: Sequence[Tensor],
-    needs: Sequence[bool],
-) -> tuple[Tensor | None, ...] | None:
-    """A node's input cotangents by its entry's ``vjp_arrays`` (of one or two operands),
-    where the cotangent and every operand are float64 and the cotangent (the largest value
-    made) fits the room ``vjp``'s operations check; else, or where the rule declines, None."""
-    g = cotangent.data
-    if cotangent.dtype is not DEFAULT_DTYPE or g.size > ROOM[0]:
+def _sum(first: Any, second: Any) -> Tensor:
+    """Two cotangents of one tensor summed (as tensors: an array a rule on arrays made is
+    wrapped)."""
+    if type(first) is _ndarray:
+        first = _wrap(first)
+    if type(second) is _ndarray:
+        second = _wrap(second)
+    total: Tensor = first + second
+    return total
+
+
+def _float64_operands(g: Array, operands: Sequence[Tensor]) -> tuple[Array, ...] | None:
+    """The arrays of a node's operands (one or two), for its entry's rule on arrays
+    (``vjp_arrays``), where the cotangent ``g`` and every operand are float64 and ``g`` (the
+    largest value the rule makes) fits the room ``vjp``'s operations check; else None."""
+    if g.dtype is not DEFAULT_DTYPE or g.size > ROOM[0]:
         return None
-    out = None if output is None else output.data
     if len(operands) == 1:
         x = operands[0]
-        if x.dtype is not DEFAULT_DTYPE:
-            return None
-        found = rule(g, out, x.data, needs)
-        return None if found is None else (_wrap(found[0]),)
+        return (x.data,) if x.dtype is DEFAULT_DTYPE else None
     x, y = operands
     if x.dtype is not DEFAULT_DTYPE or y.dtype is not DEFAULT_DTYPE:
         return None
-    found = rule(g, out, x.data, y.data, needs)
-    if found is None:
-        return None
-    first, second = found
-    return None if first is None else _wrap(first), None if second is None else _wrap(second)
+    return x.data, y.data
+
+
+def _release(node: Tensor, prim: Op) -> None:
+    """Release the values a node saved (``Op.saved``), once its rule has what it reads: a
+    second pass that reaches it raises torch's error."""
+    saves = prim.saved
+    if saves is True or (saves is not False and saves(Node(node))):
+        if type(prim.backward_name) is not str:  # a namer may read the inputs
+            node._name = Node(node).name()
+        node._inputs = None
+
+
+def _vjp_on_tensors(
+    node: Tensor,
+    cotangent: Tensor,
+    create_graph: bool,
+    capture: Sequence[Tensor] | None,
+    captured_nodes: set[Tensor],
+    found: dict[int, Tensor],
+    watch: list[Node | NonfiniteTangent] | None,
+) -> Sequence[Tensor | None]:
+    """A node's input cotangents by its entry's ``vjp``, on tensors: with its hooks, the
+    capture of its cotangent, the gradient it retains, the saved-tensor hooks' values, the
+    conjugates of a holomorphic entry's complex operands and the nonfinite watch."""
+    if HOOKED:  # hooks on nodes (Node.register_prehook, register_hook)
+        cotangent = graph_hooks.before(node, cotangent)
+    if captured_nodes and node in captured_nodes:
+        found[id(node)] = cotangent
+    if node._retains_grad and capture is None:
+        _accumulate(node, cotangent, create_graph)
+    prim = node._op
+    assert prim is not None
+    vjp = prim.vjp
+    assert vjp is not None, f"{prim.name} has no reverse rule"
+    inputs = operands = node._inputs
+    assert inputs is not None and operands is not None
+    needs = node._needs
+    # the output for the rule: the tensor itself when building a graph, else a constant
+    # around its values, or None for a rule that never reads it
+    output: Tensor | None
+    if create_graph:
+        output = node
+    elif prim.vjp_reads_out:
+        output = _wrap(node.data)
+    else:
+        output = None
+    if BUMPED:  # a tensor the rule reads was written in place since: torch's error
+        graph_hooks.check_versions(node)
+    if PACKED:  # saved_tensors_hooks: the rule reads what unpack gives
+        operands, output = graph_hooks.unpacked(node, operands, output)
+    dtype = cotangent.dtype
+    if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and prim.complex == HOLOMORPHIC:
+        # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
+        # conj(z), since f(conj z) = conj(f(z)) for every holomorphic entry here
+        if output is None:
+            operands = _conjugates(inputs)
+        else:
+            conjugated = _conjugates([output, *inputs])
+            output, operands = conjugated[0], conjugated[1:]
+    params = node._params
+    input_cotangents: Sequence[Tensor | None]
+    if params:
+        input_cotangents = vjp(cotangent, output, *operands, needs=needs, **params)
+    elif len(operands) == 2:  # most nodes: a plain call (no tuple, no dict made)
+        input_cotangents = vjp(cotangent, output, operands[0], operands[1], needs=needs)
+    elif len(operands) == 1:
+        input_cotangents = vjp(cotangent, output, operands[0], needs=needs)
+    else:
+        input_cotangents = vjp(cotangent, output, *operands, needs=needs)
+    if HOOKED:
+        input_cotangents = graph_hooks.after(node, input_cotangents, cotangent)
+    if watch is not None:
+        _watch(watch, node, cotangent, inputs, input_cotangents)
+    return input_cotangents
 
 
 def _node_of(tensor: Tensor) -> Node:
