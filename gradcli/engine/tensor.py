@@ -792,8 +792,8 @@ def _run_backward(
 
     A node whose entry has a rule on float64 arrays (``Op.vjp_arrays``) runs it where no
     graph is built and nothing watches (no hooks, tracer, forward mode, meter or nonfinite
-    watch): its cotangents travel as bare arrays, made tensors only where a tensor rule,
-    a hook, a leaf or ``grad`` receives them.
+    watch): its cotangents travel as bare arrays (numpy scalars for 0-d values), made tensors
+    only where a tensor rule, a hook, a leaf or ``grad`` receives them.
     """
     if gradients is None:
         gradients = [None] * len(outputs)
@@ -844,7 +844,7 @@ def _run_backward(
                     key = id(tensor)
                     if key in leaf_cotangents:
                         input_cotangent = _sum(leaf_cotangents[key][1], input_cotangent)
-                    elif type(input_cotangent) is _ndarray:
+                    elif not isinstance(input_cotangent, Tensor):  # an array
                         input_cotangent = _wrap(input_cotangent)
                     leaf_cotangents[key] = (tensor, input_cotangent)
                 elif tensor is only:  # sent twice in one round (x + x)
@@ -886,7 +886,7 @@ def _run_backward(
                 and not (HOOKED or PACKED or _Mode.watching or node._params or captured_nodes)
                 and not node._retains_grad
             ):
-                g: Array = cotangent if type(cotangent) is _ndarray else cotangent.data
+                g: Array = cotangent.data if isinstance(cotangent, Tensor) else cotangent
                 arrays = _float64_operands(g, saved)
             if arrays is not None:
                 if BUMPED:  # a tensor the rule reads was written in place since: torch's error
@@ -910,7 +910,7 @@ def _run_backward(
                     on_array = vjp(_wrap(g), output, *saved, needs=needs)
                 input_cotangents = on_array
             else:
-                if type(cotangent) is _ndarray:
+                if not isinstance(cotangent, Tensor):  # an array
                     cotangent = _wrap(cotangent)
                 input_cotangents = _vjp_on_tensors(
                     node, cotangent, create_graph, capture, captured_nodes, found, watch
@@ -933,9 +933,9 @@ def _run_backward(
 def _sum(first: Any, second: Any) -> Tensor:
     """Two cotangents of one tensor summed (as tensors: an array a rule on arrays made is
     wrapped)."""
-    if type(first) is _ndarray:
+    if not isinstance(first, Tensor):
         first = _wrap(first)
-    if type(second) is _ndarray:
+    if not isinstance(second, Tensor):
         second = _wrap(second)
     total: Tensor = first + second
     return total
