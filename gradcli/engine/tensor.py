@@ -536,7 +536,10 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
         if type(a) is Tensor and a.dtype is DEFAULT_DTYPE and (type(b) is float or type(b) is int):
             # x * 1.01: the number's constant by one dict read (_coerce's first case, inline)
             constant = _DEFAULT_NUMBERS.get(b) if b else None
-            a, b = _coerce((a, b)) if constant is None else (a, constant)
+            if constant is None:
+                a, b = _coerce((a, b))
+            else:
+                b = constant
         else:
             a, b = _coerce((a, b))
     elif type(a) is not Tensor:
@@ -847,22 +850,24 @@ def _run_backward(
                     elif not isinstance(input_cotangent, Tensor):  # an array
                         input_cotangent = _wrap(input_cotangent)
                     leaf_cotangents[key] = (tensor, input_cotangent)
+                elif only is None and not cotangents:  # no other node waits (nor the heap)
+                    if tensor._inputs is None:
+                        raise GradError(_FREED_GRAPH_ERROR)
+                    only = tensor
+                    only_cotangent = input_cotangent
                 elif tensor is only:  # sent twice in one round (x + x)
                     only_cotangent = _sum(only_cotangent, input_cotangent)
                 elif tensor in cotangents:
                     cotangents[tensor] = _sum(cotangents[tensor], input_cotangent)
                 elif tensor._inputs is None:
                     raise GradError(_FREED_GRAPH_ERROR)
-                elif heap or only is not None:
+                else:
                     if only is not None:
                         cotangents[only] = only_cotangent
                         heappush(heap, (-only._order, only))
                         only = only_cotangent = None
                     cotangents[tensor] = input_cotangent
                     heappush(heap, (-tensor._order, tensor))
-                else:
-                    only = tensor
-                    only_cotangent = input_cotangent
             if only is not None:
                 node = only
                 cotangent = only_cotangent
@@ -872,20 +877,20 @@ def _run_backward(
             else:
                 break
 
-            prim = node._op
-            assert prim is not None  # only nodes go on the heap
-            saved = node._inputs
-            assert saved is not None  # a released node is refused when sent a cotangent
+            # a node (not a leaf: only nodes are sent here), not released (refused when sent a
+            # cotangent)
+            prim: Op = node._op  # type: ignore[assignment]
+            saved: tuple[Tensor, ...] = node._inputs  # type: ignore[assignment]
             inputs = saved
             needs = node._needs
             fast: Callable[..., Any] = prim.vjp_arrays  # type: ignore[assignment]
+            # plain: no graph is built, and no hook, watch, capture or retained gradient reads
+            # the node: its rule is all that runs
+            plain = arrays_allowed and not (
+                HOOKED or PACKED or _Mode.watching or captured_nodes or node._retains_grad
+            )
             arrays = None  # the rule on arrays' operands, where it runs
-            if (
-                fast is not None
-                and arrays_allowed
-                and not (HOOKED or PACKED or _Mode.watching or node._params or captured_nodes)
-                and not node._retains_grad
-            ):
+            if plain and fast is not None and not node._params:
                 g: Array = cotangent.data if isinstance(cotangent, Tensor) else cotangent
                 arrays = _float64_operands(g, saved)
             if arrays is not None:
@@ -893,9 +898,10 @@ def _run_backward(
                     graph_hooks.check_versions(node)
                 out_data = node.data if prim.vjp_reads_out else None
                 if not retain_graph:  # release the saved values; the next round sends from inputs
-                    if prim.saved is True and type(prim.backward_name) is str:  # (_release's)
+                    saves = prim.saved
+                    if saves is True and type(prim.backward_name) is str:  # (_release's)
                         node._inputs = None
-                    else:
+                    elif saves is not False:
                         _release(node, prim)
                 # the pass holds the node no more: where nothing else does, its value goes
                 # before the rule makes the cotangents (torch keeps no output a rule does not read)
@@ -909,13 +915,27 @@ def _run_backward(
                     output = None if out_data is None else _wrap(out_data)
                     on_array = vjp(_wrap(g), output, *saved, needs=needs)
                 input_cotangents = on_array
+            elif plain and cotangent.dtype is DEFAULT_DTYPE and not node._params:
+                # its rule on tensors, called plainly (what _vjp_on_tensors comes down to)
+                if BUMPED:
+                    graph_hooks.check_versions(node)
+                if not isinstance(cotangent, Tensor):  # an array
+                    cotangent = _wrap(cotangent)
+                vjp = prim.vjp  # type: ignore[assignment]
+                output = _wrap(node.data) if prim.vjp_reads_out else None
+                if len(saved) == 2:
+                    input_cotangents = vjp(cotangent, output, saved[0], saved[1], needs=needs)
+                else:
+                    input_cotangents = vjp(cotangent, output, *saved, needs=needs)
+                if not retain_graph and prim.saved is not False:
+                    _release(node, prim)
             else:
                 if not isinstance(cotangent, Tensor):  # an array
                     cotangent = _wrap(cotangent)
                 input_cotangents = _vjp_on_tensors(
                     node, cotangent, create_graph, capture, captured_nodes, found, watch
                 )
-                if not retain_graph:
+                if not retain_graph and prim.saved is not False:
                     _release(node, prim)
 
     if capture is None:
