@@ -18,7 +18,6 @@ import operator
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
@@ -40,140 +39,22 @@ from ..base.torch_text import size_repr
 from ..ops.table import HOLOMORPHIC, Array, Op
 from . import graph_hooks, sizes
 from .graph_hooks import BUMPED, HOOKED, PACKED, SAVED_HOOKS
+
+# the switches (modes.py), which the engine's modules import from here
+from .modes import DEFAULT_DTYPE as DEFAULT_DTYPE
+from .modes import NonfiniteTangent as NonfiniteTangent
+from .modes import _forward_mode as _forward_mode
+from .modes import _Mode as _Mode
+from .modes import default_dtype as default_dtype
+from .modes import is_grad_enabled as is_grad_enabled
+from .modes import no_grad as no_grad
+from .modes import set_grad_enabled as set_grad_enabled
+from .modes import watch_nonfinite as watch_nonfinite
+from .modes import watched_nonfinite as watched_nonfinite
 from .ownership import Ownership
 from .promotion import torch_dtype
 from .released import refuse_released
 from .sizes import METER, ROOM
-
-DEFAULT_DTYPE = np.dtype(np.float64)
-
-
-class _Modes:
-    """Global switches: whether graphs are recorded, whether forward mode is running.
-
-    One instance, ``_Mode``, with slots: every operation reads it, and an instance's slot is
-    read faster than a class attribute."""
-
-    __slots__ = (
-        "grad_enabled",
-        "_forward_active",
-        "nonfinite_watch",
-        "_tracer",
-        "watching",
-        "default_float",
-        "tangent_holders",
-    )
-
-    def __init__(self) -> None:
-        self.grad_enabled = True
-        self._forward_active = False
-        # nodes whose reverse rule, and NonfiniteTangents of forward rules, first made a nan
-        # or inf
-        self.nonfinite_watch: list[Node | NonfiniteTangent] | None = None
-        self._tracer: Any = None
-        # whether a tracer, forward mode or a meter (sizes.METER) is on: what apply reads
-        self.watching = False
-        # torch's default floating dtype: what integers and booleans alone compute in (i / 2)
-        self.default_float: np.dtype[Any] = DEFAULT_DTYPE
-        # inside forward_ad's dual level: (weak references to) the tensors given a tangent,
-        # whose tangents the level's end takes away, as torch's
-        self.tangent_holders: list[weakref.ref[Tensor]] | None = None
-
-    @property
-    def tracer(self) -> Any:
-        """What records every primitive application while compiling (None: nothing)."""
-        return self._tracer
-
-    @tracer.setter
-    def tracer(self, tracer: Any) -> None:
-        self._tracer = tracer
-        self.rewatch()
-
-    @property
-    def forward_active(self) -> bool:
-        """Whether forward mode runs: operations compute their outputs' tangents."""
-        return self._forward_active
-
-    @forward_active.setter
-    def forward_active(self, active: bool) -> None:
-        self._forward_active = active
-        self.rewatch()
-
-    def rewatch(self) -> None:
-        """``watching``: a tracer, forward mode, a saved_tensors_hooks block (graph_hooks) or a
-        run's meter (meter.py)."""
-        self.watching = (
-            self._tracer is not None
-            or self._forward_active
-            or bool(SAVED_HOOKS)
-            or METER[0] is not None
-        )
-
-
-_Mode = _Modes()
-
-
-@contextmanager
-def set_grad_enabled(enabled: bool) -> Iterator[None]:
-    """Record graphs (True) or not (False) inside the block."""
-    previous = _Mode.grad_enabled
-    _Mode.grad_enabled = enabled
-    try:
-        yield
-    finally:
-        _Mode.grad_enabled = previous
-
-
-@contextmanager
-def default_dtype(dtype: npt.DTypeLike) -> Iterator[None]:
-    """Inside the block, integers and booleans alone compute in ``dtype`` (torch's
-    ``set_default_dtype``): ``gradcli run`` computes in float32, as torch does."""
-    previous = _Mode.default_float
-    _Mode.default_float = np.dtype(dtype)
-    try:
-        yield
-    finally:
-        _Mode.default_float = previous
-
-
-def is_grad_enabled() -> bool:
-    """Whether graphs are recorded here (``torch.is_grad_enabled()``)."""
-    return _Mode.grad_enabled
-
-
-def no_grad() -> AbstractContextManager[None]:
-    """Context manager that stops graph recording, like ``torch.no_grad()``."""
-    return set_grad_enabled(False)
-
-
-@contextmanager
-def watch_nonfinite() -> Iterator[list[Node | NonfiniteTangent]]:
-    """Collect, in a list, the nodes whose reverse rule turned finite values into nan or inf,
-    and a ``NonfiniteTangent`` for each forward rule that did so to a tangent."""
-    previous = _Mode.nonfinite_watch
-    found: list[Node | NonfiniteTangent] = []
-    _Mode.nonfinite_watch = found
-    try:
-        yield found
-    finally:
-        _Mode.nonfinite_watch = previous
-
-
-def watched_nonfinite() -> list[Node | NonfiniteTangent] | None:
-    """The list the innermost ``watch_nonfinite`` block collects into (None outside one)."""
-    return _Mode.nonfinite_watch
-
-
-class NonfiniteTangent:
-    """A forward rule that turned finite inputs and tangents into a nan or inf tangent.
-
-    ``origin`` is free for the caller: gradcli's programs put the statement there."""
-
-    __slots__ = ("prim", "origin")
-
-    def __init__(self, prim: Op) -> None:
-        self.prim = prim
-        self.origin: Any = None
 
 
 def _watch_tangent(
@@ -204,16 +85,6 @@ def _watch(
         node = _node_of(output)
         if node not in watch:
             watch.append(node)
-
-
-@contextmanager
-def _forward_mode(active: bool) -> Iterator[None]:
-    previous = _Mode.forward_active
-    _Mode.forward_active = active
-    try:
-        yield
-    finally:
-        _Mode.forward_active = previous
 
 
 class Node:
@@ -665,7 +536,10 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
         if type(a) is Tensor and a.dtype is DEFAULT_DTYPE and (type(b) is float or type(b) is int):
             # x * 1.01: the number's constant by one dict read (_coerce's first case, inline)
             constant = _DEFAULT_NUMBERS.get(b) if b else None
-            a, b = _coerce((a, b)) if constant is None else (a, constant)
+            if constant is None:
+                a, b = _coerce((a, b))
+            else:
+                b = constant
         else:
             a, b = _coerce((a, b))
     elif type(a) is not Tensor:
@@ -918,6 +792,11 @@ def _run_backward(
     cotangent are visited, and no separate topological sort is needed. This loop runs once
     per node of every backward pass, so the sending of cotangents, the node's output and its
     release are written inline.
+
+    A node whose entry has a rule on float64 arrays (``Op.vjp_arrays``) runs it where no
+    graph is built and nothing watches (no hooks, tracer, forward mode, meter or nonfinite
+    watch): its cotangents travel as bare arrays (numpy scalars for 0-d values), made tensors
+    only where a tensor rule, a hook, a leaf or ``grad`` receives them.
     """
     if gradients is None:
         gradients = [None] * len(outputs)
@@ -932,25 +811,27 @@ def _run_backward(
 
     # A node is the tensor it made (which holds it, see Tensor): node -> the cotangent of its
     # output, summed so far; (-order, node) of each in a heap. Tensors hash by identity.
-    cotangents: dict[Tensor, Tensor] = {}
+    cotangents: dict[Tensor, Any] = {}
     heap: list[tuple[int, Tensor]] = []
     leaf_cotangents: dict[int, tuple[Tensor, Tensor]] = {}  # id(leaf) -> (leaf, cotangent)
 
     captured_nodes = {t for t in capture or () if t._op is not None}
     found: dict[int, Tensor] = {}
     watch = _Mode.nonfinite_watch
+    arrays_allowed = not create_graph and watch is None  # whether rules on arrays may run
 
     # Each round sends the cotangents of one node's inputs, then runs the next node. The first
     # round sends the seeds to the outputs. A node that is the only one waiting (the heap is
-    # empty and the round sends to no other: a chain) is run next without the heap.
+    # empty and the round sends to no other: a chain) is run next without the heap. A
+    # cotangent is a Tensor, or an array a rule on arrays made.
     inputs: Sequence[Tensor] = outputs
     needs: Sequence[bool] = [True] * len(outputs)
-    input_cotangents: Sequence[Tensor | None] = seeds
+    input_cotangents: Sequence[Any] = seeds
     with set_grad_enabled(create_graph):
         while True:
             # the one node waiting, kept off the heap and out of the dict, with its cotangent
             only: Tensor | None = None
-            only_cotangent: Any = None  # its cotangent, a Tensor while only is set
+            only_cotangent: Any = None  # its cotangent, set while only is set
             for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):
                 if not need:
                     continue
@@ -965,24 +846,28 @@ def _run_backward(
                 if tensor._op is None:  # a leaf
                     key = id(tensor)
                     if key in leaf_cotangents:
-                        input_cotangent = leaf_cotangents[key][1] + input_cotangent
+                        input_cotangent = _sum(leaf_cotangents[key][1], input_cotangent)
+                    elif not isinstance(input_cotangent, Tensor):  # an array
+                        input_cotangent = _wrap(input_cotangent)
                     leaf_cotangents[key] = (tensor, input_cotangent)
+                elif only is None and not cotangents:  # no other node waits (nor the heap)
+                    if tensor._inputs is None:
+                        raise GradError(_FREED_GRAPH_ERROR)
+                    only = tensor
+                    only_cotangent = input_cotangent
                 elif tensor is only:  # sent twice in one round (x + x)
-                    only_cotangent = only_cotangent + input_cotangent
+                    only_cotangent = _sum(only_cotangent, input_cotangent)
                 elif tensor in cotangents:
-                    cotangents[tensor] = cotangents[tensor] + input_cotangent
+                    cotangents[tensor] = _sum(cotangents[tensor], input_cotangent)
                 elif tensor._inputs is None:
                     raise GradError(_FREED_GRAPH_ERROR)
-                elif heap or only is not None:
+                else:
                     if only is not None:
                         cotangents[only] = only_cotangent
                         heappush(heap, (-only._order, only))
                         only = only_cotangent = None
                     cotangents[tensor] = input_cotangent
                     heappush(heap, (-tensor._order, tensor))
-                else:
-                    only = tensor
-                    only_cotangent = input_cotangent
             if only is not None:
                 node = only
                 cotangent = only_cotangent
@@ -992,72 +877,72 @@ def _run_backward(
             else:
                 break
 
-            if HOOKED:  # hooks on nodes (Node.register_prehook, register_hook)
-                cotangent = graph_hooks.before(node, cotangent)
-            if captured_nodes and node in captured_nodes:
-                found[id(node)] = cotangent
-            if node._retains_grad and capture is None:
-                _accumulate(node, cotangent, create_graph)
-            prim = node._op
-            assert prim is not None  # only nodes go on the heap
-            vjp = prim.vjp
-            assert vjp is not None, f"{prim.name} has no reverse rule"
-            saved = node._inputs
-            assert saved is not None  # a released node is refused when sent a cotangent
-            inputs = operands = saved
+            # a node (not a leaf: only nodes are sent here), not released (refused when sent a
+            # cotangent)
+            prim: Op = node._op  # type: ignore[assignment]
+            saved: tuple[Tensor, ...] = node._inputs  # type: ignore[assignment]
+            inputs = saved
             needs = node._needs
-            # the output for the rule: the tensor itself when building a graph, else a
-            # constant around its values, or None for a rule that never reads it
-            output: Tensor | None
-            if create_graph:
-                output = node
-            elif prim.vjp_reads_out:
-                output = _wrap(node.data)
-            else:
-                output = None
-            if BUMPED:  # a tensor the rule reads was written in place since: torch's error
-                graph_hooks.check_versions(node)
-            if PACKED:  # saved_tensors_hooks: the rule reads what unpack gives
-                operands, output = graph_hooks.unpacked(node, operands, output)
-            dtype = cotangent.dtype
-            if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and prim.complex == HOLOMORPHIC:
-                # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
-                # conj(z), since f(conj z) = conj(f(z)) for every holomorphic entry here
-                if output is None:
-                    operands = _conjugates(inputs)
+            fast: Callable[..., Any] = prim.vjp_arrays  # type: ignore[assignment]
+            # plain: no graph is built, and no hook, watch, capture or retained gradient reads
+            # the node: its rule is all that runs
+            plain = arrays_allowed and not (
+                HOOKED or PACKED or _Mode.watching or captured_nodes or node._retains_grad
+            )
+            arrays = None  # the rule on arrays' operands, where it runs
+            if plain and fast is not None and not node._params:
+                g: Array = cotangent.data if isinstance(cotangent, Tensor) else cotangent
+                arrays = _float64_operands(g, saved)
+            if arrays is not None:
+                if BUMPED:  # a tensor the rule reads was written in place since: torch's error
+                    graph_hooks.check_versions(node)
+                out_data = node.data if prim.vjp_reads_out else None
+                if not retain_graph:  # release the saved values; the next round sends from inputs
+                    saves = prim.saved
+                    if saves is True and type(prim.backward_name) is str:  # (_release's)
+                        node._inputs = None
+                    elif saves is not False:
+                        _release(node, prim)
+                # the pass holds the node no more: where nothing else does, its value goes
+                # before the rule makes the cotangents (torch keeps no output a rule does not read)
+                node = only = None  # type: ignore[assignment]
+                if len(arrays) == 1:
+                    on_array = fast(g, out_data, arrays[0], needs)
                 else:
-                    conjugated = _conjugates([output, *inputs])
-                    output, operands = conjugated[0], conjugated[1:]
-            params = node._params
-            fast = prim.vjp_arrays  # no tracer, forward mode or meter sees the values it makes
-            on_arrays = None
-            if fast is not None and not (params or create_graph or _Mode.watching):
-                on_arrays = _vjp_on_arrays(fast, cotangent, output, operands, needs)
-            if on_arrays is not None:
-                input_cotangents = on_arrays
-            elif params:
-                input_cotangents = vjp(cotangent, output, *operands, needs=needs, **params)
-            elif len(operands) == 2:  # most nodes: a plain call (no tuple, no dict made)
-                input_cotangents = vjp(cotangent, output, operands[0], operands[1], needs=needs)
-            elif len(operands) == 1:
-                input_cotangents = vjp(cotangent, output, operands[0], needs=needs)
+                    on_array = fast(g, out_data, arrays[0], arrays[1], needs)
+                if on_array is None:  # the rule declines a broadcast operand: vjp sums it back
+                    vjp: Callable[..., Any] = prim.vjp  # type: ignore[assignment]
+                    output = None if out_data is None else _wrap(out_data)
+                    on_array = vjp(_wrap(g), output, *saved, needs=needs)
+                input_cotangents = on_array
+            elif plain and cotangent.dtype is DEFAULT_DTYPE and not node._params:
+                # its rule on tensors, called plainly (what _vjp_on_tensors comes down to)
+                if BUMPED:
+                    graph_hooks.check_versions(node)
+                if not isinstance(cotangent, Tensor):  # an array
+                    cotangent = _wrap(cotangent)
+                vjp = prim.vjp  # type: ignore[assignment]
+                output = _wrap(node.data) if prim.vjp_reads_out else None
+                if len(saved) == 2:
+                    input_cotangents = vjp(cotangent, output, saved[0], saved[1], needs=needs)
+                else:
+                    input_cotangents = vjp(cotangent, output, *saved, needs=needs)
+                if not retain_graph and prim.saved is not False:
+                    _release(node, prim)
             else:
-                input_cotangents = vjp(cotangent, output, *operands, needs=needs)
-            if HOOKED:
-                input_cotangents = graph_hooks.after(node, input_cotangents, cotangent)
-            if watch is not None:
-                _watch(watch, node, cotangent, inputs, input_cotangents)
-            if not retain_graph:  # release the saved values; the next round sends from inputs
-                saves = prim.saved
-                if saves is True or (saves is not False and saves(Node(node))):
-                    if type(prim.backward_name) is not str:  # a namer may read the inputs
-                        node._name = Node(node).name()
-                    node._inputs = None
+                if not isinstance(cotangent, Tensor):  # an array
+                    cotangent = _wrap(cotangent)
+                input_cotangents = _vjp_on_tensors(
+                    node, cotangent, create_graph, capture, captured_nodes, found, watch
+                )
+                if not retain_graph and prim.saved is not False:
+                    _release(node, prim)
 
     if capture is None:
         # the last cotangents sent are leaves' too: these names must not hold them, so that
         # _accumulate_leaves can tell which arrays the pass alone holds
-        input_cotangent, input_cotangents = None, ()
+        input_cotangent = on_array = None
+        input_cotangents = ()
         _accumulate_leaves(leaf_cotangents, create_graph)
     else:
         for leaf, cotangent in leaf_cotangents.values():
@@ -1065,34 +950,104 @@ def _run_backward(
     return found
 
 
-def _vjp_on_arrays(
-    rule: Callable[..., Any],
-    cotangent: Tensor,
-    output: Tensor | None,
-    operands: Sequence[Tensor],
-    needs: Sequence[bool],
-) -> tuple[Tensor | None, ...] | None:
-    """A node's input cotangents by its entry's ``vjp_arrays`` (of one or two operands),
-    where the cotangent and every operand are float64 and the cotangent (the largest value
-    made) fits the room ``vjp``'s operations check; else, or where the rule declines, None."""
-    g = cotangent.data
-    if cotangent.dtype is not DEFAULT_DTYPE or g.size > ROOM[0]:
+def _sum(first: Any, second: Any) -> Tensor:
+    """Two cotangents of one tensor summed (as tensors: an array a rule on arrays made is
+    wrapped)."""
+    if not isinstance(first, Tensor):
+        first = _wrap(first)
+    if not isinstance(second, Tensor):
+        second = _wrap(second)
+    total: Tensor = first + second
+    return total
+
+
+def _float64_operands(g: Array, operands: Sequence[Tensor]) -> tuple[Array, ...] | None:
+    """The arrays of a node's operands (one or two), for its entry's rule on arrays
+    (``vjp_arrays``), where the cotangent ``g`` and every operand are float64 and ``g`` (the
+    largest value the rule makes) fits the room ``vjp``'s operations check; else None."""
+    if g.dtype is not DEFAULT_DTYPE or g.size > ROOM[0]:
         return None
-    out = None if output is None else output.data
     if len(operands) == 1:
         x = operands[0]
-        if x.dtype is not DEFAULT_DTYPE:
-            return None
-        found = rule(g, out, x.data, needs)
-        return None if found is None else (_wrap(found[0]),)
+        return (x.data,) if x.dtype is DEFAULT_DTYPE else None
     x, y = operands
     if x.dtype is not DEFAULT_DTYPE or y.dtype is not DEFAULT_DTYPE:
         return None
-    found = rule(g, out, x.data, y.data, needs)
-    if found is None:
-        return None
-    first, second = found
-    return None if first is None else _wrap(first), None if second is None else _wrap(second)
+    return x.data, y.data
+
+
+def _release(node: Tensor, prim: Op) -> None:
+    """Release the values a node saved (``Op.saved``), once its rule has what it reads: a
+    second pass that reaches it raises torch's error."""
+    saves = prim.saved
+    if saves is True or (saves is not False and saves(Node(node))):
+        if type(prim.backward_name) is not str:  # a namer may read the inputs
+            node._name = Node(node).name()
+        node._inputs = None
+
+
+def _vjp_on_tensors(
+    node: Tensor,
+    cotangent: Tensor,
+    create_graph: bool,
+    capture: Sequence[Tensor] | None,
+    captured_nodes: set[Tensor],
+    found: dict[int, Tensor],
+    watch: list[Node | NonfiniteTangent] | None,
+) -> Sequence[Tensor | None]:
+    """A node's input cotangents by its entry's ``vjp``, on tensors: with its hooks, the
+    capture of its cotangent, the gradient it retains, the saved-tensor hooks' values, the
+    conjugates of a holomorphic entry's complex operands and the nonfinite watch."""
+    if HOOKED:  # hooks on nodes (Node.register_prehook, register_hook)
+        cotangent = graph_hooks.before(node, cotangent)
+    if captured_nodes and node in captured_nodes:
+        found[id(node)] = cotangent
+    if node._retains_grad and capture is None:
+        _accumulate(node, cotangent, create_graph)
+    prim = node._op
+    assert prim is not None
+    vjp = prim.vjp
+    assert vjp is not None, f"{prim.name} has no reverse rule"
+    inputs = operands = node._inputs
+    assert inputs is not None and operands is not None
+    needs = node._needs
+    # the output for the rule: the tensor itself when building a graph, else a constant
+    # around its values, or None for a rule that never reads it
+    output: Tensor | None
+    if create_graph:
+        output = node
+    elif prim.vjp_reads_out:
+        output = _wrap(node.data)
+    else:
+        output = None
+    if BUMPED:  # a tensor the rule reads was written in place since: torch's error
+        graph_hooks.check_versions(node)
+    if PACKED:  # saved_tensors_hooks: the rule reads what unpack gives
+        operands, output = graph_hooks.unpacked(node, operands, output)
+    dtype = cotangent.dtype
+    if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and prim.complex == HOLOMORPHIC:
+        # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
+        # conj(z), since f(conj z) = conj(f(z)) for every holomorphic entry here
+        if output is None:
+            operands = _conjugates(inputs)
+        else:
+            conjugated = _conjugates([output, *inputs])
+            output, operands = conjugated[0], conjugated[1:]
+    params = node._params
+    input_cotangents: Sequence[Tensor | None]
+    if params:
+        input_cotangents = vjp(cotangent, output, *operands, needs=needs, **params)
+    elif len(operands) == 2:  # most nodes: a plain call (no tuple, no dict made)
+        input_cotangents = vjp(cotangent, output, operands[0], operands[1], needs=needs)
+    elif len(operands) == 1:
+        input_cotangents = vjp(cotangent, output, operands[0], needs=needs)
+    else:
+        input_cotangents = vjp(cotangent, output, *operands, needs=needs)
+    if HOOKED:
+        input_cotangents = graph_hooks.after(node, input_cotangents, cotangent)
+    if watch is not None:
+        _watch(watch, node, cotangent, inputs, input_cotangents)
+    return input_cotangents
 
 
 def _node_of(tensor: Tensor) -> Node:

@@ -1,0 +1,159 @@
+"""The engine's global switches: whether graphs are recorded, whether forward mode runs, the
+default floating dtype, the nonfinite watch; read by every operation (``tensor.apply``)."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..ops.table import Op
+from .graph_hooks import SAVED_HOOKS
+from .sizes import METER
+
+if TYPE_CHECKING:
+    from .tensor import Node, Tensor
+
+DEFAULT_DTYPE = np.dtype(np.float64)
+
+
+class _Modes:
+    """Global switches: whether graphs are recorded, whether forward mode is running.
+
+    One instance, ``_Mode``, with slots: every operation reads it, and an instance's slot is
+    read faster than a class attribute."""
+
+    __slots__ = (
+        "grad_enabled",
+        "_forward_active",
+        "nonfinite_watch",
+        "_tracer",
+        "watching",
+        "default_float",
+        "tangent_holders",
+    )
+
+    def __init__(self) -> None:
+        self.grad_enabled = True
+        self._forward_active = False
+        # nodes whose reverse rule, and NonfiniteTangents of forward rules, first made a nan
+        # or inf
+        self.nonfinite_watch: list[Node | NonfiniteTangent] | None = None
+        self._tracer: Any = None
+        # whether a tracer, forward mode or a meter (sizes.METER) is on: what apply reads
+        self.watching = False
+        # torch's default floating dtype: what integers and booleans alone compute in (i / 2)
+        self.default_float: np.dtype[Any] = DEFAULT_DTYPE
+        # inside forward_ad's dual level: (weak references to) the tensors given a tangent,
+        # whose tangents the level's end takes away, as torch's
+        self.tangent_holders: list[weakref.ref[Tensor]] | None = None
+
+    @property
+    def tracer(self) -> Any:
+        """What records every primitive application while compiling (None: nothing)."""
+        return self._tracer
+
+    @tracer.setter
+    def tracer(self, tracer: Any) -> None:
+        self._tracer = tracer
+        self.rewatch()
+
+    @property
+    def forward_active(self) -> bool:
+        """Whether forward mode runs: operations compute their outputs' tangents."""
+        return self._forward_active
+
+    @forward_active.setter
+    def forward_active(self, active: bool) -> None:
+        self._forward_active = active
+        self.rewatch()
+
+    def rewatch(self) -> None:
+        """``watching``: a tracer, forward mode, a saved_tensors_hooks block (graph_hooks) or a
+        run's meter (meter.py)."""
+        self.watching = (
+            self._tracer is not None
+            or self._forward_active
+            or bool(SAVED_HOOKS)
+            or METER[0] is not None
+        )
+
+
+_Mode = _Modes()
+
+
+@contextmanager
+def set_grad_enabled(enabled: bool) -> Iterator[None]:
+    """Record graphs (True) or not (False) inside the block."""
+    previous = _Mode.grad_enabled
+    _Mode.grad_enabled = enabled
+    try:
+        yield
+    finally:
+        _Mode.grad_enabled = previous
+
+
+@contextmanager
+def default_dtype(dtype: npt.DTypeLike) -> Iterator[None]:
+    """Inside the block, integers and booleans alone compute in ``dtype`` (torch's
+    ``set_default_dtype``): ``gradcli run`` computes in float32, as torch does."""
+    previous = _Mode.default_float
+    _Mode.default_float = np.dtype(dtype)
+    try:
+        yield
+    finally:
+        _Mode.default_float = previous
+
+
+def is_grad_enabled() -> bool:
+    """Whether graphs are recorded here (``torch.is_grad_enabled()``)."""
+    return _Mode.grad_enabled
+
+
+def no_grad() -> AbstractContextManager[None]:
+    """Context manager that stops graph recording, like ``torch.no_grad()``."""
+    return set_grad_enabled(False)
+
+
+@contextmanager
+def watch_nonfinite() -> Iterator[list[Node | NonfiniteTangent]]:
+    """Collect, in a list, the nodes whose reverse rule turned finite values into nan or inf,
+    and a ``NonfiniteTangent`` for each forward rule that did so to a tangent."""
+    previous = _Mode.nonfinite_watch
+    found: list[Node | NonfiniteTangent] = []
+    _Mode.nonfinite_watch = found
+    try:
+        yield found
+    finally:
+        _Mode.nonfinite_watch = previous
+
+
+def watched_nonfinite() -> list[Node | NonfiniteTangent] | None:
+    """The list the innermost ``watch_nonfinite`` block collects into (None outside one)."""
+    return _Mode.nonfinite_watch
+
+
+class NonfiniteTangent:
+    """A forward rule that turned finite inputs and tangents into a nan or inf tangent.
+
+    ``origin`` is free for the caller: gradcli's programs put the statement there."""
+
+    __slots__ = ("prim", "origin")
+
+    def __init__(self, prim: Op) -> None:
+        self.prim = prim
+        self.origin: Any = None
+
+
+@contextmanager
+def _forward_mode(active: bool) -> Iterator[None]:
+    previous = _Mode.forward_active
+    _Mode.forward_active = active
+    try:
+        yield
+    finally:
+        _Mode.forward_active = previous
