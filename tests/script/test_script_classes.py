@@ -246,6 +246,12 @@ def test_a_hostile_class_is_refused_before_it_runs(name):
         gradcli_run(program)
 
 
+def test_a_metaclass_refusal_says_what_to_write_instead():
+    with pytest.raises(GradcliError) as caught:
+        gradcli_run("class A(metaclass=type):\n    pass")
+    assert "class Net(nn.Module):" in caught.value.hint
+
+
 def _stopped(program: str, **limits: int) -> str:
     out = []
 

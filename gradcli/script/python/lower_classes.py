@@ -34,6 +34,7 @@ class Classes:
             raise self.refuse(  # type: ignore[attr-defined]
                 node.keywords[0].value,
                 f"gradcli run does not take class keywords ({node.keywords[0].arg}=) yet",
+                "write the class with its bases alone: class Net(nn.Module):",
             )
         for base in node.bases:
             if isinstance(base, ast.Starred):
