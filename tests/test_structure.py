@@ -9,6 +9,7 @@ that is not already a package of the importing module.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -183,7 +184,8 @@ def _docstrings(tree: ast.AST) -> set[int]:
     }
 
 
-def _named(path: Path) -> set[str]:
+@functools.cache
+def _named(path: Path) -> frozenset[str]:
     """The strings a module writes as constants in its code (docstrings aside, and the mode
     of Python's own ``ast.parse(text, mode="eval")``): how code looks a command up or branches
     on one."""
@@ -195,13 +197,13 @@ def _named(path: Path) -> set[str]:
         for keyword in node.keywords
         if keyword.arg == "mode"
     }
-    return {
+    return frozenset(
         node.value
         for node in ast.walk(tree)
         if isinstance(node, ast.Constant)
         and isinstance(node.value, str)
         and id(node) not in skipped
-    }
+    )
 
 
 def _naming(command: str) -> list[str]:
