@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.compile import FREED_ELEMENTS, NotBatchable, Tape
+from ..engine.liveness import last_reads, needed
 from ..ops import batching as B
 from ..ops.numerics.single_precision import power
 from ..ops.table import OPS
@@ -75,7 +76,9 @@ class Specialised:
     elements: list[int]  # of each slot, as traced
     rows: int  # the seed vectors a point takes
     seeded: bool  # the outputs have a row a point and seed vector
-    last: list[tuple[int, ...]]  # the slots each entry is the last to read (``_last_reads``)
+    last: list[
+        tuple[int, ...]
+    ]  # the slots each entry is the last to read (``engine.liveness.last_reads``)
     freed: dict[int, list[tuple[int, ...]]] = field(default_factory=dict, repr=False)
 
     def run(self, arrays: Sequence[Any], size: int) -> list[Any]:
@@ -115,17 +118,6 @@ class Specialised:
             frees = [tuple(a for a in last if self.elements[a] >= smallest) for last in self.last]
             self.freed[smallest] = frees if any(frees) else []
         return self.freed[smallest]
-
-
-def _last_reads(program: list[Entry], keep: set[int]) -> list[tuple[int, ...]]:
-    """For each entry, the slots it is the last to read, those in ``keep`` aside."""
-    keep = set(keep)
-    last: list[tuple[int, ...]] = []
-    for _, args, _, _ in reversed(program):
-        last.append(tuple(a for a in dict.fromkeys(args) if a not in keep))
-        keep.update(args)
-    last.reverse()
-    return last
 
 
 def specialise(
@@ -183,24 +175,14 @@ def specialise(
         if key is not None:
             known[key] = out
     outputs = tuple(same.get(o, o) for o in tape.outputs)
-    program = _needed(program, outputs)
-    last = _last_reads(program, set(outputs) | set(constants))
+    program = [
+        program[i] for i in needed([e[1] for e in program], [e[2] for e in program], outputs)
+    ]
+    last = last_reads([e[1] for e in program], set(outputs) | set(constants))
     return Specialised(
         len(level), tape.constants, tape.inputs, program, outputs, level, elements, rows,
         2 in levels, last,
     )  # fmt: skip
-
-
-def _needed(program: list[Entry], outputs: tuple[int, ...]) -> list[Entry]:
-    """The entries some output needs, in order."""
-    needed = set(outputs)
-    kept = []
-    for entry in reversed(program):
-        if entry[2] in needed:
-            kept.append(entry)
-            needed.update(entry[1])
-    kept.reverse()
-    return kept
 
 
 def _key(function: Any, args: tuple[int, ...], params: dict[str, Any]) -> Any:

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..ops.table import OPS, Array, Op
 from . import generated
+from .liveness import last_reads, needed
 from .tensor import Tensor, _Mode
 
 # (name, numpy function, argument slots, parameters, result slot)
@@ -157,17 +158,11 @@ def last_readers(tape: Tape, smallest: int) -> tuple[tuple[int, ...], ...]:
     """For each step of ``tape``, the slots of at least ``smallest`` elements (as traced)
     whose last reader it is, outputs and constants aside; () when there is none at all."""
     keep = set(tape.outputs) | {slot for slot, _ in tape.constants}
-    freed: set[int] = set()
-    frees: list[tuple[int, ...]] = []
-    for _, _, args, _, _ in reversed(tape.steps):
-        dead = []
-        for slot in args:
-            if slot not in keep and slot not in freed and _elements(tape, slot) >= smallest:
-                freed.add(slot)
-                dead.append(slot)
-        frees.append(tuple(dead))
-    frees.reverse()
-    return tuple(frees) if freed else ()
+    frees = tuple(
+        tuple(slot for slot in last if _elements(tape, slot) >= smallest)
+        for last in last_reads([step[2] for step in tape.steps], keep)
+    )
+    return frees if any(frees) else ()
 
 
 def peak_elements(tape: Tape, size: int) -> int:
@@ -263,14 +258,10 @@ def _simplify(tracer: _Tracer, inputs: tuple[int, ...], outputs: tuple[int, ...]
             constants[out] = function(*[constants[a] for a in args], **params)
         else:
             steps.append(step)
-    needed = set(outputs)
-    kept = []
-    for step in reversed(steps):
-        if step[4] in needed:
-            kept.append(step)
-            needed.update(step[2])
-    kept.reverse()
-    used_constants = tuple((s, v) for s, v in constants.items() if s in needed)
+    reads = [step[2] for step in steps]
+    kept = [steps[i] for i in needed(reads, [step[4] for step in steps], outputs)]
+    read = set(outputs).union(*(step[2] for step in kept))
+    used_constants = tuple((s, v) for s, v in constants.items() if s in read)
     ranks = tuple(np.ndim(a) for a in tracer.keep)
     largest = max((np.size(a) for a in tracer.keep), default=1)
     elements = sum(int(np.size(a)) for a in tracer.keep)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..ops.numerics.single_precision import rounded_once
+from .liveness import last_reads
 
 if TYPE_CHECKING:
     from .compile import Tape
@@ -117,19 +118,6 @@ def schedule(tape: Tape, smallest: int) -> list[int]:
     return order
 
 
-def dead_after(tape: Tape, calls: list[Call]) -> list[tuple[int, ...]]:
-    """For each call, the slots it is the last reader of (the tape's outputs and constants
-    aside): the generated function deletes them right after it."""
-    keep = set(tape.outputs) | {slot for slot, _ in tape.constants}
-    dead: list[tuple[int, ...]] = []
-    for _, args, _ in reversed(calls):
-        last = tuple(dict.fromkeys(slot for slot in args if slot not in keep))
-        keep.update(last)
-        dead.append(last)
-    dead.reverse()
-    return dead
-
-
 def source_and_globals(tape: Tape, calls: list[Call] | None = None) -> tuple[str, dict[str, Any]]:
     """The source of ``replay`` and the globals it runs with: ``calls`` (by default the tape's
     steps, ``calls_of``) one line each, each slot deleted after its last reader."""
@@ -142,7 +130,9 @@ def source_and_globals(tape: Tape, calls: list[Call] | None = None) -> tuple[str
         names[f"s{slot}"] = value
     arguments = ", ".join(f"s{slot}" for slot in tape.inputs)
     lines = [f"def replay({arguments}):"]
-    for (call, args, outs), dead in zip(calls, dead_after(tape, calls)):
+    keep = set(tape.outputs) | {slot for slot, _ in tape.constants}
+    dead_after = last_reads([args for _, args, _ in calls], keep)
+    for (call, args, outs), dead in zip(calls, dead_after):
         name = functions.get(id(call), "")
         if not name:
             name = functions[id(call)] = f"f{len(names)}"
