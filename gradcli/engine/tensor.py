@@ -1152,3 +1152,12 @@ def _probe_ownership() -> None:
 
 _OWNERSHIP.calibrate(_probe_ownership)
 graph_hooks.connect(set_grad_enabled, _Mode.rewatch, lambda: next(_ORDER))
+
+
+def write(tensor: Tensor, values: Any) -> None:
+    """Overwrite ``tensor``'s values in place (torch's ``copy_`` under ``no_grad``): every
+    tensor sharing its array (a ``detach()``, a state dict's entry) sees the new values."""
+    array = tensor.data
+    if not array.flags.writeable:
+        array = tensor.data = np.array(array)
+    np.copyto(array, np.asarray(values), casting="unsafe")

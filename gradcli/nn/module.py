@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..base.engine_errors import DtypeError, ShapeError
-from ..engine.tensor import Tensor, default_floating, no_grad
+from ..engine.tensor import Tensor, default_floating, no_grad, write
 
 
 class Parameter(Tensor):
@@ -33,15 +33,6 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
-
-
-def write(tensor: Tensor, values: Any) -> None:
-    """Overwrite ``tensor``'s values in place (torch's ``copy_`` under ``no_grad``): every
-    tensor sharing its array (a ``detach()``, a state dict's entry) sees the new values."""
-    array = tensor.data
-    if not array.flags.writeable:
-        array = tensor.data = np.array(array)
-    np.copyto(array, np.asarray(values), casting="unsafe")
 
 
 def retyped(tensor: Tensor, dtype: np.dtype[Any]) -> None:

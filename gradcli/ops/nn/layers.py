@@ -16,7 +16,7 @@ from typing import Any, overload
 import numpy as np
 
 from ...base.engine_errors import DomainError, IndexDomainError, ShapeError
-from ...engine.tensor import Tensor
+from ...engine.tensor import Tensor, write
 from .. import explaining as X
 from .. import primitives as P
 from ..arrays import rearranging as RA
@@ -412,10 +412,8 @@ def update_running_statistics(
             momentum * mean + (1 - momentum) * running_mean.data,
             momentum * var + (1 - momentum) * running_var.data,
         )
-    for tensor, values in zip((running_mean, running_var), rounded):
-        if not tensor.data.flags.writeable:
-            tensor.data = np.array(tensor.data)
-        np.copyto(tensor.data, np.asarray(values), casting="unsafe")
+    write(running_mean, rounded[0])
+    write(running_var, rounded[1])
 
 
 # -- embedding --------------------------------------------------------------------------------
