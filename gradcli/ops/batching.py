@@ -232,19 +232,21 @@ def matmul(
     """PyTorch's matmul rules with a batch dimension in front of either operand."""
     a, b = values
     a_vector, b_vector = ranks[0] == 1, ranks[1] == 1
-    # A batch of vectors against a fixed matrix is one matrix product, not a batch of them.
-    # (numpy's stubs give a product of two NDArray[Any] the type Any: hence the two ignores.)
+    # A batch of vectors against a fixed matrix is one matrix product, not a batch of them,
+    # made by the op's forward, which rounds a float32 product as torch's does where it knows
+    # how (ops/numerics/product_order.py): the replay of a vmap then gives the numbers of the
+    # same product taken outside it.
     if b_vector and batched[1] and not batched[0] and ranks[0] == 2:
-        return b @ a.T  # type: ignore[no-any-return]
+        return forward(b, a.T)
     if a_vector and batched[0] and not batched[1] and ranks[1] == 2:
-        return a @ b
+        return forward(a, b)
     if list(ranks) == [2, 2] and batched[1] and not batched[0]:  # (m, n) @ (B, n, k)
         size_, n, k = b.shape
-        flat = a @ b.transpose(1, 0, 2).reshape(n, size_ * k)
+        flat = forward(a, b.transpose(1, 0, 2).reshape(n, size_ * k))
         return flat.reshape(a.shape[0], size_, k).transpose(1, 0, 2)  # type: ignore[no-any-return]
     if list(ranks) == [2, 2] and batched[0] and not batched[1]:  # (B, m, n) @ (n, k)
         size_, m, n = a.shape
-        return (a.reshape(size_ * m, n) @ b).reshape(size_, m, b.shape[1])
+        return forward(a.reshape(size_ * m, n), b).reshape(size_, m, b.shape[1])
     if a_vector:
         a = a[..., None, :]
     if b_vector:

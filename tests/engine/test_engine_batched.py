@@ -77,3 +77,36 @@ def test_batched_replay_equals_each_point(op, data):
         for got, want in zip(batched, eager):
             assert got[k].shape == want.shape
             np.testing.assert_allclose(got[k], want, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape, batched, ranks",
+    [
+        ((4, 3), (5, 3), (False, True), (2, 1)),  # a matrix against a batch of vectors
+        ((5, 3), (3, 4), (True, False), (1, 2)),  # a batch of vectors against a matrix
+        ((4, 3), (5, 3, 2), (False, True), (2, 2)),  # a matrix against a batch of matrices
+        ((5, 4, 3), (3, 2), (True, False), (2, 2)),  # a batch of matrices against a matrix
+    ],
+)
+def test_a_batched_matrix_product_is_the_ops_own_product(a_shape, b_shape, batched, ranks):
+    """The batch rule makes its one matrix product with the op's forward, which rounds a float32
+    product as torch's does (product_order), not with numpy's product, whose last bits follow
+    the machine's BLAS: a vmap's replay then gives the numbers of the product outside it (a
+    script comparing the two with torch.allclose saw False on a machine without AVX-512)."""
+    from gradcli.ops import batching
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    b = rng.standard_normal(b_shape).astype(np.float32)
+    made: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+
+    def forward(x, y):
+        made.append((x.shape, y.shape))
+        return np.matmul(x, y)
+
+    out = batching.matmul(forward, {}, [a, b], batched, ranks, 5)
+    assert len(made) == 1
+    for i in range(5):
+        x = a[i] if batched[0] else a
+        y = b[i] if batched[1] else b
+        np.testing.assert_allclose(out[i], x @ y, rtol=1e-5)
