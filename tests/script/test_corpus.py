@@ -15,6 +15,7 @@ the record says, so the record cannot drift from torch; ``pytest -m corpus`` re-
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -71,8 +72,10 @@ def passing() -> list[str]:
     return [line for line in lines if line]
 
 
+@functools.cache
 def run_gradcli(script: Path) -> Outcome:
-    """``gradcli run SCRIPT`` in-process, stdout kept apart from stderr."""
+    """``gradcli run SCRIPT`` in-process, stdout kept apart from stderr; each script is run once
+    a session (the passing scripts' tests and the summary read the same outcome)."""
     done = CliRunner().invoke(app, ["run", str(script)])
     return Outcome(done.stdout, done.stderr, done.exit_code)
 
