@@ -146,7 +146,7 @@ def run(quick: bool = False) -> list[Result]:
     root = Path(tempfile.mkdtemp(prefix="gradcli-bench-batch-"))
     try:
         np.save(root / "points.npy", x)
-        cache = {"GRADCLI_CACHE_DIR": str(root / "cache"), **with_bytecode(root / "pycache")}
+        cache = {"GRADCLI_CACHE_DIR": str(root / "cache"), **with_bytecode()}
         gradcli = [python_script("gradcli"), *GRADCLI_ARGS]
         batch_args = ["--batch", "@points.npy"]
         runs: dict[str, Callable[[], Any]] = {
@@ -330,7 +330,7 @@ def big_batches(quick: bool = False) -> list[Result]:
     root = Path(tempfile.mkdtemp(prefix="gradcli-bench-bigbatch-"))
     results: list[Result] = []
     try:
-        env = {"GRADCLI_CACHE_DIR": str(root / "cache"), **with_bytecode(root / "pycache")}
+        env = {"GRADCLI_CACHE_DIR": str(root / "cache"), **with_bytecode()}
         gradcli = [str(python_script("gradcli")), *GRADCLI_ARGS]
         figures = {}
         for n in sizes:

@@ -70,7 +70,7 @@ def _runs(root: Path, steps: int, size: int, count: int, rounds: int) -> dict[st
     points = np.random.default_rng(SEED).standard_normal((count, size))
     np.save(root / "x.npy", points)
     np.save(root / "warm.npy", points[:10])
-    env = {"GRADCLI_CACHE_DIR": str(root / "cache"), **with_bytecode(root / "pycache")}
+    env = {"GRADCLI_CACHE_DIR": str(root / "cache"), **with_bytecode()}
     gradcli = [python_script("gradcli"), "grad", "-e", chain(steps), "--batch"]
     how = {ONE: [], **{name: ["--dask", name.split()[-1]] for name in LOCAL.values()}}
     for options in ([], ["--dask", "local:1"]):  # the parse cache, and every module's bytecode

@@ -14,7 +14,9 @@ collector stays on, as a user would have it, but is emptied before each implemen
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import gc
 import importlib
 import importlib.metadata
@@ -22,9 +24,11 @@ import json
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -412,14 +416,27 @@ def python_script(name: str) -> Path:
     return Path(sys.executable).parent / name
 
 
-def with_bytecode(pycache: str | Path) -> dict[str, str | None]:
+@functools.cache
+def shared_pycache() -> Path:
+    """The directory of the compiled bytecode of every process the suites start, one for the
+    whole run (removed at exit): with a prefix of its own, a process compiles every module it
+    imports, numpy's and sympy's too (6 s of CPU for gradcli's), and this is done once a run,
+    not once a suite."""
+    path = Path(tempfile.mkdtemp(prefix="gradcli-bench-pycache-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+def with_bytecode(pycache: str | Path | None = None) -> dict[str, str | None]:
     """Environment changes giving a process compiled bytecode, as an installed program has.
 
-    Python then reads and writes ``.pyc`` files under ``pycache`` (``PYTHONPYCACHEPREFIX``),
-    never beside the sources, even where ``PYTHONDONTWRITEBYTECODE`` is set (it is removed):
-    after a first, warm-up run nothing is compiled from source again.
+    Python then reads and writes ``.pyc`` files under ``pycache`` (``PYTHONPYCACHEPREFIX``;
+    by default ``shared_pycache()``), never beside the sources, even where
+    ``PYTHONDONTWRITEBYTECODE`` is set (it is removed): after a first, warm-up run nothing is
+    compiled from source again.
     """
-    return {"PYTHONPYCACHEPREFIX": str(pycache), "PYTHONDONTWRITEBYTECODE": None}
+    where = shared_pycache() if pycache is None else pycache
+    return {"PYTHONPYCACHEPREFIX": str(where), "PYTHONDONTWRITEBYTECODE": None}
 
 
 def command(

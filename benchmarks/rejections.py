@@ -162,7 +162,7 @@ def run(quick: bool = False) -> list[Result]:
     processes, then every input of the tests in this process."""
     root = Path(tempfile.mkdtemp(prefix="gradcli-bench-rejections-"))
     try:
-        env = {**with_bytecode(root / "pycache"), "GRADCLI_CACHE_DIR": str(root / "cache")}
+        env = {**with_bytecode(), "GRADCLI_CACHE_DIR": str(root / "cache")}
         gradcli = python_script("gradcli")
         processes = {BASELINE: command([gradcli, *SEED], env=env)}
         disagree = {"huge power for sympy": 1}  # check runs, and its methods disagree

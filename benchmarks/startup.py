@@ -186,7 +186,7 @@ def run(quick: bool = False) -> list[Result]:
     root = Path(tempfile.mkdtemp(prefix="gradcli-bench-startup-"))
     try:
         warm = root / "warm"
-        bytecode = with_bytecode(root / "pycache")
+        bytecode = with_bytecode()
         gradcli = [python_script("gradcli"), *GRADCLI_ARGS]
         processes = {
             "python -c pass": command([python, "-c", "pass"]),
