@@ -211,14 +211,12 @@ def cpu_times(
     function whose warm-up took more than ``once_over`` seconds is timed once: in the first
     round, or, if it is one of ``processes`` (each call a whole process, as cold as the next),
     by its warm-up, and not called again. Before each turn the garbage collector is emptied:
-    fully, or with ``once_over`` in its young generations, where the last turn's garbage is (a
-    full collection walks every object of the libraries imported: 0.12 s a time once torch and
-    sympy are, more than many a turn), after one full collection.
+    fully, or with ``once_over`` in its young generations only, where the last turn's garbage
+    is (a full collection walks every object of the libraries imported: 0.12 s a time once
+    torch and sympy are, more than many a turn takes).
     """
     once = timing.once_over
     generation = 2 if once is None else 1
-    if once is not None:
-        gc.collect()
     warm_up = {name: s for name, s in (first or {}).items() if name in fns and once is not None}
     for name, fn in fns.items():
         if name not in warm_up:

@@ -27,9 +27,10 @@ its ratios are to torch. All three must print the same text.
 The outputs of gradcli (both runs) and of the torch and jax scripts are checked to agree (values
 of y and the vjp for x) before anything is timed. Every command is run once to warm up, then 7
 times in interleaved rounds; the median call is reported. With ``--quick``: 3 rounds, the
-checking run is the warm-up, a process over half a second of CPU (the first runs, sympy, torch)
-is measured once (by that run), and the vjp's torch and jax scripts are left out: torch's
-start-up is timed once, as the run benchmark's baseline.
+checking run is the warm-up, a process over half a second of CPU (the first run, torch's)
+is measured once (by that run), and the anchors ``import sympy`` and the torch and jax
+scripts are left out (torch's start-up is timed once, as the run benchmark's baseline), as are
+the environment-as-is row and the run benchmark's first run.
 """
 
 from __future__ import annotations
@@ -150,18 +151,22 @@ def _fresh_cache(root: Path, env: dict[str, str | None], args=GRADCLI_ARGS, name
 
 
 def _run_processes(
-    root: Path, bytecode: dict[str, str | None]
+    root: Path, bytecode: dict[str, str | None], quick: bool = False
 ) -> tuple[dict[str, Callable[[], str]], dict[str, float]]:
-    """The ``run`` benchmark's processes, their outputs checked to be the same text, and the
-    CPU seconds of those checking runs."""
+    """The ``run`` benchmark's processes (with ``quick``, no first run: it measures as the
+    second does), their outputs checked to be the same text, and the CPU seconds of those
+    checking runs."""
     args = ("run", str(SEED_SCRIPT))
     warm = root / "warm-run"
     processes = {
         RUN_SECOND: command(
             [python_script("gradcli"), *args], env={**bytecode, "GRADCLI_CACHE_DIR": str(warm)}
         ),
-        RUN_FIRST: _fresh_cache(root, bytecode, args, "fresh-run"),
     }
+    if quick:
+        quick_skip(SUITE, f"{RUN_BENCHMARK}: {RUN_FIRST} (it measures as the second run does)")
+    else:
+        processes[RUN_FIRST] = _fresh_cache(root, bytecode, args, "fresh-run")
     if installed("torch"):
         script = root / "seed_first_example.py"
         text = SEED_SCRIPT.read_text()
@@ -194,12 +199,13 @@ def run(quick: bool = False) -> list[Result]:
             SECOND: command(gradcli, env={**bytecode, "GRADCLI_CACHE_DIR": str(warm)}),
             FIRST: _fresh_cache(root, bytecode),
         }
-        if os.environ.get("PYTHONDONTWRITEBYTECODE"):
-            processes[AS_IS] = command(gradcli, env={"GRADCLI_CACHE_DIR": str(warm)})
-        processes["import sympy"] = command([python, "-c", "import sympy"])
         if quick:  # torch's start-up is timed once, by the run benchmark's baseline
-            quick_skip(SUITE, f"{BENCHMARK}'s torch and jax scripts (2 to 3 s of CPU each)")
+            what = "the anchors import sympy, the torch and jax scripts (2 to 3 s each)"
+            quick_skip(SUITE, f"{BENCHMARK}: {what}, and the environment-as-is row")
         else:
+            if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+                processes[AS_IS] = command(gradcli, env={"GRADCLI_CACHE_DIR": str(warm)})
+            processes["import sympy"] = command([python, "-c", "import sympy"])
             if installed("torch"):
                 processes["torch script"] = command([python, "-c", TORCH_SCRIPT])
             if installed("jax"):
@@ -215,7 +221,7 @@ def run(quick: bool = False) -> list[Result]:
 
         timing = PROCESS_QUICK if quick else PROCESS_FULL
         times = cpu_times(processes, timing, first, processes)
-        run_processes, run_first = _run_processes(root, bytecode)
+        run_processes, run_first = _run_processes(root, bytecode, quick)
         run_times = cpu_times(run_processes, timing, run_first, run_processes)
     finally:
         shutil.rmtree(root, ignore_errors=True)
