@@ -123,12 +123,12 @@ class Processes:
         return run
 
 
-def _plan(monkeypatch, clock: Clock, suite, outputs) -> tuple[Counter, float]:
-    """The processes a suite's quick run starts, by kind, and their CPU seconds."""
+def _plan(monkeypatch, clock: Clock, suite, outputs, quick: bool = True) -> tuple[Counter, float]:
+    """The processes a suite's run starts (quick by default), by kind, and their CPU seconds."""
     processes = Processes(clock, outputs)
     monkeypatch.setattr(suite, "command", processes)
     harness.QUICK_SKIPS.clear()
-    suite.run(quick=True)
+    suite.run(quick=quick)
     return Counter(processes.log), clock.now
 
 
@@ -146,6 +146,15 @@ def test_quick_start_up_runs_torch_once(monkeypatch, clock: Clock):
     assert kinds["sympy"] == 0 and kinds["first run"] == 1
     assert seconds < 9, kinds
     assert any("torch and jax scripts" in line for line in harness.QUICK_SKIPS)
+
+
+def test_the_full_start_up_is_as_it_was(monkeypatch, clock: Clock):
+    monkeypatch.setattr(startup, "installed", lambda name: True)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    kinds, _ = _plan(monkeypatch, clock, startup, _startup_output, quick=False)
+    # every row checked once (not sympy), warmed up once and timed in 7 rounds
+    assert kinds["torch"] == 2 * 9 and kinds["jax"] == 9 and kinds["sympy"] == 8
+    assert kinds["first run"] == 2 * 9 and not harness.QUICK_SKIPS
 
 
 def test_quick_scripts_run_one_script_and_torch_once(monkeypatch, clock: Clock):
