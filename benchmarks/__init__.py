@@ -10,7 +10,10 @@ Each suite is a sibling module listed in :data:`SUITES`. A suite module provides
 
 * ``TITLE``: a one-line description, and
 * ``run(quick: bool) -> list[benchmarks.harness.Result]``: check and time its benchmarks and
-  return the figures (``benchmarks.harness`` has the shared timing, checking and ratio helpers),
+  return the figures (``benchmarks.harness`` has the shared timing, checking and ratio helpers);
+  with ``quick``, a rough check in about a minute of CPU for every suite together: the quick
+  timings (``harness.QUICK``, ``PROCESS_QUICK``), and what it leaves out named with
+  ``harness.quick_skip`` (printed at the end of the run, with how to run it),
 * optionally ``NOTES``: lines printed under the table, such as the targets and where they come from.
 
 To add a suite (start-up time, compiled programs, Jacobians, batch mode, ...), write

@@ -7,7 +7,15 @@ import sys
 import time
 
 from . import SUITES, load_suite
-from .harness import cpu_seconds, load_average, machine_facts, print_facts, print_table, write_json
+from .harness import (
+    QUICK_SKIPS,
+    cpu_seconds,
+    load_average,
+    machine_facts,
+    print_facts,
+    print_table,
+    write_json,
+)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -40,12 +48,19 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.suites or SUITES:
         suite = load_suite(name)
         print(f"running {name}: {suite.TITLE}", file=sys.stderr, flush=True)
+        suite_started, suite_cpu = time.perf_counter(), cpu_seconds()
         try:
             results += suite.run(quick=args.quick)
         except AssertionError as error:
             print(f"FAILED: implementations disagree: {error}", file=sys.stderr)
             return 1
         notes += getattr(suite, "NOTES", ())
+        print(
+            f"  {name} took {time.perf_counter() - suite_started:.1f} s, "
+            f"{cpu_seconds() - suite_cpu:.1f} s of CPU time",
+            file=sys.stderr,
+            flush=True,
+        )
     facts = machine_facts()  # after the suites, so that the libraries they used are imported
     if load_at_start is not None:  # other work on the machine makes the figures noisier
         facts["load_avg_at_start"] = load_at_start
@@ -57,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     if notes:
         print()
         print("\n".join(notes))
+    if QUICK_SKIPS:
+        print("\nleft out by --quick:")
+        print("\n".join(f"  {line}" for line in QUICK_SKIPS))
     took = time.perf_counter() - started
     cpu = cpu_seconds() - cpu_at_start  # about the wall clock of a quiet machine
     print(f"\n{'quick run, ' if args.quick else ''}took {took:.1f} s, {cpu:.1f} s of CPU time")

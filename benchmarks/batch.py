@@ -47,7 +47,9 @@ from .harness import (
     check_same,
     command,
     cpu_times,
+    first_calls,
     python_script,
+    quick_skip,
     results_of,
     single,
     with_bytecode,
@@ -139,11 +141,12 @@ def _json_grads(path: Path) -> np.ndarray:
 
 def run(quick: bool = False) -> list[Result]:
     """Check that every implementation's gradients agree, then time each one."""
+    NOTES[:] = STATIC_NOTES  # the other parts add theirs
     x = points()
     root = Path(tempfile.mkdtemp(prefix="gradcli-bench-batch-"))
     try:
         np.save(root / "points.npy", x)
-        cache = {"GRADCLI_CACHE_DIR": str(root / "cache"), **with_bytecode(root / "pycache")}
+        cache = {"GRADCLI_CACHE_DIR": str(root / "cache"), **with_bytecode()}
         gradcli = [python_script("gradcli"), *GRADCLI_ARGS]
         batch_args = ["--batch", "@points.npy"]
         runs: dict[str, Callable[[], Any]] = {
@@ -153,24 +156,30 @@ def run(quick: bool = False) -> list[Result]:
         if engine._torch() is not None:
             runs["torch.func.vmap(grad)"] = torch_vmap(x)
             runs["torch batched autograd"] = torch_batched(x)
-        outputs = {name: [fn()] for name, fn in runs.items()}
+        values, first = first_calls(runs)
+        outputs = {name: [value] for name, value in values.items()}
         processes = {
             CLI_NPY: command([*gradcli, *batch_args, "--out", "results.npy"], env=cache, cwd=root),
             CLI_JSON: command(
                 [*gradcli, *batch_args], env=cache, cwd=root, stdout_path=root / "results.jsonl"
             ),
-            "gradcli CLI one point": command(gradcli, env=cache, cwd=root),
-            "import numpy, typer, rich.table": command(
-                [sys.executable, "-c", "import numpy, typer, rich.table"]
-            ),
         }
+        if quick:  # the start-up suite times these two processes (its second run, its baseline)
+            what = f"the one-point and import rows of {BENCHMARK} (startup.vjp times both)"
+            quick_skip(SUITE, what)
+        else:
+            processes["gradcli CLI one point"] = command(gradcli, env=cache, cwd=root)
+            processes["import numpy, typer, rich.table"] = command(
+                [sys.executable, "-c", "import numpy, typer, rich.table"]
+            )
         processes[CLI_NPY]()  # the first call also fills the parse cache
         outputs[CLI_NPY] = [np.load(root / "results.npy")]
-        processes[CLI_JSON]()
+        first |= first_calls({CLI_JSON: processes[CLI_JSON]})[1]
         outputs[CLI_JSON] = [_json_grads(root / "results.jsonl")]
         check_same(f"{SUITE}.{BENCHMARK}", outputs, BASELINE, RTOL)
 
-        times = cpu_times({**runs, **processes}, PROCESS_QUICK if quick else PROCESS_FULL)
+        timing = PROCESS_QUICK if quick else PROCESS_FULL
+        times = cpu_times({**runs, **processes}, timing, first, processes)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     results = results_of(SUITE, BENCHMARK, times, BASELINE)
@@ -249,12 +258,13 @@ def commands(quick: bool = False) -> list[Result]:
         if anchor is not None:
             xt = torch.from_numpy(x)
             runs["torch.func.vmap"] = lambda anchor=anchor, xt=xt: anchor(xt).numpy()
-        outputs = {label: [fn()] for label, fn in runs.items()}
+        values, first = first_calls(runs)
+        outputs = {label: [value] for label, value in values.items()}
         if which == "check":
             assert float(outputs[IN_BATCH][0].max()) < 1e-6, "check's methods disagree"
         else:
             check_same(f"{SUITE}.{which}", outputs, "torch.func.vmap", 1e-10)
-        times = cpu_times(runs, PROCESS_QUICK if quick else PROCESS_FULL)
+        times = cpu_times(runs, PROCESS_QUICK if quick else PROCESS_FULL, first)
         benchmark = f"{which}, {COMMAND_POINTS} points"
         results += results_of(SUITE, benchmark, times, IN_BATCH)
         rates.append(f"{which} {COMMAND_POINTS / times[IN_BATCH].median:,.0f}")
@@ -311,21 +321,25 @@ def _measured(
 
 
 def big_batches(quick: bool = False) -> list[Result]:
-    """10^7 points of the vjp to .npy and as JSON lines (10^6 with ``quick``), beside 10^5,
-    with each process's peak resident memory (Dask's batches: the ``dask`` suite). Each is
-    one run (they take seconds to a minute), its results checked first."""
+    """10^7 points of the vjp to .npy and as JSON lines (10^6 with ``quick``), beside 10^5
+    (not with ``quick``: the suite's first rows run 10^5 points), with each process's peak
+    resident memory (Dask's batches: the ``dask`` suite). Each is one run (they take seconds to
+    a minute), its results checked first."""
     count = 10**6 if quick else 10**7
+    sizes = (count,) if quick else (POINTS, count)
+    if quick:
+        quick_skip(SUITE, f"the big batches' runs of 10^5 points (the first rows run {POINTS:,})")
     root = Path(tempfile.mkdtemp(prefix="gradcli-bench-bigbatch-"))
     results: list[Result] = []
     try:
-        env = {"GRADCLI_CACHE_DIR": str(root / "cache"), **with_bytecode(root / "pycache")}
+        env = {"GRADCLI_CACHE_DIR": str(root / "cache"), **with_bytecode()}
         gradcli = [str(python_script("gradcli")), *GRADCLI_ARGS]
         figures = {}
-        for n in (POINTS, count):
+        for n in sizes:
             x = points(n)
             np.save(root / f"p{n}.npy", x)
             batch_args = ["--batch", f"@p{n}.npy"]
-            if n == POINTS:  # the first call fills the parse cache (and imports sympy)
+            if n == sizes[0]:  # the first call fills the parse cache (and imports sympy)
                 _measured([*gradcli, *batch_args, "--out", "r.npy"], root, env)
             figures[(n, "npy")] = _measured([*gradcli, *batch_args, "--out", "r.npy"], root, env)
             check_same(
@@ -347,17 +361,27 @@ def big_batches(quick: bool = False) -> list[Result]:
             results.append(single(SUITE, benchmark, name, seconds, BIG_NPY))
         add_ratios(results, "", {})
         results = add_absolute(results, {(benchmark, BIG_JSON): count / JSON_RATE * 1e3})
-        (s5, m5), (s7, m7) = figures[(POINTS, "npy")], figures[(count, "npy")]
-        (j5, _), (j7, jm7) = figures[(POINTS, "json")], figures[(count, "json")]
-        rate = f"{POINTS / j5:,.0f} points/s at 10^5, start-up included"
-        NOTES[:] = [
-            *STATIC_NOTES,
-            f"batch, {label} points to .npy: {s7:.2f} s, peak resident {m7:.0f} MB "
-            f"(10^5 points: {s5:.2f} s, {m5:.0f} MB); {s7 / count * 1e6:.3f} us a point "
-            f"against {s5 / POINTS * 1e6:.3f} us at 10^5 (start-up included)",
-            f"batch, {label} points as JSON lines: {j7:.1f} s, {count / j7:,.0f} points/s "
-            f"(target >= {JSON_RATE:,}; {rate}), peak resident {jm7:.0f} MB",
-        ]
+        NOTES.extend(_big_notes(figures, count, label))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return results
+
+
+def _big_notes(figures: dict[tuple[int, str], tuple[float, float]], count: int, label: str):
+    """The notes of the big batches: time, points a second and peak memory, against 10^5
+    points where those ran too."""
+    (s7, m7), (j7, jm7) = figures[(count, "npy")], figures[(count, "json")]
+    npy = f"batch, {label} points to .npy: {s7:.2f} s, peak resident {m7:.0f} MB"
+    rate = ""
+    if (POINTS, "npy") in figures:
+        (s5, m5), (j5, _) = figures[(POINTS, "npy")], figures[(POINTS, "json")]
+        npy += (
+            f" (10^5 points: {s5:.2f} s, {m5:.0f} MB); {s7 / count * 1e6:.3f} us a point "
+            f"against {s5 / POINTS * 1e6:.3f} us at 10^5 (start-up included)"
+        )
+        rate = f"; {POINTS / j5:,.0f} points/s at 10^5, start-up included"
+    return [
+        npy,
+        f"batch, {label} points as JSON lines: {j7:.1f} s, {count / j7:,.0f} points/s "
+        f"(target >= {JSON_RATE:,}{rate}), peak resident {jm7:.0f} MB",
+    ]

@@ -56,6 +56,8 @@ from .harness import (
     add_ratios,
     check_same,
     cpu_times,
+    first_calls,
+    quick_skip,
     results_of,
 )
 
@@ -172,11 +174,14 @@ def layer_jax_jit(x, W, b, y) -> Callable[[], Any]:
 
 
 def _with_jax(
-    runs: dict[str, Callable[[], Any]], make: Callable[..., Callable[[], Any]], *inputs: Any
+    runs: dict[str, Callable[[], Any]],
+    make: Callable[..., Callable[[], Any]],
+    *inputs: Any,
+    quick: bool = False,
 ) -> list[str]:
-    """Add the jax row (when jax is importable), its first call (the compilation) made here
-    and untimed; the note of what that first call cost."""
-    if engine._jax() is None:
+    """Add the jax row (when jax is importable, and not with ``quick``), its first call (the
+    compilation) made here and untimed; the note of what that first call cost."""
+    if quick or engine._jax() is None:
         return []
     run = make(*inputs)
     _, seconds = _timed(run)
@@ -350,9 +355,10 @@ def run_chain(quick: bool) -> tuple[list[Result], list[str]]:
         runs["torch"] = engine.chain_torch(h0)
     if engine._autograd() is not None:
         runs["autograd"] = engine.chain_autograd(h0)
-    compiling = _with_jax(runs, chain_jax_jit, h0)
-    check_same(f"{SUITE}.chain", {name: fn() for name, fn in runs.items()}, BASELINE, RTOL)
-    times = cpu_times(runs, QUICK if quick else FULL)
+    compiling = _with_jax(runs, chain_jax_jit, h0, quick=quick)
+    outputs, first = first_calls(runs)
+    check_same(f"{SUITE}.chain", outputs, BASELINE, RTOL)
+    times = cpu_times(runs, QUICK if quick else FULL, first)
     results = results_of(SUITE, "chain", times, BASELINE)
     replay = times[SUBJECT].median
     notes = [
@@ -383,9 +389,10 @@ def run_layer(quick: bool) -> tuple[list[Result], list[str]]:
     }
     if engine._torch() is not None:
         runs["torch"] = engine.layer_torch(x, W, b, y)
-    compiling = _with_jax(runs, layer_jax_jit, x, W, b, y)
-    check_same(f"{SUITE}.layer", {name: fn() for name, fn in runs.items()}, BASELINE, RTOL)
-    times = cpu_times(runs, QUICK if quick else FULL)
+    compiling = _with_jax(runs, layer_jax_jit, x, W, b, y, quick=quick)
+    outputs, first = first_calls(runs)
+    check_same(f"{SUITE}.layer", outputs, BASELINE, RTOL)
+    times = cpu_times(runs, QUICK if quick else FULL, first)
     results = results_of(SUITE, "layer", times, BASELINE)
     notes = [
         f"compiled.layer one-off cost: trace {trace_seconds * 1e3:.0f} ms "
@@ -398,6 +405,8 @@ def run_layer(quick: bool) -> tuple[list[Result], list[str]]:
 
 def run(quick: bool = False) -> list[Result]:
     """Both benchmarks; the compiled tapes' ratios are marked PASS/MISS against TARGETS."""
+    if quick:
+        quick_skip(SUITE, engine.QUICK_WITHOUT_JAX)
     chain_results, chain_notes = run_chain(quick)
     layer_results, layer_notes = run_layer(quick)
     NOTES[:] = [*STATIC_NOTES, *chain_notes, *layer_notes, *mlp_memory()]

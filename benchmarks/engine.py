@@ -40,7 +40,9 @@ from .harness import (
     add_ratios,
     check_same,
     cpu_times,
+    first_calls,
     optional_import,
+    quick_skip,
     results_of,
 )
 
@@ -391,12 +393,20 @@ def mlp_torch(x, y, W1, b1, W2, b2) -> Callable[[], Sequence[Any]]:
 # -- running -------------------------------------------------------------------------------
 
 
-def _available(implementations: dict[str, Implementation]) -> dict[str, Implementation]:
-    """Drop the optional implementations whose library is not installed."""
+#: What ``--quick`` leaves out of every suite: jax (its import, 1.4 s of CPU, its chain
+#: without jit, 1.4 s a call, and jax.jit's compilation of the compiled chain, 10 s).
+QUICK_WITHOUT_JAX = "the jax rows (jax's import, eager calls and jax.jit's compilations: tens of s)"
+
+
+def _available(
+    implementations: dict[str, Implementation], quick: bool = False
+) -> dict[str, Implementation]:
+    """Drop the optional implementations whose library is not installed (and jax's with
+    ``quick``)."""
     missing = {
         "torch": _torch() is None,
         "autograd": _autograd() is None,
-        "jax": _jax() is None,
+        "jax": quick or _jax() is None,
     }
     return {name: make for name, make in implementations.items() if not missing.get(name)}
 
@@ -434,9 +444,10 @@ def run_benchmark(name: str, quick: bool = False) -> list[Result]:
     """Check that every implementation of benchmark ``name`` agrees, then time each one."""
     make_inputs, implementations = BENCHMARKS[name]
     inputs = make_inputs()
-    runs = {impl: make(**inputs) for impl, make in _available(implementations).items()}
-    check_same(f"{SUITE}.{name}", {impl: run() for impl, run in runs.items()}, BASELINE, RTOL)
-    times = cpu_times(runs, QUICK if quick else FULL)
+    runs = {impl: make(**inputs) for impl, make in _available(implementations, quick).items()}
+    outputs, first = first_calls(runs)
+    check_same(f"{SUITE}.{name}", outputs, BASELINE, RTOL)
+    times = cpu_times(runs, QUICK if quick else FULL, first)
     return results_of(SUITE, name, times, BASELINE)
 
 
@@ -471,7 +482,10 @@ def run(quick: bool = False) -> list[Result]:
     """Run every engine benchmark; gradcli's ratios are marked PASS/MISS against TARGETS; the
     MLP's peak memory goes to the notes."""
     results = []
+    if quick:
+        quick_skip(SUITE, QUICK_WITHOUT_JAX)
+        quick_skip(SUITE, "the MLP's peak memory (compiled.mlp's measures the eager engine's too)")
     for name in BENCHMARKS:
         results += run_benchmark(name, quick)
-    NOTES[:] = [*STATIC_NOTES, *mlp_memory()]
+    NOTES[:] = [*STATIC_NOTES, *([] if quick else mlp_memory())]
     return add_ratios(results, SUBJECT, TARGETS)

@@ -14,7 +14,9 @@ collector stays on, as a user would have it, but is emptied before each implemen
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import gc
 import importlib
 import importlib.metadata
@@ -22,12 +24,14 @@ import json
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
@@ -38,22 +42,45 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Timing:
-    """How to time: ``rounds`` rounds, each giving every implementation ``round_seconds``."""
+    """How to time: ``rounds`` rounds, each giving every implementation ``round_seconds``.
+
+    ``--quick`` sets ``once_over``: an implementation whose first call took more CPU seconds than
+    that is timed once (one call, no spread) rather than in every round; and where the suite
+    passes on the CPU time of the call it made to check an output (``first_calls``), that call
+    is the warm-up, not another (``cpu_times``).
+    """
 
     rounds: int
     round_seconds: float
+    once_over: float | None = None
 
 
-#: The default timing, and the one for ``--quick`` (3 rounds: a median and a spread still,
-#: so that every suite's quick run together takes minutes on a busy machine).
+#: The default timing, and the one for ``--quick`` (3 rounds: a median and a spread still;
+#: a call over half a second of CPU is timed once, so that every suite's quick run together
+#: takes about a minute of CPU time).
 FULL = Timing(rounds=7, round_seconds=0.15)
-QUICK = Timing(rounds=3, round_seconds=0.02)
+QUICK = Timing(rounds=3, round_seconds=0.02, once_over=0.5)
 
 #: For benchmarks that start processes (a fraction of a second to seconds a call): a warm-up,
 #: then 7 (3 with ``--quick``) interleaved rounds of one call each; in-process functions timed
-#: in the same rounds still get several calls a round.
+#: in the same rounds still get several calls a round. With ``--quick``, a process over half a
+#: second (one that imports torch, or sympy) is measured once, by its first run.
 PROCESS_FULL = Timing(rounds=7, round_seconds=0.15)
-PROCESS_QUICK = Timing(rounds=3, round_seconds=0.01)
+PROCESS_QUICK = Timing(rounds=3, round_seconds=0.01, once_over=0.5)
+
+#: ``--quick`` for rows where one measurement answers the question (does a refusal come
+#: within a second?): every implementation timed once, a process by its first run.
+ONCE = Timing(rounds=1, round_seconds=0.0, once_over=0.0)
+
+#: What ``--quick`` left out, each a line saying what and how to run it (``quick_skip``);
+#: printed at the end of the run by ``python -m benchmarks``.
+QUICK_SKIPS: list[str] = []
+
+
+def quick_skip(suite: str, what: str, how: str = "") -> None:
+    """Note that ``--quick`` does not run ``what`` of ``suite``, and how to run it."""
+    how = how or f"`python -m benchmarks {suite}` (without --quick) runs it"
+    QUICK_SKIPS.append(f"{suite}: {what}; {how}")
 
 
 @dataclass(frozen=True)
@@ -153,27 +180,62 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def cpu_times(fns: dict[str, Callable[[], Any]], timing: Timing) -> dict[str, Figure]:
+def first_calls(
+    fns: Mapping[str, Callable[[], Any]], generation: int = 1
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """Call each function once (to check what it returns): its value and its CPU seconds,
+    which ``cpu_times`` can take as the warm-up (``Timing.once_over``). The garbage collector
+    is emptied before each call up to ``generation`` (by default the young ones, where the last
+    call's garbage is: cheap)."""
+    values, seconds = {}, {}
+    for name, fn in fns.items():
+        gc.collect(generation)
+        start = cpu_seconds()
+        values[name] = fn()
+        seconds[name] = cpu_seconds() - start
+    return values, seconds
+
+
+def cpu_times(
+    fns: dict[str, Callable[[], Any]],
+    timing: Timing,
+    first: Mapping[str, float] | None = None,
+    processes: Collection[str] = (),
+) -> dict[str, Figure]:
     """Time each function in interleaved rounds: its CPU time a call, round by round.
 
     After one warm-up call each, every round calls each function ``round_seconds`` divided by its
-    warm-up time times (at least once), so that a slow one costs one call a round.
+    warm-up time times (at least once), so that a slow one costs one call a round. With
+    ``timing.once_over`` set (``--quick``), ``first`` (the CPU seconds of a call each function
+    has just made, ``first_calls``) stands for the warm-up of the functions it names, and a
+    function whose warm-up took more than ``once_over`` seconds is timed once: in the first
+    round, or, if it is one of ``processes`` (each call a whole process, as cold as the next),
+    by its warm-up, and not called again. Before each turn the garbage collector is emptied:
+    fully, or with ``once_over`` in its young generations only, where the last turn's garbage
+    is (a full collection walks every object of the libraries imported: 0.12 s a time once
+    torch and sympy are, more than many a turn takes).
     """
-    calls = {}
+    once = timing.once_over
+    generation = 2 if once is None else 1
+    warm_up = {name: s for name, s in (first or {}).items() if name in fns and once is not None}
     for name, fn in fns.items():
-        gc.collect()
-        start = cpu_seconds()
-        fn()
-        calls[name] = max(1, int(timing.round_seconds / max(cpu_seconds() - start, 1e-6)))
+        if name not in warm_up:
+            warm_up[name] = first_calls({name: fn}, generation)[1][name]
+    calls = {name: max(1, int(timing.round_seconds / max(s, 1e-6))) for name, s in warm_up.items()}
+    slow = {name for name in fns if once is not None and warm_up[name] > once}
     rounds: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(timing.rounds):
+    counted = slow.intersection(processes)
+    rounds.update({name: [warm_up[name]] for name in counted})
+    for index in range(timing.rounds):
         for name, fn in fns.items():
-            gc.collect()
+            if name in slow and (index or name in counted):
+                continue
+            gc.collect(generation)
             start = cpu_seconds()
             for _ in range(calls[name]):
                 fn()
             rounds[name].append((cpu_seconds() - start) / calls[name])
-    return {name: Figure.of(rounds[name], calls[name] * timing.rounds) for name in fns}
+    return {name: Figure.of(rounds[name], calls[name] * len(rounds[name])) for name in fns}
 
 
 @dataclass
@@ -352,14 +414,27 @@ def python_script(name: str) -> Path:
     return Path(sys.executable).parent / name
 
 
-def with_bytecode(pycache: str | Path) -> dict[str, str | None]:
+@functools.cache
+def shared_pycache() -> Path:
+    """The directory of the compiled bytecode of every process the suites start, one for the
+    whole run (removed at exit): with a prefix of its own, a process compiles every module it
+    imports, numpy's and sympy's too (6 s of CPU for gradcli's), and this is done once a run,
+    not once a suite."""
+    path = Path(tempfile.mkdtemp(prefix="gradcli-bench-pycache-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+def with_bytecode(pycache: str | Path | None = None) -> dict[str, str | None]:
     """Environment changes giving a process compiled bytecode, as an installed program has.
 
-    Python then reads and writes ``.pyc`` files under ``pycache`` (``PYTHONPYCACHEPREFIX``),
-    never beside the sources, even where ``PYTHONDONTWRITEBYTECODE`` is set (it is removed):
-    after a first, warm-up run nothing is compiled from source again.
+    Python then reads and writes ``.pyc`` files under ``pycache`` (``PYTHONPYCACHEPREFIX``;
+    by default ``shared_pycache()``), never beside the sources, even where
+    ``PYTHONDONTWRITEBYTECODE`` is set (it is removed): after a first, warm-up run nothing is
+    compiled from source again.
     """
-    return {"PYTHONPYCACHEPREFIX": str(pycache), "PYTHONDONTWRITEBYTECODE": None}
+    where = shared_pycache() if pycache is None else pycache
+    return {"PYTHONPYCACHEPREFIX": str(where), "PYTHONDONTWRITEBYTECODE": None}
 
 
 def command(

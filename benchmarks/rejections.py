@@ -9,14 +9,14 @@ than a second):
   long text, huge sizes, huge powers in sympy's hands, a pickle), baseline ``gradcli (seed
   vjp)``. Every command first runs once and must exit 2 (``check`` exits 1: its methods
   disagree on the inf it is given; the baseline exits 0); then each is timed in interleaved
-  rounds, the median of 7 (3 with ``--quick``), with compiled bytecode and a warm parse cache, as an
-  installed gradcli runs a second time.
+  rounds, the median of 7 (with ``--quick``, the checking run alone), with compiled bytecode and
+  a warm parse cache, as an installed gradcli runs a second time.
 * ``refuse-in-process``: every input the tests try (``tests/cli/hostile.py``: the hostile
   programs and the hostile values and options of ``test_cli_safety.py``, which must exit 2,
   and the huge powers of ``test_cli_limits.py``, which are floats, exit 0), each run through
-  Typer's ``CliRunner`` in this process (imports done, ``--no-cache``), the median of 5 (3
-  with ``--quick``) after a warm-up that checks the exit code; baseline ``gradcli (seed vjp, in
-  process)``. One row per group: its slowest input, named.
+  Typer's ``CliRunner`` in this process (imports done, ``--no-cache``), the median of 5 (one
+  call with ``--quick``) after a warm-up that checks the exit code; baseline ``gradcli (seed
+  vjp, in process)``. One row per group: its slowest input, named.
 """
 
 from __future__ import annotations
@@ -31,14 +31,15 @@ from types import ModuleType
 import numpy as np
 
 from .harness import (
+    ONCE,
     PROCESS_FULL,
-    PROCESS_QUICK,
     Result,
     Timing,
     add_absolute,
     add_ratios,
     command,
     cpu_times,
+    first_calls,
     python_script,
     results_of,
     with_bytecode,
@@ -55,7 +56,6 @@ SECOND = 1000.0  # ms: the issue's bound on any rejection
 IN_PROCESS = "refuse-in-process"
 IN_PROCESS_BASELINE = "gradcli (seed vjp, in process)"
 IN_PROCESS_FULL = Timing(rounds=5, round_seconds=0.02)  # a few calls a round: 80 inputs
-IN_PROCESS_QUICK = Timing(rounds=3, round_seconds=0.01)
 HOSTILE = Path(__file__).resolve().parents[1] / "tests" / "cli" / "hostile.py"
 
 NOTES = (
@@ -144,9 +144,8 @@ def _run_in_process(folder: Path, quick: bool) -> list[Result]:
     calls = {IN_PROCESS_BASELINE: _in_process([*SEED, "--no-cache"], 0)}
     for group, (cases, exit_code) in groups.items():
         calls |= {f"{group}: {case}": _in_process(args, exit_code) for case, args in cases.items()}
-    for call in calls.values():  # warms up, and checks the exit codes
-        call()
-    times = cpu_times(calls, IN_PROCESS_QUICK if quick else IN_PROCESS_FULL)
+    _, first = first_calls(calls)  # warms up, and checks the exit codes
+    times = cpu_times(calls, ONCE if quick else IN_PROCESS_FULL, first)
     shown = {IN_PROCESS_BASELINE: IN_PROCESS_BASELINE}
     for group in groups:
         case = max((c for c in times if c.startswith(f"{group}: ")), key=lambda c: times[c].median)
@@ -163,16 +162,16 @@ def run(quick: bool = False) -> list[Result]:
     processes, then every input of the tests in this process."""
     root = Path(tempfile.mkdtemp(prefix="gradcli-bench-rejections-"))
     try:
-        env = {**with_bytecode(root / "pycache"), "GRADCLI_CACHE_DIR": str(root / "cache")}
+        env = {**with_bytecode(), "GRADCLI_CACHE_DIR": str(root / "cache")}
         gradcli = python_script("gradcli")
         processes = {BASELINE: command([gradcli, *SEED], env=env)}
         disagree = {"huge power for sympy": 1}  # check runs, and its methods disagree
         for name, argv in _inputs(root).items():
             exit_code = disagree.get(name, 2)
             processes[name] = command([gradcli, *argv], env=env, exit_code=exit_code)
-        for process in processes.values():  # warms up, and checks the exit codes
-            process()
-        times = cpu_times(processes, PROCESS_QUICK if quick else PROCESS_FULL)
+        processes[BASELINE]()  # writes the bytecode and the parse cache the others read
+        _, first = first_calls(processes)  # warms up, and checks the exit codes
+        times = cpu_times(processes, ONCE if quick else PROCESS_FULL, first, processes)
         in_process = _run_in_process(root, quick)
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -40,6 +40,7 @@ from .harness import (
     Result,
     check_same,
     cpu_times,
+    first_calls,
     results_of,
 )
 
@@ -155,9 +156,10 @@ def series(
     per_size: dict[int, dict[str, float]] = {}
     for size in sizes:
         runs = make(size)
-        outputs = {impl: _as_outputs(fn()) for impl, fn in runs.items()}
+        values, first = first_calls(runs)
+        outputs = {impl: _as_outputs(value) for impl, value in values.items()}
         check_same(f"{SUITE}.{name} {unit}={_label(size)}", outputs, BASELINE, RTOL)
-        times = cpu_times(runs, QUICK if quick else FULL)
+        times = cpu_times(runs, QUICK if quick else FULL, first)
         per_size[size] = {impl: figure.median for impl, figure in times.items()}
         labelled = {f"{impl}, {unit}={_label(size)}": figure for impl, figure in times.items()}
         rows += results_of(SUITE, name, labelled, "")

@@ -1,9 +1,10 @@
 """``gradcli run`` against ``python`` with torch on the same PyTorch script.
 
-Two scripts, written here (not taken from anywhere):
+Three scripts, written here (not taken from anywhere):
 
 ``training loop``
-    a cubic fitted to sin(x) on 2,000 points by plain gradient descent, 2,000 steps, in the
+    a cubic fitted to sin(x) on 2,000 points by plain gradient descent, 2,000 steps (500 with
+    ``--quick``), in the
     form of the PyTorch tutorials' first autograd example: the forward pass, ``backward()``,
     an update under ``torch.no_grad()`` and the gradients set to None, a loss printed every
     100 steps, the coefficients at the end.
@@ -21,15 +22,17 @@ and each tool's floor (``gradcli run`` of a script that only imports torch; ``py
 floor's). Both must print the same lines (numbers to ``rtol`` 1e-4: float32 sums may add in
 another order) before anything is timed; a script gradcli refuses is named in the notes and
 not timed. Ratios are to python with torch; CPU time, as everywhere in these benchmarks.
+With ``--quick``: the training loop alone, without the floors, in 3 rounds, a process over
+half a second of CPU (torch's) measured once, by the run that checked its output.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from .harness import (
@@ -39,7 +42,9 @@ from .harness import (
     add_ratios,
     command,
     cpu_times,
+    first_calls,
     python_script,
+    quick_skip,
     results_of,
     with_bytecode,
 )
@@ -132,15 +137,16 @@ def _same(got: str, want: str) -> bool:
     return True
 
 
-def _refusal(gradcli: Path, script: Path, env: dict) -> str | None:
-    """Why gradcli does not run ``script`` as torch does (None: it does)."""
-    full = command([gradcli, "run", script], env=env)
+def _refusal(runs: dict[str, Callable[[], str]]) -> tuple[str | None, dict[str, float]]:
+    """Why ``gradcli run`` (``runs[GRADCLI]``) does not run the script as torch does
+    (``runs[TORCH]``; None: it does), and the CPU seconds of those two runs."""
     try:
-        ours = full()
+        ours, first = first_calls({GRADCLI: runs[GRADCLI]})
     except RuntimeError as error:
-        return str(error).splitlines()[-1][-200:]
-    theirs = subprocess.run([sys.executable, script], capture_output=True, text=True, check=True)
-    return None if _same(ours, theirs.stdout) else "prints other numbers than torch"
+        return str(error).splitlines()[-1][-200:], {}
+    theirs, torch_first = first_calls({TORCH: runs[TORCH]})
+    same = _same(ours[GRADCLI], theirs[TORCH])
+    return (None if same else "prints other numbers than torch"), {**first, **torch_first}
 
 
 def run(quick: bool = False) -> list[Result]:
@@ -149,7 +155,7 @@ def run(quick: bool = False) -> list[Result]:
     results: list[Result] = []
     NOTES.clear()
     try:
-        env = {**with_bytecode(root / "pycache"), "GRADCLI_CACHE_DIR": str(root / "cache")}
+        env = {**with_bytecode(), "GRADCLI_CACHE_DIR": str(root / "cache")}
         gradcli = python_script("gradcli")
         (root / "floor.py").write_text("import torch\n")
         scripts = {
@@ -157,26 +163,36 @@ def run(quick: bool = False) -> list[Result]:
             "nn training": NN_LOOP.format(steps=100 if quick else 500),
             "straight script": straight(1000),
         }
+        if quick:  # each script is a torch process and a gradcli one; the first is enough
+            left_out = list(scripts)[1:]
+            quick_skip(SUITE, f"the scripts {' and '.join(left_out)} (a torch process each)")
+            quick_skip(SUITE, "the floors (torch's import alone, 2.5 s) and the times without them")
+            scripts = {name: text for name, text in scripts.items() if name not in left_out}
         floors = {
             TORCH_FLOOR: command([sys.executable, "-c", "import torch"]),
             GRADCLI_FLOOR: command([gradcli, "run", root / "floor.py"], env=env),
         }
         timing = PROCESS_QUICK if quick else PROCESS_FULL
+        floors[GRADCLI_FLOOR]()  # writes the bytecode of gradcli run, which every run reads
+        if quick:
+            floors.clear()
         for name, text in scripts.items():
             path = root / f"{name.replace(' ', '_')}.py"
             path.write_text(text)
-            why = _refusal(gradcli, path, env)
-            if why is not None:
-                NOTES.append(f"script.{name}: not timed: gradcli run does not match torch ({why})")
-                continue
             runs = {
                 TORCH: command([sys.executable, path]),
                 GRADCLI: command([gradcli, "run", path], env=env),
                 **floors,
             }
-            times = cpu_times(runs, timing)
+            why, first = _refusal(runs)
+            if why is not None:
+                NOTES.append(f"script.{name}: not timed: gradcli run does not match torch ({why})")
+                continue
+            times = cpu_times(runs, timing, first, runs)
             rows = add_ratios(results_of(SUITE, name, times, TORCH), "", {})
             results += rows
+            if not floors:
+                continue
             own = times[GRADCLI].median - times[GRADCLI_FLOOR].median
             torch_own = times[TORCH].median - times[TORCH_FLOOR].median
             NOTES.append(
