@@ -28,15 +28,25 @@ def test_readme_opens_with_exactly_two_commands():
     assert install_and_test == "pip install -e '.[test]' && python -m pytest"
 
 
+def _installs(lines: list[str]) -> list[int]:
+    """The lines of a shell script that install a package (pip's own upgrade aside)."""
+    commands = [(i, line) for i, line in enumerate(lines) if not line.lstrip().startswith("#")]
+    return [i for i, line in commands if "install" in line and "--upgrade pip" not in line]
+
+
 def test_ci_runs_the_readme_test_command_before_it_installs_torch_or_an_extra():
     """CI runs the README's test command as a newcomer would, in a venv holding only what it
-    installs: no install (torch, the extras, the linters) comes before it."""
+    installs: no install (torch, the extras, the linters) comes before it in .ci/run, and
+    those go into another venv, by .ci/with-torch, which .ci/run starts beside it."""
     lines = (REPO / ".ci" / "run").read_text().splitlines()
     readme = lines.index(_setup_commands()[1])
-    commands = [(i, line) for i, line in enumerate(lines) if not line.startswith("#")]
-    installs = [i for i, line in commands if "install" in line and "--upgrade pip" not in line]
-    assert installs[0] == readme
-    assert any("torch==2.13.0" in lines[i] and "all" in lines[i] for i in installs[1:])
+    assert _installs(lines) == [readme]
+    assert "source .ci/venv/bin/activate" in lines[:readme]
+    assert "setsid bash .ci/with-torch >.ci/with-torch.log 2>&1 &" in lines
+    second = (REPO / ".ci" / "with-torch").read_text().splitlines()
+    assert "source .ci/venv-all/bin/activate" in second
+    assert "source .ci/venv/bin/activate" not in second
+    assert any("torch==2.13.0" in second[i] and "all" in second[i] for i in _installs(second))
 
 
 def test_the_main_job_prints_the_seed_answer():
