@@ -328,8 +328,8 @@ def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) ->
             text = text[1 + depth : len(text) - 1 - depth].replace(b",", b", ")
             column = text.split(b"]" * depth + b", " + b"[" * depth)
         if code == "f":  # orjson writes 1e-05 as 0.00001 and 1e-07 as 1e-7: json's text there
-            small = (np.abs(array) < 1e-4) & (array != 0)
-            for k in np.flatnonzero(small.reshape(count, -1).any(axis=1)).tolist():
+            small = np.flatnonzero((np.abs(array) < 1e-4) & (array != 0))  # flat places
+            for k in set((small // max(1, array[0].size)).tolist()):
                 column[k] = _python_text(array[k], depth)
         columns.append(column)
         if kind != section:  # a new section: close the last one
