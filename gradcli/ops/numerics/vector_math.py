@@ -6,11 +6,13 @@ go to Intel MKL's vector math (``vmsExp``, ``vmsLn``, ... in its high-accuracy m
 values at every size, layout and ATEN_CPU_CAPABILITY), whose algorithms are not published:
 they are not reproduced here (``single_precision.rounded_once`` stays the closest, equal to
 MKL for 82% (tan) to 99.9% (tanh) of arguments). The kernels that call ``Vectorized<float>``
-run SLEEF's 1-ulp functions (``Sleef_*f16_u10``, AVX-512), reproduced here:
+run SLEEF's 1-ulp functions (``Sleef_*f16_u10`` with AVX-512, ``Sleef_*f8_u10`` with AVX2:
+one algorithm, vectors of ``LANES`` float32s, which decide where a step ends and how a sum
+is added: 16 or 8 by the CPU, as torch picks its kernels), reproduced here:
 
-- ``sleef_exp`` (``expf``): ``sigmoid`` and ``silu`` over whole 32-element steps (their
+- ``sleef_exp`` (``expf``): ``sigmoid`` and ``silu`` over whole steps of two vectors (their
   leftover elements take the C library's ``expf``), softmax and log_softmax over the last
-  dimension (their sums in 16 vector lanes, ``lane_sum``);
+  dimension (their sums in the vector's lanes, ``lane_sum``);
 - ``sleef_log`` (``logf``): log_softmax's logarithm of the sum (and ``sleef_exp`` again in
   its gradient; softmax's gradient needs no exponential, only the lanes' sum);
 - ``sleef_expm1`` and ``sleef_log1p``: ``torch.expm1`` and ``torch.log1p`` (every element,
@@ -26,7 +28,8 @@ unevaluated sum of two float32s), the scaling by a power of two, every other ste
 float32 as the SIMD instruction rounds it. Checked bit for bit against SLEEF's own AVX-512
 functions in torch's library (10**6 random float32 bit patterns: subnormals, huge and
 negative values, infinities and NaNs, plus 1.3 * 10**6 values in the functions' working
-ranges) and against torch's kernels (tests/engine/test_engine_vector_math.py). The emulation
+ranges) and against torch's kernels (tests/ops/numerics/test_vector_math.py), on a machine
+with AVX-512 and on one with AVX2 only. The emulation
 costs 50 to 150 times ``rounded_once`` on 10**5 values (100 to 600 times numpy's float32
 loop; about 0.1 ms a call on a few values), so the engine takes it only in
 ``summation.torch_order()`` (``gradcli run``), through ``in_torch_order``.
@@ -34,6 +37,7 @@ loop; about 0.1 ms a call on a few values), so the engine takes it only in
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -212,9 +216,36 @@ def sleef_log(x: Any) -> Any:
     return np.asarray(r, _F)
 
 
-# torch's kernels over float32 in AVX-512 vectors of 16 lanes, and its element-wise loops'
-# width: two vectors a step, the leftover elements (under 32) by the scalar function.
-LANES = 16
+#: What a CPU must announce for torch to run its AVX-512 kernels (ATen's check).
+AVX512_FLAGS = frozenset({"avx512f", "avx512bw", "avx512vl", "avx512dq"})
+
+
+def torch_lanes(capability: str | None, cpu_flags: frozenset[str]) -> int:
+    """The float32 lanes of the vectors torch's kernels here run in: 16 where it picks its
+    AVX-512 kernels, 8 where AVX2 or none. ``capability`` is torch's own override
+    (``ATEN_CPU_CAPABILITY``: ``avx512``, ``avx2``, ``default``), else the CPU decides."""
+    if capability:
+        return 16 if capability.lower() == "avx512" else 8
+    return 16 if AVX512_FLAGS <= cpu_flags else 8
+
+
+def _cpu_flags() -> frozenset[str]:
+    """The instruction sets the CPU announces (Linux's /proc/cpuinfo; none elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return frozenset(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+# torch's element-wise and softmax kernels over float32 in vectors of LANES (16 with AVX-512,
+# 8 with AVX2: the same SLEEF functions at either width), its element-wise loops two vectors
+# a step, the leftover elements by the scalar function. (Its sums' kernels run AVX2 vectors on
+# both: summation.LANES.)
+LANES = torch_lanes(os.environ.get("ATEN_CPU_CAPABILITY"), _cpu_flags())
 _LOOP_STEP = 2 * LANES
 
 
@@ -283,7 +314,7 @@ def logistic(x: Any) -> Any:
 
 def sigmoid(x: Any) -> Any:
     """torch's float32 sigmoid, element for element: ``1 / (1 + exp(-x))`` with SLEEF's
-    ``exp`` over the whole 32-element steps of the array in memory order, and with the C
+    ``exp`` over the whole steps of two vectors of the array in memory order, and with the C
     library's ``expf`` (``c_exp``) over the leftover elements."""
     return _over_steps(x, lambda d, e: _F(1) / (_F(1) + e))
 
@@ -295,7 +326,7 @@ def silu(x: Any) -> Any:
 
 def _over_steps(x: Any, finish: Any) -> Any:
     """``finish(x, exp(-x))`` over a float32 array as torch's element-wise loop runs it: in
-    memory order, SLEEF's ``exp`` over whole 32-element steps, ``expf`` over the rest; where
+    memory order, SLEEF's ``exp`` over whole steps of two vectors, ``expf`` over the rest; where
     the array is not dense (a strided view), ``expf`` everywhere, as torch's loop takes its
     scalar path over strided input."""
     d = np.asarray(x, _F)
@@ -318,7 +349,8 @@ def lane_sum(rows: Any, weights: Any = None) -> Any:
     """The sums of a float32 array's last dimension (kept, as a dimension of 1) in the order
     of torch's ``vec::map_reduce_all``: under a vector's width, the elements one after
     another; else the whole vectors added lane by lane, the leftover elements into the first
-    lanes, then the lanes folded in halves (lane i plus lane i + 8, then + 4, + 2, + 1).
+    lanes, then the lanes folded in halves (lane i plus lane i + LANES / 2, then half that,
+    down to + 1).
 
     With ``weights``, the sums of ``rows * weights`` as ``map2_reduce_all`` adds them on one
     thread: each product rounded, but the leftover elements' products added to their lanes
@@ -357,9 +389,9 @@ def softmax_last(x: Any) -> Any:
 
 def softmax_inner(x: Any, dim: int) -> Any:
     """torch's float32 softmax over a dimension that is not the last (its ``_vec_softmax``,
-    one thread): each run of 16 positions of the dimensions after ``dim`` in a vector,
+    one thread): each run of ``LANES`` positions of the dimensions after ``dim`` in a vector,
     ``exp(x - max)`` by SLEEF's ``exp``, summed along ``dim`` one after another from 0, each
-    divided by the sum; the leftover positions (under 16) the same with the C library's
+    divided by the sum; the leftover positions (under ``LANES``) the same with the C library's
     ``expf`` (``c_exp``)."""
     d = np.moveaxis(np.asarray(x, _F), dim, -1)  # (..., inner..., n): positions then dim
     inner = int(np.prod(np.shape(x)[dim + 1 :], dtype=np.int64))

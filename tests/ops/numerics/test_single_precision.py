@@ -30,6 +30,12 @@ def test_other_float32_powers_mostly_agree_with_torch():
     for exponent in (4, 1.5, 2.5, -3):
         got = gc.pow(gc.Tensor(base.numpy().copy()), exponent).data
         want = (base**exponent).numpy()
+        assert (got != want).sum() <= 100
+        # numpy's own float32 power differs from torch's on several hundred with its AVX-512
+        # loop; where numpy's is the power rounded once from float64 (its AVX2 loop), the two
+        # are the same but for a few
+        once = np.power(base.numpy().astype(np.float64), exponent).astype(np.float32)
+        assert (got != once).sum() == 0
         numpy_float32 = np.power(base.numpy(), np.float32(exponent))
-        assert (got != want).sum() <= 100  # numpy's own float32 power: several hundred
-        assert (got != want).sum() < (numpy_float32 != want).sum()
+        if (numpy_float32 != once).sum() > 100:
+            assert (got != want).sum() < (numpy_float32 != want).sum()

@@ -232,20 +232,44 @@ def test_within_an_ulp_of_the_exact_values():
 
 
 def test_lane_sum_order():
-    # 16 lanes (1e8 in lane 0, 1 in the others; float32's spacing at 1e8 is 8) folded in
-    # halves: lane 0 meets 1 (lost), then 2 (lost), then 4 (a tie, to even: lost), then 8
-    row = np.array([[1e8] + [1.0] * 15], F)
-    assert vm.lane_sum(row)[0, 0] == F(1e8 + 8)
-    short = np.array([[1e8] + [1.0] * 14], F)  # under 16: one after another, every 1 lost
-    assert vm.lane_sum(short)[0, 0] == F(1e8)
+    # a vector's lanes (1e8 in lane 0, 1 in the others; float32's spacing at 1e8 is 8) folded
+    # in halves: lane 0 meets 1 (lost), then 2 (lost), then 4 (a tie, to even: lost), then,
+    # with 16 lanes, 8
+    row = np.array([[1e8] + [1.0] * (vm.LANES - 1)], F)
+    assert vm.lane_sum(row)[0, 0] == F(1e8 + 8 if vm.LANES == 16 else 1e8)
+    short = np.array([[1e8] + [1.0] * (vm.LANES - 2)], F)  # under a vector: one after another
+    assert vm.lane_sum(short)[0, 0] == F(1e8)  # every 1 lost
+    # a vector and a half: the half left over goes into the first lanes (1e8 + 1, lost; 2 in
+    # the others), then the folds: 1 (lost), 3 (lost), 6 (to 1e8 + 8) and, with 16 lanes, 12
+    # (1e8 + 20, a tie, to even: 1e8 + 16)
+    longer = np.array([[1e8] + [1.0] * (vm.LANES + vm.LANES // 2 - 1)], F)
+    assert vm.lane_sum(longer)[0, 0] == F(1e8 + 16 if vm.LANES == 16 else 1e8 + 8)
+
+
+def test_the_lanes_are_torchs_on_this_cpu():
+    assert vm.torch_lanes(None, frozenset({"avx2", "fma"})) == 8
+    assert vm.torch_lanes(None, vm.AVX512_FLAGS | {"avx2"}) == 16
+    assert vm.torch_lanes(None, frozenset({"avx512f", "avx2"})) == 8  # ATen asks for all four
+    assert vm.torch_lanes("avx2", vm.AVX512_FLAGS) == 8  # torch's own override
+    assert vm.torch_lanes("AVX512", frozenset()) == 16
+    assert vm.torch_lanes("default", vm.AVX512_FLAGS) == 8
+    assert vm.torch_lanes(None, frozenset()) == 8
+
+
+@pytest.mark.torch
+def test_the_lanes_are_the_ones_torch_picked(torch):
+    picked = torch.backends.cpu.get_cpu_capability()
+    assert vm.LANES == (16 if picked == "AVX512" else 8), picked
 
 
 def test_sigmoid_steps_and_tail():
-    # below 32 elements every value takes the scalar formula with a correctly rounded exp
-    x = np.linspace(-30, 30, 31, dtype=F)
+    # below a step (two vectors: 32 elements with AVX-512, 16 with AVX2) every value takes the
+    # scalar formula with a correctly rounded exp
+    step = 2 * vm.LANES
+    x = np.linspace(-30, 30, step - 1, dtype=F)
     want = F(1) / (F(1) + vm.c_exp(-x))
     assert np.array_equal(vm.sigmoid(x), want)
-    z = np.concatenate([x, x[:2]])  # 33: one step of 32 through SLEEF's exp, then one left
-    assert np.array_equal(vm.sigmoid(z)[:32], F(1) / (F(1) + vm.sleef_exp(-z[:32])))
-    assert vm.sigmoid(z)[32] == want[1]
+    z = np.concatenate([x, x[:2]])  # one step through SLEEF's exp, then one left
+    assert np.array_equal(vm.sigmoid(z)[:step], F(1) / (F(1) + vm.sleef_exp(-z[:step])))
+    assert vm.sigmoid(z)[step] == want[1]
     assert vm.sigmoid(np.array([0.0], F))[0] == 0.5
