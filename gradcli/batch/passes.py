@@ -32,7 +32,7 @@ from ..commands.compute import (
 )
 from ..engine.compile import NotBatchable, Tape, trace
 from ..ops import library as gc
-from .batched import Specialised, slot_dtypes, specialise
+from .batched import Specialised, specialise
 
 Sections = dict[str, dict[str, np.ndarray]]  # section ("values", "grads", ...) -> name -> array
 
@@ -56,7 +56,9 @@ class Pass:
     or, with ``differenced`` (the inputs' positions among the tape's), the 2 n points
     x +- h e_k of a point's n elements of those inputs, whose outputs come back as the
     difference quotients. ``function`` is the traced one, for a replay point by point;
-    ``dtypes`` the dtype of each of the tape's slots as traced (``batched.slot_dtypes``)."""
+    ``dtypes`` the dtype of each of the tape's slots as traced (the tape's own, which the
+    tracing read off the values it kept: ``batched.slot_dtypes``, which replays the tape
+    for them, gives the same for every slot a step of the tape makes)."""
 
     tape: Tape
     seeds: tuple[np.ndarray, ...] = ()
@@ -369,7 +371,7 @@ class Tracing:
         """``function`` traced at the bound point (with the first of each of ``seeds``)."""
         examples = [*self.start, *(s[0] for s in seeds)]
         tape = self.bound.engine(lambda: trace(function, *examples))
-        return Pass(tape, tuple(seeds), differenced, function, slot_dtypes(tape, examples))
+        return Pass(tape, tuple(seeds), differenced, function, tape.dtypes)
 
     def reverse(self, v, seeded: bool = False) -> Callable:
         """The output and J^T v for each target (see ``_reverse``)."""
