@@ -134,7 +134,7 @@ def specialise(
         level[slot] = at
     ranks = list(tape.ranks)
     # no shapes: every slot counts as empty, so that none is freed
-    shapes = list(tape.shapes) if tape.shapes else [(0,)] * tape.size
+    shapes: list[tuple[int, ...]] = list(tape.shapes) if tape.shapes else [(0,)] * tape.size
     constants = dict(tape.constants)
     folds = _Folds.of(tape, dtypes, constants)
     same: dict[int, int] = {}  # a slot -> the earlier slot it equals

@@ -219,9 +219,7 @@ class _Tracer:
         """One step; ``forward`` is the numpy function that made ``out`` (the primitive's,
         unless the engine adapted it to its operands' dtypes)."""
         slots = self.slots
-        args = tuple(
-            [slots[id(t.data)] if id(t.data) in slots else self.slot(t) for t in tensors]
-        )
+        args = tuple([slots[id(t.data)] if id(t.data) in slots else self.slot(t) for t in tensors])
         shape_from = prim.extra.get("shape_from")
         if shape_from is not None:
             self.deciding.extend(args[i] for i in shape_from([t.data for t in tensors], params))
