@@ -73,7 +73,7 @@ class Specialised:
     program: list[Entry]
     outputs: tuple[int, ...]
     levels: list[int]
-    elements: list[int]  # of each slot, as traced
+    shapes: list[tuple[int, ...]]  # of each slot, as traced (() for every slot: not known)
     rows: int  # the seed vectors a point takes
     seeded: bool  # the outputs have a row a point and seed vector
     last: list[
@@ -115,7 +115,8 @@ class Specialised:
         """For each entry, the slots of at least ``smallest`` elements (as traced) that no
         later entry reads, outputs and constants aside; [] when there is none at all."""
         if smallest not in self.freed:
-            frees = [tuple(a for a in last if self.elements[a] >= smallest) for last in self.last]
+            shapes, prod = self.shapes, math.prod
+            frees = [tuple([a for a in last if prod(shapes[a]) >= smallest]) for last in self.last]
             self.freed[smallest] = frees if any(frees) else []
         return self.freed[smallest]
 
@@ -132,9 +133,10 @@ def specialise(
     for slot, at in zip(tape.inputs, levels):
         level[slot] = at
     ranks = list(tape.ranks)
-    elements = [math.prod(s) for s in tape.shapes] if tape.shapes else [0] * tape.size
+    # no shapes: every slot counts as empty, so that none is freed
+    shapes: list[tuple[int, ...]] = list(tape.shapes) if tape.shapes else [(0,)] * tape.size
     constants = dict(tape.constants)
-    folds = _Folds.of(tape, dtypes)
+    folds = _Folds.of(tape, dtypes, constants)
     same: dict[int, int] = {}  # a slot -> the earlier slot it equals
     repeated: dict[int, int] = {}  # a slot of level 1 -> its slot repeated to level 2
     known: dict[Any, int] = {}
@@ -145,7 +147,7 @@ def specialise(
             repeated[slot] = len(level)
             level.append(2)
             ranks.append(ranks[slot])
-            elements.append(elements[slot])
+            shapes.append(shapes[slot])
             program.append((_repeater(rows), (slot,), repeated[slot], 2))
         return repeated[slot]
 
@@ -180,7 +182,7 @@ def specialise(
     ]
     last = last_reads([e[1] for e in program], set(outputs) | set(constants))
     return Specialised(
-        len(level), tape.constants, tape.inputs, program, outputs, level, elements, rows,
+        len(level), tape.constants, tape.inputs, program, outputs, level, shapes, rows,
         2 in levels, last,
     )  # fmt: skip
 
@@ -211,11 +213,11 @@ def _identity_of(function, args, out, folds: _Folds) -> int | None:
     """The argument a step's result equals bit for bit (its dtype and shape too), or None."""
     candidates: tuple[int, ...] = ()
     if function is np.multiply and len(args) == 2:
-        candidates = tuple(a for a, b in (args, args[::-1]) if b in folds.ones)
+        candidates = tuple(a for a, b in (args, args[::-1]) if folds.one(b))
     elif function in _POWERS and len(args) == 2:
-        candidates = (args[0],) if args[1] in folds.ones else ()
-    elif function in _SELECTIONS and args[0] in folds.choices:
-        candidates = (args[folds.choices[args[0]]],)
+        candidates = (args[0],) if folds.one(args[1]) else ()
+    elif function in _SELECTIONS and folds.choice(args[0]):
+        candidates = (args[folds.choice(args[0])],)
     elif len(args) == 1 and function in _PASS_THROUGH:
         candidates = (args[0],)
     dtypes, shapes = folds.dtypes, folds.shapes
@@ -225,29 +227,52 @@ def _identity_of(function, args, out, folds: _Folds) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
 class _Folds:
-    """What ``_identity_of`` reads: the constants of ones, the constant conditions that choose
-    one side (the argument's place), and each slot's dtype and shape as traced."""
+    """What ``_identity_of`` reads: which constants are ones, which constant conditions choose
+    one side (the argument's place), and each slot's dtype and shape as traced. A constant
+    is read when a step asks about it, once."""
 
-    ones: frozenset[int]
-    choices: dict[int, int]
-    dtypes: Sequence[np.dtype | None]
-    shapes: Sequence[tuple[int, ...]]
+    def __init__(
+        self,
+        constants: dict[int, Any],
+        dtypes: Sequence[np.dtype | None],
+        shapes: Sequence[tuple[int, ...]],
+    ) -> None:
+        self.constants = constants
+        self.dtypes = dtypes
+        self.shapes = shapes
+        self._ones: dict[int, bool] = {}
+        self._choices: dict[int, int] = {}
 
     @staticmethod
-    def of(tape: Tape, dtypes: Sequence[np.dtype | None]) -> _Folds | None:
+    def of(tape: Tape, dtypes: Sequence[np.dtype | None], constants: dict) -> _Folds | None:
         if not dtypes or not tape.shapes:
             return None
-        ones, choices = set(), {}
-        for slot, value in tape.constants:
-            array = np.asarray(value)
-            if array.dtype == np.bool_ and array.size:
-                if array.all() or not array.any():
-                    choices[slot] = 1 if array.all() else 2
-            elif _all_equal(array, 1):
-                ones.add(slot)
-        return _Folds(frozenset(ones), choices, dtypes, tape.shapes)
+        return _Folds(constants, dtypes, tape.shapes)
+
+    def one(self, slot: int) -> bool:
+        """Whether ``slot`` is a constant of ones (not a condition: see ``choice``)."""
+        found = self._ones.get(slot)
+        if found is None:
+            found = False
+            if slot in self.constants:
+                array = np.asarray(self.constants[slot])
+                found = not (array.dtype == np.bool_ and array.size) and _all_equal(array, 1)
+            self._ones[slot] = found
+        return found
+
+    def choice(self, slot: int) -> int:
+        """The argument a constant condition in ``slot`` chooses: 1 (all true), 2 (all
+        false), or 0 (not a constant condition that chooses one side)."""
+        found = self._choices.get(slot)
+        if found is None:
+            found = 0
+            if slot in self.constants:
+                array = np.asarray(self.constants[slot])
+                if array.dtype == np.bool_ and array.size:
+                    found = 1 if array.all() else 2 if not array.any() else 0
+            self._choices[slot] = found
+        return found
 
 
 _POWERS = (power, np.power)

@@ -28,11 +28,12 @@ from ..commands.compute import (
     check_size,
     hvp_targets,
     hvp_vectors,
+    output_of,
     tangents_of,
 )
 from ..engine.compile import NotBatchable, Tape, trace
 from ..ops import library as gc
-from .batched import Specialised, slot_dtypes, specialise
+from .batched import Specialised, specialise
 
 Sections = dict[str, dict[str, np.ndarray]]  # section ("values", "grads", ...) -> name -> array
 
@@ -56,7 +57,9 @@ class Pass:
     or, with ``differenced`` (the inputs' positions among the tape's), the 2 n points
     x +- h e_k of a point's n elements of those inputs, whose outputs come back as the
     difference quotients. ``function`` is the traced one, for a replay point by point;
-    ``dtypes`` the dtype of each of the tape's slots as traced (``batched.slot_dtypes``)."""
+    ``dtypes`` the dtype of each of the tape's slots as traced (the tape's own, which the
+    tracing read off the values it kept: ``batched.slot_dtypes``, which replays the tape
+    for them, gives the same for every slot a step of the tape makes)."""
 
     tape: Tape
     seeds: tuple[np.ndarray, ...] = ()
@@ -194,20 +197,48 @@ def _each_traced(
 # -- the traced functions -----------------------------------------------------------------------
 
 
-def _of_inputs(bound: Bound, name: str, names: list[str]) -> Callable:
-    """The program's output ``name`` as a function of all its inputs, in ``names``' order."""
-    return lambda *values: bound.run(dict(zip(names, values)))[name]
+class Retrace(Exception):
+    """The pass traced before the output was known does not fit it (a Jacobian wanted in
+    reverse mode): the plan is made again the long way, the program run first."""
 
 
-def _reverse(bound: Bound, name: str, names: list[str], targets: list[str], v, seeded: bool):
+@dataclass
+class Output:
+    """The output the passes differentiate, ``asked`` by --of (None: the default): named and
+    its value known from a run of the program at the bound point, or else by the first run
+    of the pass being traced, which then hands them to ``check`` (the refusals that read the
+    output; ``Retrace`` where the pass does not fit it) before it goes on past the program."""
+
+    bound: Bound
+    asked: str | None
+    name: str | None = None
+    out: gc.Tensor | None = None
+    check: Callable[[str, gc.Tensor], None] | None = None
+
+    def of(self, env: dict[str, gc.Tensor]) -> gc.Tensor:
+        """The output in ``env``, the values of one run of the program."""
+        if self.name is None:
+            self.name, self.out = output_of(self.bound, env, self.asked)
+            if self.check is not None:
+                self.check(self.name, self.out)
+        return env[self.name]
+
+
+def _of_inputs(output: Output, names: list[str]) -> Callable:
+    """The program's output as a function of all its inputs, in ``names``' order."""
+    return lambda *values: output.of(output.bound.run(dict(zip(names, values))))
+
+
+def _reverse(output: Output, names: list[str], targets: list[str], v, seeded: bool):
     """(inputs..., [seed]) -> [output, *J^T seed for each target]: the seed is v (fixed, or
     None for a scalar output) or, ``seeded``, the tape's last input."""
+    bound = output.bound
 
     def one_pass(*values):
         leaves = dict(zip(names, values[: len(names)]))
         for t in targets:
             leaves[t].requires_grad = True
-        result = bound.run(leaves)[name]
+        result = output.of(bound.run(leaves))
         if not targets:
             return [result]
         seed = (
@@ -215,7 +246,7 @@ def _reverse(bound: Bound, name: str, names: list[str], targets: list[str], v, s
         )
         if seeded and result.shape != seed.shape:  # x[x > 0]: the rows of J vary in number
             raise GradcliError(
-                f"the output {name} has shape {result.shape} here, but {seed.shape} at the "
+                f"the output {output.name} has shape {result.shape} here, but {seed.shape} at the "
                 "point the pass was traced at",
                 hint="reduce it to one shape (sum, mean, ...), or give the points one at a time",
             )
@@ -226,10 +257,10 @@ def _reverse(bound: Bound, name: str, names: list[str], targets: list[str], v, s
     return one_pass
 
 
-def _tangent(bound: Bound, name: str, names: list[str], targets: list[str], fixed: dict):
+def _tangent(output: Output, names: list[str], targets: list[str], fixed: dict):
     """(inputs..., a tangent for each target) -> [output, J t]; ``fixed`` tangents (jvp's
     --t) instead when ``targets`` is empty, zero for the inputs neither gives."""
-    function = _of_inputs(bound, name, names)
+    bound, function = output.bound, _of_inputs(output, names)
 
     def one_pass(*values):
         given = dict(zip(targets, values[len(names) :]))
@@ -243,9 +274,10 @@ def _tangent(bound: Bound, name: str, names: list[str], targets: list[str], fixe
     return one_pass
 
 
-def _hvp(bound: Bound, name: str, names: list[str], targets: list[str], fixed: dict):
+def _hvp(output: Output, names: list[str], targets: list[str], fixed: dict):
     """(inputs..., [a vector for each target]) -> [output, *H v for each target]; ``fixed``
     vectors (hvp's --v) instead when the tape takes none."""
+    bound = output.bound
 
     def one_pass(*values):
         inputs = dict(zip(names, values[: len(names)]))
@@ -254,7 +286,7 @@ def _hvp(bound: Bound, name: str, names: list[str], targets: list[str], fixed: d
         ]
 
         def function(*xs):
-            return bound.run({**inputs, **dict(zip(targets, xs))})[name].reshape(())
+            return output.of(bound.run({**inputs, **dict(zip(targets, xs))})).reshape(())
 
         out, products = gc.hvp(function, tuple(inputs[t] for t in targets), tuple(given))
         products = products if isinstance(products, tuple) else (products,)
@@ -347,13 +379,13 @@ class Layout:
 
 @dataclass
 class Tracing:
-    """What a command's passes are traced from at the bound point: the output ``name`` (its
-    value ``out``), the inputs (``names``, at their values ``start``), the ``targets`` and the
-    basis vectors of their elements, and the ``layout`` the passes fold by."""
+    """What a command's passes are traced from at the bound point: the ``output`` (its name
+    and value, known before the tracing or from its first pass), the inputs (``names``, at
+    their values ``start``), the ``targets`` and the basis vectors of their elements, and the
+    ``layout`` the passes fold by."""
 
     bound: Bound
-    name: str
-    out: gc.Tensor
+    output: Output
     targets: list[str]
     layout: Layout
     names: list[str] = field(init=False)
@@ -365,15 +397,25 @@ class Tracing:
         self.start = [self.bound.arrays[n] for n in self.names]
         self.basis = _basis([self.layout.shapes[t] for t in self.targets], self.bound.dtype)
 
+    @property
+    def name(self) -> str:
+        assert self.output.name is not None, "the output is known once the program ran"
+        return self.output.name
+
+    @property
+    def out(self) -> gc.Tensor:
+        assert self.output.out is not None, "the output is known once the program ran"
+        return self.output.out
+
     def traced(self, function, *seeds, differenced=()) -> Pass:
         """``function`` traced at the bound point (with the first of each of ``seeds``)."""
         examples = [*self.start, *(s[0] for s in seeds)]
         tape = self.bound.engine(lambda: trace(function, *examples))
-        return Pass(tape, tuple(seeds), differenced, function, slot_dtypes(tape, examples))
+        return Pass(tape, tuple(seeds), differenced, function, tape.dtypes)
 
     def reverse(self, v, seeded: bool = False) -> Callable:
         """The output and J^T v for each target (see ``_reverse``)."""
-        return _reverse(self.bound, self.name, self.names, self.targets, v, seeded)
+        return _reverse(self.output, self.names, self.targets, v, seeded)
 
     def sizes(self) -> tuple[int, int]:
         """The elements of the targets together, and of the output; refused when either has
@@ -398,12 +440,12 @@ class Tracing:
 
     def forward_jacobian(self) -> Pass:
         """J replayed with each basis vector of the targets as the tangent."""
-        bound, name, names, targets = self.bound, self.name, self.names, self.targets
-        return self.traced(_tangent(bound, name, names, targets, {}), *self.basis)
+        return self.traced(_tangent(self.output, self.names, self.targets, {}), *self.basis)
 
 
 Targets = Callable[[Bound, "list[str] | None", Settings], list[str]]
 Settle = Callable[[Bound, str, str, gc.Tensor, list[str], Settings], Settings]
+Early = Callable[[Bound, list[str], Settings], Settings]
 
 
 @dataclass(frozen=True)
@@ -412,13 +454,19 @@ class Batching:
     it differentiates by (``targets``), what it refuses at one point before any tracing and
     the settings it then takes (``settle``), the passes it traces (``trace``), and the
     sections of each point's results their outputs fold into (``fold``). ``implicit_v``: v
-    may be left out for a scalar output only (grad, vjp)."""
+    may be left out for a scalar output only (grad, vjp).
+
+    ``once``: its passes may be traced before the program has run (``plan.plan`` then runs it
+    once, in the first pass, not once alone and again in the pass), with the settings that
+    ``early`` reads without the output (what ``settle`` gives where it needs none of it)."""
 
     targets: Targets
     settle: Settle
     trace: Callable[[Tracing, object, Settings], list[Pass]]
     fold: Callable[[Layout, list[list]], Sections]
     implicit_v: bool = False
+    early: Early = lambda bound, targets, settings: settings
+    once: bool = True
 
 
 def _no_targets(bound: Bound, wrt: list[str] | None, settings: Settings) -> list[str]:
@@ -468,24 +516,47 @@ def _trace_reverse(tracing: Tracing, v, settings: Settings) -> list[Pass]:
     return [tracing.traced(tracing.reverse(v))]
 
 
+def _tangents_early(bound: Bound, targets: list[str], settings: Settings) -> Settings:
+    return replace(settings, tangents=tangents_of(bound, settings.tangents))
+
+
+def _vectors_early(bound: Bound, targets: list[str], settings: Settings) -> Settings:
+    return replace(settings, vectors=hvp_vectors(bound, targets, settings.vectors))
+
+
 def _trace_tangents(tracing: Tracing, v, settings: Settings) -> list[Pass]:
     t = tracing
-    return [t.traced(_tangent(t.bound, t.name, t.names, [], settings.tangents))]
+    return [t.traced(_tangent(t.output, t.names, [], settings.tangents))]
 
 
 def _trace_vectors(tracing: Tracing, v, settings: Settings) -> list[Pass]:
     t = tracing
-    return [t.traced(_hvp(t.bound, t.name, t.names, t.targets, settings.vectors))]
+    return [t.traced(_hvp(t.output, t.names, t.targets, settings.vectors))]
 
 
 def _trace_basis_products(tracing: Tracing, v, settings: Settings) -> list[Pass]:
     t = tracing
-    return [t.traced(_hvp(t.bound, t.name, t.names, t.targets, {}), *t.basis)]
+    return [t.traced(_hvp(t.output, t.names, t.targets, {}), *t.basis)]
 
 
 def _trace_jacobian(tracing: Tracing, v, settings: Settings) -> list[Pass]:
-    n_in, n_out = tracing.sizes()
     mode, layout = settings.mode, tracing.layout
+    if tracing.output.name is None:  # the program not run yet: forward mode, if it fits
+        if mode not in ("forward", "auto", "dense"):
+            raise Retrace(mode)  # a reverse pass's seeds take the output's shape
+        check = tracing.output.check
+
+        def fits(name: str, out: gc.Tensor) -> None:
+            if check is not None:
+                check(name, out)
+            n_in, n_out = tracing.sizes()
+            if not (mode == "forward" or n_in < n_out):
+                raise Retrace(mode)
+
+        tracing.output.check = fits
+        layout.forward = True
+        return [tracing.forward_jacobian()]
+    n_in, n_out = tracing.sizes()
     layout.forward = mode == "forward" or (mode in ("auto", "dense") and n_in < n_out)
     return [tracing.forward_jacobian() if layout.forward else tracing.reverse_jacobian()]
 
@@ -494,7 +565,7 @@ def _trace_four_ways(tracing: Tracing, v, settings: Settings) -> list[Pass]:
     t = tracing
     t.sizes()
     t.layout.atol, t.layout.rtol = settings.atol, settings.rtol
-    value = _reverse(t.bound, t.name, t.names, [], None, False)
+    value = _reverse(t.output, t.names, [], None, False)
     positions = tuple(t.names.index(target) for target in t.targets)
     reverse, forward = t.reverse_jacobian(), t.forward_jacobian()
     return [reverse, forward, t.traced(value, differenced=positions)]
@@ -535,25 +606,31 @@ def _agreement(layout: Layout, outputs: list[list]) -> Sections:
 #: The ways --batch computes a command; each command's entry in ``commands.table`` names its.
 VALUES = Batching(_no_targets, _as_given, _trace_reverse, _no_sections)
 GRADIENTS = Batching(_wrt_targets, _as_given, _trace_reverse, _gradients, implicit_v=True)
-TANGENTS = Batching(_no_targets, _tangents_read, _trace_tangents, _of_output)
-HESSIAN_PRODUCTS = Batching(_vector_targets, _vectors_read, _trace_vectors, _by_target)
+TANGENTS = Batching(_no_targets, _tangents_read, _trace_tangents, _of_output, early=_tangents_early)
+HESSIAN_PRODUCTS = Batching(
+    _vector_targets, _vectors_read, _trace_vectors, _by_target, early=_vectors_early
+)
 JACOBIANS = Batching(_wrt_targets, _jacobian_settled, _trace_jacobian, _jacobians)
 HESSIANS = Batching(_wrt_targets, _second_derivatives, _trace_basis_products, _hessian_blocks)
-FOUR_WAYS = Batching(_wrt_targets, _tolerances_checked, _trace_four_ways, _agreement)
+# its first pass's seeds take the output's shape
+FOUR_WAYS = Batching(_wrt_targets, _tolerances_checked, _trace_four_ways, _agreement, once=False)
 
 
 def passes(
     bound: Bound,
     command: str,
     batching: Batching,
-    name: str,
-    out: gc.Tensor,
+    output: Output,
     targets: list[str],
     v,
     settings: Settings,
 ) -> tuple[list[Pass], Layout]:
     """Trace the passes of ``command`` (computed as ``batching`` says) at the bound point
-    (see the module's docstring)."""
+    (see the module's docstring); the ``output``, where not known yet, is found by the first
+    pass's run of the program."""
     shapes = {t: bound.arrays[t].shape for t in targets}
-    layout = Layout(command, name, tuple(out.shape), targets, shapes, batching.fold)
-    return batching.trace(Tracing(bound, name, out, targets, layout), v, settings), layout
+    layout = Layout(command, output.name or "", (), targets, shapes, batching.fold)
+    steps = batching.trace(Tracing(bound, output, targets, layout), v, settings)
+    assert output.name is not None and output.out is not None, "a pass runs the program"
+    layout.output, layout.shape = output.name, tuple(output.out.shape)
+    return steps, layout

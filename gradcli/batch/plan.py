@@ -30,7 +30,7 @@ from ..engine.compile import batch_size
 from ..lang.values import json_numbers, load_json, open_archive, parse_value, read_data
 from ..ops import library as gc
 from ..results import Points
-from .passes import Layout, Pass, Sections, Settings, at_point, passes
+from .passes import Batching, Layout, Output, Pass, Sections, Settings, at_point, passes
 from .stores.base import storage_of
 from .stores.chunked import NpyRows
 from .stores.open import read_stored
@@ -239,21 +239,13 @@ def plan(
                 f"but {name} has shape {bound.arrays[name].shape}",
                 hint=f"give an array of shape (N, {', '.join(map(str, bound.arrays[name].shape))})",
             )
-    env = bound.run(bound.leaves())
-    name, out = output_of(bound, env, of)
-    if wrt is not None and any(t not in bound.arrays for t in wrt):
-        raise GradcliError(
-            "--batch: --wrt must name inputs of the program",
-            hint=f"its inputs are {listing(bound.arrays)}",
-        )
     batching = entry(command).batching()
-    targets = batching.targets(bound, wrt, settings)
-    if batching.implicit_v and v is None and out.numel() != 1:  # before the tracing
-        raise gc.ScalarOutputError("grad can be implicitly created only for scalar outputs")
-    if v is not None:
-        _cotangent(v, out, name, bound.dtype)  # the shape must match the output's
-    settings = batching.settle(bound, command, name, out, targets, settings)
-    steps, layout = passes(bound, command, batching, name, out, targets, v, settings)
+    traced = _traced_once(bound, command, batching, of, v, wrt, settings)
+    if traced is None:
+        traced = _run_then_traced(bound, command, batching, of, v, wrt, settings)
+    steps, layout, output = traced
+    out = output.out
+    assert output.name is not None and out is not None
     rows = max(p.rows() for p in steps)
     for p in steps:  # a chunk's rows fit --max-elements, and its values the budget
         most = batch_size(p.tape, bounds.limits().max_elements) or chunk * rows
@@ -266,7 +258,7 @@ def plan(
     chunk = min(chunk, bounds.elements_within(results, as_text))
     return Plan(
         command=command,
-        output=name,
+        output=output.name,
         names=list(bound.arrays),
         fixed={n: a for n, a in bound.arrays.items() if n not in points},
         dtypes={n: bound.arrays[n].dtype for n in points},
@@ -276,6 +268,67 @@ def plan(
         chunk=chunk,
         bound=bound,
     )
+
+
+Traced = tuple[list[Pass], Layout, Output]
+
+
+def _refusals(bound: Bound, command: str, batching: Batching, v, wrt, settings: Settings):
+    """``check(name, out)``: what the command refuses once the program's output is known
+    (``wrt``: checked first, as it reads no output); and the targets."""
+    if wrt is not None and any(t not in bound.arrays for t in wrt):
+        raise GradcliError(
+            "--batch: --wrt must name inputs of the program",
+            hint=f"its inputs are {listing(bound.arrays)}",
+        )
+    targets = batching.targets(bound, wrt, settings)
+
+    def check(name: str, out: gc.Tensor) -> Settings:
+        if batching.implicit_v and v is None and out.numel() != 1:  # before the tracing
+            raise gc.ScalarOutputError("grad can be implicitly created only for scalar outputs")
+        if v is not None:
+            _cotangent(v, out, name, bound.dtype)  # the shape must match the output's
+        return batching.settle(bound, command, name, out, targets, settings)
+
+    return check, targets
+
+
+def _run_then_traced(
+    bound: Bound, command: str, batching: Batching, of, v, wrt, settings: Settings
+) -> Traced:
+    """The program run at the bound point, its output checked, then the passes traced."""
+    env = bound.run(bound.leaves())
+    name, out = output_of(bound, env, of)
+    check, targets = _refusals(bound, command, batching, v, wrt, settings)
+    settings = check(name, out)
+    output = Output(bound, of, name, out)
+    steps, layout = passes(bound, command, batching, output, targets, v, settings)
+    return steps, layout, output
+
+
+def _traced_once(
+    bound: Bound, command: str, batching: Batching, of, v, wrt, settings: Settings
+) -> Traced | None:
+    """The passes traced with the program run once, in the first pass, its output checked
+    there before the pass goes on (``passes.Output``); None where that cannot be, or where
+    anything is refused, for ``_run_then_traced`` to say it as ever: every check runs, in
+    another order, and the warnings of the runs (``bound.log``) are as they were before."""
+    if not batching.once:
+        return None
+    log = bound.log
+    kept = (list(log.notes), list(log.nonfinite), dict(log.origins))
+    try:
+        bound.program.check_writes(bound.leaves())  # as a plain run's leaves refuse them
+        check, targets = _refusals(bound, command, batching, v, wrt, settings)
+        output = Output(bound, of, check=check)
+        early = batching.early(bound, targets, settings)
+        steps, layout = passes(bound, command, batching, output, targets, v, early)
+    except Exception:  # noqa: BLE001 - said again the long way, in its order
+        log.notes[:], log.nonfinite[:] = kept[0], kept[1]
+        log.origins.clear()
+        log.origins.update(kept[2])
+        return None
+    return steps, layout, output
 
 
 def run(

@@ -218,7 +218,8 @@ class _Tracer:
     ) -> None:
         """One step; ``forward`` is the numpy function that made ``out`` (the primitive's,
         unless the engine adapted it to its operands' dtypes)."""
-        args = tuple(self.slot(t) for t in tensors)
+        slots = self.slots
+        args = tuple([slots[id(t.data)] if id(t.data) in slots else self.slot(t) for t in tensors])
         shape_from = prim.extra.get("shape_from")
         if shape_from is not None:
             self.deciding.extend(args[i] for i in shape_from([t.data for t in tensors], params))
@@ -253,31 +254,40 @@ def _simplify(tracer: _Tracer, inputs: tuple[int, ...], outputs: tuple[int, ...]
     constants = dict(tracer.constants)
     steps = []
     for step in tracer.steps:
-        _, function, args, params, out = step
-        if args and all(a in constants for a in args):
-            constants[out] = function(*[constants[a] for a in args], **params)
+        args = step[2]
+        for a in args:
+            if a not in constants:
+                steps.append(step)
+                break
         else:
-            steps.append(step)
+            if args:
+                _, function, _, params, out = step
+                constants[out] = function(*[constants[a] for a in args], **params)
+            else:
+                steps.append(step)
     reads = [step[2] for step in steps]
     kept = [steps[i] for i in needed(reads, [step[4] for step in steps], outputs)]
     read = set(outputs).union(*(step[2] for step in kept))
     used_constants = tuple((s, v) for s, v in constants.items() if s in read)
-    ranks = tuple(np.ndim(a) for a in tracer.keep)
-    largest = max((np.size(a) for a in tracer.keep), default=1)
-    elements = sum(int(np.size(a)) for a in tracer.keep)
+    keep = tracer.keep
+    try:  # the engine's values are arrays: their attributes, read without numpy's functions
+        shapes = tuple([a.shape for a in keep])
+    except AttributeError:
+        shapes = tuple([np.shape(a) for a in keep])
+    sizes = [math.prod(shape) for shape in shapes]
     dynamic = any(slot not in constants for slot in tracer.deciding)
     return Tape(
-        len(tracer.keep),
+        len(keep),
         inputs,
         outputs,
         used_constants,
         tuple(kept),
-        ranks,
-        largest,
-        elements,
+        tuple([len(shape) for shape in shapes]),
+        max(sizes, default=1),
+        sum(sizes),
         dynamic,
-        tuple(np.shape(a) for a in tracer.keep),
-        tuple(getattr(a, "dtype", None) for a in tracer.keep),
+        shapes,
+        tuple([getattr(a, "dtype", None) for a in keep]),
     )
 
 

@@ -655,7 +655,7 @@ def _diagonal_rest(
     _, tangent = _tangent_pass(rest, 1)(Tensor(np.ones(u.shape, u.dtype)), Tensor(u))
     n = len(u)
     where = _frozen(np.arange(n, dtype=np.int64))
-    values = np.asarray(tangent.data).reshape(-1)[where]
+    values = np.array(tangent.data).reshape(-1)  # its own copy, in order (where: all of it)
     diagonal = Sparse(where, where, values, (n, n))
     return Structured((diagonal,), "1 colour of columns, forward", 1, tape.shapes[out])
 

@@ -68,7 +68,7 @@ def _watch_tangent(
 
 
 def _all_finite(tensor: Tensor) -> bool:
-    return tensor.dtype.kind not in "fc" or bool(np.all(np.isfinite(tensor.data)))
+    return tensor.dtype.kind not in "fc" or bool(np.isfinite(tensor.data).all())
 
 
 def _watch(
@@ -78,13 +78,18 @@ def _watch(
     inputs: Sequence[Tensor],
     input_cotangents: Sequence[Tensor | None],
 ) -> None:
-    """Put the node of ``output`` on the watch list if its rule made the first nan or inf."""
+    """Put the node of ``output`` on the watch list if its rule made the first nan or inf
+    (its results read first: most rules make none, and then nothing else is read)."""
+    for c in input_cotangents:
+        if c is not None and not _all_finite(c):
+            break
+    else:
+        return
     if not _all_finite(cotangent) or not all(_all_finite(t) for t in inputs):
         return
-    if any(c is not None and not _all_finite(c) for c in input_cotangents):
-        node = _node_of(output)
-        if node not in watch:
-            watch.append(node)
+    node = _node_of(output)
+    if node not in watch:
+        watch.append(node)
 
 
 class Node:

@@ -22,7 +22,7 @@ def kinds(array: np.ndarray) -> set[str]:
     """Which of nan, inf, -inf an array holds (read once each: a broadcast view is not
     made whole to be scanned)."""
     array = compact(array)
-    if array.dtype.kind not in "fc" or np.all(np.isfinite(array)):
+    if array.dtype.kind not in "fc" or np.isfinite(array).all():
         return set()
     if array.dtype.kind == "c":  # a complex number's parts, each as a real number
         return kinds(array.real) | kinds(array.imag)

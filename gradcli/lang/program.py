@@ -203,7 +203,7 @@ class ParsedProgram:
         """
         env = dict(inputs)
         groups = self.groups()
-        self._check_writes(inputs)
+        self.check_writes(inputs)
         # Constants take the dtype of the inputs, so a float32 run stays float32 throughout.
         dtype = next((t.dtype for t in inputs.values() if t.dtype.kind == "f"), np.float64)
         tally = bounds.Tally(sum(t.data.nbytes for t in inputs.values()))
@@ -227,7 +227,7 @@ class ParsedProgram:
                 env[base] = _stack_group(base, elements, env, log)
         return env
 
-    def _check_writes(self, inputs: dict[str, gc.Tensor]) -> None:
+    def check_writes(self, inputs: dict[str, gc.Tensor]) -> None:
         """PyTorch's rule: a leaf that requires grad cannot be written into (y[0] = ...,
         y += 1, y.zero_(): a value of a name made from that name's earlier value)."""
         for a in self.assignments:
