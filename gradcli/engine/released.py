@@ -1,11 +1,17 @@
 """A graph an earlier backward released: torch's error for a pass that reaches it, and the
-check of the parts of a graph that the pass sends no cotangent to."""
+check of the parts of a graph that the pass sends no cotangent to; and the values under a
+graph that no rule reads, released as the graph is built (``let_go``)."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..base.engine_errors import FREED_GRAPH_ERROR, GradError
+from .graph_hooks import HOOKED, PACKED, SAVED_HOOKS
+from .modes import _Mode
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -29,3 +35,56 @@ def refuse_released(root: Tensor) -> None:
         for tensor in inputs:
             if tensor._op is not None and tensor not in seen:
                 stack.append(tensor)
+
+
+# -- values no rule reads ---------------------------------------------------------------------
+
+#: Elements below which a tensor's values are not looked at for release (the check costs more
+#: than small arrays are worth, and an eager chain of small steps pays it at every step)
+LARGE = 1 << 15
+
+
+def _holders(tensors: tuple[Tensor, ...]) -> list[int]:
+    return [sys.getrefcount(t) for t in tensors]
+
+
+# the count of a tensor held by a node's inputs alone (measured on a probe, not assumed: the
+# counts depend on the interpreter)
+_ALONE = _holders((object(),))[0]  # type: ignore[arg-type]
+
+
+def let_go(operand: Tensor) -> None:
+    """Release the values of the tensors under ``operand``'s node that nothing will read: as
+    torch frees an intermediate its graph does not save. A tensor ``operand``'s node has as an
+    input goes where the node's rule reads no operand's values (``Op.vjp_reads_inputs``: add,
+    relu), its own rule does not read its output (``Op.vjp_reads_out``: a matrix product),
+    and the node's inputs alone hold it (no name, view or other node: the reference count),
+    with no hook, tracer, forward mode or meter about. Its values become zeros broadcast to its
+    shape and dtype (which the rules, names and checks still read); nothing can read them
+    since. ``apply`` calls it for the operands of an operation on large arrays, before its
+    value is allocated, so that the forward pass, too, holds only what the backward reads."""
+    op = operand._op
+    inputs = operand._inputs
+    if (
+        op is None
+        or inputs is None
+        or op.vjp_reads_inputs
+        or HOOKED
+        or PACKED
+        or SAVED_HOOKS
+        or _Mode.watching
+    ):
+        return
+    for tensor, count in zip(inputs, _holders(inputs)):
+        under = tensor._op
+        data = tensor.data
+        if (
+            count <= _ALONE
+            and under is not None
+            and not under.vjp_reads_out
+            and type(data) is np.ndarray
+            and data.size >= LARGE
+            and data.flags.owndata
+            and data.dtype.kind in "fc"
+        ):
+            tensor.data = np.broadcast_to(np.zeros((), data.dtype), data.shape)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
+import sys
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -53,7 +54,7 @@ from .modes import watch_nonfinite as watch_nonfinite
 from .modes import watched_nonfinite as watched_nonfinite
 from .ownership import Ownership
 from .promotion import torch_dtype
-from .released import refuse_released
+from .released import LARGE, let_go, refuse_released
 from .sizes import METER, ROOM
 
 
@@ -416,6 +417,9 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
             _refuse_complex(prim, tensors)
         arrays = tuple(map(_data, tensors))
         sizes.check(prim, arrays, params)  # before the value is allocated
+        for t in tensors:
+            if t._op is not None and t.data.size >= LARGE:
+                let_go(t)
         out_data = forward(*arrays, **params)
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
@@ -490,6 +494,8 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
         count = x.size if rule is None else rule(x, **params)
         if count > ROOM[0]:
             sizes.refuse_over(prim.name, count, (x,))
+        if (count >= LARGE or (rule is not None and x.size >= LARGE)) and a._op is not None:
+            let_go(a)  # what no rule reads under the operand goes before the value comes
         out_data = forward(x, **params) if params else forward(x)
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
@@ -560,8 +566,14 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
             count = rule(x, y, **params)
             if count > ROOM[0]:
                 sizes.refuse_over(prim.name, count, (x, y))
-        elif x.size * y.size > ROOM[0]:
-            sizes.refuse_over(prim.name, sizes.broadcast_count((x, y)), (x, y))
+            if count >= LARGE or x.size >= LARGE or y.size >= LARGE:
+                _let_go_two(a, b)
+        else:
+            count = x.size * y.size
+            if count > ROOM[0]:
+                sizes.refuse_over(prim.name, sizes.broadcast_count((x, y)), (x, y))
+            if count >= LARGE:
+                _let_go_two(a, b)
         out_data = forward(x, y, **params) if params else forward(x, y)
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
@@ -597,6 +609,14 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
     if _Mode.watching:  # a tracer, or forward mode
         _watched(prim, (a, b), params, out, forward)
     return out
+
+
+def _let_go_two(a: Tensor, b: Tensor) -> None:
+    """``let_go`` for the operands of an operation on large arrays that an operation made."""
+    if a._op is not None:
+        let_go(a)
+    if b._op is not None:
+        let_go(b)
 
 
 def _refusal(prim: Op, tensors: Sequence[Tensor], exc: Exception) -> EngineError:
@@ -832,9 +852,17 @@ def _run_backward(
             # the one node waiting, kept off the heap and out of the dict, with its cotangent
             only: Tensor | None = None
             only_cotangent: Any = None  # its cotangent, set while only is set
-            for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):
-                if not need:
+            # (an index, not zip: a zip and its tuples cost more than the loop on one or two)
+            last = len(inputs) - 1
+            if len(input_cotangents) <= last:  # as zip, to the shorter
+                last = len(input_cotangents) - 1
+            i = -1
+            while i < last:
+                i += 1
+                if not needs[i]:
                     continue
+                tensor = inputs[i]
+                input_cotangent = input_cotangents[i]
                 if input_cotangent is None:
                     if tensor._op is not None:  # no cotangent for it: was it released?
                         refuse_released(tensor)
@@ -889,11 +917,28 @@ def _run_backward(
             plain = arrays_allowed and not (
                 HOOKED or PACKED or _Mode.watching or captured_nodes or node._retains_grad
             )
-            arrays = None  # the rule on arrays' operands, where it runs
+            # the rule on arrays runs where the cotangent and every operand are float64 and the
+            # cotangent (the largest value the rule makes) fits the room vjp's operations check
+            ready = False
             if plain and fast is not None and not node._params:
                 g: Array = cotangent.data if isinstance(cotangent, Tensor) else cotangent
-                arrays = _float64_operands(g, saved)
-            if arrays is not None:
+                if g.dtype is DEFAULT_DTYPE and g.size <= ROOM[0]:
+                    first = saved[0]
+                    if len(saved) == 1:
+                        ready = first.dtype is DEFAULT_DTYPE
+                        second = None
+                    else:  # (the entries with rules on arrays take one operand or two)
+                        second = saved[1]
+                        # and where no operand whose cotangent is needed is broadcast (its
+                        # cotangent vjp sums back)
+                        shape = g.shape
+                        ready = (
+                            first.dtype is DEFAULT_DTYPE
+                            and second.dtype is DEFAULT_DTYPE
+                            and (not needs[0] or first.data.shape == shape)
+                            and (not needs[1] or second.data.shape == shape)
+                        )
+            if ready:
                 if BUMPED:  # a tensor the rule reads was written in place since: torch's error
                     graph_hooks.check_versions(node)
                 out_data = node.data if prim.vjp_reads_out else None
@@ -906,10 +951,14 @@ def _run_backward(
                 # the pass holds the node no more: where nothing else does, its value goes
                 # before the rule makes the cotangents (torch keeps no output a rule does not read)
                 node = only = None  # type: ignore[assignment]
-                if len(arrays) == 1:
-                    on_array = fast(g, out_data, arrays[0], needs)
+                if out_data is not None and prim.vjp_arrays_into is not None:
+                    tensor = None  # type: ignore[assignment]
+                    if _sole(out_data):  # the output's tensor is gone: its array is reused
+                        fast = prim.vjp_arrays_into
+                if second is None:
+                    on_array = fast(g, out_data, first.data, needs)
                 else:
-                    on_array = fast(g, out_data, arrays[0], arrays[1], needs)
+                    on_array = fast(g, out_data, first.data, second.data, needs)
                 if on_array is None:  # the rule declines a broadcast operand: vjp sums it back
                     vjp: Callable[..., Any] = prim.vjp  # type: ignore[assignment]
                     output = None if out_data is None else _wrap(out_data)
@@ -950,6 +999,29 @@ def _run_backward(
     return found
 
 
+def _references(array: Array) -> int:
+    return sys.getrefcount(array)
+
+
+def _probe_references() -> int:
+    array = np.zeros(1)
+    return _references(array)
+
+
+_SOLE_REFERENCES = _probe_references()  # an array held by one name alone (measured)
+
+
+def _sole(array: Array) -> bool:
+    """Whether the caller's name alone holds ``array`` (an array of its own, writeable): the
+    pass holds the output of a node whose tensor is gone."""
+    return (
+        _references(array) <= _SOLE_REFERENCES + 1  # (+1: this call's own argument)
+        and type(array) is _ndarray
+        and array.flags.owndata
+        and array.flags.writeable
+    )
+
+
 def _sum(first: Any, second: Any) -> Tensor:
     """Two cotangents of one tensor summed (as tensors: an array a rule on arrays made is
     wrapped)."""
@@ -959,21 +1031,6 @@ def _sum(first: Any, second: Any) -> Tensor:
         second = _wrap(second)
     total: Tensor = first + second
     return total
-
-
-def _float64_operands(g: Array, operands: Sequence[Tensor]) -> tuple[Array, ...] | None:
-    """The arrays of a node's operands (one or two), for its entry's rule on arrays
-    (``vjp_arrays``), where the cotangent ``g`` and every operand are float64 and ``g`` (the
-    largest value the rule makes) fits the room ``vjp``'s operations check; else None."""
-    if g.dtype is not DEFAULT_DTYPE or g.size > ROOM[0]:
-        return None
-    if len(operands) == 1:
-        x = operands[0]
-        return (x.data,) if x.dtype is DEFAULT_DTYPE else None
-    x, y = operands
-    if x.dtype is not DEFAULT_DTYPE or y.dtype is not DEFAULT_DTYPE:
-        return None
-    return x.data, y.data
 
 
 def _release(node: Tensor, prim: Op) -> None:
