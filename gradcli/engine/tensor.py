@@ -875,7 +875,9 @@ def _run_backward(
                     key = id(tensor)
                     if key in leaf_cotangents:
                         input_cotangent = _sum(leaf_cotangents[key][1], input_cotangent)
-                    elif not isinstance(input_cotangent, Tensor):  # an array
+                    elif type(input_cotangent) is _ndarray or not isinstance(
+                        input_cotangent, Tensor
+                    ):
                         input_cotangent = _wrap(input_cotangent)
                     leaf_cotangents[key] = (tensor, input_cotangent)
                 elif only is None and not cotangents:  # no other node waits (nor the heap)
@@ -921,8 +923,13 @@ def _run_backward(
             # cotangent (the largest value the rule makes) fits the room vjp's operations check
             ready = False
             if plain and fast is not None and not node._params:
-                g: Array = cotangent.data if isinstance(cotangent, Tensor) else cotangent
-                if g.dtype is DEFAULT_DTYPE and g.size <= ROOM[0]:
+                # (an array's exact type first: isinstance of an array costs more)
+                if type(cotangent) is _ndarray or not isinstance(cotangent, Tensor):
+                    g: Array = cotangent
+                else:
+                    g = cotangent.data
+                size = g.size
+                if g.dtype is DEFAULT_DTYPE and size <= ROOM[0]:
                     first = saved[0]
                     if len(saved) == 1:
                         ready = first.dtype is DEFAULT_DTYPE
@@ -930,13 +937,21 @@ def _run_backward(
                     else:  # (the entries with rules on arrays take one operand or two)
                         second = saved[1]
                         # and where no operand whose cotangent is needed is broadcast (its
-                        # cotangent vjp sums back)
-                        shape = g.shape
+                        # cotangent vjp sums back): of g's dimensions and size, an operand has
+                        # g's shape (g's is the broadcast of theirs; a size 0 may hide one)
+                        ndim = g.ndim
                         ready = (
                             first.dtype is DEFAULT_DTYPE
                             and second.dtype is DEFAULT_DTYPE
-                            and (not needs[0] or first.data.shape == shape)
-                            and (not needs[1] or second.data.shape == shape)
+                            and size != 0
+                            and (
+                                not needs[0]
+                                or (first.data.size == size and first.data.ndim == ndim)
+                            )
+                            and (
+                                not needs[1]
+                                or (second.data.size == size and second.data.ndim == ndim)
+                            )
                         )
             if ready:
                 if BUMPED:  # a tensor the rule reads was written in place since: torch's error
