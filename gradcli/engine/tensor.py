@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-import sys
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -54,7 +53,7 @@ from .modes import watch_nonfinite as watch_nonfinite
 from .modes import watched_nonfinite as watched_nonfinite
 from .ownership import Ownership
 from .promotion import torch_dtype
-from .released import LARGE, let_go, refuse_released
+from .released import LARGE, REUSED, let_go, let_go_two, refuse_released, sole
 from .sizes import METER, ROOM
 
 
@@ -567,13 +566,13 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
             if count > ROOM[0]:
                 sizes.refuse_over(prim.name, count, (x, y))
             if count >= LARGE or x.size >= LARGE or y.size >= LARGE:
-                _let_go_two(a, b)
+                let_go_two(a, b)
         else:
             count = x.size * y.size
             if count > ROOM[0]:
                 sizes.refuse_over(prim.name, sizes.broadcast_count((x, y)), (x, y))
             if count >= LARGE:
-                _let_go_two(a, b)
+                let_go_two(a, b)
         out_data = forward(x, y, **params) if params else forward(x, y)
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
@@ -609,14 +608,6 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
     if _Mode.watching:  # a tracer, or forward mode
         _watched(prim, (a, b), params, out, forward)
     return out
-
-
-def _let_go_two(a: Tensor, b: Tensor) -> None:
-    """``let_go`` for the operands of an operation on large arrays that an operation made."""
-    if a._op is not None:
-        let_go(a)
-    if b._op is not None:
-        let_go(b)
 
 
 def _refusal(prim: Op, tensors: Sequence[Tensor], exc: Exception) -> EngineError:
@@ -875,9 +866,7 @@ def _run_backward(
                     key = id(tensor)
                     if key in leaf_cotangents:
                         input_cotangent = _sum(leaf_cotangents[key][1], input_cotangent)
-                    elif type(input_cotangent) is _ndarray or not isinstance(
-                        input_cotangent, Tensor
-                    ):
+                    elif not isinstance(input_cotangent, Tensor):  # an array
                         input_cotangent = _wrap(input_cotangent)
                     leaf_cotangents[key] = (tensor, input_cotangent)
                 elif only is None and not cotangents:  # no other node waits (nor the heap)
@@ -936,9 +925,8 @@ def _run_backward(
                         second = None
                     else:  # (the entries with rules on arrays take one operand or two)
                         second = saved[1]
-                        # and where no operand whose cotangent is needed is broadcast (its
-                        # cotangent vjp sums back): of g's dimensions and size, an operand has
-                        # g's shape (g's is the broadcast of theirs; a size 0 may hide one)
+                        # and no operand whose cotangent is needed is broadcast (vjp sums it
+                        # back): of g's ndim and size, it has g's shape (the broadcast of theirs)
                         ndim = g.ndim
                         ready = (
                             first.dtype is DEFAULT_DTYPE
@@ -968,8 +956,8 @@ def _run_backward(
                 node = only = None  # type: ignore[assignment]
                 if out_data is not None and prim.vjp_arrays_into is not None:
                     tensor = None  # type: ignore[assignment]
-                    if _sole(out_data):  # the output's tensor is gone: its array is reused
-                        fast = prim.vjp_arrays_into
+                    if out_data.size >= REUSED and sole(out_data):
+                        fast = prim.vjp_arrays_into  # the output's tensor is gone: reuse its array
                 if second is None:
                     on_array = fast(g, out_data, first.data, needs)
                 else:
@@ -1012,29 +1000,6 @@ def _run_backward(
         for leaf, cotangent in leaf_cotangents.values():
             found.setdefault(id(leaf), cotangent)
     return found
-
-
-def _references(array: Array) -> int:
-    return sys.getrefcount(array)
-
-
-def _probe_references() -> int:
-    array = np.zeros(1)
-    return _references(array)
-
-
-_SOLE_REFERENCES = _probe_references()  # an array held by one name alone (measured)
-
-
-def _sole(array: Array) -> bool:
-    """Whether the caller's name alone holds ``array`` (an array of its own, writeable): the
-    pass holds the output of a node whose tensor is gone."""
-    return (
-        _references(array) <= _SOLE_REFERENCES + 1  # (+1: this call's own argument)
-        and type(array) is _ndarray
-        and array.flags.owndata
-        and array.flags.writeable
-    )
 
 
 def _sum(first: Any, second: Any) -> Tensor:

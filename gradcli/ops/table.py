@@ -219,8 +219,9 @@ class Op:
     # always runs.
     vjp_arrays: Rule | None = None
     # ``vjp_arrays`` of a unary entry that reads ``out``, writing the cotangent into ``out``'s
-    # memory: the pass calls it where it alone holds the output's array (its tensor is gone),
-    # as hand-written numpy reuses an array after its last use (``g *= mask``)
+    # memory: the pass calls it where it alone holds the output's array (its tensor is gone)
+    # and the array is large (``released.REUSED``), as hand-written numpy reuses an array after
+    # its last use (``g *= mask``)
     vjp_arrays_into: Rule | None = None
 
     @property
