@@ -5,6 +5,8 @@ graph that no rule reads, released as the graph is built (``let_go``)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -58,16 +60,32 @@ def _holders(tensors: tuple[Tensor, ...]) -> list[int]:
 _ALONE = _holders((object(),))[0]  # type: ignore[arg-type]
 
 
+#: Non-empty while every value is kept (``keeping``)
+KEEPING: list[bool] = []
+
+
+@contextmanager
+def keeping() -> Iterator[None]:
+    """Inside the block ``let_go`` releases nothing: for who reads the values of a graph's
+    tensors afterwards, through its nodes (``explain`` walks a traced script's graph)."""
+    KEEPING.append(True)
+    try:
+        yield
+    finally:
+        KEEPING.pop()
+
+
 def let_go(operand: Tensor) -> None:
     """Release the values of the tensors under ``operand``'s node that nothing will read: as
     torch frees an intermediate its graph does not save. A tensor ``operand``'s node has as an
     input goes where the node's rule reads no operand's values (``Op.vjp_reads_inputs``: add,
     relu), its own rule does not read its output (``Op.vjp_reads_out``: a matrix product),
     and the node's inputs alone hold it (no name, view or other node: the reference count),
-    with no hook, tracer, forward mode or meter about. Its values become zeros broadcast to its
-    shape and dtype (which the rules, names and checks still read); nothing can read them
-    since. ``apply`` calls it for the operands of an operation on large arrays, before its
-    value is allocated, so that the forward pass, too, holds only what the backward reads."""
+    with no hook, tracer, forward mode or meter about, nor a ``keeping`` block. Its values
+    become zeros broadcast to its shape and dtype (which the rules, names and checks still
+    read); nothing can read them since (but a walk of the graph's nodes: ``keeping``).
+    ``apply`` calls it for the operands of an operation on large arrays, before its value is
+    allocated, so that the forward pass, too, holds only what the backward reads."""
     op = operand._op
     inputs = operand._inputs
     if (
@@ -78,6 +96,7 @@ def let_go(operand: Tensor) -> None:
         or PACKED
         or SAVED_HOOKS
         or _Mode.watching
+        or KEEPING
     ):
         return
     for tensor, count in zip(inputs, _holders(inputs)):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gradcli as gc
-from gradcli.engine import graph_hooks
+from gradcli.engine import graph_hooks, released
 from gradcli.engine import tensor as tensor_module
 from gradcli.engine.released import LARGE
 
@@ -88,6 +88,15 @@ def test_nothing_goes_where_a_rule_reads_it_or_a_hook_may():
         total = gc.matmul(x, w) + c
         gc.relu(total)
     assert not _released(total._inputs[0])
+
+
+def test_nothing_goes_inside_a_keeping_block():
+    x, w, c = _inputs()
+    with released.keeping():
+        total = gc.matmul(x, w) + c
+        gc.relu(total)
+    assert not _released(total._inputs[0])
+    np.testing.assert_array_equal(total._inputs[0].data, x.numpy() @ w.detach().numpy())
 
 
 def test_a_second_backward_of_a_retained_graph_gives_the_same_gradients():
