@@ -838,6 +838,7 @@ def _run_backward(
     inputs: Sequence[Tensor] = outputs
     needs: Sequence[bool] = [True] * len(outputs)
     input_cotangents: Sequence[Any] = seeds
+    real = False  # whether they are float64 for certain (a rule on arrays made them)
     with set_grad_enabled(create_graph):
         while True:
             # the one node waiting, kept off the heap and out of the dict, with its cotangent
@@ -858,10 +859,10 @@ def _run_backward(
                     if tensor._op is not None:  # no cotangent for it: was it released?
                         refuse_released(tensor)
                     continue
-                dtype = input_cotangent.dtype
-                if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and tensor.dtype.kind != "c":
-                    # a real tensor's gradient is the real part (torch: a function of reals)
-                    input_cotangent = input_cotangent.real
+                if not real and input_cotangent.dtype is not DEFAULT_DTYPE:
+                    if input_cotangent.dtype.kind == "c" and tensor.dtype.kind != "c":
+                        # a real tensor's gradient is the real part (torch: a function of reals)
+                        input_cotangent = input_cotangent.real
                 if tensor._op is None:  # a leaf
                     key = id(tensor)
                     if key in leaf_cotangents:
@@ -912,8 +913,7 @@ def _run_backward(
             # cotangent (the largest value the rule makes) fits the room vjp's operations check
             ready = False
             if plain and fast is not None and not node._params:
-                # (an array's exact type first: isinstance of an array costs more)
-                if type(cotangent) is _ndarray or not isinstance(cotangent, Tensor):
+                if type(cotangent) is _ndarray or not isinstance(cotangent, Tensor):  # (cheaper)
                     g: Array = cotangent
                 else:
                     g = cotangent.data
@@ -928,19 +928,15 @@ def _run_backward(
                         # and no operand whose cotangent is needed is broadcast (vjp sums it
                         # back): of g's ndim and size, it has g's shape (the broadcast of theirs)
                         ndim = g.ndim
+                        x, y = first.data, second.data
                         ready = (
                             first.dtype is DEFAULT_DTYPE
                             and second.dtype is DEFAULT_DTYPE
                             and size != 0
-                            and (
-                                not needs[0]
-                                or (first.data.size == size and first.data.ndim == ndim)
-                            )
-                            and (
-                                not needs[1]
-                                or (second.data.size == size and second.data.ndim == ndim)
-                            )
+                            and (not needs[0] or (x.size == size and x.ndim == ndim))
+                            and (not needs[1] or (y.size == size and y.ndim == ndim))
                         )
+            real = ready
             if ready:
                 if BUMPED:  # a tensor the rule reads was written in place since: torch's error
                     graph_hooks.check_versions(node)
@@ -955,7 +951,7 @@ def _run_backward(
                 # before the rule makes the cotangents (torch keeps no output a rule does not read)
                 node = only = None  # type: ignore[assignment]
                 if out_data is not None and prim.vjp_arrays_into is not None:
-                    tensor = None  # type: ignore[assignment]
+                    tensor = x = y = None  # type: ignore[assignment]
                     if out_data.size >= REUSED and sole(out_data):
                         fast = prim.vjp_arrays_into  # the output's tensor is gone: reuse its array
                 if second is None:
@@ -966,6 +962,7 @@ def _run_backward(
                     vjp: Callable[..., Any] = prim.vjp  # type: ignore[assignment]
                     output = None if out_data is None else _wrap(out_data)
                     on_array = vjp(_wrap(g), output, *saved, needs=needs)
+                    real = False
                 input_cotangents = on_array
             elif plain and cotangent.dtype is DEFAULT_DTYPE and not node._params:
                 # its rule on tensors, called plainly (what _vjp_on_tensors comes down to)
