@@ -53,7 +53,7 @@ from .modes import watch_nonfinite as watch_nonfinite
 from .modes import watched_nonfinite as watched_nonfinite
 from .ownership import Ownership
 from .promotion import torch_dtype
-from .released import refuse_released
+from .released import LARGE, REUSED, let_go, let_go_two, refuse_released, sole
 from .sizes import METER, ROOM
 
 
@@ -421,6 +421,9 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
             _refuse_complex(prim, tensors)
         arrays = tuple(map(_data, tensors))
         sizes.check(prim, arrays, params)  # before the value is allocated
+        for t in tensors:
+            if t._op is not None and t.data.size >= LARGE:
+                let_go(t)
         out_data = forward(*arrays, **params)
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
@@ -495,6 +498,8 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
         count = x.size if rule is None else rule(x, **params)
         if count > ROOM[0]:
             sizes.refuse_over(prim.name, count, (x,))
+        if (count >= LARGE or (rule is not None and x.size >= LARGE)) and a._op is not None:
+            let_go(a)  # what no rule reads under the operand goes before the value comes
         out_data = forward(x, **params) if params else forward(x)
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
@@ -565,8 +570,14 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
             count = rule(x, y, **params)
             if count > ROOM[0]:
                 sizes.refuse_over(prim.name, count, (x, y))
-        elif x.size * y.size > ROOM[0]:
-            sizes.refuse_over(prim.name, sizes.broadcast_count((x, y)), (x, y))
+            if count >= LARGE or x.size >= LARGE or y.size >= LARGE:
+                let_go_two(a, b)
+        else:
+            count = x.size * y.size
+            if count > ROOM[0]:
+                sizes.refuse_over(prim.name, sizes.broadcast_count((x, y)), (x, y))
+            if count >= LARGE:
+                let_go_two(a, b)
         out_data = forward(x, y, **params) if params else forward(x, y)
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
@@ -832,22 +843,31 @@ def _run_backward(
     inputs: Sequence[Tensor] = outputs
     needs: Sequence[bool] = [True] * len(outputs)
     input_cotangents: Sequence[Any] = seeds
+    real = False  # whether they are float64 for certain (a rule on arrays made them)
     with set_grad_enabled(create_graph):
         while True:
             # the one node waiting, kept off the heap and out of the dict, with its cotangent
             only: Tensor | None = None
             only_cotangent: Any = None  # its cotangent, set while only is set
-            for tensor, need, input_cotangent in zip(inputs, needs, input_cotangents):
-                if not need:
+            # (an index, not zip: a zip and its tuples cost more than the loop on one or two)
+            last = len(inputs) - 1
+            if len(input_cotangents) <= last:  # as zip, to the shorter
+                last = len(input_cotangents) - 1
+            i = -1
+            while i < last:
+                i += 1
+                if not needs[i]:
                     continue
+                tensor = inputs[i]
+                input_cotangent = input_cotangents[i]
                 if input_cotangent is None:
                     if tensor._op is not None:  # no cotangent for it: was it released?
                         refuse_released(tensor)
                     continue
-                dtype = input_cotangent.dtype
-                if dtype is not DEFAULT_DTYPE and dtype.kind == "c" and tensor.dtype.kind != "c":
-                    # a real tensor's gradient is the real part (torch: a function of reals)
-                    input_cotangent = input_cotangent.real
+                if not real and input_cotangent.dtype is not DEFAULT_DTYPE:
+                    if input_cotangent.dtype.kind == "c" and tensor.dtype.kind != "c":
+                        # a real tensor's gradient is the real part (torch: a function of reals)
+                        input_cotangent = input_cotangent.real
                 if tensor._op is None:  # a leaf
                     key = id(tensor)
                     if key in leaf_cotangents:
@@ -894,11 +914,35 @@ def _run_backward(
             plain = arrays_allowed and not (
                 HOOKED or PACKED or _Mode.watching or captured_nodes or node._retains_grad
             )
-            arrays = None  # the rule on arrays' operands, where it runs
+            # the rule on arrays runs where the cotangent and every operand are float64 and the
+            # cotangent (the largest value the rule makes) fits the room vjp's operations check
+            ready = False
             if plain and fast is not None and not node._params:
-                g: Array = cotangent.data if isinstance(cotangent, Tensor) else cotangent
-                arrays = _float64_operands(g, saved)
-            if arrays is not None:
+                if type(cotangent) is _ndarray or not isinstance(cotangent, Tensor):  # (cheaper)
+                    g: Array = cotangent
+                else:
+                    g = cotangent.data
+                size = g.size
+                if g.dtype is DEFAULT_DTYPE and size <= ROOM[0]:
+                    first = saved[0]
+                    if len(saved) == 1:
+                        ready = first.dtype is DEFAULT_DTYPE
+                        second = None
+                    else:  # (the entries with rules on arrays take one operand or two)
+                        second = saved[1]
+                        # and no operand whose cotangent is needed is broadcast (vjp sums it
+                        # back): of g's ndim and size, it has g's shape (the broadcast of theirs)
+                        ndim = g.ndim
+                        x, y = first.data, second.data
+                        ready = (
+                            first.dtype is DEFAULT_DTYPE
+                            and second.dtype is DEFAULT_DTYPE
+                            and size != 0
+                            and (not needs[0] or (x.size == size and x.ndim == ndim))
+                            and (not needs[1] or (y.size == size and y.ndim == ndim))
+                        )
+            real = ready
+            if ready:
                 if BUMPED:  # a tensor the rule reads was written in place since: torch's error
                     graph_hooks.check_versions(node)
                 out_data = node.data if prim.vjp_reads_out else None
@@ -911,14 +955,19 @@ def _run_backward(
                 # the pass holds the node no more: where nothing else does, its value goes
                 # before the rule makes the cotangents (torch keeps no output a rule does not read)
                 node = only = None  # type: ignore[assignment]
-                if len(arrays) == 1:
-                    on_array = fast(g, out_data, arrays[0], needs)
+                if out_data is not None and prim.vjp_arrays_into is not None:
+                    tensor = x = y = None  # type: ignore[assignment]
+                    if out_data.size >= REUSED and sole(out_data):
+                        fast = prim.vjp_arrays_into  # the output's tensor is gone: reuse its array
+                if second is None:
+                    on_array = fast(g, out_data, first.data, needs)
                 else:
-                    on_array = fast(g, out_data, arrays[0], arrays[1], needs)
+                    on_array = fast(g, out_data, first.data, second.data, needs)
                 if on_array is None:  # the rule declines a broadcast operand: vjp sums it back
                     vjp: Callable[..., Any] = prim.vjp  # type: ignore[assignment]
                     output = None if out_data is None else _wrap(out_data)
                     on_array = vjp(_wrap(g), output, *saved, needs=needs)
+                    real = False
                 input_cotangents = on_array
             elif plain and cotangent.dtype is DEFAULT_DTYPE and not node._params:
                 # its rule on tensors, called plainly (what _vjp_on_tensors comes down to)
@@ -964,21 +1013,6 @@ def _sum(first: Any, second: Any) -> Tensor:
         second = _wrap(second)
     total: Tensor = first + second
     return total
-
-
-def _float64_operands(g: Array, operands: Sequence[Tensor]) -> tuple[Array, ...] | None:
-    """The arrays of a node's operands (one or two), for its entry's rule on arrays
-    (``vjp_arrays``), where the cotangent ``g`` and every operand are float64 and ``g`` (the
-    largest value the rule makes) fits the room ``vjp``'s operations check; else None."""
-    if g.dtype is not DEFAULT_DTYPE or g.size > ROOM[0]:
-        return None
-    if len(operands) == 1:
-        x = operands[0]
-        return (x.data,) if x.dtype is DEFAULT_DTYPE else None
-    x, y = operands
-    if x.dtype is not DEFAULT_DTYPE or y.dtype is not DEFAULT_DTYPE:
-        return None
-    return x.data, y.data
 
 
 def _release(node: Tensor, prim: Op) -> None:

@@ -214,6 +214,15 @@ def _nonzero_count(x: Array) -> NumpyResult:
 # -- element-wise operations, declared by their partial derivatives ---------------------------
 
 
+def _reads_operands(rule: Callable[..., Any], count: int) -> bool:
+    """Whether a derivative rule reads (the values of) one of its first ``count`` arguments,
+    the operands, whatever their names; a rule without code of its own is taken to."""
+    code = getattr(rule, "__code__", None)
+    if code is None or code.co_argcount < count:
+        return True
+    return any(reads_argument(rule, name) for name in code.co_varnames[:count])
+
+
 def _unary(
     name: str,
     backward_name: str,
@@ -252,6 +261,7 @@ def _unary(
         "methods": (name,),
         "pattern": R.elementwise,
         "vjp_reads_out": reads_argument(derivative, "out"),
+        "vjp_reads_inputs": _reads_operands(derivative, 1),
         **fields,
     }
     # without options, a call makes no dict of them (**params) for apply_one and the node
@@ -332,6 +342,7 @@ def _binary(
         "methods": (name,),
         "pattern": R.elementwise,
         "vjp_reads_out": reads_argument(partials, "out"),
+        "vjp_reads_inputs": _reads_operands(partials, 2),
         **fields,
     }
     entry = register(

@@ -204,14 +204,25 @@ class Op:
     # from the rule's code): the engine passes None, making no tensor of the saved output.
     # Who gives an entry another ``vjp`` afterwards sets this too (complexes.py, for abs).
     vjp_reads_out: bool = True
+    # whether ``vjp`` reads its operands' values (not only their shapes and dtypes); False (add,
+    # relu, whose rule reads its output: the factories find it from the rule's code) lets the
+    # engine release the values of a tensor under the node that no one else holds
+    # (``tensor._let_go``). Who gives an entry another ``vjp`` afterwards sets this too.
+    vjp_reads_inputs: bool = True
     # ``vjp`` on arrays, for the reverse pass that builds no graph, where every operand and
     # the cotangent are float64 (the engine's default dtype): ``(cotangent, out, *inputs,
     # needs)``, all numpy arrays (``out`` None where ``vjp_reads_out`` is False), returns one
     # array (or None) per input, computed by the very numpy calls ``vjp`` makes through
-    # ``apply`` for those dtypes (so bit for bit its values), or None where ``vjp`` must run
-    # (a broadcast operand, whose cotangent ``vjp`` sums back); ``ops/rules/array_rules.py`` sets
-    # them. None: ``vjp`` always runs.
+    # ``apply`` for those dtypes (so bit for bit its values), or None where ``vjp`` must run;
+    # the pass calls it only where no operand whose cotangent is needed is broadcast (whose
+    # cotangent ``vjp`` sums back); ``ops/rules/array_rules.py`` sets them. None: ``vjp``
+    # always runs.
     vjp_arrays: Rule | None = None
+    # ``vjp_arrays`` of a unary entry that reads ``out``, writing the cotangent into ``out``'s
+    # memory: the pass calls it where it alone holds the output's array (its tensor is gone)
+    # and the array is large (``released.REUSED``), as hand-written numpy reuses an array after
+    # its last use (``g *= mask``)
+    vjp_arrays_into: Rule | None = None
 
     @property
     def in_language(self) -> bool:

@@ -154,9 +154,11 @@ def test_without_numba_a_tape_has_no_fused_function(monkeypatch):
 
 def test_an_mlps_generated_pass_holds_what_hand_numpy_freeing_as_it_goes_holds():
     """Issue 32: the MLP's pass at most 1.25x the peak of hand numpy that frees each array
-    after its last use. The step-by-step replay, in the traced order, holds the hidden
-    activations beside their gradient (1.4x); the generated function makes that gradient
-    after the second weight's, which frees them (``generated.schedule``)."""
+    after its last use, and no more than the step-by-step replay's. The replay, in the traced
+    order, held the hidden activations beside their gradient (1.4x) while relu's rule read
+    its input; it reads relu's output now, which the second weight's gradient reads too, and
+    the generated function makes that gradient after the second weight's, which frees them
+    (``generated.schedule``)."""
     from benchmarks.compiled import mlp_numpy_freeing, mlp_pass
     from benchmarks.engine import mlp_inputs
 
@@ -169,8 +171,10 @@ def test_an_mlps_generated_pass_holds_what_hand_numpy_freeing_as_it_goes_holds()
         np.testing.assert_array_equal(got, want)
         np.testing.assert_allclose(got, by_hand, rtol=1e-10, atol=1e-12)
     generated_peak = peak_bytes(lambda: function(*arrays))
+    replay_peak = peak_bytes(lambda: tape.replay(*arrays))
     assert generated_peak <= 1.25 * peak_bytes(hand)
-    assert generated_peak < 0.85 * peak_bytes(lambda: tape.replay(*arrays))
+    assert replay_peak <= 1.25 * peak_bytes(hand)
+    assert generated_peak <= replay_peak
 
 
 def test_a_tape_with_its_generated_function_pickles_without_it():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...base import bounds
+from ...engine.released import keeping
 from ...engine.tensor import apply
 from ...lang import ir
 from ...ops import library as gc
@@ -24,7 +25,8 @@ from ..compute import Bound, _cotangent, no_gradient, output_of
 def explain_graph(bound: Bound, of: str | None = None, v: np.ndarray | None = None) -> Explanation:
     """The forward and backward passes of ``out.backward(v)``, node by node."""
     leaves = bound.leaves()
-    env = bound.run(leaves)
+    with keeping():  # the walk shows every node's value, named or not
+        env = bound.run(leaves)
     name, out = output_of(bound, env, of)
     if not out.requires_grad:
         raise no_gradient(name, out)

@@ -48,7 +48,9 @@ relu = _unary(
     "relu",
     "ReluBackward0",
     lambda x: np.maximum(x, 0),
-    lambda x, out: Selected(mask(_is_positive, x)),
+    # out > 0 where x > 0 (and NaN where x is): the rule reads the output, as torch's node
+    # saves its result, so that the input's values can go (vjp_reads_inputs)
+    lambda x, out: Selected(mask(_is_positive, out)),
     "max(x, 0) (derivative 0 at 0)",
     formula=S.relu,
     symbolic=S.PIECEWISE,

@@ -261,7 +261,7 @@ def _abs_jvp(tangents: Sequence[Tensor], out: Tensor, z: Tensor) -> Tensor:
 # abs is declared with the element-wise functions; its complex rules are these (the reverse
 # rule reads abs's output, where the real one did not)
 _ABS.vjp, _ABS.jvp, _ABS.complex = _abs_vjp, _abs_jvp, COMPLEX_RULES
-_ABS.vjp_reads_out = True
+_ABS.vjp_reads_out = _ABS.vjp_reads_inputs = True
 
 
 # -- polar, view_as_real, view_as_complex -----------------------------------------------------

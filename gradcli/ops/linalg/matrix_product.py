@@ -104,6 +104,7 @@ _MATMUL = register(
         explain=X.matmul,
         size=_matmul_size,
         complex=HOLOMORPHIC,
+        vjp_reads_out=False,  # (the rule reads the operands alone)
     )
 )
 

@@ -2,8 +2,8 @@
 reverse pass runs most: each the very numpy calls its entry's ``vjp`` makes through ``apply``
 for float64 values, so bit for bit its cotangents, without the tensors, nodes and calls
 between. The pass uses them where it builds no graph and no tracer, forward mode or meter
-watches (``tensor._run_backward``); a binary rule declines a broadcast operand (None), whose
-cotangent ``vjp`` sums back. ``tests/engine/test_engine_array_rules.py`` checks each against
+watches (``tensor._run_backward``); a binary rule is not called for a broadcast operand, whose
+cotangent ``vjp`` sums back. ``tests/ops/rules/test_array_rules.py`` checks each against
 its ``vjp``. Set here, on the entries ``primitives`` declares, as ``complexes`` sets abs's."""
 
 from __future__ import annotations
@@ -21,23 +21,27 @@ from ..table import OPS, Array
 Cotangents = tuple[Array | None, Array | None] | None
 
 
-def _unbroadcast(g: Array, a: Array, b: Array, needs: tuple[bool, ...]) -> bool:
-    """Whether each operand whose cotangent is needed has the cotangent's shape."""
-    shape = g.shape
-    return (not needs[0] or a.shape == shape) and (not needs[1] or b.shape == shape)
+# A binary rule is called only where each operand whose cotangent is needed has the
+# cotangent's shape (the pass checks it: a broadcast operand's cotangent ``vjp`` sums back).
 
 
 def _mul(g: Array, out: None, a: Array, b: Array, needs: tuple[bool, ...]) -> Cotangents:
     """g * b and g * a: the partials (b, a), each a tensor factor mul's entry applies."""
-    if not _unbroadcast(g, a, b, needs):
-        return None
     return (g * b if needs[0] else None, g * a if needs[1] else None)
+
+
+def _add(g: Array, out: None, a: Array, b: Array, needs: tuple[bool, ...]) -> Cotangents:
+    """g for each operand (partials 1 and 1: the cotangent itself, as ``vjp`` passes it on)."""
+    return (g if needs[0] else None, g if needs[1] else None)
+
+
+def _sub(g: Array, out: None, a: Array, b: Array, needs: tuple[bool, ...]) -> Cotangents:
+    """g and -g (partials 1 and -1: neg(g), as ``vjp``'s scaling by -1 makes it)."""
+    return (g if needs[0] else None, np.negative(g) if needs[1] else None)
 
 
 def _div(g: Array, out: Array, a: Array, b: Array, needs: tuple[bool, ...]) -> Cotangents:
     """g * reciprocal(b) and g * neg(div(out, b))."""
-    if not _unbroadcast(g, a, b, needs):
-        return None
     return (g * np.reciprocal(b) if needs[0] else None, g * -(out / b) if needs[1] else None)
 
 
@@ -50,9 +54,17 @@ _UNARY: dict[Any, Any] = {
     log: lambda g, out, x, needs: (g * np.reciprocal(x),),
     tanh: lambda g, out, x, needs: (g * (1.0 - out * out),),  # sub(1.0, mul(out, out))
     sigmoid: lambda g, out, x, needs: (g * (out * (1.0 - out)),),
-    # the selection Selected(mask(x > 0)) makes through where: where(x > 0, g, 0.0)
-    relu: lambda g, out, x, needs: (np.where(x > 0, g, 0.0),),
+    # the selection Selected(mask(out > 0)) makes through where: where(out > 0, g, 0.0)
+    relu: lambda g, out, x, needs: (np.where(out > 0, g, 0.0),),
 }
+
+
+def _relu_into(g: Array, out: Array, x: Array, needs: tuple[bool, ...]) -> tuple[Array]:
+    """relu's where(out > 0, g, 0.0), written into ``out`` (which the pass alone holds)."""
+    positive = out > 0
+    np.copyto(out, g, where=positive)
+    np.copyto(out, 0.0, where=np.logical_not(positive, out=positive))
+    return (out,)
 
 
 def _entry(function: Any) -> Any:
@@ -65,3 +77,7 @@ def _entry(function: Any) -> Any:
 
 for _function, _rule in {mul: _mul, divide: _div, **_UNARY}.items():
     _entry(_function).vjp_arrays = _rule
+# add's and sub's calls are their public ones (with alpha), not the entries' functions
+OPS["add"].vjp_arrays = _add
+OPS["sub"].vjp_arrays = _sub
+_entry(relu).vjp_arrays_into = _relu_into

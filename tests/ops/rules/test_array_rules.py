@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import gradcli as gc
+from gradcli.engine import tensor as tensor_module
 from gradcli.ops.table import OPS
 
 # every entry with a rule on arrays, with values in its domain (and at its edges)
@@ -23,8 +24,13 @@ UNARY = {
     "log": [*_SPECIAL, 1e-320],
     "relu": _SPECIAL,
 }
-BINARY = ("mul", "div")
-_CALL = {"mul": lambda a, b: a * b, "div": lambda a, b: a / b}
+BINARY = ("add", "sub", "mul", "div")
+_CALL = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+}
 
 
 def test_the_entries_with_rules_on_arrays_are_those_checked_here():
@@ -128,3 +134,27 @@ def test_a_chain_keeps_torchs_gradient():
     h.sum().backward()
     th.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+def test_relus_rule_into_its_output_gives_vjps_bits_where_the_pass_alone_holds_it(monkeypatch):
+    op = OPS["relu"]
+    calls = []
+
+    def into(*args, _rule=op.vjp_arrays_into):
+        calls.append(1)
+        return _rule(*args)
+
+    monkeypatch.setattr(op, "vjp_arrays_into", into)
+    monkeypatch.setattr(tensor_module, "REUSED", 0)  # (large arrays alone, else)
+    x = _values(UNARY["relu"])
+    seed = np.resize(np.array([0.75, -1.5, -0.0, np.inf, np.nan, 1e-310]), x.shape)
+    fast, slow = _gradients(lambda t: gc.relu(t) * 1.0, [x], seed)  # relu's output: the graph's
+    _same_bits(fast[0], slow[0])
+    assert len(calls) == 1
+    t = gc.tensor(x, requires_grad=True)
+    h = gc.relu(t)
+    before = h.detach().numpy().copy()
+    (h * 1.0).backward(gc.tensor(seed))  # h held by a name: its array is not written
+    assert len(calls) == 1
+    _same_bits(h.detach().numpy(), before)
+    _same_bits(t.grad.numpy(), slow[0])
