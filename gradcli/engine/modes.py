@@ -1,5 +1,6 @@
 """The engine's global switches: whether graphs are recorded, whether forward mode runs, the
-default floating dtype, the nonfinite watch; read by every operation (``tensor.apply``)."""
+default floating dtype and the complex one beside it, the nonfinite watch; read by every
+operation (``tensor.apply``)."""
 
 from __future__ import annotations
 
@@ -107,6 +108,26 @@ def default_dtype(dtype: npt.DTypeLike) -> Iterator[None]:
         yield
     finally:
         _Mode.default_float = previous
+
+
+def complex_of(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """torch's complex dtype for a number ``1j`` beside a tensor of ``dtype``: complex64 beside
+    float32, complex128 beside float64, the default complex dtype (the default floating
+    dtype's) beside integers and booleans; a complex dtype is itself."""
+    if dtype.kind == "c":
+        return dtype
+    floating = dtype if dtype.kind == "f" else _Mode.default_float
+    return np.dtype(np.complex64) if floating.itemsize <= 4 else np.dtype(np.complex128)
+
+
+def default_floating() -> np.dtype[Any]:
+    """The default floating dtype (float64; float32 in ``gradcli run``, as torch's)."""
+    return _Mode.default_float
+
+
+def default_complex() -> np.dtype[Any]:
+    """The default complex dtype: the default floating dtype's (complex64 in ``gradcli run``)."""
+    return complex_of(_Mode.default_float)
 
 
 def is_grad_enabled() -> bool:

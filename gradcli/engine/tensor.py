@@ -45,7 +45,10 @@ from .modes import DEFAULT_DTYPE as DEFAULT_DTYPE
 from .modes import NonfiniteTangent as NonfiniteTangent
 from .modes import _forward_mode as _forward_mode
 from .modes import _Mode as _Mode
+from .modes import complex_of as complex_of
+from .modes import default_complex as default_complex
 from .modes import default_dtype as default_dtype
+from .modes import default_floating as default_floating
 from .modes import is_grad_enabled as is_grad_enabled
 from .modes import no_grad as no_grad
 from .modes import set_grad_enabled as set_grad_enabled
@@ -671,26 +674,6 @@ def _complex_refusal(prim: Op, dtype: np.dtype[Any]) -> str:
         f"{prim.name} is not defined for complex tensors (got {dtype}), as in torch; take "
         ".real, .imag, .abs() or .angle() of the complex value first"
     )
-
-
-def complex_of(dtype: np.dtype[Any]) -> np.dtype[Any]:
-    """torch's complex dtype for a number ``1j`` beside a tensor of ``dtype``: complex64 beside
-    float32, complex128 beside float64, the default complex dtype (the default floating
-    dtype's) beside integers and booleans; a complex dtype is itself."""
-    if dtype.kind == "c":
-        return dtype
-    floating = dtype if dtype.kind == "f" else _Mode.default_float
-    return np.dtype(np.complex64) if floating.itemsize <= 4 else np.dtype(np.complex128)
-
-
-def default_floating() -> np.dtype[Any]:
-    """The default floating dtype (float64; float32 in ``gradcli run``, as torch's)."""
-    return _Mode.default_float
-
-
-def default_complex() -> np.dtype[Any]:
-    """The default complex dtype: the default floating dtype's (complex64 in ``gradcli run``)."""
-    return complex_of(_Mode.default_float)
 
 
 def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
