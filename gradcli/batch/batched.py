@@ -76,9 +76,8 @@ class Specialised:
     shapes: list[tuple[int, ...]]  # of each slot, as traced (() for every slot: not known)
     rows: int  # the seed vectors a point takes
     seeded: bool  # the outputs have a row a point and seed vector
-    last: list[
-        tuple[int, ...]
-    ]  # the slots each entry is the last to read (``engine.liveness.last_reads``)
+    # the slots each entry is the last to read (``engine.liveness.last_reads``)
+    last: list[tuple[int, ...]]
     freed: dict[int, list[tuple[int, ...]]] = field(default_factory=dict, repr=False)
 
     def run(self, arrays: Sequence[Any], size: int) -> list[Any]:

@@ -207,7 +207,7 @@ class Op:
     # whether ``vjp`` reads its operands' values (not only their shapes and dtypes); False (add,
     # relu, whose rule reads its output: the factories find it from the rule's code) lets the
     # engine release the values of a tensor under the node that no one else holds
-    # (``tensor._let_go``). Who gives an entry another ``vjp`` afterwards sets this too.
+    # (``released.let_go``). Who gives an entry another ``vjp`` afterwards sets this too.
     vjp_reads_inputs: bool = True
     # ``vjp`` on arrays, for the reverse pass that builds no graph, where every operand and
     # the cotangent are float64 (the engine's default dtype): ``(cotangent, out, *inputs,
