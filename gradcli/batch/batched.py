@@ -60,7 +60,7 @@ def _all_equal(value: Any, number: float) -> bool:
     array = np.asarray(value)
     if array.dtype.kind not in "fiu" or not array.size:
         return False
-    return bool(array == number) if array.ndim == 0 else bool((array == number).all())
+    return array.item() == number if array.ndim == 0 else bool((array == number).all())
 
 
 @dataclass
@@ -256,7 +256,7 @@ class _Folds:
             found = False
             if slot in self.constants:
                 array = np.asarray(self.constants[slot])
-                found = not (array.dtype == np.bool_ and array.size) and _all_equal(array, 1)
+                found = not (array.dtype.kind == "b" and array.size) and _all_equal(array, 1)
             self._ones[slot] = found
         return found
 
@@ -268,7 +268,9 @@ class _Folds:
             found = 0
             if slot in self.constants:
                 array = np.asarray(self.constants[slot])
-                if array.dtype == np.bool_ and array.size:
+                if array.dtype.kind == "b" and array.ndim == 0:  # one value, read as it is
+                    found = 1 if array.item() else 2
+                elif array.dtype.kind == "b" and array.size:
                     found = 1 if array.all() else 2 if not array.any() else 0
             self._choices[slot] = found
         return found

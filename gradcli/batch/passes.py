@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import cached_property, partial
 
 import numpy as np
 
@@ -390,12 +390,15 @@ class Tracing:
     layout: Layout
     names: list[str] = field(init=False)
     start: list = field(init=False)
-    basis: tuple[np.ndarray, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         self.names = list(self.bound.arrays)
         self.start = [self.bound.arrays[n] for n in self.names]
-        self.basis = _basis([self.layout.shapes[t] for t in self.targets], self.bound.dtype)
+
+    @cached_property
+    def basis(self) -> tuple[np.ndarray, ...]:
+        """The basis vectors of the targets (``_basis``), made where a pass takes them."""
+        return _basis([self.layout.shapes[t] for t in self.targets], self.bound.dtype)
 
     @property
     def name(self) -> str:

@@ -218,14 +218,18 @@ class _Tracer:
     ) -> None:
         """One step; ``forward`` is the numpy function that made ``out`` (the primitive's,
         unless the engine adapted it to its operands' dtypes)."""
-        slots = self.slots
-        args = tuple([slots[id(t.data)] if id(t.data) in slots else self.slot(t) for t in tensors])
+        slots, keep = self.slots, self.keep
+        get = slots.get
+        args = tuple([s if (s := get(id(t.data))) is not None else self.slot(t) for t in tensors])
         shape_from = prim.extra.get("shape_from")
         if shape_from is not None:
             self.deciding.extend(args[i] for i in shape_from([t.data for t in tensors], params))
         forward = forward or prim.forward
         assert forward is not None, f"{prim.name} is not a primitive"
-        self.steps.append((prim.name, forward, args, params, self.new_slot(out.data)))
+        slot = len(keep)  # new_slot(out.data), inline: a call less a step
+        keep.append(out.data)
+        slots[id(out.data)] = slot
+        self.steps.append((prim.name, forward, args, params, slot))
 
 
 def trace(function: Callable[..., Sequence[Tensor]], *examples: Array) -> Tape:

@@ -14,7 +14,7 @@ def last_reads(reads: Sequence[tuple[int, ...]], keep: set[int]) -> list[tuple[i
     kept = set(keep)
     last: list[tuple[int, ...]] = []
     for args in reversed(reads):
-        last.append(tuple(a for a in dict.fromkeys(args) if a not in kept))
+        last.append(tuple([a for a in dict.fromkeys(args) if a not in kept]))
         kept.update(args)
     last.reverse()
     return last

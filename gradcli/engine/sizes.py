@@ -40,6 +40,9 @@ def broadcast_count(arrays: Sequence[Array]) -> int:
     their elements (the operation itself then says what does not fit)."""
     if len(arrays) == 1:
         return int(arrays[0].size)
+    shapes = {a.shape for a in arrays}
+    if len(shapes) == 1:  # one shape (numpy's broadcast_shapes costs microseconds)
+        return math.prod(shapes.pop())
     try:
         return math.prod(np.broadcast_shapes(*(a.shape for a in arrays)))
     except (ValueError, RuntimeError):

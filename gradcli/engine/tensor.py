@@ -45,6 +45,7 @@ from .modes import DEFAULT_DTYPE as DEFAULT_DTYPE
 from .modes import NonfiniteTangent as NonfiniteTangent
 from .modes import _forward_mode as _forward_mode
 from .modes import _Mode as _Mode
+from .modes import all_finite
 from .modes import complex_of as complex_of
 from .modes import default_complex as default_complex
 from .modes import default_dtype as default_dtype
@@ -71,7 +72,7 @@ def _watch_tangent(
 
 
 def _all_finite(tensor: Tensor) -> bool:
-    return tensor.dtype.kind not in "fc" or bool(np.isfinite(tensor.data).all())
+    return all_finite(tensor.data)
 
 
 def _watch(
@@ -658,10 +659,13 @@ def _watched(
         tangents = [t.tangent for t in tensors]
         if any(t is not None for t in tangents):
             assert prim.jvp is not None, f"{prim.name} has no forward rule"
-            with _forward_mode(False):
+            _Mode.forward_active = False  # _forward_mode(False), without a generator's frames
+            try:
                 tangent = prim.jvp(tangents, _wrap(out.data), *tensors, **params)
                 if tangent.shape != out.shape:
                     tangent = tangent.expand(out.shape)
+            finally:
+                _Mode.forward_active = True
             out.tangent = tangent
             if _Mode.tangent_holders is not None:
                 _Mode.tangent_holders.append(weakref.ref(out))

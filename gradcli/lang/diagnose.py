@@ -13,6 +13,7 @@ import tokenize
 
 import numpy as np
 
+from ..engine.modes import all_finite
 from ..engine.sizes import compact
 from ..ops import library as gc
 from ..ops.table import OPS
@@ -22,7 +23,7 @@ def kinds(array: np.ndarray) -> set[str]:
     """Which of nan, inf, -inf an array holds (read once each: a broadcast view is not
     made whole to be scanned)."""
     array = compact(array)
-    if array.dtype.kind not in "fc" or np.isfinite(array).all():
+    if all_finite(array):
         return set()
     if array.dtype.kind == "c":  # a complex number's parts, each as a real number
         return kinds(array.real) | kinds(array.imag)

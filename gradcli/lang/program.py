@@ -7,8 +7,10 @@ cached program needs neither sympy nor the validator.
 
 from __future__ import annotations
 
+import functools
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import astuple, field
 from typing import ClassVar
 
@@ -89,8 +91,14 @@ class ParsedProgram:
         """Vectors built from element assignments: ``y0 = ...; y2 = ...`` gives ``y``.
 
         A vector needs its element 0 and at most ``MAX_GAP`` missing elements, so that names
-        such as ``h0, h1`` or ``y1000000`` are not taken for a vector of mostly zeros.
+        such as ``h0, h1`` or ``y1000000`` are not taken for a vector of mostly zeros. Worked
+        out once a program (every run reads them): the same dict each time, read, never
+        written.
         """
+        return self._groups
+
+    @functools.cached_property
+    def _groups(self) -> dict[str, list[str | None]]:
         assigned = set(self.targets) | set(self.declared)
         found: dict[str, dict[int, str]] = {}
         for target in self.targets:
@@ -208,18 +216,19 @@ class ParsedProgram:
         dtype = next((t.dtype for t in inputs.values() if t.dtype.kind == "f"), np.float64)
         tally = bounds.Tally(sum(t.data.nbytes for t in inputs.values()))
         statements = len(self.assignments)
-        for number, a in enumerate(self.assignments, start=1):
-            if a.ir is None:
-                continue
-            bounds.tick(f"statement {number} of {statements}")
-            watch = gc.watched_nonfinite()
-            seen = 0 if watch is None else len(watch)
-            if log is not None:  # a number written beyond float range: inf from the start
-                diagnose.note_overflow(a.statement, log)
-            env[a.target] = Numbers(env, a, groups, log, dtype, tally).tensor(a.ir)
-            if log is not None:
-                diagnose.tag_origins(env[a.target], a.statement, log.origins)
-                diagnose.tag_tangents(watch, seen, a.statement)
+        with quiet():  # once for the statements, not once each
+            for number, a in enumerate(self.assignments, start=1):
+                if a.ir is None:
+                    continue
+                bounds.tick(f"statement {number} of {statements}")
+                watch = gc.watched_nonfinite()
+                seen = 0 if watch is None else len(watch)
+                if log is not None:  # a number written beyond float range: inf from the start
+                    diagnose.note_overflow(a.statement, log)
+                env[a.target] = Numbers(env, a, groups, log, dtype, tally).evaluated(a.ir)
+                if log is not None:
+                    diagnose.tag_origins(env[a.target], a.statement, log.origins)
+                    diagnose.tag_tangents(watch, seen, a.statement)
         for base, elements in groups.items():
             # Elements of different shapes (h0 = x*2; h1 = sum(h0)) are not a vector: such a
             # group exists only when a statement uses it, and then its shapes are an error.
@@ -295,6 +304,17 @@ class ParsedProgram:
         )
 
 
+@contextmanager
+def quiet() -> Iterator[None]:
+    """numpy's warnings of overflow and invalid values silenced, for statements (entering the
+    contexts costs more than a small operation, so it is done once for all of a run's):
+    ``diagnose`` finds and names the non-finite values instead."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with np.errstate(all="ignore"):
+            yield
+
+
 def _stack_group(base: str, elements: list, env: dict, log: RunLog | None) -> gc.Tensor:
     values = []
     template = next(env[e] for e in elements if e is not None and e in env)
@@ -347,15 +367,14 @@ class Numbers:
         self.tally = bounds.Tally() if tally is None else tally
 
     def tensor(self, node: Node) -> gc.Tensor:
-        """``node``'s value as a tensor (a constant right-hand side, ``y = 2*3``, too).
+        """``node``'s value as a tensor (a constant right-hand side, ``y = 2*3``, too), numpy's
+        warnings silenced (``quiet``)."""
+        with quiet():
+            return self.evaluated(node)
 
-        numpy's warnings of overflow and invalid values are silenced for the whole statement
-        (once, not at each operation: entering the contexts costs more than a small operation):
-        ``diagnose`` finds and names the non-finite values instead."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            with np.errstate(all="ignore"):
-                return self._tensor(evaluate(node, self))
+    def evaluated(self, node: Node) -> gc.Tensor:
+        """``tensor``, where numpy's warnings are silenced already (``quiet``)."""
+        return self._tensor(evaluate(node, self))
 
     def const(self, node: Const) -> complex:
         return node.value

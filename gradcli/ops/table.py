@@ -245,7 +245,7 @@ class Op:
         """A call's arguments in signature order, from its operands and its options apart (as
         the IR holds them): layer_norm(input, normalized_shape, weight, ...) puts an option
         between operands."""
-        if not self.params:  # an operation the language writes otherwise (y[0] = ...)
+        if not self.params or not options:  # y[0] = ..., or operands alone: in their order
             return [*operands, *options]
         given, rest = list(operands), list(options)
         ordered = []
