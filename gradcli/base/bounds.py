@@ -226,11 +226,12 @@ def refresh() -> None:
     """Work the engine's room (see ``keep_room``) out again from the limits, the budget and
     the engaged tally in force: the least of --max-elements, the budget alone and what the
     tally leaves, at the widest element's bytes."""
-    room = min(limits().max_elements, budget().max_memory // WIDEST_BYTES)
+    memory = _in_force[Budget].max_memory  # read once: it runs twice an operation of a run
+    room = min(_in_force[Limits].max_elements, memory // WIDEST_BYTES)
     tally = _engaged[-1]
     if tally is not None:
         room = min(room, max(int(tally.left() // WIDEST_BYTES), 0))
-        tally.step = budget().max_memory / (SLACK * FACTOR)
+        tally.step = memory / (SLACK * FACTOR)
     for kept in _rooms:
         kept[0] = room
 

@@ -212,7 +212,8 @@ def _identity_of(function, args, out, folds: _Folds) -> int | None:
     """The argument a step's result equals bit for bit (its dtype and shape too), or None."""
     candidates: tuple[int, ...] = ()
     if function is np.multiply and len(args) == 2:
-        candidates = tuple(a for a, b in (args, args[::-1]) if folds.one(b))
+        a, b = args
+        candidates = ((a,) if folds.one(b) else ()) + ((b,) if folds.one(a) else ())
     elif function in _POWERS and len(args) == 2:
         candidates = (args[0],) if folds.one(args[1]) else ()
     elif function in _SELECTIONS and folds.choice(args[0]):
