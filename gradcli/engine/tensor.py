@@ -19,7 +19,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -657,16 +657,29 @@ def _watched(
     if _Mode._forward_active and prim.differentiable:
         tangents = [t.tangent for t in tensors]
         if any(t is not None for t in tangents):
-            assert prim.jvp is not None, f"{prim.name} has no forward rule"
-            with _forward_mode(False):
-                tangent = prim.jvp(tangents, _wrap(out.data), *tensors, **params)
-                if tangent.shape != out.shape:
-                    tangent = tangent.expand(out.shape)
-            out.tangent = tangent
+            out.tangent = tangent_of(prim, tensors, params, out.data, tangents)
             if _Mode.tangent_holders is not None:
                 _Mode.tangent_holders.append(weakref.ref(out))
-            if _Mode.nonfinite_watch is not None:
-                _watch_tangent(prim, tensors, tangents, tangent)
+
+
+def tangent_of(
+    prim: Op,
+    tensors: Sequence[Tensor],
+    params: dict[str, Any],
+    out_data: Array,
+    tangents: Sequence[Tensor | None],
+) -> Tensor:
+    """The tangent of ``out_data``, ``prim``'s value at ``tensors``, along their ``tangents``
+    (None: no tangent), by its forward rule, as forward mode computes it (and watches it for
+    a nan or inf the rule made)."""
+    assert prim.jvp is not None, f"{prim.name} has no forward rule"
+    with _forward_mode(False):
+        tangent = prim.jvp(tangents, _wrap(out_data), *tensors, **params)
+        if tangent.shape != out_data.shape:
+            tangent = tangent.expand(out_data.shape)
+    if _Mode.nonfinite_watch is not None:
+        _watch_tangent(prim, tensors, tangents, tangent)
+    return cast(Tensor, tangent)  # a forward rule's result is a tensor
 
 
 def _complex_refusal(prim: Op, dtype: np.dtype[Any]) -> str:
