@@ -38,7 +38,7 @@ from ..ops.patterns import Ints, Pattern, TooDense
 from ..ops.table import OPS, Array
 from .compile import NotBatchable, Tape, batch_size, run_batched, trace
 from .functional import Inputs, _leaves, _reverse
-from .tensor import Tensor, _forward_mode, _Mode, apply, set_grad_enabled
+from .tensor import Tensor, _forward_mode, _Mode, apply, set_grad_enabled, tangent_of
 
 # colourings with at most this many colours run as eager passes; more, as one batched replay
 EAGER_PASSES = 4
@@ -606,20 +606,19 @@ def _row_scaling(
     if matrix is None or np.ndim(matrix) != 2:
         return None
     linear = np.asarray(matrix if args[1] == x_slot else np.transpose(matrix))
-    rest = _rest_of(tape, readers[0])
     product = _Product(function, params, args[0] == x_slot, matrix)
     slots = values[0] if values else ()
     u = slots[u_slot] if len(slots) == tape.size else None
     if not isinstance(u, np.ndarray) or u.shape != tape.shapes[u_slot]:
         u = product.of(x)
     inner: _Plan = _Plan()  # made only for a plan that is kept
-    found = _diagonal_rest(rest, tape, u_slot, u) if once else None
+    found = _diagonal_rest(tape, u_slot, slots) if once else None
     if found is not None:  # J_u's entries: its diagonal, in order
         diagonal = identity = True
     else:
         after = _pruned(tape, (u_slot,), tape.outputs[0])  # the rest's primal pass, as traced
         try:
-            inner, found = _plan(rest, [u], most, False, after)
+            inner, found = _plan(_rest_of(tape, readers[0]), [u], most, False, after)
         except NotStructured:
             return None
         (block,) = found.blocks
@@ -633,15 +632,15 @@ def _row_scaling(
     return plan, plan.finish(found)
 
 
-def _diagonal_rest(
-    rest: Callable[[Tensor], Tensor], tape: Tape, u_slot: int, u: Array
-) -> Structured | None:
+def _diagonal_rest(tape: Tape, u_slot: int, slots: Sequence[Any]) -> Structured | None:
     """J_u where every step of the rest (``tape``'s steps but the product that makes u, in
     ``u_slot``, the only one that reads the input) is differentiable, element-wise and on
-    values of u's shape: its diagonal, from one eager forward pass along ones, as the pass
-    of one colour of columns (traced, then replayed) gives it; else None."""
+    values of u's shape: its diagonal, the tangent of the rest along ones, as the pass of one
+    colour of columns gives it, but by each step's forward rule on the values the tracing
+    kept (``slots``), which are not computed again; else None."""
     steps = [step for step in tape.steps if step[4] != u_slot]
-    if u.ndim != 1 or not steps:
+    u = slots[u_slot] if len(slots) == tape.size else None
+    if not isinstance(u, np.ndarray) or u.ndim != 1 or not steps:
         return None
     constants = {slot for slot, _ in tape.constants}
     for name, _, args, _, out in steps:
@@ -652,7 +651,15 @@ def _diagonal_rest(
             return None
         if any(tape.shapes[a] != u.shape for a in args if a not in constants):
             return None
-    _, tangent = _tangent_pass(rest, 1)(Tensor(np.ones(u.shape, u.dtype)), Tensor(u))
+    tangents: dict[int, Tensor] = {u_slot: Tensor(np.ones(u.shape, u.dtype))}
+    for name, _, args, params, out in steps:
+        given = [tangents.get(a) for a in args]
+        if any(t is not None for t in given):
+            operands = [Tensor(slots[a]) for a in args]
+            tangents[out] = tangent_of(OPS[name], operands, params, slots[out], given)
+    tangent = tangents.get(tape.outputs[0])
+    if tangent is None:
+        return None
     n = len(u)
     where = _frozen(np.arange(n, dtype=np.int64))
     values = np.array(tangent.data).reshape(-1)  # its own copy, in order (where: all of it)

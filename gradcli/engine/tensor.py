@@ -19,7 +19,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -64,15 +64,11 @@ from .sizes import METER, ROOM
 def _watch_tangent(
     prim: Op, tensors: Sequence[Tensor], tangents: Sequence[Tensor | None], tangent: Tensor
 ) -> None:
-    if _all_finite(tangent) or not all(_all_finite(t) for t in tensors):
+    if all_finite(tangent.data) or not all(all_finite(t.data) for t in tensors):
         return
     watch = _Mode.nonfinite_watch
-    if watch is not None and all(t is None or _all_finite(t) for t in tangents):
+    if watch is not None and all(t is None or all_finite(t.data) for t in tangents):
         watch.append(NonfiniteTangent(prim))
-
-
-def _all_finite(tensor: Tensor) -> bool:
-    return all_finite(tensor.data)
 
 
 def _watch(
@@ -85,11 +81,11 @@ def _watch(
     """Put the node of ``output`` on the watch list if its rule made the first nan or inf
     (its results read first: most rules make none, and then nothing else is read)."""
     for c in input_cotangents:
-        if c is not None and not _all_finite(c):
+        if c is not None and not all_finite(c.data):
             break
     else:
         return
-    if not _all_finite(cotangent) or not all(_all_finite(t) for t in inputs):
+    if not all_finite(cotangent.data) or not all(all_finite(t.data) for t in inputs):
         return
     node = _node_of(output)
     if node not in watch:
@@ -658,19 +654,33 @@ def _watched(
     if _Mode._forward_active and prim.differentiable:
         tangents = [t.tangent for t in tensors]
         if any(t is not None for t in tangents):
-            assert prim.jvp is not None, f"{prim.name} has no forward rule"
-            _Mode.forward_active = False  # _forward_mode(False), without a generator's frames
-            try:
-                tangent = prim.jvp(tangents, _wrap(out.data), *tensors, **params)
-                if tangent.shape != out.shape:
-                    tangent = tangent.expand(out.shape)
-            finally:
-                _Mode.forward_active = True
-            out.tangent = tangent
+            out.tangent = tangent_of(prim, tensors, params, out.data, tangents)
             if _Mode.tangent_holders is not None:
                 _Mode.tangent_holders.append(weakref.ref(out))
-            if _Mode.nonfinite_watch is not None:
-                _watch_tangent(prim, tensors, tangents, tangent)
+
+
+def tangent_of(
+    prim: Op,
+    tensors: Sequence[Tensor],
+    params: dict[str, Any],
+    out_data: Array,
+    tangents: Sequence[Tensor | None],
+) -> Tensor:
+    """The tangent of ``out_data``, ``prim``'s value at ``tensors``, along their ``tangents``
+    (None: no tangent), by its forward rule, as forward mode computes it (and watches it for
+    a nan or inf the rule made)."""
+    assert prim.jvp is not None, f"{prim.name} has no forward rule"
+    previous = _Mode.forward_active
+    _Mode.forward_active = False  # _forward_mode(False), without a generator's frames
+    try:
+        tangent = prim.jvp(tangents, _wrap(out_data), *tensors, **params)
+        if tangent.shape != out_data.shape:
+            tangent = tangent.expand(out_data.shape)
+    finally:
+        _Mode.forward_active = previous
+    if _Mode.nonfinite_watch is not None:
+        _watch_tangent(prim, tensors, tangents, tangent)
+    return cast(Tensor, tangent)  # a forward rule's result is a tensor
 
 
 def _complex_refusal(prim: Op, dtype: np.dtype[Any]) -> str:

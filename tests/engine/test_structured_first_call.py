@@ -1,7 +1,8 @@
 """``structured_jacobian`` (planned anew, the plan not kept) takes J_u of an element-wise rest
-of a row scaling from one eager forward pass, without tracing the rest: the same Jacobian,
-bit for bit, the same description and count of passes as a ``JacobianPlan`` (which traces
-it, to replay it), for rests that are element-wise and for rests that are not."""
+of a row scaling from the rest's forward rules on the values of its tracing, without tracing
+the rest or computing its values again: the same Jacobian, bit for bit, the same description
+and count of passes as a ``JacobianPlan`` (which traces it, to replay it), for rests that are
+element-wise and for rests that are not."""
 
 from __future__ import annotations
 
@@ -57,3 +58,20 @@ def test_a_rest_that_is_not_elementwise_is_planned_as_before(monkeypatch):
     assert calls  # the rest was traced and coloured
     planned = S.JacobianPlan(func)(x)
     assert np.array_equal(_dense(first.blocks[0]), _dense(planned.blocks[0]))
+
+
+def test_a_nonfinite_tangent_is_reported_as_by_the_plan():
+    """sqrt's forward rule makes an inf tangent where u = 0 (from finite values): the first
+    call, which takes the rest's tangent from the values of its tracing, reports it as the
+    plan's traced pass does."""
+    matrix = gc.tensor(np.array([[1.0, -1.0], [2.0, 1.0]]))
+    x = gc.tensor(np.array([1.0, 1.0]))  # u = (0, 3)
+    func = lambda v: gc.sqrt(gc.matmul(matrix, v))  # noqa: E731
+    with np.errstate(all="ignore"), gc.watch_nonfinite() as first_found:
+        first = S.structured_jacobian(func, x)
+    with np.errstate(all="ignore"), gc.watch_nonfinite() as planned_found:
+        planned = S.JacobianPlan(func)(x)
+    assert [type(f) for f in first_found] == [gc.NonfiniteTangent]
+    assert [f.prim.name for f in first_found] == [f.prim.name for f in planned_found]
+    a, b = _dense(first.blocks[0]), _dense(planned.blocks[0])
+    assert np.array_equal(a, b, equal_nan=True)

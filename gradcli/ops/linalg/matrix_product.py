@@ -78,10 +78,12 @@ def _matmul_forward(a: Array, b: Array) -> NumpyResult:
 def _matmul_size(a: Array, b: Array) -> int:
     if not a.ndim or not b.ndim:  # refused by the forward
         return 0
-    try:
-        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except ValueError:
-        return 0
+    batch = a.shape[:-2]
+    if batch != b.shape[:-2]:  # (equal ones, a matrix and a vector's (): no numpy call)
+        try:
+            batch = np.broadcast_shapes(batch, b.shape[:-2])
+        except ValueError:
+            return 0
     return (
         math.prod(batch) * (a.shape[-2] if a.ndim > 1 else 1) * (b.shape[-1] if b.ndim > 1 else 1)
     )
