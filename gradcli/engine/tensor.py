@@ -53,46 +53,12 @@ from .modes import is_grad_enabled as is_grad_enabled
 from .modes import no_grad as no_grad
 from .modes import set_grad_enabled as set_grad_enabled
 from .modes import watch_nonfinite as watch_nonfinite
+from .modes import watch_rule, watch_tangent
 from .modes import watched_nonfinite as watched_nonfinite
 from .ownership import Ownership
 from .promotion import torch_dtype
 from .released import LARGE, REUSED, let_go, let_go_two, refuse_released, sole
 from .sizes import METER, ROOM
-
-
-def _watch_tangent(
-    prim: Op, tensors: Sequence[Tensor], tangents: Sequence[Tensor | None], tangent: Tensor
-) -> None:
-    if _all_finite(tangent) or not all(_all_finite(t) for t in tensors):
-        return
-    watch = _Mode.nonfinite_watch
-    if watch is not None and all(t is None or _all_finite(t) for t in tangents):
-        watch.append(NonfiniteTangent(prim))
-
-
-def _all_finite(tensor: Tensor) -> bool:
-    return tensor.dtype.kind not in "fc" or bool(np.isfinite(tensor.data).all())
-
-
-def _watch(
-    watch: list[Node | NonfiniteTangent],
-    output: Tensor,
-    cotangent: Tensor,
-    inputs: Sequence[Tensor],
-    input_cotangents: Sequence[Tensor | None],
-) -> None:
-    """Put the node of ``output`` on the watch list if its rule made the first nan or inf
-    (its results read first: most rules make none, and then nothing else is read)."""
-    for c in input_cotangents:
-        if c is not None and not _all_finite(c):
-            break
-    else:
-        return
-    if not _all_finite(cotangent) or not all(_all_finite(t) for t in inputs):
-        return
-    node = _node_of(output)
-    if node not in watch:
-        watch.append(node)
 
 
 class Node:
@@ -667,7 +633,7 @@ def _watched(
             if _Mode.tangent_holders is not None:
                 _Mode.tangent_holders.append(weakref.ref(out))
             if _Mode.nonfinite_watch is not None:
-                _watch_tangent(prim, tensors, tangents, tangent)
+                watch_tangent(prim, tensors, tangents, tangent)
 
 
 def _complex_refusal(prim: Op, dtype: np.dtype[Any]) -> str:
@@ -1083,15 +1049,8 @@ def _vjp_on_tensors(
     if HOOKED:
         input_cotangents = graph_hooks.after(node, input_cotangents, cotangent)
     if watch is not None:
-        _watch(watch, node, cotangent, inputs, input_cotangents)
+        watch_rule(watch, node, cotangent, inputs, input_cotangents)
     return input_cotangents
-
-
-def _node_of(tensor: Tensor) -> Node:
-    """The node of a tensor an operation made."""
-    node = tensor.grad_fn
-    assert node is not None
-    return node
 
 
 def _conjugates(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:
