@@ -101,7 +101,7 @@ class Node:
 
     def name(self) -> str:
         """The backward function's name as PyTorch prints it, e.g. ``MulBackward0``."""
-        fixed = self.output._name
+        fixed: str | None = getattr(self.output, "_name", None)
         if fixed is not None:  # the spelling of its call named it, or it was released
             return fixed
         namer = self.prim.backward_name
@@ -128,9 +128,10 @@ class Tensor:
         # The node that made this tensor: its entry, None for a leaf (and for every tensor
         # that does not require grad). Only where it is not None are the others set: the
         # input tensors (None once released), parameters, which inputs require grad, the
-        # place in the order of creation (the reverse pass runs the newest first), the name
-        # where it is fixed (by the call's spelling, see ``naming``, or at release, since
-        # some namers read the inputs), and the Node that grad_fn gave (None before it is read).
+        # place in the order of creation (the reverse pass runs the newest first); and, unset
+        # until then (an operation writes two slots less, the collector visits two less), the
+        # name where it is fixed (by the call's spelling, see ``naming``, or at release, since
+        # some namers read the inputs) and the Node that grad_fn gave (read with getattr).
         "_op",
         "_inputs",
         "_params",
@@ -194,7 +195,7 @@ class Tensor:
         """The node of the operation that made this tensor (None for a leaf)."""
         if self._op is None:
             return None
-        node = self._node
+        node: Node | None = getattr(self, "_node", None)
         if node is None:
             node = self._node = Node(self)
         return node
@@ -275,7 +276,8 @@ class Tensor:
 
         if self.dtype.kind not in "biufc":  # formulas (symbolic mode): no torch dtype
             return f"tensor({np.array2string(self.data, separator=', ', prefix='tensor(')})"
-        node = None if self._op is None else self._node or Node(self)  # not kept: no cycle
+        # (a Node made here is not kept: no cycle)
+        node = None if self._op is None else getattr(self, "_node", None) or Node(self)
         tangent = None
         if self.tangent is not None and _Mode.tangent_holders is not None:
             # a dual tensor inside forward_ad's level, as torch prints it: the tangent's
@@ -435,8 +437,6 @@ def _output(
         out._params = params
         out._needs = needs
         out._order = next(_ORDER)
-        out._name = None
-        out._node = None
     else:
         out.requires_grad = False
         out._op = None
@@ -470,7 +470,12 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
             sizes.refuse_over(prim.name, count, (x,))
         if (count >= LARGE or (rule is not None and x.size >= LARGE)) and a._op is not None:
             let_go(a)  # what no rule reads under the operand goes before the value comes
-        out_data = forward(x, **params) if params else forward(x)
+        if params:
+            out_data = forward(x, **params)
+        elif x_dtype is DEFAULT_DTYPE:  # a rounded_once wrapper's ufunc itself (a frame less)
+            out_data = prim.forward_float64(x)  # type: ignore[misc]
+        else:
+            out_data = forward(x)
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
         dtype = out_data.dtype
@@ -497,8 +502,6 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
         out._params = params
         out._needs = _NEEDS_ONE
         out._order = next(_ORDER)
-        out._name = None
-        out._node = None
     else:
         out.requires_grad = False
         out._op = None
@@ -575,8 +578,6 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
         # one tuple per pattern: fewer objects for the collector
         out._needs = _NEEDS_TWO[a.requires_grad][b.requires_grad]
         out._order = next(_ORDER)
-        out._name = None
-        out._node = None
     else:
         out.requires_grad = False
         out._op = None
@@ -784,7 +785,9 @@ def _run_backward(
     captured_nodes = {t for t in capture or () if t._op is not None}
     found: dict[int, Tensor] = {}
     watch = _Mode.nonfinite_watch
-    arrays_allowed = not create_graph and watch is None  # whether rules on arrays may run
+    # whether rules run plainly (on arrays where they have one): no graph built, no nonfinite
+    # watch, no capture (what a node's hooks, the watching modes or a retained gradient add)
+    plain_pass = not create_graph and watch is None and not captured_nodes
 
     # Each round sends the cotangents of one node's inputs, then runs the next node. The first
     # round sends the seeds to the outputs. A node that is the only one waiting (the heap is
@@ -875,9 +878,7 @@ def _run_backward(
             fast: Callable[..., Any] = prim.vjp_arrays  # type: ignore[assignment]
             # plain: no graph is built, and no hook, watch, capture or retained gradient reads
             # the node: its rule is all that runs
-            plain = arrays_allowed and not (
-                HOOKED or PACKED or _Mode.watching or captured_nodes or node._retains_grad
-            )
+            plain = plain_pass and not (HOOKED or PACKED or _Mode.watching or node._retains_grad)
             # the rule on arrays runs where the cotangent and every operand are float64 and the
             # cotangent (the largest value the rule makes) fits the room vjp's operations check
             ready = False

@@ -223,6 +223,13 @@ class Op:
     # and the array is large (``released.REUSED``), as hand-written numpy reuses an array after
     # its last use (``g *= mask``)
     vjp_arrays_into: Rule | None = None
+    # ``forward`` for float64 operands alone and no parameters: the ufunc itself where
+    # ``forward`` is a ``single_precision.rounded_once`` wrapper (its ``float64``), else
+    # ``forward``; ``tensor.apply_one`` calls it, a Python frame less an operation (sin, exp)
+    forward_float64: Callable[..., Any] | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.forward_float64 = getattr(self.forward, "float64", self.forward)
 
     @property
     def in_language(self) -> bool:
