@@ -517,8 +517,9 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
     it is written out beside apply rather than shared with it through a call."""
     if type(b) is not Tensor:
         if type(a) is Tensor and a.dtype is DEFAULT_DTYPE and (type(b) is float or type(b) is int):
-            # x * 1.01: the number's constant by one dict read (_coerce's first case, inline)
-            constant = _DEFAULT_NUMBERS.get(b) if b else None
+            # x * 1.01: the number's constant by one dict read (_coerce's first case, inline;
+            # a zero, whose sign the dict cannot tell, is never a key: _coerce takes it)
+            constant = _DEFAULT_NUMBERS.get(b)
             if constant is None:
                 a, b = _coerce((a, b))
             else:
@@ -912,10 +913,9 @@ def _run_backward(
                     graph_hooks.check_versions(node)
                 out_data = node.data if prim.vjp_reads_out else None
                 if not retain_graph:  # release the saved values; the next round sends from inputs
-                    saves = prim.saved
-                    if saves is True and type(prim.backward_name) is str:  # (_release's)
+                    if prim.released_plainly:  # (what _release comes down to)
                         node._inputs = None
-                    elif saves is not False:
+                    elif prim.saved is not False:
                         _release(node, prim)
                 # the pass holds the node no more: where nothing else does, its value goes
                 # before the rule makes the cotangents (torch keeps no output a rule does not read)
