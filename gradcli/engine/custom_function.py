@@ -320,9 +320,7 @@ def _record(
     out._inputs = inputs
     out._params = params
     out._needs = needs
-    out._order = next(_ORDER)
-    out._name = None
-    out._node = None
+    out._order = next(_ORDER)  # (_name and _node unset, as apply leaves them)
 
 
 def _function_op(cls: type) -> Op:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -195,3 +195,40 @@ def _forward_mode(active: bool) -> Iterator[None]:
         yield
     finally:
         _Mode.forward_active = previous
+
+
+# -- what the nonfinite watch records (tensor.apply and the reverse pass call these) ----------
+
+
+def watch_tangent(
+    prim: Op, tensors: Sequence[Tensor], tangents: Sequence[Tensor | None], tangent: Tensor
+) -> None:
+    """Put a ``NonfiniteTangent`` of ``prim`` on the watch list if its forward rule made the
+    first nan or inf (finite operands and tangents, a nonfinite tangent)."""
+    if all_finite(tangent.data) or not all(all_finite(t.data) for t in tensors):
+        return
+    watch = _Mode.nonfinite_watch
+    if watch is not None and all(t is None or all_finite(t.data) for t in tangents):
+        watch.append(NonfiniteTangent(prim))
+
+
+def watch_rule(
+    watch: list[Node | NonfiniteTangent],
+    output: Tensor,
+    cotangent: Tensor,
+    inputs: Sequence[Tensor],
+    input_cotangents: Sequence[Tensor | None],
+) -> None:
+    """Put the node of ``output`` on the watch list if its rule made the first nan or inf
+    (its results read first: most rules make none, and then nothing else is read)."""
+    for c in input_cotangents:
+        if c is not None and not all_finite(c.data):
+            break
+    else:
+        return
+    if not all_finite(cotangent.data) or not all(all_finite(t.data) for t in inputs):
+        return
+    node = output.grad_fn
+    assert node is not None  # (an operation made output)
+    if node not in watch:
+        watch.append(node)

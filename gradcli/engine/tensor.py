@@ -45,7 +45,6 @@ from .modes import DEFAULT_DTYPE as DEFAULT_DTYPE
 from .modes import NonfiniteTangent as NonfiniteTangent
 from .modes import _forward_mode as _forward_mode
 from .modes import _Mode as _Mode
-from .modes import all_finite
 from .modes import complex_of as complex_of
 from .modes import default_complex as default_complex
 from .modes import default_dtype as default_dtype
@@ -54,42 +53,12 @@ from .modes import is_grad_enabled as is_grad_enabled
 from .modes import no_grad as no_grad
 from .modes import set_grad_enabled as set_grad_enabled
 from .modes import watch_nonfinite as watch_nonfinite
+from .modes import watch_rule, watch_tangent
 from .modes import watched_nonfinite as watched_nonfinite
 from .ownership import Ownership
 from .promotion import torch_dtype
 from .released import LARGE, REUSED, let_go, let_go_two, refuse_released, sole
 from .sizes import METER, ROOM
-
-
-def _watch_tangent(
-    prim: Op, tensors: Sequence[Tensor], tangents: Sequence[Tensor | None], tangent: Tensor
-) -> None:
-    if all_finite(tangent.data) or not all(all_finite(t.data) for t in tensors):
-        return
-    watch = _Mode.nonfinite_watch
-    if watch is not None and all(t is None or all_finite(t.data) for t in tangents):
-        watch.append(NonfiniteTangent(prim))
-
-
-def _watch(
-    watch: list[Node | NonfiniteTangent],
-    output: Tensor,
-    cotangent: Tensor,
-    inputs: Sequence[Tensor],
-    input_cotangents: Sequence[Tensor | None],
-) -> None:
-    """Put the node of ``output`` on the watch list if its rule made the first nan or inf
-    (its results read first: most rules make none, and then nothing else is read)."""
-    for c in input_cotangents:
-        if c is not None and not all_finite(c.data):
-            break
-    else:
-        return
-    if not all_finite(cotangent.data) or not all(all_finite(t.data) for t in inputs):
-        return
-    node = _node_of(output)
-    if node not in watch:
-        watch.append(node)
 
 
 class Node:
@@ -132,7 +101,7 @@ class Node:
 
     def name(self) -> str:
         """The backward function's name as PyTorch prints it, e.g. ``MulBackward0``."""
-        fixed = self.output._name
+        fixed: str | None = getattr(self.output, "_name", None)
         if fixed is not None:  # the spelling of its call named it, or it was released
             return fixed
         namer = self.prim.backward_name
@@ -159,9 +128,10 @@ class Tensor:
         # The node that made this tensor: its entry, None for a leaf (and for every tensor
         # that does not require grad). Only where it is not None are the others set: the
         # input tensors (None once released), parameters, which inputs require grad, the
-        # place in the order of creation (the reverse pass runs the newest first), the name
-        # where it is fixed (by the call's spelling, see ``naming``, or at release, since
-        # some namers read the inputs), and the Node that grad_fn gave (None before it is read).
+        # place in the order of creation (the reverse pass runs the newest first); and, unset
+        # until then (an operation writes two slots less, the collector visits two less), the
+        # name where it is fixed (by the call's spelling, see ``naming``, or at release, since
+        # some namers read the inputs) and the Node that grad_fn gave (read with getattr).
         "_op",
         "_inputs",
         "_params",
@@ -225,7 +195,7 @@ class Tensor:
         """The node of the operation that made this tensor (None for a leaf)."""
         if self._op is None:
             return None
-        node = self._node
+        node: Node | None = getattr(self, "_node", None)
         if node is None:
             node = self._node = Node(self)
         return node
@@ -306,7 +276,8 @@ class Tensor:
 
         if self.dtype.kind not in "biufc":  # formulas (symbolic mode): no torch dtype
             return f"tensor({np.array2string(self.data, separator=', ', prefix='tensor(')})"
-        node = None if self._op is None else self._node or Node(self)  # not kept: no cycle
+        # (a Node made here is not kept: no cycle)
+        node = None if self._op is None else getattr(self, "_node", None) or Node(self)
         tangent = None
         if self.tangent is not None and _Mode.tangent_holders is not None:
             # a dual tensor inside forward_ad's level, as torch prints it: the tangent's
@@ -392,6 +363,7 @@ _NEEDS: dict[tuple[bool, ...], tuple[bool, ...]] = {}
 _NEEDS_ONE = (True,)
 # needs of two operands, indexed by their requires_grad (False is 0, True is 1)
 _NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
+_NEEDS_FIRST, _NEEDS_SECOND = _NEEDS_TWO[1][0], _NEEDS_TWO[0][1]
 _requires_grad = operator.attrgetter("requires_grad")
 
 
@@ -465,8 +437,6 @@ def _output(
         out._params = params
         out._needs = needs
         out._order = next(_ORDER)
-        out._name = None
-        out._node = None
     else:
         out.requires_grad = False
         out._op = None
@@ -500,7 +470,12 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
             sizes.refuse_over(prim.name, count, (x,))
         if (count >= LARGE or (rule is not None and x.size >= LARGE)) and a._op is not None:
             let_go(a)  # what no rule reads under the operand goes before the value comes
-        out_data = forward(x, **params) if params else forward(x)
+        if params:
+            out_data = forward(x, **params)
+        elif x_dtype is DEFAULT_DTYPE:  # a rounded_once wrapper's ufunc itself (a frame less)
+            out_data = prim.forward_float64(x)  # type: ignore[misc]
+        else:
+            out_data = forward(x)
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
         dtype = out_data.dtype
@@ -527,8 +502,6 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
         out._params = params
         out._needs = _NEEDS_ONE
         out._order = next(_ORDER)
-        out._name = None
-        out._node = None
     else:
         out.requires_grad = False
         out._op = None
@@ -544,8 +517,9 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
     it is written out beside apply rather than shared with it through a call."""
     if type(b) is not Tensor:
         if type(a) is Tensor and a.dtype is DEFAULT_DTYPE and (type(b) is float or type(b) is int):
-            # x * 1.01: the number's constant by one dict read (_coerce's first case, inline)
-            constant = _DEFAULT_NUMBERS.get(b) if b else None
+            # x * 1.01: the number's constant by one dict read (_coerce's first case, inline;
+            # a zero, whose sign the dict cannot tell, is never a key: _coerce takes it)
+            constant = _DEFAULT_NUMBERS.get(b)
             if constant is None:
                 a, b = _coerce((a, b))
             else:
@@ -605,8 +579,6 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
         # one tuple per pattern: fewer objects for the collector
         out._needs = _NEEDS_TWO[a.requires_grad][b.requires_grad]
         out._order = next(_ORDER)
-        out._name = None
-        out._node = None
     else:
         out.requires_grad = False
         out._op = None
@@ -679,7 +651,7 @@ def tangent_of(
     finally:
         _Mode.forward_active = previous
     if _Mode.nonfinite_watch is not None:
-        _watch_tangent(prim, tensors, tangents, tangent)
+        watch_tangent(prim, tensors, tangents, tangent)
     return cast(Tensor, tangent)  # a forward rule's result is a tensor
 
 
@@ -831,7 +803,9 @@ def _run_backward(
     captured_nodes = {t for t in capture or () if t._op is not None}
     found: dict[int, Tensor] = {}
     watch = _Mode.nonfinite_watch
-    arrays_allowed = not create_graph and watch is None  # whether rules on arrays may run
+    # whether rules run plainly (on arrays where they have one): no graph built, no nonfinite
+    # watch, no capture (what a node's hooks, the watching modes or a retained gradient add)
+    plain_pass = not create_graph and watch is None and not captured_nodes
 
     # Each round sends the cotangents of one node's inputs, then runs the next node. The first
     # round sends the seeds to the outputs. A node that is the only one waiting (the heap is
@@ -846,50 +820,64 @@ def _run_backward(
             # the one node waiting, kept off the heap and out of the dict, with its cotangent
             only: Tensor | None = None
             only_cotangent: Any = None  # its cotangent, set while only is set
-            # (an index, not zip: a zip and its tuples cost more than the loop on one or two)
-            last = len(inputs) - 1
-            if len(input_cotangents) <= last:  # as zip, to the shorter
-                last = len(input_cotangents) - 1
-            i = -1
-            while i < last:
-                i += 1
-                if not needs[i]:
-                    continue
-                tensor = inputs[i]
-                input_cotangent = input_cotangents[i]
-                if input_cotangent is None:
-                    if tensor._op is not None:  # no cotangent for it: was it released?
-                        refuse_released(tensor)
-                    continue
-                if not real and input_cotangent.dtype is not DEFAULT_DTYPE:
-                    if input_cotangent.dtype.kind == "c" and tensor.dtype.kind != "c":
-                        # a real tensor's gradient is the real part (torch: a function of reals)
-                        input_cotangent = input_cotangent.real
-                if tensor._op is None:  # a leaf
-                    key = id(tensor)
-                    if key in leaf_cotangents:
-                        input_cotangent = _sum(leaf_cotangents[key][1], input_cotangent)
-                    elif not isinstance(input_cotangent, Tensor):  # an array
-                        input_cotangent = _wrap(input_cotangent)
-                    leaf_cotangents[key] = (tensor, input_cotangent)
-                elif only is None and not cotangents:  # no other node waits (nor the heap)
-                    if tensor._inputs is None:
+            if real and not cotangents:
+                # A chain's round, hand-inlined (the pass's most frequent, 80 bytecodes less): a
+                # rule on float64 arrays made the one cotangent wanted (needs, apply's tuples),
+                # and no other node waits. Where it is a node's, not released, that node runs
+                # next; else the loop below sends it (a leaf, None, a released node).
+                if needs is _NEEDS_ONE or needs is _NEEDS_FIRST:
+                    only, only_cotangent = inputs[0], input_cotangents[0]
+                elif needs is _NEEDS_SECOND:
+                    only, only_cotangent = inputs[1], input_cotangents[1]
+                if only is not None and (
+                    only_cotangent is None or only._op is None or only._inputs is None
+                ):
+                    only = only_cotangent = None
+            if only is None:  # the loop sends each cotangent
+                # (an index, not zip: a zip and its tuples cost more than the loop on one or two)
+                last = len(inputs) - 1
+                if len(input_cotangents) <= last:  # as zip, to the shorter
+                    last = len(input_cotangents) - 1
+                i = -1
+                while i < last:
+                    i += 1
+                    if not needs[i]:
+                        continue
+                    tensor = inputs[i]
+                    input_cotangent = input_cotangents[i]
+                    if input_cotangent is None:
+                        if tensor._op is not None:  # no cotangent for it: was it released?
+                            refuse_released(tensor)
+                        continue
+                    if not real and input_cotangent.dtype is not DEFAULT_DTYPE:
+                        if input_cotangent.dtype.kind == "c" and tensor.dtype.kind != "c":
+                            # a real tensor's gradient is the real part (torch: a function of reals)
+                            input_cotangent = input_cotangent.real
+                    if tensor._op is None:  # a leaf
+                        key = id(tensor)
+                        if key in leaf_cotangents:
+                            input_cotangent = _sum(leaf_cotangents[key][1], input_cotangent)
+                        elif not isinstance(input_cotangent, Tensor):  # an array
+                            input_cotangent = _wrap(input_cotangent)
+                        leaf_cotangents[key] = (tensor, input_cotangent)
+                    elif only is None and not cotangents:  # no other node waits (nor the heap)
+                        if tensor._inputs is None:
+                            raise GradError(_FREED_GRAPH_ERROR)
+                        only = tensor
+                        only_cotangent = input_cotangent
+                    elif tensor is only:  # sent twice in one round (x + x)
+                        only_cotangent = _sum(only_cotangent, input_cotangent)
+                    elif tensor in cotangents:
+                        cotangents[tensor] = _sum(cotangents[tensor], input_cotangent)
+                    elif tensor._inputs is None:
                         raise GradError(_FREED_GRAPH_ERROR)
-                    only = tensor
-                    only_cotangent = input_cotangent
-                elif tensor is only:  # sent twice in one round (x + x)
-                    only_cotangent = _sum(only_cotangent, input_cotangent)
-                elif tensor in cotangents:
-                    cotangents[tensor] = _sum(cotangents[tensor], input_cotangent)
-                elif tensor._inputs is None:
-                    raise GradError(_FREED_GRAPH_ERROR)
-                else:
-                    if only is not None:
-                        cotangents[only] = only_cotangent
-                        heappush(heap, (-only._order, only))
-                        only = only_cotangent = None
-                    cotangents[tensor] = input_cotangent
-                    heappush(heap, (-tensor._order, tensor))
+                    else:
+                        if only is not None:
+                            cotangents[only] = only_cotangent
+                            heappush(heap, (-only._order, only))
+                            only = only_cotangent = None
+                        cotangents[tensor] = input_cotangent
+                        heappush(heap, (-tensor._order, tensor))
             if only is not None:
                 node = only
                 cotangent = only_cotangent
@@ -908,9 +896,7 @@ def _run_backward(
             fast: Callable[..., Any] = prim.vjp_arrays  # type: ignore[assignment]
             # plain: no graph is built, and no hook, watch, capture or retained gradient reads
             # the node: its rule is all that runs
-            plain = arrays_allowed and not (
-                HOOKED or PACKED or _Mode.watching or captured_nodes or node._retains_grad
-            )
+            plain = plain_pass and not (HOOKED or PACKED or _Mode.watching or node._retains_grad)
             # the rule on arrays runs where the cotangent and every operand are float64 and the
             # cotangent (the largest value the rule makes) fits the room vjp's operations check
             ready = False
@@ -944,10 +930,9 @@ def _run_backward(
                     graph_hooks.check_versions(node)
                 out_data = node.data if prim.vjp_reads_out else None
                 if not retain_graph:  # release the saved values; the next round sends from inputs
-                    saves = prim.saved
-                    if saves is True and type(prim.backward_name) is str:  # (_release's)
+                    if prim.released_plainly:  # (what _release comes down to)
                         node._inputs = None
-                    elif saves is not False:
+                    elif prim.saved is not False:
                         _release(node, prim)
                 # the pass holds the node no more: where nothing else does, its value goes
                 # before the rule makes the cotangents (torch keeps no output a rule does not read)
@@ -1082,15 +1067,8 @@ def _vjp_on_tensors(
     if HOOKED:
         input_cotangents = graph_hooks.after(node, input_cotangents, cotangent)
     if watch is not None:
-        _watch(watch, node, cotangent, inputs, input_cotangents)
+        watch_rule(watch, node, cotangent, inputs, input_cotangents)
     return input_cotangents
-
-
-def _node_of(tensor: Tensor) -> Node:
-    """The node of a tensor an operation made."""
-    node = tensor.grad_fn
-    assert node is not None
-    return node
 
 
 def _conjugates(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:

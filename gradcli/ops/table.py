@@ -223,6 +223,17 @@ class Op:
     # and the array is large (``released.REUSED``), as hand-written numpy reuses an array after
     # its last use (``g *= mask``)
     vjp_arrays_into: Rule | None = None
+    # ``forward`` for float64 operands alone and no parameters: the ufunc itself where
+    # ``forward`` is a ``single_precision.rounded_once`` wrapper (its ``float64``), else
+    # ``forward``; ``tensor.apply_one`` calls it, a Python frame less an operation (sin, exp)
+    forward_float64: Callable[..., Any] | None = field(init=False, default=None)
+    # whether a node's release (``tensor._release``) drops its inputs and nothing else: it
+    # saves them all (``saved`` True) and its name is fixed (no namer reads the inputs)
+    released_plainly: bool = field(init=False, default=False)
+
+    def __post_init__(self) -> None:
+        self.forward_float64 = getattr(self.forward, "float64", self.forward)
+        self.released_plainly = self.saved is True and isinstance(self.backward_name, str)
 
     @property
     def in_language(self) -> bool:

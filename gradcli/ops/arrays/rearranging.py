@@ -78,7 +78,8 @@ def _reshape_back(g: Tensor, out: Tensor | None, shape: tuple[int, ...]) -> Tens
     """Reshape's reverse rule: the cotangent in the input's shape; where the node was an
     unsqueeze, torch's reverse is ``squeeze(dim)`` (its node ``SqueezeBackward1``)."""
     back = reshape(g, shape)
-    if out is not None and out._op is not None and out._name == "UnsqueezeBackward0":
+    named = None if out is None or out._op is None else getattr(out, "_name", None)
+    if named == "UnsqueezeBackward0":
         return _named(back, "SqueezeBackward1")
     return back
 
