@@ -332,10 +332,11 @@ def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) ->
             for k in set((small // max(1, array[0].size)).tolist()):
                 column[k] = _python_text(array[k], depth)
         columns.append(column)
+        key = json.dumps(name)  # escaped as json.dumps escapes it ("\u03b8" for a θ)
         if kind != section:  # a new section: close the last one
-            between = close + ("}" if section else "") + f', "{kind}": {{"{name}": '
+            between = close + ("}" if section else "") + f", {json.dumps(kind)}: {{{key}: "
         else:
-            between = close + f', "{name}": '
+            between = close + f", {key}: "
         line += (between + "[" * depth).replace("%", "%%") + "%b"
         close, section = "]" * depth, kind
     line += (close + "}}\n").replace("%", "%%")

@@ -131,3 +131,13 @@ def test_a_npy_of_no_points_says_so_with_or_without_a_sample_point(cli, tmp_path
         result = cli(*VJP, *sample, "--batch", f"@{tmp_path}/none.npy")
         assert result.exit_code == 2
         assert "--batch: no points for x" in result.stderr, result.stderr
+
+
+def test_json_lines_escape_a_name_as_json_dumps_does_whichever_path_writes_them(cli, tmp_path):
+    """A name that is not ASCII is ``\\u03b8`` in every line: the fast writer wrote it raw (and
+    an infinity in the chunk, taking the exact path, escaped it)."""
+    for values in ([1.0, 2.0], [1.0, np.inf]):
+        np.save(tmp_path / "p.npy", np.array(values))
+        result = cli("eval", "-e", "θ = x * 2", "--batch", f"@{tmp_path}/p.npy")
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout.splitlines()[0] == '{"point": 0, "values": {"\\u03b8": 2.0}}'
