@@ -193,17 +193,22 @@ def test_batch_out_npy_holds_the_gradients(cli, tmp_path):
     assert many.exit_code == 0
 
 
+# A batch the timeout stops: 2 s, a few chunks of it done on a machine of 2 cores that runs the
+# suite on both (pytest-xdist) beside another job; 10^6 points, far from all of them.
+BATCH_TIMEOUT, BATCH_POINTS = "2", 1_000_000
+
+
 def test_a_batch_stopped_by_the_timeout_keeps_its_points(tmp_path):
     points, out = tmp_path / "points.npy", tmp_path / "results.npy"
-    np.save(points, np.arange(300_000.0))
+    np.save(points, np.arange(float(BATCH_POINTS)))
     program = "w = ones(200); y = sum(sin(x*w))"
     args = ["grad", "-e", program, "--batch", f"@{points}", "--out", str(out)]
     measured(["eval", "-e", program, "--x", "1"], tmp_path)  # parsed: the cache holds it
-    report = measured([*args, "--timeout", "1"], tmp_path)
+    report = measured([*args, "--timeout", BATCH_TIMEOUT], tmp_path)
     assert report["code"] == 124, report["stderr"]
-    assert "timed out after 1 s (--timeout)" in report["stderr"]
+    assert f"timed out after {BATCH_TIMEOUT} s (--timeout)" in report["stderr"]
     done = int(report["stderr"].split(": wrote ")[1].split(" of ")[0])
-    assert 0 < done < 300_000
+    assert 0 < done < BATCH_POINTS
     grads = np.load(out)
     assert grads.shape == (done,)
     np.testing.assert_allclose(grads, 200 * np.cos(np.arange(done)), atol=1e-9)
@@ -211,13 +216,14 @@ def test_a_batch_stopped_by_the_timeout_keeps_its_points(tmp_path):
 
 def test_batch_lines_stopped_by_the_timeout_are_whole(tmp_path):
     points = tmp_path / "points.npy"
-    np.save(points, np.arange(300_000.0))
+    np.save(points, np.arange(float(BATCH_POINTS)))
     program = "w = ones(200); y = sum(sin(x*w))"
     measured(["eval", "-e", program, "--x", "1"], tmp_path)  # parsed: the cache holds it
-    report = measured(["grad", "-e", program, "--batch", f"@{points}", "--timeout", "1"], tmp_path)
+    args = ["grad", "-e", program, "--batch", f"@{points}", "--timeout", BATCH_TIMEOUT]
+    report = measured(args, tmp_path)
     assert report["code"] == 124, report["stderr"]
     assert report["stdout"].endswith("}\n")
-    assert "wrote " in report["stderr"] and " of 300000 points" in report["stderr"]
+    assert "wrote " in report["stderr"] and f" of {BATCH_POINTS} points" in report["stderr"]
 
 
 @pytest.mark.parametrize(

@@ -34,6 +34,9 @@ PASSING = Path(__file__).with_name("corpus_passing.txt")
 ORACLE = Path(__file__).with_name("corpus_oracle.py")
 # Every eighth script (by name) is run by torch again in the default suite.
 TORCH_SAMPLE_STRIDE = 8
+# One worker of pytest-xdist runs this module: each script runs once a session (run_gradcli's
+# cache), for its own test and for the summary.
+pytestmark = pytest.mark.xdist_group("corpus")
 
 # How the interactive interpreter echoes a bare `torch.manual_seed(0)` line, address masked.
 GENERATOR = "<torch._C.Generator object at 0x…>"
