@@ -4,7 +4,9 @@ Each fuzz target records every case it runs in ``fuzz_stats`` (how it ended and 
 took). The tally only counts: a failing case raises, so that hypothesis sees it and shrinks
 it to a minimal example (hypothesis reports each distinct failure of a run, shrunk). The
 summary is printed after the tests, whatever the capture mode; when a long run (``-m fuzz``)
-took place and ``benchmarks/results/`` exists, it is also written there as JSON.
+took place and ``benchmarks/results/`` exists, it is also written there as JSON. The tally
+lives in the process that runs the tests: with pytest-xdist's workers (the default, ``-n
+auto``) none reaches the summary, so the long run is run in one process (``-n 0``).
 """
 
 from __future__ import annotations
