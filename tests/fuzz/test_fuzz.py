@@ -402,12 +402,12 @@ def guarded(stats, target: str, case: str, run, budget: float = BUDGET):
     re-raised. A case over ``budget`` seconds fails the test with its input.
     """
     main = threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGALRM")
+    start = time.perf_counter()  # before the timer is armed: a case's time holds all of its budget
     if main:
         previous = signal.signal(signal.SIGALRM, _alarm)
         # fires after the budget, then every 0.5 s, in case something swallows the first
         signal.setitimer(signal.ITIMER_REAL, budget, 0.5)
     faulthandler.dump_traceback_later(budget + HARD_BUDGET, exit=True)
-    start = time.perf_counter()
     hung = False
     try:
         outcome, detail = run()
