@@ -63,17 +63,30 @@ class RemovableHandle:
 
 
 class _ByNode(dict):  # type: ignore[type-arg]
-    """Values by the tensor a node made, held only while it lives: a plain dict by ``id``
-    (its emptiness, which the reverse pass tests at every node, is C's test), each entry
-    dropped when its tensor goes."""
+    """Values by the tensor a node made, kept on the tensor itself (its ``_attached``), so that
+    a value that reaches back to its tensor (a script's hook reaches the script's globals, a
+    pack hook may return the tensor) dies with it, as a torch node's hooks die with the node:
+    a cycle the collector frees, where a value held here would keep the tensor alive for
+    good. This dict only lists the tensors that have one, by ``id`` while each lives (its
+    emptiness, which the reverse pass tests at every node, is C's test)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
 
     def of(self, output: Tensor) -> Any:
-        entry = self.get(id(output))
-        return None if entry is None or entry[0]() is not output else entry[1]
+        if id(output) not in self:
+            return None
+        attached: dict[str, Any] | None = getattr(output, "_attached", None)
+        return None if attached is None else attached.get(self.name)
 
     def put(self, output: Tensor, value: Any) -> None:
+        attached: dict[str, Any] | None = getattr(output, "_attached", None)
+        if attached is None:
+            attached = output._attached = {}
+        attached[self.name] = value
         key = id(output)
-        self[key] = (weakref.ref(output, lambda _: self.pop(key, None)), value)
+        self[key] = weakref.ref(output, lambda _: self.pop(key, None))
 
 
 class _NodeHooks:
@@ -85,7 +98,7 @@ class _NodeHooks:
 
 
 # the hooks of each node, by the tensor it made (a node is its output's slots, see tensor.Node)
-HOOKED = _ByNode()
+HOOKED = _ByNode("hooks")
 
 
 def _hooks_of(output: Tensor) -> _NodeHooks:
@@ -169,7 +182,7 @@ SAVED_HOOKS: list[tuple[Hook, Hook]] = []
 # the open disable_saved_tensors_hooks blocks' messages, innermost last
 _DISABLED: list[str] = []
 # what each node packed, by the tensor it made: the unpack hook and (slot, packed value)s
-PACKED = _ByNode()
+PACKED = _ByNode("packed")
 # set by the tensor module: a context manager that turns graph recording off or on
 _recording: Callable[[bool], Any] | None = None
 # set by the tensor module: recompute whether apply watches (a tracer, forward mode, packing)
@@ -311,7 +324,7 @@ def saved_value(output: Tensor, slot: int) -> Any:
 # pass checks (``check_versions``) as torch's does when it unpacks a saved tensor, for the
 # operations whose saved tensors are known to be torch's (``saved_slots``' known_only): a
 # write torch would let pass is never refused.
-BUMPED = _ByNode()
+BUMPED = _ByNode("writes")
 _KEPT_WRITES = 64
 _KINDS = {"CopySlices": "torch::autograd::CopySlices"}
 

@@ -139,6 +139,9 @@ class Tensor:
         "_order",
         "_name",
         "_node",
+        # unset but for a node with hooks, saved tensors packed, or a tensor written in place:
+        # graph_hooks' values for it, by kind (see graph_hooks._ByNode)
+        "_attached",
         "__weakref__",
     )
     __array_priority__ = 1000  # so that ndarray <op> Tensor defers to Tensor's operators
@@ -150,6 +153,7 @@ class Tensor:
     _order: int
     _name: str | None
     _node: Node | None
+    _attached: dict[str, Any]
 
     def __init__(
         self, data: Any, requires_grad: bool = False, dtype: npt.DTypeLike | None = None

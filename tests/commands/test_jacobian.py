@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gradcli.commands.compute import AUTO_SPARSE
+
 STENCIL = "y = x[2:] - 2*x[1:-1] + x[:-2]"
 EXAMPLE2 = "y0=x0**2; y1=x0**2+5*x1**2; y2=3*x1"
 
@@ -83,18 +85,21 @@ def test_a_large_sparse_jacobian_is_given_sparse_by_itself(cli_json):
 
 
 def test_csv_holds_every_value_of_a_large_sparse_jacobian_unless_sparse_is_asked(cli):
-    # CSV is one value a row, zeros too: the stencil's 1,998 x 2,000 Jacobian goes dense
-    # there (a reviewer found it refused), and --sparse --format csv stays refused
-    program = ["jacobian", "-e", "y = x[2:] - 2*x[1:-1] + x[:-2]", "--x", "arange(2000)"]
+    # CSV is one value a row, zeros too: the stencil's Jacobian, sparse by itself elsewhere
+    # (more elements than AUTO_SPARSE), goes dense there (a reviewer found it refused), and
+    # --sparse --format csv stays refused
+    n = 1100  # the smallest round size past AUTO_SPARSE: 1,208,900 rows of CSV
+    assert (n - 2) * n > AUTO_SPARSE
+    program = ["jacobian", "-e", "y = x[2:] - 2*x[1:-1] + x[:-2]", "--x", f"arange({n})"]
     result = cli(*program, "--format", "csv")
     assert result.exit_code == 0, result.stderr
     rows = [line.split(",") for line in result.stdout.splitlines() if line.startswith("jacobian.x")]
-    assert len(rows) == 1998 * 2000
+    assert len(rows) == (n - 2) * n
     nonzero = {(int(r[1]), int(r[2])): float(r[3]) for r in rows if float(r[3]) != 0}
     assert nonzero == {
-        **{(i, i): 1.0 for i in range(1998)},
-        **{(i, i + 1): -2.0 for i in range(1998)},
-        **{(i, i + 2): 1.0 for i in range(1998)},
+        **{(i, i): 1.0 for i in range(n - 2)},
+        **{(i, i + 1): -2.0 for i in range(n - 2)},
+        **{(i, i + 2): 1.0 for i in range(n - 2)},
     }
 
 

@@ -29,6 +29,7 @@ def _inputs(seed=0):
 def _collected():
     """No hook's entry outlives its test (a graph a node keeps lives until collected), since a
     hook or a saved-tensor hook about keeps every later pass off its rules on arrays."""
+    collector.collect()  # nor one of an earlier test's garbage
     yield
     collector.collect()
     assert not graph_hooks.HOOKED and not graph_hooks.PACKED

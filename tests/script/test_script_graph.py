@@ -5,6 +5,8 @@ stdout (object addresses masked), exit status and exception line must be the sam
 
 from __future__ import annotations
 
+import gc as collector
+
 import pytest
 from python_oracle import compared_with_torch, gradcli_run
 
@@ -141,6 +143,38 @@ def test_a_hook_lives_as_long_as_its_node():
     assert len(graph_hooks.HOOKED) == before + 1
     del y
     assert len(graph_hooks.HOOKED) == before
+
+
+def test_a_hook_that_reaches_its_node_dies_with_it():
+    """A hook is kept by its node, not by the engine: one whose closure holds the node's
+    tensor (a script's function holds the script's globals) goes with the graph."""
+    x = gc.Tensor([1.0], requires_grad=True)
+    y = x * x
+    collector.collect()
+    before = len(graph_hooks.HOOKED), len(graph_hooks.PACKED)
+    graph_hooks.register_hook(y, lambda gi, go, kept=[y]: None)
+    with graph_hooks.saved_tensors_hooks(lambda t: t, lambda t: t):
+        z = y * y  # packs y, which holds z's node alive only through z
+    assert (len(graph_hooks.HOOKED), len(graph_hooks.PACKED)) == (before[0] + 1, before[1] + 1)
+    del y, z
+    collector.collect()
+    assert (len(graph_hooks.HOOKED), len(graph_hooks.PACKED)) == before
+
+
+def test_nothing_of_a_script_outlives_its_run():
+    """A run's values, its hooks and saved tensors among them, go when the run ends: the
+    REPL, the library and a test suite run many scripts in one process."""
+    program = (
+        PRELUDE + "b = a.clone()\nh = b.grad_fn.register_hook(lambda gI, gO: None)\n"
+        "with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):\n"
+        "    c = (b * b).sum()\nc.backward()\nprint(isinstance(c, torch.Tensor))\n"
+    )
+    collector.collect()
+    alive = sum(type(o) is gc.Tensor for o in collector.get_objects())
+    assert gradcli_run(program) == ("True\n", 0, "")
+    collector.collect()
+    assert sum(type(o) is gc.Tensor for o in collector.get_objects()) == alive
+    assert not graph_hooks.HOOKED and not graph_hooks.PACKED
 
 
 def test_a_multi_grad_hook_of_any_gradient_is_refused():

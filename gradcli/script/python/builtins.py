@@ -118,7 +118,7 @@ def builtins(run: Run) -> dict[str, Any]:
         for kind in listed_kinds:
             if isinstance(kind, _Typed):
                 kind = kind.kind
-            if kind is TENSOR_CLASS or kind is _TORCH_TENSOR:
+            if isinstance(kind, _TensorClass) or kind is _TORCH_TENSOR:
                 if isinstance(value, gc.Tensor):
                     return True
             elif isinstance(kind, type) and (kind in SAFE_TYPES or kind in SCRIPT_EXCEPTIONS):
@@ -409,7 +409,6 @@ class _TensorClass(Builtin):
     __slots__ = ()
 
 
-TENSOR_CLASS: Any = None  # set by torch_api (torch.Tensor, callable)
 _TORCH_TENSOR = TypeName("torch.Tensor")
 
 

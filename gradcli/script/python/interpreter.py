@@ -11,6 +11,7 @@ Python 3.11's carets where a file is run; ``<stdin>`` shows no source), exit sta
 from __future__ import annotations
 
 import contextlib
+import gc as collector
 import sys
 import traceback
 import warnings
@@ -20,7 +21,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from ...base.errors import GradcliError
-from ...engine import torch_random
+from ...engine import graph_hooks, torch_random
 from ...engine.meter import metering
 from ...lang.validate import check_characters
 from ...lang.values import quiet_parse
@@ -90,8 +91,13 @@ def run_script(
     """Run a script, printing to ``out`` and ``err``; the exit status Python would have (0,
     or 1 after an uncaught exception). ``GradcliError`` for what gradcli does not take."""
     program = lower(source)
-    run = new_run(source, filename, seed, out, err, max_steps)
-    return execute(run, program)
+    status = execute(new_run(source, filename, seed, out, err, max_steps), program)
+    if graph_hooks.HOOKED or graph_hooks.PACKED:
+        # the run's hooks and packed tensors are in cycles with its values (a hook's function
+        # holds the script's globals): collected now, later work in this process (the
+        # library, a test suite) is not held to the engine's slower paths for hooked graphs
+        collector.collect()
+    return status
 
 
 def execute(run: Run, program: Any) -> int:

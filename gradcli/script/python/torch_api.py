@@ -409,7 +409,6 @@ def modules(run: Run) -> dict[str, Module]:
         LongTensor=Builtin("LongTensor", make.legacy("int64")),
     )
     tensor_class = builtins._TensorClass("Tensor", make.legacy(None), "<class 'torch.Tensor'>")
-    builtins.TENSOR_CLASS = tensor_class
     torch_names["Tensor"] = tensor_class
     torch_names.update({name: dtype for name, dtype in DTYPES.items()})
 
