@@ -34,8 +34,8 @@ microseconds, some 30 to 100 times numpy's product (a 64 x 1,000 @ 1,000 x 100 l
 against 0.2 ms), which would make a mid-sized network's training loop several times slower
 than torch for its last bits. Tutorials' small products (a polynomial fit, a layer of a few
 units, one sample at a time) are within the bound. The plain chain and the dot kernel's lanes
-are not followed step by step: their products are made at once and chained by one
-``np.add.accumulate`` (strictly in order, each sum rounded), a few numpy calls a product.
+make their products at once, then add them in order (``_chained``): a step costs one numpy call
+where the output is wide, and a long chain of a narrow output is one ``np.add.accumulate``.
 
 ``nn.Linear``'s product with a bias is torch's ``addmm``, whose fused kernels start from the
 bias and add each block of ``k`` to it: ``addmm_like_torch`` gives that value where it differs
@@ -126,33 +126,40 @@ _LANES = 4  # lanes of the dot-product kernel (n = 1)
 
 
 def _dot_lanes(a: Array, v: Array) -> Array:
-    """Each row's dot product with ``v`` as sgemm's dot kernel adds it (the module's text).
-    Each lane's chain over the blocks of four is one ``np.add.accumulate``, which adds strictly
-    in order, each sum rounded, as the kernel does (what the loop over blocks would give)."""
+    """Each row's dot product with ``v`` as sgemm's dot kernel adds it (the module's text)."""
     m, k = a.shape
     head = (k - 1) % _LANES + 1
     products = a * v  # float32 products, each rounded
-    # steps[:, 0] is the lanes after the head, steps[:, b] the b-th block's four products
-    steps = np.zeros((m, (k - head) // _LANES + 1, _LANES), np.float32)
+    # steps[0]: the lanes after the head's products; steps[b]: the b-th block's four products
+    steps = np.zeros(((k - head) // _LANES + 1, m, _LANES), np.float32)
     for i in range(head):
-        steps[:, 0, 0] += products[:, i]
-    steps[:, 1:] = products[:, head:].reshape(m, -1, _LANES)
-    np.add.accumulate(steps, axis=1, out=steps)
-    lanes = steps[:, -1]
+        steps[0, :, 0] += products[:, i]
+    steps[1:] = products[:, head:].reshape(m, -1, _LANES).transpose(1, 0, 2)
+    lanes = _chained(steps)
     summed: Array = (lanes[:, 0] + lanes[:, 2]) + (lanes[:, 1] + lanes[:, 3])
     return summed
 
 
 def _plain_chain(a: Array, b: Array) -> Array:
-    """Each element ``((0 + a0 b0) + a1 b1) + ...``, every product and sum rounded: the products
-    of every step at once, then their chain by ``np.add.accumulate``, which adds strictly in
-    order from the zero in front (a loop over ``k`` would cost several numpy calls a step)."""
+    """Each element ``((0 + a0 b0) + a1 b1) + ...``, every product and sum rounded."""
     m, k = a.shape
-    steps = np.zeros((k + 1, m, b.shape[1]), np.float32)  # step 0: the chain's zero
+    steps = np.zeros((k + 1, m, b.shape[1]), np.float32)  # steps[0]: the chain's zero
     np.multiply(a.T[:, :, None], b[:, None, :], out=steps[1:])
+    return _chained(steps)
+
+
+def _chained(steps: Array) -> Array:
+    """``((steps[0] + steps[1]) + steps[2]) + ...``, strictly in order, each sum rounded: a
+    numpy call a step where the steps are wide, else one ``np.add.accumulate`` (which adds in
+    order, an inner loop per element: slow over wide steps, quick over many narrow ones)."""
+    if steps[0].size >= len(steps):
+        out: Array = steps[0].copy()
+        for step in steps[1:]:
+            out += step
+        return out
     np.add.accumulate(steps, axis=0, out=steps)
-    out: Array = steps[-1].copy()  # not a view holding every step
-    return out
+    last: Array = steps[-1].copy()  # not a view holding every step
+    return last
 
 
 def _fused_chain(a: Array, b: Array) -> Array:
