@@ -30,14 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from .compile import NotBatchable, Tape, peak_elements, run_batched, trace_on
+from .compile import UNREPLAYABLE, NotBatchable, Tape, peak_elements, run_batched, trace_on
 from .meter import fits, metered
 from .pytree import flatten, unflatten
 from .tensor import Tensor, _Mode
-
-# numpy's refusals of a step replayed on other values than the traced ones, or by a batch
-# rule: the slices, computed already, then stand
-_UNREPLAYABLE = (ValueError, TypeError, IndexError)
 
 
 def _needs_graph(value: Any) -> bool:
@@ -117,7 +113,7 @@ class BatchedPass:
         try:
             with np.errstate(all="ignore"):
                 replayed = self.tape.run(*values)
-        except _UNREPLAYABLE:
+        except UNREPLAYABLE:
             return False
         return len(replayed) == len(leaves) and all(map(_same, replayed, leaves))
 
@@ -136,7 +132,7 @@ class BatchedPass:
                 for start in range(0, size, chunk):
                     part = [b[start : start + chunk] for b in self.batches]
                     parts.append(run_batched(self.tape, part, [True] * len(part)))
-        except (NotBatchable, *_UNREPLAYABLE):
+        except (NotBatchable, *UNREPLAYABLE):
             return None
         outputs = parts[0] if len(parts) == 1 else [np.concatenate(c) for c in zip(*parts)]
         leaves, spec = flatten(stacked)
