@@ -21,6 +21,7 @@ import numpy as np
 
 from ..base.engine_errors import AssertedError, GradError, UnsupportedError, ValueKindError
 from ..base.torch_text import size_repr
+from .basis_passes import each_basis
 from .borrowed import stack
 from .levels import Level, autograd_grad, dummies, zeros_like
 from .meter import foresee, zeros
@@ -240,12 +241,6 @@ def jvp(
     )
 
 
-def _basis(shape: tuple[int, ...], dtype: np.dtype[Any], k: int) -> Tensor:
-    e = zeros(shape, dtype, "a basis vector")
-    e.data.reshape(-1)[k] = 1
-    return e
-
-
 def _rows(
     outs: tuple[Tensor, ...],
     xs: tuple[Tensor, ...],
@@ -259,9 +254,13 @@ def _rows(
     foresee("the Jacobian", _elements(outs) * _elements(xs))
     rows: list[list[list[Tensor]]] = [[[] for _ in xs] for _ in outs]
     for i, out in enumerate(outs):
-        flat = out.reshape(-1)
-        for k in range(out.numel()):
-            found = autograd_grad((flat[k],), xs, None, create_graph, retain_graph=True)
+
+        def row(e: Tensor, out: Tensor = out) -> tuple[Tensor | None, ...]:
+            # the cotangent e_k: what seeding the output's element k sends back to the output
+            return autograd_grad((out,), xs, (e,), create_graph, retain_graph=True)
+
+        passes = each_basis(row, out.shape, out.dtype, (out,), not create_graph)
+        for found in passes:
             for j, (value, x) in enumerate(zip(found, xs)):
                 if value is None:
                     if strict:
@@ -321,10 +320,12 @@ def _columns(
     pulled = autograd_grad(outs, xs, us, create_graph=True)
     columns: list[list[list[Tensor]]] = [[[] for _ in xs] for _ in outs]
     for j, (x, through) in enumerate(zip(xs, pulled)):
-        for k in range(x.numel()):
-            found = autograd_grad(
-                (through,), us, (_basis(x.shape, x.dtype, k),), create_graph, retain_graph=True
-            )
+
+        def column(e: Tensor, through: Tensor | None = through) -> tuple[Tensor | None, ...]:
+            return autograd_grad((through,), us, (e,), create_graph, retain_graph=True)
+
+        passes = each_basis(column, x.shape, x.dtype, (through,), not create_graph)
+        for found in passes:
             for i, (value, out) in enumerate(zip(found, outs)):
                 columns[i][j].append(zeros_like(out) if value is None else value)
     return tuple(

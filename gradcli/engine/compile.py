@@ -143,6 +143,10 @@ class Tape:
         return last_readers(self, FREED_ELEMENTS)
 
 
+#: numpy's refusals of a step replayed on other values than the traced ones, or by a batch
+#: rule: whoever replays then computes on the engine instead
+UNREPLAYABLE = (ValueError, TypeError, IndexError)
+
 #: How many times ``Tape.run`` replays a tape step by step before it generates the tape's
 #: function: generating costs about 13 µs a step, some 25 step-by-step replays, and saves
 #: about a third of each replay (the 1,000-step chain: 80 ms, then 1.9 ms a replay instead

@@ -11,7 +11,7 @@ graph reaches a tensor that requires grad outside the level, as torch's results 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..base.engine_errors import DomainError
@@ -98,20 +98,25 @@ class Level:
         return self.connected and any(v.requires_grad and self._reaches_outside(v) for v in values)
 
     def _reaches_outside(self, tensor: Tensor) -> bool:
-        seen: set[int] = set()
-        stack = [tensor]
-        while stack:
-            t = stack.pop()
-            if id(t) in seen:
-                continue
-            seen.add(id(t))
-            node = t.grad_fn
-            if node is None:
+        for t in reachable([tensor]):
+            if t._op is None:
                 if t.requires_grad and id(t) not in self.private:
                     return True
-                continue
-            inputs = node.inputs
-            if inputs is None:  # released by a backward pass: what it reached is unknown
+            elif t._inputs is None:  # released by a backward pass: what it reached is unknown
                 return True
-            stack.extend(inputs)
         return False
+
+
+def reachable(tensors: Sequence[Tensor | None]) -> Iterator[Tensor]:
+    """Each tensor of the graphs of ``tensors`` once (the tensors, the inputs of their nodes,
+    theirs, and so on; a released node's inputs are unknown, so not reached through it)."""
+    seen: set[int] = set()
+    stack = [t for t in tensors if t is not None]
+    while stack:
+        tensor = stack.pop()
+        if id(tensor) in seen:
+            continue
+        seen.add(id(tensor))
+        yield tensor
+        if tensor._op is not None and tensor._inputs is not None:
+            stack.extend(tensor._inputs)

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..base import bounds
 from . import sizes
-from .sizes import METER, stored
+from .sizes import METER, ROOM, stored
 from .tensor import Tensor, _Mode
 
 
@@ -70,6 +70,14 @@ def metered(value: Tensor) -> Tensor:
 def zeros(shape: Sequence[int], dtype: Any, name: str, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros, checked against the room before it is made and metered."""
     return metered(Tensor(sizes.full(shape, 0, dtype, name), requires_grad=requires_grad))
+
+
+def fits(elements: int) -> bool:
+    """Whether ``elements`` more elements fit in the room the run leaves (what a replay of a
+    traced pass, which no meter sees, checks before it runs)."""
+    if ROOM[0] < 0:
+        bounds.keep_room(ROOM)
+    return elements <= ROOM[0]
 
 
 def foresee(what: str, count: int) -> None:

@@ -30,27 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from ..base import bounds
-from .compile import NotBatchable, Tape, peak_elements, run_batched, trace_on
-from .meter import metered
+from .compile import UNREPLAYABLE, NotBatchable, Tape, peak_elements, run_batched, trace_on
+from .meter import fits, metered
 from .pytree import flatten, unflatten
-from .sizes import ROOM
 from .tensor import Tensor, _Mode
-
-# numpy's refusals of a step replayed on other values than the traced ones, or by a batch
-# rule: the slices, computed already, then stand
-_UNREPLAYABLE = (ValueError, TypeError, IndexError)
 
 
 def _needs_graph(value: Any) -> bool:
     return isinstance(value, Tensor) and (value.requires_grad or value.tangent is not None)
-
-
-def _fits(elements: int) -> bool:
-    """Whether ``elements`` more elements fit in the room the run leaves."""
-    if ROOM[0] < 0:
-        bounds.keep_room(ROOM)
-    return elements <= ROOM[0]
 
 
 def _same(replayed: Any, expected: Tensor) -> bool:
@@ -121,12 +108,12 @@ class BatchedPass:
         """Whether the tape, replayed on one slice's values, gives its ``result``."""
         assert self.tape is not None
         leaves = flatten(result)[0]
-        if not _fits(self.held) or not all(isinstance(v, Tensor) for v in leaves):
+        if not fits(self.held) or not all(isinstance(v, Tensor) for v in leaves):
             return False
         try:
             with np.errstate(all="ignore"):
                 replayed = self.tape.run(*values)
-        except _UNREPLAYABLE:
+        except UNREPLAYABLE:
             return False
         return len(replayed) == len(leaves) and all(map(_same, replayed, leaves))
 
@@ -137,7 +124,7 @@ class BatchedPass:
             return None
         size = len(self.batches[0])
         chunk = min(chunk_size or size, size)
-        if not _fits(peak_elements(self.tape, chunk)):
+        if not fits(peak_elements(self.tape, chunk)):
             return None
         parts = []
         try:
@@ -145,7 +132,7 @@ class BatchedPass:
                 for start in range(0, size, chunk):
                     part = [b[start : start + chunk] for b in self.batches]
                     parts.append(run_batched(self.tape, part, [True] * len(part)))
-        except (NotBatchable, *_UNREPLAYABLE):
+        except (NotBatchable, *UNREPLAYABLE):
             return None
         outputs = parts[0] if len(parts) == 1 else [np.concatenate(c) for c in zip(*parts)]
         leaves, spec = flatten(stacked)

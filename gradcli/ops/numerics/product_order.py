@@ -28,12 +28,14 @@ product's columns:
   torch's.
 
 Products of other dtypes, of vectors and of batches are numpy's as well, and so are products
-of more than a million multiply-adds (``_MOST_WORK``) or a ``k`` over 4,096: a step is a few
-numpy operations over the ``m x n`` output, so following ``k`` steps costs ``k`` times several
+of more than a million multiply-adds (``_MOST_WORK``) or a ``k`` over 4,096: a fused step is a
+few numpy operations over the ``m x n`` output, so following ``k`` steps costs ``k`` times several
 microseconds, some 30 to 100 times numpy's product (a 64 x 1,000 @ 1,000 x 100 layer: 15 ms
 against 0.2 ms), which would make a mid-sized network's training loop several times slower
 than torch for its last bits. Tutorials' small products (a polynomial fit, a layer of a few
-units, one sample at a time) are within the bound.
+units, one sample at a time) are within the bound. The plain chain and the dot kernel's lanes
+make their products at once, then add them in order (``_chained``): a step costs one numpy call
+where the output is wide, and a long chain of a narrow output is one ``np.add.accumulate``.
 
 ``nn.Linear``'s product with a bias is torch's ``addmm``, whose fused kernels start from the
 bias and add each block of ``k`` to it: ``addmm_like_torch`` gives that value where it differs
@@ -125,26 +127,39 @@ _LANES = 4  # lanes of the dot-product kernel (n = 1)
 
 def _dot_lanes(a: Array, v: Array) -> Array:
     """Each row's dot product with ``v`` as sgemm's dot kernel adds it (the module's text)."""
-    k = a.shape[1]
+    m, k = a.shape
     head = (k - 1) % _LANES + 1
-    lanes = np.zeros((a.shape[0], _LANES), np.float32)
     products = a * v  # float32 products, each rounded
+    # steps[0]: the lanes after the head's products; steps[b]: the b-th block's four products
+    steps = np.zeros(((k - head) // _LANES + 1, m, _LANES), np.float32)
     for i in range(head):
-        lanes[:, 0] += products[:, i]
-    for start in range(head, k, _LANES):
-        lanes += products[:, start : start + _LANES]
+        steps[0, :, 0] += products[:, i]
+    steps[1:] = products[:, head:].reshape(m, -1, _LANES).transpose(1, 0, 2)
+    lanes = _chained(steps)
     summed: Array = (lanes[:, 0] + lanes[:, 2]) + (lanes[:, 1] + lanes[:, 3])
     return summed
 
 
 def _plain_chain(a: Array, b: Array) -> Array:
-    """Each element ``((a0 b0 + a1 b1) + a2 b2) + ...``, every product and sum rounded."""
-    out = np.zeros((a.shape[0], b.shape[1]), np.float32)
-    product = np.empty_like(out)
-    for i in range(a.shape[1]):
-        np.multiply(a[:, i : i + 1], b[i : i + 1], out=product)
-        out += product
-    return out
+    """Each element ``((0 + a0 b0) + a1 b1) + ...``, every product and sum rounded."""
+    m, k = a.shape
+    steps = np.zeros((k + 1, m, b.shape[1]), np.float32)  # steps[0]: the chain's zero
+    np.multiply(a.T[:, :, None], b[:, None, :], out=steps[1:])
+    return _chained(steps)
+
+
+def _chained(steps: Array) -> Array:
+    """``((steps[0] + steps[1]) + steps[2]) + ...``, strictly in order, each sum rounded: a
+    numpy call a step where the steps are wide, else one ``np.add.accumulate`` (which adds in
+    order, an inner loop per element: slow over wide steps, quick over many narrow ones)."""
+    if steps[0].size >= len(steps):
+        out: Array = steps[0].copy()
+        for step in steps[1:]:
+            out += step
+        return out
+    np.add.accumulate(steps, axis=0, out=steps)
+    last: Array = steps[-1].copy()  # not a view holding every step
+    return last
 
 
 def _fused_chain(a: Array, b: Array) -> Array:

@@ -86,6 +86,17 @@ def test_the_plain_chain_and_the_blocks_are_what_the_text_says() -> None:
     assert plain is not None and plain[1, 3] == chain
 
 
+@pytest.mark.parametrize("shape", [(8, 5, 3), (8, 9, 1), (1, 7, 4), (1, 9, 8), (5, 3, 2)])
+def test_a_chain_of_negative_zeros_starts_from_zero(shape: tuple[int, int, int]) -> None:
+    """The chains start from +0 (as sgemm's): products that are all -0 sum to +0, not -0."""
+    m, k, n = shape
+    a = -np.ones((m, k), np.float32)
+    with summation.torch_order():
+        ours = product_order.matmul_like_torch(a, np.zeros((k, n), np.float32))
+    assert ours is not None and ours.shape == (m, n)
+    assert not np.signbit(ours).any() and not ours.any()
+
+
 def _round32(exact: Fraction) -> float:
     """The float32 nearest ``exact`` (ties to even), found from its float64 neighbours."""
     near = np.float32(float(exact))
