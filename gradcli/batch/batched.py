@@ -80,10 +80,11 @@ class Specialised:
     last: list[tuple[int, ...]]
     freed: dict[int, list[tuple[int, ...]]] = field(default_factory=dict, repr=False)
 
-    def run(self, arrays: Sequence[Any], size: int) -> list[Any]:
+    def run(self, arrays: Sequence[Any], size: int, grouped: bool = False) -> list[Any]:
         """The outputs at ``size`` points (``arrays``: the inputs at their levels), with
         ``size`` rows in front, or ``size * rows`` when seeded (a point's seeds together), as
-        ``run_batched`` gives them."""
+        ``run_batched`` gives them; ``grouped`` (seeded): (size, rows, ...) each, an output
+        the same for a point's seeds (or every point) a read-only view, not repeated."""
         slots: list[Any] = [None] * self.size
         for slot, value in self.constants:
             slots[slot] = value
@@ -101,10 +102,21 @@ class Specialised:
                 slots[out] = call([slots[i] for i in args], counts[level])
         total = counts[2] if self.seeded else size
         results = []
+        if grouped:
+            for slot in self.outputs:
+                value, level = slots[slot], self.levels[slot]
+                tail = np.shape(value)[1 if level else 0 :]
+                if level == 2:
+                    value = value.reshape((size, self.rows) + tail)
+                else:
+                    value = value[:, None] if level else value
+                    value = np.broadcast_to(value, (size, self.rows) + tail)
+                results.append(value)
+            return results
         for slot in self.outputs:
             value, level = slots[slot], self.levels[slot]
             if level == 1 and total != size:
-                value = np.repeat(value, self.rows, axis=0)
+                value = repeated(value, self.rows)
             elif level == 0:
                 value = np.broadcast_to(value, (total,) + np.shape(value))
             results.append(value)
@@ -296,8 +308,25 @@ _PASS_THROUGH = {
 }
 
 
+def repeated(value: Any, rows: int) -> Any:
+    """``np.repeat(value, rows, axis=0)``: each point's row ``rows`` times, written as
+    ``rows`` strided copies of the whole array where a point has one element (np.repeat
+    copies element by element, a ``memcpy`` call each: 2 to 3 times the CPU time at a few seed
+    vectors a point)."""
+    if value.ndim != 1 or rows > _STRIDED_COPIES:  # a copy's inner loop would be short
+        return np.repeat(value, rows, axis=0)
+    out = np.empty((len(value), rows), value.dtype)
+    for row in range(rows):
+        out[:, row] = value
+    return out.reshape(-1)
+
+
+#: The most seed vectors a point that ``repeated`` copies one by one (beyond, np.repeat).
+_STRIDED_COPIES = 64
+
+
 def _repeater(rows: int) -> Callable[[list, int], Any]:
-    return lambda values, count: np.repeat(values[0], rows, axis=0)
+    return lambda values, count: repeated(values[0], rows)
 
 
 def _plain(function: Any, params: dict[str, Any]) -> Callable[[list, int], Any]:
@@ -319,5 +348,7 @@ def _batched(name, function, params, flags: list[bool], ranks: list[int]) -> Cal
             return _plain(function, params)
     if rule is B.getitem and not any(isinstance(p, np.ndarray) for p in params["index"]):
         index = (slice(None), *params["index"])
-        return lambda values, count: values[0][index]
+        # a contiguous copy of a strided selection (x[:, 0] of points (N, 2)): the element-wise
+        # steps that read it run numpy's vector loops, not its strided one (the same numbers)
+        return lambda values, count: np.ascontiguousarray(values[0][index])
     return lambda values, count: rule(function, params, values, flags, ranks, count)

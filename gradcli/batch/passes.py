@@ -94,11 +94,10 @@ class Pass:
         program = self.program(levels)
         if program is not None:
             with np.errstate(all="ignore"):
-                outputs = program.run([*arrays, *tiled], size)
-        else:
-            arrays = [np.repeat(a, rows, axis=0) if b else a for a, b in zip(arrays, batched)]
-            flags = [*batched, *(True for _ in self.seeds)]
-            outputs = replayed(self, [*arrays, *tiled], flags, size * rows, where)
+                return program.run([*arrays, *tiled], size, grouped=True)
+        arrays = [np.repeat(a, rows, axis=0) if b else a for a, b in zip(arrays, batched)]
+        flags = [*batched, *(True for _ in self.seeds)]
+        outputs = replayed(self, [*arrays, *tiled], flags, size * rows, where)
         return [o.reshape((size, rows) + o.shape[1:]) for o in outputs]
 
     def program(self, levels: tuple[int, ...]) -> Specialised | None:

@@ -13,6 +13,7 @@ from the inputs: such a tape is valid at its own point only, and is never replay
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -189,6 +190,10 @@ def _elements(tape: Tape, slot: int) -> int:
     return math.prod(tape.shapes[slot]) if tape.shapes else 0
 
 
+def _result_slot(step: Step) -> int:
+    return step[4]
+
+
 class _Tracer:
     """Gives every array a slot: traced results, declared inputs, or captured constants."""
 
@@ -211,6 +216,25 @@ class _Tracer:
             slot = self.new_slot(tensor.data)
             self.constants[slot] = tensor.data
         return slot
+
+    def is_constant(self, tensor: Tensor) -> bool:
+        """Whether ``tensor``'s value is a constant of the tape: one it has captured or not
+        met yet, or one its steps make from constants alone (which ``_simplify`` folds)."""
+        slot = self.slots.get(id(tensor.data))
+        if slot is None:
+            return True
+        constants, steps, seen = self.constants, self.steps, set()
+        pending = [slot]
+        while pending:
+            slot = pending.pop()
+            if slot in constants or slot in seen:
+                continue
+            seen.add(slot)
+            i = bisect.bisect_left(steps, slot, key=_result_slot)
+            if i == len(steps) or steps[i][4] != slot or not steps[i][2]:
+                return False  # an input, or a step of no arguments (not folded)
+            pending.extend(steps[i][2])
+        return True
 
     def record(
         self,

@@ -131,6 +131,14 @@ def default_complex() -> np.dtype[Any]:
     return complex_of(_Mode.default_float)
 
 
+def traced_constant(tensor: Tensor) -> bool:
+    """Whether a program is being traced (``compile.trace``) and ``tensor`` is one of its
+    constants there: a value no step of the tape makes nor any input gives, the same at every
+    replay (a number of the program)."""
+    tracer = _Mode._tracer
+    return tracer is not None and tracer.is_constant(tensor)
+
+
 def is_grad_enabled() -> bool:
     """Whether graphs are recorded here (``torch.is_grad_enabled()``)."""
     return _Mode.grad_enabled
