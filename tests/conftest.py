@@ -27,6 +27,9 @@ import pytest
 
 import gradcli as gc
 
+# the fuzz targets' tally, printed by the process that reports the run (see its text)
+pytest_plugins = ["fuzz.tally"]
+
 # which marker a missing package calls for (a module name's first part)
 NEEDS = {
     "torch": "torch",

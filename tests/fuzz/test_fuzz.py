@@ -17,7 +17,7 @@ Every case runs under a hang guard: an interval timer raises after ``BUDGET`` se
 faulthandler ends the process with a traceback if even that cannot interrupt it.
 
 The default run is short (a few hundred cases a target, derandomized: the same cases every
-run). ``pytest -n 0 -m fuzz tests/fuzz -s`` runs the long run, ``GRADCLI_FUZZ_EXAMPLES`` cases a
+run). ``pytest -m fuzz tests/fuzz -s`` runs the long run, ``GRADCLI_FUZZ_EXAMPLES`` cases a
 target (default 10,000); the summary at the end gives the cases, outcomes and slowest case.
 Both are plain hypothesis tests: a failing case fails the test, shrunk by hypothesis to a
 minimal example, which it prints as the falsifying case.
