@@ -55,9 +55,24 @@ def _holders(tensors: tuple[Tensor, ...]) -> list[int]:
     return [sys.getrefcount(t) for t in tensors]
 
 
-# the count of a tensor held by a node's inputs alone (measured on a probe, not assumed: the
-# counts depend on the interpreter)
-_ALONE = _holders((object(),))[0]  # type: ignore[arg-type]
+class _Slot:
+    """A probe: an object in a slot, as a node of one input or two holds each (``inputs_of``)."""
+
+    __slots__ = ("held",)
+    held: object
+
+
+def _held_in_slot() -> int:
+    slot = _Slot()
+    slot.held = object()
+    return _holders((slot.held,))[0]  # type: ignore[arg-type]  # (an object for a tensor)
+
+
+# the count of a tensor held by a node's input alone, read through the tuple made of the
+# node's slots (of one input or two), or of the node's own tuple (of other counts); measured on
+# a probe, not assumed: the counts depend on the interpreter
+_ALONE = _held_in_slot()
+_ALONE_IN_TUPLE = _holders((object(),))[0]  # type: ignore[arg-type]
 
 
 #: Non-empty while every value is kept (``keeping``)
@@ -99,11 +114,12 @@ def let_go(operand: Tensor) -> None:
         or KEEPING
     ):
         return
+    alone = _ALONE_IN_TUPLE if type(operand._first) is tuple else _ALONE
     for tensor, count in zip(inputs, _holders(inputs)):
         under = tensor._op
         data = tensor.data
         if (
-            count <= _ALONE
+            count <= alone
             and under is not None
             and not under.vjp_reads_out
             and type(data) is np.ndarray

@@ -89,7 +89,7 @@ class Node:
 
     @property
     def inputs(self) -> tuple[Tensor, ...] | None:  # None once released
-        return self.output._inputs
+        return inputs_of(self.output)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -127,13 +127,15 @@ class Tensor:
         "tangent",
         # The node that made this tensor: its entry, None for a leaf (and for every tensor
         # that does not require grad). Only where it is not None are the others set: the
-        # input tensors (None once released), parameters, which inputs require grad, the
-        # place in the order of creation (the reverse pass runs the newest first); and, unset
-        # until then (an operation writes two slots less, the collector visits two less), the
-        # name where it is fixed (by the call's spelling, see ``naming``, or at release, since
-        # some namers read the inputs) and the Node that grad_fn gave (read with getattr).
+        # input tensors (``_first`` and ``_second``, see ``inputs_of``; None once released),
+        # parameters, which inputs require grad, the place in the order of creation (the
+        # reverse pass runs the newest first); and, unset until then (an operation writes two
+        # slots less, the collector visits two less), the name where it is fixed (by the
+        # call's spelling, see ``naming``, or at release, since some namers read the inputs)
+        # and the Node that grad_fn gave (read with getattr).
         "_op",
-        "_inputs",
+        "_first",
+        "_second",
         "_params",
         "_needs",
         "_order",
@@ -147,7 +149,10 @@ class Tensor:
     __array_priority__ = 1000  # so that ndarray <op> Tensor defers to Tensor's operators
 
     _op: Op | None
-    _inputs: tuple[Tensor, ...] | None
+    # one or two inputs: the first (None once released) and the second (None for one); other
+    # counts: the tuple of them, and SEVERAL (the reverse pass reads the slots themselves)
+    _first: Any
+    _second: Any
     _params: dict[str, Any]
     _needs: tuple[bool, ...]
     _order: int
@@ -203,6 +208,22 @@ class Tensor:
         if node is None:
             node = self._node = Node(self)
         return node
+
+    @property
+    def _inputs(self) -> tuple[Tensor, ...] | None:
+        """The input tensors of the node that made this tensor (None once released)."""
+        return inputs_of(self)
+
+    @_inputs.setter
+    def _inputs(self, inputs: tuple[Tensor, ...] | None) -> None:
+        if inputs is None:  # released
+            self._first = self._second = None
+        elif len(inputs) == 1:
+            self._first, self._second = inputs[0], None
+        elif len(inputs) == 2:
+            self._first, self._second = inputs
+        else:
+            self._first, self._second = inputs, SEVERAL
 
     @property
     def grad(self) -> Tensor | None:
@@ -324,6 +345,25 @@ class Tensor:
         def real(self) -> Tensor: ...
 
 
+#: The second input slot of a node of other than one or two inputs (whose first holds their
+#: tuple): the inputs of one or two are held in two slots, not a tuple an operation, so that
+#: a graph is one object the collector tracks an operation, not two
+SEVERAL: Any = object()
+
+
+def inputs_of(node: Tensor) -> tuple[Tensor, ...] | None:
+    """The input tensors of ``node`` (a tensor an operation made), None once released."""
+    first = node._first
+    if first is None:
+        return None
+    second = node._second
+    if second is None:
+        return (first,)
+    if second is SEVERAL:
+        return cast("tuple[Tensor, ...]", first)
+    return (first, second)
+
+
 # What an operation takes as an operand: a tensor, or what becomes one (a number, an array).
 TensorLike = Tensor | npt.ArrayLike
 
@@ -437,7 +477,8 @@ def _output(
     if True in needs and _Mode.grad_enabled and prim.differentiable:  # the node, on the output
         out.requires_grad = True
         out._op = prim
-        out._inputs = tensors
+        out._first = tensors  # (of other than one or two: apply_one and apply_two take those)
+        out._second = SEVERAL
         out._params = params
         out._needs = needs
         out._order = next(_ORDER)
@@ -502,7 +543,8 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
     if a.requires_grad and _Mode.grad_enabled and prim.differentiable:
         out.requires_grad = True
         out._op = prim
-        out._inputs = (a,)
+        out._first = a
+        out._second = None
         out._params = params
         out._needs = _NEEDS_ONE
         out._order = next(_ORDER)
@@ -578,7 +620,8 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
     if (a.requires_grad or b.requires_grad) and _Mode.grad_enabled and prim.differentiable:
         out.requires_grad = True
         out._op = prim
-        out._inputs = (a, b)
+        out._first = a
+        out._second = b
         out._params = params
         # one tuple per pattern: fewer objects for the collector
         out._needs = _NEEDS_TWO[a.requires_grad][b.requires_grad]
@@ -815,7 +858,11 @@ def _run_backward(
     # round sends the seeds to the outputs. A node that is the only one waiting (the heap is
     # empty and the round sends to no other: a chain) is run next without the heap. A
     # cotangent is a Tensor, or an array a rule on arrays made.
-    inputs: Sequence[Tensor] = outputs
+    # the inputs of the node that ran last: its slots (``inputs_of``), and their sequence,
+    # made where the loop below sends to them (a chain's round reads the slots)
+    first: Any = None
+    second: Any = None
+    inputs: Sequence[Tensor] | None = outputs
     needs: Sequence[bool] = [True] * len(outputs)
     input_cotangents: Sequence[Any] = seeds
     real = False  # whether they are float64 for certain (a rule on arrays made them)
@@ -830,14 +877,19 @@ def _run_backward(
                 # and no other node waits. Where it is a node's, not released, that node runs
                 # next; else the loop below sends it (a leaf, None, a released node).
                 if needs is _NEEDS_ONE or needs is _NEEDS_FIRST:
-                    only, only_cotangent = inputs[0], input_cotangents[0]
+                    only, only_cotangent = first, input_cotangents[0]
                 elif needs is _NEEDS_SECOND:
-                    only, only_cotangent = inputs[1], input_cotangents[1]
+                    only, only_cotangent = second, input_cotangents[1]
                 if only is not None and (
-                    only_cotangent is None or only._op is None or only._inputs is None
+                    only_cotangent is None or only._op is None or only._first is None
                 ):
                     only = only_cotangent = None
             if only is None:  # the loop sends each cotangent
+                if inputs is None:
+                    if second is None:
+                        inputs = (first,)
+                    else:
+                        inputs = first if second is SEVERAL else (first, second)
                 # (an index, not zip: a zip and its tuples cost more than the loop on one or two)
                 last = len(inputs) - 1
                 if len(input_cotangents) <= last:  # as zip, to the shorter
@@ -865,7 +917,7 @@ def _run_backward(
                             input_cotangent = _wrap(input_cotangent)
                         leaf_cotangents[key] = (tensor, input_cotangent)
                     elif only is None and not cotangents:  # no other node waits (nor the heap)
-                        if tensor._inputs is None:
+                        if tensor._first is None:
                             raise GradError(_FREED_GRAPH_ERROR)
                         only = tensor
                         only_cotangent = input_cotangent
@@ -873,7 +925,7 @@ def _run_backward(
                         only_cotangent = _sum(only_cotangent, input_cotangent)
                     elif tensor in cotangents:
                         cotangents[tensor] = _sum(cotangents[tensor], input_cotangent)
-                    elif tensor._inputs is None:
+                    elif tensor._first is None:
                         raise GradError(_FREED_GRAPH_ERROR)
                     else:
                         if only is not None:
@@ -894,8 +946,9 @@ def _run_backward(
             # a node (not a leaf: only nodes are sent here), not released (refused when sent a
             # cotangent)
             prim: Op = node._op  # type: ignore[assignment]
-            saved: tuple[Tensor, ...] = node._inputs  # type: ignore[assignment]
-            inputs = saved
+            first = node._first  # (of one input or two: the entries with rules on arrays)
+            second = node._second
+            inputs = None
             needs = node._needs
             fast: Callable[..., Any] = prim.vjp_arrays  # type: ignore[assignment]
             # plain: no graph is built, and no hook, watch, capture or retained gradient reads
@@ -911,12 +964,9 @@ def _run_backward(
                     g = cotangent.data
                 size = g.size
                 if g.dtype is DEFAULT_DTYPE and size <= ROOM[0]:
-                    first = saved[0]
-                    if len(saved) == 1:
+                    if second is None:
                         ready = first.dtype is DEFAULT_DTYPE
-                        second = None
                     else:  # (the entries with rules on arrays take one operand or two)
-                        second = saved[1]
                         # and no operand whose cotangent is needed is broadcast (vjp sums it
                         # back): of g's ndim and size, it has g's shape (the broadcast of theirs)
                         ndim = g.ndim
@@ -935,14 +985,14 @@ def _run_backward(
                 out_data = node.data if prim.vjp_reads_out else None
                 if not retain_graph:  # release the saved values; the next round sends from inputs
                     if prim.released_plainly:  # (what _release comes down to)
-                        node._inputs = None
+                        node._first = node._second = None
                     elif prim.saved is not False:
                         _release(node, prim)
                 # the pass holds the node no more: where nothing else does, its value goes
                 # before the rule makes the cotangents (torch keeps no output a rule does not read)
                 node = only = None  # type: ignore[assignment]
                 if out_data is not None and prim.vjp_arrays_into is not None:
-                    tensor = x = y = None  # type: ignore[assignment]
+                    tensor = x = y = None
                     if out_data.size >= REUSED and sole(out_data):
                         fast = prim.vjp_arrays_into  # the output's tensor is gone: reuse its array
                 if second is None:
@@ -952,7 +1002,8 @@ def _run_backward(
                 if on_array is None:  # the rule declines a broadcast operand: vjp sums it back
                     vjp: Callable[..., Any] = prim.vjp  # type: ignore[assignment]
                     output = None if out_data is None else _wrap(out_data)
-                    on_array = vjp(_wrap(g), output, *saved, needs=needs)
+                    operands = (first,) if second is None else (first, second)
+                    on_array = vjp(_wrap(g), output, *operands, needs=needs)
                     real = False
                 input_cotangents = on_array
             elif plain and cotangent.dtype is DEFAULT_DTYPE and not node._params:
@@ -963,10 +1014,12 @@ def _run_backward(
                     cotangent = _wrap(cotangent)
                 vjp = prim.vjp  # type: ignore[assignment]
                 output = _wrap(node.data) if prim.vjp_reads_out else None
-                if len(saved) == 2:
-                    input_cotangents = vjp(cotangent, output, saved[0], saved[1], needs=needs)
+                if second is None:
+                    input_cotangents = vjp(cotangent, output, first, needs=needs)
+                elif second is SEVERAL:
+                    input_cotangents = vjp(cotangent, output, *first, needs=needs)
                 else:
-                    input_cotangents = vjp(cotangent, output, *saved, needs=needs)
+                    input_cotangents = vjp(cotangent, output, first, second, needs=needs)
                 if not retain_graph and prim.saved is not False:
                     _release(node, prim)
             else:
@@ -1008,7 +1061,7 @@ def _release(node: Tensor, prim: Op) -> None:
     if saves is True or (saves is not False and saves(Node(node))):
         if type(prim.backward_name) is not str:  # a namer may read the inputs
             node._name = Node(node).name()
-        node._inputs = None
+        node._first = node._second = None
 
 
 def _vjp_on_tensors(
@@ -1033,7 +1086,7 @@ def _vjp_on_tensors(
     assert prim is not None
     vjp = prim.vjp
     assert vjp is not None, f"{prim.name} has no reverse rule"
-    inputs = operands = node._inputs
+    inputs = operands = inputs_of(node)
     assert inputs is not None and operands is not None
     needs = node._needs
     # the output for the rule: the tensor itself when building a graph, else a constant

@@ -11,6 +11,7 @@ import pytest
 
 import gradcli as gc
 from gradcli.engine import tensor as tensor_module
+from gradcli.ops.rules import array_rules
 from gradcli.ops.table import OPS
 
 # every entry with a rule on arrays, with values in its domain (and at its edges)
@@ -89,6 +90,18 @@ def test_a_unary_rule_on_arrays_gives_vjps_bits(name, shape, counted):
         fast, slow = _gradients(getattr(gc, name), [value], seed)
         _same_bits(fast[0], slow[0])
     assert counted.get(name, 0) == len(xs)  # each pass without a graph took the array rule
+
+
+@pytest.mark.parametrize("shape", [(-1,), (-1, 64)])
+def test_relus_rule_on_many_elements_keeps_vjps_bits_by_a_mask(shape, counted):
+    """From ``MASKED`` elements relu's rule ands g's bits with a mask: the same bits as
+    where's, -0.0, inf and nan kept where the output is positive, +0.0 elsewhere."""
+    x = _values(UNARY["relu"], size=array_rules.MASKED - 9 + 64 * 5).reshape(shape)
+    assert x.size >= array_rules.MASKED
+    seed = np.resize(np.array([0.75, -1.5, -0.0, np.inf, np.nan, 1e-310, -np.inf]), x.shape)
+    fast, slow = _gradients(gc.relu, [x], seed)
+    _same_bits(fast[0], slow[0])
+    assert counted.get("relu", 0) == 1
 
 
 @pytest.mark.parametrize("name", BINARY)
