@@ -308,19 +308,28 @@ def _simplify(tracer: _Tracer, inputs: tuple[int, ...], outputs: tuple[int, ...]
         shapes = tuple([np.shape(a) for a in keep])
     sizes = [math.prod(shape) for shape in shapes]
     dynamic = any(slot not in constants for slot in tracer.deciding)
-    return Tape(
-        len(keep),
-        inputs,
-        outputs,
-        used_constants,
-        tuple(kept),
-        tuple([len(shape) for shape in shapes]),
-        max(sizes, default=1),
-        sum(sizes),
-        dynamic,
-        shapes,
-        tuple([getattr(a, "dtype", None) for a in keep]),
+    return _made(
+        size=len(keep),
+        inputs=inputs,
+        outputs=outputs,
+        constants=used_constants,
+        steps=tuple(kept),
+        ranks=tuple([len(shape) for shape in shapes]),
+        largest=max(sizes, default=1),
+        elements=sum(sizes),
+        dynamic=dynamic,
+        shapes=shapes,
+        dtypes=tuple([getattr(a, "dtype", None) for a in keep]),
     )
+
+
+def _made(**fields: Any) -> Tape:
+    """The ``Tape`` of ``fields``, every one of them given: its dict filled at once, without
+    the frozen dataclass's ``__init__``, which sets each field by ``object.__setattr__``
+    (about 16K instructions a tape: every trace makes one)."""
+    tape: Tape = object.__new__(Tape)
+    tape.__dict__.update(fields)
+    return tape
 
 
 # -- replaying a tape over a leading batch dimension ---------------------------------------------

@@ -606,50 +606,64 @@ def _row_scaling(
     if matrix is None or np.ndim(matrix) != 2:
         return None
     linear = np.asarray(matrix if args[1] == x_slot else np.transpose(matrix))
-    product = _Product(function, params, args[0] == x_slot, matrix)
     slots = values[0] if values else ()
     u = slots[u_slot] if len(slots) == tape.size else None
+    if once and isinstance(u, np.ndarray) and u.shape == tape.shapes[u_slot]:
+        rest = _diagonal_rest(tape, u_slot, slots)
+        if rest is not None:  # J_u's diagonal: J is diag(J_u) M, and no plan is made
+            how = f"row scaling of a matrix product ({_ONE_COLOUR} for the rest)"
+            out_shape = tape.shapes[tape.outputs[0]]
+            return _ONCE, Structured((_scaled_rows(rest, linear),), how, 1, out_shape)
+    product = _Product(function, params, args[0] == x_slot, matrix)
     if not isinstance(u, np.ndarray) or u.shape != tape.shapes[u_slot]:
         u = product.of(x)
-    inner: _Plan = _Plan()  # made only for a plan that is kept
-    found = _diagonal_rest(tape, u_slot, slots) if once else None
-    if found is not None:  # J_u's entries: its diagonal, in order
-        diagonal = identity = True
-    else:
-        after = _pruned(tape, (u_slot,), tape.outputs[0])  # the rest's primal pass, as traced
-        try:
-            inner, found = _plan(_rest_of(tape, readers[0]), [u], most, False, after)
-        except NotStructured:
-            return None
-        (block,) = found.blocks
-        assert isinstance(block, Sparse)
-        n_out = block.shape[0]
-        rows, cols = block.rows, block.cols
-        diagonal = len(rows) == n_out and np.array_equal(rows, np.arange(n_out))
-        identity = diagonal and np.array_equal(cols, rows)
+    after = _pruned(tape, (u_slot,), tape.outputs[0])  # the rest's primal pass, as traced
+    try:
+        inner, found = _plan(_rest_of(tape, readers[0]), [u], most, False, after)
+    except NotStructured:
+        return None
+    (block,) = found.blocks
+    assert isinstance(block, Sparse)
+    n_out = block.shape[0]
+    rows, cols = block.rows, block.cols
+    diagonal = len(rows) == n_out and np.array_equal(rows, np.arange(n_out))
+    identity = diagonal and np.array_equal(cols, rows)
     how = f"row scaling of a matrix product ({found.how} for the rest)"
     plan = _Scaled(product, linear, inner, diagonal, identity, how)
     return plan, plan.finish(found)
 
 
-def _diagonal_rest(tape: Tape, u_slot: int, slots: Sequence[Any]) -> Structured | None:
-    """J_u where every step of the rest (``tape``'s steps but the product that makes u, in
-    ``u_slot``, the only one that reads the input) is differentiable, element-wise and on
-    values of u's shape: its diagonal, the tangent of the rest along ones, as the pass of one
-    colour of columns gives it, but by each step's forward rule on the values the tracing
-    kept (``slots``), which are not computed again; else None."""
+#: How the tangent pass of one colour of columns is described (``_coloured``'s ``how``).
+_ONE_COLOUR = "1 colour of columns, forward"
+#: The plan a one-off Jacobian gives (``once``): none is made, so none is kept.
+_ONCE = _Plan()
+
+
+def _scaled_rows(values: Array, linear: Array) -> Array:
+    """diag(values) M: each row of ``linear`` times its entry of ``values``."""
+    dtype = np.result_type(values.dtype, linear.dtype)
+    return np.asarray(values[:, None] * linear, dtype=dtype)
+
+
+def _diagonal_rest(tape: Tape, u_slot: int, slots: Sequence[Any]) -> Array | None:
+    """J_u's diagonal, flat, where every step of the rest (``tape``'s steps but the product
+    that makes u, in ``u_slot``, the only one that reads the input) is differentiable,
+    element-wise and on values of u's shape: the tangent of the rest along ones, as the pass
+    of one colour of columns gives it, but by each step's forward rule on the values the
+    tracing kept (``slots``, u's among them), which are not computed again; else None."""
     steps = [step for step in tape.steps if step[4] != u_slot]
-    u = slots[u_slot] if len(slots) == tape.size else None
-    if not isinstance(u, np.ndarray) or u.ndim != 1 or not steps:
+    u = slots[u_slot]
+    if u.ndim != 1 or not steps:
         return None
     constants = {slot for slot, _ in tape.constants}
+    shapes = tape.shapes
     for name, _, args, _, out in steps:
         op = OPS[name]
         if op.pattern is not R.elementwise or not op.differentiable:
             return None
-        if tape.shapes[out] != u.shape:
+        if shapes[out] != u.shape:
             return None
-        if any(tape.shapes[a] != u.shape for a in args if a not in constants):
+        if any(shapes[a] != u.shape for a in args if a not in constants):
             return None
     tangents: dict[int, Tensor] = {u_slot: Tensor(np.ones(u.shape, u.dtype))}
     for name, _, args, params, out in steps:
@@ -658,13 +672,7 @@ def _diagonal_rest(tape: Tape, u_slot: int, slots: Sequence[Any]) -> Structured 
             operands = [Tensor(slots[a]) for a in args]
             tangents[out] = tangent_of(OPS[name], operands, params, slots[out], given)
     tangent = tangents.get(tape.outputs[0])
-    if tangent is None:
-        return None
-    n = len(u)
-    where = _frozen(np.arange(n, dtype=np.int64))
-    values = np.array(tangent.data).reshape(-1)  # its own copy, in order (where: all of it)
-    diagonal = Sparse(where, where, values, (n, n))
-    return Structured((diagonal,), "1 colour of columns, forward", 1, tape.shapes[out])
+    return None if tangent is None else tangent.data.reshape(-1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -701,11 +709,10 @@ class _Scaled(_Plan):
         (block,) = inner.blocks
         assert isinstance(block, Sparse)
         rows, cols, values, linear = block.rows, block.cols, block.values, self.linear
-        dtype = np.result_type(values.dtype, linear.dtype)
         if self.diagonal:
-            scaled = values[:, None] * (linear if self.identity else linear[cols])
-            jacobian = np.asarray(scaled, dtype=dtype)
+            jacobian = _scaled_rows(values, linear if self.identity else linear[cols])
         else:
+            dtype = np.result_type(values.dtype, linear.dtype)
             jacobian = np.zeros((block.shape[0], linear.shape[1]), dtype=dtype)
             np.add.at(jacobian, rows, values[:, None] * linear[cols])
         return Structured((jacobian,), self.how, inner.passes, inner.out_shape)

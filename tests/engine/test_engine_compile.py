@@ -9,7 +9,7 @@ import pytest
 
 import gradcli as gc
 from benchmarks.compiled import peak_bytes
-from gradcli.engine.compile import NotBatchable, run_batched, trace
+from gradcli.engine.compile import NotBatchable, Tape, run_batched, trace
 from gradcli.lang import parse_program
 
 PROGRAMS = [
@@ -172,3 +172,12 @@ def test_a_replay_frees_each_large_intermediate_after_its_last_step(batched):
     np.testing.assert_allclose(replay()[0], want, rtol=1e-12)
     replay()  # lazily built programs are not counted below
     assert peak_bytes(replay) < 20 * point.nbytes
+
+
+def test_a_traced_tape_has_every_field_as_the_dataclass_makes_it():
+    """``_simplify`` fills a Tape's dict without its ``__init__``: every field, and the same
+    tape as ``Tape(...)`` of those fields."""
+    tape = trace(lambda v: [gc.tanh(v) * 2.0], np.arange(3.0))
+    fields = {f.name: getattr(tape, f.name) for f in dataclasses.fields(Tape)}
+    assert set(fields) == set(tape.__dict__)
+    assert Tape(**fields) == tape
