@@ -68,15 +68,7 @@ def _skips_for(function: object) -> set[str]:
     return {NEEDS[name] for name in needed if name in NEEDS}
 
 
-def _first(item) -> bool:
-    """Whether a test belongs to a group of ``xdist_group`` (the corpus): one worker runs the
-    whole group, a tenth of the suite, so it is handed out first; given out last, it was the
-    one worker still running while the other had nothing left."""
-    return item.get_closest_marker("xdist_group") is not None
-
-
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: not _first(item))  # stable: each module keeps its order
     for item in items:
         marks = {FIXTURES[name] for name in item.fixturenames if name in FIXTURES}
         marks |= _skips_for(getattr(item, "function", None))
