@@ -334,8 +334,14 @@ def run(example: Example, cwd: Path, env: dict[str, str]) -> list[str]:
 
 def missing(example: Example) -> list[str]:
     """What an example needs that is not here: a module to import or a program (``jq``)."""
-    return [
-        name
-        for name in example.needs
-        if importlib.util.find_spec(name) is None and shutil.which(name) is None
-    ]
+    return [name for name in example.needs if not _module(name) and shutil.which(name) is None]
+
+
+def _module(name: str) -> bool:
+    """Whether ``name`` imports as an installed module: not as a namespace package, which a
+    folder of that name in the working directory makes of it (an in-process test's)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except ValueError:  # in sys.modules without a spec
+        return False
+    return spec is not None and spec.origin not in (None, "namespace")

@@ -4,6 +4,7 @@ every point the same as the .npy batch's (the Dask path: test_dask.py)."""
 from __future__ import annotations
 
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -156,6 +157,16 @@ def test_a_missing_extra_is_named(cli, tmp_path, monkeypatch, module, spec, out,
     assert result.exit_code == 2, result.stderr
     assert f"pip install '{extra}'" in result.stderr
     assert not (tmp_path / (out or "none")).exists()
+
+
+def test_a_folder_named_zarr_is_not_the_package(cli, tmp_path, monkeypatch):
+    # under python -m, a folder named zarr in the working directory imports as a namespace
+    # package (no __file__): it was an internal error (no open_group), now the extra is named
+    monkeypatch.setitem(sys.modules, "zarr", types.ModuleType("zarr"))
+    np.save(tmp_path / "p.npy", np.ones((2, 2)))
+    result = cli(*VJP, "--batch", f"@{tmp_path}/p.npy", "--out", tmp_path / "r.zarr")
+    assert result.exit_code == 2, result.stderr
+    assert "pip install 'gradcli[zarr]'" in result.stderr
 
 
 def test_a_batch_stopped_by_the_timeout_keeps_the_points_done_in_zarr(cli, tmp_path):

@@ -28,14 +28,17 @@ SUFFIX = ".zarr"
 
 def zarr() -> Any:
     """The zarr package, or the user's error naming the extra that installs it."""
+    found: Any = None
     try:
-        import zarr
+        import zarr as found
     except ImportError:
+        pass
+    if getattr(found, "__file__", None) is None:  # absent, or a folder named zarr (python -m)
         raise GradcliError(
             "Zarr stores need the zarr package, which is not installed",
             hint="pip install 'gradcli[zarr]'",
-        ) from None
-    return zarr
+        )
+    return found
 
 
 def is_store(path: str) -> bool:
