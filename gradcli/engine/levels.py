@@ -16,6 +16,7 @@ from typing import Any
 
 from ..base.engine_errors import DomainError
 from .meter import zeros
+from .node import inputs_of
 from .pytree import tree_map
 from .tensor import Tensor, grad, is_grad_enabled, set_grad_enabled
 
@@ -118,5 +119,7 @@ def reachable(tensors: Sequence[Tensor | None]) -> Iterator[Tensor]:
             continue
         seen.add(id(tensor))
         yield tensor
-        if tensor._op is not None and tensor._inputs is not None:
-            stack.extend(tensor._inputs)
+        if tensor._op is not None:
+            inputs = inputs_of(tensor)  # (made from the node's slots: read once)
+            if inputs is not None:
+                stack.extend(inputs)
