@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
+from typing import Any
 
 from . import engine_errors as engine
 
@@ -56,6 +58,21 @@ class GradcliError(Exception):
             "column": self.column,
             "hint": self.hint,
         }
+
+
+def optional_module(name: str, missing: str, extra: str) -> Any:
+    """The optional package ``name`` (``"pyarrow.parquet"``), else the user's error: the
+    ``missing`` message and the pip command of the gradcli ``extra`` that installs it. A folder
+    of that name in the working directory (first on the path under ``python -m``) imports as a
+    namespace package, without ``__file__``: taken for absent too, not left to fail later as an
+    internal error."""
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        module = None
+    if getattr(module, "__file__", None) is None:
+        raise GradcliError(missing, hint=f"pip install 'gradcli[{extra}]'")
+    return module
 
 
 # What would be right, for each kind of engine error that reaches the user; a kind not named

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..base import bounds
-from ..base.errors import GradcliError
+from ..base.errors import GradcliError, optional_module
 from ..commands.compute import Bound
 from .ending import Disagreed, Interrupted, deferred_interrupts, disagreeing
 from .out import TASKS, NpySink, block_rows, chunked_out, out_arrays, sections_of
@@ -42,14 +42,8 @@ SHARED = (
 
 
 def _distributed() -> Any:
-    try:
-        import distributed
-    except ImportError:
-        raise GradcliError(
-            "--dask needs Dask's distributed scheduler, which is not installed",
-            hint="pip install 'gradcli[dask]'",
-        ) from None
-    return distributed
+    missing = "--dask needs Dask's distributed scheduler, which is not installed"
+    return optional_module("distributed", missing, "dask")
 
 
 @contextlib.contextmanager
@@ -156,9 +150,9 @@ QUIETER = {
 def local_cluster(workers: int) -> Any:
     """A ``LocalCluster`` of ``workers`` processes of one thread each, on free ports, quiet,
     without a dashboard, and with as little periodic work as Dask allows (``QUIETER``)."""
+    distributed = _distributed()  # first: it names the extra where Dask is not installed
     import dask
 
-    distributed = _distributed()
     start_fork_server()
     prefix = "distributed.nanny.pre-spawn-environ"
     settings: dict[str, Any] = {f"{prefix}.{k}": v for k, v in WORKER_ENVIRONMENT.items()}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..base.errors import GradcliError
+from ..base.errors import GradcliError, optional_module
 from ..base.files import atomic_output
 from ..results import Plot
 
@@ -14,17 +14,12 @@ def save_plot(result: Plot, path: str) -> None:
     suffix = Path(path).suffix.lower()
     if suffix not in (".png", ".svg"):
         raise GradcliError(f"cannot write {path!r}", hint="give a file name ending in .png or .svg")
-    try:
-        import matplotlib
+    missing = "writing an image needs matplotlib, which is not installed"
+    matplotlib = optional_module("matplotlib", missing, "plot")
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "gradcli"  # the same ids in the SVG every run
+    import matplotlib.pyplot as plt
 
-        matplotlib.use("Agg")
-        matplotlib.rcParams["svg.hashsalt"] = "gradcli"  # the same ids in the SVG every run
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise GradcliError(
-            "writing an image needs matplotlib, which is not installed",
-            hint="pip install 'gradcli[plot]' (or pip install matplotlib)",
-        ) from None
     figure, axes = plt.subplots(figsize=(7, 4))
     axes.plot(result.positions, result.values, label=result.output)
     axes.plot(result.positions, result.slopes, label=result.derivative, linestyle="--")

@@ -159,14 +159,25 @@ def test_a_missing_extra_is_named(cli, tmp_path, monkeypatch, module, spec, out,
     assert not (tmp_path / (out or "none")).exists()
 
 
-def test_a_folder_named_zarr_is_not_the_package(cli, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("module", "args", "extra"),
+    [
+        ("zarr", ["--out", "{tmp}/r.zarr"], "zarr"),
+        ("pyarrow.parquet", ["--out", "{tmp}/r.parquet"], "parquet"),
+        ("distributed", ["--dask", "local:1"], "dask"),
+    ],
+)
+def test_a_folder_named_like_an_extra_is_not_the_package(
+    cli, tmp_path, monkeypatch, module, args, extra
+):
     # under python -m, a folder named zarr in the working directory imports as a namespace
-    # package (no __file__): it was an internal error (no open_group), now the extra is named
-    monkeypatch.setitem(sys.modules, "zarr", types.ModuleType("zarr"))
+    # package (no __file__): it was an internal error (no open_group), now the extra is named;
+    # base.errors.optional_module takes such a module for absent for every extra
+    monkeypatch.setitem(sys.modules, module, types.ModuleType(module))
     np.save(tmp_path / "p.npy", np.ones((2, 2)))
-    result = cli(*VJP, "--batch", f"@{tmp_path}/p.npy", "--out", tmp_path / "r.zarr")
+    result = cli(*VJP, "--batch", f"@{tmp_path}/p.npy", *(a.format(tmp=tmp_path) for a in args))
     assert result.exit_code == 2, result.stderr
-    assert "pip install 'gradcli[zarr]'" in result.stderr
+    assert f"pip install 'gradcli[{extra}]'" in result.stderr
 
 
 def test_a_batch_stopped_by_the_timeout_keeps_the_points_done_in_zarr(cli, tmp_path):

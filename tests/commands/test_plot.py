@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -32,6 +33,15 @@ def test_plot_image_without_matplotlib_says_how_to_install(cli, tmp_path, monkey
     assert result.exit_code == 2
     assert "pip install 'gradcli[plot]'" in result.stderr
     assert not (tmp_path / "p.png").exists()
+
+
+def test_plot_image_with_a_folder_named_matplotlib_says_how_to_install(cli, tmp_path, monkeypatch):
+    # a folder named matplotlib in the working directory (python -m) imports as a namespace
+    # package, without __file__: taken for absent, not an internal error (no matplotlib.use)
+    monkeypatch.setitem(sys.modules, "matplotlib", types.ModuleType("matplotlib"))
+    result = cli("plot", "-f", "samples/plot_tanh.gc", "--out", tmp_path / "p.png")
+    assert result.exit_code == 2, result.stderr
+    assert "pip install 'gradcli[plot]'" in result.stderr
 
 
 def test_plot_writes_the_same_image_every_run(cli, tmp_path):

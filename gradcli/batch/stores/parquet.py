@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ...base.bounds import format_bytes
-from ...base.errors import GradcliError
+from ...base.errors import GradcliError, optional_module
 from ...base.files import note_input, put_in_place, refuse_input
 from ...lang.statement import element_of
 from .base import Blocks, ScratchOut, check_block, out_target
@@ -33,14 +33,8 @@ PANDAS_INDEX = re.compile(r"__index_level_\d+__")  # pandas' index, written as a
 
 def pyarrow() -> Any:
     """pyarrow's Parquet module, or the user's error naming the extra that installs it."""
-    try:
-        import pyarrow.parquet
-    except ImportError:
-        raise GradcliError(
-            "Parquet files need the pyarrow package, which is not installed",
-            hint="pip install 'gradcli[parquet]'",
-        ) from None
-    return pyarrow.parquet
+    missing = "Parquet files need the pyarrow package, which is not installed"
+    return optional_module("pyarrow.parquet", missing, "parquet")
 
 
 def is_parquet(path: str) -> bool:

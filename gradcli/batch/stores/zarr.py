@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...base.bounds import format_bytes
-from ...base.errors import GradcliError
+from ...base.errors import GradcliError, optional_module
 from ...base.files import manifest, note_input, refuse_input
 from .base import Blocks, ScratchOut, check_block, out_target, replace_folder
 
@@ -28,17 +28,9 @@ SUFFIX = ".zarr"
 
 def zarr() -> Any:
     """The zarr package, or the user's error naming the extra that installs it."""
-    found: Any = None
-    try:
-        import zarr as found
-    except ImportError:
-        pass
-    if getattr(found, "__file__", None) is None:  # absent, or a folder named zarr (python -m)
-        raise GradcliError(
-            "Zarr stores need the zarr package, which is not installed",
-            hint="pip install 'gradcli[zarr]'",
-        )
-    return found
+    return optional_module(
+        "zarr", "Zarr stores need the zarr package, which is not installed", "zarr"
+    )
 
 
 def is_store(path: str) -> bool:
