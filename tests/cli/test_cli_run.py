@@ -24,7 +24,7 @@ import pytest
 
 from gradcli.ops.arrays.shapes import MESHGRID_WARNING
 from gradcli.script.python.interpreter import execute, lower, new_run
-from gradcli.script.python.tensors import NONLEAF_GRAD
+from gradcli.script.python.tensors import NONLEAF_GRAD, SCALAR_OF_GRAPH
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "pytorch"
@@ -119,6 +119,31 @@ def test_the_non_leaf_grad_warning_names_the_line_once(cli):
     path = CORPUS / "run" / "nonleaf_grad_warning.py"
     assert warnings == [f"{path}:{n}: UserWarning: {NONLEAF_GRAD}" for n in (7, 8, 9)]
     assert "  print(y.grad, y.grad)" in done.stderr.splitlines()
+
+
+def test_a_float_of_a_tensor_that_requires_grad_warns_once_in_torchs_words(cli, tmp_path):
+    """torch 2.13 warns once a process where float() or complex() takes a tensor that requires
+    grad with grad mode on (not int(), not .item(), not under no_grad); a second warning on
+    the same line (the non-leaf's .grad) is still shown, as Python's filter shows it."""
+    script = tmp_path / "scalar.py"
+    script.write_text(
+        "import torch\nx = torch.ones(1, requires_grad=True)\ny = x * 2\n"
+        "with torch.no_grad():\n    print(float(y))\n"
+        "print(int(y), y.item())\nprint(float(y), y.grad)\nprint(complex(y), float(x))\n"
+    )
+    done = cli("run", str(script))
+    assert done.exit_code == 0
+    first, second = SCALAR_OF_GRAPH.splitlines()
+    assert done.stderr.splitlines() == [
+        f"{script}:7: UserWarning: {first}",
+        second,
+        "  print(float(y), y.grad)",
+        f"{script}:7: UserWarning: {NONLEAF_GRAD}",
+        "  print(float(y), y.grad)",
+    ]
+    pytest.importorskip("torch")
+    real = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert (done.stdout, done.stderr) == (real.stdout, real.stderr)
 
 
 def test_meshgrid_without_indexing_warns_once_in_torchs_words(cli, tmp_path):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ...base.errors import GradcliError
 from ...lang import functions as F
 from ...ops import library as gc
-from . import classes, library_objects, limits, objects, printing
+from . import classes, library_objects, limits, objects, printing, tensors
 from .calls import call_op
 from .errors import SCRIPT_EXCEPTIONS, TORCH_EXCEPTIONS
 from .operators import binary, iterate, truth
@@ -242,11 +242,7 @@ def builtins(run: Run) -> dict[str, Any]:
     def number(kind: type) -> Callable[..., Any]:
         def convert(value: Any = 0, *rest: Any) -> Any:
             if isinstance(value, gc.Tensor):
-                if value.numel() != 1:
-                    raise RuntimeError(
-                        f"a Tensor with {value.numel()} elements cannot be converted to Scalar"
-                    )
-                return kind(value.data.reshape(-1)[0].item())
+                return tensors.scalar_of(run, value, kind)
             if isinstance(value, str) and kind is int:
                 limits.check_items(python.len(value), 1, "int()")
             return kind(value, *rest)

@@ -81,7 +81,7 @@ class Run:
         self.depth = 0  # the script's calls under way
         self.line = 0  # the line of the statement running (warnings name it)
         self.node_names: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-        self.warned: set[int | str] = set()
+        self.warned: set[tuple[int, str] | str] = set()
         self.tally = bounds.Tally()
         self.text = TextBudget(self.tally)
         self.default_dtype: np.dtype[Any] = np.dtype(np.float32)
@@ -118,9 +118,9 @@ class Run:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
 
     def warn(self, category: str, message: str, once: str | None = None) -> None:
-        """A warning as Python's default filter shows it: once per line of the script, or
-        once in the run where ``once`` names it (torch's TORCH_WARN_ONCE)."""
-        key: int | str = self.line if once is None else once
+        """A warning as Python's default filter shows it: once per line of the script and
+        message, or once in the run where ``once`` names it (torch's TORCH_WARN_ONCE)."""
+        key: tuple[int, str] | str = (self.line, message) if once is None else once
         if key in self.warned:
             return
         self.warned.add(key)

@@ -49,6 +49,13 @@ NONLEAF_GRAD = (
     "instead. See github.com/pytorch/pytorch/pull/30531 for more information. (Triggered "
     "internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)"
 )
+# torch 2.13's TORCH_WARN_ONCE of float(t) and complex(t) (also what math.exp(t) calls) where
+# t requires grad and grad mode is on; int(t), bool(t) and t.item() do not warn
+SCALAR_OF_GRAPH = (
+    "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+    "Consider using tensor.detach() first. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)"
+)
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 LEAF_WRITE = f"a view of {LEAF_INPLACE}"
 NO_RETAIN = "can't retain_grad on Tensor that has requires_grad=False"
@@ -186,6 +193,16 @@ def read_grad(run: Run, tensor: gc.Tensor) -> gc.Tensor | None:
     if caught:
         run.warn("UserWarning", NONLEAF_GRAD)
     return found
+
+
+def scalar_of(run: Run, tensor: gc.Tensor, kind: type) -> Any:
+    """``float(tensor)`` (``kind`` float, int or complex) of a one-element tensor, with torch's
+    warning, once a run, where a float or complex is taken of a tensor that requires grad."""
+    if tensor.numel() != 1:
+        raise RuntimeError(f"a Tensor with {tensor.numel()} elements cannot be converted to Scalar")
+    if kind is not int and tensor.requires_grad and _Mode.grad_enabled:
+        run.warn("UserWarning", SCALAR_OF_GRAPH, once="scalar of a tensor that requires grad")
+    return kind(tensor.data.reshape(-1)[0].item())
 
 
 _PROPERTIES: dict[str, Callable[[Run, gc.Tensor], Any]] = {
