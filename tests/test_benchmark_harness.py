@@ -17,7 +17,10 @@ def _busy(seconds: float) -> None:
         pass
 
 
-def test_waiting_is_not_counted_and_work_is():
+def test_waiting_is_not_counted_and_work_is(monkeypatch):
+    # the harness's full collections before each turn are not what is checked here; in the
+    # whole suite's process (every object it holds walked each time) they took 16 of 16.5 s
+    monkeypatch.setattr(harness.gc, "collect", lambda generation=2: 0)
     times = harness.cpu_times(
         {"sleeps": lambda: time.sleep(0.02), "works": lambda: _busy(0.02)},
         harness.Timing(rounds=3, round_seconds=0.0),
