@@ -298,6 +298,8 @@ def json_lines(result: Points, file, options: Options) -> None:
             file.write(text.decode())
 
 
-#: The points whose JSON lines are made at once: the texts of more take more time a point,
-#: as their buffers (megabytes, each pass a new one) no longer fit the processor's caches.
+#: The points whose JSON lines are made at once: the texts of more take more time a point
+#: (each pass makes a new buffer; past about 1,024 points of the README's vjp they outgrow
+#: what malloc keeps, and their pages are faulted in anew: with glibc's thresholds raised
+#: by MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_, 4,096 points cost no more a point).
 LINES_AT_ONCE = 1024

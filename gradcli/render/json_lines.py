@@ -52,7 +52,7 @@ class Layout:
         integers beyond 2**53, more kinds of separator than there are markers."""
         before: list[str] = []  # the text before each number of a point
         kinds = ""
-        text, section = '{"point": %d', ""
+        text, section = '{"point": %b', ""
         for kind, name, array in arrays:
             code = array.dtype.kind
             if code not in "fiub" or code in "iu" and ((array < -_EXACT) | (array > _EXACT)).any():
@@ -91,7 +91,8 @@ class Layout:
         import orjson  # a dependency; imported here, by the batches that write JSON lines only
 
         count = len(arrays[0])
-        values: list[int | bytes] = list(range(first, first + count))
+        numbered = orjson.dumps(np.arange(first, first + count), option=orjson.OPT_SERIALIZE_NUMPY)
+        values = numbered[1:-1].split(b",")  # the points' numbers
         if not self.kinds:
             return (self.end * count) % tuple(values)
         numbers = np.concatenate(
