@@ -59,7 +59,8 @@ class Layout:
                 return None
             key = json.dumps(name).replace("%", "%%")  # escaped as json.dumps escapes it
             if kind != section:  # a new section: close the last one
-                text += ("}" if section else "") + f", {json.dumps(kind)}: {{{key}: "
+                opened = json.dumps(kind).replace("%", "%%")
+                text += ("}" if section else "") + f", {opened}: {{{key}: "
             else:
                 text += f", {key}: "
             shape = array.shape[1:]

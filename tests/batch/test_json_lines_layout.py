@@ -11,7 +11,7 @@ import pytest
 from gradcli.render.json_format import plain
 from gradcli.render.json_lines import Layout
 
-SECTIONS = ["values", "grads", "jacobian", "hessian", "check"]
+SECTIONS = ["values", "grads", "jacobian", "hessian", "check", "50%"]
 NAMES = ["y", "x", "θ", 'a"b', "a,b", "x,x", "w%d", "100%", "back\\slash", "tab\t"]
 
 
