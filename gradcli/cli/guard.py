@@ -49,7 +49,7 @@ class CheckedStdout:
     def __init__(self, stream):
         self._stream = stream
 
-    def write(self, text: str) -> int:
+    def write(self, text: str | bytes) -> int:
         try:
             return self._stream.write(text)
         except BrokenPipeError:
@@ -64,6 +64,11 @@ class CheckedStdout:
             raise
         except (OSError, UnicodeEncodeError) as exc:
             raise output_failure(exc) from None
+
+    @property
+    def buffer(self) -> "CheckedStdout":
+        """The binary stream beneath (JSON lines write bytes), its failures said as these."""
+        return CheckedStdout(self._stream.buffer)
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)

@@ -13,7 +13,7 @@ import dataclasses
 import io
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -262,14 +262,22 @@ def _(result: Graph, file, options: Options) -> None:
 def json_lines(result: Points, file, options: Options) -> None:
     """One JSON object per point, numbered from the chunk's first.
 
-    Finite numbers go through orjson, an array at a time (``_orjson_lines``), in the text
-    ``json.dumps`` would write; NaN and infinities take the slow, exact path.
+    Finite numbers go through orjson, a block of points at a time (``json_lines.Layout``), in
+    the text ``json.dumps`` would write, as bytes to the file's binary stream where it has
+    one; NaN and infinities (and the rare arrays that layout refuses) take the slow, exact
+    path.
     """
+    from .json_lines import Layout
+
     arrays = [
-        (section, k, v) for section, named in result.sections.items() for k, v in named.items()
+        (section, k, np.asarray(v))
+        for section, named in result.sections.items()
+        for k, v in named.items()
     ]
     count = len(arrays[0][2])
-    if not all(np.all(np.isfinite(a)) for _, _, a in arrays):
+    finite = all(np.all(np.isfinite(a)) for _, _, a in arrays)
+    layout = Layout.of(arrays) if finite else None
+    if layout is None:
         lines = []
         for i in range(count):
             document: dict[str, Any] = {"point": result.first + i}
@@ -278,70 +286,20 @@ def json_lines(result: Points, file, options: Options) -> None:
             lines.append(json.dumps(document, allow_nan=False))
         file.write("\n".join(lines) + "\n")
         return
+    binary = getattr(file, "buffer", None)
+    if binary is not None:
+        file.flush()  # what the text stream holds goes first
     for start in range(0, count, LINES_AT_ONCE):
-        part = [
-            (section, name, array[start : start + LINES_AT_ONCE]) for section, name, array in arrays
-        ]
-        file.write(_orjson_lines(result.first + start, part, min(LINES_AT_ONCE, count - start)))
+        part = [array[start : start + LINES_AT_ONCE] for _, _, array in arrays]
+        text = layout.lines(result.first + start, part)
+        if binary is not None:
+            binary.write(text)
+        else:
+            file.write(text.decode())
 
 
-def _python_text(point: np.ndarray, depth: int) -> bytes:
-    """A point's finite floats as ``json.dumps`` writes them (each number's ``repr``), its
-    ``depth`` outer brackets left out."""
-    if depth == 0:
-        return repr(float(point)).encode()
-    if depth == 1:
-        return ", ".join(map(repr, point.tolist())).encode()
-    text = json.dumps(point.tolist())
-    return text[depth : len(text) - depth].encode()
-
-
-#: The points whose JSON lines are made at once: the texts of more take more time a point,
-#: as their buffers (megabytes, each pass a new one) no longer fit the processor's caches.
+#: The points whose JSON lines are made at once: the texts of more take more time a point
+#: (each pass makes a new buffer; past about 1,024 points of the README's vjp they outgrow
+#: what malloc keeps, and their pages are faulted in anew: with glibc's thresholds raised
+#: by MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_, 4,096 points cost no more a point).
 LINES_AT_ONCE = 1024
-
-
-def _orjson_lines(first: int, arrays: list[tuple[str, str, Any]], count: int) -> str:
-    """The JSON lines of finite points through orjson, which writes the shortest text that
-    reads back as the same float, as Python's repr does, several times faster than a
-    template of Python's reprs (200,000 points of a vjp: 2.0 s for the whole command against
-    6.7 s): each array is written once, then cut into its points' texts, and every line is
-    formatted by one template of the chunk's lines (``bytes % values``). A point holding a
-    number below 1e-4 (which orjson writes otherwise than Python) is written by json, and so
-    is a point of no elements (the same text for every point): the text never depends on
-    which path wrote it."""
-    import orjson  # a dependency; imported here, by the batches that write JSON lines only
-
-    options = orjson.OPT_SERIALIZE_NUMPY
-    columns: list[Sequence[Any]] = [range(first, first + count)]  # a line's values, by place
-    line, close, section = '{"point": %d', "", ""
-    for kind, name, array in arrays:
-        array = np.asarray(array)
-        code = array.dtype.kind
-        array = array.astype(np.float64 if code == "f" else np.int64 if code in "iu" else bool)
-        depth = array.ndim - 1  # the brackets of one point
-        if array.ndim > 1 and array[0].size == 0:  # [[], []]: nothing for orjson to cut
-            point = json.dumps(array[0].tolist())
-            column = [point[depth : len(point) - depth].encode()] * count
-        else:
-            text = orjson.dumps(np.ascontiguousarray(array), option=options)
-            text = text[1 + depth : len(text) - 1 - depth].replace(b",", b", ")
-            column = text.split(b"]" * depth + b", " + b"[" * depth)
-        if code == "f":  # orjson writes 1e-05 as 0.00001 and 1e-07 as 1e-7: json's text there
-            small = np.flatnonzero((np.abs(array) < 1e-4) & (array != 0))  # flat places
-            for k in set((small // max(1, array[0].size)).tolist()):
-                column[k] = _python_text(array[k], depth)
-        columns.append(column)
-        key = json.dumps(name)  # escaped as json.dumps escapes it ("\u03b8" for a θ)
-        if kind != section:  # a new section: close the last one
-            between = close + ("}" if section else "") + f", {json.dumps(kind)}: {{{key}: "
-        else:
-            between = close + f", {key}: "
-        line += (between + "[" * depth).replace("%", "%%") + "%b"
-        close, section = "]" * depth, kind
-    line += (close + "}}\n").replace("%", "%%")
-    # every line's values in order, formatted at once: the point's number, then its arrays
-    values: list = [None] * (count * len(columns))
-    for i, values_at in enumerate(columns):
-        values[i :: len(columns)] = values_at
-    return ((line.encode() * count) % tuple(values)).decode()

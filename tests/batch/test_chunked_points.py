@@ -141,3 +141,15 @@ def test_json_lines_escape_a_name_as_json_dumps_does_whichever_path_writes_them(
         result = cli("eval", "-e", "θ = x * 2", "--batch", f"@{tmp_path}/p.npy")
         assert result.exit_code == 0, result.stderr
         assert result.stdout.splitlines()[0] == '{"point": 0, "values": {"\\u03b8": 2.0}}'
+
+
+def test_json_lines_of_complex_points_are_pairs_as_json_format_writes_them(cli, tmp_path):
+    """Each complex number as [real, imag] (on main the fast writer cast them to booleans:
+    "y": true)."""
+    np.save(tmp_path / "p.npy", np.array([1.0, -2.5]))
+    result = cli("eval", "-e", "y = x * 1j + 0.5", "--batch", f"@{tmp_path}/p.npy")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        '{"point": 0, "values": {"y": [0.5, 1.0]}}',
+        '{"point": 1, "values": {"y": [0.5, -2.5]}}',
+    ]
