@@ -15,6 +15,7 @@ from gradcli.ops import library as gc
 RNG = np.random.default_rng(11)
 A = gc.tensor(RNG.standard_normal((7, 5)))
 C = gc.tensor(RNG.standard_normal(7))
+HALF = gc.tensor(0.5)
 
 RESTS = {
     "tanh": lambda u: gc.tanh(u),
@@ -25,6 +26,7 @@ RESTS = {
     "a rational function": lambda u: u**3 - 1.0 / (1 + u * u),
     "a chain of rules on arrays": lambda u: gc.log(2.0 + gc.cos(gc.sin(u))) / C - 3.0,
     "a quotient and a negation": lambda u: C / gc.exp(-u),
+    "constants made in the function": lambda u: gc.tanh(u) * gc.exp(HALF * 2.0) + C * 3.0,
 }
 
 
