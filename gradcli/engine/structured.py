@@ -37,7 +37,7 @@ from ..ops import patterns as R
 from ..ops.patterns import Ints, Pattern, TooDense
 from ..ops.table import OPS, Array, Op
 from .compile import NotBatchable, Step, Tape, Tracer, batch_size, run_batched, trace, traced
-from .functional import Inputs, _leaves, _reverse
+from .functional import Inputs, _arrays, _reverse
 from .tensor import (
     DEFAULT_DTYPE,
     Tensor,
@@ -201,8 +201,7 @@ def structured_jacobian(
     its tangent is the compressed Jacobian already; more colours replay it along a batch.
     Each call plans anew; ``JacobianPlan`` keeps the plan for the next point.
     """
-    _, xs = _leaves(inputs, requires_grad=False)
-    return _plan(func, [x.data for x in xs], max_batch_elements, force, once=True)[1]
+    return _plan(func, _arrays(inputs), max_batch_elements, force, once=True)[1]
 
 
 class JacobianPlan:
@@ -234,8 +233,7 @@ class JacobianPlan:
         self._plans: dict[tuple[tuple[tuple[int, ...], str], ...], _Plan | NotStructured] = {}
 
     def __call__(self, inputs: Inputs) -> Structured:
-        _, xs = _leaves(inputs, requires_grad=False)
-        arrays = [x.data for x in xs]
+        arrays = _arrays(inputs)
         reads = _reads(self.func)
         if len(reads) != len(self._reads) or any(a is not b for a, b in zip(reads, self._reads)):
             self._plans.clear()  # the function reads something else now
