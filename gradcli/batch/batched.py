@@ -188,9 +188,7 @@ def specialise(
         if key is not None:
             known[key] = out
     outputs = tuple(same.get(o, o) for o in tape.outputs)
-    program = [
-        program[i] for i in needed([e[1] for e in program], [e[2] for e in program], outputs)
-    ]
+    program, _ = needed(program, outputs, reads=1, result=2)
     last = last_reads([e[1] for e in program], set(outputs) | set(constants))
     return Specialised(
         len(level), tape.constants, tape.inputs, program, outputs, level, shapes, rows,

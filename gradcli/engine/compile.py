@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import functools
 import math
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -194,8 +195,10 @@ def _result_slot(step: Step) -> int:
     return step[4]
 
 
-class _Tracer:
-    """Gives every array a slot: traced results, declared inputs, or captured constants."""
+class Tracer:
+    """Gives every array a slot: traced results, declared inputs, or captured constants.
+    After a trace (``traced``): every step as recorded (none folded or dropped), the value
+    of every slot (``keep``), the slots of the inputs and outputs, and ``tape()``."""
 
     def __init__(self) -> None:
         self.slots: dict[int, int] = {}  # id(array) -> slot
@@ -203,6 +206,13 @@ class _Tracer:
         self.constants: dict[int, Array] = {}
         self.steps: list[Step] = []
         self.deciding: list[int] = []  # the slots whose values decide the shape of a step
+        self.inputs: tuple[int, ...] = ()
+        self.outputs: tuple[int, ...] = ()
+
+    def tape(self) -> Tape:
+        """The traced steps as a ``Tape``: steps on constants alone folded, steps no output
+        needs dropped."""
+        return _simplify(self, self.inputs, self.outputs)
 
     def new_slot(self, array: Array) -> int:
         slot = len(self.keep)
@@ -262,26 +272,36 @@ class _Tracer:
 
 def trace(function: Callable[..., Sequence[Tensor]], *examples: Array) -> Tape:
     """Trace ``function(*tensors) -> tensors`` at the example arrays into a ``Tape``."""
+    return traced(function, *examples).tape()
+
+
+def traced(function: Callable[..., Sequence[Tensor]], *examples: Array) -> Tracer:
+    """``trace``'s tracer, before its ``Tape`` is made (``Tracer.tape``)."""
     inputs = [Tensor(np.array(e)) for e in examples]
-    return trace_on(inputs, lambda: function(*inputs))
+    return traced_on(inputs, lambda: function(*inputs))
 
 
 def trace_on(inputs: Sequence[Tensor], function: Callable[[], Sequence[Tensor]]) -> Tape:
     """Trace ``function() -> tensors``, which reads the tensors ``inputs`` (the tape's
     inputs, in order), into a ``Tape``."""
-    tracer = _Tracer()
-    input_slots = tuple(tracer.new_slot(t.data) for t in inputs)
+    return traced_on(inputs, function).tape()
+
+
+def traced_on(inputs: Sequence[Tensor], function: Callable[[], Sequence[Tensor]]) -> Tracer:
+    """``trace_on``'s tracer, before its ``Tape`` is made (``Tracer.tape``)."""
+    tracer = Tracer()
+    tracer.inputs = tuple(tracer.new_slot(t.data) for t in inputs)
     previous = _Mode.tracer
     _Mode.tracer = tracer
     try:
         outputs = function()
     finally:
         _Mode.tracer = previous
-    output_slots = tuple(tracer.slot(o) for o in outputs)
-    return _simplify(tracer, input_slots, output_slots)
+    tracer.outputs = tuple(tracer.slot(o) for o in outputs)
+    return tracer
 
 
-def _simplify(tracer: _Tracer, inputs: tuple[int, ...], outputs: tuple[int, ...]) -> Tape:
+def _simplify(tracer: Tracer, inputs: tuple[int, ...], outputs: tuple[int, ...]) -> Tape:
     """Fold steps whose arguments are all constants; drop steps no output needs."""
     constants = dict(tracer.constants)
     steps = []
@@ -297,30 +317,33 @@ def _simplify(tracer: _Tracer, inputs: tuple[int, ...], outputs: tuple[int, ...]
                 constants[out] = function(*[constants[a] for a in args], **params)
             else:
                 steps.append(step)
-    reads = [step[2] for step in steps]
-    kept = [steps[i] for i in needed(reads, [step[4] for step in steps], outputs)]
-    read = set(outputs).union(*(step[2] for step in kept))
-    used_constants = tuple((s, v) for s, v in constants.items() if s in read)
+    kept, read = needed(steps, outputs)
+    used_constants = tuple([(s, v) for s, v in constants.items() if s in read])
     keep = tracer.keep
     try:  # the engine's values are arrays: their attributes, read without numpy's functions
-        shapes = tuple([a.shape for a in keep])
+        shapes = tuple(map(_shape, keep))
+        dtypes = tuple(map(_dtype, keep))
     except AttributeError:
         shapes = tuple([np.shape(a) for a in keep])
-    sizes = [math.prod(shape) for shape in shapes]
-    dynamic = any(slot not in constants for slot in tracer.deciding)
+        dtypes = tuple([getattr(a, "dtype", None) for a in keep])
+    sizes = list(map(math.prod, shapes))
     return _made(
         size=len(keep),
         inputs=inputs,
         outputs=outputs,
         constants=used_constants,
         steps=tuple(kept),
-        ranks=tuple([len(shape) for shape in shapes]),
+        ranks=tuple(map(len, shapes)),
         largest=max(sizes, default=1),
         elements=sum(sizes),
-        dynamic=dynamic,
+        dynamic=not all(map(constants.__contains__, tracer.deciding)),
         shapes=shapes,
-        dtypes=tuple([getattr(a, "dtype", None) for a in keep]),
+        dtypes=dtypes,
     )
+
+
+_shape = operator.attrgetter("shape")
+_dtype = operator.attrgetter("dtype")
 
 
 def _made(**fields: Any) -> Tape:

@@ -28,6 +28,13 @@ def _leaves(inputs: Inputs, requires_grad: bool) -> tuple[bool, tuple[Tensor, ..
     return many, tuple(Tensor(as_tensor(x).data, requires_grad=requires_grad) for x in xs)
 
 
+def _arrays(inputs: Inputs) -> list[Array]:
+    """The values of the inputs, as ``_leaves`` holds them (for a caller that wants the
+    arrays alone, without the leaves)."""
+    xs = (inputs,) if isinstance(inputs, Tensor) else inputs
+    return [as_tensor(x).data for x in xs]
+
+
 def _matching(values: Any, xs: tuple[Tensor, ...], what: str) -> tuple[Tensor, ...]:
     values = (values,) if len(xs) == 1 and not isinstance(values, (tuple, list)) else tuple(values)
     if len(values) != len(xs):

@@ -6,6 +6,10 @@ reckoning."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, TypeVar
+
+#: a step of a tape or of a program: a tuple holding the slots it reads and the one it makes
+Step = TypeVar("Step", bound=tuple[Any, ...])
 
 
 def last_reads(reads: Sequence[tuple[int, ...]], keep: set[int]) -> list[tuple[int, ...]]:
@@ -21,15 +25,16 @@ def last_reads(reads: Sequence[tuple[int, ...]], keep: set[int]) -> list[tuple[i
 
 
 def needed(
-    reads: Sequence[tuple[int, ...]], results: Sequence[int], outputs: Sequence[int]
-) -> list[int]:
-    """The indices, in order, of the steps (each reading ``reads[i]``, making ``results[i]``)
-    that some output needs."""
+    steps: Sequence[Step], outputs: Sequence[int], reads: int = 2, result: int = 4
+) -> tuple[list[Step], set[int]]:
+    """The steps (each reading the slots ``step[reads]``, making the slot ``step[result]``)
+    that some output needs, in order, and the slots the outputs need: the outputs and what
+    those steps read."""
     wanted = set(outputs)
     kept = []
-    for index in reversed(range(len(reads))):
-        if results[index] in wanted:
-            kept.append(index)
-            wanted.update(reads[index])
+    for step in reversed(steps):
+        if step[result] in wanted:
+            kept.append(step)
+            wanted.update(step[reads])
     kept.reverse()
-    return kept
+    return kept, wanted

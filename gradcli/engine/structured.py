@@ -27,7 +27,7 @@ work alone: for ``tanh(A @ x)``, the product, the rest's tangent tape, and diag(
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -35,10 +35,18 @@ import numpy as np
 
 from ..ops import patterns as R
 from ..ops.patterns import Ints, Pattern, TooDense
-from ..ops.table import OPS, Array
-from .compile import NotBatchable, Tape, batch_size, run_batched, trace
-from .functional import Inputs, _leaves, _reverse
-from .tensor import Tensor, _forward_mode, _Mode, apply, set_grad_enabled, tangent_of
+from ..ops.table import OPS, Array, Op
+from .compile import NotBatchable, Step, Tape, Tracer, batch_size, run_batched, trace, traced
+from .functional import Inputs, _arrays, _reverse
+from .tensor import (
+    DEFAULT_DTYPE,
+    Tensor,
+    _forward_mode,
+    _Mode,
+    apply,
+    set_grad_enabled,
+    tangent_of,
+)
 
 # colourings with at most this many colours run as eager passes; more, as one batched replay
 EAGER_PASSES = 4
@@ -193,8 +201,7 @@ def structured_jacobian(
     its tangent is the compressed Jacobian already; more colours replay it along a batch.
     Each call plans anew; ``JacobianPlan`` keeps the plan for the next point.
     """
-    _, xs = _leaves(inputs, requires_grad=False)
-    return _plan(func, [x.data for x in xs], max_batch_elements, force, once=True)[1]
+    return _plan(func, _arrays(inputs), max_batch_elements, force, once=True)[1]
 
 
 class JacobianPlan:
@@ -226,8 +233,7 @@ class JacobianPlan:
         self._plans: dict[tuple[tuple[tuple[int, ...], str], ...], _Plan | NotStructured] = {}
 
     def __call__(self, inputs: Inputs) -> Structured:
-        _, xs = _leaves(inputs, requires_grad=False)
-        arrays = [x.data for x in xs]
+        arrays = _arrays(inputs)
         reads = _reads(self.func)
         if len(reads) != len(self._reads) or any(a is not b for a, b in zip(reads, self._reads)):
             self._plans.clear()  # the function reads something else now
@@ -290,10 +296,14 @@ def _plan(
     (``primal``: its primal pass as traced already, if it was; ``once``: the plan is not
     kept, so that what only a replay needs may be left unmade)."""
     if len(arrays) == 1:  # the primal pass alone first: a product's tangent costs as much as J
-        values: list[Any] = []
+        values: Sequence[Any] = ()
         if primal is None:
-            primal = trace(lambda *v: _with_values(func(*v), values), *arrays)
-        scaled = _row_scaling(primal, arrays[0], most, values, once)
+            tracer = traced(lambda v: [func(v)], *arrays)
+            found = _scaled_once(tracer, arrays[0]) if once else None
+            if found is not None:
+                return _ONCE, found
+            primal, values = tracer.tape(), tracer.keep
+        scaled = _row_scaling(primal, arrays[0], most, values)
         if scaled is not None:
             return scaled
     return _coloured(func, arrays, most, force)
@@ -575,62 +585,79 @@ def _chunks(
 # -- a row scaling of a matrix product ------------------------------------------------------------
 
 
-def _with_values(out: Tensor, values: list[Any]) -> list[Tensor]:
-    """``[out]``, the traced function's result; ``values`` gets the tracer's list of the
-    value of every slot of the tape being traced, where it keeps one."""
-    kept = getattr(_Mode.tracer, "keep", None)
-    if isinstance(kept, list):
-        values.append(kept)
-    return [out]
-
-
 def _row_scaling(
-    tape: Tape, x: Array, most: int | None, values: Sequence[Any] = (), once: bool = False
+    tape: Tape, x: Array, most: int | None, values: Sequence[Any] = ()
 ) -> tuple[_Plan, Structured] | None:
     """J = J_u M where the only step reading the input x is u = M @ x (or x @ M, J_u M^T)
     with a constant matrix M; J_u, of the rest of the program, is structured in turn.
-    ``values``: [the tape's slots' values at x], where the tracing kept them (then u is not
+    ``values``: the tape's slots' values at x, where the tracing kept them (then u is not
     computed again)."""
     (x_slot,) = tape.inputs
-    if tape.dynamic:
+    if tape.dynamic or x.ndim != 1:
         return None
-    readers = [step for step in tape.steps if x_slot in step[2]]
-    if len(readers) != 1 or x.ndim != 1:
+    found = _product_of(tape.steps, dict(tape.constants), x_slot)
+    if found is None:
         return None
-    name, function, args, params, u_slot = readers[0]
-    constants = dict(tape.constants)
-    if OPS[name].pattern is not R.matmul or len(args) != 2 or args.count(x_slot) != 1:
-        return None
-    other = args[1] if args[0] == x_slot else args[0]
-    matrix = constants.get(other)
-    if matrix is None or np.ndim(matrix) != 2:
-        return None
-    linear = np.asarray(matrix if args[1] == x_slot else np.transpose(matrix))
-    slots = values[0] if values else ()
-    u = slots[u_slot] if len(slots) == tape.size else None
-    if once and isinstance(u, np.ndarray) and u.shape == tape.shapes[u_slot]:
-        rest = _diagonal_rest(tape, u_slot, slots)
-        if rest is not None:  # J_u's diagonal: J is diag(J_u) M, and no plan is made
-            how = f"row scaling of a matrix product ({_ONE_COLOUR} for the rest)"
-            out_shape = tape.shapes[tape.outputs[0]]
-            return _ONCE, Structured((_scaled_rows(rest, linear),), how, 1, out_shape)
+    step, matrix, linear = found
+    _, function, args, params, u_slot = step
     product = _Product(function, params, args[0] == x_slot, matrix)
+    u = values[u_slot] if len(values) == tape.size else None
     if not isinstance(u, np.ndarray) or u.shape != tape.shapes[u_slot]:
         u = product.of(x)
     after = _pruned(tape, (u_slot,), tape.outputs[0])  # the rest's primal pass, as traced
     try:
-        inner, found = _plan(_rest_of(tape, readers[0]), [u], most, False, after)
+        inner, found_inner = _plan(_rest_of(tape, step), [u], most, False, after)
     except NotStructured:
         return None
-    (block,) = found.blocks
+    (block,) = found_inner.blocks
     assert isinstance(block, Sparse)
     n_out = block.shape[0]
     rows, cols = block.rows, block.cols
     diagonal = len(rows) == n_out and np.array_equal(rows, np.arange(n_out))
     identity = diagonal and np.array_equal(cols, rows)
-    how = f"row scaling of a matrix product ({found.how} for the rest)"
+    how = f"row scaling of a matrix product ({found_inner.how} for the rest)"
     plan = _Scaled(product, linear, inner, diagonal, identity, how)
-    return plan, plan.finish(found)
+    return plan, plan.finish(found_inner)
+
+
+def _product_of(
+    steps: Sequence[Step], constants: dict[int, Array], x_slot: int
+) -> tuple[Step, Array, Array] | None:
+    """The only step of ``steps`` that reads the input (``x_slot``), where it is a matrix
+    product of it with a constant matrix M (of ``constants``): the step, M, and the matrix
+    it applies to x (M for M @ x, M^T for x @ M); else None."""
+    readers = [step for step in steps if x_slot in step[2]]
+    if len(readers) != 1:
+        return None
+    name, _, args, _, _ = readers[0]
+    if OPS[name].pattern is not R.matmul or len(args) != 2 or args.count(x_slot) != 1:
+        return None
+    matrix = constants.get(args[1] if args[0] == x_slot else args[0])
+    if matrix is None or np.ndim(matrix) != 2:
+        return None
+    linear = np.asarray(matrix if args[1] == x_slot else np.transpose(matrix))
+    return readers[0], matrix, linear
+
+
+def _scaled_once(tracer: Tracer, x: Array) -> Structured | None:
+    """The row scaling J = diag(J_u) M where J_u is diagonal (``_diagonal_rest``), from the
+    steps as traced and the values of their slots, without a plan (``structured_jacobian``
+    makes none to keep) nor the traced ``Tape`` (nothing folded or dropped: a step on
+    constants alone must be element-wise on u's shape too, else None, and the plan is made
+    from the tape as before)."""
+    (x_slot,) = tracer.inputs
+    if tracer.deciding or x.ndim != 1:
+        return None
+    found = _product_of(tracer.steps, tracer.constants, x_slot)
+    if found is None:
+        return None
+    step, _, linear = found
+    slots, out = tracer.keep, tracer.outputs[0]
+    rest = _diagonal_rest(tracer.steps, step[4], out, slots, tracer.constants)
+    if rest is None:
+        return None
+    how = f"row scaling of a matrix product ({_ONE_COLOUR} for the rest)"
+    return Structured((_scaled_rows(rest, linear),), how, 1, slots[out].shape)
 
 
 #: How the tangent pass of one colour of columns is described (``_coloured``'s ``how``).
@@ -645,34 +672,78 @@ def _scaled_rows(values: Array, linear: Array) -> Array:
     return np.asarray(values[:, None] * linear, dtype=dtype)
 
 
-def _diagonal_rest(tape: Tape, u_slot: int, slots: Sequence[Any]) -> Array | None:
-    """J_u's diagonal, flat, where every step of the rest (``tape``'s steps but the product
-    that makes u, in ``u_slot``, the only one that reads the input) is differentiable,
-    element-wise and on values of u's shape: the tangent of the rest along ones, as the pass
-    of one colour of columns gives it, but by each step's forward rule on the values the
-    tracing kept (``slots``, u's among them), which are not computed again; else None."""
-    steps = [step for step in tape.steps if step[4] != u_slot]
+def _diagonal_rest(
+    steps: Sequence[Step], u_slot: int, out: int, slots: Sequence[Any], constants: Collection[int]
+) -> Array | None:
+    """J_u's diagonal, flat, where every step but the product that makes u (in ``u_slot``,
+    the only one that reads the input) is differentiable, element-wise and on values of u's
+    shape (but for ``constants`` and what steps make of them alone): the tangent of the
+    output's slot ``out`` along ones, as the pass of one colour of columns gives it, but by
+    each step's forward rule on the values the tracing kept (``slots``, u's among them),
+    which are not computed again; else None."""
     u = slots[u_slot]
-    if u.ndim != 1 or not steps:
+    if u.ndim != 1 or len(steps) < 2:
         return None
-    constants = {slot for slot, _ in tape.constants}
-    shapes = tape.shapes
-    for name, _, args, _, out in steps:
+    shape = u.shape
+    known = set(constants)  # and the values of steps on them alone (a tape folds them)
+    for name, _, args, _, slot in steps:
+        if slot == u_slot:
+            continue
+        if args and known.issuperset(args):
+            known.add(slot)
+            continue
         op = OPS[name]
-        if op.pattern is not R.elementwise or not op.differentiable:
+        if op.pattern is not R.elementwise or not op.differentiable or slots[slot].shape != shape:
             return None
-        if shapes[out] != u.shape:
-            return None
-        if any(shapes[a] != u.shape for a in args if a not in constants):
-            return None
-    tangents: dict[int, Tensor] = {u_slot: Tensor(np.ones(u.shape, u.dtype))}
-    for name, _, args, params, out in steps:
-        given = [tangents.get(a) for a in args]
-        if any(t is not None for t in given):
-            operands = [Tensor(slots[a]) for a in args]
-            tangents[out] = tangent_of(OPS[name], operands, params, slots[out], given)
-    tangent = tangents.get(tape.outputs[0])
-    return None if tangent is None else tangent.data.reshape(-1)
+        for a in args:
+            if a not in known and slots[a].shape != shape:
+                return None
+    tangents: dict[int, Array] = {u_slot: np.ones(shape, u.dtype)}
+    plain = not _Mode.watching and _Mode.nonfinite_watch is None
+    for name, _, args, params, slot in steps:
+        if not tangents.keys().isdisjoint(args):
+            given = [tangents.get(a) for a in args]
+            operands = [slots[a] for a in args]
+            tangents[slot] = _step_tangent(OPS[name], operands, params, slots[slot], given, plain)
+    tangent = tangents.get(out)
+    return None if tangent is None else tangent.reshape(-1)
+
+
+def _step_tangent(
+    op: Op,
+    operands: list[Any],
+    params: dict[str, Any],
+    out: Array,
+    given: list[Array | None],
+    plain: bool,
+) -> Array:
+    """The tangent of an element-wise step's value ``out`` along its operands' tangents
+    (``given``, None where one has none), as its forward rule computes it: where one operand
+    has a tangent and nothing watches (``plain``: no tracer, forward mode, meter or nonfinite
+    watch), by the entry's rule on float64 arrays (``Op.vjp_arrays``), since an element-wise
+    step's Jacobian in one operand is diagonal (J t is J^T t) and both rules multiply the
+    tangent by the same factor (t * d: the same bits, without the tensors and engine calls
+    of three operations for tanh's 1 - t * t); else by the forward rule on tensors."""
+    rule = op.vjp_arrays
+    if rule is not None and plain and not params:
+        needs = tuple([t is not None for t in given])
+        if needs.count(True) == 1:
+            index = needs.index(True)
+            tangent = given[index]
+            if _float64(operands) and tangent.dtype == DEFAULT_DTYPE:  # type: ignore[union-attr]
+                found = rule(tangent, out, *operands, needs)
+                if found is not None and found[index] is not None:
+                    return np.asarray(found[index])
+    tangents = [None if t is None else Tensor(t) for t in given]
+    return tangent_of(op, [Tensor(a) for a in operands], params, out, tangents).data
+
+
+def _float64(arrays: list[Any]) -> bool:
+    """Whether every one of ``arrays`` is a float64 array (what rules on arrays take)."""
+    for a in arrays:
+        if type(a) is not np.ndarray or a.dtype != DEFAULT_DTYPE:
+            return False
+    return True
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,6 +15,7 @@ from gradcli.ops import library as gc
 RNG = np.random.default_rng(11)
 A = gc.tensor(RNG.standard_normal((7, 5)))
 C = gc.tensor(RNG.standard_normal(7))
+HALF = gc.tensor(0.5)
 
 RESTS = {
     "tanh": lambda u: gc.tanh(u),
@@ -23,6 +24,9 @@ RESTS = {
     "sigmoid of a shift": lambda u: gc.sigmoid(u + C),
     "a selection by a mask": lambda u: gc.where(u > 0, u, C),
     "a rational function": lambda u: u**3 - 1.0 / (1 + u * u),
+    "a chain of rules on arrays": lambda u: gc.log(2.0 + gc.cos(gc.sin(u))) / C - 3.0,
+    "a quotient and a negation": lambda u: C / gc.exp(-u),
+    "constants made in the function": lambda u: gc.tanh(u) * gc.exp(HALF * 2.0) + C * 3.0,
 }
 
 
@@ -46,6 +50,23 @@ def test_first_call_gives_the_plans_jacobian(name, monkeypatch):
     assert a.dtype == b.dtype and np.array_equal(a, b)
     # the element-wise rests are not traced (the mask's comparison is not differentiable)
     assert shortcut == (name != "a selection by a mask")
+
+
+def test_the_rules_on_arrays_give_the_forward_rules_bits(monkeypatch):
+    """Where every step of the rest has a rule on float64 arrays and one operand with a
+    tangent, the tensors' forward rules do not run, and the Jacobian is the plan's bit for
+    bit; relu's rule masks the bits of a tangent of 4,096 elements or more."""
+    calls = []
+    tangent_of = S.tangent_of
+    monkeypatch.setattr(S, "tangent_of", lambda *a: calls.append(1) or tangent_of(*a))
+    wide = gc.tensor(RNG.standard_normal((5000, 5)))
+    x = gc.tensor(RNG.standard_normal(5))
+    for matrix, rest in ((A, RESTS["a chain of rules on arrays"]), (wide, gc.relu)):
+        func = lambda v: rest(gc.matmul(matrix, v))  # noqa: B023, E731
+        first = S.structured_jacobian(func, x)
+        assert not calls
+        planned = S.JacobianPlan(func)(x)
+        assert np.array_equal(first.blocks[0], planned.blocks[0])
 
 
 def test_a_rest_that_is_not_elementwise_is_planned_as_before(monkeypatch):
