@@ -349,4 +349,24 @@ def _batched(name, function, params, flags: list[bool], ranks: list[int]) -> Cal
         # a contiguous copy of a strided selection (x[:, 0] of points (N, 2)): the element-wise
         # steps that read it run numpy's vector loops, not its strided one (the same numbers)
         return lambda values, count: np.ascontiguousarray(values[0][index])
+    if name == "stack":
+        return _stacker(params["dim"], flags.index(True))
     return lambda values, count: rule(function, params, values, flags, ranks, count)
+
+
+def _stacker(dim: int, batched: int) -> Callable[[list, int], Any]:
+    """stack's batch rule (``np.stack`` of every value, those of one point broadcast to the
+    rows first) as one array of the values' dtype filled value by value: the same copies,
+    without np.stack's Python or a broadcast view of each value that has no rows.
+    ``batched``: the place of a value that has its rows."""
+    lead: tuple[slice, ...] = (slice(None),) * (dim + 1)
+
+    def stacked(values: list, count: int) -> Any:
+        tail = values[batched].shape[1:]
+        shape = (count, *tail[:dim], len(values), *tail[dim:])
+        out = np.empty(shape, np.result_type(*values))
+        for k, value in enumerate(values):
+            out[lead + (k,)] = value
+        return out
+
+    return stacked

@@ -215,6 +215,7 @@ class ParsedProgram:
         # Constants take the dtype of the inputs, so a float32 run stays float32 throughout.
         dtype = next((t.dtype for t in inputs.values() if t.dtype.kind == "f"), np.float64)
         tally = bounds.Tally(sum(t.data.nbytes for t in inputs.values()))
+        taken: dict[str, tuple[gc.Tensor, gc.Tensor]] = {}  # Numbers.ref's, for the whole run
         statements = len(self.assignments)
         with quiet():  # once for the statements, not once each
             for number, a in enumerate(self.assignments, start=1):
@@ -225,7 +226,8 @@ class ParsedProgram:
                 seen = 0 if watch is None else len(watch)
                 if log is not None:  # a number written beyond float range: inf from the start
                     diagnose.note_overflow(a.statement, log)
-                env[a.target] = Numbers(env, a, groups, log, dtype, tally).evaluated(a.ir)
+                numbers = Numbers(env, a, groups, log, dtype, tally, taken)
+                env[a.target] = numbers.evaluated(a.ir)
                 if log is not None:
                     diagnose.tag_origins(env[a.target], a.statement, log.origins)
                     diagnose.tag_tangents(watch, seen, a.statement)
@@ -356,6 +358,7 @@ class Numbers:
         log=None,
         dtype=np.float64,
         tally: bounds.Tally | None = None,
+        taken: dict[str, tuple[gc.Tensor, gc.Tensor]] | None = None,
     ):
         self.env = env
         self.assignment = assignment
@@ -365,6 +368,8 @@ class Numbers:
         self.itemsize = np.dtype(dtype).itemsize
         # the bytes of the run's values so far (--max-memory); a step alone has its own
         self.tally = bounds.Tally() if tally is None else tally
+        # the elements ``x0`` taken from their vector, by name, with the vector taken from
+        self.taken = {} if taken is None else taken
 
     def tensor(self, node: Node) -> gc.Tensor:
         """``node``'s value as a tensor (a constant right-hand side, ``y = 2*3``, too), numpy's
@@ -420,12 +425,21 @@ class Numbers:
         if parts and parts[0] in self.env:
             base, i = parts
             vector = self.env[base]
+            taken = self.taken.get(name)
+            if taken is not None and taken[0] is vector:
+                return taken[1]
             if vector.ndim == 0 or i >= vector.shape[0]:
                 raise self.fail(
                     f"{name} means {base}[{i}], but {base} has shape {vector.shape}",
                     hint=f"give {base} at least {i + 1} elements",
                 )
-            return _operator("[]")(vector, (i,))
+            element = _operator("[]")(vector, (i,))
+            if not element.requires_grad:
+                # no graph node: a later use takes the same value again (x0 in two statements
+                # of a forward-mode pass), so it is taken once; one with a node is taken anew
+                # at each use, as torch's graph of x[0] in each statement has a node each
+                self.taken[name] = (vector, element)
+            return element
         raise self.fail(f"{name!r} has no value", hint=f"give it with -i {name}=VALUE")
 
     def apply(self, function: str, call, args: list):

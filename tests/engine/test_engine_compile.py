@@ -181,3 +181,35 @@ def test_a_traced_tape_has_every_field_as_the_dataclass_makes_it():
     fields = {f.name: getattr(tape, f.name) for f in dataclasses.fields(Tape)}
     assert set(fields) == set(tape.__dict__)
     assert Tape(**fields) == tape
+
+
+def _same_bits(replayed, eager) -> None:
+    np.testing.assert_array_equal(replayed, eager)  # nan where nan
+    np.testing.assert_array_equal(np.signbit(replayed), np.signbit(eager))
+    assert replayed.dtype == eager.dtype
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("exponent", [2.0, 3.0, -1.5])
+def test_a_traced_power_of_a_constant_replays_the_eager_numbers(dtype, exponent):
+    """Under a trace, pow's derivative makes b - 1 as a constant and a ** 1 as a itself:
+    forward mode and a second derivative replay what the eager engine computes (its rule
+    with the masks of a zero exponent), at zeros of both signs, infinities and nan too."""
+    values = np.array([0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan], dtype)
+
+    def second(x):
+        x.requires_grad = True
+        (g,) = gc.grad((x**exponent).sum(), [x], create_graph=True)
+        return [g, *gc.grad(g.sum(), [x])]
+
+    def forward(x):
+        return list(gc.jvp(lambda v: v**exponent, (x,), (gc.Tensor(np.ones_like(values)),)))
+
+    for function in (second, forward):
+        tape = trace(function, values)
+        shifted = values[::-1].copy()
+        with np.errstate(all="ignore"):
+            eager = [t.data for t in function(gc.Tensor(shifted))]
+            replayed = tape.run(shifted)
+        for r, e in zip(replayed, eager):
+            _same_bits(r, e)

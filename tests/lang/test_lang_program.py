@@ -8,6 +8,7 @@ import pytest
 import gradcli.ops.library as gc
 from gradcli.base.errors import GradcliError
 from gradcli.commands.compute import bind
+from gradcli.engine.compile import trace
 from gradcli.lang import parse_program
 from gradcli.lang.program import RunLog
 
@@ -43,6 +44,31 @@ def test_indexed_style_x0_means_x_0_when_x_is_given():
     assert program.inputs({"x"}) == ["x"]
     assert program.inputs({"x0", "x1"}) == ["x0", "x1"], "separate scalars when given so"
     assert program.inputs(set()) == ["x0", "x1"]
+
+
+def test_an_element_used_twice_is_taken_once_only_without_a_graph():
+    """x0 in two statements: taken once a run where it carries no graph node (forward mode),
+    with the same values and tangents; taken at each use where it does, a node each."""
+    program = parse_program("a = x0**2; b = x0*3 + x1")
+    x = np.array([1.5, -2.0])
+
+    def run(requires_grad):
+        return program.run({"x": gc.Tensor(x, requires_grad=requires_grad)})
+
+    plain = run(False)
+    assert plain["a"].item() == 2.25 and plain["b"].item() == 2.5
+    graph = run(True)
+    first, second = graph["a"].grad_fn.inputs[0], graph["b"].grad_fn.inputs[0].grad_fn.inputs[0]
+    assert first is not second and first.grad_fn is not None and second.grad_fn is not None
+
+    def both(v):
+        env = program.run({"x": v})
+        return [env["a"], env["b"]]
+
+    taken = [s for s in trace(both, x).steps if s[0] == "getitem" and s[3]["index"] == (0,)]
+    assert len(taken) == 1
+    _, tangent = gc.jvp(lambda v: program.run({"x": v})["b"], (gc.Tensor(x),), (gc.Tensor(x),))
+    assert tangent.item() == 3 * 1.5 - 2.0
 
 
 def test_indexed_style_with_a_declared_vector():

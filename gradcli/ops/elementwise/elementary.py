@@ -84,7 +84,7 @@ def _pow_partials(
     da: Tensor | None = None
     db: Tensor | None = None
     if needs[0] and _nonzero_constant(b):  # no zero exponent to mask: the same numbers
-        da = mul(b, pow(a, sub(b, 1.0)))
+        da = mul(b, _power_less_one(a, b))
     elif needs[0]:
         # PyTorch: the base's gradient is 0 where the exponent is 0, even at base 0 (not nan).
         # The masked branch uses exponent 1 there, so that pow(a, b - 1) is a**0 = 1 and its
@@ -112,6 +112,19 @@ def _nonzero_constant(b: Tensor) -> bool:
         and traced_constant(b)
         and data.item() != 0
     )
+
+
+def _power_less_one(a: Tensor, b: Tensor) -> Tensor:
+    """``pow(a, sub(b, 1.0))`` for an exponent ``b`` that a tape being traced holds as a
+    constant (``_nonzero_constant``): ``b - 1`` is made as the constant the tape folds it to
+    (numpy's subtraction in b's dtype, as the engine's), and for ``b - 1 == 1`` the power is
+    ``a`` itself where a has b's dtype (``a ** 1`` is ``a`` bit for bit, which is why
+    ``batch.batched.specialise`` leaves such a step out): one or two operations fewer for
+    the tracer to record (``x ** 2``: ``2 * x``)."""
+    less = np.subtract(b.data, b.data.dtype.type(1))
+    if less == 1 and a.dtype == b.dtype:
+        return a
+    return pow(a, Tensor(less))
 
 
 def _zero_base(a: Array, b: Array) -> NumpyResult:
