@@ -897,17 +897,22 @@ def _run_backward(
                     if second is None:
                         ready = first.dtype is DEFAULT_DTYPE
                     else:  # (the entries with rules on arrays take one operand or two)
-                        # and no operand whose cotangent is needed is broadcast (vjp sums it
-                        # back): of g's ndim and size, it has g's shape (the broadcast of theirs)
-                        ndim = g.ndim
-                        x, y = first.data, second.data
                         ready = (
                             first.dtype is DEFAULT_DTYPE
                             and second.dtype is DEFAULT_DTYPE
                             and size != 0
-                            and (not needs[0] or (x.size == size and x.ndim == ndim))
-                            and (not needs[1] or (y.size == size and y.ndim == ndim))
                         )
+                        # an operand whose cotangent is needed and has not g's shape (of g's
+                        # ndim and size, it has g's shape, the broadcast of theirs) takes the
+                        # rule for any shape, where there is one (a bias's sum, a product's)
+                        ndim = g.ndim
+                        x, y = first.data, second.data
+                        if ready and not (
+                            (not needs[0] or (x.size == size and x.ndim == ndim))
+                            and (not needs[1] or (y.size == size and y.ndim == ndim))
+                        ):
+                            fast = prim.vjp_arrays_any_shape  # type: ignore[assignment]
+                            ready = fast is not None
             real = ready
             if ready:
                 if BUMPED:  # a tensor the rule reads was written in place since: torch's error
@@ -929,7 +934,7 @@ def _run_backward(
                     on_array = fast(g, out_data, first.data, needs)
                 else:
                     on_array = fast(g, out_data, first.data, second.data, needs)
-                if on_array is None:  # the rule declines a broadcast operand: vjp sums it back
+                if on_array is None:  # the rule declines (a broadcast operand): vjp runs
                     vjp: Callable[..., Any] = prim.vjp  # type: ignore[assignment]
                     output = None if out_data is None else _wrap(out_data)
                     operands = (first,) if second is None else (first, second)
