@@ -16,7 +16,7 @@ import numpy as np
 
 from ..elementwise.activations import relu
 from ..elementwise.elementary import cos, exp, log, sigmoid, sin, tanh
-from ..primitives import _sum_to_forward, divide, mul
+from ..primitives import _sum_to_forward, divide, mul, neg
 from ..table import OPS, Array
 
 Cotangents = tuple[Array | None, Array | None] | None
@@ -71,6 +71,7 @@ _UNARY: dict[Any, Any] = {
     log: lambda g, out, x, needs: (g * np.reciprocal(x),),
     tanh: lambda g, out, x, needs: (g * (1.0 - out * out),),  # sub(1.0, mul(out, out))
     sigmoid: lambda g, out, x, needs: (g * (out * (1.0 - out)),),
+    neg: lambda g, out, x, needs: (np.negative(g),),  # (a factor of -1: neg(g))
 }
 
 

@@ -24,6 +24,7 @@ UNARY = {
     "sigmoid": [*_SPECIAL, 40.0, -40.0],
     "log": [*_SPECIAL, 1e-320],
     "relu": _SPECIAL,
+    "neg": _SPECIAL,
 }
 BINARY = ("add", "sub", "mul", "div")
 SUMMED = ("add", "sub")  # whose rules on arrays sum a broadcast operand's cotangent back
