@@ -887,7 +887,7 @@ def _run_backward(
             # the rule on arrays runs where the cotangent and every operand are float64 and the
             # cotangent (the largest value the rule makes) fits the room vjp's operations check
             ready = False
-            if plain and fast is not None and not node._params:
+            if plain and fast is not None:
                 if type(cotangent) is _ndarray or not isinstance(cotangent, Tensor):  # (cheaper)
                     g: Array = cotangent
                 else:
@@ -918,6 +918,7 @@ def _run_backward(
                 if BUMPED:  # a tensor the rule reads was written in place since: torch's error
                     graph_hooks.check_versions(node)
                 out_data = node.data if prim.vjp_reads_out else None
+                params = node._params  # (log_softmax's dim, a sum's dims: the rule's keywords)
                 if not retain_graph:  # release the saved values; the next round sends from inputs
                     if prim.released_plainly:  # (what _release comes down to)
                         node._first = node._second = None
@@ -930,7 +931,10 @@ def _run_backward(
                     tensor = x = y = None
                     if out_data.size >= REUSED and sole(out_data):
                         fast = prim.vjp_arrays_into  # the output's tensor is gone: reuse its array
-                if second is None:
+                if params:
+                    operands = (first,) if second is None else (first, second)
+                    on_array = fast(g, out_data, *(t.data for t in operands), needs, **params)
+                elif second is None:
                     on_array = fast(g, out_data, first.data, needs)
                 else:
                     on_array = fast(g, out_data, first.data, second.data, needs)
@@ -938,7 +942,7 @@ def _run_backward(
                     vjp: Callable[..., Any] = prim.vjp  # type: ignore[assignment]
                     output = None if out_data is None else _wrap(out_data)
                     operands = (first,) if second is None else (first, second)
-                    on_array = vjp(_wrap(g), output, *operands, needs=needs)
+                    on_array = vjp(_wrap(g), output, *operands, needs=needs, **params)
                     real = False
                 input_cotangents = on_array
             elif plain and cotangent.dtype is DEFAULT_DTYPE and not node._params:

@@ -211,7 +211,8 @@ class Op:
     vjp_reads_inputs: bool = True
     # ``vjp`` on arrays, for the reverse pass that builds no graph, where every operand and
     # the cotangent are float64 (the engine's default dtype): ``(cotangent, out, *inputs,
-    # needs)``, all numpy arrays (``out`` None where ``vjp_reads_out`` is False), returns one
+    # needs, **params)``, all numpy arrays (``out`` None where ``vjp_reads_out`` is False), the
+    # node's parameters as keywords (log_softmax's dim), returns one
     # array (or None) per input, computed by the very numpy calls ``vjp`` makes through
     # ``apply`` for those dtypes (so bit for bit its values), or None where ``vjp`` must run;
     # the pass calls it only where each operand whose cotangent is needed has the cotangent's

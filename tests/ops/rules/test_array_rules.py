@@ -38,7 +38,7 @@ _CALL = {
 
 def test_the_entries_with_rules_on_arrays_are_those_checked_here():
     having = {name for name, op in OPS.items() if op.vjp_arrays is not None}
-    assert having == set(UNARY) | set(BINARY) | {"matmul"}
+    assert having == set(UNARY) | set(BINARY) | {"matmul", "sum", "log_softmax"}
     any_shape = {name for name, op in OPS.items() if op.vjp_arrays_any_shape is not None}
     assert any_shape == set(SUMMED) | {"matmul"}
 
@@ -76,8 +76,8 @@ def counted(monkeypatch):
             if given is None:
                 continue
 
-            def rule(*args, _rule=given, _name=name):
-                found = _rule(*args)
+            def rule(*args, _rule=given, _name=name, **params):
+                found = _rule(*args, **params)
                 if found is not None:
                     calls[_name] = calls.get(_name, 0) + 1
                 return found
@@ -193,7 +193,7 @@ def test_the_rules_on_arrays_stay_off_where_values_are_not_float64_or_a_graph_is
     (g,) = gc.grad(gc.sin(y).sum(), [y], create_graph=True)
     assert not counted
     g.sum().backward()  # the second pass builds no graph: the rules on arrays run
-    assert counted == {"mul": 1, "cos": 1}  # g is the seed times cos(y)
+    assert counted == {"sum": 1, "mul": 1, "cos": 1}  # g is the seed times cos(y)
     np.testing.assert_allclose(y.grad.numpy(), -np.sin(np.linspace(-1, 1, 5)))
 
 
@@ -233,3 +233,38 @@ def test_relus_rule_into_its_output_gives_vjps_bits_where_the_pass_alone_holds_i
     assert len(calls) == 1
     _same_bits(h.detach().numpy(), before)
     _same_bits(t.grad.numpy(), slow[0])
+
+
+def test_the_rules_on_arrays_of_sum_and_log_softmax_take_their_dims_with_vjps_bits(counted):
+    """Rules of nodes with parameters (the dims): the same bits as vjp's, each dim, kept or
+    not, special values and all."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((5, 4, 3)) * 20
+    x[0, 0] = [np.inf, -np.inf, 1e-300]
+    x[1, 1] = [np.nan, -0.0, 710.0]
+    calls = 0
+    for dim in (0, 1, 2, -1, (0, 2), None):
+        for keepdim in (False, True):
+            seed = np.asarray(rng.standard_normal(np.sum(x, axis=dim, keepdims=keepdim).shape))
+            fast, slow = _gradients(lambda t, d=dim, k=keepdim: gc.sum(t, d, k), [x], seed)
+            _same_bits(fast[0], slow[0])
+            calls += 1
+    for dim in (0, 1, 2, -1):
+        seed = rng.standard_normal(x.shape)
+        seed[0, 0, 0] = np.nan
+        fast, slow = _gradients(lambda t, d=dim: gc.log_softmax(t, d), [x], seed)
+        _same_bits(fast[0], slow[0])
+    assert counted == {"sum": calls, "log_softmax": 4}
+
+
+def test_cross_entropys_gradient_keeps_its_bits():
+    """cross_entropy with class indices (its log_softmax, picked entries, negation, sum and
+    division) by the rules on arrays and by vjp: the same bits, with an ignored target too."""
+    rng = np.random.default_rng(5)
+    logits = rng.standard_normal((64, 10)) * 4
+    for labels in (
+        gc.tensor(rng.integers(0, 10, 64)),
+        gc.tensor(np.where(np.arange(64) % 7, rng.integers(0, 10, 64), -100)),
+    ):
+        fast, slow = _gradients(lambda z, y=labels: gc.cross_entropy(z, y), [logits], 1.0)
+        _same_bits(fast[0], slow[0])
