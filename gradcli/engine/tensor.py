@@ -887,7 +887,7 @@ def _run_backward(
             # the rule on arrays runs where the cotangent and every operand are float64 and the
             # cotangent (the largest value the rule makes) fits the room vjp's operations check
             ready = False
-            if plain and fast is not None and not node._params:
+            if plain and fast is not None:
                 if type(cotangent) is _ndarray or not isinstance(cotangent, Tensor):  # (cheaper)
                     g: Array = cotangent
                 else:
@@ -897,22 +897,28 @@ def _run_backward(
                     if second is None:
                         ready = first.dtype is DEFAULT_DTYPE
                     else:  # (the entries with rules on arrays take one operand or two)
-                        # and no operand whose cotangent is needed is broadcast (vjp sums it
-                        # back): of g's ndim and size, it has g's shape (the broadcast of theirs)
-                        ndim = g.ndim
-                        x, y = first.data, second.data
                         ready = (
                             first.dtype is DEFAULT_DTYPE
                             and second.dtype is DEFAULT_DTYPE
                             and size != 0
-                            and (not needs[0] or (x.size == size and x.ndim == ndim))
-                            and (not needs[1] or (y.size == size and y.ndim == ndim))
                         )
+                        # an operand whose cotangent is needed and has not g's shape (of g's
+                        # ndim and size, it has g's shape, the broadcast of theirs) takes the
+                        # rule for any shape, where there is one (a bias's sum, a product's)
+                        ndim = g.ndim
+                        x, y = first.data, second.data
+                        if ready and not (
+                            (not needs[0] or (x.size == size and x.ndim == ndim))
+                            and (not needs[1] or (y.size == size and y.ndim == ndim))
+                        ):
+                            fast = prim.vjp_arrays_any_shape  # type: ignore[assignment]
+                            ready = fast is not None
             real = ready
             if ready:
                 if BUMPED:  # a tensor the rule reads was written in place since: torch's error
                     graph_hooks.check_versions(node)
                 out_data = node.data if prim.vjp_reads_out else None
+                params = node._params  # (log_softmax's dim, a sum's dims: the rule's keywords)
                 if not retain_graph:  # release the saved values; the next round sends from inputs
                     if prim.released_plainly:  # (what _release comes down to)
                         node._first = node._second = None
@@ -925,15 +931,18 @@ def _run_backward(
                     tensor = x = y = None
                     if out_data.size >= REUSED and sole(out_data):
                         fast = prim.vjp_arrays_into  # the output's tensor is gone: reuse its array
-                if second is None:
+                if params:
+                    operands = (first,) if second is None else (first, second)
+                    on_array = fast(g, out_data, *(t.data for t in operands), needs, **params)
+                elif second is None:
                     on_array = fast(g, out_data, first.data, needs)
                 else:
                     on_array = fast(g, out_data, first.data, second.data, needs)
-                if on_array is None:  # the rule declines a broadcast operand: vjp sums it back
+                if on_array is None:  # the rule declines (a broadcast operand): vjp runs
                     vjp: Callable[..., Any] = prim.vjp  # type: ignore[assignment]
                     output = None if out_data is None else _wrap(out_data)
                     operands = (first,) if second is None else (first, second)
-                    on_array = vjp(_wrap(g), output, *operands, needs=needs)
+                    on_array = vjp(_wrap(g), output, *operands, needs=needs, **params)
                     real = False
                 input_cotangents = on_array
             elif plain and cotangent.dtype is DEFAULT_DTYPE and not node._params:

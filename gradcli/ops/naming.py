@@ -69,7 +69,7 @@ def _naming(
     ``namer`` gives for the call's arguments (all of them, in the signature's order, defaults
     filled in), where the call made that node and (unless ``always``) a primitive other than
     ``op``'s made it; an empty name leaves the primitive's."""
-    signature = inspect.signature(call)
+    arguments = _arguments(inspect.signature(call))
     viewing = bool(op.extra.get("view"))
 
     @functools.wraps(call)
@@ -85,7 +85,7 @@ def _naming(
         ]
         made = [t for t in made if always or t._op is not op]
         if made:
-            name = namer if isinstance(namer, str) else namer(_arguments(signature, args, kwargs))
+            name = namer if isinstance(namer, str) else namer(arguments(args, kwargs))
             for tensor in made if name else ():
                 tensor._name = name
         return result
@@ -93,7 +93,27 @@ def _naming(
     return function
 
 
-def _arguments(signature: inspect.Signature, args: Any, kwargs: dict[str, Any]) -> list[Any]:
-    bound = signature.bind(*args, **kwargs)
-    bound.apply_defaults()
-    return list(bound.arguments.values())
+Arguments = Callable[[tuple[Any, ...], dict[str, Any]], list[Any]]
+
+
+def _arguments(signature: inspect.Signature) -> Arguments:
+    """What gives a call's arguments from its ``args`` and ``kwargs``: all of them, in the
+    signature's order, defaults filled in. Without ``*args`` or ``**kwargs`` in the signature,
+    read off by hand (the call took them, so they fit it; ``Signature.bind`` costs some
+    microseconds a call: cross_entropy's name was one a step of an MLP), else bound."""
+    parameters = signature.parameters.values()
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
+
+        def bound(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return list(bound.arguments.values())
+
+        return bound
+    defaults = [(p.name, p.default) for p in parameters]
+
+    def read(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        rest = defaults[len(args) :]
+        return [*args, *(kwargs.get(name, default) for name, default in rest)]
+
+    return read

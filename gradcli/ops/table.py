@@ -211,13 +211,18 @@ class Op:
     vjp_reads_inputs: bool = True
     # ``vjp`` on arrays, for the reverse pass that builds no graph, where every operand and
     # the cotangent are float64 (the engine's default dtype): ``(cotangent, out, *inputs,
-    # needs)``, all numpy arrays (``out`` None where ``vjp_reads_out`` is False), returns one
+    # needs, **params)``, all numpy arrays (``out`` None where ``vjp_reads_out`` is False), the
+    # node's parameters as keywords (log_softmax's dim), returns one
     # array (or None) per input, computed by the very numpy calls ``vjp`` makes through
     # ``apply`` for those dtypes (so bit for bit its values), or None where ``vjp`` must run;
-    # the pass calls it only where no operand whose cotangent is needed is broadcast (whose
-    # cotangent ``vjp`` sums back); ``ops/rules/array_rules.py`` sets them. None: ``vjp``
-    # always runs.
+    # the pass calls it only where each operand whose cotangent is needed has the cotangent's
+    # shape (else ``vjp_arrays_any_shape``); ``ops/rules/array_rules.py`` sets them. None:
+    # ``vjp`` always runs.
     vjp_arrays: Rule | None = None
+    # ``vjp_arrays`` (the same arguments) where an operand whose cotangent is needed has
+    # another shape than the cotangent: a broadcast operand's cotangent summed back (add,
+    # sub), a matrix product's (matmul); None there, or where it returns None: ``vjp`` runs
+    vjp_arrays_any_shape: Rule | None = None
     # ``vjp_arrays`` of a unary entry that reads ``out``, writing the cotangent into ``out``'s
     # memory: the pass calls it where it alone holds the output's array (its tensor is gone)
     # and the array is large (``released.REUSED``), as hand-written numpy reuses an array after

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ...base.engine_errors import ShapeError
+from ...engine.sizes import ROOM
 from ...engine.tensor import Tensor, TensorLike, apply
 from .. import batching as B
 from .. import explaining as X
@@ -41,6 +42,18 @@ def _matmul_vjp(
     if needs[1]:
         gb = reshape(sum_to(matmul(transpose(a2, -1, -2), g2), b2.shape), b.shape)
     return ga, gb
+
+
+def _matmul_on_arrays(
+    g: Array, out: None, a: Array, b: Array, needs: tuple[bool, ...]
+) -> tuple[Array | None, Array | None] | None:
+    """``_matmul_vjp`` on float64 arrays (the reverse pass's rule on arrays, ``Op.vjp_arrays``)
+    for two matrices: g @ b.T and a.T @ g, the very products its matmul and transpose make
+    (float64: numpy's, see ``_matmul_forward``); None for other operands (vjp's reshapes and
+    sums) and for cotangents over the room the engine checks a value against (vjp refuses)."""
+    if a.ndim != 2 or b.ndim != 2 or a.size > ROOM[0] or b.size > ROOM[0]:
+        return None
+    return (np.matmul(g, b.T) if needs[0] else None, np.matmul(a.T, g) if needs[1] else None)
 
 
 def _matmul_jvp(tangents: Sequence[Tensor | None], out: Tensor, a: Tensor, b: Tensor) -> Tensor:
@@ -109,6 +122,9 @@ _MATMUL = register(
         vjp_reads_out=False,  # (the rule reads the operands alone)
     )
 )
+
+
+_MATMUL.vjp_arrays = _MATMUL.vjp_arrays_any_shape = _matmul_on_arrays
 
 
 @public("matmul")

@@ -825,7 +825,8 @@ def _class_indices(name: str, input: Tensor, target: Tensor, ignore_index: int) 
     input (N, C, d...); whole numbers in [0, C) or ignore_index."""
     expected = input.shape[:1] + input.shape[2:] if input.ndim > 1 else ()
     classes = target.data
-    if classes.shape != expected or not np.all(classes == np.round(classes)):
+    whole = classes.dtype.kind in "iu"  # (integers need no check)
+    if classes.shape != expected or not (whole or np.all(classes == np.round(classes))):
         raise ShapeError(
             f"{name}: target must be class indices (whole numbers) of shape {expected}"
             + (f" or probabilities of shape {input.shape}" if name == "cross_entropy" else "")
@@ -833,8 +834,9 @@ def _class_indices(name: str, input: Tensor, target: Tensor, ignore_index: int) 
         )
     indices = classes.astype(np.int64)
     n_classes = input.shape[1] if input.ndim > 1 else input.shape[0]
-    bad = (indices != ignore_index) & ((indices < 0) | (indices >= n_classes))
-    if np.any(bad):
+    outside = (indices < 0) | (indices >= n_classes)
+    bad = outside & (indices != ignore_index) if outside.any() else outside
+    if bad.any():
         raise IndexDomainError(
             f"{name}: class indices must be in [0, {n_classes - 1}] (or ignore_index "
             f"{ignore_index}), got {int(indices[bad].flat[0])}"
@@ -846,16 +848,20 @@ def _picked_nll(log_probs: Tensor, indices: np.ndarray, ignore_index: int) -> tu
     """-log_probs at each target's class, 0 where the target is ignore_index, and the number
     of targets kept."""
     kept = indices != ignore_index
-    safe = np.where(kept, indices, 0)
+    count = int(np.count_nonzero(kept))
+    every = count == kept.size
+    safe = indices if every else np.where(kept, indices, 0)
     if log_probs.ndim == 1:
         index: tuple[Any, ...] = (safe,)
+    elif indices.ndim == 1:  # (np.indices' one grid)
+        index = (np.arange(len(indices)), safe)
     else:
         grids = np.indices(indices.shape)
         index = (grids[0], safe, *grids[1:])
     picked = P.neg(RA.getitem(log_probs, index))
-    if not np.all(kept):  # selected, as torch's rule: an infinite cotangent gives 0 there
+    if not every:  # selected, as torch's rule: an infinite cotangent gives 0 there
         picked = P.where(Tensor(kept), picked, 0.0)
-    return picked, int(np.sum(kept))
+    return picked, count
 
 
 def _probability_loss(

@@ -165,6 +165,19 @@ sum: Reduction = _reduction(  # noqa: A001 - typed here: its own rule calls it
 )
 
 
+def _sum_on_arrays(
+    g: Array, out: Array, x: Array, needs: tuple[bool, ...], dim: tuple[int, ...], keepdim: bool
+) -> tuple[Array]:
+    """sum's rule (``_unreduce``) on float64 arrays, for the reverse pass that builds no graph
+    (``Op.vjp_arrays``): g spread over the summed dims, by the reshape and the read-only
+    broadcast its unsqueeze and expand make."""
+    if not keepdim:
+        g = np.reshape(g, _kept_shape(x.shape, dim))
+    return (np.broadcast_to(g, x.shape),)
+
+
+OPS["sum"].vjp_arrays = _sum_on_arrays
+
 # torch's names of the integer and boolean dtypes, in its messages
 _TORCH_DTYPE_NAMES = {
     np.dtype(np.bool_): "Bool",
@@ -553,6 +566,19 @@ _LOG_SOFTMAX = register(
         explain=X.blocks(log=True),
     )
 )
+
+
+def _log_softmax_on_arrays(
+    g: Array, out: Array, x: Array, needs: tuple[bool, ...], dim: int
+) -> tuple[Array]:
+    """``_log_softmax_vjp`` on float64 arrays (``Op.vjp_arrays``): g - exp(out) * sum(g, dim,
+    keepdim=True), the very numpy calls its sub, mul, exp and sum make (torch's kernel is
+    float32's alone)."""
+    total = sum_like_torch(g, _axes(dim, np.ndim(g)), True)  # (sum's dims: none of a number)
+    return (np.subtract(g, np.multiply(np.exp(out), total)),)
+
+
+_LOG_SOFTMAX.vjp_arrays = _log_softmax_on_arrays
 
 
 def _one_dim(x: Tensor, dim: int | None) -> int:

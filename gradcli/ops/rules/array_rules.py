@@ -16,7 +16,7 @@ import numpy as np
 
 from ..elementwise.activations import relu
 from ..elementwise.elementary import cos, exp, log, sigmoid, sin, tanh
-from ..primitives import divide, mul
+from ..primitives import _sum_to_forward, divide, mul, neg
 from ..table import OPS, Array
 
 Cotangents = tuple[Array | None, Array | None] | None
@@ -41,6 +41,22 @@ def _sub(g: Array, out: None, a: Array, b: Array, needs: tuple[bool, ...]) -> Co
     return (g if needs[0] else None, np.negative(g) if needs[1] else None)
 
 
+def _summed(g: Array, x: Array) -> Array:
+    """g summed back to the shape of the operand x that was broadcast to it (sum_to's forward,
+    as ``vjp`` applies it), or g itself where x has its shape."""
+    return g if x.shape == g.shape else _sum_to_forward(g, x.shape)
+
+
+def _add_any_shape(g: Array, out: None, a: Array, b: Array, needs: tuple[bool, ...]) -> Cotangents:
+    """add's cotangents where an operand was broadcast (a bias): g summed back to its shape."""
+    return (_summed(g, a) if needs[0] else None, _summed(g, b) if needs[1] else None)
+
+
+def _sub_any_shape(g: Array, out: None, a: Array, b: Array, needs: tuple[bool, ...]) -> Cotangents:
+    """sub's: g and -g, each summed back to a broadcast operand's shape."""
+    return (_summed(g, a) if needs[0] else None, _summed(np.negative(g), b) if needs[1] else None)
+
+
 def _div(g: Array, out: Array, a: Array, b: Array, needs: tuple[bool, ...]) -> Cotangents:
     """g * reciprocal(b) and g * neg(div(out, b))."""
     return (g * np.reciprocal(b) if needs[0] else None, g * -(out / b) if needs[1] else None)
@@ -55,6 +71,7 @@ _UNARY: dict[Any, Any] = {
     log: lambda g, out, x, needs: (g * np.reciprocal(x),),
     tanh: lambda g, out, x, needs: (g * (1.0 - out * out),),  # sub(1.0, mul(out, out))
     sigmoid: lambda g, out, x, needs: (g * (out * (1.0 - out)),),
+    neg: lambda g, out, x, needs: (np.negative(g),),  # (a factor of -1: neg(g))
 }
 
 
@@ -70,20 +87,26 @@ def _relu(g: Array, out: Array, x: Array, needs: tuple[bool, ...]) -> tuple[Arra
     out > 0 and none elsewhere (+0.0), without where's branch on each element."""
     if g.size < MASKED or g.shape != out.shape:
         return (np.where(out > 0, g, 0.0),)
-    keep = (out > 0).astype(np.int64)
-    np.negative(keep, out=keep)  # -1: every bit
-    return (np.bitwise_and(keep, g.view(np.int64), out=keep).view(np.float64),)
+    return (_kept(g, out > 0, np.empty(g.shape, np.int64)),)
 
 
 _UNARY[relu] = _relu
 
 
 def _relu_into(g: Array, out: Array, x: Array, needs: tuple[bool, ...]) -> tuple[Array]:
-    """relu's where(out > 0, g, 0.0), written into ``out`` (which the pass alone holds)."""
-    positive = out > 0
-    np.copyto(out, g, where=positive)
-    np.copyto(out, 0.0, where=np.logical_not(positive, out=positive))
-    return (out,)
+    """relu's rule from ``MASKED`` elements, its mask and result written into ``out`` (which
+    the pass alone holds, as hand numpy writes ``g *= z > 0``; two masked copies into it, one
+    of g where out > 0 and one of 0.0 elsewhere, took 6 times as long: 23.6 ms against 4.0 ms
+    at 4,096 x 512)."""
+    return (_kept(g, out > 0, out.view(np.int64)),)
+
+
+def _kept(g: Array, positive: Array, keep: Array) -> Array:
+    """g's bits where ``positive``, +0.0 elsewhere: and'ed with ``keep`` (int64, g's shape),
+    which is made -1 (every bit) there and 0 elsewhere."""
+    np.copyto(keep, positive)
+    np.negative(keep, out=keep)
+    return np.bitwise_and(keep, g.view(np.int64), out=keep).view(np.float64)
 
 
 def _entry(function: Any) -> Any:
@@ -99,4 +122,6 @@ for _function, _rule in {mul: _mul, divide: _div, **_UNARY}.items():
 # add's and sub's calls are their public ones (with alpha), not the entries' functions
 OPS["add"].vjp_arrays = _add
 OPS["sub"].vjp_arrays = _sub
+OPS["add"].vjp_arrays_any_shape = _add_any_shape
+OPS["sub"].vjp_arrays_any_shape = _sub_any_shape
 _entry(relu).vjp_arrays_into = _relu_into

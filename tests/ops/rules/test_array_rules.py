@@ -24,8 +24,10 @@ UNARY = {
     "sigmoid": [*_SPECIAL, 40.0, -40.0],
     "log": [*_SPECIAL, 1e-320],
     "relu": _SPECIAL,
+    "neg": _SPECIAL,
 }
 BINARY = ("add", "sub", "mul", "div")
+SUMMED = ("add", "sub")  # whose rules on arrays sum a broadcast operand's cotangent back
 _CALL = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
@@ -36,7 +38,9 @@ _CALL = {
 
 def test_the_entries_with_rules_on_arrays_are_those_checked_here():
     having = {name for name, op in OPS.items() if op.vjp_arrays is not None}
-    assert having == set(UNARY) | set(BINARY)
+    assert having == set(UNARY) | set(BINARY) | {"matmul", "sum", "log_softmax"}
+    any_shape = {name for name, op in OPS.items() if op.vjp_arrays_any_shape is not None}
+    assert any_shape == set(SUMMED) | {"matmul"}
 
 
 def _values(extra, size=40, seed=0):
@@ -67,16 +71,18 @@ def counted(monkeypatch):
     """The calls of each entry's rule on arrays that gave the cotangents, by name."""
     calls = {}
     for name, op in OPS.items():
-        if op.vjp_arrays is None:
-            continue
+        for field in ("vjp_arrays", "vjp_arrays_any_shape"):
+            given = getattr(op, field)
+            if given is None:
+                continue
 
-        def rule(*args, _rule=op.vjp_arrays, _name=name):
-            found = _rule(*args)
-            if found is not None:
-                calls[_name] = calls.get(_name, 0) + 1
-            return found
+            def rule(*args, _rule=given, _name=name, **params):
+                found = _rule(*args, **params)
+                if found is not None:
+                    calls[_name] = calls.get(_name, 0) + 1
+                return found
 
-        monkeypatch.setattr(op, "vjp_arrays", rule)
+            monkeypatch.setattr(op, field, rule)
     return calls
 
 
@@ -104,6 +110,20 @@ def test_relus_rule_on_many_elements_keeps_vjps_bits_by_a_mask(shape, counted):
     assert counted.get("relu", 0) == 1
 
 
+def test_relus_rule_into_its_output_keeps_vjps_bits(monkeypatch):
+    """Where the pass alone holds relu's output, its rule writes into that array: the bits
+    of where's, -0.0, inf and nan kept where the output is positive, +0.0 elsewhere."""
+    monkeypatch.setattr(tensor_module, "REUSED", 0)  # (large arrays alone, else)
+    into = []
+    rule = OPS["relu"].vjp_arrays_into
+    monkeypatch.setattr(OPS["relu"], "vjp_arrays_into", lambda *args: into.append(1) or rule(*args))
+    x = _values(UNARY["relu"], size=array_rules.MASKED - 9 + 64 * 5).reshape(-1, 64)
+    seed = np.resize(np.array([0.75, -1.5, -0.0, np.inf, np.nan, 1e-310, -np.inf]), x.shape)
+    fast, slow = _gradients(lambda x: gc.relu(x) * 2.0, [x], seed)  # (an output the pass holds)
+    _same_bits(fast[0], slow[0])
+    assert into == [1]
+
+
 @pytest.mark.parametrize("name", BINARY)
 def test_a_binary_rule_on_arrays_gives_vjps_bits_and_declines_a_broadcast(name, counted):
     a = _values([1.0, -0.0, np.inf, np.nan, 1e-300, 0.0, 2.0, -np.inf, 3.0])
@@ -113,13 +133,55 @@ def test_a_binary_rule_on_arrays_gives_vjps_bits_and_declines_a_broadcast(name, 
     for got, want in zip(fast, slow):
         _same_bits(got, want)
     assert counted[name] == 1
-    fast, slow = _gradients(_CALL[name], [a, b[:1]], seed)  # b broadcast: vjp sums it back
+    fast, slow = _gradients(_CALL[name], [a, b[:1]], seed)  # b broadcast
     for got, want in zip(fast, slow):
         _same_bits(got, want)
-    assert counted[name] == 1  # declined (and vjp ran)
+    summed = name in SUMMED  # else declined: vjp sums it back
+    assert counted[name] == (2 if summed else 1)
     fast, slow = _gradients(_CALL[name], [a], seed, constant=gc.tensor(b))  # a's alone
     _same_bits(fast[0], slow[0])
-    assert counted[name] == 2
+    assert counted[name] == (3 if summed else 2)
+
+
+@pytest.mark.parametrize("name", SUMMED)
+def test_adds_and_subs_rules_sum_a_bias_back_with_vjps_bits(name, counted):
+    """A bias of each shape broadcast against rows (a row, a column, a number), either side."""
+    rng = np.random.default_rng(2)
+    rows = rng.standard_normal((6, 5)) * 1e3
+    rows[0, :3] = [np.inf, -0.0, 1e-300]
+    seed = rng.standard_normal((6, 5))
+    for bias in (rng.standard_normal(5), rng.standard_normal((6, 1)), np.float64(1.5)):
+        for operands in ([rows, bias], [np.asarray(bias), rows]):
+            fast, slow = _gradients(_CALL[name], operands, seed)
+            for got, want in zip(fast, slow):
+                _same_bits(got, want)
+    assert counted[name] == 6
+
+
+def test_matmuls_rule_on_arrays_gives_vjps_bits_and_declines_other_than_matrices(counted):
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((7, 5)), rng.standard_normal((5, 3))
+    a[0, :3] = [np.inf, -0.0, np.nan]
+    for operands, seed in (
+        ([a, b], rng.standard_normal((7, 3))),
+        ([a[:5], b[:, :1].repeat(5, 1)], rng.standard_normal((5, 5))),  # squares: g's shape
+        ([a.T, a], rng.standard_normal((5, 5))),  # a transposed operand
+    ):
+        fast, slow = _gradients(gc.matmul, operands, seed)
+        for got, want in zip(fast, slow):
+            _same_bits(got, want)
+    seed = rng.standard_normal((7, 3))
+    fast, slow = _gradients(lambda w, x: gc.matmul(x, w), [b], seed, constant=gc.tensor(a))
+    _same_bits(fast[0], slow[0])  # the weight's alone (x @ W, x a constant)
+    assert counted["matmul"] == 4
+    for operands, seed in (
+        ([a, b[:, 0]], rng.standard_normal(7)),  # a vector
+        ([np.stack([a, a]), b], rng.standard_normal((2, 7, 3))),  # a batch of matrices
+    ):
+        fast, slow = _gradients(gc.matmul, operands, seed)
+        for got, want in zip(fast, slow):
+            _same_bits(got, want)
+    assert counted["matmul"] == 4  # declined: vjp's reshapes and sums
 
 
 def test_the_rules_on_arrays_stay_off_where_values_are_not_float64_or_a_graph_is_built(counted):
@@ -131,7 +193,7 @@ def test_the_rules_on_arrays_stay_off_where_values_are_not_float64_or_a_graph_is
     (g,) = gc.grad(gc.sin(y).sum(), [y], create_graph=True)
     assert not counted
     g.sum().backward()  # the second pass builds no graph: the rules on arrays run
-    assert counted == {"mul": 1, "cos": 1}  # g is the seed times cos(y)
+    assert counted == {"sum": 1, "mul": 1, "cos": 1}  # g is the seed times cos(y)
     np.testing.assert_allclose(y.grad.numpy(), -np.sin(np.linspace(-1, 1, 5)))
 
 
@@ -171,3 +233,38 @@ def test_relus_rule_into_its_output_gives_vjps_bits_where_the_pass_alone_holds_i
     assert len(calls) == 1
     _same_bits(h.detach().numpy(), before)
     _same_bits(t.grad.numpy(), slow[0])
+
+
+def test_the_rules_on_arrays_of_sum_and_log_softmax_take_their_dims_with_vjps_bits(counted):
+    """Rules of nodes with parameters (the dims): the same bits as vjp's, each dim, kept or
+    not, special values and all."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((5, 4, 3)) * 20
+    x[0, 0] = [np.inf, -np.inf, 1e-300]
+    x[1, 1] = [np.nan, -0.0, 710.0]
+    calls = 0
+    for dim in (0, 1, 2, -1, (0, 2), None):
+        for keepdim in (False, True):
+            seed = np.asarray(rng.standard_normal(np.sum(x, axis=dim, keepdims=keepdim).shape))
+            fast, slow = _gradients(lambda t, d=dim, k=keepdim: gc.sum(t, d, k), [x], seed)
+            _same_bits(fast[0], slow[0])
+            calls += 1
+    for dim in (0, 1, 2, -1):
+        seed = rng.standard_normal(x.shape)
+        seed[0, 0, 0] = np.nan
+        fast, slow = _gradients(lambda t, d=dim: gc.log_softmax(t, d), [x], seed)
+        _same_bits(fast[0], slow[0])
+    assert counted == {"sum": calls, "log_softmax": 4}
+
+
+def test_cross_entropys_gradient_keeps_its_bits():
+    """cross_entropy with class indices (its log_softmax, picked entries, negation, sum and
+    division) by the rules on arrays and by vjp: the same bits, with an ignored target too."""
+    rng = np.random.default_rng(5)
+    logits = rng.standard_normal((64, 10)) * 4
+    for labels in (
+        gc.tensor(rng.integers(0, 10, 64)),
+        gc.tensor(np.where(np.arange(64) % 7, rng.integers(0, 10, 64), -100)),
+    ):
+        fast, slow = _gradients(lambda z, y=labels: gc.cross_entropy(z, y), [logits], 1.0)
+        _same_bits(fast[0], slow[0])
