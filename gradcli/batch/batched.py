@@ -349,7 +349,7 @@ def _batched(name, function, params, flags: list[bool], ranks: list[int]) -> Cal
         # a contiguous copy of a strided selection (x[:, 0] of points (N, 2)): the element-wise
         # steps that read it run numpy's vector loops, not its strided one (the same numbers)
         return lambda values, count: np.ascontiguousarray(values[0][index])
-    if name == "stack":
+    if rule is B.stack:
         return _stacker(params["dim"], flags.index(True))
     return lambda values, count: rule(function, params, values, flags, ranks, count)
 

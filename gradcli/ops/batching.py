@@ -221,6 +221,11 @@ def join(numpy_join: Callable[..., Array]) -> BatchRule:
     return rule
 
 
+#: stack's rule, one object, so that a batch plan can tell it (``batch/batched.py`` fills the
+#: stacked array value by value rather than calling it)
+stack = join(np.stack)
+
+
 def matmul(
     forward: Forward,
     params: Params,
