@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.table import OPS, Array, Op
+from ..ops.table import OPS, PER_POINT, Array, Op
 from . import generated
 from .liveness import last_reads, needed
 from .tensor import Tensor, _Mode
@@ -162,13 +162,18 @@ FREED_ELEMENTS = 4096
 
 def last_readers(tape: Tape, smallest: int) -> tuple[tuple[int, ...], ...]:
     """For each step of ``tape``, the slots of at least ``smallest`` elements (as traced)
-    whose last reader it is, outputs and constants aside; () when there is none at all."""
-    keep = set(tape.outputs) | {slot for slot, _ in tape.constants}
-    frees = tuple(
-        tuple(slot for slot in last if _elements(tape, slot) >= smallest)
-        for last in last_reads([step[2] for step in tape.steps], keep)
-    )
-    return frees if any(frees) else ()
+    whose last reader it is, outputs and constants aside; () when there is none at all.
+    Kept on the tape, by ``smallest``: a tape replayed over chunk after chunk asks each time."""
+    known: dict[int, tuple[tuple[int, ...], ...]] = tape.__dict__.setdefault("_last_readers", {})
+    found = known.get(smallest)
+    if found is None:
+        keep = set(tape.outputs) | {slot for slot, _ in tape.constants}
+        frees = tuple(
+            tuple(slot for slot in last if _elements(tape, slot) >= smallest)
+            for last in last_reads([step[2] for step in tape.steps], keep)
+        )
+        found = known[smallest] = frees if any(frees) else ()
+    return found
 
 
 def peak_elements(tape: Tape, size: int) -> int:
@@ -373,11 +378,15 @@ def batch_size(tape: Tape, max_elements: int | None) -> int | None:
     return None if max_elements is None else max(1, max_elements // max(tape.largest, 1))
 
 
-def run_batched(tape: Tape, arrays: Sequence[Array], batched: Sequence[bool]) -> list[Array]:
+def run_batched(
+    tape: Tape, arrays: Sequence[Array], batched: Sequence[bool], each_alone: bool = False
+) -> list[Array]:
     """Replay ``tape`` where the inputs marked ``batched`` carry a leading batch dimension.
 
     Every output comes back with the batch dimension in front. Raises ``NotBatchable`` for a
-    step it cannot rewrite (the caller then replays point by point).
+    step it cannot rewrite (the caller then replays point by point). ``each_alone``: each
+    point's outputs are the bits of the tape replayed at that point alone, every step taken by
+    a rule of ``PER_POINT`` (``NotBatchable`` for a step that has none).
     """
     if tape.dynamic:
         raise NotBatchable("the shape of a step follows the values of the point")
@@ -401,6 +410,8 @@ def run_batched(tape: Tape, arrays: Sequence[Array], batched: Sequence[bool]) ->
         if any(flags):
             op = OPS.get(name)
             rule = None if op is None else op.batch
+            if each_alone and rule is not None:
+                rule = PER_POINT.get(rule)
             if rule is None:
                 raise NotBatchable(name)
             ranks = [tape.ranks[i] for i in args]

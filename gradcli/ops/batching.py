@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .table import Array
+from .numerics.product_order import rows_like_torch
+from .table import PER_POINT, Array
 
 Forward = Callable[..., Array]  # the step's numpy function, on batched arrays
 Params = dict[str, Any]
@@ -204,6 +205,25 @@ def getitem_backward(
     return out
 
 
+def getitem_backward_per_point(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
+    """getitem_backward's rule where each point keeps its own bits (``PER_POINT``): the values
+    written where the index has no arrays, as the step writes them (a -0 stays -0), added
+    where it has."""
+    x, index = values[0], params["index"]
+    if any(isinstance(part, np.ndarray) for part in index):
+        return getitem_backward(forward, params, values, batched, ranks, size)
+    out = np.zeros((size,) + tuple(params["shape"]), dtype=x.dtype)
+    out[(slice(None), *index)] = x
+    return out
+
+
 def join(numpy_join: Callable[..., Array]) -> BatchRule:
     """stack or cat: every value batched, the dim shifted."""
 
@@ -272,6 +292,28 @@ def matmul(
     return out
 
 
+def matmul_per_point(
+    forward: Forward,
+    params: Params,
+    values: Sequence[Array],
+    batched: Sequence[bool],
+    ranks: Sequence[int],
+    size: int,
+) -> Array:
+    """matmul's rule where each point keeps the bits of its own product (``PER_POINT``): a
+    batch of rows (1 x n matrices) against a fixed matrix at once where every row is rounded
+    as its own product is (``product_order.rows_like_torch``), else each point's product."""
+    a, b = values
+    if batched[0] and not batched[1] and list(ranks) == [2, 2] and a.shape[1] == 1:
+        rows = rows_like_torch(a[:, 0], b)
+        if rows is not None:
+            return rows[:, None]
+    points = [
+        forward(*[v[i] if flag else v for v, flag in zip(values, batched)]) for i in range(size)
+    ]
+    return np.stack(points)
+
+
 def trailing(
     forward: Forward,
     params: Params,
@@ -283,3 +325,11 @@ def trailing(
     """A step of one value that acts on its last dimension alone (view_as_real): the batch
     dimension in front is one more leading dimension."""
     return forward(with_batch(values[0], batched[0], size), **params)
+
+
+PER_POINT.update(
+    {rule: rule for rule in (elementwise, mask, transpose, reshape, expand, getitem, stack)}
+)
+PER_POINT.update(
+    {getitem_backward: getitem_backward_per_point, trailing: trailing, matmul: matmul_per_point}
+)

@@ -297,6 +297,12 @@ class Op:
 
 OPS: dict[str, Op] = {}
 
+#: The batch rules that give every point the bits its own step gives it (element-wise steps,
+#: moves of data), each to itself, and the rules that do not to a variant that does (matmul's:
+#: each row as its own product rounds it); a replay that must keep each point's bits
+#: (``compile.run_batched``'s ``each_alone``) takes only these. Filled by ``ops.batching``.
+PER_POINT: dict[Rule, Rule] = {}
+
 
 def register(op: Op) -> Op:
     """Add ``op`` to the table; a name is declared once."""

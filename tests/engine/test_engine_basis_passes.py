@@ -12,6 +12,7 @@ from gradcli import func
 from gradcli.autograd import Function
 from gradcli.autograd import functional as af
 from gradcli.engine import basis_passes, compile
+from gradcli.ops import table
 from gradcli.ops.numerics import summation
 
 
@@ -68,6 +69,35 @@ def test_the_replayed_passes_are_the_engines_to_the_bit(name, monkeypatch):
         on_the_engine = _arrays(JACOBIANS[name](*_point()))
     assert replays, "no pass was replayed"
     assert _bits(replayed) == _bits(on_the_engine)
+
+
+@pytest.mark.parametrize("name", ["hessian", "jacfwd_jacfwd", "functional_jacobian"])
+def test_the_passes_replayed_together_are_each_passs_own_to_the_bit(name, monkeypatch):
+    together = []
+    real_run_batched = basis_passes.run_batched
+
+    def counted(tape, arrays, batched, each_alone=False):
+        together.append(each_alone)
+        return real_run_batched(tape, arrays, batched, each_alone)
+
+    with summation.torch_order(), gc.default_dtype(np.float32):
+        monkeypatch.setattr(basis_passes, "run_batched", counted)
+        monkeypatch.setattr(basis_passes, "CHUNK_ELEMENTS", 64)  # several chunks
+        found = _arrays(JACOBIANS[name](*_point()))
+        monkeypatch.setattr(basis_passes, "_together", lambda *args: None)
+        one_by_one = _arrays(JACOBIANS[name](*_point()))
+    assert together and all(together), "no passes were replayed together"
+    assert _bits(found) == _bits(one_by_one)
+
+
+def test_passes_with_a_step_of_no_rule_for_each_point_are_replayed_one_by_one(monkeypatch):
+    monkeypatch.setattr(table, "PER_POINT", {})
+    monkeypatch.setattr(compile, "PER_POINT", {})
+    with summation.torch_order(), gc.default_dtype(np.float32):
+        found = _arrays(JACOBIANS["hessian"](*_point()))
+        monkeypatch.setattr(basis_passes, "_replayable", lambda through: False)
+        on_the_engine = _arrays(JACOBIANS["hessian"](*_point()))
+    assert _bits(found) == _bits(on_the_engine)
 
 
 class _Cube(Function):

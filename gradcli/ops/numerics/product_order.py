@@ -125,11 +125,34 @@ def _blocks(k: int) -> list[tuple[int, int]]:
 _LANES = 4  # lanes of the dot-product kernel (n = 1)
 
 
+def rows_like_torch(rows: Array, b: Array) -> Array | None:
+    """Each row of ``rows`` times ``b``, rounded as ``matmul_like_torch(row[None, :], b)``
+    rounds that one row's product, for all the rows at once (a Jacobian's passes, one per basis
+    vector, replayed together: each keeps the bits of its own pass); None where a row's product
+    is numpy's. Every kernel of a row times a matrix rounds each output element on its own, in
+    an order that does not depend on the other rows, so the rows computed together are the rows
+    computed apart."""
+    if not len(rows) or not _followed(rows[:1], b):
+        return None
+    if not _transposed(b):
+        return _plain_chain(rows, b)
+    count, k = rows.shape
+    n = b.shape[1]
+    if k <= _LANES or n % _LANES == 0:  # each row's dot products with b's columns
+        products = rows[:, None, :] * b.T  # float32 products, each rounded
+        return _lanes(products.reshape(count * n, k)).reshape(count, n)
+    return None
+
+
 def _dot_lanes(a: Array, v: Array) -> Array:
     """Each row's dot product with ``v`` as sgemm's dot kernel adds it (the module's text)."""
-    m, k = a.shape
+    return _lanes(a * v)  # float32 products, each rounded
+
+
+def _lanes(products: Array) -> Array:
+    """The sums of each row of ``products`` as sgemm's dot kernel adds a row's products."""
+    m, k = products.shape
     head = (k - 1) % _LANES + 1
-    products = a * v  # float32 products, each rounded
     # steps[0]: the lanes after the head's products; steps[b]: the b-th block's four products
     steps = np.zeros(((k - head) // _LANES + 1, m, _LANES), np.float32)
     for i in range(head):

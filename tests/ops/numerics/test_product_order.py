@@ -53,6 +53,32 @@ def test_products_are_torchs_to_the_bit(shape: tuple[int, int, int, bool, bool])
         assert np.array_equal(ours, expected), f"{shape} seed {seed}"
 
 
+@pytest.mark.parametrize(
+    "k, n, transposed",
+    [(33, 31, False), (32, 512, False), (512, 32, True), (3, 7, True), (300, 16, True)],
+)
+def test_rows_together_are_each_rows_own_product_to_the_bit(
+    k: int, n: int, transposed: bool
+) -> None:
+    rows, b = _operands(40, k, n, False, transposed, 0)
+    rows[3] = 0.0
+    rows[5, ::2] = -0.0
+    with summation.torch_order():
+        together = product_order.rows_like_torch(rows, b)
+        apart = [product_order.matmul_like_torch(row[None, :], b) for row in rows]
+    assert together is not None and all(row is not None for row in apart)
+    expected = np.concatenate(apart)
+    assert together.tobytes() == expected.tobytes()
+
+
+def test_rows_whose_own_product_is_numpys_are_not_taken_together() -> None:
+    rows, b = _operands(8, 31, 33, False, True, 0)  # a weight's 33 columns: numpy's kernel
+    with summation.torch_order():
+        assert product_order.matmul_like_torch(rows[:1], b) is None
+        assert product_order.rows_like_torch(rows, b) is None
+    assert product_order.rows_like_torch(*_operands(8, 20, 16, False, False, 0)) is None
+
+
 def test_a_product_outside_torch_order_or_of_unknown_kernels_is_numpys() -> None:
     a, b = _operands(8, 20, 16, False, False, 0)
     assert product_order.matmul_like_torch(a, b) is None  # mode off
