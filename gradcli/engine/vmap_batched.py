@@ -16,11 +16,13 @@ which torch refuses). The first slice is traced while it runs, and the replay's 
 the place of the stacked slices only when the traced program is the function on every slice:
 replayed on each slice's values alone, it must give that slice's results bit for bit (a
 branch on a value, a value read into Python, a write in place make it fail, and the slices
-stand). The pass is tried only where nothing needs the graph (no argument requires grad or
-carries a tangent, no result requires grad: those keep the slices, which the graph joins),
-outside any other trace (an enclosing vmap's or compiled pass's, which records the slices),
-and where the batch's values fit in the room the run leaves (``--max-memory``): else the
-slices stand, as they were metered.
+stand); the slices' results are checked once they have all run, by the trace replayed over
+a chunk of slices at a time, each slice's bits as its own replay's (``run_batched``'s
+``each_alone``), or one slice at a time where a step has no such rule. The pass is tried only
+where nothing needs the graph (no argument requires grad or carries a tangent, no result
+requires grad: those keep the slices, which the graph joins), outside any other trace (an
+enclosing vmap's or compiled pass's, which records the slices), and where the batch's values
+fit in the room the run leaves (``--max-memory``): else the slices stand, as they were metered.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class BatchedPass:
         self.tape: Tape | None = None
         self.held = 0  # the most elements a replay of one slice holds at once
         self.failed = False
+        self.slices: list[list[Tensor]] = []  # each slice's results (their leaves), in order
 
     @staticmethod
     def tried(flat_args: Sequence[Any], dims: Sequence[int | None]) -> BatchedPass | None:
@@ -78,8 +81,8 @@ class BatchedPass:
 
     def run(self, index: int, mapped: Sequence[Tensor], call: Callable[[], Any]) -> Any:
         """``call()``, the call of the function on the slice ``index``, whose mapped arguments
-        are ``mapped``; traced for the first slice, checked against the trace for every
-        slice."""
+        are ``mapped``; traced for the first slice, its results kept for ``replaced`` to check
+        against the trace."""
         if self.failed:
             return call()
         if self.tape is None:
@@ -101,14 +104,50 @@ class BatchedPass:
                 return result
         else:
             result = call()
-        self.failed = not self._replays([b[index] for b in self.batches], result)
+        leaves = flatten(result)[0]
+        if all(isinstance(v, Tensor) for v in leaves) and len(self.slices) == index:
+            self.slices.append(leaves)
+        else:
+            self.failed = True
         return result
 
-    def _replays(self, values: list[np.ndarray[Any, Any]], result: Any) -> bool:
-        """Whether the tape, replayed on one slice's values, gives its ``result``."""
+    def _every_slice_replays(self, chunk: int) -> bool:
+        """Whether the tape, replayed on each slice's values alone, gives that slice's results:
+        over a chunk of slices at a time (``run_batched``'s ``each_alone``: each slice's bits
+        as its own replay's), else, or where they differ, slice by slice."""
         assert self.tape is not None
-        leaves = flatten(result)[0]
-        if not fits(self.held) or not all(isinstance(v, Tensor) for v in leaves):
+        if fits(peak_elements(self.tape, chunk)):
+            try:
+                with np.errstate(all="ignore"):
+                    if all(
+                        self._chunk_replays(start, chunk)
+                        for start in range(0, len(self.slices), chunk)
+                    ):
+                        return True
+            except (NotBatchable, *UNREPLAYABLE):
+                pass
+        return all(
+            self._replays([b[index] for b in self.batches], leaves)
+            for index, leaves in enumerate(self.slices)
+        )
+
+    def _chunk_replays(self, start: int, chunk: int) -> bool:
+        """Whether the slices from ``start`` (``chunk`` of them at most), replayed together
+        each as alone, give their results."""
+        assert self.tape is not None
+        part = [b[start : start + chunk] for b in self.batches]
+        outputs = run_batched(self.tape, part, [True] * len(part), each_alone=True)
+        for k, leaves in enumerate(self.slices[start : start + chunk]):
+            if len(outputs) != len(leaves) or not all(
+                _same(output[k], leaf) for output, leaf in zip(outputs, leaves)
+            ):
+                return False
+        return True
+
+    def _replays(self, values: list[np.ndarray[Any, Any]], leaves: list[Tensor]) -> bool:
+        """Whether the tape, replayed on one slice's values, gives its results ``leaves``."""
+        assert self.tape is not None
+        if not fits(self.held):
             return False
         try:
             with np.errstate(all="ignore"):
@@ -120,10 +159,12 @@ class BatchedPass:
     def replaced(self, stacked: Any, dims: Sequence[int | None], chunk_size: int | None) -> Any:
         """``stacked`` (the slices' results stacked, each leaf along its out_dim of ``dims``)
         with the batched replay's numbers, or None where the slices stand."""
-        if self.failed or self.tape is None:
-            return None
         size = len(self.batches[0])
         chunk = min(chunk_size or size, size)
+        if self.failed or self.tape is None or len(self.slices) != size:
+            return None
+        if not self._every_slice_replays(chunk):
+            return None
         if not fits(peak_elements(self.tape, chunk)):
             return None
         parts = []
