@@ -12,7 +12,10 @@ forward mode or enclosing trace is on, no custom ``autograd.Function`` is in the
 backward is the script's Python, which may print or branch on values), the tape's shapes do
 not follow its values, and its replay fits the room the run leaves (``--max-memory``). The
 second vector is computed both ways and must agree bit for bit; else, and elsewhere, each
-vector takes a pass on the engine as before.
+vector takes a pass on the engine as before. The vectors from the second on are replayed a
+chunk at a time (``compile.run_batched``'s ``each_alone``: only the batch rules that give each
+vector the bits of its own replay, matmul's rounding each row as its own product), one replay
+per vector where a step has no such rule.
 """
 
 from __future__ import annotations
@@ -71,14 +74,14 @@ def each_basis(
     e_1 = basis(shape, dtype, 1)
     second = one(e_1)
     yield second
+    together = _together(tape, found[0], shape, dtype)
+    if together is not None and _agrees(together[0], second):
+        yield from together[1:]
+        return
     replay = _replay(tape, found[0])
     if replay is None or not _agrees(_tried(replay, e_1), second):
         for k in range(2, count):
             yield one(basis(shape, dtype, k))
-        return
-    together = _together(tape, found[0], shape, dtype)
-    if together is not None and _agrees(together[0], second):
-        yield from together[1:]
         return
     for k in range(2, count):
         yield replay(basis(shape, dtype, k))
