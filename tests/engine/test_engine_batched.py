@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gradcli as gc
-from gradcli.engine.compile import run_batched, trace
+from gradcli.engine.compile import NotBatchable, run_batched, trace
 
 POINTS = 3
 BATCHED_OPS = [pytest.param(op, id=op.name) for op in OPS if op.primitives]
@@ -52,10 +52,8 @@ def test_the_ops_cover_every_primitive():
     assert covered == set(gc.PRIMITIVES)
 
 
-@pytest.mark.parametrize("op", BATCHED_OPS)
-@FEW
-@given(data=st.data())
-def test_batched_replay_equals_each_point(op, data):
+def _traced_points(op, data):
+    """A case of ``op``'s pass traced, the pass, POINTS points, and the points stacked."""
     case = data.draw(op.cases())
     rng = np.random.default_rng(case.seed + 3)
     with gc.no_grad():
@@ -71,12 +69,39 @@ def test_batched_replay_equals_each_point(op, data):
         for k in range(POINTS)
     ]
     stacked = [np.stack([p[i] for p in points]) for i in range(len(case.inputs))]
+    return tape, run, points, stacked
+
+
+@pytest.mark.parametrize("op", BATCHED_OPS)
+@FEW
+@given(data=st.data())
+def test_batched_replay_equals_each_point(op, data):
+    tape, run, points, stacked = _traced_points(op, data)
     batched = run_batched(tape, stacked, [True] * len(stacked))
     for k, point in enumerate(points):
         eager = [r.numpy() for r in run(*[gc.tensor(x) for x in point])]
         for got, want in zip(batched, eager):
             assert got[k].shape == want.shape
             np.testing.assert_allclose(got[k], want, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("op", BATCHED_OPS)
+@FEW
+@given(data=st.data())
+def test_a_replay_of_each_point_alone_gives_its_own_replays_bits(op, data):
+    """``each_alone``: every point's outputs are the bits of the tape replayed at that point
+    alone, or the replay refuses a step that has no such rule."""
+    tape, _, points, stacked = _traced_points(op, data)
+    with np.errstate(all="ignore"):
+        try:
+            together = run_batched(tape, stacked, [True] * len(stacked), each_alone=True)
+        except NotBatchable:
+            return
+        for k, point in enumerate(points):
+            for got, want in zip(together, tape.run(*point)):
+                got, want = np.asarray(got[k]), np.asarray(want)
+                assert (got.shape, got.dtype) == (want.shape, want.dtype)
+                assert got.tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize(
