@@ -410,8 +410,8 @@ def run_batched(
         if any(flags):
             op = OPS.get(name)
             rule = None if op is None else op.batch
-            if each_alone and rule is not None:
-                rule = PER_POINT.get(rule)
+            if each_alone and op is not None and rule is not None:
+                rule = None if "by_place" in op.extra else PER_POINT.get(rule)
             if rule is None:
                 raise NotBatchable(name)
             ranks = [tape.ranks[i] for i in args]

@@ -187,7 +187,10 @@ class Op:
     # built_name: the backward_name of a primitive's call where it builds the result from other
     # operations (clamp's tensor bounds); positional: the parameters a call may give by
     # position, in torch's order where it is not the signature's (nll_loss(input, target,
-    # weight)), the others by name only
+    # weight)), the others by name only; by_place: its float32 value in torch's order follows
+    # each element's place in the array (sigmoid, silu: SLEEF's exp over whole vectors, the C
+    # library's over the rest), so that a point's elements batched are not computed as alone
+    # (a replay that keeps each point's bits, PER_POINT, refuses it)
     extra: dict[str, Any] = field(default_factory=dict)
     # complex operands: "" refuses them (torch's error); HOLOMORPHIC: the rules, written as for
     # real numbers, hold for complex ones, the engine taking the reverse rule at the conjugated
@@ -300,7 +303,9 @@ OPS: dict[str, Op] = {}
 #: The batch rules that give every point the bits its own step gives it (element-wise steps,
 #: moves of data), each to itself, and the rules that do not to a variant that does (matmul's:
 #: each row as its own product rounds it); a replay that must keep each point's bits
-#: (``compile.run_batched``'s ``each_alone``) takes only these. Filled by ``ops.batching``.
+#: (``compile.run_batched``'s ``each_alone``) takes only these, and not for an entry whose
+#: values follow each element's place in the array (``extra["by_place"]``). Filled by
+#: ``ops.batching``.
 PER_POINT: dict[Rule, Rule] = {}
 
 

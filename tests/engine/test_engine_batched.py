@@ -13,7 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gradcli as gc
+from gradcli import func
 from gradcli.engine.compile import NotBatchable, run_batched, trace
+from gradcli.ops.numerics import summation
 
 POINTS = 3
 BATCHED_OPS = [pytest.param(op, id=op.name) for op in OPS if op.primitives]
@@ -102,6 +104,23 @@ def test_a_replay_of_each_point_alone_gives_its_own_replays_bits(op, data):
                 got, want = np.asarray(got[k]), np.asarray(want)
                 assert (got.shape, got.dtype) == (want.shape, want.dtype)
                 assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("activation", ["sigmoid", "silu"])
+def test_a_step_whose_values_follow_each_elements_place_is_not_replayed_each_alone(activation):
+    """torch's float32 sigmoid and silu take SLEEF's exp over whole vectors of 32 elements and
+    the C library's over the rest: a point's 37 elements in a batch are not where they are
+    alone, so a replay that keeps each point's bits refuses the step; vmap's slices are then
+    checked one by one, and its numbers are the batch's."""
+    rng = np.random.default_rng(3)
+    points = rng.standard_normal((4, 37)).astype(np.float32)
+    with summation.torch_order(), gc.default_dtype(np.float32):
+        tape = trace(lambda x: [getattr(gc, activation)(x.sin())], points[0])
+        with pytest.raises(NotBatchable, match=activation):
+            run_batched(tape, [points], [True], each_alone=True)
+        found = func.vmap(lambda x: getattr(gc, activation)(x.sin()))(gc.Tensor(points))
+        batch = getattr(gc, activation)(gc.Tensor(points).sin())
+    assert found.data.tobytes() == batch.data.tobytes()
 
 
 @pytest.mark.parametrize(

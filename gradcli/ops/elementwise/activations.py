@@ -123,6 +123,7 @@ silu = _unary(
     "x * sigmoid(x) (swish)",
     methods=(),
     symbolic=S.each(lambda sp, v: v / (1 + sp.exp(-v))),
+    extra={"by_place": True},  # vector_math.silu
 )
 
 

@@ -401,6 +401,7 @@ sigmoid: Unary = _unary(
     "1 / (1 + exp(-x))",
     symbolic=S.each(lambda sp, v: 1 / (1 + sp.exp(-v))),
     complex=HOLOMORPHIC,
+    extra={"by_place": True},  # vector_math.sigmoid
 )
 
 
