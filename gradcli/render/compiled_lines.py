@@ -22,13 +22,14 @@ from ..base.compiled import Compiled
 from .json_lines import Line
 
 _COMMA, _CLOSE, _MINUS, _ZERO = (np.uint8(ord(c)) for c in ",]-0")
-_ONE, _THREE, _SEVEN, _EIGHT, _TEN = (np.uint64(n) for n in (1, 3, 7, 8, 10))
+_ONE, _SEVEN, _EIGHT, _TEN = (np.uint64(n) for n in (1, 7, 8, 10))
 #: A word's bytes that are a comma (``_COMMAS``) or a ``]`` are those that turn 0 when xored
 #: with it; ``_LOWS`` and ``_HIGHS`` find the first (the lowest) byte that is 0, and ``_PLACES``
 #: says which one it is (its top byte, after a product by the byte's lowest bit, is its index).
 _COMMAS, _CLOSES = np.uint64(0x2C2C2C2C2C2C2C2C), np.uint64(0x5D5D5D5D5D5D5D5D)
 _LOWS, _HIGHS = np.uint64(0x0101010101010101), np.uint64(0x8080808080808080)
 _PLACES, _TOP = np.uint64(0x0001020304050607), np.uint64(56)
+_BYTE = np.uint64(255)
 _TRUTH = np.frombuffer(b"falsetrue", np.uint8)
 _FIVE, _NINE = np.uint64(5), np.uint64(9)
 #: Bytes an integer within 2**53 takes at most, its sign included; bytes the kernel may write
@@ -39,7 +40,7 @@ _NONE = np.zeros((0, 0), np.int64)
 
 
 def _assemble(
-    first, count, text, floats, small, whole, kinds, cuts, out, words
+    first, count, text, floats, small, whole, kinds, pieces, cuts, out
 ):  # pragma: no cover
     """Write the lines of ``count`` points, numbered from ``first``, into ``out``; returns
     how many bytes they took.
@@ -50,22 +51,26 @@ def _assemble(
     followed by a comma or the closing ``]``) or, below 1e-4, in ``small`` (each followed by
     a comma); 1 the point's next integer (of ``whole``), 2 the next integer as a boolean.
 
-    ``words`` are ``_words`` of ``text``, of the pieces and of ``out``: word ``[r, q]`` is the 8
-    bytes from byte ``8 * q + r``, ``[b & 7, b >> 3]`` those from byte b. The kernel copies a
-    word at a time, past a piece's or a token's end (what follows overwrites it), and finds a
-    token's end in its word. (Compiled by numba. Its indices are unsigned: numba checks a
-    signed index for a negative value, counted from the end, at every access.)
+    The kernel copies 8 bytes at a time (a word: LLVM makes one load of the 8 loads of its
+    bytes, and one store of their 8 stores), past a piece's or a token's end (what follows
+    overwrites it; ``pieces`` and ``out`` have room for it), and finds a token's end in its
+    word, but in the last 8 bytes of ``text``, which it reads one at a time. (Compiled by
+    numba. Its indices are unsigned: numba checks a signed index for a negative value,
+    counted from the end, at every access.)
     """
-    tokens, pieces, into = words
     end, at, other = np.uint64(0), np.uint64(1), np.uint64(0)
-    columns, whole_words = np.uint64(kinds.size), np.uint64(tokens.shape[1])
+    columns, last = np.uint64(kinds.size), np.uint64(max(text.size, 8) - 8)
     for i in range(count):
         f = w = 0
         c = np.uint64(0)
         while True:
             k, stop = cuts[c], cuts[c + _ONE]
             while k < stop:
-                into[end & _SEVEN, end >> _THREE] = pieces[k & _SEVEN, k >> _THREE]
+                word = np.uint64(0)
+                for j in range(8):
+                    word |= np.uint64(pieces[k + np.uint64(j)]) << np.uint64(8 * j)
+                for j in range(8):
+                    out[end + np.uint64(j)] = np.uint8(word >> np.uint64(8 * j) & _BYTE)
                 end += _EIGHT
                 k += _EIGHT
             end -= k - stop
@@ -90,9 +95,12 @@ def _assemble(
                         byte = text[at]
                     at += _ONE
                     continue
-                while at >> _THREE < whole_words:  # a word at a time, to the token's end
-                    word = tokens[at & _SEVEN, at >> _THREE]
-                    into[end & _SEVEN, end >> _THREE] = word
+                while at <= last:  # a word at a time, to the token's end
+                    word = np.uint64(0)
+                    for j in range(8):
+                        word |= np.uint64(text[at + np.uint64(j)]) << np.uint64(8 * j)
+                    for j in range(8):
+                        out[end + np.uint64(j)] = np.uint8(word >> np.uint64(8 * j) & _BYTE)
                     x, y = word ^ _COMMAS, word ^ _CLOSES
                     found = ((x - _LOWS) & ~x | (y - _LOWS) & ~y) & _HIGHS
                     if found:
@@ -140,12 +148,6 @@ def _assemble(
     return end
 
 
-def _words(data: np.ndarray) -> np.ndarray:
-    """The 8 bytes from each byte of ``data`` (uint8) as one unsigned integer: ``[r, q]`` those
-    from byte ``8 * q + r``, for every ``q`` of ``8 * q + 15 <= len(data)``."""
-    return np.ndarray((8, max(0, (len(data) - 7) // 8)), np.uint64, data, 0, (1, 8))
-
-
 #: ``kernel()``: ``_assemble`` compiled by numba (once per process; numba caches it on disk),
 #: or None where numba is not installed.
 kernel = Compiled(_assemble, cache=True, nogil=True, boundscheck=False)
@@ -159,12 +161,12 @@ class Lines:
     def __init__(self, assemble: Callable[..., int], line: Line):
         self.assemble = assemble
         pieces = [piece.encode() for piece in line.pieces]
-        padded = np.frombuffer(b"".join(pieces) + bytes(_SLACK), np.uint8)  # read 8 at a time
-        self.pieces, self.size = _words(padded), padded.size  # the size a line takes at most
+        self.pieces = np.frombuffer(b"".join(pieces) + bytes(_SLACK), np.uint8)  # 8 at a time
         self.cuts = np.cumsum([0] + [len(piece) for piece in pieces], dtype=np.uint64)
         kinds = [1] + [_KINDS[kind] for kind in line.kinds]  # the point's number first
         self.kinds = np.array(kinds, dtype=np.uint8)
-        self.size += _DIGITS * sum(kind != 0 for kind in kinds)
+        #: the bytes a line takes at most but for its floats' (as long as in orjson's text)
+        self.size = self.pieces.size + _DIGITS * sum(kind != 0 for kind in kinds)
         self.out = np.empty(0, np.uint8)
 
     def __call__(self, first: int, arrays: Sequence[np.ndarray]) -> memoryview:
@@ -186,9 +188,17 @@ class Lines:
         size = text.size + len(small) + count * self.size
         if self.out.size < size:
             self.out = np.empty(size, np.uint8)
-        words = (_words(text), self.pieces, _words(self.out))
         small_text = np.frombuffer(small or b",", np.uint8)
         end = self.assemble(
-            first, count, text, floats, small_text, whole, self.kinds, self.cuts, self.out, words
+            first,
+            count,
+            text,
+            floats,
+            small_text,
+            whole,
+            self.kinds,
+            self.pieces,
+            self.cuts,
+            self.out,
         )
         return self.out[: int(end)].data
