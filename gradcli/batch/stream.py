@@ -40,6 +40,7 @@ def stream(
     """
     from ..base.notice import Progress
     from ..render import render
+    from ..render.json_format import batch_of
 
     stdout = stdout or sys.stdout
     total = count(points)
@@ -50,7 +51,11 @@ def stream(
         writer = OutFile(out, total)
     done = 0
     disagree: list[int] = []
-    with deferred_interrupts() as state, Progress(total, "points", total > CHUNK) as progress:
+    with (
+        deferred_interrupts() as state,
+        Progress(total, "points", total > CHUNK) as progress,
+        batch_of(total),
+    ):
         try:
             for chunk in run(bound, command, points, of, v, wrt, settings=settings):
                 state["writing"] = True

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..base.compiled import Compiled
 from . import generated
 
 if TYPE_CHECKING:
@@ -88,19 +89,9 @@ def _kernel(codes, first, second, result, registers):  # type: ignore[no-untyped
                 z[j] = math.tan(x[j])
 
 
-_compiled: list[Callable[..., None]] = []
-
-
-def kernel() -> Callable[..., None] | None:
-    """``_kernel`` compiled by numba (once per process; numba caches it on disk), or None
-    where numba is not installed."""
-    if not _compiled:
-        try:
-            import numba
-        except ImportError:
-            return None
-        _compiled.append(numba.njit(cache=True, nogil=True)(_kernel))
-    return _compiled[0]
+#: ``kernel()``: ``_kernel`` compiled by numba (once per process; numba caches it on disk), or
+#: None where numba is not installed.
+kernel = Compiled(_kernel, cache=True, nogil=True)
 
 
 class Run:

@@ -26,6 +26,49 @@ _MARKERS = [bytes([b]) for b in (*range(1, 10), *range(11, 32), *range(128, 256)
 _EXACT = 2**53
 
 
+class Line:
+    """The fixed text of the lines of some arrays: ``pieces``, the text before a point's
+    number, before each of its other numbers in turn, and after its last (the end of the
+    line), as ``json.dumps`` writes it; ``kinds``, each of those numbers' kind: "f" a float,
+    "i" an integer, "b" a boolean."""
+
+    def __init__(self, pieces: list[str], kinds: str):
+        self.pieces, self.kinds = pieces, kinds
+
+    @classmethod
+    def of(cls, arrays: list[tuple[str, str, np.ndarray]]) -> Line | None:
+        """The line of these arrays (section, name, array with a leading point dimension), or
+        None where it cannot be written but by ``json.dumps``: an array of complex numbers (or
+        of objects), integers beyond 2**53."""
+        pieces = ['{"point": ']
+        kinds = text = section = ""
+        for kind, name, array in arrays:
+            code = array.dtype.kind
+            if code not in "fiub" or code in "iu" and ((array < -_EXACT) | (array > _EXACT)).any():
+                return None
+            key = json.dumps(name)  # escaped as json.dumps escapes it
+            if kind != section:  # a new section: close the last one
+                text += ("}" if section else "") + f", {json.dumps(kind)}: {{{key}: "
+            else:
+                text += f", {key}: "
+            shape = array.shape[1:]
+            if 0 in shape:  # [] or [[], []]: the same text at every point
+                text += json.dumps(np.zeros(shape).tolist())
+                section = kind
+                continue
+            text += "[" * len(shape)
+            size = int(np.prod(shape))
+            for j in range(size):
+                if j:
+                    closed = _closed(shape, j)
+                    text = "]" * closed + ", " + "[" * closed
+                pieces.append(text)
+                text = ""
+            kinds += ("f" if code == "f" else "i" if code in "iu" else "b") * size
+            text, section = "]" * len(shape), kind
+        return cls([*pieces, text + "}}\n"], kinds)
+
+
 class Layout:
     """How the numbers of a chunk's points make their lines: the text before a point's first
     number, after each number (the last: the end of the line and the start of the next), and
@@ -46,45 +89,17 @@ class Layout:
         self.truth = np.array([j for j, k in enumerate(kinds) if k == "b"], dtype=np.intp)
 
     @classmethod
-    def of(cls, arrays: list[tuple[str, str, np.ndarray]]) -> Layout | None:
-        """The layout of the lines of these arrays (section, name, array with a leading point
-        dimension), or None where it cannot be: an array of complex numbers (or of objects),
-        integers beyond 2**53, more kinds of separator than there are markers."""
-        before: list[str] = []  # the text before each number of a point
-        kinds = ""
-        text, section = '{"point": %b', ""
-        for kind, name, array in arrays:
-            code = array.dtype.kind
-            if code not in "fiub" or code in "iu" and ((array < -_EXACT) | (array > _EXACT)).any():
-                return None
-            key = json.dumps(name).replace("%", "%%")  # escaped as json.dumps escapes it
-            if kind != section:  # a new section: close the last one
-                opened = json.dumps(kind).replace("%", "%%")
-                text += ("}" if section else "") + f", {opened}: {{{key}: "
-            else:
-                text += f", {key}: "
-            shape = array.shape[1:]
-            if 0 in shape:  # [] or [[], []]: the same text at every point
-                text += json.dumps(np.zeros(shape).tolist())
-                section = kind
-                continue
-            text += "[" * len(shape)
-            size = int(np.prod(shape))
-            for j in range(size):
-                if j:
-                    closed = _closed(shape, j)
-                    text = "]" * closed + ", " + "[" * closed
-                before.append(text)
-                text = ""
-            kinds += ("f" if code == "f" else "i" if code in "iu" else "b") * size
-            text, section = "]" * len(shape), kind
-        end = text + "}}\n"
-        if not before:  # no numbers but the point's
-            return cls("", [], end, "")
-        separators = [*before[1:], end + before[0]]  # after each number
+    def of(cls, line: Line) -> Layout | None:
+        """The layout of the lines of ``line``, or None where there are more kinds of
+        separator than there are markers."""
+        escaped = [piece.replace("%", "%%") for piece in line.pieces]
+        if len(escaped) == 2:  # no numbers but the point's
+            return cls("", [], f"{escaped[0]}%b{escaped[1]}", "")
+        start = f"{escaped[0]}%b{escaped[1]}"  # up to a point's first number but its own
+        separators = [*escaped[2:-1], escaped[-1] + start]  # after each number
         if len(set(separators)) + 3 > len(_MARKERS):
             return None
-        return cls(before[0], separators, end, kinds)
+        return cls(start, separators, escaped[-1], line.kinds)
 
     def lines(self, first: int, arrays: list[np.ndarray]) -> bytes:
         """The JSON lines of the points of these arrays (all finite), numbered from

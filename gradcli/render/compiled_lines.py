@@ -1,0 +1,204 @@
+"""The JSON lines of a big batch assembled by one compiled loop: the optional extra ``fast``.
+
+orjson writes the floats of a block of points at once, flat in point order, each in the text
+``json.dumps`` writes for it (the shortest that reads back as the same float, Python's
+``repr``), but for those below 1e-4, which it writes otherwise (``0.00001`` for ``1e-05``,
+``1e-7`` for ``1e-07``): their ``repr`` goes into a text of its own. A kernel compiled by
+numba then walks the line's fixed pieces (``json_lines.Line``) and the numbers, writing each
+piece, then the next number: a float's token copied from orjson's text (or from the
+``repr`` text), an integer's digits (the point's number is one), ``true`` or ``false``. One
+pass over the output's bytes, no Python object a point; the lines come out as bytes.
+
+Without numba (``kernel()`` is None) the JSON lines keep ``json_lines.Layout``'s writer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..base.compiled import Compiled
+from .json_lines import Line
+
+_COMMA, _CLOSE, _MINUS, _ZERO = (np.uint8(ord(c)) for c in ",]-0")
+_ONE, _SEVEN, _EIGHT, _TEN = (np.uint64(n) for n in (1, 7, 8, 10))
+#: A word's bytes that are a comma (``_COMMAS``) or a ``]`` are those that turn 0 when xored
+#: with it; ``_LOWS`` and ``_HIGHS`` find the first (the lowest) byte that is 0, and ``_PLACES``
+#: says which one it is (its top byte, after a product by the byte's lowest bit, is its index).
+_COMMAS, _CLOSES = np.uint64(0x2C2C2C2C2C2C2C2C), np.uint64(0x5D5D5D5D5D5D5D5D)
+_LOWS, _HIGHS = np.uint64(0x0101010101010101), np.uint64(0x8080808080808080)
+_PLACES, _TOP = np.uint64(0x0001020304050607), np.uint64(56)
+_BYTE = np.uint64(255)
+_TRUTH = np.frombuffer(b"falsetrue", np.uint8)
+_FIVE, _NINE = np.uint64(5), np.uint64(9)
+#: Bytes an integer within 2**53 takes at most, its sign included; bytes the kernel may write
+#: past the end of its lines (it copies 8 at a time).
+_DIGITS, _SLACK = 17, 16
+_KINDS = {"f": 0, "i": 1, "b": 2}
+_NONE = np.zeros((0, 0), np.int64)
+
+
+def _assemble(
+    first, count, text, floats, small, whole, kinds, pieces, cuts, out
+):  # pragma: no cover
+    """Write the lines of ``count`` points, numbered from ``first``, into ``out``; returns
+    how many bytes they took.
+
+    A line is piece 0, number 0 (the point's), piece 1, ..., its last piece: piece k is bytes
+    ``cuts[k]`` to ``cuts[k + 1]`` of the pieces, number c of kind ``kinds[c]``: 0 the point's
+    next float (of ``floats``), its token in ``text`` (orjson's, after its ``[``, each token
+    followed by a comma or the closing ``]``) or, below 1e-4, in ``small`` (each followed by
+    a comma); 1 the point's next integer (of ``whole``), 2 the next integer as a boolean.
+
+    The kernel copies 8 bytes at a time (a word: LLVM makes one load of the 8 loads of its
+    bytes, and one store of their 8 stores), past a piece's or a token's end (what follows
+    overwrites it; ``pieces`` and ``out`` have room for it), and finds a token's end in its
+    word, but in the last 8 bytes of ``text``, which it reads one at a time. (Compiled by
+    numba. Its indices are unsigned: numba checks a signed index for a negative value,
+    counted from the end, at every access.)
+    """
+    end, at, other = np.uint64(0), np.uint64(1), np.uint64(0)
+    columns, last = np.uint64(kinds.size), np.uint64(max(text.size, 8) - 8)
+    for i in range(count):
+        f = w = 0
+        c = np.uint64(0)
+        while True:
+            k, stop = cuts[c], cuts[c + _ONE]
+            while k < stop:
+                word = np.uint64(0)
+                for j in range(8):
+                    word |= np.uint64(pieces[k + np.uint64(j)]) << np.uint64(8 * j)
+                for j in range(8):
+                    out[end + np.uint64(j)] = np.uint8(word >> np.uint64(8 * j) & _BYTE)
+                end += _EIGHT
+                k += _EIGHT
+            end -= k - stop
+            if c == columns:
+                break
+            kind = kinds[c]
+            c += _ONE
+            if kind == 0:
+                value = floats[i, f]
+                f += 1
+                if value != 0.0 and abs(value) < 1e-4:  # Python's text, not orjson's
+                    byte = small[other]
+                    while byte != _COMMA:
+                        out[end] = byte
+                        end += _ONE
+                        other += _ONE
+                        byte = small[other]
+                    other += _ONE
+                    byte = text[at]
+                    while byte != _COMMA and byte != _CLOSE:
+                        at += _ONE
+                        byte = text[at]
+                    at += _ONE
+                    continue
+                while at <= last:  # a word at a time, to the token's end
+                    word = np.uint64(0)
+                    for j in range(8):
+                        word |= np.uint64(text[at + np.uint64(j)]) << np.uint64(8 * j)
+                    for j in range(8):
+                        out[end + np.uint64(j)] = np.uint8(word >> np.uint64(8 * j) & _BYTE)
+                    x, y = word ^ _COMMAS, word ^ _CLOSES
+                    found = ((x - _LOWS) & ~x | (y - _LOWS) & ~y) & _HIGHS
+                    if found:
+                        n = ((found & (~found + _ONE)) >> _SEVEN) * _PLACES >> _TOP
+                        end += n
+                        at += n + _ONE
+                        break
+                    end += _EIGHT
+                    at += _EIGHT
+                else:  # the text's last bytes, one at a time
+                    byte = text[at]
+                    while byte != _COMMA and byte != _CLOSE:
+                        out[end] = byte
+                        end += _ONE
+                        at += _ONE
+                        byte = text[at]
+                    at += _ONE
+                continue
+            if c == _ONE:
+                number = first + i
+            else:
+                number = whole[i, w]
+                w += 1
+            if kind == 2:  # true or false
+                k, stop = (_FIVE, _NINE) if number else (np.uint64(0), _FIVE)
+                while k < stop:
+                    out[end] = _TRUTH[k]
+                    end += _ONE
+                    k += _ONE
+                continue
+            if number < 0:
+                out[end] = _MINUS
+                end += _ONE
+                number = -number
+            rest, size = np.uint64(number), _ONE
+            while rest >= _TEN:
+                rest //= _TEN
+                size += _ONE
+            rest, place = np.uint64(number), end + size
+            while place > end:
+                place -= _ONE
+                out[place] = _ZERO + np.uint8(rest % _TEN)
+                rest //= _TEN
+            end += size
+    return end
+
+
+#: ``kernel()``: ``_assemble`` compiled by numba (once per process; numba caches it on disk),
+#: or None where numba is not installed.
+kernel = Compiled(_assemble, cache=True, nogil=True, boundscheck=False)
+
+
+class Lines:
+    """The JSON lines of blocks of finite points of some arrays, assembled by the compiled
+    ``assemble`` between the pieces of their ``line``; its output buffer is reused from one
+    block to the next (a new one, megabytes of fresh pages, costs as much as the kernel)."""
+
+    def __init__(self, assemble: Callable[..., int], line: Line):
+        self.assemble = assemble
+        pieces = [piece.encode() for piece in line.pieces]
+        self.pieces = np.frombuffer(b"".join(pieces) + bytes(_SLACK), np.uint8)  # 8 at a time
+        self.cuts = np.cumsum([0] + [len(piece) for piece in pieces], dtype=np.uint64)
+        kinds = [1] + [_KINDS[kind] for kind in line.kinds]  # the point's number first
+        self.kinds = np.array(kinds, dtype=np.uint8)
+        #: the bytes a line takes at most but for its floats' (as long as in orjson's text)
+        self.size = self.pieces.size + _DIGITS * sum(kind != 0 for kind in kinds)
+        self.out = np.empty(0, np.uint8)
+
+    def __call__(self, first: int, arrays: Sequence[np.ndarray]) -> memoryview:
+        """The lines of points ``first``, ... of ``arrays`` (those of ``line``: floats,
+        integers within 2**53 or booleans, a leading point dimension), valid until the next
+        call."""
+        import orjson  # a dependency; imported here, by the batches that write JSON lines only
+
+        count = len(arrays[0])
+        shaped = [array.reshape(count, -1) for array in arrays if array[0].size]
+        kept = [a for a in shaped if a.dtype.kind == "f"]
+        floats = np.concatenate(kept, axis=1, dtype=np.float64) if kept else np.zeros((count, 0))
+        flat = floats.ravel()
+        text = np.frombuffer(orjson.dumps(flat, option=orjson.OPT_SERIALIZE_NUMPY), np.uint8)
+        below = flat[np.abs(flat) < 1e-4].tolist()
+        small = "".join(f"{value!r}," for value in below if value).encode()
+        ints = [a for a in shaped if a.dtype.kind != "f"]
+        whole = np.concatenate(ints, axis=1, dtype=np.int64) if ints else _NONE
+        size = text.size + len(small) + count * self.size
+        if self.out.size < size:
+            self.out = np.empty(size, np.uint8)
+        small_text = np.frombuffer(small or b",", np.uint8)
+        end = self.assemble(
+            first,
+            count,
+            text,
+            floats,
+            small_text,
+            whole,
+            self.kinds,
+            self.pieces,
+            self.cuts,
+            self.out,
+        )
+        return self.out[: int(end)].data
