@@ -338,6 +338,10 @@ _NEEDS_ONE = (True,)
 # needs of two operands, indexed by their requires_grad (False is 0, True is 1)
 _NEEDS_TWO = (((False, False), (False, True)), ((True, False), (True, True)))
 _NEEDS_FIRST, _NEEDS_SECOND = _NEEDS_TWO[1][0], _NEEDS_TWO[0][1]
+# _NEEDS_FIRST's value, told apart by identity: of an element-wise operation of a float64 tensor
+# and a number's 0-d float64 constant (x * 1.01), whose result has the tensor's shape
+# (made at run time: the compiler would merge a literal with _NEEDS_TWO's equal constant)
+_NEEDS_A_NUMBER = tuple([True, False])
 _requires_grad = operator.attrgetter("requires_grad")
 
 
@@ -491,6 +495,7 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
     the reverse rules' products): the most frequent operation, called without the tuple and
     dict of apply's ``*args`` and ``**params`` (about 1 k instructions of ~10 k), which is why
     it is written out beside apply rather than shared with it through a call."""
+    number = False  # whether b is a number's 0-d float64 constant beside a float64 tensor a
     if type(b) is not Tensor:
         if type(a) is Tensor and a.dtype is DEFAULT_DTYPE and (type(b) is float or type(b) is int):
             # x * 1.01: the number's constant by one dict read (_coerce's first case, inline;
@@ -500,6 +505,7 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
                 a, b = _coerce((a, b))
             else:
                 b = constant
+            number = True
         else:
             a, b = _coerce((a, b))
     elif type(a) is not Tensor:
@@ -511,7 +517,11 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
     x_dtype = a.dtype
     y_dtype = b.dtype
     try:
-        if (x_dtype is not DEFAULT_DTYPE or y_dtype is not DEFAULT_DTYPE) and not prim.complex:
+        if (
+            not number  # (both float64, and the number's one element)
+            and (x_dtype is not DEFAULT_DTYPE or y_dtype is not DEFAULT_DTYPE)
+            and not prim.complex
+        ):
             _refuse_complex(prim, (a, b))
         # the size of the value, checked before it is allocated (sizes.check, inline): an
         # element-wise result is at most the product of its operands' sizes
@@ -523,7 +533,7 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
             if count >= LARGE or x.size >= LARGE or y.size >= LARGE:
                 let_go_two(a, b)
         else:
-            count = x.size * y.size
+            count = x.size if number else x.size * y.size
             if count > ROOM[0]:
                 sizes.refuse_over(prim.name, sizes.broadcast_count((x, y)), (x, y))
             if count >= LARGE:
@@ -553,8 +563,12 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
         out._first = a
         out._second = b
         out._params = params
-        # one tuple per pattern: fewer objects for the collector
-        out._needs = _NEEDS_TWO[a.requires_grad][b.requires_grad]
+        # one tuple per pattern: fewer objects for the collector; an element-wise result of a
+        # number has a's shape, which the reverse pass then need not test (_NEEDS_A_NUMBER)
+        if number and rule is None:
+            out._needs = _NEEDS_A_NUMBER
+        else:
+            out._needs = _NEEDS_TWO[a.requires_grad][b.requires_grad]
         out._order = next(_ORDER)
     else:
         out.requires_grad = False
@@ -783,6 +797,9 @@ def _run_backward(
     # whether rules run plainly (on arrays where they have one): no graph built, no nonfinite
     # watch, no capture (what a node's hooks, the watching modes or a retained gradient add)
     plain_pass = not create_graph and watch is None and not captured_nodes
+    # and no hooks nor watching modes: tested again after a rule on tensors (which may run code
+    # that sets them), not at each node
+    quiet = plain_pass and not (HOOKED or PACKED or _Mode.watching)
 
     # Each round sends the cotangents of one node's inputs, then runs the next node. The first
     # round sends the seeds to the outputs. A node that is the only one waiting (the heap is
@@ -806,7 +823,7 @@ def _run_backward(
                 # rule on float64 arrays made the one cotangent wanted (needs, apply's tuples),
                 # and no other node waits. Where it is a node's, not released, that node runs
                 # next; else the loop below sends it (a leaf, None, a released node).
-                if needs is _NEEDS_ONE or needs is _NEEDS_FIRST:
+                if needs is _NEEDS_ONE or needs is _NEEDS_A_NUMBER or needs is _NEEDS_FIRST:
                     only, only_cotangent = first, input_cotangents[0]
                 elif needs is _NEEDS_SECOND:
                     only, only_cotangent = second, input_cotangents[1]
@@ -883,18 +900,18 @@ def _run_backward(
             fast: Callable[..., Any] = prim.vjp_arrays  # type: ignore[assignment]
             # plain: no graph is built, and no hook, watch, capture or retained gradient reads
             # the node: its rule is all that runs
-            plain = plain_pass and not (HOOKED or PACKED or _Mode.watching or node._retains_grad)
+            plain = quiet and not node._retains_grad
             # the rule on arrays runs where the cotangent and every operand are float64 and the
             # cotangent (the largest value the rule makes) fits the room vjp's operations check
             ready = False
             if plain and fast is not None:
                 if type(cotangent) is _ndarray or not isinstance(cotangent, Tensor):  # (cheaper)
-                    g: Array = cotangent
+                    g: Array = cotangent  # made by a rule on float64 arrays: float64
                 else:
                     g = cotangent.data
                 size = g.size
-                if g.dtype is DEFAULT_DTYPE and size <= ROOM[0]:
-                    if second is None:
+                if (g is cotangent or g.dtype is DEFAULT_DTYPE) and size <= ROOM[0]:
+                    if second is None or needs is _NEEDS_A_NUMBER:  # (its result has a's shape)
                         ready = first.dtype is DEFAULT_DTYPE
                     else:  # (the entries with rules on arrays take one operand or two)
                         ready = (
@@ -959,16 +976,16 @@ def _run_backward(
                     input_cotangents = vjp(cotangent, output, *first, needs=needs)
                 else:
                     input_cotangents = vjp(cotangent, output, first, second, needs=needs)
-                if not retain_graph and prim.saved is not False:
-                    _release(node, prim)
             else:
                 if not isinstance(cotangent, Tensor):  # an array
                     cotangent = _wrap(cotangent)
                 input_cotangents = _vjp_on_tensors(
                     node, cotangent, create_graph, capture, captured_nodes, found, watch
                 )
+            if not ready:
                 if not retain_graph and prim.saved is not False:
                     _release(node, prim)
+                quiet = plain_pass and not (HOOKED or PACKED or _Mode.watching)
 
     if capture is None:
         # the last cotangents sent are leaves' too: these names must not hold them, so that

@@ -143,6 +143,27 @@ def test_a_binary_rule_on_arrays_gives_vjps_bits_and_declines_a_broadcast(name, 
     assert counted[name] == (3 if summed else 2)
 
 
+@pytest.mark.parametrize("name", BINARY)
+def test_a_binary_rule_with_a_number_gives_vjps_bits(name, counted):
+    """A tensor and a number (x * 1.01: the result has the tensor's shape, which the pass does
+    not test there) of every shape, empty and 0-d too; then a tensor that needs no gradient
+    broadcast against a column, which the pass tests: the rule declines it or sums it back."""
+    runs = 0
+    for shape in [(), (0,), (7,), (3, 4)]:
+        x = np.resize(_values([1.0, -0.0, np.inf, np.nan, 1e-300]), shape)
+        seed = np.resize(np.array([0.75, -1.5, -0.0, np.inf, np.nan, 1e-310]), shape)
+        for number in (1.01, 3, 0, -0.0, np.inf, np.nan, 1e300):
+            fast, slow = _gradients(lambda t, number=number: _CALL[name](t, number), [x], seed)
+            _same_bits(fast[0], slow[0])
+            runs += 1
+    assert counted[name] == runs
+    column = _values([2.0, -0.0])[:6].reshape(6, 1)
+    seed = np.linspace(-2, 2, 24).reshape(6, 4)
+    fast, slow = _gradients(_CALL[name], [column], seed, constant=gc.tensor(np.ones(4) * 1.5))
+    _same_bits(fast[0], slow[0])
+    assert counted[name] == runs + (name in SUMMED)
+
+
 @pytest.mark.parametrize("name", SUMMED)
 def test_adds_and_subs_rules_sum_a_bias_back_with_vjps_bits(name, counted):
     """A bias of each shape broadcast against rows (a row, a column, a number), either side."""
