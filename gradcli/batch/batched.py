@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
+from itertools import count as numbered
 from typing import Any
 
 import numpy as np
@@ -79,6 +81,7 @@ class Specialised:
     # the slots each entry is the last to read (``engine.liveness.last_reads``)
     last: list[tuple[int, ...]]
     freed: dict[int, list[tuple[int, ...]]] = field(default_factory=dict, repr=False)
+    elements: list[int] = field(default_factory=list, repr=False)  # of each slot, as traced
 
     def run(self, arrays: Sequence[Any], size: int, grouped: bool = False) -> list[Any]:
         """The outputs at ``size`` points (``arrays``: the inputs at their levels), with
@@ -92,14 +95,15 @@ class Specialised:
             slots[slot] = value
         counts = (1, size, size * self.rows)
         frees = self._frees(max(1, FREED_ELEMENTS // max(size, 1)))
+        read = slots.__getitem__  # an entry's values by map, not a comprehension's frame
         if frees:
             for (call, args, out, level), gone in zip(self.program, frees):
-                slots[out] = call([slots[i] for i in args], counts[level])
+                slots[out] = call(list(map(read, args)), counts[level])
                 for i in gone:
                     slots[i] = None
         else:
             for call, args, out, level in self.program:
-                slots[out] = call([slots[i] for i in args], counts[level])
+                slots[out] = call(list(map(read, args)), counts[level])
         total = counts[2] if self.seeded else size
         results = []
         if grouped:
@@ -126,8 +130,14 @@ class Specialised:
         """For each entry, the slots of at least ``smallest`` elements (as traced) that no
         later entry reads, outputs and constants aside; [] when there is none at all."""
         if smallest not in self.freed:
-            shapes, prod = self.shapes, math.prod
-            frees = [tuple([a for a in last if prod(shapes[a]) >= smallest]) for last in self.last]
+            elements = self.elements
+            if not elements:  # worked out at the first chunk (a plan replays its chunks' sizes)
+                elements = self.elements = list(map(math.prod, self.shapes))
+            if smallest <= min(elements, default=0):  # every slot: the last reads themselves
+                frees = self.last
+            else:  # the slots of at least ``smallest`` elements, found by map and filter
+                large = set(compress(numbered(), map(smallest.__le__, elements))).__contains__
+                frees = [tuple(filter(large, last)) for last in self.last]
             self.freed[smallest] = frees if any(frees) else []
         return self.freed[smallest]
 
@@ -162,9 +172,11 @@ def specialise(
             program.append((_repeater(rows), (slot,), repeated[slot], 2))
         return repeated[slot]
 
+    # a step's slots read by map, not by comprehensions (a frame each in this Python)
+    level_of, rank_of = level.__getitem__, ranks.__getitem__
     for name, function, args, params, out in tape.steps:
         if same:
-            args = tuple([same.get(a, a) for a in args])
+            args = tuple(map(same.get, args, args))
         key = (function, args) if not params else _key(function, args, params)
         if key is not None and key in known:
             same[out] = known[key]
@@ -173,15 +185,13 @@ def specialise(
         if source is not None:
             same[out] = source
             continue
-        at = 0
-        for a in args:
-            at = max(at, level[a])
+        at = max(map(level_of, args), default=0)
         if at == 2:
             args = tuple(repeat(a) if level[a] == 1 else a for a in args)
         level[out] = at
         if at:
-            flags = [level[a] > 0 for a in args]
-            call = _batched(name, function, params, flags, [ranks[a] for a in args])
+            flags = list(map(bool, map(level_of, args)))  # a level above 0: batched
+            call = _batched(name, function, params, flags, list(map(rank_of, args)))
             program.append((call, args, out, at))
         else:
             program.append((_plain(function, params), args, out, 0))
@@ -342,7 +352,7 @@ def _batched(name, function, params, flags: list[bool], ranks: list[int]) -> Cal
         raise NotBatchable(name)
     if rule is B.elementwise:
         top = max(ranks)
-        if all([r == top for r, f in zip(ranks, flags) if f]):
+        if all(map(top.__eq__, compress(ranks, flags))):  # the batched values' ranks
             return _plain(function, params)
     if rule is B.getitem and not any(isinstance(p, np.ndarray) for p in params["index"]):
         index = (slice(None), *params["index"])

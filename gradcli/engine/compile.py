@@ -19,7 +19,7 @@ import math
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -262,8 +262,13 @@ class Tracer:
         """One step; ``forward`` is the numpy function that made ``out`` (the primitive's,
         unless the engine adapted it to its operands' dtypes)."""
         slots, keep = self.slots, self.keep
-        get = slots.get
-        args = tuple([s if (s := get(id(t.data))) is not None else self.slot(t) for t in tensors])
+        # each operand's slot by map (a comprehension is a frame of its own in this Python);
+        # an array met for the first time is a constant, given its slot by ``slot``
+        found = tuple(map(slots.get, map(id, map(_data, tensors))))
+        if None in found:
+            args = tuple([s if s is not None else self.slot(t) for s, t in zip(found, tensors)])
+        else:
+            args = cast(tuple[int, ...], found)
         shape_from = prim.extra.get("shape_from")
         if shape_from is not None:
             self.deciding.extend(args[i] for i in shape_from([t.data for t in tensors], params))
@@ -348,6 +353,7 @@ def _simplify(tracer: Tracer, inputs: tuple[int, ...], outputs: tuple[int, ...])
 
 
 _shape = operator.attrgetter("shape")
+_data = operator.attrgetter("data")
 _dtype = operator.attrgetter("dtype")
 
 

@@ -6,6 +6,7 @@ reckoning."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import filterfalse
 from typing import Any, TypeVar
 
 #: a step of a tape or of a program: a tuple holding the slots it reads and the one it makes
@@ -16,9 +17,10 @@ def last_reads(reads: Sequence[tuple[int, ...]], keep: set[int]) -> list[tuple[i
     """For each step (the slots it reads, in order), the slots it is the last to read, those
     in ``keep`` aside: what a replay may let go of right after that step."""
     kept = set(keep)
+    unkept = kept.__contains__  # read by filterfalse: no comprehension's frame
     last: list[tuple[int, ...]] = []
     for args in reversed(reads):
-        last.append(tuple([a for a in dict.fromkeys(args) if a not in kept]))
+        last.append(tuple(filterfalse(unkept, dict.fromkeys(args))))
         kept.update(args)
     last.reverse()
     return last

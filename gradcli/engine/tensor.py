@@ -633,14 +633,20 @@ def tangent_of(
     (None: no tangent), by its forward rule, as forward mode computes it (and watches it for
     a nan or inf the rule made)."""
     assert prim.jvp is not None, f"{prim.name} has no forward rule"
-    previous = _Mode.forward_active
-    _Mode.forward_active = False  # _forward_mode(False), without a generator's frames
+    # _forward_mode(False) without a generator's frames, and without the property's
+    # ``rewatch`` twice a tangent: ``watching`` set as it would set it, and put back as it was
+    # (the rule leaves the tracer, the hooks and the meter as it found them)
+    previous, watching = _Mode._forward_active, _Mode.watching
+    if previous:
+        _Mode._forward_active = False
+        _Mode.watching = _Mode._tracer is not None or bool(SAVED_HOOKS) or METER[0] is not None
     try:
         tangent = prim.jvp(tangents, _wrap(out_data), *tensors, **params)
         if tangent.shape != out_data.shape:
             tangent = tangent.expand(out_data.shape)
     finally:
-        _Mode.forward_active = previous
+        _Mode._forward_active = previous
+        _Mode.watching = watching
     if _Mode.nonfinite_watch is not None:
         watch_tangent(prim, tensors, tangents, tangent)
     return cast(Tensor, tangent)  # a forward rule's result is a tensor
