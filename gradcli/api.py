@@ -496,12 +496,12 @@ class Program:
 
 def _parsed(source: str, use_cache: bool, seed: int) -> ParsedProgram:
     """The program of ``source``: gradcli's notation, or a PyTorch script traced
-    (``script.traced``), imported by name as the command table imports what computes, so that
+    (``script.loading``), imported by name as the command table imports what computes, so that
     the package's import graph (which type checkers walk) does not reach the script wing."""
     import importlib
 
-    traced = importlib.import_module(".script.traced", __package__)
-    program: ParsedProgram = traced.load_program(source, use_cache, seed)
+    loading = importlib.import_module(".script.loading", __package__)
+    program: ParsedProgram = loading.load_program(source, use_cache, seed)
     return program
 
 

@@ -52,7 +52,7 @@ def answered(
     from ..domains.exact import Problem, answer, approximate_array, exact_value, read_shapes
     from ..domains.symbolic import NotSymbolic
     from ..lang.source import read_source
-    from ..script.traced import load_program
+    from ..script.loading import load_program
 
     source = read_source(run.program, run.expr, run.file)
     filename = "<stdin>" if run.file in (None, "-") else run.file

@@ -448,7 +448,7 @@ class RunOptions:
         """
         from ..commands.compute import bind
         from ..lang.source import read_source
-        from ..script.traced import load_program
+        from ..script.loading import load_program
 
         source = read_source(self.program, self.expr, self.file)
         filename = "<stdin>" if self.file in (None, "-") else self.file

@@ -81,6 +81,8 @@ def overflowing(text: str) -> tuple[str, ...]:
     """The numbers written in ``text`` that are beyond float64's range (``1e400``), in order,
     each once (remembered by text: a statement run again, at each point of a batch, is not
     read again)."""
+    if not _may_overflow(text):  # tokenize's first use compiles its patterns: some ms
+        return ()
     found: list[str] = []
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
@@ -90,6 +92,24 @@ def overflowing(text: str) -> tuple[str, ...]:
     except (tokenize.TokenError, SyntaxError):
         pass  # the statement's text was read by the parser already: this does not happen
     return tuple(dict.fromkeys(found))
+
+
+def _may_overflow(text: str) -> bool:
+    """Whether ``text`` may write a number beyond float64's range: one with an exponent (an
+    ``e`` after a digit or a point), or one too long to be below 1.8e308 without one (309
+    decimal digits, 257 hexadecimal: a text that short has none)."""
+    if len(text) > 256:
+        return True
+    lowered = text.lower()
+    at = lowered.find("e", 1)
+    while at != -1:
+        if lowered[at - 1] in _DIGITS_OR_POINT:
+            return True
+        at = lowered.find("e", at + 1)
+    return False
+
+
+_DIGITS_OR_POINT = frozenset("0123456789._")
 
 
 def overflow_message(statement) -> str | None:

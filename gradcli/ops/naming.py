@@ -69,7 +69,9 @@ def _naming(
     ``namer`` gives for the call's arguments (all of them, in the signature's order, defaults
     filled in), where the call made that node and (unless ``always``) a primitive other than
     ``op``'s made it; an empty name leaves the primitive's."""
-    arguments = _arguments(inspect.signature(call))
+    # the signature is read at the first call that needs the arguments (a name given by a
+    # function of them), not as gradcli starts: most entries' names are fixed strings
+    arguments: Arguments | None = None
     viewing = bool(op.extra.get("view"))
 
     @functools.wraps(call)
@@ -85,7 +87,13 @@ def _naming(
         ]
         made = [t for t in made if always or t._op is not op]
         if made:
-            name = namer if isinstance(namer, str) else namer(arguments(args, kwargs))
+            if isinstance(namer, str):
+                name = namer
+            else:
+                nonlocal arguments
+                if arguments is None:
+                    arguments = _arguments(inspect.signature(call))
+                name = namer(arguments(args, kwargs))
             for tensor in made if name else ():
                 tensor._name = name
         return result

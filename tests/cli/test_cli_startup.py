@@ -30,6 +30,8 @@ NOT_ON_THE_WARM_PATH = (
     "gradcli.lang.reference",  # gradcli functions
     "gradcli.domains.symbolic",  # --symbolic, check
     "gradcli.batch.plan",  # --batch
+    "gradcli.script.traced",  # a PyTorch script as a command's program
+    "gradcli.nn",  # the script interpreter's torch.nn
     "gradcli.render.table",  # --format table
     "rich",  # tables (and Typer's help)
     "numpy.random",  # rand, randn, dropout

@@ -13,7 +13,6 @@ repeated letters with zeros elsewhere.
 from __future__ import annotations
 
 import math
-import string
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -27,7 +26,9 @@ from .. import primitives as P
 from ..arrays import rearranging as RA
 from ..table import EQUATION, VAR_TENSORS, Array, NumpyResult, Op, Param, public, register
 
-_LETTERS = string.ascii_uppercase + string.ascii_lowercase  # torch's order of the letters
+# torch's order of the letters (written out: the string module compiles a pattern as it is
+# imported, and a command's start-up would pay for it)
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
 def _fresh(equation: str) -> Iterator[str]:

@@ -109,19 +109,27 @@ def _kept(g: Array, positive: Array, keep: Array) -> Array:
     return np.bitwise_and(keep, g.view(np.int64), out=keep).view(np.float64)
 
 
-def _entry(function: Any) -> Any:
-    """The op table's entry whose call ``function`` is."""
-    (entry,) = (
-        op for op in OPS.values() if op.call is not None and inspect.unwrap(op.call) is function
-    )
+def _entries_by_call() -> dict[Any, list[Any]]:
+    """The op table's entries by their calls (unwrapped): read once, not once a rule."""
+    entries: dict[Any, list[Any]] = {}
+    for op in OPS.values():
+        if op.call is not None:
+            entries.setdefault(inspect.unwrap(op.call), []).append(op)
+    return entries
+
+
+def _entry(function: Any, entries: dict[Any, list[Any]]) -> Any:
+    """The op table's entry whose call ``function`` is (one only)."""
+    (entry,) = entries.get(function, [])
     return entry
 
 
+_ENTRIES = _entries_by_call()
 for _function, _rule in {mul: _mul, divide: _div, **_UNARY}.items():
-    _entry(_function).vjp_arrays = _rule
+    _entry(_function, _ENTRIES).vjp_arrays = _rule
 # add's and sub's calls are their public ones (with alpha), not the entries' functions
 OPS["add"].vjp_arrays = _add
 OPS["sub"].vjp_arrays = _sub
 OPS["add"].vjp_arrays_any_shape = _add_any_shape
 OPS["sub"].vjp_arrays_any_shape = _sub_any_shape
-_entry(relu).vjp_arrays_into = _relu_into
+_entry(relu, _ENTRIES).vjp_arrays_into = _relu_into
