@@ -69,6 +69,8 @@ def _compiled_lines(line: Line):
 
 
 WRITERS = {"layout": _layout_lines, "compiled": _compiled_lines}
+# the writers as parameters: the compiled one needs the extra `fast` (numba), and skips without it
+WRITER_NAMES = ["layout", pytest.param("compiled", marks=pytest.mark.extras)]
 
 
 def _random_arrays(rng, count: int) -> list[tuple[str, str, np.ndarray]]:
@@ -86,7 +88,7 @@ def _random_arrays(rng, count: int) -> list[tuple[str, str, np.ndarray]]:
     return [(section, name, array) for (section, name), array in ordered]
 
 
-@pytest.mark.parametrize("writer", WRITERS)
+@pytest.mark.parametrize("writer", WRITER_NAMES)
 @pytest.mark.parametrize("seed", range(4))
 def test_lines_are_json_dumps_text_for_random_arrays(seed, writer):
     rng = np.random.default_rng(seed)
@@ -100,7 +102,7 @@ def test_lines_are_json_dumps_text_for_random_arrays(seed, writer):
         assert bytes(lines) == _exact(first, listed)
 
 
-@pytest.mark.parametrize("writer", WRITERS)
+@pytest.mark.parametrize("writer", WRITER_NAMES)
 def test_a_block_of_points_of_no_numbers(writer):
     arrays = [("values", "y", np.zeros((3, 2, 0)))]
     lines = WRITERS[writer](Line.of(arrays))(5, [arrays[0][2]])
