@@ -114,18 +114,16 @@ class BatchedPass:
     def _every_slice_replays(self, chunk: int) -> bool:
         """Whether the tape, replayed on each slice's values alone, gives that slice's results:
         over a chunk of slices at a time (``run_batched``'s ``each_alone``: each slice's bits
-        as its own replay's), else, or where they differ, slice by slice."""
-        assert self.tape is not None
-        if fits(peak_elements(self.tape, chunk)):
-            try:
-                with np.errstate(all="ignore"):
-                    if all(
-                        self._chunk_replays(start, chunk)
-                        for start in range(0, len(self.slices), chunk)
-                    ):
-                        return True
-            except (NotBatchable, *UNREPLAYABLE):
-                pass
+        as its own replay's), else, or where they differ, slice by slice. The chunk's replay
+        fits the room the run leaves (``replaced`` asks first)."""
+        try:
+            with np.errstate(all="ignore"):
+                if all(
+                    self._chunk_replays(start, chunk) for start in range(0, len(self.slices), chunk)
+                ):
+                    return True
+        except (NotBatchable, *UNREPLAYABLE):
+            pass
         return all(
             self._replays([b[index] for b in self.batches], leaves)
             for index, leaves in enumerate(self.slices)
@@ -163,9 +161,8 @@ class BatchedPass:
         chunk = min(chunk_size or size, size)
         if self.failed or self.tape is None or len(self.slices) != size:
             return None
-        if not self._every_slice_replays(chunk):
-            return None
-        if not fits(peak_elements(self.tape, chunk)):
+        # the room first: where a chunk's replay does not fit, the slices stand unchecked
+        if not fits(peak_elements(self.tape, chunk)) or not self._every_slice_replays(chunk):
             return None
         parts = []
         try:
