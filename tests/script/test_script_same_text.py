@@ -7,7 +7,9 @@ graphs in torch, gradcli dropped them), the node of a reduction's reverse rule (
 ``unsqueeze``, whose own reverse is ``SqueezeBackward1``), a tensor index in a write outside
 any graph (``g[h < 0] = 0`` wrote every element), and float32 transcendental functions
 (numpy's float32 ``exp`` is an ulp off torch's where torch's is the correctly rounded one),
-``torch.accelerator`` (none on gradcli's CPU) and torch's text for a grad that is not one.
+``torch.accelerator`` (none on gradcli's CPU), torch's text for a grad that is not one, and
+``math``'s functions of a one-element tensor (Python takes it through torch's ``__float__`` or
+``__index__``; gradcli refused it).
 """
 
 from __future__ import annotations
@@ -68,6 +70,17 @@ PROGRAMS = {
         "torch.set_default_device('cpu')\ntorch.set_default_device(torch.device('cpu'))\n"
         "torch.set_default_device(None)\nprint(torch.get_default_device())\n"
         "x = torch.ones(2, requires_grad=True)\nx.grad = 0.\n"
+    ),
+    "math's functions of one-element tensors": (
+        "import math, torch\nt = torch.tensor(2.5, requires_grad=True)\n"
+        "print(math.exp(t), math.floor(t), math.ceil(t), math.isclose(t, 2.5), math.pow(t, 2))\n"
+        "print(math.hypot(torch.tensor(3.), torch.tensor(4.)), math.exp(torch.tensor([2.])))\n"
+        "print(math.gcd(torch.tensor(6), 4), math.factorial(torch.tensor(5)), "
+        "math.isqrt(torch.tensor(True)), math.exp(torch.tensor(2, dtype=torch.int32)))\n"
+        "for f in (lambda: math.exp(torch.ones(2)), lambda: math.gcd(torch.tensor(2.), 4), "
+        "lambda: math.trunc(t), lambda: math.ldexp(t, torch.tensor(3)), lambda: float(t[None, None]"
+        ".expand(1, 2)), lambda: math.log(t - t), lambda: math.floor(t / 0)):\n"
+        "    try:\n        f()\n    except Exception as e:\n        print(repr(e))\n"
     ),
 }
 

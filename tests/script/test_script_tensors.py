@@ -4,8 +4,13 @@ stdout (object addresses masked), exit status and exception line must be the sam
 
 from __future__ import annotations
 
+import io
+import math
+
 import pytest
 from python_oracle import gradcli_run, masked, torch_outcomes_fixture
+
+from gradcli.script.python.interpreter import run_script
 
 PRELUDE = "import torch\nx = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)\n"
 PROGRAMS = {
@@ -88,3 +93,45 @@ def test_a_transpose_node_is_named_by_its_spelling_as_torchs():
         "<TransposeBackward0",
         "<PermuteBackward0",
     ]
+
+
+def _warnings(program: str) -> list[str]:
+    """The lines of the warnings gradcli run writes for ``program`` (their first line each)."""
+    out, err = io.StringIO(), io.StringIO()
+    assert run_script(program, "<stdin>", out=out, err=err) == 0, err.getvalue()
+    return [line.split(": ")[0] for line in err.getvalue().splitlines() if "Warning: " in line]
+
+
+def test_a_warning_names_the_line_python_names():
+    """As torch 2.13 under Python: a warning raised inside a lambda names the lambda's line,
+    one raised after a call, still in the caller's statement, the caller's line (not the last
+    line the called function ran)."""
+    lam = (
+        "import math, torch\nt = torch.tensor(2., requires_grad=True)\nf = (\n"
+        "  lambda: math.exp(t))\nprint(f())\n"
+    )
+    assert _warnings(lam) == ["<stdin>:4"]
+    after = (
+        "import torch\nx = torch.tensor(2.5, requires_grad=True)\ndef f(v):\n"
+        "    return v * 2\nprint(f(x).grad)\n"
+    )
+    assert _warnings(after) == ["<stdin>:5"]
+
+
+def test_math_takes_a_one_element_tensor_as_python_does():
+    """math's functions take a one-element tensor through torch's __float__ (with its warning
+    where it requires grad) or __index__, and refuse others with torch's words."""
+    program = (
+        "import math, torch\nt = torch.tensor(2.5, requires_grad=True)\n"
+        "print(math.exp(t), math.floor(t), math.gcd(torch.tensor(6), 4), "
+        "math.factorial(torch.tensor(4)))\n"
+        "math.exp(torch.ones(2))\n"
+    )
+    out, status, last = gradcli_run(program)
+    assert out == f"{math.exp(2.5)!r} 2 2 24\n"
+    assert status == 1
+    assert last == "ValueError: only one element tensors can be converted to Python scalars"
+    _, _, last = gradcli_run("import math, torch\nmath.gcd(torch.tensor(2.), 4)\n")
+    assert last == (
+        "TypeError: only integer tensors of a single element can be converted to an index"
+    )

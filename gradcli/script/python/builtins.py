@@ -437,17 +437,34 @@ def python_modules(run: Run) -> dict[str, Module]:
             ),
         )
 
+    def of_numbers(name: str, function: Callable[..., Any]) -> Builtin:
+        """``math.<name>``, which takes a one-element tensor as Python gives it to a C function
+        of numbers: through torch's ``__float__`` (with its warning where the tensor requires
+        grad) or, where it wants an integer, ``__index__``."""
+
+        def number(place: int, value: Any) -> Any:
+            if not isinstance(value, gc.Tensor):
+                return value
+            if name in ("gcd", "factorial", "isqrt"):
+                return tensors.index_of(value)
+            if name == "trunc":  # math.trunc looks for __trunc__ only
+                raise TypeError("type Tensor doesn't define __trunc__ method")
+            if name == "ldexp" and place == 1:
+                raise TypeError("Expected an int as second argument to ldexp.")
+            return tensors.scalar_of(run, value, float)
+
+        return Builtin(name, lambda *a: function(*(number(i, v) for i, v in enumerate(a))))
+
     math_names: dict[str, Any] = {
-        name: Builtin(name, getattr(math, name))
+        name: of_numbers(name, getattr(math, name))
         for name in (
             "sqrt exp log log2 log10 log1p expm1 sin cos tan asin acos atan atan2 sinh cosh tanh "
             "asinh acosh atanh floor ceil trunc fabs isclose isfinite isinf isnan hypot degrees "
             "radians erf erfc gamma lgamma copysign fmod gcd isqrt modf frexp "
-            "ldexp"
+            "ldexp pow"
         ).split()
     }
-    math_names["pow"] = Builtin("pow", math.pow)
-    math_names["factorial"] = Builtin("factorial", _bounded_factorial)
+    math_names["factorial"] = of_numbers("factorial", _bounded_factorial)
     math_names.update(pi=math.pi, e=math.e, tau=math.tau, inf=math.inf, nan=math.nan)
 
     def operator_function(symbol: str) -> Callable[[Any, Any], Any]:

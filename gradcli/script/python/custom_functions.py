@@ -63,7 +63,9 @@ def once_differentiable(function: Any) -> Any:
     """``@once_differentiable`` on a script's backward: it runs without recording."""
     if not isinstance(function, Function):
         raise TypeError("once_differentiable decorates a function of the script")
-    made = Function(function.name, function.parameters, function.body, function.closure)
+    made = Function(
+        function.name, function.parameters, function.body, function.closure, line=function.line
+    )
     made.doc, made.qualname = function.doc, function.qualname
     made.wrapped = lambda: gc.set_grad_enabled(False)
     return made

@@ -427,7 +427,7 @@ class Expressions(Comprehensions):
         parameters = self.parameters(node.args)
 
         def make(frame: Frame) -> Function:
-            return Function("<lambda>", parameters(frame), body, frame)
+            return Function("<lambda>", parameters(frame), body, frame, line=node.lineno)
 
         return make
 

@@ -227,6 +227,7 @@ class Function:
         "doc",
         "wrapped",
         "qualname",
+        "line",
         "__weakref__",
     )
 
@@ -237,9 +238,13 @@ class Function:
         body: Callable[[Frame], Any],
         closure: Frame,
         doc: str | None = None,
+        line: int | None = None,
     ):
         self.name, self.parameters, self.body, self.closure = name, parameters, body, closure
         self.doc = doc
+        #: a lambda's line: its body is one expression, no statement of its own names the line
+        #: a warning inside it comes from (Python's is the lambda's)
+        self.line = line
         self.wrapped: Callable[..., Any] | None = None  # a decorator's grad mode around it
         self.qualname = name  # where it was defined (Foo.method, f.<locals>.g), as Python shows
 
@@ -247,6 +252,9 @@ class Function:
         run = self.closure.run
         run.steps.step()
         run.depth += 1
+        caller = run.line  # a warning after the call, in the caller's statement, names it
+        if self.line is not None:
+            run.line = self.line
         try:
             if run.depth > MAX_CALLS:
                 raise GradcliError(
@@ -261,6 +269,7 @@ class Function:
             return self.body(frame)
         finally:
             run.depth -= 1
+            run.line = caller
             if len(run.frames) > run.depth:
                 run.frames.pop()
 

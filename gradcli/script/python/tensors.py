@@ -199,10 +199,18 @@ def scalar_of(run: Run, tensor: gc.Tensor, kind: type) -> Any:
     """``float(tensor)`` (``kind`` float, int or complex) of a one-element tensor, with torch's
     warning, once a run, where a float or complex is taken of a tensor that requires grad."""
     if tensor.numel() != 1:
-        raise RuntimeError(f"a Tensor with {tensor.numel()} elements cannot be converted to Scalar")
+        raise ValueError("only one element tensors can be converted to Python scalars")
     if kind is not int and tensor.requires_grad and _Mode.grad_enabled:
         run.warn("UserWarning", SCALAR_OF_GRAPH, once="scalar of a tensor that requires grad")
     return kind(tensor.data.reshape(-1)[0].item())
+
+
+def index_of(tensor: gc.Tensor) -> int:
+    """``operator.index(tensor)``, as torch's ``__index__`` takes it (what ``math.gcd(t, 4)``
+    or ``math.factorial(t)`` call): a one-element tensor of integers or booleans."""
+    if tensor.numel() != 1 or tensor.data.dtype.kind not in "biu":
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(tensor.data.reshape(-1)[0])
 
 
 _PROPERTIES: dict[str, Callable[[Run, gc.Tensor], Any]] = {

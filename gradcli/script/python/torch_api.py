@@ -94,7 +94,12 @@ class GradMode:
         """``@torch.no_grad()`` on a function: the function, run in this mode."""
         if isinstance(function, Function):
             made = Function(
-                function.name, function.parameters, function.body, function.closure, function.doc
+                function.name,
+                function.parameters,
+                function.body,
+                function.closure,
+                function.doc,
+                function.line,
             )
             made.wrapped = self.around
             return made
