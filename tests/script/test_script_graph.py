@@ -106,6 +106,14 @@ PROGRAMS = {
     "print(a)",
     "increment_version": "x = torch.ones(3)\ny = (a * x).sum()\n"
     "torch.autograd.graph.increment_version(x)\ny.backward()",
+    "a node's edges, as torch's derivative formulas take its operands": "b = a * 1\n"
+    "for y in (2 * b, 2 + b, 2 - b, 2 / b, 2 ** b, b ** 2, b * 2, 1 - b.sigmoid()):\n"
+    "    print(y.grad_fn, y.grad_fn.next_functions)\n"
+    "m = torch.stack([b, b])\ni = torch.tensor([[0, 2, 1], [1, 0, 0]])\n"
+    "for y in (m.gather(1, i), m.index_select(0, torch.tensor([1])), m[torch.tensor([1, 0])],"
+    "\n          m.masked_fill(m > 0, 0.0), torch.where(m > 0, m, 0.0), torch.lerp(b, b, 0.5),"
+    "\n          b * (b > 0), torch.where(b > 0, b, torch.tensor([1, 2, 3]))):\n"
+    "    print(y.grad_fn, y.grad_fn.next_functions)",
     "register_multi_grad_hook's mode": "torch.autograd.graph.register_multi_grad_hook("
     "(a,), print, mode='some')",
 }

@@ -26,6 +26,12 @@ PROGRAMS = {
     "len(m), m.device, torch.arange(3).dtype, m.double().dtype, m.int().float().dtype)",
     "torch's version": "print(torch.__version__, torch.__version__ >= '2.0')\n"
     "torch.__version__\nimport math\nmath.__version__",
+    "a number on an operator's left": "r = 7 / torch.arange(1.0, 30.0)\nprint(r.tolist())\n"
+    "y = (3.3 / x + 2 * x + 1.5 + x).sum()\ny.backward()\nprint(y.item(), x.grad.tolist())\n"
+    "print(2 / torch.tensor([1, 2, 4]), 0 / torch.tensor([0.0, 2.0]), True / x, 2.5 * x)",
+    "type": "n = torch.tensor([1, 2])\nprint(n.type(), x.type(), (n > 1).type())\n"
+    "f = n.type(torch.float)\nprint(f, f.type(), f.type(torch.float32) is f)\n"
+    "print(x.type('torch.DoubleTensor'), x.type(dtype=torch.int64))\nx.type('torch.Nothing')",
     "item and tolist": "s = (x * x).sum()\nprint(s.item(), x.tolist(), x[0].item())\nx.item()",
     "data and detach": "d = x.data\nd[0] = 10.0\nprint(x)\n"
     "print(x.detach(), x.detach().requires_grad)"

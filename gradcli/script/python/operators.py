@@ -67,6 +67,7 @@ def binary(run: Run, symbol: str, left: Any, right: Any) -> Any:
                 return apply(run, op, op.call, [right, left])  # type: ignore[arg-type]
             if not isinstance(left, (int, float, complex, bool)):
                 return _PYTHON[symbol](left, right)
+            return _reflected(run, symbol, left, right)
         return apply(run, op, op.call, [left, right])  # type: ignore[arg-type]
     if symbol == "*":
         if isinstance(left, _SEQUENCES) and isinstance(right, int):
@@ -84,6 +85,23 @@ def binary(run: Run, symbol: str, left: Any, right: Any) -> Any:
     elif symbol == "%" and type(left) is str:
         _check_percent(left, right)
     return _PYTHON[symbol](left, right)
+
+
+def _reflected(run: Run, symbol: str, number: Any, tensor: gc.Tensor) -> Any:
+    """``number symbol tensor`` as torch's reflected method computes it: ``2 * x`` and
+    ``2 + x`` are ``x * 2`` and ``x + 2`` (the tensor the node's first input), ``2 / x`` is
+    ``x.reciprocal() * 2`` (its bits, and its two nodes)."""
+    if symbol in ("+", "*"):
+        number, tensor = tensor, number  # type: ignore[assignment]
+    elif symbol == "/":
+        reciprocal, to = F.lookup("reciprocal"), F.lookup("to")
+        assert reciprocal is not None and to is not None
+        if tensor.dtype.kind in "biu":  # torch's reciprocal of whole numbers is floating
+            tensor = call_op(run, to, "to", (tensor, run.default_dtype.name), {})
+        tensor = apply(run, reciprocal, reciprocal.call, [tensor])  # type: ignore[arg-type]
+        number, tensor, symbol = tensor, number, "*"  # type: ignore[assignment]
+    op = F.OPERATORS[symbol]
+    return apply(run, op, op.call, [number, tensor])  # type: ignore[arg-type]
 
 
 def _check_percent(template: str, values: Any) -> None:

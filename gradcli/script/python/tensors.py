@@ -95,6 +95,28 @@ CPU = Device()
 NODE = "torch.autograd.graph.Node"
 
 
+# the nodes of torch's Scalar overloads, which have no edge for their number
+_SCALAR_OVERLOADS = frozenset(
+    ("RsubBackward1", "PowBackward0", "PowBackward2", "MaskedFillBackward0", "LerpBackward0")
+)
+# the nodes whose integer and boolean operands (indices, masks, class targets) have no edge
+_INDEXED = frozenset(
+    (
+        "GatherBackward0",
+        "IndexSelectBackward0",
+        "IndexBackward0",
+        "MaskedFillBackward0",
+        "MaskedSelectBackward0",
+        "NllLossBackward0",
+        "ScatterBackward0",
+        "ScatterAddBackward0",
+        "IndexAddBackward0",
+        "TakeAlongDimBackward0",
+        "EmbeddingBackward0",
+    )
+)
+
+
 class GradFn:
     """A node of the graph as torch shows it (``y.grad_fn``)."""
 
@@ -114,13 +136,26 @@ class GradFn:
         return f"<{prefix}{self.name()} object at 0x{id(self):x}>"
 
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """torch's edges of the node: one for each input torch's derivative formula takes
+        (``_not_differentiated`` leaves out the others), in the order of its operands."""
         inputs = self.node.inputs or ()
         found: list[tuple[Any, int]] = []
-        for tensor in inputs:
-            if not isinstance(tensor, gc.Tensor):
+        for position, tensor in enumerate(inputs):
+            if not isinstance(tensor, gc.Tensor) or self._not_differentiated(position, tensor):
                 continue
             found.append((node_of(self.run, tensor), 0))
         return tuple(found)
+
+    def _not_differentiated(self, position: int, tensor: gc.Tensor) -> bool:
+        """An operand torch's node has no edge for: the number of a Scalar overload
+        (``1 - x``, ``x ** 2``, ``2 ** x``, ``masked_fill(m, 0.)``), an index, a mask or a
+        class target (``gather``, ``masked_fill``, ``nll_loss``), ``where``'s condition."""
+        name = self.name()
+        if name == "WhereBackward0":
+            return position == 0
+        if name in _SCALAR_OVERLOADS and tensor.ndim == 0 and not self.node.needs[position]:
+            return True
+        return name in _INDEXED and tensor.dtype.kind in "biu"
 
     def saved(self, k: int) -> Any:
         """The tensor the node saved at operand ``k`` (``graph_hooks.RESULT``: its result),
@@ -418,6 +453,37 @@ def _to(run: Run, tensor: gc.Tensor, *args: Any, **kwargs: Any) -> gc.Tensor:
     return call_op(run, to, "to", (tensor, numpy_name(dtype, "to")), {})
 
 
+# torch's legacy type names (``x.type()``), by the numpy name of the dtype
+_TYPE_NAMES = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+    "int16": "ShortTensor",
+    "int8": "CharTensor",
+    "uint8": "ByteTensor",
+    "bool": "BoolTensor",
+    "complex64": "ComplexFloatTensor",
+    "complex128": "ComplexDoubleTensor",
+}
+
+
+def _type(run: Run, tensor: gc.Tensor, dtype: Any = None, **kwargs: Any) -> Any:
+    """``x.type()``: torch's type name (``'torch.FloatTensor'``); ``x.type(torch.float64)``
+    or ``x.type('torch.DoubleTensor')``: ``x.to`` that dtype (``x`` itself where it has it)."""
+    dtype = kwargs.pop("dtype", dtype)
+    if dtype is None:
+        return "torch." + _TYPE_NAMES[tensor.dtype.name]
+    if isinstance(dtype, str):
+        names = {f"torch.{v}": k for k, v in _TYPE_NAMES.items()}
+        if dtype not in names:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = names[dtype]
+    return _to(run, tensor, dtype)
+
+
 def _sampler(name: str, draw: Callable[..., Any]) -> Callable[..., gc.Tensor]:
     """The in-place sampler ``name`` (``uniform_``, ``normal_``, ``random_``, ...): the
     tensor filled with torch's numbers drawn by ``draw(generator, shape, dtype, *args)`` from
@@ -480,6 +546,7 @@ _METHODS: dict[str, Callable[..., Any]] = {
     ),
     "is_complex": lambda run, t: t.dtype.kind == "c",
     "type_as": _type_as,
+    "type": _type,
     "to": _to,
     "numpy": lambda run, t, force=False: numpy_values.to_numpy(t, force),
     "view_as": lambda run, t, other: t.reshape(*other.shape),
