@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from python_oracle import gradcli_run, python_run
 
+from gradcli.base.errors import GradcliError
+
 PROGRAMS = {
     "print": "print(1, 'a', None, sep='-', end='!\\n')\nprint()\nprint('x', [1.5, 'y'])",
     "len range zip enumerate": "print(len('abc'), list(range(2, 9, 3)), list(zip('ab', 'cde')))"
@@ -28,6 +30,11 @@ PROGRAMS = {
     "next iter": "it = iter([1, 2])\nprint(next(it), next(it), next(it, 'end'))",
     "hasattr getattr": "print(hasattr('s', 'upper'), getattr([1], 'count')(1), "
     "getattr(1, 'nope', 'default'))",
+    "random": "import random\nrandom.seed(0)\nprint(random.randint(4, 6), random.random(), "
+    "random.uniform(1, 2), random.randrange(10), random.gauss(0, 1))\nxs = list(range(10))\n"
+    "random.shuffle(xs)\nprint(xs, random.choice(xs), random.sample(xs, 3))\n"
+    "from random import randint, seed\nseed(1)\nprint(randint(1, 100), random.normalvariate())"
+    "\nrandom.sample(xs, 20)",
 }
 
 
@@ -35,3 +42,8 @@ PROGRAMS = {
 def test_a_builtin_gives_what_python_gives(name):
     program = PROGRAMS[name]
     assert gradcli_run(program) == python_run(program)
+
+
+def test_random_shuffles_lists_not_tensors():
+    with pytest.raises(GradcliError, match="random.shuffle takes a list, not a tensor"):
+        gradcli_run("import random\nimport torch\nrandom.shuffle(torch.ones(3))")

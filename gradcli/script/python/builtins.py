@@ -5,8 +5,9 @@ bounded (a step per item: ``list(range(10**12))`` stops at ``--max-steps``), wha
 shown as torch shows tensors (``print``, ``repr``, ``str``, ``format``), and nothing reaches
 an attribute by name beyond the whitelist (``getattr``; ``setattr`` and ``delattr`` write and
 delete as the statements ``x.a = v`` and ``del x.a`` do, never a name starting with ``__``).
-``math``, ``functools`` (``partial``, ``reduce``), ``itertools``, ``operator`` and
-``collections.OrderedDict`` are modules of ``Builtin`` values in the same way.
+``math``, ``functools`` (``partial``, ``reduce``), ``itertools``, ``operator``, ``random``
+(Python's own generator) and ``collections.OrderedDict`` are modules of ``Builtin`` values in
+the same way.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import collections
 import itertools
 import math
 import operator as python_operator
+import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -521,6 +523,7 @@ def python_modules(run: Run) -> dict[str, Module]:
             {"partial": Builtin("partial", partial), "reduce": Builtin("reduce", reduce)},
         ),
         "itertools": Module("itertools", itertools_names),
+        "random": _random_module(),
         "operator": Module("operator", operator_names),
         "collections": Module(
             "collections",
@@ -531,6 +534,36 @@ def python_modules(run: Run) -> dict[str, Module]:
             },
         ),
     }
+
+
+def _random_module() -> Module:
+    """``random``: Python's own generator (the Mersenne twister), one for the run, so that
+    ``random.seed(0)`` then ``random.randint(4, 6)`` gives the numbers Python gives."""
+    generator = random.Random()
+
+    def sample(population: Any, k: int, *, counts: Any = None) -> list[Any]:
+        if isinstance(k, int):
+            limits.check_items(k, 8, "random.sample's list")
+        return generator.sample(population, k, counts=counts)
+
+    def shuffle(items: Any) -> None:
+        if isinstance(items, gc.Tensor):  # its rows are views: Python's swaps would alias them
+            raise GradcliError("gradcli run's random.shuffle takes a list, not a tensor")
+        generator.shuffle(items)
+
+    functions: dict[str, Callable[..., Any]] = {
+        "seed": lambda a=None, version=2: generator.seed(a, version),
+        "random": generator.random,
+        "uniform": generator.uniform,
+        "randint": generator.randint,
+        "randrange": generator.randrange,
+        "choice": generator.choice,
+        "shuffle": shuffle,
+        "gauss": generator.gauss,
+        "normalvariate": generator.normalvariate,
+        "sample": sample,
+    }
+    return Module("random", {name: Builtin(name, f) for name, f in functions.items()})
 
 
 def _bounded_factorial(n: int) -> int:

@@ -1,8 +1,8 @@
 """Lowering a script's imports: ``import torch``, ``import torch.nn.functional as F``,
 ``from torch.autograd.functional import jacobian``, ``from functools import partial``. A
 script imports torch's modules and ``math``, ``functools``, ``itertools``, ``operator``,
-``collections``; any other import is refused before the script runs. ``Imports`` is a part of
-``lower_statements.Statements``.
+``collections``, ``random``; any other import is refused before the script runs. ``Imports``
+is a part of ``lower_statements.Statements``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ IMPORTABLE = (
     "itertools",
     "operator",
     "collections",
+    "random",
     "functorch",  # torch.func under its old name
     "numpy",  # what scripts make their data with (numpy_values.py)
 )
@@ -106,5 +107,5 @@ class Imports:
             raise self.refuse(
                 node,
                 f"gradcli reads PyTorch code: it does not import {module!r}",
-                "import torch and its modules, numpy, math, functools, itertools, operator",
+                "import torch and its modules, numpy, math, functools, itertools, operator, random",
             )
