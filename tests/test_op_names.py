@@ -63,6 +63,9 @@ HOMONYMS.update(
         ("script/python/objects.py", "imag"): "a Python number's attribute",
         # the entries the interpreter takes torch's semantics from, read from the table
         ("script/python/operators.py", "unbind"): "torch's Tensor.__iter__: the entry's call",
+        ("script/python/operators.py", "reciprocal"): "torch's __rtruediv__: the entry's call",
+        ("script/python/operators.py", "to"): "__rtruediv__'s cast of whole numbers: the entry",
+        ("script/python/builtins.py", "trunc"): "math.trunc, Python's function",
         ("script/python/tensors.py", "to"): "Tensor.to/type_as and a write's cast: the entry",
         ("script/python/autograd_graph.py", "all"): "register_multi_grad_hook's mode='all'",
         ("script/python/numpy_values.py", "reshape"): "numpy's ndarray.reshape, a method checked",
