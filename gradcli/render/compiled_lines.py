@@ -3,11 +3,12 @@
 orjson writes the floats of a block of points at once, flat in point order, each in the text
 ``json.dumps`` writes for it (the shortest that reads back as the same float, Python's
 ``repr``), but for those below 1e-4, which it writes otherwise (``0.00001`` for ``1e-05``,
-``1e-7`` for ``1e-07``): their ``repr`` goes into a text of its own. A kernel compiled by
-numba then walks the line's fixed pieces (``json_lines.Line``) and the numbers, writing each
-piece, then the next number: a float's token copied from orjson's text (or from the
-``repr`` text), an integer's digits (the point's number is one), ``true`` or ``false``. One
-pass over the output's bytes, no Python object a point; the lines come out as bytes.
+``1e-7`` for ``1e-07``: the same digits, placed otherwise). A kernel compiled by numba then
+walks the line's fixed pieces (``json_lines.Line``) and the numbers, writing each piece, then
+the next number: a float's token copied from orjson's text (below 1e-4, rewritten as
+``repr`` writes it), an integer's digits (the point's number is one), ``true`` or
+``false``. One pass over the output's bytes, no Python object a point; the lines come out
+as bytes.
 
 Without numba (``kernel()`` is None) the JSON lines keep ``json_lines.Layout``'s writer.
 """
@@ -29,7 +30,8 @@ except ImportError:  # kernel() is None
     pass
 
 _COMMA, _CLOSE, _MINUS, _ZERO, _NINE = (np.uint8(ord(c)) for c in ",]-09")
-_ONE, _THREE, _EIGHT, _TEN = (np.uint64(n) for n in (1, 3, 8, 10))
+_POINT, _E = np.uint8(ord(".")), np.uint8(ord("e"))
+_ONE, _TWO, _THREE, _EIGHT, _TEN = (np.uint64(n) for n in (1, 2, 3, 8, 10))
 _SIXTEEN, _TOKEN, _RIGHT = np.uint64(16), np.uint64(24), np.uint64(32)
 #: A word's bytes that are a comma are those that turn 0 when xored with ``_COMMAS``; ``_LOWS``
 #: and ``_HIGHS`` mark the first (the lowest) byte that is 0 with its top bit (and maybe some
@@ -45,17 +47,15 @@ _KINDS = {"f": 0, "i": 1, "b": 2}
 _NONE = np.zeros((0, 0), np.int64)
 
 
-def _assemble(
-    first, count, text, floats, small, whole, kinds, pieces, cuts, out
-):  # pragma: no cover
+def _assemble(first, count, text, floats, whole, kinds, pieces, cuts, out):  # pragma: no cover
     """Write the lines of ``count`` points, numbered from ``first``, into ``out``; returns
     how many bytes they took.
 
     A line is piece 0, number 0 (the point's), piece 1, ..., its last piece: piece k is bytes
     ``cuts[k]`` to ``cuts[k + 1]`` of the pieces, number c of kind ``kinds[c]``: 0 the point's
     next float (of ``floats``), its token in ``text`` (orjson's, after its ``[``, each token
-    followed by a comma or the closing ``]``) or, below 1e-4, in ``small`` (each followed by
-    a comma); 1 the point's next integer (of ``whole``), 2 the next integer as a boolean.
+    followed by a comma or the closing ``]``; below 1e-4, made Python's text by
+    ``_scientific``); 1 the point's next integer (of ``whole``), 2 the next integer as a boolean.
 
     The kernel copies 8 bytes at a time (``load8``, ``store8``: one load and one store), past
     a piece's end (what follows overwrites it; ``pieces`` and ``out`` have room for it); a
@@ -65,7 +65,7 @@ def _assemble(
     ``digits``, and counts up. (Compiled by numba. Its indices are unsigned: numba checks a
     signed index for a negative value, counted from the end, at every access.)
     """
-    end, at, other = np.uint64(0), np.uint64(1), np.uint64(0)
+    end, at = np.uint64(0), np.uint64(1)
     columns = np.uint64(kinds.size)
     near = np.uint64(max(text.size, 25) - 25)  # a token from before: 24 bytes before the "]"
     digits = np.zeros(48, np.uint8)  # the point's number, its last digit at 31, then room
@@ -93,18 +93,56 @@ def _assemble(
             if kind == 0:
                 value = floats[i, f]
                 f += 1
-                if value != 0.0 and abs(value) < 1e-4:  # Python's text, not orjson's
-                    byte = small[other]
-                    while byte != _COMMA:
+                if value != 0.0 and abs(value) < 1e-4:  # Python's text, not orjson's:
+                    # 1.5e-05 for 0.000015, 1e-07 for 1e-7; the same digits
+                    byte = text[at]
+                    if byte == _MINUS:
                         out[end] = byte
                         end += _ONE
-                        other += _ONE
-                        byte = small[other]
-                    other += _ONE
-                    byte = text[at]
-                    while byte != _COMMA and byte != _CLOSE:
                         at += _ONE
                         byte = text[at]
+                    if (
+                        byte == _ZERO
+                    ):  # 0.0000ddd: the digits after as many zeros as the exponent less 1
+                        at += _TWO
+                        exponent = 1
+                        while text[at] == _ZERO:
+                            exponent += 1
+                            at += _ONE
+                        out[end] = text[at]
+                        end += _ONE
+                        at += _ONE
+                        byte = text[at]
+                        if byte != _COMMA and byte != _CLOSE:
+                            out[end] = _POINT
+                            end += _ONE
+                            while byte != _COMMA and byte != _CLOSE:
+                                out[end] = byte
+                                end += _ONE
+                                at += _ONE
+                                byte = text[at]
+                    else:  # d.ddde-N: the digits as they are, the exponent read
+                        while byte != _E:
+                            out[end] = byte
+                            end += _ONE
+                            at += _ONE
+                            byte = text[at]
+                        at += _TWO
+                        byte = text[at]
+                        exponent = 0
+                        while byte != _COMMA and byte != _CLOSE:
+                            exponent = exponent * 10 + int(byte - _ZERO)
+                            at += _ONE
+                            byte = text[at]
+                    out[end] = _E
+                    out[end + _ONE] = _MINUS
+                    end += _TWO
+                    if exponent >= 100:
+                        out[end] = _ZERO + np.uint8(exponent // 100)
+                        end += _ONE
+                    out[end] = _ZERO + np.uint8(exponent // 10 % 10)
+                    out[end + _ONE] = _ZERO + np.uint8(exponent % 10)
+                    end += _TWO
                     at += _ONE
                     continue
                 if at < near:  # the token's 24 bytes at once, then its length
@@ -207,26 +245,15 @@ class Lines:
         shaped = [array.reshape(count, -1) for array in arrays if array[0].size]
         kept = [a for a in shaped if a.dtype.kind == "f"]
         floats = np.concatenate(kept, axis=1, dtype=np.float64) if kept else np.zeros((count, 0))
-        flat = floats.ravel()
-        text = np.frombuffer(orjson.dumps(flat, option=orjson.OPT_SERIALIZE_NUMPY), np.uint8)
-        below = flat[np.abs(flat) < 1e-4].tolist()
-        small = "".join(f"{value!r}," for value in below if value).encode()
+        text = np.frombuffer(
+            orjson.dumps(floats.ravel(), option=orjson.OPT_SERIALIZE_NUMPY), np.uint8
+        )
         ints = [a for a in shaped if a.dtype.kind != "f"]
         whole = np.concatenate(ints, axis=1, dtype=np.int64) if ints else _NONE
-        size = text.size + len(small) + count * self.size
+        size = text.size + count * self.size
         if self.out.size < size:
             self.out = np.empty(size, np.uint8)
-        small_text = np.frombuffer(small or b",", np.uint8)
         end = self.assemble(
-            first,
-            count,
-            text,
-            floats,
-            small_text,
-            whole,
-            self.kinds,
-            self.pieces,
-            self.cuts,
-            self.out,
+            first, count, text, floats, whole, self.kinds, self.pieces, self.cuts, self.out
         )
         return self.out[: int(end)].data
