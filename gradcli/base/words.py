@@ -22,8 +22,8 @@ def _address(context: Any, builder: Any, array_type: Any, array: Any, index: Any
 
 @intrinsic
 def load8(typingctx: Any, array: Any, index: Any) -> Any:
-    """The 8 bytes of a uint8 ``array`` from byte ``index`` on, as a uint64 (little endian on
-    the machines numba compiles for; no bounds are checked)."""
+    """The 8 bytes of a contiguous 1-D uint8 ``array`` from byte ``index`` on, as a uint64
+    (little endian on the machines numba compiles for; no bounds are checked)."""
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         return builder.load(_address(context, builder, signature.args[0], *args), align=1)
@@ -33,8 +33,8 @@ def load8(typingctx: Any, array: Any, index: Any) -> Any:
 
 @intrinsic
 def store8(typingctx: Any, array: Any, index: Any, word: Any) -> Any:
-    """Writes the uint64 ``word`` as bytes ``index`` to ``index + 7`` of a uint8 ``array``
-    (no bounds are checked)."""
+    """Writes the uint64 ``word`` as bytes ``index`` to ``index + 7`` of a contiguous 1-D
+    uint8 ``array`` (no bounds are checked)."""
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         array, index, value = args
