@@ -1,7 +1,8 @@
 """Eight bytes of a byte array read or written at once, at any offset, in code compiled by
 numba (the ``fast`` extra): numba's own code for ``word |= a[i + j] << 8 * j`` stays eight
 loads of a byte each, and its stores eight stores. Importing this module imports numba: a
-compiled module imports it where numba is installed."""
+compiled module imports it where numba is installed. numba's cache of a kernel knows only its
+own module's file: a change here reaches a cached kernel once its module changes too."""
 
 from __future__ import annotations
 
