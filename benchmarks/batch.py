@@ -320,6 +320,20 @@ def _measured(
     return float(seconds), float(peak)
 
 
+#: What the JSON lines of a big batch import and load (numba's modules, the kernel from numba's
+#: cache), in a process run before them: their bytecode is then in the run's prefix, as an
+#: installed program's is, and the JSON lines' timed run does not compile it (2.5 s of CPU).
+WARM_WRITER = (
+    "import numpy as np\n"
+    "from gradcli.render import compiled_lines\n"
+    "from gradcli.render.json_lines import Line\n"
+    "y = np.ones((2, 3))\n"
+    "kernel = compiled_lines.kernel()\n"
+    "if kernel is not None:\n"
+    "    compiled_lines.Lines(kernel, Line.of([('values', 'y', y)]))(0, [y])\n"
+)
+
+
 def big_batches(quick: bool = False) -> list[Result]:
     """10^7 points of the vjp to .npy and as JSON lines (10^6 with ``quick``), beside 10^5
     (not with ``quick``: the suite's first rows run 10^5 points), with each process's peak
@@ -334,6 +348,7 @@ def big_batches(quick: bool = False) -> list[Result]:
     try:
         env = {"GRADCLI_CACHE_DIR": str(root / "cache"), **with_bytecode()}
         gradcli = [str(python_script("gradcli")), *GRADCLI_ARGS]
+        _measured([sys.executable, "-c", WARM_WRITER], root, env)
         figures = {}
         for n in sizes:
             x = points(n)

@@ -40,7 +40,7 @@ def stream(
     """
     from ..base.notice import Progress
     from ..render import render
-    from ..render.json_format import batch_of
+    from ..render.json_format import COMPILED_CHUNK, COMPILED_FROM, batch_of
 
     stdout = stdout or sys.stdout
     total = count(points)
@@ -49,6 +49,7 @@ def stream(
         writer = FolderOut(out, total, block_rows(points))
     elif out is not None:
         writer = OutFile(out, total)
+    rows = COMPILED_CHUNK if writer is None and total >= COMPILED_FROM else CHUNK
     done = 0
     disagree: list[int] = []
     with (
@@ -57,7 +58,7 @@ def stream(
         batch_of(total),
     ):
         try:
-            for chunk in run(bound, command, points, of, v, wrt, settings=settings):
+            for chunk in run(bound, command, points, of, v, wrt, rows, settings):
                 state["writing"] = True
                 if writer is None:
                     render(chunk, "json", file=stdout)

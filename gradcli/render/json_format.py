@@ -308,9 +308,15 @@ def json_lines(result: Points, file, options: Options) -> None:
 #: time (and 130 MB more memory), which the kernel saves back (about 330 ns a point of the
 #: README's vjp) over about 2.7 million points; at 10^6 it was 1.4x slower, at 10^7 1.3x faster.
 COMPILED_FROM = 3_000_000
-#: The points the kernel writes at once (a chunk of the batch's): the texts of more took no
-#: less time a point.
-COMPILED_AT_ONCE = 8192
+#: The points the kernel writes at once (a part of a chunk of the batch's): their text (640 kB
+#: of the README's vjp) stays in a core's cache (512 kB of L2 here) while it is written to the
+#: file, a copy the system's time pays: 8,192 at once cost 0.1 to 0.2 s more of it at 10^7.
+COMPILED_AT_ONCE = 4096
+#: The points of a chunk of a batch whose JSON lines the kernel writes (``batch.plan``'s
+#: ``CHUNK`` otherwise, 8,192): the replay of the passes, and the writer, cost that much
+#: less a point (at 10^7 points of the README's vjp, 0.3 to 0.5 s less of user time); the
+#: plan bounds the chunk by the memory budget as ever.
+COMPILED_CHUNK = 32768
 
 
 class _Batch:

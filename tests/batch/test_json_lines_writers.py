@@ -109,6 +109,20 @@ def test_a_block_of_points_of_no_numbers(writer):
     assert bytes(lines) == _exact(5, arrays)
 
 
+@pytest.mark.parametrize("writer", WRITER_NAMES)
+@pytest.mark.parametrize("first", [0, 95, 9_999_990, 2**53 - 40])
+def test_points_numbered_past_a_power_of_ten_with_the_longest_texts(first, writer):
+    """The points' numbers past 99, 9,999,999 (the kernel counts them up as text), and the
+    longest texts of a float (24 bytes: ``-1.7976931348623157e+308``) among the others and
+    last, where the kernel's words end at the text's end."""
+    values = np.random.default_rng(first % 1000).standard_normal((40, 3))
+    values[::7, 1] = -1.7976931348623157e308
+    values[-1, -1] = -1.7976931348623157e308
+    arrays = [("values", "y", values)]
+    lines = WRITERS[writer](Line.of(arrays))(first, [values])
+    assert bytes(lines) == _exact(first, arrays)
+
+
 #: Numbers whose texts differ between orjson and json.dumps if any do: about 1e-4 (orjson
 #: writes 0.00001 and 1e-7 where json.dumps writes 1e-05 and 1e-07), about 1e16 (where repr
 #: turns to an exponent), whole numbers, zeros, subnormals, the extremes.
