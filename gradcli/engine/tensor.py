@@ -616,9 +616,7 @@ def _watched(
     if SAVED_HOOKS and out._op is not None:  # saved_tensors_hooks: pack what the node saves
         graph_hooks.pack(out)
     if _Mode._forward_active and prim.differentiable:
-        # by map and a loop, not a comprehension's and a generator's frames (nor list.count,
-        # whose == would compare a tangent with None element-wise)
-        tangents = list(map(_tangent, tensors))
+        tangents = list(map(_tangent, tensors))  # no comprehension's, generator's frames
         for tangent in tangents:
             if tangent is not None:
                 out.tangent = tangent_of(prim, tensors, params, out.data, tangents)
