@@ -32,9 +32,10 @@ from ..ops import batching as B
 from ..ops.numerics.single_precision import power
 from ..ops.table import OPS
 
-# an entry: (call taking the argument values and the rows of its level, argument slots, result
-# slot, level)
-Entry = tuple[Callable[[list, int], Any], tuple[int, ...], int, int]
+# an entry: (call, argument slots, result slot, level, direct): a direct call takes the argument
+# values themselves (a step's numpy function, where nothing else is bound: no frame of a lambda
+# between), any other the list of them and the rows of its level
+Entry = tuple[Callable[..., Any], tuple[int, ...], int, int, bool]
 
 #: The numpy functions of the selections ``where(condition, input, other)``: by their
 #: parameters' names, which say what they do.
@@ -97,13 +98,19 @@ class Specialised:
         frees = self._frees(max(1, FREED_ELEMENTS // max(size, 1)))
         read = slots.__getitem__  # an entry's values by map, not a comprehension's frame
         if frees:
-            for (call, args, out, level), gone in zip(self.program, frees):
-                slots[out] = call(list(map(read, args)), counts[level])
+            for (call, args, out, level, direct), gone in zip(self.program, frees):
+                if direct:
+                    slots[out] = call(*map(read, args))
+                else:
+                    slots[out] = call(list(map(read, args)), counts[level])
                 for i in gone:
                     slots[i] = None
         else:
-            for call, args, out, level in self.program:
-                slots[out] = call(list(map(read, args)), counts[level])
+            for call, args, out, level, direct in self.program:
+                if direct:
+                    slots[out] = call(*map(read, args))
+                else:
+                    slots[out] = call(list(map(read, args)), counts[level])
         total = counts[2] if self.seeded else size
         results = []
         if grouped:
@@ -169,7 +176,7 @@ def specialise(
             level.append(2)
             ranks.append(ranks[slot])
             shapes.append(shapes[slot])
-            program.append((_repeater(rows), (slot,), repeated[slot], 2))
+            program.append((_repeater(rows), (slot,), repeated[slot], 2, False))
         return repeated[slot]
 
     # a step's slots read by map, not by comprehensions (a frame each in this Python)
@@ -181,7 +188,9 @@ def specialise(
         if key is not None and key in known:
             same[out] = known[key]
             continue
-        source = None if params or folds is None else _identity_of(function, args, out, folds)
+        source = None
+        if not params and folds is not None and function in _FOLDED:
+            source = _identity_of(function, args, out, folds)
         if source is not None:
             same[out] = source
             continue
@@ -192,9 +201,9 @@ def specialise(
         if at:
             flags = list(map(bool, map(level_of, args)))  # a level above 0: batched
             call = _batched(name, function, params, flags, list(map(rank_of, args)))
-            program.append((call, args, out, at))
+            program.append((call, args, out, at, call is function))
         else:
-            program.append((_plain(function, params), args, out, 0))
+            program.append((_plain(function, params), args, out, 0, not params))
         if key is not None:
             known[key] = out
     outputs = tuple(same.get(o, o) for o in tape.outputs)
@@ -315,6 +324,9 @@ _PASS_THROUGH = {
     op.forward for op in OPS.values() if op.extra.get("cuts_gradient") and _gives_back(op.forward)
 }
 
+#: The functions of the steps ``_identity_of`` looks at (any other's result is a new value)
+_FOLDED = {np.multiply, *_POWERS, *_SELECTIONS, *_PASS_THROUGH}
+
 
 def repeated(value: Any, rows: int) -> Any:
     """``np.repeat(value, rows, axis=0)``: each point's row ``rows`` times, written as
@@ -337,10 +349,12 @@ def _repeater(rows: int) -> Callable[[list, int], Any]:
     return lambda values, count: repeated(values[0], rows)
 
 
-def _plain(function: Any, params: dict[str, Any]) -> Callable[[list, int], Any]:
+def _plain(function: Any, params: dict[str, Any]) -> Callable[..., Any]:
+    """The step's call: its function itself where it takes no parameters (a direct entry),
+    else a call of the argument values and rows with the parameters bound."""
     if params:
         return lambda values, count: function(*values, **params)
-    return lambda values, count: function(*values)
+    return function
 
 
 def _batched(name, function, params, flags: list[bool], ranks: list[int]) -> Callable:

@@ -19,7 +19,7 @@ import math
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -265,18 +265,18 @@ class Tracer:
         # each operand's slot by map (a comprehension is a frame of its own in this Python);
         # an array met for the first time is a constant, given its slot by ``slot``
         found = tuple(map(slots.get, map(id, map(_data, tensors))))
+        args: tuple[int, ...] = found  # type: ignore[assignment] # (typing.cast: a call a step)
         if None in found:
             args = tuple([s if s is not None else self.slot(t) for s, t in zip(found, tensors)])
-        else:
-            args = cast(tuple[int, ...], found)
         shape_from = prim.extra.get("shape_from")
         if shape_from is not None:
             self.deciding.extend(args[i] for i in shape_from([t.data for t in tensors], params))
         forward = forward or prim.forward
         assert forward is not None, f"{prim.name} is not a primitive"
         slot = len(keep)  # new_slot(out.data), inline: a call less a step
-        keep.append(out.data)
-        slots[id(out.data)] = slot
+        data = out.data
+        keep.append(data)
+        slots[id(data)] = slot
         self.steps.append((prim.name, forward, args, params, slot))
 
 

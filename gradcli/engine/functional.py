@@ -13,7 +13,8 @@ import numpy as np
 
 from ..base.engine_errors import DomainError, GradError, ScalarOutputError, ShapeError
 from ..ops.table import Array
-from .tensor import Tensor, _forward_mode, as_tensor, grad, set_grad_enabled
+from .modes import _Mode
+from .tensor import Tensor, as_tensor, grad, set_grad_enabled
 
 if TYPE_CHECKING:
     from .compile import Tape
@@ -90,8 +91,14 @@ def jvp(func: Callable[..., Tensor], inputs: Inputs, v: Any = None) -> tuple[Ten
         v = Tensor(np.ones(xs[0].shape, dtype=xs[0].dtype))
     for x, t in zip(xs, _matching(v, xs, "jvp: v")):
         x.tangent = t
-    with _forward_mode(True), set_grad_enabled(False):
+    # _forward_mode(True) and set_grad_enabled(False), without two generators' frames
+    forward, recording = _Mode.forward_active, _Mode.grad_enabled
+    _Mode.forward_active, _Mode.grad_enabled = True, False
+    try:
         out = func(*xs)
+    finally:
+        _Mode.grad_enabled = recording
+        _Mode.forward_active = forward
     tangent = out.tangent
     if tangent is None:
         tangent = Tensor(np.zeros(out.shape, dtype=out.dtype))

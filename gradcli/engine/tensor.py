@@ -19,7 +19,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -343,6 +343,7 @@ _NEEDS_FIRST, _NEEDS_SECOND = _NEEDS_TWO[1][0], _NEEDS_TWO[0][1]
 # (made at run time: the compiler would merge a literal with _NEEDS_TWO's equal constant)
 _NEEDS_A_NUMBER = tuple([True, False])
 _requires_grad = operator.attrgetter("requires_grad")
+_tangent = operator.attrgetter("tangent")
 
 
 def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
@@ -615,11 +616,13 @@ def _watched(
     if SAVED_HOOKS and out._op is not None:  # saved_tensors_hooks: pack what the node saves
         graph_hooks.pack(out)
     if _Mode._forward_active and prim.differentiable:
-        tangents = [t.tangent for t in tensors]
-        if any(t is not None for t in tangents):
-            out.tangent = tangent_of(prim, tensors, params, out.data, tangents)
-            if _Mode.tangent_holders is not None:
-                _Mode.tangent_holders.append(weakref.ref(out))
+        tangents = list(map(_tangent, tensors))  # no comprehension's, generator's frames
+        for tangent in tangents:
+            if tangent is not None:
+                out.tangent = tangent_of(prim, tensors, params, out.data, tangents)
+                if _Mode.tangent_holders is not None:
+                    _Mode.tangent_holders.append(weakref.ref(out))
+                break
 
 
 def tangent_of(
@@ -649,7 +652,7 @@ def tangent_of(
         _Mode.watching = watching
     if _Mode.nonfinite_watch is not None:
         watch_tangent(prim, tensors, tangents, tangent)
-    return cast(Tensor, tangent)  # a forward rule's result is a tensor
+    return tangent  # type: ignore[no-any-return] # a forward rule's result is a tensor
 
 
 def _complex_refusal(prim: Op, dtype: np.dtype[Any]) -> str:

@@ -98,6 +98,8 @@ def _const(array: Array) -> Tensor:
 def _scale(value: Tensor, factor: Factor) -> Tensor:
     """``value * factor`` where a factor of 1, -1 or 0 costs no multiplication; a
     ``Selected`` factor keeps ``value`` (times its factor) in its region, 0 outside."""
+    if type(factor) is Tensor:  # the usual factor, multiplied without mul's call
+        return apply_two(_MUL, value, factor)
     if isinstance(factor, Selected):
         return where(factor.region, _scale(value, factor.factor), 0.0)
     if isinstance(factor, (int, float)):
@@ -331,8 +333,13 @@ def _binary(
     def jvp(tangents: Sequence[Tensor | None], out: Tensor, a: Tensor, b: Tensor) -> Tensor:
         ta, tb = tangents
         da, db = partials(a, b, out, (ta is not None, tb is not None))
-        terms = [_scale(t, _needed(d)) for t, d in ((ta, da), (tb, db)) if t is not None]
-        return terms[0] if len(terms) == 1 else add(terms[0], terms[1])
+        # each term written out, a's first (not a comprehension's frame: forward mode's hot path)
+        if ta is not None and tb is not None:
+            return add(_scale(ta, _needed(da)), _scale(tb, _needed(db)))
+        if ta is not None:
+            return _scale(ta, _needed(da))
+        assert tb is not None, "forward mode asks for the tangent of a value with one"
+        return _scale(tb, _needed(db))
 
     def op(a: TensorLike, b: TensorLike) -> Tensor:
         return apply_two(entry, a, b)
