@@ -917,31 +917,31 @@ def _run_backward(
                             ready = fast is not None
             real = ready
             if ready:
-                # a rule on arrays; then, along a chain (the pass's most frequent rounds): while
-                # the one cotangent a rule made goes to a node whose rule on arrays takes it the
-                # same way (of one operand, or of a tensor and a number) and no other node
-                # waits, that node runs here, without the round's sends and tests
+                # a rule on arrays; then along a chain (the most frequent rounds), while the one
+                # cotangent a rule made goes to a node whose rule on arrays takes it the same way
+                # (of one operand, or of a tensor and a number) and no other node waits (nor will:
+                # this loop adds none), that node's, without the round's sends and tests
+                chain = not cotangents and (
+                    needs is _NEEDS_ONE or needs is _NEEDS_A_NUMBER or needs is _NEEDS_FIRST
+                )
+                only = None
                 while True:
                     if BUMPED:  # a tensor the rule reads was written in place since: torch's error
                         graph_hooks.check_versions(node)
                     out_data = node.data if prim.vjp_reads_out else None
                     params = node._params  # (log_softmax's dim, a sum's dims: the rule's keywords)
-                    if (
-                        not retain_graph
-                    ):  # release the saved values; the next round sends from inputs
+                    if not retain_graph:  # release the saved values (the inputs are sent)
                         if prim.released_plainly:  # (what _release comes down to)
                             node._first = node._second = None
                         elif prim.saved is not False:
                             _release(node, prim)
                     # the pass holds the node no more: where nothing else does, its value goes
                     # before the rule makes the cotangents (torch keeps no output no rule reads)
-                    node = only = None  # type: ignore[assignment]
+                    node = None  # type: ignore[assignment]
                     if out_data is not None and prim.vjp_arrays_into is not None:
                         tensor = x = y = None
                         if out_data.size >= REUSED and sole(out_data):
-                            fast = (
-                                prim.vjp_arrays_into
-                            )  # the output's tensor is gone: reuse its array
+                            fast = prim.vjp_arrays_into  # (the output's tensor is gone)
                     if params:
                         operands = (first,) if second is None else (first, second)
                         on_array = fast(g, out_data, *(t.data for t in operands), needs, **params)
@@ -956,9 +956,7 @@ def _run_backward(
                         on_array = vjp(_wrap(g), output, *operands, needs=needs, **params)
                         real = False
                         break
-                    if cotangents or not (
-                        needs is _NEEDS_ONE or needs is _NEEDS_A_NUMBER or needs is _NEEDS_FIRST
-                    ):
+                    if not chain:
                         break
                     node = first  # the next node of the chain, where it is one
                     g = on_array[0]
@@ -967,19 +965,19 @@ def _run_backward(
                         break  # (a leaf, no cotangent, a gradient retained)
                     fast = prim.vjp_arrays  # type: ignore[assignment]
                     operand = node._first
-                    after = node._second
+                    kind = node._needs  # (_NEEDS_ONE: of one operand, the second None)
                     if (
                         fast is None
                         or operand is None  # (released)
-                        or not (after is None or node._needs is _NEEDS_A_NUMBER)
+                        or (kind is not _NEEDS_ONE and kind is not _NEEDS_A_NUMBER)
                         or operand.dtype is not DEFAULT_DTYPE
                         or g.size > ROOM[0]
                     ):
                         break
                     first = operand
-                    second = after
-                    needs = node._needs
-                node = operand = after = None  # type: ignore[assignment]
+                    second = node._second
+                    needs = kind
+                node = operand = None  # type: ignore[assignment]
                 input_cotangents = on_array
             elif plain and cotangent.dtype is DEFAULT_DTYPE and not node._params:
                 # its rule on tensors, called plainly (what _vjp_on_tensors comes down to)
