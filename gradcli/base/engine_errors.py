@@ -4,7 +4,8 @@ Every class is an ``EngineError`` and also the builtin exception PyTorch raises 
 refusal (a ``ValueError``, ``IndexError``, ``RuntimeError`` or ``TypeError``), so that code
 written against torch catches them as it would there. The messages follow PyTorch's. They
 live in base, below the engine, so that ``errors.py`` gives each its hint without importing
-the engine; ``gradcli.ops.library`` exports them (``gc.ShapeError``).
+the engine; ``gradcli.ops.library`` exports them (``gc.ShapeError``). The engine's refusals
+of an operation's operands (``operand_refusal``, ``refuse_complex``) are written here too.
 """
 
 from __future__ import annotations
