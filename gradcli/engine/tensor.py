@@ -917,10 +917,9 @@ def _run_backward(
                             ready = fast is not None
             real = ready
             if ready:
-                # a rule on arrays; then along a chain (the most frequent rounds), while the one
-                # cotangent a rule made goes to a node whose rule on arrays takes it the same way
-                # (of one operand, or of a tensor and a number) and no other node waits (nor will:
-                # this loop adds none), that node's, without the round's sends and tests
+                # a rule on arrays; then along a chain, while its one cotangent goes to a node
+                # whose rule on arrays takes it the same way (of one operand, or of a tensor and
+                # a number) and no other node waits (nor will), that node's, without the sends
                 chain = not cotangents and (
                     needs is _NEEDS_ONE or needs is _NEEDS_A_NUMBER or needs is _NEEDS_FIRST
                 )
