@@ -4,10 +4,14 @@ Every class is an ``EngineError`` and also the builtin exception PyTorch raises 
 refusal (a ``ValueError``, ``IndexError``, ``RuntimeError`` or ``TypeError``), so that code
 written against torch catches them as it would there. The messages follow PyTorch's. They
 live in base, below the engine, so that ``errors.py`` gives each its hint without importing
-the engine; ``gradcli.ops.library`` exports them (``gc.ShapeError``).
+the engine; ``gradcli.ops.library`` exports them (``gc.ShapeError``). The engine's refusals
+of an operation's operands (``operand_refusal``, ``refuse_complex``) are written here too.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 # Reading .grad of a non-leaf: the engine's warning
 NONLEAF_GRAD_WARNING = (
@@ -98,3 +102,33 @@ class SizeError(EngineError, RuntimeError):
     def __init__(self, message: str, hint: str):
         super().__init__(message)
         self.hint = hint
+
+
+# The engine's refusals of an operation's operands (``engine/tensor.py``'s ``apply``): ``prim``
+# an entry of the op table (its ``name`` and ``extra``), the operands tensors (their ``dtype``
+# and ``shape``).
+
+
+def operand_refusal(prim: Any, tensors: Sequence[Any], exc: Exception) -> EngineError:
+    """The engine's error for numpy's refusal of an operation's operands."""
+    if isinstance(exc, TypeError):  # of these dtypes (the negation of a boolean)
+        dtypes = " and ".join(str(t.dtype) for t in tensors)
+        refusal = prim.extra.get("booleans", f"{prim.name} is not defined for {dtypes}: {exc}")
+        return DtypeError(refusal)
+    shapes = " and ".join(str(t.shape) for t in tensors)
+    return ShapeError(f"{prim.name}: cannot apply to shapes {shapes}: {exc}")
+
+
+def refuse_complex(prim: Any, tensors: Sequence[Any]) -> None:
+    """Refuse complex operands of an entry that is not defined for them."""
+    for t in tensors:
+        if t.dtype.kind == "c":
+            raise DtypeError(complex_refusal(prim, t.dtype))
+
+
+def complex_refusal(prim: Any, dtype: Any) -> str:
+    """The refusal of a complex operand (of ``dtype``) by an entry not defined for them."""
+    return (
+        f"{prim.name} is not defined for complex tensors (got {dtype}), as in torch; take "
+        ".real, .imag, .abs() or .angle() of the complex value first"
+    )

@@ -160,3 +160,12 @@ def randn(
     """Standard normal samples: torch's numbers for the dtype (float64 unless told), from
     ``generator`` or the generator in force."""
     return _drawn(samplers.normal, size, requires_grad, dtype, generator)
+
+
+def write(tensor: Tensor, values: Any) -> None:
+    """Overwrite ``tensor``'s values in place (torch's ``copy_`` under ``no_grad``): every
+    tensor sharing its array (a ``detach()``, a state dict's entry) sees the new values."""
+    array = tensor.data
+    if not array.flags.writeable:
+        array = tensor.data = np.array(array)
+    np.copyto(array, np.asarray(values), casting="unsafe")

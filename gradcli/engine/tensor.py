@@ -35,6 +35,9 @@ from ..base.engine_errors import (
     SeedShapeError,
     ShapeError,
 )
+from ..base.engine_errors import complex_refusal as _complex_refusal
+from ..base.engine_errors import operand_refusal as _refusal
+from ..base.engine_errors import refuse_complex as _refuse_complex
 from ..base.torch_text import size_repr
 from ..ops.table import HOLOMORPHIC, Array, Op
 from . import graph_hooks, sizes
@@ -579,23 +582,6 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
     return out
 
 
-def _refusal(prim: Op, tensors: Sequence[Tensor], exc: Exception) -> EngineError:
-    """The engine's error for numpy's refusal of an operation's operands."""
-    if isinstance(exc, TypeError):  # of these dtypes (the negation of a boolean)
-        dtypes = " and ".join(str(t.dtype) for t in tensors)
-        refusal = prim.extra.get("booleans", f"{prim.name} is not defined for {dtypes}: {exc}")
-        return DtypeError(refusal)
-    shapes = " and ".join(str(t.shape) for t in tensors)
-    return ShapeError(f"{prim.name}: cannot apply to shapes {shapes}: {exc}")
-
-
-def _refuse_complex(prim: Op, tensors: Sequence[Tensor]) -> None:
-    """Refuse complex operands of an entry that is not defined for them."""
-    for t in tensors:
-        if t.dtype.kind == "c":
-            raise DtypeError(_complex_refusal(prim, t.dtype))
-
-
 def _watched(
     prim: Op,
     tensors: Sequence[Tensor],
@@ -653,13 +639,6 @@ def tangent_of(
     if _Mode.nonfinite_watch is not None:
         watch_tangent(prim, tensors, tangents, tangent)
     return tangent  # type: ignore[no-any-return] # a forward rule's result is a tensor
-
-
-def _complex_refusal(prim: Op, dtype: np.dtype[Any]) -> str:
-    return (
-        f"{prim.name} is not defined for complex tensors (got {dtype}), as in torch; take "
-        ".real, .imag, .abs() or .angle() of the complex value first"
-    )
 
 
 def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
@@ -941,35 +920,66 @@ def _run_backward(
                             ready = fast is not None
             real = ready
             if ready:
-                if BUMPED:  # a tensor the rule reads was written in place since: torch's error
-                    graph_hooks.check_versions(node)
-                out_data = node.data if prim.vjp_reads_out else None
-                params = node._params  # (log_softmax's dim, a sum's dims: the rule's keywords)
-                if not retain_graph:  # release the saved values; the next round sends from inputs
-                    if prim.released_plainly:  # (what _release comes down to)
-                        node._first = node._second = None
-                    elif prim.saved is not False:
-                        _release(node, prim)
-                # the pass holds the node no more: where nothing else does, its value goes
-                # before the rule makes the cotangents (torch keeps no output a rule does not read)
-                node = only = None  # type: ignore[assignment]
-                if out_data is not None and prim.vjp_arrays_into is not None:
-                    tensor = x = y = None
-                    if out_data.size >= REUSED and sole(out_data):
-                        fast = prim.vjp_arrays_into  # the output's tensor is gone: reuse its array
-                if params:
-                    operands = (first,) if second is None else (first, second)
-                    on_array = fast(g, out_data, *(t.data for t in operands), needs, **params)
-                elif second is None:
-                    on_array = fast(g, out_data, first.data, needs)
-                else:
-                    on_array = fast(g, out_data, first.data, second.data, needs)
-                if on_array is None:  # the rule declines (a broadcast operand): vjp runs
-                    vjp: Callable[..., Any] = prim.vjp  # type: ignore[assignment]
-                    output = None if out_data is None else _wrap(out_data)
-                    operands = (first,) if second is None else (first, second)
-                    on_array = vjp(_wrap(g), output, *operands, needs=needs, **params)
-                    real = False
+                # a rule on arrays; then along a chain, while its one cotangent goes to a node
+                # whose rule on arrays takes it the same way (of one operand, or of a tensor and
+                # a number) and no other node waits (nor will), that node's, without the sends
+                chain = not cotangents and (
+                    needs is _NEEDS_ONE or needs is _NEEDS_A_NUMBER or needs is _NEEDS_FIRST
+                )
+                only = None
+                while True:
+                    if BUMPED:  # a tensor the rule reads was written in place since: torch's error
+                        graph_hooks.check_versions(node)
+                    out_data = node.data if prim.vjp_reads_out else None
+                    params = node._params  # (log_softmax's dim, a sum's dims: the rule's keywords)
+                    if not retain_graph:  # release the saved values (the inputs are sent)
+                        if prim.released_plainly:  # (what _release comes down to)
+                            node._first = node._second = None
+                        elif prim.saved is not False:
+                            _release(node, prim)
+                    # the pass holds the node no more: where nothing else does, its value goes
+                    # before the rule makes the cotangents (torch keeps no output no rule reads)
+                    node = None  # type: ignore[assignment]
+                    if out_data is not None and prim.vjp_arrays_into is not None:
+                        tensor = x = y = None
+                        if out_data.size >= REUSED and sole(out_data):
+                            fast = prim.vjp_arrays_into  # (the output's tensor is gone)
+                    if params:
+                        operands = (first,) if second is None else (first, second)
+                        on_array = fast(g, out_data, *(t.data for t in operands), needs, **params)
+                    elif second is None:
+                        on_array = fast(g, out_data, first.data, needs)
+                    else:
+                        on_array = fast(g, out_data, first.data, second.data, needs)
+                    if on_array is None:  # the rule declines (a broadcast operand): vjp runs
+                        vjp: Callable[..., Any] = prim.vjp  # type: ignore[assignment]
+                        output = None if out_data is None else _wrap(out_data)
+                        operands = (first,) if second is None else (first, second)
+                        on_array = vjp(_wrap(g), output, *operands, needs=needs, **params)
+                        real = False
+                        break
+                    if not chain:
+                        break
+                    node = first  # the next node of the chain, where it is one
+                    g = on_array[0]
+                    prim = node._op
+                    if prim is None or g is None or node._retains_grad:
+                        break  # (a leaf, no cotangent, a gradient retained)
+                    fast = prim.vjp_arrays  # type: ignore[assignment]
+                    operand = node._first
+                    kind = node._needs  # (_NEEDS_ONE: of one operand, the second None)
+                    if (
+                        fast is None
+                        or operand is None  # (released)
+                        or (kind is not _NEEDS_ONE and kind is not _NEEDS_A_NUMBER)
+                        or operand.dtype is not DEFAULT_DTYPE
+                        or g.size > ROOM[0]
+                    ):
+                        break
+                    first = operand
+                    second = node._second
+                    needs = kind
+                node = operand = None  # type: ignore[assignment]
                 input_cotangents = on_array
             elif plain and cotangent.dtype is DEFAULT_DTYPE and not node._params:
                 # its rule on tensors, called plainly (what _vjp_on_tensors comes down to)
@@ -1188,12 +1198,3 @@ def _probe_ownership() -> None:
 
 _OWNERSHIP.calibrate(_probe_ownership)
 graph_hooks.connect(set_grad_enabled, _Mode.rewatch, lambda: next(_ORDER))
-
-
-def write(tensor: Tensor, values: Any) -> None:
-    """Overwrite ``tensor``'s values in place (torch's ``copy_`` under ``no_grad``): every
-    tensor sharing its array (a ``detach()``, a state dict's entry) sees the new values."""
-    array = tensor.data
-    if not array.flags.writeable:
-        array = tensor.data = np.array(array)
-    np.copyto(array, np.asarray(values), casting="unsafe")

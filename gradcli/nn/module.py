@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..base.engine_errors import DtypeError, ShapeError
-from ..engine.tensor import Tensor, default_floating, no_grad, write
+from ..engine.creation import write
+from ..engine.tensor import Tensor, default_floating, no_grad
 
 
 class Parameter(Tensor):

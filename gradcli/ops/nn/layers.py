@@ -16,7 +16,8 @@ from typing import Any, overload
 import numpy as np
 
 from ...base.engine_errors import DomainError, IndexDomainError, ShapeError
-from ...engine.tensor import Tensor, write
+from ...engine.creation import write
+from ...engine.tensor import Tensor
 from .. import explaining as X
 from .. import primitives as P
 from ..arrays import rearranging as RA
