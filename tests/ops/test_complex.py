@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -97,7 +99,10 @@ def test_what_complex_numbers_cannot_do_is_refused_with_a_message(cli, args, mes
 
 
 def test_the_installed_gradcli_takes_complex_values():
-    gradcli = shutil.which("gradcli")
+    """The console script of the environment under test (beside its interpreter, which pytest
+    may have been started by without that environment's bin on PATH), else PATH's."""
+    beside = Path(sys.executable).with_name("gradcli")
+    gradcli = str(beside) if beside.exists() else shutil.which("gradcli")
     assert gradcli is not None
     done = subprocess.run(
         [gradcli, "grad", "-e", "y = abs(z)**2", "-i", "z=3-4j", "--format", "json"],
