@@ -47,6 +47,13 @@ class Screen:
         return "\n".join(self.lines)
 
 
+def interruptible() -> None:
+    """In the child before it runs gradcli: SIGINT as a terminal's shell leaves it (default), so
+    that Ctrl-C reaches Python even where the suite itself was started with SIGINT ignored (a
+    shell's ``command &`` without job control, ``nohup``), which the child would inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_in_terminal(
     args: list[str],
     columns: int,
@@ -82,6 +89,7 @@ def run_in_terminal(
         cwd=REPO,
         env=environment,
         start_new_session=True,
+        preexec_fn=interruptible,
     )
     os.close(slave)
     data = bytearray()

@@ -19,7 +19,7 @@ import pytest
 
 from gradcli.cli import repl
 
-from .screen import REPO, gradcli_command
+from .screen import REPO, gradcli_command, interruptible
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -44,6 +44,7 @@ def _start(data: os.PathLike, *args: str, columns: int = 120):
         encoding="utf-8",
         timeout=60,
         dimensions=(50 if columns >= 120 else 300, columns),
+        preexec_fn=interruptible,
     )
     child.expect(PROMPT)
     return child
