@@ -77,6 +77,7 @@ PROGRAMS = {
         "print(math.hypot(torch.tensor(3.), torch.tensor(4.)), math.exp(torch.tensor([2.])))\n"
         "print(math.gcd(torch.tensor(6), 4), math.factorial(torch.tensor(5)), "
         "math.isqrt(torch.tensor(True)), math.exp(torch.tensor(2, dtype=torch.int32)))\n"
+        "print(math.isclose(t, 2.52, rel_tol=torch.tensor(.01)), math.log(torch.tensor(8.), 2))\n"
         "for f in (lambda: math.exp(torch.ones(2)), lambda: math.gcd(torch.tensor(2.), 4), "
         "lambda: math.trunc(t), lambda: math.ldexp(t, torch.tensor(3)), lambda: float(t[None, None]"
         ".expand(1, 2)), lambda: math.log(t - t), lambda: math.floor(t / 0)):\n"

@@ -131,10 +131,11 @@ def test_math_takes_a_one_element_tensor_as_python_does():
         "import math, torch\nt = torch.tensor(2.5, requires_grad=True)\n"
         "print(math.exp(t), math.floor(t), math.gcd(torch.tensor(6), 4), "
         "math.factorial(torch.tensor(4)))\n"
+        "print(math.isclose(t, 2.52, rel_tol=0.01), math.isclose(1., 1.1, abs_tol=t))\n"
         "math.exp(torch.ones(2))\n"
     )
     out, status, last = gradcli_run(program)
-    assert out == f"{math.exp(2.5)!r} 2 2 24\n"
+    assert out == f"{math.exp(2.5)!r} 2 2 24\nTrue True\n"
     assert status == 1
     assert last == "ValueError: only one element tensors can be converted to Python scalars"
     _, _, last = gradcli_run("import math, torch\nmath.gcd(torch.tensor(2.), 4)\n")

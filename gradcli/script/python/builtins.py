@@ -444,7 +444,9 @@ def python_modules(run: Run) -> dict[str, Module]:
         of numbers: through torch's ``__float__`` (with its warning where the tensor requires
         grad) or, where it wants an integer, ``__index__``."""
 
-        def number(place: int, value: Any) -> Any:
+        def number(place: int | str, value: Any) -> Any:
+            """An argument (by place, or a keyword's name: isclose's rel_tol) as the C
+            function receives it."""
             if not isinstance(value, gc.Tensor):
                 return value
             if name in ("gcd", "factorial", "isqrt"):
@@ -455,7 +457,11 @@ def python_modules(run: Run) -> dict[str, Module]:
                 raise TypeError("Expected an int as second argument to ldexp.")
             return tensors.scalar_of(run, value, float)
 
-        return Builtin(name, lambda *a: function(*(number(i, v) for i, v in enumerate(a))))
+        def call(*args: Any, **keywords: Any) -> Any:
+            given = {k: number(k, v) for k, v in keywords.items()}
+            return function(*(number(i, v) for i, v in enumerate(args)), **given)
+
+        return Builtin(name, call)
 
     math_names: dict[str, Any] = {
         name: of_numbers(name, getattr(math, name))
