@@ -8,18 +8,17 @@ function transforms as ``gc.func`` (``grad``, ``jacrev``, ``vmap``, ...) and
 line renders, and ``gc.text(result, format)``.
 """
 
-import gc as _gc
 from typing import Any as _Any
+
+from .base import collector as _collector
 
 __version__ = "0.1.0"
 
-# Importing makes tens of thousands of objects that live as long as the process, and next to
-# no garbage: the collector would only scan them, again and again. It is paused while the
-# engine is imported, then goes on as before. Freezing what the import made (``gc.freeze``)
-# is the command line's business (``cli``): a library must not change how the collector of
-# the user's process treats the user's own objects.
-_collecting = _gc.isenabled()
-_gc.disable()
+# The collector is paused while the engine is imported, then goes on as before, what the
+# import made moved to its oldest generation unscanned (``base/collector.py``). Freezing it for
+# good (``gc.freeze``) is the command line's business (``cli``): a library must not change how
+# the collector of the user's process treats the user's own objects.
+_collecting = _collector.pause()
 
 # numpy first, from as few frames deep as gradcli can: imported from deeper in gradcli's own
 # imports, its imports go back and forth across the edge of CPython 3.11's first 16 KB chunk
@@ -33,8 +32,7 @@ from .ops.library import __all__ as _engine_all  # noqa: E402
 
 __all__ = ["__version__", *_engine_all, "Program", "program", "text"]
 
-if _collecting:
-    _gc.enable()
+_collector.resume(_collecting)
 
 
 def __getattr__(name: str) -> _Any:

@@ -8,15 +8,16 @@ internal error, 124 --timeout passed, 130 interrupted).
 Annotations are evaluated as the module runs (no ``from __future__ import annotations``):
 Typer reads every option's, and text annotations would be compiled at each start. The garbage
 collector is paused while the modules a command needs are imported, as in ``gradcli``'s
-``__init__`` (see there); ``main`` then freezes what they made (``gc.freeze``: kept out of
-every later collection, several ms of each call), the command line's own process only, never
-a process that imports gradcli as a library.
+``__init__`` (``base/collector.py``); ``main`` then freezes what they made (``gc.freeze``:
+kept out of every later collection, several ms of each call), the command line's own process
+only, never a process that imports gradcli as a library.
 """
 
 import gc
 
-_collecting = gc.isenabled()
-gc.disable()
+from ..base import collector
+
+_collecting = collector.pause()
 
 import difflib
 import importlib
@@ -236,5 +237,4 @@ def main() -> None:
     raise SystemExit(code)
 
 
-if _collecting:
-    gc.enable()
+collector.resume(_collecting)

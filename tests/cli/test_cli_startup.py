@@ -115,20 +115,53 @@ def test_shell_completion_lists_every_command():
     assert done.stdout.split() == list(cli.COMMANDS)
 
 
+def printed(*lines: str) -> list[str]:
+    """The words a new Python process running ``lines`` prints."""
+    code = "".join(f"{line}\n" for line in lines)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.split()
+
+
 @pytest.mark.parametrize("module", ["gradcli", "gradcli.cli.app"])
 @pytest.mark.parametrize("before", [True, False])
 def test_the_collector_is_as_it_was_after_the_imports(module, before):
     """Paused while gradcli's modules are imported, collection is on again after, unless the
     importer had it off; nothing is frozen: a library leaves the user's collector alone."""
-    code = (
-        "import gc, importlib\n"
-        f"None if {before} else gc.disable()\n"
-        f"importlib.import_module({module!r})\n"
-        "print(gc.isenabled(), gc.get_freeze_count())\n"
+    assert printed(
+        "import gc, importlib",
+        f"None if {before} else gc.disable()",
+        f"importlib.import_module({module!r})",
+        "print(gc.isenabled(), gc.get_freeze_count())",
+    ) == [str(before), "0"]
+
+
+@pytest.mark.parametrize("module", ["gradcli", "gradcli.cli.app"])
+def test_the_imports_objects_are_not_left_young(module):
+    """What the imports made (while the collector was paused) goes on in the oldest
+    generation, unscanned: left young, the first collection after would scan all of it."""
+    young, old = map(
+        int,
+        printed(
+            "import gc, importlib",
+            f"importlib.import_module({module!r})",
+            "print(len(gc.get_objects(0)) + len(gc.get_objects(1)), len(gc.get_objects(2)))",
+        ),
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == [str(before), "0"]
+    assert young < 10_000 < old
+
+
+def test_the_imports_leave_what_the_user_froze_frozen():
+    """A process that froze objects of its own keeps them frozen when it imports gradcli:
+    neither given back to the collector nor joined by gradcli's."""
+    assert printed(
+        "import gc",
+        "kept = [[] for _ in range(1000)]",
+        "gc.freeze()",
+        "frozen = gc.get_freeze_count()",
+        "import gradcli",
+        "print(gc.isenabled(), 1000 < gc.get_freeze_count() <= frozen)",
+    ) == ["True", "True"]
 
 
 def test_the_command_line_freezes_what_its_imports_made():
