@@ -11,10 +11,22 @@ goes on, the objects the collector tracks move to its oldest generation unscanne
 with the collector on would have gone anyway. Where the process has frozen objects of its own,
 ``gc.unfreeze`` would give them back to the collector: nothing moves then, and the first
 collection scans. Nothing stays frozen: freezing the imports' objects for good is the command
-line's business (``cli.app.main``), never a library's.
+line's business (``keep``, called by ``cli.app.main``), never a library's; in the command
+line's process, what a later import makes (sympy's, on a cache miss) is frozen as it resumes.
 """
 
 import gc
+
+#: Whether this process is the command line's, whose objects stay frozen (``keep``).
+_kept = False
+
+
+def keep() -> None:
+    """Freeze for good what the process holds, and what later imports make as the collector
+    resumes: for the command line's own process (``cli.app.main``), never a library's."""
+    global _kept
+    gc.freeze()
+    _kept = True
 
 
 def pause() -> bool:
@@ -26,10 +38,12 @@ def pause() -> bool:
 
 def resume(collecting: bool) -> None:
     """Start the collector again if it was on (``collecting``, from ``pause``), what it
-    tracks moved to its oldest generation first, unscanned."""
+    tracks moved to its oldest generation first, unscanned (frozen, after ``keep``)."""
     if not collecting:
         return
-    if not gc.get_freeze_count():
+    if _kept:
+        gc.freeze()
+    elif not gc.get_freeze_count():
         gc.freeze()
         gc.unfreeze()
     gc.enable()

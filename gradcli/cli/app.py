@@ -13,8 +13,6 @@ kept out of every later collection, several ms of each call), the command line's
 only, never a process that imports gradcli as a library.
 """
 
-import gc
-
 from ..base import collector
 
 _collecting = collector.pause()
@@ -206,7 +204,7 @@ def _root(
 
 def main() -> None:
     """Console-script entry point."""
-    gc.freeze()  # the imports' objects live as long as the process (see the docstring)
+    collector.keep()  # the imports' objects live as long as the process (see the docstring)
     if hasattr(signal, "SIGPIPE"):
         # a reader that closed the pipe (``gradcli ... | head -1``) ends gradcli quietly, as
         # it ends ``seq``: Python would otherwise raise BrokenPipeError on the next write

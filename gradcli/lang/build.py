@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from ..base import bounds
+from ..base import bounds, collector
 from ..base.errors import GradcliError
 from .ir import rename, version
 from .program import Assignment, ParsedProgram
@@ -21,7 +21,13 @@ def parse_program(source: str) -> ParsedProgram:
     assignments = []
     defined: dict[str, int] = {}
     checked_all = [c for s in split_statements(source) for c in _guarded(s, check_all, s)]
-    from .parse import to_ir, to_sympy  # imports sympy: only for text that passed the checks
+    # imports sympy (only for text that passed the checks), hundreds of thousands of objects
+    # the collector would scan again and again: paused meanwhile (base/collector.py)
+    collecting = collector.pause()
+    try:
+        from .parse import to_ir, to_sympy
+    finally:
+        collector.resume(collecting)
 
     later: dict[str, int] = {}
     for c in checked_all:
