@@ -32,7 +32,7 @@ from .. import __version__
 from ..base.notice import say
 from ..commands.table import COMMANDS as TABLE
 from .guard import OUTPUT_FAILED, CheckedStdout, OutputFailure, discard_stdout
-from .options import REGISTERED, format_help
+from .options import format_help, registered
 
 #: Every command, by name, in the order of ``gradcli --help`` (the command table's, then
 #: ``samples``, which lists what comes with gradcli and computes nothing): the module (in
@@ -73,7 +73,7 @@ class Commands(TyperGroup):
         module = COMMANDS.get(cmd_name)
         if cmd_name not in self.commands and module is not None:
             importlib.import_module(module, __package__)  # it registers the command
-            self.add_command(typer.main.get_command(REGISTERED[cmd_name]), cmd_name)
+            self.add_command(typer.main.get_command(registered(cmd_name)), cmd_name)
         return super().get_command(ctx, cmd_name)
 
     def parse_args(self, ctx, args: list[str]) -> list[str]:

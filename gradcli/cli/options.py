@@ -28,12 +28,16 @@ from ..results import FORMATS
 from .guard import guard
 
 #: Every command registered so far, as a Typer application of its own (see ``command``), by
-#: name; ``app.COMMANDS`` says which module registers each.
+#: name (read through ``registered``); ``app.COMMANDS`` says which module registers each.
 REGISTERED: dict[str, typer.Typer] = {}
 
 #: The function of every command registered so far, by name: its signature is the
 #: declaration Typer reads, and the words are read against (``command_words``).
 DECLARED: dict[str, Callable] = {}
+
+#: The declarations of the commands of ``program_command`` not made yet, by name: a call makes
+#: only that of the command it runs (``registered``), not every one its module holds.
+PENDING: dict[str, Callable[[], None]] = {}
 
 #: The key of ``Context.meta`` under which a command's reading of its words leaves the names
 #: of the parameters that the words gave (the others took their defaults).
@@ -97,6 +101,15 @@ def command(name: str):
         return function
 
     return register
+
+
+def registered(name: str) -> typer.Typer:
+    """The Typer application of the command ``name`` (its module imported), its declaration
+    made first if it is waiting (``PENDING``)."""
+    declare = PENDING.pop(name, None)
+    if declare is not None:
+        declare()
+    return REGISTERED[name]
 
 
 def reflowed(text: str | None) -> str | None:
@@ -550,6 +563,8 @@ def program_command(formats: tuple[str, ...] = FORMATS):
     no panel are in one of their own); the shared ones reach the function as one ``RunOptions``.
     ``formats`` are the choices of its --format; with none (a command that prints no
     result) there is neither --format nor --precision. Errors are reported by ``guard``.
+    The declaration is made when the command is first asked for (``registered``): a module
+    declares several commands, and a call runs one.
     """
     kinds = {
         "format": Annotated[
@@ -565,56 +580,62 @@ def program_command(formats: tuple[str, ...] = FORMATS):
 
     def register(function):
         name = function.__name__.removesuffix("_command")
-        own = list(inspect.signature(function, eval_str=True).parameters.values())[1:]
-        own = [_in_panel(p, f"{name.capitalize()} options") for p in own]
-        shared = [
-            inspect.Parameter(
-                option,
-                inspect.Parameter.KEYWORD_ONLY,
-                default=default,
-                annotation=kinds.get(option, kind),
+
+        def declare():  # untyped: mypy refuses the __signature__ set on the wrapper below
+            own = list(inspect.signature(function, eval_str=True).parameters.values())[1:]
+            own = [_in_panel(p, f"{name.capitalize()} options") for p in own]
+            shared = [
+                inspect.Parameter(
+                    option,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=default,
+                    annotation=kinds.get(option, kind),
+                )
+                for option, kind, default in SHARED
+                if option not in fixed
+            ]
+            # in a panel, the shared options first (--x before --v, --format before --exact)
+            ordered = sorted(
+                shared + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own],
+                key=_panel_order,
             )
-            for option, kind, default in SHARED
-            if option not in fixed
-        ]
-        # in a panel, the shared options first (--x before --v, --format before --exact)
-        ordered = sorted(
-            shared + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own],
-            key=_panel_order,
-        )
 
-        @functools.wraps(function)
-        def invoked(**options):
-            from ..base.files import reading_inputs
-            from ..commands.outputs import one_output
-            from ..commands.table import entry
+            @functools.wraps(function)
+            def invoked(**options):
+                from ..base.files import reading_inputs
+                from ..commands.outputs import one_output
+                from ..commands.table import entry
 
-            context = options.pop("context")
-            given = {option: options.pop(option) for option, _, _ in SHARED if option not in fixed}
-            run = RunOptions(**given, **fixed, command=name)
-            run.format_given = "format" in context.meta.get(GIVEN, ())
-            with guard(run.debug, as_json=run.format == "json"), reading_inputs():
-                check_encoding({**vars(run), **options})
-                check_choice("--format", run.format, formats or ("table",))
-                check_choice("--dtype", run.dtype, tuple(DTYPES))
-                check_choice("--nonfinite", run.nonfinite, NONFINITE)
-                if not entry(name).several:
-                    one_output(run.of, name)
-                in_force = Limits(run.max_elements, run.max_length, run.max_depth)
-                with (
-                    bounds.using(in_force),
-                    budget(name, run.max_memory, run.timeout),
-                    nonfinite_as(run.nonfinite),
-                ):
-                    function(run, **options)
+                context = options.pop("context")
+                given = {
+                    option: options.pop(option) for option, _, _ in SHARED if option not in fixed
+                }
+                run = RunOptions(**given, **fixed, command=name)
+                run.format_given = "format" in context.meta.get(GIVEN, ())
+                with guard(run.debug, as_json=run.format == "json"), reading_inputs():
+                    check_encoding({**vars(run), **options})
+                    check_choice("--format", run.format, formats or ("table",))
+                    check_choice("--dtype", run.dtype, tuple(DTYPES))
+                    check_choice("--nonfinite", run.nonfinite, NONFINITE)
+                    if not entry(name).several:
+                        one_output(run.of, name)
+                    in_force = Limits(run.max_elements, run.max_length, run.max_depth)
+                    with (
+                        bounds.using(in_force),
+                        budget(name, run.max_memory, run.timeout),
+                        nonfinite_as(run.nonfinite),
+                    ):
+                        function(run, **options)
 
-        # Typer passes the parameter annotated typer.Context: what the command line gave
-        context = inspect.Parameter(
-            "context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
-        )
-        invoked.__signature__ = inspect.Signature([*ordered, context])
-        del invoked.__wrapped__  # Typer must read the signature above, not the function's
-        command(name)(invoked)
+            # Typer passes the parameter annotated typer.Context: what the command line gave
+            context = inspect.Parameter(
+                "context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
+            )
+            invoked.__signature__ = inspect.Signature([*ordered, context])
+            del invoked.__wrapped__  # Typer must read the signature above, not the function's
+            command(name)(invoked)
+
+        PENDING[name] = declare
         return function
 
     return register
