@@ -43,15 +43,14 @@ from ..results import (
     Values,
 )
 from . import (
-    Block,
     Options,
-    blocks,
     difference_text,
     distinct,
     element_label,
     number_format,
     renders,
 )
+from .blocks import Block, blocks
 
 SNAPSHOT_WIDTH = 100
 SUMMARY_CELLS = 1000  # a larger array shows its edges only, as torch prints large tensors
