@@ -38,11 +38,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
+
+from .records import record
 
 PythonScalar: TypeAlias = bool | int | float | complex
 """What ``.item()`` gives: a Python bool, int, float or complex."""
@@ -83,7 +85,7 @@ def _check_int(name: str, value: object, *, minimum: int | None) -> None:
         raise ValueError(f"print option {name} must be at least {minimum}, got {value}")
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class PrintOptions:
     """torch's print options (``torch.set_printoptions``), by default torch's defaults.
 
@@ -235,7 +237,7 @@ def tolist_text(data: npt.ArrayLike) -> str:
 # The numbers of a tensor
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class _Formatter:
     """How every element of one tensor is written: the mode and the common width."""
 
@@ -317,7 +319,7 @@ def _summarized(array: npt.NDArray[Any], edgeitems: int) -> npt.NDArray[Any]:
     return array[np.ix_(*(_edges(n, edgeitems) for n in array.shape))]
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class _Layout:
     """The layout of one tensor's numbers: its formatter, the options, whether it is
     summarized."""

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..base.records import record
 from .table import Array
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class Slot:
     """One tensor operand of an operation, and what its rule may read."""
 

@@ -13,12 +13,12 @@ import importlib
 import math
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..base.errors import GradcliError
+from ..base.records import record
 from ..results import Difference, Result
 
 # the modules whose renderers write each format
@@ -30,7 +30,7 @@ _MODULES = {
 }
 
 
-@dataclass(frozen=True)
+@record(kw_only=False, eq=True)
 class Options:
     """How a table looks: significant digits, --heatmap (Jacobians), and a chart's width and
     height in characters (None: fit the terminal). JSON and CSV ignore them; dot writes its
