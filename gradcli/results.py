@@ -7,18 +7,21 @@ result (a graph's nodes, explain's steps, check's differences) are named tuples,
 less to define at start-up than dataclasses.
 
 Results hold numpy arrays, which do not compare as one boolean: they compare by identity.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations``: a named tuple's field annotated with text is
+compiled as it is defined (``typing.NamedTuple`` makes a ``ForwardRef`` of it), some forty
+compiles at every start; annotations as objects cost nothing. (``Local``, which this module
+must not import, is named as text where a named tuple reads it not.)
+"""
 
 from dataclasses import field
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
+import numpy as np
+
 from .base.records import record
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from .commands.explain.local import Local
 
 FORMATS = ("table", "json", "csv")
@@ -257,7 +260,7 @@ class Backward(NamedTuple):
     derivatives by each operand, and what it passes on."""
 
     node: str
-    local: tuple[Local, ...]
+    local: tuple["Local", ...]
     incoming: np.ndarray
     passes_on: tuple[Passed, ...]
 
