@@ -16,6 +16,9 @@ line's process, what a later import makes (sympy's, on a cache miss) is frozen a
 """
 
 import gc
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 #: Whether this process is the command line's, whose objects stay frozen (``keep``).
 _kept = False
@@ -47,3 +50,18 @@ def resume(collecting: bool) -> None:
         gc.freeze()
         gc.unfreeze()
     gc.enable()
+
+
+@contextmanager
+def paused_for(module: str) -> Iterator[None]:
+    """The collector paused while the block runs, if it imports ``module`` (a library of
+    many objects: sympy, rich) for the first time; else nothing changes (a REPL's next
+    statement must not freeze what the session made)."""
+    if module in sys.modules:
+        yield
+        return
+    collecting = pause()
+    try:
+        yield
+    finally:
+        resume(collecting)

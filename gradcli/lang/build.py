@@ -23,11 +23,8 @@ def parse_program(source: str) -> ParsedProgram:
     checked_all = [c for s in split_statements(source) for c in _guarded(s, check_all, s)]
     # imports sympy (only for text that passed the checks), hundreds of thousands of objects
     # the collector would scan again and again: paused meanwhile (base/collector.py)
-    collecting = collector.pause()
-    try:
+    with collector.paused_for("sympy"):
         from .parse import to_ir, to_sympy
-    finally:
-        collector.resume(collecting)
 
     later: dict[str, int] = {}
     for c in checked_all:

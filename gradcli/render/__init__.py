@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base import collector
 from ..base.errors import GradcliError
 from ..base.records import record
 from ..results import Difference, Result
@@ -98,10 +99,12 @@ def registered() -> set[tuple[type[Result], str]]:
 
 
 def _load(*formats: str) -> None:
-    """Import the modules that hold the renderers of ``formats`` (they register them)."""
-    for fmt in formats:
-        for module in _MODULES.get(fmt, ()):
-            importlib.import_module(f"{__name__}.{module}")
+    """Import the modules that hold the renderers of ``formats`` (they register them); rich,
+    which tables import, with the collector paused (``base/collector.py``)."""
+    with collector.paused_for("rich"):
+        for fmt in formats:
+            for module in _MODULES.get(fmt, ()):
+                importlib.import_module(f"{__name__}.{module}")
 
 
 def format_number(value: float, precision: int) -> str:

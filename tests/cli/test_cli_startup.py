@@ -179,6 +179,22 @@ def test_a_cache_miss_imports_sympy_with_the_collector_paused(tmp_path):
     assert parsed == "True" and int(collections) < 80
 
 
+def test_only_the_first_import_of_sympy_freezes():
+    """In the command line's process (a REPL's), the collector is paused, and what exists
+    frozen, for sympy's first import only: a later parse leaves the session's objects alone."""
+    assert printed(
+        "import gc",
+        "from gradcli.base import collector",
+        "from gradcli.lang import parse_program",
+        "collector.keep()",
+        "parse_program('y = x**2')",
+        "kept = gc.get_freeze_count()",
+        "session = [[] for _ in range(1000)]",
+        "parse_program('z = x**3')",
+        "print(gc.isenabled(), gc.get_freeze_count() <= kept)",
+    ) == ["True", "True"]
+
+
 def test_the_command_line_freezes_what_its_imports_made():
     """``main`` (the console script) keeps the imports' objects out of later collections."""
     code = (
