@@ -3,7 +3,7 @@ torch's numbers for their dtype from torch's generator (``torch_random``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -11,8 +11,12 @@ from ..base.engine_errors import DomainError, DtypeError
 from ..ops.numerics.single_precision import fused_multiply_add
 from ..ops.table import DTYPE_NAMES, Array
 from .tensor import DEFAULT_DTYPE, Tensor
-from .torch_random import Generator, in_force, samplers
-from .torch_random import manual_seed as _seed_default
+
+if TYPE_CHECKING:
+    from .torch_random import Generator
+
+# torch_random (the generator and its samplers) is imported where a number is drawn: a
+# command's run draws none unless its program does
 
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
@@ -27,7 +31,9 @@ _DTYPES = [np.dtype(name) for name in dict.fromkeys(DTYPE_NAMES.values())]
 def manual_seed(seed: int) -> Generator:
     """``torch.manual_seed``: seed the default generator behind ``rand`` and ``randn`` (until
     then it is seeded from the operating system's randomness, as torch's is)."""
-    return _seed_default(seed)
+    from . import torch_random
+
+    return torch_random.manual_seed(seed)
 
 
 def resolve_dtype(dtype: Any) -> np.dtype[Any] | None:
@@ -136,6 +142,8 @@ def _drawn(
     kind = resolve_dtype(dtype) or DEFAULT_DTYPE
     if kind.kind != "f":
         raise DtypeError(f"random numbers are floating point: give float32 or float64, not {kind}")
+    from .torch_random import in_force
+
     drawn = sampler(generator or in_force(), _shape(size), kind)
     return Tensor(drawn, requires_grad=requires_grad)
 
@@ -148,6 +156,8 @@ def rand(
 ) -> Tensor:
     """Uniform samples on [0, 1): torch's numbers for the dtype (float64 unless told), from
     ``generator`` or the generator in force."""
+    from .torch_random import samplers
+
     return _drawn(samplers.uniform, size, requires_grad, dtype, generator)
 
 
@@ -159,6 +169,8 @@ def randn(
 ) -> Tensor:
     """Standard normal samples: torch's numbers for the dtype (float64 unless told), from
     ``generator`` or the generator in force."""
+    from .torch_random import samplers
+
     return _drawn(samplers.normal, size, requires_grad, dtype, generator)
 
 

@@ -35,6 +35,7 @@ NOT_ON_THE_WARM_PATH = (
     "gradcli.render.table",  # --format table
     "rich",  # tables (and Typer's help)
     "numpy.random",  # rand, randn, dropout
+    "gradcli.engine.torch_random",  # torch's generator: rand, randn, dropout
     "hashlib",  # the cache's SHA-256 is Python's own (hashlib loads OpenSSL)
     "tempfile",  # writing a file, or a cache entry
     "csv",  # reading a .csv input

@@ -21,7 +21,6 @@ import numpy as np
 
 from ...base.engine_errors import DomainError
 from ...engine.tensor import Tensor
-from ...engine.torch_random import entered, samplers
 from .. import explaining as X
 from .. import primitives as P
 from ..table import BOOL, NUMBER, TENSOR, Param, public
@@ -78,6 +77,8 @@ def dropout(x: Any, p: float = 0.5, training: bool = True) -> Tensor:
         raise DomainError(f"dropout: the probability p must be between 0 and 1, got {p}")
     if not training:
         return t
+    from ...engine.torch_random import entered, samplers  # a draw's: not at start-up
+
     generator = entered()
     if generator is not None and t.dtype in (np.float32, np.float64):
         if p == 0:  # torch hands the input back, drawing nothing
