@@ -7,13 +7,12 @@ result (a graph's nodes, explain's steps, check's differences) are named tuples,
 less to define at start-up than dataclasses.
 
 Results hold numpy arrays, which do not compare as one boolean: they compare by identity.
-
-No ``from __future__ import annotations``: a named tuple's field annotated with text is
-compiled as it is defined (``typing.NamedTuple`` makes a ``ForwardRef`` of it), some forty
-compiles at every start; annotations as objects cost nothing. (``Local``, which this module
-must not import, is named as text where a named tuple reads it not.)
 """
 
+# No ``from __future__ import annotations``: a named tuple's field annotated with text is
+# compiled as it is defined (``typing.NamedTuple`` makes a ``ForwardRef`` of it), some forty
+# compiles at every start; annotations as objects cost nothing. (``Local``, which this module
+# must not import, is named as text, where a named tuple does not read it.)
 from dataclasses import field
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
