@@ -65,9 +65,9 @@ def load(code: bytes, symbol: str) -> int | None:
         return None
     import ctypes
 
-    import llvmlite.binding as llvm
-
     try:
+        import llvmlite.binding as llvm
+
         libc = ctypes.CDLL(None)
         for name in names:
             llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)

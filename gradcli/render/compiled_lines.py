@@ -95,8 +95,10 @@ def _loaded() -> Kernel | None:
             return Kernel(address)
         stored = ("", b"")  # compiled by numba from now on, from numba's cache
         cache.write_file(name, _sealed(key, *stored))
-    from . import lines_kernel
-
+    try:
+        from . import lines_kernel
+    except ImportError:  # numba there but broken: the layout's writer
+        return None
     if name is None or stored is not None or cache.usable_dir(create=True) is None:
         return Kernel(lines_kernel.build(cache=True)[0])
     address, code, symbol = lines_kernel.build(cache=False)
