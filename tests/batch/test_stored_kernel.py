@@ -19,7 +19,7 @@ import pytest
 from gradcli.base import machine_code
 from gradcli.render.json_format import plain
 
-pytest.importorskip("numba")
+numba = pytest.importorskip("numba")
 pytestmark = pytest.mark.extras
 
 #: A process that writes the lines of some points with the kernel and says whether it
