@@ -320,9 +320,10 @@ def _measured(
     return float(seconds), float(peak)
 
 
-#: What the JSON lines of a big batch import and load (numba's modules, the kernel from numba's
-#: cache), in a process run before them: their bytecode is then in the run's prefix, as an
-#: installed program's is, and the JSON lines' timed run does not compile it (2.5 s of CPU).
+#: What the JSON lines of a big batch import and load, in a process run before them: the kernel,
+#: compiled by numba and stored in the run's cache directory (as any first use does; the timed run
+#: then loads it without numba), and the bytecode of what they import, then in the run's prefix
+#: as an installed program's is (the timed run does not compile it).
 WARM_WRITER = (
     "import numpy as np\n"
     "from gradcli.render import compiled_lines\n"

@@ -22,12 +22,12 @@ class Compiled:
                 import numba
             except ImportError:
                 return None
-            _without_blas()
+            without_blas()
             self._compiled.append(numba.njit(**self._options)(self._function))
         return self._compiled[0]
 
 
-def _without_blas() -> None:
+def without_blas() -> None:
     """numba's array functions, imported by its first compilation or load from its cache,
     look for a BLAS (for ``np.dot`` and its kin, which no kernel here calls) by importing
     scipy.linalg: 0.2 to 0.3 s of CPU time, a tenth of a big batch's JSON lines. They are

@@ -1,16 +1,18 @@
-"""Eight bytes of a byte array read or written at once, at any offset, in code compiled by
-numba (the ``fast`` extra): numba's own code for ``word |= a[i + j] << 8 * j`` stays eight
-loads of a byte each, and its stores eight stores. Importing this module imports numba: a
-compiled module imports it where numba is installed. numba's cache of a kernel knows only its
-own module's file: a change here reaches a cached kernel once its module changes too."""
+"""numba intrinsics of the compiled kernels (the ``fast`` extra): eight bytes of a byte array
+read or written at once, at any offset (numba's own code for ``word |= a[i + j] << 8 * j``
+stays eight loads of a byte each, and its stores eight stores), and the array at an address
+(``array_at``). Importing this module imports numba: a compiled module imports it where numba
+is installed. numba's cache of a kernel knows only its own module's file: a change here
+reaches a cached kernel once its module changes too."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from llvmlite import ir
-from numba.core import types
+from numba.core import cgutils, types
 from numba.extending import intrinsic
+from numba.np.arrayobj import populate_array
 
 _WORD = ir.IntType(64)
 
@@ -44,3 +46,32 @@ def store8(typingctx: Any, array: Any, index: Any, word: Any) -> Any:
         return context.get_dummy_value()
 
     return types.none(array, index, word), codegen
+
+
+@intrinsic
+def array_at(typingctx: Any, pointer: Any, shape: Any) -> Any:
+    """The C-contiguous array of ``shape`` (an integer, or a tuple of them) whose data are at
+    ``pointer`` (a ``types.CPointer``). Built in place, it needs no function of numba's array
+    code and no reference count (unlike ``numba.carray``, which a kernel compiled without
+    numba's runtime cannot call): it owns nothing, its memory is the caller's."""
+    sizes = [shape] if isinstance(shape, types.Integer) else list(shape.types)
+    made = types.Array(pointer.dtype, len(sizes), "C")
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        intp = context.get_value_type(types.intp)
+        if isinstance(shape, types.Integer):
+            given = [args[1]]
+        else:
+            given = cgutils.unpack_tuple(builder, args[1], len(sizes))
+        dims = [context.cast(builder, v, t, types.intp) for v, t in zip(given, sizes)]
+        itemsize = context.get_abi_sizeof(context.get_data_type(pointer.dtype))
+        strides = [intp(itemsize)]
+        for dim in reversed(dims[1:]):
+            strides.insert(0, builder.mul(strides[0], dim))
+        array = context.make_array(made)(context, builder)
+        populate_array(
+            array, data=args[0], shape=dims, strides=strides, itemsize=itemsize, meminfo=None
+        )
+        return array._getvalue()
+
+    return made(pointer, shape), codegen

@@ -151,18 +151,24 @@ def read_entry(source: str, kind: str = "program") -> object | None:
 def write_entry(source: str, kind: str, content: object) -> None:
     """Store ``content`` as the entry of ``source``; a cache that cannot be written (or may
     not be trusted) is not an error, there is only no cache."""
+    write_file(_name(_key(source, kind), kind), json.dumps(seal(source, kind, content)).encode())
+
+
+def write_file(name: str, data: bytes) -> None:
+    """Store ``data`` as the cache's file ``name`` (written to a temporary file renamed into
+    place: a reader sees the whole file or none); a cache that cannot be written (or may not
+    be trusted) is not an error, there is only no cache."""
     folder = usable_dir(create=True)
     if folder is None:
         return
-    path = folder / _name(_key(source, kind), kind)
     temporary = None
     try:
         import tempfile
 
         handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")  # mode 0600
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            json.dump(seal(source, kind, content), f)
-        os.replace(temporary, path)
+        with os.fdopen(handle, "wb") as f:
+            f.write(data)
+        os.replace(temporary, folder / name)
         temporary = None
         remove_orphans(folder)
     except (OSError, ValueError):
@@ -173,6 +179,13 @@ def write_entry(source: str, kind: str, content: object) -> None:
                 os.unlink(temporary)
             except OSError:
                 pass
+
+
+def read_file(name: str, most: int) -> bytes | None:
+    """The cache's file ``name``, or None where there is none (or no usable cache), or it is
+    not a regular file of at most ``most`` bytes."""
+    folder = usable_dir(create=False)
+    return None if folder is None else read_regular(folder / name, most)
 
 
 def remove_orphans(folder: Path, older_than: float = ORPHAN_SECONDS) -> None:

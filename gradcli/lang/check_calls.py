@@ -469,9 +469,6 @@ class CallChecker(ArgumentChecker):
 # How gradcli writes functions known from mathematics or numpy ({} is the arguments)
 _KNOWN_AS = {
     "ln": "log({})",
-    "arcsin": "asin({})",
-    "arccos": "acos({})",
-    "arctan": "atan({})",
     "sgn": "sign({})",
     "fabs": "abs({})",
 }

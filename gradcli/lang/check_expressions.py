@@ -93,9 +93,11 @@ class Made:
 
 
 def closest(name: str, choices) -> str | None:
-    """A close match among ``choices``, ignoring case first (``SIN`` -> ``sin``)."""
+    """A close match among ``choices``, ignoring case first (``SIN`` -> ``sin``). The cutoff
+    keeps a three-letter slip (``lgo`` -> ``log``, 0.67) and refuses a word that only shares
+    letters with a name (``frobnicate`` and ``concat``, 0.62)."""
     by_case = {c.lower(): c for c in sorted(choices)}
-    close = difflib.get_close_matches(name.lower(), list(by_case), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name.lower(), list(by_case), n=1, cutoff=0.65)
     return by_case[close[0]] if close else None
 
 

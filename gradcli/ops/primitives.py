@@ -383,6 +383,8 @@ sub = _binary(
     operator="-",
     params=(*_XY, Param("alpha", NUMBER, 1)),
     symbolic=lambda a, b, alpha=1: a - alpha * b,
+    aliases=("subtract",),
+    methods=("sub", "subtract"),
     fold=True,
     nonfinite="overflow, or inf - inf",
     extra={  # numpy refuses it for two booleans (one boolean and a number it takes as 0 or 1)
@@ -398,6 +400,8 @@ mul = _binary(
     np.multiply,
     lambda a, b, out, needs: (b, a),
     "a * b (element-wise)",
+    aliases=("multiply",),
+    methods=("mul", "multiply"),
     operator="*",
     symbolic=lambda a, b: a * b,
     fold=True,
@@ -420,6 +424,8 @@ div: Binary = _binary(  # typed here: its own rule calls it
     operator="/",
     params=(*_XY, Param("rounding_mode", ROUNDING_MODE, None)),
     symbolic=lambda a, b, rounding_mode=None: _rounded(a / b, rounding_mode),
+    aliases=("divide", "true_divide"),
+    methods=("div", "divide", "true_divide"),
     fold=True,
     nonfinite="division by zero",
     nonfinite_backward="division by zero in the derivative",
@@ -520,6 +526,8 @@ neg: Unary = _unary(  # typed here, and below, where a rule above calls it
     "-x",
     operator="-x",
     symbolic=S.each(lambda sp, v: -v),
+    aliases=("negative",),
+    methods=("neg", "negative"),
     fold=True,
     extra={
         "booleans": "Negation, the `-` operator, on a bool tensor is not supported. If you are "

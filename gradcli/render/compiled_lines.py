@@ -1,222 +1,160 @@
-"""The JSON lines of a big batch assembled by one compiled loop: the optional extra ``fast``.
+"""The JSON lines of a big batch assembled by the compiled kernel of ``lines_kernel`` (the
+optional extra ``fast``: numba), which ``Lines`` calls on a block of points at a time.
 
-orjson writes the floats of a block of points at once, flat in point order, each in the text
-``json.dumps`` writes for it (the shortest that reads back as the same float, Python's
-``repr``), but for those below 1e-4, which it writes otherwise (``0.00001`` for ``1e-05``,
-``1e-7`` for ``1e-07``: the same digits, placed otherwise). A kernel compiled by numba then
-walks the line's fixed pieces (``json_lines.Line``) and the numbers, writing each piece, then
-the next number: a float's token copied from orjson's text (below 1e-4, rewritten as
-``repr`` writes it), an integer's digits (the point's number is one), ``true`` or
-``false``. One pass over the output's bytes, no Python object a point; the lines come out
-as bytes.
-
-Without numba (``kernel()`` is None) the JSON lines keep ``json_lines.Layout``'s writer.
+The kernel's machine code is kept in gradcli's cache directory (``lang.cache``), so that a
+process loads it with llvmlite alone (``base.machine_code``: about 0.1 s of CPU time) rather
+than importing numba and loading it from numba's cache (0.9 to 1.1 s, a fifth of 10^7 points'
+lines). The first process compiles it with numba (about 3 s) and stores its object code; the
+file's name and checksum hold a key of all that makes the code: gradcli's version, the
+kernel's source (``lines_kernel.py``, ``base/words.py``), numba's version (its
+``_version.py``), llvmlite's, the machine (target, CPU, its features) and the ``NUMBA_``
+settings of the environment. A file that does not match (cut short, edited, another build's)
+is compiled afresh and replaced; an object that does not load (or calls outside itself) leaves
+a mark under its key, and the kernel is then compiled by numba from numba's own cache, as it is
+where there is no usable cache directory. Without numba (``kernel()`` is None) the JSON lines
+keep ``json_lines.Layout``'s writer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import ctypes
+import os
+from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
-from ..base.compiled import Compiled
+from .. import __version__
+from ..base import machine_code
 from .json_lines import Line
 
-try:  # the fast extra: numba, and the 8-byte loads and stores of its kernels
-    from numba.cpython.unsafe.numbers import trailing_zeros
-
-    from ..base.words import load8, store8
-except ImportError:  # kernel() is None
-    pass
-
-_COMMA, _CLOSE, _MINUS, _ZERO, _NINE = (np.uint8(ord(c)) for c in ",]-09")
-_POINT, _E = np.uint8(ord(".")), np.uint8(ord("e"))
-_ONE, _TWO, _THREE, _EIGHT, _TEN = (np.uint64(n) for n in (1, 2, 3, 8, 10))
-_SIXTEEN, _TOKEN, _RIGHT = np.uint64(16), np.uint64(24), np.uint64(32)
-#: A word's bytes that are a comma are those that turn 0 when xored with ``_COMMAS``; ``_LOWS``
-#: and ``_HIGHS`` mark the first (the lowest) byte that is 0 with its top bit (and maybe some
-#: above it, never one below): its trailing zeros, over 8, are its index.
-_COMMAS = np.uint64(0x2C2C2C2C2C2C2C2C)
-_LOWS, _HIGHS = np.uint64(0x0101010101010101), np.uint64(0x8080808080808080)
-_TRUTH = np.frombuffer(b"falsetrue", np.uint8)
-_FIVE, _NINTH = np.uint64(5), np.uint64(9)
 #: Bytes an integer within 2**53 takes at most, its sign included; bytes the kernel may write
 #: past the end of its lines (it copies a token's 24 bytes, a piece's 8 at a time).
 _DIGITS, _SLACK = 17, 24
 _KINDS = {"f": 0, "i": 1, "b": 2}
 _NONE = np.zeros((0, 0), np.int64)
+#: The first line of a stored kernel; the next is its symbol, then its checksum, then its code
+#: (none: the mark of an object that does not load here).
+_MAGIC = b"gradcli kernel 1"
+_MOST = 1 << 24
+_ADDRESS, _SIZE = ctypes.c_void_p, ctypes.c_ssize_t
+#: The native function of ``lines_kernel._entry``: numba's status (0), the addresses of its
+#: result and of an exception's record, then ``lines_kernel.SIGNATURE``.
+_NATIVE = ctypes.CFUNCTYPE(
+    ctypes.c_int32, _ADDRESS, _ADDRESS, ctypes.c_int64, ctypes.c_int64,
+    *[_ADDRESS, _SIZE] * 7, _ADDRESS,
+)  # fmt: skip
 
 
-def _assemble(first, count, text, floats, whole, kinds, pieces, cuts, out):  # pragma: no cover
-    """Write the lines of ``count`` points, numbered from ``first``, into ``out``; returns
-    how many bytes they took.
+class Kernel:
+    """The kernel at ``address``, called with the arrays of ``lines_kernel._assemble``
+    (contiguous); returns the end of the lines it wrote in ``out``."""
 
-    A line is piece 0, number 0 (the point's), piece 1, ..., its last piece: piece k is bytes
-    ``cuts[k]`` to ``cuts[k + 1]`` of the pieces, number c of kind ``kinds[c]``: 0 the point's
-    next float (of ``floats``), its token in ``text`` (orjson's, after its ``[``, each token
-    followed by a comma or the closing ``]``; below 1e-4, made Python's text by
-    ``_scientific``); 1 the point's next integer (of ``whole``), 2 the next integer as a boolean.
+    def __init__(self, address: int):
+        self.function = _NATIVE(address)
 
-    The kernel copies 8 bytes at a time (``load8``, ``store8``: one load and one store), past
-    a piece's end (what follows overwrites it; ``pieces`` and ``out`` have room for it); a
-    float's token (24 bytes at most: ``-2.2250738585072014e-308``) it copies whole, 24 bytes,
-    and finds its comma in those words, but for the tokens within 24 bytes of the text's end,
-    which it reads one byte at a time. The point's number it keeps as text, right-aligned in
-    ``digits``, and counts up. (Compiled by numba. Its indices are unsigned: numba checks a
-    signed index for a negative value, counted from the end, at every access.)
-    """
-    end, at = np.uint64(0), np.uint64(1)
-    columns = np.uint64(kinds.size)
-    near = np.uint64(max(text.size, 25) - 25)  # a token from before: 24 bytes before the "]"
-    digits = np.zeros(48, np.uint8)  # the point's number, its last digit at 31, then room
-    start, rest = _RIGHT, np.uint64(first)
-    while True:
-        start -= _ONE
-        digits[start] = _ZERO + np.uint8(rest % _TEN)
-        rest //= _TEN
-        if rest == 0:
-            break
-    for i in range(count):
-        f = w = 0
-        c = np.uint64(0)
-        while True:
-            k, stop = cuts[c], cuts[c + _ONE]
-            while k < stop:
-                store8(out, end, load8(pieces, k))
-                end += _EIGHT
-                k += _EIGHT
-            end -= k - stop
-            if c == columns:
-                break
-            kind = kinds[c]
-            c += _ONE
-            if kind == 0:
-                value = floats[i, f]
-                f += 1
-                if value != 0.0 and abs(value) < 1e-4:  # Python's text, not orjson's:
-                    # 1.5e-05 for 0.000015, 1e-07 for 1e-7; the same digits
-                    byte = text[at]
-                    if byte == _MINUS:
-                        out[end] = byte
-                        end += _ONE
-                        at += _ONE
-                        byte = text[at]
-                    if (
-                        byte == _ZERO
-                    ):  # 0.0000ddd: the digits after as many zeros as the exponent less 1
-                        at += _TWO
-                        exponent = 1
-                        while text[at] == _ZERO:
-                            exponent += 1
-                            at += _ONE
-                        out[end] = text[at]
-                        end += _ONE
-                        at += _ONE
-                        byte = text[at]
-                        if byte != _COMMA and byte != _CLOSE:
-                            out[end] = _POINT
-                            end += _ONE
-                            while byte != _COMMA and byte != _CLOSE:
-                                out[end] = byte
-                                end += _ONE
-                                at += _ONE
-                                byte = text[at]
-                    else:  # d.ddde-N: the digits as they are, the exponent read
-                        while byte != _E:
-                            out[end] = byte
-                            end += _ONE
-                            at += _ONE
-                            byte = text[at]
-                        at += _TWO
-                        byte = text[at]
-                        exponent = 0
-                        while byte != _COMMA and byte != _CLOSE:
-                            exponent = exponent * 10 + int(byte - _ZERO)
-                            at += _ONE
-                            byte = text[at]
-                    out[end] = _E
-                    out[end + _ONE] = _MINUS
-                    end += _TWO
-                    if exponent >= 100:
-                        out[end] = _ZERO + np.uint8(exponent // 100)
-                        end += _ONE
-                    out[end] = _ZERO + np.uint8(exponent // 10 % 10)
-                    out[end + _ONE] = _ZERO + np.uint8(exponent % 10)
-                    end += _TWO
-                    at += _ONE
-                    continue
-                if at < near:  # the token's 24 bytes at once, then its length
-                    words = load8(text, at), load8(text, at + _EIGHT), load8(text, at + _SIXTEEN)
-                    store8(out, end, words[0])
-                    store8(out, end + _EIGHT, words[1])
-                    store8(out, end + _SIXTEEN, words[2])
-                    x = words[0] ^ _COMMAS
-                    found = (x - _LOWS) & ~x & _HIGHS
-                    if found:
-                        n = np.uint64(trailing_zeros(found)) >> _THREE
-                    else:
-                        x = words[1] ^ _COMMAS
-                        found = (x - _LOWS) & ~x & _HIGHS
-                        if found:
-                            n = _EIGHT + (np.uint64(trailing_zeros(found)) >> _THREE)
-                        else:
-                            x = words[2] ^ _COMMAS
-                            found = (x - _LOWS) & ~x & _HIGHS
-                            # none in the third word either (found 0): the comma is the 25th byte
-                            n = _SIXTEEN + (np.uint64(trailing_zeros(found)) >> _THREE)
-                    end += n
-                    at += n + _ONE
-                    continue
-                byte = text[at]  # the text's last tokens, a byte at a time
-                while byte != _COMMA and byte != _CLOSE:
-                    out[end] = byte
-                    end += _ONE
-                    at += _ONE
-                    byte = text[at]
-                at += _ONE
-                continue
-            if c == _ONE:  # the point's number; then the next point's, one more
-                store8(out, end, load8(digits, start))
-                store8(out, end + _EIGHT, load8(digits, start + _EIGHT))
-                end += _RIGHT - start
-                place = _RIGHT - _ONE
-                while digits[place] == _NINE:
-                    digits[place] = _ZERO
-                    place -= _ONE
-                if place < start:  # 99 + 1: one digit more
-                    start = place
-                    digits[place] = _ZERO
-                digits[place] += np.uint8(1)
-                continue
-            number = whole[i, w]
-            w += 1
-            if kind == 2:  # true or false
-                k, stop = (_FIVE, _NINTH) if number else (np.uint64(0), _FIVE)
-                while k < stop:
-                    out[end] = _TRUTH[k]
-                    end += _ONE
-                    k += _ONE
-                continue
-            if number < 0:
-                out[end] = _MINUS
-                end += _ONE
-                number = -number
-            rest, size = np.uint64(number), _ONE
-            while rest >= _TEN:
-                rest //= _TEN
-                size += _ONE
-            rest, place = np.uint64(number), end + size
-            while place > end:
-                place -= _ONE
-                out[place] = _ZERO + np.uint8(rest % _TEN)
-                rest //= _TEN
-            end += size
-    return end
+    def __call__(self, first, count, text, floats, whole, kinds, pieces, cuts, out, digits):
+        end, error = ctypes.c_uint64(), ctypes.c_void_p()
+        status = self.function(
+            ctypes.byref(end), ctypes.byref(error), first, count,
+            text.ctypes.data, text.size, floats.ctypes.data, floats.shape[1],
+            whole.ctypes.data, whole.shape[1], kinds.ctypes.data, kinds.size,
+            pieces.ctypes.data, pieces.size, cuts.ctypes.data, cuts.size,
+            out.ctypes.data, out.size, digits.ctypes.data,
+        )  # fmt: skip
+        if status:
+            raise RuntimeError(f"the JSON lines' kernel failed (status {status})")
+        return end.value
 
 
-#: ``kernel()``: ``_assemble`` compiled by numba (once per process; numba caches it on disk),
-#: or None where numba is not installed.
-kernel = Compiled(_assemble, cache=True, nogil=True, boundscheck=False)
+_kernels: list[Kernel | None] = []
+
+
+def kernel() -> Kernel | None:
+    """The kernel (loaded or compiled once per process), or None where numba is not
+    installed."""
+    if not _kernels:
+        _kernels.append(_loaded())
+    return _kernels[0]
+
+
+def _loaded() -> Kernel | None:
+    """The kernel from gradcli's cache, else compiled by numba (and stored where it may be)."""
+    from importlib.util import find_spec
+
+    from ..lang import cache
+
+    if find_spec("numba") is None:
+        return None
+    key = _key()
+    name = f"kernel-{cache.sha256(key.encode()).hexdigest()[:32]}.o" if key else None
+    stored = None if name is None else _read(name, key)
+    if name is not None and stored is not None and stored[1]:
+        address = machine_code.load(stored[1], stored[0])
+        if address:
+            return Kernel(address)
+        stored = ("", b"")  # compiled by numba from now on, from numba's cache
+        cache.write_file(name, _sealed(key, *stored))
+    try:
+        from . import lines_kernel
+    except ImportError:  # numba there but broken: the layout's writer
+        return None
+    if name is None or stored is not None or cache.usable_dir(create=True) is None:
+        return Kernel(lines_kernel.build(cache=True)[0])
+    address, code, symbol = lines_kernel.build(cache=False)
+    names = None if code is None else machine_code.undefined(code)
+    if code is None or names is None or not names <= set(machine_code.LIBC):
+        symbol, code = "", b""  # the mark: numba's cache from now on
+    cache.write_file(name, _sealed(key, symbol, code))
+    return Kernel(address)
+
+
+def _key() -> str:
+    """What the kernel's machine code is made of (see the module's text), or "" where it
+    cannot be told."""
+    from importlib.util import find_spec
+
+    from ..lang import cache
+
+    try:
+        numba, words = find_spec("numba"), find_spec("gradcli.base.words")
+        paths = [Path(__file__).with_name("lines_kernel.py"), Path(str(words and words.origin))]
+        paths.append(Path(str(numba and numba.origin)).with_name("_version.py"))
+        digests = [cache.sha256(path.read_bytes()).hexdigest() for path in paths]
+        settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_"))
+        return "\0".join([__version__, *digests, machine_code.host(), repr(settings)])
+    except Exception:  # noqa: BLE001 - no key, no cache: numba compiles the kernel
+        return ""
+
+
+def _sealed(key: str, symbol: str, code: bytes) -> bytes:
+    """The file of a stored kernel (see ``_MAGIC``)."""
+    return b"\n".join([_MAGIC, symbol.encode(), _checksum(key, symbol, code), code])
+
+
+def _checksum(key: str, symbol: str, code: bytes) -> bytes:
+    from ..lang import cache
+
+    digest = cache.sha256(f"{key}\0{symbol}\0".encode())
+    digest.update(code)
+    return digest.hexdigest().encode()
+
+
+def _read(name: str, key: str) -> tuple[str, bytes] | None:
+    """The symbol and code of the stored kernel ``name``, or None where there is none or it
+    does not match ``key``."""
+    from ..lang import cache
+
+    data = cache.read_file(name, _MOST)
+    if data is None:
+        return None
+    parts = data.split(b"\n", 3)
+    if len(parts) != 4 or parts[0] != _MAGIC:
+        return None
+    symbol = parts[1].decode("ascii", "replace")
+    if parts[2] != _checksum(key, symbol, parts[3]):
+        return None
+    return symbol, parts[3]
 
 
 class Lines:
@@ -224,8 +162,9 @@ class Lines:
     ``assemble`` between the pieces of their ``line``; its output buffer is reused from one
     block to the next (a new one, megabytes of fresh pages, costs as much as the kernel)."""
 
-    def __init__(self, assemble: Callable[..., int], line: Line):
+    def __init__(self, assemble: Kernel, line: Line):
         self.assemble = assemble
+        self.digits = np.zeros(48, np.uint8)
         pieces = [piece.encode() for piece in line.pieces]
         self.pieces = np.frombuffer(b"".join(pieces) + bytes(_SLACK), np.uint8)  # 8 at a time
         self.cuts = np.cumsum([0] + [len(piece) for piece in pieces], dtype=np.uint64)
@@ -254,6 +193,7 @@ class Lines:
         if self.out.size < size:
             self.out = np.empty(size, np.uint8)
         end = self.assemble(
-            first, count, text, floats, whole, self.kinds, self.pieces, self.cuts, self.out
-        )
+            first, count, text, floats, whole, self.kinds, self.pieces, self.cuts, self.out,
+            self.digits,
+        )  # fmt: skip
         return self.out[: int(end)].data

@@ -307,6 +307,9 @@ def json_lines(result: Points, file, options: Options) -> None:
 #: where numba is installed: importing numba and loading the kernel cost about 0.9 s of CPU
 #: time (and 130 MB more memory), which the kernel saves back (about 330 ns a point of the
 #: README's vjp) over about 2.7 million points; at 10^6 it was 1.4x slower, at 10^7 1.3x faster.
+#: Since the kernel's machine code is kept in gradcli's cache and loaded without numba (about
+#: 0.1 s and 55 MB) it wins from fewer points (jsonl7: 0.62x the layout's time at 10^6, 0.9x at
+#: 3x10^5), but for the first process, or where no cache directory is usable (numba's 0.9 s).
 COMPILED_FROM = 3_000_000
 #: The points the kernel writes at once (a part of a chunk of the batch's): their text (640 kB
 #: of the README's vjp) stays in a core's cache (512 kB of L2 here) while it is written to the

@@ -16,10 +16,25 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from python_oracle import compared_with_torch, gradcli_run
+from python_oracle import compared_with_torch, gradcli_run, masked
 
 from gradcli.base.errors import GradcliError
 from gradcli.ops import library as gc
+
+# torch's other names of operations (torch.absolute is abs), called as functions and methods
+_ALIASED = [
+    *("torch.absolute(x)", "torch.arccos(x)", "torch.arcsin(x)", "torch.arctan(x)"),
+    *("torch.arccosh(z)", "torch.arcsinh(x)", "torch.arctanh(x)", "torch.concat([x, x])"),
+    *("torch.concatenate([x, z], 1)", "torch.divide(x, z)", "torch.true_divide(x, 2)"),
+    *("torch.multiply(x, z)", "torch.subtract(x, z)", "torch.negative(x)", "torch.fix(z * 3)"),
+    *("torch.moveaxis(x, 0, 1)", "torch.swapaxes(x, 0, 1)", "torch.swapdims(x, 1, 0)"),
+    *("torch.special.expit(x)", "torch.special.psi(z)", "torch.special.gammaln(z)"),
+    *("x.absolute()", "x.arccos()", "x.divide(z)", "x.multiply(3)", "x.subtract(1)"),
+    *("x.negative()", "x.fix()", "x.moveaxis(1, 0)", "x.swapaxes(0, 1)", "x.arctanh()"),
+]
+_ALIAS_OF = {"absolute": "abs", "arccos": "acos", "concat": "cat", "divide": "div"}
+_ALIAS_OF |= {"multiply": "mul", "negative": "neg", "fix": "trunc", "swapaxes": "transpose"}
+_ALIAS_OF |= {"moveaxis": "movedim", "special.expit": "sigmoid", "special.psi": "digamma"}
 
 PROGRAMS = {
     "functional with create_graph": (
@@ -83,10 +98,40 @@ PROGRAMS = {
         ".expand(1, 2)), lambda: math.log(t - t), lambda: math.floor(t / 0)):\n"
         "    try:\n        f()\n    except Exception as e:\n        print(repr(e))\n"
     ),
+    "torch's other names of operations": (
+        "import torch\nx = torch.tensor([[0.25, -0.5], [0.75, 0.1]], dtype=torch.float64, "
+        "requires_grad=True)\nz = torch.tensor([[1.5, 2.5], [3.5, 1.25]], dtype=torch.float64, "
+        "requires_grad=True)\n"
+        + "".join(f"print({call}, {call}.grad_fn.next_functions)\n" for call in _ALIASED)
+        + "print(torch.greater(x, z), torch.less_equal(x, 0.2), x.not_equal(z), "
+        "x.greater_equal(0.1), torch.less(x, z), torch.greater_equal(z, x))\n"
+        "sum(y.sum() for y in (" + ", ".join(_ALIASED) + ")).backward()\n"
+        "print(x.grad, z.grad)\nw = x.detach().clone()\nw.absolute_(); w.multiply_(2); "
+        "w.divide_(3); w.negative_(); w.arctan_(); w.fix_(); w.swapaxes_(0, 1)\nprint(w)\n"
+        "print(torch.multiply(2, x).grad_fn, x.true_divide(z).dtype)\n"
+    ),
 }
 
 
 torch_outcomes, test_the_script_prints_as_torch = compared_with_torch("same_text", PROGRAMS)
+
+
+def test_torchs_other_names_compute_as_the_operations_they_name():
+    """Each alias's script prints what the same script with the operation's own name prints
+    (the names only: values, nodes and their edges)."""
+    for alias, own in _ALIAS_OF.items():
+        calls = [call.replace(f".{alias}(", f".{own}(") for call in _ALIASED]
+        assert calls != _ALIASED
+        program = "".join(f"print({a}, {a}.grad_fn.next_functions)\n" for a in _ALIASED)
+        renamed = "".join(f"print({c}, {c}.grad_fn.next_functions)\n" for c in calls)
+        prelude = (
+            "import torch\nx = torch.tensor([[0.25, -0.5], [0.75, 0.1]], requires_grad=True)\n"
+            "z = torch.tensor([[1.5, 2.5], [3.5, 1.25]], requires_grad=True)\n"
+        )
+        found = masked(gradcli_run(prelude + program))
+        assert found[1:] == (0, "")
+        expected = masked(gradcli_run(prelude + renamed))[0]
+        assert found[0].replace(alias, own) == expected.replace(alias, own)
 
 
 def test_a_float32_function_is_rounded_once_from_float64():

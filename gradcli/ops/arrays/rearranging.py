@@ -107,7 +107,8 @@ _TRANSPOSE = register(
         batch=B.transpose,
         pattern=R.moved,
         params=(Param("input", TENSOR), Param("dim0", OPT_INT, None), Param("dim1", OPT_INT, None)),
-        methods=("transpose", "t"),
+        aliases=("swapaxes", "swapdims"),
+        methods=("transpose", "t", "swapaxes", "swapdims"),
         explain=X.MOVED,
         # torch's node of a spelling: x.t() is t's, x.T a permute's (x.transpose(0, 1) and
         # x.mT transpose's)
@@ -318,6 +319,7 @@ _CAT = register(
         params=_JOIN,
         symbolic=lambda xs, dim=0: np.concatenate(xs, axis=dim),
         explain=X.COPIED,
+        aliases=("concat", "concatenate"),
         size=_joined_size,
         complex=HOLOMORPHIC,
         saved=False,

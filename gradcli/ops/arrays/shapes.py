@@ -372,7 +372,8 @@ _MOVEDIM = register(
         batch=_movedim_batch,
         pattern=R.moved,
         params=(Param("input", TENSOR), Param("source", INT), Param("destination", INT)),
-        methods=("movedim",),
+        aliases=("moveaxis",),
+        methods=("movedim", "moveaxis"),
         symbolic=lambda x, source, destination: np.moveaxis(x, source, destination),
         explain=X.MOVED,
         saved=False,
@@ -636,7 +637,7 @@ atleast_3d = _at_least_op(3)
 
 
 def _stacked(
-    name: str, summary: str, numpy_fn: Callable[..., Array]
+    name: str, summary: str, numpy_fn: Callable[..., Array], aliases: tuple[str, ...] = ()
 ) -> Callable[[Callable[[list[Tensor]], Tensor]], Callable[[Sequence[Any]], Tensor]]:
     _composite(
         name,
@@ -644,6 +645,7 @@ def _stacked(
         (Param("tensors", TENSORS),),
         symbolic=lambda xs: np.asarray(numpy_fn(list(xs)), dtype=object),
         explain=X.COPIED,
+        aliases=aliases,
     )
 
     def declare(join: Callable[[list[Tensor]], Tensor]) -> Callable[[Sequence[Any]], Tensor]:
@@ -667,7 +669,7 @@ def hstack(tensors: list[Tensor]) -> Tensor:
     return RA.cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
-@_stacked("vstack", "join vertically: cat along dim 0 after atleast_2d", np.vstack)
+@_stacked("vstack", "join vertically: cat along dim 0 after atleast_2d", np.vstack, ("row_stack",))
 def vstack(tensors: list[Tensor]) -> Tensor:
     """Join along dim 0, vectors made rows first (atleast_2d)."""
     return RA.cat([atleast_2d(t) for t in tensors], 0)

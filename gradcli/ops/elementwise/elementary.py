@@ -270,7 +270,8 @@ abs = _unary(  # noqa: A001 - PyTorch's name
     np.abs,
     lambda x, out: mask(_sign, x),
     "absolute value (derivative 0 at 0)",
-    methods=("abs", "__abs__"),  # abs(x) on a tensor
+    aliases=("absolute",),  # torch's other name
+    methods=("abs", "absolute", "__abs__"),  # abs(x) on a tensor
     symbolic=S.each("Abs"),
     kink="the derivative at 0 is 0 (sign(x))",
 )
@@ -333,6 +334,8 @@ asin = _unary(
     lambda x, out: reciprocal(sqrt(sub(1.0, mul(x, x)))),
     "arcsine",
     symbolic=S.each("asin"),
+    aliases=("arcsin",),
+    methods=("asin", "arcsin"),
     nonfinite="asin of a number outside [-1, 1]",
     nonfinite_backward="the derivative of asin at +-1 is infinite",
 )
@@ -345,6 +348,8 @@ acos = _unary(
     lambda x, out: neg(reciprocal(sqrt(sub(1.0, mul(x, x))))),
     "arccosine",
     symbolic=S.each("acos"),
+    aliases=("arccos",),
+    methods=("acos", "arccos"),
     nonfinite="acos of a number outside [-1, 1]",
     nonfinite_backward="the derivative of acos at +-1 is infinite",
 )
@@ -357,6 +362,8 @@ atan = _unary(
     lambda x, out: reciprocal(add(mul(x, x), 1.0)),
     "arctangent",
     symbolic=S.each("atan"),
+    aliases=("arctan",),
+    methods=("atan", "arctan"),
 )
 
 
@@ -402,6 +409,7 @@ sigmoid: Unary = _unary(
     symbolic=S.each(lambda sp, v: 1 / (1 + sp.exp(-v))),
     complex=HOLOMORPHIC,
     extra={"by_place": True},  # vector_math.sigmoid
+    aliases=("expit",),  # torch.special.expit
 )
 
 

@@ -118,9 +118,16 @@ def _boolean(
 
 
 def _comparison(
-    name: str, forward: Callable[..., NumpyResult], symbol: str, condition: Condition
+    name: str,
+    forward: Callable[..., NumpyResult],
+    symbol: str,
+    condition: Condition,
+    alias: str | None = None,
 ) -> Callable[[TensorLike, TensorLike], Tensor]:
-    entry = _boolean(name, forward, f"input {symbol} other, element-wise (a boolean)", condition)
+    """A comparison's entry; ``alias`` is torch's other name of it (``greater`` for gt)."""
+    summary = f"input {symbol} other, element-wise (a boolean)"
+    names = () if alias is None else (alias,)
+    entry = _boolean(name, forward, summary, condition, aliases=names, methods=(name, *names))
 
     def op(a: TensorLike, b: TensorLike) -> Tensor:
         return apply(entry, a, b)
@@ -132,11 +139,11 @@ def _comparison(
 
 
 eq = _comparison("eq", np.equal, "==", lambda sp, a, b: sp.Eq(a, b))
-ne = _comparison("ne", np.not_equal, "!=", lambda sp, a, b: sp.Ne(a, b))
-lt = _comparison("lt", np.less, "<", lambda sp, a, b: sp.Lt(a, b))
-le = _comparison("le", np.less_equal, "<=", lambda sp, a, b: sp.Le(a, b))
-gt = _comparison("gt", np.greater, ">", lambda sp, a, b: sp.Gt(a, b))
-ge = _comparison("ge", np.greater_equal, ">=", lambda sp, a, b: sp.Ge(a, b))
+ne = _comparison("ne", np.not_equal, "!=", lambda sp, a, b: sp.Ne(a, b), "not_equal")
+lt = _comparison("lt", np.less, "<", lambda sp, a, b: sp.Lt(a, b), "less")
+le = _comparison("le", np.less_equal, "<=", lambda sp, a, b: sp.Le(a, b), "less_equal")
+gt = _comparison("gt", np.greater, ">", lambda sp, a, b: sp.Gt(a, b), "greater")
+ge = _comparison("ge", np.greater_equal, ">=", lambda sp, a, b: sp.Ge(a, b), "greater_equal")
 
 
 # -- logical operations: any dtype, non-zero is true ------------------------------------------

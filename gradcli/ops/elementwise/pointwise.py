@@ -210,6 +210,8 @@ trunc = _unary(
     "x rounded towards 0 (derivative 0)",
     symbolic=_ROUNDING,
     explain=_zero_explain("trunc is constant between whole numbers"),
+    aliases=("fix",),
+    methods=("trunc", "fix"),
     kink=f"{_STEPS}",
     saved=False,
 )
@@ -420,6 +422,7 @@ digamma = _unary(
     lambda x, out: polygamma(x, 1),
     "the derivative of lgamma, psi(x)",
     symbolic=S.each("digamma"),
+    aliases=("psi",),  # torch.special.psi
     nonfinite="digamma at a pole (0 or a negative whole number)",
     nonfinite_backward="the derivative of digamma at a pole",
     kink="-inf at 0 (+inf at -0), nan at the negative whole numbers, as PyTorch",
@@ -431,6 +434,7 @@ lgamma = _unary(
     lambda x, out: digamma(x),
     "log |Gamma(x)|",
     symbolic=S.each("loggamma"),
+    aliases=("gammaln",),  # torch.special.gammaln
     nonfinite="lgamma at a pole (0 or a negative whole number) is inf",
     nonfinite_backward="the derivative of lgamma at a pole",
     kink="inf at 0 and the negative whole numbers; its derivative digamma is -inf at 0 and "
@@ -571,6 +575,8 @@ asinh = _unary(
     lambda x, out: reciprocal(sqrt(add(mul(x, x), 1.0))),
     "inverse hyperbolic sine",
     symbolic=S.each("asinh"),
+    aliases=("arcsinh",),
+    methods=("asinh", "arcsinh"),
 )
 acosh = _unary(
     "acosh",
@@ -579,6 +585,8 @@ acosh = _unary(
     lambda x, out: reciprocal(sqrt(sub(mul(x, x), 1.0))),
     "inverse hyperbolic cosine, for x >= 1",
     symbolic=S.each("acosh"),
+    aliases=("arccosh",),
+    methods=("acosh", "arccosh"),
     nonfinite="acosh of a number below 1",
     nonfinite_backward="the derivative of acosh at 1 is infinite",
 )
@@ -589,6 +597,8 @@ atanh = _unary(
     lambda x, out: reciprocal(sub(1.0, mul(x, x))),
     "inverse hyperbolic tangent, on (-1, 1)",
     symbolic=S.each("atanh"),
+    aliases=("arctanh",),
+    methods=("atanh", "arctanh"),
     nonfinite="atanh of a number outside (-1, 1)",
     nonfinite_backward="the derivative of atanh at +-1 is infinite",
 )

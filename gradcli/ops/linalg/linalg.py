@@ -539,7 +539,8 @@ _composite(
     "outer",
     "outer product of two vectors: out[i, j] = input[i] * vec2[j]",
     (Param("input", TENSOR), Param("vec2", TENSOR)),
-    methods=("outer",),
+    aliases=("ger",),
+    methods=("outer", "ger"),
     symbolic=lambda a, b: np.asarray(np.multiply.outer(a, b), dtype=object),
     explain=_bilinear("outer({a}, {b})"),
 )
