@@ -32,6 +32,7 @@ from ..commands.compute import (
     tangents_of,
 )
 from ..engine.compile import NotBatchable, Tape, trace
+from ..engine.functional import forward_pass
 from ..ops import library as gc
 from .batched import Specialised, specialise
 
@@ -268,7 +269,7 @@ def _tangent(output: Output, names: list[str], targets: list[str], fixed: dict):
             given.get(n, gc.Tensor(np.zeros(np.shape(v.data), bound.dtype)))
             for n, v in zip(names, values)
         ]
-        return list(gc.jvp(function, tuple(values[: len(names)]), tangents))
+        return list(forward_pass(function, tuple(values[: len(names)]), tangents))
 
     return one_pass
 
