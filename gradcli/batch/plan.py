@@ -329,7 +329,8 @@ def _traced_once(
     log = bound.log
     kept = (list(log.notes), list(log.nonfinite), dict(log.origins))
     try:
-        bound.program.check_writes(bound.leaves())  # as a plain run's leaves refuse them
+        if bound.program.writes:  # as a plain run's leaves refuse them
+            bound.program.check_writes(bound.leaves())
         targets = _targets_of(bound, batching, wrt, settings)
         early = batching.early(bound, targets, settings)
         # the output's checks (jvp's tangents, hvp's vectors: settled by ``early`` already)

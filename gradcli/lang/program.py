@@ -239,9 +239,9 @@ class ParsedProgram:
         return env
 
     @functools.cached_property
-    def _writes(self) -> tuple[tuple[Assignment, str], ...]:
+    def writes(self) -> tuple[tuple[Assignment, str], ...]:
         """The statements that write into a name (``check_writes``) and the version of it
-        each writes into, found once a program (every run checks them)."""
+        each writes into, found once a program (every run checks them): () for most."""
         found = []
         for a in self.assignments:
             if isinstance(a.ir, Call) and a.ir.args:
@@ -254,7 +254,7 @@ class ParsedProgram:
     def check_writes(self, inputs: dict[str, gc.Tensor]) -> None:
         """PyTorch's rule: a leaf that requires grad cannot be written into (y[0] = ...,
         y += 1, y.zero_(): a value of a name made from that name's earlier value)."""
-        for a, name in self._writes:
+        for a, name in self.writes:
             if name in inputs and inputs[name].requires_grad:
                 raise a.statement.error(
                     "a leaf Variable that requires grad is being used in an in-place operation.",
