@@ -118,7 +118,11 @@ class ParsedProgram:
 
     def default_output(self) -> str:
         """What the last ``backward`` is called on, else the last assigned name, or the
-        vector its element belongs to."""
+        vector its element belongs to (worked out once a program: every run asks)."""
+        return self._default_output
+
+    @functools.cached_property
+    def _default_output(self) -> str:
         if self.passes:
             return self.passes[-1].output
         if not self.targets:
@@ -368,7 +372,6 @@ class Numbers:
         self.groups = groups
         self.log = log
         self.dtype = dtype
-        self.itemsize = np.dtype(dtype).itemsize
         # the bytes of the run's values so far (--max-memory); a step alone has its own
         self.tally = bounds.Tally() if tally is None else tally
         # the elements ``x0`` taken from their vector, by name, with the vector taken from
