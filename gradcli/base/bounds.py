@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import field
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -191,12 +191,14 @@ _doing = ["running the program"]  # what the command is doing, for the timeout's
 
 def limits() -> Limits:
     """The limits in force."""
-    return cast(Limits, _in_force[Limits])
+    found: Limits = _in_force[Limits]  # (typed so, not by ``cast``: a call less, often made)
+    return found
 
 
 def budget() -> Budget:
     """The budget in force."""
-    return cast(Budget, _in_force[Budget])
+    found: Budget = _in_force[Budget]
+    return found
 
 
 @contextmanager
@@ -229,8 +231,8 @@ def refresh() -> None:
     memory = _in_force[Budget].max_memory  # read once: it runs twice an operation of a run
     room = min(_in_force[Limits].max_elements, memory // WIDEST_BYTES)
     tally = _engaged[-1]
-    if tally is not None:
-        room = min(room, max(int(tally.left() // WIDEST_BYTES), 0))
+    if tally is not None:  # what the tally leaves (``Tally.left``, inline)
+        room = min(room, max(int((memory / FACTOR - tally.held) // WIDEST_BYTES), 0))
         tally.step = memory / (SLACK * FACTOR)
     for kept in _rooms:
         kept[0] = room
@@ -398,12 +400,13 @@ class Tally:
     def charge(self, count: int, what: str, where: str | None = None) -> None:
         """Count ``count`` more bytes for ``what``; raise when the run's estimate (its values
         so far, times ``FACTOR``) would exceed the budget."""
-        _alone(count, what, where)
+        limit = _in_force[Budget].max_memory
+        if count > limit:  # ``_alone``'s refusal
+            _alone(count, what, where)
         self.held += count
         if self is _engaged[-1]:
             refresh()
         estimate = self.held * FACTOR
-        limit = budget().max_memory
         if estimate > limit:
             raise GradcliError(
                 f"with {what}, the run would need at least {format_bytes(estimate)} of memory "

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.compile import FREED_ELEMENTS, NotBatchable, Tape
-from ..engine.liveness import last_reads, needed
+from ..engine.liveness import needed_last
 from ..ops import batching as B
 from ..ops.numerics.single_precision import power
 from ..ops.table import OPS
@@ -198,7 +198,16 @@ def specialise(
         if at == 2:
             args = tuple(repeat(a) if level[a] == 1 else a for a in args)
         level[out] = at
-        if at:
+        if at and not params:  # a step's call, by its operation and its arguments' levels
+            found = (name, function, tuple(map(level_of, args)), tuple(map(rank_of, args)))
+            call = _CALLS.get(found)
+            if call is None:
+                call = _batched(name, function, params, list(map(bool, found[2])), [*found[3]])
+                if len(_CALLS) >= _MOST_CALLS:
+                    _CALLS.clear()
+                _CALLS[found] = call
+            program.append((call, args, out, at, call is function))
+        elif at:
             flags = list(map(bool, map(level_of, args)))  # a level above 0: batched
             call = _batched(name, function, params, flags, list(map(rank_of, args)))
             program.append((call, args, out, at, call is function))
@@ -207,8 +216,7 @@ def specialise(
         if key is not None:
             known[key] = out
     outputs = tuple(same.get(o, o) for o in tape.outputs)
-    program, _ = needed(program, outputs, reads=1, result=2)
-    last = last_reads([e[1] for e in program], set(outputs) | set(constants))
+    program, last = needed_last(program, outputs, set(outputs) | set(constants), 1, 2)
     return Specialised(
         len(level), tape.constants, tape.inputs, program, outputs, level, shapes, rows,
         2 in levels, last,
@@ -219,6 +227,9 @@ def _key(function: Any, args: tuple[int, ...], params: dict[str, Any]) -> Any:
     """What identifies a step's result (None: not compared): its function, arguments and
     parameters, where the parameters are plain numbers, strings and tuples of them."""
     try:
+        if len(params) == 1:  # (getitem's index, stack's dim: without sorted's generator)
+            ((name, value),) = params.items()
+            return (function, args, ((name, _frozen(value)),))
         frozen = tuple(sorted((k, _frozen(v)) for k, v in params.items()))
         return (function, args, frozen)
     except TypeError:
@@ -229,7 +240,7 @@ def _frozen(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return (type(value), value)
     if isinstance(value, tuple):
-        return tuple(_frozen(v) for v in value)
+        return tuple(map(_frozen, value))
     if isinstance(value, slice):
         return ("slice", _frozen(value.start), _frozen(value.stop), _frozen(value.step))
     if value is Ellipsis:
@@ -238,21 +249,29 @@ def _frozen(value: Any) -> Any:
 
 
 def _identity_of(function, args, out, folds: _Folds) -> int | None:
-    """The argument a step's result equals bit for bit (its dtype and shape too), or None."""
-    candidates: tuple[int, ...] = ()
-    if function is np.multiply and len(args) == 2:
+    """The argument a step's result equals bit for bit (its dtype and shape too), or None.
+    (A constant is asked about only where the step reads one: most read none.)"""
+    constants = folds.constants
+    if function is np.multiply:
+        if len(args) != 2:
+            return None
         a, b = args
-        candidates = ((a,) if folds.one(b) else ()) + ((b,) if folds.one(a) else ())
-    elif function in _POWERS and len(args) == 2:
-        candidates = (args[0],) if folds.one(args[1]) else ()
-    elif function in _SELECTIONS and folds.choice(args[0]):
-        candidates = (args[folds.choice(args[0])],)
-    elif len(args) == 1 and function in _PASS_THROUGH:
-        candidates = (args[0],)
-    dtypes, shapes = folds.dtypes, folds.shapes
-    for slot in candidates:
-        if dtypes[slot] is not None and dtypes[slot] == dtypes[out] and shapes[slot] == shapes[out]:
-            return slot
+        if b in constants and folds.one(b) and folds.alike(a, out):
+            return a
+        if a in constants and folds.one(a) and folds.alike(b, out):
+            return b
+        return None
+    if function in _POWERS:
+        if len(args) == 2 and args[1] in constants and folds.one(args[1]):
+            return args[0] if folds.alike(args[0], out) else None
+        return None
+    if function in _SELECTIONS:
+        chosen = folds.choice(args[0]) if args[0] in constants else 0
+        if chosen:
+            return args[chosen] if folds.alike(args[chosen], out) else None
+        return None
+    if len(args) == 1 and function in _PASS_THROUGH:
+        return args[0] if folds.alike(args[0], out) else None
     return None
 
 
@@ -278,6 +297,13 @@ class _Folds:
         if not dtypes or not tape.shapes:
             return None
         return _Folds(constants, dtypes, tape.shapes)
+
+    def alike(self, slot: int, out: int) -> bool:
+        """Whether ``slot`` has ``out``'s dtype (an array's) and shape, as traced."""
+        dtypes, shapes = self.dtypes, self.shapes
+        return (
+            dtypes[slot] is not None and dtypes[slot] == dtypes[out] and shapes[slot] == shapes[out]
+        )
 
     def one(self, slot: int) -> bool:
         """Whether ``slot`` is a constant of ones (not a condition: see ``choice``)."""
@@ -355,6 +381,14 @@ def _plain(function: Any, params: dict[str, Any]) -> Callable[..., Any]:
     if params:
         return lambda values, count: function(*values, **params)
     return function
+
+
+#: The calls ``_batched`` gave the steps without parameters, by (the operation's name, its
+#: function, the levels and ranks of its arguments): what it gives them is the same at every
+#: run, and a batch of points specialises a new tape at each (some 60 bytecodes a step less).
+#: Cleared when it holds ``_MOST_CALLS``, as a function may be made for one tape alone.
+_CALLS: dict[tuple[Any, ...], Callable[..., Any]] = {}
+_MOST_CALLS = 4096
 
 
 def _batched(name, function, params, flags: list[bool], ranks: list[int]) -> Callable:

@@ -32,6 +32,7 @@ from ..commands.compute import (
     tangents_of,
 )
 from ..engine.compile import NotBatchable, Tape, trace
+from ..engine.functional import forward_pass
 from ..ops import library as gc
 from .batched import Specialised, specialise
 
@@ -268,7 +269,7 @@ def _tangent(output: Output, names: list[str], targets: list[str], fixed: dict):
             given.get(n, gc.Tensor(np.zeros(np.shape(v.data), bound.dtype)))
             for n, v in zip(names, values)
         ]
-        return list(gc.jvp(function, tuple(values[: len(names)]), tangents))
+        return list(forward_pass(function, tuple(values[: len(names)]), tangents))
 
     return one_pass
 
@@ -460,7 +461,9 @@ class Batching:
 
     ``once``: its passes may be traced before the program has run (``plan.plan`` then runs it
     once, in the first pass, not once alone and again in the pass), with the settings that
-    ``early`` reads without the output (what ``settle`` gives where it needs none of it)."""
+    ``early`` reads without the output (what ``settle`` gives where it needs none of it); the
+    output is then checked by ``refuses`` (None: ``settle``), given the settings ``early``
+    gave: what ``settle`` checks of the output, without settling again what ``early`` has."""
 
     targets: Targets
     settle: Settle
@@ -469,6 +472,7 @@ class Batching:
     implicit_v: bool = False
     early: Early = lambda bound, targets, settings: settings
     once: bool = True
+    refuses: Settle | None = None
 
 
 def _no_targets(bound: Bound, wrt: list[str] | None, settings: Settings) -> list[str]:
@@ -494,6 +498,11 @@ def _tangents_read(bound, command, name, out, targets, settings: Settings) -> Se
 def _vectors_read(bound, command, name, out, targets, settings: Settings) -> Settings:
     _scalar_output(name, out, command)
     return _vectors_early(bound, targets, settings)
+
+
+def _scalar_checked(bound, command, name, out, targets, settings: Settings) -> Settings:
+    _scalar_output(name, out, command)
+    return settings
 
 
 def _second_derivatives(bound, command, name, out, targets, settings: Settings) -> Settings:
@@ -612,10 +621,14 @@ def _agreement(layout: Layout, outputs: list[list]) -> Sections:
 #: The ways --batch computes a command; each command's entry in ``commands.table`` names its.
 VALUES = Batching(_no_targets, _as_given, _trace_reverse, _no_sections)
 GRADIENTS = Batching(_wrt_targets, _as_given, _trace_reverse, _gradients, implicit_v=True)
-TANGENTS = Batching(_no_targets, _tangents_read, _trace_tangents, _of_output, early=_tangents_early)
+TANGENTS = Batching(
+    _no_targets, _tangents_read, _trace_tangents, _of_output, early=_tangents_early,
+    refuses=_as_given,
+)  # fmt: skip
 HESSIAN_PRODUCTS = Batching(
-    _vector_targets, _vectors_read, _trace_vectors, _by_target, early=_vectors_early
-)
+    _vector_targets, _vectors_read, _trace_vectors, _by_target, early=_vectors_early,
+    refuses=_scalar_checked,
+)  # fmt: skip
 JACOBIANS = Batching(_wrt_targets, _jacobian_settled, _trace_jacobian, _jacobians)
 HESSIANS = Batching(_wrt_targets, _second_derivatives, _trace_basis_products, _hessian_blocks)
 # its first pass's seeds take the output's shape

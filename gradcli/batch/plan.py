@@ -278,21 +278,30 @@ Traced = tuple[list[Pass], Layout, Output]
 def _refusals(bound: Bound, command: str, batching: Batching, v, wrt, settings: Settings):
     """``check(name, out)``: what the command refuses once the program's output is known
     (``wrt``: checked first, as it reads no output); and the targets."""
+    targets = _targets_of(bound, batching, wrt, settings)
+    return _checker(bound, command, batching, v, targets, settings, batching.settle), targets
+
+
+def _targets_of(bound: Bound, batching: Batching, wrt, settings: Settings) -> list[str]:
     if wrt is not None and any(t not in bound.arrays for t in wrt):
         raise GradcliError(
             "--batch: --wrt must name inputs of the program",
             hint=f"its inputs are {listing(bound.arrays)}",
         )
-    targets = batching.targets(bound, wrt, settings)
+    return batching.targets(bound, wrt, settings)
+
+
+def _checker(bound: Bound, command: str, batching: Batching, v, targets, settings, settle):
+    """``check(name, out)`` of ``_refusals``, the command's own checks by ``settle``."""
 
     def check(name: str, out: gc.Tensor) -> Settings:
         if batching.implicit_v and v is None and out.numel() != 1:  # before the tracing
             raise gc.ScalarOutputError("grad can be implicitly created only for scalar outputs")
         if v is not None:
             _cotangent(v, out, name, bound.dtype)  # the shape must match the output's
-        return batching.settle(bound, command, name, out, targets, settings)
+        return settle(bound, command, name, out, targets, settings)
 
-    return check, targets
+    return check
 
 
 def _run_then_traced(
@@ -320,10 +329,15 @@ def _traced_once(
     log = bound.log
     kept = (list(log.notes), list(log.nonfinite), dict(log.origins))
     try:
-        bound.program.check_writes(bound.leaves())  # as a plain run's leaves refuse them
-        check, targets = _refusals(bound, command, batching, v, wrt, settings)
-        output = Output(bound, of, check=check)
+        if bound.program.writes:  # as a plain run's leaves refuse them
+            bound.program.check_writes(bound.leaves())
+        targets = _targets_of(bound, batching, wrt, settings)
         early = batching.early(bound, targets, settings)
+        # the output's checks (jvp's tangents, hvp's vectors: settled by ``early`` already)
+        refuses = batching.refuses or batching.settle
+        settled = settings if batching.refuses is None else early
+        check = _checker(bound, command, batching, v, targets, settled, refuses)
+        output = Output(bound, of, check=check)
         steps, layout = passes(bound, command, batching, output, targets, v, early)
     except Exception:  # noqa: BLE001 - said again the long way, in its order
         log.notes[:], log.nonfinite[:] = kept[0], kept[1]

@@ -94,9 +94,16 @@ class Command:
 
 
 def _imported(where: str, package: str | None) -> Any:
-    """The object ``where`` names, ``module:name`` in ``package`` (imported now)."""
-    module, name = where.split(":")
-    return getattr(importlib.import_module(f".{module}", package), name)
+    """The object ``where`` names, ``module:name`` in ``package`` (its module imported at the
+    first call; a batch of points asks at every run)."""
+    found = _MODULES.get((where, package))
+    if found is None:
+        module, name = where.split(":")
+        found = _MODULES[where, package] = (importlib.import_module(f".{module}", package), name)
+    return getattr(*found)
+
+
+_MODULES: dict[tuple[str, str | None], tuple[Any, str]] = {}
 
 
 #: What a REPL :command reads after its output (OUT), by the ``repl`` of its entry: its usage.

@@ -314,19 +314,15 @@ def traced_on(inputs: Sequence[Tensor], function: Callable[[], Sequence[Tensor]]
 def _simplify(tracer: Tracer, inputs: tuple[int, ...], outputs: tuple[int, ...]) -> Tape:
     """Fold steps whose arguments are all constants; drop steps no output needs."""
     constants = dict(tracer.constants)
+    constant = constants.__contains__  # (read by all and map: no loop of bytecodes a step)
     steps = []
     for step in tracer.steps:
         args = step[2]
-        for a in args:
-            if a not in constants:
-                steps.append(step)
-                break
+        if args and all(map(constant, args)):
+            _, function, _, params, out = step
+            constants[out] = function(*[constants[a] for a in args], **params)
         else:
-            if args:
-                _, function, _, params, out = step
-                constants[out] = function(*[constants[a] for a in args], **params)
-            else:
-                steps.append(step)
+            steps.append(step)
     kept, read = needed(steps, outputs)
     used_constants = tuple([(s, v) for s, v in constants.items() if s in read])
     keep = tracer.keep

@@ -84,6 +84,16 @@ def vjp(func: Callable[..., Tensor], inputs: Inputs, v: Any = None) -> tuple[Ten
 
 def jvp(func: Callable[..., Tensor], inputs: Inputs, v: Any = None) -> tuple[Tensor, Tensor]:
     """(func(inputs), J v) by forward mode. ``v`` may be omitted only for a scalar input."""
+    out, tangent = forward_pass(func, inputs, v)
+    return out.detach(), tangent.detach()
+
+
+def forward_pass(
+    func: Callable[..., Tensor], inputs: Inputs, v: Any = None
+) -> tuple[Tensor, Tensor]:
+    """``jvp``'s (func(inputs), J v) as forward mode made them, not detached: for a pass being
+    traced (``--batch``), whose tape then ends with the values themselves, not with steps
+    that copy them (a detached tensor's array is its own: the same bits)."""
     many, xs = _leaves(inputs, requires_grad=False)
     if v is None:
         if len(xs) != 1 or xs[0].numel() != 1:
@@ -102,7 +112,7 @@ def jvp(func: Callable[..., Tensor], inputs: Inputs, v: Any = None) -> tuple[Ten
     tangent = out.tangent
     if tangent is None:
         tangent = Tensor(np.zeros(out.shape, dtype=out.dtype))
-    return out.detach(), tangent.detach()
+    return out, tangent
 
 
 def _basis(shape: tuple[int, ...], dtype: np.dtype[Any], k: int) -> Tensor:

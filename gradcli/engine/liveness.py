@@ -40,3 +40,25 @@ def needed(
             wanted.update(step[reads])
     kept.reverse()
     return kept, wanted
+
+
+def needed_last(
+    steps: Sequence[Step], outputs: Sequence[int], keep: set[int], reads: int = 2, result: int = 4
+) -> tuple[list[Step], list[tuple[int, ...]]]:
+    """``needed``'s steps, and for each of them ``last_reads``'s slots (``keep`` aside), in
+    one pass over the steps from the last."""
+    wanted = set(outputs)
+    kept = set(keep)
+    unkept = kept.__contains__
+    found: list[Step] = []
+    last: list[tuple[int, ...]] = []
+    for step in reversed(steps):
+        if step[result] in wanted:
+            args = step[reads]
+            found.append(step)
+            wanted.update(args)
+            last.append(tuple(filterfalse(unkept, dict.fromkeys(args))))
+            kept.update(args)
+    found.reverse()
+    last.reverse()
+    return found, last

@@ -66,6 +66,8 @@ def indexed_count(shape: Sequence[int], index: Any) -> int:
     integers drop a dim, slices keep what they select, None adds one, integer arrays (and
     boolean masks, as their selected elements) broadcast together."""
     items = index if isinstance(index, tuple) else (index,)
+    if len(items) == 1 and type(items[0]) is int and shape:  # x[0]: the rest of the dims
+        return math.prod(shape[1:])
     used = sum(
         (i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1)
         for i in items
@@ -112,6 +114,8 @@ def compact(array: Array) -> Array:
     """``array`` with each axis a broadcast repeats (a stride of 0) cut to length 1: the
     elements it holds, each once, which broadcast back to ``array``; so that a scan of them
     (is any infinite?) or a conversion reads what is stored, and does not make it whole."""
+    if 0 not in array.strides:  # (most values: nothing repeated, without the list's frame)
+        return array
     repeated = [step == 0 and n > 1 for n, step in zip(array.shape, array.strides)]
     if not any(repeated):
         return array

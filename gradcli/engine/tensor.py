@@ -631,7 +631,7 @@ def tangent_of(
         _Mode.watching = _Mode._tracer is not None or bool(SAVED_HOOKS) or METER[0] is not None
     try:
         tangent = prim.jvp(tangents, _wrap(out_data), *tensors, **params)
-        if tangent.shape != out_data.shape:
+        if tangent.data.shape != out_data.shape:  # (the data's: no property's call)
             tangent = tangent.expand(out_data.shape)
     finally:
         _Mode._forward_active = previous

@@ -118,7 +118,11 @@ class ParsedProgram:
 
     def default_output(self) -> str:
         """What the last ``backward`` is called on, else the last assigned name, or the
-        vector its element belongs to."""
+        vector its element belongs to (worked out once a program: every run asks)."""
+        return self._default_output
+
+    @functools.cached_property
+    def _default_output(self) -> str:
         if self.passes:
             return self.passes[-1].output
         if not self.targets:
@@ -238,27 +242,30 @@ class ParsedProgram:
                 env[base] = _stack_group(base, elements, env, log)
         return env
 
-    def check_writes(self, inputs: dict[str, gc.Tensor]) -> None:
-        """PyTorch's rule: a leaf that requires grad cannot be written into (y[0] = ...,
-        y += 1, y.zero_(): a value of a name made from that name's earlier value)."""
+    @functools.cached_property
+    def writes(self) -> tuple[tuple[Assignment, str], ...]:
+        """The statements that write into a name (``check_writes``) and the version of it
+        each writes into, found once a program (every run checks them): () for most."""
+        found = []
         for a in self.assignments:
             if isinstance(a.ir, Call) and a.ir.args:
                 base = a.ir.args[0]
                 own = f"{a.target.split('#')[0]}#"
-                if (
-                    isinstance(base, Name)
-                    and base.name.startswith(own)
-                    and is_version(base.name)
-                    and base.name in inputs
-                ):
-                    if inputs[base.name].requires_grad:
-                        raise a.statement.error(
-                            "a leaf Variable that requires grad is being used in an in-place "
-                            "operation.",
-                            0,
-                            f"write into a copy, y_copy = {a.target} * 1, or make "
-                            f"{a.target} without requires_grad=True",
-                        )
+                if isinstance(base, Name) and base.name.startswith(own) and is_version(base.name):
+                    found.append((a, base.name))
+        return tuple(found)
+
+    def check_writes(self, inputs: dict[str, gc.Tensor]) -> None:
+        """PyTorch's rule: a leaf that requires grad cannot be written into (y[0] = ...,
+        y += 1, y.zero_(): a value of a name made from that name's earlier value)."""
+        for a, name in self.writes:
+            if name in inputs and inputs[name].requires_grad:
+                raise a.statement.error(
+                    "a leaf Variable that requires grad is being used in an in-place operation.",
+                    0,
+                    f"write into a copy, y_copy = {a.target} * 1, or make "
+                    f"{a.target} without requires_grad=True",
+                )
 
     # -- caching ------------------------------------------------------------------------------
     def to_json(self) -> dict:
@@ -365,7 +372,6 @@ class Numbers:
         self.groups = groups
         self.log = log
         self.dtype = dtype
-        self.itemsize = np.dtype(dtype).itemsize
         # the bytes of the run's values so far (--max-memory); a step alone has its own
         self.tally = bounds.Tally() if tally is None else tally
         # the elements ``x0`` taken from their vector, by name, with the vector taken from
@@ -392,11 +398,14 @@ class Numbers:
         return self.apply(indexing.name, indexing.call, [self._tensor(base), node.items])
 
     def call(self, node: Call, args: list) -> gc.Tensor:
-        operands = [
-            [self._tensor(item) for item in value] if isinstance(arg, tuple) else value
-            for arg, value in zip(node.args, args)
-        ]
-        if not any(isinstance(a, (gc.Tensor, list)) for a in operands):
+        operands = args  # (a list of its own, ``evaluate``'s: a list argument's made anew)
+        for i, arg in enumerate(node.args):
+            if isinstance(arg, tuple):
+                operands[i] = [self._tensor(item) for item in args[i]]
+        for a in operands:  # (a loop: no generator's frame)
+            if isinstance(a, (gc.Tensor, list)):
+                break
+        else:
             # A function of numbers only, like sin(1): its number gets the run's dtype (its
             # complex kind for a complex number: inf * 1j, which the parser leaves unfolded).
             operands = [None if a is None else self._number(a) for a in operands]

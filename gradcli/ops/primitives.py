@@ -333,13 +333,16 @@ def _binary(
     def jvp(tangents: Sequence[Tensor | None], out: Tensor, a: Tensor, b: Tensor) -> Tensor:
         ta, tb = tangents
         da, db = partials(a, b, out, (ta is not None, tb is not None))
-        # each term written out, a's first (not a comprehension's frame: forward mode's hot path)
+        # each term written out, a's first (not a comprehension's frame: forward mode's hot
+        # path), a tensor factor multiplied without _scale's call (as _scale multiplies it)
         if ta is not None and tb is not None:
             return add(_scale(ta, _needed(da)), _scale(tb, _needed(db)))
         if ta is not None:
-            return _scale(ta, _needed(da))
+            assert da is not None, _MISSING
+            return apply_two(_MUL, ta, da) if type(da) is Tensor else _scale(ta, da)
         assert tb is not None, "forward mode asks for the tangent of a value with one"
-        return _scale(tb, _needed(db))
+        assert db is not None, _MISSING
+        return apply_two(_MUL, tb, db) if type(db) is Tensor else _scale(tb, db)
 
     def op(a: TensorLike, b: TensorLike) -> Tensor:
         return apply_two(entry, a, b)

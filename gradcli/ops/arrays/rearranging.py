@@ -338,9 +338,11 @@ def _joinable(tensors: Sequence[TensorLike], what: str) -> list[Tensor]:
 def stack(tensors: Sequence[TensorLike], dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dimension ``dim``."""
     tensors = _joinable(tensors, "stack")
-    shapes = {t.shape for t in tensors}
-    if len(shapes) > 1:
-        raise ShapeError(f"stack: all tensors must have the same shape, got {sorted(shapes)}")
+    first = tensors[0].shape
+    for t in tensors:  # (a loop: no set comprehension's frame where the shapes agree)
+        if t.shape != first:
+            shapes = {t.shape for t in tensors}
+            raise ShapeError(f"stack: all tensors must have the same shape, got {sorted(shapes)}")
     dim = _axes(dim, tensors[0].ndim + 1)[0]
     return apply(_STACK, *tensors, dim=dim)
 

@@ -13,6 +13,8 @@ Dim = int | tuple[int, ...] | None  # a dim as a caller gives it: one, several, 
 def _axes(dim: Dim, ndim: int) -> tuple[int, ...]:
     if dim is None:
         return tuple(range(ndim))
+    if type(dim) is int and 0 <= dim < ndim:  # one dim, in range (stack's, a reduction's)
+        return (dim,)
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     for d in dims:
         if not -max(ndim, 1) <= d < max(ndim, 1):
