@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.engine_errors import ShapeError
 from ..engine.tensor import Tensor, default_floating
 from ..engine.torch_random import Generator, in_force, samplers
 from ..ops.library import stack
@@ -41,20 +42,27 @@ def _draw_seed(generator: Any) -> int:
     return int(generator.random64(1)[0]) % _INT64_SPAN
 
 
-class Dataset:
-    """A map-style dataset: a subclass gives ``__getitem__`` (and, for a loader's
-    ``len`` and shuffling, ``__len__``)."""
+class _Shown:
+    """torch's form of its objects, ``<torch.utils.data.dataset.TensorDataset object at
+    0x...>``; a script's subclass keeps Python's own, its module and name."""
 
-    def __getitem__(self, index: Any) -> Any:
-        raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+    torch_path = ""
 
     def __repr__(self) -> str:
         path = type(self).__dict__.get("torch_path")
-        if path is None:  # a subclass: Python's own form, with its module and name
+        if path is None:
             return object.__repr__(self)
         return f"<{path} object at 0x{id(self):x}>"
 
+
+class Dataset(_Shown):
+    """A map-style dataset: a subclass gives ``__getitem__`` (and, for a loader's
+    ``len`` and shuffling, ``__len__``)."""
+
     torch_path = "torch.utils.data.dataset.Dataset"
+
+    def __getitem__(self, index: Any) -> Any:
+        raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 
 
 class TensorDataset(Dataset):
@@ -78,13 +86,10 @@ class TensorDataset(Dataset):
         return int(self.tensors[0].shape[0])
 
 
-class Sampler:
+class Sampler(_Shown):
     """The base of the samplers: an iterable of indices (or of lists of them)."""
 
     torch_path = "torch.utils.data.sampler.Sampler"
-
-    def __repr__(self) -> str:
-        return f"<{type(self).torch_path} object at 0x{id(self):x}>"
 
 
 class SequentialSampler(Sampler):
@@ -220,6 +225,12 @@ def default_collate(batch: Sequence[Any]) -> Any:
     per field."""
     elem = batch[0]
     if isinstance(elem, Tensor):
+        for entry, tensor in enumerate(batch):
+            if isinstance(tensor, Tensor) and tensor.shape != elem.shape:  # torch.stack's words
+                raise ShapeError(
+                    f"stack expects each tensor to be equal size, but got {list(elem.shape)} at "
+                    f"entry 0 and {list(tensor.shape)} at entry {entry}"
+                )
         return stack(list(batch), 0)
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in "SaUO":
@@ -261,7 +272,7 @@ def default_convert(data: Any) -> Any:
 _FIXED = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")
 
 
-class DataLoader:
+class DataLoader(_Shown):
     """``DataLoader(dataset, batch_size=1, shuffle=False, ...)``: the dataset's samples in
     batches, in one process (``num_workers=0``), each pass ordered by its sampler and joined
     by ``collate_fn`` (``default_collate``)."""
@@ -347,11 +358,8 @@ class DataLoader:
     def __len__(self) -> int:
         return len(self._index_sampler)
 
-    def __repr__(self) -> str:
-        return f"<{self.torch_path} object at 0x{id(self):x}>"
 
-
-class DataLoaderIterator:
+class DataLoaderIterator(_Shown):
     """One pass over a ``DataLoader`` (torch's ``_SingleProcessDataLoaderIter``): its base
     seed drawn when the pass begins, its sampler started at the first batch."""
 
@@ -374,6 +382,3 @@ class DataLoaderIterator:
 
     def __len__(self) -> int:
         return len(self.loader._index_sampler)
-
-    def __repr__(self) -> str:
-        return f"<{self.torch_path} object at 0x{id(self):x}>"

@@ -338,13 +338,9 @@ def _joinable(tensors: Sequence[TensorLike], what: str) -> list[Tensor]:
 def stack(tensors: Sequence[TensorLike], dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dimension ``dim``."""
     tensors = _joinable(tensors, "stack")
-    first = tensors[0].shape
-    for entry, tensor in enumerate(tensors):
-        if tensor.shape != first:  # torch's words
-            raise ShapeError(
-                f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 "
-                f"and {list(tensor.shape)} at entry {entry}"
-            )
+    shapes = {t.shape for t in tensors}
+    if len(shapes) > 1:
+        raise ShapeError(f"stack: all tensors must have the same shape, got {sorted(shapes)}")
     dim = _axes(dim, tensors[0].ndim + 1)[0]
     return apply(_STACK, *tensors, dim=dim)
 
