@@ -1,8 +1,8 @@
 """``torch.utils.data`` over gradcli's engine: ``Dataset`` (the base class of a map-style
 dataset, which a model's code subclasses with ``__len__`` and ``__getitem__``),
-``TensorDataset``, the samplers that order a dataset (``SequentialSampler``,
-``RandomSampler``, ``BatchSampler``) and ``DataLoader``, which batches it in one process with
-torch's ``default_collate``.
+``TensorDataset``, ``Subset`` and ``random_split``, the samplers that order a dataset
+(``SequentialSampler``, ``RandomSampler``, ``BatchSampler``) and ``DataLoader``, which batches
+it in one process with torch's ``default_collate``.
 
 The order is torch's, bit for bit: each pass over a loader first draws a base seed from its
 generator (the one in force where none is given), as torch's iterator does even unshuffled,
@@ -14,6 +14,8 @@ batches and every number drawn after them is torch's too.
 from __future__ import annotations
 
 import itertools
+import math
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -84,6 +86,51 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return int(self.tensors[0].shape[0])
+
+
+class Subset(Dataset):
+    """``Subset(dataset, indices)``: sample ``i`` is ``dataset[indices[i]]``."""
+
+    torch_path = "torch.utils.data.dataset.Subset"
+
+    def __init__(self, dataset: Any, indices: Sequence[int]):
+        self.dataset, self.indices = dataset, indices
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, list):
+            return self.dataset[[self.indices[i] for i in index]]
+        return self.dataset[self.indices[index]]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def random_split(dataset: Any, lengths: Sequence[float], generator: Any = None) -> list[Subset]:
+    """torch's ``random_split``: the dataset's indices permuted by ``randperm`` (from
+    ``generator``, else the one in force) and cut into ``lengths`` (or fractions summing to
+    1, floored, the remainder given out one by one from the first)."""
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        counts = []
+        for i, fraction in enumerate(lengths):
+            if fraction < 0 or fraction > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+            counts.append(math.floor(len(dataset) * fraction))
+        for i in range(len(dataset) - sum(counts)):
+            counts[i % len(counts)] += 1
+        for i, count in enumerate(counts):
+            if count == 0:
+                warnings.warn(
+                    f"Length of split at index {i} is 0. This might result in an empty dataset.",
+                    UserWarning,
+                    stacklevel=2,
+                )
+        lengths = counts
+    if sum(lengths) != len(dataset):
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    drawn = in_force() if generator is None else generator
+    indices = samplers.randperm(drawn, int(sum(lengths))).tolist()
+    ends = list(itertools.accumulate(int(n) for n in lengths))
+    return [Subset(dataset, indices[end - int(n) : end]) for end, n in zip(ends, lengths)]
 
 
 class Sampler(_Shown):

@@ -6,7 +6,8 @@ interpreter (``python_oracle``): stdout (addresses masked), exit status and exce
 must be the same. The lean tests hold the library's ``gradcli.utils.data`` to torch's numbers
 without torch: the orders torch's ``RandomSampler`` gives after ``manual_seed(123)`` (from
 ``corpus_expected.json``'s record of rasbt_appendix_a_training_loop.py), the draw every pass
-takes from the generator, the collated dtypes, and the refusals.
+takes from the generator, ``random_split``'s permutation, the collated dtypes, and the
+refusals.
 """
 
 from __future__ import annotations
@@ -170,6 +171,29 @@ PROGRAMS = {
         "Backwards(2)\n"
         "print(Arrays(), DataLoader([1]).sampler, DataLoader([1]).batch_sampler)\n"
     ),
+    "random_split and Subset": (
+        "import torch\n"
+        "from torch.utils.data import random_split, Subset, TensorDataset, DataLoader\n"
+        "torch.manual_seed(42)\n"
+        "ds = TensorDataset(torch.arange(10.0), torch.arange(10))\n"
+        "train, test = random_split(ds, [0.7, 0.3])\n"
+        "print(len(train), len(test), train.indices, test.indices, type(train))\n"
+        "print(train[0], test[2])\n"
+        "a, b, c = random_split(range(10), [0.34, 0.33, 0.33])\n"
+        "print(list(a), list(b), list(c))\n"
+        "parts = random_split(range(7), [3, 4])\n"
+        "print([p.indices for p in parts])\n"
+        "for xb, yb in DataLoader(train, batch_size=3, shuffle=True):\n"
+        "    print(xb, yb)\n"
+        "sub = Subset(ds, [1, 3, 5])\n"
+        "print(len(sub), sub[1], list(DataLoader(sub, batch_size=2)))\n"
+        "try:\n"
+        "    random_split(range(5), [2, 2])\n"
+        "except ValueError as e:\n"
+        "    print(e)\n"
+        "print(random_split(range(2), [0.5, 0.5, 0.0])[2].indices)\n"
+        "print(torch.randint(0, 10, (4,)))\n"
+    ),
 }
 
 torch_outcomes, test_the_script_prints_as_torch = compared_with_torch("data", PROGRAMS)
@@ -216,6 +240,16 @@ def test_a_given_generator_orders_the_samples():
     from gradcli.engine.torch_random import samplers
 
     assert [b.data.tolist() for b in loader] == [samplers.randperm(seeded, 5).tolist()]
+
+
+def test_random_split_cuts_torchs_permutation():
+    # torch's after manual_seed(42): randperm(10) is 2 6 1 8 4 5 0 9 3 7
+    with using(Generator().manual_seed(42)):
+        train, test = data.random_split(range(10), [0.7, 0.3])
+    assert (train.indices, test.indices) == ([2, 6, 1, 8, 4, 5, 0], [9, 3, 7])
+    assert [train[i] for i in range(3)] == [2, 6, 1] and len(test) == 3
+    with pytest.raises(ValueError, match="Sum of input lengths"):
+        data.random_split(range(5), [2, 2])
 
 
 def test_default_collate_gives_torchs_dtypes_and_structure():

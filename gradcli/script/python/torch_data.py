@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 _CLASSES = (
     data.Dataset,
     data.TensorDataset,
+    data.Subset,
     data.DataLoader,
     data.Sampler,
     data.SequentialSampler,
@@ -96,9 +97,18 @@ def modules(run: Run, missing: Callable[[str], Callable[[str], Any]]) -> dict[st
         "default_collate",
         lambda batch: library_objects.guarded(run, data.default_collate, batch),
     )
+    split = Builtin(
+        "random_split",
+        lambda *args, **kwargs: library_objects.guarded(run, data.random_split, *args, **kwargs),
+    )
     torch_data = Module(
         "torch.utils.data",
-        found | {"default_collate": collate, "__missing__": missing("torch.utils.data")},
+        found
+        | {
+            "default_collate": collate,
+            "random_split": split,
+            "__missing__": missing("torch.utils.data"),
+        },
     )
     utils = Module("torch.utils", {"data": torch_data, "__missing__": missing("torch.utils")})
     return {"torch.utils": utils, "torch.utils.data": torch_data}
