@@ -194,6 +194,23 @@ PROGRAMS = {
         "print(random_split(range(2), [0.5, 0.5, 0.0])[2].indices)\n"
         "print(torch.randint(0, 10, (4,)))\n"
     ),
+    "a loader's attributes, and an exception raised in __getitem__": (
+        "import torch\n"
+        "from torch.utils.data import Dataset, DataLoader\n"
+        "class Bad(Dataset):\n"
+        "    def __len__(self):\n"
+        "        return 3\n"
+        "    def __getitem__(self, i):\n"
+        "        if i == 2:\n"
+        "            raise KeyError(i)\n"
+        "        return torch.ones(2) * i\n"
+        "loader = DataLoader(Bad(), batch_size=2)\n"
+        "print(loader.batch_size, loader.drop_last, len(loader.dataset))\n"
+        "print(loader.dataset, loader.generator)\n"
+        "loader.sampler\n"
+        "for b in loader:\n"
+        "    print(b)\n"
+    ),
 }
 
 torch_outcomes, test_the_script_prints_as_torch = compared_with_torch("data", PROGRAMS)

@@ -54,6 +54,10 @@ KINDS: tuple[type, ...] = (
 )
 
 
+# What a script iterates through ``iterated`` (a batch collated is a call into the library)
+LOADERS = (data.DataLoader, data.DataLoaderIterator)
+
+
 def is_library_object(value: Any) -> bool:
     """Whether ``value`` is one of the library's objects that this module reads and writes."""
     return isinstance(value, KINDS)

@@ -169,7 +169,7 @@ def iterate(run: Run, value: Any) -> Iterator[Any]:
         unbind = F.lookup("unbind")  # torch's Tensor.__iter__ is iter(self.unbind(0))
         assert unbind is not None
         return run.steps.ticking(call_op(run, unbind, "unbind", (value,), {}))
-    if library_objects.is_library_object(value):  # a DataLoader's batches
+    if isinstance(value, library_objects.LOADERS):  # a DataLoader's batches
         return run.steps.ticking(library_objects.iterated(run, value))
     return run.steps.ticking(value)
 
