@@ -222,6 +222,15 @@ def _orders(loader: data.DataLoader, passes: int, seed: int = 123) -> list[list[
         return [[batch.data.tolist() for batch in loader] for _ in range(passes)]
 
 
+def test_the_library_names_it_as_torch_does():
+    import gradcli
+
+    assert gradcli.utils.data.DataLoader is data.DataLoader
+    assert repr(data.TensorDataset(gc.zeros(1))).startswith(
+        "<torch.utils.data.dataset.TensorDataset object at 0x"
+    )
+
+
 def test_a_shuffled_loader_gives_torchs_order():
     # torch's batches of the rasbt script: after manual_seed(123), the five samples in the
     # order 3 1 0 2 4, then 0 2 3 1 4 (the second loader, drop_last)
