@@ -82,6 +82,9 @@ class TensorDataset(Dataset):
         self.tensors = tuple(tensors)
 
     def __getitem__(self, index: Any) -> tuple[Tensor, ...]:
+        count = len(self)
+        if type(index) is int and not -count <= index < count:  # what ends Python's iteration
+            raise IndexError(f"index {index} is out of bounds for dimension 0 with size {count}")
         return tuple(tensor[index] for tensor in self.tensors)
 
     def __len__(self) -> int:
@@ -425,7 +428,25 @@ class DataLoaderIterator(_Shown):
         index = next(self.indices)
         if loader.batch_sampler is None:
             return loader.collate_fn(loader.dataset[index])
+        if loader.collate_fn is default_collate:
+            rows = _rows(loader.dataset, index)
+            if rows is not None:
+                return rows
         return loader.collate_fn([loader.dataset[i] for i in index])
+
+
+def _rows(dataset: Any, index: list[Any]) -> list[Tensor] | None:
+    """``default_collate`` of a ``TensorDataset``'s samples ``index``, each tensor's rows
+    taken at once (the numbers torch's stack of them gives); None where they are taken one
+    by one: a tensor that requires grad (its rows are nodes of the graph), an index that is
+    not a whole number in range (torch's error for it)."""
+    if type(dataset) is not TensorDataset or any(t.requires_grad for t in dataset.tensors):
+        return None
+    count = len(dataset)
+    if not all(type(i) is int and -count <= i < count for i in index):
+        return None
+    rows = np.asarray(index, dtype=np.intp)
+    return [Tensor(tensor.data[rows]) for tensor in dataset.tensors]
 
     def __len__(self) -> int:
         return len(self.loader._index_sampler)

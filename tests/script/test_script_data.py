@@ -211,6 +211,23 @@ PROGRAMS = {
         "for b in loader:\n"
         "    print(b)\n"
     ),
+    "a TensorDataset's rows: graphs, indices out of range, iteration": (
+        "import torch\n"
+        "from torch.utils.data import DataLoader, TensorDataset\n"
+        "w = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)\n"
+        "ds = TensorDataset(w, torch.tensor([1, 2, 3]))\n"
+        "for xb, yb in DataLoader(ds, batch_size=2):\n"
+        "    print(xb, yb)\n"
+        "order = [-1, 0, 2, 1]\n"
+        "print(list(DataLoader(TensorDataset(torch.arange(4)), batch_size=3, sampler=order)))\n"
+        "try:\n"
+        "    list(DataLoader(TensorDataset(torch.arange(4)), batch_size=2, sampler=[0, 7]))\n"
+        "except IndexError as e:\n"
+        "    print(e)\n"
+        "for x, y in ds:\n"
+        "    print(x, y)\n"
+        "print(len(list(TensorDataset(torch.zeros(3, 2)))))\n"
+    ),
 }
 
 torch_outcomes, test_the_script_prints_as_torch = compared_with_torch("data", PROGRAMS)
@@ -276,6 +293,18 @@ def test_random_split_cuts_torchs_permutation():
     assert [train[i] for i in range(3)] == [2, 6, 1] and len(test) == 3
     with pytest.raises(ValueError, match="Sum of input lengths"):
         data.random_split(range(5), [2, 2])
+
+
+def test_a_tensor_datasets_batch_is_its_rows():
+    """Rows taken at once where no tensor requires grad; stacked (torch's graph) where one
+    does; and a TensorDataset ends Python's iteration with IndexError, as torch's does."""
+    x = gc.Tensor(np.arange(8.0).reshape(4, 2))
+    rows = next(iter(data.DataLoader(data.TensorDataset(x), batch_size=3, sampler=[3, -4, 1])))
+    assert rows[0].data.tolist() == [[6.0, 7.0], [0.0, 1.0], [2.0, 3.0]]
+    w = gc.Tensor(np.arange(4.0).reshape(2, 2), requires_grad=True)
+    stacked = next(iter(data.DataLoader(data.TensorDataset(w), batch_size=2)))[0]
+    assert stacked.requires_grad and stacked.data.tolist() == w.data.tolist()
+    assert len(list(data.TensorDataset(x))) == 4
 
 
 def test_default_collate_gives_torchs_dtypes_and_structure():
