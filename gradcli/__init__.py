@@ -36,9 +36,9 @@ _collector.resume(_collecting)
 
 
 def __getattr__(name: str) -> _Any:
-    """``gc.func``, ``gc.autograd``, ``gc.nn`` and ``gc.optim``, imported when first used (a
-    command never needs them, so its start-up does not pay for them)."""
-    if name in ("func", "autograd", "nn", "optim"):
+    """``gc.func``, ``gc.autograd``, ``gc.nn``, ``gc.optim`` and ``gc.utils``, imported when
+    first used (a command never needs them, so its start-up does not pay for them)."""
+    if name in ("func", "autograd", "nn", "optim", "utils"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

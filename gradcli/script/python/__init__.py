@@ -28,6 +28,8 @@ What lives where:
   ``lr_scheduler``) from the library's ``gradcli.nn`` and ``gradcli.optim``;
   ``library_objects.py``: the library's classes, modules and optimizers as a script holds,
   calls and reads them;
+- ``torch_data.py``: ``torch.utils.data`` (``Dataset``, ``TensorDataset``, ``DataLoader``,
+  the samplers) from the library's ``gradcli.utils.data``;
 - ``torch_samplers.py``: ``torch.randint``, ``randperm``, ``normal``, ``bernoulli``,
   ``multinomial`` from the run's generator;
 - ``autograd.py``: ``backward``, ``torch.autograd.grad`` and torch.autograd.functional, with

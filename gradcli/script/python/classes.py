@@ -647,9 +647,12 @@ class ScriptObject:
 
     def __getitem__(self, key: Any) -> Any:
         found = _special(self, "__getitem__")
-        if found is None:
-            raise TypeError(f"'{_name(self)}' object is not subscriptable")
-        return found(key)
+        if found is not None:
+            return found(key)
+        library = type(self).script_class.library
+        if library is not None and library.has("__getitem__"):  # Dataset's NotImplementedError
+            return super().__getitem__(key)  # type: ignore[misc]
+        raise TypeError(f"'{_name(self)}' object is not subscriptable")
 
     def __setitem__(self, key: Any, value: Any) -> None:
         found = _special(self, "__setitem__")

@@ -20,7 +20,7 @@ refusals turned into torch's errors (``RuntimeError``) or gradcli's (exit 2).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,6 +32,7 @@ from ...engine.sizes import stored
 from ...nn.module import RemovableHandle
 from ...ops import library as gc
 from ...optim import lr_scheduler
+from ...utils import data
 from . import printing
 from .calls import DType
 from .runtime import Builtin, type_name
@@ -46,7 +47,15 @@ KINDS: tuple[type, ...] = (
     optim.Optimizer,
     lr_scheduler.LRScheduler,
     RemovableHandle,  # what a module's register_forward_hook returns
+    data.Dataset,
+    data.DataLoader,
+    data.DataLoaderIterator,
+    data.Sampler,
 )
+
+
+# What a script iterates through ``iterated`` (a batch collated is a call into the library)
+LOADERS = (data.DataLoader, data.DataLoaderIterator)
 
 
 def is_library_object(value: Any) -> bool:
@@ -92,6 +101,18 @@ def guarded(run: Run, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         raise GradcliError(str(exc), hint=engine_hint(exc)) from None
     finally:
         bounds.engage(engaged)
+
+
+def iterated(run: Run, value: Any) -> Iterator[Any]:
+    """The items of a library object (a ``DataLoader``'s batches), each made through
+    ``guarded``."""
+    items = guarded(run, iter, value)
+    while True:
+        try:
+            item = guarded(run, next, items)
+        except StopIteration:
+            return
+        yield item
 
 
 def charge(run: Run, module: Any) -> None:

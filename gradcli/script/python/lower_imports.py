@@ -30,6 +30,8 @@ IMPORTABLE = (
     "torch.func",
     "torch.linalg",
     "torch.special",
+    "torch.utils",
+    "torch.utils.data",
     "math",
     "functools",
     "itertools",

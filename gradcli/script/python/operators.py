@@ -18,7 +18,7 @@ import numpy as np
 
 from ...lang import functions as F
 from ...ops import library as gc
-from . import classes, limits, numpy_values
+from . import classes, library_objects, limits, numpy_values
 from .calls import apply, call_op
 from .classes import ScriptObject
 
@@ -169,6 +169,8 @@ def iterate(run: Run, value: Any) -> Iterator[Any]:
         unbind = F.lookup("unbind")  # torch's Tensor.__iter__ is iter(self.unbind(0))
         assert unbind is not None
         return run.steps.ticking(call_op(run, unbind, "unbind", (value,), {}))
+    if isinstance(value, library_objects.LOADERS):  # a DataLoader's batches
+        return run.steps.ticking(library_objects.iterated(run, value))
     return run.steps.ticking(value)
 
 

@@ -46,6 +46,7 @@ from . import (
     func_api,
     numpy_values,
     printing,
+    torch_data,
     torch_nn,
     torch_samplers,
 )
@@ -511,6 +512,7 @@ def modules(run: Run) -> dict[str, Module]:
         functions("torch.nn.functional") | {"__missing__": missing("torch.nn.functional")},
     )
     library = torch_nn.modules(run, functional, missing)
+    library.update(torch_data.modules(run, missing))
     nn = library["torch.nn"]
     linalg = Module(
         "torch.linalg", functions("torch.linalg") | {"__missing__": missing("torch.linalg")}
@@ -544,6 +546,7 @@ def modules(run: Run) -> dict[str, Module]:
         optim=library["torch.optim"],
         linalg=linalg,
         special=special,
+        utils=library["torch.utils"],
     )
     torch_names.update(accelerator=accelerator, cuda=cuda)
     torch_names["vmap"] = func_module.attributes["vmap"]  # torch.vmap is torch.func.vmap
