@@ -360,7 +360,7 @@ def apply(prim: Op, *args: Any, **params: Any) -> Tensor:
     """
     count = len(args)
     if count == 2:
-        return apply_two(prim, args[0], args[1], params)
+        return apply_two(args[0], args[1], prim, params)
     if count == 1:
         return apply_one(prim, args[0], params)
     forward = prim.forward
@@ -453,15 +453,16 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
             sizes.refuse_over(prim.name, count, (x,))
         if (count >= LARGE or (rule is not None and x.size >= LARGE)) and a._op is not None:
             let_go(a)  # what no rule reads under the operand goes before the value comes
-        if params:
-            out_data = forward(x, **params)
-        elif x_dtype is DEFAULT_DTYPE:  # a rounded_once wrapper's ufunc itself (a frame less)
-            out_data = prim.forward_float64(x)  # type: ignore[misc]
+        fast = prim.forward_float64  # float64's ufunc (rounded_once's itself: a frame less)
+        if fast is not None and x_dtype is DEFAULT_DTYPE and not params:
+            out_data = fast(x)
+            read = False  # (float64 for certain: its dtype is not read)
         else:
-            out_data = forward(x)
+            out_data = forward(x, **params) if params else forward(x)
+            read = True
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
-        dtype = out_data.dtype
+        dtype = out_data.dtype if read else x_dtype
         # else numpy's dtype is torch's; a dtype given (x.to(torch.float32)) is the result's
         if x_dtype is not dtype and "dtype" not in params:
             forward, out_data = torch_dtype(
@@ -494,11 +495,11 @@ def apply_one(prim: Op, a: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
     return out
 
 
-def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
-    """``apply(prim, a, b, **params)``: what ``apply`` does, for two operands (``a * b``,
-    the reverse rules' products): the most frequent operation, called without the tuple and
-    dict of apply's ``*args`` and ``**params`` (about 1 k instructions of ~10 k), which is why
-    it is written out beside apply rather than shared with it through a call."""
+def apply_two(a: Any, b: Any, prim: Op, params: dict[str, Any] = _NO_PARAMS) -> Tensor:
+    """``apply(prim, a, b, **params)``: what ``apply`` does, for two operands (``a * b``, the
+    reverse rules' products; first: an operator's special method is this code with ``prim`` its
+    default, ``primitives._direct``), called without apply's ``*args`` and ``**params`` (about
+    1 k instructions of ~10 k): written out beside apply, not shared with it through a call."""
     number = False  # whether b is a number's 0-d float64 constant beside a float64 tensor a
     if type(b) is not Tensor:
         if type(a) is Tensor and a.dtype is DEFAULT_DTYPE and (type(b) is float or type(b) is int):
@@ -521,11 +522,9 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
     x_dtype = a.dtype
     y_dtype = b.dtype
     try:
-        if (
-            not number  # (both float64, and the number's one element)
-            and (x_dtype is not DEFAULT_DTYPE or y_dtype is not DEFAULT_DTYPE)
-            and not prim.complex
-        ):
+        # (a number's constant beside a float64 tensor: both float64, and its one element)
+        float64 = number or (x_dtype is DEFAULT_DTYPE and y_dtype is DEFAULT_DTYPE)
+        if not float64 and not prim.complex:
             _refuse_complex(prim, (a, b))
         # the size of the value, checked before it is allocated (sizes.check, inline): an
         # element-wise result is at most the product of its operands' sizes
@@ -545,8 +544,9 @@ def apply_two(prim: Op, a: Any, b: Any, params: dict[str, Any] = _NO_PARAMS) -> 
         out_data = forward(x, y, **params) if params else forward(x, y)
         if type(out_data) is not _ndarray:
             out_data = np.asarray(out_data)
-        dtype = out_data.dtype
-        if x_dtype is not dtype or y_dtype is not dtype:  # else numpy's dtype is torch's
+        if float64 and not params and prim.forward_float64 is not None:
+            dtype = DEFAULT_DTYPE  # (a ufunc's float64 for certain: not read)
+        elif x_dtype is not (dtype := out_data.dtype) or y_dtype is not dtype:  # else torch's
             forward, out_data = torch_dtype(
                 forward, (x, y), params, (a, b), out_data, _Mode.default_float
             )
@@ -949,6 +949,8 @@ def _run_backward(
                         on_array = fast(g, out_data, *(t.data for t in operands), needs, **params)
                     elif second is None:
                         on_array = fast(g, out_data, first.data, needs)
+                    elif needs is _NEEDS_A_NUMBER and prim.vjp_arrays_passes:
+                        on_array = (g, None)  # (what the rule gives: x + 0.1's cotangent is g)
                     else:
                         on_array = fast(g, out_data, first.data, second.data, needs)
                     if on_array is None:  # the rule declines (a broadcast operand): vjp runs
@@ -962,6 +964,7 @@ def _run_backward(
                         break
                     node = first  # the next node of the chain, where it is one
                     g = on_array[0]
+                    sized = prim.vjp_arrays_sized  # (g no larger than the one checked: not read)
                     prim = node._op
                     if prim is None or g is None or node._retains_grad:
                         break  # (a leaf, no cotangent, a gradient retained)
@@ -973,7 +976,7 @@ def _run_backward(
                         or operand is None  # (released)
                         or (kind is not _NEEDS_ONE and kind is not _NEEDS_A_NUMBER)
                         or operand.dtype is not DEFAULT_DTYPE
-                        or g.size > ROOM[0]
+                        or (not sized and g.size > ROOM[0])
                     ):
                         break
                     first = operand
@@ -1082,9 +1085,9 @@ def _vjp_on_tensors(
         # torch's convention, g conj(f'(z)): the rule, written as for real numbers, at
         # conj(z), since f(conj z) = conj(f(z)) for every holomorphic entry here
         if output is None:
-            operands = _conjugates(inputs)
+            operands = tuple(t.conj() for t in inputs)
         else:
-            conjugated = _conjugates([output, *inputs])
+            conjugated = tuple(t.conj() for t in [output, *inputs])
             output, operands = conjugated[0], conjugated[1:]
     params = node._params
     input_cotangents: Sequence[Tensor | None]
@@ -1101,11 +1104,6 @@ def _vjp_on_tensors(
     if watch is not None:
         watch_rule(watch, node, cotangent, inputs, input_cotangents)
     return input_cotangents
-
-
-def _conjugates(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:
-    """Each tensor conjugated (a real one as it is)."""
-    return tuple(t.conj() for t in tensors)
 
 
 def _accumulate_leaves(

@@ -52,8 +52,11 @@ def attach() -> None:
             setattr(Tensor, method, spelled(op, method))
         if op.operator in _SPECIAL:  # not the element vector, which Python does not write
             special, *reflection = _SPECIAL[op.operator]
-            # an operator's call, where it is not the public one (add without alpha)
+            # an operator's call, where it is not the public one (add without alpha); where
+            # that is an element-wise entry's plain call, apply_two itself (``_direct``)
             call = op.extra.get("operator_call", op.call)
+            plain, direct = op.extra.get("direct", (None, None))
+            call = direct if call is plain else call
             setattr(Tensor, special, call)
             for name in reflection:
                 setattr(Tensor, name, _reflected(call))

@@ -24,6 +24,7 @@ the dims' checks are in ``rules/dims.py``.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -99,7 +100,7 @@ def _scale(value: Tensor, factor: Factor) -> Tensor:
     """``value * factor`` where a factor of 1, -1 or 0 costs no multiplication; a
     ``Selected`` factor keeps ``value`` (times its factor) in its region, 0 outside."""
     if type(factor) is Tensor:  # the usual factor, multiplied without mul's call
-        return apply_two(_MUL, value, factor)
+        return apply_two(value, factor, _MUL)
     if isinstance(factor, Selected):
         return where(factor.region, _scale(value, factor.factor), 0.0)
     if isinstance(factor, (int, float)):
@@ -247,7 +248,7 @@ def _unary(
         factor = derivative(x, out, **params) if params else derivative(x, out)
         # a tensor factor (nearly always) multiplies by mul's entry itself, without _scale's
         # tests and two calls fewer than mul()
-        return (apply_two(_MUL, g, factor) if type(factor) is Tensor else _scale(g, factor),)
+        return (apply_two(g, factor, _MUL) if type(factor) is Tensor else _scale(g, factor),)
 
     def jvp(tangents: Sequence[Tensor], out: Tensor, x: Tensor, **params: Any) -> Tensor:
         return _scale(tangents[0], derivative(x, out, **params))
@@ -315,7 +316,7 @@ def _binary(
         if needs[0]:
             assert da is not None, _MISSING
             if type(da) is Tensor:
-                ga = apply_two(_MUL, g, da)
+                ga = apply_two(g, da, _MUL)
             else:
                 ga = g if da == 1 else _scale(g, da)
             if ga.data.shape != a.data.shape:
@@ -323,7 +324,7 @@ def _binary(
         if needs[1]:
             assert db is not None, _MISSING
             if type(db) is Tensor:
-                gb = apply_two(_MUL, g, db)
+                gb = apply_two(g, db, _MUL)
             else:
                 gb = g if db == 1 else _scale(g, db)
             if gb.data.shape != b.data.shape:
@@ -345,7 +346,7 @@ def _binary(
         return apply_two(_MUL, tb, db) if type(db) is Tensor else _scale(tb, db)
 
     def op(a: TensorLike, b: TensorLike) -> Tensor:
-        return apply_two(entry, a, b)
+        return apply_two(a, b, entry)
 
     fields = {
         "params": _XY,
@@ -359,7 +360,19 @@ def _binary(
         Op(name, summary, forward, vjp, jvp, backward_name, batch=B.elementwise, call=op, **fields)
     )
     op.__name__ = name
+    entry.extra["direct"] = (op, _direct(entry))
     return op
+
+
+def _direct(entry: Op) -> Callable[[Any, Any], Tensor]:
+    """``apply_two(a, b, entry)`` as a function of the operands alone: ``apply_two`` itself (its
+    code and globals) with ``entry`` the default of its ``prim``. The special method of an
+    operator (``a * b``: ``methods.attach``) where the entry's plain call would be, without
+    that call's frame between the operator and ``apply_two``."""
+    code, defaults = apply_two.__code__, apply_two.__defaults__ or ()
+    direct = types.FunctionType(code, apply_two.__globals__, entry.name, (entry, *defaults))
+    direct.__qualname__ = f"Tensor.{entry.name}"
+    return direct
 
 
 add = _binary(
@@ -518,7 +531,7 @@ def divide(a: TensorLike, b: TensorLike, rounding_mode: str | None = None) -> Te
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
             f"'{rounding_mode}'"
         )
-    return apply_two(_DIV_ROUNDED, a, b, {"rounding_mode": rounding_mode})
+    return apply_two(a, b, _DIV_ROUNDED, {"rounding_mode": rounding_mode})
 
 
 neg: Unary = _unary(  # typed here, and below, where a rule above calls it

@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 
 REQUIRED = object()
 
+# The ufuncs of two float64 operands whose value is float64 (``Op.forward_float64``)
+_FLOAT64_UFUNCS = (np.add, np.subtract, np.multiply, np.divide)
+
 # What an operation does with complex operands (``Op.complex``)
 HOLOMORPHIC = "holomorphic"
 COMPLEX_RULES = "its own rules"
@@ -231,16 +234,25 @@ class Op:
     # and the array is large (``released.REUSED``), as hand-written numpy reuses an array after
     # its last use (``g *= mask``)
     vjp_arrays_into: Rule | None = None
-    # ``forward`` for float64 operands alone and no parameters: the ufunc itself where
-    # ``forward`` is a ``single_precision.rounded_once`` wrapper (its ``float64``), else
-    # ``forward``; ``tensor.apply_one`` calls it, a Python frame less an operation (sin, exp)
+    # whether ``vjp_arrays`` gives the first operand the cotangent itself where the second's
+    # is not needed (add, sub): the pass then passes it on without calling the rule
+    vjp_arrays_passes: bool = False
+    # whether no cotangent ``vjp_arrays`` gives (nor its any-shape and into rules) is larger than
+    # the cotangent it is given (element-wise rules): a chain's pass then need not read its size
+    vjp_arrays_sized: bool = False
+    # ``forward`` for float64 operands alone and no parameters where its value is float64 for
+    # certain (a ufunc of float64 to float64): the ufunc itself where ``forward`` is a
+    # ``single_precision.rounded_once`` wrapper (its ``float64``: a Python frame less an
+    # operation, sin, exp), or add's, sub's, mul's, div's; else None. ``tensor.apply_one`` and
+    # ``apply_two`` call it there and do not read the value's dtype (an attribute lookup)
     forward_float64: Callable[..., Any] | None = field(init=False, default=None)
     # whether a node's release (``tensor._release``) drops its inputs and nothing else: it
     # saves them all (``saved`` True) and its name is fixed (no namer reads the inputs)
     released_plainly: bool = field(init=False, default=False)
 
     def __post_init__(self) -> None:
-        self.forward_float64 = getattr(self.forward, "float64", self.forward)
+        float64 = getattr(self.forward, "float64", None)
+        self.forward_float64 = self.forward if self.forward in _FLOAT64_UFUNCS else float64
         self.released_plainly = self.saved is True and isinstance(self.backward_name, str)
 
     @property

@@ -127,9 +127,12 @@ def _entry(function: Any, entries: dict[Any, list[Any]]) -> Any:
 _ENTRIES = _entries_by_call()
 for _function, _rule in {mul: _mul, divide: _div, **_UNARY}.items():
     _entry(_function, _ENTRIES).vjp_arrays = _rule
+    _entry(_function, _ENTRIES).vjp_arrays_sized = True  # (element-wise: g's size, or less)
 # add's and sub's calls are their public ones (with alpha), not the entries' functions
 OPS["add"].vjp_arrays = _add
 OPS["sub"].vjp_arrays = _sub
 OPS["add"].vjp_arrays_any_shape = _add_any_shape
 OPS["sub"].vjp_arrays_any_shape = _sub_any_shape
+for _name in ("add", "sub"):  # (g, None) for (True, False); a broadcast operand's summed
+    OPS[_name].vjp_arrays_passes = OPS[_name].vjp_arrays_sized = True
 _entry(relu, _ENTRIES).vjp_arrays_into = _relu_into

@@ -68,9 +68,11 @@ def _same_bits(got, want):
 
 @pytest.fixture
 def counted(monkeypatch):
-    """The calls of each entry's rule on arrays that gave the cotangents, by name."""
+    """The calls of each entry's rule on arrays that gave the cotangents, by name (add's and
+    sub's called where the pass would pass the cotangent on: ``test_a_cotangent_passed_on``)."""
     calls = {}
     for name, op in OPS.items():
+        monkeypatch.setattr(op, "vjp_arrays_passes", False)
         for field in ("vjp_arrays", "vjp_arrays_any_shape"):
             given = getattr(op, field)
             if given is None:
@@ -143,11 +145,9 @@ def test_a_binary_rule_on_arrays_gives_vjps_bits_and_declines_a_broadcast(name, 
     assert counted[name] == (3 if summed else 2)
 
 
-@pytest.mark.parametrize("name", BINARY)
-def test_a_binary_rule_with_a_number_gives_vjps_bits(name, counted):
-    """A tensor and a number (x * 1.01: the result has the tensor's shape, which the pass does
-    not test there) of every shape, empty and 0-d too; then a tensor that needs no gradient
-    broadcast against a column, which the pass tests: the rule declines it or sums it back."""
+def _with_numbers(name):
+    """The passes of entry ``name`` of a tensor of every shape (empty and 0-d too) and a number,
+    each with the bits of vjp's; their count."""
     runs = 0
     for shape in [(), (0,), (7,), (3, 4)]:
         x = np.resize(_values([1.0, -0.0, np.inf, np.nan, 1e-300]), shape)
@@ -156,12 +156,38 @@ def test_a_binary_rule_with_a_number_gives_vjps_bits(name, counted):
             fast, slow = _gradients(lambda t, number=number: _CALL[name](t, number), [x], seed)
             _same_bits(fast[0], slow[0])
             runs += 1
+    return runs
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_a_binary_rule_with_a_number_gives_vjps_bits(name, counted):
+    """A tensor and a number (x * 1.01: the result has the tensor's shape, which the pass does
+    not test there) of every shape, empty and 0-d too; then a tensor that needs no gradient
+    broadcast against a column, which the pass tests: the rule declines it or sums it back."""
+    runs = _with_numbers(name)
     assert counted[name] == runs
     column = _values([2.0, -0.0])[:6].reshape(6, 1)
     seed = np.linspace(-2, 2, 24).reshape(6, 4)
     fast, slow = _gradients(_CALL[name], [column], seed, constant=gc.tensor(np.ones(4) * 1.5))
     _same_bits(fast[0], slow[0])
     assert counted[name] == runs + (name in SUMMED)
+
+
+@pytest.mark.parametrize("name", SUMMED)
+def test_a_cotangent_passed_on_for_a_number_has_the_rules_bits(name, monkeypatch):
+    """x + 0.1, x - 0.1: the pass without a graph gives x the cotangent itself, as add's and
+    sub's rules do, without calling them (``Op.vjp_arrays_passes``); with a tensor operand
+    (or a graph built) the rule, or vjp, runs."""
+    assert OPS[name].vjp_arrays_passes
+
+    def refused(*args, **params):
+        raise AssertionError("the rule ran for a number")
+
+    monkeypatch.setattr(OPS[name], "vjp_arrays", refused)
+    assert _with_numbers(name) == 28
+    x, seed = _values([]), np.linspace(-2, 2, 40)
+    with pytest.raises(AssertionError, match="the rule ran"):
+        _gradients(_CALL[name], [x], seed, constant=gc.tensor(np.ones(x.shape)))
 
 
 @pytest.mark.parametrize("name", SUMMED)
