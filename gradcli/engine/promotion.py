@@ -18,6 +18,17 @@ def _complex_of(floating: np.dtype[Any]) -> np.dtype[Any]:
     return np.dtype(np.complex64) if floating.itemsize <= 4 else np.dtype(np.complex128)
 
 
+def in_dtype_of(dtype: np.dtype[Any], cotangent: Any) -> Any:
+    """A cotangent sent to a tensor of ``dtype``, in that dtype, as torch's engine casts a
+    gradient to its input's (``validate_outputs``): a real tensor's is the real part of a
+    complex one (torch: a function of reals), a float32 operand of a float64 result gets a
+    float32 one (``x32 * x64``). The cast is an operation, recorded where the pass makes a
+    graph (``create_graph``: torch's ``ToCopyBackward0``)."""
+    if cotangent.dtype.kind == "c" and dtype.kind != "c":
+        cotangent = cotangent.real
+    return cotangent if cotangent.dtype == dtype else cotangent.to(dtype)
+
+
 def torch_dtype(
     forward: Callable[..., Any],
     arrays: tuple[Array, ...],

@@ -62,7 +62,7 @@ from .node import SEVERAL
 from .node import Node as Node
 from .node import inputs_of as inputs_of
 from .ownership import Ownership
-from .promotion import torch_dtype
+from .promotion import in_dtype_of, torch_dtype
 from .released import LARGE, REUSED, let_go, let_go_two, refuse_released, sole
 from .sizes import METER, ROOM
 
@@ -840,10 +840,8 @@ def _run_backward(
                         if tensor._op is not None:  # no cotangent for it: was it released?
                             refuse_released(tensor)
                         continue
-                    if not real and input_cotangent.dtype is not DEFAULT_DTYPE:
-                        if input_cotangent.dtype.kind == "c" and tensor.dtype.kind != "c":
-                            # a real tensor's gradient is the real part (torch: a function of reals)
-                            input_cotangent = input_cotangent.real
+                    if not real and input_cotangent.dtype is not tensor.dtype:
+                        input_cotangent = in_dtype_of(tensor.dtype, input_cotangent)
                     if tensor._op is None:  # a leaf
                         key = id(tensor)
                         if key in leaf_cotangents:

@@ -340,10 +340,10 @@ def _binary(
             return add(_scale(ta, _needed(da)), _scale(tb, _needed(db)))
         if ta is not None:
             assert da is not None, _MISSING
-            return apply_two(_MUL, ta, da) if type(da) is Tensor else _scale(ta, da)
+            return apply_two(ta, da, _MUL) if type(da) is Tensor else _scale(ta, da)
         assert tb is not None, "forward mode asks for the tangent of a value with one"
         assert db is not None, _MISSING
-        return apply_two(_MUL, tb, db) if type(db) is Tensor else _scale(tb, db)
+        return apply_two(tb, db, _MUL) if type(db) is Tensor else _scale(tb, db)
 
     def op(a: TensorLike, b: TensorLike) -> Tensor:
         return apply_two(a, b, entry)

@@ -25,7 +25,8 @@ _Y = np.arange(9.0, 0.0, -1.0).reshape(3, 3) / 10.0 + 0.05
 WITH_Y = (
     "add sub mul div maximum minimum atan2 arctan2 hypot logaddexp logaddexp2 copysign xlogy "
     "remainder fmod floor_divide heaviside matmul mm inner kron eq ne lt le gt ge isclose "
-    "logical_and logical_or logical_xor"
+    "logical_and logical_or logical_xor divide true_divide multiply subtract greater "
+    "greater_equal less less_equal not_equal"
 ).split()
 # ... that take a dim (0) as their one argument
 WITH_DIM = "cummax cummin cumsum cumprod logcumsumexp softmax log_softmax logsumexp amax amin"
@@ -52,7 +53,7 @@ ARGS: dict[str, Callable[[Any, Any], tuple[Any, ...]]] = {
     "view": lambda m, y: (9,),
     "transpose": lambda m, y: (0, 1),
     "permute": lambda m, y: (1, 0),
-    "movedim": lambda m, y: (0, 1),
+    **{name: (lambda m, y: (0, 1)) for name in ("movedim", "moveaxis", "swapaxes", "swapdims")},
     "unsqueeze": lambda m, y: (0,),
     "unflatten": lambda m, y: (1, (3, 1)),
     "narrow": lambda m, y: (0, 1, 2),
@@ -72,6 +73,7 @@ ARGS: dict[str, Callable[[Any, Any], tuple[Any, ...]]] = {
     "mv": lambda m, y: (y[0],),
     "dot": lambda m, y: (y[0],),
     "outer": lambda m, y: (y[0],),
+    "ger": lambda m, y: (y[0],),
     "bmm": lambda m, y: (y.unsqueeze(0),),
     "cross": lambda m, y: (y, 1),
     "matrix_power": lambda m, y: (2,),
@@ -86,6 +88,7 @@ OPERANDS: dict[str, Callable[[Any], Any]] = {
     "diag_embed": lambda x: x[0],
     "dot": lambda x: x[0],
     "outer": lambda x: x[0],
+    "ger": lambda x: x[0],
     "imag": lambda x: x * (1 + 1j),
     "real": lambda x: x * (1 + 1j),
 }
@@ -106,6 +109,30 @@ def _spellings() -> list[str]:
 ALIASES: dict[str, Callable[[Any, Any, Any], Any]] = {
     "clip": lambda m, x, y: m.clip(x, 0.2, 0.6),
     "arctan2": lambda m, x, y: m.arctan2(x, y),
+    **{
+        name: (lambda m, x, y, name=name: getattr(m, name)(x))
+        for name in ("absolute", "arccos", "arcsin", "arctan", "arcsinh", "arctanh")
+        + ("negative", "fix")
+    },
+    "arccosh": lambda m, x, y: m.arccosh(x + 1),
+    **{
+        name: (lambda m, x, y, name=name: getattr(m, name)(x, y))
+        for name in ("divide", "true_divide", "multiply", "subtract", "greater")
+        + ("greater_equal", "less", "less_equal", "not_equal")
+    },
+    **{
+        name: (lambda m, x, y, name=name: getattr(m, name)([x, y]))
+        for name in ("concat", "concatenate", "row_stack")
+    },
+    **{
+        name: (lambda m, x, y, name=name: getattr(m, name)(x, 0, 1))
+        for name in ("moveaxis", "swapaxes", "swapdims")
+    },
+    "ger": lambda m, x, y: m.ger(x[0], y[0]),
+    **{
+        name: (lambda m, x, y, name=name: getattr(m if m is gc else m.special, name)(x))
+        for name in ("expit", "psi", "gammaln")
+    },
     "bce": lambda m, x, y: (
         m.bce(x, y) if m is gc else torch.nn.functional.binary_cross_entropy(x, y)
     ),

@@ -519,6 +519,31 @@ def test_python_numbers_take_the_tensors_dtype():
     assert big.item() == math.inf  # the number became float32 too: it overflows
 
 
+@pytest.mark.parametrize(
+    "combine",
+    [
+        lambda a, b: a * b,
+        lambda a, b: a / b,
+        lambda a, b: a - b,
+        lambda a, b: gc.cat([a, b]),
+        lambda a, b: (a * b.sin()).exp(),
+    ],
+)
+def test_a_gradient_has_its_tensors_dtype_whatever_the_results(combine):
+    """As torch's engine casts a gradient to its input's dtype: a float32 operand of a float64
+    result gets a float32 gradient, the float64 one a float64 gradient (to the grad of
+    autograd.grad too), with the float64 pass's values rounded once."""
+    x = gc.tensor([0.25, -0.5], dtype=gc.float64, requires_grad=True)
+    z = gc.tensor([1.5, 2.5], dtype=gc.float32, requires_grad=True)
+    combine(x, z).sum().backward()
+    assert (x.grad.dtype, z.grad.dtype) == (gc.float64, gc.float32)
+    wide = gc.tensor(z.detach().data.astype(np.float64), requires_grad=True)
+    combine(x.detach(), wide).sum().backward()
+    assert np.array_equal(z.grad.data, wide.grad.data.astype(np.float32))
+    (found,) = gc.autograd.grad(combine(x, z).sum(), z, create_graph=True)
+    assert found.dtype == gc.float32
+
+
 _INDICES = [
     (0,),
     (-1,),
