@@ -59,7 +59,7 @@ from .layers import (
     Linear,
     Unflatten,
 )
-from .lazy import LazyLinear, UninitializedParameter
+from .lazy import LazyConv1d, LazyConv2d, LazyConv3d, LazyLinear, UninitializedParameter
 from .losses import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -90,6 +90,9 @@ from .transformer import (
 )
 
 __all__ = [
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
     "LazyLinear",
     "UninitializedParameter",
     "Transformer",

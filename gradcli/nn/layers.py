@@ -192,6 +192,33 @@ class _ConvNd(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
+        self._settings(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            padding_mode,
+        )
+        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        if self.transposed:
+            shape = (in_channels, out_channels // groups, *self.kernel_size)
+        _weight_and_bias(self, shape, bias, dtype, out_channels)
+
+    def _settings(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any,
+        padding: Any,
+        dilation: Any,
+        groups: int,
+        padding_mode: str,
+    ) -> None:
+        """The layer's settings, checked as torch checks them (its weights aside)."""
         name = type(self).__name__
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -219,10 +246,6 @@ class _ConvNd(Module):
         self.groups = groups
         self.padding_mode = padding_mode
         self.output_padding: Any = (0,) * self.dims
-        shape = (out_channels, in_channels // groups, *self.kernel_size)
-        if self.transposed:
-            shape = (in_channels, out_channels // groups, *self.kernel_size)
-        _weight_and_bias(self, shape, bias, dtype, out_channels)
 
     def reset_parameters(self) -> None:
         """torch's draw, as Linear's: kaiming_uniform_(a=sqrt(5)), then the bias."""

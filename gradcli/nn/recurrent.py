@@ -164,7 +164,7 @@ class _RNNBase(Module):
                 for t in steps:
                     state = _step(self.cell, layer_input[t], state, self._weights(index))
                     sequence[t] = state[0] if lstm else state
-                outputs.append(stack(sequence, 0))
+                outputs.append(_layer_output(stack(sequence, 0), lstm and directions == 1))
                 finals_h.append(state[0] if lstm else state)
                 if lstm:
                     finals_c.append(state[1])
@@ -199,6 +199,15 @@ class _RNNBase(Module):
 
 def _cat_last(tensors: list[Tensor]) -> Tensor:
     return cat(tensors, -1)  # type: ignore[no-any-return]
+
+
+def _layer_output(output: Tensor, one_layer_node: bool) -> Tensor:
+    """A layer's output (its steps' states stacked): torch's LSTM on the CPU runs a layer of
+    one direction over float32 values as one oneDNN operation, whose node is the output's
+    (MkldnnRnnLayerBackward0; a bidirectional layer's is the cat of its two)."""
+    if one_layer_node and output.dtype == np.float32 and output._op is not None:
+        output._name = "MkldnnRnnLayerBackward0"
+    return output
 
 
 class RNN(_RNNBase):

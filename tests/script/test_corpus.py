@@ -94,7 +94,8 @@ def reason(outcome: Outcome, record: dict) -> str:
         return ""
     lines = outcome.stderr.strip().splitlines()
     if outcome.status == 2 and lines:
-        text = lines[0]
+        # the refusal, not a warning the script printed before it
+        text = next((line for line in lines if line.startswith("error: ")), lines[0])
         for pattern, replacement in _SPECIFICS:
             text = pattern.sub(replacement, text)
         return text
@@ -183,6 +184,8 @@ def test_a_refusal_is_counted_by_its_kind():
         "error: statement 2 (line 8): unknown function 'vjp'\n",
         "error: statement 9 (line 30): unknown function 'hvp'\n",
         "error: statement 5 (line 7): nothing joins jacrev(f) and (x): multiplication needs '*'\n",
+        "s.py:3: UserWarning: torch.range is deprecated\n  x = torch.range(0, 1)\n"
+        "error: line 5: gradcli has no torch.float16 yet\n",
     ]
     kinds = [reason(Outcome("", text, 2), record) for text in refusals]
     assert kinds == [
@@ -190,6 +193,7 @@ def test_a_refusal_is_counted_by_its_kind():
         "unknown function '…'",
         "unknown function '…'",
         "nothing joins … and …: multiplication needs '*'",
+        "line …: gradcli has no torch.float16 yet",
     ]
     assert reason(Outcome("", "", 0), record) == ""
     assert reason(Outcome("x\n", "", 0), record) == "runs, but prints other text than torch"

@@ -225,7 +225,10 @@ HOSTILE = {
         "print('ran')\nA().f()",
         "'__'",
     ),
-    "__class__ of an instance": ("class A:\n    pass\nprint('ran')\nA().__class__", "'__'"),
+    "__bases__ through __class__": (
+        "class A:\n    pass\nprint('ran')\nA().__class__.__bases__",
+        "'__'",
+    ),
     "__getattr__ defined": (
         "print('ran')\nclass A:\n    def __getattr__(self, name):\n        return 1",
         "does not honour __getattr__",

@@ -45,7 +45,7 @@ def test_a_runaway_script_is_stopped_with_a_clear_error(program, message):
 @pytest.mark.parametrize(
     "program, line, column",
     [
-        ("x = 1\ny = x.__class__", 2, 4),
+        ("x = 1\ny = x.__dict__", 2, 4),
         ("print('run')\nclass A:\n    def __getattr__(self, name):\n        pass", 3, 4),
         ("import os", 1, 0),
         ("y = [v.__dict__ for v in range(2)]", 1, 5),

@@ -63,4 +63,4 @@ def test_what_gradcli_numpy_does_not_take_is_refused(program, message):
 
 def test_a_dunder_of_an_array_is_refused_before_the_script_runs():
     with pytest.raises(GradcliError, match="'__'"):
-        gradcli_run(PRELUDE + "print(1)\nnp.ones(2).__class__")
+        gradcli_run(PRELUDE + "print(1)\nnp.ones(2).__dict__")

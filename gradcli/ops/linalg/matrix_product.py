@@ -67,10 +67,22 @@ def _matmul_jvp(tangents: Sequence[Tensor | None], out: Tensor, a: Tensor, b: Te
 
 
 def _matmul_name(node: Any) -> str:
-    a, b = (t.ndim for t in node.inputs)
-    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}.get(
-        (a, b), "MatmulBackward0"
-    )
+    """torch's node of ``a @ b``, as its matmul dispatches on the ranks: dot, mv, a vector's
+    mm squeezed, mm; a batch's product (bmm, or mm over folded rows) is viewed as the result
+    (UnsafeViewBackward0), but for a matrix times a batch where the matrix needs a gradient:
+    mm of the batch folded, transposed back and made contiguous (a copy: CloneBackward0, none
+    where a side of the result is 1: TransposeBackward0)."""
+    first, second = node.inputs
+    a, b = first.ndim, second.ndim
+    named = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4"}
+    if (a, b) in named:
+        return named[(a, b)]
+    if a == 2 and b == 2:
+        return "MmBackward0"
+    if a == 2 and node.needs[0]:
+        rows, columns = first.shape[0], second.shape[-1]
+        return "TransposeBackward0" if 1 in (rows, columns) else "CloneBackward0"
+    return "UnsafeViewBackward0"
 
 
 def _matmul_forward(a: Array, b: Array) -> NumpyResult:

@@ -2,7 +2,8 @@
 of the frame that computes the node's value as Python would, in Python's order.
 
 What gradcli does not take is refused here, before anything runs, with the line and a caret:
-an attribute whose name starts with two underscores (``x.__class__``), ``await``/``yield``,
+an attribute whose name starts with two underscores (``x.__dict__``; ``x.__class__`` and a
+class's ``__name__`` are read), ``await``/``yield``,
 bytes. Every attribute read goes through ``objects.get`` (a whitelist per kind of value),
 every call through ``runtime.call`` (only what a script may call), every operator through
 ``operators.py`` (tensors to the op table, Python's values bounded).
@@ -185,7 +186,8 @@ class Expressions(Comprehensions):
 
     def lower_Attribute(self, node: ast.Attribute) -> Closure:
         attribute = node.attr
-        if attribute.startswith("__") and attribute not in SPECIAL and attribute != objects.VERSION:
+        dunder = attribute.startswith("__") and attribute not in objects.DUNDERS
+        if dunder and attribute not in SPECIAL:
             raise self.refuse(
                 node,
                 f"gradcli run does not read attributes whose names start with '__' ({attribute!r})",

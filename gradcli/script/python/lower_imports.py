@@ -30,6 +30,7 @@ IMPORTABLE = (
     "torch.func",
     "torch.linalg",
     "torch.special",
+    "torch.functional",
     "torch.utils",
     "torch.utils.data",
     "math",

@@ -72,10 +72,17 @@ _NUMBER_ATTRIBUTES = {
 
 #: the one attribute of Python's own (``__...``) a script may read, of a module alone
 VERSION = "__version__"
+#: Python's own attributes a script may read of any value: its class (``type(x)``) and, of a
+#: class, a function or a module, its name (``self.__class__.__name__``)
+DUNDERS = frozenset({VERSION, "__class__", "__name__"})
 
 
 def get(run: Run, value: Any, name: str) -> Any:
     """``value.name`` as a script reads it."""
+    if name == "__class__":
+        return run.builtins["type"](value)
+    if name == "__name__":
+        return _name_of(value)
     if classes.is_scripted(value):  # the script's classes and instances, super()
         return classes.get(run, value, name)
     if name == VERSION and type(value) is Module:  # torch.__version__: a module's version
@@ -195,6 +202,24 @@ def delete_value(run: Run, value: Any, name: str) -> None:
             "gradcli run deletes the attributes of the script's own objects only",
             hint="set it to None instead",
         )
+
+
+def _name_of(value: Any) -> str:
+    """``value.__name__``: the name of a class (the script's, the library's, Python's), of a
+    function or of a module; AttributeError for other values, as Python's."""
+    if isinstance(value, (classes.Class, classes.LibraryBase)):
+        return str(value.name)
+    if isinstance(value, type):
+        return value.__name__
+    if isinstance(value, library_objects.LibraryClass):
+        return value.path.rsplit(".", 1)[-1]
+    if isinstance(value, (Builtin, Function)):  # a torch function, a Python type, a def
+        return str(value.name)
+    if isinstance(value, Module):
+        return value.name
+    if type(value).__name__ == "TypeName":  # type(None) and the like
+        return str(value.name).rsplit(".", 1)[-1]
+    raise AttributeError(f"'{type_name(value)}' object has no attribute '__name__'")
 
 
 def _grad_fn(node: tensors.GradFn, name: str) -> Any:

@@ -60,7 +60,18 @@ if TYPE_CHECKING:
 
 #: what ``torch.__version__`` reads: the torch whose behaviour gradcli run follows
 TORCH_VERSION = "2.13.0+cpu"
+# The names of torch.functional (its __all__ in torch 2.13): torch's functions written in Python
+TORCH_FUNCTIONAL = (
+    "atleast_1d atleast_2d atleast_3d broadcast_shapes broadcast_tensors cartesian_prod "
+    "block_diag cdist chain_matmul einsum istft lu norm meshgrid pca_lowrank split stft "
+    "svd_lowrank tensordot unique unique_consecutive unravel_index"
+).split()
 INTEGER_GRAD = "Only Tensors of floating point and complex dtype can require gradients"
+RANGE_WARNING = (
+    "torch.range is deprecated and will be removed in a future release because its behavior "
+    "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
+    "values in [start, end)."
+)
 COPY_WARNING = (
     "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
     "or sourceTensor.detach().clone().requires_grad_(True), rather than "
@@ -292,12 +303,49 @@ class Constructors:
         return self.made(self.build("eye", [n] if m is None else [n, m]), dtype, requires_grad)
 
     def arange(
-        self, *args: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None
+        self,
+        *args: Any,
+        dtype: Any = None,
+        requires_grad: bool = False,
+        device: Any = None,
+        **named: Any,
     ) -> gc.Tensor:
-        numbers = [a.data.item() if isinstance(a, gc.Tensor) else a for a in args]
+        numbers = _bounds("arange", args, named)
         whole = all(isinstance(a, int) for a in numbers)
         array = self.build("arange", numbers)
         return self.made(array, dtype, requires_grad, np.dtype(np.int64) if whole else None)
+
+    def range(
+        self,
+        *args: Any,
+        dtype: Any = None,
+        requires_grad: bool = False,
+        device: Any = None,
+        **named: Any,
+    ) -> gc.Tensor:
+        """torch.range (deprecated): from start to end included, of the default dtype
+        whatever the numbers; each value ``start + i * step`` in double (int64 for an integer
+        dtype), then of the dtype."""
+        self.run.warn("UserWarning", RANGE_WARNING)
+        numbers = _bounds("range", args, named)
+        if len(numbers) < 2:
+            raise TypeError('range() missing 1 required positional arguments: "end"')
+        start, end, step = (*numbers, 1)[:3]
+        chosen = np.dtype(numpy_name(dtype, "dtype")) if dtype is not None else None
+        kind = self.run.default_dtype if chosen is None else chosen
+        exact: Any = int if kind.kind in "iub" else float
+        first, last, stride = exact(start), exact(end), exact(step)
+        if stride == 0:
+            raise RuntimeError("step must be nonzero")
+        if not (math.isfinite(first) and math.isfinite(last)):
+            raise RuntimeError(f"unsupported range: {first:g} -> {last:g}")  # C++ ostream's
+        if not ((stride > 0 and last >= first) or (stride < 0 and last <= first)):
+            raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+        count = int((last - first) / stride + 1) if exact is float else (last - first) // stride + 1
+        with bounds.charging(self.run.tally):
+            bounds.check_elements(count, f"range{tuple(numbers)}")
+        places = np.arange(count, dtype=np.int64 if exact is int else np.float64)
+        return self.made(first + places * stride, dtype, requires_grad)
 
     def linspace(
         self,
@@ -409,6 +457,7 @@ def modules(run: Run) -> dict[str, Module]:
         full=Builtin("full", make.full),
         eye=Builtin("eye", make.eye),
         arange=Builtin("arange", make.arange),
+        range=Builtin("range", make.range),
         linspace=Builtin("linspace", make.linspace),
         FloatTensor=Builtin("FloatTensor", make.legacy("float32")),
         DoubleTensor=Builtin("DoubleTensor", make.legacy("float64")),
@@ -418,11 +467,11 @@ def modules(run: Run) -> dict[str, Module]:
     torch_names["Tensor"] = tensor_class
     torch_names.update({name: dtype for name, dtype in DTYPES.items()})
 
-    def seed(n: int) -> Generator:
-        if isinstance(n, gc.Tensor):
-            n = n.data.item()
+    def manual_seed(seed: int) -> Generator:  # torch.manual_seed(seed=42) too
+        if isinstance(seed, gc.Tensor):
+            seed = seed.data.item()
         try:
-            run.generator.manual_seed(int(n))  # torch's int(seed)
+            run.generator.manual_seed(int(seed))  # torch's int(seed)
         except gc.DomainError as exc:  # a seed torch cannot take: torch's ValueError
             raise ValueError(str(exc)) from None
         return Generator()
@@ -451,7 +500,7 @@ def modules(run: Run) -> dict[str, Module]:
             "inference_mode", lambda mode=True: GradMode(not mode, "inference_mode")
         ),
         is_grad_enabled=Builtin("is_grad_enabled", _grad_enabled),
-        manual_seed=Builtin("manual_seed", seed),
+        manual_seed=Builtin("manual_seed", manual_seed),
         set_default_dtype=Builtin("set_default_dtype", set_default_dtype),
         get_default_dtype=Builtin("get_default_dtype", lambda: dtype_of(run.default_dtype)),
         set_printoptions=Builtin("set_printoptions", set_printoptions),
@@ -539,7 +588,15 @@ def modules(run: Run) -> dict[str, Module]:
             "__missing__": missing("torch.cuda"),
         },
     )
+    # torch.functional: a module of torch's functions written in Python (torch.einsum is
+    # torch.functional.einsum), those of them gradcli has
+    functional_module = Module(
+        "torch.functional",
+        {name: torch_names[name] for name in TORCH_FUNCTIONAL if name in torch_names}
+        | {"__missing__": missing("torch.functional")},
+    )
     torch_names.update(
+        functional=functional_module,
         autograd=autograd_module,
         func=func_module,
         nn=nn,
@@ -548,7 +605,12 @@ def modules(run: Run) -> dict[str, Module]:
         special=special,
         utils=library["torch.utils"],
     )
-    torch_names.update(accelerator=accelerator, cuda=cuda)
+    # torch.random: the module of torch's own manual_seed (torch.random.manual_seed(42))
+    random = Module(
+        "torch.random",
+        {"manual_seed": torch_names["manual_seed"], "__missing__": missing("torch.random")},
+    )
+    torch_names.update(accelerator=accelerator, cuda=cuda, random=random)
     torch_names["vmap"] = func_module.attributes["vmap"]  # torch.vmap is torch.func.vmap
     torch_names["__version__"] = TORCH_VERSION
     torch = Module("torch", torch_names)
@@ -563,6 +625,7 @@ def modules(run: Run) -> dict[str, Module]:
         "torch.nn.functional": functional,
         "torch.linalg": linalg,
         "torch.special": special,
+        "torch.functional": functional_module,
         "functorch": func_api.functorch_module(run, func_module),
     }
     found.update(library)
@@ -578,6 +641,25 @@ def _operation(run: Run, op: F.Op, name: str) -> Builtin:
         lambda *args, **kwargs: call_op(run, op, name, args, kwargs),
         f"<built-in method {name} of type object at 0x{id(op):x}>",
     )
+
+
+def _bounds(name: str, args: tuple[Any, ...], named: dict[str, Any]) -> list[Any]:
+    """arange's and range's numbers, ``(end)``, ``(start, end)`` or ``(start, end, step)``,
+    each given by position or by name (``arange(start=0, end=10, step=1)``), as numbers."""
+    slots = ["start", "end", "step"]
+    for key in named:
+        if key not in slots:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+    if named:
+        given = dict(zip(slots, args))
+        for key, value in named.items():
+            if key in given:
+                raise TypeError(f"{name}() got multiple values for argument '{key}'")
+            given[key] = value
+        if "end" not in given:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "end"')
+        args = tuple(given.get(key, default) for key, default in zip(slots, (0, None, 1)))
+    return [a.data.item() if isinstance(a, gc.Tensor) else a for a in args]
 
 
 class _SetGradEnabled(GradMode):

@@ -45,7 +45,8 @@ _TORCH_MODULES = {
     "torch.nn.modules.distance": "CosineSimilarity PairwiseDistance",
     "torch.nn.modules.pooling": "AvgPool1d AvgPool2d AvgPool3d MaxPool1d MaxPool2d MaxPool3d",
     "torch.nn.modules.conv": (
-        "ConvTranspose1d ConvTranspose2d ConvTranspose3d Conv1d Conv2d Conv3d"
+        "ConvTranspose1d ConvTranspose2d ConvTranspose3d Conv1d Conv2d Conv3d LazyConv1d "
+        "LazyConv2d LazyConv3d"
     ),
     "torch.nn.modules.normalization": "GroupNorm LayerNorm",
     "torch.nn.modules.batchnorm": "BatchNorm1d BatchNorm2d",

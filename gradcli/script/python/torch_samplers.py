@@ -53,12 +53,26 @@ def samplers_of(make: Constructors) -> dict[str, Builtin]:
     """The samplers of one run (``make``: the run's constructors)."""
     run = make.run
 
-    def randint(*args: Any, size: Any = None, **options: Any) -> gc.Tensor:
+    def randint(
+        *args: Any, size: Any = None, low: Any = None, high: Any = None, **options: Any
+    ) -> gc.Tensor:
+        # torch's two signatures, (high, size) and (low, high, size), each argument given by
+        # position or by name: randint(low=0, high=2, size=(4, 2))
         if size is None and args and isinstance(args[-1], (list, tuple)):
             args, size = args[:-1], args[-1]
-        if size is None or len(args) not in (1, 2):
+        named = [low is not None, high is not None]
+        given = list(args)
+        if len(given) == 2 and not any(named):
+            low, high = given
+        elif len(given) == 1 and not named[1]:
+            high = given[0]
+        elif len(given) == 1 and named[1] and not named[0]:
+            low = given[0]
+        elif given:
+            high = None  # too many: refused below
+        if size is None or high is None:
             raise TypeError("randint() takes (high, size) or (low, high, size)")
-        low, high = (0, args[0]) if len(args) == 1 else args
+        low = 0 if low is None else low
         shape = _sized(make, size, "randint")
         kind = make.dtype(options.get("dtype"), np.int64)
         array = _drawn(lambda: samplers.randint(run.generator, low, high, shape, kind))
