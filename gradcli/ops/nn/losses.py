@@ -935,10 +935,10 @@ def _class_nll_on_arrays(
     refuses it."""
     if x.size > sizes.ROOM[0]:
         return None
-    shape = np.shape(index[0])
     if mean:
-        g = g * np.reciprocal(np.float64(math.prod(shape)))
-    return (RA._scatter_forward(np.negative(np.broadcast_to(g, shape)), index, x.shape),)
+        g = g * np.reciprocal(np.float64(np.size(index[0])))
+    # (-g spread over the targets: the scatter's add.at spreads the one value itself)
+    return (RA._scatter_forward(np.negative(g), index, x.shape),)
 
 
 def _class_nll_batched(
