@@ -102,17 +102,10 @@ def let_go(operand: Tensor) -> None:
     ``apply`` calls it for the operands of an operation on large arrays, before its value is
     allocated, so that the forward pass, too, holds only what the backward reads."""
     op = operand._op
+    if op is None or op.vjp_reads_inputs:  # (before the inputs: a matrix product's reads them)
+        return
     inputs = operand._inputs
-    if (
-        op is None
-        or inputs is None
-        or op.vjp_reads_inputs
-        or HOOKED
-        or PACKED
-        or SAVED_HOOKS
-        or _Mode.watching
-        or KEEPING
-    ):
+    if inputs is None or HOOKED or PACKED or SAVED_HOOKS or _Mode.watching or KEEPING:
         return
     alone = _ALONE_IN_TUPLE if type(operand._first) is tuple else _ALONE
     for tensor, count in zip(inputs, _holders(inputs)):

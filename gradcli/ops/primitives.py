@@ -623,6 +623,8 @@ def _sum_to_forward(x: Array, shape: tuple[int, ...]) -> Array:
     )
     if not axes:
         return x.reshape(shape)
+    if len(axes) == extra:  # only the leading dims (a bias's): the sum has the shape itself,
+        return sum_like_torch(x, axes)  # an array of its own, which a leaf's .grad can take
     return sum_like_torch(x, axes, True).reshape(shape)  # torch's order of adding
 
 

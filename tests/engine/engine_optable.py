@@ -860,6 +860,7 @@ OPS: list[OpRow] = [
         REAL,
         class_targets(),
         torch=_t_cross_entropy_classes,
+        prims=("log_softmax", "class_nll"),  # (every target kept, a mean or sum: one node)
     ),
     OpRow(
         "cross_entropy_probabilities",
@@ -882,7 +883,14 @@ OPS: list[OpRow] = [
         smoothed_probabilities(),
         torch=_t_functional("cross_entropy"),
     ),
-    OpRow("nll_loss", gc.nll_loss, REAL, nll_spec(), torch=_t_cross_entropy_classes_nll),
+    OpRow(
+        "nll_loss",
+        gc.nll_loss,
+        REAL,
+        nll_spec(),
+        torch=_t_cross_entropy_classes_nll,
+        prims=("class_nll",),
+    ),
     # class weights and element weights (no gradient for them, as in torch)
     OpRow(
         "cross_entropy_weighted",

@@ -227,6 +227,21 @@ _GETITEM_BACKWARD = register(
 )
 
 
+def _getitem_on_arrays(
+    g: Array, out: Array, x: Array, needs: tuple[bool, ...], index: tuple[Any, ...]
+) -> tuple[Array] | None:
+    """getitem's rule on float64 arrays (``Op.vjp_arrays``): getitem_backward's scatter, the
+    very forward its ``vjp`` applies (so its bits), without the tensors and the engine's call
+    between (a class-index loss picks by an index every step). The scatter allocates x's
+    shape, not g's, which the pass checked: past the room, ``vjp`` runs and refuses it."""
+    if x.size > sizes.ROOM[0]:
+        return None
+    return (_scatter_forward(g, index, x.shape),)
+
+
+_GETITEM.vjp_arrays = _getitem_on_arrays
+
+
 def _normalize_index(index: Any) -> tuple[Any, ...]:
     if not isinstance(index, tuple):
         index = (index,)

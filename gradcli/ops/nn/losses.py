@@ -4,7 +4,10 @@ They have no rules of their own: their derivatives, at every order, come from th
 they are made of, so each is written the way PyTorch 2.13 computes it (the same branches at
 kinks, the same clamps under ``no_grad``), which makes the conventions its. A clamp PyTorch
 applies without recording it (``gaussian_nll_loss``'s var, ``cosine_similarity``'s norms)
-is ``_floored``: the clamped value, with the gradient of the unclamped one.
+is ``_floored``: the clamped value, with the gradient of the unclamped one. One exception,
+for speed: ``class_nll``, a primitive of its own, is nll_loss's usual case (a mean or sum of
+class indices, every target kept, no weights) as one node, with the values and rules of the
+primitives it replaces.
 
 Class indices are float tensors holding whole numbers (the engine has no integer dtype).
 """
@@ -19,12 +22,14 @@ from typing import Any
 import numpy as np
 
 from ...base.engine_errors import DomainError, IndexDomainError, ShapeError
-from ...engine.tensor import Tensor
+from ...engine import sizes
+from ...engine.tensor import Tensor, apply_one
 from .. import explaining as X
 from .. import primitives as P
 from .. import symbolic as S
 from ..arrays import rearranging as RA
 from ..elementwise import elementary as EL
+from ..numerics.summation import sum_like_torch
 from ..reductions import reductions as RD
 from ..rules.dims import _axes, as_tensor_pair
 from ..table import (
@@ -35,6 +40,7 @@ from ..table import (
     OPT_TENSOR,
     REDUCTION,
     TENSOR,
+    Array,
     Op,
     Param,
     public,
@@ -819,6 +825,9 @@ def triplet_margin_loss(
 
 # -- class-index losses: nll_loss, cross_entropy -------------------------------------------------
 
+# np.min's, np.max's and np.all's reductions without their Python wrappers (a loss a step)
+_least, _most, _every = np.minimum.reduce, np.maximum.reduce, np.logical_and.reduce
+
 
 def _class_indices(name: str, input: Tensor, target: Tensor, ignore_index: int) -> np.ndarray:
     """The target's class indices as integers, checked: shape () for input (C), (N, d...) for
@@ -826,7 +835,7 @@ def _class_indices(name: str, input: Tensor, target: Tensor, ignore_index: int) 
     expected = input.shape[:1] + input.shape[2:] if input.ndim > 1 else ()
     classes = target.data
     whole = classes.dtype.kind in "iu"  # (integers need no check)
-    if classes.shape != expected or not (whole or np.all(classes == np.round(classes))):
+    if classes.shape != expected or not (whole or _every(classes == np.round(classes), axis=None)):
         raise ShapeError(
             f"{name}: target must be class indices (whole numbers) of shape {expected}"
             + (f" or probabilities of shape {input.shape}" if name == "cross_entropy" else "")
@@ -834,8 +843,13 @@ def _class_indices(name: str, input: Tensor, target: Tensor, ignore_index: int) 
         )
     indices = classes.astype(np.int64)
     n_classes = input.shape[1] if input.ndim > 1 else input.shape[0]
+    # the usual case, every index a class, told by two reductions (no masks: a loss a step)
+    if indices.size == 0 or (
+        0 <= _least(indices, axis=None) and _most(indices, axis=None) < n_classes
+    ):
+        return indices
     outside = (indices < 0) | (indices >= n_classes)
-    bad = outside & (indices != ignore_index) if outside.any() else outside
+    bad = outside & (indices != ignore_index)
     if bad.any():
         raise IndexDomainError(
             f"{name}: class indices must be in [0, {n_classes - 1}] (or ignore_index "
@@ -844,24 +858,124 @@ def _class_indices(name: str, input: Tensor, target: Tensor, ignore_index: int) 
     return indices
 
 
+def _every_kept(indices: np.ndarray, ignore_index: int) -> bool:
+    """Whether no target is ignore_index, told without a mask where it can be (checked indices
+    are classes or ignore_index: a negative ignore_index, and no negative index)."""
+    if ignore_index < 0 and (indices.size == 0 or _least(indices, axis=None) >= 0):
+        return True
+    return not np.any(indices == ignore_index)
+
+
+def _class_index(log_probs: Tensor, safe: np.ndarray) -> tuple[Any, ...]:
+    """The advanced index of each target's class in ``log_probs``: (classes,) of input (C),
+    (rows, classes) of (N, C), (rows, classes, d1, ...) of (N, C, d1, ...)."""
+    if log_probs.ndim == 1:
+        return (safe,)
+    if safe.ndim == 1:  # (np.indices' one grid)
+        return (np.arange(len(safe)), safe)
+    grids = np.indices(safe.shape)
+    return (grids[0], safe, *grids[1:])
+
+
 def _picked_nll(log_probs: Tensor, indices: np.ndarray, ignore_index: int) -> tuple[Tensor, int]:
     """-log_probs at each target's class, 0 where the target is ignore_index, and the number
     of targets kept."""
+    if _every_kept(indices, ignore_index):
+        return P.neg(RA.getitem(log_probs, _class_index(log_probs, indices))), indices.size
     kept = indices != ignore_index
-    count = int(np.count_nonzero(kept))
-    every = count == kept.size
-    safe = indices if every else np.where(kept, indices, 0)
-    if log_probs.ndim == 1:
-        index: tuple[Any, ...] = (safe,)
-    elif indices.ndim == 1:  # (np.indices' one grid)
-        index = (np.arange(len(indices)), safe)
-    else:
-        grids = np.indices(indices.shape)
-        index = (grids[0], safe, *grids[1:])
-    picked = P.neg(RA.getitem(log_probs, index))
-    if not every:  # selected, as torch's rule: an infinite cotangent gives 0 there
-        picked = P.where(Tensor(kept), picked, 0.0)
-    return picked, count
+    safe = np.where(kept, indices, 0)
+    picked = P.neg(RA.getitem(log_probs, _class_index(log_probs, safe)))
+    # selected, as torch's rule: an infinite cotangent gives 0 there
+    return P.where(Tensor(kept), picked, 0.0), int(np.count_nonzero(kept))
+
+
+# -- class_nll: the mean or sum of -log_probs at the targets' classes, as one node ------------
+#
+# nll_loss (and cross_entropy after its log_softmax) of class indices with no class weights,
+# every target kept and a mean or sum, the MLP's loss of every training step: the values and
+# the rules of the composite it replaces (getitem, neg, sum, div by the count), in their order
+# and so to their bits, as one node, torch's NllLossBackward0 (the composite's four nodes and
+# their reverse rules cost about a fifth of an eager MLP step's Python). Any other case is the
+# composite below (``_picked_nll``, ``_class_reduce``).
+
+
+def _negated_total(picked: Array, mean: bool, start: int) -> Any:
+    """-picked summed over its dims from ``start`` (each point's: the dims before are a batch),
+    divided by their count for the mean: neg, sum and div's forwards (an array, or a numpy
+    scalar that the engine makes one)."""
+    total = sum_like_torch(np.negative(picked), tuple(range(start, picked.ndim)))
+    if not mean:
+        return total
+    return np.divide(total, total.dtype.type(math.prod(picked.shape[start:])))
+
+
+def _class_nll_vjp(
+    g: Tensor, out: Any, x: Tensor, needs: Any, index: tuple[Any, ...], mean: bool
+) -> tuple[Tensor]:
+    """The composite's reverse rules in its order: div's g * (1 / count), sum's spread over
+    the targets, neg's, getitem's scatter into x's shape (in operations: higher orders too)."""
+    shape = np.shape(index[0])
+    if mean:
+        g = P.mul(g, 1.0 / math.prod(shape))
+    return (RA.getitem_backward(P.neg(P.expand(g, shape=shape)), index, x.shape),)
+
+
+def _class_nll_jvp(
+    tangents: Any, out: Any, x: Tensor, index: tuple[Any, ...], mean: bool
+) -> Tensor:
+    """The loss of the tangent (the loss is linear in its input)."""
+    return apply_one(_CLASS_NLL, tangents[0], {"index": index, "mean": mean})
+
+
+def _class_nll_on_arrays(
+    g: Array, out: Any, x: Array, needs: Any, index: tuple[Any, ...], mean: bool
+) -> tuple[Array] | None:
+    """``_class_nll_vjp`` on float64 arrays (``Op.vjp_arrays``), by the very numpy calls of its
+    operations; past the room (the scatter has x's size, the pass checked g's) vjp runs and
+    refuses it."""
+    if x.size > sizes.ROOM[0]:
+        return None
+    if mean:
+        g = g * np.reciprocal(np.float64(np.size(index[0])))
+    # (-g spread over the targets: the scatter's add.at spreads the one value itself)
+    return (RA._scatter_forward(np.negative(g), index, x.shape),)
+
+
+def _class_nll_batched(
+    forward: Any, params: dict[str, Any], values: Any, batched: Any, ranks: Any, size: int
+) -> Array:
+    """With a batch dim in front of the input: the index's arrays are side by side, so the
+    batch dim stays in front of the picked values; each point's total over the rest."""
+    picked = values[0][(slice(None), *params["index"])]
+    return np.asarray(_negated_total(picked, params["mean"], 1))
+
+
+_CLASS_NLL = register(
+    Op(
+        "class_nll",
+        "nll_loss of class indices, every target kept, no weights, mean or sum: one node",
+        forward=lambda x, index, mean: _negated_total(x[index], mean, 0),
+        vjp=_class_nll_vjp,
+        jvp=_class_nll_jvp,
+        backward_name="NllLossBackward0",
+        batch=_class_nll_batched,
+        size=lambda x, index, mean: np.size(index[0]),  # (the picked values, the most made)
+        vjp_reads_out=False,
+        nonfinite="a log-probability of -inf (or nan) at a target's class",
+    )
+)
+_CLASS_NLL.vjp_arrays = _class_nll_on_arrays
+
+
+def _class_nll(x: Tensor, indices: np.ndarray, ignore_index: int, reduction: str) -> Tensor | None:
+    """The loss by ``class_nll`` where it applies (no weights, checked by the caller), else
+    None: a mean or sum over targets, at least one, every one kept."""
+    if reduction not in ("mean", "sum") or not indices.size or x.dtype.kind != "f":
+        return None
+    if not _every_kept(indices, ignore_index):
+        return None
+    params = {"index": _class_index(x, indices), "mean": reduction == "mean"}
+    return apply_one(_CLASS_NLL, x, params)
 
 
 def _probability_loss(
@@ -958,6 +1072,9 @@ def nll_loss(
     if x.ndim == 0:
         raise ShapeError("nll_loss: input must be (C), (N, C) or (N, C, d1, ...), got ()")
     indices = _class_indices("nll_loss", x, t, ignore_index)
+    fused = None if weight is not None else _class_nll(x, indices, ignore_index, reduction)
+    if fused is not None:
+        return fused
     loss, kept = _picked_nll(x, indices, ignore_index)
     if weight is None:
         return _class_reduce(loss, kept, reduction)
@@ -1048,6 +1165,10 @@ def cross_entropy(
     if t.shape == x.shape:
         return _probability_loss(log_probs, t, w, reduction, label_smoothing)
     indices = _class_indices("cross_entropy", x, t, ignore_index)
+    if w is None and not label_smoothing:
+        fused = _class_nll(log_probs, indices, ignore_index, reduction)
+        if fused is not None:
+            return fused
     loss, kept = _picked_nll(log_probs, indices, ignore_index)
     picked = None if w is None else _picked_weight(w, indices, ignore_index)
     if picked is not None:

@@ -46,6 +46,7 @@ LANES = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}
 ILP = 4  # vectors (or scalars) taken together as one row of the cascade
 _LEVELS = 4
 _IN_FORCE = [False]  # torch_order() sets it
+_add_reduce: Any = np.add.reduce  # (typed loosely: numpy's overloads want keepdims literal)
 
 
 @contextlib.contextmanager
@@ -65,11 +66,16 @@ def in_force() -> bool:
 
 def sum_like_torch(x: Array, dim: tuple[int, ...], keepdim: bool = False) -> Array:
     """``np.sum(x, dim, keepdims=keepdim)`` added in torch's order where it can be read off."""
-    axis = tuple(d % x.ndim for d in dim) if x.ndim else dim
     lanes = LANES.get(x.dtype) if _IN_FORCE[0] else None
-    ordered = None if lanes is None or x.size == 0 else _ordered(x, axis, lanes)
+    if lanes is None or x.size == 0:
+        # np.sum's own reduction without its Python wrapper (about 100 bytecodes a call, and
+        # a sum runs several times an eager step): the same ufunc call, so the same bits;
+        # numpy reads negative dims itself
+        return np.asarray(_add_reduce(x, axis=dim, keepdims=keepdim))
+    axis = tuple(d % x.ndim for d in dim) if x.ndim else dim
+    ordered = _ordered(x, axis, lanes)
     if ordered is None:
-        return np.asarray(np.sum(x, axis=axis, keepdims=keepdim))
+        return np.asarray(_add_reduce(x, axis=axis, keepdims=keepdim))
     kept = [n for i, n in enumerate(x.shape) if i not in axis]
     if keepdim:
         kept = [1 if i in axis else n for i, n in enumerate(x.shape)]

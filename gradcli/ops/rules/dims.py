@@ -38,5 +38,7 @@ def _kept_shape(shape: tuple[int, ...], dim: Dim) -> tuple[int, ...]:
 
 def as_tensor_pair(a: TensorLike, b: TensorLike) -> tuple[Tensor, Tensor]:
     """Both operands as tensors, numbers taking the floating dtype of the other."""
+    if type(a) is Tensor and type(b) is Tensor:  # (what _coerce's loops come to, for less)
+        return a, b
     first, second = _coerce((a, b))
     return first, second

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import gradcli as gc
+from gradcli.base import bounds
+from gradcli.base.engine_errors import SizeError
 from gradcli.engine import tensor as tensor_module
 from gradcli.ops.rules import array_rules
 from gradcli.ops.table import OPS
@@ -38,7 +40,8 @@ _CALL = {
 
 def test_the_entries_with_rules_on_arrays_are_those_checked_here():
     having = {name for name, op in OPS.items() if op.vjp_arrays is not None}
-    assert having == set(UNARY) | set(BINARY) | {"matmul", "sum", "log_softmax"}
+    others = {"matmul", "sum", "log_softmax", "getitem", "class_nll"}
+    assert having == set(UNARY) | set(BINARY) | others
     any_shape = {name for name, op in OPS.items() if op.vjp_arrays_any_shape is not None}
     assert any_shape == set(SUMMED) | {"matmul"}
 
@@ -229,6 +232,48 @@ def test_matmuls_rule_on_arrays_gives_vjps_bits_and_declines_other_than_matrices
         for got, want in zip(fast, slow):
             _same_bits(got, want)
     assert counted["matmul"] == 4  # declined: vjp's reshapes and sums
+
+
+def test_getitems_rule_on_arrays_gives_vjps_bits_and_declines_past_the_room(counted):
+    """getitem's scatter: basic indices, repeated advanced ones (which add up), a class-index
+    loss's pick; past the room (of x's size, not g's) it declines and vjp refuses it."""
+    x = _values([1.0, -0.0, np.inf, np.nan, 1e-300]).reshape(5, 9)
+    rows, picks = np.arange(5), np.array([0, 8, 8, 3, 0])
+    for index in ((slice(1, 4), 2), (np.array([0, 0, 4, 1]),), (rows, picks), (..., None)):
+        want = x[index]
+        seed = np.resize(np.array([0.75, -1.5, -0.0, np.inf, np.nan, 1e-310]), want.shape)
+        fast, slow = _gradients(lambda t, index=index: gc.getitem(t, index), [x], seed)
+        _same_bits(fast[0], slow[0])
+    assert counted["getitem"] == 4
+    t = gc.tensor(x, requires_grad=True)
+    picked = gc.getitem(t, (rows, picks))
+    seed = gc.tensor(np.ones(5))
+    with bounds.using(bounds.Limits(max_elements=20)), pytest.raises(SizeError):
+        picked.backward(seed)  # g's 5 elements fit, x's 45 do not
+    assert counted["getitem"] == 4
+
+
+def test_class_nlls_rule_on_arrays_gives_vjps_bits_and_declines_past_the_room(counted):
+    """nll_loss of class indices as one node (a mean or sum, every target kept): of a vector,
+    rows and rows with a trailing dim, a count whose reciprocal is inexact (7, 3) too."""
+    rng = np.random.default_rng(4)
+    cases = [((4,), np.array(2)), ((7, 4), rng.integers(0, 4, 7)), ((3, 4, 2), np.zeros((3, 2)))]
+    for shape, target in cases:
+        x = rng.standard_normal(shape)
+        x.flat[:3] = [np.inf, -0.0, 1e-300]
+        for reduction in ("mean", "sum"):
+            for seed in (1.5, -0.0, np.inf):
+                loss = lambda t, target=target, reduction=reduction: gc.nll_loss(  # noqa: E731
+                    t, gc.tensor(target), reduction=reduction
+                )
+                fast, slow = _gradients(loss, [x], np.float64(seed))
+                _same_bits(fast[0], slow[0])
+    assert counted["class_nll"] == 18
+    t = gc.tensor(rng.standard_normal((7, 4)), requires_grad=True)
+    loss = gc.nll_loss(t, gc.tensor(cases[1][1]))
+    with bounds.using(bounds.Limits(max_elements=20)), pytest.raises(SizeError):
+        loss.backward()  # g's one element fits, x's 28 do not
+    assert counted["class_nll"] == 18
 
 
 def test_the_rules_on_arrays_stay_off_where_values_are_not_float64_or_a_graph_is_built(counted):
