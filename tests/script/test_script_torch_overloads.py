@@ -1,0 +1,51 @@
+"""Programs whose text depends on which of torch's overloads a call takes, and on the dtypes and
+generators torch has: each runs in gradcli's interpreter and, with torch 2.13, in Python's
+interactive interpreter (``python_oracle``); stdout (addresses masked), exit status and
+exception line must be the same.
+
+- A number beside a tensor is torch's Scalar overload only where Python's reflected operator
+  passes it (``2 - x`` is ``rsub(x, 2)``: RsubBackward1; ``2 / x`` is ``x.reciprocal() * 2``);
+  ``torch.sub(2, x)``, ``torch.div(2, x)`` and a 0-d tensor (``two - x``, ``x ** two``) are
+  the Tensor overloads (SubBackward0, DivBackward0, PowBackward1), with an edge for the 0-d
+  operand; ``torch.div(x, y, rounding_mode=None)`` is DivBackward2.
+"""
+
+from __future__ import annotations
+
+from python_oracle import compared_with_torch
+
+_X = (
+    "import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+    "y = torch.tensor([3.0, 4.0], requires_grad=True)\ntwo = torch.tensor(2.)\n"
+)
+
+PROGRAMS = {
+    "reflected sub and div": _X
+    + "print(torch.sub(2, x), torch.div(2, x), 2 - x, 2 / x)\n"
+    + "print(two - x, two / x, x - two, x / two, torch.sub(two, x), torch.div(two, x))\n"
+    + "print(x - y, x / y, torch.sub(2, x, alpha=3), x.sub(2), x.div(2), 2.5 - x)\n"
+    + "for z in (2 / x, 2 - x, two - x, two / x, torch.sub(2, x), x - 2, x / 2):\n"
+    + "    print(z.grad_fn.next_functions)\n"
+    + "(2 - x).sum().backward()\nprint(x.grad)\nx.grad = None\n"
+    + "(two / x).sum().backward()\nprint(x.grad)\n",
+    "rsub": _X
+    + "print(torch.rsub(x, 2), torch.rsub(x, y), torch.rsub(x, two), torch.rsub(x, 2, alpha=3))\n"
+    + "print(torch.rsub(x, 2).grad_fn.next_functions, torch.rsub(x, y).grad_fn.next_functions)\n"
+    + "print(torch.rsub(x, two).grad_fn.next_functions)\n"
+    + "t = torch.tensor([1., 2.])\nn = torch.tensor([1, 2])\n"
+    + "print(2 - t, two - t, torch.rsub(t, 2, alpha=2), torch.rsub(t, t), 3 - n, 2.5 - n)\n"
+    + "torch.rsub(x, y, alpha=2).sum().backward()\nprint(x.grad, y.grad)\n"
+    + "print(hasattr(x, 'rsub'))\n",
+    "a 0-d tensor is a tensor operand": _X
+    + "print(2 ** x, two ** x, x ** two, x ** 2, torch.pow(2, x), torch.pow(x, two))\n"
+    + "print((two ** x).grad_fn.next_functions, (x ** two).grad_fn.next_functions)\n"
+    + "print(torch.lerp(x, y, two), torch.lerp(x, y, 0.5))\n"
+    + "print(torch.lerp(x, y, two).grad_fn.next_functions)\n",
+    "div's rounding modes": _X
+    + "print(torch.div(x, y, rounding_mode=None), torch.div(x, 2, rounding_mode=None))\n"
+    + "print(x.div(y, rounding_mode=None), torch.div(x, y, rounding_mode='floor'))\n"
+    + "print(torch.div(x, y), torch.divide(x, y, rounding_mode=None))\n"
+    + "print(torch.div(x, y, rounding_mode=None).grad_fn.next_functions)\n",
+}
+
+torch_outcomes, test_the_script_prints_as_torch = compared_with_torch("overloads", PROGRAMS)
