@@ -676,6 +676,10 @@ def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
             coerced.append(a)
         elif isinstance(a, int) and not isinstance(a, bool):
             coerced.append(_scalar(a, whole or dtype or _Mode.default_float))
+        elif isinstance(a, bool) and dtype is None:  # True beside integers is of their dtype
+            ints = [t.dtype for t in args if isinstance(t, Tensor) and t.dtype.kind in "iu"]
+            bool_ = np.dtype(np.bool_)  # beside booleans alone, a boolean (torch's True * m)
+            coerced.append(_scalar(a, functools.reduce(np.promote_types, ints, bool_)))
         elif isinstance(a, (int, float)):
             coerced.append(_scalar(a, dtype or _Mode.default_float))
         elif isinstance(a, complex):  # 1j beside float32 is complex64, as in torch
@@ -698,7 +702,10 @@ def _scalar(value: complex, dtype: np.dtype[Any]) -> Tensor:
     if constant is None:
         if len(_SCALARS) > 4096:
             _SCALARS.clear()
-        array = np.asarray(value, dtype=dtype)
+        try:
+            array = np.asarray(value, dtype=dtype)
+        except OverflowError:  # uint8 + 300: torch wraps the number into the dtype's range
+            array = np.asarray(int(value.real) % 2**64, dtype=np.uint64).astype(dtype)
         array.flags.writeable = False
         constant = _SCALARS[key] = _wrap(array)
     return constant

@@ -8,6 +8,10 @@ exception line must be the same.
   ``torch.sub(2, x)``, ``torch.div(2, x)`` and a 0-d tensor (``two - x``, ``x ** two``) are
   the Tensor overloads (SubBackward0, DivBackward0, PowBackward1), with an edge for the 0-d
   operand; ``torch.div(x, y, rounding_mode=None)`` is DivBackward2.
+- int8, int16 and uint8 as torch has them: printed with their dtype, promoted by torch's rules
+  (uint8 + int8 is int16, a 0-d tensor or a number does not widen a tensor of its category:
+  int32 + torch.tensor(3) is int32), wrapped past their range (uint8 + 300), sums in int64,
+  torch's refusal of a constructor's number its dtype cannot hold.
 """
 
 from __future__ import annotations
@@ -46,6 +50,29 @@ PROGRAMS = {
     + "print(x.div(y, rounding_mode=None), torch.div(x, y, rounding_mode='floor'))\n"
     + "print(torch.div(x, y), torch.divide(x, y, rounding_mode=None))\n"
     + "print(torch.div(x, y, rounding_mode=None).grad_fn.next_functions)\n",
+    "int8, int16 and uint8": "import torch\n"
+    + "a = torch.tensor([200, 100, 3], dtype=torch.uint8)\n"
+    + "b = torch.tensor([-100, 100, 3], dtype=torch.int8)\n"
+    + "c = torch.tensor([1000, -2, 3], dtype=torch.int16)\n"
+    + "print(a, b, c, a.dtype, torch.short, torch.int8, a + b, (a + b).dtype)\n"
+    + "print(a + a, b + b, b * b, c * c, a - 201, b - 100, a + 300, b + -300)\n"
+    + "print(a + 1, (a + 1).dtype, a + 1.5, (a * 2.5).dtype, a / 2, a // 3, b // 3, b % 3)\n"
+    + "print(a.to(torch.int8), b.to(torch.uint8), c.to(torch.int8), c.to(torch.uint8))\n"
+    + "x = torch.tensor([1.7, -2.5, 300.0])\n"
+    + "print(x.to(torch.uint8), x.to(torch.int8), x.short(), x.byte(), x.char(), a.float())\n"
+    + "print(a.sum(), a.sum().dtype, b.sum().dtype, c.sum().dtype, a.max(), b.min(), -b)\n"
+    + "print(a == 200, a > b, a.tolist(), b[0].item(), a < 300, a * True, a.sin(), b.exp())\n"
+    + "print(torch.zeros(2, dtype=torch.uint8), torch.arange(5, dtype=torch.int16))\n"
+    + "print(a + torch.tensor(3), (b + torch.tensor([3])).dtype, ~b, a & 3, a | b)\n"
+    + "print(torch.tensor([1, 2], dtype=torch.int32) + torch.tensor(3))\n"
+    + "print(torch.tensor([1.]) + torch.tensor(3., dtype=torch.float64))\n"
+    + "print(torch.tensor([1, 2], dtype=torch.int32) + torch.tensor(2.5, dtype=torch.float64))\n"
+    + "print(torch.tensor([2, 3]) * True, torch.tensor([True, False]) * True)\n"
+    + "print(torch.tensor([-1, 255], dtype=torch.uint8), torch.full((2,), -3, dtype=torch.int16))\n"
+    + "torch.tensor([300], dtype=torch.uint8)\n",
+    "a number past an integer dtype": "import torch\n"
+    + "print(torch.tensor([1, 2], dtype=torch.int32) + 2**40)\n"
+    + "torch.full((2,), 300, dtype=torch.uint8)\n",
 }
 
 torch_outcomes, test_the_script_prints_as_torch = compared_with_torch("overloads", PROGRAMS)

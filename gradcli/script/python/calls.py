@@ -66,7 +66,8 @@ class DType:
 
 
 # torch's dtypes by their first name (torch.float is torch.float32: printed as torch.float32)
-_CANONICAL = {"float32", "float64", "int64", "int32", "bool", "complex64", "complex128"}
+_CANONICAL = {"float32", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"}
+_CANONICAL |= {"complex64", "complex128"}
 DTYPES: dict[str, DType] = {}
 for _name, _numpy in F.DTYPE_NAMES.items():
     _first = next(n for n, v in F.DTYPE_NAMES.items() if v == _numpy and n in _CANONICAL)

@@ -120,6 +120,21 @@ class Generator:
         return f"<torch._C.Generator object at 0x{id(self):x}>"
 
 
+def _check_fits(array: Any, dtype: np.dtype[Any], whole: bool, suffix: str) -> None:
+    """torch's refusal of a number its integer dtype cannot hold (torch.tensor([300],
+    dtype=torch.uint8)); an unsigned dtype takes the whole negatives of its magnitude (-1 is
+    255), as torch's ``c10::overflows``."""
+    array = np.asarray(array)
+    if dtype.kind not in "iu" or array.dtype.kind not in "iuf" or not array.size:
+        return
+    info = np.iinfo(dtype)
+    low = info.min if dtype.kind == "i" or not whole else -int(info.max)
+    with np.errstate(invalid="ignore"):
+        fits = bool(np.all((array >= low) & (array <= info.max)))
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {dtype}{suffix} without overflow")
+
+
 def _plain(value: Any, run: Run) -> Any:
     """``torch.tensor``'s data as nested Python numbers (0-d tensors as their numbers)."""
     if isinstance(value, gc.Tensor):
@@ -237,6 +252,8 @@ class Constructors:
         kind = _kind(plain)
         default = {"b": np.dtype(bool), "i": np.dtype(np.int64)}.get(kind)
         array = self.build("tensor", [plain])
+        if dtype is not None:
+            _check_fits(array, np.dtype(numpy_name(dtype, "dtype")), kind != "f", "")
         return self.made(array, dtype, requires_grad, default)
 
     def filled(self, name: str) -> Callable[..., gc.Tensor]:
@@ -279,6 +296,9 @@ class Constructors:
         with bounds.charging(self.run.tally):
             bounds.check_elements(math.prod(shape), f"full{tuple(shape)}")
         array = np.full(shape, fill_value)
+        if dtype is not None:
+            # C's name: uint8_t
+            _check_fits(array, np.dtype(numpy_name(dtype, "dtype")), default is not None, "_t")
         return self.made(array, dtype, requires_grad, default)
 
     def eye(
