@@ -29,6 +29,23 @@ def in_dtype_of(dtype: np.dtype[Any], cotangent: Any) -> Any:
     return cotangent if cotangent.dtype == dtype else cotangent.to(dtype)
 
 
+def number_array(value: complex, dtype: np.dtype[Any]) -> Array:
+    """A number's 0-d array of ``dtype``; a whole number past an integer dtype's range wraps
+    into it, as torch's cast of a number beside a tensor (uint8 + 300 is uint8 + 44)."""
+    try:
+        return np.asarray(value, dtype=dtype)
+    except OverflowError:
+        return np.asarray(int(value.real) % 2**64, dtype=np.uint64).astype(dtype)
+
+
+def truth_dtype(tensors: Sequence[Any]) -> np.dtype[Any]:
+    """The dtype of True or False beside tensors of no floating dtype: the integers' (torch's
+    ``m * True`` of an int64 m is int64), beside booleans alone a boolean."""
+    ints = [t.dtype for t in tensors if t.dtype.kind in "iu"]
+    dtype: np.dtype[Any] = functools.reduce(np.promote_types, ints, np.dtype(np.bool_))
+    return dtype
+
+
 def torch_dtype(
     forward: Callable[..., Any],
     arrays: tuple[Array, ...],
