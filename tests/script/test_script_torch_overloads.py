@@ -12,6 +12,9 @@ exception line must be the same.
   (uint8 + int8 is int16, a 0-d tensor or a number does not widen a tensor of its category:
   int32 + torch.tensor(3) is int32), wrapped past their range (uint8 + 300), sums in int64,
   torch's refusal of a constructor's number its dtype cannot hold.
+- ``torch.Generator()`` objects: the samplers' ``generator=``, ``random_split``,
+  ``DataLoader(shuffle=True, generator=g)`` and ``RandomSampler`` draw torch's numbers from
+  them; ``torch.manual_seed`` returns ``torch.default_generator``.
 """
 
 from __future__ import annotations
@@ -73,6 +76,47 @@ PROGRAMS = {
     "a number past an integer dtype": "import torch\n"
     + "print(torch.tensor([1, 2], dtype=torch.int32) + 2**40)\n"
     + "torch.full((2,), 300, dtype=torch.uint8)\n",
+    "torch.Generator": (
+        "import torch\n"
+        "from torch.utils.data import TensorDataset, DataLoader, RandomSampler, random_split\n"
+        "torch.manual_seed(5)\n"
+        "g = torch.Generator().manual_seed(42)\n"
+        "print(g, type(g), isinstance(g, torch.Generator), g.initial_seed())\n"
+        "print(torch.randn(3, generator=g), torch.rand(2, generator=g))\n"
+        "print(torch.randint(0, 10, (4,), generator=g), torch.randperm(5, generator=g))\n"
+        "print(torch.normal(0., 1., (2,), generator=g), torch.randint(0, 100, (3,)))\n"
+        "print(torch.bernoulli(torch.full((4,), 0.5), generator=g))\n"
+        "w = torch.tensor([0.2, 0.3, 0.5])\n"
+        "print(torch.multinomial(w, 4, replacement=True, generator=g))\n"
+        "g2 = torch.Generator()\n"
+        "print(g2.initial_seed(), torch.randn(2, generator=g2))\n"
+        "g2.manual_seed(7)\n"
+        "print(torch.randn(2, generator=g2), torch.manual_seed(3) is torch.default_generator)\n"
+        "ds = TensorDataset(torch.arange(10.))\n"
+        "a, b = random_split(ds, [7, 3], generator=torch.Generator().manual_seed(0))\n"
+        "print(len(a), len(b), a.indices, b.indices)\n"
+        "a, b = random_split(ds, [0.5, 0.5], generator=g)\n"
+        "print(a.indices, b.indices)\n"
+        "g1 = torch.Generator().manual_seed(1)\n"
+        "dl = DataLoader(ds, batch_size=4, shuffle=True, generator=g1)\n"
+        "for (x,) in dl:\n"
+        "    print(x)\n"
+        "for (x,) in dl:\n"
+        "    print(x)\n"
+        "print(list(RandomSampler(range(6), generator=torch.Generator().manual_seed(3))))\n"
+        "print(list(RandomSampler(range(6), replacement=True, num_samples=4, generator=g)))\n"
+        "print(torch.randint(0, 100, (3,)))\n"
+        "h = torch.Generator()\n"
+        "h.set_state(g.get_state())\n"
+        "print(torch.randn(2, generator=g), torch.randn(2, generator=h))\n"
+        "s = g.get_state()\n"
+        "print(torch.rand(2, generator=g))\n"
+        "g.set_state(s)\n"
+        "print(torch.rand(2, generator=g))\n"
+        "print(s.dtype, s.shape, g.device)\n"
+    ),
+    "a generator's state refused": "import torch\ng = torch.Generator()\n"
+    + "g.set_state(torch.zeros(3, dtype=torch.uint8))\n",
 }
 
 torch_outcomes, test_the_script_prints_as_torch = compared_with_torch("overloads", PROGRAMS)
