@@ -15,6 +15,8 @@ exception line must be the same.
 - ``torch.Generator()`` objects: the samplers' ``generator=``, ``random_split``,
   ``DataLoader(shuffle=True, generator=g)`` and ``RandomSampler`` draw torch's numbers from
   them; ``torch.manual_seed`` returns ``torch.default_generator``.
+- torch.utils.data's ``ConcatDataset`` (and ``a + b``), ``IterableDataset`` in a loader,
+  ``SubsetRandomSampler`` and ``WeightedRandomSampler``, drawing torch's numbers.
 """
 
 from __future__ import annotations
@@ -117,6 +119,77 @@ PROGRAMS = {
     ),
     "a generator's state refused": "import torch\ng = torch.Generator()\n"
     + "g.set_state(torch.zeros(3, dtype=torch.uint8))\n",
+    "ConcatDataset and the subset and weighted samplers": (
+        "import torch\n"
+        "from torch.utils.data import TensorDataset, ConcatDataset, DataLoader\n"
+        "from torch.utils.data import SubsetRandomSampler, WeightedRandomSampler\n"
+        "torch.manual_seed(0)\n"
+        "a = TensorDataset(torch.arange(4.))\n"
+        "b = TensorDataset(torch.arange(10., 13.))\n"
+        "c = ConcatDataset([a, b])\n"
+        "print(len(c), c.cumulative_sizes, c[0], c[4], c[-1], c[6])\n"
+        "d = a + b\n"
+        "print(type(d), len(d), d[5])\n"
+        "for (x,) in DataLoader(c, batch_size=3, shuffle=True):\n"
+        "    print(x)\n"
+        "s = SubsetRandomSampler([10, 20, 30, 40, 50])\n"
+        "print(list(s), len(s), list(s))\n"
+        "print(list(SubsetRandomSampler(range(6), generator=torch.Generator().manual_seed(2))))\n"
+        "w = WeightedRandomSampler([0.1, 0.9, 0.4, 0.7], 6)\n"
+        "print(list(w), len(w), w.weights)\n"
+        "g4 = torch.Generator().manual_seed(4)\n"
+        "t = torch.tensor([1., 2., 3.])\n"
+        "w = WeightedRandomSampler(t, 3, replacement=False, generator=g4)\n"
+        "print(list(w))\n"
+        "subset = SubsetRandomSampler([0, 2, 3])\n"
+        "for (x,) in DataLoader(a, batch_size=2, sampler=subset):\n"
+        "    print(x)\n"
+        "weighted = WeightedRandomSampler([1., 1., 5., 1.], 5)\n"
+        "for (x,) in DataLoader(a, batch_size=2, sampler=weighted):\n"
+        "    print(x)\n"
+        "print(torch.randint(0, 100, (3,)))\n"
+        "try:\n"
+        "    c[-20]\n"
+        "except ValueError as e:\n"
+        "    print(e)\n"
+    ),
+    "IterableDataset": (
+        "import torch\n"
+        "from torch.utils.data import IterableDataset, DataLoader, ConcatDataset\n"
+        "torch.manual_seed(0)\n"
+        "class Stream(IterableDataset):\n"
+        "    def __init__(self, n):\n"
+        "        self.n = n\n"
+        "    def __iter__(self):\n"
+        "        return iter([torch.tensor([float(i), float(i * i)]) for i in range(self.n)])\n"
+        "class Sized(Stream):\n"
+        "    def __len__(self):\n"
+        "        return self.n\n"
+        "s = Stream(7)\n"
+        "for batch in DataLoader(s, batch_size=3):\n"
+        "    print(batch)\n"
+        "for batch in DataLoader(s, batch_size=3, drop_last=True):\n"
+        "    print(batch)\n"
+        "print(list(DataLoader(s, batch_size=None))[:2])\n"
+        "print(len(DataLoader(Sized(7), batch_size=3)))\n"
+        "print(len(DataLoader(Sized(7), batch_size=3, drop_last=True)))\n"
+        "print(torch.randint(0, 100, (3,)))\n"
+        "class Numbers(IterableDataset):\n"
+        "    def __iter__(self):\n"
+        "        return iter([1, 2, 3, 4, 5])\n"
+        "print(list(DataLoader(Numbers(), batch_size=2)))\n"
+        "print(isinstance(s, torch.utils.data.Dataset), isinstance(s, IterableDataset))\n"
+        "try:\n"
+        "    DataLoader(s, shuffle=True)\n"
+        "except ValueError as e:\n"
+        "    print(e)\n"
+        "try:\n"
+        "    ConcatDataset([s])\n"
+        "except AssertionError as e:\n"
+        "    print(e)\n"
+        "loader = DataLoader(Sized(5), batch_size=2)\n"
+        "print(len(loader))\n"
+    ),
 }
 
 torch_outcomes, test_the_script_prints_as_torch = compared_with_torch("overloads", PROGRAMS)
