@@ -65,6 +65,7 @@ HOMONYMS.update(
         ("script/python/operators.py", "unbind"): "torch's Tensor.__iter__: the entry's call",
         ("script/python/operators.py", "reciprocal"): "torch's __rtruediv__: the entry's call",
         ("script/python/operators.py", "to"): "__rtruediv__'s cast of whole numbers: the entry",
+        ("script/python/operators.py", "rsub"): "torch's __rsub__: the entry's call",
         ("script/python/builtins.py", "trunc"): "math.trunc, Python's function",
         ("script/python/tensors.py", "to"): "Tensor.to/type_as and a write's cast: the entry",
         ("script/python/autograd_graph.py", "all"): "register_multi_grad_hook's mode='all'",

@@ -62,7 +62,7 @@ from .node import SEVERAL
 from .node import Node as Node
 from .node import inputs_of as inputs_of
 from .ownership import Ownership
-from .promotion import in_dtype_of, torch_dtype
+from .promotion import in_dtype_of, number_array, torch_dtype, truth_dtype
 from .released import LARGE, REUSED, let_go, let_go_two, refuse_released, sole
 from .sizes import METER, ROOM
 
@@ -676,6 +676,8 @@ def _coerce(args: Sequence[Any]) -> tuple[Tensor, ...]:
             coerced.append(a)
         elif isinstance(a, int) and not isinstance(a, bool):
             coerced.append(_scalar(a, whole or dtype or _Mode.default_float))
+        elif isinstance(a, bool) and dtype is None:  # True beside integers is of their dtype
+            coerced.append(_scalar(a, truth_dtype([t for t in args if isinstance(t, Tensor)])))
         elif isinstance(a, (int, float)):
             coerced.append(_scalar(a, dtype or _Mode.default_float))
         elif isinstance(a, complex):  # 1j beside float32 is complex64, as in torch
@@ -698,7 +700,7 @@ def _scalar(value: complex, dtype: np.dtype[Any]) -> Tensor:
     if constant is None:
         if len(_SCALARS) > 4096:
             _SCALARS.clear()
-        array = np.asarray(value, dtype=dtype)
+        array = number_array(value, dtype)
         array.flags.writeable = False
         constant = _SCALARS[key] = _wrap(array)
     return constant

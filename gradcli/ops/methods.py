@@ -58,8 +58,8 @@ def attach() -> None:
             plain, direct = op.extra.get("direct", (None, None))
             call = direct if call is plain else call
             setattr(Tensor, special, call)
-            for name in reflection:
-                setattr(Tensor, name, _reflected(call))
+            for name in reflection:  # 2 - x: torch's rsub(x, 2), where the entry says
+                setattr(Tensor, name, op.extra.get("reflected_call") or _reflected(call))
         if "property" in op.extra:
             setattr(Tensor, op.extra["property"], property(spelled(op, op.extra["property"])))
     setattr(Tensor, "__pos__", lambda self: self)  # noqa: B010 - +x is x

@@ -64,10 +64,30 @@ BackwardName = str | Callable[[Any], str]  # PyTorch's grad_fn name, or the node
 
 
 def number_operand(node: Node, position: int) -> bool:
-    """Whether the operand at ``position`` was a number (``1 - x``; a 0-d constant, as a number
-    is here), which picks PyTorch's Scalar overload of an operation and so its node's name."""
+    """Whether the operand at ``position`` was a number (``x ** 2``; a 0-d constant, as a
+    number is here), which picks PyTorch's Scalar overload of an operation and so its node's
+    name; a 0-d tensor the caller gave (``x ** torch.tensor(2.)``, torch's Tensor overload) is
+    one only where the caller did not say so (``name_given``)."""
     assert node.inputs is not None
-    return node.inputs[position].ndim == 0 and not node.needs[position]
+    operand = node.inputs[position]
+    if operand.ndim != 0 or node.needs[position]:
+        return False
+    return not any(operand is t for t in _GIVEN)
+
+
+# the 0-d tensors a caller gave as tensors, while ``name_given`` names a node made of them
+_GIVEN: list[Tensor] = []
+
+
+def name_given(node: Node, given: Sequence[Tensor]) -> str:
+    """``node``'s name as torch gives it where the 0-d tensors ``given`` were tensors in the
+    call that made it, not numbers (``two ** x``: torch's pow(Tensor, Tensor), PowBackward1):
+    what a script's call knows and the node, whose numbers are 0-d constants, does not."""
+    _GIVEN[:] = given
+    try:
+        return node.name()
+    finally:
+        _GIVEN.clear()
 
 
 class Selected(NamedTuple):
@@ -391,8 +411,9 @@ add = _binary(
 )
 sub = _binary(
     "sub",
-    # 1 - x is PyTorch's rsub of x and a Scalar
-    lambda node: "RsubBackward1" if number_operand(node, 0) else "SubBackward0",
+    # torch.sub(2, x) and two - x too (torch wraps the number as a tensor); 2 - x is rsub's
+    # node, which the operator's reflection names (rsub_scaled)
+    "SubBackward0",
     np.subtract,
     lambda a, b, out, needs: (1, -1),
     "a - alpha * b",
@@ -404,6 +425,26 @@ sub = _binary(
     fold=True,
     nonfinite="overflow, or inf - inf",
     extra={  # numpy refuses it for two booleans (one boolean and a number it takes as 0 or 1)
+        "booleans": "Subtraction, the `-` operator, with two bool tensors is not supported. "
+        "Use the `^` or `logical_xor()` operator instead."
+    },
+    complex=HOLOMORPHIC,
+    saved=False,
+)
+rsub = _binary(
+    "rsub",
+    # torch.rsub(x, y), rsub(x, two); a number's, rsub(x, 2) and 2 - x, is RsubBackward1,
+    # named by its call (rsub_scaled): torch's Scalar overload
+    "RsubBackward0",
+    lambda a, b: np.subtract(b, a),
+    lambda a, b, out, needs: (-1, 1),
+    "other - alpha * input: sub with its operands swapped (2 - x is rsub(x, 2))",
+    params=(*_XY, Param("alpha", NUMBER, 1)),
+    symbolic=lambda a, b, alpha=1: b - alpha * a,
+    methods=(),
+    fold=True,
+    nonfinite="overflow, or inf - inf",
+    extra={
         "booleans": "Subtraction, the `-` operator, with two bool tensors is not supported. "
         "Use the `^` or `logical_xor()` operator instead."
     },
@@ -429,8 +470,9 @@ mul = _binary(
 _MUL = OPS["mul"]
 div: Binary = _binary(  # typed here: its own rule calls it
     "div",
-    # 2 / x is PyTorch's reciprocal of x times 2
-    lambda node: "MulBackward0" if number_operand(node, 0) else "DivBackward0",
+    # torch.div(2, x) and two / x too; 2 / x is torch's reciprocal of x times 2, which the
+    # operator's reflection computes (reflected_div)
+    "DivBackward0",
     np.divide,
     lambda a, b, out, needs: (
         reciprocal(b) if needs[0] else None,
@@ -502,10 +544,41 @@ def sub_scaled(a: TensorLike, b: TensorLike, alpha: float = 1) -> Tensor:
     return sub(a, b) if alpha == 1 else sub(a, mul(b, alpha))
 
 
+@public("rsub")
+def rsub_scaled(a: TensorLike, b: TensorLike, alpha: float = 1) -> Tensor:
+    """``b - alpha * a`` (torch.rsub; ``2 - x`` is ``rsub(x, 2)``). A number ``b`` is torch's
+    Scalar overload, whose node is RsubBackward1 (a 0-d tensor's is RsubBackward0)."""
+    out = rsub(a, b) if alpha == 1 else rsub(mul(a, alpha), b)
+    if not isinstance(b, Tensor) and out._op is OPS["rsub"] and out.requires_grad:
+        out._name = "RsubBackward1"
+    return out
+
+
+def reflected_sub(x: Tensor, number: Any) -> Tensor:
+    """``number - x`` (``Tensor.__rsub__``): torch's ``rsub(x, number)``."""
+    return rsub_scaled(x, number)
+
+
+def reflected_div(x: Tensor, number: Any) -> Tensor:
+    """``number / x`` (``Tensor.__rtruediv__``): torch's ``x.reciprocal() * number``, its
+    two nodes and its bits; of a whole-number or boolean tensor, the quotient."""
+    if isinstance(number, Tensor) or x.dtype.kind not in "fc":
+        return div(number, x)
+    return mul(reciprocal(x), number)
+
+
 # ``a + b``, ``a - b``, ``a / b``: the entries' own calls, without the public calls' alpha and
 # rounding_mode (one call fewer for each operator)
 for _entry, _plain in ((OPS["add"], add), (OPS["sub"], sub), (OPS["div"], div)):
     _entry.extra["operator_call"] = _plain
+# ``2 - x``, ``2 / x``: torch's reflected methods (rsub; reciprocal and mul)
+OPS["sub"].extra["reflected_call"] = reflected_sub
+OPS["div"].extra["reflected_call"] = reflected_div
+# torch.div(x, y, rounding_mode=None) is div's mode overload, DivBackward2, as a rounding
+# mode's: the node of a call that names the option (a script's call reads it)
+OPS["div"].extra["node_of_call"] = lambda args, kwargs: (
+    "DivBackward2" if len(args) > 2 or "rounding_mode" in kwargs else None
+)
 
 # What torch's node saves for its reverse rule, as slots of the operands, given which need a
 # gradient and which are numbers (read by torch.autograd.graph's saved-tensor hooks and the

@@ -66,8 +66,8 @@ NORM_ORD = "a number, 'fro' or 'nuc'"  # matrix_norm's ord
 KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")  # what kl_div's reduction may be
 KL_REDUCTION = "'mean', 'batchmean', 'sum' or 'none'"
 DTYPE = (
-    "a dtype: torch.float32, torch.float64, torch.long, torch.int32, torch.bool, "
-    "torch.complex64 or torch.complex128"
+    "a dtype: torch.float32, torch.float64, torch.long, torch.int32, torch.int16, torch.int8, "
+    "torch.uint8, torch.bool, torch.complex64 or torch.complex128"
 )
 OPT_DTYPE = "a dtype or None"  # the dtype a reduction computes in: sum(x, dtype=torch.float32)
 # the dtypes by the names a program may give them (torch.long is int64), as numpy names them
@@ -80,6 +80,10 @@ DTYPE_NAMES = {
     "long": "int64",
     "int32": "int32",
     "int": "int32",
+    "int16": "int16",
+    "short": "int16",
+    "int8": "int8",
+    "uint8": "uint8",
     "bool": "bool",
     "complex64": "complex64",
     "cfloat": "complex64",

@@ -1,8 +1,10 @@
 """``torch.utils.data`` over gradcli's engine: ``Dataset`` (the base class of a map-style
 dataset, which a model's code subclasses with ``__len__`` and ``__getitem__``),
-``TensorDataset``, ``Subset`` and ``random_split``, the samplers that order a dataset
-(``SequentialSampler``, ``RandomSampler``, ``BatchSampler``) and ``DataLoader``, which batches
-it in one process with torch's ``default_collate``.
+``TensorDataset``, ``ConcatDataset``, ``Subset`` and ``random_split``, ``IterableDataset`` (the
+base class of a dataset a loader iterates), the samplers that order a dataset
+(``SequentialSampler``, ``RandomSampler``, ``SubsetRandomSampler``, ``WeightedRandomSampler``,
+``BatchSampler``) and ``DataLoader``, which batches it in one process with torch's
+``default_collate``.
 
 The order is torch's, bit for bit: each pass over a loader first draws a base seed from its
 generator (the one in force where none is given), as torch's iterator does even unshuffled,
@@ -13,6 +15,7 @@ batches and every number drawn after them is torch's too.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import warnings
@@ -66,6 +69,9 @@ class Dataset(_Shown):
     def __getitem__(self, index: Any) -> Any:
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 
+    def __add__(self, other: Any) -> ConcatDataset:
+        return ConcatDataset([self, other])
+
 
 class TensorDataset(Dataset):
     """``TensorDataset(*tensors)``: sample ``i`` is ``(t[i] for t in tensors)``; the tensors
@@ -89,6 +95,44 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return int(self.tensors[0].shape[0])
+
+
+class ConcatDataset(Dataset):
+    """``ConcatDataset(datasets)``: the samples of each dataset in turn (``a + b`` of two
+    datasets); an index finds its dataset by the running lengths (``cumulative_sizes``)."""
+
+    torch_path = "torch.utils.data.dataset.ConcatDataset"
+
+    def __init__(self, datasets: Iterable[Any]):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("datasets should not be an empty iterable")
+        for dataset in self.datasets:
+            if isinstance(dataset, IterableDataset):
+                raise AssertionError("ConcatDataset does not support IterableDataset")
+        self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
+
+    def __getitem__(self, index: int) -> Any:
+        if index < 0:
+            if -index > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            index = len(self) + index
+        which = bisect.bisect_right(self.cumulative_sizes, index)
+        before = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][index - before]
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+
+class IterableDataset(Dataset):
+    """An iterable-style dataset: a subclass gives ``__iter__``; a loader batches what it
+    yields in turn, with no sampler (``shuffle`` and ``sampler`` are refused, as torch's)."""
+
+    torch_path = "torch.utils.data.dataset.IterableDataset"
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
 
 class Subset(Dataset):
@@ -207,6 +251,63 @@ class RandomSampler(Sampler):
         for _ in range(count // n):
             yield from samplers.randperm(generator, n).tolist()
         yield from samplers.randperm(generator, n).tolist()[: count % n]
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """``indices`` in the order of one ``randperm`` of their count a pass, from ``generator``
+    (else the one in force, itself: no seed drawn first, as torch's)."""
+
+    torch_path = "torch.utils.data.sampler.SubsetRandomSampler"
+
+    def __init__(self, indices: Sequence[int], generator: Any = None):
+        self.indices, self.generator = indices, generator
+
+    def __iter__(self) -> Iterator[Any]:
+        drawn = in_force() if self.generator is None else self.generator
+        for i in samplers.randperm(drawn, len(self.indices)).tolist():
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with the probabilities ``weights`` (float64, one
+    dimension), with ``replacement`` unless told: one ``multinomial`` a pass."""
+
+    torch_path = "torch.utils.data.sampler.WeightedRandomSampler"
+
+    def __init__(
+        self,
+        weights: Any,
+        num_samples: int,
+        replacement: bool = True,
+        generator: Any = None,
+    ):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
+        data = weights.data if isinstance(weights, Tensor) else weights
+        self.weights = Tensor(np.asarray(data, dtype=np.float64))
+        if self.weights.ndim != 1:
+            raise ValueError(
+                "weights should be a 1d sequence but given weights have shape "
+                f"{tuple(self.weights.shape)}"
+            )
+        self.num_samples, self.replacement, self.generator = num_samples, replacement, generator
+
+    def __iter__(self) -> Iterator[int]:
+        drawn = in_force() if self.generator is None else self.generator
+        chosen = samplers.multinomial(drawn, self.weights.data, self.num_samples, self.replacement)
+        yield from chosen.tolist()
 
     def __len__(self) -> int:
         return self.num_samples
@@ -369,6 +470,19 @@ class DataLoader(_Shown):
                 "batch_size=None option disables auto-batching and is mutually exclusive with "
                 "drop_last"
             )
+        if isinstance(dataset, IterableDataset):
+            for option, unspecified in (("shuffle", shuffle), ("sampler", sampler)):
+                if unspecified not in (None, False):
+                    raise ValueError(
+                        f"DataLoader with IterableDataset: expected unspecified {option} "
+                        f"option, but got {option}={unspecified}"
+                    )
+            if batch_sampler is not None:
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified batch_sampler "
+                    f"option, but got batch_sampler={batch_sampler}"
+                )
+            sampler = _InfiniteConstantSampler()
         if sampler is None:
             if shuffle:
                 sampler = RandomSampler(dataset, generator=generator)
@@ -406,7 +520,24 @@ class DataLoader(_Shown):
         return DataLoaderIterator(self)
 
     def __len__(self) -> int:
+        if isinstance(self.dataset, IterableDataset):  # the dataset's length, in batches
+            length = len(self.dataset)  # type: ignore[arg-type]  # (a script's class's)
+            if self.batch_size is None:
+                return length
+            if self.drop_last:
+                return length // self.batch_size
+            return -(-length // self.batch_size)
         return len(self._index_sampler)
+
+
+class _InfiniteConstantSampler(Sampler):
+    """The sampler of an iterable dataset's loader, as torch's: None, without end (and no
+    length); the dataset's own iterator gives the samples."""
+
+    torch_path = "torch.utils.data.sampler._InfiniteConstantSampler"
+
+    def __iter__(self) -> Iterator[None]:
+        return itertools.repeat(None)
 
 
 class DataLoaderIterator(_Shown):
@@ -419,6 +550,10 @@ class DataLoaderIterator(_Shown):
         self.loader = loader
         self.indices = iter(loader._index_sampler)  # a generator: nothing drawn yet
         self.base_seed = _draw_seed(loader.generator)
+        # an iterable dataset's iterator, begun as the pass begins (torch's fetcher's)
+        iterable = isinstance(loader.dataset, IterableDataset)
+        self.samples = iter(loader.dataset) if iterable else None
+        self.ended = False
 
     def __iter__(self) -> DataLoaderIterator:
         return self
@@ -426,6 +561,8 @@ class DataLoaderIterator(_Shown):
     def __next__(self) -> Any:
         loader = self.loader
         index = next(self.indices)
+        if self.samples is not None:
+            return self._fetched(index)
         if loader.batch_sampler is None:
             return loader.collate_fn(loader.dataset[index])
         if loader.collate_fn is default_collate:
@@ -433,6 +570,30 @@ class DataLoaderIterator(_Shown):
             if rows is not None:
                 return rows
         return loader.collate_fn([loader.dataset[i] for i in index])
+
+    def __len__(self) -> int:  # an iterable dataset's: torch's TypeError (its sampler's)
+        return len(self.loader._index_sampler)
+
+    def _fetched(self, index: Any) -> Any:
+        """The next batch of an iterable dataset (torch's ``_IterableDatasetFetcher``): as
+        many samples as ``index`` holds, fewer at the end (none, or fewer with
+        ``drop_last``, ends the pass)."""
+        loader, samples = self.loader, self.samples
+        assert samples is not None
+        if self.ended:
+            raise StopIteration
+        if loader.batch_sampler is None:
+            return loader.collate_fn(next(samples))
+        batch = []
+        for _ in index:
+            try:
+                batch.append(next(samples))
+            except StopIteration:
+                self.ended = True
+                break
+        if not batch or (loader.drop_last and len(batch) < len(index)):
+            raise StopIteration
+        return loader.collate_fn(batch)
 
 
 def _rows(dataset: Any, index: list[Any]) -> list[Tensor] | None:
@@ -447,6 +608,3 @@ def _rows(dataset: Any, index: list[Any]) -> list[Tensor] | None:
         return None
     rows = np.asarray(index, dtype=np.intp)
     return [Tensor(tensor.data[rows]) for tensor in dataset.tensors]
-
-    def __len__(self) -> int:
-        return len(self.loader._index_sampler)

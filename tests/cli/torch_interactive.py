@@ -32,15 +32,22 @@ import traceback
 import torch
 
 _RANDOM = ("rand", "randn")
+_DRAWING = {name: getattr(torch, name) for name in _RANDOM}  # torch's own samplers
 
 
 def _drawing(values: list) -> None:
     queue = list(values)
 
-    def drawn(*size, requires_grad=False, dtype=None):
-        value = torch.tensor(queue.pop(0), dtype=dtype or torch.get_default_dtype())
-        assert tuple(value.shape) == tuple(size), (value.shape, size)
-        return value.requires_grad_(requires_grad)
+    def sampler(name):
+        def drawn(*size, requires_grad=False, dtype=None, generator=None):
+            if generator is not None:  # a script's torch.Generator(): torch's numbers of it
+                own = _DRAWING[name]
+                return own(*size, requires_grad=requires_grad, dtype=dtype, generator=generator)
+            value = torch.tensor(queue.pop(0), dtype=dtype or torch.get_default_dtype())
+            assert tuple(value.shape) == tuple(size), (value.shape, size)
+            return value.requires_grad_(requires_grad)
+
+        return drawn
 
     def drawn_like(like, requires_grad=False, dtype=None):
         value = torch.tensor(queue.pop(0), dtype=dtype or like.dtype)
@@ -48,7 +55,7 @@ def _drawing(values: list) -> None:
         return value.requires_grad_(requires_grad)
 
     for name in _RANDOM:
-        setattr(torch, name, drawn)
+        setattr(torch, name, sampler(name))
         setattr(torch, f"{name}_like", drawn_like)
 
 

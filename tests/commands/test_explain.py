@@ -68,6 +68,7 @@ CASES = {
     "flatten": ("flatten(m)", {"m": M}, lambda t: t["m"].flatten()),
     "add": ("x + 2*w", {"x": X, "w": 1.5}, lambda t: t["x"] + 2 * t["w"]),
     "sub": ("x - w", {"x": X, "w": 1.5}, lambda t: t["x"] - t["w"]),
+    "rsub": ("rsub(x, w, alpha=2)", {"x": X, "w": 1.5}, lambda t: t["w"] - 2 * t["x"]),
     "mul": ("x*w", {"x": X, "w": 1.5}, lambda t: t["x"] * t["w"]),
     "div": ("x/w", {"x": X, "w": P}, lambda t: t["x"] / t["w"]),
     "pow": ("p**w", {"p": P, "w": X}, lambda t: t["p"] ** t["w"]),

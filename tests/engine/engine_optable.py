@@ -808,6 +808,8 @@ OPS: list[OpRow] = [
     # torch's alpha: other scaled first
     OpRow("add", gc.add, (REAL, REAL), with_params(broadcast(2), options(alpha=[1, 2.5]))),
     OpRow("sub", gc.sub, (REAL, REAL), with_params(broadcast(2), options(alpha=[1, -0.5]))),
+    # torch.rsub, and 2 - x: other - alpha * input
+    OpRow("rsub", gc.rsub, (REAL, REAL), with_params(broadcast(2), options(alpha=[1, -0.5]))),
     OpRow("mul", gc.mul, (REAL, REAL), broadcast(2)),
     OpRow("div", gc.div, (REAL, NONZERO), broadcast(2)),
     # the quotient rounded: |input / other| within (0.05, 0.94), away from whole numbers

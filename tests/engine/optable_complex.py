@@ -93,6 +93,7 @@ class ComplexRow:
 COMPLEX_ROWS: list[ComplexRow] = [
     ComplexRow("add", lambda m, a, b: a + b, ((2, 3), (3,))),
     ComplexRow("sub", lambda m, a, b: a - b, ((2, 3), (2, 1))),
+    ComplexRow("rsub", lambda m, a, b: m.rsub(a, b), ((2, 3), (2, 1))),
     ComplexRow("mul", lambda m, a, b: a * b, ((2, 3), (3,))),
     ComplexRow("div", lambda m, a, b: a / b, ((2, 3), (2, 3)), right=True),
     ComplexRow("pow", lambda m, a: a**3),

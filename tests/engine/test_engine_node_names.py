@@ -200,3 +200,29 @@ def test_an_alias_names_its_node_as_torch_does(alias):
 
 def test_every_alias_is_in_the_table():
     assert set(ALIASES) == {alias for op in OPS.values() for alias in op.aliases}
+
+
+# a number beside a tensor: torch's Scalar overload only through the reflected operator (2 - x
+# is rsub(x, 2), 2 / x is x.reciprocal() * 2), a function's number is wrapped as a tensor
+NUMBERS: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "2 - x": lambda m, x, y: 2 - x,
+    "2 / x": lambda m, x, y: 2 / x,
+    "2.5 - x": lambda m, x, y: 2.5 - x,
+    "sub(2, x)": lambda m, x, y: m.sub(2, x),
+    "div(2, x)": lambda m, x, y: m.div(2, x),
+    "x - 2": lambda m, x, y: x - 2,
+    "x / 2": lambda m, x, y: x / 2,
+    "rsub(x, 2)": lambda m, x, y: m.rsub(x, 2),
+    "rsub(x, 2, alpha=-1)": lambda m, x, y: m.rsub(x, 2, alpha=-1),
+    "rsub(x, y)": lambda m, x, y: m.rsub(x, y),
+    "y - x": lambda m, x, y: y - x,
+}
+
+
+@pytest.mark.parametrize("call", list(NUMBERS))
+def test_a_number_operand_names_the_node_of_torchs_overload(call):
+    x, y = (gc.tensor(v, requires_grad=True) for v in (_X, _Y))
+    tx, ty = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (_X, _Y))
+    ours, theirs = NUMBERS[call](gc, x, y), NUMBERS[call](torch, tx, ty)
+    assert _name(ours) == _name(theirs)
+    assert np.array_equal(ours.data, theirs.detach().numpy())  # 2 / x: torch's bits

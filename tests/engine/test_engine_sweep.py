@@ -63,6 +63,7 @@ def test_every_entry_is_complete(name):
 SYMBOLIC_PROGRAMS = {
     "add": ("y = x + 2*x", "0.5,-1"),
     "sub": ("y = 3 - x", "0.5,-1"),
+    "rsub": ("y = rsub(x, 3) + rsub(x, x * x, alpha=2)", "0.5,-1"),
     "mul": ("y = x * x", "0.5,-1"),
     "div": ("y = 1 / (x + 3)", "0.5,-1"),
     "pow": ("y = x ** 3", "0.5,-1"),

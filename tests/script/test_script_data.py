@@ -369,7 +369,7 @@ def test_a_scripts_dataset_is_batched():
     [
         ("DataLoader([1, 2], num_workers=2)", "one process"),
         ("DataLoader([1, 2], pin_memory=True)", "pin_memory"),
-        ("torch.utils.data.WeightedRandomSampler", "no torch.utils.data.WeightedRandomSampler"),
+        ("torch.utils.data.ChainDataset", "no torch.utils.data.ChainDataset"),
     ],
 )
 def test_what_gradcli_lacks_is_refused(call, message):

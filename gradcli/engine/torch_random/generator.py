@@ -47,10 +47,15 @@ class Generator:
     """A torch CPU generator: ``Generator().manual_seed(0)``, then the samplers of
     ``samplers.py`` draw from it."""
 
+    python_name = "torch._C.Generator"  # its class as a script sees it (type(g))
+
     def __init__(self, seed: int = DEFAULT_SEED):
         self.engine = MT19937(seed)
         self.next_double_normal: float | None = None
         self.next_float_normal: float | None = None
+
+    def __repr__(self) -> str:
+        return f"<torch._C.Generator object at 0x{id(self):x}>"
 
     def manual_seed(self, seed: object) -> Generator:
         """Start again from ``seed`` (its low 32 bits seed the twister); returns self."""

@@ -27,6 +27,7 @@ DTYPES: dict[str, np.dtype[Any]] = {name: np.dtype(DTYPE_NAMES[name]) for name i
 # the methods that are a change to one dtype: x.long() is x.to(torch.long)
 DTYPE_METHODS = {"long": "int64", "int": "int32", "float": "float32", "double": "float64"}
 DTYPE_METHODS["bool"] = "bool"
+DTYPE_METHODS.update(short="int16", char="int8", byte="uint8")
 
 
 def named_dtype(name: str | np.dtype[Any], by: str = "to") -> np.dtype[Any]:

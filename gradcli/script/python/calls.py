@@ -23,6 +23,7 @@ from ...lang import functions as F
 from ...ops import library as gc
 from ...ops import naming
 from ...ops import several as _several
+from ...ops.primitives import name_given
 from ...ops.reductions.selection import UnpackError
 from .printing import ReturnTypes, Size
 
@@ -65,7 +66,8 @@ class DType:
 
 
 # torch's dtypes by their first name (torch.float is torch.float32: printed as torch.float32)
-_CANONICAL = {"float32", "float64", "int64", "int32", "bool", "complex64", "complex128"}
+_CANONICAL = {"float32", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"}
+_CANONICAL |= {"complex64", "complex128"}
 DTYPES: dict[str, DType] = {}
 for _name, _numpy in F.DTYPE_NAMES.items():
     _first = next(n for n, v in F.DTYPE_NAMES.items() if v == _numpy and n in _CANONICAL)
@@ -196,7 +198,13 @@ def call_op(run: Run, op: F.Op, name: str, args: tuple[Any, ...], kwargs: dict[s
         )
     assert op.call is not None  # an entry of the language has a call
     if not _several.several(op) or _one_result(op, ordered):
-        return apply(run, op, naming.spelled(op, name), ordered)
+        result = apply(run, op, naming.spelled(op, name), ordered)
+        spelled = op.extra.get("node_of_call")  # div(x, y, rounding_mode=None): DivBackward2
+        if spelled is not None and isinstance(result, gc.Tensor) and result.grad_fn is not None:
+            named = spelled(args, kwargs)
+            if named:
+                run.node_names[result.grad_fn] = named
+        return result
     count = op.extra["count"](*ordered) if "count" in op.extra else len(op.outputs)
     found = tuple(
         apply(run, op, functools.partial(op.call, output=(k, 0)), ordered) for k in range(count)
@@ -244,6 +252,8 @@ def apply(run: Run, op: F.Op, call: Callable[..., Any], args: list[Any]) -> Any:
     if isinstance(result, gc.Tensor):
         node = result.grad_fn
         made_here = all(getattr(a, "grad_fn", None) is not node for a in args)
+        if node is not None and made_here:
+            _name_given(run, node, args)
         if node is not None and made_here and node.prim is not op:  # built from others
             named = op.extra.get("built_name", op.backward_name)
             if callable(named):
@@ -251,6 +261,17 @@ def apply(run: Run, op: F.Op, call: Callable[..., Any], args: list[Any]) -> Any:
             if named:
                 run.node_names[node] = named
     return result
+
+
+def _name_given(run: Run, node: Any, args: list[Any]) -> None:
+    """torch's name of a node made of a 0-d tensor the script gave, which torch's Tensor
+    overload takes where a number is its Scalar overload's (``x ** torch.tensor(2.)`` is
+    PowBackward1, ``x ** 2`` PowBackward0): the engine, whose numbers are 0-d constants, is
+    told which of the node's operands were the script's tensors."""
+    given = [a for a in args if isinstance(a, gc.Tensor) and a.ndim == 0 and not a.requires_grad]
+    inputs = node.inputs if given else None
+    if inputs and any(a is t for a in given for t in inputs):
+        run.node_names[node] = name_given(node, given)
 
 
 def size_of(shape: tuple[int, ...]) -> Size:

@@ -28,6 +28,7 @@ import numpy as np
 from ... import nn, optim
 from ...base import bounds
 from ...base.errors import GradcliError, engine_hint
+from ...engine import torch_random
 from ...engine.sizes import stored
 from ...nn.module import RemovableHandle
 from ...ops import library as gc
@@ -36,7 +37,7 @@ from ...utils import data
 from . import printing
 from .calls import DType
 from .runtime import Builtin, type_name
-from .tensors import Device
+from .tensors import CPU, Device
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -51,6 +52,7 @@ KINDS: tuple[type, ...] = (
     data.DataLoader,
     data.DataLoaderIterator,
     data.Sampler,
+    torch_random.Generator,  # torch.Generator()
 )
 
 
@@ -156,8 +158,35 @@ def class_of(run: Run, value: Any) -> LibraryClass | None:
     return run.library_classes.get(type(value))  # type: ignore[no-any-return]
 
 
+# what a script reads of a torch.Generator: torch's methods (not the engine's own)
+_GENERATOR = ("manual_seed", "seed", "initial_seed", "get_state", "set_state", "device")
+
+
+def _generator_attribute(run: Run, generator: torch_random.Generator, name: str) -> Any:
+    """``g.name`` of a ``torch.Generator``: its state a uint8 tensor, as torch's."""
+    if name not in _GENERATOR:
+        raise AttributeError(f"'torch._C.Generator' object has no attribute '{name}'")
+    if name == "device":
+        return CPU
+    if name == "get_state":
+        return Builtin(name, lambda: gc.Tensor(generator.get_state()))
+    if name == "set_state":
+
+        def set_state(state: Any) -> Any:
+            record = state.data if isinstance(state, gc.Tensor) else state
+            try:
+                return generator.set_state(record)
+            except gc.DomainError as exc:  # a state torch refuses: its RuntimeError
+                raise RuntimeError(str(exc)) from None
+
+        return Builtin(name, set_state)
+    return BoundMethod(run, generator, name, getattr(generator, name))
+
+
 def attribute(run: Run, value: Any, name: str) -> Any:
     """``value.name`` as a script reads it: a public attribute, a bound method as a Builtin."""
+    if isinstance(value, torch_random.Generator):
+        return _generator_attribute(run, value, name)
     if name.startswith("_"):
         raise _private(value, name)
     found = getattr(value, name)

@@ -90,7 +90,7 @@ def binary(run: Run, symbol: str, left: Any, right: Any) -> Any:
 def _reflected(run: Run, symbol: str, number: Any, tensor: gc.Tensor) -> Any:
     """``number symbol tensor`` as torch's reflected method computes it: ``2 * x`` and
     ``2 + x`` are ``x * 2`` and ``x + 2`` (the tensor the node's first input), ``2 / x`` is
-    ``x.reciprocal() * 2`` (its bits, and its two nodes)."""
+    ``x.reciprocal() * 2`` (its bits, and its two nodes), ``2 - x`` is ``torch.rsub(x, 2)``."""
     if symbol in ("+", "*"):
         number, tensor = tensor, number  # type: ignore[assignment]
     elif symbol == "/":
@@ -100,6 +100,10 @@ def _reflected(run: Run, symbol: str, number: Any, tensor: gc.Tensor) -> Any:
             tensor = call_op(run, to, "to", (tensor, run.default_dtype.name), {})
         tensor = apply(run, reciprocal, reciprocal.call, [tensor])  # type: ignore[arg-type]
         number, tensor, symbol = tensor, number, "*"  # type: ignore[assignment]
+    elif symbol == "-":  # torch's rsub(x, 2): its node RsubBackward1
+        rsub = F.lookup("rsub")
+        assert rsub is not None
+        return apply(run, rsub, rsub.call, [tensor, number, 1])  # type: ignore[arg-type]
     op = F.OPERATORS[symbol]
     return apply(run, op, op.call, [number, tensor])  # type: ignore[arg-type]
 

@@ -32,7 +32,7 @@ from ... import autograd as gradcli_autograd
 from ...base import bounds
 from ...base import torch_text as torchtext
 from ...base.errors import GradcliError
-from ...engine import creation
+from ...engine import creation, torch_random
 from ...engine.torch_random import samplers
 from ...lang import functions as F
 from ...lang.pytorch import torch_has
@@ -51,9 +51,11 @@ from . import (
     torch_samplers,
 )
 from .calls import DTYPES, DType, call_op, dtype_of, numpy_name
+from .library_objects import LibraryClass
 from .printing import Size
 from .runtime import Builtin, Function, Module, call
 from .tensors import CPU, NODE, Device, read_grad
+from .torch_samplers import generator_of
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -121,14 +123,34 @@ class GradMode:
         return f"<torch.autograd.grad_mode.{self.name} object at 0x{id(self):x}>"
 
 
-class Generator:
-    """What ``torch.manual_seed`` returns, printed as torch's; the run's generator itself
-    (``engine/torch_random``) stays the interpreter's."""
+class GeneratorClass(LibraryClass):
+    """``torch.Generator``: ``torch.Generator()`` (or ``device='cpu'``) makes a generator of
+    torch's default seed, whose methods (``manual_seed``, ``initial_seed``, ``seed``,
+    ``get_state``, ``set_state``, ``clone``) are the engine's; ``generator=`` of a sampler,
+    ``random_split`` or a ``DataLoader`` draws from it."""
 
-    python_name = "torch._C.Generator"
+    def script_call(self, device: Any = "cpu") -> Any:
+        if str(device) != "cpu":
+            raise GradcliError(
+                f"gradcli computes on the CPU only: the device {str(device)!r} is not taken",
+                hint="leave the device out, or give 'cpu'",
+            )
+        return torch_random.Generator()
 
-    def __repr__(self) -> str:
-        return f"<torch._C.Generator object at 0x{id(self):x}>"
+
+def _check_fits(array: Any, dtype: np.dtype[Any], whole: bool, suffix: str) -> None:
+    """torch's refusal of a number its integer dtype cannot hold (torch.tensor([300],
+    dtype=torch.uint8)); an unsigned dtype takes the whole negatives of its magnitude (-1 is
+    255), as torch's ``c10::overflows``."""
+    array = np.asarray(array)
+    if dtype.kind not in "iu" or array.dtype.kind not in "iuf" or not array.size:
+        return
+    info = np.iinfo(dtype)
+    low = info.min if dtype.kind == "i" or not whole else -int(info.max)
+    with np.errstate(invalid="ignore"):
+        fits = bool(np.all((array >= low) & (array <= info.max)))
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {dtype}{suffix} without overflow")
 
 
 def _plain(value: Any, run: Run) -> Any:
@@ -184,10 +206,11 @@ class Constructors:
     def __init__(self, run: Run):
         self.run = run
 
-    def rng(self, dtype: Any = None) -> samplers.NumpyStyle:
-        """The run's torch generator, drawing torch's numbers of ``dtype`` (the default
-        floating dtype: None)."""
-        return samplers.NumpyStyle(self.run.generator, dtype or self.run.default_dtype)
+    def rng(self, dtype: Any = None, generator: Any = None) -> samplers.NumpyStyle:
+        """The run's torch generator (or ``generator``), drawing torch's numbers of ``dtype``
+        (the default floating dtype: None)."""
+        drawing = generator or self.run.generator
+        return samplers.NumpyStyle(drawing, dtype or self.run.default_dtype)
 
     def dtype(self, dtype: Any, default: Any = None) -> np.dtype[Any]:
         """The dtype a constructor makes: ``dtype=``, else ``default``, else the default
@@ -228,11 +251,13 @@ class Constructors:
             found.append(n)
         return found
 
-    def build(self, name: str, args: list[Any], dtype: Any = None) -> np.ndarray:
+    def build(
+        self, name: str, args: list[Any], dtype: Any = None, generator: Any = None
+    ) -> np.ndarray:
         """The constructor ``name`` of gradcli's values; a random one draws torch's numbers
-        of ``dtype`` from the run's generator."""
+        of ``dtype`` from the run's generator (or ``generator``)."""
         with bounds.charging(self.run.tally):
-            return np.asarray(CONSTRUCTORS[name](args, self.rng(dtype)))
+            return np.asarray(CONSTRUCTORS[name](args, self.rng(dtype, generator)))
 
     # -- the constructors
     def tensor(
@@ -248,6 +273,8 @@ class Constructors:
         kind = _kind(plain)
         default = {"b": np.dtype(bool), "i": np.dtype(np.int64)}.get(kind)
         array = self.build("tensor", [plain])
+        if dtype is not None:
+            _check_fits(array, np.dtype(numpy_name(dtype, "dtype")), kind != "f", "")
         return self.made(array, dtype, requires_grad, default)
 
     def filled(self, name: str) -> Callable[..., gc.Tensor]:
@@ -261,15 +288,19 @@ class Constructors:
         ) -> gc.Tensor:
             if "size" in named:  # torch.randn(size=(2, 3))
                 size = (named.pop("size"),)
+            drawing = None
+            if "generator" in named and name in ("rand", "randn"):
+                drawing = generator_of(self.run, named.pop("generator"), name)
             if named:
                 unexpected = next(iter(named))
                 raise TypeError(f"{name}() got an unexpected keyword argument '{unexpected}'")
             shape = self.sizes(size, name)
             drawn = self.dtype(dtype) if name in ("rand", "randn") else None
-            array = self.build(name if name != "empty" else "zeros", list(shape), drawn)
+            array = self.build(name if name != "empty" else "zeros", list(shape), drawn, drawing)
             if name in ("rand", "randn"):
                 tensor = self.made(array, dtype, requires_grad)
-                self.run.drawn.append(tensor.data.copy())
+                if drawing is None:  # (a generator's numbers are its own, not the run's)
+                    self.run.drawn.append(tensor.data.copy())
                 return tensor
             return self.made(array, dtype, requires_grad)
 
@@ -290,6 +321,9 @@ class Constructors:
         with bounds.charging(self.run.tally):
             bounds.check_elements(math.prod(shape), f"full{tuple(shape)}")
         array = np.full(shape, fill_value)
+        if dtype is not None:
+            # C's name: uint8_t
+            _check_fits(array, np.dtype(numpy_name(dtype, "dtype")), default is not None, "_t")
         return self.made(array, dtype, requires_grad, default)
 
     def eye(
@@ -465,16 +499,23 @@ def modules(run: Run) -> dict[str, Module]:
     )
     tensor_class = builtins._TensorClass("Tensor", make.legacy(None), "<class 'torch.Tensor'>")
     torch_names["Tensor"] = tensor_class
+    kind = torch_random.Generator
+    generator_class = run.library_classes.get(kind)
+    if generator_class is None:
+        generator_class = GeneratorClass(run, kind, "torch._C.Generator")
+        run.library_classes[kind] = generator_class
+    torch_names["Generator"] = generator_class
+    torch_names["default_generator"] = run.generator
     torch_names.update({name: dtype for name, dtype in DTYPES.items()})
 
-    def manual_seed(seed: int) -> Generator:  # torch.manual_seed(seed=42) too
+    def manual_seed(seed: int) -> torch_random.Generator:  # torch.manual_seed(seed=42) too
         if isinstance(seed, gc.Tensor):
             seed = seed.data.item()
         try:
             run.generator.manual_seed(int(seed))  # torch's int(seed)
         except gc.DomainError as exc:  # a seed torch cannot take: torch's ValueError
             raise ValueError(str(exc)) from None
-        return Generator()
+        return run.generator  # torch.default_generator
 
     def set_default_dtype(dtype: Any) -> None:
         name = numpy_name(dtype, "set_default_dtype")

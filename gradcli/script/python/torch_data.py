@@ -26,11 +26,15 @@ if TYPE_CHECKING:
 _CLASSES = (
     data.Dataset,
     data.TensorDataset,
+    data.ConcatDataset,
+    data.IterableDataset,
     data.Subset,
     data.DataLoader,
     data.Sampler,
     data.SequentialSampler,
     data.RandomSampler,
+    data.SubsetRandomSampler,
+    data.WeightedRandomSampler,
     data.BatchSampler,
 )
 # DataLoader's options for workers, pinned memory and devices, with the value that means none

@@ -12,12 +12,26 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...base import bounds
+from ...engine import torch_random
 from ...engine.torch_random import samplers
 from ...ops import library as gc
-from .runtime import Builtin
+from .runtime import Builtin, type_name
 
 if TYPE_CHECKING:
+    from .runtime import Run
     from .torch_api import Constructors
+
+
+def generator_of(run: Run, given: Any, name: str) -> torch_random.Generator:
+    """The generator a sampler draws from: ``generator=`` (a script's ``torch.Generator()``),
+    else the run's (``torch.manual_seed``'s); what is not a generator is torch's TypeError."""
+    if given is None:
+        return run.generator
+    if not isinstance(given, torch_random.Generator):
+        raise TypeError(
+            f"{name}(): argument 'generator' must be torch.Generator, not {type_name(given)}"
+        )
+    return given
 
 
 def _sized(make: Constructors, size: Any, name: str) -> list[int]:
@@ -42,7 +56,7 @@ def _made(
     make: Constructors, name: str, array: Any, options: dict[str, Any], default: Any = None
 ) -> gc.Tensor:
     """The sampler's tensor, with the constructors' options (``dtype=``, ``requires_grad=``;
-    ``device=`` and ``generator=`` taken and left: one device, the run's generator)."""
+    ``device=`` taken and left: one device; ``generator=`` read by the sampler)."""
     for key in options:
         if key not in _OPTIONS:
             raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
@@ -52,6 +66,9 @@ def _made(
 def samplers_of(make: Constructors) -> dict[str, Builtin]:
     """The samplers of one run (``make``: the run's constructors)."""
     run = make.run
+
+    def drawing(options: dict[str, Any], name: str) -> Any:
+        return generator_of(run, options.get("generator"), name)
 
     def randint(
         *args: Any, size: Any = None, low: Any = None, high: Any = None, **options: Any
@@ -75,20 +92,23 @@ def samplers_of(make: Constructors) -> dict[str, Builtin]:
         low = 0 if low is None else low
         shape = _sized(make, size, "randint")
         kind = make.dtype(options.get("dtype"), np.int64)
-        array = _drawn(lambda: samplers.randint(run.generator, low, high, shape, kind))
+        generator = drawing(options, "randint")
+        array = _drawn(lambda: samplers.randint(generator, low, high, shape, kind))
         return _made(make, "randint", array, options, np.int64)
 
     def randperm(n: int, **options: Any) -> gc.Tensor:
         _sized(make, n, "randperm")
         kind = make.dtype(options.get("dtype"), np.int64)
-        array = _drawn(lambda: samplers.randperm(run.generator, n, kind))
+        generator = drawing(options, "randperm")
+        array = _drawn(lambda: samplers.randperm(generator, n, kind))
         return _made(make, "randperm", array, options, np.int64)
 
     def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, **options: Any) -> gc.Tensor:
+        generator = drawing(options, "normal")
         if size is not None:
             shape = _sized(make, size, "normal")
             kind = make.dtype(options.get("dtype"))
-            array = _drawn(lambda: samplers.normal(run.generator, shape, kind, mean, std))
+            array = _drawn(lambda: samplers.normal(generator, shape, kind, mean, std))
             return _made(make, "normal", array, options)
         tensors = [v for v in (mean, std) if isinstance(v, gc.Tensor)]
         if not tensors:
@@ -96,22 +116,22 @@ def samplers_of(make: Constructors) -> dict[str, Builtin]:
         kind = tensors[0].dtype
         means = mean.data if isinstance(mean, gc.Tensor) else mean
         stds = std.data if isinstance(std, gc.Tensor) else std
-        array = _drawn(lambda: samplers.normal_of_tensors(run.generator, means, stds, kind))
+        array = _drawn(lambda: samplers.normal_of_tensors(generator, means, stds, kind))
         return _made(make, "normal", array, options, kind)
 
     def bernoulli(input: gc.Tensor, p: Any = None, generator: Any = None) -> gc.Tensor:
+        drawn = generator_of(run, generator, "bernoulli")
         if p is not None:
-            array = _drawn(lambda: samplers.bernoulli(run.generator, input.shape, p, input.dtype))
+            array = _drawn(lambda: samplers.bernoulli(drawn, input.shape, p, input.dtype))
         else:
-            array = _drawn(lambda: samplers.bernoulli_tensor(run.generator, input.data))
+            array = _drawn(lambda: samplers.bernoulli_tensor(drawn, input.data))
         return make.made(array, None, False, input.dtype)
 
     def multinomial(
         input: gc.Tensor, num_samples: int, replacement: bool = False, generator: Any = None
     ) -> gc.Tensor:
-        array = _drawn(
-            lambda: samplers.multinomial(run.generator, input.data, num_samples, replacement)
-        )
+        drawn = generator_of(run, generator, "multinomial")
+        array = _drawn(lambda: samplers.multinomial(drawn, input.data, num_samples, replacement))
         return make.made(array, None, False, np.int64)
 
     found: dict[str, Callable[..., gc.Tensor]] = {
