@@ -207,11 +207,11 @@ HOSTILE_SCRIPTS = {
 # Hostile scripts for ``gradcli run``, by kind: each is refused before it runs (exit 2), and
 # ``{c}``, a canary file's path, would be created if any part of it ran.
 HOSTILE_RUN = {
-    "getattr-dunder": ("y = getattr(torch.ones(2), '__class__')", "start with '__'"),
+    "getattr-dunder": ("y = getattr(torch.ones(2), '__dict__')", "start with '__'"),
     "type-mro": ("y = type(torch.ones(2)).__mro__", "start with '__'"),
-    "fstring-conversion": ("print(f'{torch.ones(2).__class__!r}')", "start with '__'"),
+    "fstring-conversion": ("print(f'{torch.ones(2).__dict__!r}')", "start with '__'"),
     "decorator": ("@__import__('os').system\ndef f():\n    pass", "start with '__'"),
-    "default-argument": ("def f(a=().__class__):\n    return a", "start with '__'"),
+    "default-argument": ("def f(a=().__class__.__bases__):\n    return a", "start with '__'"),
     "builtins": ("__builtins__['open']('{c}', 'w')", "start with '__'"),
     "dunder-import": ("__import__('os').system('touch {c}')", "start with '__'"),
     "import-os": ("import os\nos.system('touch {c}')", "it does not import 'os'"),
@@ -224,8 +224,8 @@ HOSTILE_RUN = {
     "compile": ("compile('1', 'f', 'eval')", "gradcli run does not take compile()"),
     "globals": ("globals()['x'] = 1", "gradcli run does not take globals()"),
     "format-method": ("print('{0.__class__}'.format(1))", "a format field by position or name"),
-    "lambda-dunder": ("f = lambda: ().__class__\nf()", "start with '__'"),
-    "comprehension-dunder": ("y = [i.__class__ for i in range(3)]", "start with '__'"),
+    "lambda-dunder": ("f = lambda: ().__class__.__base__\nf()", "start with '__'"),
+    "comprehension-dunder": ("y = [i.__dict__ for i in range(3)]", "start with '__'"),
     "class-getattribute": (
         "class A:\n    def __getattribute__(self, n):\n        open('{c}', 'w')\nA().x",
         "does not honour __getattribute__",

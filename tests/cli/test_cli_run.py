@@ -265,7 +265,7 @@ def test_python_that_the_old_front_end_refused_runs_as_python(cli, program, tmp_
         ("while True:\n    pass", "the script ran more than"),
         ("def f(x):\n    return f(x)\ny = f(torch.ones(2))", "the script's calls nest more"),
         ("x = torch.ones(2, dtype=torch.float16)", "gradcli has no torch.float16 yet"),
-        ("x = torch.ones(2)\nx.__class__", "attributes whose names start with '__'"),
+        ("x = torch.ones(2)\nx.__dict__", "attributes whose names start with '__'"),
         ("import os", "gradcli reads PyTorch code: it does not import 'os'"),
         ("import scipy", "it does not import 'scipy'"),
         ("layer = torch.nn.PixelShuffle(2)", "gradcli has no torch.nn.PixelShuffle yet"),

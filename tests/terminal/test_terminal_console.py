@@ -18,7 +18,7 @@ TYPED = [
     "y.backward()",
     "x.grad",
     "1 / 0",
-    "x.__class__",
+    "x.__dict__",
     "x.grad * 2",
 ]
 
@@ -45,7 +45,7 @@ def test_a_session_typed_line_by_line(tmp_path, columns):
         "Traceback (most recent call last):",
         '  File "<stdin>", line 1, in <module>',
         "ZeroDivisionError: division by zero",
-        ">>> x.__class__",
+        ">>> x.__dict__",
         ">>> x.grad * 2",
         "tensor([4., 8.])",
     ]
