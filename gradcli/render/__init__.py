@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import collector
+from ..base import collector, interrupts
 from ..base.errors import GradcliError
 from ..base.records import record
 from ..results import Difference, Result
@@ -87,9 +87,12 @@ def warn(result: Result) -> None:
 
 
 def emit(result: Result, fmt: str, options: Options | None = None) -> None:
-    """A command's answer: its warnings on stderr, then the result on stdout."""
-    warn(result)
-    render(result, fmt, options)
+    """A command's answer: its warnings on stderr, then the result on stdout, written whole
+    even if Ctrl-C is pressed meanwhile (``base/interrupts.py``)."""
+    with interrupts.held():
+        warn(result)
+        render(result, fmt, options)
+        sys.stdout.flush()  # (inside: a buffered answer is out before a press takes effect)
 
 
 def registered() -> set[tuple[type[Result], str]]:

@@ -30,7 +30,7 @@ DISPLAY = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 
 
-def _start(data: os.PathLike, *args: str, columns: int = 120):
+def _start(data: os.PathLike, *args: str, columns: int = 120, codec_errors: str = "strict"):
     env = {k: v for k, v in os.environ.items() if k not in DISPLAY}
     cache = Path(data).parent / "gradcli-cache"  # never the user's own parse cache
     env.update(XDG_DATA_HOME=str(data), GRADCLI_CACHE_DIR=str(cache), TERM="xterm")
@@ -42,6 +42,7 @@ def _start(data: os.PathLike, *args: str, columns: int = 120):
         env=env,
         cwd=REPO,
         encoding="utf-8",
+        codec_errors=codec_errors,
         timeout=60,
         dimensions=(50 if columns >= 120 else 300, columns),
         preexec_fn=interruptible,
@@ -163,13 +164,17 @@ def test_ctrl_c_cancels_the_line_and_ctrl_d_ends(tmp_path):
 
 
 def test_ctrl_c_stops_a_long_computation_and_the_session_goes_on(tmp_path):
-    child = _start(tmp_path)
+    # The terminal's own line discipline discards the output it still holds when Ctrl-C is
+    # typed (no NOFLSH): where the check ended first, part of its table is lost on the way to
+    # the screen, a character possibly cut between its bytes (not gradcli's doing: its answer
+    # is written whole, base/interrupts.py), hence "replace" for this session's bytes.
+    child = _start(tmp_path, codec_errors="replace")
     _type(child, "y = exp(x) * 2")
     _type(child, ":set x rand(1500)")
     child.sendline(":check")  # 3000 runs of finite differences: seconds
     time.sleep(0.5)
     child.sendintr()
-    if child.expect(["interrupted", "all methods agree"]) == 1:
+    if child.expect(["interrupted", "all methods agree", PROMPT]) != 0:
         pytest.skip("the check ended before Ctrl-C reached it")
     child.expect(PROMPT)
     assert "│ y │    20 │" in _type(child, ":set x 2.302585092994046")  # 2 e^(ln 10)
